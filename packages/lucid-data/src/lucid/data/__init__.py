@@ -1,0 +1,58 @@
+"""lucid.data: datasets, samplers, the DataLoader, transforms and standard dataset readers.
+
+Example:
+    >>> import numpy as np, lucid
+    >>> from lucid.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(lucid.tensor(np.ones((6, 2), np.float32)), lucid.tensor(np.arange(6)))
+    >>> x, y = next(iter(DataLoader(ds, batch_size=4, shuffle=True)))
+    >>> x.shape, y.shape
+    ((4, 2), (4,))
+"""
+
+from __future__ import annotations
+
+from ._worker import WorkerInfo, get_worker_info
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .distributed import DistributedSampler
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "WorkerInfo",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+]
