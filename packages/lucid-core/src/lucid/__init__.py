@@ -1,0 +1,80 @@
+"""Lucid: a deep-learning framework that reads like PyTorch, on NumPy and MLX.
+
+This package is extendable: lucid-nn, lucid-optim, lucid-data, lucid-models and backend
+plugins add ``lucid.nn``, ``lucid.optim``, ... from their own distributions. Nothing here
+imports those optional subpackages.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+
+__path__ = pkgutil.extend_path(__path__, __name__)
+__version__ = "0.1.0"
+
+from lucid import _alloc  # noqa: E402
+
+_alloc.tune_allocator()
+
+from lucid import autograd  # noqa: E402, I001  (first: it defines Function before Tensor)
+from lucid import _tensor  # noqa: E402
+from lucid._creation import (  # noqa: E402
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    logspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from lucid._device import device  # noqa: E402
+from lucid._dtype import (  # noqa: E402
+    bfloat16,
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from lucid._dtype import bool_ as bool  # noqa: E402, A001
+from lucid._tensor import Tensor  # noqa: E402
+from lucid.autograd import (  # noqa: E402
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from lucid.ops import *  # noqa: E402, F403
+from lucid.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
+
+_tensor._install_methods()
+
+half = float16
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+short = int16

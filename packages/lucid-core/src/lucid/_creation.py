@@ -1,0 +1,285 @@
+"""Factory functions: tensor, zeros, ones, full, arange, randn, ... (``torch``'s signatures)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lucid import _dtype
+from lucid.backends import Backend, get_backend
+
+
+def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
+    """Turn user data (Tensor, array, nested lists, scalar) into a backend array."""
+    from lucid._tensor import Tensor
+
+    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        backend = get_backend(device) if device is not None else data.backend
+        arr = data.backend.to_numpy(data.data) if backend is not data.backend else data.data
+        if backend is data.backend:
+            arr = backend.copy(arr) if dt is None else backend.astype(backend.copy(arr), dt)
+            return arr, backend
+        data = arr
+    backend = get_backend(device)
+    if dt is None and not _is_array(data):
+        dt = _infer_dtype(data)
+    if _is_array(data) and not isinstance(data, np.ndarray) and backend.name != "numpy":
+        return backend.asarray(data, dt), backend
+    arr = np.asarray(data)
+    if dt is None:
+        return backend.from_numpy(arr) if backend.name != "numpy" else arr, backend
+    if backend.name == "numpy":
+        return np.asarray(arr, dtype=backend.native_dtype(dt)), backend
+    return backend.asarray(arr, dt), backend
+
+
+def _is_array(data: Any) -> bool:
+    return hasattr(data, "shape") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
+
+
+def _infer_dtype(data: Any) -> _dtype.dtype:
+    """Python data: floats become the default float, ints int64, bools bool (as torch)."""
+    arr = np.asarray(data)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return _dtype.get_default_dtype()
+    if kind in "iu":
+        return _dtype.int64
+    if kind == "b":
+        return _dtype.bool_
+    if kind == "c":
+        return _dtype.complex64
+    if arr.dtype == object:
+        raise TypeError(f"can't convert {type(data).__name__} of mixed or unknown types to a tensor")
+    return _dtype.BY_NAME.get(arr.dtype.name, _dtype.get_default_dtype())
+
+
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """Make a new tensor holding a copy of ``data``."""
+    from lucid._tensor import Tensor
+
+    if isinstance(data, Tensor):
+        data = data.detach()
+    elif isinstance(data, np.ndarray):
+        data = data.copy()
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
+    from lucid._tensor import Tensor
+
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        return data
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    return Tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(arr: np.ndarray) -> Any:
+    """A CPU tensor sharing memory with ``arr``."""
+    from lucid._tensor import Tensor
+
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    return Tensor._make(arr, get_backend("cpu"))
+
+
+def _shape(size: Sequence[Any]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    if len(size) == 1 and hasattr(size[0], "shape") and not isinstance(size[0], int):
+        size = tuple(size[0])
+    shape = tuple(int(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    return shape
+
+
+def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: bool) -> Any:
+    from lucid._tensor import Tensor
+
+    backend = get_backend(device)
+    if dtype is None:
+        dt = _dtype.scalar_dtype(value) if not isinstance(value, float) else None
+        dt = dt or _dtype.get_default_dtype()
+    else:
+        dt = _dtype.to_dtype(dtype)
+    arr = backend.xp.full(shape, value, dtype=backend.native_dtype(dt))
+    t = Tensor._make(arr, backend)
+    return t.requires_grad_(True) if rg else t
+
+
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(_shape(size), 0.0, dtype, device, requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(_shape(size), 1.0, dtype, device, requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(_shape(size), 0.0, dtype, device, requires_grad)
+
+
+def full(
+    size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Any:
+    return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
+
+
+def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
+    return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
+
+
+def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+
+
+def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
+
+
+def empty_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+
+
+def full_like(
+    t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Any:
+    return _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
+
+
+def arange(
+    start: Any,
+    end: Any = None,
+    step: Any = 1,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Any:
+    from lucid._tensor import Tensor
+
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in vals)
+        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
+    dt = _dtype.to_dtype(dtype)
+    arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
+    return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def linspace(
+    start: float,
+    end: float,
+    steps: int,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Any:
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    arr = np.linspace(float(start), float(end), int(steps))
+    return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def logspace(
+    start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None, device: Any = None
+) -> Any:
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    return tensor(np.logspace(start, end, int(steps), base=base), dtype=dt, device=device)
+
+
+def eye(
+    n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Any:
+    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    return tensor(np.eye(n, m), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _random(
+    kind: str, size: Sequence[Any], dtype: Any, device: Any, generator: Any, rg: bool
+) -> Any:
+    from lucid._tensor import Tensor
+
+    backend = get_backend(device)
+    dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"\"{kind}\" not implemented for '{dt.name}'")
+    shape = _shape(size)
+    if kind == "normal":
+        arr = backend.random_normal(shape, dt, generator)
+    else:
+        arr = backend.random_uniform(shape, dt, generator)
+    t = Tensor._make(arr, backend)
+    return t.requires_grad_(True) if rg else t
+
+
+def randn(
+    *size: Any,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Any:
+    """Samples from N(0, 1)."""
+    return _random("normal", size, dtype, device, generator, requires_grad)
+
+
+def rand(
+    *size: Any,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Any:
+    """Samples from U[0, 1)."""
+    return _random("uniform", size, dtype, device, generator, requires_grad)
+
+
+def randn_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+    return randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+
+
+def rand_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+    return rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+
+
+def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:
+    dt, dev = _like(t, dtype, device)
+    return {"dtype": dt, "device": dev}
+
+
+def randint(
+    low: int,
+    high: int | None = None,
+    size: Any = None,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+) -> Any:
+    """Integers uniformly from [low, high) (``randint(high, size)`` also works)."""
+    from lucid._tensor import Tensor
+
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    backend = get_backend(device)
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    arr = backend.random_integers(int(low), int(high), _shape((size,)), dt, generator)
+    return Tensor._make(arr, backend)
+
+
+def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Any:
+    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)

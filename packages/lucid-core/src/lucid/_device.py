@@ -1,0 +1,34 @@
+"""``lucid.device``: a device name such as "cpu", "mlx", "mlx:gpu" (compares equal to strings)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class device:  # noqa: N801 - PyTorch's name
+    __slots__ = ("type", "index")
+
+    def __init__(self, spec: Any, index: Any = None) -> None:
+        if isinstance(spec, device):
+            self.type, self.index = spec.type, spec.index
+            return
+        text = str(spec)
+        kind, _, rest = text.partition(":")
+        self.type = kind
+        self.index = rest if rest else (None if index is None else str(index))
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type={self.type!r}" + (
+            ")" if self.index is None else f", index={self.index!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (device, str)):
+            return str(self) == str(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))

@@ -1,0 +1,682 @@
+"""``lucid.Tensor``: a backend array plus what autograd needs to know about it.
+
+Arithmetic and the many methods are one-liners that call the functions in ``lucid.ops``;
+the autograd bookkeeping lives in ``lucid.autograd``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lucid import _dtype
+from lucid._device import device as _device_cls
+from lucid.autograd import grad_mode
+from lucid.autograd.function import VersionCounter
+from lucid.backends import Backend, get_backend
+
+
+class Tensor:
+    """A multi-dimensional array on a backend, with autograd (``torch.Tensor``).
+
+    >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "_data",
+        "_backend",
+        "requires_grad",
+        "grad",
+        "grad_fn",
+        "_output_nr",
+        "_vc",
+        "_hooks",
+        "__weakref__",
+    )
+    __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
+
+    def __init__(
+        self,
+        data: Any,
+        dtype: Any = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> None:
+        from lucid._creation import _to_array
+
+        arr, backend = _to_array(data, dtype, device)
+        self._data = arr
+        self._backend = backend
+        self.grad: Tensor | None = None
+        self.grad_fn: Any = None
+        self._output_nr = 0
+        self._vc = VersionCounter()
+        self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data: Any, backend: Backend, requires_grad: bool = False) -> Tensor:
+        t = object.__new__(Tensor)
+        t._data = data
+        t._backend = backend
+        t.requires_grad = requires_grad
+        t.grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = VersionCounter()
+        t._hooks = None
+        return t
+
+    # -- basic properties -------------------------------------------------------------------------
+    @property
+    def data(self) -> Any:
+        """The raw backend array (numpy.ndarray on "cpu"); assignment rebinds it."""
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        if isinstance(value, Tensor):
+            self._backend = value._backend
+            value = value._data
+        self._data = value
+
+    @property
+    def backend(self) -> Backend:
+        return self._backend
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    @property
+    def dtype(self) -> _dtype.dtype:
+        return self._backend.dtype_of(self._data)
+
+    @property
+    def device(self) -> _device_cls:
+        return _device_cls(self._backend.device)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc.value
+
+    @property
+    def is_floating_point_(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def size(self, dim: int | None = None) -> Any:
+        shape = self.shape
+        if dim is None:
+            return shape
+        return shape[dim]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= int(s)
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return int(self._data.shape[0])
+
+    # -- conversion -------------------------------------------------------------------------------
+    def numpy(self) -> Any:
+        """The data as a numpy array (shares memory on "cpu"; like torch, refuses with grad)."""
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._backend.to_numpy(self._data)
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        return self._backend.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self) -> Any:
+        return self._backend.to_numpy(self._data).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.category > _dtype.INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self.numel()} elements is ambiguous"
+            )
+        return bool(self.item())
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        arr = self._backend.to_numpy(self._data)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def detach(self) -> Tensor:
+        t = Tensor._make(self._data, self._backend)
+        t._vc = self._vc
+        return t
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def _fresh_copy(self) -> Tensor:
+        return Tensor._make(self._backend.copy(self._data), self._backend)
+
+    def clone(self) -> Tensor:
+        return _ops.clone(self)
+
+    def contiguous(self) -> Tensor:
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        kwargs.pop("non_blocking", None)
+        copy = bool(kwargs.pop("copy", False))
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, _dtype.dtype):
+                dtype = a
+            elif a is not None:
+                device = a
+        out = self
+        if device is not None:
+            backend = get_backend(str(device))
+            if backend is not self._backend:
+                out = _ops.to_device(out, backend)
+        if dtype is not None:
+            dtype = _dtype.to_dtype(dtype)
+            if dtype is not out.dtype:
+                out = _ops.cast(out, dtype)
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"lucid.{self.dtype.name}"
+        return self.to(_dtype.to_dtype(dtype))
+
+    def type_as(self, other: Tensor) -> Tensor:
+        return self.to(other.dtype)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def float(self) -> Tensor:
+        return self.to(_dtype.float32)
+
+    def double(self) -> Tensor:
+        return self.to(_dtype.float64)
+
+    def half(self) -> Tensor:
+        return self.to(_dtype.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(_dtype.bfloat16)
+
+    def long(self) -> Tensor:
+        return self.to(_dtype.int64)
+
+    def int(self) -> Tensor:
+        return self.to(_dtype.int32)
+
+    def short(self) -> Tensor:
+        return self.to(_dtype.int16)
+
+    def bool(self) -> Tensor:
+        return self.to(_dtype.bool_)
+
+    def byte(self) -> Tensor:
+        return self.to(_dtype.uint8)
+
+    # -- autograd ----------------------------------------------------------------------------------
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and self.dtype.category < _dtype.FLOAT:
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients, "
+                f"got {self.dtype}"
+            )
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self) -> None:
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self.grad_fn
+        return bool(node is not None and node._retained and self._output_nr in node._retained)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            hooks = self._hooks
+        else:
+            node = self.grad_fn
+            if node._pre_hooks is None:
+                node._pre_hooks = {}
+            hooks = node._pre_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _HookHandle(hooks, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        from lucid.autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- in-place machinery ------------------------------------------------------------------------
+    def _check_inplace(self) -> None:
+        if self.requires_grad and self.grad_fn is None and grad_mode._state.enabled:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+
+    def _set_data_inplace(self, new: Any) -> Tensor:
+        """Write ``new`` into this tensor (in place where the backend allows); bump the version."""
+        self._data = self._backend.assign(self._data, new)
+        self._vc.value += 1
+        return self
+
+    def _inplace_result(self, result: Tensor) -> Tensor:
+        """Make ``self`` hold ``result`` (computed out of place), keeping autograd consistent."""
+        self._check_inplace()
+        if result._data.dtype != self._data.dtype:
+            if not _can_cast(result.dtype, self.dtype):
+                raise RuntimeError(
+                    f"result type {result.dtype.name.capitalize()} can't be cast to the desired "
+                    f"output type {self.dtype.name.capitalize()}"
+                )
+            result = result.to(self.dtype)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                f"{list(result.shape)}"
+            )
+        self._set_data_inplace(result._data)
+        if result.requires_grad:
+            self.requires_grad = True
+            self.grad_fn = result.grad_fn
+            self._output_nr = result._output_nr
+        return self
+
+    # -- repr ----------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from lucid._repr import tensor_repr
+
+        return tensor_repr(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild, (self._backend.to_numpy(self._data), str(self.device),
+                           self.requires_grad))  # fmt: skip
+
+    # -- dunders -------------------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.div(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _ops.remainder(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.abs(self)
+
+    def __invert__(self) -> Tensor:
+        return _ops.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return _ops.bitwise_and(other, self)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return _ops.bitwise_or(other, self)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return _ops.bitwise_xor(other, self)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _ops.ge(self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _ops.setitem(self, index, value)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        return _ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        return _ops.transpose(self, -2, -1)
+
+    # -- in-place ops ----------------------------------------------------------------------------------
+    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self._inplace_result(_ops.add(self, other, alpha=alpha))
+
+    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        return self._inplace_result(_ops.sub(self, other, alpha=alpha))
+
+    def mul_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.mul(self, other))
+
+    def div_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.div(self, other))
+
+    def pow_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.pow(self, other))
+
+    def neg_(self) -> Tensor:
+        return self._inplace_result(_ops.neg(self))
+
+    def abs_(self) -> Tensor:
+        return self._inplace_result(_ops.abs(self))
+
+    def exp_(self) -> Tensor:
+        return self._inplace_result(_ops.exp(self))
+
+    def log_(self) -> Tensor:
+        return self._inplace_result(_ops.log(self))
+
+    def sqrt_(self) -> Tensor:
+        return self._inplace_result(_ops.sqrt(self))
+
+    def sigmoid_(self) -> Tensor:
+        return self._inplace_result(_ops.sigmoid(self))
+
+    def tanh_(self) -> Tensor:
+        return self._inplace_result(_ops.tanh(self))
+
+    def relu_(self) -> Tensor:
+        return self._inplace_result(_ops.relu(self))
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        return self._inplace_result(_ops.clamp(self, min, max))
+
+    clip_ = clamp_
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        return self._inplace_result(_ops.addcmul(self, tensor1, tensor2, value=value))
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        return self._inplace_result(_ops.addcdiv(self, tensor1, tensor2, value=value))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return self._inplace_result(_ops.lerp(self, end, weight))
+
+    def maximum_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.maximum(self, other))
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._inplace_result(_ops.masked_fill(self, mask, value))
+
+    def copy_(self, src: Any) -> Tensor:
+        src_t = src if isinstance(src, Tensor) else Tensor(src)
+        if src_t._backend is not self._backend:
+            src_t = src_t.to(self.device)
+        return self._inplace_result(_ops.expand_copy(src_t, self.shape, self.dtype))
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Tensor:
+        self._check_inplace()
+        xp = self._backend.xp
+        v = value.item() if isinstance(value, Tensor) else value
+        return self._set_data_inplace(xp.full(self._data.shape, v, dtype=self._data.dtype))
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+        from lucid._creation import rand
+
+        r = rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
+        with grad_mode.no_grad():
+            return self.copy_(r * (b - a) + a)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+        from lucid._creation import randn
+
+        r = randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
+        with grad_mode.no_grad():
+            return self.copy_(r * std + mean)
+
+    # -- methods that call ops -------------------------------------------------------------------------
+    def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        return _ops.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        return _ops.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return _ops.mul(self, other)
+
+    def div(self, other: Any, rounding_mode: str | None = None) -> Tensor:
+        return _ops.div(self, other, rounding_mode=rounding_mode)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        return _ops.where(condition, self, other)
+
+    def __getattr__(self, name: str) -> Any:
+        fn = _METHODS.get(name)
+        if fn is None:
+            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
+        return _bind(fn, self)
+
+
+class _HookHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _bind(fn: Callable[..., Any], t: Tensor) -> Callable[..., Any]:
+    def method(*args: Any, **kwargs: Any) -> Any:
+        return fn(t, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _can_cast(src: _dtype.dtype, dst: _dtype.dtype) -> bool:
+    return src.category <= dst.category
+
+
+def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
+    return Tensor(arr, device=device, requires_grad=requires_grad)
+
+
+# Tensor methods that are plain calls of a lucid.ops function with the tensor first. Listed
+# here (not generated) so `dir()` and readers see the whole surface in one place.
+_METHOD_NAMES = """
+neg exp log log2 log10 log1p expm1 sqrt rsqrt abs sign sin cos tan asin acos atan arcsin
+arccos arctan atan2 sinh cosh tanh sigmoid relu clamp clip floor ceil round trunc frac reciprocal
+square maximum minimum pow eq ne lt le gt ge logical_and logical_or logical_xor logical_not
+isnan isinf isfinite floor_divide remainder fmod erf erfinv lerp masked_fill nan_to_num
+addcmul addcdiv where
+sum mean var std prod max min amax amin argmax argmin logsumexp norm all any cumsum cumprod
+softmax log_softmax sort argsort topk kthvalue median unique nonzero count_nonzero
+reshape view view_as reshape_as flatten unflatten squeeze unsqueeze permute transpose swapaxes
+swapdims t expand expand_as broadcast_to repeat tile split chunk unbind flip roll tril triu
+diagonal diag gather scatter scatter_add index_select take_along_dim narrow sum_to_size
+matmul mm bmm dot outer inner cross
+""".split()
+
+_METHODS: dict[str, Callable[..., Any]] = {}
+
+
+def _install_methods() -> None:
+    """Attach the ops above as real methods (called once, after lucid.ops is imported)."""
+    for name in _METHOD_NAMES:
+        fn = getattr(_ops, name, None)
+        if fn is not None and name not in Tensor.__dict__:
+            _METHODS[name] = fn
+            setattr(Tensor, name, fn)
+
+
+from lucid import ops as _ops  # noqa: E402

@@ -1,0 +1,251 @@
+"""The autograd engine: one iterative walk of the graph in reverse topological order.
+
+Each node's backward runs once, after every gradient flowing into it has been summed; leaf
+gradients are summed over the whole pass, passed through the leaf's hooks, then accumulated
+into ``.grad``. No recursion, so graphs of any depth work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lucid.autograd import grad_mode
+from lucid.autograd.function import _FREED_MSG, Function
+
+
+def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
+    from lucid._creation import ones_like
+    from lucid._tensor import Tensor
+
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = ones_like(out)
+        elif not isinstance(g, Tensor):
+            g = Tensor(g, dtype=out.dtype, device=out.device)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                f"output[{i}] has a shape of {tuple(out.shape)}."
+            )
+        result.append(g)
+    return result
+
+
+def _reduce_to(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Undo broadcasting: sum ``g`` down to ``shape``. The one place this happens."""
+    if g.shape != shape:
+        g = g.sum_to_size(shape)
+    if g._data.dtype != dtype:
+        g = g.to(g.backend.dtype_from_native(dtype))
+    return g
+
+
+def _collect(roots: list[Function]) -> dict[Function, int]:
+    deps: dict[Function, int] = {}
+    stack = list(roots)
+    seen = set(roots)
+    while stack:
+        node = stack.pop()
+        for e in node._edges:
+            if type(e) is tuple:
+                nxt = e[0]
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return deps
+
+
+def run_backward(
+    outputs: Sequence[Any],
+    grad_outputs: Sequence[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Any] | None = None,
+    allow_unused: bool = False,
+) -> tuple[Any, ...] | None:
+    """Backpropagate. With ``inputs`` (autograd.grad), return their grads instead of accumulating."""
+    grads = _root_grads(outputs, grad_outputs)
+    pending: dict[Function, list[Any]] = {}
+    leaf_grads: dict[int, list[Any]] = {}
+    roots: list[Function] = []
+    for out, g in zip(outputs, grads):
+        if out.grad_fn is None:
+            _add_leaf(leaf_grads, out, g)
+            continue
+        node = out.grad_fn
+        if node not in pending:
+            pending[node] = [None] * len(node._out_meta)
+            roots.append(node)
+        slot = pending[node]
+        k = out._output_nr
+        slot[k] = g if slot[k] is None else slot[k] + g
+    capture = _capture_map(inputs) if inputs is not None else None
+    deps = _collect(roots)
+    ready = [n for n in roots if deps.get(n, 0) == 0]
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            node = ready.pop()
+            _run_node(node, pending.pop(node), pending, deps, ready, leaf_grads, capture,
+                      retain_graph)  # fmt: skip
+        if capture is None:
+            _accumulate(leaf_grads, create_graph)
+            return None
+        return _captured(inputs or (), capture, leaf_grads, allow_unused)
+
+
+def _capture_map(inputs: Sequence[Any]) -> dict[Any, Any]:
+    capture: dict[Any, Any] = {}
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        if t.grad_fn is not None:
+            capture[(t.grad_fn, t._output_nr)] = None
+    return capture
+
+
+def _run_node(
+    node: Function,
+    grads: list[Any],
+    pending: dict[Function, list[Any]],
+    deps: dict[Function, int],
+    ready: list[Function],
+    leaf_grads: dict[int, list[Any]],
+    capture: dict[Any, Any] | None,
+    retain_graph: bool,
+) -> None:
+    if node._pre_hooks or node._retained:
+        grads = _apply_output_hooks(node, grads)
+    if capture is not None:
+        for k, g in enumerate(grads):
+            if (node, k) in capture:
+                capture[(node, k)] = g
+    edges = node._edges
+    if any(g is not None for g in grads):
+        if node._freed and node._had_saved:
+            raise RuntimeError(_FREED_MSG)
+        in_grads = _call_backward(node, grads)
+    else:
+        in_grads = (None,) * len(edges)
+    for edge, g in zip(edges, in_grads):
+        if edge is None:
+            continue
+        if type(edge) is tuple:
+            nxt, k = edge
+            if g is not None:
+                shape, dtype = nxt._out_meta[k]
+                g = _reduce_to(g, shape, dtype)
+                slot = pending.get(nxt)
+                if slot is None:
+                    slot = pending[nxt] = [None] * len(nxt._out_meta)
+                slot[k] = g if slot[k] is None else slot[k] + g
+            deps[nxt] -= 1
+            if deps[nxt] == 0:
+                ready.append(nxt)
+                pending.setdefault(nxt, [None] * len(nxt._out_meta))
+        elif g is not None:
+            _add_leaf(leaf_grads, edge, _reduce_to(g, edge.shape, edge._data.dtype))
+    for hook in node._post_hooks:
+        hook(in_grads, grads)
+    if not retain_graph:
+        node._had_saved = node._saved is not None
+        node._saved = None
+        node._freed = True
+
+
+def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
+    from lucid._creation import zeros
+
+    full = [
+        g
+        if g is not None
+        else zeros(shape, dtype=node.out_backend.dtype_from_native(dt), device=node.out_backend)
+        for g, (shape, dt) in zip(grads, node._out_meta)
+    ]
+    result = node._impl.backward(node, *full)
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != len(node._edges):
+        if len(result) > len(node._edges) and all(r is None for r in result[len(node._edges) :]):
+            result = result[: len(node._edges)]
+        else:
+            raise RuntimeError(
+                f"function {node.name} returned an incorrect number of gradients "
+                f"(expected {len(node._edges)}, got {len(result)})"
+            )
+    return result
+
+
+def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
+    grads = list(grads)
+    for k, hooks in (node._pre_hooks or {}).items():
+        if grads[k] is None:
+            continue
+        for hook in hooks:
+            r = hook(grads[k])
+            if r is not None:
+                grads[k] = r
+    for k, ref in (node._retained or {}).items():
+        t = ref()
+        if t is not None and grads[k] is not None:
+            g = grads[k]
+            t.grad = g if grad_mode.is_grad_enabled() else g.detach()
+    return grads
+
+
+def _add_leaf(leaf_grads: dict[int, list[Any]], leaf: Any, g: Any) -> None:
+    entry = leaf_grads.get(id(leaf))
+    if entry is None:
+        leaf_grads[id(leaf)] = [leaf, g]
+    else:
+        entry[1] = entry[1] + g
+
+
+def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
+    for leaf, g in leaf_grads.values():
+        for hook in leaf._hooks or ():
+            r = hook(g)
+            if r is not None:
+                g = r
+        if leaf.grad is None:
+            leaf.grad = g if create_graph else g.detach()._fresh_copy()
+        elif create_graph:
+            leaf.grad = leaf.grad + g
+        else:
+            old = leaf.grad
+            old._set_data_inplace(old._data + g._data)
+
+
+def _captured(
+    inputs: Sequence[Any],
+    capture: dict[Any, Any],
+    leaf_grads: dict[int, list[Any]],
+    allow_unused: bool,
+) -> tuple[Any, ...]:
+    result = []
+    for i, t in enumerate(inputs):
+        if t.grad_fn is not None:
+            g = capture.get((t.grad_fn, t._output_nr))
+        else:
+            entry = leaf_grads.get(id(t))
+            g = entry[1] if entry is not None else None
+            if g is not None:
+                for hook in t._hooks or ():
+                    r = hook(g)
+                    if r is not None:
+                        g = r
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}) appears to not have been used "
+                "in the graph. Set allow_unused=True if this is the desired behavior."
+            )
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,274 @@
+"""``Function``: the one way to define a differentiable op (also public for custom ops).
+
+``forward(ctx, *args, **kwargs)`` computes on backend arrays (``ctx.xp`` is the numpy-like
+namespace); ``backward(ctx, *grads)`` computes input gradients as lucid Tensors with lucid
+ops, so running it with recording on (``create_graph=True``) gives higher-order gradients.
+An instance of the Function subclass is both the ``ctx`` and the graph node (``grad_fn``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from lucid.autograd import grad_mode
+from lucid.backends import DeviceError, get_backend
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class DoubleBackwardError(RuntimeError):
+    """Raised by fused kernels that do not support differentiating their backward."""
+
+
+class VersionCounter:
+    """Counts in-place changes of a tensor's data (shared by views of one buffer)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Function:
+    """Base class of differentiable operations. Subclass and write ``forward``/``backward``.
+
+    >>> class Square(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return ctx.xp.multiply(x, x)
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * grad
+    """
+
+    kernel_name: ClassVar[str | None] = None
+    backend: Any
+    xp: Any
+    needs_input_grad: tuple[bool, ...]
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("Function subclasses must implement forward")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(f"{type(ctx).__name__} has no backward")
+
+    # -- ctx API --------------------------------------------------------------------------------
+    def save_for_backward(self, *items: Any) -> None:
+        self._to_save = items
+
+    def mark_non_differentiable(self, *arrays: Any) -> None:
+        self._non_diff = {id(a) for a in arrays}
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._saved is None:
+            if self._freed:
+                raise RuntimeError(_FREED_MSG)
+            return ()
+        return tuple(_unpack(self, s) for s in self._saved)
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__ + "Backward0"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        out = []
+        for e in self._edges:
+            if e is None:
+                out.append((None, 0))
+            elif isinstance(e, tuple):
+                out.append(e)
+            else:
+                out.append((AccumulateGrad(e), 0))
+        return tuple(out)
+
+    def register_hook(self, hook: Callable[..., Any]) -> None:
+        self._post_hooks.append(hook)
+
+    def __repr__(self) -> str:
+        return f"<{self.name} object>"
+
+    # -- applying --------------------------------------------------------------------------------
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        backend = None
+        any_grad = False
+        needs = []
+        arrays = []
+        for a in args:
+            if isinstance(a, Tensor):
+                b = a._backend
+                if backend is None:
+                    backend = b
+                elif b is not backend:
+                    _device_mismatch(cls, args)
+                rg = a.requires_grad
+                any_grad = any_grad or rg
+                needs.append(rg)
+                arrays.append(a._data)
+            else:
+                needs.append(False)
+                arrays.append(a)
+        if backend is None:
+            backend = get_backend(kwargs.pop("device", None))
+        impl = cls if cls.kernel_name is None else backend.kernels.get(cls.kernel_name, cls)
+        ctx = cls.__new__(cls)
+        ctx.backend = backend
+        ctx.xp = backend.xp
+        ctx.needs_input_grad = tuple(needs)
+        ctx._to_save = ()
+        ctx.out_backend = backend
+        out = impl.forward(ctx, *arrays, **kwargs)
+        if not (any_grad and grad_mode._state.enabled):
+            ob = ctx.out_backend
+            if type(out) is tuple:
+                return tuple(Tensor._make(o, ob) for o in out)
+            return Tensor._make(out, ob)
+        return _record(ctx, impl, args, arrays, out)
+
+
+class AccumulateGrad:
+    """A view of a leaf's gradient sink, for ``next_functions`` and graph drawing."""
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+        self.next_functions: tuple[tuple[Any, int], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a backward as not differentiable again: it raises under ``create_graph=True``."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        if grad_mode._state.enabled:
+            raise DoubleBackwardError(
+                f"{type(ctx).__name__} is a fused kernel without a double backward; "
+                "create_graph=True through it is not supported"
+            )
+        return backward(ctx, *grads)
+
+    return wrapper
+
+
+def _device_mismatch(cls: type, args: tuple[Any, ...]) -> None:
+    devices = [str(a.device) for a in args if isinstance(a, Tensor)]
+    raise DeviceError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{' and '.join(dict.fromkeys(devices))}! (in {cls.__name__})"
+    )
+
+
+def _record(ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], out: Any) -> Any:
+    backend = ctx.out_backend
+    edges: list[Any] = []
+    for a in args:
+        if isinstance(a, Tensor) and a.requires_grad:
+            edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None else a)
+        else:
+            edges.append(None)
+    ctx._edges = edges
+    ctx._impl = impl
+    ctx._freed = False
+    ctx._had_saved = False
+    ctx._post_hooks = []
+    ctx._pre_hooks = None
+    ctx._retained = None
+    multi = type(out) is tuple
+    outs = out if multi else (out,)
+    non_diff = getattr(ctx, "_non_diff", ())
+    results = []
+    meta = []
+    for i, o in enumerate(outs):
+        diff = id(o) not in non_diff
+        t = Tensor._make(o, backend, diff)
+        if diff:
+            t.grad_fn = ctx
+            t._output_nr = i
+        results.append(t)
+        meta.append((o.shape, o.dtype))
+    ctx._out_meta = meta
+    ctx._saved = _resolve_saved(ctx._to_save, args, arrays, outs, results) if ctx._to_save else None
+    ctx._to_save = ()
+    return tuple(results) if multi else results[0]
+
+
+def _resolve_saved(
+    items: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], outs: Any, results: list[Any]
+) -> list[Any]:
+    saved: list[Any] = []
+    for item in items:
+        if isinstance(item, Tensor):
+            saved.append((0, item, item._vc.value))
+            continue
+        for a, arr in zip(args, arrays):
+            if arr is item and isinstance(a, Tensor):
+                saved.append((0, a, a._vc.value))
+                break
+        else:
+            for k, o in enumerate(outs):
+                if o is item:
+                    t = results[k]
+                    saved.append((1, (o, k, t._vc, t.requires_grad), t._vc.value))
+                    break
+            else:
+                saved.append((2, item, 0))
+    return saved
+
+
+def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
+    kind, obj, version = record
+    if kind == 2:
+        if obj is None or isinstance(obj, (int, float, bool, complex)):
+            return obj
+        return Tensor._make(obj, node.out_backend)
+    if kind == 0:
+        current = obj._vc.value
+        if current != version:
+            _raise_modified(obj, node, current, version)
+        return obj
+    arr, k, vc, requires_grad = obj
+    if vc.value != version:
+        _raise_modified(None, node, vc.value, version, k)
+    t = Tensor._make(arr, node.out_backend, requires_grad)
+    if requires_grad:
+        t.grad_fn = node
+        t._output_nr = k
+    t._vc = vc
+    return t
+
+
+def _raise_modified(
+    t: Any, node: Function, current: int, expected: int, output_nr: int | None = None
+) -> None:
+    what = f"output {output_nr} of {node.name}" if output_nr is not None else "an input"
+    if t is not None:
+        desc = f"[{t.dtype.name} {list(t.shape)}]"
+        what = f"output {t._output_nr} of {t.grad_fn.name}" if t.grad_fn else "a leaf tensor"
+    else:
+        desc = "a saved output"
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {desc}, which is {what}, is at version {current}; expected version "
+        f"{expected} instead. Hint: the tensor was changed in place after {node.name[:-9]} "
+        "saved it for backward; use an out-of-place operation (or .clone()) instead."
+    )
+
+
+from lucid._tensor import Tensor  # noqa: E402

@@ -1,0 +1,31 @@
+"""Backends: the array libraries a Tensor can live on.
+
+NumPy is built in as device ``"cpu"``. Plugins register a factory under the entry-point group
+``lucid.backends`` (name -> callable taking the device string and returning a Backend); they
+are loaded on first use. This package is extendable so plugins can ship ``lucid.backends.<x>``.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+
+__path__ = pkgutil.extend_path(__path__, __name__)
+
+from lucid.backends._base import Backend, DeviceError  # noqa: E402
+from lucid.backends._registry import (  # noqa: E402
+    available_backends,
+    canonical_device,
+    get_backend,
+    loaded_backends,
+    register_backend,
+)
+
+__all__ = [
+    "Backend",
+    "DeviceError",
+    "available_backends",
+    "canonical_device",
+    "get_backend",
+    "loaded_backends",
+    "register_backend",
+]

@@ -1,0 +1,94 @@
+"""The Backend protocol every array library implements."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from lucid import _dtype
+
+
+class DeviceError(RuntimeError):
+    """Raised when tensors on different devices meet, or a device is unknown."""
+
+
+class Backend:
+    """What op code needs from an array library.
+
+    ``xp`` is a numpy-like namespace: op code calls ``xp.exp``, ``xp.matmul``, ``xp.sum`` ...
+    with NumPy's signatures, and nothing else. What NumPy does not express functionally (in-place
+    writes, scatter-add) is a method here. ``kernels`` maps a Function's ``kernel_name`` to a
+    class with ``forward``/``backward`` staticmethods that replace the default implementation.
+    """
+
+    name: ClassVar[str] = "abstract"
+    is_lazy: ClassVar[bool] = False
+    device: str
+    xp: Any
+    kernels: dict[str, Any]
+
+    # -- arrays -------------------------------------------------------------------------------
+    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+        raise NotImplementedError
+
+    def to_numpy(self, arr: Any) -> Any:
+        raise NotImplementedError
+
+    def from_numpy(self, arr: Any) -> Any:
+        return self.asarray(arr)
+
+    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+        raise NotImplementedError
+
+    def dtype_of(self, arr: Any) -> _dtype.dtype:
+        raise NotImplementedError
+
+    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+        raise NotImplementedError
+
+    def copy(self, arr: Any) -> Any:
+        """A copy that no other array shares memory with (immutable arrays may return arr)."""
+        return arr
+
+    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+        return arr.astype(self.native_dtype(dtype))
+
+    def evaluate(self, *arrays: Any) -> None:
+        """Force pending computation (lazy backends); a no-op for eager ones."""
+
+    def assign(self, dst: Any, src: Any) -> Any:
+        """Write ``src`` into ``dst`` in place where the library allows; return the array to keep."""
+        return src
+
+    def index_add(self, arr: Any, index: Any, values: Any) -> Any:
+        """Return ``arr`` with ``values`` added at ``index`` (repeated indices accumulate)."""
+        raise NotImplementedError
+
+    def setitem(self, arr: Any, index: Any, values: Any) -> Any:
+        """Return ``arr`` with ``arr[index] = values`` applied (in place where possible)."""
+        raise NotImplementedError
+
+    # -- random -------------------------------------------------------------------------------
+    # Defaults draw on the CPU generator and convert; backends with their own RNG (MLX)
+    # override them so samples are made on the device.
+    def manual_seed(self, seed: int) -> None:
+        """Seed the backend's own RNG (if it has one)."""
+
+    def random_normal(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+        return self.asarray(_rng(generator).standard_normal(shape), dtype)
+
+    def random_uniform(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+        return self.asarray(_rng(generator).random(shape), dtype)
+
+    def random_integers(
+        self, low: int, high: int, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any
+    ) -> Any:
+        return self.asarray(_rng(generator).integers(low, high, shape), dtype)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} device={self.device!r}>"
+
+
+def _rng(generator: Any) -> Any:
+    from lucid import random as _random
+
+    return (generator or _random.default_generator).numpy_rng

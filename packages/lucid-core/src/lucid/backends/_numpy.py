@@ -1,0 +1,71 @@
+"""The built-in NumPy backend (device "cpu")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid import _dtype
+from lucid.backends._base import Backend
+
+_NATIVE = {d: np.dtype(d.name) for d in _dtype.ALL_DTYPES if d is not _dtype.bfloat16}
+_FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+        self.xp = np
+        self.kernels = {}
+
+    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+        if dtype is None:
+            return np.asarray(data)
+        return np.asarray(data, dtype=self.native_dtype(dtype))
+
+    def to_numpy(self, arr: Any) -> Any:
+        return arr
+
+    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+        try:
+            return _NATIVE[dtype]
+        except KeyError:
+            raise TypeError(f"{dtype} is not supported on device 'cpu' (NumPy)") from None
+
+    def dtype_of(self, arr: Any) -> _dtype.dtype:
+        return self.dtype_from_native(arr.dtype)
+
+    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+        try:
+            return _FROM_NATIVE[np.dtype(native)]
+        except KeyError:
+            raise TypeError(f"NumPy dtype {native} has no lucid equivalent") from None
+
+    def copy(self, arr: Any) -> Any:
+        return np.array(arr, copy=True)
+
+    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+        return arr.astype(self.native_dtype(dtype), copy=False)
+
+    def assign(self, dst: Any, src: Any) -> Any:
+        if (
+            isinstance(dst, np.ndarray)
+            and dst.flags.writeable
+            and dst.shape == np.shape(src)
+            and dst.dtype == getattr(src, "dtype", None)
+        ):
+            np.copyto(dst, src)
+            return dst
+        return np.asarray(src)
+
+    def index_add(self, arr: Any, index: Any, values: Any) -> Any:
+        out = arr.copy()
+        np.add.at(out, index, values)
+        return out
+
+    def setitem(self, arr: Any, index: Any, values: Any) -> Any:
+        arr[index] = values
+        return arr

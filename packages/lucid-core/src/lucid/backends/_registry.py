@@ -1,0 +1,73 @@
+"""Finding a backend for a device string, loading plugins lazily through entry points."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any, Callable
+
+from lucid.backends._base import Backend, DeviceError
+from lucid.backends._numpy import NumpyBackend
+
+_GROUP = "lucid.backends"
+_HINTS = {"mlx": "lucid-backend-mlx", "gpu": "lucid-backend-mlx", "metal": "lucid-backend-mlx"}
+
+_cpu = NumpyBackend("cpu")
+_by_device: dict[str, Backend] = {"cpu": _cpu}
+_factories: dict[str, Callable[[str], Backend]] = {}
+
+
+def register_backend(name: str, factory: Callable[[str], Backend]) -> None:
+    """Register a backend factory for device type ``name`` (what an entry point does)."""
+    _factories[name] = factory
+
+
+def _entry_point_factory(kind: str) -> Callable[[str], Backend] | None:
+    for ep in metadata.entry_points(group=_GROUP):
+        if ep.name == kind:
+            factory: Callable[[str], Backend] = ep.load()
+            _factories[kind] = factory
+            return factory
+    return None
+
+
+def available_backends() -> list[str]:
+    """Device types that can be used here: built-in and installed plugins."""
+    names = {"cpu", *_factories}
+    names.update(ep.name for ep in metadata.entry_points(group=_GROUP))
+    return sorted(names)
+
+
+def get_backend(device: Any = None) -> Backend:
+    """The Backend for a device string (``"cpu"``, ``"mlx"``, ``"mlx:gpu"``, ``"gpu"``)."""
+    if device is None:
+        return _cpu
+    if isinstance(device, Backend):
+        return device
+    key = str(device)
+    found = _by_device.get(key)
+    if found is not None:
+        return found
+    kind = key.split(":", 1)[0]
+    factory = _factories.get(kind) or _entry_point_factory(kind)
+    if factory is None:
+        hint = _HINTS.get(kind)
+        extra = f" Install it with: pip install {hint}" if hint else ""
+        raise DeviceError(
+            f"unknown device {key!r}: no backend is registered for {kind!r} "
+            f"(available: {', '.join(available_backends())}).{extra}"
+        )
+    backend = factory(key)
+    _by_device[key] = backend
+    _by_device.setdefault(backend.device, backend)
+    return backend
+
+
+def canonical_device(device: Any) -> str:
+    return get_backend(device).device
+
+
+def loaded_backends() -> list[Backend]:
+    seen: dict[int, Backend] = {}
+    for b in _by_device.values():
+        seen[id(b)] = b
+    return list(seen.values())

@@ -1,0 +1,79 @@
+"""Helpers shared by op modules: operand promotion and dim normalisation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+
+Scalar = (int, float, bool, complex)
+
+
+def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
+    """Wrap arrays / sequences as tensors on ``ref``'s device (scalars stay scalars)."""
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(x, device=ref.device)
+
+
+def promote(a: Any, b: Any) -> tuple[Any, Any]:
+    """Cast the operands of a binary op to PyTorch's result type (scalars stay Python numbers)."""
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta and tb:
+        if a._data.dtype == b._data.dtype:
+            return a, b
+        da, db = a.dtype, b.dtype
+        dims = [d for t, d in ((a, da), (b, db)) if t.ndim > 0]
+        zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
+        res = _dtype.result_type(dims, zero, [])
+        return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
+    if ta:
+        return _with_scalar(a, b), b if isinstance(b, Scalar) else as_tensor_like(b, a)
+    if tb:
+        return (a if isinstance(a, Scalar) else as_tensor_like(a, b)), _with_scalar(b, a)
+    raise TypeError(f"expected at least one Tensor operand, got {type(a).__name__} and "
+                    f"{type(b).__name__}")  # fmt: skip
+
+
+def _with_scalar(t: Tensor, s: Any) -> Tensor:
+    if not isinstance(s, Scalar):
+        if isinstance(s, Tensor):
+            return t
+        s = as_tensor_like(s, t)
+        return promote(t, s)[0]
+    d = t.dtype
+    res = _dtype.result_type([d], [], [s])
+    return t if res is d else cast(t, res)
+
+
+def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
+    from lucid.ops.elementwise import cast as _cast
+
+    return _cast(t, dt)
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim % n
+
+
+def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """``None`` -> all dims; int or sequence -> sorted non-negative tuple."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        return (normalize_dim(dim, ndim),)
+    return tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+
+
+def shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
+    """Accept ``f(x, 2, 3)`` and ``f(x, (2, 3))`` like torch's varargs shape methods."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
