@@ -1,0 +1,100 @@
+"""Adafactor: factored second moments, relative step sizes (Shazeer & Stern, 2018)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+from .optimizer import Optimizer, ParamGroup
+
+__all__ = ["Adafactor"]
+
+# Machine epsilon per floating dtype name (the default eps1, as torch.finfo(dtype).eps).
+_MACHINE_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+
+
+class Adafactor(Optimizer):
+    r"""Adafactor, as ``torch.optim.Adafactor``.
+
+    For a matrix (or a batch of them) only the row and column means of :math:`g^2` are kept,
+    and the second moment is their outer product over the mean row factor; vectors keep the
+    full :math:`g^2` average. :math:`\hat\beta_{2,t} = 1 - t^{\text{beta2\_decay}}`, the
+    relative step is :math:`\min(\text{lr}, 1/\sqrt t)` scaled by
+    :math:`\max(\epsilon_2, \text{RMS}(p))`, and the update's RMS is clipped at ``d``.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        beta2_decay: float = -0.8,
+        eps: tuple[float | None, float] = (None, 1e-3),
+        d: float = 1.0,
+        weight_decay: float = 0.0,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(
+            lr=lr,
+            beta2_decay=beta2_decay,
+            eps=eps,
+            d=d,
+            weight_decay=weight_decay,
+            maximize=maximize,
+        )
+        super().__init__(params, defaults)
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        eps1, eps2 = group["eps"]
+        if not 0.0 <= group["lr"]:
+            raise ValueError(f"Learning rate should be >= 0 but is: {group['lr']}")
+        if not 0.0 >= group["beta2_decay"]:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {group['beta2_decay']}")
+        if eps1 is not None and not 0.0 <= eps1:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps1}")
+        if not 0.0 <= eps2:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps2}")
+        if not 1.0 <= group["d"]:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {group['d']}")
+        if not 0.0 <= group["weight_decay"]:
+            raise ValueError(f"weight_decay should be >= 0 but is: {group['weight_decay']}")
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        state["step"] = 0
+        if p.ndim > 1:
+            state["row_var"] = lucid.zeros(*p.shape[:-1], 1, dtype=p.dtype, device=p.device)
+            col_shape = (*p.shape[:-2], 1, p.shape[-1])
+            state["col_var"] = lucid.zeros(*col_shape, dtype=p.dtype, device=p.device)
+        else:
+            state["variance"] = lucid.zeros_like(p)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        lr, wd = group["lr"], group["weight_decay"]
+        eps1, eps2 = group["eps"]
+        if eps1 is None:
+            eps1 = _MACHINE_EPS.get(p.dtype.name, 2.0**-23)
+        state["step"] += 1
+        step = float(state["step"])
+        one_minus_beta2_t = step ** group["beta2_decay"]
+        rho_t = min(lr, 1 / (step**0.5))
+        alpha = max(eps2, float(p.norm(2).item()) / (p.numel() ** 0.5)) * rho_t
+        if wd != 0:
+            p.mul_(1 - lr * wd)
+        if grad.ndim > 1:
+            row_var, col_var = state["row_var"], state["col_var"]
+            row_mean = grad.norm(dim=-1, keepdim=True).square() / grad.shape[-1]
+            row_var.lerp_(row_mean, one_minus_beta2_t)
+            col_mean = grad.norm(dim=-2, keepdim=True).square() / grad.shape[-2]
+            col_var.lerp_(col_mean, one_minus_beta2_t)
+            var_estimate = row_var @ col_var
+            var_estimate = var_estimate / row_var.mean(dim=-2, keepdim=True).clamp(min=eps1)
+        else:
+            variance = state["variance"]
+            variance.lerp_(grad * grad, one_minus_beta2_t)
+            var_estimate = variance
+        update = var_estimate.clamp(min=eps1 * eps1).rsqrt().mul_(grad)
+        denom = max(1.0, float(update.norm(2).item()) / ((update.numel() ** 0.5) * group["d"]))
+        p.add_(update, alpha=-alpha / denom)

@@ -1,0 +1,66 @@
+"""ASGD: SGD with Polyak-Ruppert averaging."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+from ._checks import check_nonnegative
+from .optimizer import Optimizer, ParamGroup
+
+__all__ = ["ASGD"]
+
+
+class ASGD(Optimizer):
+    r"""Averaged SGD (Polyak & Juditsky, 1992), as ``torch.optim.ASGD``.
+
+    :math:`p \leftarrow (1 - \lambda\eta_t)\,p - \eta_t g`, with
+    :math:`\eta_t = \text{lr} / (1 + \lambda\,\text{lr}\,t)^\alpha`; from step ``t0`` on the
+    average ``ax`` of the iterates is kept in the state.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-2,
+        lambd: float = 1e-4,
+        alpha: float = 0.75,
+        t0: float = 1e6,
+        weight_decay: float = 0.0,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(
+            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize
+        )
+        super().__init__(params, defaults)
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        check_nonnegative("learning rate", group["lr"])
+        check_nonnegative("weight_decay value", group["weight_decay"])
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        state["step"] = 0
+        state["eta"] = float(group["lr"])
+        state["mu"] = 1.0
+        state["ax"] = lucid.zeros_like(p)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        lr, lambd = group["lr"], group["lambd"]
+        state["step"] += 1
+        step = state["step"]
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        eta = state["eta"]
+        p.mul_(1 - lambd * eta)
+        p.add_(grad, alpha=-eta)
+        ax = state["ax"]
+        if state["mu"] != 1:
+            ax.add_(p.sub(ax).mul_(state["mu"]))
+        else:
+            ax.copy_(p)
+        state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
+        state["mu"] = 1 / max(1, step - group["t0"])

@@ -1,0 +1,64 @@
+"""Lion: sign of an interpolated momentum (Chen et al., 2023). PyTorch has no Lion."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+from ._checks import check_common
+from .optimizer import Optimizer, ParamGroup
+
+__all__ = ["Lion"]
+
+
+class Lion(Optimizer):
+    r"""Lion ("EvoLved Sign Momentum"), as in the paper and ``mlx.optimizers.Lion``.
+
+    .. math::
+        c &= \beta_1 m + (1-\beta_1) g \\
+        p &\leftarrow p\,(1 - \text{lr}\,\lambda) - \text{lr}\,\operatorname{sign}(c) \\
+        m &\leftarrow \beta_2 m + (1-\beta_2) g
+
+    Sign updates have a larger norm than Adam's: use a learning rate 3-10x smaller and a
+    weight decay 3-10x larger than for AdamW.
+
+    Example::
+
+        >>> import lucid, lucid.optim as optim
+        >>> w = lucid.tensor([1.0, -1.0], requires_grad=True)
+        >>> opt = optim.Lion([w], lr=0.1)
+        >>> w.grad = lucid.tensor([0.5, -2.0])
+        >>> opt.step()
+        >>> [round(v, 6) for v in w.tolist()]
+        [0.9, -0.9]
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 1e-4,
+        betas: tuple[float, float] = (0.9, 0.99),
+        weight_decay: float = 0.0,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay, maximize=maximize)
+        super().__init__(params, defaults)
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        check_common(group)
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        state["exp_avg"] = lucid.zeros_like(p)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        lr, wd = group["lr"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        exp_avg = state["exp_avg"]
+        if wd != 0:
+            p.mul_(1 - lr * wd)
+        p.add_(exp_avg.lerp(grad, 1 - beta1).sign(), alpha=-lr)
+        exp_avg.lerp_(grad, 1 - beta2)

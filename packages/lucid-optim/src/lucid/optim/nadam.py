@@ -1,0 +1,80 @@
+"""NAdam: Adam with Nesterov momentum (Dozat, 2016)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+from ._checks import check_common, check_nonnegative
+from .optimizer import Optimizer, ParamGroup
+
+__all__ = ["NAdam"]
+
+
+class NAdam(Optimizer):
+    r"""NAdam, as ``torch.optim.NAdam``.
+
+    The momentum schedule is :math:`\mu_t = \beta_1 (1 - \tfrac12 0.96^{t\psi})` with
+    ``momentum_decay`` :math:`\psi`; the update mixes the current gradient and the first moment
+    with weights :math:`(1-\mu_t)/(1-\prod_{i\le t}\mu_i)` and
+    :math:`\mu_{t+1}/(1-\prod_{i\le t+1}\mu_i)`. ``decoupled_weight_decay=True`` gives NAdamW.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Any],
+        lr: float = 2e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        momentum_decay: float = 4e-3,
+        decoupled_weight_decay: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            momentum_decay=momentum_decay,
+            decoupled_weight_decay=decoupled_weight_decay,
+            maximize=maximize,
+        )
+        super().__init__(params, defaults)
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        check_common(group)
+        check_nonnegative("momentum_decay value", group["momentum_decay"])
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        state["step"] = 0
+        state["mu_product"] = 1.0
+        state["exp_avg"] = lucid.zeros_like(p)
+        state["exp_avg_sq"] = lucid.zeros_like(p)
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        beta1, beta2 = group["betas"]
+        psi = group["momentum_decay"]
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2 = 1 - beta2**step
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * wd)
+            else:
+                grad = grad.add(p, alpha=wd)
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+        p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
+        p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -1,0 +1,387 @@
+"""The optimizer base class: param groups, state, state dicts, hooks, ``step``.
+
+An algorithm subclasses :class:`Optimizer` and writes only two methods for one parameter
+(as MLX's ``init_single`` / ``apply_single``)::
+
+    def _init_state(self, p, state, group):     # fill the empty per-parameter state dict
+    def _update(self, p, grad, state, group):   # update p in place (grad already negated
+                                                # when the group has ``maximize=True``)
+
+The base class runs them for every parameter that has a gradient, without recording a graph.
+Whole-problem algorithms (LBFGS) override ``_step(closure)`` instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import warnings
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+__all__ = ["Optimizer", "required", "RemovableHandle"]
+
+StateDict = dict[str, Any]
+ParamGroup = dict[str, Any]
+
+
+class _RequiredParameter:
+    """Sentinel for a hyper-parameter every param group must give (no default)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _RequiredParameter()
+
+
+class RemovableHandle:
+    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks: OrderedDict[int, Any]) -> None:
+        self._hooks = hooks
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+
+def _register(hooks: OrderedDict[int, Any], hook: Any, prepend: bool = False) -> RemovableHandle:
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+_ORDER_ERROR = (
+    "optimizer parameters need to be organized in ordered collections, but the ordering of "
+    "tensors in sets will change between runs. Please use a list instead."
+)
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    Args:
+        params: an iterable of tensors (or of ``(name, tensor)`` pairs), or an iterable of
+            dicts, each a parameter group with a ``"params"`` entry and options that override
+            ``defaults`` for that group.
+        defaults: the default value of each hyper-parameter.
+
+    Example::
+
+        >>> import lucid, lucid.optim as optim
+        >>> w = lucid.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = optim.SGD([w], lr=0.5)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w.tolist()
+        [0.0, 0.0]
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict[int, Any] = OrderedDict()
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_typename(params)}"
+            )
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_ORDER_ERROR)
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[ParamGroup] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    # -- param groups ---------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters (with its own options) to :attr:`param_groups`."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {_typename(param_group)}")
+        param_group = dict(param_group)
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError(_ORDER_ERROR)
+        tensors, names = _split_names(list(params))
+        param_group["params"] = tensors
+        if names:
+            param_group["param_names"] = names
+        for p in tensors:
+            _check_param(p)
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+        self._check_group_options(param_group)
+        if len({id(p) for p in tensors}) != len(tensors):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error",
+                stacklevel=3,
+            )
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(id(p) for p in tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        """Validate one group's hyper-parameters (a subclass hook; the base checks ``lr``)."""
+        if "lr" in group and not group["lr"] >= 0.0:
+            raise ValueError(f"Invalid learning rate: {group['lr']}")
+
+    # -- stepping -------------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient of every parameter: to ``None`` (default) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    with lucid.no_grad():
+                        p.grad = p.grad.detach()
+                        p.grad.zero_()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update the parameters once; ``closure`` re-evaluates the model and returns the loss."""
+        args: tuple[Any, ...] = (closure,) if closure is not None else ()
+        kwargs: dict[str, Any] = {}
+        for pre_hook in list(self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{pre_hook} must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {result}."
+                    )
+                args, kwargs = result
+        self._opt_called = True
+        out = self._step(*args, **kwargs)
+        for post_hook in list(self._optimizer_step_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    def _step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = None
+        if closure is not None:
+            with lucid.enable_grad():
+                loss = closure()
+        with lucid.no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
+        return loss
+
+    def _step_group(self, group: ParamGroup) -> None:
+        maximize = group.get("maximize", False)
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            state = self.state[p]
+            if not state:
+                self._init_state(p, state, group)
+            self._update(p, -grad if maximize else grad, state, group)
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        """Fill the (empty) state of parameter ``p`` before its first update."""
+
+    def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        """Update ``p`` in place from ``grad`` (already negated when maximizing)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _update")
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` before ``step``."""
+        return _register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None`` after each ``step``."""
+        return _register(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer) -> None`` before :meth:`state_dict` builds the dict."""
+        return _register(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> state_dict or None`` after :meth:`state_dict`."""
+        return _register(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> state_dict or None`` before loading."""
+        return _register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(optimizer) -> None`` after :meth:`load_state_dict`."""
+        return _register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    # -- state dicts ----------------------------------------------------------------------------
+    def state_dict(self) -> StateDict:
+        """The optimizer's state, in PyTorch's layout.
+
+        ``{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}``, where
+        a parameter's index is its position across all groups. The state tensors are the
+        optimizer's own (not copies); :meth:`load_state_dict` copies them.
+        """
+        for pre_hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            pre_hook(self)
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        result: StateDict = {"state": state, "param_groups": groups}
+        for post_hook in list(self._optimizer_state_dict_post_hooks.values()):
+            out = post_hook(self, result)
+            if out is not None:
+                result = out
+        return result
+
+    def load_state_dict(self, state_dict: StateDict) -> None:
+        """Load a state from :meth:`state_dict` (also after ``lucid.save``/``lucid.load``).
+
+        State tensors are copied onto each parameter's device, floating ones cast to its dtype.
+        """
+        state_dict = dict(state_dict)
+        for pre_hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            out = pre_hook(self, state_dict)
+            if out is not None:
+                state_dict = out
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(list(state_dict["param_groups"]))
+        if len(groups) != len(saved_groups):
+            raise ValueError(
+                "loaded state dict has a different number of parameter groups: "
+                f"expected {len(groups)}, got {len(saved_groups)}"
+            )
+        for g, s in zip(groups, saved_groups):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    f"of optimizer's group: expected {len(g['params'])} parameters, "
+                    f"got {len(s['params'])}"
+                )
+        id_map = {
+            int(saved): p
+            for saved, p in zip(
+                itertools.chain.from_iterable(s["params"] for s in saved_groups),
+                itertools.chain.from_iterable(g["params"] for g in groups),
+            )
+        }
+        new_state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        for key, value in dict(state_dict["state"]).items():
+            param = id_map.get(int(key))
+            if param is None:
+                continue
+            new_state[param] = {k: _cast_state(param, v, k) for k, v in dict(value).items()}
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved = {k: _like(group.get(k), v) for k, v in saved.items()}
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            new_groups.append(saved)
+        self.state = new_state
+        self.param_groups = new_groups
+        for post_hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            post_hook(self)
+
+
+def _typename(obj: Any) -> str:
+    if isinstance(obj, Tensor):
+        return f"lucid.Tensor (dtype {obj.dtype}, shape {tuple(obj.shape)})"
+    return type(obj).__name__
+
+
+def _split_names(params: list[Any]) -> tuple[list[Any], list[str]]:
+    """Split ``[(name, tensor), ...]`` into tensors and names (names empty if none given)."""
+    named = [isinstance(p, tuple) for p in params]
+    if not any(named):
+        return params, []
+    if not all(named):
+        raise ValueError(
+            "all optimizer params should be with/without names. Some param names are missing"
+        )
+    return [p[1] for p in params], [p[0] for p in params]
+
+
+def _check_param(p: Any) -> None:
+    if not isinstance(p, Tensor):
+        raise TypeError(
+            f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}"
+        )
+    if not (p.is_leaf or getattr(p, "retains_grad", False)):
+        raise ValueError("can't optimize a non-leaf Tensor")
+
+
+def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
+    """A copy of a state value on ``param``'s device (floating tensors in its dtype)."""
+    if isinstance(value, Tensor):
+        if key != "step" and param.is_floating_point() and value.is_floating_point():
+            return value.to(param.device, param.dtype, copy=True).detach()
+        return value.to(param.device, copy=True).detach()
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v, key) for v in value)
+    return copy.deepcopy(value)
+
+
+def _like(current: Any, loaded: Any) -> Any:
+    """A loaded option in the current option's container type (JSON turns tuples into lists)."""
+    if isinstance(current, tuple) and isinstance(loaded, list):
+        return tuple(loaded)
+    return loaded
