@@ -1,0 +1,22 @@
+"""Standard datasets read from their distribution files: MNIST, FashionMNIST, CIFAR10/100."""
+
+from __future__ import annotations
+
+from .cifar import CIFAR10, CIFAR100
+from .mnist import MNIST, FashionMNIST, read_idx
+from .utils import DownloadError, calculate_md5, check_integrity, download_url, extract_archive
+from .vision import VisionDataset
+
+__all__ = [
+    "CIFAR10",
+    "CIFAR100",
+    "MNIST",
+    "DownloadError",
+    "FashionMNIST",
+    "VisionDataset",
+    "calculate_md5",
+    "check_integrity",
+    "download_url",
+    "extract_archive",
+    "read_idx",
+]

@@ -1,0 +1,200 @@
+"""CIFAR-10 and CIFAR-100 from the "python version" archive or its extracted folder."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import pickle
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .utils import download_url, extract_archive
+from .vision import VisionDataset
+
+__all__ = ["CIFAR10", "CIFAR100"]
+
+# What a CIFAR batch pickle may reference: numpy array reconstruction, nothing else.
+_ALLOWED_GLOBALS = {
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("_codecs", "encode"),
+}
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles numpy arrays, lists, dicts and strings only: a crafted file cannot run code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED_GLOBALS:
+            raise pickle.UnpicklingError(
+                f"refusing to load {module}.{name}: a CIFAR batch holds only numpy arrays, "
+                "lists and strings"
+            )
+        if module.startswith(("numpy.core", "numpy._core")):
+            try:
+                return getattr(importlib.import_module("numpy._core.multiarray"), name)
+            except ImportError:  # numpy 1.x
+                return getattr(importlib.import_module("numpy.core.multiarray"), name)
+        return super().find_class(module, name)
+
+
+def _unpickle(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        entry = _ArrayUnpickler(io.BytesIO(raw), encoding="latin1").load()
+    except Exception as e:
+        raise RuntimeError(f"{where}: cannot read this CIFAR batch file ({e})") from None
+    if not isinstance(entry, dict):
+        raise RuntimeError(f"{where}: expected a pickled dict, got {type(entry).__name__}")
+    return {k.decode() if isinstance(k, bytes) else k: v for k, v in entry.items()}
+
+
+class CIFAR10(VisionDataset):
+    """CIFAR-10: 50,000 training and 10,000 test colour images, 32 x 32, 10 classes.
+
+    Reads ``cifar-10-batches-py/`` (the extracted archive) or ``cifar-10-python.tar.gz`` (read
+    directly, no extraction needed), found in ``root`` or ``root/cifar10``. With
+    ``download=True`` the archive is fetched (md5-checked) and extracted into ``root``.
+
+    Samples are ``(image, label)``: a ``32 x 32 x 3`` uint8 numpy array and an int.
+    """
+
+    base_folder: ClassVar[str] = "cifar-10-batches-py"
+    urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"]
+    filename: ClassVar[str] = "cifar-10-python.tar.gz"
+    tgz_md5: ClassVar[str] = "c58f30108f718f92721af3b95e74349a"
+    train_list: ClassVar[list[str]] = [f"data_batch_{i}" for i in range(1, 6)]
+    test_list: ClassVar[list[str]] = ["test_batch"]
+    meta: ClassVar[dict[str, str]] = {"filename": "batches.meta", "key": "label_names"}
+    labels_key: ClassVar[str] = "labels"
+    folder_aliases: ClassVar[tuple[str, ...]] = ("cifar10", "cifar-10", "CIFAR10")
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+    ) -> None:
+        super().__init__(root, transform, target_transform)
+        self.train = train
+        if download:
+            self.download()
+        files = self.train_list if train else self.test_list
+        blobs = self._read_files([*files, self.meta["filename"]])
+        data, targets = [], []
+        for name in files:
+            entry = _unpickle(blobs[name], name)
+            images, labels = self._check_batch(entry, name)
+            data.append(images)
+            targets.append(labels)
+        self.data = np.ascontiguousarray(
+            np.concatenate(data).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+        )
+        self.targets = np.concatenate(targets)
+        meta = _unpickle(blobs[self.meta["filename"]], self.meta["filename"])
+        self.classes = [str(c) for c in meta[self.meta["key"]]]
+
+    def _check_batch(self, entry: dict[str, Any], name: str) -> tuple[np.ndarray, np.ndarray]:
+        if "data" not in entry or self.labels_key not in entry:
+            raise RuntimeError(
+                f"{name}: expected keys 'data' and {self.labels_key!r}, got {sorted(entry)}"
+            )
+        images = np.asarray(entry["data"], dtype=np.uint8)
+        labels = np.asarray(entry[self.labels_key], dtype=np.int64)
+        if images.ndim != 2 or images.shape[1] != 3072 or len(images) != len(labels):
+            raise RuntimeError(
+                f"{name}: expected data of shape (N, 3072) and N labels, got data "
+                f"{images.shape} and {len(labels)} labels"
+            )
+        return images, labels
+
+    def _candidates(self) -> list[Path]:
+        root = Path(self.root)
+        return [root, *(root / alias for alias in self.folder_aliases)]
+
+    def _locate(self) -> Path | None:
+        """The extracted folder, else the archive, in the first candidate folder having one."""
+        for folder in self._candidates():
+            if (folder / self.base_folder / self.meta["filename"]).is_file():
+                return folder / self.base_folder
+            if (folder / self.meta["filename"]).is_file() and folder.name == self.base_folder:
+                return folder
+            if (folder / self.filename).is_file():
+                return folder / self.filename
+        return None
+
+    def _read_files(self, names: list[str]) -> dict[str, bytes]:
+        source = self._locate()
+        if source is None:
+            raise RuntimeError(self._not_found_message())
+        if source.is_dir():
+            missing = [n for n in names if not (source / n).is_file()]
+            if missing:
+                raise RuntimeError(f"{source}: missing {', '.join(missing)}")
+            return {n: (source / n).read_bytes() for n in names}
+        return self._read_archive(source, names)
+
+    def _read_archive(self, archive: Path, names: list[str]) -> dict[str, bytes]:
+        wanted = {f"{self.base_folder}/{n}": n for n in names}
+        blobs: dict[str, bytes] = {}
+        try:
+            with tarfile.open(archive, "r|*") as tf:  # one sequential pass over the archive
+                for member in tf:
+                    if member.name in wanted and member.isfile():
+                        f = tf.extractfile(member)
+                        assert f is not None
+                        blobs[wanted[member.name]] = f.read()
+                        if len(blobs) == len(wanted):
+                            break
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise RuntimeError(f"{archive}: corrupt or truncated archive ({e})") from None
+        missing = [n for n in names if n not in blobs]
+        if missing:
+            raise RuntimeError(
+                f"{archive}: expected {', '.join(wanted)} in the archive; missing "
+                f"{', '.join(missing)}"
+            )
+        return blobs
+
+    def _not_found_message(self) -> str:
+        folders = "\n".join(f"  {p}" for p in self._candidates())
+        return (
+            f"Dataset not found: {type(self).__name__} needs {self.base_folder}/ or "
+            f"{self.filename} in one of:\n{folders}\n"
+            f"Use download=True to download it, or, offline, fetch {self.urls[0]} elsewhere "
+            f"(md5 {self.tgz_md5}) and place it in {self.root} by hand."
+        )
+
+    def download(self) -> None:
+        """Fetch the archive (md5-checked, atomic) and extract it into ``root``."""
+        if self._locate() is not None:
+            return
+        archive = download_url(self.urls, self.root, self.filename, self.tgz_md5)
+        extract_archive(archive, self.root)
+
+    def extra_repr(self) -> str:
+        return f"Split: {'Train' if self.train else 'Test'}"
+
+
+class CIFAR100(CIFAR10):
+    """CIFAR-100: the same images format as CIFAR-10, 100 fine classes."""
+
+    base_folder: ClassVar[str] = "cifar-100-python"
+    urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz"]
+    filename: ClassVar[str] = "cifar-100-python.tar.gz"
+    tgz_md5: ClassVar[str] = "eb9058c3a382ffc7106e4002c42a8d85"
+    train_list: ClassVar[list[str]] = ["train"]
+    test_list: ClassVar[list[str]] = ["test"]
+    meta: ClassVar[dict[str, str]] = {"filename": "meta", "key": "fine_label_names"}
+    labels_key: ClassVar[str] = "fine_labels"
+    folder_aliases: ClassVar[tuple[str, ...]] = ("cifar100", "cifar-100", "CIFAR100")

@@ -1,0 +1,96 @@
+"""VisionDataset: images in one uint8 array, integer targets, transforms (batched if they can)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import lucid
+
+from ..dataset import Dataset
+from ..transforms import batch_transform
+
+__all__ = ["VisionDataset"]
+
+
+def _rows(batch: Any) -> list[Any]:
+    """A batch (Tensor or array) as a list of its rows (views, no copies)."""
+    if isinstance(batch, lucid.Tensor):
+        if batch.device == "cpu":
+            return [lucid.from_numpy(r) for r in batch.data]
+        return [batch[i] for i in range(batch.shape[0])]
+    return list(batch)
+
+
+class VisionDataset(Dataset[tuple[Any, Any]]):
+    """Base of the image datasets: ``data`` (N x H x W [x C] uint8) and ``targets`` (int64).
+
+    ``dataset[i]`` is ``(image, target)`` with the image as a uint8 numpy array (``H x W`` or
+    ``H x W x C``) and the target an int, each passed through its transform if given. A batch
+    of indices (``__getitems__``, used by the DataLoader) is read with one fancy-index and
+    transformed at once when the transforms support batches (ToTensor, Normalize, RandomCrop,
+    flips, ...), else image by image.
+    """
+
+    data: np.ndarray
+    targets: np.ndarray
+    classes: list[str]
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.root = os.fspath(os.path.expanduser(root))
+        self.transform = transform
+        self.target_transform = target_transform
+
+    @property
+    def class_to_idx(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.classes)}
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        img: Any = self.data[index]
+        target: Any = int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+        image_fn = batch_transform(self.transform) if self.transform is not None else None
+        target_fn = (
+            batch_transform(self.target_transform) if self.target_transform is not None else None
+        )
+        if (self.transform is not None and image_fn is None) or (
+            self.target_transform is not None and target_fn is None
+        ):
+            return [self[i] for i in indices]
+        idx = np.asarray(indices, dtype=np.int64)
+        images: Any = self.data[idx]
+        if image_fn is not None:
+            images = image_fn(images)
+        targets: Any = self.targets[idx]
+        targets = _rows(target_fn(targets)) if target_fn is not None else targets.tolist()
+        return list(zip(_rows(images), targets))
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}"]
+        lines.append(f"    Root location: {self.root}")
+        lines += [f"    {line}" for line in self.extra_repr().splitlines()]
+        for name in ("transform", "target_transform"):
+            t = getattr(self, name)
+            if t is not None:
+                lines.append(f"    {name.replace('_', ' ').title()}: {t!r}")
+        return "\n".join(lines)
