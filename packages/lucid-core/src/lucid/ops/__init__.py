@@ -48,3 +48,8 @@ __all__ = [
     "permute", "relu", "reshape", "setitem", "squeeze", "sub", "sum", "sum_to_size", "swapaxes",
     "swapdims", "t", "tanh", "to_device", "transpose", "unsqueeze", "view",
 ]  # fmt: skip
+
+# -- issue 3's ops (softmax family, sorting, special functions, ...) ---------------------------
+from lucid.ops.softmax import log_softmax, softmax  # noqa: E402
+
+__all__ += ["log_softmax", "softmax"]  # fmt: skip

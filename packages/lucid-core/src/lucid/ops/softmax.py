@@ -1,0 +1,90 @@
+"""softmax and log_softmax: fused, numerically stable (the max is subtracted first).
+
+Both are single Functions with a ``kernel_name`` so a backend can swap in its own kernel.
+Their backward is written with lucid ops on the saved output, so it is differentiable again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.ops._util import normalize_dim
+
+
+def _shifted(xp: Any, x: Any, dim: int) -> Any:
+    """``x - max(x, dim)``; rows that are all -inf stay -inf - (-inf) = nan (as PyTorch)."""
+    return xp.subtract(x, xp.max(x, axis=dim, keepdims=True))
+
+
+class Softmax(Function):
+    kernel_name = "softmax"
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, dim: int) -> Any:
+        xp = ctx.xp
+        e = xp.exp(_shifted(xp, x, dim))
+        out = xp.divide(e, xp.sum(e, axis=dim, keepdims=True))
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (y,) = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
+
+
+class LogSoftmax(Function):
+    kernel_name = "log_softmax"
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, dim: int) -> Any:
+        xp = ctx.xp
+        s = _shifted(xp, x, dim)
+        out = xp.subtract(s, xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True)))
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (y,) = ctx.saved_tensors
+        return g - y.exp() * g.sum(dim=ctx.dim, keepdim=True), None
+
+
+def _prepare(name: str, x: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if dtype is not None:
+        x = x.to(_dtype.to_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): expected a floating point input (or pass dtype=), got {x.dtype}"
+        )
+    if dim is None:  # PyTorch's legacy implicit choice
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return x, normalize_dim(dim, x.ndim)
+
+
+def softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """``exp(x) / exp(x).sum(dim)``, computed as ``exp(x - max)`` so large logits don't overflow.
+
+    >>> lucid.softmax(lucid.tensor([1e4, 1e4 + 1.0]), dim=0)
+    tensor([0.2689, 0.7311])
+    """
+    x, d = _prepare("softmax", x, dim, dtype)
+    if x.ndim == 0:
+        return Softmax.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
+    return Softmax.apply(x, d)  # type: ignore[no-any-return]
+
+
+def log_softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+    """``log(softmax(x, dim))`` without forming the softmax (stable for large logits)."""
+    x, d = _prepare("log_softmax", x, dim, dtype)
+    if x.ndim == 0:
+        return LogSoftmax.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
+    return LogSoftmax.apply(x, d)  # type: ignore[no-any-return]
