@@ -1,0 +1,215 @@
+"""ResNet-18/34/50/101/152 (He et al., "Deep Residual Learning for Image Recognition", CVPR 2016)
+in torchvision's layout (same module names, so converted torchvision state dicts load), the
+CIFAR variant (3x3 stem, no max-pool) and Wide ResNet-28-10 (Zagoruyko & Komodakis, BMVC 2016).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import nn
+from lucid.models._registry import register_model
+
+
+def conv3x3(cin: int, cout: int, stride: int = 1) -> Any:
+    return nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+
+
+def conv1x1(cin: int, cout: int, stride: int = 1) -> Any:
+    return nn.Conv2d(cin, cout, 1, stride=stride, bias=False)
+
+
+class BasicBlock(nn.Module):
+    expansion = 1
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None) -> None:
+        super().__init__()
+        self.conv1 = conv3x3(inplanes, planes, stride)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = conv3x3(planes, planes)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.downsample = downsample
+        self.stride = stride
+
+    def forward(self, x: Any) -> Any:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return self.relu(out + identity)
+
+
+class Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None) -> None:
+        super().__init__()
+        self.conv1 = conv1x1(inplanes, planes)
+        self.bn1 = nn.BatchNorm2d(planes)
+        self.conv2 = conv3x3(planes, planes, stride)
+        self.bn2 = nn.BatchNorm2d(planes)
+        self.conv3 = conv1x1(planes, planes * self.expansion)
+        self.bn3 = nn.BatchNorm2d(planes * self.expansion)
+        self.relu = nn.ReLU(inplace=True)
+        self.downsample = downsample
+        self.stride = stride
+
+    def forward(self, x: Any) -> Any:
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        return self.relu(out + identity)
+
+
+class ResNet(nn.Module):
+    """torchvision's ResNet; ``cifar=True`` uses a 3x3 stride-1 stem and no max-pool."""
+
+    def __init__(
+        self,
+        block: Any,
+        layers: list[int],
+        num_classes: int = 1000,
+        in_channels: int = 3,
+        cifar: bool = False,
+        zero_init_residual: bool = False,
+    ) -> None:
+        super().__init__()
+        self.inplanes = 64
+        if cifar:
+            self.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
+        else:
+            self.conv1 = nn.Conv2d(in_channels, 64, 7, stride=2, padding=3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.Identity() if cifar else nn.MaxPool2d(3, stride=2, padding=1)
+        self.layer1 = self._make_layer(block, 64, layers[0])
+        self.layer2 = self._make_layer(block, 128, layers[1], stride=2)
+        self.layer3 = self._make_layer(block, 256, layers[2], stride=2)
+        self.layer4 = self._make_layer(block, 512, layers[3], stride=2)
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512 * block.expansion, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+            elif isinstance(m, nn.BatchNorm2d):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+        if zero_init_residual:
+            for m in self.modules():
+                last = getattr(m, "bn3", None) if isinstance(m, Bottleneck) else None
+                last = getattr(m, "bn2", None) if isinstance(m, BasicBlock) else last
+                if last is not None:
+                    nn.init.zeros_(last.weight)
+
+    def _make_layer(self, block: Any, planes: int, blocks: int, stride: int = 1) -> Any:
+        downsample = None
+        if stride != 1 or self.inplanes != planes * block.expansion:
+            downsample = nn.Sequential(
+                conv1x1(self.inplanes, planes * block.expansion, stride),
+                nn.BatchNorm2d(planes * block.expansion),
+            )
+        layers = [block(self.inplanes, planes, stride, downsample)]
+        self.inplanes = planes * block.expansion
+        layers += [block(self.inplanes, planes) for _ in range(1, blocks)]
+        return nn.Sequential(*layers)
+
+    def forward(self, x: Any) -> Any:
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(self.avgpool(x).flatten(1))
+
+
+@register_model
+def resnet18(**kwargs: Any) -> ResNet:
+    """ResNet-18 (He et al. 2016), 11,689,512 parameters for 1000 classes."""
+    return ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)
+
+
+@register_model
+def resnet34(**kwargs: Any) -> ResNet:
+    """ResNet-34 (He et al. 2016), 21,797,672 parameters for 1000 classes."""
+    return ResNet(BasicBlock, [3, 4, 6, 3], **kwargs)
+
+
+@register_model
+def resnet50(**kwargs: Any) -> ResNet:
+    """ResNet-50 (He et al. 2016), 25,557,032 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
+
+
+@register_model
+def resnet101(**kwargs: Any) -> ResNet:
+    """ResNet-101 (He et al. 2016), 44,549,160 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 23, 3], **kwargs)
+
+
+@register_model
+def resnet152(**kwargs: Any) -> ResNet:
+    """ResNet-152 (He et al. 2016), 60,192,808 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 8, 36, 3], **kwargs)
+
+
+@register_model
+def resnet18_cifar(num_classes: int = 10, **kwargs: Any) -> ResNet:
+    """ResNet-18, CIFAR variant (3x3 stem, no max-pool), 11,173,962 parameters for 10 classes."""
+    return ResNet(BasicBlock, [2, 2, 2, 2], num_classes=num_classes, cifar=True, **kwargs)
+
+
+class WideBasic(nn.Module):
+    """Pre-activation wide block (BN-ReLU-conv, dropout between the convs)."""
+
+    def __init__(self, cin: int, cout: int, stride: int, dropout: float) -> None:
+        super().__init__()
+        self.bn1 = nn.BatchNorm2d(cin)
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.dropout = nn.Dropout(dropout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, stride=1, padding=1, bias=False)
+        self.relu = nn.ReLU()
+        self.shortcut = (
+            nn.Conv2d(cin, cout, 1, stride=stride, bias=False)
+            if stride != 1 or cin != cout
+            else None
+        )
+
+    def forward(self, x: Any) -> Any:
+        o = self.relu(self.bn1(x))
+        shortcut = x if self.shortcut is None else self.shortcut(o)
+        y = self.conv1(o)
+        y = self.conv2(self.dropout(self.relu(self.bn2(y))))
+        return y + shortcut
+
+
+class WideResNet(nn.Module):
+    """WRN-depth-k for 32x32 inputs (Zagoruyko & Komodakis 2016)."""
+
+    def __init__(self, depth: int = 28, widen_factor: int = 10, num_classes: int = 10,
+                 dropout: float = 0.0, in_channels: int = 3) -> None:  # fmt: skip
+        super().__init__()
+        if (depth - 4) % 6:
+            raise ValueError(f"WideResNet depth must be 6n+4, got {depth}")
+        n = (depth - 4) // 6
+        widths = [16, 16 * widen_factor, 32 * widen_factor, 64 * widen_factor]
+        self.conv1 = nn.Conv2d(in_channels, widths[0], 3, padding=1, bias=False)
+        blocks: list[Any] = []
+        cin = widths[0]
+        for stage, stride in zip(range(1, 4), (1, 2, 2)):
+            for i in range(n):
+                blocks.append(WideBasic(cin, widths[stage], stride if i == 0 else 1, dropout))
+                cin = widths[stage]
+        self.blocks = nn.Sequential(*blocks)
+        self.bn = nn.BatchNorm2d(cin)
+        self.relu = nn.ReLU()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(cin, num_classes)
+
+    def forward(self, x: Any) -> Any:
+        x = self.relu(self.bn(self.blocks(self.conv1(x))))
+        return self.fc(self.avgpool(x).flatten(1))
+
+
+@register_model
+def wide_resnet28_10(**kwargs: Any) -> WideResNet:
+    """Wide ResNet-28-10 for CIFAR (Zagoruyko & Komodakis 2016), 36,479,194 parameters."""
+    return WideResNet(28, 10, **kwargs)
