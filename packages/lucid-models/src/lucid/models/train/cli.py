@@ -1,0 +1,66 @@
+"""Command-line parsing for ``lucid-train``; the loop itself is in ``loop.py``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from lucid.models import list_models
+from lucid.models.train.loop import TrainConfig, train
+
+DATASETS = ("mnist", "fashion-mnist", "cifar10", "cifar100")
+OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop", "lion")
+SCHEDULERS = ("none", "step", "cosine", "onecycle", "warmup-cosine")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="lucid-train",
+        description="Train a lucid.models model on MNIST, FashionMNIST, CIFAR-10 or CIFAR-100.",
+    )
+    p.add_argument("model", help=f"registered model name, e.g. lenet5 ({len(list_models())} known;"
+                   " --list-models shows them)", nargs="?")  # fmt: skip
+    p.add_argument("--list-models", action="store_true", help="print the model names and exit")
+    p.add_argument("--dataset", choices=DATASETS, default="mnist")
+    p.add_argument("--data-root", type=Path, default=None,
+                   help="folder with the dataset files (default: ./data/<dataset>, then "
+                   "$LUCID_DATA_DIR/<dataset>)")  # fmt: skip
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="none")
+    p.add_argument("--device", default="cpu", help="cpu, mlx, mlx:cpu, mlx:gpu")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
+    p.add_argument("--output", type=Path, default=Path("runs"), help="output folder")
+    p.add_argument("--resume", action="store_true", help="continue from <output>/last.safetensors")
+    p.add_argument("--subset", type=int, default=None, help="use only the first N training images")
+    p.add_argument("--augment", action="store_true", help="random crop + flip (CIFAR)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list_models:
+        print("\n".join(list_models()))
+        return 0
+    if args.model is None:
+        build_parser().print_usage(sys.stderr)
+        print("lucid-train: error: the model name is required", file=sys.stderr)
+        return 2
+    if args.model not in list_models():
+        print(f"lucid-train: error: unknown model {args.model!r}; known: "
+              f"{', '.join(list_models())}", file=sys.stderr)  # fmt: skip
+        return 2
+    config = TrainConfig(**{k: v for k, v in vars(args).items() if k != "list_models"})
+    try:
+        return train(config)
+    except FileNotFoundError as exc:
+        print(f"lucid-train: error: {exc}", file=sys.stderr)
+        return 1

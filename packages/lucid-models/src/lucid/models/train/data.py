@@ -1,0 +1,108 @@
+"""Datasets for ``lucid-train``: read the standard files, normalise once, batch fast."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import lucid
+from lucid.data import DataLoader, TensorDataset
+from lucid.data import datasets as ds
+
+# name -> (dataset class, channel means, channel stds, number of classes)
+_SPECS: dict[str, tuple[Any, tuple[float, ...], tuple[float, ...], int]] = {
+    "mnist": (ds.MNIST, (0.1307,), (0.3081,), 10),
+    "fashion-mnist": (ds.FashionMNIST, (0.2860,), (0.3530,), 10),
+    "cifar10": (ds.CIFAR10, (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616), 10),
+    "cifar100": (ds.CIFAR100, (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762), 100),
+}
+
+
+def num_classes(name: str) -> int:
+    return _SPECS[name][3]
+
+
+def in_channels(name: str) -> int:
+    return len(_SPECS[name][1])
+
+
+def resolve_root(name: str, root: Path | None) -> Path:
+    """The data folder: the given one, else ./data/<name>, else $LUCID_DATA_DIR/<name>."""
+    if root is not None:
+        return root
+    folder = name.replace("-", "_") if name != "fashion-mnist" else "fashion-mnist"
+    local = Path("data") / folder
+    if local.exists():
+        return local
+    env = os.environ.get("LUCID_DATA_DIR")
+    if env and (Path(env) / folder).exists():
+        return Path(env) / folder
+    raise FileNotFoundError(
+        f"no data folder for {name}: pass --data-root, or put the files in {local} "
+        "(or set LUCID_DATA_DIR)"
+    )
+
+
+def _as_nchw(images: np.ndarray) -> np.ndarray:
+    if images.ndim == 3:  # MNIST: (N, 28, 28)
+        return images[:, None]
+    return images.transpose(0, 3, 1, 2)  # CIFAR: (N, 32, 32, 3) HWC -> CHW
+
+
+def _normalised(images: np.ndarray, mean: tuple[float, ...], std: tuple[float, ...]) -> Any:
+    x = _as_nchw(images).astype(np.float32) / np.float32(255.0)
+    m = np.asarray(mean, np.float32).reshape(1, -1, 1, 1)
+    s = np.asarray(std, np.float32).reshape(1, -1, 1, 1)
+    return np.ascontiguousarray((x - m) / s)
+
+
+class _Augmented:
+    """Random crop (pad 4) + horizontal flip on a normalised NCHW array, per batch."""
+
+    def __init__(self, base: TensorDataset) -> None:
+        self.base = base
+
+    def __len__(self) -> int:
+        return len(self.base)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.__getitems__([i])[0]
+
+    def __getitems__(self, idx: list[int]) -> list[tuple[Any, Any]]:
+        rng = lucid.random.default_generator.numpy_rng
+        x = self.base.tensors[0].numpy()[idx]
+        y = self.base.tensors[1].numpy()[idx]
+        n, _, h, w = x.shape
+        padded = np.pad(x, ((0, 0), (0, 0), (4, 4), (4, 4)))
+        dy, dx = rng.integers(0, 9, n), rng.integers(0, 9, n)
+        flip = rng.random(n) < 0.5
+        out = np.empty_like(x)
+        for k in range(n):
+            crop = padded[k, :, dy[k] : dy[k] + h, dx[k] : dx[k] + w]
+            out[k] = crop[:, :, ::-1] if flip[k] else crop
+        return [(out[k], y[k]) for k in range(n)]
+
+
+def loaders(cfg: Any) -> tuple[DataLoader, DataLoader]:
+    cls, mean, std, _ = _SPECS[cfg.dataset]
+    root = resolve_root(cfg.dataset, cfg.data_root)
+    train_set, test_set = cls(root, train=True), cls(root, train=False)
+    x_train, y_train = np.asarray(train_set.data), np.asarray(train_set.targets, np.int64)
+    if cfg.subset:
+        x_train, y_train = x_train[: cfg.subset], y_train[: cfg.subset]
+    train = TensorDataset(
+        lucid.from_numpy(_normalised(x_train, mean, std)), lucid.from_numpy(y_train)
+    )
+    test = TensorDataset(
+        lucid.from_numpy(_normalised(np.asarray(test_set.data), mean, std)),
+        lucid.from_numpy(np.asarray(test_set.targets, np.int64)),
+    )
+    generator = lucid.Generator().manual_seed(cfg.seed)
+    train_ds: Any = _Augmented(train) if cfg.augment else train
+    train_loader = DataLoader(train_ds, batch_size=cfg.batch_size, shuffle=True,
+                              num_workers=cfg.workers, generator=generator, drop_last=False)  # fmt: skip
+    test_loader = DataLoader(test, batch_size=max(cfg.batch_size, 500), shuffle=False)
+    return train_loader, test_loader
