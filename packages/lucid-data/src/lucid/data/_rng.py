@@ -52,9 +52,10 @@ def seeded_default_generator(seed: int) -> Iterator[None]:
     batch whichever process (main or a worker) fetches it.
     """
     gen = default_generator()
-    state = gen.get_state()
+    saved_rng, saved_seed = gen.numpy_rng, gen.initial_seed()
     gen.manual_seed(seed)
     try:
         yield
-    finally:
-        gen.set_state(state)
+    finally:  # put back the very stream that was running (cheaper than get/set_state)
+        gen.manual_seed(saved_seed)
+        gen.numpy_rng = saved_rng

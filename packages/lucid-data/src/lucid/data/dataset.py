@@ -98,7 +98,7 @@ def _take_rows(t: Any, idx: np.ndarray) -> list[Any]:
     """Rows ``idx`` of a tensor or array, as a list of per-row objects of the same kind."""
     if isinstance(t, lucid.Tensor) and t.device == "cpu":
         rows = t.data[idx]
-        return [lucid.from_numpy(r) for r in rows]
+        return [lucid.from_numpy(rows[i, ...]) for i in range(len(rows))]  # 0-d rows stay arrays
     if isinstance(t, np.ndarray):
         return list(t[idx])
     return [t[int(i)] for i in idx]

@@ -20,7 +20,8 @@ def _rows(batch: Any) -> list[Any]:
     """A batch (Tensor or array) as a list of its rows (views, no copies)."""
     if isinstance(batch, lucid.Tensor):
         if batch.device == "cpu":
-            return [lucid.from_numpy(r) for r in batch.data]
+            rows = batch.data
+            return [lucid.from_numpy(rows[i, ...]) for i in range(len(rows))]
         return [batch[i] for i in range(batch.shape[0])]
     return list(batch)
 
