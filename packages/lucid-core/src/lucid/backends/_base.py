@@ -67,6 +67,17 @@ class Backend:
         """Return ``arr`` with ``arr[index] = values`` applied (in place where possible)."""
         raise NotImplementedError
 
+    def sliding_windows(
+        self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
+    ) -> Any:
+        """A read-only view of every window of ``window_shape`` along ``axis`` (no copy).
+
+        Same contract as ``numpy.lib.stride_tricks.sliding_window_view``: the window dims are
+        appended after the others; stride and dilation are basic slices of the result. Used by
+        im2col (convolution, pooling, unfold).
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no sliding_windows")
+
     # -- random -------------------------------------------------------------------------------
     # Defaults draw on the CPU generator and convert; backends with their own RNG (MLX)
     # override them so samples are made on the device.

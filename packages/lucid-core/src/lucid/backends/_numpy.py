@@ -69,3 +69,8 @@ class NumpyBackend(Backend):
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
         arr[index] = values
         return arr
+
+    def sliding_windows(
+        self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
+    ) -> Any:
+        return np.lib.stride_tricks.sliding_window_view(arr, window_shape, axis=axis)
