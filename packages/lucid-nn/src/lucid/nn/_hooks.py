@@ -1,0 +1,113 @@
+"""Hook handles and the identity Functions that implement full backward hooks on Modules."""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from typing import Any
+
+from lucid import Tensor
+from lucid.autograd import Function
+
+_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``; ``remove()`` unregisters the hook (usable as a context)."""
+
+    def __init__(self, hooks: OrderedDict[int, Any]) -> None:
+        self.id = next(_ids)
+        self._hooks = hooks
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _OutputGrads(Function):
+    """Identity on a module's outputs whose backward records ``grad_output`` for the hooks."""
+
+    @staticmethod
+    def forward(ctx: Any, state: _BackwardHookState, *arrays: Any) -> Any:
+        ctx.state = state
+        return tuple(arrays)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        state: _BackwardHookState = ctx.state
+        state.grad_output = tuple(grads)
+        if state.n_inputs == 0:
+            state.fire(())
+        return (None, *grads)
+
+
+class _InputGrads(Function):
+    """Identity on a module's inputs whose backward calls the hooks with ``grad_input``."""
+
+    @staticmethod
+    def forward(ctx: Any, state: _BackwardHookState, *arrays: Any) -> Any:
+        ctx.state = state
+        return tuple(arrays)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return (None, *ctx.state.fire(tuple(grads)))
+
+
+class _BackwardHookState:
+    def __init__(self, module: Any, hooks: list[Any]) -> None:
+        self.module = module
+        self.hooks = hooks
+        self.grad_output: tuple[Any, ...] = ()
+        self.n_inputs = 0
+
+    def fire(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
+        for hook in self.hooks:
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is None:
+                continue
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(grad_input):
+                raise RuntimeError(
+                    f"backward hook returned {len(result)} gradients, expected "
+                    f"{len(grad_input)} (one per input that requires grad)"
+                )
+            grad_input = result
+        return grad_input
+
+
+def wrap_inputs(state: _BackwardHookState, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Route the tensor inputs that require grad through ``_InputGrads``."""
+    idx = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    state.n_inputs = len(idx)
+    if not idx:
+        return args
+    outs = _InputGrads.apply(state, *(args[i] for i in idx))
+    new = list(args)
+    for i, t in zip(idx, outs):
+        new[i] = t
+    return tuple(new)
+
+
+def wrap_outputs(state: _BackwardHookState, output: Any) -> Any:
+    """Route the tensor outputs through ``_OutputGrads`` (a Tensor or a tuple/list of them)."""
+    single = isinstance(output, Tensor)
+    items = [output] if single else list(output) if isinstance(output, (tuple, list)) else []
+    idx = [i for i, a in enumerate(items) if isinstance(a, Tensor) and a.requires_grad]
+    if not idx:
+        return output
+    outs = _OutputGrads.apply(state, *(items[i] for i in idx))
+    for i, t in zip(idx, outs):
+        items[i] = t
+    if single:
+        return items[0]
+    return type(output)(items)
+
+
+def backward_hook_state(module: Any, hooks: list[Any]) -> _BackwardHookState:
+    return _BackwardHookState(module, hooks)

@@ -1,0 +1,6 @@
+"""Functional forms of the layers (``torch.nn.functional``): ``import lucid.nn.functional as F``.
+
+Each file defines ``__all__``; add one star-import line per file.
+"""
+
+from lucid.nn.functional.linear import *  # noqa: F403

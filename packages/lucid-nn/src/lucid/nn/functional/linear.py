@@ -1,0 +1,75 @@
+"""linear and bilinear."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import Tensor
+from lucid.autograd import Function
+
+__all__ = ["bilinear", "linear"]
+
+
+class _Linear(Function):
+    """``x @ w.T + b`` in one node: one GEMM each way, the bias gradient as one reduction."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, w: Any, b: Any) -> Any:
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+        out = ctx.xp.matmul(x, w.T)
+        if b is not None:
+            out += b
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        x, w = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        gx = g @ w if need_x else None
+        gw = gb = None
+        if need_w or need_b:
+            g2 = g.reshape(-1, g.shape[-1])
+            if need_w:
+                gw = g2.mT @ x.reshape(-1, x.shape[-1])
+            if need_b:
+                gb = g2.sum(0)
+        return gx, gw, gb
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` (``torch.nn.functional.linear``)."""
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(
+            f"linear: input with {input.shape[-1] if input.ndim else 0} features in the last "
+            f"dim does not match weight of shape {tuple(weight.shape)} "
+            f"(expected {weight.shape[-1]} features), got input of shape {tuple(input.shape)}"
+        )
+    if weight.ndim == 1:
+        out = input @ weight
+        return out if bias is None else out + bias
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(
+            f"linear: expected input and weight to have the same dtype, but got input "
+            f"{input.dtype} and weight {weight.dtype}"
+        )
+    return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y_k = x1^T A_k x2 + b_k`` (``torch.nn.functional.bilinear``)."""
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
+        raise RuntimeError(
+            f"bilinear: expected inputs with {in1} and {in2} features, got "
+            f"{tuple(input1.shape)} and {tuple(input2.shape)}"
+        )
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    a = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = (x1 @ a).reshape(-1, out_f, in2)
+    out = (t * x2.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*lead, out_f)

@@ -1,0 +1,598 @@
+"""``Module``: the base class of layers and models (``torch.nn.Module``).
+
+Assigning a Parameter, Buffer or Module to an attribute registers it; everything else
+(state_dict, ``to``, ``train``/``eval``, ``parameters()``) walks those registries.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, NamedTuple, TypeVar
+
+from lucid import Tensor, _dtype
+from lucid.autograd import no_grad
+from lucid.nn import _hooks
+from lucid.nn.parameter import Buffer, Parameter
+
+T = TypeVar("T", bound="Module")
+
+_global_forward_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Any] = OrderedDict()
+
+
+def _forward_unimplemented(self: Any, *args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        f'Module [{type(self).__name__}] is missing the required "forward" function'
+    )
+
+
+class _IncompatibleKeys(NamedTuple):
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (
+            f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+            f"unexpected_keys={self.unexpected_keys})"
+        )
+
+
+class Module:
+    """Base class of all layers and models. Subclasses define ``forward``.
+
+    >>> class Net(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc = nn.Linear(4, 2)
+    ...     def forward(self, x):
+    ...         return self.fc(x).relu()
+    >>> [name for name, _ in Net().named_parameters()]
+    ['fc.weight', 'fc.bias']
+    """
+
+    training: bool
+    _state_dict_pass_attr: AbstractSet[str] = frozenset()
+    """Names of own parameters/buffers/submodules left out of ``state_dict`` (caches...)."""
+
+    def __init__(self) -> None:
+        sa = object.__setattr__
+        sa(self, "training", True)
+        sa(self, "_parameters", OrderedDict())
+        sa(self, "_buffers", OrderedDict())
+        sa(self, "_non_persistent_buffers_set", set())
+        sa(self, "_modules", OrderedDict())
+        sa(self, "_forward_pre_hooks", OrderedDict())
+        sa(self, "_forward_hooks", OrderedDict())
+        sa(self, "_backward_hooks", OrderedDict())
+        if type(self)._state_dict_pass_attr is Module._state_dict_pass_attr:
+            sa(self, "_state_dict_pass_attr", set())
+
+    forward: Callable[..., Any] = _forward_unimplemented
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        state = None
+        if self._backward_hooks:
+            state = _hooks.backward_hook_state(self, list(self._backward_hooks.values()))
+            args = _hooks.wrap_inputs(state, args)
+        output = self.forward(*args, **kwargs)
+        for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        if state is not None:
+            output = _hooks.wrap_outputs(state, output)
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(module, args) -> None or new args`` runs before ``forward``."""
+        return _add_hook(self._forward_pre_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(module, args, output) -> None or new output`` runs after ``forward``."""
+        return _add_hook(self._forward_hooks, hook)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None or new grad_input`` in backward.
+
+        ``grad_input`` has one entry per positional tensor input that requires grad.
+        """
+        return _add_hook(self._backward_hooks, hook)
+
+    # -- registration -------------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            if "_parameters" not in d:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            _remove_from(self, name, skip="_parameters")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if "_modules" not in d:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            _remove_from(self, name, skip="_modules")
+            self._modules[name] = value
+        elif isinstance(value, Buffer):
+            if "_buffers" not in d:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            _remove_from(self, name, skip="_buffers")
+            self.register_buffer(name, value, value.persistent)
+        elif "_parameters" in d and name in self._parameters:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(nn.Parameter or None expected)"
+                )
+            self._parameters[name] = None
+        elif "_modules" in d and name in self._modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(nn.Module or None expected)"
+                )
+            self._modules[name] = None
+        elif "_buffers" in d and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(lucid.Tensor or None expected)"
+                )
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for registry in ("_parameters", "_buffers", "_modules"):
+            reg = d.get(registry)
+            if reg is not None and name in reg:
+                return reg[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            reg = self.__dict__.get(registry)
+            if reg is not None and name in reg:
+                del reg[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = set(super().__dir__())
+        keys.update(self._parameters, self._buffers, self._modules)
+        return sorted(k for k in keys if not k[0].isdigit())
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (or ``None``: a declared but absent parameter) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        _check_name(self, name, "parameter", "_parameters")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(nn.Parameter or None required)"
+            )
+        if param is not None and param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                "created explicitly; to express it as a function of another Tensor, compute "
+                "the value in forward()."
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a buffer (saved in state_dict unless ``persistent=False``; None allowed)."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        _check_name(self, name, "buffer", "_buffers")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(lucid.Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a child module (or None) under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        mod = self
+        for item in target.split(".") if target else ():
+            child = mod._modules.get(item)
+            if child is None:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = child
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        p = mod._parameters.get(name)
+        if p is None:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return p
+
+    def get_buffer(self, target: str) -> Tensor:
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        b = mod._buffers.get(name)
+        if b is None:
+            raise AttributeError(f"{mod._get_name()} has no buffer `{name}`")
+        return b
+
+    # -- traversal ----------------------------------------------------------------------------
+    def named_modules(
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """This module and all below it, with dotted names; a shared module appears once."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from child.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        seen: set[Module] = set()
+        for name, child in self._modules.items():
+            if child is not None and child not in seen:
+                seen.add(child)
+                yield name, child
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(
+        self, registry: str, prefix: str, recurse: bool, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Any]]:
+        seen: set[int] = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        for mod_prefix, mod in mods if recurse else [(prefix, self)]:
+            for name, value in getattr(mod, registry).items():
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                seen.add(id(value))
+                yield mod_prefix + ("." if mod_prefix else "") + name, value
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, parameter) pairs; a shared parameter appears once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # -- state --------------------------------------------------------------------------------
+    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
+        """Own (name, tensor) pairs that belong in state_dict."""
+        skip = self._state_dict_pass_attr
+        for name, p in self._parameters.items():
+            if p is not None and name not in skip:
+                yield name, p
+        for name, b in self._buffers.items():
+            if b is not None and name not in skip and name not in self._non_persistent_buffers_set:
+                yield name, b
+
+    def state_dict(
+        self, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> OrderedDict[str, Tensor]:
+        """Parameters and persistent buffers by dotted name.
+
+        Values are copies (detached, no view into the live data) unless ``keep_vars=True``,
+        which returns the registered tensors themselves.
+        """
+        out: OrderedDict[str, Tensor] = OrderedDict() if destination is None else destination
+        for name, t in self._state_items():
+            out[prefix + name] = t if keep_vars else t.detach()._fresh_copy()
+        for name, child in self._modules.items():
+            if child is not None and name not in self._state_dict_pass_attr:
+                child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return out
+
+    def _state_targets(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        for name, t in self._state_items():
+            yield prefix + name, t
+        for name, child in self._modules.items():
+            if child is not None and name not in self._state_dict_pass_attr:
+                yield from child._state_targets(prefix + name + ".")
+
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> _IncompatibleKeys:
+        """Copy values into this module's parameters and buffers, in place and on their device.
+
+        Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any of those, or a shape
+        mismatch, raises one error that lists them all. Nothing is written when it raises.
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        targets = dict(self._state_targets())
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        errors = []
+        values: list[tuple[Tensor, Tensor]] = []
+        for key, target in targets.items():
+            if key not in state_dict:
+                continue
+            value = _as_tensor(state_dict[key], target)
+            if value.shape != target.shape:
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {_size(value)} from "
+                    f"checkpoint, the shape in current model is {_size(target)}."
+                )
+                continue
+            values.append((target, value))
+        if strict:
+            if unexpected:
+                keys = ", ".join(f'"{k}"' for k in unexpected)
+                errors.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing:
+                keys = ", ".join(f'"{k}"' for k in missing)
+                errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if errors:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
+            )
+        with no_grad():
+            for target, value in values:
+                target.copy_(value)
+        return _IncompatibleKeys(missing, unexpected)
+
+    # -- moving and casting -------------------------------------------------------------------
+    def _apply(self: T, fn: Callable[[Tensor], Tensor], memo: set[int] | None = None) -> T:
+        """Apply ``fn`` to own tensors (rebinding their data in place), then each child once."""
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return self
+        memo.add(id(self))
+        with no_grad():
+            for t in (*self._parameters.values(), *self._buffers.values()):
+                if t is None or id(t) in memo:
+                    continue
+                memo.add(id(t))
+                _rebind(t, fn(t.detach()))
+                if t.grad is not None:
+                    _rebind(t.grad, fn(t.grad))
+        for child in self._modules.values():
+            if child is not None:
+                child._apply(fn, memo)
+        return self
+
+    def to(self: T, *args: Any, **kwargs: Any) -> T:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: in place.
+
+        A dtype applies to floating point parameters and buffers only, as in PyTorch.
+        """
+        device, dtype = _parse_to(args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(
+                f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
+            )
+
+        def convert(t: Tensor) -> Tensor:
+            if device is not None:
+                t = t.to(device)
+            if dtype is not None and t.dtype.is_floating_point:
+                t = t.to(dtype)
+            return t
+
+        return self._apply(convert)
+
+    def cpu(self: T) -> T:
+        return self.to("cpu")
+
+    def type(self: T, dst_type: Any) -> T:
+        return self._apply(lambda t: t.to(dst_type))
+
+    def float(self: T) -> T:
+        return self._apply(lambda t: t.to(_dtype.float32) if t.is_floating_point() else t)
+
+    def double(self: T) -> T:
+        return self._apply(lambda t: t.to(_dtype.float64) if t.is_floating_point() else t)
+
+    def half(self: T) -> T:
+        return self._apply(lambda t: t.to(_dtype.float16) if t.is_floating_point() else t)
+
+    # -- modes and grads ----------------------------------------------------------------------
+    def train(self: T, mode: bool = True) -> T:
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self: T) -> T:
+        return self.train(False)
+
+    def requires_grad_(self: T, requires_grad: bool = True) -> T:
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                if p.grad.grad_fn is not None:
+                    p.grad = p.grad.detach()
+                p.grad.zero_()
+
+    def apply(self: T, fn: Callable[[Module], None]) -> T:
+        """Call ``fn`` on every submodule (children first) and then on this module."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # -- repr ---------------------------------------------------------------------------------
+    def extra_repr(self) -> str:
+        """The text inside this module's parentheses in its repr (override in layers)."""
+        return ""
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        lines = self.extra_repr().split("\n") if self.extra_repr() else []
+        for name, child in self._modules.items():
+            lines.append(f"({name}): " + _addindent(repr(child), 2))
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+def _add_hook(registry: OrderedDict[int, Any], hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+    handle = _hooks.RemovableHandle(registry)
+    registry[handle.id] = hook
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+    """A forward-pre hook for every Module (``torch.nn.modules.module`` global hooks)."""
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+    return _add_hook(_global_forward_hooks, hook)
+
+
+def _typename(value: Any) -> str:
+    t = type(value)
+    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__qualname__
+
+
+def _remove_from(module: Module, name: str, skip: str) -> None:
+    """A name reassigned to another kind leaves its old registry (and the plain __dict__)."""
+    for registry in ("_parameters", "_buffers", "_modules"):
+        if registry != skip:
+            reg = module.__dict__[registry]
+            if name in reg:
+                del reg[name]
+    module._non_persistent_buffers_set.discard(name)
+    module.__dict__.pop(name, None)
+
+
+def _check_name(module: Module, name: str, kind: str, registry: str) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
+    if hasattr(module, name) and name not in module.__dict__[registry]:
+        others = [r for r in ("_parameters", "_buffers", "_modules") if r != registry]
+        if not any(name in module.__dict__[r] for r in others):
+            raise KeyError(f"attribute '{name}' already exists")
+        for r in others:
+            module.__dict__[r].pop(name, None)
+
+
+def _as_tensor(value: Any, like: Tensor) -> Tensor:
+    if isinstance(value, Tensor):
+        return value
+    return Tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _size(t: Tensor) -> str:
+    return f"lucid.Size({list(t.shape)})"
+
+
+def _rebind(t: Tensor, new: Tensor) -> None:
+    """Make ``t`` hold ``new``'s array (and backend) without changing its identity."""
+    if new is not t:
+        t.data = new
+
+
+def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, _dtype.dtype):
+            dtype = a
+        elif a is not None:
+            device = a
+    if dtype is not None:
+        dtype = _dtype.to_dtype(dtype)
+    return device, dtype
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    pad = " " * spaces
+    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])

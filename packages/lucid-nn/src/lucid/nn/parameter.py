@@ -1,0 +1,95 @@
+"""``Parameter`` (trainable) and ``Buffer`` (state that is saved but not trained).
+
+Both are Tensor subclasses. Wrapping a Tensor takes its data (sharing the buffer, as PyTorch
+does) and cuts the graph: the new tensor is a leaf with no history. A Module's ``__setattr__``
+sorts them into its ``_parameters`` and ``_buffers`` registries by type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import Tensor
+from lucid._creation import _to_array
+
+
+def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
+    """Initialise ``obj``'s Tensor slots from ``data`` without copying a Tensor's buffer."""
+    if data is None:
+        data = []
+    if isinstance(data, Tensor) and dtype is None and device is None:
+        arr, backend = data.data, data.backend
+    else:
+        if isinstance(data, Tensor):
+            data = data.detach()
+            if device is None:
+                device = data.device
+            data = data.to(device=device, dtype=dtype).data
+        arr, backend = _to_array(data, dtype, device)
+    Tensor.__init__(obj, arr, device=backend.device)
+
+
+class Parameter(Tensor):
+    """A Tensor that a Module trains (``torch.nn.Parameter``).
+
+    It requires grad by default and keeps its ``.grad`` after backward.
+
+    >>> w = nn.Parameter(lucid.zeros(3))
+    >>> w.requires_grad, w.is_leaf
+    (True, True)
+    """
+
+    def __init__(
+        self, data: Any = None, requires_grad: bool = True, dtype: Any = None, device: Any = None
+    ) -> None:
+        _take_data(self, data, dtype, device)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild_parameter, (self.detach().numpy(), str(self.device), self.requires_grad))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        if id(self) in memo:
+            return memo[id(self)]  # type: ignore[no-any-return]
+        out = Parameter(self.detach()._fresh_copy(), requires_grad=self.requires_grad)
+        memo[id(self)] = out
+        return out
+
+
+class Buffer(Tensor):
+    """A Tensor that is part of a Module's state but is not trained (running statistics...).
+
+    It never requires grad. ``persistent=False`` keeps it out of ``state_dict``.
+
+    >>> bn_mean = nn.Buffer(lucid.zeros(3))
+    >>> bn_mean.requires_grad
+    False
+    """
+
+    def __init__(
+        self, data: Any = None, *, persistent: bool = True, dtype: Any = None, device: Any = None
+    ) -> None:
+        _take_data(self, data, dtype, device)
+        self.persistent = persistent
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_rebuild_buffer, (self.numpy(), str(self.device), self.persistent))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Buffer:
+        if id(self) in memo:
+            return memo[id(self)]  # type: ignore[no-any-return]
+        out = Buffer(self._fresh_copy(), persistent=self.persistent)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild_parameter(arr: Any, device: str, requires_grad: bool) -> Parameter:
+    return Parameter(Tensor(arr, device=device), requires_grad=requires_grad)
+
+
+def _rebuild_buffer(arr: Any, device: str, persistent: bool) -> Buffer:
+    return Buffer(Tensor(arr, device=device), persistent=persistent)
