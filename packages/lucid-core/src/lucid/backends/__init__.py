@@ -18,6 +18,7 @@ from lucid.backends._registry import (  # noqa: E402
     get_backend,
     loaded_backends,
     register_backend,
+    synchronize,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "get_backend",
     "loaded_backends",
     "register_backend",
+    "synchronize",
 ]

@@ -71,3 +71,19 @@ def loaded_backends() -> list[Backend]:
     for b in _by_device.values():
         seen[id(b)] = b
     return list(seen.values())
+
+
+def synchronize(tensors: Any) -> None:
+    """Run the pending work of lazy backends (MLX) for these tensors; a no-op on NumPy.
+
+    Optimizers call this at the end of ``step()`` with the parameters and their state, so a
+    lazy backend's graph never grows across training steps.
+    """
+    pending: dict[int, tuple[Backend, list[Any]]] = {}
+    for t in tensors:
+        backend = getattr(t, "_backend", None)
+        if backend is None or not backend.is_lazy:
+            continue
+        pending.setdefault(id(backend), (backend, []))[1].append(t._data)
+    for backend, arrays in pending.values():
+        backend.evaluate(*arrays)

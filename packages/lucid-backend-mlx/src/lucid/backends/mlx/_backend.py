@@ -1,0 +1,149 @@
+"""``MlxBackend``: lucid's Backend protocol over ``mlx.core``.
+
+MLX is lazy: operations build a graph that runs when a value is needed. This backend evaluates
+at lucid's sync points only (``to_numpy``: ``item()``, ``numpy()``, ``tolist()``, printing,
+``bool()``; and ``evaluate``, which the optimizers call at the end of ``step()``), so users
+never call an eval function and the graph never grows across training steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from lucid import _dtype
+from lucid.backends import Backend, DeviceError
+from lucid.backends.mlx import _dtypes
+from lucid.backends.mlx._xp import MlxNumpy
+
+DEVICES = ("mlx", "mlx:cpu", "mlx:gpu")
+
+
+class MlxBackend(Backend):
+    """The MLX backend for one device: ``"mlx"`` (MLX's default), ``"mlx:cpu"``, ``"mlx:gpu"``."""
+
+    name = "mlx"
+    is_lazy = True
+
+    def __init__(self, device: str = "mlx") -> None:
+        if device not in DEVICES:
+            raise DeviceError(f"unknown MLX device {device!r}; expected one of {DEVICES}")
+        if device == "mlx:gpu" and not mx.is_available(mx.gpu):
+            raise DeviceError(
+                "device 'mlx:gpu' is not available: this MLX build has no GPU "
+                "(use 'mlx:cpu', or 'mlx' for MLX's default device)"
+            )
+        self.device = device
+        self.stream: Any = {"mlx": None, "mlx:cpu": mx.cpu, "mlx:gpu": mx.gpu}[device]
+        self.xp = MlxNumpy(self.stream, self.to_numpy)
+        self.kernels = {}
+        self.host_transfers = 0  # device-to-host conversions (to_numpy calls) so far
+        from lucid.random import default_generator
+
+        self._key = mx.random.key(default_generator.initial_seed() & 0xFFFF_FFFF_FFFF_FFFF)
+
+    # -- the device --------------------------------------------------------------------------
+    def mlx_device(self) -> Any:
+        """The ``mx.Device`` ops run on (MLX's current default for plain ``"mlx"``)."""
+        return mx.default_device() if self.stream is None else self.stream
+
+    def _on_gpu(self) -> bool:
+        return bool(self.mlx_device() == mx.gpu)
+
+    # -- arrays ------------------------------------------------------------------------------
+    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+        native = None if dtype is None else self.native_dtype(dtype)
+        if isinstance(data, mx.array):
+            return data if native is None or data.dtype == native else data.astype(native)
+        if native is None:
+            if isinstance(data, np.ndarray) or np.ndim(data) > 0:
+                return self.from_numpy(np.asarray(data))
+            native = self.native_dtype(_dtype.scalar_dtype(data))
+        if isinstance(data, np.ndarray) and data.dtype == np.float64 and native != mx.float64:
+            data = data.astype(np.float32)  # MLX converts float64 input on the host anyway
+        return mx.array(data, dtype=native)
+
+    def from_numpy(self, arr: Any) -> Any:
+        arr = np.asarray(arr)
+        dtype = self.native_dtype(_dtypes.from_any(arr.dtype))
+        if arr.dtype.kind == "V" or str(arr.dtype) == "bfloat16":
+            arr = arr.astype(np.float32)
+        return mx.array(arr, dtype=dtype)
+
+    def to_numpy(self, arr: Any) -> Any:
+        """A NumPy copy of ``arr`` (evaluates it: a sync point). Counted in ``host_transfers``."""
+        if not isinstance(arr, mx.array):
+            return np.asarray(arr)
+        self.host_transfers += 1
+        if arr.dtype == mx.bfloat16:
+            arr = arr.astype(mx.float32)
+        return np.array(arr)
+
+    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+        native = _dtypes.TO_MLX.get(dtype)
+        if native is None:
+            raise TypeError(f"{dtype} is not supported on device {self.device!r} (MLX)")
+        if native == mx.float64 and self._on_gpu():
+            raise TypeError(
+                f"float64 is not supported on device {self.device!r}: MLX has no float64 on the "
+                "GPU. Use float32, or device 'mlx:cpu' where MLX supports float64."
+            )
+        return native
+
+    def dtype_of(self, arr: Any) -> _dtype.dtype:
+        try:
+            return _dtypes.FROM_MLX[arr.dtype]
+        except KeyError:
+            return _dtypes.from_any(arr.dtype)
+
+    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+        return _dtypes.from_any(native)
+
+    def copy(self, arr: Any) -> Any:
+        # Data is immutable, but the array object is not (``setitem`` rebinds it): a new object.
+        return mx.array(arr)
+
+    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+        native = self.native_dtype(dtype)
+        return arr if arr.dtype == native else arr.astype(native, stream=self.stream)
+
+    def evaluate(self, *arrays: Any) -> None:
+        mx.eval(*[a for a in arrays if isinstance(a, mx.array)])
+
+    def assign(self, dst: Any, src: Any) -> Any:
+        return src if isinstance(src, mx.array) else mx.array(src)
+
+    def index_add(self, arr: Any, index: Any, values: Any) -> Any:
+        return arr.at[index].add(values)
+
+    def setitem(self, arr: Any, index: Any, values: Any) -> Any:
+        arr[index] = values  # MLX rebinds this array object to the updated (new) data
+        return arr
+
+    # -- random: MLX's own counter-based RNG, split once per draw ----------------------------
+    def manual_seed(self, seed: int) -> None:
+        self._key = mx.random.key(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
+
+    def _next_key(self, generator: Any) -> Any:
+        if generator is not None:  # an explicit lucid.Generator: derive the key from its stream
+            return mx.random.key(int(generator.numpy_rng.integers(0, 2**63)))
+        self._key, sub = mx.random.split(self._key, stream=mx.cpu)
+        return sub
+
+    def random_normal(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+        key = self._next_key(generator)
+        return mx.random.normal(shape, self.native_dtype(dtype), key=key, stream=self.stream)
+
+    def random_uniform(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+        key = self._next_key(generator)
+        native = self.native_dtype(dtype)
+        return mx.random.uniform(0.0, 1.0, shape, native, key=key, stream=self.stream)
+
+    def random_integers(
+        self, low: int, high: int, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any
+    ) -> Any:
+        key = self._next_key(generator)
+        native = self.native_dtype(dtype)
+        return mx.random.randint(low, high, shape, native, key=key, stream=self.stream)
