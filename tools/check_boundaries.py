@@ -90,10 +90,12 @@ def _core_has(module: str, core: Package) -> bool:
     return top.with_suffix(".py").is_file() or top.is_dir()
 
 
-def check_file(path: Path, package: Package, packages: dict[str, Package]) -> Iterator[Violation]:
+def check_file(
+    path: Path, imports: list[Import], package: Package, packages: dict[str, Package]
+) -> Iterator[Violation]:
     relative = path.relative_to(package.src).as_posix()
     declared = package.declared()
-    for imp in imports_of(path, package.src):
+    for imp in imports:
         if imp.module != "lucid" and not imp.module.startswith("lucid."):
             continue
         owner = owner_of(imp.module, packages)
@@ -119,10 +121,10 @@ def check_file(path: Path, package: Package, packages: dict[str, Package]) -> It
 
 
 def check_unknown(
-    path: Path, package: Package, packages: dict[str, Package]
+    path: Path, imports: list[Import], package: Package, packages: dict[str, Package]
 ) -> Iterator[Violation]:
     core = packages.get(CORE)
-    for imp in imports_of(path, package.src):
+    for imp in imports:
         owner = owner_of(imp.module, packages)
         if imp.certain and owner is core and core is not None and imp.module.startswith("lucid."):
             if not _core_has(imp.module, core):
@@ -166,8 +168,9 @@ def check(root: Path) -> tuple[list[Violation], int]:
         violations += check_requirements(package, packages)
         for path in sorted(package.src.rglob("*.py")):
             files += 1
-            violations += check_file(path, package, packages)
-            violations += check_unknown(path, package, packages)
+            imports = [i for i in imports_of(path, package.src) if i.module.startswith("lucid")]
+            violations += check_file(path, imports, package, packages)
+            violations += check_unknown(path, imports, package, packages)
     return violations, files
 
 

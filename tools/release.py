@@ -119,16 +119,14 @@ def changelog_top(text: str) -> str | None:
 
 
 def new_changelog(text: str, version: str, notes: list[str], today: str) -> str:
-    heading = f"## {version} - {today}"
-    unreleased = re.search(r"^## +\[?unreleased\]?.*$", text, re.M | re.I)
-    bullets = "".join(f"- {note}\n" for note in notes or [f"Release {version}."])
+    """Text with a `## version - today` entry on top: an `## Unreleased` section becomes it."""
+    heading = f"## {version} - {today}\n\n"
+    bullets = "".join(f"- {note}\n" for note in notes)
+    unreleased = re.search(r"^## +\[?unreleased\]?.*\n+", text, re.M | re.I)
     if unreleased:
-        body_start = unreleased.end() + 1
-        return (
-            text[: unreleased.start()] + heading + "\n\n" + bullets + text[body_start:].lstrip("\n")
-        )
+        return text[: unreleased.start()] + heading + bullets + text[unreleased.end() :]
+    entry = heading + (bullets or f"- Release {version}.\n") + "\n"
     first = _ENTRY.search(text)
-    entry = f"{heading}\n\n{bullets}\n"
     if first is None:
         return text.rstrip("\n") + "\n\n" + entry
     return text[: first.start()] + entry + text[first.start() :]
