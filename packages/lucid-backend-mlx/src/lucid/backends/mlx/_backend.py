@@ -102,8 +102,8 @@ class MlxBackend(Backend):
         return _dtypes.from_any(native)
 
     def copy(self, arr: Any) -> Any:
-        # Data is immutable, but the array object is not (``setitem`` rebinds it): a new object.
-        return mx.array(arr)
+        # MLX data is immutable, so sharing the buffer is safe; only the object must be new.
+        return mx.stop_gradient(arr)
 
     def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
         native = self.native_dtype(dtype)
@@ -119,8 +119,16 @@ class MlxBackend(Backend):
         return arr.at[index].add(values)
 
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
-        arr[index] = values  # MLX rebinds this array object to the updated (new) data
-        return arr
+        # MLX's ``a[i] = v`` rebinds the object ``a`` to new data; other holders of that object
+        # (a Function's saved input, an upstream gradient) must keep the old value: a new object.
+        out = mx.stop_gradient(arr)
+        out[index] = values
+        return out
+
+    def sliding_windows(
+        self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
+    ) -> Any:
+        return self.xp.sliding_window_view(arr, window_shape, axis)
 
     # -- random: MLX's own counter-based RNG, split once per draw ----------------------------
     def manual_seed(self, seed: int) -> None:

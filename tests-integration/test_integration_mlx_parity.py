@@ -1,0 +1,422 @@
+"""The same op on NumPy ("cpu") and on MLX ("mlx"): outputs and gradients agree (float32).
+
+ONE list of cases (``CASES``) drives every check: each case runs once per backend with the
+same inputs, then the outputs and, through a fixed random upstream gradient, every input's
+gradient are compared (rtol 1e-4). Cases name the op by its path in ``lucid`` and resolve it
+when they run, so the list can name ops that are still being written: those skip with
+"not implemented yet" until they land. ``test_every_op_has_a_case`` lists the public ops of
+``lucid`` and ``lucid.nn.functional`` that no case exercises yet.
+"""
+
+from __future__ import annotations
+
+import importlib
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.mlx
+mx = pytest.importorskip("mlx.core")
+
+import lucid  # noqa: E402
+import lucid.backends.mlx  # noqa: E402, F401  (registers "mlx" without an installed wheel)
+
+# -- input specs ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One tensor input: ``kind`` f (normal), p (positive), u (in (-0.9, 0.9)), i (ints), b."""
+
+    kind: str
+    shape: tuple[int, ...]
+    high: int = 0
+
+    def make(self, rng: np.random.Generator) -> np.ndarray:
+        if self.kind == "f":
+            return rng.standard_normal(self.shape).astype(np.float32)
+        if self.kind == "p":
+            return rng.uniform(0.5, 2.0, self.shape).astype(np.float32)
+        if self.kind == "u":
+            return rng.uniform(-0.9, 0.9, self.shape).astype(np.float32)
+        if self.kind == "i":
+            return rng.integers(0, self.high, self.shape).astype(np.int64)
+        if self.kind == "b":
+            return rng.random(self.shape) < 0.5
+        if self.kind == "spd":  # symmetric positive definite
+            a = rng.standard_normal(self.shape)
+            return (a @ np.swapaxes(a, -1, -2) + self.shape[-1] * np.eye(self.shape[-1])).astype(
+                np.float32
+            )
+        raise ValueError(self.kind)
+
+
+def F(*shape: int) -> Arg:  # noqa: N802
+    return Arg("f", shape)
+
+
+def P(*shape: int) -> Arg:  # noqa: N802
+    return Arg("p", shape)
+
+
+def U(*shape: int) -> Arg:  # noqa: N802
+    return Arg("u", shape)
+
+
+def I(high: int, *shape: int) -> Arg:  # noqa: N802, E743
+    return Arg("i", shape, high)
+
+
+def B(*shape: int) -> Arg:  # noqa: N802
+    return Arg("b", shape)
+
+
+def SPD(*shape: int) -> Arg:  # noqa: N802
+    return Arg("spd", shape)
+
+
+class NotImplementedYet(Exception):
+    pass
+
+
+def resolve(path: str) -> Any:
+    """``"sin"`` -> lucid.sin, ``"nn.functional.conv2d"`` -> lucid.nn.functional.conv2d."""
+    module_path, _, name = ("lucid." + path).rpartition(".")
+    try:
+        module = importlib.import_module(module_path)
+        return getattr(module, name)
+    except (ImportError, AttributeError):
+        raise NotImplementedYet(f"lucid.{path} is not implemented yet") from None
+
+
+@dataclass(frozen=True)
+class Case:
+    """``op`` is a path in lucid (or a callable of the tensors, then ``uses`` names the ops)."""
+
+    id: str
+    op: str | Callable[..., Any]
+    args: tuple[Arg | None, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    grad: bool = True
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    uses: tuple[str, ...] = ()
+    mlx_xfail: str = ""  # a known gap on MLX, with the reason (strict: fails once fixed)
+
+    def run(self, tensors: list[Any]) -> Any:
+        fn = resolve(self.op) if isinstance(self.op, str) else self.op
+        return fn(*tensors, **self.kwargs)
+
+    def covers(self) -> tuple[str, ...]:
+        return ((self.op,) if isinstance(self.op, str) else ()) + self.uses
+
+
+def C(op: Any, *args: Arg | None, id: str | None = None, **options: Any) -> Case:  # noqa: A002, N802
+    known = {"grad", "rtol", "atol", "uses", "mlx_xfail"}
+    extra = {k: options.pop(k) for k in list(options) if k in known}
+    name = id or (op if isinstance(op, str) else op.__name__)
+    return Case(name, op, args, options, **extra)
+
+
+def via(path: str) -> Callable[..., Any]:
+    """A method-style or composite use of an op, resolved late (for lambdas in cases)."""
+    return lambda *a, **k: resolve(path)(*a, **k)
+
+
+# -- the cases --------------------------------------------------------------------------------
+
+S = (3, 4)
+MASK_GAP = (
+    "MLX has no boolean-mask indexing; lucid.ops.indexing._convert_index should turn a bool "
+    "mask into xp.nonzero(mask) integer indices (as NumPy does) for every backend"
+)
+UNARY = [
+    "neg", "exp", "tanh", "relu", "sigmoid", "sin", "cos", "tan", "sinh", "cosh", "asinh",
+    "atan", "abs", "square", "erf", "expm1", "exp2", "log_sigmoid", "softplus", "silu", "mish",
+    "nn.functional.relu6", "nn.functional.elu", "nn.functional.selu", "nn.functional.celu",
+    "nn.functional.silu", "nn.functional.mish", "nn.functional.softsign",
+    "nn.functional.tanhshrink", "nn.functional.hardswish", "nn.functional.hardsigmoid",
+    "nn.functional.hardtanh", "nn.functional.logsigmoid", "nn.functional.softplus",
+    "nn.functional.gelu",
+]  # fmt: skip
+POSITIVE = ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "lgamma", "digamma"]
+UNIT = ["asin", "acos", "atanh", "erfinv", "arcsin", "arccos", "arctanh"]
+NO_GRAD_UNARY = ["floor", "ceil", "round", "trunc", "sign", "frac", "isnan", "isinf", "isfinite",
+                 "logical_not", "signbit"]  # fmt: skip
+BINARY = ["add", "sub", "mul", "maximum", "minimum", "atan2", "hypot", "fmax", "fmin",
+          "copysign", "xlogy"]  # fmt: skip
+COMPARE = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
+
+CASES: list[Case] = [
+    *[C(n, F(*S)) for n in UNARY],
+    *[C(n, P(*S)) for n in POSITIVE],
+    *[C(n, U(*S)) for n in UNIT],
+    *[C(n, F(*S), grad=False) for n in NO_GRAD_UNARY],
+    *[C(n, F(*S), F(*S)) for n in BINARY],
+    *[C(n, F(*S), F(1, 4), id=f"{n}-broadcast") for n in ("add", "mul", "sub")],
+    *[C(n, F(*S), F(*S), grad=False) for n in COMPARE],
+    C("div", F(*S), P(*S)),
+    C("div", F(*S), P(*S), rounding_mode="floor", grad=False, id="div-floor"),
+    C("pow", P(*S), F(*S)),
+    C(lambda x: x**3, F(*S), id="pow-scalar", uses=("pow",)),
+    C(lambda x: 2.0**x, F(*S), id="rpow", uses=("pow",)),
+    C(lambda x: 1.5 - x / 2 * 3 + 1, F(*S), id="scalar-arith"),
+    C("remainder", F(*S), P(*S)),
+    C("fmod", F(*S), P(*S)),
+    C("clamp", F(*S), min=-0.5, max=0.5),
+    C("clamp", F(*S), min=-0.5, id="clamp-min"),
+    C("where", B(*S), F(*S), F(*S)),
+    C("lerp", F(*S), F(*S), weight=0.3),
+    C("addcmul", F(*S), F(*S), F(*S), value=0.5),
+    C("addcdiv", F(*S), F(*S), P(*S), value=0.5),
+    C("nan_to_num", F(*S)),
+    # reductions
+    C("sum", F(2, 3, 4)),
+    C("sum", F(2, 3, 4), dim=(0, 2), keepdim=True, id="sum-dims"),
+    C("mean", F(2, 3, 4), dim=1),
+    C("prod", P(2, 3), dim=1),
+    C("var", F(3, 5), dim=1),
+    C("std", F(3, 5), dim=0, correction=0),
+    C("amax", F(3, 5), dim=1),
+    C("amin", F(3, 5), dim=0),
+    C(lambda x: x.max(), F(3, 5), id="max-all", uses=("max",)),
+    C(lambda x: x.max(dim=1)[0], F(3, 5), id="max-dim"),
+    C(lambda x: x.min(dim=0).values, F(3, 5), id="min-dim", uses=("min",)),
+    C("argmax", F(3, 5), dim=1, grad=False),
+    C("argmin", F(3, 5), grad=False),
+    C("logsumexp", F(3, 5), dim=1),
+    C("norm", F(3, 5)),
+    C("norm", F(3, 5), p=1, dim=1, id="norm-p1"),
+    C("cumsum", F(3, 5), dim=1),
+    C("cumprod", P(3, 5), dim=1),
+    C("all", B(3, 5), grad=False),
+    C("any", B(3, 5), dim=1, grad=False),
+    C("count_nonzero", B(3, 5), grad=False),
+    C("softmax", F(3, 5), dim=1),
+    C("log_softmax", F(3, 5), dim=0),
+    C("nn.functional.softmax", F(2, 3, 5), dim=-1),
+    C("nn.functional.log_softmax", F(2, 3, 5), dim=-1),
+    # linear algebra
+    C("matmul", F(3, 4), F(4, 5)),
+    C("matmul", F(2, 3, 4), F(4, 5), id="matmul-batched-broadcast"),
+    C("matmul", F(4), F(4, 5), id="matmul-vec"),
+    C("mm", F(3, 4), F(4, 2)),
+    C("bmm", F(2, 3, 4), F(2, 4, 2)),
+    C("dot", F(4), F(4)),
+    C("outer", F(3), F(4)),
+    C(lambda a, b: resolve("einsum")("ij,jk->ik", a, b), F(2, 3), F(3, 4), id="einsum",
+      uses=("einsum",)),  # fmt: skip
+    C("tensordot", F(3, 4), F(4, 5), dims=1),
+    C("trace", F(4, 4)),
+    C("diag", F(4)),
+    C("diagonal", F(3, 4)),
+    C("tril", F(4, 4)),
+    C("triu", F(4, 4), diagonal=1),
+    C("linalg.inv", SPD(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.det", SPD(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.solve", SPD(3, 3), F(3, 2), rtol=1e-3, atol=1e-4),
+    C("linalg.cholesky", SPD(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.norm", F(3, 4)),
+    C("linalg.vector_norm", F(3, 4), ord=3, dim=1),
+    # shape and movement
+    C(lambda x: x.reshape(4, 3), F(*S), id="reshape"),
+    C(lambda x: x.permute(2, 0, 1), F(2, 3, 4), id="permute"),
+    C(lambda x: x.transpose(0, 1), F(*S), id="transpose"),
+    C(lambda x: x.T, F(*S), id="T", uses=("t",)),
+    C(lambda x: x.expand(2, 3, 4), F(3, 1), id="expand"),
+    C(lambda x: x.unsqueeze(1).squeeze(1), F(*S), id="unsqueeze-squeeze",
+      uses=("unsqueeze", "squeeze")),  # fmt: skip
+    C("flatten", F(2, 3, 4), start_dim=1),
+    C("unflatten", F(2, 12), dim=1, sizes=(3, 4)),
+    C(lambda a, b: resolve("cat")([a, b], dim=1), F(*S), F(3, 2), id="cat", uses=("cat",)),
+    C(lambda a, b: resolve("stack")([a, b], dim=0), F(*S), F(*S), id="stack", uses=("stack",)),
+    C(lambda x: resolve("split")(x, [1, 3], dim=1), F(*S), id="split", uses=("split",)),
+    C(lambda x: resolve("chunk")(x, 2, dim=1), F(*S), id="chunk", uses=("chunk",)),
+    C(lambda x: resolve("unbind")(x, 0), F(*S), id="unbind", uses=("unbind",)),
+    C("flip", F(*S), dims=(0, 1)),
+    C("roll", F(*S), shifts=1, dims=1),
+    C(lambda x: x.repeat(2, 1), F(*S), id="repeat", uses=("repeat",)),
+    C("tile", F(*S), dims=(1, 2)),
+    C("repeat_interleave", F(*S), repeats=2, dim=0),
+    C("movedim", F(2, 3, 4), source=0, destination=2),
+    C("narrow", F(*S), dim=1, start=1, length=2),
+    C(lambda x: x.clone() * 1, F(*S), id="clone", uses=("clone",)),
+    C(lambda x: x.to(lucid.float64).to(lucid.float32), F(*S), id="cast", uses=("cast",)),
+    # indexing
+    C(lambda x: x[1:, ::2], F(*S), id="getitem-slice", uses=("getitem",)),
+    C(lambda x: x[None, ..., 1], F(*S), id="getitem-none-ellipsis"),
+    C(lambda x, i: x[i], F(*S), I(3, 5), id="getitem-fancy-repeats"),
+    C(lambda x, m: x[m], F(*S), B(*S), id="getitem-mask", mlx_xfail=MASK_GAP),
+    C(lambda x, i: resolve("gather")(x, 1, i), F(*S), I(4, 3, 2), id="gather", uses=("gather",)),
+    C(lambda x, i: resolve("index_select")(x, 0, i), F(*S), I(3, 4), id="index_select",
+      uses=("index_select",)),  # fmt: skip
+    C(lambda x, i, v: resolve("scatter")(x, 1, i, v), F(*S), I(4, 3, 1), F(3, 1), id="scatter",
+      uses=("scatter",)),  # fmt: skip
+    C(lambda x, i, v: resolve("scatter_add")(x, 1, i, v), F(*S), I(4, 3, 5), F(3, 5),
+      id="scatter_add", uses=("scatter_add",)),  # fmt: skip
+    C(lambda x, i, v: resolve("index_add")(x, 0, i, v), F(*S), I(3, 5), F(5, 4),
+      id="index_add", uses=("index_add",)),  # fmt: skip
+    C(lambda x, m: resolve("masked_fill")(x, m, 0.5), F(*S), B(*S), id="masked_fill",
+      uses=("masked_fill",)),  # fmt: skip
+    C(lambda x, v: _setitem(x, v), F(*S), F(4), id="setitem-in-graph", uses=("setitem",)),
+    C(lambda x: resolve("sort")(x, dim=1)[0], F(*S), id="sort", uses=("sort",)),
+    C(lambda x: resolve("argsort")(x, dim=1), F(*S), id="argsort", grad=False,
+      uses=("argsort",)),  # fmt: skip
+    C(lambda x: resolve("topk")(x, 2, dim=1)[0], F(*S), id="topk", uses=("topk",)),
+    C(lambda x: x.detach().sum() + x.sum(), F(*S), id="detach"),
+    # lucid.nn.functional
+    C("nn.functional.linear", F(3, 4), F(5, 4), F(5)),
+    C("nn.functional.leaky_relu", F(*S), negative_slope=0.1),
+    C("nn.functional.dropout", F(*S), p=0.5, training=False),
+    C("nn.functional.conv1d", F(2, 3, 9), F(4, 3, 3), F(4), stride=2, padding=1),
+    C("nn.functional.conv2d", F(2, 3, 7, 7), F(4, 3, 3, 3), F(4), padding=1, rtol=1e-4,
+      atol=1e-4),  # fmt: skip
+    C("nn.functional.conv2d", F(2, 4, 7, 7), F(4, 2, 3, 3), stride=2, dilation=1, groups=2,
+      id="conv2d-strided-groups", atol=1e-4),  # fmt: skip
+    C("nn.functional.conv_transpose2d", F(2, 3, 4, 4), F(3, 2, 3, 3), stride=2, atol=1e-4),
+    C("nn.functional.max_pool2d", F(2, 3, 6, 6), kernel_size=2),
+    C("nn.functional.max_pool2d", F(2, 3, 7, 7), kernel_size=3, stride=2, padding=1,
+      id="max_pool2d-padded"),  # fmt: skip
+    C("nn.functional.avg_pool2d", F(2, 3, 6, 6), kernel_size=2),
+    C("nn.functional.max_pool1d", F(2, 3, 8), kernel_size=2),
+    C("nn.functional.avg_pool1d", F(2, 3, 8), kernel_size=2),
+    C("nn.functional.adaptive_avg_pool2d", F(2, 3, 6, 6), output_size=(1, 1)),
+    C("nn.functional.adaptive_max_pool2d", F(2, 3, 6, 6), output_size=(2, 2)),
+    C("nn.functional.batch_norm", F(4, 3, 5), None, None, P(3), F(3), training=True,
+      id="batch_norm-train"),  # fmt: skip
+    C("nn.functional.layer_norm", F(2, 3, 8), normalized_shape=(8,), id="layer_norm-plain"),
+    C(lambda x, w, b: resolve("nn.functional.layer_norm")(x, (8,), w, b), F(2, 3, 8), P(8),
+      F(8), id="layer_norm-affine", uses=("nn.functional.layer_norm",)),  # fmt: skip
+    C("nn.functional.group_norm", F(2, 4, 5), num_groups=2),
+    C("nn.functional.instance_norm", F(2, 3, 6)),
+    C("nn.functional.normalize", F(3, 5), dim=1),
+    C("nn.functional.embedding", I(10, 2, 3), F(10, 4)),
+    C("nn.functional.one_hot", I(5, 6), num_classes=5, grad=False),
+    C("nn.functional.mse_loss", F(3, 5), F(3, 5)),
+    C("nn.functional.l1_loss", F(3, 5), F(3, 5)),
+    C("nn.functional.smooth_l1_loss", F(3, 5), F(3, 5)),
+    C("nn.functional.huber_loss", F(3, 5), F(3, 5), delta=0.5),
+    C("nn.functional.cross_entropy", F(4, 5), I(5, 4)),
+    C("nn.functional.cross_entropy", F(4, 5), I(5, 4), label_smoothing=0.1,
+      id="cross_entropy-smoothing"),  # fmt: skip
+    C("nn.functional.nll_loss", F(4, 5), I(5, 4)),
+    C("nn.functional.binary_cross_entropy_with_logits", F(3, 4), U(3, 4)),
+    C(lambda x, t: resolve("nn.functional.binary_cross_entropy")(x.sigmoid(), t.abs()), F(3, 4),
+      U(3, 4), id="binary_cross_entropy", uses=("nn.functional.binary_cross_entropy",)),
+    C("nn.functional.kl_div", F(3, 4), P(3, 4), reduction="batchmean"),
+    C("nn.functional.cosine_similarity", F(3, 5), F(3, 5)),
+    C("nn.functional.pairwise_distance", F(3, 5), F(3, 5)),
+    C("nn.functional.pad", F(2, 3, 4), pad=(1, 2)),
+    C("nn.functional.scaled_dot_product_attention", F(2, 3, 5, 4), F(2, 3, 6, 4),
+      F(2, 3, 6, 4)),  # fmt: skip
+    C("nn.functional.scaled_dot_product_attention", F(2, 3, 5, 4), F(2, 3, 5, 4),
+      F(2, 3, 5, 4), is_causal=True, id="sdpa-causal"),  # fmt: skip
+    C("nn.functional.interpolate", F(1, 2, 3, 3), scale_factor=2, mode="nearest"),
+    C("nn.functional.pixel_shuffle", F(1, 8, 2, 2), upscale_factor=2),
+    C("nn.functional.unfold", F(1, 2, 5, 5), kernel_size=3),
+    C("nn.functional.glu", F(3, 4)),
+    C("nn.functional.prelu", F(3, 4), P(1)),
+]
+
+
+def _setitem(x: Any, v: Any) -> Any:
+    y = x * 1
+    y[1] = v
+    return y
+
+
+# -- running a case on one backend ------------------------------------------------------------
+
+
+def _inputs(case: Case) -> list[np.ndarray | None]:
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()))
+    return [None if a is None else a.make(rng) for a in case.args]
+
+
+def _outputs(result: Any) -> list[Any]:
+    if isinstance(result, lucid.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [r for r in result if isinstance(r, lucid.Tensor)]
+    raise TypeError(f"case returned {type(result).__name__}, expected Tensor(s)")
+
+
+def _run(case: Case, device: str, arrays: list[np.ndarray | None]) -> tuple[list[Any], list[Any]]:
+    """Outputs and input gradients (as numpy) of ``case`` on ``device``."""
+    tensors: list[Any] = []
+    for arr in arrays:
+        if arr is None:
+            tensors.append(None)
+            continue
+        needs = case.grad and arr.dtype == np.float32
+        tensors.append(lucid.tensor(arr, device=device, requires_grad=needs))
+    outs = _outputs(case.run(tensors))
+    rng = np.random.default_rng(7)
+    loss = None
+    for o in outs:
+        if o.requires_grad:
+            w = lucid.tensor(rng.standard_normal(o.shape).astype(np.float32), device=device)
+            term = (o * w).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+    grads = [t.grad.numpy() if t is not None and t.grad is not None else None for t in tensors]
+    return [o.detach().numpy() for o in outs], grads
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_same_result_on_numpy_and_mlx(case: Case) -> None:
+    arrays = _inputs(case)
+    try:
+        want_out, want_grads = _run(case, "cpu", arrays)
+    except NotImplementedYet as exc:
+        pytest.skip(str(exc))
+    except AttributeError as exc:  # a Tensor method the case uses has not landed yet
+        pytest.skip(f"not implemented yet on cpu: {exc}")
+    if case.mlx_xfail:
+        with pytest.raises(Exception):  # noqa: B017 - any failure: the gap is still open
+            _run(case, "mlx", arrays)
+        pytest.xfail(case.mlx_xfail)
+    got_out, got_grads = _run(case, "mlx", arrays)
+    assert len(got_out) == len(want_out)
+    for k, (got, want) in enumerate(zip(got_out, want_out)):
+        assert got.dtype == want.dtype, f"output {k}: dtype {got.dtype} on mlx, {want.dtype} on cpu"
+        np.testing.assert_allclose(got, want, case.rtol, case.atol, err_msg=f"output {k}")
+    for k, (got, want) in enumerate(zip(got_grads, want_grads)):
+        assert (got is None) == (want is None), f"grad of input {k}: {got} vs {want}"
+        if want is not None:
+            np.testing.assert_allclose(got, want, case.rtol, case.atol, err_msg=f"grad {k}")
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+# Public names that are not array ops with numeric results to compare.
+NOT_OPS = {
+    "to_device", "expand_copy", "sum_to_size", "setitem", "getitem", "view", "swapaxes",
+    "swapdims", "broadcast_to", "expand_as", "is_tensor", "numel",
+}  # fmt: skip
+
+
+def _public(module_path: str) -> set[str]:
+    try:
+        module = importlib.import_module(module_path)
+    except ImportError:
+        return set()
+    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    return {n for n in names if callable(getattr(module, n, None)) and n[0].islower()}
+
+
+def test_every_op_has_a_case() -> None:
+    covered = {p.rpartition(".")[2] if p.startswith("nn.") else p for c in CASES
+               for p in c.covers()}  # fmt: skip
+    covered |= {c.id.split("-")[0] for c in CASES}
+    ops = _public("lucid.ops") - NOT_OPS
+    functional = _public("lucid.nn.functional") - NOT_OPS
+    missing = sorted((ops | functional) - covered)
+    assert not missing, (
+        f"ops with no MLX parity case: {missing}; add a Case to CASES in {__file__}"
+    )
