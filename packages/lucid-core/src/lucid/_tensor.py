@@ -201,6 +201,33 @@ class Tensor:
         self.requires_grad = False
         return self
 
+    # -- new tensors like this one (same dtype and device unless given) ---------------------------
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+        from lucid._creation import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
+                      requires_grad=requires_grad)  # fmt: skip
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:  # fmt: skip
+        from lucid._creation import full
+
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
+                    requires_grad=requires_grad)  # fmt: skip
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:  # fmt: skip
+        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:  # fmt: skip
+        return self.new_full(_size(size), 1, dtype, device, requires_grad)
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:  # fmt: skip
+        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+
     def _fresh_copy(self) -> Tensor:
         return Tensor._make(self._backend.copy(self._data), self._backend)
 
@@ -570,6 +597,52 @@ class Tensor:
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         return self._inplace_result(_ops.masked_fill(self, mask, value))
 
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:  # fmt: skip
+        return self._inplace_result(_ops.scatter(self, dim, index, src, value=value, reduce=reduce))
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        return self._inplace_result(_ops.scatter_add(self, dim, index, src))
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        return self._inplace_result(_ops.index_add(self, dim, index, source, alpha=alpha))
+
+    def floor_(self) -> Tensor:
+        return self._inplace_result(_ops.floor(self))
+
+    def ceil_(self) -> Tensor:
+        return self._inplace_result(_ops.ceil(self))
+
+    def round_(self, *, decimals: int = 0) -> Tensor:
+        return self._inplace_result(_ops.round(self, decimals=decimals))
+
+    def trunc_(self) -> Tensor:
+        return self._inplace_result(_ops.trunc(self))
+
+    def square_(self) -> Tensor:
+        return self._inplace_result(_ops.square(self))
+
+    def reciprocal_(self) -> Tensor:
+        return self._inplace_result(_ops.reciprocal(self))
+
+    def rsqrt_(self) -> Tensor:
+        return self._inplace_result(_ops.rsqrt(self))
+
+    def sign_(self) -> Tensor:
+        return self._inplace_result(_ops.sign(self))
+
+    def fmod_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.fmod(self, other))
+
+    def remainder_(self, other: Any) -> Tensor:
+        return self._inplace_result(_ops.remainder(self, other))
+
+    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
+        return self._inplace_result(_ops.clamp(self, min, None))
+
+    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
+        return self._inplace_result(_ops.clamp(self, None, max))
+
     def copy_(self, src: Any) -> Tensor:
         src_t = src if isinstance(src, Tensor) else Tensor(src)
         if src_t._backend is not self._backend:
@@ -643,6 +716,12 @@ def _bind(fn: Callable[..., Any], t: Tensor) -> Callable[..., Any]:
     return method
 
 
+def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
 def _can_cast(src: _dtype.dtype, dst: _dtype.dtype) -> bool:
     return src.category <= dst.category
 
@@ -658,13 +737,17 @@ neg exp log log2 log10 log1p expm1 sqrt rsqrt abs sign sin cos tan asin acos ata
 arccos arctan atan2 sinh cosh tanh sigmoid relu clamp clip floor ceil round trunc frac reciprocal
 square maximum minimum pow eq ne lt le gt ge logical_and logical_or logical_xor logical_not
 isnan isinf isfinite floor_divide remainder fmod erf erfinv lerp masked_fill nan_to_num
-addcmul addcdiv where
+addcmul addcdiv where asinh acosh atanh arcsinh arccosh arctanh sgn fix signbit absolute negative
+clamp_min clamp_max float_power fmax fmin divide multiply subtract true_divide bitwise_and
+bitwise_or bitwise_xor bitwise_not greater greater_equal less less_equal not_equal isclose
+allclose equal masked_select index_add take
 sum mean var std prod max min amax amin argmax argmin logsumexp norm all any cumsum cumprod
 softmax log_softmax sort argsort topk kthvalue median unique nonzero count_nonzero
 reshape view view_as reshape_as flatten unflatten squeeze unsqueeze permute transpose swapaxes
 swapdims t expand expand_as broadcast_to repeat tile split chunk unbind flip roll tril triu
 diagonal diag gather scatter scatter_add index_select take_along_dim narrow sum_to_size
 matmul mm bmm dot outer inner cross
+movedim moveaxis ravel tensor_split repeat_interleave fliplr flipud diag_embed trace mv ger
 """.split()
 
 _METHODS: dict[str, Callable[..., Any]] = {}

@@ -67,6 +67,16 @@ class Backend:
         """Return ``arr`` with ``arr[index] = values`` applied (in place where possible)."""
         raise NotImplementedError
 
+    def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        """A new array: ``arr`` with ``values`` written at ``index`` along ``dim``
+        (``numpy.put_along_axis`` on a copy; ``values`` broadcasts to ``index``'s shape)."""
+        raise NotImplementedError
+
+    def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        """A new array: ``arr`` with ``values`` added at ``index`` along ``dim``; repeated
+        indices accumulate (``torch.scatter_add``)."""
+        raise NotImplementedError
+
     def sliding_windows(
         self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
     ) -> Any:

@@ -74,3 +74,19 @@ class NumpyBackend(Backend):
         self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
     ) -> Any:
         return np.lib.stride_tricks.sliding_window_view(arr, window_shape, axis=axis)
+
+    def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        out = arr.copy()
+        np.put_along_axis(out, index, values, axis=dim)
+        return out
+
+    def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        out = arr.copy()
+        np.add.at(out, _along_axis(index, dim), values)
+        return out
+
+
+def _along_axis(index: Any, dim: int) -> tuple[Any, ...]:
+    """The fancy-index tuple that addresses ``index``'s entries along ``dim``."""
+    grids = np.ogrid[tuple(slice(0, s) for s in index.shape)]
+    return tuple(index if d == dim else g for d, g in enumerate(grids))

@@ -2,54 +2,30 @@
 
 from __future__ import annotations
 
-from lucid.ops.elementwise import (
-    add,
-    cast,
-    div,
-    eq,
-    exp,
-    ge,
-    gt,
-    le,
-    log,
-    lt,
-    mul,
-    ne,
-    neg,
-    relu,
-    sub,
-    tanh,
-)
-from lucid.ops.indexing import getitem, setitem
-from lucid.ops.matmul import matmul
-from lucid.ops.reduction import mean, sum
-from lucid.ops.shape import (
-    broadcast_to,
-    clone,
-    expand,
-    expand_as,
-    expand_copy,
-    permute,
-    reshape,
-    squeeze,
-    sum_to_size,
-    swapaxes,
-    swapdims,
-    t,
-    to_device,
-    transpose,
-    unsqueeze,
-    view,
-)
+from lucid.ops import elementwise as _elementwise
+from lucid.ops import indexing as _indexing
+from lucid.ops import join as _join
+from lucid.ops import matmul as _matmul
+from lucid.ops import movement as _movement
+from lucid.ops import reduction as _reduction
+from lucid.ops import shape as _shape
+from lucid.ops import unary as _unary
+from lucid.ops.elementwise import *  # noqa: F403
+from lucid.ops.indexing import *  # noqa: F403
+from lucid.ops.join import *  # noqa: F403
+from lucid.ops.matmul import *  # noqa: F403
+from lucid.ops.movement import *  # noqa: F403
+from lucid.ops.reduction import *  # noqa: F403
+from lucid.ops.shape import *  # noqa: F403
+from lucid.ops.unary import *  # noqa: F403
 
 __all__ = [
-    "add", "broadcast_to", "cast", "clone", "div", "eq", "exp", "expand", "expand_as",
-    "expand_copy", "ge", "getitem", "gt", "le", "log", "lt", "matmul", "mean", "mul", "ne", "neg",
-    "permute", "relu", "reshape", "setitem", "squeeze", "sub", "sum", "sum_to_size", "swapaxes",
-    "swapdims", "t", "tanh", "to_device", "transpose", "unsqueeze", "view",
+    *_elementwise.__all__, *_indexing.__all__, *_join.__all__, *_matmul.__all__,
+    *_movement.__all__, *_reduction.__all__, *_shape.__all__, *_unary.__all__,
 ]  # fmt: skip
 
 # -- issue 3's ops (softmax family, sorting, special functions, ...) ---------------------------
 from lucid.ops.softmax import log_softmax, softmax  # noqa: E402
+from lucid.ops.special import erf, erfc, erfinv  # noqa: E402
 
-__all__ += ["log_softmax", "softmax"]  # fmt: skip
+__all__ += ["erf", "erfc", "erfinv", "log_softmax", "softmax"]  # fmt: skip

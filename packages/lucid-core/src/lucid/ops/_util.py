@@ -48,6 +48,13 @@ def _with_scalar(t: Tensor, s: Any) -> Tensor:
     return t if res is d else cast(t, res)
 
 
+def to_float(x: Any) -> Any:
+    """Integer and bool tensors become the default float (for float-only functions)."""
+    if isinstance(x, Tensor) and x.dtype.category < _dtype.FLOAT:
+        return cast(x, _dtype.get_default_dtype())
+    return x
+
+
 def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
     from lucid.ops.elementwise import cast as _cast
 

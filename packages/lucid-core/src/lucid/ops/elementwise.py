@@ -1,6 +1,7 @@
-"""Elementwise ops: arithmetic, transcendental functions, comparisons, casts.
+"""Binary elementwise ops: arithmetic, pow, maximum/minimum, where, clamp, comparisons, casts.
 
-Each differentiable op is a small Function: forward on arrays, backward in lucid ops.
+Each differentiable op is a small Function: forward on arrays, backward in lucid ops (so
+double backward works). Broadcast gradients are reduced by the engine, not here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,64 @@ from typing import Any
 from lucid import _dtype
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.ops._util import promote
+from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
+
+
+__all__ = [
+    "add",
+    "addcdiv",
+    "addcmul",
+    "allclose",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "cast",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "div",
+    "divide",
+    "eq",
+    "equal",
+    "float_power",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "ge",
+    "greater",
+    "greater_equal",
+    "gt",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "lerp",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "maximum",
+    "minimum",
+    "mul",
+    "multiply",
+    "ne",
+    "not_equal",
+    "pow",
+    "remainder",
+    "rsub",
+    "signbit",
+    "sub",
+    "subtract",
+    "true_divide",
+    "where",
+]
 
 
 class Add(Function):
@@ -61,99 +119,191 @@ class Div(Function):
         return ga, gb
 
 
-class Neg(Function):
+class Pow(Function):
     @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
-        return ctx.xp.negative(a)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        return -g
-
-
-class Exp(Function):
-    @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
-        out = ctx.xp.exp(a)
-        ctx.save_for_backward(out)
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        out = ctx.xp.power(a, b)
+        ctx.save_for_backward(a, b, out)
         return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * out
+        a, b, out = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            # NOTE: b * a**(b-1), written so that b == 0 gives 0 even where a == 0 (as torch).
+            ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+        if ctx.needs_input_grad[1]:
+            # NOTE: d/db a**b = a**b * log(a); torch defines it as 0 where a == 0 and b >= 0.
+            safe = where(a == 0, 1.0, a)
+            gb = where((a == 0) & (b >= 0), 0.0, g * out * safe.log())
+        return ga, gb
 
 
-class Log(Function):
+class PowScalar(Function):
+    """``a ** e`` for a Python number ``e`` (the common case: no log, no mask on b)."""
+
     @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
+    def forward(ctx: Any, a: Any, e: Any) -> Any:
         ctx.save_for_backward(a)
-        return ctx.xp.log(a)
+        ctx.e = e
+        return ctx.xp.power(a, e)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (a,) = ctx.saved_tensors
-        return g / a
+        e = ctx.e
+        if e == 0:
+            return g * 0, None
+        if e == 1:
+            return g, None
+        if e == 2:
+            return g * 2 * a, None
+        return g * e * a ** (e - 1), None
 
 
-class Tanh(Function):
+class Maximum(Function):
     @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
-        out = ctx.xp.tanh(a)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (out,) = ctx.saved_tensors
-        return g * (1 - out * out)
-
-
-class Relu(Function):
-    @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
-        out = ctx.xp.maximum(a, 0)
-        ctx.save_for_backward(out)
-        return out
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return ctx.xp.maximum(a, b)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        # NOTE: the gradient at 0 is 0, as in PyTorch.
-        (out,) = ctx.saved_tensors
-        return g * (out > 0).to(g.dtype)
+        # NOTE: ties share the gradient equally, as in torch.
+        a, b = ctx.saved_tensors
+        w = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return (g * w if ctx.needs_input_grad[0] else None), (
+            g * (1 - w) if ctx.needs_input_grad[1] else None
+        )
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(a, b)
+        return ctx.xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, b = ctx.saved_tensors
+        w = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        return (g * w if ctx.needs_input_grad[0] else None), (
+            g * (1 - w) if ctx.needs_input_grad[1] else None
+        )
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx: Any, cond: Any, a: Any, b: Any) -> Any:
+        ctx.save_for_backward(cond)
+        return ctx.xp.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (cond,) = ctx.saved_tensors
+        zero = g.new_zeros(())
+        ga = where(cond, g, zero) if ctx.needs_input_grad[1] else None
+        gb = where(cond, zero, g) if ctx.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+class Clamp(Function):
+    """``clip(a, lo, hi)``; lo/hi are None, Python numbers or arrays."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, lo: Any, hi: Any) -> Any:
+        ctx.save_for_backward(a, lo, hi)
+        xp = ctx.xp
+        out = a if lo is None else xp.maximum(a, lo)
+        return out if hi is None else xp.minimum(out, hi)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # NOTE: the gradient passes where lo <= a <= hi (boundaries included); when lo > hi
+        # the output is hi, so hi gets the gradient (torch's rules).
+        a, lo, hi = ctx.saved_tensors
+        zero = g.new_zeros(())
+        need_a, need_lo, need_hi = ctx.needs_input_grad
+        ga = glo = ghi = None
+        if need_a:
+            if lo is None:
+                inside = a <= hi
+            elif hi is None:
+                inside = a >= lo
+            else:
+                inside = (a >= lo) & (a <= hi)
+            ga = where(inside, g, zero)
+        if need_lo:
+            glo = where((a < lo) & (lo < hi) if hi is not None else a < lo, g, zero)
+        if need_hi:
+            ghi = where((a > hi) | (hi < lo) if lo is not None else a > hi, g, zero)
+        return ga, glo, ghi
 
 
 class Cast(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, dtype: _dtype.dtype) -> Any:
         ctx.src = ctx.backend.dtype_of(a)
-        return ctx.backend.astype(a, dtype)
+        out = ctx.backend.astype(a, dtype)
+        if dtype.category < _dtype.FLOAT:
+            ctx.mark_non_differentiable(out)
+        return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return g.to(ctx.src), None
 
 
-class Compare(Function):
+class NonDiff(Function):
+    """Any op without a gradient (comparisons, logical ops, floor_divide on ints ...)."""
+
     @staticmethod
-    def forward(ctx: Any, a: Any, b: Any, op: str) -> Any:
-        out = getattr(ctx.xp, op)(a, b)
+    def forward(ctx: Any, name: str, *args: Any) -> Any:
+        out = getattr(ctx.xp, name)(*args)
         ctx.mark_non_differentiable(out)
         return out
 
 
-def add(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+class Remainder(Function):
+    """Python's ``%`` (sign of the divisor) for op ``remainder``, C's for ``fmod``."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, name: str) -> Any:
+        ctx.save_for_backward(a, b)
+        ctx.rounding = "floor" if name == "remainder" else "trunc"
+        return getattr(ctx.xp, name)(a, b)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, b = ctx.saved_tensors
+        gb = None
+        if ctx.needs_input_grad[1]:
+            gb = -g * div(a, b, rounding_mode=ctx.rounding).detach()
+        return g, gb, None
+
+
+# -- public functions -----------------------------------------------------------------------------
+def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    """``a + alpha * b`` with PyTorch's type promotion."""
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
     return Add.apply(a, b)  # type: ignore[no-any-return]
 
 
-def sub(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
     return Sub.apply(a, b)  # type: ignore[no-any-return]
+
+
+subtract = sub
+
+
+def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    return sub(b, a, alpha=alpha)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -161,41 +311,145 @@ def mul(a: Any, b: Any) -> Tensor:
     return Mul.apply(a, b)  # type: ignore[no-any-return]
 
 
-def div(a: Any, b: Any, rounding_mode: str | None = None) -> Tensor:
+multiply = mul
+
+
+def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding."""
     a, b = promote(a, b)
-    a, b = _to_float(a), _to_float(b)
-    out: Tensor = Div.apply(a, b)
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                f"'{rounding_mode}'"
+            )
+        ref = a if isinstance(a, Tensor) else b
+        if not ref.dtype.is_floating_point:
+            if rounding_mode == "floor":
+                return NonDiff.apply("floor_divide", a, b)  # type: ignore[no-any-return]
+            q = NonDiff.apply("trunc", NonDiff.apply("true_divide", a, b))
+            return cast(q, ref.dtype)
+    out: Tensor = Div.apply(to_float(a), to_float(b))
     if rounding_mode == "trunc":
-        return out.trunc()  # type: ignore[no-any-return]
+        return out.trunc()
     if rounding_mode == "floor":
-        return out.floor()  # type: ignore[no-any-return]
+        return out.floor()
     return out
 
 
-def _to_float(x: Any) -> Any:
-    if isinstance(x, Tensor) and x.dtype.category < _dtype.FLOAT:
-        return cast(x, _dtype.get_default_dtype())
-    return x
+divide = div
+true_divide = div
 
 
-def neg(a: Tensor) -> Tensor:
-    return Neg.apply(a)  # type: ignore[no-any-return]
+def floor_divide(a: Any, b: Any) -> Tensor:
+    return div(a, b, rounding_mode="floor")
 
 
-def exp(a: Tensor) -> Tensor:
-    return Exp.apply(_to_float(a))  # type: ignore[no-any-return]
+def remainder(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    return Remainder.apply(a, b, "remainder")  # type: ignore[no-any-return]
 
 
-def log(a: Tensor) -> Tensor:
-    return Log.apply(_to_float(a))  # type: ignore[no-any-return]
+def fmod(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    return Remainder.apply(a, b, "fmod")  # type: ignore[no-any-return]
 
 
-def tanh(a: Tensor) -> Tensor:
-    return Tanh.apply(_to_float(a))  # type: ignore[no-any-return]
+def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
+    """``a ** b``: tensor or scalar exponent, or a scalar base with a tensor exponent."""
+    if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
+        if a.dtype.category < _dtype.FLOAT and isinstance(b, float):
+            a = to_float(a)
+        elif a.dtype.category < _dtype.FLOAT and b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return PowScalar.apply(a, b)  # type: ignore[no-any-return]
+    a, b = promote(a, b)
+    if not isinstance(a, Tensor):
+        a = b.new_tensor(a) if isinstance(b, Tensor) else a
+    return Pow.apply(a, b)  # type: ignore[no-any-return]
 
 
-def relu(a: Tensor) -> Tensor:
-    return Relu.apply(a)  # type: ignore[no-any-return]
+float_power = pow
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    return Maximum.apply(a, b)  # type: ignore[no-any-return]
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    return Minimum.apply(a, b)  # type: ignore[no-any-return]
+
+
+def fmax(a: Any, b: Any) -> Tensor:
+    return maximum(a, b)
+
+
+def fmin(a: Any, b: Any) -> Tensor:
+    return minimum(a, b)
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
+    """``condition ? input : other`` elementwise (scalars allowed for input/other)."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    if not isinstance(condition, Tensor):
+        ref = input if isinstance(input, Tensor) else other
+        condition = as_tensor_like(condition, ref)
+    if condition.dtype is not _dtype.bool_:
+        condition = cast(condition, _dtype.bool_)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = condition.new_tensor(input, dtype=_dtype.result_type([], [], [input, other]))
+    input, other = promote(input, other)
+    return Where.apply(condition, input, other)
+
+
+def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clip to ``[min, max]``; bounds are numbers or tensors (then broadcast)."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if min is not None:
+            a, min = promote(a, min)
+        if max is not None:
+            a, max = promote(a, max)
+            if isinstance(min, Tensor) and min.dtype is not a.dtype:
+                min = cast(min, a.dtype)
+    else:
+        bound = [v for v in (min, max) if v is not None]
+        res = _dtype.result_type([a.dtype], [], bound)
+        if res is not a.dtype:
+            a = cast(a, res)
+    return Clamp.apply(a, min, max)  # type: ignore[no-any-return]
+
+
+clip = clamp
+
+
+def clamp_min(a: Tensor, min: Any) -> Tensor:  # noqa: A002
+    return clamp(a, min, None)
+
+
+def clamp_max(a: Tensor, max: Any) -> Tensor:  # noqa: A002
+    return clamp(a, None, max)
+
+
+def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
+    """``start + weight * (end - start)``."""
+    return start + weight * (end - start)
+
+
+def addcmul(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``a + value * tensor1 * tensor2``."""
+    prod = tensor1 * tensor2
+    return a + (prod * value if value != 1 else prod)
+
+
+def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    """``a + value * tensor1 / tensor2``."""
+    q = tensor1 / tensor2
+    return a + (q * value if value != 1 else q)
 
 
 def cast(a: Tensor, dtype: Any) -> Tensor:
@@ -205,30 +459,122 @@ def cast(a: Tensor, dtype: Any) -> Tensor:
     return Cast.apply(a, dt)  # type: ignore[no-any-return]
 
 
-def _compare(op: str, a: Any, b: Any) -> Tensor:
+# -- comparisons and logical ops ------------------------------------------------------------------
+def _nondiff(name: str, a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
-    return Compare.apply(a, b, op)  # type: ignore[no-any-return]
+    return NonDiff.apply(name, a, b)  # type: ignore[no-any-return]
 
 
 def eq(a: Any, b: Any) -> Tensor:
-    return _compare("equal", a, b)
+    return _nondiff("equal", a, b)
 
 
 def ne(a: Any, b: Any) -> Tensor:
-    return _compare("not_equal", a, b)
+    return _nondiff("not_equal", a, b)
 
 
 def lt(a: Any, b: Any) -> Tensor:
-    return _compare("less", a, b)
+    return _nondiff("less", a, b)
 
 
 def le(a: Any, b: Any) -> Tensor:
-    return _compare("less_equal", a, b)
+    return _nondiff("less_equal", a, b)
 
 
 def gt(a: Any, b: Any) -> Tensor:
-    return _compare("greater", a, b)
+    return _nondiff("greater", a, b)
 
 
 def ge(a: Any, b: Any) -> Tensor:
-    return _compare("greater_equal", a, b)
+    return _nondiff("greater_equal", a, b)
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True if both have the same shape and elements (``torch.equal``)."""
+    return a.shape == b.shape and bool(eq(a, b).all())
+
+
+def allclose(
+    a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
+) -> bool:
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def isclose(
+    a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
+) -> Tensor:
+    a, b = promote(a, b)
+    return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)  # type: ignore[no-any-return]
+
+
+def _bool(x: Any, ref: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x if x.dtype is _dtype.bool_ else cast(x, _dtype.bool_)
+    return as_tensor_like(x, ref).bool()
+
+
+def logical_and(a: Tensor, b: Any) -> Tensor:
+    return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+
+
+def logical_or(a: Tensor, b: Any) -> Tensor:
+    return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+
+
+def logical_xor(a: Tensor, b: Any) -> Tensor:
+    return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+
+
+def logical_not(a: Tensor) -> Tensor:
+    return NonDiff.apply("logical_not", a)  # type: ignore[no-any-return]
+
+
+def _check_bitwise(a: Any) -> None:
+    if isinstance(a, Tensor) and a.dtype.category >= _dtype.FLOAT:
+        raise RuntimeError(f"bitwise ops are only defined for integer and bool tensors, got {a.dtype}")
+
+
+def bitwise_and(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    _check_bitwise(a)
+    _check_bitwise(b)
+    return NonDiff.apply("bitwise_and", a, b)  # type: ignore[no-any-return]
+
+
+def bitwise_or(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    _check_bitwise(a)
+    _check_bitwise(b)
+    return NonDiff.apply("bitwise_or", a, b)  # type: ignore[no-any-return]
+
+
+def bitwise_xor(a: Any, b: Any) -> Tensor:
+    a, b = promote(a, b)
+    _check_bitwise(a)
+    _check_bitwise(b)
+    return NonDiff.apply("bitwise_xor", a, b)  # type: ignore[no-any-return]
+
+
+def bitwise_not(a: Tensor) -> Tensor:
+    _check_bitwise(a)
+    name = "logical_not" if a.dtype is _dtype.bool_ else "invert"
+    return NonDiff.apply(name, a)  # type: ignore[no-any-return]
+
+
+def isnan(a: Tensor) -> Tensor:
+    return NonDiff.apply("isnan", a)  # type: ignore[no-any-return]
+
+
+def isinf(a: Tensor) -> Tensor:
+    return NonDiff.apply("isinf", a)  # type: ignore[no-any-return]
+
+
+def isfinite(a: Tensor) -> Tensor:
+    return NonDiff.apply("isfinite", a)  # type: ignore[no-any-return]
+
+
+def signbit(a: Tensor) -> Tensor:
+    return NonDiff.apply("signbit", a)  # type: ignore[no-any-return]

@@ -4,9 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from lucid import _dtype
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
+from lucid.ops._util import normalize_dim
+
+
+__all__ = [
+    "gather",
+    "getitem",
+    "index_add",
+    "index_select",
+    "masked_fill",
+    "masked_select",
+    "scatter",
+    "scatter_add",
+    "setitem",
+    "take",
+    "take_along_dim",
+]
 
 
 def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
@@ -97,3 +114,204 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
     raw = value.data if isinstance(value, Tensor) else value
     a._data = a.backend.setitem(a._data, idx, raw)
     a._vc.value += 1
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, index: Any) -> Any:
+        ctx.dim, ctx.index, ctx.shape = dim, index, a.shape
+        return ctx.xp.take_along_axis(a, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return ScatterAdd.apply(g.new_zeros(ctx.shape), ctx.dim, ctx.index, g), None, None
+
+
+class Scatter(Function):
+    """``a`` with ``src`` written at ``index`` along ``dim`` (src already cut to index's shape)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, index: Any, src: Any) -> Any:
+        ctx.dim, ctx.index = dim, index
+        return ctx.backend.scatter(a, dim, index, src)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        ga = gs = None
+        if ctx.needs_input_grad[0]:
+            ga = Scatter.apply(g, ctx.dim, ctx.index, g.new_zeros(()))
+        if ctx.needs_input_grad[3]:
+            gs = Gather.apply(g, ctx.dim, ctx.index)
+        return ga, None, None, gs
+
+
+class ScatterAdd(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, index: Any, src: Any) -> Any:
+        ctx.dim, ctx.index = dim, index
+        return ctx.backend.scatter_add(a, dim, index, src)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        gs = Gather.apply(g, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
+        return g, None, None, gs
+
+
+def _index_array(index: Any, a: Tensor, name: str) -> Any:
+    if not isinstance(index, Tensor):
+        index = Tensor(index, device=a.device)
+    if index.dtype.category != _dtype.INT:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
+    if index.backend is not a.backend:
+        raise RuntimeError(
+            f"{name}(): Expected index on the same device as input ({a.device}), got "
+            f"{index.device}"
+        )
+    return index.data
+
+
+def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = None) -> None:
+    if index.ndim != a.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor "
+            f"({name}: index {list(index.shape)}, input {list(a.shape)})"
+        )
+    for d in range(a.ndim):
+        if d != dim and index.shape[d] > a.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than self {list(a.shape)} apart from dimension {dim}"
+            )
+        if src is not None and index.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than src {list(src.shape)}"
+            )
+
+
+def _cut(t: Tensor, shape: tuple[int, ...], keep: int | None = None) -> Tensor:
+    """``t[:shape[0], :shape[1], ...]`` (``keep`` dim left whole)."""
+    if t.shape == shape:
+        return t
+    idx = tuple(slice(None) if d == keep else slice(0, s) for d, s in enumerate(shape))
+    return t[idx]
+
+
+def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on), as torch.gather."""
+    d = normalize_dim(dim, input.ndim)
+    idx = _index_array(index, input, "gather")
+    _check_index_shape("gather", input, d, idx)
+    src = _cut(input, tuple(idx.shape), keep=d)
+    return Gather.apply(src, d, idx)  # type: ignore[no-any-return]
+
+
+def _scatter_src(input: Tensor, src: Any, idx: Any) -> Any:
+    if isinstance(src, Tensor):
+        src = src if src.dtype is input.dtype else src.to(input.dtype)
+        return _cut(src, tuple(idx.shape))
+    return input.new_tensor(src)
+
+
+def scatter(
+    input: Tensor,  # noqa: A002
+    dim: int,
+    index: Any,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Tensor:
+    """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+    if src is None:
+        src = value
+    d = normalize_dim(dim, input.ndim)
+    idx = _index_array(index, input, "scatter")
+    _check_index_shape("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
+    s = _scatter_src(input, src, idx)
+    if reduce == "add":
+        return ScatterAdd.apply(input, d, idx, s.expand(tuple(idx.shape)))  # type: ignore[no-any-return]
+    if reduce is not None:
+        raise NotImplementedError(f"scatter(reduce={reduce!r}); only 'add' is supported")
+    return Scatter.apply(input, d, idx, s)  # type: ignore[no-any-return]
+
+
+def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates add up)."""
+    d = normalize_dim(dim, input.ndim)
+    idx = _index_array(index, input, "scatter_add")
+    _check_index_shape("scatter_add", input, d, idx, src)
+    return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx))  # type: ignore[no-any-return]
+
+
+def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
+    """The entries ``index`` (1-D) along ``dim``."""
+    d = normalize_dim(dim, input.ndim)
+    idx = index if isinstance(index, Tensor) else Tensor(index, device=input.device)
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """``gather`` with broadcasting of ``input`` and ``indices`` outside ``dim``."""
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    d = normalize_dim(dim, input.ndim)
+    if indices.ndim != input.ndim:
+        raise RuntimeError(
+            f"torch.take_along_dim(): input and indices should have the same number of "
+            f"dimensions, but got {input.ndim} dimensions for input, and {indices.ndim} "
+            "dimensions for indices"
+        )
+    a_shape, i_shape = list(input.shape), list(indices.shape)
+    for k in range(input.ndim):
+        if k != d:
+            m = max(a_shape[k], i_shape[k])
+            a_shape[k] = i_shape[k] = m
+    return gather(input.expand(tuple(a_shape)), d, indices.expand(tuple(i_shape)))
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+    return input.reshape(-1)[index]
+
+
+def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
+    """``value`` where ``mask`` is true, ``input`` elsewhere (mask broadcasts; keeps dtype)."""
+    from lucid.ops.elementwise import where
+
+    if isinstance(mask, Tensor) and mask.dtype is not _dtype.bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                f"{value.ndim} dimension(s)."
+            )
+        value = value if value.dtype is input.dtype else value.to(input.dtype)
+    else:
+        value = input.new_tensor(value)
+    out: Tensor = where(mask, value, input)
+    return out if out.shape == input.shape else out.expand(input.shape)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+    shape = _broadcast(input.shape, mask.shape)
+    return getitem(input.expand(shape), mask.expand(shape))
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + a
+    b = (1,) * (n - len(b)) + b
+    return tuple(x if y == 1 else y for x, y in zip(a, b))
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
+    d = normalize_dim(dim, input.ndim)
+    src = source * alpha if alpha != 1 else source
+    full = (slice(None),) * d + (index.data,)
+    return input + IndexAddInto.apply(src, input.shape, full, True)  # type: ignore[no-any-return]

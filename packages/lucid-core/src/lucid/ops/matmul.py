@@ -4,9 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from lucid import _dtype
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import promote
+
+
+__all__ = [
+    "dot",
+    "einsum",
+    "ger",
+    "inner",
+    "matmul",
+    "mm",
+    "mv",
+    "outer",
+    "vdot",
+]
 
 
 class Matmul(Function):
@@ -58,3 +72,150 @@ def _rows(a: Tensor) -> int:
     for s in a.shape[:-1]:
         n *= s
     return n
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
+    """Matrix product of two 2-D tensors."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(
+            f"mm: expected 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D "
+            f"(shapes {list(input.shape)} and {list(mat2.shape)})"
+        )
+    return matmul(input, mat2)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Inner product of two 1-D tensors of the same length."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
+        )
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got "
+            f"{input.shape[0]} and {other.shape[0]} elements respectively"
+        )
+    return matmul(input, other)
+
+
+vdot = dot
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
+    return matmul(input, vec)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
+    """``input[i] * vec2[j]`` for 1-D inputs."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {input.ndim}-D and {vec2.ndim}-D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """Sum over the last dims: ``inner(a, b)[i..., j...] = sum_k a[i..., k] * b[j..., k]``."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if other.ndim == 1:
+        return matmul(input, other)
+    b = other.reshape(-1, other.shape[-1]).mT
+    out = matmul(input, b)
+    return out.reshape(input.shape[:-1] + other.shape[:-1])
+
+
+class Einsum(Function):
+    @staticmethod
+    def forward(ctx: Any, spec: tuple[list[str], str], *arrays: Any) -> Any:
+        ctx.spec = spec
+        ins, out = spec
+        ctx.save_for_backward(*arrays)
+        return ctx.xp.einsum(",".join(ins) + "->" + out, *arrays)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        ins, out = ctx.spec
+        ops = ctx.saved_tensors
+        grads: list[Any] = [None]
+        for i, sub in enumerate(ins):
+            if not ctx.needs_input_grad[i + 1]:
+                grads.append(None)
+                continue
+            grads.append(_einsum_grad(g, out, ins, ops, i))
+        return tuple(grads)
+
+
+def _einsum_grad(g: Tensor, out: str, ins: list[str], ops: Any, i: int) -> Tensor:
+    """d(einsum)/d(operand i) = einsum of g with the other operands, into operand i's labels."""
+    sub = ins[i]
+    if len(set(sub)) != len(sub):
+        raise NotImplementedError(
+            f"einsum backward for repeated labels in one operand ({sub!r}) is not supported"
+        )
+    present = set(out).union(*[set(s) for j, s in enumerate(ins) if j != i])
+    target = "".join(c for c in sub if c in present)
+    others = [(s, t) for j, (s, t) in enumerate(zip(ins, ops)) if j != i]
+    eq = ",".join([out] + [s for s, _ in others]) + "->" + target
+    grad = einsum(eq, g, *[t for _, t in others])
+    if target != sub:  # labels only in operand i were summed away: broadcast back
+        shape = ops[i].shape
+        grad = grad.reshape(tuple(shape[k] if c in present else 1 for k, c in enumerate(sub)))
+        grad = grad.expand(shape)
+    return grad
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _parse_einsum(equation: str, operands: Any) -> tuple[list[str], str]:
+    """Explicit labels for every operand and the output (``...`` expanded, ``->`` implied)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(
+            f"einsum(): {len(ins)} operands in the equation {equation!r}, but "
+            f"{len(operands)} given"
+        )
+    used = set(c for c in eq if c.isalpha())
+    spare = [c for c in _LETTERS if c not in used]
+    n_ell = max((t.ndim - len(s.replace("...", "")) for s, t in zip(ins, operands)
+                 if "..." in s), default=0)  # fmt: skip
+    ell = "".join(spare[:n_ell])
+    fixed = []
+    for s, t in zip(ins, operands):
+        if "..." in s:
+            k = t.ndim - len(s.replace("...", ""))
+            s = s.replace("...", ell[n_ell - k :] if k else "")
+        if len(s) != t.ndim:
+            raise ValueError(
+                f"einsum(): the number of subscripts in the equation ({len(s)}) does not match "
+                f"the number of dimensions ({t.ndim}) for operand {len(fixed)}"
+            )
+        fixed.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts: dict[str, int] = {}
+        for s in fixed:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return fixed, out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation (``lucid.einsum("ij,jk->ik", a, b)``); the backward is einsum too."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    spec = _parse_einsum(equation, operands)
+    res = operands[0].dtype
+    for t in operands[1:]:
+        res = _dtype.promote_types(res, t.dtype)
+    ops = [t if t.dtype is res else t.to(res) for t in operands]
+    return Einsum.apply(spec, *ops)  # type: ignore[no-any-return]

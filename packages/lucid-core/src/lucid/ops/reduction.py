@@ -1,13 +1,47 @@
-"""Reductions over dims: sum, mean (the rest of the family builds on the same helpers)."""
+"""Reductions over dims (``dim`` int or tuple, ``keepdim``): sum, mean, var/std, prod, max/min,
+amax/amin, argmax/argmin, logsumexp, norm, all/any, and the scans cumsum/cumprod."""
 
 from __future__ import annotations
 
-from typing import Any
+import builtins
+import math
+from typing import Any, NamedTuple
 
 from lucid import _dtype
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.ops._util import normalize_dims
+from lucid.ops._util import normalize_dim, normalize_dims
+
+
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "norm",
+    "prod",
+    "std",
+    "std_mean",
+    "sum",
+    "var",
+    "var_mean",
+]
+
+
+class ValuesIndices(NamedTuple):
+    """``(values, indices)``, what ``max``/``min`` with a ``dim`` return (torch.return_types)."""
+
+    values: Tensor
+    indices: Tensor
 
 
 def restore_dims(g: Tensor, dims: tuple[int, ...], keepdim: bool, shape: tuple[int, ...]) -> Tensor:
@@ -18,6 +52,13 @@ def restore_dims(g: Tensor, dims: tuple[int, ...], keepdim: bool, shape: tuple[i
             kept[d] = 1
         g = g.reshape(tuple(kept))
     return g
+
+
+def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
 
 
 class Sum(Function):
@@ -32,25 +73,389 @@ class Sum(Function):
         return g.expand(ctx.shape), None, None
 
 
-def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
+class Prod(Function):
+    """Product along one dim; the gradient avoids dividing by the input (zeros are fine)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, keepdim: bool) -> Any:
+        ctx.save_for_backward(a)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return ctx.xp.prod(a, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (a,) = ctx.saved_tensors
+        d, n = ctx.dim, a.shape[ctx.dim]
+        g = restore_dims(g, (d,), ctx.keepdim, a.shape)
+        if n == 1:
+            return g.expand(a.shape), None, None
+        one = a.narrow(d, 0, 1).new_ones(a.narrow(d, 0, 1).shape)
+        left = cat([one, a.narrow(d, 0, n - 1)], d).cumprod(d)
+        right = cat([a.narrow(d, 1, n - 1), one], d).flip(d).cumprod(d).flip(d)
+        return g * left * right, None, None
+
+
+class Extreme(Function):
+    """amax/amin over dims; ties share the gradient equally."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool, largest: bool) -> Any:
+        fn = ctx.xp.max if largest else ctx.xp.min
+        out = fn(a, axis=dims, keepdims=keepdim)
+        ctx.save_for_backward(a, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, out = ctx.saved_tensors
+        out = restore_dims(out, ctx.dims, ctx.keepdim, a.shape)
+        g = restore_dims(g, ctx.dims, ctx.keepdim, a.shape)
+        mask = (a == out).to(g.dtype)
+        return g * mask / mask.sum(ctx.dims, keepdim=True), None, None, None
+
+
+class ExtremeAlong(Function):
+    """max/min along one dim with indices; the gradient goes to the returned index."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, keepdim: bool, largest: bool) -> Any:
+        xp = ctx.xp
+        idx = (xp.argmax if largest else xp.argmin)(a, axis=dim, keepdims=True)
+        values = xp.take_along_axis(a, idx, axis=dim)
+        idx = ctx.backend.astype(idx, _dtype.int64)
+        if not keepdim:
+            values, idx = xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
+        ctx.save_for_backward(idx)
+        ctx.mark_non_differentiable(idx)
+        ctx.dim, ctx.keepdim, ctx.shape = dim, keepdim, a.shape
+        return values, idx
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, _: Tensor) -> Any:
+        (idx,) = ctx.saved_tensors
+        d = ctx.dim
+        g = restore_dims(g, (d,), ctx.keepdim, ctx.shape)
+        idx = restore_dims(idx, (d,), ctx.keepdim, ctx.shape)
+        return g.new_zeros(ctx.shape).scatter(d, idx, g), None, None, None
+
+
+class Scan(Function):
+    """cumsum / cumprod along a dim."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, name: str) -> Any:
+        out = getattr(ctx.xp, name)(a, axis=dim)
+        ctx.save_for_backward(a, out)
+        ctx.dim, ctx.kind = dim, name
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, out = ctx.saved_tensors
+        d = ctx.dim
+        if ctx.kind == "cumsum":
+            return g.flip(d).cumsum(d).flip(d), None, None
+        if not bool((a == 0).any()):
+            return (g * out).flip(d).cumsum(d).flip(d) / a, None, None
+        return _cumprod_grad_with_zeros(a, g, d), None, None
+
+
+def _cumprod_grad_with_zeros(a: Tensor, g: Tensor, d: int) -> Tensor:
+    """d/da_i of sum_j g_j prod_{k<=j} a_k, without dividing by a_i: O(n^2) in the dim size."""
+    from lucid._creation import eye
+
+    n = a.shape[d]
+    x = a.movedim(d, -1)
+    eye_n = eye(n, dtype=_dtype.bool_, device=a.device)
+    m = where(eye_n, x.new_ones(()), x.unsqueeze(-2))  # m[..., i, k] = a_k, a_i -> 1
+    upper = eye_n.new_ones((n, n)).triu().to(a.dtype)  # j >= i
+    terms = m.cumprod(-1) * upper * g.movedim(d, -1).unsqueeze(-2)
+    return terms.sum(-1).movedim(-1, d)
+
+
+class NormP2(Function):
+    """Euclidean norm; the gradient at a zero vector is zero, as in torch."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+        xp = ctx.xp
+        m = a if a.dtype.kind != "c" else xp.abs(a)
+        out = xp.sqrt(xp.sum(m * m, axis=dims, keepdims=keepdim))
+        ctx.save_for_backward(a, out)
+        ctx.dims, ctx.keepdim = dims, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, out = ctx.saved_tensors
+        out = restore_dims(out, ctx.dims, ctx.keepdim, a.shape)
+        g = restore_dims(g, ctx.dims, ctx.keepdim, a.shape)
+        safe = where(out == 0, out.new_ones(()), out)
+        return g * a / safe, None, None
+
+
+class BoolReduce(Function):
+    """all / any / count_nonzero / argmax / argmin: no gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, name: str, dims: Any, keepdim: bool) -> Any:
+        out = getattr(ctx.xp, name)(a, axis=dims, keepdims=keepdim)
+        if name in ("argmax", "argmin"):
+            out = ctx.backend.astype(out, _dtype.int64)
+        ctx.mark_non_differentiable(out)
+        return out
+
+
+# -- public functions -----------------------------------------------------------------------------
+def sum(  # noqa: A001
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
     if dtype is not None:
-        a = a.to(dtype)
-    elif a.dtype.category < _dtype.FLOAT:
-        a = a.to(_dtype.int64)
-    dims = normalize_dims(dim, a.ndim)
-    return Sum.apply(a, dims, keepdim)  # type: ignore[no-any-return]
+        input = input.to(dtype)
+    elif input.dtype.category < _dtype.FLOAT:
+        input = input.to(_dtype.int64)
+    dims = normalize_dims(dim, input.ndim)
+    return Sum.apply(input, dims, keepdim)  # type: ignore[no-any-return]
 
 
-def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
     if dtype is not None:
         a = a.to(dtype)
     if a.dtype.category < _dtype.FLOAT:
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {a.dtype.name.capitalize()}"
         )
+    return a
+
+
+def mean(
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    a = _float_input("mean", input, dtype)
     dims = normalize_dims(dim, a.ndim)
-    n = 1
-    for d in dims:
-        n *= a.shape[d]
-    return sum(a, dims, keepdim) / n
+    return sum(a, dims, keepdim) / _count(a.shape, dims)
+
+
+def _correction(correction: Any, unbiased: Any) -> Any:
+    if unbiased is not None:
+        if correction is not None:
+            raise RuntimeError("var/std: pass either unbiased or correction, not both")
+        return 1 if unbiased else 0
+    return 1 if correction is None else correction
+
+
+def var(
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """Variance over ``dim`` with ``correction`` (1: Bessel's, the default; 0: population)."""
+    if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
+        dim, unbiased = None, dim
+    a = _float_input("var", input, None)
+    c = _correction(correction, unbiased)
+    dims = normalize_dims(dim, a.ndim)
+    d = a - a.mean(dims, keepdim=True)
+    n = _count(a.shape, dims) - c
+    return (d * d).sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
+
+
+def std(
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> Tensor:
+    """Square root of :func:`var`."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> tuple[Tensor, Tensor]:
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def std_mean(
+    input: Tensor,  # noqa: A002
+    dim: Any = None,
+    unbiased: Any = None,
+    keepdim: bool = False,
+    *,
+    correction: Any = None,
+) -> tuple[Tensor, Tensor]:
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def prod(
+    input: Tensor,  # noqa: A002
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.category < _dtype.FLOAT:
+        input = input.to(_dtype.int64)
+    if dim is None:
+        out: Tensor = Prod.apply(input.reshape(-1), 0, False)
+        return out.reshape((1,) * input.ndim) if keepdim else out
+    return Prod.apply(input, normalize_dim(dim, input.ndim), keepdim)  # type: ignore[no-any-return]
+
+
+def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
+    if builtins.any(a.shape[d] == 0 for d in dims) or (not dims and a.numel() == 0):
+        raise IndexError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            f"Specify the reduction dim with the 'dim' argument (input shape {list(a.shape)})."
+        )
+
+
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
+    dims = normalize_dims(None if dim == () else dim, input.ndim)
+    _check_nonempty("amax", input, dims)
+    return Extreme.apply(input, dims, keepdim, True)  # type: ignore[no-any-return]
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    dims = normalize_dims(None if dim == () else dim, input.ndim)
+    _check_nonempty("amin", input, dims)
+    return Extreme.apply(input, dims, keepdim, False)  # type: ignore[no-any-return]
+
+
+def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
+    if isinstance(dim, Tensor):  # max(a, b): the elementwise form
+        from lucid.ops.elementwise import maximum, minimum
+
+        return maximum(a, dim) if largest else minimum(a, dim)
+    if dim is None:
+        return amax(a) if largest else amin(a)
+    d = normalize_dim(dim, a.ndim)
+    _check_nonempty(name, a, (d,) if a.ndim else ())
+    if a.ndim == 0:
+        return ValuesIndices(a, a.new_zeros((), dtype=_dtype.int64))
+    values, indices = ExtremeAlong.apply(a, d, keepdim, largest)
+    return ValuesIndices(values, indices)
+
+
+def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
+    """``max(x)`` -> tensor; ``max(x, dim)`` -> (values, indices); ``max(x, y)`` -> maximum."""
+    return _extreme("max", input, dim, keepdim, True)
+
+
+def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
+    """``min(x)`` -> tensor; ``min(x, dim)`` -> (values, indices); ``min(x, y)`` -> minimum."""
+    return _extreme("min", input, dim, keepdim, False)
+
+
+def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    if dim is None:
+        out: Tensor = BoolReduce.apply(a.reshape(-1), name, 0, False)
+        return out.reshape((1,) * a.ndim) if keepdim else out
+    d = normalize_dim(dim, a.ndim)
+    _check_nonempty(name, a, (d,))
+    return BoolReduce.apply(a, name, d, keepdim)  # type: ignore[no-any-return]
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _arg("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    return _arg("argmin", input, dim, keepdim)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    dims = normalize_dims(dim, input.ndim)
+    return BoolReduce.apply(input, "all", dims, keepdim)  # type: ignore[no-any-return]
+
+
+def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    dims = normalize_dims(dim, input.ndim)
+    return BoolReduce.apply(input, "any", dims, keepdim)  # type: ignore[no-any-return]
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    return sum(input != 0, dim)
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """``log(sum(exp(x), dim))`` computed stably (the max is subtracted first)."""
+    from lucid.ops._util import to_float
+
+    a = to_float(input)
+    dims = normalize_dims(dim, a.ndim)
+    m = a.detach().amax(dims, keepdim=True)
+    m = where(m.isfinite(), m, m.new_zeros(()))
+    out = (a - m).exp().sum(dims, keepdim=True).log() + m
+    return out if keepdim else out.squeeze(dims) if dims else out
+
+
+def norm(
+    input: Tensor,  # noqa: A002
+    p: Any = "fro",
+    dim: Any = None,
+    keepdim: bool = False,
+    dtype: Any = None,
+) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro"."""
+    from lucid.ops.unary import abs as _abs
+
+    a = _float_input("norm", input, dtype)
+    dims = normalize_dims(dim, a.ndim)
+    if p == "fro" or p == 2:
+        return NormP2.apply(a, dims, keepdim)  # type: ignore[no-any-return]
+    if isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
+    if p == math.inf:
+        return amax(_abs(a), dims, keepdim)
+    if p == -math.inf:
+        return amin(_abs(a), dims, keepdim)
+    if p == 0:
+        return sum(a != 0, dims, keepdim).to(a.dtype)
+    if p == 1:
+        return sum(_abs(a), dims, keepdim)
+    return (sum(_abs(a) ** p, dims, keepdim)) ** (1.0 / p)
+
+
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.category < _dtype.FLOAT:
+        input = input.to(_dtype.int64)
+    return Scan.apply(input, normalize_dim(dim, input.ndim), "cumsum")  # type: ignore[no-any-return]
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    if dtype is not None:
+        input = input.to(dtype)
+    elif input.dtype.category < _dtype.FLOAT:
+        input = input.to(_dtype.int64)
+    return Scan.apply(input, normalize_dim(dim, input.ndim), "cumprod")  # type: ignore[no-any-return]
+
+
+from lucid.ops.elementwise import where  # noqa: E402
+from lucid.ops.join import cat  # noqa: E402

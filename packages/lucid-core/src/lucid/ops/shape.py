@@ -9,6 +9,36 @@ from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, shape_arg
 
 
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "broadcast_to",
+    "clone",
+    "expand",
+    "expand_as",
+    "expand_copy",
+    "flatten",
+    "moveaxis",
+    "movedim",
+    "narrow",
+    "permute",
+    "ravel",
+    "reshape",
+    "reshape_as",
+    "squeeze",
+    "sum_to_size",
+    "swapaxes",
+    "swapdims",
+    "t",
+    "to_device",
+    "transpose",
+    "unflatten",
+    "unsqueeze",
+    "view",
+    "view_as",
+]
+
+
 class Reshape(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, shape: tuple[int, ...]) -> Any:
@@ -223,3 +253,77 @@ def squeeze(a: Tensor, dim: Any = None) -> Tensor:
     if shape == a.shape:
         return a
     return Reshape.apply(a, shape)  # type: ignore[no-any-return]
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
+    """Merge dims ``start_dim..end_dim`` into one."""
+    if input.ndim == 0:
+        return input.reshape(1)
+    s, e = normalize_dim(start_dim, input.ndim), normalize_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    n = 1
+    for k in input.shape[s : e + 1]:
+        n *= k
+    return input.reshape(input.shape[:s] + (n,) + input.shape[e + 1 :])
+
+
+def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
+    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
+    d = normalize_dim(dim, input.ndim)
+    sizes = _infer_shape(tuple(int(s) for s in sizes), input.shape[d], (input.shape[d],))
+    return input.reshape(input.shape[:d] + sizes + input.shape[d + 1 :])
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    return reshape(input, other.shape)
+
+
+reshape_as = view_as
+
+
+def ravel(input: Tensor) -> Tensor:  # noqa: A002
+    return reshape(input, -1)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
+    """Move dims ``source`` to positions ``destination`` (ints or sequences)."""
+    n = input.ndim
+    src = [normalize_dim(s, n) for s in (source if isinstance(source, (tuple, list)) else [source])]
+    dst = [normalize_dim(d, n) for d in (destination if isinstance(destination, (tuple, list))
+                                         else [destination])]  # fmt: skip
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+            f"the same number of dims as destination ({dst} dims)"
+        )
+    order = [i for i in range(n) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002
+    """The slice ``start:start+length`` along ``dim`` (a view in torch; a slice here)."""
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d]
+    st = int(start)
+    if st < 0:
+        st += n
+    if not (0 <= st <= n and 0 <= length and st + length <= n):
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({n})."
+        )
+    index = (slice(None),) * d + (slice(st, st + int(length)),)
+    return input[index]
+
+
+def atleast_1d(input: Tensor) -> Tensor:  # noqa: A002
+    return input.reshape(1) if input.ndim == 0 else input
+
+
+def atleast_2d(input: Tensor) -> Tensor:  # noqa: A002
+    return input.reshape((1,) * (2 - input.ndim) + input.shape) if input.ndim < 2 else input

@@ -1,0 +1,291 @@
+"""Joining and splitting: cat, stack, split, chunk, unbind, repeat, tile, pad."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.ops._util import normalize_dim, shape_arg
+
+
+__all__ = [
+    "cat",
+    "chunk",
+    "concat",
+    "concatenate",
+    "hstack",
+    "pad",
+    "repeat",
+    "repeat_interleave",
+    "split",
+    "stack",
+    "tensor_split",
+    "tile",
+    "unbind",
+    "vstack",
+]
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx: Any, dim: int, *arrays: Any) -> Any:
+        ctx.dim = dim
+        ctx.sizes = [a.shape[dim] for a in arrays]
+        return ctx.xp.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return (None, *Split.apply(g, ctx.dim, tuple(ctx.sizes)))
+
+
+class Split(Function):
+    """Split into pieces of the given sizes along ``dim`` (a multi-output op)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, sizes: tuple[int, ...]) -> Any:
+        ctx.dim = dim
+        out = []
+        start = 0
+        index: list[Any] = [slice(None)] * a.ndim
+        for s in sizes:
+            index[dim] = slice(start, start + s)
+            out.append(a[tuple(index)])
+            start += s
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Any:
+        return cat(list(grads), ctx.dim), None, None
+
+
+class Unbind(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int) -> Any:
+        ctx.dim = dim
+        index: list[Any] = [slice(None)] * a.ndim
+        out = []
+        for i in range(a.shape[dim]):
+            index[dim] = i
+            out.append(a[tuple(index)])
+        return tuple(out)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Tensor) -> Any:
+        return stack(list(grads), ctx.dim), None
+
+
+def _check_same_device(tensors: Sequence[Any], name: str) -> None:
+    first = tensors[0].backend
+    for t in tensors[1:]:
+        if t.backend is not first:
+            raise RuntimeError(
+                f"{name}(): Expected all tensors to be on the same device, but found at least "
+                f"two devices, {tensors[0].device} and {t.device}!"
+            )
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Concatenate along an existing ``dim``; dtypes promote as in torch."""
+    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    _check_same_device(tensors, "cat")
+    ref = tensors[0]
+    d = normalize_dim(dim, ref.ndim)
+    for i, t in enumerate(tensors):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+            )
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                )
+    res = tensors[0].dtype
+    for t in tensors[1:]:
+        res = _dtype.promote_types(res, t.dtype)
+    tensors = [t if t.dtype is res else t.to(res) for t in tensors]
+    if len(tensors) == 1:
+        return tensors[0].clone()
+    return Cat.apply(d, *tensors)  # type: ignore[no-any-return]
+
+
+concatenate = concat = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join along a new ``dim``; all tensors must have the same shape."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
+            )
+    d = normalize_dim(dim, len(shape) + 1)
+    return cat([t.unsqueeze(d) for t in tensors], d)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of size ``split_size`` (the last may be smaller) or of the listed sizes."""
+    d = normalize_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n > 0:
+            raise RuntimeError(f"split expects split_size be positive, but got split_size={step}")
+        sizes = tuple(min(step, n - s) for s in range(0, n, step)) if n else (0,)
+    else:
+        sizes = tuple(int(s) for s in split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={list(sizes)}"
+            )
+    out = Split.apply(tensor, d, sizes)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``chunks`` pieces of equal size (the last may be smaller), as torch.chunk."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = input.shape[normalize_dim(dim, input.ndim)]
+    step = -(-n // chunks) if n else 1
+    return split(input, step, dim)
+
+
+def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(sections, int):
+        q, r = divmod(n, sections)
+        sizes = [q + 1] * r + [q] * (sections - r)
+    else:
+        bounds = [0, *[min(int(i), n) for i in sections], n]
+        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    return split(input, sizes, d)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """The slices along ``dim``, each without that dim."""
+    d = normalize_dim(dim, input.ndim)
+    if input.shape[d] == 0:
+        return ()
+    out = Unbind.apply(input, d)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def repeat(input: Tensor, *sizes: Any) -> Tensor:  # noqa: A002
+    """Tile ``input`` ``sizes[i]`` times along dim i (``Tensor.repeat``; numpy's tile)."""
+    reps = shape_arg(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    a = input.reshape((1,) * (len(reps) - input.ndim) + input.shape)
+    inter: list[int] = []
+    expanded: list[int] = []
+    for r, s in zip(reps, a.shape):
+        inter += [1, s]
+        expanded += [r, s]
+    out_shape = tuple(r * s for r, s in zip(reps, a.shape))
+    return a.reshape(tuple(inter)).expand(tuple(expanded)).reshape(out_shape)
+
+
+def tile(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
+    reps = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    reps = (1,) * (input.ndim - len(reps)) + reps
+    return repeat(input, reps)
+
+
+def repeat_interleave(input: Tensor, repeats: int, dim: int | None = None) -> Tensor:  # noqa: A002
+    if dim is None:
+        input, dim = input.reshape(-1), 0
+    d = normalize_dim(dim, input.ndim)
+    a = input.unsqueeze(d + 1)
+    shape = list(a.shape)
+    shape[d + 1] = int(repeats)
+    out_shape = list(input.shape)
+    out_shape[d] *= int(repeats)
+    return a.expand(tuple(shape)).reshape(tuple(out_shape))
+
+
+class ConstantPad(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, widths: tuple[tuple[int, int], ...], value: Any) -> Any:
+        ctx.index = tuple(slice(lo, lo + s) for (lo, _), s in zip(widths, a.shape))
+        return ctx.xp.pad(a, widths, mode="constant", constant_values=value)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g[ctx.index], None, None
+
+
+_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:  # noqa: A002
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``.
+
+    Modes: "constant" (with ``value``), "reflect", "replicate", "circular".
+    """
+    if len(pad) % 2:
+        raise RuntimeError(f"Padding length must be divisible by 2, got {len(pad)}")
+    k = len(pad) // 2
+    if k > input.ndim:
+        raise RuntimeError(
+            f"Padding length should be at most twice the input's dims ({2 * input.ndim}), "
+            f"got {len(pad)}"
+        )
+    widths = [(0, 0)] * (input.ndim - k) + [
+        (int(pad[2 * i]), int(pad[2 * i + 1])) for i in reversed(range(k))
+    ]
+    if mode == "constant":
+        if any(lo < 0 or hi < 0 for lo, hi in widths):
+            return _negative_pad(input, widths, value)
+        return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)  # type: ignore[no-any-return]
+    np_mode = _PAD_MODES.get(mode)
+    if np_mode is None:
+        raise NotImplementedError(
+            f"pad mode {mode!r} is not supported; expected one of constant, reflect, replicate, "
+            "circular"
+        )
+    if mode == "reflect":
+        for (lo, hi), s in zip(widths, input.shape):
+            if lo >= s or hi >= s:
+                raise RuntimeError(
+                    f"Argument #4: Padding size should be less than the corresponding input "
+                    f"dimension, but got: padding ({lo}, {hi}) at dimension of size {s}"
+                )
+    # Gather from the flattened input: the gradient then scatter-adds back (reflected and
+    # replicated positions accumulate) through getitem's backward.
+    xp = input.backend.xp
+    src = xp.arange(input.numel()).reshape(input.shape)
+    src = xp.pad(src, widths, mode=np_mode)
+    return input.reshape(-1)[Tensor._make(src, input.backend)]
+
+
+def _negative_pad(input: Tensor, widths: list[tuple[int, int]], value: Any) -> Tensor:  # noqa: A002
+    crop = tuple(slice(-lo if lo < 0 else 0, s + hi if hi < 0 else s)
+                 for (lo, hi), s in zip(widths, input.shape))  # fmt: skip
+    cropped = input[crop]
+    rest = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+    flat = [w for lo_hi in reversed(rest[-len(widths):]) for w in lo_hi]
+    return pad(cropped, flat, "constant", value)

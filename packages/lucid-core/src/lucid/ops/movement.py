@@ -1,0 +1,160 @@
+"""Moving elements around: flip, roll, tril/triu, diagonal, diag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.ops._util import normalize_dim, normalize_dims
+
+
+__all__ = [
+    "diag",
+    "diag_embed",
+    "diagonal",
+    "flip",
+    "fliplr",
+    "flipud",
+    "roll",
+    "trace",
+    "tril",
+    "triu",
+]
+
+
+class Flip(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dims: tuple[int, ...]) -> Any:
+        ctx.dims = dims
+        return ctx.xp.flip(a, axis=dims)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return Flip.apply(g, ctx.dims), None
+
+
+class Roll(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, shifts: tuple[int, ...], dims: tuple[int, ...]) -> Any:
+        ctx.shifts, ctx.dims = shifts, dims
+        return ctx.xp.roll(a, shifts, axis=dims)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return Roll.apply(g, tuple(-s for s in ctx.shifts), ctx.dims), None, None
+
+
+class Triangle(Function):
+    """tril / triu on the last two dims."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, k: int, name: str) -> Any:
+        ctx.k, ctx.kind = k, name
+        return getattr(ctx.xp, name)(a, k)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return Triangle.apply(g, ctx.k, ctx.kind), None, None
+
+
+def flip(input: Tensor, *dims: Any) -> Tensor:  # noqa: A002
+    """Reverse the order of elements along ``dims`` (``x.flip(0)`` or ``lucid.flip(x, [0])``)."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    d = normalize_dims(tuple(int(x) for x in dims), input.ndim)
+    if len(set(d)) != len(d):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(d)}")
+    if not d or input.ndim == 0:
+        return input.clone()
+    return Flip.apply(input, d)  # type: ignore[no-any-return]
+
+
+def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    return flip(input, 0)
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
+    """Shift elements cyclically; without ``dims`` the tensor is flattened first."""
+    sh = tuple(shifts) if isinstance(shifts, (tuple, list)) else (int(shifts),)
+    if dims is None:
+        if len(sh) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims: 0")
+        return roll(input.reshape(-1), sh, 0).reshape(input.shape)
+    ds = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
+    if len(sh) != len(ds):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    nd = tuple(normalize_dim(d, input.ndim) for d in ds)
+    return Roll.apply(input, tuple(int(s) for s in sh), nd)  # type: ignore[no-any-return]
+
+
+def _check_2d(name: str, a: Tensor) -> None:
+    if a.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions, got {a.ndim}")
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Keep the lower triangle (``j <= i + diagonal``) of the last two dims, zero the rest."""
+    _check_2d("tril", input)
+    return Triangle.apply(input, int(diagonal), "tril")  # type: ignore[no-any-return]
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """Keep the upper triangle (``j >= i + diagonal``) of the last two dims, zero the rest."""
+    _check_2d("triu", input)
+    return Triangle.apply(input, int(diagonal), "triu")  # type: ignore[no-any-return]
+
+
+def _diag_index(n: int, m: int, offset: int, backend: Any) -> tuple[Any, Any]:
+    xp = backend.xp
+    if offset >= 0:
+        k = max(min(n, m - offset), 0)
+        rows = xp.arange(k)
+        return rows, rows + offset
+    k = max(min(n + offset, m), 0)
+    cols = xp.arange(k)
+    return cols - offset, cols
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    """The diagonal of the (dim1, dim2) planes, as a new last dim (``torch.diagonal``)."""
+    d1, d2 = normalize_dim(dim1, input.ndim), normalize_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    moved = input.movedim((d1, d2), (-2, -1))
+    rows, cols = _diag_index(input.shape[d1], input.shape[d2], int(offset), input.backend)
+    b = input.backend
+    return moved[..., Tensor._make(rows, b), Tensor._make(cols, b)]
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
+    """1-D input: a square matrix with it on a diagonal; 2-D input: that diagonal."""
+    from lucid.ops.indexing import IndexAddInto
+
+    if input.ndim == 2:
+        return input.diagonal(diagonal)
+    if input.ndim != 1:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    n = input.shape[0] + abs(int(diagonal))
+    rows, cols = _diag_index(n, n, int(diagonal), input.backend)
+    return IndexAddInto.apply(input, (n, n), (rows, cols), True)  # type: ignore[no-any-return]
+
+
+def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
+    """Put the last dim on the diagonal of new last-two dims (``dim1=-2, dim2=-1``)."""
+    from lucid.ops.indexing import IndexAddInto
+
+    n = input.shape[-1] + abs(int(offset))
+    rows, cols = _diag_index(n, n, int(offset), input.backend)
+    shape = input.shape[:-1] + (n, n)
+    return IndexAddInto.apply(input, shape, (Ellipsis, rows, cols), True)  # type: ignore[no-any-return]
+
+
+def trace(input: Tensor) -> Tensor:  # noqa: A002
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return diagonal(input).sum()

@@ -1,0 +1,469 @@
+"""Unary math ops: exp/log family, trigonometry, sigmoid, relu, rounding, abs/sign, ...
+
+Most share one pattern: ``out = xp.<name>(a)`` and a one-line gradient of the input ``a`` or
+the output ``out`` (whichever the class says it saves). Integer inputs of the float functions
+become the default float, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.ops._util import promote, to_float
+
+
+__all__ = [
+    "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctan2",
+    "arctanh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "ceil",
+    "cos",
+    "cosh",
+    "exp",
+    "expm1",
+    "fix",
+    "floor",
+    "frac",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "nan_to_num",
+    "neg",
+    "negative",
+    "reciprocal",
+    "relu",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinh",
+    "sqrt",
+    "square",
+    "tan",
+    "tanh",
+    "trunc",
+]
+
+
+class _Unary(Function):
+    """``xp.<xp_name>(a)``; ``grad(g, saved)`` with saved = the input, or the output if
+    ``saves_output``."""
+
+    xp_name: ClassVar[str]
+    saves_output: ClassVar[bool] = False
+
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        cls = type(ctx)
+        out = getattr(ctx.xp, cls.xp_name)(a)
+        ctx.save_for_backward(out if cls.saves_output else a)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (s,) = ctx.saved_tensors
+        return type(ctx).grad(g, s)
+
+    @staticmethod
+    def grad(g: Tensor, s: Tensor) -> Tensor:
+        raise NotImplementedError
+
+
+class _Flat(Function):
+    """Piecewise-constant functions (floor, sign, ...): the gradient is zero everywhere."""
+
+    xp_name: ClassVar[str]
+
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        return getattr(ctx.xp, type(ctx).xp_name)(a)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g * 0
+
+
+class Exp(_Unary):
+    xp_name, saves_output = "exp", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return g * out
+
+
+class Expm1(_Unary):
+    xp_name, saves_output = "expm1", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return g * (out + 1)
+
+
+class Log(_Unary):
+    xp_name = "log"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / a
+
+
+class Log2(_Unary):
+    xp_name = "log2"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / (a * math.log(2.0))
+
+
+class Log10(_Unary):
+    xp_name = "log10"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / (a * math.log(10.0))
+
+
+class Log1p(_Unary):
+    xp_name = "log1p"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / (a + 1)
+
+
+class Sqrt(_Unary):
+    xp_name, saves_output = "sqrt", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return g / (out * 2)
+
+
+class Rsqrt(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        out = ctx.xp.reciprocal(ctx.xp.sqrt(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (out,) = ctx.saved_tensors
+        return g * out * out * out * -0.5
+
+
+class Reciprocal(_Unary):
+    xp_name, saves_output = "reciprocal", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return -g * out * out
+
+
+class Square(_Unary):
+    xp_name = "square"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * a * 2
+
+
+class Abs(_Unary):
+    xp_name = "abs"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        # NOTE: the gradient at 0 is 0 (sign(0)), as in PyTorch.
+        return g * a.sign()
+
+
+class Sin(_Unary):
+    xp_name = "sin"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * a.cos()
+
+
+class Cos(_Unary):
+    xp_name = "cos"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return -g * a.sin()
+
+
+class Tan(_Unary):
+    xp_name, saves_output = "tan", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return g * (out * out + 1)
+
+
+class Asin(_Unary):
+    xp_name = "arcsin"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * (1 - a * a).rsqrt()
+
+
+class Acos(_Unary):
+    xp_name = "arccos"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return -g * (1 - a * a).rsqrt()
+
+
+class Atan(_Unary):
+    xp_name = "arctan"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / (a * a + 1)
+
+
+class Sinh(_Unary):
+    xp_name = "sinh"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * a.cosh()
+
+
+class Cosh(_Unary):
+    xp_name = "cosh"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * a.sinh()
+
+
+class Tanh(_Unary):
+    xp_name, saves_output = "tanh", True
+
+    @staticmethod
+    def grad(g: Tensor, out: Tensor) -> Tensor:
+        return g * (1 - out * out)
+
+
+class Asinh(_Unary):
+    xp_name = "arcsinh"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * (a * a + 1).rsqrt()
+
+
+class Acosh(_Unary):
+    xp_name = "arccosh"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g * (a * a - 1).rsqrt()
+
+
+class Atanh(_Unary):
+    xp_name = "arctanh"
+
+    @staticmethod
+    def grad(g: Tensor, a: Tensor) -> Tensor:
+        return g / (1 - a * a)
+
+
+class Sigmoid(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        xp = ctx.xp
+        # Stable for large |a|: exp of a non-positive number only.
+        e = xp.exp(-xp.abs(a))
+        out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (out,) = ctx.saved_tensors
+        return g * out * (1 - out)
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        out = ctx.xp.maximum(a, 0)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # NOTE: the gradient at 0 is 0, as in PyTorch.
+        (out,) = ctx.saved_tensors
+        return g * (out > 0).to(g.dtype)
+
+
+class Frac(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        return ctx.xp.subtract(a, ctx.xp.trunc(a))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g
+
+
+class NanToNum(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, nan: float, posinf: Any, neginf: Any) -> Any:
+        ctx.save_for_backward(a)
+        return ctx.xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (a,) = ctx.saved_tensors
+        return g * a.isfinite().to(g.dtype), None, None, None
+
+
+class Floor(_Flat):
+    xp_name = "floor"
+
+
+class Ceil(_Flat):
+    xp_name = "ceil"
+
+
+class Trunc(_Flat):
+    xp_name = "trunc"
+
+
+class Sign(_Flat):
+    xp_name = "sign"
+
+
+class Round(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, decimals: int) -> Any:
+        return ctx.xp.round(a, decimals)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g * 0, None
+
+
+class Neg(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        return ctx.xp.negative(a)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return -g
+
+
+def _float_op(cls: type[Function], doc: str) -> Any:
+    def op(input: Tensor) -> Tensor:  # noqa: A002
+        return cls.apply(to_float(input))  # type: ignore[no-any-return]
+
+    op.__name__ = op.__qualname__ = cls.__name__.lower()
+    op.__doc__ = doc
+    return op
+
+
+def _same_type_op(cls: type[Function], doc: str) -> Any:
+    def op(input: Tensor) -> Tensor:  # noqa: A002
+        return cls.apply(input)  # type: ignore[no-any-return]
+
+    op.__name__ = op.__qualname__ = cls.__name__.lower()
+    op.__doc__ = doc
+    return op
+
+
+exp = _float_op(Exp, "Elementwise e**x.")
+expm1 = _float_op(Expm1, "Elementwise e**x - 1, accurate near 0.")
+log = _float_op(Log, "Natural logarithm.")
+log2 = _float_op(Log2, "Base-2 logarithm.")
+log10 = _float_op(Log10, "Base-10 logarithm.")
+log1p = _float_op(Log1p, "log(1 + x), accurate near 0.")
+sqrt = _float_op(Sqrt, "Square root.")
+rsqrt = _float_op(Rsqrt, "1 / sqrt(x).")
+reciprocal = _float_op(Reciprocal, "1 / x.")
+sin = _float_op(Sin, "Sine.")
+cos = _float_op(Cos, "Cosine.")
+tan = _float_op(Tan, "Tangent.")
+asin = arcsin = _float_op(Asin, "Inverse sine.")
+acos = arccos = _float_op(Acos, "Inverse cosine.")
+atan = arctan = _float_op(Atan, "Inverse tangent.")
+sinh = _float_op(Sinh, "Hyperbolic sine.")
+cosh = _float_op(Cosh, "Hyperbolic cosine.")
+tanh = _float_op(Tanh, "Hyperbolic tangent.")
+asinh = arcsinh = _float_op(Asinh, "Inverse hyperbolic sine.")
+acosh = arccosh = _float_op(Acosh, "Inverse hyperbolic cosine.")
+atanh = arctanh = _float_op(Atanh, "Inverse hyperbolic tangent.")
+sigmoid = _float_op(Sigmoid, "1 / (1 + exp(-x)), computed without overflow.")
+square = _same_type_op(Square, "x * x.")
+abs = absolute = _same_type_op(Abs, "Absolute value.")  # noqa: A001
+neg = negative = _same_type_op(Neg, "-x.")
+relu = _same_type_op(Relu, "max(x, 0); the gradient at 0 is 0.")
+floor = _same_type_op(Floor, "Largest integer <= x (zero gradient).")
+ceil = _same_type_op(Ceil, "Smallest integer >= x (zero gradient).")
+trunc = fix = _same_type_op(Trunc, "Round toward zero (zero gradient).")
+sign = sgn = _same_type_op(Sign, "-1, 0 or 1 (zero gradient).")
+frac = _same_type_op(Frac, "x - trunc(x).")
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
+    """Round half to even, like torch (zero gradient)."""
+    return Round.apply(input, decimals)  # type: ignore[no-any-return]
+
+
+def nan_to_num(
+    input: Tensor,  # noqa: A002
+    nan: float = 0.0,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> Tensor:
+    return NanToNum.apply(input, nan, posinf, neginf)  # type: ignore[no-any-return]
+
+
+def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """Angle of the point (other, input), elementwise."""
+    y, x = promote(input, other)
+    return Atan2.apply(to_float(y), to_float(x))  # type: ignore[no-any-return]
+
+
+arctan2 = atan2
+
+
+class Atan2(Function):
+    @staticmethod
+    def forward(ctx: Any, y: Any, x: Any) -> Any:
+        ctx.save_for_backward(y, x)
+        return ctx.xp.arctan2(y, x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        y, x = ctx.saved_tensors
+        r2 = y * y + x * x
+        gy = g * x / r2 if ctx.needs_input_grad[0] else None
+        gx = -g * y / r2 if ctx.needs_input_grad[1] else None
+        return gy, gx
