@@ -68,7 +68,18 @@ from lucid.autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from lucid.ops import *  # noqa: E402, F403
-from lucid.random import Generator, initial_seed, manual_seed, seed  # noqa: E402
+from lucid.random import (  # noqa: E402
+    Generator,
+    bernoulli,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    randperm,
+    seed,
+    set_rng_state,
+)
 
 _tensor._install_methods()
 

@@ -1,7 +1,10 @@
-"""Random number generation: generators, global seeding, and RNG state.
+"""Random number generation: generators, global seeding, RNG state, and sampling functions.
 
 ``lucid.manual_seed(s)`` seeds the default generator and every loaded backend, so every
-stream (factories, dropout, samplers, transforms) is reproducible from one seed.
+stream (factories, dropout, samplers, transforms) is reproducible from one seed. The sampling
+functions (``normal``, ``uniform``, ``bernoulli``, ``multinomial``, ``randperm``) take
+``generator=`` and otherwise draw from :data:`default_generator`; they draw uniforms/normals
+through the tensor's backend and do the rest with its ``xp`` namespace.
 """
 
 from __future__ import annotations
@@ -92,8 +95,71 @@ def initial_seed() -> int:
 
 
 def get_rng_state() -> Any:
-    return default_generator.get_state()
+    """Every RNG lucid draws from, as a uint8 tensor (``torch.get_rng_state``).
+
+    Holds the default generator's state and, for each loaded backend that exposes one
+    (``backend.get_rng_state()``, JSON-serialisable), the backend's own RNG state.
+    """
+    from lucid._creation import tensor
+    from lucid.backends import loaded_backends
+
+    backends = {}
+    for backend in loaded_backends():
+        getter = getattr(backend, "get_rng_state", None)
+        if getter is not None:
+            backends[backend.device] = getter()
+    state = {"format": "lucid-rng-1", "default": _generator_state(default_generator),
+             "backends": backends}  # fmt: skip
+    return tensor(np.frombuffer(json.dumps(state).encode(), dtype=np.uint8).copy())
 
 
 def set_rng_state(state: Any) -> None:
-    default_generator.set_state(state)
+    """Restore what :func:`get_rng_state` returned (a ``Generator.get_state()`` also works)."""
+    from lucid.backends import get_backend
+
+    decoded = _decode_state(state)
+    if decoded.get("format") != "lucid-rng-1":
+        default_generator.set_state(state)
+        return
+    _restore_generator(default_generator, decoded["default"])
+    for device, backend_state in decoded.get("backends", {}).items():
+        setter = getattr(get_backend(device), "set_rng_state", None)
+        if setter is not None:
+            setter(backend_state)
+
+
+def _generator_state(g: Generator) -> dict[str, Any]:
+    return {"seed": g._seed, "bit_generator": g.numpy_rng.bit_generator.state}
+
+
+def _restore_generator(g: Generator, state: dict[str, Any]) -> None:
+    bitgen = np.random.PCG64()
+    bitgen.state = state["bit_generator"]
+    g._seed = int(state["seed"])
+    g.numpy_rng = np.random.Generator(bitgen)
+
+
+def _decode_state(state: Any) -> dict[str, Any]:
+    raw = state.numpy() if hasattr(state, "numpy") else np.asarray(state, dtype=np.uint8)
+    try:
+        decoded = json.loads(bytes(raw.astype(np.uint8)).decode())
+    except (ValueError, TypeError) as exc:
+        raise RuntimeError(f"invalid RNG state: {exc}") from None
+    if not isinstance(decoded, dict):
+        raise RuntimeError(f"invalid RNG state: expected a JSON object, got {type(decoded)}")
+    return decoded
+
+
+from lucid.ops.sampling import (  # noqa: E402
+    bernoulli,
+    multinomial,
+    normal,
+    randperm,
+    uniform,
+)
+
+__all__ = [
+    "Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed",
+    "manual_seed", "multinomial", "normal", "randperm", "seed", "set_rng_state",
+    "uniform",
+]  # fmt: skip

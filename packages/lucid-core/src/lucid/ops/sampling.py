@@ -1,0 +1,234 @@
+"""Sampling functions: normal, uniform, bernoulli, multinomial, randperm (``generator=`` aware).
+
+Uniform and normal draws come from the backend (``backend.random_uniform`` /
+``random_normal``, which honour the generator); everything else is ``xp`` arithmetic, so
+the same code samples on every backend. Results carry no autograd history.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.backends import get_backend
+
+_Number = (int, float)
+
+
+def _float_dtype(dtype: Any, *tensors: Any) -> _dtype.dtype:
+    if dtype is not None:
+        dt = _dtype.to_dtype(dtype)
+    else:
+        dts = [t.dtype for t in tensors if isinstance(t, Tensor) and t.dtype.is_floating_point]
+        dt = dts[0] if dts else _dtype.get_default_dtype()
+    if not dt.is_floating_point:
+        raise RuntimeError(f"expected a floating point dtype for sampling, got {dt}")
+    return dt
+
+
+def _device_of(device: Any, *tensors: Any) -> Any:
+    for t in tensors:
+        if isinstance(t, Tensor):
+            return t.backend if device is None else get_backend(device)
+    return get_backend(device)
+
+
+def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        dims = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise RuntimeError(f"shapes {[list(s) for s in shapes]} are not broadcastable")
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)
+
+
+def _size(size: Any) -> tuple[int, ...]:
+    if isinstance(size, int):
+        return (size,)
+    return tuple(int(s) for s in size)
+
+
+def _raw(x: Any) -> Any:
+    return x.data if isinstance(x, Tensor) else x
+
+
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Any = None,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Samples from N(mean, std**2); ``mean``/``std`` may be tensors (broadcast together).
+
+    With two numbers, ``size`` is required (as ``torch.normal``). The result carries no
+    autograd history (PyTorch's gradient through ``normal`` is zero anyway).
+    """
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    if not tensors and size is None:
+        raise TypeError("normal() with a float mean and a float std needs a size argument")
+    _check_std(std)
+    backend = _device_of(device, *tensors)
+    dt = _float_dtype(dtype, *tensors)
+    shape = _size(size) if size is not None else _broadcast_shape(*(t.shape for t in tensors))
+    xp = backend.xp
+    z = backend.random_normal(shape, dt, generator)
+    arr = xp.add(xp.multiply(z, _cast_raw(std, backend, dt)), _cast_raw(mean, backend, dt))
+    out = Tensor._make(backend.astype(arr, dt), backend)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _check_std(std: Any) -> None:
+    if isinstance(std, Tensor):
+        if bool(std.backend.xp.any(std.data < 0)):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+
+
+def _cast_raw(x: Any, backend: Any, dt: _dtype.dtype) -> Any:
+    if isinstance(x, Tensor):
+        if x.backend is not backend:
+            raise RuntimeError(f"expected tensors on {backend.device}, got one on {x.device}")
+        return backend.astype(x.data, dt)
+    return x
+
+
+def uniform(
+    low: float = 0.0,
+    high: float = 1.0,
+    size: Any = (),
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Samples from U[low, high) of shape ``size``."""
+    if not high >= low:
+        raise RuntimeError(f"uniform expects low <= high, got low={low}, high={high}")
+    backend = get_backend(device)
+    dt = _float_dtype(dtype)
+    u = backend.random_uniform(_size(size), dt, generator)
+    arr = backend.xp.add(backend.xp.multiply(u, high - low), low)
+    out = Tensor._make(backend.astype(arr, dt), backend)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
+    """0/1 samples with probability ``input`` (or the scalar ``p``), in ``input``'s dtype.
+
+    >>> lucid.bernoulli(lucid.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
+    backend, xp = input.backend, input.backend.xp
+    probs = input.data if p is None else p
+    if p is None:
+        if not input.dtype.is_floating_point:
+            raise RuntimeError(f"bernoulli expects a floating point probability tensor, got "
+                               f"{input.dtype}")  # fmt: skip
+        bad = xp.logical_not(xp.logical_and(probs >= 0, probs <= 1))
+        if bool(xp.any(bad)):
+            raise RuntimeError("bernoulli expects all probabilities to be in [0, 1]")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
+    dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
+    u = backend.random_uniform(input.shape, _dtype.float64, generator)
+    out = backend.astype(xp.less(u, probs), dt if p is None else input.dtype)
+    return Tensor._make(out, backend)
+
+
+def multinomial(
+    input: Tensor,  # noqa: A002
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Any = None,
+) -> Tensor:
+    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D).
+
+    Without replacement each draw excludes the categories already drawn (exponential-race
+    sampling: the ``num_samples`` smallest of ``Exp(1) / weight``), so zero weights are never
+    drawn. Returns int64 of shape ``(num_samples,)`` or ``(rows, num_samples)``.
+    """
+    w = _check_weights(input, num_samples, replacement)
+    backend, xp = input.backend, input.backend.xp
+    rows, n = w.shape
+    u = backend.random_uniform((rows, num_samples if replacement else n), _dtype.float64,
+                               generator)  # fmt: skip
+    if replacement:
+        idx = _sample_with_replacement(xp, w, u)
+    else:
+        positive = w > 0
+        keys = xp.where(positive, -xp.log1p(-u) / xp.where(positive, w, 1.0), float("inf"))
+        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+    idx = backend.astype(idx, _dtype.int64)
+    out = Tensor._make(idx, backend)
+    return out if input.ndim == 2 else out.reshape(num_samples)
+
+
+def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # noqa: A002
+    if not isinstance(input, Tensor) or input.ndim not in (1, 2):
+        got = f"{input.ndim}-D tensor" if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"multinomial expects a 1-D or 2-D probability tensor, got {got}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
+                           f"{input.dtype}")  # fmt: skip
+    xp = input.backend.xp
+    w = input.backend.astype(input.data, _dtype.float64)
+    w = w if input.ndim == 2 else xp.reshape(w, (1, -1))
+    n = w.shape[1]
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")
+    if not replacement and num_samples > n:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                           f"replacement (n_sample={num_samples}, categories={n})")  # fmt: skip
+    if bool(xp.any(xp.logical_not(xp.isfinite(w)))) or bool(xp.any(w < 0)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool(xp.any(xp.sum(w, axis=1) <= 0)):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not replacement and bool(xp.any(xp.sum(w > 0, axis=1) < num_samples)):
+        raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
+                           "non-negative category to sample)")  # fmt: skip
+    return w
+
+
+def _sample_with_replacement(xp: Any, w: Any, u: Any) -> Any:
+    """Inverse-CDF sampling: category j is drawn when cdf[j-1] <= u * total < cdf[j]."""
+    cdf = xp.cumsum(w, axis=1)
+    n = w.shape[1]
+    picks = []
+    for r in range(w.shape[0]):
+        row = cdf[r]
+        v = xp.multiply(u[r], row[n - 1])
+        # u < 1, but u * total can round up to total: clip to the last category.
+        picks.append(xp.minimum(xp.searchsorted(row, v, side="right"), n - 1))
+    return xp.stack(picks)
+
+
+def randperm(
+    n: int,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
+    from lucid.random import default_generator
+
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got {n}")
+    backend = get_backend(device)
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    perm = (generator or default_generator).numpy_rng.permutation(int(n))
+    out = Tensor._make(backend.asarray(perm, dt), backend)
+    return out.requires_grad_(True) if requires_grad else out
