@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http.client
 import os
 import shutil
 import tarfile
 import tempfile
-import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,9 +61,14 @@ def _fetch(url: str, dest: Path, md5: str | None, timeout: float) -> None:
     digest = hashlib.md5(usedforsecurity=False)
     with atomic_path(dest) as tmp:
         with urllib.request.urlopen(request, timeout=timeout) as response, open(tmp, "wb") as f:
+            expected = response.headers.get("Content-Length")
+            size = 0
             while chunk := response.read(_CHUNK):
                 digest.update(chunk)
                 f.write(chunk)
+                size += len(chunk)
+        if expected is not None and size != int(expected):
+            raise DownloadError(f"incomplete download: got {size} of {expected} bytes")
         if md5 is not None and digest.hexdigest() != md5:
             raise DownloadError(f"md5 mismatch: expected {md5}, got {digest.hexdigest()}")
 
@@ -93,7 +98,7 @@ def download_url(
         try:
             _fetch(url, dest, md5, timeout)
             return dest
-        except (urllib.error.URLError, OSError, DownloadError, ValueError) as e:
+        except (OSError, DownloadError, ValueError, http.client.HTTPException) as e:
             failures.append(f"  {url}: {e}")
     tried = "\n".join(failures) or "  (no URL given)"
     raise DownloadError(

@@ -1,0 +1,53 @@
+"""The real MNIST and CIFAR-10 files, where the shared data folder is present.
+
+The folder is ``$LUCID_DATA_DIR`` (default: ``../shared/data`` next to the repository); the
+repository's own copy of MNIST (``data/mnist``) is checked too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.data import DataLoader
+from lucid.data import transforms as T
+from lucid.data.datasets import CIFAR10, MNIST
+
+REPO = Path(__file__).resolve().parents[3]
+DATA = Path(os.environ.get("LUCID_DATA_DIR", REPO.parent / "shared" / "data"))
+TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"real data not found at {path} (set LUCID_DATA_DIR to the shared data folder)")
+    return path
+
+
+@pytest.mark.parametrize("where", ["shared", "repository"])
+def test_real_mnist(where: str) -> None:
+    root = _need(DATA / "mnist") if where == "shared" else _need(REPO / "data" / "mnist")
+    train, test = MNIST(root), MNIST(root, train=False)
+    assert train.data.shape == (60000, 28, 28) and len(test) == 10000
+    assert np.bincount(train.targets).tolist() == TRAIN_COUNTS
+    assert train.data.mean() / 255 == pytest.approx(0.1307, abs=1e-4)
+    assert train.targets[:5].tolist() == [5, 0, 4, 1, 9]
+    train.transform = T.Compose([T.ToTensor(), T.Normalize((0.1307,), (0.3081,))])
+    x, y = next(iter(DataLoader(train, batch_size=256)))
+    assert x.shape == (256, 1, 28, 28) and x.dtype == lucid.float32
+    assert abs(float(x.numpy().mean())) < 0.1
+
+
+def test_real_cifar10_read_once_from_the_archive() -> None:
+    root = _need(DATA / "cifar10" / "cifar-10-python.tar.gz").parent
+    test = CIFAR10(root, train=False)
+    assert test.data.shape == (10000, 32, 32, 3) and test.data.dtype == np.uint8
+    assert np.bincount(test.targets).tolist() == [1000] * 10
+    assert test.classes == [
+        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+    ]
+    assert 0.4 < test.data.mean() / 255 < 0.55
