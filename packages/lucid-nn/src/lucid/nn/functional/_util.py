@@ -1,0 +1,61 @@
+"""Helpers shared by the functional ops: reductions, in-place results, wrapping arrays."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from lucid import Tensor
+from lucid.autograd import no_grad
+
+
+def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
+    """Apply a loss ``reduction`` ("none", "mean" or "sum")."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def legacy_reduction(size_average: bool | None, reduce_: bool | None, reduction: str) -> str:
+    """Map the deprecated ``size_average``/``reduce`` arguments onto ``reduction``."""
+    if size_average is None and reduce_ is None:
+        return reduction
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use reduction instead.",
+        stacklevel=3,
+    )
+    size_average = True if size_average is None else size_average
+    reduce_ = True if reduce_ is None else reduce_
+    if not reduce_:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
+    """``inplace=True``: write ``out`` into ``input`` when no graph needs the old value.
+
+    With autograd recording through ``input`` the result is returned out of place instead
+    (the values are the same; only the aliasing differs).
+    """
+    if not inplace or (input.requires_grad or out.requires_grad):
+        return out
+    with no_grad():
+        input.copy_(out)
+    return input
+
+
+def wrap(ctx: Any, arr: Any) -> Tensor:
+    """A constant Tensor around a backend array computed inside a Function."""
+    return Tensor._make(arr, ctx.backend)
+
+
+def check_float(name: str, x: Any) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): expected a floating point input, got {x.dtype}")
+    return x

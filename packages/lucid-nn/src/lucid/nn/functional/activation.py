@@ -1,0 +1,342 @@
+"""Activation functions.
+
+Piecewise-linear ones (leaky_relu, hardtanh, hardsigmoid, threshold, prelu) are Functions
+whose backward multiplies by a mask computed in forward; smooth ones have a backward written
+with lucid ops on the saved input, so they can be differentiated again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.autograd import Function
+from lucid.nn.functional._util import check_float, maybe_inplace
+
+__all__ = [
+    "celu",
+    "elu",
+    "gelu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "log_softmax",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanh",
+    "tanhshrink",
+    "threshold",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT1_2 = 0.7071067811865476
+_SQRT_2_PI = 0.7978845608028654
+
+
+class _MaskedLinear(Function):
+    """``y = x * slope(x)`` for a piecewise-constant slope; forward computes the slope array.
+
+    ``x``'s pieces: slope ``inside`` where ``lo < x < hi`` and ``outside`` elsewhere, plus an
+    additive constant ``const`` where outside (hardtanh's clamp values).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, kind: str, a: float, b: float) -> Any:
+        xp = ctx.xp
+        if kind == "leaky":
+            slope = xp.where(x > 0, 1.0, a).astype(x.dtype)
+            out = x * slope
+        elif kind == "hardtanh":
+            slope = ((x > a) & (x < b)).astype(x.dtype)
+            out = xp.clip(x, a, b)
+        elif kind == "threshold":
+            keep = x > a
+            slope = keep.astype(x.dtype)
+            out = xp.where(keep, x, xp.asarray(b, dtype=x.dtype))
+        else:  # hardsigmoid
+            slope = (((x > -3.0) & (x < 3.0)) / 6.0).astype(x.dtype)
+            out = xp.clip(x / 6.0 + 0.5, 0.0, 1.0).astype(x.dtype)
+        ctx.save_for_backward(slope)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (slope,) = ctx.saved_tensors
+        return g * slope, None, None, None
+
+
+class _ELU(Function):
+    """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))`` (elu, selu, celu)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, alpha: float, scale: float, input_scale: float) -> Any:
+        xp = ctx.xp
+        pos = x > 0
+        neg_x = xp.where(pos, 0.0, x).astype(x.dtype)
+        out = xp.where(pos, x, alpha * xp.expm1(neg_x * input_scale)).astype(x.dtype)
+        if scale != 1.0:
+            out = out * scale
+        ctx.params = (alpha, scale, input_scale)
+        ctx.save_for_backward(x, xp.logical_not(pos).astype(x.dtype))
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        x, neg = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.params
+        # exp of the negative part only: the positive part never overflows into inf * 0.
+        d_neg = (x * neg * input_scale).exp() * (alpha * input_scale)
+        d = (1 - neg) + neg * d_neg
+        return g * (d * scale), None, None, None
+
+
+class _Softplus(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any, beta: float, threshold: float) -> Any:
+        xp = ctx.xp
+        bx = x * beta
+        linear = bx > threshold
+        out = xp.where(linear, x, xp.logaddexp(0, bx) / beta).astype(x.dtype)
+        ctx.beta = beta
+        ctx.save_for_backward(x, xp.logical_not(linear).astype(x.dtype))
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        x, soft = ctx.saved_tensors
+        d = (x * ctx.beta).sigmoid() * soft + (1 - soft)
+        return g * d, None, None
+
+
+class _LogSigmoid(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        return -ctx.xp.logaddexp(0, -x).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * (-x).sigmoid()
+
+
+class _PReLU(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any, w: Any) -> Any:
+        pos = (x > 0).astype(x.dtype)
+        ctx.save_for_backward(x, w, pos)
+        return x * (pos + (1 - pos) * w)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        x, w, pos = ctx.saved_tensors
+        neg = 1 - pos
+        gx = g * (pos + neg * w) if ctx.needs_input_grad[0] else None
+        gw = g * neg * x if ctx.needs_input_grad[1] else None
+        return gx, gw
+
+
+def _masked(x: Tensor, kind: str, a: float, b: float) -> Tensor:
+    return _MaskedLinear.apply(x, kind, float(a), float(b))  # type: ignore[no-any-return]
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(x, 0)``. NOTE: the gradient at 0 is 0, as in PyTorch."""
+    return maybe_inplace(input, lucid.relu(input), inplace)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x, 0), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else negative_slope * x``."""
+    out = _masked(check_float("leaky_relu", input), "leaky", negative_slope, 0.0)
+    return maybe_inplace(input, out, inplace)
+
+
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
+    """``clamp(x, min_val, max_val)``; the gradient is 1 strictly inside, 0 elsewhere."""
+    if min_val > max_val:
+        raise ValueError(
+            f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
+        )
+    out = _masked(check_float("hardtanh", input), "hardtanh", min_val, max_val)
+    return maybe_inplace(input, out, inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x if x > threshold else value``."""
+    out = _masked(check_float("threshold", input), "threshold", threshold, value)
+    return maybe_inplace(input, out, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``clamp(x / 6 + 1/2, 0, 1)``."""
+    out = _masked(check_float("hardsigmoid", input), "hardsigmoid", 0.0, 0.0)
+    return maybe_inplace(input, out, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * hardsigmoid(x)`` (Howard et al., 2019)."""
+    return maybe_inplace(input, input * hardsigmoid(input), inplace)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    out = _ELU.apply(check_float("elu", input), float(alpha), 1.0, 1.0)
+    return maybe_inplace(input, out, inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalising constants (Klambauer et al., 2017)."""
+    out = _ELU.apply(check_float("selu", input), _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return maybe_inplace(input, out, inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = _ELU.apply(check_float("celu", input), float(alpha), 1.0, 1.0 / alpha)
+    return maybe_inplace(input, out, inplace)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)``: exact (erf) or ``approximate="tanh"`` (Hendrycks & Gimpel, 2016)."""
+    check_float("gelu", input)
+    if approximate == "none":
+        return input * ((input * _SQRT1_2).erf() + 1) * 0.5
+    if approximate == "tanh":
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
+        return input * (inner.tanh() + 1) * 0.5
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (a.k.a. swish)."""
+    return maybe_inplace(input, input * input.sigmoid(), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))`` (Misra, 2019)."""
+    return maybe_inplace(input, input * softplus(input).tanh(), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return _Softplus.apply(check_float("softplus", input), float(beta), float(threshold))  # type: ignore[no-any-return]
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)``."""
+    return input / (input.abs() + 1)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x))``, computed stably as ``-softplus(-x)``."""
+    return _LogSigmoid.apply(check_float("logsigmoid", input))  # type: ignore[no-any-return]
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return input.sigmoid()  # type: ignore[no-any-return]
+
+
+def tanh(input: Tensor) -> Tensor:
+    return input.tanh()  # type: ignore[no-any-return]
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x if |x| > lambd else 0``."""
+    keep = (input.abs() > lambd).to(input.dtype)
+    return input * keep
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
+    up = (input > lambd).to(input.dtype)
+    down = (input < -lambd).to(input.dtype)
+    return (input - lambd) * up + (input + lambd) * down
+
+
+def softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """``exp(x) / sum(exp(x), dim)`` (stable: the max is subtracted first)."""
+    return lucid.softmax(input, dim, dtype=dtype)  # type: ignore[no-any-return]
+
+
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """``softmax(-x, dim)``."""
+    return lucid.softmax(-input, dim, dtype=dtype)  # type: ignore[no-any-return]
+
+
+def log_softmax(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
+) -> Tensor:
+    """``log(softmax(x, dim))`` without forming the softmax."""
+    return lucid.log_softmax(input, dim, dtype=dtype)  # type: ignore[no-any-return]
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)`` where ``a, b`` are the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {n} "
+            f"(input of shape {tuple(input.shape)})"
+        )
+    lead = (slice(None),) * d
+    a = input[(*lead, slice(0, n // 2))]
+    b = input[(*lead, slice(n // 2, n))]
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x if x > 0 else weight * x``; ``weight`` has 1 or C (= input.shape[1]) entries."""
+    check_float("prelu", input)
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else input.shape[0] if input.ndim else 1
+        if n != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {n} and channel size = {channels} (input of shape {tuple(input.shape)})."
+            )
+        shape = [1] * input.ndim
+        shape[1 if input.ndim >= 2 else 0] = n
+        weight = weight.reshape(*shape)
+    elif input.ndim > 0:
+        weight = weight.reshape(*([1] * input.ndim))
+    else:
+        weight = weight.reshape(())
+    return _PReLU.apply(input, weight)  # type: ignore[no-any-return]

@@ -1,0 +1,541 @@
+"""Losses with PyTorch's reduction semantics ("none", "mean", "sum").
+
+cross_entropy with class indices is one fused Function (log-softmax, pick, weight, smoothing
+and reduction in one node, backward ``softmax - target`` in one pass): it dominates the time
+of small models' training steps.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from lucid import Tensor, _dtype
+from lucid.autograd import Function
+from lucid.autograd.function import once_differentiable
+from lucid.nn.functional._util import apply_reduction, check_float, legacy_reduction, wrap
+from lucid.nn.functional.activation import log_softmax, logsigmoid
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cosine_embedding_loss",
+    "cross_entropy",
+    "hinge_embedding_loss",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "margin_ranking_loss",
+    "mse_loss",
+    "nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+]
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_same_size(name: str, input: Tensor, target: Tensor) -> None:
+    if input.shape != target.shape:
+        warnings.warn(
+            f"{name}: using a target size ({tuple(target.shape)}) that is different to the input "
+            f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
+
+
+def _pointwise(name: str, input: Tensor, target: Tensor, reduction: str) -> None:
+    check_float(name, input)
+    _check_reduction(reduction)
+    _check_same_size(name, input, target)
+
+
+# -- regression -----------------------------------------------------------------------------------
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Mean squared error ``(x - y)^2``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _pointwise("mse_loss", input, target, reduction)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Mean absolute error ``|x - y|``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _pointwise("l1_loss", input, target, reduction)
+    return _reduce((input - target).abs(), reduction)
+
+
+def _piecewise_quadratic(d: Tensor, delta: float) -> tuple[Tensor, Tensor]:
+    """The float mask where ``|d| < delta``, and ``|d|``."""
+    ad = d.abs()
+    inside = (ad < delta).to(d.dtype)
+    return inside, ad
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (Girshick, 2015)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _pointwise("smooth_l1_loss", input, target, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = input - target
+    if beta == 0.0:
+        return _reduce(d.abs(), reduction)
+    inside, ad = _piecewise_quadratic(d, beta)
+    loss = inside * (d * d * (0.5 / beta)) + (1 - inside) * (ad - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    _pointwise("huber_loss", input, target, reduction)
+    d = input - target
+    inside, ad = _piecewise_quadratic(d, delta)
+    loss = inside * (d * d * 0.5) + (1 - inside) * ((ad - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# -- binary classification ------------------------------------------------------------------------
+class _BCE(Function):
+    """``-(t log x + (1 - t) log(1 - x))`` with the logs clamped at -100, as PyTorch."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, t: Any) -> Any:
+        xp = ctx.xp
+        with_err = xp.errstate(divide="ignore") if hasattr(xp, "errstate") else _Null()
+        with with_err:
+            log_x = xp.maximum(xp.log(x), -100.0)
+            log_1mx = xp.maximum(xp.log1p(-x), -100.0)
+        ctx.save_for_backward(x, t, log_x, log_1mx)
+        return -(t * log_x + (1 - t) * log_1mx)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        x, t, log_x, log_1mx = ctx.saved_tensors
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            gx = g * (x - t) / ((1 - x) * x).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            gt = g * (log_1mx - log_x)
+        return gx, gt
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Binary cross entropy between probabilities ``input`` and ``target`` (same shape)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("binary_cross_entropy", input)
+    _check_reduction(reduction)
+    if input.shape != target.shape:
+        raise ValueError(
+            f"Using a target size ({tuple(target.shape)}) that is different to the input size "
+            f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size."
+        )
+    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    loss = _BCE.apply(input, target.to(input.dtype))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Sigmoid + binary cross entropy in one stable expression.
+
+    ``loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x))``.
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("binary_cross_entropy_with_logits", input)
+    _check_reduction(reduction)
+    if input.shape != target.shape:
+        raise ValueError(
+            f"Target size ({tuple(target.shape)}) must be the same as input size "
+            f"({tuple(input.shape)})"
+        )
+    t = target.to(input.dtype)
+    log_sig = logsigmoid(input)
+    if pos_weight is None:
+        loss = (1 - t) * input - log_sig
+    else:
+        loss = (1 - t) * input - (1 + (pos_weight - 1) * t) * log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# -- multi-class classification -------------------------------------------------------------------
+class _CrossEntropy(Function):
+    """Cross entropy of (M, C) logits with class indices; the loss and its backward fused.
+
+    The per-row loss is ``(1 - eps) w_t (-logp_t) + eps / C * sum_c w_c (-logp_c)`` on rows
+    whose target is not ``ignore_index``; "mean" divides by the summed ``w_t`` of those rows.
+    """
+
+    @staticmethod
+    def forward(
+        ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, smoothing: float, reduction: str
+    ) -> Any:
+        xp = ctx.xp
+        m, c = x.shape
+        shifted = x - xp.max(x, axis=1, keepdims=True)
+        e = xp.exp(shifted)
+        sum_e = xp.sum(e, axis=1, keepdims=True)
+        logp = shifted - xp.log(sum_e)
+        valid = t != ignore_index
+        tt = xp.where(valid, t, 0)
+        validf = valid.astype(x.dtype)
+        w_t = validf if w is None else xp.take(w, tt) * validf
+        picked = xp.take_along_axis(logp, tt.reshape(m, 1), axis=1).reshape(m)
+        loss = -(w_t * picked)
+        if smoothing > 0:
+            wl = logp if w is None else logp * w
+            smooth = -xp.sum(wl, axis=1) * validf
+            loss = loss * (1 - smoothing) + smooth * (smoothing / c)
+        ctx.probs, ctx.tt, ctx.w_t, ctx.validf = e / sum_e, tt, w_t, validf
+        ctx.w, ctx.smoothing, ctx.reduction = w, smoothing, reduction
+        if reduction == "none":
+            return loss
+        total = xp.sum(loss)
+        if reduction == "sum":
+            return total
+        ctx.denom = xp.sum(w_t)
+        return total / ctx.denom
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, g: Tensor) -> Any:
+        xp = ctx.xp
+        probs, tt, w_t, eps = ctx.probs, ctx.tt, ctx.w_t, ctx.smoothing
+        m, c = probs.shape
+        # d loss_i / d logp = -(1 - eps) w_t onehot - eps / C * valid * w; through log-softmax
+        # that is a - p * sum(a).
+        a_sum = w_t * (1 - eps)
+        grad = probs * a_sum.reshape(m, 1)
+        rows = xp.arange(m)
+        if eps > 0:
+            wv = xp.ones(c, dtype=probs.dtype) if ctx.w is None else ctx.w
+            grad = grad + probs * (ctx.validf * (eps / c) * xp.sum(wv)).reshape(m, 1)
+            grad = grad - (ctx.validf * (eps / c)).reshape(m, 1) * wv.reshape(1, c)
+        grad = ctx.backend.setitem(grad, (rows, tt), grad[rows, tt] - a_sum)
+        gd = g.data
+        if ctx.reduction == "none":
+            grad = grad * gd.reshape(m, 1)
+        elif ctx.reduction == "sum":
+            grad = grad * gd
+        else:
+            grad = grad * (gd / ctx.denom)
+        return wrap(ctx, grad.astype(probs.dtype)), None, None, None, None, None
+
+
+def _class_last(input: Tensor) -> Tensor:
+    """(N, C, d1, ...) -> (N * d1 * ..., C)."""
+    if input.ndim == 2:
+        return input
+    perm = (0, *range(2, input.ndim), 1)
+    return input.permute(*perm).reshape(-1, input.shape[1])
+
+
+def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
+    expected = (input.shape[0], *input.shape[2:]) if input.ndim >= 2 else ()
+    if target.shape != expected:
+        raise ValueError(
+            f"{name}: expected target of shape {expected} (input {tuple(input.shape)} is "
+            f"(N, C, ...)), got target of shape {tuple(target.shape)}"
+        )
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits ``input`` (N, C, ...) or (C,) against class indices (N, ...)
+    or class probabilities (same shape as input).
+
+    >>> F.cross_entropy(lucid.zeros(2, 4), lucid.tensor([0, 3]))
+    tensor(1.3863)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("cross_entropy", input)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 1:
+        out = cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, None,
+                            ignore_index, None, reduction, label_smoothing)  # fmt: skip
+        return out.squeeze(0) if reduction == "none" else out
+    c = input.shape[1]
+    if weight is not None and weight.shape != (c,):
+        raise RuntimeError(
+            f"cross_entropy: weight should be a 1D tensor of {c} elements (one per class), got "
+            f"shape {tuple(weight.shape)}"
+        )
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    _check_class_target("cross_entropy", input, target)
+    _check_targets("cross_entropy", target, c, ignore_index)
+    x = _class_last(input)
+    w = None if weight is None else weight.to(input.dtype).data
+    loss = _CrossEntropy.apply(x, target.reshape(-1).data, w, int(ignore_index),
+                               float(label_smoothing), reduction)  # fmt: skip
+    if reduction == "none":
+        return loss.reshape(*target.shape)  # type: ignore[no-any-return]
+    return loss  # type: ignore[no-any-return]
+
+
+def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None:
+    if target.dtype is _dtype.bool_:
+        raise RuntimeError(f"{name}: expected target of an integer dtype (class indices), got Bool")
+    if target.numel() == 0:
+        return
+    valid = target != ignore_index
+    hi = int((target * valid.to(target.dtype)).max().item())
+    lo = int((target * valid.to(target.dtype)).min().item())
+    if hi >= c or lo < 0:
+        bad = hi if hi >= c else lo
+        raise IndexError(f"{name}: Target {bad} is out of bounds (expected classes in [0, {c}))")
+
+
+def _cross_entropy_probs(
+    input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, smoothing: float
+) -> Tensor:
+    if target.shape != input.shape:
+        raise ValueError(
+            f"cross_entropy: a probability target must have the input's shape "
+            f"{tuple(input.shape)}, got {tuple(target.shape)}"
+        )
+    c = input.shape[1]
+    t = target.to(input.dtype)
+    if smoothing > 0:
+        t = t * (1 - smoothing) + smoothing / c
+    logp = log_softmax(input, 1)
+    prod = logp * t
+    if weight is not None:
+        prod = prod * weight.to(input.dtype).reshape(1, c, *([1] * (input.ndim - 2)))
+    loss = -prod.sum(1)
+    if reduction == "mean":
+        return loss.sum() / (input.numel() // c)
+    return _reduce(loss, reduction)
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("nll_loss", input)
+    _check_reduction(reduction)
+    if input.ndim == 1:
+        out = nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index,
+                       None, reduction)  # fmt: skip
+        return out.squeeze(0) if reduction == "none" else out
+    c = input.shape[1]
+    _check_class_target("nll_loss", input, target)
+    _check_targets("nll_loss", target, c, ignore_index)
+    x = _class_last(input)
+    t = target.reshape(-1)
+    valid = t != ignore_index
+    tt = t * valid.to(t.dtype)
+    w_t = valid.to(input.dtype)
+    if weight is not None:
+        w_t = w_t * weight.to(input.dtype)[tt]
+    from lucid import arange
+
+    picked = x[arange(x.shape[0], device=x.device), tt]
+    loss = -(picked * w_t)
+    if reduction == "none":
+        return loss.reshape(*target.shape)
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / w_t.sum()
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """``target * (log(target) - input)`` pointwise (``input`` holds log-probabilities).
+
+    ``reduction="batchmean"`` divides the sum by the batch size (the mathematically right KL).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("kl_div", input)
+    if reduction not in (*_REDUCTIONS, "batchmean"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        pos = (target > 0).to(target.dtype)
+        safe = target * pos + (1 - pos)  # log(1) = 0 where target == 0: 0 * log 0 := 0
+        loss = target * (safe.log() - input)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.ndim else 1)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    return _reduce(loss, reduction)
+
+
+# -- embeddings and ranking -----------------------------------------------------------------------
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if input1.shape != input2.shape:
+        raise RuntimeError(
+            f"cosine_embedding_loss: input1 {tuple(input1.shape)} and input2 "
+            f"{tuple(input2.shape)} must have the same shape"
+        )
+    eps = 1e-12
+    dim = input1.ndim - 1
+    prod = (input1 * input2).sum(dim)
+    mag = ((input1 * input1).sum(dim) + eps) * ((input2 * input2).sum(dim) + eps)
+    cos = prod / mag.sqrt()
+    pos = (target == 1).to(cos.dtype)
+    neg = (target == -1).to(cos.dtype)
+    loss = pos * (1 - cos) + neg * (cos - margin).clamp(min=0.0)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, -target * (x1 - x2) + margin)``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {tuple(input1.shape)}, input2: {tuple(input2.shape)}, "
+            f"target: {tuple(target.shape)} "
+        )
+    loss = (-target * (input1 - input2) + margin).clamp(min=0.0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    pos = (target == 1).to(input.dtype)
+    neg = (target == -1).to(input.dtype)
+    loss = pos * input + neg * (margin - input).clamp(min=0.0)
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``log(1 + exp(-y x))``."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _pointwise("soft_margin_loss", input, target, reduction)
+    return _reduce(-logsigmoid(input * target), reduction)
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    return apply_reduction(loss, reduction)

@@ -1,0 +1,310 @@
+"""Normalisation: batch_norm, layer_norm (fused, hand-written backward), group_norm,
+instance_norm, local_response_norm, normalize.
+
+batch_norm and layer_norm are single Functions with ``kernel_name`` so a backend can supply
+its own kernel. They have no double backward (a clear DoubleBackwardError says so).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.autograd import Function, no_grad
+from lucid.autograd.function import once_differentiable
+from lucid.nn.functional._util import check_float, wrap
+
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
+    "normalize",
+]
+
+
+def _normalize(xp: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any, Any, Any]:
+    """(x_hat, 1/std, mean, biased var) over ``axes`` (kept as size-1 dims)."""
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    var = xp.mean(xc * xc, axis=axes, keepdims=True)
+    invstd = 1.0 / xp.sqrt(var + eps)
+    return xc * invstd, invstd, mean, var
+
+
+class _BatchNorm(Function):
+    """Training-mode batch norm over all dims but 1; also returns the batch mean and var."""
+
+    kernel_name = "batch_norm"
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+        xp = ctx.xp
+        axes = (0, *range(2, x.ndim))
+        xhat, invstd, mean, var = _normalize(xp, x, axes, eps)
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        w = None if weight is None else weight.reshape(shape)
+        y = xhat if w is None else xhat * w
+        if bias is not None:
+            y = y + bias.reshape(shape)
+        ctx.axes, ctx.w = axes, w
+        ctx.xhat, ctx.invstd = xhat, invstd
+        c = x.shape[1]
+        mean, var = mean.reshape(c), var.reshape(c)
+        ctx.mark_non_differentiable(mean, var)
+        return y, mean, var
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, g: Tensor, _gm: Any, _gv: Any) -> Any:
+        xp, axes, w = ctx.xp, ctx.axes, ctx.w
+        gy, xhat = g.data, ctx.xhat
+        gb = xp.sum(gy, axis=axes, keepdims=True)
+        gw = xp.sum(gy * xhat, axis=axes, keepdims=True)
+        n = gy.size // gb.size
+        gx = None
+        if ctx.needs_input_grad[0]:
+            scale = ctx.invstd if w is None else ctx.invstd * w
+            gx = wrap(ctx, scale * (gy - gb / n - xhat * (gw / n)))
+        c = gy.shape[1]
+        gw_t = wrap(ctx, gw.reshape(c)) if ctx.needs_input_grad[1] else None
+        gb_t = wrap(ctx, gb.reshape(c)) if ctx.needs_input_grad[2] else None
+        return gx, gw_t, gb_t, None
+
+
+class _LayerNorm(Function):
+    """Normalise over the last ``nd`` dims, then an elementwise affine (optional)."""
+
+    kernel_name = "layer_norm"
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
+        axes = tuple(range(x.ndim - nd, x.ndim))
+        xhat, invstd, _, _ = _normalize(ctx.xp, x, axes, eps)
+        y = xhat if weight is None else xhat * weight
+        if bias is not None:
+            y = y + bias
+        ctx.axes, ctx.lead = axes, tuple(range(x.ndim - nd))
+        ctx.xhat, ctx.invstd, ctx.w = xhat, invstd, weight
+        return y
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, g: Tensor) -> Any:
+        xp, axes, w = ctx.xp, ctx.axes, ctx.w
+        gy, xhat = g.data, ctx.xhat
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            gxhat = gy if w is None else gy * w
+            m1 = xp.mean(gxhat, axis=axes, keepdims=True)
+            m2 = xp.mean(gxhat * xhat, axis=axes, keepdims=True)
+            gx = wrap(ctx, ctx.invstd * (gxhat - m1 - xhat * m2))
+        if ctx.needs_input_grad[1]:
+            gw = wrap(ctx, xp.sum(gy * xhat, axis=ctx.lead))
+        if ctx.needs_input_grad[2]:
+            gb = wrap(ctx, xp.sum(gy, axis=ctx.lead))
+        return gx, gw, gb, None, None
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    return (1, -1) + (1,) * (x.ndim - 2)
+
+
+def _affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    shape = _channel_shape(y)
+    if weight is not None:
+        y = y * weight.reshape(*shape)
+    if bias is not None:
+        y = y + bias.reshape(*shape)
+    return y
+
+
+def _update_running(stat: Tensor, batch: Tensor, momentum: float) -> None:
+    with no_grad():
+        stat.copy_(stat * (1.0 - momentum) + batch.to(stat.dtype) * momentum)
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Batch normalisation over dim 1 (channels) of (N, C) or (N, C, ...) inputs.
+
+    In training the batch statistics normalise and the running ones (if given) are updated in
+    place: ``running = (1 - momentum) * running + momentum * batch`` (unbiased var).
+    Otherwise the running statistics normalise.
+    """
+    check_float("batch_norm", input)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm expected 2D or more input, got {tuple(input.shape)}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # fmt: skip
+        if t is not None and t.numel() != c:
+            raise RuntimeError(
+                f"batch_norm: {name} should contain {c} elements not {t.numel()} "
+                f"(input of shape {tuple(input.shape)})"
+            )
+    if training:
+        n = input.numel() // c
+        if n <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size "
+                f"{tuple(input.shape)}"
+            )
+        y, mean, var = _BatchNorm.apply(input, weight, bias, float(eps))
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if running_var is not None:
+            _update_running(running_var, var * (n / (n - 1)), momentum)
+        return y  # type: ignore[no-any-return]
+    if running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var must be defined in eval mode")
+    scale = (running_var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight
+    shift = -running_mean * scale
+    if bias is not None:
+        shift = shift + bias
+    shape = _channel_shape(input)
+    return input * scale.reshape(*shape) + shift.reshape(*shape)
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: int | tuple[int, ...] | list[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims (Ba et al., 2016)."""
+    check_float("layer_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    nd = len(shape)
+    if input.shape[input.ndim - nd :] != shape or nd > input.ndim:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, "
+            f"{', '.join(str(s) for s in shape)}], but got input of size {list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.shape != shape:
+            raise RuntimeError(f"layer_norm: {name} of shape {t.shape} does not match {shape}")
+    return _LayerNorm.apply(input, weight, bias, nd, float(eps))  # type: ignore[no-any-return]
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each group of ``C / num_groups`` channels per sample (Wu & He, 2018)."""
+    check_float("group_norm", input)
+    if input.ndim < 2 or input.shape[1] % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got "
+            f"input of shape {tuple(input.shape)} and num_groups={num_groups}"
+        )
+    n = input.shape[0]
+    y = _LayerNorm.apply(input.reshape(n, num_groups, -1), None, None, 1, float(eps))
+    return _affine(y.reshape(*input.shape), weight, bias)
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims (Ulyanov et al., 2016)."""
+    check_float("instance_norm", input)
+    if input.ndim < 3:
+        raise ValueError(
+            f"instance_norm expected input of shape (N, C, *) with spatial dims, got "
+            f"{tuple(input.shape)}"
+        )
+    n, c = input.shape[:2]
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: running stats are needed when use_input_stats=False")
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    flat = input.reshape(n, c, -1)
+    length = flat.shape[-1]
+    if length <= 1:
+        raise ValueError(
+            f"Expected more than 1 spatial element when training, got input size "
+            f"{tuple(input.shape)}"
+        )
+    y = _LayerNorm.apply(flat, None, None, 1, float(eps)).reshape(*input.shape)
+    if running_mean is not None or running_var is not None:
+        with no_grad():
+            xd = flat.detach()
+            mean = xd.mean(-1)
+            var = ((xd - mean.unsqueeze(-1)) ** 2).sum(-1) / (length - 1)
+            if running_mean is not None:
+                _update_running(running_mean, mean.mean(0), momentum)
+            if running_var is not None:
+                _update_running(running_var, var.mean(0), momentum)
+    return _affine(y, weight, bias)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """Divide by ``(k + alpha/size * sum of squares over size neighbouring channels) ** beta``.
+
+    As in AlexNet (Krizhevsky et al., 2012) and PyTorch: the window is zero-padded, and the
+    sum is averaged over ``size`` (so ``alpha`` multiplies the mean).
+    """
+    check_float("local_response_norm", input)
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    before, after = size // 2, (size - 1) // 2
+    rest = input.shape[2:]
+    parts = []
+    if before:
+        parts.append(
+            lucid.zeros(input.shape[0], before, *rest, dtype=input.dtype, device=input.device)
+        )
+    parts.append(sq)
+    if after:
+        parts.append(
+            lucid.zeros(input.shape[0], after, *rest, dtype=input.dtype, device=input.device)
+        )
+    padded = lucid.cat(parts, 1) if len(parts) > 1 else sq
+    window = padded[:, 0:c]
+    for i in range(1, size):
+        window = window + padded[:, i : i + c]
+    div = (window * (alpha / size) + k) ** beta
+    return input / div
+
+
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None
+) -> Tensor:
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    check_float("normalize", input)
+    if p == 2.0:
+        norm = (input * input).sum(dim, keepdim=True).sqrt()
+    else:
+        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    return input / norm.clamp(min=eps)
