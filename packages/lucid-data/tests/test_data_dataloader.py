@@ -20,8 +20,9 @@ from lucid.data import transforms as T
 
 
 def make_ds(n: int = 10) -> TensorDataset:
-    return TensorDataset(lucid.tensor(np.arange(n * 2, dtype=np.float32).reshape(n, 2)),
-                         lucid.tensor(np.arange(n)))
+    return TensorDataset(
+        lucid.tensor(np.arange(n * 2, dtype=np.float32).reshape(n, 2)), lucid.tensor(np.arange(n))
+    )
 
 
 class PlainList(Dataset[tuple[np.ndarray, int]]):
@@ -64,7 +65,7 @@ def test_drop_last() -> None:
 
 
 def test_per_sample_path_collates_the_same() -> None:
-    (x, y), = list(DataLoader(PlainList(3), batch_size=3))
+    ((x, y),) = list(DataLoader(PlainList(3), batch_size=3))
     assert x.shape == (3, 3) and y.numpy().tolist() == [0, 1, 2]
 
 

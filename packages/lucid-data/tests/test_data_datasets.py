@@ -59,7 +59,18 @@ def cifar_batch(n: int, seed: int, labels_key: str = "labels") -> dict[str, obje
 def cifar10_files(n: int = 4) -> dict[str, bytes]:
     files = {f"data_batch_{i}": pickle.dumps(cifar_batch(n, i), protocol=2) for i in range(1, 6)}
     files["test_batch"] = pickle.dumps(cifar_batch(n, 9), protocol=2)
-    names = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
+    names = [
+        "airplane",
+        "automobile",
+        "bird",
+        "cat",
+        "deer",
+        "dog",
+        "frog",
+        "horse",
+        "ship",
+        "truck",
+    ]
     files["batches.meta"] = pickle.dumps({"label_names": names, "num_vis": 3072}, protocol=2)
     return files
 
@@ -138,7 +149,9 @@ def test_wrong_magic_names_the_file_and_the_expected_magic(tmp_path: Path) -> No
     write_mnist(tmp_path, arrays)
     labels = tmp_path / "train-labels-idx1-ubyte.gz"
     labels.write_bytes(gzip.compress(idx_bytes(arrays["train-images-idx3-ubyte"])))
-    with pytest.raises(RuntimeError, match=r"train-labels-idx1-ubyte.gz: expected an IDX file with 1 dim"):
+    with pytest.raises(
+        RuntimeError, match=r"train-labels-idx1-ubyte.gz: expected an IDX file with 1 dim"
+    ):
         MNIST(tmp_path)
     labels.write_bytes(gzip.compress(b"PK\x03\x04garbage"))
     with pytest.raises(RuntimeError, match=r"not an IDX file: expected magic number 0x00000801"):
@@ -150,7 +163,9 @@ def test_truncated_files_are_reported(tmp_path: Path) -> None:
     write_mnist(tmp_path, arrays, gz=False)
     images = tmp_path / "train-images-idx3-ubyte"
     images.write_bytes(images.read_bytes()[:-100])
-    with pytest.raises(RuntimeError, match=r"train-images-idx3-ubyte: truncated or corrupt IDX file"):
+    with pytest.raises(
+        RuntimeError, match=r"train-images-idx3-ubyte: truncated or corrupt IDX file"
+    ):
         MNIST(tmp_path)
     gz = tmp_path / "g" / "train-images-idx3-ubyte.gz"
     gz.parent.mkdir()
@@ -183,14 +198,18 @@ def test_cifar10_from_archive_and_from_folder_agree(tmp_path: Path) -> None:
     np.testing.assert_array_equal(from_tar.targets, from_dir.targets)
     assert from_tar.classes[3] == "cat"
     first = pickle.loads(files["data_batch_1"])
-    np.testing.assert_array_equal(from_tar.data[0], first["data"][0].reshape(3, 32, 32).transpose(1, 2, 0))
+    np.testing.assert_array_equal(
+        from_tar.data[0], first["data"][0].reshape(3, 32, 32).transpose(1, 2, 0)
+    )
     assert from_tar[0][1] == first["labels"][0]
     test = CIFAR10(tmp_path / "a", train=False)
     assert len(test) == 4
 
 
 def test_cifar10_found_in_a_cifar10_subfolder(tmp_path: Path) -> None:
-    write_tar(tmp_path / "cifar10" / "cifar-10-python.tar.gz", "cifar-10-batches-py", cifar10_files())
+    write_tar(
+        tmp_path / "cifar10" / "cifar-10-python.tar.gz", "cifar-10-batches-py", cifar10_files()
+    )
     assert len(CIFAR10(tmp_path, train=False)) == 4
 
 
@@ -208,7 +227,9 @@ def test_cifar100_reads_fine_labels(tmp_path: Path) -> None:
 
 def test_cifar_batch_path_matches_per_sample(tmp_path: Path) -> None:
     write_tar(tmp_path / "cifar-10-python.tar.gz", "cifar-10-batches-py", cifar10_files())
-    ds = CIFAR10(tmp_path, transform=T.Compose([T.ToTensor(), T.Normalize((0.5,) * 3, (0.25,) * 3)]))
+    ds = CIFAR10(
+        tmp_path, transform=T.Compose([T.ToTensor(), T.Normalize((0.5,) * 3, (0.25,) * 3)])
+    )
     for (img, y), i in zip(ds.__getitems__([3, 1]), [3, 1]):
         np.testing.assert_allclose(img.numpy(), ds[i][0].numpy(), rtol=1e-6)
         assert y == ds[i][1]
@@ -223,12 +244,17 @@ def test_cifar_refuses_pickles_that_would_run_code(tmp_path: Path) -> None:
     files = cifar10_files()
     files["data_batch_1"] = pickle.dumps({"data": Evil(), "labels": []}, protocol=2)
     write_tar(tmp_path / "cifar-10-python.tar.gz", "cifar-10-batches-py", files)
-    with pytest.raises(RuntimeError, match=r"data_batch_1: cannot read .*refusing to load (posix|nt).system"):
+    with pytest.raises(
+        RuntimeError, match=r"data_batch_1: cannot read .*refusing to load (posix|nt).system"
+    ):
         CIFAR10(tmp_path)
 
 
 def test_cifar_missing_and_malformed(tmp_path: Path) -> None:
-    with pytest.raises(RuntimeError, match="Dataset not found: CIFAR10 needs cifar-10-batches-py/ or cifar-10-python.tar.gz"):
+    with pytest.raises(
+        RuntimeError,
+        match="Dataset not found: CIFAR10 needs cifar-10-batches-py/ or cifar-10-python.tar.gz",
+    ):
         CIFAR10(tmp_path)
     files = cifar10_files()
     del files["test_batch"]

@@ -44,7 +44,9 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     served = tmp_path / "served"
     (served / "good").mkdir(parents=True)
     (served / "corrupt").mkdir()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(served)))
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(Handler, directory=str(served))
+    )
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -58,18 +60,27 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
-def test_mirrors_are_tried_in_order_until_one_is_good(server: tuple[str, Path], tmp_path: Path) -> None:
+def test_mirrors_are_tried_in_order_until_one_is_good(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
     url, served = server
     (served / "good" / "f.bin").write_bytes(PAYLOAD)
     (served / "corrupt" / "f.bin").write_bytes(PAYLOAD[:-1] + b"!")
     dest = tmp_path / "out"
-    mirrors = [f"{url}/missing/f.bin", f"{url}/corrupt/f.bin", f"{url}/short/f.bin", f"{url}/good/f.bin"]
+    mirrors = [
+        f"{url}/missing/f.bin",
+        f"{url}/corrupt/f.bin",
+        f"{url}/short/f.bin",
+        f"{url}/good/f.bin",
+    ]
     path = download_url(mirrors, dest, "f.bin", MD5)
     assert path == dest / "f.bin" and path.read_bytes() == PAYLOAD
     assert leftovers(dest) == []
 
 
-def test_all_mirrors_failing_leaves_nothing_and_explains(server: tuple[str, Path], tmp_path: Path) -> None:
+def test_all_mirrors_failing_leaves_nothing_and_explains(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
     url, served = server
     (served / "corrupt" / "f.bin").write_bytes(b"not it")
     dest = tmp_path / "out"
@@ -83,14 +94,18 @@ def test_all_mirrors_failing_leaves_nothing_and_explains(server: tuple[str, Path
     assert list(dest.iterdir()) == []
 
 
-def test_truncated_download_without_md5_is_rejected(server: tuple[str, Path], tmp_path: Path) -> None:
+def test_truncated_download_without_md5_is_rejected(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
     url, _ = server
     with pytest.raises(DownloadError, match="incomplete download"):
         download_url(f"{url}/short/f.bin", tmp_path, "f.bin")
     assert not (tmp_path / "f.bin").exists()
 
 
-def test_good_existing_file_is_kept_and_a_corrupt_one_replaced(server: tuple[str, Path], tmp_path: Path) -> None:
+def test_good_existing_file_is_kept_and_a_corrupt_one_replaced(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
     url, served = server
     (served / "good" / "f.bin").write_bytes(PAYLOAD)
     (tmp_path / "f.bin").write_bytes(PAYLOAD)
@@ -136,7 +151,9 @@ def test_mnist_download_true_fetches_checks_and_reads(
     assert len(MNIST(root, download=True)) == 6  # present: nothing fetched
 
 
-def test_mnist_download_offline_says_how_to_place_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mnist_download_offline_says_how_to_place_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(MNIST, "mirrors", ["http://127.0.0.1:9/"])
     with pytest.raises(DownloadError, match=r"place it at .*MNIST/raw/train-images-idx3-ubyte.gz"):
         MNIST(tmp_path, download=True)
@@ -146,7 +163,10 @@ def test_mnist_download_offline_says_how_to_place_files(tmp_path: Path, monkeypa
 def _cifar_archive() -> bytes:
     rng = np.random.default_rng(1)
     files = {
-        f"data_batch_{i}": {"data": rng.integers(0, 255, (2, 3072), dtype=np.uint8), "labels": [i, 0]}
+        f"data_batch_{i}": {
+            "data": rng.integers(0, 255, (2, 3072), dtype=np.uint8),
+            "labels": [i, 0],
+        }
         for i in range(1, 6)
     }
     files["test_batch"] = {"data": np.zeros((1, 3072), np.uint8), "labels": [3]}
@@ -170,7 +190,9 @@ def test_cifar_download_true_fetches_verifies_and_extracts(
     (served / "corrupt" / "cifar-10-python.tar.gz").write_bytes(archive[:100])
     monkeypatch.setattr(CIFAR10, "tgz_md5", hashlib.md5(archive).hexdigest())
     monkeypatch.setattr(
-        CIFAR10, "urls", [f"{url}/corrupt/cifar-10-python.tar.gz", f"{url}/good/cifar-10-python.tar.gz"]
+        CIFAR10,
+        "urls",
+        [f"{url}/corrupt/cifar-10-python.tar.gz", f"{url}/good/cifar-10-python.tar.gz"],
     )
     ds = CIFAR10(tmp_path, download=True)
     assert len(ds) == 10 and ds.classes[0] == "k0"

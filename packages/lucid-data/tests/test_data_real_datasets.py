@@ -48,6 +48,15 @@ def test_real_cifar10_read_once_from_the_archive() -> None:
     assert test.data.shape == (10000, 32, 32, 3) and test.data.dtype == np.uint8
     assert np.bincount(test.targets).tolist() == [1000] * 10
     assert test.classes == [
-        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+        "airplane",
+        "automobile",
+        "bird",
+        "cat",
+        "deer",
+        "dog",
+        "frog",
+        "horse",
+        "ship",
+        "truck",
     ]
     assert 0.4 < test.data.mean() / 255 < 0.55

@@ -100,7 +100,9 @@ def test_distributed_sampler_shards_cover_the_data_with_padding() -> None:
 
 
 def test_distributed_sampler_drop_last() -> None:
-    shards = [list(DistributedSampler(range(10), 3, r, shuffle=False, drop_last=True)) for r in range(3)]
+    shards = [
+        list(DistributedSampler(range(10), 3, r, shuffle=False, drop_last=True)) for r in range(3)
+    ]
     assert [len(s) for s in shards] == [3, 3, 3]
     assert len(set(sum(shards, []))) == 9
 
@@ -121,7 +123,9 @@ def test_distributed_sampler_shuffle_shared_across_ranks_and_changes_per_epoch()
 
 
 def test_distributed_sampler_invalid_rank() -> None:
-    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+    with pytest.raises(
+        ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"
+    ):
         DistributedSampler(range(4), num_replicas=2, rank=2)
 
 

@@ -122,7 +122,9 @@ def test_random_crop_reproducible_and_varied() -> None:
 
 
 def test_random_crop_too_big_and_pad_if_needed() -> None:
-    with pytest.raises(ValueError, match=r"Required crop size \(5, 5\) is larger than input image size \(4, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"Required crop size \(5, 5\) is larger than input image size \(4, 5\)"
+    ):
         T.RandomCrop(5)(hwc(4, 5))
     assert T.RandomCrop(6, pad_if_needed=True)(hwc(4, 5)).shape == (6, 6, 3)
 

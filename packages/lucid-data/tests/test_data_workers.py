@@ -187,7 +187,9 @@ def test_exception_in_worker_init_fn_is_reraised() -> None:
 
 def test_dead_worker_gives_a_clear_error() -> None:
     loader = DataLoader(Dying(), batch_size=2, num_workers=2)
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid \d+ exit code 7\) exited unexpectedly"):
+    with pytest.raises(
+        RuntimeError, match=r"DataLoader worker \(pid \d+ exit code 7\) exited unexpectedly"
+    ):
         list(loader)
 
 

@@ -19,7 +19,7 @@ _JOIN_S = 2.0  # how long shutdown waits for workers to exit before terminating 
 
 
 def default_context() -> Any:
-    """"fork" on Linux (fast start, no pickling of the dataset), else "spawn"."""
+    """The "fork" context on Linux (fast start, no pickling of the dataset), else "spawn"."""
     if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("spawn")

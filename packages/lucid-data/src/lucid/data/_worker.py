@@ -198,4 +198,3 @@ def worker_loop(
     # nothing left to deliver matters after shutdown: never block exit on a full pipe
     result_queue.cancel_join_thread()
     result_queue.close()
-

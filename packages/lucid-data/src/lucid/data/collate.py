@@ -54,7 +54,7 @@ def _collate_sequence(batch: Sequence[Any]) -> Any:
             out[i] = default_collate(samples)
         return out
     try:
-        return type(elem)([default_collate(s) for s in transposed])  # type: ignore[call-arg]
+        return type(elem)([default_collate(s) for s in transposed])
     except TypeError:
         return [default_collate(s) for s in transposed]
 
@@ -67,7 +67,7 @@ def _collate_mapping(batch: Sequence[Any]) -> Any:
         out.update(collated)
         return out
     try:
-        return type(elem)(collated)  # type: ignore[call-arg]
+        return type(elem)(collated)
     except TypeError:
         return collated
 

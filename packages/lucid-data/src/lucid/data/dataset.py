@@ -171,7 +171,10 @@ class ChainDataset(IterableDataset[Any]):
             yield from d
 
     def __len__(self) -> int:
-        return sum(len(d) for d in self.datasets)  # type: ignore[arg-type]
+        total = 0
+        for d in self.datasets:
+            total += len(d)  # type: ignore[arg-type]
+        return total
 
 
 class Subset(Dataset[T_co]):

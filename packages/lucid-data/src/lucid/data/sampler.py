@@ -127,7 +127,9 @@ class WeightedRandomSampler(Sampler[int]):
             )
         w = np.asarray(weights.numpy() if hasattr(weights, "numpy") else weights, np.float64)
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape {w.shape}")
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {w.shape}"
+            )
         if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
             raise ValueError("weights must be finite, non-negative and not all zero")
         if not replacement and num_samples > np.count_nonzero(w):

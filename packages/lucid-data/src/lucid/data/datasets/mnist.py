@@ -17,7 +17,7 @@ from .vision import VisionDataset
 
 __all__ = ["MNIST", "FashionMNIST", "read_idx"]
 
-_IDX_DTYPES = {
+_IDX_DTYPES: dict[int, np.dtype[Any]] = {
     0x08: np.dtype(np.uint8),
     0x09: np.dtype(np.int8),
     0x0B: np.dtype(">i2"),
@@ -71,7 +71,8 @@ def read_idx(path: str | os.PathLike[str], ndim: int | None = None) -> np.ndarra
             f"({expected_bytes} bytes), the file has {len(raw)} bytes"
         )
     arr = np.frombuffer(raw, dtype=dtype, offset=header).reshape(dims)
-    return arr.astype(dtype.newbyteorder("="))  # native byte order, and a writable copy
+    native: np.ndarray = arr.astype(dtype.newbyteorder("="))
+    return native  # native byte order, and a writable copy
 
 
 class MNIST(VisionDataset):

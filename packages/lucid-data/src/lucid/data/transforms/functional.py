@@ -143,9 +143,7 @@ def normalize(
     return wrap((arr - m) / s)
 
 
-def crop(
-    img: Any, top: int, left: int, height: int, width: int, batched: bool = False
-) -> Any:
+def crop(img: Any, top: int, left: int, height: int, width: int, batched: bool = False) -> Any:
     """The ``height x width`` window at (top, left); parts outside the image are zeros."""
     arr, wrap = unwrap(img)
     h_axis, w_axis = spatial_axes(img, arr, batched)
@@ -191,7 +189,12 @@ def vflip(img: Any, batched: bool = False) -> Any:
     return wrap(np.flip(arr, axis=spatial_axes(img, arr, batched)[0]))
 
 
-_PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "symmetric": "symmetric"}
+_PAD_MODES = {
+    "constant": "constant",
+    "edge": "edge",
+    "reflect": "reflect",
+    "symmetric": "symmetric",
+}
 
 
 def parse_padding(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
@@ -206,9 +209,7 @@ def parse_padding(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
             return int(padding[0]), int(padding[1]), int(padding[0]), int(padding[1])
         left, top, right, bottom = (int(p) for p in padding)
         return left, top, right, bottom
-    raise ValueError(
-        f"Padding must be an int or a 1, 2, or 4 element sequence, got {padding!r}"
-    )
+    raise ValueError(f"Padding must be an int or a 1, 2, or 4 element sequence, got {padding!r}")
 
 
 def _pad_array(
@@ -231,7 +232,8 @@ def _pad_array(
     widths[arr.ndim + h_axis + 1] = (left, right)
     if padding_mode == "constant":
         return np.pad(arr, widths, mode="constant", constant_values=fill)
-    return np.pad(arr, widths, mode=_PAD_MODES[padding_mode])  # type: ignore[call-overload]
+    out: np.ndarray = np.pad(arr, widths, mode=_PAD_MODES[padding_mode])  # type: ignore[call-overload]
+    return out
 
 
 def pad(
@@ -279,8 +281,9 @@ def _lerp_axis(arr: np.ndarray, axis: int, n_out: int) -> np.ndarray:
     shape = [1] * arr.ndim
     shape[axis] = n_out
     w = w.reshape(shape)
-    a = np.take(arr, i0, axis=axis)
-    return a + (np.take(arr, i1, axis=axis) - a) * w
+    a: np.ndarray = np.take(arr, i0, axis=axis)
+    out: np.ndarray = a + (np.take(arr, i1, axis=axis) - a) * w
+    return out
 
 
 def resize(
@@ -344,7 +347,7 @@ def rotate(
 def _sample_nearest(arr: np.ndarray, sy: np.ndarray, sx: np.ndarray, fill: float) -> np.ndarray:
     iy, ix = np.rint(sy).astype(np.int64), np.rint(sx).astype(np.int64)
     inside = (iy >= 0) & (iy < arr.shape[0]) & (ix >= 0) & (ix < arr.shape[1])
-    out = arr[np.clip(iy, 0, arr.shape[0] - 1), np.clip(ix, 0, arr.shape[1] - 1)]
+    out: np.ndarray = arr[np.clip(iy, 0, arr.shape[0] - 1), np.clip(ix, 0, arr.shape[1] - 1)]
     out[~inside] = fill
     return out
 

@@ -9,7 +9,6 @@ numpy calls instead of one Python call per image. Random draws come from the def
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -128,7 +127,7 @@ class Lambda:
 
 
 def _size_pair(size: int | Sequence[int]) -> tuple[int, int]:
-    if isinstance(size, numbers.Integral):
+    if isinstance(size, (int, np.integer)):
         return int(size), int(size)
     if len(size) == 1:
         return int(size[0]), int(size[0])
@@ -312,9 +311,7 @@ class Resize:
         return F.resize(images, self.size, self.interpolation, self.max_size, batched=True)
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value})"
-        )
+        return f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value})"
 
 
 class RandomRotation:
@@ -327,10 +324,10 @@ class RandomRotation:
         center: Sequence[float] | None = None,
         fill: float = 0,
     ) -> None:
-        if isinstance(degrees, numbers.Number):
-            if float(degrees) < 0:  # type: ignore[arg-type]
+        if isinstance(degrees, (int, float, np.number)):
+            if float(degrees) < 0:
                 raise ValueError("If degrees is a single number, it must be positive.")
-            self.degrees = (-float(degrees), float(degrees))  # type: ignore[arg-type]
+            self.degrees = (-float(degrees), float(degrees))
         elif len(degrees) == 2:
             self.degrees = (float(degrees[0]), float(degrees[1]))
         else:
@@ -348,8 +345,8 @@ class RandomRotation:
 
 
 def _jitter_range(value: float | Sequence[float], name: str, center: float) -> tuple[float, float]:
-    if isinstance(value, numbers.Number):
-        v = float(value)  # type: ignore[arg-type]
+    if isinstance(value, (int, float, np.number)):
+        v = float(value)
         if v < 0:
             raise ValueError(f"If {name} is a single number, it must be non negative.")
         return max(center - v, 0.0), center + v
@@ -405,11 +402,13 @@ def _gray(x: np.ndarray) -> np.ndarray:
     if x.shape[-3] == 1:
         return x
     r, g, b = x[..., 0, :, :], x[..., 1, :, :], x[..., 2, :, :]
-    return (0.299 * r + 0.587 * g + 0.114 * b)[..., None, :, :]  # type: ignore[no-any-return]
+    gray: np.ndarray = (0.299 * r + 0.587 * g + 0.114 * b)[..., None, :, :]
+    return gray
 
 
 def _blend(a: np.ndarray, b: np.ndarray | float, factor: float) -> np.ndarray:
-    return np.clip(factor * a + (1 - factor) * b, 0, 1)  # type: ignore[no-any-return]
+    out: np.ndarray = np.clip(factor * a + (1 - factor) * b, 0, 1)
+    return out
 
 
 def _adjust(x: np.ndarray, op: int, factor: float) -> np.ndarray:
