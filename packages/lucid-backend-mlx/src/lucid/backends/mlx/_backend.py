@@ -125,6 +125,13 @@ class MlxBackend(Backend):
         out[index] = values
         return out
 
+    def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        values = mx.broadcast_to(values, index.shape) if isinstance(values, mx.array) else values
+        return mx.put_along_axis(arr, index, values, dim, stream=self.stream)
+
+    def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        return arr.at[_along_axis(index, dim)].add(values)
+
     def sliding_windows(
         self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
     ) -> Any:
@@ -155,3 +162,17 @@ class MlxBackend(Backend):
         key = self._next_key(generator)
         native = self.native_dtype(dtype)
         return mx.random.randint(low, high, shape, native, key=key, stream=self.stream)
+
+
+def _along_axis(index: Any, dim: int) -> tuple[Any, ...]:
+    """The fancy-index tuple that addresses ``index``'s entries along ``dim``."""
+    nd = index.ndim
+    out = []
+    for d, size in enumerate(index.shape):
+        if d == dim % nd:
+            out.append(index)
+        else:
+            shape = [1] * nd
+            shape[d] = size
+            out.append(mx.reshape(mx.arange(size), shape))
+    return tuple(out)

@@ -444,11 +444,11 @@ class MlxNumpy:
     # -- predicates --------------------------------------------------------------------------
     def isclose(self, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
                 equal_nan: bool = False) -> Any:  # fmt: skip
-        return mx.isclose(a, b, rtol, atol, equal_nan, stream=self._s)
+        return mx.isclose(a, b, rtol, atol, equal_nan=equal_nan, stream=self._s)
 
     def allclose(self, a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
                  equal_nan: bool = False) -> Any:  # fmt: skip
-        return mx.allclose(a, b, rtol, atol, equal_nan, stream=self._s)
+        return mx.allclose(a, b, rtol, atol, equal_nan=equal_nan, stream=self._s)
 
     # -- NumPy's floating-point error state has no MLX counterpart ----------------------------
     @staticmethod
