@@ -53,7 +53,7 @@ def test_reaches_the_minimum(name: str) -> None:
         opt.zero_grad()
         quadratic(p).backward()
         opt.step()
-    assert float(np.abs(p.numpy() - TARGET).max()) < tol
+    assert float(np.abs(p.detach().numpy() - TARGET).max()) < tol
     assert float(quadratic(p)) < start_loss * 1e-3
 
 
@@ -67,7 +67,7 @@ def test_lion_with_decaying_lr_settles_at_the_minimum() -> None:
         quadratic(p).backward()
         opt.step()
         sched.step()
-    assert float(np.abs(p.numpy() - TARGET).max()) < 1e-3
+    assert float(np.abs(p.detach().numpy() - TARGET).max()) < 1e-3
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
@@ -83,7 +83,7 @@ def test_lbfgs_reaches_the_minimum(line_search_fn: str | None) -> None:
 
     for _ in range(5):
         opt.step(closure)
-    np.testing.assert_allclose(p.numpy(), TARGET, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), TARGET, atol=1e-6)
 
 
 def test_lbfgs_minimises_rosenbrock_with_line_search() -> None:
@@ -99,7 +99,7 @@ def test_lbfgs_minimises_rosenbrock_with_line_search() -> None:
 
     for _ in range(3):
         opt.step(closure)
-    np.testing.assert_allclose(xy.numpy(), [1.0, 1.0], atol=1e-5)
+    np.testing.assert_allclose(xy.detach().numpy(), [1.0, 1.0], atol=1e-5)
 
 
 # -- resuming --------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ def _resume_check(name: str, save_load: Callable[[dict[str, Any]], dict[str, Any
     opt2 = _make(name, resumed)
     opt2.load_state_dict(checkpoint["optim"])
     _train(resumed, opt2, 4)
-    np.testing.assert_array_equal(resumed.numpy(), straight.numpy())
+    np.testing.assert_array_equal(resumed.detach().numpy(), straight.detach().numpy())
 
 
 @pytest.mark.parametrize("name", sorted(RESUME))

@@ -144,7 +144,7 @@ def run_both(
             l_opt.step()
     for lp in l_params:
         assert lp.dtype == getattr(lucid, dtype)
-    return [p.detach().numpy() for p in t_params], [lp.numpy() for lp in l_params]
+    return [p.detach().numpy() for p in t_params], [lp.detach().numpy() for lp in l_params]
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -197,7 +197,7 @@ def test_lbfgs_matches_torch(line_search_fn: str | None, history_size: int) -> N
         t_loss = float(t_opt.step(t_closure))
         l_loss = float(l_opt.step(l_closure))
         assert l_loss == pytest.approx(t_loss, rel=1e-10)
-    np.testing.assert_allclose(lx.numpy(), tx.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(lx.detach().numpy(), tx.detach().numpy(), rtol=1e-10, atol=1e-12)
     t_state, l_state = t_opt.state[tx], l_opt.state[lx]
     assert l_state["func_evals"] == t_state["func_evals"]
     assert l_state["n_iter"] == t_state["n_iter"]

@@ -61,6 +61,6 @@ class ASGD(Optimizer):
         if state["mu"] != 1:
             ax.add_(p.sub(ax).mul_(state["mu"]))
         else:
-            ax.copy_(p)
+            ax.copy_(p.detach())
         state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         state["mu"] = 1 / max(1, step - group["t0"])

@@ -117,7 +117,9 @@ class LBFGS(Optimizer):
         if closure is None:
             raise RuntimeError("LBFGS requires a closure that re-evaluates the model")
         with lucid.no_grad():
-            return self._run(closure)
+            loss = self._run(closure)
+        self._evaluate_lazy()
+        return loss
 
     def _run(self, closure: Callable[[], Any]) -> Any:
         group = self.param_groups[0]

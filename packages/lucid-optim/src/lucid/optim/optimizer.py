@@ -211,7 +211,23 @@ class Optimizer:
         with lucid.no_grad():
             for group in self.param_groups:
                 self._step_group(group)
+        self._evaluate_lazy()
         return loss
+
+    def _evaluate_lazy(self) -> None:
+        """On lazy backends (MLX) compute the new parameters and state now, at step end, so
+        the pending graph does not grow from step to step."""
+        pending: dict[int, tuple[Any, list[Any]]] = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                backend = p.backend
+                if not getattr(backend, "is_lazy", False):
+                    continue
+                arrays = pending.setdefault(id(backend), (backend, []))[1]
+                arrays.append(p.data)
+                arrays += [v.data for v in self.state.get(p, {}).values() if isinstance(v, Tensor)]
+        for backend, arrays in pending.values():
+            backend.evaluate(*arrays)
 
     def _step_group(self, group: ParamGroup) -> None:
         maximize = group.get("maximize", False)
