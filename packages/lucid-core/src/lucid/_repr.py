@@ -1,43 +1,135 @@
-"""PyTorch-like ``repr`` of tensors."""
+"""PyTorch's ``repr`` of tensors: same number formatting, line wrapping and suffixes.
+
+Follows ``torch/_tensor_str.py`` (precision 4, line width 80, summarise over 1000 elements
+with 3 edge items): one formatter picks integer, fixed or scientific notation for the whole
+tensor and pads every element to the same width.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from lucid import _dtype
 
+PRECISION = 4
+LINEWIDTH = 80
+THRESHOLD = 1000
+EDGEITEMS = 3
 
-def _format(arr: Any, dt: _dtype.dtype) -> str:
-    opts: dict[str, Any] = {"threshold": 1000, "edgeitems": 3}
-    if dt.is_floating_point:
-        finite = arr[np.isfinite(arr)] if arr.size else arr
-        if finite.size and np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8:
-            opts["formatter"] = {"float_kind": lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)}
+
+class _Formatter:
+    def __init__(self, values: np.ndarray, floating: bool) -> None:
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.width = 1
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.width = max(self.width, len(str(v)))
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            return
+        lo, hi = float(np.abs(finite).min()), float(np.abs(finite).max())
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
+            fmt = f"{{:.{PRECISION}e}}" if self.sci_mode else "{:.0f}."
         else:
-            opts["precision"] = 4
-            opts["floatmode"] = "maxprec_equal"
-    with np.printoptions(**opts):
-        body = np.array2string(arr, separator=", ", prefix="tensor(")
-    return body
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+            fmt = f"{{:.{PRECISION}e}}" if self.sci_mode else f"{{:.{PRECISION}f}}"
+        for v in finite.tolist():
+            self.width = max(self.width, len(fmt.format(v)))
+
+    def format(self, value: Any) -> str:
+        if not self.floating:
+            text = str(value)
+        elif self.sci_mode:
+            text = f"{value:.{PRECISION}e}"
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{PRECISION}f}"
+        return " " * (self.width - len(text)) + text
+
+
+def _summarized(arr: np.ndarray) -> np.ndarray:
+    """The edge items of every dim (what the formatter sizes itself on when summarising)."""
+    for d in range(arr.ndim):
+        if arr.shape[d] > 2 * EDGEITEMS:
+            head = np.take(arr, range(EDGEITEMS), axis=d)
+            tail = np.take(arr, range(arr.shape[d] - EDGEITEMS, arr.shape[d]), axis=d)
+            arr = np.concatenate([head, tail], axis=d)
+    return arr
+
+
+def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+    vals = arr.tolist()
+    if summarize and len(vals) > 2 * EDGEITEMS:
+        data = [fmt.format(v) for v in vals[:EDGEITEMS]] + [" ..."]
+        data += [fmt.format(v) for v in vals[-EDGEITEMS:]]
+    else:
+        data = [fmt.format(v) for v in vals]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        return _vector(arr, indent, summarize, fmt)
+    n = arr.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = [_nested(arr[i], indent + 1, summarize, fmt) for i in range(EDGEITEMS)] + ["..."]
+        rows += [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n - EDGEITEMS, n)]
+    else:
+        rows = [_nested(arr[i], indent + 1, summarize, fmt) for i in range(n)]
+    return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
+
+
+def _body(arr: np.ndarray, dt: _dtype.dtype, indent: int) -> str:
+    if arr.size == 0:
+        return "[]"
+    summarize = arr.size > THRESHOLD
+    fmt = _Formatter(_summarized(arr) if summarize else arr, dt.is_floating_point)
+    return _nested(arr, indent, summarize, fmt)
+
+
+def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+    parts = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for s in suffixes:
+        if last_line + len(s) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + s)
+            last_line = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last_line += len(s) + 2
+    parts.append(")")
+    return "".join(parts)
 
 
 def tensor_repr(t: Any) -> str:
+    prefix = "tensor("
     arr = np.asarray(t.backend.to_numpy(t.data))
     dt = t.dtype
-    body = _format(arr, dt)
-    extras = []
-    if arr.size == 0 and arr.ndim != 1:
-        extras.append(f"size={tuple(arr.shape)}")
+    if dt is _dtype.bfloat16 or dt is _dtype.float16:
+        arr = arr.astype(np.float32)
+    suffixes = []
     if str(t.device) != "cpu":
-        extras.append(f"device='{t.device}'")
-    default_kinds = (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_)
-    if dt not in default_kinds:
-        extras.append(f"dtype={dt!r}")
+        suffixes.append(f"device='{t.device}'")
+    if arr.size == 0 and arr.ndim != 1:
+        suffixes.append(f"size={tuple(arr.shape)}")
+    if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+        suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
-        extras.append(f"grad_fn=<{t.grad_fn.name}>")
+        suffixes.append(f"grad_fn=<{t.grad_fn.name}>")
     elif t.requires_grad:
-        extras.append("requires_grad=True")
-    tail = "".join(", " + e for e in extras)
-    return f"tensor({body}{tail})"
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + _body(arr, dt, len(prefix)), suffixes, len(prefix))
