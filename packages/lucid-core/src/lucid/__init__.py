@@ -81,6 +81,9 @@ from lucid.random import (  # noqa: E402
     set_rng_state,
 )
 
+from lucid import special  # noqa: E402
+from lucid.serialization import load, save  # noqa: E402
+
 _tensor._install_methods()
 
 half = float16

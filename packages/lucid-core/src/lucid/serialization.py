@@ -1,0 +1,428 @@
+"""``lucid.save`` / ``lucid.load``: the safetensors format, written and read by hand.
+
+A file is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
+shape and byte range, then the raw little-endian bytes. Anything that is not a tensor (dicts
+with int keys, lists, tuples, numbers, strings, None: an optimizer's ``state_dict``) is kept
+as JSON in the header's ``__metadata__`` with references to the tensors by name. Loading
+parses JSON and copies bytes: it never unpickles and never runs code.
+
+Files from ``safetensors.torch.save_file`` load as a ``{name: Tensor}`` dict, and a dict of
+tensors saved here loads there under the same names. Writes are atomic: the data goes to a
+temporary file in the same directory, is fsynced, then renamed over the target.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from typing import IO, Any, Union
+
+import numpy as np
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.backends import get_backend
+
+PathLike = Union[str, "os.PathLike[str]"]
+_FORMAT = "lucid.format"
+_STRUCTURE = "lucid.structure"
+_COMPLEX128 = "lucid.complex128"
+_MAX_HEADER = 100 * 1024 * 1024  # the limit the safetensors reference reader uses
+
+# lucid dtype <-> safetensors dtype tag and the numpy type of the stored bytes.
+_TAGS: dict[str, tuple[str, str]] = {
+    "bool": ("BOOL", "|b1"),
+    "uint8": ("U8", "|u1"),
+    "int8": ("I8", "|i1"),
+    "int16": ("I16", "<i2"),
+    "int32": ("I32", "<i4"),
+    "int64": ("I64", "<i8"),
+    "float16": ("F16", "<f2"),
+    "bfloat16": ("BF16", "<u2"),  # raw bits: numpy has no bfloat16
+    "float32": ("F32", "<f4"),
+    "float64": ("F64", "<f8"),
+    "complex64": ("C64", "<c8"),
+    "complex128": ("F64", "<f8"),  # safetensors has no C128: float64 pairs, flagged in metadata
+}
+_BY_TAG = {tag: name for name, (tag, _) in _TAGS.items() if name != "complex128"}
+
+
+class SerializationError(RuntimeError):
+    """A file that is not a valid lucid/safetensors file, or an object that can't be saved."""
+
+
+# -- saving ----------------------------------------------------------------------------------
+
+
+def save(obj: Any, f: PathLike | IO[bytes]) -> None:
+    """Save a tensor or a nested structure of tensors and plain values to ``f``.
+
+    >>> lucid.save({"w": lucid.ones(2, 3), "step": 10}, "ckpt.safetensors")
+    >>> lucid.load("ckpt.safetensors")["step"]
+    10
+    """
+    tensors: dict[str, Any] = {}
+    structure = _encode(obj, "", tensors, {})
+    header, arrays = _build_header(tensors, structure)
+    if isinstance(f, (str, os.PathLike)):
+        _atomic_write(os.fspath(f), header, arrays)
+    else:
+        _write_payload(f, header, arrays)
+
+
+def _encode(obj: Any, path: str, tensors: dict[str, Any], seen: dict[int, str]) -> Any:
+    """JSON-able description of ``obj``; tensors are collected into ``tensors`` by name."""
+    if isinstance(obj, Tensor):
+        name = seen.get(id(obj))
+        if name is None:
+            name = _unique(path or "tensor", tensors)
+            tensors[name] = obj
+            seen[id(obj)] = name
+        ref: dict[str, Any] = {"tensor": name}
+        if obj.requires_grad:
+            ref["requires_grad"] = True
+        if str(obj.device) != "cpu":
+            ref["device"] = str(obj.device)
+        return ref
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else {"float": repr(obj)}
+    if isinstance(obj, (np.integer, np.floating, np.bool_)):
+        return _encode(obj.item(), path, tensors, seen)
+    if isinstance(obj, _dtype.dtype):
+        return {"dtype": obj.name}
+    if isinstance(obj, list):
+        return [_encode(v, _join(path, i), tensors, seen) for i, v in enumerate(obj)]
+    if isinstance(obj, tuple):
+        return {"tuple": [_encode(v, _join(path, i), tensors, seen) for i, v in enumerate(obj)]}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if not (k is None or isinstance(k, (bool, int, float, str, tuple))):
+                raise SerializationError(
+                    f"can't save a dict key of type {type(k).__name__} at {path or '<root>'!r}; "
+                    "keys must be str, int, float, bool, None or tuples of those"
+                )
+            items.append([_encode(k, path, {}, {}), _encode(v, _join(path, k), tensors, seen)])
+        return {"dict": items}
+    raise SerializationError(
+        f"can't save an object of type {type(obj).__name__} at {path or '<root>'!r}: lucid.save "
+        "stores tensors, dicts, lists, tuples, numbers, strings, bools and None"
+    )
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _unique(name: str, taken: dict[str, Any]) -> str:
+    if name not in taken and name != "__metadata__":
+        return name
+    i = 1
+    while f"{name}#{i}" in taken:
+        i += 1
+    return f"{name}#{i}"
+
+
+def _stored_array(t: Tensor) -> np.ndarray:
+    """The little-endian array whose bytes go into the file."""
+    name = t.dtype.name
+    backend = t.backend
+    if name == "bfloat16":
+        f32 = np.asarray(backend.to_numpy(backend.astype(t.data, _dtype.float32)), dtype="<f4")
+        return (f32.view("<u4") >> 16).astype("<u2")  # exact: the values came from bfloat16
+    arr = np.asarray(backend.to_numpy(t.data))
+    if name == "complex128":
+        arr = np.stack([arr.real, arr.imag], axis=-1)
+    arr = np.asarray(arr, dtype=_TAGS[name][1])
+    return arr if arr.flags.c_contiguous else arr.copy()  # (ascontiguousarray makes 0-d 1-d)
+
+
+def _build_header(tensors: dict[str, Any], structure: Any) -> tuple[bytes, list[np.ndarray]]:
+    header: dict[str, Any] = {}
+    arrays = []
+    complex128 = []
+    offset = 0
+    for name, t in tensors.items():
+        arr = _stored_array(t)
+        if t.dtype.name == "complex128":
+            complex128.append(name)
+        header[name] = {
+            "dtype": _TAGS[t.dtype.name][0],
+            "shape": list(arr.shape),
+            "data_offsets": [offset, offset + arr.nbytes],
+        }
+        offset += arr.nbytes
+        arrays.append(arr)
+    meta = {_FORMAT: "1", _STRUCTURE: json.dumps(structure, separators=(",", ":"))}
+    if complex128:
+        meta[_COMPLEX128] = json.dumps(complex128)
+    header["__metadata__"] = meta
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)  # keep the data 8-byte aligned, as safetensors does
+    return raw, arrays
+
+
+def _write_payload(f: IO[bytes], header: bytes, arrays: list[np.ndarray]) -> None:
+    f.write(len(header).to_bytes(8, "little"))
+    f.write(header)
+    for arr in arrays:
+        _write_array(f, arr)
+
+
+def _write_array(f: IO[bytes], arr: np.ndarray) -> None:
+    if arr.nbytes:
+        f.write(memoryview(arr.reshape(-1)).cast("B"))  # type: ignore[arg-type]
+
+
+def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write_payload(f, header, arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+MapLocation = Any  # None, a device, a {saved: target} dict, or (tensor, saved) -> tensor
+
+
+def load(f: PathLike | IO[bytes], map_location: MapLocation = None, **_: Any) -> Any:
+    """Load what :func:`save` wrote (or any safetensors file, as a ``{name: Tensor}`` dict).
+
+    ``map_location``: a device ("cpu", "mlx") for every tensor, a dict mapping saved devices
+    to devices, or a callable ``(tensor, saved_device) -> tensor``. By default tensors go back
+    to the device they were saved from. bfloat16 data loads as bfloat16 where the device has
+    it and as float32 on "cpu" (NumPy has no bfloat16).
+    """
+    if isinstance(f, (str, os.PathLike)):
+        where: Any = os.fspath(f)
+        with open(where, "rb") as fh:
+            buf = bytearray(fh.read())
+    else:
+        where = getattr(f, "name", "<stream>")
+        buf = bytearray(f.read())
+    header, data_start = _parse_header(buf, where)
+    meta = header.pop("__metadata__", None) or {}
+    bf16 = {name for name, info in header.items() if _entry(name, info, where)[0] == "BF16"}
+    arrays = _read_arrays(header, buf, data_start, where, _complex128_names(meta, where))
+    if _STRUCTURE not in meta:
+        return {n: _place(a, "cpu", map_location, n in bf16) for n, a in arrays.items()}
+    try:
+        structure = json.loads(meta[_STRUCTURE])
+    except ValueError as exc:
+        raise SerializationError(f"{where}: corrupt lucid structure metadata ({exc})") from None
+    return _Decoder(arrays, bf16, map_location, where).decode(structure)
+
+
+def _parse_header(buf: bytearray, where: Any) -> tuple[dict[str, Any], int]:
+    if len(buf) < 8:
+        raise SerializationError(
+            f"{where}: not a safetensors file (truncated: {len(buf)} bytes, expected at least 8)"
+        )
+    n = int.from_bytes(buf[:8], "little")
+    if n > _MAX_HEADER or 8 + n > len(buf):
+        raise SerializationError(
+            f"{where}: corrupt or truncated file: the header claims {n} bytes but the file has "
+            f"{len(buf) - 8} after the length field"
+        )
+    try:
+        header = json.loads(bytes(buf[8 : 8 + n]).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SerializationError(f"{where}: corrupt header (not valid JSON: {exc})") from None
+    if not isinstance(header, dict):
+        raise SerializationError(f"{where}: corrupt header (expected a JSON object)")
+    return header, 8 + n
+
+
+def _complex128_names(meta: Any, where: Any) -> set[str]:
+    if not isinstance(meta, dict):
+        raise SerializationError(f"{where}: corrupt header (__metadata__ must be an object)")
+    return set(json.loads(meta[_COMPLEX128])) if _COMPLEX128 in meta else set()
+
+
+def _read_arrays(
+    header: dict[str, Any], buf: bytearray, start: int, where: Any, complex128: set[str]
+) -> dict[str, np.ndarray]:
+    size = len(buf) - start
+    spans = []
+    arrays = {}
+    for name, info in header.items():
+        dtype_tag, shape, (begin, end) = _entry(name, info, where)
+        lucid_name = _BY_TAG.get(dtype_tag)
+        if lucid_name is None:
+            raise SerializationError(
+                f"{where}: tensor {name!r} has dtype {dtype_tag!r}, which lucid can't load "
+                f"(supported: {', '.join(sorted(_BY_TAG))})"
+            )
+        np_type = np.dtype(_TAGS[lucid_name][1])
+        count = math.prod(shape)
+        if end - begin != count * np_type.itemsize:
+            raise SerializationError(
+                f"{where}: tensor {name!r} has shape {shape} ({count * np_type.itemsize} bytes "
+                f"as {dtype_tag}) but its data_offsets [{begin}, {end}] cover {end - begin} bytes"
+            )
+        if end > size:
+            raise SerializationError(
+                f"{where}: truncated file: tensor {name!r} needs bytes up to {end} but only "
+                f"{size} data bytes are present"
+            )
+        spans.append((begin, end, name))
+        arr = np.frombuffer(buf, dtype=np_type, count=count, offset=start + begin)
+        if (start + begin) % np_type.itemsize:
+            arr = arr.copy()
+        arr = arr.reshape(shape)
+        if lucid_name == "bfloat16":
+            arr = _bf16_bits_to_f32(arr)
+        elif name in complex128:
+            arr = _pairs_to_complex(arr, name, where)
+        arrays[name] = arr
+    _check_coverage(spans, size, where)
+    return arrays
+
+
+def _entry(name: str, info: Any, where: Any) -> tuple[str, list[int], tuple[int, int]]:
+    try:
+        tag, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        ok = (
+            isinstance(tag, str)
+            and all(isinstance(s, int) and s >= 0 for s in shape)
+            and len(offsets) == 2
+            and all(isinstance(o, int) for o in offsets)
+            and 0 <= offsets[0] <= offsets[1]
+        )
+    except (TypeError, KeyError):
+        ok = False
+    if not ok:
+        raise SerializationError(
+            f"{where}: corrupt header entry for {name!r}: expected "
+            f'{{"dtype": str, "shape": [int, ...], "data_offsets": [begin, end]}}, got {info!r}'
+        )
+    return tag, list(shape), (offsets[0], offsets[1])
+
+
+def _check_coverage(spans: list[tuple[int, int, str]], size: int, where: Any) -> None:
+    pos = 0
+    for begin, end, name in sorted(spans):
+        if begin != pos:
+            what = "overlaps the previous tensor" if begin < pos else "leaves a gap before it"
+            raise SerializationError(
+                f"{where}: header/offset mismatch: tensor {name!r} starts at byte {begin}, "
+                f"expected {pos} ({what})"
+            )
+        pos = end
+    if pos != size:
+        raise SerializationError(
+            f"{where}: header/offset mismatch: the tensors cover {pos} bytes but the file holds "
+            f"{size} data bytes"
+        )
+
+
+def _bf16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype("<u4") << 16).view("<f4")
+
+
+def _pairs_to_complex(arr: np.ndarray, name: str, where: Any) -> np.ndarray:
+    if arr.ndim == 0 or arr.shape[-1] != 2:
+        raise SerializationError(
+            f"{where}: tensor {name!r} is flagged complex128 but its last dim is not 2"
+        )
+    return arr[..., 0] + 1j * arr[..., 1]
+
+
+def _place(arr: np.ndarray, saved: str, map_location: MapLocation, bf16: bool) -> Tensor:
+    """A tensor of ``arr`` on the device ``map_location`` picks for one saved on ``saved``."""
+    t = Tensor._make(arr, get_backend("cpu"))
+    if callable(map_location) and not isinstance(map_location, (str, dict)):
+        moved: Tensor = map_location(t, saved)
+        return moved
+    if isinstance(map_location, dict):
+        target = map_location.get(saved, saved)
+    else:
+        target = saved if map_location is None else str(map_location)
+    backend = get_backend(target)
+    if backend is not t.backend:
+        t = Tensor._make(backend.from_numpy(arr), backend)
+    if bf16 and _has_bfloat16(backend):
+        t = t.to(_dtype.bfloat16)
+    return t
+
+
+def _has_bfloat16(backend: Any) -> bool:
+    try:
+        backend.native_dtype(_dtype.bfloat16)
+    except TypeError:
+        return False
+    return True
+
+
+class _Decoder:
+    """Rebuilds the saved structure from its JSON description and the loaded arrays."""
+
+    def __init__(self, arrays: dict[str, Any], bf16: set[str], loc: MapLocation, where: Any):
+        self.arrays, self.bf16, self.loc, self.where = arrays, bf16, loc, where
+        self.done: dict[str, Tensor] = {}
+
+    def decode(self, obj: Any) -> Any:
+        if isinstance(obj, list):
+            return [self.decode(v) for v in obj]
+        if not isinstance(obj, dict):
+            return obj
+        if "tensor" in obj:
+            return self.tensor(obj)
+        if "float" in obj:
+            return float(obj["float"])
+        if "dtype" in obj:
+            return _dtype.to_dtype(obj["dtype"])
+        if "tuple" in obj:
+            return tuple(self.decode(v) for v in obj["tuple"])
+        if "dict" in obj:
+            return {_hashable(self.decode(k)): self.decode(v) for k, v in obj["dict"]}
+        raise SerializationError(
+            f"{self.where}: corrupt lucid structure metadata (unknown node {obj!r})"
+        )
+
+    def tensor(self, ref: dict[str, Any]) -> Tensor:
+        name = ref["tensor"]
+        if name in self.done:  # one tensor saved under several references stays shared
+            return self.done[name]
+        if name not in self.arrays:
+            raise SerializationError(
+                f"{self.where}: the structure refers to a missing tensor {name!r}"
+            )
+        t = _place(self.arrays[name], ref.get("device", "cpu"), self.loc, name in self.bf16)
+        if ref.get("requires_grad"):
+            t.requires_grad_(True)
+        self.done[name] = t
+        return t
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(_hashable(k) for k in key) if isinstance(key, (list, tuple)) else key
