@@ -134,9 +134,9 @@ class _NativeConv:
             _, (dx, dw) = mx.vjp(ctx.conv, [x.data, w.data], [g.data])
             gx = _wrap(ctx, dx) if need[0] else None
             gw = _wrap(ctx, dw) if need[1] else None
-        if len(need) > 2 and need[2]:
+        if need[2]:
             gb = _wrap(ctx, mx.sum(g.data, axis=[0, *range(2, g.ndim)]))
-        return gx, gw, gb
+        return (gx, gw, gb) + (None,) * (len(need) - 3)
 
 
 def _conv_fn(stream: Any, stride: Any, lo: Any, hi: Any, dilation: Any, groups: int) -> Any:

@@ -94,9 +94,9 @@ class MlxNumpy:
     empty = zeros
 
     def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-        if dtype is None:
-            return mx.full(shape, fill_value, stream=self._s)
-        return mx.full(shape, fill_value, dtype=dtype, stream=self._s)
+        out = mx.full(shape, fill_value, stream=self._s)
+        # MLX keeps a float fill's dtype even when asked for an integer or bool one: cast.
+        return out if dtype is None or out.dtype == dtype else out.astype(dtype, stream=self._s)
 
     def zeros_like(self, a: Any, dtype: Any = None) -> Any:
         return mx.zeros(a.shape, dtype=dtype or a.dtype, stream=self._s)
@@ -107,7 +107,7 @@ class MlxNumpy:
     empty_like = zeros_like
 
     def full_like(self, a: Any, fill_value: Any, dtype: Any = None) -> Any:
-        return mx.full(a.shape, fill_value, dtype=dtype or a.dtype, stream=self._s)
+        return self.full(a.shape, fill_value, dtype or a.dtype)
 
     def arange(self, start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
         if stop is None:
