@@ -171,7 +171,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     centre = tuple(s // 2 for s in tensor.shape[2:])
     for g in range(groups):
         for d in range(min_dim):
-            w[(g * out_per_group + d, d, *centre)] = 1
+            w[(g * out_per_group + d, d) + centre] = 1
     return _fill(tensor, w)
 
 

@@ -316,8 +316,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"(input of shape {tuple(input.shape)})"
         )
     lead = (slice(None),) * d
-    a = input[(*lead, slice(0, n // 2))]
-    b = input[(*lead, slice(n // 2, n))]
+    a = input[lead + (slice(0, n // 2),)]
+    b = input[lead + (slice(n // 2, n),)]
     return a * b.sigmoid()
 
 
