@@ -72,7 +72,8 @@ def out_size(
     pad_hi: tuple[int, ...],
 ) -> tuple[int, ...]:
     return tuple(
-        (i + lo + hi - w) // s + 1 for i, w, s, lo, hi in zip(in_size, window, stride, pad_lo, pad_hi)
+        (i + lo + hi - w) // s + 1
+        for i, w, s, lo, hi in zip(in_size, window, stride, pad_lo, pad_hi)
     )
 
 
@@ -164,22 +165,31 @@ def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
     return xp.reshape(xp.transpose(out, (1, 0, 2)), (rows, groups * wm.shape[2]))
 
 
+def _flops(rows: int, k: int, n: int) -> float:
+    return 2.0 * rows * k * n
+
+
 def conv_forward(backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry) -> Any:
     """Cross-correlation ``(N, C, *in) -> (N, C_out, *out)``; a channels-last view."""
     xp = backend.xp
     n, c = x.shape[0], x.shape[1]
     cout = w.shape[0]
-    xl = channels_last(x, xp)
-    wm = weight_matrix(w, g.groups, xp)
     rows_per = math.prod(g.out_size)
     if n == 0:
         return channels_first(xp.zeros((0, *g.out_size, cout), dtype=x.dtype), xp)
-    parts = []
-    for s, e in chunks(n, rows_per * c * g.taps * x.itemsize):
+    xl = channels_last(x, xp)
+    wm = weight_matrix(w, g.groups, xp)
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
         out = _grouped_matmul(im2col(backend, xl[s:e], g), wm, xp)
         if bias is not None:
-            out = out + bias
-        parts.append(xp.reshape(out, (e - s, *g.out_size, cout)))
+            out += bias
+        return xp.reshape(out, (e - s, *g.out_size, cout))
+
+    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
+    parts = _blas.run_chunks(work, ranges, flops)
     out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
     return channels_first(out, xp)
 
@@ -202,13 +212,16 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     cg = w.shape[1]
     c = cg * groups
     nd = g.nd
+    if n == 0:
+        return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
     dyl = channels_last(dy, xp)
     wm_t = xp.transpose(weight_matrix(w, groups, xp), (0, 2, 1))  # (G, C_out/G, taps*Cg)
     rows_per = math.prod(g.out_size)
     crop = (slice(None), *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)), slice(None))
     to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
-    parts = []
-    for s, e in chunks(n, rows_per * c * g.taps * dy.itemsize):
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
         m = e - s
         dyc = rows_of(dyl, s, e, xp)
         if groups == 1:
@@ -221,35 +234,54 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
         for tap in g.all_taps():
             src = dcol[(slice(None), slice(None), *([slice(None)] * nd), *tap)]
             dpad[(slice(None), *g.tap_slices(tap))] += xp.transpose(src, to_nhwgc)
-        parts.append(xp.reshape(dpad, (m, *g.padded, c))[crop])
-    if n == 0:
-        return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
+        return xp.reshape(dpad, (m, *g.padded, c))[crop]
+
+    ranges = chunks(n, rows_per * c * g.taps * dy.itemsize)
+    parts = _blas.run_chunks(work, ranges, _flops(n * rows_per, cg * g.taps, cout))
     dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
     return channels_first(dx, xp)
 
 
 def conv_weight_grad(backend: Any, x: Any, dy: Any, g: ConvGeometry) -> Any:
-    """The gradient of ``conv_forward`` w.r.t. its weight: ``col^T @ dy`` summed over chunks."""
+    """The gradient of ``conv_forward`` w.r.t. its weight: ``col^T @ dy`` summed over chunks.
+
+    Each worker sums the chunks of its share of the batch; the shares are summed at the end.
+    """
     xp = backend.xp
     n, c = x.shape[0], x.shape[1]
     cout = dy.shape[1]
     groups = g.groups
+    kg = g.taps * (c // groups)
+    if n == 0:
+        return weight_from_matrix(
+            xp.zeros((groups, kg, cout // groups), dtype=x.dtype), g.kernel, xp
+        )
     xl = channels_last(x, xp)
     dyl = channels_last(dy, xp)
     rows_per = math.prod(g.out_size)
-    dwm = None
-    for s, e in chunks(n, rows_per * c * g.taps * x.itemsize):
+
+    def one(s: int, e: int) -> Any:
         col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
         dyc = rows_of(dyl, s, e, xp)
         if groups == 1:
-            part = _blas.tn_matmul(xp.reshape(col, (col.shape[0], col.shape[2])), dyc, xp)[None]
-        else:
-            colg = xp.transpose(col, (1, 2, 0))  # (G, Kg, rows)
-            dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 0, 2))
-            part = _blas.matmul(colg, dyg, xp)
-        dwm = part if dwm is None else dwm + part
-    if dwm is None:
-        dwm = xp.zeros((groups, g.taps * (c // groups), cout // groups), dtype=x.dtype)
+            return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc, xp)[None]
+        colg = xp.transpose(col, (1, 2, 0))  # (G, Kg, rows)
+        dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 0, 2))
+        return _blas.matmul(colg, dyg, xp)
+
+    def share(ranges: list[tuple[int, int]]) -> Any:
+        acc = one(*ranges[0])
+        for s, e in ranges[1:]:
+            acc += one(s, e)
+        return acc
+
+    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    k = min(_blas.workers(), len(ranges))
+    shares = [ranges[i::k] for i in range(k)]
+    parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
+    dwm = parts[0]
+    for p in parts[1:]:
+        dwm = dwm + p
     return weight_from_matrix(dwm, g.kernel, xp)
 
 
