@@ -25,55 +25,52 @@ def quadratic(p: lucid.Tensor) -> lucid.Tensor:
     return (lucid.tensor(COEFF) * d * d).sum() * 0.5
 
 
-# name -> (options, steps, tolerance on max |p - target|)
-CONVERGENCE: dict[str, tuple[dict[str, Any], int, float]] = {
-    "SGD": (dict(lr=0.1, momentum=0.9), 200, 1e-6),
-    "ASGD": (dict(lr=0.1, lambd=1e-3), 200, 1e-6),
-    "Adagrad": (dict(lr=0.5), 300, 1e-6),
-    "Adadelta": (dict(lr=1.0, eps=1e-3), 400, 1e-4),
-    "RMSprop": (dict(lr=0.01, centered=True, momentum=0.5), 400, 1e-4),
-    "Rprop": (dict(lr=0.01), 200, 1e-6),
-    "Adam": (dict(lr=0.05), 400, 1e-4),
-    "AdamW": (dict(lr=0.05, weight_decay=0.0), 400, 1e-4),
-    "Adamax": (dict(lr=0.05), 400, 1e-4),
-    "NAdam": (dict(lr=0.05), 400, 1e-4),
-    "RAdam": (dict(lr=0.05), 400, 1e-4),
-    "Adafactor": (dict(lr=0.05), 400, 1e-3),
-    "Lion": (dict(lr=0.01), 400, 1e-2),
+# name -> (options, steps, ExponentialLR gamma or None, tolerance on max |p - target|).
+# Sign-like and relative-step rules (Lion, Adafactor) and NAdam's slowly rising momentum
+# hover around the minimum at a fixed lr (in PyTorch too); a decaying lr settles them.
+CONVERGENCE: dict[str, tuple[dict[str, Any], int, float | None, float]] = {
+    "SGD": (dict(lr=0.2, momentum=0.5), 200, None, 1e-8),
+    "ASGD": (dict(lr=0.3, lambd=0.0), 300, None, 1e-8),
+    "Adagrad": (dict(lr=0.5), 300, None, 1e-8),
+    "Adadelta": (dict(lr=0.5, eps=1e-2), 600, None, 1e-8),
+    "RMSprop": (dict(lr=0.01, centered=True, momentum=0.5), 400, None, 1e-4),
+    "Rprop": (dict(lr=0.01), 200, None, 1e-5),
+    "Adam": (dict(lr=0.05), 400, None, 1e-8),
+    "AdamW": (dict(lr=0.05, weight_decay=0.0), 400, None, 1e-8),
+    "Adamax": (dict(lr=0.05), 400, None, 1e-8),
+    "NAdam": (dict(lr=0.05), 400, 0.99, 1e-8),
+    "RAdam": (dict(lr=0.05), 400, None, 1e-8),
+    "Adafactor": (dict(lr=0.05), 400, 0.99, 1e-8),
+    "Lion": (dict(lr=0.025), 400, 0.985, 1e-3),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CONVERGENCE))
 def test_reaches_the_minimum(name: str) -> None:
-    options, steps, tol = CONVERGENCE[name]
+    options, steps, gamma, tol = CONVERGENCE[name]
     p = lucid.tensor(START.copy(), requires_grad=True)
     opt = getattr(optim, name)([p], **options)
-    start_loss = float(quadratic(p))
+    sched = optim.lr_scheduler.ExponentialLR(opt, gamma) if gamma else None
+    start_error = float(np.abs(START - TARGET).max())
     for _ in range(steps):
         opt.zero_grad()
         quadratic(p).backward()
         opt.step()
-    assert float(np.abs(p.detach().numpy() - TARGET).max()) < tol
-    assert float(quadratic(p)) < start_loss * 1e-3
-
-
-def test_lion_with_decaying_lr_settles_at_the_minimum() -> None:
-    """Sign steps hover within lr of the minimum; an exponential decay brings them in."""
-    p = lucid.tensor(START.copy(), requires_grad=True)
-    opt = optim.Lion([p], lr=0.02)
-    sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.99)
-    for _ in range(600):
-        opt.zero_grad()
-        quadratic(p).backward()
-        opt.step()
-        sched.step()
-    assert float(np.abs(p.detach().numpy() - TARGET).max()) < 1e-3
+        if sched is not None:
+            sched.step()
+    assert float(np.abs(p.detach().numpy() - TARGET).max()) < min(tol, start_error)
 
 
 @pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
 def test_lbfgs_reaches_the_minimum(line_search_fn: str | None) -> None:
     p = lucid.tensor(START.copy(), requires_grad=True)
-    opt = optim.LBFGS([p], lr=1.0 if line_search_fn else 0.3, line_search_fn=line_search_fn)
+    opt = optim.LBFGS(
+        [p],
+        lr=1.0 if line_search_fn else 0.3,
+        line_search_fn=line_search_fn,
+        tolerance_grad=1e-12,
+        tolerance_change=1e-15,
+    )
 
     def closure() -> Any:
         opt.zero_grad()
@@ -103,7 +100,7 @@ def test_lbfgs_minimises_rosenbrock_with_line_search() -> None:
 
 
 # -- resuming --------------------------------------------------------------------------------
-RESUME = {name: opts for name, (opts, _, _) in CONVERGENCE.items()} | {
+RESUME = {name: opts for name, (opts, *_) in CONVERGENCE.items()} | {
     "SGD": dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01),
     "ASGD": dict(lr=0.05, t0=3),
     "Adam": dict(lr=0.05, amsgrad=True),
@@ -155,9 +152,6 @@ def test_resume_in_memory_matches_uninterrupted_run(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(RESUME))
 def test_resume_through_lucid_save_matches_uninterrupted_run(name: str, tmp_path: Path) -> None:
-    if not hasattr(lucid, "save"):
-        pytest.skip("lucid.save/lucid.load are not in lucid-core yet")
-
     def through_disk(ckpt: dict[str, Any]) -> dict[str, Any]:
         path = tmp_path / "ckpt.safetensors"
         lucid.save(ckpt, path)

@@ -308,7 +308,9 @@ def test_steps_follow_the_formula(
         p.grad = lucid.tensor(g.copy())
         opt.step()
         p_ref = rule(p_ref, g, state, t)
-        np.testing.assert_allclose(p.detach().numpy(), p_ref, rtol=1e-12, atol=1e-14, err_msg=f"step {t}")
+        np.testing.assert_allclose(
+            p.detach().numpy(), p_ref, rtol=1e-12, atol=1e-14, err_msg=f"step {t}"
+        )
     assert p.dtype == lucid.float64
     if name == "ASGD":
         np.testing.assert_allclose(opt.state[p]["ax"].numpy(), state["ax"], rtol=1e-12)
