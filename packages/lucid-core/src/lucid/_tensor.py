@@ -13,7 +13,7 @@ from typing import Any
 from lucid import _dtype
 from lucid._device import device as _device_cls
 from lucid.autograd import grad_mode
-from lucid.autograd.function import VersionCounter
+from lucid.autograd.function import VersionCounter, rebind_saved_output
 from lucid.backends import Backend, get_backend
 
 
@@ -394,6 +394,10 @@ class Tensor:
             self.requires_grad = True
             self.grad_fn = result.grad_fn
             self._output_nr = result._output_nr
+            if result.grad_fn is not None:
+                # The node's saved output is now this tensor: later in-place changes of it
+                # must be caught by the version check.
+                rebind_saved_output(result.grad_fn, result._vc, self._vc)
         return self
 
     # -- repr ----------------------------------------------------------------------------------------

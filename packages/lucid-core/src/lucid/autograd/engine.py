@@ -196,8 +196,8 @@ def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
     for k, ref in (node._retained or {}).items():
         t = ref()
         if t is not None and grads[k] is not None:
-            g = grads[k]
-            t.grad = g if grad_mode.is_grad_enabled() else g.detach()
+            g = grads[k] if grad_mode.is_grad_enabled() else grads[k].detach()
+            t.grad = g if t.grad is None else t.grad + g
     return grads
 
 

@@ -232,6 +232,17 @@ def _resolve_saved(
     return saved
 
 
+def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
+    """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, (kind, obj, _) in enumerate(saved):
+        if kind == 1 and obj[2] is old:
+            arr, k, _vc, requires_grad = obj
+            saved[i] = (1, (arr, k, new, requires_grad), new.value)
+
+
 def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
     kind, obj, version = record
     if kind == 2:

@@ -94,7 +94,9 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
-        ctx.save_for_backward(a, b)
+        # Save only what the gradients need: `y.mul_(2)` on an intermediate must not keep y.
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
         return ctx.xp.multiply(a, b)
 
     @staticmethod
@@ -108,7 +110,7 @@ class Mul(Function):
 class Div(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         return ctx.xp.true_divide(a, b)
 
     @staticmethod
