@@ -76,3 +76,25 @@ def test_default_convert_does_not_stack() -> None:
     assert out[0].shape == (3,) and isinstance(out[0], lucid.Tensor)
     assert isinstance(out[1]["k"], lucid.Tensor)
     assert out[2:] == ["s", 5]
+
+
+def test_stacked_samples_read_as_rows_and_collate_like_the_rows() -> None:
+    from lucid.data import StackedSamples
+
+    images = lucid.tensor(np.arange(24, dtype=np.float32).reshape(3, 2, 4))
+    batch = StackedSamples(images, [7, 8, 9], np.array([0.5, 1.5, 2.5]))
+    assert len(batch) == 3
+    img, label, w = batch[1]
+    np.testing.assert_array_equal(img.numpy(), images.numpy()[1])
+    assert label == 8 and w == 1.5
+    assert len(batch[1:]) == 2
+    with pytest.raises(IndexError):
+        batch[3]
+    fast = default_collate(batch)
+    slow = default_collate(list(batch))
+    assert len(fast) == len(slow) == 3
+    for f, s in zip(fast, slow):
+        assert f.dtype == s.dtype and f.shape == s.shape
+        np.testing.assert_array_equal(f.numpy(), s.numpy())
+    with pytest.raises(ValueError, match=r"differ in length: \[3, 2\]"):
+        StackedSamples(np.zeros(3), [1, 2])

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+from ._batch import StackedSamples
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
@@ -46,6 +47,7 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "StackDataset",
+    "StackedSamples",
     "Subset",
     "SubsetRandomSampler",
     "TensorDataset",

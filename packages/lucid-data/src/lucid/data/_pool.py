@@ -44,8 +44,14 @@ def resolve_context(context: Any) -> Any:
     return context
 
 
-def _shutdown(workers: list[Any], index_queues: list[Any], result_queue: Any, done: Any) -> None:
+def _shutdown(
+    workers: list[Any], index_queues: list[Any], result_queue: Any, done: Any, how: dict[str, bool]
+) -> None:
     done.set()
+    if how["force"]:  # a stuck or broken pool: don't wait for it
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
     for q in index_queues:
         try:
             q.put(None)
@@ -78,8 +84,15 @@ class WorkerPool:
         self.index_queues: list[Any] = []
         self.workers: list[Any] = []
         self._epochs = itertools.count()
+        self._how = {"force": False}
         self._finalizer = weakref.finalize(
-            self, _shutdown, self.workers, self.index_queues, self.result_queue, self.done_event
+            self,
+            _shutdown,
+            self.workers,
+            self.index_queues,
+            self.result_queue,
+            self.done_event,
+            self._how,
         )
         for wid in range(cfg.num_workers):
             index_queue = ctx.Queue()
@@ -100,13 +113,15 @@ class WorkerPool:
     def new_epoch(self) -> int:
         return next(self._epochs)
 
-    def shutdown(self) -> None:
+    def shutdown(self, force: bool = False) -> None:
+        """Stop the workers: ask them to exit (``force``: terminate them at once)."""
+        self._how["force"] = force
         self._finalizer()
 
     def check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]
         if dead:
-            self.shutdown()
+            self.shutdown(force=True)
             detail = ", ".join(f"pid {w.pid} exit code {w.exitcode}" for w in dead)
             raise RuntimeError(
                 f"DataLoader worker ({detail}) exited unexpectedly. A negative exit code is the "
@@ -188,7 +203,7 @@ class MultiProcessIter:
             except queue.Empty:
                 self._pool.check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
-                    self._pool.shutdown()
+                    self._pool.shutdown(force=True)
                     raise RuntimeError(
                         f"DataLoader timed out after {self._timeout} seconds waiting for a "
                         "batch from its worker processes"

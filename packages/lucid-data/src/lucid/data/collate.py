@@ -11,6 +11,8 @@ import numpy as np
 
 import lucid
 
+from ._batch import StackedSamples
+
 __all__ = ["default_collate", "default_convert"]
 
 _ERROR = (
@@ -85,6 +87,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
         >>> xs.shape, ys.tolist()
         ((2, 2), [1, 0])
     """
+    if isinstance(batch, StackedSamples):  # a vectorised __getitems__: already stacked
+        return batch.collate(default_collate)
     if len(batch) == 0:
         raise ValueError("default_collate: got an empty batch")
     elem = batch[0]

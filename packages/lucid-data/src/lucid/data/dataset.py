@@ -12,6 +12,7 @@ import numpy as np
 
 import lucid
 
+from ._batch import StackedSamples
 from ._rng import numpy_rng
 
 T_co = TypeVar("T_co", covariant=True)
@@ -84,23 +85,21 @@ class TensorDataset(Dataset[tuple[Any, ...]]):
     def __getitem__(self, index: Any) -> tuple[Any, ...]:
         return tuple(t[index] for t in self.tensors)
 
-    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, ...]]:
+    def __getitems__(self, indices: Sequence[int]) -> StackedSamples:
         """One fancy-index per tensor instead of one Python call per sample."""
         idx = np.asarray(indices, dtype=np.int64)
-        columns = [_take_rows(t, idx) for t in self.tensors]
-        return list(zip(*columns))
+        return StackedSamples(*(_take_rows(t, idx) for t in self.tensors))
 
     def __len__(self) -> int:
         return _first_dim(self.tensors[0])
 
 
-def _take_rows(t: Any, idx: np.ndarray) -> list[Any]:
-    """Rows ``idx`` of a tensor or array, as a list of per-row objects of the same kind."""
+def _take_rows(t: Any, idx: np.ndarray) -> Any:
+    """Rows ``idx`` of a tensor or array, as one tensor or array (a list for anything else)."""
     if isinstance(t, lucid.Tensor) and t.device == "cpu":
-        rows = t.data[idx]
-        return [lucid.from_numpy(rows[i, ...]) for i in range(len(rows))]  # 0-d rows stay arrays
+        return lucid.from_numpy(t.data[idx])
     if isinstance(t, np.ndarray):
-        return list(t[idx])
+        return t[idx]
     return [t[int(i)] for i in idx]
 
 
@@ -189,7 +188,7 @@ class Subset(Dataset[T_co]):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
 
-    def __getitems__(self, indices: Sequence[int]) -> list[T_co]:
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[T_co]:
         mapped = [int(self.indices[i]) for i in indices]
         getitems = getattr(self.dataset, "__getitems__", None)
         if getitems is not None:

@@ -8,22 +8,11 @@ from typing import Any
 
 import numpy as np
 
-import lucid
-
+from .._batch import StackedSamples
 from ..dataset import Dataset
 from ..transforms import batch_transform
 
 __all__ = ["VisionDataset"]
-
-
-def _rows(batch: Any) -> list[Any]:
-    """A batch (Tensor or array) as a list of its rows (views, no copies)."""
-    if isinstance(batch, lucid.Tensor):
-        if batch.device == "cpu":
-            rows = batch.data
-            return [lucid.from_numpy(rows[i, ...]) for i in range(len(rows))]
-        return [batch[i] for i in range(batch.shape[0])]
-    return list(batch)
 
 
 class VisionDataset(Dataset[tuple[Any, Any]]):
@@ -66,7 +55,7 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
             target = self.target_transform(target)
         return img, target
 
-    def __getitems__(self, indices: Sequence[int]) -> list[tuple[Any, Any]]:
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
         image_fn = batch_transform(self.transform) if self.transform is not None else None
         target_fn = (
             batch_transform(self.target_transform) if self.target_transform is not None else None
@@ -80,8 +69,8 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
         if image_fn is not None:
             images = image_fn(images)
         targets: Any = self.targets[idx]
-        targets = _rows(target_fn(targets)) if target_fn is not None else targets.tolist()
-        return list(zip(_rows(images), targets))
+        targets = target_fn(targets) if target_fn is not None else targets.tolist()
+        return StackedSamples(images, targets)
 
     def extra_repr(self) -> str:
         return ""
