@@ -80,15 +80,14 @@ class Adafactor(Optimizer):
         step = float(state["step"])
         one_minus_beta2_t = step ** group["beta2_decay"]
         rho_t = min(lr, 1 / (step**0.5))
-        alpha = max(eps2, float(p.norm(2).item()) / (p.numel() ** 0.5)) * rho_t
+        alpha = max(eps2, _rms(p)) * rho_t
         if wd != 0:
             p.mul_(1 - lr * wd)
         if grad.ndim > 1:
             row_var, col_var = state["row_var"], state["col_var"]
-            row_mean = grad.norm(dim=-1, keepdim=True).square() / grad.shape[-1]
-            row_var.lerp_(row_mean, one_minus_beta2_t)
-            col_mean = grad.norm(dim=-2, keepdim=True).square() / grad.shape[-2]
-            col_var.lerp_(col_mean, one_minus_beta2_t)
+            grad_sq = grad * grad
+            row_var.lerp_(grad_sq.mean(dim=-1, keepdim=True), one_minus_beta2_t)
+            col_var.lerp_(grad_sq.mean(dim=-2, keepdim=True), one_minus_beta2_t)
             var_estimate = row_var @ col_var
             var_estimate = var_estimate / row_var.mean(dim=-2, keepdim=True).clamp(min=eps1)
         else:
@@ -96,5 +95,10 @@ class Adafactor(Optimizer):
             variance.lerp_(grad * grad, one_minus_beta2_t)
             var_estimate = variance
         update = var_estimate.clamp(min=eps1 * eps1).rsqrt().mul_(grad)
-        denom = max(1.0, float(update.norm(2).item()) / ((update.numel() ** 0.5) * group["d"]))
+        denom = max(1.0, _rms(update) / group["d"])
         p.add_(update, alpha=-alpha / denom)
+
+
+def _rms(t: Tensor) -> float:
+    """Root mean square of all elements, as a Python float."""
+    return float(t.mul(t).mean().item()) ** 0.5
