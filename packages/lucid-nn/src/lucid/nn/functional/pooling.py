@@ -1,0 +1,609 @@
+"""Pooling: max/avg pool 1d/2d/3d, adaptive avg/max pool, lp pool (``torch.nn.functional``).
+
+Pooling works on strided views of the padded input, one per kernel tap (a basic slice, no
+copy): max pooling keeps a running maximum and the winning tap, average pooling a running sum.
+The loops are over kernel taps (4 for a 2x2 pool), never over pixels. Each op's backward is a
+Function whose own backward is the op again (both are linear in the gradient), so double
+backward works.
+
+The public ops carry ``kernel_name`` ("max_pool2d", "avg_pool2d", ...) for backend overrides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.autograd.function import Function
+from lucid.nn.functional._im2col import ConvGeometry
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+]
+
+_ALL = (slice(None), slice(None))
+
+
+# -- array helpers -------------------------------------------------------------------------------
+def _pad(xp: Any, x: Any, g: ConvGeometry, value: float) -> Any:
+    if not any(g.pad_lo) and not any(g.pad_hi):
+        return x
+    return xp.pad(x, ((0, 0), (0, 0), *zip(g.pad_lo, g.pad_hi)), constant_values=value)
+
+
+def _crop(g: ConvGeometry) -> tuple[slice, ...]:
+    return (*_ALL, *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)))
+
+
+def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, dtype: Any) -> Any:
+    """Sum ``parts(tap_number, tap)`` into a zero padded input at each tap's positions; crop."""
+    out = xp.zeros((*shape[:2], *g.padded), dtype=dtype)
+    for t, tap in enumerate(g.all_taps()):
+        out[(*_ALL, *g.tap_slices(tap))] += parts(t)
+    return out[_crop(g)]
+
+
+# -- max pooling ---------------------------------------------------------------------------------
+def _max_forward(xp: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
+    """The max over each window and the number of the first tap that holds it (NaN wins)."""
+    xpad = _pad(xp, x, g, -math.inf)
+    best = idx = None
+    for t, tap in enumerate(g.all_taps()):
+        v = xpad[(*_ALL, *g.tap_slices(tap))]
+        if best is None:
+            best = v
+            idx = xp.zeros(v.shape, dtype=xp.int32)
+            continue
+        take = (v > best) | xp.isnan(v)
+        best = xp.where(take, v, best)
+        idx = xp.where(take, t, idx)
+    return (best.copy() if g.taps == 1 else best), idx
+
+
+def _flat_indices(xp: Any, idx: Any, g: ConvGeometry) -> Any:
+    """Tap numbers -> flat positions in each input plane (PyTorch's return_indices)."""
+    coords = list(zip(*g.all_taps())) if g.taps else [()] * g.nd
+    flat = None
+    plane = 1
+    for a in reversed(range(g.nd)):
+        base = xp.arange(g.out_size[a]) * g.stride[a] - g.pad_lo[a]
+        base = xp.reshape(base, (-1,) + (1,) * (g.nd - 1 - a))
+        table = xp.asarray(coords[a], dtype=xp.int64) * g.dilation[a]
+        pos = (base + xp.take(table, idx)) * plane
+        flat = pos if flat is None else flat + pos
+        plane *= g.in_size[a]
+    return flat
+
+
+class _MaxPoolGrad(Function):
+    """``g -> dx``: each output's gradient goes to the input position that won its window."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Any, idx: Any, geom: ConvGeometry, shape: tuple[int, ...]) -> Any:
+        ctx.idx, ctx.geom = idx, geom
+        xp = ctx.xp
+        zero = xp.zeros((), dtype=g.dtype)
+        return _scatter_taps(xp, lambda t: xp.where(idx == t, g, zero), shape, geom, g.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, h: Tensor) -> Any:
+        return _MaxPoolGather.apply(h, ctx.idx, ctx.geom), None, None, None
+
+
+class _MaxPoolGather(Function):
+    """``h -> h at each window's winning position`` (the adjoint of ``_MaxPoolGrad``)."""
+
+    @staticmethod
+    def forward(ctx: Any, h: Any, idx: Any, geom: ConvGeometry) -> Any:
+        ctx.idx, ctx.geom, ctx.shape = idx, geom, h.shape
+        xp = ctx.xp
+        hpad = _pad(xp, h, geom, 0.0)
+        out = xp.zeros(idx.shape, dtype=h.dtype)
+        for t, tap in enumerate(geom.all_taps()):
+            out = xp.where(idx == t, hpad[(*_ALL, *geom.tap_slices(tap))], out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return _MaxPoolGrad.apply(g, ctx.idx, ctx.geom, ctx.shape), None, None
+
+
+class MaxPool(Function):
+    """``forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, return_indices)``."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        x: Any,
+        kernel: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: tuple[int, ...],
+        dilation: tuple[int, ...],
+        ceil_mode: bool,
+        return_indices: bool,
+    ) -> Any:
+        g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+        out, idx = _max_forward(ctx.xp, x, g)
+        ctx.idx, ctx.geom, ctx.shape = idx, g, x.shape
+        if not return_indices:
+            return out
+        flat = _flat_indices(ctx.xp, idx, g)
+        ctx.mark_non_differentiable(flat)
+        return out, flat
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, *_: Any) -> Any:
+        gx = _MaxPoolGrad.apply(g, ctx.idx, ctx.geom, ctx.shape)
+        return gx, None, None, None, None, None, None
+
+
+class MaxPool1dOp(MaxPool):
+    kernel_name = "max_pool1d"
+
+
+class MaxPool2dOp(MaxPool):
+    kernel_name = "max_pool2d"
+
+
+class MaxPool3dOp(MaxPool):
+    kernel_name = "max_pool3d"
+
+
+# -- average pooling -----------------------------------------------------------------------------
+def _inv_divisor(
+    xp: Any, g: ConvGeometry, count_include_pad: bool, override: Any, dtype: Any
+) -> Any:
+    """1 / (elements averaged) for each output position, PyTorch's rule (broadcastable)."""
+    if override:
+        return xp.asarray(1.0 / override, dtype=dtype)
+    inv = None
+    for a in range(g.nd):
+        start = xp.arange(g.out_size[a]) * g.stride[a] - g.pad_lo[a]
+        end = xp.minimum(start + g.kernel[a], g.in_size[a] + g.pad_lo[a])
+        if count_include_pad:
+            size = end - start
+        else:
+            size = xp.minimum(end, g.in_size[a]) - xp.maximum(start, 0)
+        size = xp.reshape(size, (-1,) + (1,) * (g.nd - 1 - a))
+        inv = size if inv is None else inv * size
+    return (1.0 / inv).astype(dtype)
+
+
+class _AvgPoolGrad(Function):
+    """``g -> dx`` of average pooling (each input gets its windows' scaled gradients)."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Any, inv: Any, geom: ConvGeometry, shape: tuple[int, ...]) -> Any:
+        ctx.inv, ctx.geom = inv, geom
+        scaled = g * inv
+        return _scatter_taps(ctx.xp, lambda t: scaled, shape, geom, g.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, h: Tensor) -> Any:
+        return _AvgPoolSum.apply(h, ctx.inv, ctx.geom), None, None, None
+
+
+class _AvgPoolSum(Function):
+    """Windowed sums times ``inv`` (average pooling for a given geometry and divisor)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, inv: Any, geom: ConvGeometry) -> Any:
+        ctx.inv, ctx.geom, ctx.shape = inv, geom, x.shape
+        return _avg_forward(ctx.xp, x, inv, geom)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return _AvgPoolGrad.apply(g, ctx.inv, ctx.geom, ctx.shape), None, None
+
+
+def _avg_forward(xp: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
+    xpad = _pad(xp, x, g, 0.0)
+    total = None
+    for tap in g.all_taps():
+        v = xpad[(*_ALL, *g.tap_slices(tap))]
+        if total is None:
+            total = v.copy()
+        else:
+            total += v
+    return total * inv
+
+
+class AvgPool(Function):
+    """``forward(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)``."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        x: Any,
+        kernel: tuple[int, ...],
+        stride: tuple[int, ...],
+        padding: tuple[int, ...],
+        ceil_mode: bool,
+        count_include_pad: bool,
+        divisor_override: Any,
+    ) -> Any:
+        ones = (1,) * len(kernel)
+        g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
+        inv = _inv_divisor(ctx.xp, g, count_include_pad, divisor_override, x.dtype)
+        ctx.inv, ctx.geom, ctx.shape = inv, g, x.shape
+        return _avg_forward(ctx.xp, x, inv, g)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        gx = _AvgPoolGrad.apply(g, ctx.inv, ctx.geom, ctx.shape)
+        return gx, None, None, None, None, None, None
+
+
+class AvgPool1dOp(AvgPool):
+    kernel_name = "avg_pool1d"
+
+
+class AvgPool2dOp(AvgPool):
+    kernel_name = "avg_pool2d"
+
+
+class AvgPool3dOp(AvgPool):
+    kernel_name = "avg_pool3d"
+
+
+_MAX_OPS: dict[int, type[MaxPool]] = {1: MaxPool1dOp, 2: MaxPool2dOp, 3: MaxPool3dOp}
+_AVG_OPS: dict[int, type[AvgPool]] = {1: AvgPool1dOp, 2: AvgPool2dOp, 3: AvgPool3dOp}
+
+
+# -- geometry and arguments ----------------------------------------------------------------------
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def pool_geometry(
+    in_size: Sequence[int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    ceil_mode: bool,
+) -> ConvGeometry:
+    """Windows of a pooling op; ceil_mode's last windows may run past the padding (hi side)."""
+    out = tuple(
+        _pool_out(i, k, s, p, d, ceil_mode)
+        for i, k, s, p, d in zip(in_size, kernel, stride, padding, dilation)
+    )
+    hi = tuple(
+        max(p, (o - 1) * s + d * (k - 1) + 1 - i - p)
+        for i, k, s, p, d, o in zip(in_size, kernel, stride, padding, dilation, out)
+    )
+    return ConvGeometry(kernel, stride, dilation, padding, hi, tuple(in_size), out, 1)
+
+
+def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    if isinstance(value, int):
+        return (value,) * n
+    out = tuple(int(v) for v in value)
+    if len(out) == 1:
+        return out * n
+    if len(out) != n:
+        raise ValueError(f"{name} must be a single int or a tuple of {n} ints, got {value!r}")
+    return out
+
+
+def _prepare(
+    name: str, x: Tensor, nd: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any
+) -> tuple[Tensor, bool, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, "
+                           f"but got input of size: {list(x.shape)}")  # fmt: skip
+    batched = x.ndim == nd + 2
+    if not batched:
+        x = x.unsqueeze(0)
+    k = _tuple(kernel_size, nd, "kernel_size")
+    s = (
+        k
+        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
+        else _tuple(stride, nd, "stride")
+    )
+    p = _tuple(padding, nd, "padding")
+    d = _tuple(dilation, nd, "dilation")
+    if any(v <= 0 for v in k + s + d):
+        raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, "
+                           f"got kernel_size={list(k)}, stride={list(s)}, "
+                           f"dilation={list(d)}")  # fmt: skip
+    if any(pi < 0 or 2 * pi > di * (ki - 1) + 1 for pi, ki, di in zip(p, k, d)):
+        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got "
+                           f"pad={list(p)}, kernel_size={list(k)} and dilation={list(d)}")  # fmt: skip
+    return x, batched, k, s, p, d
+
+
+def _check_out(name: str, x: Tensor, g: ConvGeometry) -> None:
+    if any(o <= 0 for o in g.out_size):
+        raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output size "
+                           f"{list(g.out_size)} is too small")  # fmt: skip
+
+
+def _max_pool(
+    nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+    ceil_mode: bool, return_indices: bool
+) -> Any:  # fmt: skip
+    name = f"max_pool{nd}d"
+    x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
+    _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
+    out = _MAX_OPS[nd].apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
+    if batched:
+        return out
+    if return_indices:
+        return out[0].squeeze(0), out[1].squeeze(0)
+    return out.squeeze(0)
+
+
+def _avg_pool(
+    nd: int, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+    count_include_pad: bool, divisor_override: Any
+) -> Tensor:  # fmt: skip
+    name = f"avg_pool{nd}d"
+    x, batched, k, s, p, _ = _prepare(name, x, nd, kernel_size, stride, padding, 1)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, (1,) * nd, ceil_mode))
+    out: Tensor = _AVG_OPS[nd].apply(
+        x, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override
+    )
+    return out if batched else out.squeeze(0)
+
+
+# -- public: max / avg ---------------------------------------------------------------------------
+def max_pool1d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> Any:  # fmt: skip
+    """1-D max pooling over ``(N, C, L)``; with ``return_indices`` also the argmax positions."""
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> Any:  # fmt: skip
+    """2-D max pooling over ``(N, C, H, W)`` (stride defaults to the kernel size), as torch's.
+
+    >>> max_pool2d(lucid.randn(1, 3, 8, 8), 2).shape
+    (1, 3, 4, 4)
+    """
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> Any:  # fmt: skip
+    """3-D max pooling over ``(N, C, D, H, W)``."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool1d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True
+) -> Tensor:  # fmt: skip
+    """1-D average pooling over ``(N, C, L)``."""
+    return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Any = None
+) -> Tensor:  # fmt: skip
+    """2-D average pooling over ``(N, C, H, W)``, PyTorch's divisor rules.
+
+    >>> avg_pool2d(lucid.ones(1, 1, 4, 4), 2).sum().item()
+    4.0
+    """
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)  # fmt: skip
+
+
+def avg_pool3d(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: Any = None
+) -> Tensor:  # fmt: skip
+    """3-D average pooling over ``(N, C, D, H, W)``."""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)  # fmt: skip
+
+
+# -- adaptive pooling ----------------------------------------------------------------------------
+def _bounds(size: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows: [floor(i*size/out), ceil((i+1)*size/out))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _adaptive_sizes(
+    name: str, x: Tensor, nd: int, output_size: Any
+) -> tuple[Tensor, bool, tuple[int, ...]]:
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got input of "
+                           f"size {list(x.shape)}")  # fmt: skip
+    batched = x.ndim == nd + 2
+    if not batched:
+        x = x.unsqueeze(0)
+    sizes = (
+        (output_size,) * nd
+        if isinstance(output_size, int) or output_size is None
+        else tuple(output_size)
+    )
+    if len(sizes) != nd:
+        raise ValueError(f"{name}: output_size must have {nd} elements, got {output_size!r}")
+    out = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes))
+    if any(s <= 0 for s in out) or any(s == 0 for s in x.shape[2:]):
+        raise RuntimeError(f"{name}: output size {list(out)} and input size {list(x.shape)} must "
+                           f"be positive")  # fmt: skip
+    return x, batched, out
+
+
+def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
+    """``(out, size)`` matrix whose rows average PyTorch's adaptive windows."""
+    rows = [[0.0] * size for _ in range(out)]
+    for r, (s, e) in enumerate(_bounds(size, out)):
+        for j in range(s, e):
+            rows[r][j] = 1.0 / (e - s)
+    return lucid.tensor(rows, dtype=like.dtype, device=like.device)
+
+
+def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
+    name = f"adaptive_avg_pool{nd}d"
+    x, batched, out = _adaptive_sizes(name, x, nd, output_size)
+    in_size = x.shape[2:]
+    if all(i % o == 0 for i, o in zip(in_size, out)):
+        k = tuple(i // o for i, o in zip(in_size, out))
+        y = _AVG_OPS[nd].apply(x, k, k, (0,) * nd, False, True, None)
+    else:
+        # Separable: average along each spatial dim with a small matrix.
+        y = x
+        for a in range(nd):
+            dim = 2 + a
+            m = _averaging_matrix(in_size[a], out[a], x)
+            y = (y.transpose(dim, -1) @ m.t()).transpose(dim, -1)
+    return y if batched else y.squeeze(0)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed output length, PyTorch's window rule."""
+    return _adaptive_avg(1, input, output_size)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed ``(H_out, W_out)`` (``None`` keeps that size).
+
+    >>> adaptive_avg_pool2d(lucid.randn(2, 8, 7, 7), 1).shape
+    (2, 8, 1, 1)
+    """
+    return _adaptive_avg(2, input, output_size)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling to a fixed ``(D_out, H_out, W_out)``."""
+    return _adaptive_avg(3, input, output_size)
+
+
+def _adaptive_max(nd: int, x: Tensor, output_size: Any, return_indices: bool) -> Any:
+    name = f"adaptive_max_pool{nd}d"
+    x, batched, out = _adaptive_sizes(name, x, nd, output_size)
+    in_size = x.shape[2:]
+    if all(i % o == 0 for i, o in zip(in_size, out)):
+        k = tuple(i // o for i, o in zip(in_size, out))
+        res = _MAX_OPS[nd].apply(x, k, k, (0,) * nd, (1,) * nd, False, return_indices)
+    else:
+        res = _AdaptiveMax.apply(x, out, return_indices)
+    if batched:
+        return res
+    if return_indices:
+        return res[0].squeeze(0), res[1].squeeze(0)
+    return res.squeeze(0)
+
+
+class _AdaptiveMax(Function):
+    """Adaptive max pooling with uneven windows: a loop over the (few) output cells."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, out_size: tuple[int, ...], return_indices: bool) -> Any:
+        xp = ctx.xp
+        n, c = x.shape[:2]
+        in_size = x.shape[2:]
+        cells = _cells(in_size, out_size)
+        vals, flats = [], []
+        for cell in cells:
+            block = x[(*_ALL, *(slice(s, e) for s, e in cell))]
+            local = xp.argmax(xp.reshape(block, (n, c, -1)), axis=-1)
+            vals.append(xp.max(xp.reshape(block, (n, c, -1)), axis=-1))
+            flats.append(_local_to_flat(xp, local, cell, in_size))
+        out = xp.reshape(xp.stack(vals, axis=-1), (n, c, *out_size))
+        flat = xp.reshape(xp.stack(flats, axis=-1), (n, c, *out_size))
+        ctx.flat, ctx.shape = flat, x.shape
+        if not return_indices:
+            return out
+        ctx.mark_non_differentiable(flat)
+        return out, flat
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, *_: Any) -> Any:
+        n, c = ctx.shape[:2]
+        idx = Tensor._make(ctx.flat, g.backend).reshape(n, c, -1)
+        plane = math.prod(ctx.shape[2:])
+        dx = lucid.zeros(n, c, plane, dtype=g.dtype, device=g.device)
+        dx = dx.scatter_add(2, idx, g.reshape(n, c, -1))
+        return dx.reshape(ctx.shape), None, None
+
+
+def _cells(in_size: Sequence[int], out_size: Sequence[int]) -> list[tuple[tuple[int, int], ...]]:
+    per_dim = [_bounds(i, o) for i, o in zip(in_size, out_size)]
+    cells: list[tuple[tuple[int, int], ...]] = [()]
+    for bounds in per_dim:
+        cells = [(*cell, b) for cell in cells for b in bounds]
+    return cells
+
+
+def _local_to_flat(xp: Any, local: Any, cell: Any, in_size: Sequence[int]) -> Any:
+    widths = [e - s for s, e in cell]
+    flat = 0
+    rem = local
+    coords = []
+    for w in reversed(widths):
+        coords.append(rem % w)
+        rem = rem // w
+    coords.reverse()
+    for (s, _), co, size in zip(cell, coords, in_size):
+        flat = flat * size + (co + s)
+    return flat
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed output length."""
+    return _adaptive_max(1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed ``(H_out, W_out)``; with ``return_indices`` also the argmax."""
+    return _adaptive_max(2, input, output_size, return_indices)
+
+
+# -- power-average pooling -----------------------------------------------------------------------
+def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any,
+             ceil_mode: bool) -> Tensor:  # fmt: skip
+    k = _tuple(kernel_size, nd, "kernel_size")
+    pooled = _avg_pool(nd, x.pow(norm_type), k, stride, 0, ceil_mode, True, None)
+    area = math.prod(k)
+    return (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows, as torch's."""
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling ``(sum x^p)^(1/p)`` over 2-D windows, as torch's."""
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
