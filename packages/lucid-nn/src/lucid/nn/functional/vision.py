@@ -1,0 +1,203 @@
+"""Resampling and rearranging images: interpolate/upsample, pixel_shuffle, pad.
+
+Interpolation is separable: along each spatial dim the output gathers one (nearest) or two
+(linear) input slices with ``index_select`` and blends them, all with lucid ops, so autograd
+and double backward come for free. Source coordinates follow PyTorch's rules exactly
+(``align_corners``, ``scale_factor`` vs ``size``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid import pad as pad
+
+__all__ = [
+    "interpolate",
+    "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "upsample",
+    "upsample_bilinear",
+    "upsample_nearest",
+]
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES = ("nearest", "nearest-exact", *_LINEAR)
+
+
+def _output_sizes(
+    x: Tensor, nd: int, size: Any, scale_factor: Any
+) -> tuple[tuple[int, ...], list[float | None]]:
+    in_size = x.shape[2:]
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined, not both or neither")
+    if size is not None:
+        sizes = (size,) * nd if isinstance(size, int) else tuple(size)
+        if len(sizes) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, "
+                             f"but got input with spatial dimensions of {list(in_size)} and "
+                             f"output size of {list(sizes)}. Please provide input tensor in "
+                             "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             "format.")  # fmt: skip
+        return tuple(int(s) for s in sizes), [None] * nd
+    scales = (
+        (float(scale_factor),) * nd
+        if isinstance(scale_factor, (int, float))
+        else tuple(float(s) for s in scale_factor)
+    )
+    if len(scales) != nd:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                         f"dimensions, but got input with spatial dimensions of {list(in_size)} "
+                         f"and scale_factor of shape {list(scales)}.")  # fmt: skip
+    return tuple(math.floor(i * s) for i, s in zip(in_size, scales)), list(scales)
+
+
+def _scale(in_len: int, out_len: int, align_corners: bool, scale: float | None) -> float:
+    """PyTorch's area_pixel_compute_scale: source step per output step."""
+    if align_corners:
+        return (in_len - 1) / (out_len - 1) if out_len > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else in_len / out_len
+
+
+def _nearest_index(in_len: int, out_len: int, scale: float, exact: bool) -> list[int]:
+    offset = 0.5 if exact else 0.0
+    return [min(math.floor((i + offset) * scale), in_len - 1) for i in range(out_len)]
+
+
+def _linear_taps(
+    in_len: int, out_len: int, scale: float, align_corners: bool
+) -> tuple[list[int], list[int], list[float]]:
+    i0s, i1s, lams = [], [], []
+    for i in range(out_len):
+        src = i * scale if align_corners else max((i + 0.5) * scale - 0.5, 0.0)
+        i0 = min(int(src), in_len - 1)
+        i1 = min(i0 + 1, in_len - 1)
+        i0s.append(i0)
+        i1s.append(i1)
+        lams.append(src - i0 if i1 != i0 else 0.0)
+    return i0s, i1s, lams
+
+
+def _index(values: list[int], like: Tensor) -> Tensor:
+    return lucid.tensor(values, dtype=lucid.int64, device=like.device)
+
+
+def _weights(values: list[float], dim: int, like: Tensor) -> Tensor:
+    shape = [1] * like.ndim
+    shape[dim] = len(values)
+    return lucid.tensor(values, dtype=like.dtype, device=like.device).reshape(shape)
+
+
+def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resize ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``, as torch's.
+
+    Modes: "nearest", "nearest-exact", "linear" (3-D input), "bilinear" (4-D), "trilinear" (5-D).
+
+    >>> interpolate(lucid.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
+    (1, 3, 8, 8)
+    """
+    if mode not in _MODES:
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; expected one "
+                                  f"of {', '.join(_MODES)}")  # fmt: skip
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    nd = input.ndim - 2
+    if nd < 1:
+        raise ValueError(f"interpolate expects a batched input (N, C, ...), got size "
+                         f"{list(input.shape)}")  # fmt: skip
+    if mode in _LINEAR and _LINEAR[mode] != nd:
+        want = _LINEAR[mode] + 2
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
+    if align_corners is not None and mode not in _LINEAR:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")  # fmt: skip
+    out_size, scales = _output_sizes(input, nd, size, scale_factor)
+    if recompute_scale_factor:
+        scales = [None] * nd
+    if any(o <= 0 for o in out_size):
+        raise ValueError(f"interpolate: output size {list(out_size)} must be positive (input "
+                         f"size {list(input.shape)})")  # fmt: skip
+    corners = bool(align_corners)
+    y = input
+    for a in range(nd):
+        dim = 2 + a
+        in_len, out_len = input.shape[dim], out_size[a]
+        if in_len == out_len and scales[a] in (None, 1.0):
+            continue
+        scale = _scale(in_len, out_len, corners and mode in _LINEAR, scales[a])
+        if mode in _LINEAR:
+            i0, i1, lam = _linear_taps(in_len, out_len, scale, corners)
+            w1 = _weights(lam, dim, y)
+            lo = y.index_select(dim, _index(i0, y))
+            hi = y.index_select(dim, _index(i1, y))
+            y = lo + (hi - lo) * w1
+        else:
+            idx = _nearest_index(in_len, out_len, scale, mode == "nearest-exact")
+            y = y.index_select(dim, _index(idx, y))
+    return y
+
+
+def upsample(
+    input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+    align_corners: bool | None = None
+) -> Tensor:  # fmt: skip
+    """Deprecated alias of :func:`interpolate` (kept for PyTorch compatibility)."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r^2, H, W) -> (*, C, H * r, W * r)``, as torch's.
+
+    >>> pixel_shuffle(lucid.randn(1, 8, 3, 3), 2).shape
+    (1, 2, 6, 6)
+    """
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")  # fmt: skip
+    *lead, c, h, w = input.shape
+    if r <= 0 or c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")  # fmt: skip
+    n = len(lead)
+    y = input.reshape(*lead, c // (r * r), r, r, h, w)
+    y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r) -> (*, C * r^2, H, W)``, the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.ndim} dimension(s)")  # fmt: skip
+    *lead, c, h, w = input.shape
+    if r <= 0 or h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but input.size(-2)={h} and input.size(-1)={w} "
+                           f"are not divisible by {r}")  # fmt: skip
+    n = len(lead)
+    y = input.reshape(*lead, c, h // r, r, w // r, r)
+    y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
