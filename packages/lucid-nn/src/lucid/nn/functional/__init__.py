@@ -4,8 +4,12 @@ Each file defines ``__all__``; add one star-import line per file.
 """
 
 from lucid.nn.functional.activation import *  # noqa: F403
+from lucid.nn.functional.conv import *  # noqa: F403
 from lucid.nn.functional.dropout import *  # noqa: F403
+from lucid.nn.functional.fold import *  # noqa: F403
 from lucid.nn.functional.linear import *  # noqa: F403
 from lucid.nn.functional.loss import *  # noqa: F403
 from lucid.nn.functional.normalization import *  # noqa: F403
+from lucid.nn.functional.pooling import *  # noqa: F403
 from lucid.nn.functional.sparse import *  # noqa: F403
+from lucid.nn.functional.vision import *  # noqa: F403

@@ -143,7 +143,8 @@ class Conv3dOp(Convolution):
 
 
 class ConvolutionTranspose(Function):
-    """``forward(ctx, x, weight, bias, stride, padding_pairs, output_padding, groups, dilation)``."""
+    """``forward(ctx, x, weight, bias, stride, padding_pairs, output_padding, groups,
+    dilation)``."""
 
     @staticmethod
     def forward(
@@ -270,7 +271,7 @@ def _check_common(name: str, x: Tensor, w: Tensor, bias: Any, nd: int) -> None:
                            f"{name}, but got input of size: {list(x.shape)}")  # fmt: skip
     if w.ndim != nd + 2:
         raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got "
-                           f"{w.ndim}-dimensional weight of size {list(w.shape)} instead")  # fmt: skip
+                           f"{w.ndim}-dimensional weight of size {list(w.shape)}")  # fmt: skip
     if x.dtype is not w.dtype:
         raise RuntimeError(f"{name}: input type ({x.dtype.name}) and weight type "
                            f"({w.dtype.name}) should be the same")  # fmt: skip
