@@ -213,6 +213,22 @@ CASES: list[Case] = [
     C("all", B(3, 5), grad=False),
     C("any", B(3, 5), dim=1, grad=False),
     C("count_nonzero", B(3, 5), grad=False),
+    C(lambda x: resolve("median")(x), F(3, 5), id="median-all", uses=("median",)),
+    C(lambda x: resolve("median")(x, dim=1)[0], F(3, 5), id="median-dim"),
+    C(lambda x: resolve("nanmedian")(x, dim=0)[0], F(3, 5), id="nanmedian", uses=("nanmedian",)),
+    C(lambda x: resolve("kthvalue")(x, 2, dim=1)[0], F(3, 5), id="kthvalue", uses=("kthvalue",)),
+    C("histc", F(20), bins=5, min=-2, max=2, grad=False),
+    C("bincount", I(6, 20), grad=False),
+    C("unique", I(5, 12), grad=False),
+    C("nonzero", B(3, 4), grad=False),
+    C(lambda x: resolve("bucketize")(x, lucid.tensor([-1.0, 0.0, 1.0], device=x.device)),
+      F(*S), id="bucketize", grad=False, uses=("bucketize",)),  # fmt: skip
+    C(lambda x: resolve("searchsorted")(lucid.tensor([-1.0, 0.0, 1.0], device=x.device), x),
+      F(*S), id="searchsorted", grad=False, uses=("searchsorted",)),  # fmt: skip
+    C(lambda x: resolve("tril_indices")(4, 3, device=x.device), F(1), id="tril_indices",
+      grad=False, uses=("tril_indices",)),  # fmt: skip
+    C(lambda x: resolve("triu_indices")(3, 4, 1, device=x.device), F(1), id="triu_indices",
+      grad=False, uses=("triu_indices",)),  # fmt: skip
     C("softmax", F(3, 5), dim=1),
     C("log_softmax", F(3, 5), dim=0),
     C("nn.functional.softmax", F(2, 3, 5), dim=-1),
@@ -230,6 +246,15 @@ CASES: list[Case] = [
     C("tensordot", F(3, 4), F(4, 5), dims=1),
     C("trace", F(4, 4)),
     C("mv", F(3, 4), F(4)),
+    C("addmm", F(3, 5), F(3, 4), F(4, 5), beta=0.5, alpha=2.0),
+    C("addmv", F(3), F(3, 4), F(4)),
+    C("addbmm", F(3, 5), F(2, 3, 4), F(2, 4, 5)),
+    C("baddbmm", F(2, 3, 5), F(2, 3, 4), F(2, 4, 5)),
+    C("cross", F(4, 3), F(4, 3), dim=1),
+    C("cdist", F(3, 4), F(5, 4)),
+    C("cartesian_prod", F(3), F(2)),
+    C(lambda a, b: resolve("meshgrid")(a, b, indexing="ij"), F(3), F(2), id="meshgrid",
+      uses=("meshgrid",)),  # fmt: skip
     C("ger", F(3), F(4)),
     C("inner", F(3, 4), F(2, 4)),
     C("vdot", F(4), F(4)),
@@ -322,10 +347,29 @@ CASES: list[Case] = [
     C("nn.functional.conv2d", F(2, 4, 7, 7), F(4, 2, 3, 3), stride=2, dilation=1, groups=2,
       id="conv2d-strided-groups", atol=1e-4),  # fmt: skip
     C("nn.functional.conv_transpose2d", F(2, 3, 4, 4), F(3, 2, 3, 3), stride=2, atol=1e-4),
+    C("nn.functional.conv_transpose2d", F(2, 4, 4, 4), F(4, 3, 3, 3), F(6), stride=2, padding=1,
+      output_padding=1, groups=2, id="conv_transpose2d-groups-outpad", atol=1e-4),  # fmt: skip
+    C("nn.functional.conv_transpose1d", F(2, 3, 5), F(3, 2, 3), stride=3, dilation=2),
+    C("nn.functional.conv3d", F(1, 2, 4, 4, 4), F(3, 2, 2, 2, 2), padding=(0, 1, 0), atol=1e-4),
+    C("nn.functional.conv_transpose3d", F(1, 2, 3, 3, 3), F(2, 2, 2, 2, 2), stride=2, atol=1e-4),
     C("nn.functional.max_pool2d", F(2, 3, 6, 6), kernel_size=2),
     C("nn.functional.max_pool2d", F(2, 3, 7, 7), kernel_size=3, stride=2, padding=1,
       id="max_pool2d-padded"),  # fmt: skip
+    C("nn.functional.max_pool2d", F(2, 3, 7, 7), kernel_size=2, ceil_mode=True,
+      id="max_pool2d-ceil"),  # fmt: skip
+    C("nn.functional.max_pool2d", F(2, 3, 8, 8), kernel_size=2, dilation=2,
+      id="max_pool2d-dilated"),  # fmt: skip
+    C(lambda x: resolve("nn.functional.max_pool2d")(x.relu(), 2), F(2, 3, 6, 6),
+      id="max_pool2d-ties-after-relu"),  # fmt: skip
+    C(lambda x: resolve("nn.functional.max_pool2d")(x, 2, return_indices=True), F(2, 3, 6, 6),
+      id="max_pool2d-indices"),  # fmt: skip
+    C("nn.functional.max_pool3d", F(1, 2, 4, 4, 4), kernel_size=2),
     C("nn.functional.avg_pool2d", F(2, 3, 6, 6), kernel_size=2),
+    C("nn.functional.avg_pool2d", F(2, 3, 7, 7), kernel_size=3, stride=2, padding=1,
+      count_include_pad=False, id="avg_pool2d-exclude-pad"),  # fmt: skip
+    C("nn.functional.avg_pool2d", F(2, 3, 7, 7), kernel_size=2, ceil_mode=True,
+      id="avg_pool2d-ceil"),  # fmt: skip
+    C("nn.functional.avg_pool3d", F(1, 2, 4, 4, 4), kernel_size=2),
     C("nn.functional.max_pool1d", F(2, 3, 8), kernel_size=2),
     C("nn.functional.avg_pool1d", F(2, 3, 8), kernel_size=2),
     C("nn.functional.adaptive_avg_pool2d", F(2, 3, 6, 6), output_size=(1, 1)),

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 import mlx.core as mx
+import numpy as np
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import once_differentiable
@@ -215,3 +216,163 @@ class ConvolutionTranspose:
 for _n in (1, 2, 3):
     KERNELS[f"conv{_n}d"] = Convolution
     KERNELS[f"conv_transpose{_n}d"] = ConvolutionTranspose
+
+
+# -- pooling: strided windows of the padded input, reduced; backward is their vjp ----------------
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _windows(
+    x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, fill: float
+) -> Any:
+    """(N, C, *out, *kernel) windows of ``x`` padded with ``fill`` (PyTorch's pooling geometry)."""
+    nd = len(kernel)
+    size = x.shape[2:]
+    outs = [_pool_out(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation)]
+    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    hi = [max(0, (o - 1) * s + w - n - p) for o, s, w, n, p in zip(outs, stride, span, size, padding)]
+    widths = [(0, 0), (0, 0), *[(p, h) for p, h in zip(padding, hi)]]
+    xp_ = mx.pad(x, widths, constant_values=fill) if any(padding) or any(hi) else x
+    full = xp_.shape[2:]
+    strides = [1] * xp_.ndim
+    for i in range(xp_.ndim - 2, -1, -1):
+        strides[i] = strides[i + 1] * xp_.shape[i + 1]
+    sp = strides[2:]
+    shape = [*xp_.shape[:2], *outs, *kernel]
+    step = [*strides[:2], *[st * s for st, s in zip(sp, stride)], *[st * d for st, d in zip(sp, dilation)]]
+    del full
+    return mx.as_strided(xp_, shape, step), tuple(range(2 + nd, 2 + 2 * nd))
+
+
+class _NativePool:
+    @staticmethod
+    @once_differentiable
+    def vjp_backward(ctx: Any, g: Tensor) -> Any:
+        _, (dx,) = mx.vjp(ctx.pool, [ctx.x], [g.data])
+        return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+class MaxPool:
+    """max_pool{1,2,3}d: ``forward(ctx, x, kernel, stride, padding, dilation, ceil_mode,
+    return_indices)``; with ``return_indices`` the default implementation runs.
+
+    The gradient goes to the first maximum of each window, as PyTorch's (MLX's own vjp of max
+    would split it between ties, which are common after a ReLU).
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any,
+                ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
+        ctx.native = not return_indices
+        if not ctx.native:
+            return type(ctx).forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, True)
+
+        def windows(a: Any) -> Any:
+            return _windows(a, kernel, stride, padding, dilation, ceil_mode, -math.inf)[0]
+
+        win = windows(x)
+        flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
+        idx = mx.argmax(flat, axis=-1, keepdims=True)
+        ctx.windows, ctx.x, ctx.idx, ctx.win_shape = windows, x, idx, win.shape
+        return mx.squeeze(mx.take_along_axis(flat, idx, axis=-1), -1)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, *rest: Any) -> Any:
+        if ctx.native:
+            return MaxPool._first_max_backward(ctx, g)
+        return type(ctx).backward(ctx, g, *rest)
+
+    @staticmethod
+    @once_differentiable
+    def _first_max_backward(ctx: Any, g: Tensor) -> Any:
+        taps = ctx.idx.shape[:-1] + (math.prod(ctx.win_shape[len(ctx.idx.shape) - 1 :]),)
+        onehot = mx.arange(taps[-1]) == ctx.idx
+        cot = mx.reshape(mx.where(onehot, mx.expand_dims(g.data, -1), 0.0), ctx.win_shape)
+        _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [cot.astype(g.data.dtype)])
+        return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+class AvgPool:
+    """avg_pool{1,2,3}d: ``forward(ctx, x, kernel, stride, padding, ceil_mode,
+    count_include_pad, divisor_override)``."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+                count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
+        ones = (1,) * len(kernel)
+        if divisor_override:
+            scale: Any = 1.0 / divisor_override
+        else:
+            scale = _avg_scale(x.shape[2:], kernel, stride, padding, ceil_mode, count_include_pad)
+
+        def pool(a: Any) -> Any:
+            win, axes = _windows(a, kernel, stride, padding, ones, ceil_mode, 0.0)
+            return mx.sum(win, axis=axes) * scale
+
+        ctx.native, ctx.pool, ctx.x = True, pool, x
+        return pool(x).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return _NativePool.vjp_backward(ctx, g)
+
+
+def _avg_scale(size: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+               include_pad: bool) -> Any:  # fmt: skip
+    """1 / (elements averaged) per output position, PyTorch's rule (a constant of the shapes)."""
+    inv = np.ones((), np.float64)
+    for a, (n, k, s, p) in enumerate(zip(size, kernel, stride, padding)):
+        out = _pool_out(n, k, s, p, 1, ceil_mode)
+        start = np.arange(out) * s - p
+        end = np.minimum(start + k, n + p)
+        count = end - start if include_pad else np.minimum(end, n) - np.maximum(start, 0)
+        inv = inv[..., None] / count if a else 1.0 / count
+    return mx.array(inv.astype(np.float32))
+
+
+for _n in (1, 2, 3):
+    KERNELS[f"max_pool{_n}d"] = MaxPool
+    KERNELS[f"avg_pool{_n}d"] = AvgPool
+
+
+# -- layer norm over the last dim: mx.fast.layer_norm ---------------------------------------------
+@_kernel("layer_norm")
+class LayerNorm:
+    """``forward(ctx, x, weight, bias, nd, eps)``; nd > 1 runs the default implementation."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
+        ctx.native = nd == 1
+        if not ctx.native:
+            return type(ctx).forward(ctx, x, weight, bias, nd, eps)
+        ctx.args = (x, weight, bias)
+        ctx.eps = eps
+        return mx.fast.layer_norm(x, weight, bias, eps, stream=ctx.backend.stream)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        if not ctx.native:
+            return type(ctx).backward(ctx, g)
+        return LayerNorm._vjp(ctx, g)
+
+    @staticmethod
+    @once_differentiable
+    def _vjp(ctx: Any, g: Tensor) -> Any:
+        x, w, b = ctx.args
+        present = [a for a in (x, w, b) if a is not None]
+
+        def f(*arrays: Any) -> Any:
+            it = iter(arrays)
+            return mx.fast.layer_norm(next(it), next(it) if w is not None else None,
+                                      next(it) if b is not None else None, ctx.eps)  # fmt: skip
+
+        _, grads = mx.vjp(f, present, [g.data])
+        it = iter(grads)
+        out = [_wrap(ctx, next(it)) if a is not None else None for a in (x, w, b)]
+        need = ctx.needs_input_grad
+        return tuple(o if n else None for o, n in zip(out, need)) + (None, None)
