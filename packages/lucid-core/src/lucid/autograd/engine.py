@@ -41,7 +41,7 @@ def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
 
 def _reduce_to(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Undo broadcasting: sum ``g`` down to ``shape``. The one place this happens."""
-    if g.shape != shape:
+    if tuple(g.shape) != tuple(shape):
         g = g.sum_to_size(shape)
     if g._data.dtype != dtype:
         g = g.to(g.backend.dtype_from_native(dtype))
@@ -129,7 +129,7 @@ def _run_node(
             if (node, k) in capture:
                 capture[(node, k)] = g
     edges = node._edges
-    if any(g is not None for g in grads):
+    if _any_not_none(grads):
         if node._freed and node._had_saved:
             raise RuntimeError(_FREED_MSG)
         in_grads = _call_backward(node, grads)
@@ -140,48 +140,70 @@ def _run_node(
             continue
         if type(edge) is tuple:
             nxt, k = edge
+            slot = pending.get(nxt)
+            if slot is None:
+                slot = pending[nxt] = [None] * len(nxt._out_meta)
             if g is not None:
                 shape, dtype = nxt._out_meta[k]
-                g = _reduce_to(g, shape, dtype)
-                slot = pending.get(nxt)
-                if slot is None:
-                    slot = pending[nxt] = [None] * len(nxt._out_meta)
-                slot[k] = g if slot[k] is None else slot[k] + g
-            deps[nxt] -= 1
-            if deps[nxt] == 0:
+                data = g._data
+                if data.shape != shape or data.dtype != dtype:
+                    g = _reduce_to(g, shape, dtype)
+                old = slot[k]
+                slot[k] = g if old is None else old + g
+            left = deps[nxt] - 1
+            deps[nxt] = left
+            if left == 0:
                 ready.append(nxt)
-                pending.setdefault(nxt, [None] * len(nxt._out_meta))
         elif g is not None:
-            _add_leaf(leaf_grads, edge, _reduce_to(g, edge.shape, edge._data.dtype))
-    for hook in node._post_hooks:
-        hook(in_grads, grads)
+            data = g._data
+            if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
+                g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
+            _add_leaf(leaf_grads, edge, g)
+    if node._post_hooks:
+        for hook in node._post_hooks:
+            hook(in_grads, grads)
     if not retain_graph:
         node._had_saved = node._saved is not None
         node._saved = None
         node._freed = True
 
 
-def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
-    from lucid._creation import zeros
+def _any_not_none(items: list[Any]) -> bool:
+    for g in items:  # (not `in`/`count`: they would call Tensor.__eq__)
+        if g is not None:
+            return True
+    return False
 
-    full = [
-        g
-        if g is not None
-        else zeros(shape, dtype=node.out_backend.dtype_from_native(dt), device=node.out_backend)
-        for g, (shape, dt) in zip(grads, node._out_meta)
-    ]
-    result = node._impl.backward(node, *full)
+
+def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
+    for g in grads:
+        if g is None:
+            grads = _fill_missing(node, grads)
+            break
+    result = node._impl.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
-    if len(result) != len(node._edges):
-        if len(result) > len(node._edges) and all(r is None for r in result[len(node._edges) :]):
-            result = result[: len(node._edges)]
+    n = len(node._edges)
+    if len(result) != n:
+        if len(result) > n and all(r is None for r in result[n:]):
+            result = result[:n]
         else:
             raise RuntimeError(
                 f"function {node.name} returned an incorrect number of gradients "
-                f"(expected {len(node._edges)}, got {len(result)})"
+                f"(expected {n}, got {len(result)})"
             )
     return result
+
+
+def _fill_missing(node: Function, grads: list[Any]) -> list[Any]:
+    """Zeros for the outputs no gradient reached (multi-output ops see a full set)."""
+    from lucid._creation import zeros
+
+    backend = node.out_backend
+    return [
+        g if g is not None else zeros(shape, dtype=backend.dtype_from_native(dt), device=backend)
+        for g, (shape, dt) in zip(grads, node._out_meta)
+    ]
 
 
 def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:

@@ -77,7 +77,7 @@ class Function:
             if self._freed:
                 raise RuntimeError(_FREED_MSG)
             return ()
-        return tuple(_unpack(self, s) for s in self._saved)
+        return tuple([_unpack(self, s) for s in self._saved])
 
     @property
     def name(self) -> str:
@@ -96,14 +96,27 @@ class Function:
         return tuple(out)
 
     def register_hook(self, hook: Callable[..., Any]) -> None:
+        if not self._post_hooks:
+            self._post_hooks = []
         self._post_hooks.append(hook)
 
     def __repr__(self) -> str:
         return f"<{self.name} object>"
 
     # -- applying --------------------------------------------------------------------------------
+    # Graph bookkeeping defaults live on the class so recording an op sets only what differs.
+    _to_save: tuple[Any, ...] = ()
+    _non_diff: Any = ()
+    _saved: Any = None
+    _freed = False
+    _had_saved = False
+    _post_hooks: Any = ()
+    _pre_hooks: Any = None
+    _retained: Any = None
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` on the arrays of ``args`` and record the node if a grad is needed."""
         backend = None
         any_grad = False
         needs = []
@@ -111,12 +124,12 @@ class Function:
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
-                if backend is None:
+                if backend is not b:
+                    if backend is not None:
+                        _device_mismatch(cls, args)
                     backend = b
-                elif b is not backend:
-                    _device_mismatch(cls, args)
                 rg = a.requires_grad
-                any_grad = any_grad or rg
+                any_grad |= rg
                 needs.append(rg)
                 arrays.append(a._data)
             else:
@@ -126,18 +139,16 @@ class Function:
             backend = get_backend(kwargs.pop("device", None))
         impl = cls if cls.kernel_name is None else backend.kernels.get(cls.kernel_name, cls)
         ctx = cls.__new__(cls)
-        ctx.backend = backend
+        ctx.backend = ctx.out_backend = backend
         ctx.xp = backend.xp
         ctx.needs_input_grad = tuple(needs)
-        ctx._to_save = ()
-        ctx.out_backend = backend
         out = impl.forward(ctx, *arrays, **kwargs)
-        if not (any_grad and grad_mode._state.enabled):
-            ob = ctx.out_backend
-            if type(out) is tuple:
-                return tuple(Tensor._make(o, ob) for o in out)
-            return Tensor._make(out, ob)
-        return _record(ctx, impl, args, arrays, out)
+        if any_grad and grad_mode._state.enabled:
+            return _record(ctx, impl, args, arrays, out)
+        ob = ctx.out_backend
+        if type(out) is tuple:
+            return tuple([Tensor._make(o, ob) for o in out])
+        return Tensor._make(out, ob)
 
 
 class AccumulateGrad:
@@ -178,42 +189,55 @@ def _device_mismatch(cls: type, args: tuple[Any, ...]) -> None:
 def _record(ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], out: Any) -> Any:
     backend = ctx.out_backend
     edges: list[Any] = []
-    for a in args:
-        if isinstance(a, Tensor) and a.requires_grad:
-            edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None else a)
+    for a, need in zip(args, ctx.needs_input_grad):
+        if need:
+            fn = a.grad_fn
+            edges.append(a if fn is None else (fn, a._output_nr))
         else:
             edges.append(None)
     ctx._edges = edges
     ctx._impl = impl
-    ctx._freed = False
-    ctx._had_saved = False
-    ctx._post_hooks = []
-    ctx._pre_hooks = None
-    ctx._retained = None
-    multi = type(out) is tuple
-    outs = out if multi else (out,)
-    non_diff = getattr(ctx, "_non_diff", ())
+    make = Tensor._make
+    if type(out) is not tuple:  # the common single-output case, without loops
+        t = make(out, backend, True)
+        if ctx._non_diff and id(out) in ctx._non_diff:
+            t.requires_grad = False
+        else:
+            t.grad_fn = ctx
+        ctx._out_meta = ((out.shape, out.dtype),)
+        if ctx._to_save:
+            ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
+            ctx._to_save = ()
+        return t
+    non_diff = ctx._non_diff
     results = []
-    meta = []
-    for i, o in enumerate(outs):
+    for i, o in enumerate(out):
         diff = id(o) not in non_diff
-        t = Tensor._make(o, backend, diff)
+        t = make(o, backend, diff)
         if diff:
             t.grad_fn = ctx
             t._output_nr = i
         results.append(t)
-        meta.append((o.shape, o.dtype))
-    ctx._out_meta = meta
-    ctx._saved = _resolve_saved(ctx._to_save, args, arrays, outs, results) if ctx._to_save else None
-    ctx._to_save = ()
-    return tuple(results) if multi else results[0]
+    ctx._out_meta = tuple((o.shape, o.dtype) for o in out)
+    if ctx._to_save:
+        ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
+        ctx._to_save = ()
+    return tuple(results)
+
+
+_PLAIN = (type(None), int, float, bool, complex)
 
 
 def _resolve_saved(
-    items: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], outs: Any, results: list[Any]
+    items: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], outs: Any, results: Any
 ) -> list[Any]:
+    """Saved items as records: (0, input Tensor, version), (1, output info, version) or
+    (2, constant, 0). Outputs are kept as arrays, not Tensors, so no reference cycle forms."""
     saved: list[Any] = []
     for item in items:
+        if type(item) in _PLAIN:
+            saved.append((2, item, 0))
+            continue
         if isinstance(item, Tensor):
             saved.append((0, item, item._vc.value))
             continue
@@ -245,15 +269,14 @@ def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter
 
 def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
     kind, obj, version = record
+    if kind == 0:
+        if obj._vc.value != version:
+            _raise_modified(obj, node, obj._vc.value, version)
+        return obj
     if kind == 2:
-        if obj is None or isinstance(obj, (int, float, bool, complex)):
+        if obj is None or type(obj) in _PLAIN:
             return obj
         return Tensor._make(obj, node.out_backend)
-    if kind == 0:
-        current = obj._vc.value
-        if current != version:
-            _raise_modified(obj, node, current, version)
-        return obj
     arr, k, vc, requires_grad = obj
     if vc.value != version:
         _raise_modified(None, node, vc.value, version, k)

@@ -36,7 +36,8 @@ class NumpyBackend(Backend):
             raise TypeError(f"{dtype} is not supported on device 'cpu' (NumPy)") from None
 
     def dtype_of(self, arr: Any) -> _dtype.dtype:
-        return self.dtype_from_native(arr.dtype)
+        found = _FROM_NATIVE.get(arr.dtype)
+        return found if found is not None else self.dtype_from_native(arr.dtype)
 
     def dtype_from_native(self, native: Any) -> _dtype.dtype:
         try:

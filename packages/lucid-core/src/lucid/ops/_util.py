@@ -30,19 +30,23 @@ def promote(a: Any, b: Any) -> tuple[Any, Any]:
         res = _dtype.result_type(dims, zero, [])
         return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
     if ta:
-        return _with_scalar(a, b), b if isinstance(b, Scalar) else as_tensor_like(b, a)
+        if isinstance(b, Scalar):
+            return _with_scalar(a, b), b
+        return promote(a, as_tensor_like(b, a))
     if tb:
-        return (a if isinstance(a, Scalar) else as_tensor_like(a, b)), _with_scalar(b, a)
+        if isinstance(a, Scalar):
+            return a, _with_scalar(b, a)
+        return promote(as_tensor_like(a, b), b)
     raise TypeError(f"expected at least one Tensor operand, got {type(a).__name__} and "
                     f"{type(b).__name__}")  # fmt: skip
 
 
 def _with_scalar(t: Tensor, s: Any) -> Tensor:
-    if not isinstance(s, Scalar):
-        if isinstance(s, Tensor):
-            return t
-        s = as_tensor_like(s, t)
-        return promote(t, s)[0]
+    """``t`` cast to the result type of ``t`` with a Python number (usually ``t`` itself)."""
+    category = t.dtype.category
+    kind = type(s)
+    if (kind is float and category >= _dtype.FLOAT) or (kind is int and category >= _dtype.INT):
+        return t  # the common cases: the tensor's dtype wins
     d = t.dtype
     res = _dtype.result_type([d], [], [s])
     return t if res is d else cast(t, res)
