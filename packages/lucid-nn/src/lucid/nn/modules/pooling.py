@@ -1,0 +1,253 @@
+"""Pooling layers: MaxPool*, AvgPool*, AdaptiveAvgPool*, AdaptiveMaxPool*, LPPool* (torch.nn)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import Tensor
+from lucid.nn import functional as F
+from lucid.nn.module import Module
+from lucid.nn.modules._checks import check_tensor
+
+__all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+]
+
+
+def _check(layer: Module, x: Any, nd: int) -> None:
+    name = type(layer).__name__
+    check_tensor(name, x)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ValueError(f"{name} expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input, "
+                         f"got input of shape {tuple(x.shape)}")  # fmt: skip
+
+
+class _MaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        dilation: Any = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        _check(self, input, self._nd)
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[self._nd - 1]
+        return pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                    ceil_mode=self.ceil_mode, return_indices=self.return_indices)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
+
+
+class MaxPool1d(_MaxPoolNd):
+    """Max over sliding windows of ``(N, C, L)``."""
+
+    _nd = 1
+
+
+class MaxPool2d(_MaxPoolNd):
+    """Max over sliding windows of ``(N, C, H, W)``; stride defaults to the kernel size.
+
+    >>> nn.MaxPool2d(2)(lucid.randn(1, 3, 8, 8)).shape
+    (1, 3, 4, 4)
+    """
+
+    _nd = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of ``(N, C, D, H, W)``."""
+
+    _nd = 3
+
+
+class _AvgPoolNd(Module):
+    _nd = 2
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check(self, input, self._nd)
+        if self._nd == 1:
+            return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding,
+                                self.ceil_mode, self.count_include_pad)  # fmt: skip
+        pool = F.avg_pool2d if self._nd == 2 else F.avg_pool3d
+        return pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                    self.count_include_pad, self.divisor_override)  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """Average over sliding windows of ``(N, C, L)``."""
+
+    _nd = 1
+
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Average over sliding windows of ``(N, C, H, W)`` (PyTorch's divisor rules).
+
+    >>> nn.AvgPool2d(2)(lucid.ones(1, 1, 4, 4)).shape
+    (1, 1, 2, 2)
+    """
+
+    _nd = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    """Average over sliding windows of ``(N, C, D, H, W)``."""
+
+    _nd = 3
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check(self, input, self._nd)
+        pool = (F.adaptive_avg_pool1d, F.adaptive_avg_pool2d, F.adaptive_avg_pool3d)[self._nd - 1]
+        return pool(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling of ``(N, C, L)`` to a fixed length."""
+
+    _nd = 1
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    """Average pooling of ``(N, C, H, W)`` to a fixed size (``1`` = global average pooling).
+
+    >>> nn.AdaptiveAvgPool2d(1)(lucid.randn(2, 8, 7, 7)).shape
+    (2, 8, 1, 1)
+    """
+
+    _nd = 2
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling of ``(N, C, D, H, W)`` to a fixed size."""
+
+    _nd = 3
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        _check(self, input, self._nd)
+        pool = F.adaptive_max_pool1d if self._nd == 1 else F.adaptive_max_pool2d
+        return pool(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, L)`` to a fixed length."""
+
+    _nd = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling of ``(N, C, H, W)`` to a fixed size."""
+
+    _nd = 2
+
+
+class _LPPoolNd(Module):
+    _nd = 2
+
+    def __init__(
+        self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+    ) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check(self, input, self._nd)
+        pool = F.lp_pool1d if self._nd == 1 else F.lp_pool2d
+        return pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")  # fmt: skip
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, L)``."""
+
+    _nd = 1
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, H, W)``."""
+
+    _nd = 2
