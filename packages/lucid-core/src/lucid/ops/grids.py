@@ -1,0 +1,124 @@
+"""Index grids and counting: triu/tril_indices, meshgrid, cartesian_prod, histc, bincount."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.backends import get_backend
+
+__all__ = ["bincount", "cartesian_prod", "histc", "meshgrid", "tril_indices", "triu_indices"]
+
+
+def _index_pairs(rows: Any, cols: Any, dtype: Any, device: Any) -> Tensor:
+    # Index construction, like arange: built once on the host, then moved to the device.
+    backend = get_backend(device)
+    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    return Tensor._make(backend.asarray(np.stack([rows, cols]), dt), backend)
+
+
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None
+) -> Tensor:
+    """``(2, N)`` coordinates of the upper triangle (diagonal ``offset``) of a row x col matrix."""
+    r, c = np.triu_indices(row, k=offset, m=col)
+    return _index_pairs(r, c, dtype, device)
+
+
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None
+) -> Tensor:
+    """``(2, N)`` coordinates of the lower triangle (diagonal ``offset``) of a row x col matrix."""
+    r, c = np.tril_indices(row, k=offset, m=col)
+    return _index_pairs(r, c, dtype, device)
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing="ij"`` as PyTorch, or ``"xy"``)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for t in tensors:
+        if not isinstance(t, Tensor) or t.ndim > 1:
+            got = f"{t.ndim}D tensor" if isinstance(t, Tensor) else type(t).__name__
+            raise RuntimeError(f"meshgrid expects 0D or 1D tensors, got a {got}")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = tuple(t.shape[0] for t in flat)
+    n = len(flat)
+    grids = [t.reshape((1,) * i + (-1,) + (1,) * (n - i - 1)).expand(shape) for i, t in
+             enumerate(flat)]  # fmt: skip
+    if swap:  # "xy": built as "ij" over (y, x, ...), then handed back in the given order
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of the entries of 1-D tensors, one per row."""
+    from lucid.ops.join import stack
+
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], 1)
+
+
+def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:  # noqa: A002
+    """Counts of ``input`` in ``bins`` equal bins over [min, max] (the data range if equal).
+
+    Entries outside the range are ignored; the result has ``input``'s float dtype.
+    """
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same "
+                           f"dtype, but got input {input.dtype}")  # fmt: skip
+    if bins <= 0:
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for bins")
+    backend, xp = input.backend, input.backend.xp
+    data = xp.reshape(input.data, (-1,))
+    lo, hi = float(min), float(max)
+    if lo == hi and data.shape[0]:
+        lo, hi = float(xp.min(data)), float(xp.max(data))
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histc: max must be larger than min, got min={lo}, max={hi}")
+    inside = xp.logical_and(data >= lo, data <= hi)
+    pos = xp.floor((data - lo) * (bins / (hi - lo)))
+    idx = xp.minimum(xp.where(inside, pos, 0), bins - 1)
+    idx = backend.astype(idx, _dtype.int64)
+    counts = backend.index_add(xp.zeros((bins,), dtype=data.dtype), idx,
+                               backend.astype(inside, input.dtype))  # fmt: skip
+    return Tensor._make(counts, backend)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
+    """Occurrences of each value of a 1-D non-negative integer tensor (or sums of ``weights``)."""
+    if input.ndim != 1 or input.dtype.category != _dtype.INT:
+        raise RuntimeError(
+            f"bincount only supports 1-d non-negative integral inputs, got a {input.ndim}-d "
+            f"{input.dtype} tensor"
+        )
+    backend, xp = input.backend, input.backend.xp
+    n = input.shape[0]
+    if n and int(xp.min(input.data)) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError(f"minlength should be >= 0, got {minlength}")
+    length = max(int(xp.max(input.data)) + 1 if n else 0, minlength)
+    if weights is None:
+        vals = xp.ones((n,), dtype=backend.native_dtype(_dtype.int64))
+        dt = _dtype.int64
+    else:
+        if weights.shape != input.shape:
+            raise RuntimeError(f"weights should be 1-d and have the same length as input, got "
+                               f"{list(weights.shape)} for input {list(input.shape)}")  # fmt: skip
+        dt = weights.dtype if weights.dtype.is_floating_point else _dtype.float64
+        vals = backend.astype(weights.data, dt)
+    out = backend.index_add(xp.zeros((length,), dtype=backend.native_dtype(dt)), input.data, vals)
+    return Tensor._make(out, backend)

@@ -1,0 +1,258 @@
+"""Sorting and searching: sort, argsort, topk, kthvalue, median, unique, nonzero, searchsorted.
+
+Indices are computed on arrays (not differentiable); the values are ``gather(input, dim,
+indices)``, so gradients flow to the selected elements through gather's own backward (and
+double backward) without a hand-written rule here. Sorting is stable everywhere, so ties
+keep their original order (PyTorch's ``stable=True``); NaN sorts as the largest value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.ops._util import normalize_dim
+from lucid.ops.reduction import ValuesIndices
+
+__all__ = [
+    "argsort", "bucketize", "kthvalue", "median", "nanmedian", "nonzero", "searchsorted",
+    "sort", "topk", "unique",
+]  # fmt: skip
+
+
+def _int64(t: Tensor, arr: Any) -> Tensor:
+    return Tensor._make(t.backend.astype(arr, _dtype.int64), t.backend)
+
+
+def _stable_argsort(xp: Any, a: Any, axis: int) -> Any:
+    try:
+        return xp.argsort(a, axis=axis, kind="stable")
+    except TypeError:  # namespaces without `kind` (MLX) sort stably already
+        return xp.argsort(a, axis=axis)
+
+
+def _sort_indices(a: Tensor, dim: int, descending: bool) -> Any:
+    """Stable order along ``dim``; descending keeps ties in order and puts NaN first."""
+    xp, arr = a.backend.xp, a.data
+    if not descending:
+        return _stable_argsort(xp, arr, dim)
+    n = arr.shape[dim]
+    rev = _stable_argsort(xp, xp.flip(arr, axis=dim), dim)
+    return (n - 1) - xp.flip(rev, axis=dim)
+
+
+def _check_tensor(name: str, x: Any) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+
+
+def sort(
+    input: Tensor,  # noqa: A002
+    dim: int = -1,
+    descending: bool = False,
+    stable: bool = False,
+) -> ValuesIndices:
+    """``(values, indices)`` sorted along ``dim`` (always stable, so ``stable`` is accepted)."""
+    _check_tensor("sort", input)
+    if input.ndim == 0:
+        return ValuesIndices(input, input.new_zeros((), dtype=_dtype.int64))
+    d = normalize_dim(dim, input.ndim)
+    idx = _int64(input, _sort_indices(input, d, descending))
+    return ValuesIndices(input.gather(d, idx), idx)
+
+
+def argsort(
+    input: Tensor,  # noqa: A002
+    dim: int = -1,
+    descending: bool = False,
+    stable: bool = False,
+) -> Tensor:
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(
+    input: Tensor,  # noqa: A002
+    k: int,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002
+) -> ValuesIndices:
+    """The ``k`` largest (or smallest) entries along ``dim``, as ``(values, indices)``."""
+    _check_tensor("topk", input)
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"selected index k out of range (k={k}, size of dim {dim} is {n})")
+    if input.ndim == 0:
+        return sort(input)
+    order = _sort_indices(input, d, largest)
+    idx = _int64(input, order[(slice(None),) * d + (slice(0, k),)])
+    return ValuesIndices(input.gather(d, idx), idx)
+
+
+def kthvalue(
+    input: Tensor,  # noqa: A002
+    k: int,
+    dim: int = -1,
+    keepdim: bool = False,
+) -> ValuesIndices:
+    """The ``k``-th smallest entry (1-based) along ``dim``, as ``(values, indices)``."""
+    _check_tensor("kthvalue", input)
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(
+            f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})"
+        )
+    if input.ndim == 0:
+        return sort(input)
+    order = _sort_indices(input, d, False)
+    return _pick(input, order, d, input.backend.xp.full(_kept(input.shape, d), k - 1), keepdim)
+
+
+def _kept(shape: tuple[int, ...], d: int) -> tuple[int, ...]:
+    return shape[:d] + (1,) + shape[d + 1 :]
+
+
+def _pick(a: Tensor, order: Any, d: int, pos: Any, keepdim: bool) -> ValuesIndices:
+    """Entries at sorted position ``pos`` (one per slice, shaped like a keepdim reduction)."""
+    xp = a.backend.xp
+    idx = _int64(a, xp.take_along_axis(order, a.backend.astype(pos, _dtype.int64), axis=d))
+    values = a.gather(d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return ValuesIndices(values, idx)
+
+
+def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool) -> Any:
+    _check_tensor(name, a)
+    if a.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor cannot be empty")
+    if dim is None:
+        flat = a.reshape(-1)
+        return _median(name, flat, 0, False, skip_nan).values
+    d = normalize_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return ValuesIndices(a, a.new_zeros((), dtype=_dtype.int64))
+    xp = a.backend.xp
+    n = a.shape[d]
+    order = _sort_indices(a, d, False)
+    if a.dtype.is_floating_point:
+        nans = xp.sum(xp.isnan(a.data), axis=d, keepdims=True)
+        if skip_nan:  # the lower median of the non-NaN entries (NaN if all are NaN)
+            pos = xp.maximum((n - nans - 1) // 2, 0)
+        else:  # any NaN makes the median NaN (NaNs sort last: take the first one)
+            pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
+    else:
+        pos = xp.full(_kept(a.shape, d), (n - 1) // 2)
+    return _pick(a, order, d, pos, keepdim)
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """The lower median (not the mean of the two middle values, as PyTorch); NaN propagates.
+
+    Without ``dim`` a 0-d tensor; with ``dim`` ``(values, indices)``. The gradient goes to
+    the selected element only.
+    """
+    return _median("median", input, dim, keepdim, skip_nan=False)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+    """:func:`median` ignoring NaN (NaN only where a slice is all NaN)."""
+    return _median("nanmedian", input, dim, keepdim, skip_nan=True)
+
+
+def unique(
+    input: Tensor,  # noqa: A002
+    sorted: bool = True,  # noqa: A002
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """Distinct values (sorted), optionally with the inverse mapping and the counts."""
+    _check_tensor("unique", input)
+    xp, backend = input.backend.xp, input.backend
+    d = None if dim is None else normalize_dim(dim, input.ndim)
+    vals, inverse, counts = xp.unique(input.data, return_inverse=True, return_counts=True, axis=d)
+    out = Tensor._make(vals, backend)
+    if not (return_inverse or return_counts):
+        return out
+    result = [out]
+    if return_inverse:
+        inv_shape = input.shape if d is None else (input.shape[d],)
+        result.append(_int64(input, xp.reshape(inverse, inv_shape)))
+    if return_counts:
+        result.append(_int64(input, counts))
+    return tuple(result)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """Indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or one 1-D per dim."""
+    _check_tensor("nonzero", input)
+    xp = input.backend.xp
+    arr = input.data if input.ndim else xp.reshape(input.data, (1,))
+    coords = xp.nonzero(arr)
+    if as_tuple:
+        return tuple(_int64(input, c) for c in coords)
+    if input.ndim == 0:
+        return _int64(input, xp.zeros((coords[0].shape[0], 0), dtype=coords[0].dtype))
+    return _int64(input, xp.stack(coords, axis=1))
+
+
+def searchsorted(
+    sorted_sequence: Tensor,
+    values: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: Tensor | None = None,
+) -> Tensor:
+    """Insertion points of ``values`` into the innermost dim of ``sorted_sequence``.
+
+    A 1-D sequence searches all of ``values``; an N-D one searches row by row, with
+    ``values`` having the same leading dims.
+    """
+    _check_tensor("searchsorted", sorted_sequence)
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"side can only be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise RuntimeError("side and right can't be set to opposites")
+        right = side == "right"
+    seq = sorted_sequence
+    if sorter is not None:
+        seq = seq.gather(-1, sorter)
+    scalar = not isinstance(values, Tensor)
+    vals = Tensor(values, device=seq.device) if scalar else values
+    xp = seq.backend.xp
+    how = "right" if right else "left"
+    if seq.ndim <= 1:
+        out = xp.searchsorted(seq.data, vals.data, side=how)
+    else:
+        if seq.shape[:-1] != vals.shape[:-1]:
+            raise RuntimeError(
+                f"searchsorted(): boundaries and input should have the same leading dims, got "
+                f"{list(seq.shape)} and {list(vals.shape)}"
+            )
+        rows_s = xp.reshape(seq.data, (-1, seq.shape[-1]))
+        rows_v = xp.reshape(vals.data, (-1, vals.shape[-1]))
+        found = [xp.searchsorted(rows_s[i], rows_v[i], side=how) for i in range(rows_s.shape[0])]
+        out = xp.reshape(xp.stack(found), vals.shape)
+    dt = _dtype.int32 if out_int32 else _dtype.int64
+    return Tensor._make(seq.backend.astype(out, dt), seq.backend)
+
+
+def bucketize(
+    input: Any,  # noqa: A002
+    boundaries: Tensor,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+) -> Tensor:
+    """The bucket of each entry of ``input`` given 1-D ``boundaries`` (``torch.bucketize``)."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
