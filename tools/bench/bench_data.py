@@ -15,6 +15,7 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,10 +45,6 @@ def _rate(batches: Iterable[Any], limit: int) -> float:
             break
     del first
     return n / (time.perf_counter() - start)
-
-
-def _median(fn: Callable[[], float], repeats: int) -> float:
-    return statistics.median(fn() for _ in range(repeats))
 
 
 def numpy_loop(data: np.ndarray, targets: np.ndarray, mean: Any, std: Any, crop: int) -> Any:
@@ -97,6 +94,7 @@ def main() -> None:
         print(f"CIFAR-10 skipped: no archive in {cifar_dir}")
 
     print(f"batch {BATCH}, {args.batches} batches per run, median of {args.repeats} runs")
+    print("(the runs of each row group are interleaved, so machine noise hits all alike)")
     print(f"{'dataset':9} {'transforms':22} {'loader':14} {'images/s':>10} {'vs numpy':>9}")
     for name, ds, mean, std, size, pad in suites:
         for label, crop in (("ToTensor+Normalize", 0), ("RandomCrop+Flip", pad)):
@@ -104,15 +102,19 @@ def main() -> None:
             if crop:
                 steps = [T.RandomCrop(size, padding=crop), T.RandomHorizontalFlip(), *steps]
             ds.transform = T.Compose(steps)
-            base = _median(
-                lambda: _rate(numpy_loop(ds.data, ds.targets, mean, std, crop), args.batches),
-                args.repeats,
-            )
-            print(f"{name:9} {label:22} {'numpy loop':14} {base:10,.0f} {1.0:9.2f}")
+            variants: dict[str, Callable[[], Iterable[Any]]] = {
+                "numpy loop": partial(numpy_loop, ds.data, ds.targets, mean, std, crop)
+            }
             for workers in args.workers:
                 loader = DataLoader(ds, batch_size=BATCH, shuffle=True, num_workers=workers)
-                rate = _median(lambda: _rate(loader, args.batches), args.repeats)
-                tag = f"{workers} workers"
+                variants[f"{workers} workers"] = partial(iter, loader)
+            rates: dict[str, list[float]] = {tag: [] for tag in variants}
+            for _ in range(args.repeats):
+                for tag, make in variants.items():
+                    rates[tag].append(_rate(make(), args.batches))
+            base = statistics.median(rates["numpy loop"])
+            for tag, values in rates.items():
+                rate = statistics.median(values)
                 print(f"{name:9} {label:22} {tag:14} {rate:10,.0f} {rate / base:9.2f}")
 
 

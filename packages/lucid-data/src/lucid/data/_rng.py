@@ -52,10 +52,11 @@ def seeded_default_generator(seed: int) -> Iterator[None]:
     batch whichever process (main or a worker) fetches it.
     """
     gen = default_generator()
-    saved_rng, saved_seed = gen.numpy_rng, gen.initial_seed()
-    gen.manual_seed(seed)
+    saved = gen.numpy_rng
+    # the stream of ``lucid.Generator().manual_seed(seed)``, swapped in and out without
+    # touching the generator's initial_seed (cheaper than get_state/set_state)
+    gen.numpy_rng = np.random.Generator(np.random.PCG64(seed))
     try:
         yield
-    finally:  # put back the very stream that was running (cheaper than get/set_state)
-        gen.manual_seed(saved_seed)
-        gen.numpy_rng = saved_rng
+    finally:
+        gen.numpy_rng = saved
