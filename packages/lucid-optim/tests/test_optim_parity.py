@@ -194,7 +194,7 @@ def test_lbfgs_matches_torch(line_search_fn: str | None, history_size: int) -> N
         return loss
 
     for _ in range(4):
-        t_loss = float(t_opt.step(t_closure))
+        t_loss = float(t_opt.step(t_closure).detach())
         l_loss = float(l_opt.step(l_closure))
         assert l_loss == pytest.approx(t_loss, rel=1e-10)
     np.testing.assert_allclose(lx.detach().numpy(), tx.detach().numpy(), rtol=1e-10, atol=1e-12)
