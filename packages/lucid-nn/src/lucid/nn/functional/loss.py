@@ -292,7 +292,8 @@ def _class_last(input: Tensor) -> Tensor:
     if input.ndim == 2:
         return input
     perm = (0, *range(2, input.ndim), 1)
-    return input.permute(*perm).reshape(-1, input.shape[1])
+    result: Tensor = input.permute(*perm).reshape(-1, input.shape[1])
+    return result
 
 
 def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
@@ -351,7 +352,9 @@ def cross_entropy(
 def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None:
     if target.dtype is _dtype.bool_:
         raise RuntimeError(f"{name}: expected target of an integer dtype (class indices), got Bool")
-    if target.numel() == 0:
+    if target.numel() == 0 or target.backend.is_lazy:
+        # On a lazy backend (MLX) the bounds check would force a device-to-host sync every
+        # step; like PyTorch on CUDA, targets are not range-checked eagerly there.
         return
     valid = target != ignore_index
     hi = int((target * valid.to(target.dtype)).max().item())
@@ -379,7 +382,8 @@ def _cross_entropy_probs(
         prod = prod * weight.to(input.dtype).reshape(1, c, *([1] * (input.ndim - 2)))
     loss = -prod.sum(1)
     if reduction == "mean":
-        return loss.sum() / (input.numel() // c)
+        result: Tensor = loss.sum() / (input.numel() // c)
+        return result
     return _reduce(loss, reduction)
 
 
@@ -415,10 +419,13 @@ def nll_loss(
     picked = x[arange(x.shape[0], device=x.device), tt]
     loss = -(picked * w_t)
     if reduction == "none":
-        return loss.reshape(*target.shape)
+        result: Tensor = loss.reshape(*target.shape)
+        return result
     if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / w_t.sum()
+        result = loss.sum()
+        return result
+    result = loss.sum() / w_t.sum()
+    return result
 
 
 def kl_div(
@@ -444,7 +451,8 @@ def kl_div(
         safe = target * pos + (1 - pos)  # log(1) = 0 where target == 0: 0 * log 0 := 0
         loss = target * (safe.log() - input)
     if reduction == "batchmean":
-        return loss.sum() / (input.shape[0] if input.ndim else 1)
+        result: Tensor = loss.sum() / (input.shape[0] if input.ndim else 1)
+        return result
     if reduction == "mean":
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
