@@ -82,8 +82,7 @@ class IndexPut(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, v: Any, index: Any) -> Any:
         ctx.index = index
-        out = ctx.backend.copy(a) if ctx.backend.name == "numpy" else a
-        return ctx.backend.setitem(out, index, v)
+        return ctx.backend.setitem(ctx.backend.copy(a), index, v)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:

@@ -277,7 +277,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
     # Gather from the flattened input: the gradient then scatter-adds back (reflected and
     # replicated positions accumulate) through getitem's backward.
     xp = input.backend.xp
-    src = xp.arange(input.numel()).reshape(input.shape)
+    src = xp.reshape(xp.arange(input.numel()), input.shape)
     src = xp.pad(src, widths, mode=np_mode)
     return input.reshape(-1)[Tensor._make(src, input.backend)]
 

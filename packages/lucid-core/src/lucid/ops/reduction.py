@@ -180,7 +180,7 @@ class NormP2(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
         xp = ctx.xp
-        m = a if a.dtype.kind != "c" else xp.abs(a)
+        m = xp.abs(a) if ctx.backend.dtype_of(a).is_complex else a
         out = xp.sqrt(xp.sum(m * m, axis=dims, keepdims=keepdim))
         ctx.save_for_backward(a, out)
         ctx.dims, ctx.keepdim = dims, keepdim
