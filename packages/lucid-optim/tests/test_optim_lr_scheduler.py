@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,10 +193,12 @@ def test_initial_lr_is_recorded_and_respected() -> None:
     assert resumed.base_lrs == [0.5]
 
 
+@pytest.mark.parametrize("through_disk", [False, True], ids=["memory", "lucid.save"])
 @pytest.mark.parametrize(
     "make",
     [
         lambda o: lrs.StepLR(o, step_size=3, gamma=0.5),
+        lambda o: lrs.MultiStepLR(o, milestones=[4, 12, 12], gamma=0.5),
         lambda o: lrs.CosineAnnealingWarmRestarts(o, T_0=4, T_mult=2),
         lambda o: lrs.CyclicLR(o, 0.1, 1.0, step_size_up=3),
         lambda o: lrs.OneCycleLR(o, max_lr=1.0, total_steps=30),
@@ -203,10 +206,13 @@ def test_initial_lr_is_recorded_and_respected() -> None:
             o, [lrs.LinearLR(o, total_iters=3), lrs.CosineAnnealingLR(o, T_max=9)], [3]
         ),
         lambda o: lrs.ChainedScheduler([lrs.StepLR(o, 2), lrs.ExponentialLR(o, 0.9)]),
+        lambda o: lrs.LinearWarmupCosineAnnealingLR(o, warmup_epochs=5, max_epochs=25),
     ],
-    ids=["step", "restarts", "cyclic", "onecycle", "sequential", "chained"],
+    ids=["step", "multistep", "restarts", "cyclic", "onecycle", "sequential", "chained", "warmup"],
 )
-def test_scheduler_state_dict_resumes_exactly(make: Any) -> None:
+def test_scheduler_state_dict_resumes_exactly(
+    make: Any, through_disk: bool, tmp_path: Path
+) -> None:
     opt = sgd(1.0, momentum=0.9)
     sched = make(opt)
     straight = lrs_of(opt, sched, 20)
@@ -214,12 +220,15 @@ def test_scheduler_state_dict_resumes_exactly(make: Any) -> None:
     opt = sgd(1.0, momentum=0.9)
     sched = make(opt)
     first = lrs_of(opt, sched, 10)
-    saved_opt, saved_sched = opt.state_dict(), sched.state_dict()
-    assert "optimizer" not in saved_sched
+    saved = {"optim": opt.state_dict(), "sched": sched.state_dict()}
+    assert "optimizer" not in saved["sched"]
+    if through_disk:
+        lucid.save(saved, tmp_path / "ckpt.safetensors")
+        saved = lucid.load(tmp_path / "ckpt.safetensors")
     opt2 = sgd(1.0, momentum=0.9)
     sched2 = make(opt2)
-    opt2.load_state_dict(saved_opt)
-    sched2.load_state_dict(saved_sched)
+    opt2.load_state_dict(saved["optim"])
+    sched2.load_state_dict(saved["sched"])
     assert first + lrs_of(opt2, sched2, 10) == pytest.approx(straight, rel=1e-12)
 
 
