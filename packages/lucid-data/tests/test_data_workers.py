@@ -181,8 +181,11 @@ def test_exception_in_worker_init_fn_is_reraised() -> None:
     def init(worker_id: int) -> None:
         raise KeyError("no such thing")
 
-    with pytest.raises(RuntimeError, match="Caught KeyError in DataLoader worker process"):
+    with pytest.raises(KeyError) as info:
         list(DataLoader(Images(4), batch_size=2, num_workers=1, worker_init_fn=init))
+    text = str(info.value)
+    assert text.startswith("Caught KeyError in DataLoader worker process 0")
+    assert "in init" in text and "no such thing" in text
 
 
 def test_dead_worker_gives_a_clear_error() -> None:
@@ -233,6 +236,17 @@ def test_persistent_workers_survive_epochs_and_stop_with_the_loader() -> None:
     del loader
     gc.collect()
     assert no_workers_left()
+
+
+def test_persistent_pool_that_lost_a_worker_is_replaced() -> None:
+    loader = DataLoader(WhoAmI(), batch_size=2, num_workers=2, persistent_workers=True)
+    pids = {int(p) for b in loader for p in b[2].numpy()}
+    victim = multiprocessing.active_children()[0]
+    victim.kill()
+    victim.join()
+    new_pids = {int(p) for b in loader for p in b[2].numpy()}
+    assert len(new_pids) == 2 and not new_pids & pids
+    del loader
 
 
 def test_persistent_workers_give_the_same_batches_as_fresh_ones() -> None:

@@ -108,7 +108,8 @@ class WorkerPool:
 
     @property
     def alive(self) -> bool:
-        return self._finalizer.alive
+        """Not shut down, and every worker still running."""
+        return self._finalizer.alive and all(w.is_alive() for w in self.workers)
 
     def new_epoch(self) -> int:
         return next(self._epochs)

@@ -45,6 +45,13 @@ def get_worker_info() -> WorkerInfo | None:
     return _worker_info
 
 
+class KeyErrorMessage(str):
+    """KeyError prints the repr of its message: this one prints the traceback readably."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 class ExceptionWrapper:
     """An exception raised in a worker, carried to the main process as text."""
 
@@ -66,11 +73,11 @@ class ExceptionWrapper:
     def reraise(self) -> None:
         msg = f"Caught {self.exc_qualname} {self.where}.\nOriginal {self.text}"
         exc_type = self._exc_type()
+        if exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
         try:
             exc = exc_type(msg)
-        except Exception:
-            exc = RuntimeError(msg)
-        if exc_type is KeyError:  # KeyError quotes its message: keep the traceback readable
+        except Exception:  # an exception class that wants other arguments
             exc = RuntimeError(msg)
         raise exc
 

@@ -155,6 +155,8 @@ class DataLoader(Generic[T_co]):
         if self._pool is not None and self._pool.alive:
             pool = self._pool
         else:
+            if self._pool is not None:  # a persistent pool that lost a worker: start afresh
+                self._pool.shutdown(force=True)
             pool = WorkerPool(self._worker_config(base_seed), self.multiprocessing_context)
             self._pool = pool if self.persistent_workers else None
         assert self.prefetch_factor is not None
