@@ -34,7 +34,8 @@ __all__ = [
 
 
 def _rng(generator: Any) -> np.random.Generator:
-    return (generator or _random.default_generator).numpy_rng  # type: ignore[no-any-return]
+    rng: np.random.Generator = (generator or _random.default_generator).numpy_rng
+    return rng
 
 
 def _fill(tensor: Tensor, values: Any) -> Tensor:
@@ -158,7 +159,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """Fill a 2-D tensor with the identity matrix."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tensor.shape))
+    return _fill(tensor, np.eye(tensor.shape[0], tensor.shape[1]))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:

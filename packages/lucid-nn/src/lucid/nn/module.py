@@ -55,6 +55,13 @@ class Module:
     """
 
     training: bool
+    _parameters: OrderedDict[str, Parameter | None]
+    _buffers: OrderedDict[str, Tensor | None]
+    _modules: OrderedDict[str, Module | None]
+    _non_persistent_buffers_set: set[str]
+    _forward_pre_hooks: OrderedDict[int, Any]
+    _forward_hooks: OrderedDict[int, Any]
+    _backward_hooks: OrderedDict[int, Any]
     _state_dict_pass_attr: AbstractSet[str] = frozenset()
     """Names of own parameters/buffers/submodules left out of ``state_dict`` (caches...)."""
 

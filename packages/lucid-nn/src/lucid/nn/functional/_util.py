@@ -12,9 +12,11 @@ from lucid.autograd import no_grad
 def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     """Apply a loss ``reduction`` ("none", "mean" or "sum")."""
     if reduction == "mean":
-        return loss.mean()
+        result: Tensor = loss.mean()
+        return result
     if reduction == "sum":
-        return loss.sum()
+        result = loss.sum()
+        return result
     if reduction == "none":
         return loss
     raise ValueError(f"{reduction} is not a valid value for reduction")

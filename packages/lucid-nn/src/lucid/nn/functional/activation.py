@@ -225,10 +225,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """``x * Phi(x)``: exact (erf) or ``approximate="tanh"`` (Hendrycks & Gimpel, 2016)."""
     check_float("gelu", input)
     if approximate == "none":
-        return input * ((input * _SQRT1_2).erf() + 1) * 0.5
+        result: Tensor = input * ((input * _SQRT1_2).erf() + 1) * 0.5
+        return result
     if approximate == "tanh":
         inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
-        return input * (inner.tanh() + 1) * 0.5
+        result = input * (inner.tanh() + 1) * 0.5
+        return result
     raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
@@ -249,7 +251,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)``."""
-    return input / (input.abs() + 1)
+    result: Tensor = input / (input.abs() + 1)
+    return result
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -267,13 +270,15 @@ def tanh(input: Tensor) -> Tensor:
 
 def tanhshrink(input: Tensor) -> Tensor:
     """``x - tanh(x)``."""
-    return input - input.tanh()
+    result: Tensor = input - input.tanh()
+    return result
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x if |x| > lambd else 0``."""
     keep = (input.abs() > lambd).to(input.dtype)
-    return input * keep
+    result: Tensor = input * keep
+    return result
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -287,21 +292,21 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``exp(x) / sum(exp(x), dim)`` (stable: the max is subtracted first)."""
-    return lucid.softmax(input, dim, dtype=dtype)  # type: ignore[no-any-return]
+    return lucid.softmax(input, dim, dtype=dtype)
 
 
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``softmax(-x, dim)``."""
-    return lucid.softmax(-input, dim, dtype=dtype)  # type: ignore[no-any-return]
+    return lucid.softmax(-input, dim, dtype=dtype)
 
 
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``log(softmax(x, dim))`` without forming the softmax."""
-    return lucid.log_softmax(input, dim, dtype=dtype)  # type: ignore[no-any-return]
+    return lucid.log_softmax(input, dim, dtype=dtype)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -318,7 +323,8 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     lead = (slice(None),) * d
     a = input[lead + (slice(0, n // 2),)]
     b = input[lead + (slice(n // 2, n),)]
-    return a * b.sigmoid()
+    result: Tensor = a * b.sigmoid()
+    return result
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -25,7 +25,8 @@ def _check_p(p: float) -> None:
 
 def _keep_mask(x: Tensor, shape: tuple[int, ...], p: float) -> Tensor:
     """1.0 where kept (probability 1 - p), else 0.0, in ``x``'s dtype and device."""
-    return (lucid.rand(*shape, device=x.device) >= p).to(x.dtype)
+    result: Tensor = (lucid.rand(*shape, device=x.device) >= p).to(x.dtype)
+    return result
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
@@ -91,7 +92,8 @@ def _alpha(input: Tensor, p: float, training: bool, shape: tuple[int, ...]) -> T
     keep = _keep_mask(input, shape, p)
     a = ((1.0 - p) * (1.0 + p * _SELU_NEG_SAT**2)) ** -0.5
     b = -a * _SELU_NEG_SAT * p
-    return (input * keep + (1.0 - keep) * _SELU_NEG_SAT) * a + b
+    result: Tensor = (input * keep + (1.0 - keep) * _SELU_NEG_SAT) * a + b
+    return result
 
 
 def alpha_dropout(

@@ -72,4 +72,5 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     out = (t * x2.unsqueeze(1)).sum(-1)
     if bias is not None:
         out = out + bias
-    return out.reshape(*lead, out_f)
+    result: Tensor = out.reshape(*lead, out_f)
+    return result

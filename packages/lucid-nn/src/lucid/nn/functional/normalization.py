@@ -175,7 +175,8 @@ def batch_norm(
     if bias is not None:
         shift = shift + bias
     shape = _channel_shape(input)
-    return input * scale.reshape(*shape) + shift.reshape(*shape)
+    result: Tensor = input * scale.reshape(*shape) + shift.reshape(*shape)
+    return result
 
 
 def layer_norm(
@@ -307,4 +308,5 @@ def normalize(
         norm = (input * input).sum(dim, keepdim=True).sqrt()
     else:
         norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
-    return input / norm.clamp(min=eps)
+    result: Tensor = input / norm.clamp(min=eps)
+    return result

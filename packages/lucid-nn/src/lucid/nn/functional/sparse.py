@@ -78,4 +78,5 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif tensor.numel() and int(tensor.max().item()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     classes = lucid.arange(num_classes, device=tensor.device)
-    return (tensor.unsqueeze(-1) == classes).to(_dtype.int64)
+    result: Tensor = (tensor.unsqueeze(-1) == classes).to(_dtype.int64)
+    return result

@@ -134,14 +134,16 @@ class Flatten(Module):
     def forward(self, input: Tensor) -> Tensor:
         n = input.ndim
         if n == 0:
-            return input.reshape(1)
+            result: Tensor = input.reshape(1)
+            return result
         s, e = self.start_dim % n, self.end_dim % n
         if s > e:
             raise ValueError(
                 f"Flatten: start_dim {self.start_dim} comes after end_dim {self.end_dim} for "
                 f"input of shape {tuple(input.shape)}"
             )
-        return input.reshape(*input.shape[:s], -1, *input.shape[e + 1 :])
+        result = input.reshape(*input.shape[:s], -1, *input.shape[e + 1 :])
+        return result
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -164,7 +166,8 @@ class Unflatten(Module):
                 f"Unflatten: cannot unflatten dim {self.dim} of size {input.shape[d]} into "
                 f"{size} (input of shape {tuple(input.shape)})"
             )
-        return input.reshape(*input.shape[:d], *size, *input.shape[d + 1 :])
+        result: Tensor = input.reshape(*input.shape[:d], *size, *input.shape[d + 1 :])
+        return result
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -32,6 +32,9 @@ class _NormBase(Module):
 
     _dims: tuple[int, ...] = ()
     _dims_text = ""
+    running_mean: Any
+    running_var: Any
+    num_batches_tracked: Any
 
     def __init__(
         self,
@@ -164,7 +167,8 @@ class _InstanceNorm(_NormBase):
     def forward(self, input: Tensor) -> Tensor:
         name = self._get_name()
         if input.ndim == self._dims[0]:  # unbatched
-            return self.forward(input.unsqueeze(0)).squeeze(0)
+            result: Tensor = self.forward(input.unsqueeze(0)).squeeze(0)
+            return result
         if input.ndim not in self._dims:
             raise ValueError(
                 f"{name} expected {self._dims_text} input, got {input.ndim}D input of shape "

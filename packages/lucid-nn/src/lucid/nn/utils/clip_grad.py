@@ -29,7 +29,8 @@ def clip_grad_norm_(
     """
     grads = _grads(parameters)
     if not grads:
-        return lucid.tensor(0.0)
+        result: Tensor = lucid.tensor(0.0)
+        return result
     with no_grad():
         if norm_type == math.inf:
             norms = [g.abs().amax() for g in grads]
@@ -52,7 +53,8 @@ def clip_grad_norm_(
         if coef < 1.0:
             for g in grads:
                 g.mul_(coef)
-    return total
+    result = total
+    return result
 
 
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float) -> None:

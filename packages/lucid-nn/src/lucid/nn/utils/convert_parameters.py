@@ -21,7 +21,8 @@ def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
                 f"Found two parameters on different devices, this is currently not supported "
                 f"({device} and {p.device})"
             )
-    return lucid.cat([p.reshape(-1) for p in params])
+    result: Tensor = lucid.cat([p.reshape(-1) for p in params])
+    return result
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
