@@ -273,3 +273,38 @@ def test_load_state_dict_accepts_json_shaped_dicts() -> None:
     fresh.load_state_dict(sd)
     assert fresh.param_groups[0]["betas"] == (0.9, 0.999)
     assert fresh.state[p]["step"] == 1
+
+
+def test_complex_parameters() -> None:
+    """SGD moves real and imaginary parts like two real tensors; non-linear rules refuse."""
+    z = lucid.tensor([1 + 2j, -1 - 1j], requires_grad=True)
+    opt = optim.SGD([z], lr=0.5, momentum=0.9)
+    for _ in range(2):
+        z.grad = lucid.tensor([1 - 1j, 2j])
+        opt.step()
+    re = lucid.tensor([1.0, -1.0], requires_grad=True)
+    im = lucid.tensor([2.0, -1.0], requires_grad=True)
+    ref = optim.SGD([re, im], lr=0.5, momentum=0.9)
+    for _ in range(2):
+        re.grad, im.grad = lucid.tensor([1.0, 0.0]), lucid.tensor([-1.0, 2.0])
+        ref.step()
+    np.testing.assert_allclose(z.detach().numpy().real, re.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(z.detach().numpy().imag, im.detach().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="Adam does not support complex parameters.*complex64"):
+        optim.Adam([lucid.tensor([1j], requires_grad=True)])
+
+
+def test_pickle_round_trip_keeps_working() -> None:
+    import pickle
+
+    p = leaf(1.0, 2.0)
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = lucid.tensor([1.0, 1.0])
+    opt.step()
+    clone = pickle.loads(pickle.dumps(opt))
+    q = clone.param_groups[0]["params"][0]
+    q.grad = lucid.tensor([1.0, 1.0])
+    clone.step()
+    opt.step()
+    np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
+    clone.register_step_post_hook(lambda *a: None)

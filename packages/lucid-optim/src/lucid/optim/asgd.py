@@ -22,6 +22,8 @@ class ASGD(Optimizer):
     average ``ax`` of the iterates is kept in the state.
     """
 
+    _supports_complex = True
+
     def __init__(
         self,
         params: Iterable[Any],

@@ -60,6 +60,15 @@ def _register(hooks: OrderedDict[int, Any], hook: Any, prepend: bool = False) ->
     return handle
 
 
+_HOOK_DICTS = (
+    "_optimizer_step_pre_hooks",
+    "_optimizer_step_post_hooks",
+    "_optimizer_state_dict_pre_hooks",
+    "_optimizer_state_dict_post_hooks",
+    "_optimizer_load_state_dict_pre_hooks",
+    "_optimizer_load_state_dict_post_hooks",
+)
+
 _ORDER_ERROR = (
     "optimizer parameters need to be organized in ordered collections, but the ordering of "
     "tensors in sets will change between runs. Please use a list instead."
@@ -85,6 +94,10 @@ class Optimizer:
         >>> w.tolist()
         [0.0, 0.0]
     """
+
+    # Updates that are linear in the gradient act on complex numbers as on (real, imag) pairs,
+    # as PyTorch's view_as_real does; the others would square complex values.
+    _supports_complex = False
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -121,6 +134,11 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+
     # -- param groups ---------------------------------------------------------------------------
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters (with its own options) to :attr:`param_groups`."""
@@ -138,6 +156,13 @@ class Optimizer:
             param_group["param_names"] = names
         for p in tensors:
             _check_param(p)
+            if p.is_complex() and not self._supports_complex:
+                raise ValueError(
+                    f"{type(self).__name__} does not support complex parameters, but got one of "
+                    f"dtype {p.dtype} and shape {tuple(p.shape)}: optimize its real and "
+                    "imaginary parts as two real tensors (or use SGD/ASGD, whose updates are "
+                    "linear)"
+                )
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError(

@@ -22,6 +22,8 @@ class SGD(Optimizer):
     :math:`p \leftarrow p - \text{lr}\, b`.
     """
 
+    _supports_complex = True
+
     def __init__(
         self,
         params: Iterable[Any],
