@@ -44,7 +44,7 @@ class _Conv(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        return _conv_backward(ctx, g)
+        return (*_conv_backward(ctx, g), None)
 
 
 def _conv_backward(ctx: Any, g: Tensor) -> tuple[Any, Any, Any]:
