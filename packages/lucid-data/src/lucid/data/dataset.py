@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -137,10 +138,8 @@ class ConcatDataset(Dataset[T_co]):
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise TypeError("ConcatDataset does not support IterableDataset")
-        self.cumulative_sizes: list[int] = list(
-            np.cumsum([len(d) for d in self.datasets])  # type: ignore[arg-type]
-        )
-        self.cumulative_sizes = [int(s) for s in self.cumulative_sizes]
+        sizes = [len(d) for d in self.datasets]  # type: ignore[arg-type]
+        self.cumulative_sizes: list[int] = list(itertools.accumulate(sizes))
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
