@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -101,4 +102,4 @@ class Adafactor(Optimizer):
 
 def _rms(t: Tensor) -> float:
     """Root mean square of all elements, as a Python float."""
-    return float(t.mul(t).mean().item()) ** 0.5
+    return math.sqrt(float(t.mul(t).mean().item()))

@@ -50,15 +50,12 @@ class Rprop(Optimizer):
         step_size_min, step_size_max = group["step_sizes"]
         state["step"] += 1
         sign = grad.mul(state["prev"]).sign()
-        factor = lucid.where(
-            sign > 0,
-            lucid.full_like(sign, etaplus),
-            lucid.where(sign < 0, lucid.full_like(sign, etaminus), lucid.ones_like(sign)),
-        )
+        flipped = sign < 0
+        factor = lucid.ones_like(sign).masked_fill(sign > 0, etaplus).masked_fill(flipped, etaminus)
         step_size = state["step_size"]
         step_size.mul_(factor).clamp_(step_size_min, step_size_max)
         # NOTE: where the sign flipped the step is skipped and the gradient forgotten, so the
         # next step neither grows nor shrinks that coordinate.
-        grad = lucid.where(sign < 0, lucid.zeros_like(grad), grad)
+        grad = grad.masked_fill(flipped, 0.0)
         p.addcmul_(grad.sign(), step_size, value=-1)
         state["prev"].copy_(grad)
