@@ -146,3 +146,22 @@ def test_reprs_match_torch() -> None:
     assert repr(lucid.ones(2, dtype=lucid.float64, requires_grad=True)) == repr(
         torch.ones(2, dtype=torch.float64, requires_grad=True)
     ).replace("torch.", "lucid.")
+
+
+_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+def test_type_promotion_matches_torch_for_every_pair() -> None:
+    for a in _DTYPES:
+        for b in _DTYPES:
+            for shape_a, shape_b in (((2,), (2,)), ((2,), ()), ((), (2,)), ((), ())):
+                ta = torch.zeros(shape_a, dtype=getattr(torch, a))
+                tb = torch.zeros(shape_b, dtype=getattr(torch, b))
+                la = lucid.zeros(shape_a, dtype=getattr(lucid, a))
+                lb = lucid.zeros(shape_b, dtype=getattr(lucid, b))
+                expected = str(torch.result_type(ta, tb)).split(".")[1]
+                assert (la * lb).dtype.name == expected, (a, shape_a, b, shape_b)
+        for scalar in (True, 3, 2.5):
+            expected = str(torch.result_type(torch.zeros(2, dtype=getattr(torch, a)), scalar))
+            got = (lucid.zeros(2, dtype=getattr(lucid, a)) * scalar).dtype.name
+            assert got == expected.split(".")[1], (a, scalar)

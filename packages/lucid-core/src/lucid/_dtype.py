@@ -143,8 +143,11 @@ def result_type(dims: list[dtype], zero_dims: list[dtype], scalars: list[object]
         if res is None:
             res = sd
         elif sd.category > res.category:
-            res = sd if sd.category != FLOAT else _default_float
-            if sd.category == COMPLEX and res.category < COMPLEX:
+            if sd.category == FLOAT:
+                res = _default_float
+            elif res is float64:  # a complex scalar keeps the float's width
+                res = complex128
+            else:
                 res = sd
     assert res is not None
     return res
