@@ -188,6 +188,12 @@ def test_exception_in_worker_init_fn_is_reraised() -> None:
     assert "in init" in text and "no such thing" in text
 
 
+def test_unpicklable_batch_is_an_error_not_a_hang() -> None:
+    loader = DataLoader(Images(4), batch_size=2, num_workers=1, collate_fn=lambda b: lambda: 0)
+    with pytest.raises(Exception, match=r"in DataLoader worker process 0 \(sending a batch\)"):
+        list(loader)
+
+
 def test_dead_worker_gives_a_clear_error() -> None:
     loader = DataLoader(Dying(), batch_size=2, num_workers=2)
     with pytest.raises(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import pickle
 import queue
@@ -89,29 +88,12 @@ class IterableStop:
     worker_id: int
 
 
-# ---- batches cross the process boundary as pickles; lucid tensors as (array, device) ----
-
-
-def _rebuild_tensor(array: Any, device: str) -> Any:
-    t = lucid.from_numpy(array)
-    return t if device == "cpu" else t.to(device)
-
-
-def _reduce_tensor(t: Any) -> tuple[Any, tuple[Any, str]]:
-    return _rebuild_tensor, (t.numpy(), str(t.device))
-
-
-class _BatchPickler(pickle.Pickler):
-    def reducer_override(self, obj: Any) -> Any:
-        if isinstance(obj, lucid.Tensor):
-            return _reduce_tensor(obj)
-        return NotImplemented
+# Batches cross the process boundary pickled in the worker (lucid tensors pickle as their
+# arrays), so a batch that cannot be pickled is an error reported here, not a lost message.
 
 
 def dumps(obj: Any) -> bytes:
-    buf = io.BytesIO()
-    _BatchPickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
-    return buf.getvalue()
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def loads(payload: bytes) -> Any:

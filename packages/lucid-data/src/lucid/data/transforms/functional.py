@@ -60,7 +60,7 @@ def unwrap(img: Any) -> tuple[np.ndarray, Wrap]:
             t = lucid.from_numpy(np.ascontiguousarray(a))
             return t if device == "cpu" else t.to(device)
 
-        return img.numpy(), wrap
+        return img.detach().numpy(), wrap
     if isinstance(img, np.ndarray):
         return img, _identity
     raise TypeError(f"img should be a numpy array or a lucid Tensor, got {type(img).__name__}")
