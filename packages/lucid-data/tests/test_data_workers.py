@@ -94,9 +94,16 @@ def augment() -> T.Compose:
     return T.Compose([T.RandomCrop(6, padding=1), T.RandomHorizontalFlip(), T.ToTensor()])
 
 
+_baseline: set[int] = set()  # child processes that existed before the running test
+
+
+def new_children() -> set[int]:
+    return {p.pid for p in multiprocessing.active_children() if p.pid is not None} - _baseline
+
+
 def no_workers_left() -> bool:
     deadline = time.monotonic() + 10
-    while multiprocessing.active_children():
+    while new_children():
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
@@ -109,6 +116,8 @@ def epoch(loader: DataLoader) -> list[np.ndarray]:  # type: ignore[type-arg]
 
 @pytest.fixture(autouse=True)
 def _no_leftover_workers() -> Iterator[None]:
+    _baseline.clear()
+    _baseline.update(p.pid for p in multiprocessing.active_children() if p.pid is not None)
     yield
     gc.collect()
     assert no_workers_left(), "a DataLoader worker outlived its test"
@@ -215,7 +224,7 @@ def test_timeout_gives_a_clear_error_instead_of_a_hang() -> None:
 def test_break_and_del_stop_the_workers() -> None:
     loader = DataLoader(Images(40), batch_size=2, num_workers=2)
     for _ in loader:
-        assert len(multiprocessing.active_children()) == 2
+        assert len(new_children()) == 2
         break
     assert no_workers_left()
     it = iter(loader)
@@ -234,7 +243,7 @@ def test_persistent_workers_survive_epochs_and_stop_with_the_loader() -> None:
     pids1 = {int(p) for b in loader for p in b[2].numpy()}
     pids2 = {int(p) for b in loader for p in b[2].numpy()}
     assert pids1 == pids2 and len(pids1) == 2
-    assert {p.pid for p in multiprocessing.active_children()} == pids1
+    assert new_children() == pids1
     it = iter(loader)
     next(it)  # abandon an epoch half-way: the next one must still be complete
     del it
@@ -247,7 +256,7 @@ def test_persistent_workers_survive_epochs_and_stop_with_the_loader() -> None:
 def test_persistent_pool_that_lost_a_worker_is_replaced() -> None:
     loader = DataLoader(WhoAmI(), batch_size=2, num_workers=2, persistent_workers=True)
     pids = {int(p) for b in loader for p in b[2].numpy()}
-    victim = multiprocessing.active_children()[0]
+    victim = next(p for p in multiprocessing.active_children() if p.pid in pids)
     victim.kill()
     victim.join()
     new_pids = {int(p) for b in loader for p in b[2].numpy()}
