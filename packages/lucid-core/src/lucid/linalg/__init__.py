@@ -1,0 +1,56 @@
+"""``lucid.linalg`` (``torch.linalg``): decompositions, inverses, determinants and norms.
+
+Forwards run on the backend's ``xp.linalg``; gradients follow PyTorch's formulas and are
+differentiable again. Cases PyTorch leaves undefined stay undefined here: the singular vectors
+at repeated singular values, the eigenvectors at repeated eigenvalues, log|det| at a singular
+matrix (see each function's docstring).
+"""
+
+from __future__ import annotations
+
+from lucid._tensor import Tensor as _Tensor
+from lucid.linalg._common import LinAlgError
+from lucid.linalg._decomp import (
+    EighResult,
+    QRResult,
+    SVDResult,
+    cholesky,
+    eigh,
+    eigvalsh,
+    qr,
+    svd,
+    svdvals,
+)
+from lucid.linalg._inverse import (
+    SlogdetResult,
+    det,
+    inv,
+    matrix_power,
+    pinv,
+    slogdet,
+    solve,
+)
+from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
+from lucid.ops.blas import cross as _cross
+
+
+def cross(input: _Tensor, other: _Tensor, *, dim: int = -1) -> _Tensor:  # noqa: A002
+    """The cross product of 3-vectors along ``dim`` (default the last one)."""
+    return _cross(input, other, dim=dim)
+
+
+def multi_dot(tensors: list[_Tensor]) -> _Tensor:
+    """The product of a chain of matrices (the first/last may be vectors), left to right."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    out = tensors[0]
+    for t in tensors[1:]:
+        out = out @ t
+    return out
+
+
+__all__ = [
+    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross",
+    "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+    "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+]  # fmt: skip

@@ -1,0 +1,61 @@
+"""Shared checks and small helpers for lucid.linalg."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed (singular matrix, not positive-definite, no convergence)."""
+
+
+def check_matrix(name: str, a: Any, square: bool = True) -> Tensor:
+    """``a`` as a floating tensor of shape (*, m, n), square when asked."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"linalg.{name}: expected a Tensor, got {type(a).__name__}")
+    if a.ndim < 2:
+        raise RuntimeError(
+            f"linalg.{name}: The input tensor A must have at least 2 dimensions, got {a.ndim}"
+        )
+    if square and a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(
+            f"linalg.{name}: A must be batches of square matrices, but they are "
+            f"{a.shape[-2]} by {a.shape[-1]} matrices"
+        )
+    if a.dtype.category < _dtype.FLOAT:
+        return a.to(_dtype.get_default_dtype())
+    return a
+
+
+def lapack(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a backend routine, turning its linear-algebra failure into :class:`LinAlgError`."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        if "LinAlgError" not in type(exc).__name__ and "linalg" not in str(exc).lower():
+            raise
+        raise LinAlgError(f"linalg.{name}: {exc}") from None
+
+
+def eye_like(a: Tensor) -> Tensor:
+    """The identity with ``a``'s trailing square shape, dtype and device."""
+    from lucid._creation import eye
+
+    n = a.shape[-1]
+    return eye(n, dtype=a.dtype, device=a.device)  # type: ignore[no-any-return]
+
+
+def off_diagonal_quotient(num: Tensor, vals: Tensor) -> Tensor:
+    """``num[i, j] / (vals[j] - vals[i])`` off the diagonal, 0 on it.
+
+    NOTE: where two values coincide (repeated eigenvalues / singular values) the quotient is
+    infinite: the derivative of the vectors is undefined there, as in PyTorch.
+    """
+    e = vals.unsqueeze(-2) - vals.unsqueeze(-1)
+    eye = eye_like(e)
+    out: Tensor = num * (1 - eye) / (e + eye)
+    return out

@@ -1,0 +1,220 @@
+"""Inverses and determinants: inv, solve, det, slogdet, pinv, matrix_power."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.linalg._common import check_matrix, eye_like, lapack
+
+
+class Inv(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        out = lapack("inv", ctx.xp.linalg.inv, a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (y,) = ctx.saved_tensors
+        return -(y.mT @ g @ y.mT)
+
+
+def inv(A: Tensor) -> Tensor:  # noqa: N803
+    """The inverse of each square matrix; a singular one raises :class:`LinAlgError`."""
+    return Inv.apply(check_matrix("inv", A))  # type: ignore[no-any-return]
+
+
+class Solve(Function):
+    """``X`` with ``A @ X = B`` (B a batch of matrices)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        out = lapack("solve", ctx.xp.linalg.solve, a, b)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, x = ctx.saved_tensors
+        gb = Solve.apply(a.mT, g)
+        ga = -(gb @ x.mT) if ctx.needs_input_grad[0] else None
+        return ga, gb
+
+
+def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
+    """The solution ``X`` of ``A @ X = B`` (``X @ A = B`` with ``left=False``).
+
+    ``B`` may be a batch of vectors (shape ``A.shape[:-1]``) or of matrices.
+    """
+    a = check_matrix("solve", A)
+    if not left:
+        return solve(a.mT, B.mT).mT
+    vector = B.ndim == 1 or (B.ndim == a.ndim - 1 and B.shape == a.shape[:-1])
+    b = B.unsqueeze(-1) if vector else B
+    if b.shape[-2] != a.shape[-1]:
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+            f"({a.shape[-2]}x{a.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})"
+        )
+    if b.dtype is not a.dtype:
+        b = b.to(a.dtype)
+    lead = _broadcast(a.shape[:-2], b.shape[:-2])
+    a = a.expand(lead + a.shape[-2:])
+    b = b.expand(lead + b.shape[-2:])
+    x: Tensor = Solve.apply(a, b)
+    return x.squeeze(-1) if vector else x
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        raise RuntimeError(f"linalg: batch shapes {list(a)} and {list(b)} are not broadcastable")
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+class Det(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        out = ctx.xp.linalg.det(a)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # d det(A) = det(A) tr(A^-1 dA). At a singular A the cofactor matrix is still the
+        # gradient: it is computed from the SVD there (rank n-1; lower ranks give zero).
+        a, d = ctx.saved_tensors
+        if bool((d == 0).any()):
+            return g.unsqueeze(-1).unsqueeze(-1) * _cofactor(a)
+        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+
+
+def _cofactor(a: Tensor) -> Tensor:
+    """``adj(A)^T`` through the SVD: det(U V^T) * U diag(prod_{j != i} s_j) V^T."""
+    from lucid.linalg._decomp import svd
+
+    u, s, vh = svd(a, full_matrices=False)
+    xp = a.backend.xp
+    sign = Tensor._make(xp.linalg.det(u.data) * xp.linalg.det(vh.data), a.backend)
+    n = s.shape[-1]
+    prods = []
+    for i in range(n):
+        others = [s.narrow(-1, j, 1) for j in range(n) if j != i]
+        p = others[0] if others else s.narrow(-1, i, 1) * 0 + 1
+        for o in others[1:]:
+            p = p * o
+        prods.append(p)
+    from lucid.ops.join import cat
+
+    prod_except: Tensor = cat(prods, -1)
+    scaled = u * prod_except.unsqueeze(-2)
+    out: Tensor = sign.unsqueeze(-1).unsqueeze(-1) * (scaled @ vh)
+    return out
+
+
+def det(A: Tensor) -> Tensor:  # noqa: N803
+    """The determinant of each square matrix (differentiable also where A is singular)."""
+    return Det.apply(check_matrix("det", A))  # type: ignore[no-any-return]
+
+
+class SlogdetResult(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class Slogdet(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        sign, logabs = ctx.xp.linalg.slogdet(a)
+        ctx.mark_non_differentiable(sign)
+        ctx.save_for_backward(a)
+        return sign, logabs
+
+    @staticmethod
+    def backward(ctx: Any, g_sign: Tensor, g: Tensor) -> Any:
+        (a,) = ctx.saved_tensors
+        return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+
+
+def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
+    """``(sign, log|det|)``: the determinant without overflow; ``log|det|`` is differentiable.
+
+    At a singular matrix log|det| is -inf and its gradient is undefined (as in PyTorch).
+    """
+    sign, logabs = Slogdet.apply(check_matrix("slogdet", A))
+    return SlogdetResult(sign, logabs)
+
+
+class Pinv(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, atol: float | None, rtol: float | None, hermitian: bool) -> Any:
+        xp = ctx.xp
+        m, n = a.shape[-2], a.shape[-1]
+        if rtol is None:
+            eps = _eps(ctx.backend.dtype_of(a))
+            rtol = 0.0 if atol is not None and atol > 0 else max(m, n) * eps
+        if hermitian:
+            w, q = lapack("pinv", xp.linalg.eigh, a)
+            s, u, vh = xp.abs(w), q * xp.sign(w)[..., None, :], xp.swapaxes(q, -1, -2)
+        else:
+            u, s, vh = lapack("pinv", xp.linalg.svd, a, full_matrices=False)
+        smax = xp.max(s, axis=-1, keepdims=True) if s.shape[-1] else s
+        cutoff = xp.maximum(atol or 0.0, rtol * smax)
+        s_inv = xp.where(s > cutoff, 1.0 / xp.where(s > cutoff, s, 1.0), 0.0)
+        out = xp.matmul(xp.swapaxes(vh, -1, -2) * s_inv[..., None, :], xp.swapaxes(u, -1, -2))
+        out = out.astype(a.dtype)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # Golub & Pereyra: valid where the rank is locally constant (as PyTorch's formula).
+        a, p = ctx.saved_tensors
+        pt = p.mT
+        proj_rows = eye_like(a @ p) - a @ p
+        proj_cols = eye_like(p @ a) - p @ a
+        ga = -(pt @ g @ pt) + proj_rows @ g.mT @ (p @ pt) + (pt @ p) @ g.mT @ proj_cols
+        return ga, None, None, None
+
+
+def _eps(dt: Any) -> float:
+    return 2.220446049250313e-16 if dt.itemsize >= 8 else 1.1920928955078125e-07
+
+
+def pinv(
+    A: Tensor,  # noqa: N803
+    *,
+    atol: float | None = None,
+    rtol: float | None = None,
+    hermitian: bool = False,
+) -> Tensor:
+    """The Moore-Penrose pseudo-inverse; singular values below ``max(atol, rtol * s_max)`` are
+    treated as zero (``rtol`` defaults to ``max(m, n) * eps``, as PyTorch)."""
+    a = check_matrix("pinv", A, square=hermitian)
+    return Pinv.apply(a, atol, rtol, hermitian)  # type: ignore[no-any-return]
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
+    """``A`` multiplied by itself ``n`` times (``n < 0`` uses the inverse; ``n == 0`` gives I)."""
+    a = check_matrix("matrix_power", A)
+    if not isinstance(n, int):
+        raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
+    if n == 0:
+        out: Tensor = eye_like(a).expand(a.shape)
+        return out
+    if n < 0:
+        a, n = inv(a), -n
+    result: Tensor | None = None
+    base = a
+    while n:  # square-and-multiply: O(log n) products
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    assert result is not None
+    return result

@@ -1,0 +1,174 @@
+"""Norms: vector_norm, matrix_norm, norm (``torch.linalg`` semantics), matrix_rank."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lucid import _dtype
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.ops._util import normalize_dim, normalize_dims
+
+
+class VectorNorm(Function):
+    """``(sum |x|^p)^(1/p)`` over ``dims``, with a zero gradient where the norm is 0."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:
+        xp = ctx.xp
+        ax = xp.abs(x)
+        if p == math.inf:
+            out = xp.max(ax, axis=dims, keepdims=True)
+        elif p == -math.inf:
+            out = xp.min(ax, axis=dims, keepdims=True)
+        elif p == 0:
+            out = xp.sum(ax != 0, axis=dims, keepdims=True).astype(ax.dtype)
+        elif p == 1:
+            out = xp.sum(ax, axis=dims, keepdims=True)
+        elif p == 2:
+            out = xp.sqrt(xp.sum(ax * ax, axis=dims, keepdims=True))
+        else:
+            out = xp.sum(ax**p, axis=dims, keepdims=True) ** (1.0 / p)
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        result = out if keepdim else xp.squeeze(out, axis=dims)
+        ctx.save_for_backward(x, result)  # the output itself, so double backward sees it
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # NOTE: at x = 0 the norm has a kink; like PyTorch the gradient there is 0.
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        if not ctx.keepdim:
+            shape = list(x.shape)
+            for d in ctx.dims:
+                shape[d] = 1
+            g, norm = g.reshape(tuple(shape)), norm.reshape(tuple(shape))
+        if p == 0:
+            return x * 0, None, None, None
+        if p in (math.inf, -math.inf):
+            hit = (x.abs() == norm).to(x.dtype)
+            coef = x.sign() * hit / hit.sum(dim=ctx.dims, keepdim=True)
+        elif p == 1:
+            coef = x.sign()
+        else:
+            safe = norm.where(norm > 0, 1.0)
+            coef = x.sign() * (x.abs() / safe) ** (p - 1)
+            coef = coef.where(norm > 0, 0.0)
+        return g * coef, None, None, None
+
+
+def vector_norm(
+    x: Tensor,
+    ord: float = 2,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """The ``ord``-norm of ``x`` over ``dim`` (all entries when None), as a vector."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(x).__name__}")
+    if dtype is not None:
+        x = x.to(_dtype.to_dtype(dtype))
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            f"{x.dtype.name.capitalize()}"
+        )
+    if not isinstance(ord, (int, float)):
+        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    if x.ndim == 0:
+        return x.abs() if float(ord) != 0 else (x != 0).to(x.dtype)
+    if x.numel() == 0 and float(ord) < 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the negative norm of an empty tensor")
+    return VectorNorm.apply(x, float(ord), dims, keepdim)  # type: ignore[no-any-return]
+
+
+def matrix_norm(
+    A: Tensor,  # noqa: N803
+    ord: Any = "fro",  # noqa: A002
+    dim: tuple[int, int] = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """Matrix norms: "fro", "nuc", inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
+    from lucid.linalg._decomp import svdvals
+
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
+                           f"dimensions, got {A.ndim}")  # fmt: skip
+    if dtype is not None:
+        A = A.to(_dtype.to_dtype(dtype))
+    r, c = (normalize_dim(d, A.ndim) for d in dim)
+    if r == c:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different, got {dim}")
+    if ord == "fro":
+        return vector_norm(A, 2, (r, c), keepdim)
+    moved = A.movedim((r, c), (-2, -1))
+    if ord in ("nuc", 2, -2):
+        s = svdvals(moved)
+        out: Tensor = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+    elif ord in (math.inf, -math.inf, 1, -1):
+        sums = moved.abs().sum(-1 if ord in (math.inf, -math.inf) else -2)
+        out = sums.amax(-1) if ord in (math.inf, 1) else sums.amin(-1)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if keepdim:
+        for d in sorted((r, c)):
+            out = out.unsqueeze(d)
+    return out
+
+
+def norm(
+    A: Tensor,  # noqa: N803
+    ord: Any = None,  # noqa: A002
+    dim: Any = None,
+    keepdim: bool = False,
+    *,
+    dtype: Any = None,
+) -> Tensor:
+    """``torch.linalg.norm``: a vector norm over one dim, a matrix norm over two.
+
+    With ``ord=None`` and ``dim=None`` the 2-norm of the flattened input; with ``ord`` set and
+    ``dim=None`` the input must be 1-D or 2-D.
+    """
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {A.ndim}D.")  # fmt: skip
+        dim = tuple(range(A.ndim))
+    if len(dim) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) == 2:
+        return matrix_norm(A, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dim}")
+
+
+def matrix_rank(
+    A: Tensor,  # noqa: N803
+    *,
+    atol: float | None = None,
+    rtol: float | None = None,
+    hermitian: bool = False,
+) -> Tensor:
+    """The number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient)."""
+    from lucid.linalg._decomp import eigvalsh, svdvals
+
+    a = A.detach()
+    s = eigvalsh(a).abs() if hermitian else svdvals(a)
+    m, n = a.shape[-2], a.shape[-1]
+    if rtol is None:
+        eps = 2.220446049250313e-16 if a.dtype.itemsize >= 8 else 1.1920928955078125e-07
+        rtol = 0.0 if atol is not None and atol > 0 else max(m, n) * eps
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s
+    cutoff = (smax * rtol).clamp_min(atol or 0.0)
+    rank: Tensor = (s > cutoff).sum(-1)
+    return rank
