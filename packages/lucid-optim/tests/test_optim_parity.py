@@ -408,3 +408,35 @@ def test_reduce_on_plateau_matches_torch(options: dict[str, Any]) -> None:
         assert l_sched.get_last_lr() == pytest.approx(t_sched.get_last_lr(), rel=1e-12)
         assert l_sched.num_bad_epochs == t_sched.num_bad_epochs
         assert l_sched.best == t_sched.best
+
+
+EPOCH_CASES: dict[str, SchedFactory] = {
+    "warm-restarts": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.01),
+    "warm-restarts-1": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3),
+    "step": lambda m, o: m.StepLR(o, step_size=4, gamma=0.5),
+    "multistep": lambda m, o: m.MultiStepLR(o, milestones=[3, 9, 9], gamma=0.5),
+    "linear": lambda m, o: m.LinearLR(o, start_factor=0.2, total_iters=12),
+    "cosine": lambda m, o: m.CosineAnnealingLR(o, T_max=10, eta_min=0.001),
+    "polynomial": lambda m, o: m.PolynomialLR(o, total_iters=15, power=0.5),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("case", sorted(EPOCH_CASES))
+def test_scheduler_step_with_epoch_matches_torch(case: str) -> None:
+    """The deprecated ``step(epoch)`` (closed forms; fractional epochs for warm restarts)."""
+    epochs = [0.5, 1.25, 3, 2, 7.5, 7.75, 12, 20.5, 40] if "restarts" in case else [1, 4, 2, 9, 30]
+    results = []
+    for lib, opt_mod, sched_mod in [
+        (torch, torch.optim, torch.optim.lr_scheduler),
+        (lucid, optim, lrs),
+    ]:
+        opt = _two_group_sgd(lib, opt_mod)
+        sched = EPOCH_CASES[case](sched_mod, opt)
+        seq = []
+        for epoch in epochs:
+            opt.step()
+            sched.step(epoch)
+            seq.append(list(sched.get_last_lr()))
+        results.append(seq)
+    np.testing.assert_allclose(np.array(results[1]), np.array(results[0]), rtol=1e-12)
