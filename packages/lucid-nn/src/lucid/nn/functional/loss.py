@@ -243,15 +243,18 @@ class _CrossEntropy(Function):
         logp = shifted - xp.log(sum_e)
         valid = t != ignore_index
         tt = xp.where(valid, t, 0)
+        if not ctx.backend.is_lazy:  # a bounds check on a lazy device would sync every step
+            _check_bounds(int(xp.max(tt)) if m else 0, int(xp.min(tt)) if m else 0, c)
         validf = valid.astype(x.dtype)
         w_t = validf if w is None else xp.take(w, tt) * validf
-        picked = xp.take_along_axis(logp, tt.reshape(m, 1), axis=1).reshape(m)
+        rows = xp.arange(m)
+        picked = logp[rows, tt]
         loss = -(w_t * picked)
         if smoothing > 0:
             wl = logp if w is None else logp * w
             smooth = -xp.sum(wl, axis=1) * validf
             loss = loss * (1 - smoothing) + smooth * (smoothing / c)
-        ctx.probs, ctx.tt, ctx.w_t, ctx.validf = e / sum_e, tt, w_t, validf
+        ctx.probs, ctx.rows, ctx.tt, ctx.w_t, ctx.validf = e / sum_e, rows, tt, w_t, validf
         ctx.w, ctx.smoothing, ctx.reduction = w, smoothing, reduction
         if reduction == "none":
             return loss
@@ -271,7 +274,7 @@ class _CrossEntropy(Function):
         # that is a - p * sum(a).
         a_sum = w_t * (1 - eps)
         grad = probs * a_sum.reshape(m, 1)
-        rows = xp.arange(m)
+        rows = ctx.rows
         if eps > 0:
             wv = xp.ones(c, dtype=probs.dtype) if ctx.w is None else ctx.w
             grad = grad + probs * (ctx.validf * (eps / c) * xp.sum(wv)).reshape(m, 1)
@@ -339,14 +342,24 @@ def cross_entropy(
     if target.dtype.is_floating_point:
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     _check_class_target("cross_entropy", input, target)
-    _check_targets("cross_entropy", target, c, ignore_index)
+    if target.dtype is _dtype.bool_ or target.dtype.is_complex:
+        raise RuntimeError(
+            f"cross_entropy: expected target of an integer dtype, got {target.dtype}"
+        )
     x = _class_last(input)
     w = None if weight is None else weight.to(input.dtype).data
-    loss = _CrossEntropy.apply(x, target.reshape(-1).data, w, int(ignore_index),
-                               float(label_smoothing), reduction)  # fmt: skip
+    flat = target if target.ndim == 1 else target.reshape(-1)
+    loss = _CrossEntropy.apply(x, flat.data, w, int(ignore_index), float(label_smoothing),
+                               reduction)  # fmt: skip
     if reduction == "none":
         return loss.reshape(*target.shape)  # type: ignore[no-any-return]
     return loss  # type: ignore[no-any-return]
+
+
+def _check_bounds(hi: int, lo: int, c: int, name: str = "cross_entropy") -> None:
+    if hi >= c or lo < 0:
+        bad = hi if hi >= c else lo
+        raise IndexError(f"{name}: Target {bad} is out of bounds (expected classes in [0, {c}))")
 
 
 def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None:
@@ -359,9 +372,7 @@ def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None
     valid = target != ignore_index
     hi = int((target * valid.to(target.dtype)).max().item())
     lo = int((target * valid.to(target.dtype)).min().item())
-    if hi >= c or lo < 0:
-        bad = hi if hi >= c else lo
-        raise IndexError(f"{name}: Target {bad} is out of bounds (expected classes in [0, {c}))")
+    _check_bounds(hi, lo, c, name)
 
 
 def _cross_entropy_probs(
