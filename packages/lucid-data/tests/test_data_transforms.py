@@ -200,8 +200,21 @@ def test_color_jitter_brightness_and_ranges() -> None:
     np.testing.assert_allclose(gray[0], gray[1], atol=1e-6)  # saturation 0: grey image
     same = T.ColorJitter(contrast=(1.0, 1.0))(x)
     np.testing.assert_allclose(same, x)
-    with pytest.raises(NotImplementedError, match="hue"):
-        T.ColorJitter(hue=0.1)
+    with pytest.raises(ValueError, match=r"hue values should be between \(-0.5, 0.5\)"):
+        T.ColorJitter(hue=0.7)
+
+
+def test_color_jitter_hue_rotates_the_colour_wheel() -> None:
+    red = np.zeros((3, 2, 2), np.float32)
+    red[0] = 1.0
+    green = T.ColorJitter(hue=(1 / 3, 1 / 3))(red)
+    np.testing.assert_allclose(green[:, 0, 0], [0.0, 1.0, 0.0], atol=1e-5)
+    x = np.random.default_rng(1).random((3, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(T.ColorJitter(hue=(0.0, 0.0))(x), x, atol=1e-6)
+    full_turn = T.ColorJitter(hue=(0.5, 0.5))(T.ColorJitter(hue=(0.5, 0.5))(x))
+    np.testing.assert_allclose(full_turn, x, atol=1e-5)
+    gray = np.full((1, 2, 2), 0.3, np.float32)
+    np.testing.assert_array_equal(T.ColorJitter(hue=0.2)(gray), gray)
 
 
 def test_tensors_on_cpu_stay_tensors_through_geometric_transforms() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from . import functional
+from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
     CenterCrop,
-    ColorJitter,
     Compose,
     Lambda,
     Normalize,

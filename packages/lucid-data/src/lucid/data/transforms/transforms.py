@@ -20,7 +20,6 @@ from .functional import InterpolationMode
 
 __all__ = [
     "CenterCrop",
-    "ColorJitter",
     "Compose",
     "Lambda",
     "Normalize",
@@ -342,78 +341,3 @@ class RandomRotation:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(degrees={self.degrees})"
-
-
-def _jitter_range(value: float | Sequence[float], name: str, center: float) -> tuple[float, float]:
-    if isinstance(value, (int, float, np.number)):
-        v = float(value)
-        if v < 0:
-            raise ValueError(f"If {name} is a single number, it must be non negative.")
-        return max(center - v, 0.0), center + v
-    if len(value) != 2:
-        raise ValueError(f"{name} should be a single number or a sequence of length 2.")
-    return float(value[0]), float(value[1])
-
-
-class ColorJitter:
-    """Randomly change brightness, contrast and saturation (factors drawn per call, applied in
-    a random order). Works on float images in [0, 1] (``C x H x W``, 1 or 3 channels) and on
-    uint8 ``H x W x C`` images."""
-
-    def __init__(
-        self,
-        brightness: float | Sequence[float] = 0,
-        contrast: float | Sequence[float] = 0,
-        saturation: float | Sequence[float] = 0,
-        hue: float = 0,
-    ) -> None:
-        if hue != 0:
-            raise NotImplementedError("ColorJitter: hue jitter is not implemented; use hue=0")
-        self.brightness = _jitter_range(brightness, "brightness", 1.0)
-        self.contrast = _jitter_range(contrast, "contrast", 1.0)
-        self.saturation = _jitter_range(saturation, "saturation", 1.0)
-        self.hue = hue
-
-    def __call__(self, img: Any) -> Any:
-        arr, wrap = F.unwrap(img)
-        hwc = isinstance(img, np.ndarray) and arr.dtype == np.uint8
-        x = arr.astype(np.float32) / 255 if hwc else arr.astype(np.float32)
-        if hwc:
-            x = x[None] if x.ndim == 2 else np.moveaxis(x, -1, 0)
-        rng = numpy_rng()
-        for op in rng.permutation(3).tolist():
-            low, high = (self.brightness, self.contrast, self.saturation)[op]
-            if (low, high) == (1.0, 1.0):
-                continue
-            x = _adjust(x, op, float(rng.uniform(low, high)))
-        if hwc:
-            x = x[0] if arr.ndim == 2 else np.moveaxis(x, 0, -1)
-            return wrap(np.clip(np.rint(x * 255), 0, 255).astype(np.uint8))
-        return wrap(x.astype(arr.dtype, copy=False))
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(brightness={self.brightness}, contrast={self.contrast}, "
-            f"saturation={self.saturation})"
-        )
-
-
-def _gray(x: np.ndarray) -> np.ndarray:
-    if x.shape[-3] == 1:
-        return x
-    r, g, b = x[..., 0, :, :], x[..., 1, :, :], x[..., 2, :, :]
-    gray: np.ndarray = (0.299 * r + 0.587 * g + 0.114 * b)[..., None, :, :]
-    return gray
-
-
-def _blend(a: np.ndarray, b: np.ndarray | float, factor: float) -> np.ndarray:
-    out: np.ndarray = np.clip(factor * a + (1 - factor) * b, 0, 1)
-    return out
-
-
-def _adjust(x: np.ndarray, op: int, factor: float) -> np.ndarray:
-    if op == 0:  # brightness
-        return _blend(x, 0.0, factor)
-    if op == 1:  # contrast: towards the mean grey level
-        return _blend(x, float(_gray(x).mean()), factor)
-    return _blend(x, _gray(x), factor)  # saturation
