@@ -171,6 +171,21 @@ def test_worker_init_fn_sees_worker_ids_and_random_state_differs() -> None:
     assert not np.allclose(a, b)
 
 
+class NumpyNoise(Dataset[float]):
+    def __getitem__(self, i: int) -> float:
+        return float(np.random.rand())
+
+    def __len__(self) -> int:
+        return 8
+
+
+def test_workers_do_not_repeat_the_global_numpy_stream() -> None:
+    values = np.concatenate(
+        [b.numpy() for b in DataLoader(NumpyNoise(), batch_size=2, num_workers=2)]
+    )
+    assert len(set(values.tolist())) == 8
+
+
 def test_iterable_dataset_split_across_workers() -> None:
     loader = DataLoader(Shards(23), batch_size=4, num_workers=3)
     values = np.concatenate([b.numpy() for b in loader]).tolist()

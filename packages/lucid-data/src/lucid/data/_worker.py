@@ -11,6 +11,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 import lucid
 
 from ._fetch import IterableFetcher, make_fetcher
@@ -121,7 +123,9 @@ class WorkerConfig:
 
 
 def _seed_worker(seed: int) -> None:
+    """Seed every stream a dataset may use, so forked workers never repeat each other."""
     random.seed(seed)
+    np.random.seed(seed % 2**32)  # the legacy global numpy stream (np.random.rand, ...)
     lucid.manual_seed(seed)
 
 
