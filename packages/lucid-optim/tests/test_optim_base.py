@@ -308,3 +308,30 @@ def test_pickle_round_trip_keeps_working() -> None:
     opt.step()
     np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
     clone.register_step_post_hook(lambda *a: None)
+
+
+def test_custom_step_override_still_runs_hooks_once() -> None:
+    class Halve(optim.Optimizer):
+        def __init__(self, params: Any) -> None:
+            super().__init__(params, {"lr": 0.5})
+
+        def step(self, closure: Any = None) -> Any:
+            with lucid.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.mul_(group["lr"])
+            return super().step(closure)  # the base step has nothing to update: no grads
+
+    p = leaf(4.0)
+    opt = Halve([p])
+    calls: list[str] = []
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+    opt.step()
+    assert p.tolist() == [2.0] and calls == ["pre", "post"]
+    sched = optim.lr_scheduler.StepLR(opt, step_size=1)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "scheduler before optimizer" warning
+        sched.step()

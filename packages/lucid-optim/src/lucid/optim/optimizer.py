@@ -14,6 +14,7 @@ Whole-problem algorithms (LBFGS) override ``_step(closure)`` instead.
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
@@ -98,6 +99,8 @@ class Optimizer:
     # Updates that are linear in the gradient act on complex numbers as on (real, imag) pairs,
     # as PyTorch's view_as_real does; the others would square complex values.
     _supports_complex = False
+    _in_step = False
+    _opt_called = False  # set by the first step(); schedulers check it
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -209,24 +212,16 @@ class Optimizer:
                         p.grad = p.grad.detach()
                         p.grad.zero_()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A subclass that writes its own ``step`` (PyTorch style) still runs the step hooks
+        # and tells schedulers that the optimizer has stepped.
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _with_step_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once; ``closure`` re-evaluates the model and returns the loss."""
-        args: tuple[Any, ...] = (closure,) if closure is not None else ()
-        kwargs: dict[str, Any] = {}
-        for pre_hook in list(self._optimizer_step_pre_hooks.values()):
-            result = pre_hook(self, args, kwargs)
-            if result is not None:
-                if not (isinstance(result, tuple) and len(result) == 2):
-                    raise RuntimeError(
-                        f"{pre_hook} must return None or a tuple of (new_args, new_kwargs), "
-                        f"but got {result}."
-                    )
-                args, kwargs = result
-        self._opt_called = True
-        out = self._step(*args, **kwargs)
-        for post_hook in list(self._optimizer_step_post_hooks.values()):
-            post_hook(self, args, kwargs)
-        return out
+        return self._step(closure)
 
     def _step(self, closure: Callable[[], Any] | None = None) -> Any:
         loss = None
@@ -379,6 +374,39 @@ class Optimizer:
         self.param_groups = new_groups
         for post_hook in list(self._optimizer_load_state_dict_post_hooks.values()):
             post_hook(self)
+
+
+def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a ``step`` method so that the step pre/post hooks run around it (once, even when
+    an overriding ``step`` calls ``super().step()``)."""
+
+    @functools.wraps(step)
+    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if self._in_step:
+            return step(self, *args, **kwargs)
+        for pre_hook in list(self._optimizer_step_pre_hooks.values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{pre_hook} must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {result}."
+                    )
+                args, kwargs = result
+        self._opt_called = True
+        self._in_step = True
+        try:
+            out = step(self, *args, **kwargs)
+        finally:
+            self._in_step = False
+        for post_hook in list(self._optimizer_step_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+
+    return wrapper
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
 def _typename(obj: Any) -> str:
