@@ -81,7 +81,7 @@ from lucid.random import (  # noqa: E402
     set_rng_state,
 )
 
-from lucid import linalg, special  # noqa: E402
+from lucid import linalg, special, viz  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
 
 _tensor._install_methods()
