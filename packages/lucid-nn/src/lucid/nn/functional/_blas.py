@@ -76,7 +76,7 @@ class _Threads:
         libs = self.libs()
         if not libs:
             return 1
-        return max(1, min(min(lib.num_threads for lib in libs), os.cpu_count() or 1))
+        return max(1, min(int(min(lib.num_threads for lib in libs)), os.cpu_count() or 1))
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
         with self._lock:

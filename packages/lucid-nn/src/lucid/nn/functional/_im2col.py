@@ -232,8 +232,8 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
         dcol = xp.reshape(dcol, (groups, m, *g.out_size, *g.kernel, cg))
         dpad = xp.zeros((m, *g.padded, groups, cg), dtype=dy.dtype)
         for tap in g.all_taps():
-            src = dcol[(slice(None), slice(None), *([slice(None)] * nd), *tap)]
-            dpad[(slice(None), *g.tap_slices(tap))] += xp.transpose(src, to_nhwgc)
+            src = dcol[(slice(None),) * (nd + 2) + tap]
+            dpad[(slice(None),) + g.tap_slices(tap)] += xp.transpose(src, to_nhwgc)
         return xp.reshape(dpad, (m, *g.padded, c))[crop]
 
     ranges = chunks(n, rows_per * c * g.taps * dy.itemsize)

@@ -55,9 +55,9 @@ class _Fold(Function):
         blocks = xp.reshape(cols, (n, c, *g.kernel, *g.out_size))
         out = xp.zeros((n, c, *g.padded), dtype=cols.dtype)
         for tap in g.all_taps():
-            out[(*_ALL, *g.tap_slices(tap))] += blocks[(*_ALL, *tap)]
+            out[_ALL + g.tap_slices(tap)] += blocks[_ALL + tap]
         crop = tuple(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size))
-        return out[(*_ALL, *crop)]
+        return out[_ALL + crop]
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:

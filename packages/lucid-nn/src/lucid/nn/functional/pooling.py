@@ -54,7 +54,7 @@ def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, 
     """Sum ``parts(tap_number, tap)`` into a zero padded input at each tap's positions; crop."""
     out = xp.zeros((*shape[:2], *g.padded), dtype=dtype)
     for t, tap in enumerate(g.all_taps()):
-        out[(*_ALL, *g.tap_slices(tap))] += parts(t)
+        out[_ALL + g.tap_slices(tap)] += parts(t)
     return out[_crop(g)]
 
 
@@ -62,9 +62,10 @@ def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, 
 def _max_forward(xp: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
     """The max over each window and the number of the first tap that holds it (NaN wins)."""
     xpad = _pad(xp, x, g, -math.inf)
-    best = idx = None
+    best: Any = None
+    idx: Any = None
     for t, tap in enumerate(g.all_taps()):
-        v = xpad[(*_ALL, *g.tap_slices(tap))]
+        v = xpad[_ALL + g.tap_slices(tap)]
         if best is None:
             best = v
             idx = xp.zeros(v.shape, dtype=xp.int32)
@@ -115,7 +116,7 @@ class _MaxPoolGather(Function):
         hpad = _pad(xp, h, geom, 0.0)
         out = xp.zeros(idx.shape, dtype=h.dtype)
         for t, tap in enumerate(geom.all_taps()):
-            out = xp.where(idx == t, hpad[(*_ALL, *geom.tap_slices(tap))], out)
+            out = xp.where(idx == t, hpad[_ALL + geom.tap_slices(tap)], out)
         return out
 
     @staticmethod
@@ -171,7 +172,7 @@ def _inv_divisor(
     """1 / (elements averaged) for each output position, PyTorch's rule (broadcastable)."""
     if override:
         return xp.asarray(1.0 / override, dtype=dtype)
-    inv = None
+    inv: Any = None
     for a in range(g.nd):
         start = xp.arange(g.out_size[a]) * g.stride[a] - g.pad_lo[a]
         end = xp.minimum(start + g.kernel[a], g.in_size[a] + g.pad_lo[a])
@@ -215,7 +216,7 @@ def _avg_forward(xp: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
     xpad = _pad(xp, x, g, 0.0)
     total = None
     for tap in g.all_taps():
-        v = xpad[(*_ALL, *g.tap_slices(tap))]
+        v = xpad[_ALL + g.tap_slices(tap)]
         if total is None:
             total = v.copy()
         else:
@@ -309,8 +310,8 @@ def _prepare(
     name: str, x: Tensor, nd: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any
 ) -> tuple[Tensor, bool, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     if x.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, "
-                           f"but got input of size: {list(x.shape)}")  # fmt: skip
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for "
+                           f"input, but got input of size: {list(x.shape)}")  # fmt: skip
     batched = x.ndim == nd + 2
     if not batched:
         x = x.unsqueeze(0)
@@ -327,8 +328,9 @@ def _prepare(
                            f"got kernel_size={list(k)}, stride={list(s)}, "
                            f"dilation={list(d)}")  # fmt: skip
     if any(pi < 0 or 2 * pi > di * (ki - 1) + 1 for pi, ki, di in zip(p, k, d)):
-        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but got "
-                           f"pad={list(p)}, kernel_size={list(k)} and dilation={list(d)}")  # fmt: skip
+        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
+                           f"got pad={list(p)}, kernel_size={list(k)} and "
+                           f"dilation={list(d)}")  # fmt: skip
     return x, batched, k, s, p, d
 
 
@@ -466,7 +468,8 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
     for r, (s, e) in enumerate(_bounds(size, out)):
         for j in range(s, e):
             rows[r][j] = 1.0 / (e - s)
-    return lucid.tensor(rows, dtype=like.dtype, device=like.device)
+    matrix: Tensor = lucid.tensor(rows, dtype=like.dtype, device=like.device)
+    return matrix
 
 
 def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
@@ -483,7 +486,8 @@ def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
             dim = 2 + a
             m = _averaging_matrix(in_size[a], out[a], x)
             y = (y.transpose(dim, -1) @ m.t()).transpose(dim, -1)
-    return y if batched else y.squeeze(0)
+    result: Tensor = y if batched else y.squeeze(0)
+    return result
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
@@ -532,7 +536,7 @@ class _AdaptiveMax(Function):
         cells = _cells(in_size, out_size)
         vals, flats = [], []
         for cell in cells:
-            block = x[(*_ALL, *(slice(s, e) for s, e in cell))]
+            block = x[_ALL + tuple(slice(s, e) for s, e in cell)]
             local = xp.argmax(xp.reshape(block, (n, c, -1)), axis=-1)
             vals.append(xp.max(xp.reshape(block, (n, c, -1)), axis=-1))
             flats.append(_local_to_flat(xp, local, cell, in_size))
@@ -592,7 +596,8 @@ def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any
     k = _tuple(kernel_size, nd, "kernel_size")
     pooled = _avg_pool(nd, x.pow(norm_type), k, stride, 0, ceil_mode, True, None)
     area = math.prod(k)
-    return (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)
+    out: Tensor = (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)
+    return out
 
 
 def lp_pool1d(

@@ -13,7 +13,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid import pad as pad
+from lucid.ops.join import pad as pad
 
 __all__ = [
     "interpolate",
@@ -83,13 +83,15 @@ def _linear_taps(
 
 
 def _index(values: list[int], like: Tensor) -> Tensor:
-    return lucid.tensor(values, dtype=lucid.int64, device=like.device)
+    out: Tensor = lucid.tensor(values, dtype=lucid.int64, device=like.device)
+    return out
 
 
 def _weights(values: list[float], dim: int, like: Tensor) -> Tensor:
     shape = [1] * like.ndim
     shape[dim] = len(values)
-    return lucid.tensor(values, dtype=like.dtype, device=like.device).reshape(shape)
+    out: Tensor = lucid.tensor(values, dtype=like.dtype, device=like.device).reshape(shape)
+    return out
 
 
 def interpolate(
@@ -183,7 +185,8 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     n = len(lead)
     y = input.reshape(*lead, c // (r * r), r, r, h, w)
     y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
-    return y.reshape(*lead, c // (r * r), h * r, w * r)
+    out: Tensor = y.reshape(*lead, c // (r * r), h * r, w * r)
+    return out
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -200,4 +203,5 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     n = len(lead)
     y = input.reshape(*lead, c, h // r, r, w // r, r)
     y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
-    return y.reshape(*lead, c * r * r, h // r, w // r)
+    out: Tensor = y.reshape(*lead, c * r * r, h // r, w // r)
+    return out

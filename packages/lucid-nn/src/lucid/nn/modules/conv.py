@@ -30,6 +30,8 @@ class _ConvNd(Module):
 
     _nd = 2
     transposed = False
+    weight: Parameter
+    bias: Parameter | None
 
     def __init__(
         self,
