@@ -440,3 +440,60 @@ def test_scheduler_step_with_epoch_matches_torch(case: str) -> None:
             seq.append(list(sched.get_last_lr()))
         results.append(seq)
     np.testing.assert_allclose(np.array(results[1]), np.array(results[0]), rtol=1e-12)
+
+
+def _to_lucid(value: Any) -> Any:
+    """A torch state dict with its tensors as lucid tensors."""
+    if isinstance(value, torch.Tensor):
+        return lucid.tensor(value.detach().numpy().copy())
+    if isinstance(value, dict):
+        return {k: _to_lucid(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_lucid(v) for v in value)
+    return value
+
+
+RESUME_CASES = [
+    ("SGD", dict(lr=0.05, momentum=0.9)),
+    ("ASGD", dict(lr=0.05, t0=3)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adadelta", dict(lr=1.0)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
+    ("Rprop", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, amsgrad=True)),
+    ("AdamW", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.02)),
+    ("NAdam", dict(lr=0.02)),
+    ("RAdam", dict(lr=0.01)),
+    ("Adafactor", dict(lr=0.01)),
+]
+
+
+@pytest.mark.parametrize("name,options", RESUME_CASES, ids=[n for n, _ in RESUME_CASES])
+def test_resume_from_a_torch_state_dict(name: str, options: dict[str, Any]) -> None:
+    """Torch trains 5 steps; lucid loads its state dict and both continue identically."""
+    init, loss_fn = mlp_problem(np.random.default_rng(0))
+    with torch_default_dtype("float64"):
+        t_params = [torch.tensor(a, requires_grad=True) for a in init]
+        t_opt = getattr(torch.optim, name)(t_params, **options)
+
+        def torch_step() -> None:
+            t_opt.zero_grad()
+            loss_fn(t_params).backward()
+            t_opt.step()
+
+        for _ in range(5):
+            torch_step()
+        l_params = [lucid.tensor(p.detach().numpy().copy(), requires_grad=True) for p in t_params]
+        l_opt = getattr(optim, name)(l_params, **options)
+        l_opt.load_state_dict(_to_lucid(t_opt.state_dict()))
+        for _ in range(5):
+            t_opt.zero_grad()
+            loss_fn(t_params).backward()
+            grads = [p.grad.detach().numpy().copy() for p in t_params]
+            t_opt.step()
+            for lp, g in zip(l_params, grads):
+                lp.grad = lucid.tensor(g)
+            l_opt.step()
+    for lp, tp in zip(l_params, t_params):
+        np.testing.assert_allclose(lp.detach().numpy(), tp.detach().numpy(), rtol=1e-10)

@@ -23,6 +23,7 @@ class ASGD(Optimizer):
     """
 
     _supports_complex = True
+    _scalar_state = ("step", "eta", "mu")
 
     def __init__(
         self,

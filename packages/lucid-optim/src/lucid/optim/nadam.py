@@ -23,6 +23,8 @@ class NAdam(Optimizer):
     :math:`\mu_{t+1}/(1-\prod_{i\le t+1}\mu_i)`. ``decoupled_weight_decay=True`` gives NAdamW.
     """
 
+    _scalar_state = ("step", "mu_product")
+
     def __init__(
         self,
         params: Iterable[Any],

@@ -99,6 +99,9 @@ class Optimizer:
     # Updates that are linear in the gradient act on complex numbers as on (real, imag) pairs,
     # as PyTorch's view_as_real does; the others would square complex values.
     _supports_complex = False
+    # State entries kept as Python numbers; a loaded 0-d tensor (PyTorch keeps ``step`` as
+    # one) becomes a number again.
+    _scalar_state: tuple[str, ...] = ("step",)
     _in_step = False
     _opt_called = False  # set by the first step(); schedulers check it
 
@@ -362,7 +365,12 @@ class Optimizer:
             param = id_map.get(int(key))
             if param is None:
                 continue
-            new_state[param] = {k: _cast_state(param, v, k) for k, v in dict(value).items()}
+            new_state[param] = {
+                k: v.item()
+                if k in self._scalar_state and _is_scalar(v)
+                else _cast_state(param, v, k)
+                for k, v in dict(value).items()
+            }
         new_groups = []
         for group, saved in zip(groups, saved_groups):
             saved = {k: _like(group.get(k), v) for k, v in saved.items()}
@@ -434,6 +442,10 @@ def _check_param(p: Any) -> None:
         )
     if not (p.is_leaf or getattr(p, "retains_grad", False)):
         raise ValueError("can't optimize a non-leaf Tensor")
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, Tensor) and value.ndim == 0
 
 
 def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
