@@ -95,8 +95,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args()
-    print(f"numpy {np.__version__}, torch {torch.__version__ if torch else 'absent'}, "
-          f"lucid {lucid.__version__}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    print(
+        f"numpy {np.__version__}, torch {torch.__version__ if torch else 'absent'}, "
+        f"lucid {lucid.__version__}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}"
+    )
     if torch is not None:
         print(f"torch threads: {torch.get_num_threads()}")
     header = f"{'workload':34s} {'lucid':>11s} {'numpy':>11s} {'torch':>11s} " \

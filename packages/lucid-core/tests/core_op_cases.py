@@ -125,8 +125,9 @@ CASES: list[Case] = [
     Case("std_correction2", lambda L, a: L.std(a, dim=1, correction=2), [(3, 5)]),
     Case("prod", lambda L, a: a.prod(), [(2, 3)], gg=True),
     Case("prod_dim", lambda L, a: a.prod(dim=1, keepdim=True), [(2, 4)]),
-    Case("prod_zero", lambda L, a: (a * L.tensor([1.0, 0.0, 1.0], dtype=a.dtype)).prod(1),
-         [(2, 3)]),  # fmt: skip
+    Case(
+        "prod_zero", lambda L, a: (a * L.tensor([1.0, 0.0, 1.0], dtype=a.dtype)).prod(1), [(2, 3)]
+    ),  # fmt: skip
     Case("max_all", lambda L, a: L.max(a), [(3, 4)], domain="away"),
     Case("max_dim", lambda L, a: L.max(a, dim=1).values, [(3, 4)], domain="away"),
     Case("max_dim_keep", lambda L, a: a.max(0, keepdim=True)[0], [(3, 4)], domain="away"),
@@ -143,8 +144,11 @@ CASES: list[Case] = [
     Case("norm_inf", lambda L, a: L.norm(a, p=float("inf")), [(3, 4)], domain="away"),
     Case("cumsum", lambda L, a: L.cumsum(a, dim=1), [(3, 4)], gg=True),
     Case("cumprod", lambda L, a: L.cumprod(a, dim=1), [(3, 4)], gg=True),
-    Case("cumprod_zero", lambda L, a: L.cumprod(a * L.tensor([1.0, 0.0, 1.0, 0.0],
-                                                              dtype=a.dtype), dim=1), [(2, 4)]),  # fmt: skip
+    Case(
+        "cumprod_zero",
+        lambda L, a: L.cumprod(a * L.tensor([1.0, 0.0, 1.0, 0.0], dtype=a.dtype), dim=1),
+        [(2, 4)],
+    ),  # fmt: skip
     # -- shape and movement --
     Case("reshape", lambda L, a: a.reshape(2, 6), [(3, 4)], gg=True),
     Case("reshape_tuple", lambda L, a: L.reshape(a, (4, -1)), [(3, 4)]),
@@ -172,8 +176,9 @@ CASES: list[Case] = [
     Case("pad_constant", lambda L, a: _pad(L)(a, (1, 2), value=0.5), [(2, 3)]),
     Case("pad_constant_2d", lambda L, a: _pad(L)(a, (1, 0, 0, 2)), [(2, 3)]),
     Case("pad_reflect", lambda L, a: _pad(L)(a, (2, 1), mode="reflect"), [(2, 4)], gg=True),
-    Case("pad_replicate", lambda L, a: _pad(L)(a, (1, 2, 2, 1), mode="replicate"),
-         [(1, 2, 3)]),  # fmt: skip
+    Case(
+        "pad_replicate", lambda L, a: _pad(L)(a, (1, 2, 2, 1), mode="replicate"), [(1, 2, 3)]
+    ),  # fmt: skip
     Case("flip", lambda L, a: a.flip(0), [(3, 2)]),
     Case("flip_list", lambda L, a: L.flip(a, [0, 1]), [(3, 2)]),
     Case("roll", lambda L, a: L.roll(a, 1, 1), [(2, 3)]),
@@ -188,11 +193,16 @@ CASES: list[Case] = [
     Case("gather", lambda L, a: a.gather(1, _idx(L, [[0, 0], [2, 1], [1, 1]])), [(3, 3)]),
     Case("scatter", lambda L, a, s: a.scatter(1, _idx(L, [[0], [2]]), s), [(2, 3), (2, 1)]),
     Case("scatter_value", lambda L, a: a.scatter(0, _idx(L, [[1, 0]]), 2.0), [(2, 2)]),
-    Case("scatter_add", lambda L, a, s: L.scatter_add(a, 0, _idx(L, [[0, 1, 0], [0, 0, 1]]), s),
-         [(2, 3), (2, 3)], gg=True),  # fmt: skip
+    Case(
+        "scatter_add",
+        lambda L, a, s: L.scatter_add(a, 0, _idx(L, [[0, 1, 0], [0, 0, 1]]), s),
+        [(2, 3), (2, 3)],
+        gg=True,
+    ),  # fmt: skip
     Case("index_select", lambda L, a: L.index_select(a, 0, _idx(L, [2, 0, 2])), [(3, 2)]),
-    Case("take_along_dim", lambda L, a: L.take_along_dim(a, _idx(L, [[1], [0]]), 1),
-         [(2, 3)]),  # fmt: skip
+    Case(
+        "take_along_dim", lambda L, a: L.take_along_dim(a, _idx(L, [[1], [0]]), 1), [(2, 3)]
+    ),  # fmt: skip
     Case("narrow", lambda L, a: a.narrow(1, 1, 2), [(2, 4)]),
     Case("getitem_basic", lambda L, a: a[1:, None, ..., ::2], [(3, 4)]),
     Case("getitem_int", lambda L, a: a[-1, 2], [(3, 4)]),
@@ -214,8 +224,11 @@ CASES: list[Case] = [
     Case("einsum_batch", lambda L, a, b: L.einsum("bij,bjk->bik", a, b), [(2, 2, 3), (2, 3, 2)]),
     Case("einsum_reduce", lambda L, a, b: L.einsum("ij,j->", a, b), [(2, 3), (3,)]),
     Case("einsum_implicit", lambda L, a, b: L.einsum("ij,jk", a, b), [(2, 3), (3, 4)]),
-    Case("einsum_ellipsis", lambda L, a, b: L.einsum("...ij,...jk->...ik", a, b),
-         [(2, 2, 3), (2, 3, 1)]),  # fmt: skip
+    Case(
+        "einsum_ellipsis",
+        lambda L, a, b: L.einsum("...ij,...jk->...ik", a, b),
+        [(2, 2, 3), (2, 3, 1)],
+    ),  # fmt: skip
     Case("einsum_outer_sum", lambda L, a, b: L.einsum("i,jk->ij", a, b), [(3,), (2, 4)]),
 ]
 

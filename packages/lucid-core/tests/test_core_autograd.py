@@ -14,7 +14,7 @@ def _leaf(values: list[float] | np.ndarray) -> lucid.Tensor:
     return lucid.tensor(values, dtype=lucid.float64, requires_grad=True)
 
 
-# -- correctness traps ------------------------------------------------------------------------------
+# -- correctness traps -----------------------------------------------------------------------------
 def test_tensor_used_twice_in_one_op() -> None:
     x = _leaf([1.0, -2.0, 3.0])
     (x * x).sum().backward()
@@ -199,7 +199,7 @@ def test_comparisons_and_argmax_are_not_differentiable() -> None:
     assert not x.long().requires_grad
 
 
-# -- hooks and retain_grad ---------------------------------------------------------------------------
+# -- hooks and retain_grad -------------------------------------------------------------------------
 def test_hook_can_replace_the_gradient() -> None:
     x = _leaf([1.0, 2.0])
     y = x * 2
@@ -345,7 +345,7 @@ def test_backward_create_graph_gives_differentiable_grad() -> None:
     assert gg.item() == pytest.approx(12.0)
 
 
-# -- custom Function ----------------------------------------------------------------------------------
+# -- custom Function -------------------------------------------------------------------------------
 def test_custom_function_needs_input_grad_and_saved_tensors() -> None:
     class ScaledMul(Function):
         @staticmethod
@@ -388,7 +388,7 @@ def test_once_differentiable_refuses_double_backward() -> None:
         lucid.autograd.grad(Fused.apply(x).sum(), x, create_graph=True)
 
 
-# -- in-place ops and version counters ----------------------------------------------------------------
+# -- in-place ops and version counters -------------------------------------------------------------
 def test_inplace_on_leaf_requiring_grad_raises_outside_no_grad() -> None:
     w = _leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):

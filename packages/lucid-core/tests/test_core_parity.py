@@ -79,7 +79,11 @@ def _mlp_loss(L: Any, w1: Any, w2: Any, x: Any) -> Any:
 
 def test_hessian_vector_product_matches_torch() -> None:
     rng = np.random.default_rng(0)
-    w1, w2, x = rng.standard_normal((3, 4)), rng.standard_normal((4, 2)), rng.standard_normal((5, 3))
+    w1, w2, x = (
+        rng.standard_normal((3, 4)),
+        rng.standard_normal((4, 2)),
+        rng.standard_normal((5, 3)),
+    )
     v1, v2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
     results = []
     for L in (lucid, torch):

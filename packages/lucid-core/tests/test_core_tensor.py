@@ -10,7 +10,7 @@ import pytest
 
 import lucid
 
-# -- type promotion -----------------------------------------------------------------------------------
+# -- type promotion --------------------------------------------------------------------------------
 # (left dtype, left is 0-dim, right dtype, right is 0-dim) -> result, per PyTorch's rules:
 # categories bool < int < float < complex; within one the wider wins; a zero-dim tensor only
 # raises the category (then keeps its own dtype), never the width.
@@ -79,7 +79,7 @@ def test_float32_stays_float32_through_a_chain() -> None:
     assert y.dtype is lucid.float32
 
 
-# -- factories ----------------------------------------------------------------------------------------
+# -- factories -------------------------------------------------------------------------------------
 def test_factories_shapes_dtypes_devices() -> None:
     assert lucid.zeros(2, 3).shape == (2, 3) and lucid.zeros((2, 3)).dtype is lucid.float32
     assert lucid.ones([4], dtype=lucid.int32).dtype is lucid.int32
@@ -131,7 +131,7 @@ def test_negative_dimension_is_an_error() -> None:
         lucid.zeros(2, -1)
 
 
-# -- properties and conversions -------------------------------------------------------------------------
+# -- properties and conversions --------------------------------------------------------------------
 def test_properties_and_conversions() -> None:
     t = lucid.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     assert t.shape == (2, 3) and t.ndim == 2 and t.dim() == 2 and len(t) == 2
@@ -160,10 +160,13 @@ def test_item_and_numpy_errors() -> None:
         bool(lucid.ones(2))
 
 
-# -- repr (PyTorch's format) -------------------------------------------------------------------------
+# -- repr (PyTorch's format) -----------------------------------------------------------------------
 def test_repr_like_pytorch() -> None:
     assert repr(lucid.tensor([1.0, 2.5])) == "tensor([1.0000, 2.5000])"
-    assert repr(lucid.tensor([[7.0, 10.0], [15.0, 22.0]])) == "tensor([[ 7., 10.],\n        [15., 22.]])"
+    assert (
+        repr(lucid.tensor([[7.0, 10.0], [15.0, 22.0]]))
+        == "tensor([[ 7., 10.],\n        [15., 22.]])"
+    )
     assert repr(lucid.tensor(3.0)) == "tensor(3.)"
     assert repr(lucid.tensor([1e-5, 1e5])) == "tensor([1.0000e-05, 1.0000e+05])"
     assert repr(lucid.tensor([1, 2, 300])) == "tensor([  1,   2, 300])"
@@ -178,7 +181,7 @@ def test_repr_like_pytorch() -> None:
     assert "..." in long and long.startswith("tensor([   0,    1,    2,  ..., 1997, 1998, 1999])")
 
 
-# -- the call forms PyTorch users write ------------------------------------------------------------------
+# -- the call forms PyTorch users write ------------------------------------------------------------
 def test_torch_call_forms() -> None:
     x = lucid.arange(6.0).reshape(2, 3)
     assert lucid.reshape(x, (3, 2)).shape == (3, 2) and x.reshape(3, 2).shape == (3, 2)
@@ -232,10 +235,12 @@ def test_indexing_forms() -> None:
     assert x[1:, ::2].tolist() == [[4, 6], [8, 10]]
 
 
-# -- errors that name what was expected and what was given ---------------------------------------------
+# -- errors that name what was expected and what was given -----------------------------------------
 def test_shape_errors_are_clear() -> None:
     a, b = lucid.ones(2, 3), lucid.ones(4, 5)
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"
+    ):
         a @ b
     with pytest.raises(RuntimeError, match=r"shape '\[4, 4\]' is invalid for input of size 6"):
         a.reshape(4, 4)
@@ -245,11 +250,16 @@ def test_shape_errors_are_clear() -> None:
         lucid.cat([a, b])
     with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
         lucid.stack([a, b])
-    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
+    ):
         a.sum(2)
     with pytest.raises(RuntimeError, match="The expanded size"):
         a.expand(3, 3)
-    with pytest.raises(RuntimeError, match="split_with_sizes expects split_sizes to sum exactly to 3"):
+    with pytest.raises(
+        RuntimeError, match="split_with_sizes expects split_sizes to sum exactly to 3"
+    ):
         a.split([1, 1], 1)
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         lucid.pad(a, (1,))

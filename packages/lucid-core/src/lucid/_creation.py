@@ -53,7 +53,9 @@ def _infer_dtype(data: Any) -> _dtype.dtype:
     if kind == "c":
         return _dtype.complex64
     if arr.dtype == object:
-        raise TypeError(f"can't convert {type(data).__name__} of mixed or unknown types to a tensor")
+        raise TypeError(
+            f"can't convert {type(data).__name__} of mixed or unknown types to a tensor"
+        )
     return _dtype.BY_NAME.get(arr.dtype.name, _dtype.get_default_dtype())
 
 
@@ -259,7 +261,7 @@ def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:
 
 def randint(
     low: int,
-    high: int | None = None,
+    high: Any = None,
     size: Any = None,
     *,
     generator: Any = None,

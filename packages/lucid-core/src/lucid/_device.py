@@ -7,6 +7,8 @@ from typing import Any
 
 class device:  # noqa: N801 - PyTorch's name
     __slots__ = ("type", "index")
+    type: str
+    index: str | None
 
     def __init__(self, spec: Any, index: Any = None) -> None:
         if isinstance(spec, device):

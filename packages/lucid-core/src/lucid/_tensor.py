@@ -12,12 +12,18 @@ from typing import Any
 
 from lucid import _dtype
 from lucid._device import device as _device_cls
+from lucid._tensor_methods import TensorMethods
 from lucid.autograd import grad_mode
 from lucid.autograd.function import VersionCounter, rebind_saved_output
 from lucid.backends import Backend, get_backend
 
+# Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
+_bool = bool
+_int = int
+_float = float
 
-class Tensor:
+
+class Tensor(TensorMethods):
     """A multi-dimensional array on a backend, with autograd (``torch.Tensor``).
 
     >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
@@ -182,9 +188,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {self.numel()} elements is ambiguous"
-            )
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} elements is ambiguous")
         return bool(self.item())
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
@@ -304,7 +308,7 @@ class Tensor:
         return self.to(_dtype.uint8)
 
     # -- autograd ----------------------------------------------------------------------------------
-    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+    def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -330,7 +334,7 @@ class Tensor:
         node._retained[self._output_nr] = weakref.ref(self)
 
     @property
-    def retains_grad(self) -> bool:
+    def retains_grad(self) -> _bool:
         node = self.grad_fn
         return bool(node is not None and node._retained and self._output_nr in node._retained)
 
@@ -353,8 +357,8 @@ class Tensor:
     def backward(
         self,
         gradient: Tensor | None = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
+        retain_graph: _bool | None = None,
+        create_graph: _bool = False,
         inputs: Any = None,
     ) -> None:
         from lucid.autograd import backward
@@ -400,13 +404,13 @@ class Tensor:
                 rebind_saved_output(result.grad_fn, result._vc, self._vc)
         return self
 
-    # -- repr ----------------------------------------------------------------------------------------
+    # -- repr --------------------------------------------------------------------------------------
     def __repr__(self) -> str:
         from lucid._repr import tensor_repr
 
         return tensor_repr(self)
 
-    def __hash__(self) -> int:
+    def __hash__(self) -> _int:
         return id(self)
 
     def __iter__(self) -> Iterator[Tensor]:
@@ -418,7 +422,7 @@ class Tensor:
         return (_rebuild, (self._backend.to_numpy(self._data), str(self.device),
                            self.requires_grad))  # fmt: skip
 
-    # -- dunders -------------------------------------------------------------------------------------
+    # -- dunders -----------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
         return _ops.add(self, other)
 
@@ -541,7 +545,7 @@ class Tensor:
     def mT(self) -> Tensor:  # noqa: N802
         return _ops.transpose(self, -2, -1)
 
-    # -- in-place ops ----------------------------------------------------------------------------------
+    # -- in-place ops ------------------------------------------------------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         return self._inplace_result(_ops.add(self, other, alpha=alpha))
 
@@ -601,14 +605,14 @@ class Tensor:
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
         return self._inplace_result(_ops.masked_fill(self, mask, value))
 
-    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+    def scatter_(self, dim: _int, index: Any, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:  # fmt: skip
         return self._inplace_result(_ops.scatter(self, dim, index, src, value=value, reduce=reduce))
 
-    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+    def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
         return self._inplace_result(_ops.scatter_add(self, dim, index, src))
 
-    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
         return self._inplace_result(_ops.index_add(self, dim, index, source, alpha=alpha))
 
     def floor_(self) -> Tensor:
@@ -617,7 +621,7 @@ class Tensor:
     def ceil_(self) -> Tensor:
         return self._inplace_result(_ops.ceil(self))
 
-    def round_(self, *, decimals: int = 0) -> Tensor:
+    def round_(self, *, decimals: _int = 0) -> Tensor:
         return self._inplace_result(_ops.round(self, decimals=decimals))
 
     def trunc_(self) -> Tensor:
@@ -662,21 +666,21 @@ class Tensor:
         v = value.item() if isinstance(value, Tensor) else value
         return self._set_data_inplace(xp.full(self._data.shape, v, dtype=self._data.dtype))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
         from lucid._creation import rand
 
         r = rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * (b - a) + a)
 
-    def normal_(self, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    def normal_(self, mean: _float = 0.0, std: _float = 1.0, generator: Any = None) -> Tensor:
         from lucid._creation import randn
 
         r = randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * std + mean)
 
-    # -- methods that call ops -------------------------------------------------------------------------
+    # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
         return _ops.add(self, other, alpha=alpha)
 
@@ -690,7 +694,8 @@ class Tensor:
         return _ops.div(self, other, rounding_mode=rounding_mode)
 
     def where(self, condition: Any, other: Any) -> Tensor:
-        return _ops.where(condition, self, other)
+        out: Tensor = _ops.where(condition, self, other)
+        return out
 
     def __getattr__(self, name: str) -> Any:
         fn = _METHODS.get(name)

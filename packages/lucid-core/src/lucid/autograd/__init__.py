@@ -30,9 +30,7 @@ def backward(
     outs = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(outs)
     if len(grads) != len(outs):
-        raise RuntimeError(
-            f"grad_tensors has {len(grads)} entries but tensors has {len(outs)}"
-        )
+        raise RuntimeError(f"grad_tensors has {len(grads)} entries but tensors has {len(outs)}")
     retain = create_graph if retain_graph is None else retain_graph
     if inputs is not None:
         ins = _as_list(inputs)

@@ -72,7 +72,7 @@ def run_backward(
     inputs: Sequence[Any] | None = None,
     allow_unused: bool = False,
 ) -> tuple[Any, ...] | None:
-    """Backpropagate. With ``inputs`` (autograd.grad), return their grads instead of accumulating."""
+    """Backpropagate. With ``inputs`` (autograd.grad), return their grads, don't accumulate."""
     grads = _root_grads(outputs, grad_outputs)
     pending: dict[Function, list[Any]] = {}
     leaf_grads: dict[int, list[Any]] = {}
@@ -180,7 +180,7 @@ def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
         if g is None:
             grads = _fill_missing(node, grads)
             break
-    result = node._impl.backward(node, *grads)
+    result: tuple[Any, ...] = node._impl.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
     n = len(node._edges)

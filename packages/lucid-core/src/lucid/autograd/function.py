@@ -53,8 +53,12 @@ class Function:
 
     kernel_name: ClassVar[str | None] = None
     backend: Any
+    out_backend: Any  # where the outputs live (differs from backend only for device moves)
     xp: Any
     needs_input_grad: tuple[bool, ...]
+    _edges: list[Any]  # per input: None, a leaf Tensor, or (producer node, output index)
+    _impl: Any  # the class whose backward runs (a backend kernel may replace this one)
+    _out_meta: tuple[tuple[Any, Any], ...]  # (shape, native dtype) of each output
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -85,7 +89,7 @@ class Function:
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        out = []
+        out: list[tuple[Any, int]] = []
         for e in self._edges:
             if e is None:
                 out.append((None, 0))

@@ -56,7 +56,8 @@ class Backend:
         """Force pending computation (lazy backends); a no-op for eager ones."""
 
     def assign(self, dst: Any, src: Any) -> Any:
-        """Write ``src`` into ``dst`` in place where the library allows; return the array to keep."""
+        """Write ``src`` into ``dst`` in place where the library allows; return the array to
+        keep."""
         return src
 
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:

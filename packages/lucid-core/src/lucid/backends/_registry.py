@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
-from typing import Any, Callable
+from typing import Any
 
 from lucid.backends._base import Backend, DeviceError
 from lucid.backends._numpy import NumpyBackend

@@ -13,7 +13,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
 
-
 __all__ = [
     "add",
     "addcdiv",
@@ -362,7 +361,7 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
     if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
         if a.dtype.category < _dtype.FLOAT and isinstance(b, float):
             a = to_float(a)
-        elif a.dtype.category < _dtype.FLOAT and b < 0:
+        elif a.dtype.category < _dtype.FLOAT and not isinstance(b, complex) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return PowScalar.apply(a, b)  # type: ignore[no-any-return]
     a, b = promote(a, b)
@@ -439,19 +438,22 @@ def clamp_max(a: Tensor, max: Any) -> Tensor:  # noqa: A002
 
 def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
     """``start + weight * (end - start)``."""
-    return start + weight * (end - start)
+    out: Tensor = start + weight * (end - start)
+    return out
 
 
 def addcmul(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     """``a + value * tensor1 * tensor2``."""
     prod = tensor1 * tensor2
-    return a + (prod * value if value != 1 else prod)
+    out: Tensor = a + (prod * value if value != 1 else prod)
+    return out
 
 
 def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     """``a + value * tensor1 / tensor2``."""
     q = tensor1 / tensor2
-    return a + (q * value if value != 1 else q)
+    out: Tensor = a + (q * value if value != 1 else q)
+    return out
 
 
 def cast(a: Tensor, dtype: Any) -> Tensor:
@@ -536,7 +538,9 @@ def logical_not(a: Tensor) -> Tensor:
 
 def _check_bitwise(a: Any) -> None:
     if isinstance(a, Tensor) and a.dtype.category >= _dtype.FLOAT:
-        raise RuntimeError(f"bitwise ops are only defined for integer and bool tensors, got {a.dtype}")
+        raise RuntimeError(
+            f"bitwise ops are only defined for integer and bool tensors, got {a.dtype}"
+        )
 
 
 def bitwise_and(a: Any, b: Any) -> Tensor:

@@ -10,7 +10,6 @@ from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim
 
-
 __all__ = [
     "gather",
     "getitem",
@@ -163,8 +162,7 @@ def _index_array(index: Any, a: Tensor, name: str) -> Any:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.backend is not a.backend:
         raise RuntimeError(
-            f"{name}(): Expected index on the same device as input ({a.device}), got "
-            f"{index.device}"
+            f"{name}(): Expected index on the same device as input ({a.device}), got {index.device}"
         )
     return index.data
 

@@ -10,7 +10,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, shape_arg
 
-
 __all__ = [
     "cat",
     "chunk",
@@ -287,5 +286,5 @@ def _negative_pad(input: Tensor, widths: list[tuple[int, int]], value: Any) -> T
                  for (lo, hi), s in zip(widths, input.shape))  # fmt: skip
     cropped = input[crop]
     rest = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
-    flat = [w for lo_hi in reversed(rest[-len(widths):]) for w in lo_hi]
+    flat = [w for lo_hi in reversed(rest[-len(widths) :]) for w in lo_hi]
     return pad(cropped, flat, "constant", value)

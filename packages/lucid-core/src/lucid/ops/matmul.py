@@ -9,7 +9,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import promote
 
-
 __all__ = [
     "dot",
     "einsum",
@@ -54,8 +53,7 @@ def matmul(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and "
-            f"{b.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
@@ -87,9 +85,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
 def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """Inner product of two 1-D tensors of the same length."""
     if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors"
-        )
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
@@ -179,15 +175,14 @@ def _parse_einsum(equation: str, operands: Any) -> tuple[list[str], str]:
     ins = lhs.split(",")
     if len(ins) != len(operands):
         raise ValueError(
-            f"einsum(): {len(ins)} operands in the equation {equation!r}, but "
-            f"{len(operands)} given"
+            f"einsum(): {len(ins)} operands in the equation {equation!r}, but {len(operands)} given"
         )
     used = set(c for c in eq if c.isalpha())
     spare = [c for c in _LETTERS if c not in used]
     n_ell = max((t.ndim - len(s.replace("...", "")) for s, t in zip(ins, operands)
                  if "..." in s), default=0)  # fmt: skip
     ell = "".join(spare[:n_ell])
-    fixed = []
+    fixed: list[str] = []
     for s, t in zip(ins, operands):
         if "..." in s:
             k = t.ndim - len(s.replace("...", ""))

@@ -8,7 +8,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, normalize_dims
 
-
 __all__ = [
     "diag",
     "diag_embed",

@@ -12,7 +12,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, normalize_dims
 
-
 __all__ = [
     "all",
     "amax",
@@ -167,8 +166,8 @@ def _cumprod_grad_with_zeros(a: Tensor, g: Tensor, d: int) -> Tensor:
 
     n = a.shape[d]
     x = a.movedim(d, -1)
-    eye_n = eye(n, dtype=_dtype.bool_, device=a.device)
-    m = where(eye_n, x.new_ones(()), x.unsqueeze(-2))  # m[..., i, k] = a_k, a_i -> 1
+    eye_n: Tensor = eye(n, dtype=_dtype.bool_, device=a.device)
+    m: Tensor = where(eye_n, x.new_ones(()), x.unsqueeze(-2))  # m[..., i, k] = a_k, a_i -> 1
     upper = eye_n.new_ones((n, n)).triu().to(a.dtype)  # j >= i
     terms = m.cumprod(-1) * upper * g.movedim(d, -1).unsqueeze(-2)
     return terms.sum(-1).movedim(-1, d)
@@ -406,10 +405,11 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa
     """``log(sum(exp(x), dim))`` computed stably (the max is subtracted first)."""
     from lucid.ops._util import to_float
 
-    a = to_float(input)
+    a: Tensor = to_float(input)
     dims = normalize_dims(dim, a.ndim)
     m = a.detach().amax(dims, keepdim=True)
     m = where(m.isfinite(), m, m.new_zeros(()))
+    assert isinstance(m, Tensor)
     out = (a - m).exp().sum(dims, keepdim=True).log() + m
     return out if keepdim else out.squeeze(dims) if dims else out
 
@@ -438,7 +438,8 @@ def norm(
         return sum(a != 0, dims, keepdim).to(a.dtype)
     if p == 1:
         return sum(_abs(a), dims, keepdim)
-    return (sum(_abs(a) ** p, dims, keepdim)) ** (1.0 / p)
+    out: Tensor = sum(_abs(a) ** p, dims, keepdim) ** (1.0 / p)
+    return out
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002

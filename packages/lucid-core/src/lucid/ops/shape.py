@@ -8,7 +8,6 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, shape_arg
 
-
 __all__ = [
     "atleast_1d",
     "atleast_2d",
@@ -314,9 +313,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa:
     if st < 0:
         st += n
     if not (0 <= st <= n and 0 <= length and st + length <= n):
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({n})."
-        )
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     index = (slice(None),) * d + (slice(st, st + int(length)),)
     return input[index]
 

@@ -8,12 +8,12 @@ become the default float, as in PyTorch.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import promote, to_float
-
 
 __all__ = [
     "abs",
@@ -380,7 +380,7 @@ class Neg(Function):
         return -g
 
 
-def _float_op(cls: type[Function], doc: str) -> Any:
+def _float_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:  # noqa: A002
         return cls.apply(to_float(input))  # type: ignore[no-any-return]
 
@@ -389,7 +389,7 @@ def _float_op(cls: type[Function], doc: str) -> Any:
     return op
 
 
-def _same_type_op(cls: type[Function], doc: str) -> Any:
+def _same_type_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:  # noqa: A002
         return cls.apply(input)  # type: ignore[no-any-return]
 
