@@ -139,22 +139,97 @@ MASK_GAP = (
     "mask into xp.nonzero(mask) integer indices (as NumPy does) for every backend"
 )
 UNARY = [
-    "neg", "exp", "tanh", "relu", "sigmoid", "sin", "cos", "tan", "sinh", "cosh", "asinh",
-    "atan", "arctan", "arcsinh", "abs", "absolute", "negative", "sgn", "fix", "square", "erf", "expm1", "exp2", "log_sigmoid", "softplus", "silu", "mish",
-    "nn.functional.relu6", "nn.functional.elu", "nn.functional.selu", "nn.functional.celu",
-    "nn.functional.silu", "nn.functional.mish", "nn.functional.softsign",
-    "nn.functional.tanhshrink", "nn.functional.hardswish", "nn.functional.hardsigmoid",
-    "nn.functional.hardtanh", "nn.functional.logsigmoid", "nn.functional.softplus",
+    "neg",
+    "exp",
+    "tanh",
+    "relu",
+    "sigmoid",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "atan",
+    "arctan",
+    "arcsinh",
+    "abs",
+    "absolute",
+    "negative",
+    "sgn",
+    "fix",
+    "square",
+    "erf",
+    "expm1",
+    "exp2",
+    "log_sigmoid",
+    "softplus",
+    "silu",
+    "mish",
+    "nn.functional.relu6",
+    "nn.functional.elu",
+    "nn.functional.selu",
+    "nn.functional.celu",
+    "nn.functional.silu",
+    "nn.functional.mish",
+    "nn.functional.softsign",
+    "nn.functional.tanhshrink",
+    "nn.functional.hardswish",
+    "nn.functional.hardsigmoid",
+    "nn.functional.hardtanh",
+    "nn.functional.logsigmoid",
+    "nn.functional.softplus",
     "nn.functional.gelu",
-]  # fmt: skip
+]
 POSITIVE = ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "lgamma", "digamma"]
 UNIT = ["asin", "acos", "atanh", "erfinv", "arcsin", "arccos", "arctanh"]
-NO_GRAD_UNARY = ["floor", "ceil", "round", "trunc", "sign", "frac", "isnan", "isinf", "isfinite",
-                 "logical_not", "signbit"]  # fmt: skip
-BINARY = ["add", "sub", "mul", "maximum", "minimum", "atan2", "arctan2", "hypot", "fmax", "fmin",
-          "copysign", "xlogy", "multiply", "subtract", "rsub"]  # fmt: skip
-COMPARE = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-           "greater", "greater_equal", "less", "less_equal", "not_equal", "isclose"]  # fmt: skip
+NO_GRAD_UNARY = [
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "sign",
+    "frac",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "logical_not",
+    "signbit",
+]
+BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "maximum",
+    "minimum",
+    "atan2",
+    "arctan2",
+    "hypot",
+    "fmax",
+    "fmin",
+    "copysign",
+    "xlogy",
+    "multiply",
+    "subtract",
+    "rsub",
+]
+COMPARE = [
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "isclose",
+]
 BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
 
 CASES: list[Case] = [
@@ -221,14 +296,34 @@ CASES: list[Case] = [
     C("bincount", I(6, 20), grad=False),
     C("unique", I(5, 12), grad=False),
     C("nonzero", B(3, 4), grad=False),
-    C(lambda x: resolve("bucketize")(x, lucid.tensor([-1.0, 0.0, 1.0], device=x.device)),
-      F(*S), id="bucketize", grad=False, uses=("bucketize",)),  # fmt: skip
-    C(lambda x: resolve("searchsorted")(lucid.tensor([-1.0, 0.0, 1.0], device=x.device), x),
-      F(*S), id="searchsorted", grad=False, uses=("searchsorted",)),  # fmt: skip
-    C(lambda x: resolve("tril_indices")(4, 3, device=x.device), F(1), id="tril_indices",
-      grad=False, uses=("tril_indices",)),  # fmt: skip
-    C(lambda x: resolve("triu_indices")(3, 4, 1, device=x.device), F(1), id="triu_indices",
-      grad=False, uses=("triu_indices",)),  # fmt: skip
+    C(
+        lambda x: resolve("bucketize")(x, lucid.tensor([-1.0, 0.0, 1.0], device=x.device)),
+        F(*S),
+        id="bucketize",
+        grad=False,
+        uses=("bucketize",),
+    ),
+    C(
+        lambda x: resolve("searchsorted")(lucid.tensor([-1.0, 0.0, 1.0], device=x.device), x),
+        F(*S),
+        id="searchsorted",
+        grad=False,
+        uses=("searchsorted",),
+    ),
+    C(
+        lambda x: resolve("tril_indices")(4, 3, device=x.device),
+        F(1),
+        id="tril_indices",
+        grad=False,
+        uses=("tril_indices",),
+    ),
+    C(
+        lambda x: resolve("triu_indices")(3, 4, 1, device=x.device),
+        F(1),
+        id="triu_indices",
+        grad=False,
+        uses=("triu_indices",),
+    ),
     C("softmax", F(3, 5), dim=1),
     C("log_softmax", F(3, 5), dim=0),
     C("nn.functional.softmax", F(2, 3, 5), dim=-1),
@@ -241,8 +336,13 @@ CASES: list[Case] = [
     C("bmm", F(2, 3, 4), F(2, 4, 2)),
     C("dot", F(4), F(4)),
     C("outer", F(3), F(4)),
-    C(lambda a, b: resolve("einsum")("ij,jk->ik", a, b), F(2, 3), F(3, 4), id="einsum",
-      uses=("einsum",)),  # fmt: skip
+    C(
+        lambda a, b: resolve("einsum")("ij,jk->ik", a, b),
+        F(2, 3),
+        F(3, 4),
+        id="einsum",
+        uses=("einsum",),
+    ),
     C("tensordot", F(3, 4), F(4, 5), dims=1),
     C("trace", F(4, 4)),
     C("mv", F(3, 4), F(4)),
@@ -253,14 +353,26 @@ CASES: list[Case] = [
     C("cross", F(4, 3), F(4, 3), dim=1),
     C("cdist", F(3, 4), F(5, 4)),
     C("cartesian_prod", F(3), F(2)),
-    C(lambda a, b: resolve("meshgrid")(a, b, indexing="ij"), F(3), F(2), id="meshgrid",
-      uses=("meshgrid",)),  # fmt: skip
+    C(
+        lambda a, b: resolve("meshgrid")(a, b, indexing="ij"),
+        F(3),
+        F(2),
+        id="meshgrid",
+        uses=("meshgrid",),
+    ),
     C("ger", F(3), F(4)),
     C("inner", F(3, 4), F(2, 4)),
     C("vdot", F(4), F(4)),
     C("diag_embed", F(2, 3)),
-    C(lambda a, b, w, c: resolve("nn.functional.bilinear")(a, b, w, c), F(3, 4), F(3, 5),
-      F(6, 4, 5), F(6), id="bilinear", uses=("nn.functional.bilinear",)),  # fmt: skip
+    C(
+        lambda a, b, w, c: resolve("nn.functional.bilinear")(a, b, w, c),
+        F(3, 4),
+        F(3, 5),
+        F(6, 4, 5),
+        F(6),
+        id="bilinear",
+        uses=("nn.functional.bilinear",),
+    ),
     C("diag", F(4)),
     C("diagonal", F(3, 4)),
     C("tril", F(4, 4)),
@@ -277,8 +389,12 @@ CASES: list[Case] = [
     C(lambda x: x.transpose(0, 1), F(*S), id="transpose"),
     C(lambda x: x.T, F(*S), id="T", uses=("t",)),
     C(lambda x: x.expand(2, 3, 4), F(3, 1), id="expand"),
-    C(lambda x: x.unsqueeze(1).squeeze(1), F(*S), id="unsqueeze-squeeze",
-      uses=("unsqueeze", "squeeze")),  # fmt: skip
+    C(
+        lambda x: x.unsqueeze(1).squeeze(1),
+        F(*S),
+        id="unsqueeze-squeeze",
+        uses=("unsqueeze", "squeeze"),
+    ),
     C("flatten", F(2, 3, 4), start_dim=1),
     C("ravel", F(2, 3, 4)),
     C("reshape_as", F(3, 4), F(4, 3)),
@@ -288,12 +404,21 @@ CASES: list[Case] = [
     C("moveaxis", F(2, 3, 4), 0, 2),
     C("fliplr", F(*S)),
     C("flipud", F(*S)),
-    C(lambda a, b: resolve("concat")([a, b], dim=0), F(*S), F(2, 4), id="concat",
-      uses=("concat", "concatenate")),  # fmt: skip
+    C(
+        lambda a, b: resolve("concat")([a, b], dim=0),
+        F(*S),
+        F(2, 4),
+        id="concat",
+        uses=("concat", "concatenate"),
+    ),
     C(lambda a, b: resolve("hstack")([a, b]), F(*S), F(3, 2), id="hstack", uses=("hstack",)),
     C(lambda a, b: resolve("vstack")([a, b]), F(*S), F(2, 4), id="vstack", uses=("vstack",)),
-    C(lambda x: resolve("tensor_split")(x, 3, dim=1), F(*S), id="tensor_split",
-      uses=("tensor_split",)),  # fmt: skip
+    C(
+        lambda x: resolve("tensor_split")(x, 3, dim=1),
+        F(*S),
+        id="tensor_split",
+        uses=("tensor_split",),
+    ),
     C(lambda x: resolve("std_mean")(x, dim=1), F(*S), id="std_mean", uses=("std_mean",)),
     C(lambda x: resolve("var_mean")(x, dim=0), F(*S), id="var_mean", uses=("var_mean",)),
     C("unflatten", F(2, 12), dim=1, sizes=(3, 4)),
@@ -318,23 +443,55 @@ CASES: list[Case] = [
     C(lambda x, m: x[m], F(*S), B(*S), id="getitem-mask", mlx_xfail=MASK_GAP),
     C("masked_select", F(*S), B(*S), mlx_xfail=MASK_GAP),
     C(lambda x, i: resolve("take")(x, i), F(*S), I(12, 5), id="take", uses=("take",)),
-    C(lambda x, i: resolve("take_along_dim")(x, i, 1), F(*S), I(4, 3, 2), id="take_along_dim",
-      uses=("take_along_dim",)),  # fmt: skip
+    C(
+        lambda x, i: resolve("take_along_dim")(x, i, 1),
+        F(*S),
+        I(4, 3, 2),
+        id="take_along_dim",
+        uses=("take_along_dim",),
+    ),
     C(lambda x, i: resolve("gather")(x, 1, i), F(*S), I(4, 3, 2), id="gather", uses=("gather",)),
-    C(lambda x, i: resolve("index_select")(x, 0, i), F(*S), I(3, 4), id="index_select",
-      uses=("index_select",)),  # fmt: skip
-    C(lambda x, i, v: resolve("scatter")(x, 1, i, v), F(*S), I(4, 3, 1), F(3, 1), id="scatter",
-      uses=("scatter",)),  # fmt: skip
-    C(lambda x, i, v: resolve("scatter_add")(x, 1, i, v), F(*S), I(4, 3, 5), F(3, 5),
-      id="scatter_add", uses=("scatter_add",)),  # fmt: skip
-    C(lambda x, i, v: resolve("index_add")(x, 0, i, v), F(*S), I(3, 5), F(5, 4),
-      id="index_add", uses=("index_add",)),  # fmt: skip
-    C(lambda x, m: resolve("masked_fill")(x, m, 0.5), F(*S), B(*S), id="masked_fill",
-      uses=("masked_fill",)),  # fmt: skip
+    C(
+        lambda x, i: resolve("index_select")(x, 0, i),
+        F(*S),
+        I(3, 4),
+        id="index_select",
+        uses=("index_select",),
+    ),
+    C(
+        lambda x, i, v: resolve("scatter")(x, 1, i, v),
+        F(*S),
+        I(4, 3, 1),
+        F(3, 1),
+        id="scatter",
+        uses=("scatter",),
+    ),
+    C(
+        lambda x, i, v: resolve("scatter_add")(x, 1, i, v),
+        F(*S),
+        I(4, 3, 5),
+        F(3, 5),
+        id="scatter_add",
+        uses=("scatter_add",),
+    ),
+    C(
+        lambda x, i, v: resolve("index_add")(x, 0, i, v),
+        F(*S),
+        I(3, 5),
+        F(5, 4),
+        id="index_add",
+        uses=("index_add",),
+    ),
+    C(
+        lambda x, m: resolve("masked_fill")(x, m, 0.5),
+        F(*S),
+        B(*S),
+        id="masked_fill",
+        uses=("masked_fill",),
+    ),
     C(lambda x, v: _setitem(x, v), F(*S), F(4), id="setitem-in-graph", uses=("setitem",)),
     C(lambda x: resolve("sort")(x, dim=1)[0], F(*S), id="sort", uses=("sort",)),
-    C(lambda x: resolve("argsort")(x, dim=1), F(*S), id="argsort", grad=False,
-      uses=("argsort",)),  # fmt: skip
+    C(lambda x: resolve("argsort")(x, dim=1), F(*S), id="argsort", grad=False, uses=("argsort",)),
     C(lambda x: resolve("topk")(x, 2, dim=1)[0], F(*S), id="topk", uses=("topk",)),
     C(lambda x: x.detach().sum() + x.sum(), F(*S), id="detach"),
     # lucid.nn.functional
@@ -342,43 +499,108 @@ CASES: list[Case] = [
     C("nn.functional.leaky_relu", F(*S), negative_slope=0.1),
     C("nn.functional.dropout", F(*S), p=0.5, training=False),
     C("nn.functional.conv1d", F(2, 3, 9), F(4, 3, 3), F(4), stride=2, padding=1),
-    C("nn.functional.conv2d", F(2, 3, 7, 7), F(4, 3, 3, 3), F(4), padding=1, rtol=1e-4,
-      atol=1e-4),  # fmt: skip
-    C("nn.functional.conv2d", F(2, 4, 7, 7), F(4, 2, 3, 3), stride=2, dilation=1, groups=2,
-      id="conv2d-strided-groups", atol=1e-4),  # fmt: skip
+    C("nn.functional.conv2d", F(2, 3, 7, 7), F(4, 3, 3, 3), F(4), padding=1, rtol=1e-4, atol=1e-4),
+    C(
+        "nn.functional.conv2d",
+        F(2, 4, 7, 7),
+        F(4, 2, 3, 3),
+        stride=2,
+        dilation=1,
+        groups=2,
+        id="conv2d-strided-groups",
+        atol=1e-4,
+    ),
     C("nn.functional.conv_transpose2d", F(2, 3, 4, 4), F(3, 2, 3, 3), stride=2, atol=1e-4),
-    C("nn.functional.conv_transpose2d", F(2, 4, 4, 4), F(4, 3, 3, 3), F(6), stride=2, padding=1,
-      output_padding=1, groups=2, id="conv_transpose2d-groups-outpad", atol=1e-4),  # fmt: skip
+    C(
+        "nn.functional.conv_transpose2d",
+        F(2, 4, 4, 4),
+        F(4, 3, 3, 3),
+        F(6),
+        stride=2,
+        padding=1,
+        output_padding=1,
+        groups=2,
+        id="conv_transpose2d-groups-outpad",
+        atol=1e-4,
+    ),
     C("nn.functional.conv_transpose1d", F(2, 3, 5), F(3, 2, 3), stride=3, dilation=2),
     C("nn.functional.conv3d", F(1, 2, 4, 4, 4), F(3, 2, 2, 2, 2), padding=(0, 1, 0), atol=1e-4),
     C("nn.functional.conv_transpose3d", F(1, 2, 3, 3, 3), F(2, 2, 2, 2, 2), stride=2, atol=1e-4),
     C("nn.functional.max_pool2d", F(2, 3, 6, 6), kernel_size=2),
-    C("nn.functional.max_pool2d", F(2, 3, 7, 7), kernel_size=3, stride=2, padding=1,
-      id="max_pool2d-padded"),  # fmt: skip
-    C("nn.functional.max_pool2d", F(2, 3, 7, 7), kernel_size=2, ceil_mode=True,
-      id="max_pool2d-ceil"),  # fmt: skip
-    C("nn.functional.max_pool2d", F(2, 3, 8, 8), kernel_size=2, dilation=2,
-      id="max_pool2d-dilated"),  # fmt: skip
-    C(lambda x: resolve("nn.functional.max_pool2d")(x.relu(), 2), F(2, 3, 6, 6),
-      id="max_pool2d-ties-after-relu"),  # fmt: skip
-    C(lambda x: resolve("nn.functional.max_pool2d")(x, 2, return_indices=True), F(2, 3, 6, 6),
-      id="max_pool2d-indices"),  # fmt: skip
+    C(
+        "nn.functional.max_pool2d",
+        F(2, 3, 7, 7),
+        kernel_size=3,
+        stride=2,
+        padding=1,
+        id="max_pool2d-padded",
+    ),
+    C(
+        "nn.functional.max_pool2d",
+        F(2, 3, 7, 7),
+        kernel_size=2,
+        ceil_mode=True,
+        id="max_pool2d-ceil",
+    ),
+    C(
+        "nn.functional.max_pool2d",
+        F(2, 3, 8, 8),
+        kernel_size=2,
+        dilation=2,
+        id="max_pool2d-dilated",
+    ),
+    C(
+        lambda x: resolve("nn.functional.max_pool2d")(x.relu(), 2),
+        F(2, 3, 6, 6),
+        id="max_pool2d-ties-after-relu",
+    ),
+    C(
+        lambda x: resolve("nn.functional.max_pool2d")(x, 2, return_indices=True),
+        F(2, 3, 6, 6),
+        id="max_pool2d-indices",
+    ),
     C("nn.functional.max_pool3d", F(1, 2, 4, 4, 4), kernel_size=2),
     C("nn.functional.avg_pool2d", F(2, 3, 6, 6), kernel_size=2),
-    C("nn.functional.avg_pool2d", F(2, 3, 7, 7), kernel_size=3, stride=2, padding=1,
-      count_include_pad=False, id="avg_pool2d-exclude-pad"),  # fmt: skip
-    C("nn.functional.avg_pool2d", F(2, 3, 7, 7), kernel_size=2, ceil_mode=True,
-      id="avg_pool2d-ceil"),  # fmt: skip
+    C(
+        "nn.functional.avg_pool2d",
+        F(2, 3, 7, 7),
+        kernel_size=3,
+        stride=2,
+        padding=1,
+        count_include_pad=False,
+        id="avg_pool2d-exclude-pad",
+    ),
+    C(
+        "nn.functional.avg_pool2d",
+        F(2, 3, 7, 7),
+        kernel_size=2,
+        ceil_mode=True,
+        id="avg_pool2d-ceil",
+    ),
     C("nn.functional.avg_pool3d", F(1, 2, 4, 4, 4), kernel_size=2),
     C("nn.functional.max_pool1d", F(2, 3, 8), kernel_size=2),
     C("nn.functional.avg_pool1d", F(2, 3, 8), kernel_size=2),
     C("nn.functional.adaptive_avg_pool2d", F(2, 3, 6, 6), output_size=(1, 1)),
     C("nn.functional.adaptive_max_pool2d", F(2, 3, 6, 6), output_size=(2, 2)),
-    C("nn.functional.batch_norm", F(4, 3, 5), None, None, P(3), F(3), training=True,
-      id="batch_norm-train"),  # fmt: skip
+    C(
+        "nn.functional.batch_norm",
+        F(4, 3, 5),
+        None,
+        None,
+        P(3),
+        F(3),
+        training=True,
+        id="batch_norm-train",
+    ),
     C("nn.functional.layer_norm", F(2, 3, 8), normalized_shape=(8,), id="layer_norm-plain"),
-    C(lambda x, w, b: resolve("nn.functional.layer_norm")(x, (8,), w, b), F(2, 3, 8), P(8),
-      F(8), id="layer_norm-affine", uses=("nn.functional.layer_norm",)),  # fmt: skip
+    C(
+        lambda x, w, b: resolve("nn.functional.layer_norm")(x, (8,), w, b),
+        F(2, 3, 8),
+        P(8),
+        F(8),
+        id="layer_norm-affine",
+        uses=("nn.functional.layer_norm",),
+    ),
     C("nn.functional.group_norm", F(2, 4, 5), num_groups=2),
     C("nn.functional.instance_norm", F(2, 3, 6)),
     C("nn.functional.normalize", F(3, 5), dim=1),
@@ -389,20 +611,35 @@ CASES: list[Case] = [
     C("nn.functional.smooth_l1_loss", F(3, 5), F(3, 5)),
     C("nn.functional.huber_loss", F(3, 5), F(3, 5), delta=0.5),
     C("nn.functional.cross_entropy", F(4, 5), I(5, 4)),
-    C("nn.functional.cross_entropy", F(4, 5), I(5, 4), label_smoothing=0.1,
-      id="cross_entropy-smoothing"),  # fmt: skip
+    C(
+        "nn.functional.cross_entropy",
+        F(4, 5),
+        I(5, 4),
+        label_smoothing=0.1,
+        id="cross_entropy-smoothing",
+    ),
     C("nn.functional.nll_loss", F(4, 5), I(5, 4)),
     C("nn.functional.binary_cross_entropy_with_logits", F(3, 4), U(3, 4)),
-    C(lambda x, t: resolve("nn.functional.binary_cross_entropy")(x.sigmoid(), t.abs()), F(3, 4),
-      U(3, 4), id="binary_cross_entropy", uses=("nn.functional.binary_cross_entropy",)),
+    C(
+        lambda x, t: resolve("nn.functional.binary_cross_entropy")(x.sigmoid(), t.abs()),
+        F(3, 4),
+        U(3, 4),
+        id="binary_cross_entropy",
+        uses=("nn.functional.binary_cross_entropy",),
+    ),
     C("nn.functional.kl_div", F(3, 4), P(3, 4), reduction="batchmean"),
     C("nn.functional.cosine_similarity", F(3, 5), F(3, 5)),
     C("nn.functional.pairwise_distance", F(3, 5), F(3, 5)),
     C("nn.functional.pad", F(2, 3, 4), pad=(1, 2)),
-    C("nn.functional.scaled_dot_product_attention", F(2, 3, 5, 4), F(2, 3, 6, 4),
-      F(2, 3, 6, 4)),  # fmt: skip
-    C("nn.functional.scaled_dot_product_attention", F(2, 3, 5, 4), F(2, 3, 5, 4),
-      F(2, 3, 5, 4), is_causal=True, id="sdpa-causal"),  # fmt: skip
+    C("nn.functional.scaled_dot_product_attention", F(2, 3, 5, 4), F(2, 3, 6, 4), F(2, 3, 6, 4)),
+    C(
+        "nn.functional.scaled_dot_product_attention",
+        F(2, 3, 5, 4),
+        F(2, 3, 5, 4),
+        F(2, 3, 5, 4),
+        is_causal=True,
+        id="sdpa-causal",
+    ),
     C("nn.functional.interpolate", F(1, 2, 3, 3), scale_factor=2, mode="nearest"),
     C("nn.functional.pixel_shuffle", F(1, 8, 2, 2), upscale_factor=2),
     C("nn.functional.pixel_unshuffle", F(1, 2, 4, 4), downscale_factor=2),
@@ -424,16 +661,40 @@ CASES: list[Case] = [
     C("nn.functional.local_response_norm", F(2, 4, 3, 3), 2),
     C("nn.functional.dropout1d", F(2, 3, 4), p=0.5, training=False),
     C("nn.functional.dropout3d", F(2, 3, 2, 2, 2), p=0.5, training=False),
-    *[C(f"nn.functional.{n}", F(2, 3, 4, 4), p=0.5, training=False)
-      for n in ("dropout2d", "alpha_dropout", "feature_alpha_dropout")],
-    C(lambda a, b, t: resolve("nn.functional.cosine_embedding_loss")(a, b, t.sign()), F(3, 5),
-      F(3, 5), F(3), id="cosine_embedding_loss", uses=("nn.functional.cosine_embedding_loss",)),
-    C(lambda a, t: resolve("nn.functional.hinge_embedding_loss")(a, t.sign()), F(3, 5), F(3, 5),
-      id="hinge_embedding_loss", uses=("nn.functional.hinge_embedding_loss",)),
-    C(lambda a, b, t: resolve("nn.functional.margin_ranking_loss")(a, b, t.sign()), F(5), F(5),
-      F(5), id="margin_ranking_loss", uses=("nn.functional.margin_ranking_loss",)),
-    C(lambda a, t: resolve("nn.functional.soft_margin_loss")(a, t.sign()), F(3, 5), F(3, 5),
-      id="soft_margin_loss", uses=("nn.functional.soft_margin_loss",)),
+    *[
+        C(f"nn.functional.{n}", F(2, 3, 4, 4), p=0.5, training=False)
+        for n in ("dropout2d", "alpha_dropout", "feature_alpha_dropout")
+    ],
+    C(
+        lambda a, b, t: resolve("nn.functional.cosine_embedding_loss")(a, b, t.sign()),
+        F(3, 5),
+        F(3, 5),
+        F(3),
+        id="cosine_embedding_loss",
+        uses=("nn.functional.cosine_embedding_loss",),
+    ),
+    C(
+        lambda a, t: resolve("nn.functional.hinge_embedding_loss")(a, t.sign()),
+        F(3, 5),
+        F(3, 5),
+        id="hinge_embedding_loss",
+        uses=("nn.functional.hinge_embedding_loss",),
+    ),
+    C(
+        lambda a, b, t: resolve("nn.functional.margin_ranking_loss")(a, b, t.sign()),
+        F(5),
+        F(5),
+        F(5),
+        id="margin_ranking_loss",
+        uses=("nn.functional.margin_ranking_loss",),
+    ),
+    C(
+        lambda a, t: resolve("nn.functional.soft_margin_loss")(a, t.sign()),
+        F(3, 5),
+        F(3, 5),
+        id="soft_margin_loss",
+        uses=("nn.functional.soft_margin_loss",),
+    ),
     C("nn.functional.prelu", F(3, 4), P(1)),
 ]
 
@@ -479,8 +740,10 @@ def _run(case: Case, device: str, arrays: list[Any]) -> tuple[list[Any], list[An
             loss = term if loss is None else loss + term
     if loss is not None:
         loss.backward()
-    grads = [t.grad.numpy() if isinstance(t, lucid.Tensor) and t.grad is not None else None
-             for t in tensors]
+    grads = [
+        t.grad.numpy() if isinstance(t, lucid.Tensor) and t.grad is not None else None
+        for t in tensors
+    ]
     return [o.detach().numpy() for o in outs], grads
 
 
@@ -512,10 +775,21 @@ def test_same_result_on_numpy_and_mlx(case: Case) -> None:
 
 # Public names that are not array ops with numeric results to compare.
 NOT_OPS = {
-    "to_device", "expand_copy", "sum_to_size", "setitem", "getitem", "view", "swapaxes",
-    "swapdims", "broadcast_to", "expand_as", "is_tensor", "numel",
-    "equal", "allclose",  # return a Python bool
-}  # fmt: skip
+    "to_device",
+    "expand_copy",
+    "sum_to_size",
+    "setitem",
+    "getitem",
+    "view",
+    "swapaxes",
+    "swapdims",
+    "broadcast_to",
+    "expand_as",
+    "is_tensor",
+    "numel",
+    "equal",
+    "allclose",  # return a Python bool
+}
 
 
 def _public(module_path: str) -> set[str]:
@@ -528,12 +802,11 @@ def _public(module_path: str) -> set[str]:
 
 
 def test_every_op_has_a_case() -> None:
-    covered = {p.rpartition(".")[2] if p.startswith("nn.") else p for c in CASES
-               for p in c.covers()}  # fmt: skip
+    covered = {
+        p.rpartition(".")[2] if p.startswith("nn.") else p for c in CASES for p in c.covers()
+    }
     covered |= {c.id.split("-")[0] for c in CASES}
     ops = _public("lucid.ops") - NOT_OPS
     functional = _public("lucid.nn.functional") - NOT_OPS
     missing = sorted((ops | functional) - covered)
-    assert not missing, (
-        f"ops with no MLX parity case: {missing}; add a Case to CASES in {__file__}"
-    )
+    assert not missing, f"ops with no MLX parity case: {missing}; add a Case to CASES in {__file__}"

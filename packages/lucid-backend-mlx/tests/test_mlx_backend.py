@@ -84,9 +84,20 @@ def test_without_the_plugin_mlx_device_says_pip_install(monkeypatch: pytest.Monk
 # -- dtypes ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "dt",
-    ["float16", "bfloat16", "float32", "int8", "int16", "int32", "int64", "uint8", "bool",
-     "complex64", "float64"],
-)  # fmt: skip
+    [
+        "float16",
+        "bfloat16",
+        "float32",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "bool",
+        "complex64",
+        "float64",
+    ],
+)
 def test_dtypes_map_both_ways(be: lmx.MlxBackend, dt: str) -> None:
     d = lucid._dtype.to_dtype(dt)
     t = lucid.zeros(2, dtype=d, device="mlx")
@@ -190,10 +201,13 @@ def test_scatter_add_along_a_dim(be: lmx.MlxBackend) -> None:
     np.testing.assert_array_equal(np.array(got), want)
 
 
-@pytest.mark.parametrize(("shape", "window", "axis"), [
-    ((2, 3, 6, 5), (3, 2), (2, 3)),
-    ((2, 7, 3), (4,), (1,)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("shape", "window", "axis"),
+    [
+        ((2, 3, 6, 5), (3, 2), (2, 3)),
+        ((2, 7, 3), (4,), (1,)),
+    ],
+)
 def test_sliding_windows_match_numpy(
     be: lmx.MlxBackend, shape: tuple[int, ...], window: tuple[int, ...], axis: tuple[int, ...]
 ) -> None:
@@ -204,11 +218,12 @@ def test_sliding_windows_match_numpy(
     # on a non-contiguous input too
     at = np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)
     got_t = be.sliding_windows(mx.swapaxes(mx.array(np.swapaxes(a, 0, 1)), 0, 1), window, axis)
-    np.testing.assert_array_equal(np.array(got_t), np.lib.stride_tricks.sliding_window_view(
-        at, window, axis=axis))  # fmt: skip
+    np.testing.assert_array_equal(
+        np.array(got_t), np.lib.stride_tricks.sliding_window_view(at, window, axis=axis)
+    )
 
 
-# -- xp: NumPy's signatures --------------------------------------------------------------------------
+# -- xp: NumPy's signatures ---------------------------------------------------------------------
 XP_CASES = [
     ("sum", lambda xp, a: xp.sum(a, axis=(0, 2), keepdims=True)),
     ("sum-empty-axes", lambda xp, a: xp.sum(a, axis=())),
@@ -237,8 +252,10 @@ XP_CASES = [
     ("nonzero", lambda xp, a: xp.nonzero(a > 0)[1]),
     ("expand_dims", lambda xp, a: xp.expand_dims(a, (0, 2))),
     ("tril", lambda xp, a: xp.tril(a[0], 1)),
-    ("matmul-int", lambda xp, a: xp.matmul((a[0] * 4).astype(xp.int64),
-                                          (a[1] * 4).astype(xp.int64).T)),  # fmt: skip
+    (
+        "matmul-int",
+        lambda xp, a: xp.matmul((a[0] * 4).astype(xp.int64), (a[1] * 4).astype(xp.int64).T),
+    ),
     ("linalg.norm", lambda xp, a: xp.linalg.norm(a[0], axis=1)),
     ("linalg.inv", lambda xp, a: xp.linalg.inv(a[0][:4, :4] + 4 * xp.eye(4, dtype=a.dtype))),
 ]

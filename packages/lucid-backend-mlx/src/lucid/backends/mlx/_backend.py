@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
 
+import mlx.core as mx
 from lucid import _dtype
 from lucid.backends import Backend, DeviceError
 from lucid.backends.mlx import _dtypes

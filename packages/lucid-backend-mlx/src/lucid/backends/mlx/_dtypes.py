@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
 
+import mlx.core as mx
 from lucid import _dtype
 
 TO_MLX: dict[_dtype.dtype, Any] = {

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
 
+import mlx.core as mx
 from lucid._tensor import Tensor
 from lucid.autograd.function import once_differentiable
 
@@ -235,7 +235,9 @@ def _windows(
     size = x.shape[2:]
     outs = [_pool_out(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation)]
     span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-    hi = [max(0, (o - 1) * s + w - n - p) for o, s, w, n, p in zip(outs, stride, span, size, padding)]
+    hi = [
+        max(0, (o - 1) * s + w - n - p) for o, s, w, n, p in zip(outs, stride, span, size, padding)
+    ]
     widths = [(0, 0), (0, 0), *[(p, h) for p, h in zip(padding, hi)]]
     xp_ = mx.pad(x, widths, constant_values=fill) if any(padding) or any(hi) else x
     full = xp_.shape[2:]
@@ -244,7 +246,11 @@ def _windows(
         strides[i] = strides[i + 1] * xp_.shape[i + 1]
     sp = strides[2:]
     shape = [*xp_.shape[:2], *outs, *kernel]
-    step = [*strides[:2], *[st * s for st, s in zip(sp, stride)], *[st * d for st, d in zip(sp, dilation)]]
+    step = [
+        *strides[:2],
+        *[st * s for st, s in zip(sp, stride)],
+        *[st * d for st, d in zip(sp, dilation)],
+    ]
     del full
     return mx.as_strided(xp_, shape, step), tuple(range(2 + nd, 2 + 2 * nd))
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
+
+import mlx.core as mx
 
 _CPU_ONLY = (
     "inv", "pinv", "solve", "solve_triangular", "cholesky", "cholesky_inv", "qr", "svd",

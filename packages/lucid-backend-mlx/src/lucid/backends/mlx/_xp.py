@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-import mlx.core as mx
 import numpy as np
 
+import mlx.core as mx
 from lucid.backends.mlx import _dtypes
 from lucid.backends.mlx._linalg import MlxLinalg
 
@@ -185,10 +185,10 @@ class MlxNumpy:
     def roll(self, a: Any, shift: Any, axis: Any = None) -> Any:
         return mx.roll(a, shift, _axis(axis), stream=self._s)
 
-    def pad(self, a: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Any:
+    def pad(self, a: Any, pad_width: Any, mode: Any = "constant", constant_values: Any = 0) -> Any:
         if isinstance(pad_width, int):
             pad_width = [(pad_width, pad_width)] * a.ndim
-        widths = [tuple(int(v) for v in w) for w in pad_width]
+        widths: Any = [tuple(int(v) for v in w) for w in pad_width]
         return mx.pad(a, widths, mode, constant_values, stream=self._s)
 
     def sliding_window_view(self, x: Any, window_shape: Any, axis: Any = None) -> Any:
@@ -310,7 +310,7 @@ class MlxNumpy:
         w = None if weights is None else self._host(weights)
         return self.array(np.bincount(self._host(x), w, minlength))
 
-    def searchsorted(self, a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    def searchsorted(self, a: Any, v: Any, side: Any = "left", sorter: Any = None) -> Any:
         host_v = self._host(v) if isinstance(v, mx.array) else v
         return self.array(np.searchsorted(self._host(a), host_v, side).astype(np.int64))
 
@@ -358,7 +358,8 @@ class MlxNumpy:
         if a.ndim == 0 or b.ndim == 0:
             return mx.multiply(a, b, stream=self._s)
         if b.ndim > 2:
-            return mx.tensordot(a, b, ([a.ndim - 1], [b.ndim - 2]), stream=self._s)
+            axes: Any = ([a.ndim - 1], [b.ndim - 2])
+            return mx.tensordot(a, b, axes, stream=self._s)
         return self.matmul(a, b)
 
     def einsum(self, subscripts: str, *operands: Any, **kwargs: Any) -> Any:
