@@ -82,6 +82,7 @@ from lucid.random import (  # noqa: E402
 )
 
 from lucid import linalg, special, viz  # noqa: E402
+from lucid.autograd import functional as _functional  # noqa: E402, F401
 from lucid.serialization import load, save  # noqa: E402
 
 _tensor._install_methods()

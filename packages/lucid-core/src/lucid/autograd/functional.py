@@ -1,0 +1,245 @@
+"""Higher-level autograd: jacobian, hessian, vjp, jvp, vhp, hvp (``torch.autograd.functional``).
+
+``inputs`` is a Tensor or a tuple of Tensors and ``func`` returns a Tensor or a tuple of them.
+Everything is built on reverse mode: ``jvp`` and ``hvp`` use the double-backward trick (the
+vjp is linear in its vector, so differentiating it again with respect to that vector gives
+the forward-mode product), so they need ops whose backward is differentiable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lucid._tensor import Tensor
+from lucid.autograd import grad as _grad
+from lucid.autograd import grad_mode
+
+
+def _as_tuple(x: Any, arg: str, fn: str) -> tuple[tuple[Tensor, ...], bool]:
+    is_tuple = isinstance(x, (tuple, list))
+    items = tuple(x) if is_tuple else (x,)
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            where = f"{arg}[{i}]" if is_tuple else arg
+            raise TypeError(
+                f"{fn}: expected {arg} to be a Tensor or a tuple of Tensors, but {where} is "
+                f"{type(t).__name__}"
+            )
+    return items, is_tuple
+
+
+def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
+    """Inputs func is called on: fresh leaves, or the originals to keep their graph."""
+    return tuple(
+        t if create_graph and t.requires_grad else t.detach().requires_grad_(True) for t in inputs
+    )
+
+
+def _outputs(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn: str) -> Any:
+    with grad_mode.enable_grad():
+        return _as_tuple(func(*inputs), "the output of func", fn)
+
+
+def _fill(
+    grads: tuple[Any, ...], like: tuple[Tensor, ...], strict: bool, what: str
+) -> tuple[Tensor, ...]:
+    out = []
+    for i, (g, ref) in enumerate(zip(grads, like)):
+        if g is None:
+            if strict:
+                raise RuntimeError(
+                    f"The output of the user-provided function is independent of {what} {i}. "
+                    "This is not allowed in strict mode."
+                )
+            g = ref.new_zeros(ref.shape)
+        out.append(g)
+    return tuple(out)
+
+
+def _finish(ts: tuple[Tensor, ...], create_graph: bool, is_tuple: bool) -> Any:
+    ts = ts if create_graph else tuple(t.detach() for t in ts)
+    return ts if is_tuple else ts[0]
+
+
+def _check_v(v: Any, refs: tuple[Tensor, ...], name: str, fn: str) -> tuple[Tensor, ...]:
+    if v is None:
+        if len(refs) != 1 or refs[0].numel() != 1:
+            raise RuntimeError(
+                f"{fn}: The vector v can only be None if the {name} is a single Tensor with a "
+                "single element."
+            )
+        return (refs[0].new_ones(refs[0].shape),)
+    vs, _ = _as_tuple(v, "v", fn)
+    if len(vs) != len(refs):
+        raise RuntimeError(f"{fn}: v has {len(vs)} entries but the {name} has {len(refs)}")
+    for i, (a, b) in enumerate(zip(vs, refs)):
+        if a.shape != b.shape:
+            raise RuntimeError(
+                f"{fn}: Mismatch in shape: v[{i}] has a shape of {a.shape} and the {name}[{i}] "
+                f"has a shape of {b.shape}."
+            )
+    return vs
+
+
+def _grads(outs: Any, ins: Any, grad_outs: Any, create_graph: bool) -> tuple[Any, ...]:
+    outs, ins = list(outs), list(ins)
+    used = [k for k, o in enumerate(outs) if o.requires_grad]
+    if not used:
+        return (None,) * len(ins)
+    return _grad([outs[k] for k in used], ins, [grad_outs[k] for k in used], retain_graph=True,
+                 create_graph=create_graph, allow_unused=True)  # fmt: skip
+
+
+def vjp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), v^T J)``: the vector-Jacobian product (one backward pass)."""
+    ins, in_tuple = _as_tuple(inputs, "inputs", "vjp")
+    xs = _prepare(ins, create_graph)
+    outs, out_tuple = _outputs(func, xs, "vjp")
+    vs = _check_v(v, outs, "output of func", "vjp")
+    res = _fill(_grads(outs, xs, vs, create_graph), xs, strict, "input")
+    return _finish(outs, create_graph, out_tuple), _finish(res, create_graph, in_tuple)
+
+
+def jvp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), J v)``: the Jacobian-vector product, by the double-backward trick."""
+    ins, in_tuple = _as_tuple(inputs, "inputs", "jvp")
+    vs = _check_v(v, ins, "input", "jvp")
+    xs = _prepare(ins, create_graph)
+    outs, out_tuple = _outputs(func, xs, "jvp")
+    dummies = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outs)
+    with grad_mode.enable_grad():
+        gx = _grads(outs, xs, dummies, create_graph=True)
+    pairs = [(g, v_) for g, v_ in zip(gx, vs) if g is not None and g.requires_grad]
+    if pairs:
+        found = _grad([g for g, _ in pairs], list(dummies), [v_ for _, v_ in pairs],
+                      create_graph=create_graph, allow_unused=True)  # fmt: skip
+    else:
+        found = (None,) * len(dummies)
+    res = _fill(tuple(found), outs, strict, "output")
+    return _finish(outs, create_graph, out_tuple), _finish(res, create_graph, out_tuple)
+
+
+def jacobian(
+    func: Callable[..., Any],
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> Any:
+    """The Jacobian: ``J[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``.
+
+    One tensor in and out gives one tensor; tuples give tuples (of tuples), as PyTorch.
+    """
+    from lucid.ops.join import stack
+
+    ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
+    xs = _prepare(ins, create_graph)
+    outs, out_tuple = _outputs(func, xs, "jacobian")
+    per_output = []
+    for o in outs:
+        rows: list[list[Tensor]] = [[] for _ in xs]
+        for k in range(o.numel()):
+            seed = o.new_zeros(o.numel())
+            seed[k] = 1
+            gs = _fill(_grads([o], xs, [seed.reshape(o.shape)], create_graph), xs, strict,
+                       "input")  # fmt: skip
+            for j, g in enumerate(gs):
+                rows[j].append(g)
+        blocks = []
+        for x, r in zip(xs, rows):
+            block = stack(r).reshape(o.shape + x.shape) if r else x.new_zeros(o.shape + x.shape)
+            blocks.append(block if create_graph else block.detach())
+        per_output.append(tuple(blocks) if in_tuple else blocks[0])
+    return tuple(per_output) if out_tuple else per_output[0]
+
+
+def _scalar_func(func: Callable[..., Any], fn: str) -> Callable[..., Tensor]:
+    def wrapped(*xs: Tensor) -> Tensor:
+        out = func(*xs)
+        if not isinstance(out, Tensor) or out.numel() != 1:
+            got = f"a Tensor with {out.numel()} elements" if isinstance(out, Tensor) else (
+                type(out).__name__)  # fmt: skip
+            raise RuntimeError(
+                f"{fn}: The function given to {fn} should return a single Tensor with a single "
+                f"element, got {got}"
+            )
+        return out
+
+    return wrapped
+
+
+def hessian(
+    func: Callable[..., Any],
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> Any:
+    """The Hessian of a scalar function; ``H[i][j]`` has shape ``in[i].shape + in[j].shape``."""
+    ins, in_tuple = _as_tuple(inputs, "inputs", "hessian")
+    scalar = _scalar_func(func, "hessian")
+
+    def gradient(*xs: Tensor) -> tuple[Tensor, ...]:
+        out = scalar(*xs)
+        with grad_mode.enable_grad():
+            gs = _grads([out], xs, [out.new_ones(out.shape)], create_graph=True)
+        return _fill(gs, xs, strict, "input")
+
+    jac = jacobian(gradient, ins, create_graph=create_graph, strict=strict)
+    return jac if in_tuple else jac[0][0]
+
+
+def vhp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), v^T H)`` for a scalar function (two backward passes)."""
+    return _hessian_product("vhp", func, inputs, v, create_graph, strict)
+
+
+def hvp(
+    func: Callable[..., Any],
+    inputs: Any,
+    v: Any = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """``(func(inputs), H v)``; the Hessian of a twice-differentiable function is symmetric,
+    so this equals :func:`vhp` (computed the same way: two backward passes)."""
+    return _hessian_product("hvp", func, inputs, v, create_graph, strict)
+
+
+def _hessian_product(
+    fn: str, func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool, strict: bool
+) -> tuple[Any, Any]:
+    ins, in_tuple = _as_tuple(inputs, "inputs", fn)
+    vs = _check_v(v, ins, "input", fn)
+    xs = _prepare(ins, create_graph)
+    with grad_mode.enable_grad():
+        out = _scalar_func(func, fn)(*xs)
+        gs = _grads([out], xs, [out.new_ones(out.shape)], create_graph=True)
+    pairs = [(g, v_) for g, v_ in zip(gs, vs) if g is not None and g.requires_grad]
+    if pairs:
+        found = _grad([g for g, _ in pairs], list(xs), [v_ for _, v_ in pairs],
+                      create_graph=create_graph, allow_unused=True)  # fmt: skip
+    else:
+        found = (None,) * len(xs)
+    res = _fill(tuple(found), xs, strict, "input")
+    return _finish((out,), create_graph, False), _finish(res, create_graph, in_tuple)
+
+
+__all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
