@@ -150,3 +150,12 @@ def test_bfloat16_and_float16_tensors_round_trip_a_checkpoint(tmp_path: Path) ->
     for k in t:
         assert back[k].dtype is t[k].dtype and back[k].device == "mlx"
         assert back[k].float().tolist() == t[k].float().tolist()
+
+
+def test_the_native_conv_kernel_says_it_has_no_double_backward() -> None:
+    x = lucid.randn(1, 2, 5, 5, device="mlx", requires_grad=True)
+    w = lucid.randn(3, 2, 3, 3, device="mlx", requires_grad=True)
+    (g,) = lucid.autograd.grad(F.conv2d(x, w).sum(), [w])  # first order works
+    assert g.shape == w.shape
+    with pytest.raises(lucid.autograd.DoubleBackwardError, match="double backward"):
+        lucid.autograd.grad(F.conv2d(x, w).square().sum(), [w], create_graph=True)

@@ -304,3 +304,36 @@ def test_an_explicit_generator_drives_mlx_draws() -> None:
     g2 = lucid.Generator().manual_seed(5)
     a = lucid.randn(3, device="mlx", generator=g1).tolist()
     assert lucid.randn(3, device="mlx", generator=g2).tolist() == a
+
+
+# -- kernels ---------------------------------------------------------------------------------------
+def test_native_kernels_are_registered_for_core_and_nn_kernel_names(be: lmx.MlxBackend) -> None:
+    for name in ("softmax", "log_softmax", "erf", "erfinv", "gelu", "conv2d", "conv_transpose2d",
+                 "max_pool2d", "avg_pool2d", "layer_norm"):  # fmt: skip
+        assert name in be.kernels, name
+
+
+def test_softmax_kernel_runs_and_keeps_double_backward() -> None:
+    calls = []
+    kernel = get_backend("mlx").kernels["softmax"]
+    original = kernel.forward
+
+    def spy(ctx: object, x: object, dim: int) -> object:
+        calls.append(dim)
+        return original(ctx, x, dim)
+
+    kernel.forward = staticmethod(spy)
+    try:
+        a = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+        grads = {}
+        for dev in ("cpu", "mlx"):
+            x = lucid.tensor(a, device=dev, requires_grad=True)
+            y = lucid.softmax(x, dim=1)
+            (g,) = lucid.autograd.grad((y * y).sum(), [x], create_graph=True)
+            (gg,) = lucid.autograd.grad(g.sum(), [x])
+            grads[dev] = (y.detach().numpy(), g.detach().numpy(), gg.numpy())
+    finally:
+        kernel.forward = staticmethod(original)
+    assert calls == [1]
+    for want, got in zip(grads["cpu"], grads["mlx"]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
