@@ -361,3 +361,25 @@ def test_repr_matches_pytorch_layout() -> None:
 def test_forward_missing_is_a_clear_error() -> None:
     with pytest.raises(NotImplementedError, match='missing the required "forward"'):
         nn.Module()(1)
+
+
+def test_hooks_with_kwargs_and_prepend() -> None:
+    class Scale(nn.Module):
+        def forward(self, x: Any, factor: float = 1.0) -> Any:
+            return x * factor
+
+    m = Scale()
+    order: list[str] = []
+    m.register_forward_pre_hook(lambda mod, args: order.append("second") or None)
+    m.register_forward_pre_hook(lambda mod, args: order.append("first") or None, prepend=True)
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"factor": 3.0}), with_kwargs=True)
+    seen: list[Any] = []
+    m.register_forward_hook(
+        lambda mod, args, kwargs, out: seen.append(kwargs) or out + 1, with_kwargs=True
+    )
+    out = m(lucid.tensor([2.0]), factor=10.0)
+    np.testing.assert_allclose(out.numpy(), [7.0])  # factor replaced by the pre-hook, then +1
+    assert order == ["first", "second"] and seen == [{"factor": 3.0}]
+    m.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="new_args, new_kwargs"):
+        m(lucid.tensor([1.0]))

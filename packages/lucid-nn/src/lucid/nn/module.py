@@ -94,6 +94,15 @@ class Module:
 
     def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         for hook in (*_global_forward_pre_hooks.values(), *self._forward_pre_hooks.values()):
+            if type(hook) is _WithKwargs:
+                result = hook.fn(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, new_kwargs)"
+                        )
+                    args, kwargs = result
+                continue
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
@@ -103,20 +112,33 @@ class Module:
             args = _hooks.wrap_inputs(state, args)
         output = self.forward(*args, **kwargs)
         for hook in (*_global_forward_hooks.values(), *self._forward_hooks.values()):
-            result = hook(self, args, output)
+            if type(hook) is _WithKwargs:
+                result = hook.fn(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
             if result is not None:
                 output = result
         if state is not None:
             output = _hooks.wrap_outputs(state, output)
         return output
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
-        """``hook(module, args) -> None or new args`` runs before ``forward``."""
-        return _add_hook(self._forward_pre_hooks, hook)
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> _hooks.RemovableHandle:
+        """``hook(module, args) -> None or new args`` runs before ``forward``.
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
-        """``hook(module, args, output) -> None or new output`` runs after ``forward``."""
-        return _add_hook(self._forward_hooks, hook)
+        With ``with_kwargs=True``: ``hook(module, args, kwargs) -> None or (args, kwargs)``.
+        """
+        return _add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> _hooks.RemovableHandle:
+        """``hook(module, args, output) -> None or new output`` runs after ``forward``.
+
+        With ``with_kwargs=True``: ``hook(module, args, kwargs, output)``.
+        """
+        return _add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
     def register_full_backward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input`` in backward.
@@ -517,9 +539,25 @@ class Module:
         self.__dict__.update(state)
 
 
-def _add_hook(registry: OrderedDict[int, Any], hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+class _WithKwargs:
+    """Marks a forward (pre-)hook registered with ``with_kwargs=True``."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+
+
+def _add_hook(
+    registry: OrderedDict[int, Any],
+    hook: Callable[..., Any],
+    prepend: bool = False,
+    with_kwargs: bool = False,
+) -> _hooks.RemovableHandle:
     handle = _hooks.RemovableHandle(registry)
-    registry[handle.id] = hook
+    registry[handle.id] = _WithKwargs(hook) if with_kwargs else hook
+    if prepend:
+        registry.move_to_end(handle.id, last=False)
     return handle
 
 
