@@ -270,3 +270,16 @@ def test_cifar_missing_and_malformed(tmp_path: Path) -> None:
     (tmp_path / "y" / "cifar-10-python.tar.gz").write_bytes(b"\x1f\x8b\x08not really")
     with pytest.raises(RuntimeError, match="corrupt or truncated archive"):
         CIFAR10(tmp_path / "y")
+
+
+def test_random_split_of_mnist_loads_through_the_batched_path(tmp_path: Path) -> None:
+    from lucid.data import random_split
+
+    write_mnist(tmp_path, fake_mnist(n_train=20))
+    ds = MNIST(tmp_path, transform=T.Compose([T.ToTensor(), T.Normalize((0.5,), (0.5,))]))
+    train, val = random_split(ds, [0.75, 0.25], generator=lucid.Generator().manual_seed(0))
+    x, y = next(iter(DataLoader(val, batch_size=5)))
+    assert x.shape == (5, 1, 28, 28) and y.dtype == lucid.int64
+    expected = [int(ds.targets[i]) for i in val.indices]
+    assert y.numpy().tolist() == expected
+    np.testing.assert_allclose(x.numpy()[2], ds[val.indices[2]][0].numpy(), rtol=1e-6)
