@@ -22,6 +22,9 @@ from lucid.nn.functional import _blas
 
 # Bytes of column matrix per chunk: a few MB keeps the copy and its GEMM in L2/L3.
 _CHUNK_BYTES = 4 << 20
+# Column matrices up to this size (all chunks) are kept from the forward for the weight
+# gradient instead of being copied again (small layers, where the copy is a large share).
+_KEEP_COLS_BYTES = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -169,8 +172,13 @@ def _flops(rows: int, k: int, n: int) -> float:
     return 2.0 * rows * k * n
 
 
-def conv_forward(backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry) -> Any:
-    """Cross-correlation ``(N, C, *in) -> (N, C_out, *out)``; a channels-last view."""
+def conv_forward(
+    backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None = None
+) -> Any:
+    """Cross-correlation ``(N, C, *in) -> (N, C_out, *out)``; a channels-last view.
+
+    With ``keep`` (a dict), small column matrices are stored in it for ``conv_weight_grad``.
+    """
     xp = backend.xp
     n, c = x.shape[0], x.shape[1]
     cout = w.shape[0]
@@ -182,12 +190,17 @@ def conv_forward(backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry) -> An
 
     def work(r: tuple[int, int]) -> Any:
         s, e = r
-        out = _grouped_matmul(im2col(backend, xl[s:e], g), wm, xp)
+        col = im2col(backend, xl[s:e], g)
+        if keep is not None:
+            keep[r] = col
+        out = _grouped_matmul(col, wm, xp)
         if bias is not None:
             out += bias
         return xp.reshape(out, (e - s, *g.out_size, cout))
 
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
+        keep = None
     flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
     parts = _blas.run_chunks(work, ranges, flops)
     out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
@@ -242,7 +255,9 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     return channels_first(dx, xp)
 
 
-def conv_weight_grad(backend: Any, x: Any, dy: Any, g: ConvGeometry) -> Any:
+def conv_weight_grad(
+    backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None = None
+) -> Any:
     """The gradient of ``conv_forward`` w.r.t. its weight: ``col^T @ dy`` summed over chunks.
 
     Each worker sums the chunks of its share of the batch; the shares are summed at the end.
@@ -261,7 +276,9 @@ def conv_weight_grad(backend: Any, x: Any, dy: Any, g: ConvGeometry) -> Any:
     rows_per = math.prod(g.out_size)
 
     def one(s: int, e: int) -> Any:
-        col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
+        col = kept.get((s, e)) if kept else None
+        if col is None:
+            col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
         dyc = rows_of(dyl, s, e, xp)
         if groups == 1:
             return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc, xp)[None]

@@ -40,7 +40,8 @@ class _Conv(Function):
     def forward(ctx: Any, x: Any, w: Any, bias: Any, geom: ConvGeometry) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(x, w)
-        return _im2col.conv_forward(ctx.backend, x, w, bias, geom)
+        ctx.cols = {} if ctx.needs_input_grad[1] else None
+        return _im2col.conv_forward(ctx.backend, x, w, bias, geom, ctx.cols)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -52,7 +53,8 @@ def _conv_backward(ctx: Any, g: Tensor) -> tuple[Any, Any, Any]:
     need = ctx.needs_input_grad
     geom = ctx.geom
     gx = _ConvInputGrad.apply(g, w, geom) if need[0] else None
-    gw = _ConvWeightGrad.apply(x, g, geom) if need[1] else None
+    gw = _ConvWeightGrad.apply(x, g, geom, getattr(ctx, "cols", None)) if need[1] else None
+    ctx.cols = None  # the forward's column matrices, used once
     gb = _ChannelSum.apply(g) if need[2] else None
     return gx, gw, gb
 
@@ -79,10 +81,10 @@ class _ConvWeightGrad(Function):
     """``(x, dy) -> dw`` of a convolution."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, dy: Any, geom: ConvGeometry) -> Any:
+    def forward(ctx: Any, x: Any, dy: Any, geom: ConvGeometry, cols: Any = None) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(x, dy)
-        return _im2col.conv_weight_grad(ctx.backend, x, dy, geom)
+        return _im2col.conv_weight_grad(ctx.backend, x, dy, geom, cols)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -90,7 +92,7 @@ class _ConvWeightGrad(Function):
         need = ctx.needs_input_grad
         gx = _ConvInputGrad.apply(dy, h, ctx.geom) if need[0] else None
         gdy = _Conv.apply(x, h, None, ctx.geom) if need[1] else None
-        return gx, gdy, None
+        return gx, gdy, None, None
 
 
 class _ChannelSum(Function):
