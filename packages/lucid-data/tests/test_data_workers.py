@@ -315,3 +315,10 @@ def test_spawn_context_works_with_picklable_datasets() -> None:
     ds = TensorDataset(lucid.tensor(np.arange(10)))
     loader = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="spawn")
     assert np.concatenate([b[0].numpy() for b in loader]).tolist() == list(range(10))
+
+
+def test_spawn_context_with_an_unpicklable_collate_fn_says_so() -> None:
+    ds = TensorDataset(lucid.tensor(np.arange(4)))
+    loader = DataLoader(ds, num_workers=1, collate_fn=lambda b: b, multiprocessing_context="spawn")
+    with pytest.raises(RuntimeError, match="workers started with 'spawn' need a picklable dataset"):
+        iter(loader)

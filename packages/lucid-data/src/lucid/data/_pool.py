@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import pickle
 import queue
 import sys
 import time
@@ -102,8 +103,15 @@ class WorkerPool:
                 args=(cfg, wid, index_queue, self.result_queue, self.done_event),
                 daemon=True,
             )
-            w.start()
             self.index_queues.append(index_queue)
+            try:
+                w.start()
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                self.shutdown(force=True)
+                raise RuntimeError(
+                    f"DataLoader workers started with {ctx.get_start_method()!r} need a picklable "
+                    f"dataset, collate_fn and worker_init_fn (define them at module level): {e}"
+                ) from e
             self.workers.append(w)
 
     @property
