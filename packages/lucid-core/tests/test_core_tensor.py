@@ -271,3 +271,17 @@ def test_shape_errors_are_clear() -> None:
         a.gather(1, lucid.tensor([0]))
     with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
         a.clamp()
+
+
+def test_ops_all_lists_every_op_module_export() -> None:
+    import importlib
+
+    import lucid.ops
+
+    names: set[str] = set()
+    for mod in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
+                "unary"):  # fmt: skip
+        names |= set(importlib.import_module(f"lucid.ops.{mod}").__all__)
+    assert names <= set(lucid.ops.__all__)
+    for name in lucid.ops.__all__:
+        assert getattr(lucid, name) is getattr(lucid.ops, name), name

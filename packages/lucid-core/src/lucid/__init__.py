@@ -93,3 +93,17 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+
+# Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
+# Append names imported above here too.
+__all__ = [
+    "autograd", "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy",
+    "full", "full_like", "linspace", "logspace", "ones", "ones_like", "rand", "rand_like",
+    "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
+    "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
+    "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
+    "uint8", "bool", "Tensor", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
+    "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
+    "half", "float", "double", "long", "int", "short",
+]  # fmt: skip
