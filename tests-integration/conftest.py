@@ -3,7 +3,7 @@
 Fixtures skip (with the reason in pytest's `-ra` summary) when what they need is absent:
 
 - `data_dir`: `$LUCID_DATA_DIR`, default `<repo>/../shared/data`.
-- `mnist_dir`: `data_dir/mnist` holding the four gzipped IDX files.
+- `mnist_dir`: `data_dir/mnist` (else the repository's `data/mnist`) with the four IDX .gz files.
 - `cifar10_archive`: `data_dir/cifar10/cifar-10-python.tar.gz`.
 - `torch`: the torch module (parity tests; `hatch run parity:test` installs it).
 - `mlx`: the `mlx.core` module (MLX backend tests).
@@ -45,15 +45,16 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def mnist_dir(data_dir: Path) -> Path:
-    path = data_dir / "mnist"
-    missing = [name for name in MNIST_FILES if not (path / name).is_file()]
-    if missing:
-        pytest.skip(
-            f"real MNIST is absent: {path} lacks {', '.join(missing)} "
-            "(set LUCID_DATA_DIR to a folder holding mnist/)"
-        )
-    return path
+def mnist_dir() -> Path:
+    """`$LUCID_DATA_DIR/mnist`, else the repository's own copy in `data/mnist`."""
+    candidates = [default_data_dir() / "mnist", REPO_ROOT / "data" / "mnist"]
+    for path in candidates:
+        if all((path / name).is_file() for name in MNIST_FILES):
+            return path
+    pytest.skip(
+        f"real MNIST is absent: neither {candidates[0]} nor {candidates[1]} holds "
+        f"{', '.join(MNIST_FILES)} (set LUCID_DATA_DIR to a folder holding mnist/)"
+    )
 
 
 @pytest.fixture(scope="session")
