@@ -57,3 +57,22 @@ def test_lbfgs_on_mlx() -> None:
     opt.step(closure)
     assert isinstance(x.data, mx.array)
     np.testing.assert_allclose(x.detach().numpy(), [1.0, -2.0, 0.5], atol=1e-4)
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.1])
+def test_lion_matches_mlx_optimizers(weight_decay: float) -> None:
+    """PyTorch has no Lion: mlx.optimizers.Lion is the reference."""
+    import mlx.optimizers
+
+    rng = np.random.default_rng(2)
+    start = rng.normal(size=(4, 3)).astype(np.float32)
+    grads = [rng.normal(size=(4, 3)).astype(np.float32) for _ in range(20)]
+    ref = mlx.optimizers.Lion(learning_rate=0.01, betas=[0.8, 0.95], weight_decay=weight_decay)
+    params = {"w": mx.array(start)}
+    p = lucid.tensor(start.copy(), requires_grad=True)
+    opt = optim.Lion([p], lr=0.01, betas=(0.8, 0.95), weight_decay=weight_decay)
+    for g in grads:
+        params = ref.apply_gradients({"w": mx.array(g)}, params)
+        p.grad = lucid.tensor(g)
+        opt.step()
+    np.testing.assert_allclose(p.detach().numpy(), np.array(params["w"]), rtol=1e-5, atol=1e-6)
