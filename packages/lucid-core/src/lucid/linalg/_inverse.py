@@ -6,7 +6,7 @@ from typing import Any, NamedTuple
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.linalg._common import check_matrix, eye_like, lapack
+from lucid.linalg._common import LinAlgError, check_matrix, eye_like, lapack
 
 
 class Inv(Function):
@@ -88,9 +88,12 @@ class Det(Function):
         # d det(A) = det(A) tr(A^-1 dA). At a singular A the cofactor matrix is still the
         # gradient: it is computed from the SVD there (rank n-1; lower ranks give zero).
         a, d = ctx.saved_tensors
-        if bool((d == 0).any()):
-            return g.unsqueeze(-1).unsqueeze(-1) * _cofactor(a)
-        return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+        if not bool((d == 0).any()):
+            try:
+                return (g * d).unsqueeze(-1).unsqueeze(-1) * inv(a).mT
+            except LinAlgError:  # singular to working precision although det != 0
+                pass
+        return g.unsqueeze(-1).unsqueeze(-1) * _cofactor(a)
 
 
 def _cofactor(a: Tensor) -> Tensor:
