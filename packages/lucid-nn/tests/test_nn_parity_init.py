@@ -87,7 +87,7 @@ INITS: list[tuple[str, dict[str, Any], tuple[int, ...]]] = [
     ("kaiming_uniform_", {"a": 0.1, "mode": "fan_out", "nonlinearity": "leaky_relu"}, (300, 200)),
     ("kaiming_normal_", {"nonlinearity": "relu"}, (64, 32, 3, 3)),
     ("trunc_normal_", {"mean": 0.1, "std": 0.5, "a": -0.4, "b": 0.9}, (300, 200)),
-    ("orthogonal_", {"gain": 2.0}, (200, 300)),
+    ("orthogonal_", {"gain": 2.0}, (60, 90)),
 ]  # fmt: skip
 
 
