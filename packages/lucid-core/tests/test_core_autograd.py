@@ -477,3 +477,32 @@ def test_device_mismatch_error_is_clear() -> None:
 
     with pytest.raises(DeviceError, match="unknown device"):
         lucid.zeros(2, device="nonexistent")
+
+
+def test_views_share_the_version_counter() -> None:
+    x = _leaf([1.0, 2.0, 3.0, 4.0])
+    y = x.exp()  # exp saves its output
+    v = y.reshape(2, 2)[0]
+    assert v._version == y._version
+    v.mul_(2)  # changes y's data through a view
+    assert y._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_inplace_on_a_view_of_a_leaf_requiring_grad_raises() -> None:
+    w = _leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+        w[0].add_(1)
+    with lucid.no_grad():
+        w[0].add_(1)
+        w.view(2, 1).mul_(2)
+    np.testing.assert_allclose(w.detach().numpy(), [4.0, 4.0])
+    assert w._version == 2
+
+
+def test_advanced_index_result_is_a_copy() -> None:
+    x = lucid.tensor([1.0, 2.0, 3.0])
+    y = x[[0, 1]]
+    y.add_(10)
+    assert x.tolist() == [1.0, 2.0, 3.0] and x._version == 0

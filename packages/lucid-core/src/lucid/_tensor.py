@@ -41,6 +41,7 @@ class Tensor(TensorMethods):
         "_output_nr",
         "_vc",
         "_hooks",
+        "_base",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -62,6 +63,7 @@ class Tensor(TensorMethods):
         self._output_nr = 0
         self._vc = VersionCounter()
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
+        self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -77,6 +79,7 @@ class Tensor(TensorMethods):
         t._output_nr = 0
         t._vc = VersionCounter()
         t._hooks = None
+        t._base = None
         return t
 
     # -- basic properties -------------------------------------------------------------------------
@@ -367,9 +370,17 @@ class Tensor(TensorMethods):
 
     # -- in-place machinery ------------------------------------------------------------------------
     def _check_inplace(self) -> None:
-        if self.requires_grad and self.grad_fn is None and grad_mode._state.enabled:
+        if not grad_mode._state.enabled:
+            return
+        if self.requires_grad and self.grad_fn is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        base = self._base
+        if base is not None and base.requires_grad and base.grad_fn is None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
             )
 
     def _set_data_inplace(self, new: Any) -> Tensor:
@@ -757,6 +768,7 @@ swapdims t expand expand_as broadcast_to repeat tile split chunk unbind flip rol
 diagonal diag gather scatter scatter_add index_select take_along_dim narrow sum_to_size
 matmul mm bmm dot outer inner cross
 movedim moveaxis ravel tensor_split repeat_interleave fliplr flipud diag_embed trace mv ger
+nanmedian erfc addmm addmv baddbmm addbmm histc bincount
 """.split()
 
 _METHODS: dict[str, Callable[..., Any]] = {}

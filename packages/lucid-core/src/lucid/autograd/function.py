@@ -52,6 +52,10 @@ class Function:
     """
 
     kernel_name: ClassVar[str | None] = None
+    # Outputs share the first input's data (reshape, permute, slicing...): they share its
+    # version counter too, so in-place changes through either are seen by saved-tensor checks.
+    # A forward may set ``ctx.is_view`` per call (basic vs advanced indexing).
+    is_view: bool = False
     backend: Any
     out_backend: Any  # where the outputs live (differs from backend only for device moves)
     xp: Any
@@ -148,11 +152,16 @@ class Function:
         ctx.needs_input_grad = tuple(needs)
         out = impl.forward(ctx, *arrays, **kwargs)
         if any_grad and grad_mode._state.enabled:
-            return _record(ctx, impl, args, arrays, out)
-        ob = ctx.out_backend
-        if type(out) is tuple:
-            return tuple([Tensor._make(o, ob) for o in out])
-        return Tensor._make(out, ob)
+            result = _record(ctx, impl, args, arrays, out)
+        else:
+            ob = ctx.out_backend
+            if type(out) is tuple:
+                result = tuple([Tensor._make(o, ob) for o in out])
+            else:
+                result = Tensor._make(out, ob)
+        if ctx.is_view:
+            _share_version(args[0], result)
+        return result
 
 
 class AccumulateGrad:
@@ -180,6 +189,13 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
         return backward(ctx, *grads)
 
     return wrapper
+
+
+def _share_version(src: Any, result: Any) -> None:
+    base = src._base if src._base is not None else src
+    for t in result if type(result) is tuple else (result,):
+        t._vc = src._vc
+        t._base = base
 
 
 def _device_mismatch(cls: type, args: tuple[Any, ...]) -> None:

@@ -44,14 +44,33 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
             advanced = True
         elif hasattr(item, "dtype") and hasattr(item, "shape"):
             advanced = True
+        if _is_mask(item, backend):
+            # A boolean mask means its nonzero() positions (as in NumPy); backends without
+            # mask indexing (MLX) then see integer index arrays only.
+            out.extend(backend.xp.nonzero(item))
+            continue
         out.append(item)
+    if not isinstance(index, tuple) and len(out) != 1:
+        return tuple(out), advanced
+    if not advanced and not any(item is Ellipsis for item in out):
+        # A trailing `...` makes numpy return a 0-d view instead of a scalar copy for x[i]
+        # on a 1-D array, so in-place ops on the result write through as in torch.
+        out.append(Ellipsis)
+        return tuple(out), advanced
     return (tuple(out) if isinstance(index, tuple) else out[0]), advanced
+
+
+def _is_mask(item: Any, backend: Any) -> bool:
+    if not (hasattr(item, "dtype") and hasattr(item, "shape")) or len(item.shape) == 0:
+        return False
+    return backend.dtype_of(item) is _dtype.bool_
 
 
 class GetItem(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
         ctx.index, ctx.advanced, ctx.shape = index, advanced, a.shape
+        ctx.is_view = not advanced
         return a[index]
 
     @staticmethod

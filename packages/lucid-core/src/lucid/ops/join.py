@@ -43,6 +43,8 @@ class Cat(Function):
 class Split(Function):
     """Split into pieces of the given sizes along ``dim`` (a multi-output op)."""
 
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, sizes: tuple[int, ...]) -> Any:
         ctx.dim = dim
@@ -61,6 +63,8 @@ class Split(Function):
 
 
 class Unbind(Function):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int) -> Any:
         ctx.dim = dim

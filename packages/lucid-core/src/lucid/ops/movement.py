@@ -23,6 +23,8 @@ __all__ = [
 
 
 class Flip(Function):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims

@@ -39,6 +39,8 @@ __all__ = [
 
 
 class Reshape(Function):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
@@ -50,6 +52,8 @@ class Reshape(Function):
 
 
 class Permute(Function):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims
@@ -64,6 +68,8 @@ class Permute(Function):
 
 
 class Expand(Function):
+    is_view = True
+
     @staticmethod
     def forward(ctx: Any, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
