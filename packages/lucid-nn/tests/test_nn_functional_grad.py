@@ -263,6 +263,30 @@ LOSSES: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...]]]] = {
         lambda a: F.hinge_embedding_loss(a, _idx(1, -1, -1), margin=1.0),
         (t(3, lo=-3, hi=3, kinks=(1.0,)),),
     ),
+    "triplet_margin": lambda: (
+        lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=2.0, swap=True),
+        (t(3, 4, kinks=()), t(3, 4, kinks=()), t(3, 4, kinks=())),
+    ),
+    "triplet_margin_p1": lambda: (
+        lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=3.0, p=1.0, reduction="sum"),
+        (t(3, 4, kinks=()), t(3, 4, lo=3, hi=4, kinks=()), t(3, 4, lo=-4, hi=-3, kinks=())),
+    ),
+    "poisson_nll": lambda: (
+        lambda a, b: F.poisson_nll_loss(a, b, full=True),
+        (t(2, 3, kinks=()), t(2, 3, lo=0.5, hi=3, kinks=())),
+    ),
+    "poisson_nll_rate": lambda: (
+        lambda a: F.poisson_nll_loss(a, lucid.full((2, 3), 2.0, dtype=lucid.float64), False),
+        (t(2, 3, lo=0.5, hi=3, kinks=()),),
+    ),
+    "gaussian_nll": lambda: (
+        lambda a, b, v: F.gaussian_nll_loss(a, b, v, full=True),
+        (t(3, 2, kinks=()), t(3, 2, kinks=()), t(3, 2, lo=0.2, hi=2, kinks=())),
+    ),
+    "multilabel_soft_margin": lambda w=const(3, lo=0.5, hi=2): (
+        lambda a, b: F.multilabel_soft_margin_loss(a, b, weight=w),
+        (t(2, 3, kinks=()), const(2, 3, lo=0, hi=1)),
+    ),
     "soft_margin": lambda y=const(2, 3).sign(): (
         lambda a: F.soft_margin_loss(a, y),
         (t(2, 3, kinks=()),),
@@ -274,3 +298,11 @@ LOSSES: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...]]]] = {
 def test_loss_gradcheck(name: str) -> None:
     fn, inputs = LOSSES[name]()
     assert gradcheck(fn, inputs)
+
+
+def test_distance_gradcheck() -> None:
+    assert gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=1), (t(3, 4), t(3, 4)))
+    assert gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=0), (t(3, 4), t(1, 4)))
+    assert gradcheck(lambda a, b: F.pairwise_distance(a, b), (t(3, 4), t(3, 4)))
+    assert gradcheck(lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True),
+                     (t(3, 4), t(3, 4)))  # fmt: skip

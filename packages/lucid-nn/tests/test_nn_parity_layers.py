@@ -260,3 +260,41 @@ def test_dropout_eval_is_identity_like_torch() -> None:
     check(nn.Dropout(0.3).eval(), TN.Dropout(0.3), [arr(3, 4)])
     check(nn.Dropout2d(0.3).eval(), TN.Dropout2d(0.3), [arr(2, 3, 2, 2)])
     check(nn.AlphaDropout(0.3).eval(), TN.AlphaDropout(0.3), [arr(3, 4)])
+
+
+def test_distance_layers_parity() -> None:
+    check(nn.CosineSimilarity(dim=1), TN.CosineSimilarity(dim=1), [arr(4, 5), arr(4, 5)], (0, 1))
+    check(nn.PairwiseDistance(p=1.5, keepdim=True), TN.PairwiseDistance(p=1.5, keepdim=True),
+          [arr(4, 5), arr(4, 5)], (0, 1))  # fmt: skip
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_triplet_margin_parity(swap: bool) -> None:
+    kw = {"margin": 1.5, "swap": swap}
+    check(nn.TripletMarginLoss(**kw), TN.TripletMarginLoss(**kw), [arr(5, 4), arr(5, 4), arr(5, 4)],
+          (0, 1, 2))  # fmt: skip
+
+
+@pytest.mark.parametrize(("log_input", "full"), [(True, False), (False, True), (True, True)])
+def test_poisson_nll_parity(log_input: bool, full: bool) -> None:
+    x = arr(4, 3, lo=0.1, hi=2)
+    y = np.floor(arr(4, 3, lo=0, hi=4))
+    kw = {"log_input": log_input, "full": full}
+    check(nn.PoissonNLLLoss(**kw), TN.PoissonNLLLoss(**kw), [x, y])
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_gaussian_nll_parity(full: bool) -> None:
+    var = arr(4, 3, lo=0.0, hi=2)
+    var[0, 0] = 0.0  # clamped at eps, gradient still flows as in PyTorch
+    check(nn.GaussianNLLLoss(full=full), TN.GaussianNLLLoss(full=full), [arr(4, 3), arr(4, 3), var],
+          (0, 1, 2))  # fmt: skip
+    check(nn.GaussianNLLLoss(reduction="sum"), TN.GaussianNLLLoss(reduction="sum"),
+          [arr(4, 3), arr(4, 3), arr(4, lo=0.1, hi=2)], (0, 2))  # fmt: skip
+
+
+def test_multilabel_soft_margin_parity() -> None:
+    y = (arr(4, 3) > 0).astype(np.float32)
+    w = arr(3, lo=0.5, hi=2)
+    check(nn.MultiLabelSoftMarginLoss(weight=lucid.tensor(w)),
+          TN.MultiLabelSoftMarginLoss(weight=torch.tensor(w)), [arr(4, 3), y])  # fmt: skip

@@ -15,21 +15,26 @@ from lucid.autograd import Function
 from lucid.autograd.function import once_differentiable
 from lucid.nn.functional._util import apply_reduction, check_float, legacy_reduction, wrap
 from lucid.nn.functional.activation import log_softmax, logsigmoid
+from lucid.nn.functional.distance import pairwise_distance
 
 __all__ = [
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "cosine_embedding_loss",
     "cross_entropy",
+    "gaussian_nll_loss",
     "hinge_embedding_loss",
     "huber_loss",
     "kl_div",
     "l1_loss",
     "margin_ranking_loss",
     "mse_loss",
+    "multilabel_soft_margin_loss",
     "nll_loss",
+    "poisson_nll_loss",
     "smooth_l1_loss",
     "soft_margin_loss",
+    "triplet_margin_loss",
 ]
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -554,6 +559,106 @@ def soft_margin_loss(
     reduction = legacy_reduction(size_average, reduce, reduction)
     _pointwise("soft_margin_loss", input, target, reduction)
     return _reduce(-logsigmoid(input * target), reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2.0,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(
+            f"triplet_margin_loss: anchor {tuple(anchor.shape)}, positive "
+            f"{tuple(positive.shape)} and negative {tuple(negative.shape)} must have the same "
+            "number of dimensions"
+        )
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        closer = (d_swap < d_neg).to(d_neg.dtype)
+        d_neg = closer * d_swap + (1 - closer) * d_neg
+    return _reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log-likelihood of ``target`` under Poisson(rate): ``rate - target log rate``.
+
+    ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _pointwise("poisson_nll_loss", input, target, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = (target > 1).to(target.dtype)
+        safe = target * big + (1 - big)
+        stirling = safe * safe.log() - safe + 0.5 * (safe * (2 * 3.141592653589793)).log()
+        loss = loss + stirling * big
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """``0.5 (log var + (input - target)^2 / var)``, var clamped at ``eps`` (gradient passes)."""
+    check_float("gaussian_nll_loss", input)
+    _check_reduction(reduction)
+    if var.ndim == input.ndim - 1 and var.shape == input.shape[:-1]:
+        var = var.unsqueeze(-1)
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var + (var.clamp(min=eps) - var).detach()  # PyTorch clamps without blocking grads
+    d = input - target
+    loss = (var.log() + d * d / var) * 0.5
+    if full:
+        loss = loss + 0.9189385332046727  # 0.5 * log(2 pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Per-class binary logistic loss, averaged over classes (the last dim)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_float("multilabel_soft_margin_loss", input)
+    _check_reduction(reduction)
+    t = target.to(input.dtype)
+    loss = -(t * logsigmoid(input) + (1 - t) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.mean(input.ndim - 1), reduction)
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:

@@ -12,15 +12,19 @@ __all__ = [
     "BCEWithLogitsLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
+    "GaussianNLLLoss",
     "HingeEmbeddingLoss",
     "HuberLoss",
     "KLDivLoss",
     "L1Loss",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
     "NLLLoss",
+    "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
+    "TripletMarginLoss",
 ]
 
 
@@ -196,3 +200,54 @@ class HingeEmbeddingLoss(_MarginLoss):
 class SoftMarginLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                     self.swap, reduction=self.reduction)  # fmt: skip
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: bool | None = None,
+        eps: float = 1e-8,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                  reduction=self.reduction)  # fmt: skip
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
