@@ -1,0 +1,382 @@
+"""Recurrent layers (``torch.nn``): RNN, LSTM, GRU and their cells.
+
+Parameter names, shapes, gate order (LSTM: i, f, g, o; GRU: r, z, n) and initialisation
+(U(-1/sqrt(hidden), 1/sqrt(hidden))) are PyTorch's, so state dicts load either way. Each layer
+projects the whole input sequence with one GEMM, then steps through time with the recurrent
+GEMM only; everything is lucid ops, so autograd (and double backward) come from them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import lucid
+from lucid import Tensor
+from lucid.nn import functional as F
+from lucid.nn import init
+from lucid.nn.module import Module
+from lucid.nn.modules._checks import check_tensor
+from lucid.nn.parameter import Parameter
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+State = Any  # a hidden Tensor, or (h, c) for LSTM
+
+
+# -- one time step -------------------------------------------------------------------------------
+def _rnn_step(act: Callable[[Tensor], Tensor]) -> Callable[..., State]:
+    def step(xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+        return act(xw + F.linear(state, w_hh, b_hh))
+
+    return step
+
+
+def _lstm_step(xw: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor,
+               b_hh: Tensor | None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    h, c = state
+    i, f, g, o = (xw + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+    c = i.sigmoid() * g.tanh() + f.sigmoid() * c
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru_step(xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
+    xr, xz, xn = xw.chunk(3, -1)
+    hr, hz, hn = F.linear(state, w_hh, b_hh).chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    out: Tensor = n + z * (state - n)
+    return out
+
+
+def _step_for(mode: str) -> Callable[..., State]:
+    if mode == "LSTM":
+        return _lstm_step
+    if mode == "GRU":
+        return _gru_step
+    return _rnn_step(lucid.tanh if mode == "RNN_TANH" else F.relu)
+
+
+# -- multi-layer recurrent layers ----------------------------------------------------------------
+class RNNBase(Module):
+    """Shared machinery: parameters ``weight_ih_l{k}[_reverse]`` etc., layers, directions."""
+
+    mode = "RNN_TANH"
+
+    def __init__(
+        self,
+        mode: str,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        proj_size: int = 0,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"dropout should be a number in range [0, 1] representing the "
+                             f"probability of an element being zeroed, got {dropout}")  # fmt: skip
+        if hidden_size <= 0 or num_layers <= 0:
+            raise ValueError(f"{name}: hidden_size and num_layers must be positive, got "
+                             f"hidden_size={hidden_size}, num_layers={num_layers}")  # fmt: skip
+        if proj_size:
+            raise NotImplementedError(f"{name}: proj_size is not supported")
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        directions = 2 if bidirectional else 1
+        gate = _GATES[mode] * hidden_size
+        self._flat_weights_names: list[str] = []
+        kw = {"dtype": dtype, "device": device}
+        for layer in range(num_layers):
+            layer_in = input_size if layer == 0 else hidden_size * directions
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                params: dict[str, tuple[int, ...]] = {
+                    f"weight_ih{sfx}": (gate, layer_in),
+                    f"weight_hh{sfx}": (gate, hidden_size),
+                }
+                if bias:
+                    params.update({f"bias_ih{sfx}": (gate,), f"bias_hh{sfx}": (gate,)})
+                for pname, shape in params.items():
+                    setattr(self, pname, Parameter(lucid.empty(*shape, **kw)))
+                    self._flat_weights_names.append(pname)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    @property
+    def all_weights(self) -> list[list[Parameter]]:
+        per = 4 if self.bias else 2
+        names = self._flat_weights_names
+        return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    # -- forward ---------------------------------------------------------------------------------
+    def _check_input(self, x: Any) -> None:
+        name = type(self).__name__
+        check_tensor(name, x, self.weight_ih_l0)
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
+            raise ValueError(f"{name} expected input of shape (L, N, {self.input_size}) "
+                             f"{'(batch_first: (N, L, ...)) ' if self.batch_first else ''}"
+                             f"or (L, {self.input_size}), got {tuple(x.shape)}")  # fmt: skip
+
+    def _initial(self, hx: Any, n: int, like: Tensor) -> list[State]:
+        """Per layer-and-direction initial states."""
+        count = self.num_layers * (2 if self.bidirectional else 1)
+        shape = (count, n, self.hidden_size)
+        if hx is None:
+            z = lucid.zeros(*shape, dtype=like.dtype, device=like.device)
+            return [(z[i], z[i]) if self.mode == "LSTM" else z[i] for i in range(count)]
+        parts = hx if self.mode == "LSTM" else (hx,)
+        for p in parts:
+            if tuple(p.shape) != shape:
+                raise RuntimeError(f"Expected hidden size {shape}, got {tuple(p.shape)}")
+        if self.mode == "LSTM":
+            return [(hx[0][i], hx[1][i]) for i in range(count)]
+        return [hx[i] for i in range(count)]
+
+    def _run_direction(
+        self, xs: Tensor, state: State, sfx: str, reverse: bool
+    ) -> tuple[Tensor, State]:
+        w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
+        b_ih = getattr(self, f"bias_ih{sfx}") if self.bias else None
+        b_hh = getattr(self, f"bias_hh{sfx}") if self.bias else None
+        step = _step_for(self.mode)
+        proj = F.linear(xs, w_ih, b_ih)  # all time steps in one GEMM: (L, N, gates)
+        steps = proj.unbind(0)
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        outs: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
+        for t in order:
+            state = step(steps[t], state, w_hh, b_hh)
+            outs[t] = state[0] if self.mode == "LSTM" else state
+        return lucid.stack(outs, 0), state
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+        self._check_input(input)
+        batched = input.ndim == 3
+        x = input if batched else input.unsqueeze(1)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        if hx is not None and not batched:
+            hx = tuple(h.unsqueeze(1) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(1)
+        directions = 2 if self.bidirectional else 1
+        states = self._initial(hx, x.shape[1], x)
+        finals: list[State] = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                out, final = self._run_direction(x, states[layer * directions + d], sfx, d == 1)
+                outs.append(out)
+                finals.append(final)
+            x = outs[0] if directions == 1 else lucid.cat(outs, dim=-1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        if batched and self.batch_first:
+            x = x.transpose(0, 1)
+        if self.mode == "LSTM":
+            h_n: Any = (lucid.stack([f[0] for f in finals]), lucid.stack([f[1] for f in finals]))
+        else:
+            h_n = lucid.stack(finals)
+        if not batched:
+            x = x.squeeze(1)
+            h_n = tuple(h.squeeze(1) for h in h_n) if self.mode == "LSTM" else h_n.squeeze(1)
+        return x, h_n
+
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu).
+
+    >>> rnn = nn.RNN(4, 8, num_layers=2, batch_first=True)
+    >>> out, h = rnn(lucid.randn(3, 5, 4))
+    >>> out.shape, h.shape
+    ((3, 5, 8), (2, 3, 8))
+    """
+
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int = 1,
+        nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
+        dropout: float = 0.0, bidirectional: bool = False, device: Any = None, dtype: Any = None
+    ) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")  # fmt: skip
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         0, device, dtype)  # fmt: skip
+        self.nonlinearity = nonlinearity
+
+
+class LSTM(RNNBase):
+    """Long short-term memory; ``forward(input, (h_0, c_0))`` returns ``(out, (h_n, c_n))``.
+
+    >>> lstm = nn.LSTM(4, 8, bidirectional=True)
+    >>> out, (h, c) = lstm(lucid.randn(5, 3, 4))
+    >>> out.shape, h.shape
+    ((5, 3, 16), (2, 3, 8))
+    """
+
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+        batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+        proj_size: int = 0, device: Any = None, dtype: Any = None
+    ) -> None:  # fmt: skip
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)  # fmt: skip
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit (PyTorch's formulation: r applied to ``W_hn h + b_hn``)."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+        batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+        device: Any = None, dtype: Any = None
+    ) -> None:  # fmt: skip
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)  # fmt: skip
+
+
+# -- cells -----------------------------------------------------------------------------------------
+class RNNCellBase(Module):
+    """One time step; parameters ``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``."""
+
+    bias_ih: Parameter | None
+    bias_hh: Parameter | None
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool, gates: int, device: Any = None,
+        dtype: Any = None
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        kw = {"dtype": dtype, "device": device}
+        self.weight_ih = Parameter(lucid.empty(gates * hidden_size, input_size, **kw))
+        self.weight_hh = Parameter(lucid.empty(gates * hidden_size, hidden_size, **kw))
+        if bias:
+            self.bias_ih = Parameter(lucid.empty(gates * hidden_size, **kw))
+            self.bias_hh = Parameter(lucid.empty(gates * hidden_size, **kw))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        return s
+
+    def _prepare(self, input: Any, hx: Any) -> tuple[Tensor, bool]:
+        name = type(self).__name__
+        check_tensor(name, input, self.weight_ih)
+        if input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{name} expected input of shape (N, {self.input_size}) or "
+                             f"({self.input_size},), got {tuple(input.shape)}")  # fmt: skip
+        batched = input.ndim == 2
+        return (input if batched else input.unsqueeze(0)), batched
+
+    def _zeros(self, x: Tensor) -> Tensor:
+        out: Tensor = lucid.zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+        return out
+
+    def _hidden(self, h: Tensor | None, x: Tensor, batched: bool) -> Tensor:
+        if h is None:
+            return self._zeros(x)
+        h = h if batched else h.unsqueeze(0)
+        if tuple(h.shape) != (x.shape[0], self.hidden_size):
+            want = (x.shape[0], self.hidden_size)
+            raise RuntimeError(f"{type(self).__name__}: expected hidden of shape {want}, got "
+                               f"{tuple(h.shape)}")  # fmt: skip
+        return h
+
+
+class RNNCell(RNNCellBase):
+    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu)."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+        device: Any = None, dtype: Any = None
+    ) -> None:  # fmt: skip
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, batched = self._prepare(input, hx)
+        h = self._hidden(hx, x, batched)
+        step = _step_for("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU")
+        out: Tensor = step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                           self.bias_hh)  # fmt: skip
+        return out if batched else out.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step: ``forward(input, (h, c)) -> (h', c')`` (gates i, f, g, o)."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+        dtype: Any = None
+    ) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Tensor]:
+        x, batched = self._prepare(input, hx)
+        h0, c0 = (None, None) if hx is None else hx
+        state = (self._hidden(h0, x, batched), self._hidden(c0, x, batched))
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), state, self.weight_hh,
+                          self.bias_hh)  # fmt: skip
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step (gates r, z, n)."""
+
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+        dtype: Any = None
+    ) -> None:  # fmt: skip
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, batched = self._prepare(input, hx)
+        h = self._hidden(hx, x, batched)
+        out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return out if batched else out.squeeze(0)
