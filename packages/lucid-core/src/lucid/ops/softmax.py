@@ -1,7 +1,8 @@
 """softmax and log_softmax: fused, numerically stable (the max is subtracted first).
 
 Both are single Functions with a ``kernel_name`` so a backend can swap in its own kernel.
-Their backward is written with lucid ops on the saved output, so it is differentiable again.
+A plain backward is one fused array expression; under ``create_graph=True`` the same formula
+runs in lucid ops on the saved output, so it is differentiable again.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from lucid import _dtype
 from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim
 
@@ -34,6 +36,10 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (y,) = ctx.saved_tensors
+        if not grad_mode._state.enabled:  # plain backward: one fused array expression
+            xp, gy = ctx.xp, g.data * y.data
+            gx = gy - y.data * xp.sum(gy, axis=ctx.dim, keepdims=True)
+            return Tensor._make(gx, g.backend), None
         gy = g * y
         return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
 
@@ -53,6 +59,10 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (y,) = ctx.saved_tensors
+        if not grad_mode._state.enabled:  # plain backward: one fused array expression
+            xp = ctx.xp
+            gx = g.data - xp.exp(y.data) * xp.sum(g.data, axis=ctx.dim, keepdims=True)
+            return Tensor._make(gx, g.backend), None
         return g - y.exp() * g.sum(dim=ctx.dim, keepdim=True), None
 
 
