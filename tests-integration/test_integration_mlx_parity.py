@@ -130,10 +130,6 @@ def via(path: str) -> Callable[..., Any]:
 # -- the cases --------------------------------------------------------------------------------
 
 S = (3, 4)
-MASK_GAP = (
-    "MLX has no boolean-mask indexing; lucid.ops.indexing._convert_index should turn a bool "
-    "mask into xp.nonzero(mask) integer indices (as NumPy does) for every backend"
-)
 UNARY = [
     "neg",
     "exp",
@@ -436,8 +432,11 @@ CASES: list[Case] = [
     C(lambda x: x[1:, ::2], F(*S), id="getitem-slice", uses=("getitem",)),
     C(lambda x: x[None, ..., 1], F(*S), id="getitem-none-ellipsis"),
     C(lambda x, i: x[i], F(*S), I(3, 5), id="getitem-fancy-repeats"),
-    C(lambda x, m: x[m], F(*S), B(*S), id="getitem-mask", mlx_xfail=MASK_GAP),
-    C("masked_select", F(*S), B(*S), mlx_xfail=MASK_GAP),
+    C(lambda x, m: x[m], F(*S), B(*S), id="getitem-mask"),
+    C("masked_select", F(*S), B(*S)),
+    C(lambda x, m: x[:, m[0]], F(*S), B(*S), id="getitem-slice-and-mask"),
+    C(lambda x, m: x[m], F(2, 3, 4), B(2, 3), id="getitem-leading-mask"),
+    C(lambda x, m: _masked_zero(x, m), F(*S), B(*S), id="setitem-mask-in-graph"),
     C(lambda x, i: resolve("take")(x, i), F(*S), I(12, 5), id="take", uses=("take",)),
     C(
         lambda x, i: resolve("take_along_dim")(x, i, 1),
@@ -693,6 +692,12 @@ CASES: list[Case] = [
     ),
     C("nn.functional.prelu", F(3, 4), P(1)),
 ]
+
+
+def _masked_zero(x: Any, m: Any) -> Any:
+    y = x * 1
+    y[m] = 0.0
+    return y
 
 
 def _setitem(x: Any, v: Any) -> Any:
