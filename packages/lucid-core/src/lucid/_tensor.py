@@ -405,7 +405,9 @@ class Tensor(TensorMethods):
                 f"{list(result.shape)}"
             )
         self._set_data_inplace(result._data)
-        if result.requires_grad:
+        # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
+        # no_grad, where ``result`` may be the source tensor itself).
+        if result.requires_grad and grad_mode._state.enabled:
             self.requires_grad = True
             self.grad_fn = result.grad_fn
             self._output_nr = result._output_nr
