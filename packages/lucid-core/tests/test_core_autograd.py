@@ -506,3 +506,27 @@ def test_advanced_index_result_is_a_copy() -> None:
     y = x[[0, 1]]
     y.add_(10)
     assert x.tolist() == [1.0, 2.0, 3.0] and x._version == 0
+
+
+def test_autograd_grad_runs_only_the_nodes_it_needs() -> None:
+    calls = []
+
+    class Upstream(Function):
+        @staticmethod
+        def forward(ctx, a):  # type: ignore[no-untyped-def]
+            return ctx.xp.multiply(a, 2.0)
+
+        @staticmethod
+        def backward(ctx, g):  # type: ignore[no-untyped-def]
+            calls.append(1)
+            return g * 2
+
+    x = _leaf([1.0, 2.0])
+    y = Upstream.apply(x)
+    z = y.exp()
+    (gy,) = lucid.autograd.grad(z.sum(), y, retain_graph=True)
+    np.testing.assert_allclose(gy.numpy(), np.exp([2.0, 4.0]))
+    assert calls == []  # nothing upstream of y ran
+    (gx,) = lucid.autograd.grad(z.sum(), x)
+    assert calls == [1]
+    np.testing.assert_allclose(gx.numpy(), 2 * np.exp([2.0, 4.0]))

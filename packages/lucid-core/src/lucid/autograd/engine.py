@@ -91,15 +91,47 @@ def run_backward(
     capture = _capture_map(inputs) if inputs is not None else None
     deps = _collect(roots)
     ready = [n for n in roots if deps.get(n, 0) == 0]
+    needed = _needed(roots, capture, inputs) if inputs is not None else None
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             _run_node(node, pending.pop(node), pending, deps, ready, leaf_grads, capture,
-                      retain_graph)  # fmt: skip
+                      retain_graph, needed)  # fmt: skip
         if capture is None:
             _accumulate(leaf_grads, create_graph)
             return None
         return _captured(inputs or (), capture, leaf_grads, allow_unused)
+
+
+def _needed(roots: list[Function], capture: Any, inputs: Sequence[Any]) -> set[Function]:
+    """Nodes with a path to one of ``inputs``: only their backward must run (autograd.grad)."""
+    leaf_ids = {id(t) for t in inputs if t.grad_fn is None}
+    targets = {node for node, _ in capture}
+    needed: set[Function] = set()
+    done: set[Function] = set()
+    stack: list[tuple[Function, bool]] = [(r, False) for r in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            for e in node._edges:
+                if e is None:
+                    continue
+                if type(e) is tuple:
+                    if e[0] in needed or e[0] in targets:
+                        needed.add(node)
+                        break
+                elif id(e) in leaf_ids:
+                    needed.add(node)
+                    break
+            done.add(node)
+            continue
+        if node in done:
+            continue
+        stack.append((node, True))
+        for e in node._edges:
+            if type(e) is tuple and e[0] not in done:
+                stack.append((e[0], False))
+    return needed
 
 
 def _capture_map(inputs: Sequence[Any]) -> dict[Any, Any]:
@@ -121,6 +153,7 @@ def _run_node(
     leaf_grads: dict[int, list[Any]],
     capture: dict[Any, Any] | None,
     retain_graph: bool,
+    needed: set[Function] | None = None,
 ) -> None:
     if node._pre_hooks or node._retained:
         grads = _apply_output_hooks(node, grads)
@@ -129,7 +162,7 @@ def _run_node(
             if (node, k) in capture:
                 capture[(node, k)] = g
     edges = node._edges
-    if _any_not_none(grads):
+    if _any_not_none(grads) and (needed is None or node in needed):
         if node._freed and node._had_saved:
             raise RuntimeError(_FREED_MSG)
         in_grads = _call_backward(node, grads)
