@@ -159,3 +159,18 @@ def test_the_native_conv_kernel_says_it_has_no_double_backward() -> None:
     assert g.shape == w.shape
     with pytest.raises(lucid.autograd.DoubleBackwardError, match="double backward"):
         lucid.autograd.grad(F.conv2d(x, w).square().sum(), [w], create_graph=True)
+
+
+def test_attention_dropout_on_mlx_is_seeded_and_differentiable() -> None:
+    q = lucid.randn(1, 2, 4, 8, device="mlx", requires_grad=True)
+
+    def run() -> lucid.Tensor:
+        lucid.manual_seed(5)
+        return F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+
+    a, b = run(), run()
+    plain = F.scaled_dot_product_attention(q, q, q)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    assert not np.allclose(a.detach().numpy(), plain.detach().numpy())
+    a.sum().backward()
+    assert q.grad is not None and np.isfinite(q.grad.numpy()).all()

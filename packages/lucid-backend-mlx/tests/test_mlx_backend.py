@@ -308,7 +308,7 @@ def test_an_explicit_generator_drives_mlx_draws() -> None:
 
 # -- kernels ---------------------------------------------------------------------------------------
 def test_native_kernels_are_registered_for_core_and_nn_kernel_names(be: lmx.MlxBackend) -> None:
-    for name in ("softmax", "log_softmax", "erf", "erfinv", "gelu", "conv2d", "conv_transpose2d",
+    for name in ("softmax", "log_softmax", "erf", "erfinv", "gelu", "conv2d", "conv_transpose2d", "sdpa",
                  "max_pool2d", "avg_pool2d", "layer_norm"):  # fmt: skip
         assert name in be.kernels, name
 

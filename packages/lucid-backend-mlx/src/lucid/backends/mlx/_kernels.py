@@ -9,6 +9,7 @@ convolutions' backward is MLX's own ``vjp`` of the native kernel, which has no d
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -382,3 +383,67 @@ class LayerNorm:
         out = [_wrap(ctx, next(it)) if a is not None else None for a in (x, w, b)]
         need = ctx.needs_input_grad
         return tuple(o if n else None for o, n in zip(out, need)) + (None, None)
+
+
+# -- scaled dot-product attention: mx.fast.scaled_dot_product_attention --------------------------
+@_kernel("sdpa")
+class ScaledDotProductAttention:
+    """``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)`` (lucid.nn's "sdpa").
+
+    (B, H, L, E) inputs without dropout run MLX's fused kernel (grouped-query heads included);
+    other ranks and dropout run the same formula in MLX ops. Backward: the vjp of what ran.
+    """
+
+    @staticmethod
+    def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, dropout_p: float,
+                is_causal: bool, scale: Any) -> Any:  # fmt: skip
+        length, source = q.shape[-2], k.shape[-2]
+        factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+        if is_causal:  # top-left aligned, as torch (MLX's "causal" aligns bottom-right)
+            mask = mx.arange(source)[None, :] <= mx.arange(length)[:, None]
+        keep = None
+        if dropout_p > 0.0:
+            key = ctx.backend._next_key(None)
+            shape = (*q.shape[:-1], source)
+            keep = mx.random.bernoulli(1.0 - dropout_p, shape, key=key)
+        fused = keep is None and q.ndim == 4 and k.ndim == 4 and q.shape[0] == k.shape[0]
+        fused = fused and (mask is None or mask.ndim <= 4)
+        attend = _fused_attention if fused else _attention
+        ctx.attend = functools.partial(attend, factor=factor, keep=keep, p=dropout_p)
+        diff_mask = mask is not None and mask.dtype != mx.bool_ and ctx.needs_input_grad[3]
+        ctx.primals = [q, k, v, mask] if diff_mask else [q, k, v]
+        ctx.mask = mask
+        return ctx.attend(q, k, v, mask)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, g: Tensor) -> Any:
+        primals = ctx.primals
+        if len(primals) == 3:
+
+            def fn(q: Any, k: Any, v: Any) -> Any:
+                return ctx.attend(q, k, v, ctx.mask)
+
+        else:
+            fn = ctx.attend
+        _, grads = mx.vjp(fn, primals, [g.data])
+        out = [_wrap(ctx, a) if need else None for a, need in zip(grads, ctx.needs_input_grad)]
+        return (*out, *([None] * (7 - len(out))))
+
+
+def _fused_attention(q: Any, k: Any, v: Any, mask: Any, factor: float, keep: Any, p: float) -> Any:
+    return mx.fast.scaled_dot_product_attention(q, k, v, scale=factor, mask=mask)
+
+
+def _attention(q: Any, k: Any, v: Any, mask: Any, factor: float, keep: Any, p: float) -> Any:
+    heads, kv_heads = (q.shape[-3], k.shape[-3]) if q.ndim >= 3 and k.ndim >= 3 else (1, 1)
+    if heads != kv_heads and kv_heads and heads % kv_heads == 0:  # grouped-query heads
+        k = mx.repeat(k, heads // kv_heads, axis=-3)
+        v = mx.repeat(v, heads // kv_heads, axis=-3)
+    scores = (q * factor) @ mx.swapaxes(k, -1, -2)
+    if mask is not None:
+        scores = mx.where(mask, scores, -math.inf) if mask.dtype == mx.bool_ else scores + mask
+    weights = mx.softmax(scores, axis=-1, precise=True)
+    if keep is not None:
+        weights = mx.where(keep, weights / (1.0 - p), 0.0)
+    return weights @ v
