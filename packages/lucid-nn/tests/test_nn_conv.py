@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import multiprocessing
+import os
 
 import numpy as np
 import pytest
@@ -189,11 +191,19 @@ def test_conv_float32_stays_float32_and_output_is_nchw():
     assert y.dtype is lucid.float32 and y.shape == (2, 4, 8, 8)
 
 
-def test_conv_threaded_chunks_are_adjoint_consistent():
-    """A shape big enough for the chunked, multi-threaded path: <conv(x), g> = <x, dx> etc."""
-    x = lucid.tensor(RNG.standard_normal((12, 16, 20, 20)), requires_grad=True)
-    w = lucid.tensor(RNG.standard_normal((24, 16, 3, 3)), requires_grad=True)
-    g = RNG.standard_normal((12, 24, 20, 20))
+def _threaded(monkeypatch):
+    """Force the chunked, two-worker path whatever the machine's BLAS thread setting."""
+    from lucid.nn.functional import _blas
+
+    monkeypatch.setattr(_blas._threads, "budget", lambda: 2)
+
+
+def test_conv_threaded_chunks_are_adjoint_consistent(monkeypatch):
+    """Big enough for several chunks on two workers: <conv(x), g> = <x, dx> = <w, dw>."""
+    _threaded(monkeypatch)
+    x = lucid.tensor(RNG.standard_normal((16, 32, 20, 20)), requires_grad=True)
+    w = lucid.tensor(RNG.standard_normal((32, 32, 3, 3)), requires_grad=True)
+    g = RNG.standard_normal((16, 32, 20, 20))
     y = F.conv2d(x, w, padding=1)
     np.testing.assert_allclose(
         y.detach().numpy(), ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 1), rtol=1e-9
@@ -202,6 +212,23 @@ def test_conv_threaded_chunks_are_adjoint_consistent():
     inner = float((y.detach().numpy() * g).sum())
     assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9)
     assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
+
+
+def _conv_in_child() -> None:
+    x, w = lucid.randn(16, 32, 20, 20), lucid.randn(32, 32, 3, 3)
+    F.conv2d(x, w, padding=1)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_conv_worker_pool_survives_fork(monkeypatch):
+    _threaded(monkeypatch)
+    _conv_in_child()  # the parent now has a worker pool
+    proc = multiprocessing.get_context("fork").Process(target=_conv_in_child)
+    proc.start()
+    proc.join(120)
+    if proc.exitcode is None:
+        proc.kill()
+    assert proc.exitcode == 0
 
 
 def test_conv_zero_batch():

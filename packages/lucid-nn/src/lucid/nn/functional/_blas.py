@@ -58,6 +58,7 @@ class _Threads:
     def __init__(self) -> None:
         self._libs: list[Any] | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = os.getpid()
         self._lock = threading.Lock()
 
     def libs(self) -> list[Any]:
@@ -80,8 +81,11 @@ class _Threads:
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
         with self._lock:
-            if self._pool is None or self._pool._max_workers != workers:
+            # A forked child inherits the pool object but not its threads: make a new one.
+            stale = self._pool_pid != os.getpid()
+            if self._pool is None or stale or self._pool._max_workers != workers:
                 self._pool = ThreadPoolExecutor(workers, thread_name_prefix="lucid-conv")
+                self._pool_pid = os.getpid()
             return self._pool
 
 
