@@ -1,7 +1,14 @@
-"""Finite-difference checks of analytical gradients (float64), as ``torch.autograd.gradcheck``."""
+"""Finite-difference checks of analytical gradients (float64), as ``torch.autograd.gradcheck``.
+
+The numerical Jacobian comes from central differences (the input's data is perturbed one
+entry at a time, on any backend); the analytical one from one backward pass per output entry,
+taking the gradients of every differentiable input at once. A mismatch names the output, the
+input, the entry where they differ most, and both Jacobians.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,44 +31,72 @@ def _flat_outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Any]:
     return [o for o in outs if isinstance(o, Tensor) and o.dtype.is_floating_point]
 
 
+def _host(t: Any) -> np.ndarray:
+    """A float64 NumPy copy of a tensor's values, whatever its backend."""
+    return np.array(t.backend.to_numpy(t.data), dtype=np.float64).reshape(-1)
+
+
 def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float) -> list[Any]:
     """d(outputs)/d(inputs[i]) by central differences: one matrix (n_in, n_out) per output."""
     x = inputs[i]
-    flat = x.data.reshape(-1)
-    if not np.shares_memory(flat, x.data):
-        raise ValueError("gradcheck needs contiguous numpy-backed inputs")
+    backend = x.backend
+    original = x.data
+    base = np.array(backend.to_numpy(original))
+    flat = base.reshape(-1)  # a copy: perturbations are written here, then put on the backend
     cols: list[list[Any]] = []
-    for k in range(flat.size):
-        orig = flat[k].item()
-        flat[k] = orig + eps
-        plus = [np.array(o.data, dtype=np.float64).ravel() for o in _flat_outputs(fn, inputs)]
-        flat[k] = orig - eps
-        minus = [np.array(o.data, dtype=np.float64).ravel() for o in _flat_outputs(fn, inputs)]
-        flat[k] = orig
-        cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    n_out = len(cols[0]) if cols else 0
-    return [np.stack([c[j] for c in cols]) if cols else np.zeros((0, 0)) for j in range(n_out)]
+    try:
+        for k in range(flat.size):
+            orig = flat[k].item()
+            flat[k] = orig + eps
+            x.data = backend.from_numpy(base.copy())
+            plus = [_host(o) for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig - eps
+            x.data = backend.from_numpy(base.copy())
+            minus = [_host(o) for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig
+            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    finally:
+        x.data = original
+    if not cols:  # an empty input: empty Jacobians
+        return [np.zeros((0, o.numel())) for o in _flat_outputs(fn, inputs)]
+    return [np.stack([c[j] for c in cols]) for j in range(len(cols[0]))]
 
 
-def _analytical(fn: Callable[..., Any], inputs: Sequence[Any], i: int) -> list[Any]:
-    from lucid._creation import zeros_like
+def _analytical(fn: Callable[..., Any], inputs: Sequence[Any], idx: list[int]) -> list[list[Any]]:
+    """``result[i][j]``: the (n_in_i, n_out_j) Jacobian block of output j w.r.t. input idx[i]."""
+    from lucid._tensor import Tensor
     from lucid.autograd import grad
 
     outs = _flat_outputs(fn, inputs)
-    result = []
+    targets = [inputs[i] for i in idx]
+    blocks: list[list[Any]] = [[] for _ in idx]
     for o in outs:
-        rows = []
-        flat_n = o.numel()
-        for k in range(flat_n):
-            seed = zeros_like(o)
-            seed.data.reshape(-1)[k] = 1.0
+        rows: list[list[np.ndarray]] = [[] for _ in idx]
+        for k in range(o.numel()):
             if not o.requires_grad:
-                rows.append(np.zeros(inputs[i].numel()))
+                for r, t in zip(rows, targets):
+                    r.append(np.zeros(t.numel()))
                 continue
-            (g,) = grad(o, inputs[i], seed, retain_graph=True, allow_unused=True)
-            rows.append(np.zeros(inputs[i].numel()) if g is None else g.data.reshape(-1).copy())
-        result.append(np.stack(rows, axis=1) if rows else np.zeros((inputs[i].numel(), 0)))
-    return result
+            onehot = np.zeros(o.numel())
+            onehot[k] = 1.0
+            seed = Tensor(onehot.reshape(o.shape), dtype=o.dtype, device=o.device)
+            gs = grad(o, targets, seed, retain_graph=True, allow_unused=True)
+            for r, g, t in zip(rows, gs, targets):
+                r.append(np.zeros(t.numel()) if g is None else _host(g))
+        for b, r, t in zip(blocks, rows, targets):
+            b.append(np.stack(r, axis=1) if r else np.zeros((t.numel(), 0)))
+    return blocks
+
+
+def _mismatch(a: np.ndarray, n: np.ndarray, j: int, idx: int) -> str:
+    diff = np.abs(a - n)
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else (0, 0)
+    return (
+        f"Jacobian mismatch for output {j} with respect to input {idx} (max abs difference "
+        f"{float(diff.max()) if diff.size else 0:.3g} at input entry {worst[0]}, output entry "
+        f"{worst[1]}: analytical {a[worst]:.6g}, numerical {n[worst]:.6g}),\n"
+        f"numerical:{n}\nanalytical:{a}\n"
+    )
 
 
 def gradcheck(
@@ -78,27 +113,28 @@ def gradcheck(
     with the first mismatching input, the two Jacobians and the largest difference.
     """
     ins = _tensors(inputs)
-    for idx, x in enumerate(ins):
-        if not (hasattr(x, "requires_grad") and x.requires_grad):
-            continue
-        if x.dtype.name != "float64":
-            import warnings
-
+    idx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)]
+    if not idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for i in idx:
+        if ins[i].dtype.name != "float64":
             warnings.warn(
-                f"input {idx} is {x.dtype}, not float64: gradcheck may fail from rounding",
+                f"input {i} is {ins[i].dtype}, not float64: gradcheck may fail from rounding",
                 stacklevel=2,
             )
-        numeric = _numerical(fn, ins, idx, eps)
-        analytic = _analytical(fn, ins, idx)
-        for j, (n, a) in enumerate(zip(numeric, analytic)):
+    analytic = _analytical(fn, ins, idx)
+    for pos, i in enumerate(idx):
+        numeric = _numerical(fn, ins, i, eps)
+        for j, (n, a) in enumerate(zip(numeric, analytic[pos])):
+            if a.shape != n.shape:
+                raise GradcheckError(
+                    f"output {j}: analytical Jacobian has shape {a.shape} but the numerical one "
+                    f"{n.shape} (with respect to input {i})"
+                )
             if not np.allclose(a, n, atol=atol, rtol=rtol):
                 if not raise_exception:
                     return False
-                diff = np.max(np.abs(a - n))
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {j} with respect to input {idx} "
-                    f"(max abs difference {diff:.3g}),\nnumerical:{n}\nanalytical:{a}\n"
-                )
+                raise GradcheckError(_mismatch(a, n, j, i))
     return True
 
 
@@ -111,15 +147,24 @@ def gradgradcheck(
     rtol: float = 1e-3,
     raise_exception: bool = True,
 ) -> bool:
-    """Check second derivatives: gradcheck of (inputs, v) -> vjp(fn, inputs, v)."""
+    """Check second derivatives: gradcheck of (inputs, v) -> vjp(fn, inputs, v).
+
+    Without ``grad_outputs`` the vectors v are drawn from a private generator (fixed seed),
+    so the check is reproducible and leaves the global random stream untouched.
+    """
     from lucid._creation import randn
     from lucid.autograd import grad
+    from lucid.random import Generator
 
     ins = _tensors(inputs)
     diff_idx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)]
     outs = _flat_outputs(fn, ins)
     if grad_outputs is None:
-        grad_outputs = [randn(*o.shape, dtype=o.dtype).requires_grad_() for o in outs]
+        gen = Generator().manual_seed(0)
+        grad_outputs = [
+            randn(*o.shape, dtype=o.dtype, device=o.device, generator=gen).requires_grad_()
+            for o in outs
+        ]
     gos = list(_tensors(grad_outputs))
     n_in = len(ins)
 
