@@ -324,3 +324,41 @@ def test_spawn_context_with_an_unpicklable_collate_fn_says_so() -> None:
     loader = DataLoader(ds, num_workers=1, collate_fn=lambda b: b, multiprocessing_context="spawn")
     with pytest.raises(RuntimeError, match="workers started with 'spawn' need a picklable dataset"):
         iter(loader)
+
+
+class BigRows(Dataset[np.ndarray]):
+    """Samples large enough that a batch travels through shared memory, not the pipe."""
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return np.full((3, 128, 128), i, np.float32)
+
+    def __len__(self) -> int:
+        return 12
+
+
+def test_large_batches_travel_through_shared_memory_and_leave_nothing() -> None:
+    from lucid.data import _transport
+
+    before = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    loader = DataLoader(BigRows(), batch_size=4, num_workers=2)
+    batches = [b.numpy() for b in loader]
+    assert [b[:, 0, 0, 0].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]]
+    assert batches[0].nbytes >= _transport.SHARED_MIN_BYTES
+    it = iter(loader)
+    next(it)  # files of batches in flight must go too
+    del it
+    after = set(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else set()
+    assert not {n for n in after - before if n.startswith("lucid-data-")}
+
+
+def test_shared_memory_transport_round_trip(tmp_path: Any) -> None:
+    from lucid.data._transport import dumps, loads
+
+    strided = np.arange(300_000, dtype=np.float32).reshape(1000, 300)[:, ::2]
+    fortran = np.asfortranarray(np.arange(100_000.0).reshape(1000, 100))
+    payload = dumps({"a": strided, "b": [lucid.from_numpy(fortran), np.zeros(3)]}, str(tmp_path))
+    assert len(payload) < 1000 and len(list(tmp_path.iterdir())) == 2
+    out = loads(payload)
+    np.testing.assert_array_equal(out["a"], strided)
+    np.testing.assert_array_equal(out["b"][0].numpy(), fortran)
+    assert list(tmp_path.iterdir()) == []

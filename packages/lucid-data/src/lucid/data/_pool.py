@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import multiprocessing
 import pickle
 import queue
+import shutil
 import sys
 import time
 import weakref
@@ -13,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._rng import derive_seed
-from ._worker import ExceptionWrapper, IterableStop, WorkerConfig, loads, worker_loop
+from ._transport import loads, make_shared_folder
+from ._worker import ExceptionWrapper, IterableStop, WorkerConfig, worker_loop
 
 _POLL_S = 0.5  # how often a waiting main process checks on its workers
 _JOIN_S = 2.0  # how long shutdown waits for workers to exit before terminating them
@@ -46,7 +49,12 @@ def resolve_context(context: Any) -> Any:
 
 
 def _shutdown(
-    workers: list[Any], index_queues: list[Any], result_queue: Any, done: Any, how: dict[str, bool]
+    workers: list[Any],
+    index_queues: list[Any],
+    result_queue: Any,
+    done: Any,
+    how: dict[str, bool],
+    shared_folder: str | None,
 ) -> None:
     done.set()
     if how["force"]:  # a stuck or broken pool: don't wait for it
@@ -68,6 +76,8 @@ def _shutdown(
     for q in [*index_queues, result_queue]:
         q.cancel_join_thread()
         q.close()
+    if shared_folder is not None:  # arrays of batches never received
+        shutil.rmtree(shared_folder, ignore_errors=True)
 
 
 class WorkerPool:
@@ -79,6 +89,8 @@ class WorkerPool:
 
     def __init__(self, cfg: WorkerConfig, context: Any) -> None:
         ctx = resolve_context(context)
+        cfg = dataclasses.replace(cfg, shared_folder=make_shared_folder())
+        self.shared_folder = cfg.shared_folder
         self.num_workers = cfg.num_workers
         self.result_queue = ctx.Queue()
         self.done_event = ctx.Event()
@@ -94,6 +106,7 @@ class WorkerPool:
             self.result_queue,
             self.done_event,
             self._how,
+            self.shared_folder,
         )
         for wid in range(cfg.num_workers):
             index_queue = ctx.Queue()
@@ -218,8 +231,9 @@ class MultiProcessIter:
                         "batch from its worker processes"
                     ) from None
                 continue
+            data = loads(payload)  # (also for a stale result: it deletes its shared files)
             if epoch == self._epoch:  # results of an abandoned earlier epoch are dropped
-                return idx, loads(payload)
+                return idx, data
 
     def __next__(self) -> Any:
         while True:

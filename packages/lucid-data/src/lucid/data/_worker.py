@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import multiprocessing
-import pickle
 import queue
 import random
 import sys
@@ -17,6 +16,7 @@ import lucid
 
 from ._fetch import IterableFetcher, make_fetcher
 from ._rng import seeded_default_generator
+from ._transport import dumps
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -90,18 +90,6 @@ class IterableStop:
     worker_id: int
 
 
-# Batches cross the process boundary pickled in the worker (lucid tensors pickle as their
-# arrays), so a batch that cannot be pickled is an error reported here, not a lost message.
-
-
-def dumps(obj: Any) -> bytes:
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def loads(payload: bytes) -> Any:
-    return pickle.loads(payload)
-
-
 def _describe(worker_id: int) -> str:
     return f"in DataLoader worker process {worker_id}"
 
@@ -120,6 +108,7 @@ class WorkerConfig:
     base_seed: int
     init_fn: Any
     num_workers: int
+    shared_folder: str | None = None  # where large arrays travel (see _transport)
 
 
 def _seed_worker(seed: int) -> None:
@@ -181,7 +170,7 @@ def worker_loop(
                 except Exception as e:
                     result = ExceptionWrapper(e, _describe(worker_id))
             try:
-                payload = dumps(result)
+                payload = dumps(result, cfg.shared_folder, f"{worker_id}-{task[0]}-{task[1]}")
             except Exception as e:
                 payload = dumps(ExceptionWrapper(e, _describe(worker_id) + " (sending a batch)"))
             result_queue.put((task[0], task[1], payload))
