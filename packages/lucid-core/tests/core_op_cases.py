@@ -48,6 +48,37 @@ def _idx(L: Any, data: Any) -> Any:
     return L.tensor(data)
 
 
+def _inplace_chain(L: Any, a: Any, b: Any) -> Any:
+    y = a * 1
+    y += b
+    y *= 0.5
+    y.mul_(b)
+    y.sub_(a, alpha=2)
+    y.addcmul_(a, b, value=0.5)
+    y.addcdiv_(a, b.abs() + 1, value=2)
+    y.lerp_(a, 0.25)
+    y.clamp_(-3.0, 3.0)
+    y.div_(b.abs() + 1)
+    return y
+
+
+def _inplace_unary(L: Any, a: Any) -> Any:
+    y = a * 1
+    y.pow_(3)
+    y.add_(2)
+    y.abs_()
+    y.sqrt_()
+    return y
+
+
+def _setitem(L: Any, a: Any, b: Any) -> Any:
+    y = a * 1
+    y[0] = b[0] * 2
+    y[1:, 1] = b[1:, 0]
+    y[L.tensor([2, 2]), L.tensor([0, 2])] = b[0, :2]
+    return y
+
+
 CASES: list[Case] = [
     # -- elementwise binary --
     Case("add", lambda L, a, b: L.add(a, b), [(3, 4), (4,)], gg=True),
@@ -209,6 +240,12 @@ CASES: list[Case] = [
     Case("getitem_dup_index", lambda L, a: a[[0, 0, 2]], [(3, 2)], gg=True),
     Case("getitem_mask", lambda L, a: a[a > 0], [(3, 4)]),
     Case("getitem_2idx", lambda L, a: a[_idx(L, [0, 2]), _idx(L, [1, 1])], [(3, 4)]),
+    # -- in-place ops on intermediates --
+    Case("inplace_chain", _inplace_chain, [(3, 4), (3, 4)], domain="away", gg=True),
+    Case("inplace_unary", _inplace_unary, [(3,)]),
+    Case("setitem", _setitem, [(3, 3), (3, 3)]),
+    Case("masked_fill_", lambda L, a: (a * 1).masked_fill_(a > 0, 0.5), [(3, 4)]),
+    Case("scatter_", lambda L, a, s: (a * 1).scatter_(1, _idx(L, [[0], [2]]), s), [(2, 3), (2, 1)]),
     # -- products --
     Case("matmul", lambda L, a, b: a @ b, [(3, 4), (4, 2)], gg=True),
     Case("matmul_batched", lambda L, a, b: L.matmul(a, b), [(2, 3, 4), (4, 2)]),

@@ -14,7 +14,11 @@ from lucid import _dtype
 from lucid._device import device as _device_cls
 from lucid._tensor_methods import TensorMethods
 from lucid.autograd import grad_mode
-from lucid.autograd.function import VersionCounter, rebind_saved_output
+from lucid.autograd.function import (
+    VersionCounter,
+    rebind_saved_output,
+    snapshot_saved_input,
+)
 from lucid.backends import Backend, get_backend
 
 # Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
@@ -404,6 +408,9 @@ class Tensor(TensorMethods):
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                 f"{list(result.shape)}"
             )
+        node = result.grad_fn
+        if node is not None and node._saved:
+            snapshot_saved_input(node, self)
         self._set_data_inplace(result._data)
         # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
         # no_grad, where ``result`` may be the source tensor itself).

@@ -276,6 +276,16 @@ def _resolve_saved(
     return saved
 
 
+def snapshot_saved_input(node: Function, t: Any) -> None:
+    """``t`` is about to be overwritten by an in-place op whose node saved it: keep a copy of
+    its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
+    for i, (kind, obj, _) in enumerate(node._saved):
+        if kind == 0 and obj is t:
+            copy = Tensor._make(t._backend.copy(t._data), t._backend, t.requires_grad)
+            copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
+            node._saved[i] = (0, copy, copy._vc.value)
+
+
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
     """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
     saved = node._saved
