@@ -25,6 +25,8 @@ _CHUNK_BYTES = 4 << 20
 # Column matrices up to this size (all chunks) are kept from the forward for the weight
 # gradient instead of being copied again (small layers, where the copy is a large share).
 _KEEP_COLS_BYTES = 32 << 20
+# Below this many input channels (one group), col2im works channels-first (longer runs).
+_NARROW_CHANNELS = 32
 
 
 @dataclass(frozen=True)
@@ -217,16 +219,29 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     """The gradient of ``conv_forward`` w.r.t. its input (also conv_transpose's forward).
 
     Per chunk: one (batched) GEMM to the column gradient, then one strided add per kernel tap
-    into the padded input gradient (col2im).
+    into the padded input gradient (col2im). With few input channels per group the tap adds
+    would move runs of only ``C/G`` values, so that case works channels-first instead.
     """
     xp = backend.xp
-    n, cout = dy.shape[0], dy.shape[1]
-    groups = g.groups
-    cg = w.shape[1]
-    c = cg * groups
-    nd = g.nd
-    if n == 0:
+    c = w.shape[1] * g.groups
+    if dy.shape[0] == 0:
         return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
+    rows_per = math.prod(g.out_size)
+    flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
+    ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
+    if g.groups == 1 and c < _NARROW_CHANNELS:
+        parts = _blas.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
+        dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
+        return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
+    parts = _blas.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
+    dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
+    return channels_first(dx, xp)
+
+
+def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """Chunk worker: ``(s, e) -> dx[s:e]`` channels-last ``(m, *in, C)``."""
+    xp = backend.xp
+    cout, cg, groups, nd = dy.shape[1], w.shape[1], g.groups, g.nd
     dyl = channels_last(dy, xp)
     wm_t = xp.transpose(weight_matrix(w, groups, xp), (0, 2, 1))  # (G, C_out/G, taps*Cg)
     rows_per = math.prod(g.out_size)
@@ -247,12 +262,34 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
         for tap in g.all_taps():
             src = dcol[(slice(None),) * (nd + 2) + tap]
             dpad[(slice(None),) + g.tap_slices(tap)] += xp.transpose(src, to_nhwgc)
-        return xp.reshape(dpad, (m, *g.padded, c))[crop]
+        return xp.reshape(dpad, (m, *g.padded, cg * groups))[crop]
 
-    ranges = chunks(n, rows_per * c * g.taps * dy.itemsize)
-    parts = _blas.run_chunks(work, ranges, _flops(n * rows_per, cg * g.taps, cout))
-    dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
-    return channels_first(dx, xp)
+    return work
+
+
+def _col2im_channels_first(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """Chunk worker for one group of few channels: ``(s, e) -> dx[s:e]`` as ``(C, m, *in)``.
+
+    The column gradient is computed transposed, ``(taps, C, rows)``, so each tap's block is
+    contiguous and the tap adds move whole output rows.
+    """
+    xp = backend.xp
+    c = w.shape[1]
+    dyl = channels_last(dy, xp)
+    wm = weight_matrix(w, 1, xp)[0]  # (taps*C, C_out)
+    crop = (slice(None), slice(None), *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)))
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
+        m = e - s
+        dcol_t = _blas.matmul(wm, xp.transpose(rows_of(dyl, s, e, xp)), xp)  # (taps*C, rows)
+        dcol_t = xp.reshape(dcol_t, (*g.kernel, c, m, *g.out_size))
+        dpad = xp.zeros((c, m, *g.padded), dtype=dy.dtype)
+        for tap in g.all_taps():
+            dpad[(slice(None), slice(None)) + g.tap_slices(tap)] += dcol_t[tap]
+        return dpad[crop]
+
+    return work
 
 
 def conv_weight_grad(
