@@ -8,6 +8,7 @@ never call an eval function and the graph never grows across training steps.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,9 @@ class MlxBackend(Backend):
         self.xp = MlxNumpy(self.stream, self.to_numpy)
         self.kernels = {}
         self.host_transfers = 0  # device-to-host conversions (to_numpy calls) so far
+        # Arrays written in place (parameters, optimizer state, running statistics) since the
+        # last evaluate(): evaluated with it, so no in-place chain grows across steps.
+        self._written: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         from lucid.random import default_generator
 
         self._key = mx.random.key(default_generator.initial_seed() & 0xFFFF_FFFF_FFFF_FFFF)
@@ -110,10 +114,15 @@ class MlxBackend(Backend):
         return arr if arr.dtype == native else arr.astype(native, stream=self.stream)
 
     def evaluate(self, *arrays: Any) -> None:
-        mx.eval(*[a for a in arrays if isinstance(a, mx.array)])
+        """Compute ``arrays`` and every array written in place since the last call."""
+        written = list(self._written.values())
+        self._written.clear()
+        mx.eval(*[a for a in arrays if isinstance(a, mx.array)], *written)
 
     def assign(self, dst: Any, src: Any) -> Any:
-        return src if isinstance(src, mx.array) else mx.array(src)
+        out = src if isinstance(src, mx.array) else mx.array(src)
+        self._written[id(out)] = out
+        return out
 
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         return arr.at[index].add(values)
@@ -123,6 +132,7 @@ class MlxBackend(Backend):
         # (a Function's saved input, an upstream gradient) must keep the old value: a new object.
         out = mx.stop_gradient(arr)
         out[index] = values
+        self._written[id(out)] = out
         return out
 
     def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
