@@ -141,7 +141,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     elif not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
     dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
-    u = backend.random_uniform(input.shape, _dtype.float64, generator)
+    u = backend.random_uniform(input.shape, dt, generator)  # (MLX has no float64 uniforms)
     out = backend.astype(xp.less(u, probs), dt if p is None else input.dtype)
     return Tensor._make(out, backend)
 
@@ -162,7 +162,7 @@ def multinomial(
     w = _check_weights(input, num_samples, replacement)
     backend, xp = input.backend, input.backend.xp
     rows, n = w.shape
-    u = backend.random_uniform((rows, num_samples if replacement else n), _dtype.float64,
+    u = backend.random_uniform((rows, num_samples if replacement else n), input.dtype,
                                generator)  # fmt: skip
     if replacement:
         idx = _sample_with_replacement(xp, w, u)
@@ -183,8 +183,7 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
                            f"{input.dtype}")  # fmt: skip
     xp = input.backend.xp
-    w = input.backend.astype(input.data, _dtype.float64)
-    w = w if input.ndim == 2 else xp.reshape(w, (1, -1))
+    w = input.data if input.ndim == 2 else xp.reshape(input.data, (1, -1))
     n = w.shape[1]
     if num_samples <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")
