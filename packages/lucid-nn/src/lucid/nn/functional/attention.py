@@ -1,4 +1,4 @@
-"""Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``).
+"""Attention (``torch.nn.functional``): scaled_dot_product_attention, multi_head_attention_forward.
 
 Written with lucid ops (matmul, masked_fill, softmax, dropout), so autograd and double backward
 come from the ops. A backend with a fused attention kernel registers it as ``kernels["sdpa"]``
@@ -15,8 +15,9 @@ from lucid import Tensor
 from lucid.autograd.function import Function
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
+from lucid.nn.functional.linear import linear
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 class FusedSDPA(Function):
@@ -37,15 +38,44 @@ def causal_mask(length: int, source: int, like: Tensor) -> Tensor:
     return out
 
 
-def _check(q: Tensor, k: Tensor, v: Tensor) -> None:
+def _shapes(*ts: Tensor) -> str:
+    return ", ".join(str(tuple(t.shape)) for t in ts)
+
+
+def _check(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, enable_gqa: bool) -> None:
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"scaled_dot_product_attention expected {name} to be a lucid.Tensor, "
+                            f"got {type(t).__name__}")  # fmt: skip
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise RuntimeError(f"scaled_dot_product_attention expects query, key and value of at "
-                           f"least 2 dims, got {tuple(q.shape)}, {tuple(k.shape)}, "
-                           f"{tuple(v.shape)}")  # fmt: skip
+                           f"least 2 dims, got {_shapes(q, k, v)}")  # fmt: skip
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key "
-                           f"(..., S, E) and value (..., S, Ev), got {tuple(q.shape)}, "
-                           f"{tuple(k.shape)}, {tuple(v.shape)}")  # fmt: skip
+                           f"(..., S, E) and value (..., S, Ev), got "
+                           f"{_shapes(q, k, v)}")  # fmt: skip
+    if not (q.dtype is k.dtype is v.dtype):
+        raise RuntimeError(f"scaled_dot_product_attention expected query, key and value of one "
+                           f"dtype, got {q.dtype}, {k.dtype} and {v.dtype}")  # fmt: skip
+    if not enable_gqa and min(q.ndim, k.ndim) >= 3:
+        hq, hk = q.shape[-3], k.shape[-3]
+        if hq != hk and hk != 1:
+            raise RuntimeError(f"scaled_dot_product_attention: query has {hq} heads but key has "
+                               f"{hk} (dim -3); pass enable_gqa=True for grouped-query attention "
+                               f"(got query {tuple(q.shape)}, key {tuple(k.shape)})")  # fmt: skip
+    if attn_mask is None:
+        return
+    if not (attn_mask.dtype is lucid.bool or attn_mask.dtype is q.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {attn_mask.dtype} and query.dtype: "
+                           f"{q.dtype} instead.")  # fmt: skip
+    want = (q.shape[-2], k.shape[-2])
+    tail = tuple(attn_mask.shape[-2:])
+    if attn_mask.ndim < 2 or any(a not in (1, b) for a, b in zip(tail, want)):
+        raise RuntimeError(f"scaled_dot_product_attention: attn_mask of shape "
+                           f"{tuple(attn_mask.shape)} does not broadcast to the scores "
+                           f"(..., {want[0]}, {want[1]}) of query {tuple(q.shape)} and key "
+                           f"{tuple(k.shape)}")  # fmt: skip
 
 
 def _repeat_heads(t: Tensor, heads: int) -> Tensor:
@@ -57,6 +87,16 @@ def _repeat_heads(t: Tensor, heads: int) -> Tensor:
     index = lucid.arange(heads, device=t.device) // (heads // have)
     out: Tensor = t.index_select(t.ndim - 3, index)
     return out
+
+
+def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
+    """Softmax over the last dim; rows masked out entirely give zeros (torch's SDPA), not NaN."""
+    if masked:
+        dead = (scores == -math.inf).all(dim=-1, keepdim=True)
+        if bool(dead.any()):
+            weights: Tensor = softmax(scores.masked_fill(dead, 0.0), dim=-1)
+            return weights.masked_fill(dead, 0.0)
+    return softmax(scores, dim=-1)
 
 
 def scaled_dot_product_attention(
@@ -73,20 +113,23 @@ def scaled_dot_product_attention(
 
     A boolean ``attn_mask`` marks the positions that may be attended (True = attend); a float
     mask is added to the scores. ``is_causal`` masks keys after each query (top-left aligned).
-    Dropout is applied to the attention weights whenever ``dropout_p > 0``.
+    A query whose keys are all masked gets zeros. Dropout is applied to the attention weights
+    whenever ``dropout_p > 0``. ``enable_gqa`` repeats key/value heads (dim -3) to the query's.
 
     >>> q = lucid.randn(2, 4, 5, 8)
     >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
     (2, 4, 5, 8)
     """
-    _check(query, key, value)
+    _check(query, key, value, attn_mask, enable_gqa)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")  # fmt: skip
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if "sdpa" in query.backend.kernels:
         fused: Tensor = FusedSDPA.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
         return fused
-    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+    if enable_gqa and min(query.ndim, key.ndim) >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])
     length, source = query.shape[-2], key.shape[-2]
@@ -99,8 +142,210 @@ def scaled_dot_product_attention(
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    weights = _safe_softmax(scores, is_causal or attn_mask is not None)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     out: Tensor = weights @ value
     return out
+
+
+# -- multi-head attention ------------------------------------------------------------------------
+def _canonical_mask(mask: Tensor | None, name: str, like: Tensor) -> Tensor | None:
+    """torch's MHA masks: bool True = do not attend (-> -inf); float masks are added."""
+    if mask is None:
+        return None
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"multi_head_attention_forward expected {name} to be a lucid.Tensor, "
+                        f"got {type(mask).__name__}")  # fmt: skip
+    if mask.dtype is lucid.bool:
+        zeros = lucid.zeros(*mask.shape, dtype=like.dtype, device=like.device)
+        out: Tensor = zeros.masked_fill(mask, -math.inf)
+        return out
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported, got "
+                             f"{mask.dtype}")  # fmt: skip
+    return mask.to(like.dtype)
+
+
+def _check_mha_shapes(
+    query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None,
+    attn_mask: Tensor | None, num_heads: int
+) -> bool:  # fmt: skip
+    """torch's ``_mha_shape_check``: True for batched (3-D) inputs, False for unbatched (2-D)."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"MultiheadAttention expected {name} to be a lucid.Tensor, got "
+                            f"{type(t).__name__}")  # fmt: skip
+    if query.ndim not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor of shape "
+                             f"{tuple(query.shape)}")  # fmt: skip
+    batched = query.ndim == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be "
+                             f"{query.ndim}-D but found {key.ndim}-D and {value.ndim}-D tensors "
+                             f"respectively (shapes {_shapes(query, key, value)})")  # fmt: skip
+    if key_padding_mask is not None and key_padding_mask.ndim != query.ndim - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{query.ndim - 1}-D but found {key_padding_mask.ndim}-D tensor "
+                             f"instead")  # fmt: skip
+    if attn_mask is not None and attn_mask.ndim not in (2, 3):
+        raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or "
+                             f"3-D but found {attn_mask.ndim}-D tensor instead")  # fmt: skip
+    if not batched and attn_mask is not None and attn_mask.ndim == 3:
+        want = (num_heads, query.shape[0], key.shape[0])
+        if tuple(attn_mask.shape) != want:
+            raise AssertionError(f"Expected `attn_mask` shape to be {want} but got "
+                                 f"{tuple(attn_mask.shape)}")  # fmt: skip
+    return batched
+
+
+def multi_head_attention_forward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None,
+    bias_k: Tensor | None,
+    bias_v: Tensor | None,
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None,
+    training: bool = True,
+    key_padding_mask: Tensor | None = None,
+    need_weights: bool = True,
+    attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False,
+    q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None,
+    v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None,
+    static_v: Tensor | None = None,
+    average_attn_weights: bool = True,
+    is_causal: bool = False,
+) -> tuple[Tensor, Tensor | None]:
+    """torch's ``F.multi_head_attention_forward``: inputs ``(L, N, E)`` (or unbatched ``(L, E)``).
+
+    Returns ``(output (L, N, E), weights)``; weights are ``(N, L, S)`` averaged over heads, or
+    ``(N, H, L, S)`` with ``average_attn_weights=False``, or None when ``need_weights=False``
+    (that path runs :func:`scaled_dot_product_attention`, so a backend's fused kernel).
+    A bool mask marks positions NOT to attend (True = masked); a float mask is added.
+    """
+    batched = _check_mha_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    length, n, e = query.shape
+    if e != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {e} (query of shape {tuple(query.shape)})")  # fmt: skip
+    if e % num_heads:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    h, d = num_heads, e // num_heads
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                                 f"match value's {tuple(value.shape[:2])}")  # fmt: skip
+    elif tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                             f"{tuple(value.shape)}")  # fmt: skip
+    if key.shape[1] != n:
+        raise AssertionError(f"expected key and value with batch size {n} (as query "
+                             f"{tuple(query.shape)}), got key {tuple(key.shape)}")  # fmt: skip
+    pad = _canonical_mask(key_padding_mask, "key_padding_mask", query)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")  # fmt: skip
+    if is_causal and pad is None and not need_weights:
+        attn_mask = None  # the hint alone: scaled_dot_product_attention's own causal mask
+    else:
+        is_causal = False
+    bias = _canonical_mask(attn_mask, "attn_mask", query)
+
+    # projections, batch-first from here on: (N, L, E)
+    q_in, k_in, v_in = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+    bq, bk, bv = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")  # fmt: skip
+        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        wq, wk, wv = in_proj_weight.chunk(3)
+    q = linear(q_in, wq, bq)
+    k = linear(k_in, wk, bk)
+    v = linear(v_in, wv, bv)
+
+    if bias is not None:
+        source = k.shape[1]
+        if bias.ndim == 2 and tuple(bias.shape) != (length, source):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(bias.shape)}, but "
+                               f"should be {(length, source)}.")  # fmt: skip
+        if bias.ndim == 3:
+            if tuple(bias.shape) != (n * h, length, source):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(bias.shape)}, but "
+                                   f"should be {(n * h, length, source)}.")  # fmt: skip
+            bias = bias.reshape(n, h, length, source)
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key/value.")
+        k = lucid.cat([k, bias_k.reshape(1, 1, e).expand(n, 1, e)], dim=1)
+        v = lucid.cat([v, bias_v.reshape(1, 1, e).expand(n, 1, e)], dim=1)
+        bias = lucid.pad(bias, (0, 1)) if bias is not None else None
+        pad = lucid.pad(pad, (0, 1)) if pad is not None else None
+    elif (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+
+    q = q.reshape(n, length, h, d).transpose(1, 2)
+    k = k.reshape(n, k.shape[1], h, d).transpose(1, 2)
+    v = v.reshape(n, v.shape[1], h, d).transpose(1, 2)
+    for name, static, which in (("static_k", static_k, "k"), ("static_v", static_v, "v")):
+        if static is None:
+            continue
+        if static.ndim != 3 or static.shape[0] != n * h or static.shape[2] != d:
+            raise AssertionError(f"expecting {name} of shape ({n * h}, S, {d}), got "
+                                 f"{tuple(static.shape)}")  # fmt: skip
+        s4 = static.reshape(n, h, static.shape[1], d)
+        k, v = (s4, v) if which == "k" else (k, s4)
+    if add_zero_attn:
+        k = lucid.cat([k, lucid.zeros(n, h, 1, d, dtype=k.dtype, device=k.device)], dim=2)
+        v = lucid.cat([v, lucid.zeros(n, h, 1, d, dtype=v.dtype, device=v.device)], dim=2)
+        bias = lucid.pad(bias, (0, 1)) if bias is not None else None
+        pad = lucid.pad(pad, (0, 1)) if pad is not None else None
+    source = k.shape[2]
+    if pad is not None:
+        if tuple(pad.shape) != (n, source):
+            raise AssertionError(f"expecting key_padding_mask shape of {(n, source)}, but got "
+                                 f"{tuple(pad.shape)}")  # fmt: skip
+        pad = pad.reshape(n, 1, 1, source)
+        bias = pad if bias is None else bias + pad
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        scores = (q * (1.0 / math.sqrt(d))) @ k.transpose(-2, -1)
+        if bias is not None:
+            scores = scores + bias
+        weights = softmax(scores, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, dropout_p)
+        attended = weights @ v
+    else:
+        attended = scaled_dot_product_attention(q, k, v, bias, dropout_p, is_causal)
+    out = linear(attended.permute(2, 0, 1, 3).reshape(length, n, e), out_proj_weight,
+                 out_proj_bias)  # fmt: skip
+    weights_out: Tensor | None = None
+    if need_weights:
+        weights_out = weights.mean(dim=1) if average_attn_weights else weights
+    if not batched:
+        out = out.squeeze(1)
+        weights_out = weights_out.squeeze(0) if weights_out is not None else None
+    return out, weights_out

@@ -16,6 +16,7 @@ from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.containers import ModuleList
 from lucid.nn.module import Module
+from lucid.nn.modules._checks import check_tensor
 from lucid.nn.modules.activation_attention import MultiheadAttention
 from lucid.nn.modules.dropout import Dropout
 from lucid.nn.modules.linear import Linear
@@ -67,6 +68,14 @@ class _FeedForward(Module):
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.activation = _activation(activation)
 
+    def _check(self, name: str, x: Any, batch_first: bool) -> None:
+        check_tensor(type(self).__name__, x, self.linear1.weight)
+        d = self.linear1.in_features
+        if x.ndim not in (2, 3) or x.shape[-1] != d:
+            layout = f"(N, L, {d})" if batch_first else f"(L, N, {d})"
+            raise ValueError(f"{type(self).__name__} expected {name} of shape {layout} or "
+                             f"(L, {d}), got {tuple(x.shape)}")  # fmt: skip
+
     def _ff_block(self, x: Tensor, drop: Dropout) -> Tensor:
         out: Tensor = drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))
         return out
@@ -105,8 +114,11 @@ class TransformerEncoderLayer(_FeedForward):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
 
-    def _sa_block(self, x: Tensor, mask: Tensor | None, pad: Tensor | None) -> Tensor:
-        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad, need_weights=False)[0]
+    def _sa_block(
+        self, x: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool = False
+    ) -> Tensor:
+        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad, need_weights=False,
+                             is_causal=is_causal)[0]  # fmt: skip
         result: Tensor = self.dropout1(out)
         return result
 
@@ -114,11 +126,12 @@ class TransformerEncoderLayer(_FeedForward):
         self, src: Tensor, src_mask: Tensor | None = None,
         src_key_padding_mask: Tensor | None = None, is_causal: bool = False
     ) -> Tensor:  # fmt: skip
+        self._check("src", src, self.self_attn.batch_first)
         x = src
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x), self.dropout2)
-        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
         return self.norm2(x + self._ff_block(x, self.dropout2))  # type: ignore[no-any-return]
 
 
@@ -154,14 +167,19 @@ class TransformerDecoderLayer(_FeedForward):
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
 
-    def _sa_block(self, x: Tensor, mask: Tensor | None, pad: Tensor | None) -> Tensor:
-        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad, need_weights=False)[0]
+    def _sa_block(
+        self, x: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool = False
+    ) -> Tensor:
+        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad, need_weights=False,
+                             is_causal=is_causal)[0]  # fmt: skip
         result: Tensor = self.dropout1(out)
         return result
 
-    def _mha_block(self, x: Tensor, mem: Tensor, mask: Tensor | None, pad: Tensor | None) -> Tensor:
+    def _mha_block(
+        self, x: Tensor, mem: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool
+    ) -> Tensor:
         out = self.multihead_attn(x, mem, mem, attn_mask=mask, key_padding_mask=pad,
-                                  need_weights=False)[0]  # fmt: skip
+                                  need_weights=False, is_causal=is_causal)[0]  # fmt: skip
         result: Tensor = self.dropout2(out)
         return result
 
@@ -176,13 +194,17 @@ class TransformerDecoderLayer(_FeedForward):
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ) -> Tensor:
+        self._check("tgt", tgt, self.self_attn.batch_first)
+        self._check("memory", memory, self.self_attn.batch_first)
+        sa = (tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+        ca = (memory_mask, memory_key_padding_mask, memory_is_causal)
         x = tgt
         if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask)
+            x = x + self._sa_block(self.norm1(x), *sa)
+            x = x + self._mha_block(self.norm2(x), memory, *ca)
             return x + self._ff_block(self.norm3(x), self.dropout3)
-        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask))
-        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask))
+        x = self.norm1(x + self._sa_block(x, *sa))
+        x = self.norm2(x + self._mha_block(x, memory, *ca))
         return self.norm3(x + self._ff_block(x, self.dropout3))  # type: ignore[no-any-return]
 
 
@@ -208,7 +230,8 @@ class TransformerEncoder(Module):
     ) -> Tensor:  # fmt: skip
         x = src
         for layer in self.layers:
-            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask)
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
+                      is_causal=bool(is_causal))  # fmt: skip
         return self.norm(x) if self.norm is not None else x
 
 
@@ -238,7 +261,9 @@ class TransformerDecoder(Module):
         for layer in self.layers:
             x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                       tgt_key_padding_mask=tgt_key_padding_mask,
-                      memory_key_padding_mask=memory_key_padding_mask)  # fmt: skip
+                      memory_key_padding_mask=memory_key_padding_mask,
+                      tgt_is_causal=bool(tgt_is_causal),
+                      memory_is_causal=memory_is_causal)  # fmt: skip
         return self.norm(x) if self.norm is not None else x
 
 
@@ -303,8 +328,20 @@ class Transformer(Module):
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Tensor:
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask)
+        b = 0 if self.batch_first else 1
+        if src.ndim == 3 and tgt.ndim == 3 and src.shape[b] != tgt.shape[b]:
+            raise RuntimeError(f"the batch number of src and tgt must be equal, got src "
+                               f"{tuple(src.shape)} and tgt {tuple(tgt.shape)} (batch dim "
+                               f"{b})")  # fmt: skip
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError(f"the feature number of src and tgt must be equal to d_model "
+                               f"({self.d_model}), got src {tuple(src.shape)} and tgt "
+                               f"{tuple(tgt.shape)}")  # fmt: skip
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)  # fmt: skip
         out: Tensor = self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
                                    tgt_key_padding_mask=tgt_key_padding_mask,
-                                   memory_key_padding_mask=memory_key_padding_mask)  # fmt: skip
+                                   memory_key_padding_mask=memory_key_padding_mask,
+                                   tgt_is_causal=tgt_is_causal,
+                                   memory_is_causal=memory_is_causal)  # fmt: skip
         return out
