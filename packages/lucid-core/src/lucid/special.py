@@ -23,7 +23,8 @@ def ndtri(p: Tensor) -> Tensor:
 
 def expit(x: Tensor) -> Tensor:
     """The logistic sigmoid ``1 / (1 + exp(-x))``."""
-    return x.sigmoid()  # type: ignore[no-any-return]
+    out: Tensor = x.sigmoid()
+    return out
 
 
 __all__ = ["erf", "erfc", "erfinv", "expit", "gelu", "ndtr", "ndtri"]

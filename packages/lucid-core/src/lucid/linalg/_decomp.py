@@ -135,7 +135,8 @@ def _svd_backward(
 ) -> Tensor:
     """PyTorch's svd_backward for the reduced SVD (real inputs)."""
     if not (bool(gu.any()) or bool(gvh.any())):  # only S used: defined even when S repeats
-        return (u * gs.unsqueeze(-2)) @ vh  # type: ignore[no-any-return]
+        only_s: Tensor = (u * gs.unsqueeze(-2)) @ vh
+        return only_s
     uhgu = u.mT @ gu
     vhgv = vh @ gvh.mT
     uhgu = uhgu - uhgu.mT
@@ -145,11 +146,14 @@ def _svd_backward(
     inner = inner + gs.diag_embed()
     if m > n:
         gus = gu / s.unsqueeze(-2)
-        return (u @ inner + gus - u @ (u.mT @ gus)) @ vh  # type: ignore[no-any-return]
+        tall: Tensor = (u @ inner + gus - u @ (u.mT @ gus)) @ vh
+        return tall
     if m < n:
         sgvh = gvh / s.unsqueeze(-1)
-        return u @ (inner @ vh + sgvh - (sgvh @ vh.mT) @ vh)  # type: ignore[no-any-return]
-    return u @ inner @ vh  # type: ignore[no-any-return]
+        wide: Tensor = u @ (inner @ vh + sgvh - (sgvh @ vh.mT) @ vh)
+        return wide
+    square: Tensor = u @ inner @ vh
+    return square
 
 
 def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N803
