@@ -530,3 +530,33 @@ def test_autograd_grad_runs_only_the_nodes_it_needs() -> None:
     (gx,) = lucid.autograd.grad(z.sum(), x)
     assert calls == [1]
     np.testing.assert_allclose(gx.numpy(), 2 * np.exp([2.0, 4.0]))
+
+
+# -- gradients at ties and kinks (PyTorch's conventions) ---------------------------------------------
+def test_max_without_dim_splits_ties_evenly() -> None:
+    x = _leaf([1.0, 3.0, 3.0])
+    x.max().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.5])
+    y = _leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    lucid.amax(y, dim=1).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]])
+
+
+def test_max_with_dim_sends_the_gradient_to_the_returned_index() -> None:
+    x = _leaf([[1.0, 3.0, 3.0]])
+    values, indices = lucid.max(x, dim=1)
+    values.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 1.0, 0.0]])
+    assert indices.tolist() == [1]
+
+
+def test_gradients_at_kinks() -> None:
+    x = _leaf([0.0, 0.0, 0.0])
+    (lucid.relu(x).sum() + lucid.abs(x).sum() + x.norm()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.0])
+    m = _leaf([1.0, 2.0])
+    lucid.maximum(m, lucid.tensor([1.0, 0.0], dtype=lucid.float64)).sum().backward()
+    np.testing.assert_allclose(m.grad.numpy(), [0.5, 1.0])
+    c = _leaf([0.0, 1.0, 2.0])
+    c.clamp(0.0, 1.0).sum().backward()
+    np.testing.assert_allclose(c.grad.numpy(), [1.0, 1.0, 0.0])
