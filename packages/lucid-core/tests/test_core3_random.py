@@ -154,3 +154,13 @@ def test_randperm_is_a_permutation() -> None:
     g.manual_seed(9)
     assert lucid.randperm(10, generator=g).tolist() == a
     assert lucid.randperm(0).shape == (0,)
+
+
+def test_fork_rng_restores_the_streams() -> None:
+    lucid.manual_seed(11)
+    with lr.fork_rng():
+        inside = lucid.randn(3).numpy()
+    np.testing.assert_array_equal(lucid.randn(3).numpy(), inside)
+    with lr.fork_rng(enabled=False):
+        lucid.randn(3)
+    assert not np.array_equal(lucid.randn(3).numpy(), inside)

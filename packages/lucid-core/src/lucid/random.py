@@ -9,8 +9,10 @@ through the tensor's backend and do the rest with its ``xp`` namespace.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -128,6 +130,19 @@ def set_rng_state(state: Any) -> None:
             setter(backend_state)
 
 
+@contextlib.contextmanager
+def fork_rng(enabled: bool = True) -> Iterator[None]:
+    """Run a block and then put every RNG back where it was (``torch.random.fork_rng``)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
 def _generator_state(g: Generator) -> dict[str, Any]:
     return {"seed": g._seed, "bit_generator": g.numpy_rng.bit_generator.state}
 
@@ -159,7 +174,7 @@ from lucid.ops.sampling import (  # noqa: E402
 )
 
 __all__ = [
-    "Generator", "bernoulli", "default_generator", "get_rng_state", "initial_seed",
+    "Generator", "bernoulli", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
     "manual_seed", "multinomial", "normal", "randperm", "seed", "set_rng_state",
     "uniform",
 ]  # fmt: skip
