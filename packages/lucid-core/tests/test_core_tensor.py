@@ -285,3 +285,17 @@ def test_ops_all_lists_every_op_module_export() -> None:
     assert names <= set(lucid.ops.__all__)
     for name in lucid.ops.__all__:
         assert getattr(lucid, name) is getattr(lucid.ops, name), name
+
+
+def test_zero_dim_float32_with_python_scalars_without_weak_scalars(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NumPy < 2 promotes a float32 0-d array with a Python float to float64: the ops wrap
+    the scalar for such backends so that the result stays float32 (PERF.md item 7)."""
+    backend = lucid.tensor(1.0).backend
+    monkeypatch.setattr(type(backend), "weak_python_scalars", False)
+    x = lucid.tensor(2.0, requires_grad=True)
+    y = (x * 1.5 + 2 - 0.5) / 3.0
+    assert y.dtype is lucid.float32 and y.item() == pytest.approx(1.5)
+    y.backward()
+    assert x.grad.item() == pytest.approx(0.5)

@@ -22,6 +22,9 @@ class Backend:
 
     name: ClassVar[str] = "abstract"
     is_lazy: ClassVar[bool] = False
+    # Whether ``xp.op(array, python_number)`` keeps the array's dtype for 0-d arrays too
+    # (NEP 50). NumPy < 2 promotes float32 0-d arrays with Python floats to float64.
+    weak_python_scalars: ClassVar[bool] = True
     device: str
     xp: Any
     kernels: dict[str, Any]

@@ -15,6 +15,7 @@ _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
 
 class NumpyBackend(Backend):
     name = "numpy"
+    weak_python_scalars = int(np.__version__.split(".")[0]) >= 2
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device

@@ -31,14 +31,21 @@ def promote(a: Any, b: Any) -> tuple[Any, Any]:
         return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
     if ta:
         if isinstance(b, Scalar):
-            return _with_scalar(a, b), b
+            a = _with_scalar(a, b)
+            return a, (b if a._backend.weak_python_scalars or a.ndim else _zero_dim(b, a))
         return promote(a, as_tensor_like(b, a))
     if tb:
         if isinstance(a, Scalar):
-            return a, _with_scalar(b, a)
+            b = _with_scalar(b, a)
+            return (a if b._backend.weak_python_scalars or b.ndim else _zero_dim(a, b)), b
         return promote(as_tensor_like(a, b), b)
     raise TypeError(f"expected at least one Tensor operand, got {type(a).__name__} and "
                     f"{type(b).__name__}")  # fmt: skip
+
+
+def _zero_dim(s: Any, t: Tensor) -> Tensor:
+    """``s`` as a 0-d tensor of ``t``'s dtype (for backends without weak Python scalars)."""
+    return Tensor._make(t._backend.asarray(s, t.dtype), t._backend)
 
 
 def _with_scalar(t: Tensor, s: Any) -> Tensor:
