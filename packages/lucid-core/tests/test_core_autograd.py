@@ -532,7 +532,7 @@ def test_autograd_grad_runs_only_the_nodes_it_needs() -> None:
     np.testing.assert_allclose(gx.numpy(), 2 * np.exp([2.0, 4.0]))
 
 
-# -- gradients at ties and kinks (PyTorch's conventions) ---------------------------------------------
+# -- gradients at ties and kinks (PyTorch's conventions) -------
 def test_max_without_dim_splits_ties_evenly() -> None:
     x = _leaf([1.0, 3.0, 3.0])
     x.max().backward()
