@@ -8,7 +8,9 @@ GEMM only; everything is lucid ops, so autograd (and double backward) come from 
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -34,12 +36,13 @@ def _rnn_step(act: Callable[[Tensor], Tensor]) -> Callable[..., State]:
     return step
 
 
-def _lstm_step(xw: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor,
-               b_hh: Tensor | None) -> tuple[Tensor, Tensor]:  # fmt: skip
+def _lstm_step(xw: Tensor, state: tuple[Tensor, Tensor], w_hh: Tensor, b_hh: Tensor | None,
+               w_hr: Tensor | None = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     h, c = state
     i, f, g, o = (xw + F.linear(h, w_hh, b_hh)).chunk(4, -1)
     c = i.sigmoid() * g.tanh() + f.sigmoid() * c
-    return o.sigmoid() * c.tanh(), c
+    h = o.sigmoid() * c.tanh()
+    return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
 def _gru_step(xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
@@ -82,14 +85,25 @@ class RNNBase(Module):
     ) -> None:
         super().__init__()
         name = type(self).__name__
-        if not 0.0 <= dropout <= 1.0:
+        if not isinstance(dropout, (int, float)) or not 0.0 <= float(dropout) <= 1.0:
             raise ValueError(f"dropout should be a number in range [0, 1] representing the "
                              f"probability of an element being zeroed, got {dropout}")  # fmt: skip
-        if hidden_size <= 0 or num_layers <= 0:
-            raise ValueError(f"{name}: hidden_size and num_layers must be positive, got "
-                             f"hidden_size={hidden_size}, num_layers={num_layers}")  # fmt: skip
-        if proj_size:
-            raise NotImplementedError(f"{name}: proj_size is not supported")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so "
+                          f"non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=3)  # fmt: skip
+        for what, v in (("hidden_size", hidden_size), ("num_layers", num_layers)):
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"{name}: {what} must be a positive integer, got {v!r}")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")  # fmt: skip
+        if proj_size >= hidden_size:
+            raise ValueError(f"proj_size has to be smaller than hidden_size, got "
+                             f"proj_size={proj_size} and hidden_size={hidden_size}")  # fmt: skip
+        if proj_size and mode != "LSTM":
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -101,18 +115,21 @@ class RNNBase(Module):
         self.proj_size = proj_size
         directions = 2 if bidirectional else 1
         gate = _GATES[mode] * hidden_size
+        out_size = proj_size or hidden_size  # the size of h (and of each direction's output)
         self._flat_weights_names: list[str] = []
         kw = {"dtype": dtype, "device": device}
         for layer in range(num_layers):
-            layer_in = input_size if layer == 0 else hidden_size * directions
+            layer_in = input_size if layer == 0 else out_size * directions
             for d in range(directions):
                 sfx = f"_l{layer}" + ("_reverse" if d else "")
                 params: dict[str, tuple[int, ...]] = {
                     f"weight_ih{sfx}": (gate, layer_in),
-                    f"weight_hh{sfx}": (gate, hidden_size),
+                    f"weight_hh{sfx}": (gate, out_size),
                 }
                 if bias:
                     params.update({f"bias_ih{sfx}": (gate,), f"bias_hh{sfx}": (gate,)})
+                if proj_size:
+                    params[f"weight_hr{sfx}"] = (proj_size, hidden_size)
                 for pname, shape in params.items():
                     setattr(self, pname, Parameter(lucid.empty(*shape, **kw)))
                     self._flat_weights_names.append(pname)
@@ -123,9 +140,12 @@ class RNNBase(Module):
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
+    def flatten_parameters(self) -> None:
+        """No-op (cuDNN's weight packing in PyTorch); kept so ported code runs unchanged."""
+
     @property
     def all_weights(self) -> list[list[Parameter]]:
-        per = 4 if self.bias else 2
+        per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
 
@@ -141,6 +161,8 @@ class RNNBase(Module):
             s += f", dropout={self.dropout}"
         if self.bidirectional is not False:
             s += f", bidirectional={self.bidirectional}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         return s
 
     # -- forward ---------------------------------------------------------------------------------
@@ -152,19 +174,43 @@ class RNNBase(Module):
                              f"{'(batch_first: (N, L, ...)) ' if self.batch_first else ''}"
                              f"or (L, {self.input_size}), got {tuple(x.shape)}")  # fmt: skip
 
+    def _check_hx(self, hx: Any, batched: bool) -> None:
+        """torch's checks: a Tensor (LSTM: a pair) with as many dims as the input, ours dtype."""
+        name = type(self).__name__
+        lstm = self.mode == "LSTM"
+        parts = hx if lstm and isinstance(hx, (tuple, list)) else (hx,)
+        if lstm and len(parts) != 2:
+            raise TypeError(f"{name} expected hx as a tuple (h_0, c_0), got {type(hx).__name__}")
+        for p in parts:
+            check_tensor(name, p, self.weight_ih_l0)
+        want = 3 if batched else 2
+        if any(p.ndim != want for p in parts):
+            kind = "batched 3-D" if batched else "unbatched 2-D"
+            what = "hx and cx" if lstm else "hx"
+            got = ", ".join(f"{p.ndim}-D" for p in parts)
+            got = f"({got}) tensors" if lstm else f"{got} tensor"
+            raise RuntimeError(f"For {kind} input, {what} should also be {want}-D but got {got}")
+
     def _initial(self, hx: Any, n: int, like: Tensor) -> list[State]:
         """Per layer-and-direction initial states."""
         count = self.num_layers * (2 if self.bidirectional else 1)
-        shape = (count, n, self.hidden_size)
+        h_shape = (count, n, self.proj_size or self.hidden_size)
+        c_shape = (count, n, self.hidden_size)
         if hx is None:
-            z = lucid.zeros(*shape, dtype=like.dtype, device=like.device)
-            return [(z[i], z[i]) if self.mode == "LSTM" else z[i] for i in range(count)]
-        parts = hx if self.mode == "LSTM" else (hx,)
-        for p in parts:
-            if tuple(p.shape) != shape:
-                raise RuntimeError(f"Expected hidden size {shape}, got {tuple(p.shape)}")
+            h = lucid.zeros(*h_shape, dtype=like.dtype, device=like.device)
+            if self.mode != "LSTM":
+                return [h[i] for i in range(count)]
+            c = h if c_shape == h_shape else lucid.zeros(*c_shape, dtype=like.dtype,
+                                                         device=like.device)  # fmt: skip
+            return [(h[i], c[i]) for i in range(count)]
         if self.mode == "LSTM":
+            for k, (p, shape) in enumerate(zip(hx, (h_shape, c_shape))):
+                if tuple(p.shape) != shape:
+                    raise RuntimeError(f"Expected hidden[{k}] size {shape}, got "
+                                       f"{tuple(p.shape)}")  # fmt: skip
             return [(hx[0][i], hx[1][i]) for i in range(count)]
+        if tuple(hx.shape) != h_shape:
+            raise RuntimeError(f"Expected hidden size {h_shape}, got {tuple(hx.shape)}")
         return [hx[i] for i in range(count)]
 
     def _run_direction(
@@ -174,6 +220,8 @@ class RNNBase(Module):
         b_ih = getattr(self, f"bias_ih{sfx}") if self.bias else None
         b_hh = getattr(self, f"bias_hh{sfx}") if self.bias else None
         step = _step_for(self.mode)
+        if self.proj_size:
+            step = functools.partial(_lstm_step, w_hr=getattr(self, f"weight_hr{sfx}"))
         proj = F.linear(xs, w_ih, b_ih)  # all time steps in one GEMM: (L, N, gates)
         steps = proj.unbind(0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
@@ -189,6 +237,8 @@ class RNNBase(Module):
         x = input if batched else input.unsqueeze(1)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
+        if hx is not None:
+            self._check_hx(hx, batched)
         if hx is not None and not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(1)
         directions = 2 if self.bidirectional else 1
@@ -293,7 +343,10 @@ class RNNCellBase(Module):
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
-        bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
 
@@ -319,6 +372,11 @@ class RNNCellBase(Module):
     def _hidden(self, h: Tensor | None, x: Tensor, batched: bool) -> Tensor:
         if h is None:
             return self._zeros(x)
+        check_tensor(type(self).__name__, h, self.weight_ih)
+        if h.ndim != (2 if batched else 1):
+            raise RuntimeError(f"{type(self).__name__}: Expected hidden to be "
+                               f"{2 if batched else 1}D for {2 if batched else 1}D input, got "
+                               f"{h.ndim}D ({tuple(h.shape)})")  # fmt: skip
         h = h if batched else h.unsqueeze(0)
         if tuple(h.shape) != (x.shape[0], self.hidden_size):
             want = (x.shape[0], self.hidden_size)
