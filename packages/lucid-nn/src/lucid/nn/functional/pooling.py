@@ -59,8 +59,9 @@ def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, 
 
 
 # -- max pooling ---------------------------------------------------------------------------------
-def _max_forward(xp: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
+def _max_forward(backend: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
     """The max over each window and the number of the first tap that holds it (NaN wins)."""
+    xp = backend.xp
     xpad = _pad(xp, x, g, -math.inf)
     best: Any = None
     idx: Any = None
@@ -73,7 +74,7 @@ def _max_forward(xp: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
         take = (v > best) | xp.isnan(v)
         best = xp.where(take, v, best)
         idx = xp.where(take, t, idx)
-    return (best.copy() if g.taps == 1 else best), idx
+    return (backend.copy(best) if g.taps == 1 else best), idx
 
 
 def _flat_indices(xp: Any, idx: Any, g: ConvGeometry) -> Any:
@@ -139,7 +140,7 @@ class MaxPool(Function):
         return_indices: bool,
     ) -> Any:
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
-        out, idx = _max_forward(ctx.xp, x, g)
+        out, idx = _max_forward(ctx.backend, x, g)
         ctx.idx, ctx.geom, ctx.shape = idx, g, x.shape
         if not return_indices:
             return out
@@ -205,20 +206,20 @@ class _AvgPoolSum(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, inv: Any, geom: ConvGeometry) -> Any:
         ctx.inv, ctx.geom, ctx.shape = inv, geom, x.shape
-        return _avg_forward(ctx.xp, x, inv, geom)
+        return _avg_forward(ctx.backend, x, inv, geom)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return _AvgPoolGrad.apply(g, ctx.inv, ctx.geom, ctx.shape), None, None
 
 
-def _avg_forward(xp: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
-    xpad = _pad(xp, x, g, 0.0)
-    total = None
+def _avg_forward(backend: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
+    xpad = _pad(backend.xp, x, g, 0.0)
+    total: Any = None
     for tap in g.all_taps():
         v = xpad[_ALL + g.tap_slices(tap)]
         if total is None:
-            total = v.copy()
+            total = backend.copy(v)
         else:
             total += v
     return total * inv
@@ -242,7 +243,7 @@ class AvgPool(Function):
         g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
         inv = _inv_divisor(ctx.xp, g, count_include_pad, divisor_override, x.dtype)
         ctx.inv, ctx.geom, ctx.shape = inv, g, x.shape
-        return _avg_forward(ctx.xp, x, inv, g)
+        return _avg_forward(ctx.backend, x, inv, g)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
