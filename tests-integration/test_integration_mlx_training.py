@@ -179,3 +179,23 @@ def test_attention_dropout_on_mlx_is_seeded_and_differentiable() -> None:
     assert not np.allclose(a.detach().numpy(), plain.detach().numpy())
     a.sum().backward()
     assert q.grad is not None and np.isfinite(q.grad.numpy()).all()
+
+
+def test_every_nn_init_function_works_in_place_on_mlx() -> None:
+    init = pytest.importorskip("lucid.nn.init")
+    names = sorted(n for n in dir(init) if n.endswith("_") and not n.startswith("_"))
+    for name in names:
+        shape = (4, 4, 3) if name == "dirac_" else (4, 6)
+        t = lucid.full(shape, 0.123, device="mlx")
+        args = (0.5,) if name in ("constant_", "sparse_") else ()
+        getattr(init, name)(t, *args)
+        assert t.device == "mlx" and isinstance(t.data, mx.array), name
+        assert not np.allclose(t.numpy(), 0.123), f"nn.init.{name} left the MLX tensor unchanged"
+
+
+def test_layers_built_on_mlx_are_seeded_by_manual_seed() -> None:
+    def build() -> list[list[float]]:
+        lucid.manual_seed(11)
+        return nn.Linear(3, 2, device="mlx").weight.tolist()
+
+    assert build() == build()
