@@ -313,6 +313,28 @@ def test_prefetch_is_bounded(tmp_path: Any) -> None:
     del it
 
 
+def test_prefetch_continues_while_large_batches_wait_to_be_read(tmp_path: Any) -> None:
+    """Large batches (beyond a pipe's buffer) must not stall workers while the main is busy."""
+
+    class LoggedBig(Dataset[np.ndarray]):
+        def __getitem__(self, i: int) -> np.ndarray:
+            (tmp_path / f"{i}").touch()
+            return np.full((3, 128, 128), i, np.float32)  # 192 KiB per sample
+
+        def __len__(self) -> int:
+            return 40
+
+    it = iter(DataLoader(LoggedBig(), batch_size=1, num_workers=2, prefetch_factor=2))
+    first = next(it)
+    deadline = time.monotonic() + 5
+    while len(list(tmp_path.iterdir())) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(list(tmp_path.iterdir())) == 1 + 2 * 2
+    assert [next(it).numpy()[0, 0, 0, 0] for _ in range(3)] == [1, 2, 3]
+    assert first.numpy()[0, 0, 0, 0] == 0
+    del it
+
+
 def test_spawn_context_works_with_picklable_datasets() -> None:
     ds = TensorDataset(lucid.tensor(np.arange(10)))
     loader = DataLoader(ds, batch_size=4, num_workers=2, multiprocessing_context="spawn")

@@ -1,11 +1,12 @@
 """How a batch travels from a worker to the main process.
 
 The batch is pickled in the worker (lucid tensors pickle as their numpy arrays), so a batch that
-cannot be pickled is an error reported to the user rather than a message lost in a queue.
+cannot be pickled is an error reported to the user rather than a message lost on the way.
 Large arrays do not go through the result pipe: pushing megabytes through a 64 KiB pipe costs
-a context switch per 64 KiB on each side. Each is written to a file in a per-pool folder on
-``/dev/shm`` (memory, not disk) and the main process reads it back and deletes it; only the
-file name travels through the pipe. The folder is removed when the pool shuts down.
+a context switch per 64 KiB on each side, and blocks the worker until the main process reads.
+Each is written to a file in a per-pool folder on ``/dev/shm`` (memory, not disk); the main
+process reads it back and deletes it, and only the file name travels through the pipe. The
+folder is removed when the pool shuts down.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ from typing import Any
 
 import numpy as np
 
-SHARED_MIN_BYTES = 256 * 1024  # smaller arrays are cheaper to send through the pipe itself
+# Smaller arrays go through the pipe itself: a payload that fits the pipe's 64 KiB buffer never
+# blocks the worker, and a file costs more than a copy at that size.
+SHARED_MIN_BYTES = 32 * 1024
 _SHM_ROOT = "/dev/shm"
 
 
 def make_shared_folder() -> str | None:
-    """A private folder in shared memory for one worker pool, or None where there is none."""
-    if not (os.path.isdir(_SHM_ROOT) and os.access(_SHM_ROOT, os.W_OK)):
-        return None
+    """A private folder for one worker pool: in shared memory where the system has it, else in
+    the temporary folder (short-lived files stay in the page cache). None if neither works."""
+    shm = os.path.isdir(_SHM_ROOT) and os.access(_SHM_ROOT, os.W_OK)
     try:
-        return tempfile.mkdtemp(prefix="lucid-data-", dir=_SHM_ROOT)
+        return tempfile.mkdtemp(prefix="lucid-data-", dir=_SHM_ROOT if shm else None)
     except OSError:
         return None
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
-import queue
+import pickle
 import random
 import sys
 import traceback
@@ -138,10 +138,23 @@ def _run_task(task: tuple[Any, ...], state: dict[str, Any], cfg: WorkerConfig, w
         return fetcher.fetch(index)
 
 
+def _next_task(tasks: Any, done_event: Any) -> Any:
+    """The next task, or None to stop (asked to, shut down, or orphaned)."""
+    while not tasks.poll(_POLL_S):
+        if done_event.is_set() or not _parent_alive():
+            return None
+    try:
+        task = pickle.loads(tasks.recv_bytes())
+    except (EOFError, OSError):
+        return None
+    return None if done_event.is_set() else task
+
+
 def worker_loop(
-    cfg: WorkerConfig, worker_id: int, index_queue: Any, result_queue: Any, done_event: Any
+    cfg: WorkerConfig, worker_id: int, tasks: Any, results: Any, done_event: Any
 ) -> None:
-    """Serve ``(epoch, idx, index, batch_seed)`` tasks until ``None`` or shutdown."""
+    """Serve ``(epoch, idx, index, batch_seed)`` tasks from the ``tasks`` pipe until ``None``
+    or shutdown, sending ``(epoch, idx, payload)`` back through the ``results`` pipe."""
     global _worker_info
     seed = (cfg.base_seed + worker_id) & _SEED_MASK
     _seed_worker(seed)
@@ -154,15 +167,7 @@ def worker_loop(
         init_error = ExceptionWrapper(e, _describe(worker_id))
     state: dict[str, Any] = {}
     try:
-        while True:
-            try:
-                task = index_queue.get(timeout=_POLL_S)
-            except queue.Empty:
-                if done_event.is_set() or not _parent_alive():
-                    break
-                continue
-            if task is None or done_event.is_set():
-                break
+        while (task := _next_task(tasks, done_event)) is not None:
             result: Any = init_error
             if result is None:
                 try:
@@ -173,10 +178,9 @@ def worker_loop(
                 payload = dumps(result, cfg.shared_folder, f"{worker_id}-{task[0]}-{task[1]}")
             except Exception as e:
                 payload = dumps(ExceptionWrapper(e, _describe(worker_id) + " (sending a batch)"))
-            result_queue.put((task[0], task[1], payload))
+            results.send_bytes(pickle.dumps((task[0], task[1], payload)))
             del result, payload
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, OSError):  # interrupted, or the main process closed the pipe
         pass
-    # nothing left to deliver matters after shutdown: never block exit on a full pipe
-    result_queue.cancel_join_thread()
-    result_queue.close()
+    tasks.close()
+    results.close()
