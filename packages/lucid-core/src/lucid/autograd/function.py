@@ -150,7 +150,10 @@ class Function:
         ctx.backend = ctx.out_backend = backend
         ctx.xp = backend.xp
         ctx.needs_input_grad = tuple(needs)
-        out = impl.forward(ctx, *arrays, **kwargs)
+        try:
+            out = impl.forward(ctx, *arrays, **kwargs)
+        except ValueError as exc:  # numpy's shape errors, reworded the way torch says them
+            raise _shape_error(cls, args, exc) from exc
         if any_grad and grad_mode._state.enabled:
             result = _record(ctx, impl, args, arrays, out)
         else:
@@ -189,6 +192,23 @@ def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
         return backward(ctx, *grads)
 
     return wrapper
+
+
+def _shape_error(cls: type, args: tuple[Any, ...], exc: Exception) -> RuntimeError:
+    shapes = [tuple(a.shape) for a in args if isinstance(a, Tensor)]
+    if len(shapes) == 2:
+        a, b = shapes
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        for d in reversed(range(n)):
+            if pa[d] != pb[d] and pa[d] != 1 and pb[d] != 1:
+                return RuntimeError(
+                    f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) "
+                    f"at non-singleton dimension {d} (in {cls.__name__}: shapes {list(a)} and "
+                    f"{list(b)})"
+                )
+    listed = ", ".join(str(list(s)) for s in shapes)
+    return RuntimeError(f"{cls.__name__}: {exc} (input shapes: {listed})")
 
 
 def _share_version(src: Any, result: Any) -> None:
