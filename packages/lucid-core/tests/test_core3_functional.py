@@ -94,3 +94,22 @@ def test_create_graph_keeps_results_differentiable() -> None:
     assert jac.requires_grad
     _, g = F.vjp(lambda t: (t**3).sum(), x)
     assert not g.requires_grad and x.grad is not None
+
+
+def test_forward_mode_jacobian_equals_reverse_mode() -> None:
+    x = lucid.tensor([1.0, 2.0, 3.0], dtype=D)
+    y = lucid.tensor([[0.5, -1.0]], dtype=D)
+
+    def f(a: lucid.Tensor, b: lucid.Tensor) -> tuple[lucid.Tensor, lucid.Tensor]:
+        return (a.unsqueeze(0) * b.mT).exp(), (a * a).sum()
+
+    rev = F.jacobian(f, (x, y))
+    fwd = F.jacobian(f, (x, y), strategy="forward-mode")
+    for r_row, f_row in zip(rev, fwd):
+        for r, q in zip(r_row, f_row):
+            assert r.shape == q.shape
+            np.testing.assert_allclose(q.numpy(), r.numpy(), rtol=1e-12)
+    single = F.jacobian(lambda a: a.exp(), x, strategy="forward-mode")
+    np.testing.assert_allclose(single.numpy(), np.diag(np.exp([1.0, 2.0, 3.0])), rtol=1e-12)
+    with pytest.raises(ValueError, match="strategy"):
+        F.jacobian(lambda a: a, x, strategy="sideways")

@@ -137,11 +137,21 @@ def jacobian(
     inputs: Any,
     create_graph: bool = False,
     strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
 ) -> Any:
     """The Jacobian: ``J[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``.
 
     One tensor in and out gives one tensor; tuples give tuples (of tuples), as PyTorch.
+    ``strategy="reverse-mode"`` runs one backward per output entry; ``"forward-mode"`` one
+    :func:`jvp` per input entry (cheaper when there are fewer inputs than outputs).
+    ``vectorize`` is accepted for compatibility; the rows are computed one by one.
     """
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f'jacobian: expected strategy "reverse-mode" or "forward-mode", got '
+                         f"{strategy!r}")  # fmt: skip
+    if strategy == "forward-mode":
+        return _forward_jacobian(func, inputs, create_graph, strict)
     from lucid.ops.join import stack
 
     ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
@@ -163,6 +173,36 @@ def jacobian(
             blocks.append(block if create_graph else block.detach())
         per_output.append(tuple(blocks) if in_tuple else blocks[0])
     return tuple(per_output) if out_tuple else per_output[0]
+
+
+def _forward_jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool,
+                      strict: bool) -> Any:  # fmt: skip
+    """The Jacobian column by column: ``J e_k`` through :func:`jvp` for each input entry."""
+    from lucid.ops.join import stack
+
+    ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
+    outs, out_tuple = _outputs(func, tuple(t.detach() for t in ins), "jacobian")
+    cols: list[list[list[Tensor]]] = [[[] for _ in ins] for _ in outs]
+    for j, x in enumerate(ins):
+        for k in range(x.numel()):
+            vs = [t.new_zeros(t.shape) for t in ins]
+            flat = vs[j].reshape(-1)
+            flat[k] = 1
+            vs[j] = flat.reshape(x.shape)
+            _, jv = jvp(func, tuple(ins), tuple(vs), create_graph=create_graph, strict=strict)
+            for i, col in enumerate(jv if isinstance(jv, tuple) else (jv,)):
+                cols[i][j].append(col)
+    result = []
+    for o, per_input in zip(outs, cols):
+        blocks = []
+        for x, c in zip(ins, per_input):
+            if not c:
+                blocks.append(x.new_zeros(o.shape + x.shape))
+                continue
+            block = stack(c, -1).reshape(o.shape + x.shape)
+            blocks.append(block if create_graph else block.detach())
+        result.append(tuple(blocks) if in_tuple else blocks[0])
+    return tuple(result) if out_tuple else result[0]
 
 
 def _scalar_func(func: Callable[..., Any], fn: str) -> Callable[..., Tensor]:
