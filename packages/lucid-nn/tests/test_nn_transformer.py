@@ -37,8 +37,8 @@ def test_state_dict_names_are_pytorchs():
     dec = nn.TransformerDecoderLayer(8, 2, 16)
     names = list(dec.state_dict())
     assert names[:4] == ENCODER_NAMES[:4]
-    assert names[4:8] == ["multihead_attn.in_proj_weight", "multihead_attn.in_proj_bias",
-                          "multihead_attn.out_proj.weight", "multihead_attn.out_proj.bias"]  # fmt: skip
+    cross = ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+    assert names[4:8] == [f"multihead_attn.{n}" for n in cross]
     assert names[-2:] == ["norm3.weight", "norm3.bias"]
     assert [n for n, _ in dec.named_children()] == [
         "self_attn", "multihead_attn", "linear1", "dropout", "linear2", "norm1", "norm2",
