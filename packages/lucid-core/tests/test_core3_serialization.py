@@ -198,3 +198,14 @@ def test_bfloat16_bits_load_as_float32_on_cpu(tmp_path: Path) -> None:
     out = lucid.load(tmp_path / "bf")["b"]
     assert out.dtype is lucid.float32
     np.testing.assert_array_equal(out.numpy(), values)
+
+
+def test_saved_file_gets_normal_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "perm.safetensors"
+    lucid.save({"a": lucid.ones(1)}, target)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+    target.chmod(0o640)
+    lucid.save({"a": lucid.zeros(1)}, target)  # overwriting keeps the file's mode
+    assert target.stat().st_mode & 0o777 == 0o640

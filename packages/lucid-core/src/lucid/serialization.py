@@ -186,6 +186,7 @@ def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
             _write_payload(f, header, arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; keep what open() would give
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -194,6 +195,16 @@ def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
             pass
         raise
     _fsync_dir(directory)
+
+
+def _file_mode(path: str) -> int:
+    """The existing file's permissions, else the usual 0666 minus the umask."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _fsync_dir(directory: str) -> None:
