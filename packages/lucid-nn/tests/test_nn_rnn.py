@@ -7,6 +7,7 @@ import pytest
 
 import lucid
 from lucid.autograd import gradcheck
+from lucid.nn.modules import rnn as rnn_mod
 from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 RNG = np.random.default_rng(4)
@@ -145,3 +146,87 @@ def test_cells():
     assert gradcheck(lambda a, b: lstm(a, (b, b))[1], (xx, h0))
     with pytest.raises(RuntimeError, match="expected hidden of shape"):
         GRUCell(3, 4)(x, lucid.randn(2, 5))
+
+
+def test_lstm_proj_size_equations_names_and_shapes():
+    m = LSTM(3, 5, proj_size=2).double()
+    assert [n for n, _ in m.named_parameters()] == [
+        "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0", "weight_hr_l0",
+    ]  # fmt: skip
+    assert m.weight_hh_l0.shape == (20, 2) and m.weight_hr_l0.shape == (2, 5)
+    x, h0, c0 = (RNG.standard_normal(s) for s in ((4, 2, 3), (1, 2, 2), (1, 2, 5)))
+    out, (h, c) = m(lucid.tensor(x), (lucid.tensor(h0), lucid.tensor(c0)))
+    hh, cc, outs = h0[0], c0[0], []
+    for t in range(4):
+        gates = x[t] @ _p(m, "weight_ih_l0").T + _p(m, "bias_ih_l0")
+        gates = gates + hh @ _p(m, "weight_hh_l0").T + _p(m, "bias_hh_l0")
+        i, f, g, o = np.split(gates, 4, axis=-1)
+        cc = _sig(f) * cc + _sig(i) * np.tanh(g)
+        hh = (_sig(o) * np.tanh(cc)) @ _p(m, "weight_hr_l0").T
+        outs.append(hh)
+    np.testing.assert_allclose(out.detach().numpy(), np.stack(outs), rtol=1e-12)
+    np.testing.assert_allclose(c.detach().numpy()[0], cc, rtol=1e-12)
+    deep = LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2, batch_first=True)
+    out, (h, c) = deep(lucid.randn(2, 4, 3))
+    assert out.shape == (2, 4, 4) and h.shape == (4, 2, 2) and c.shape == (4, 2, 5)
+    assert deep.weight_ih_l1.shape == (20, 4) and deep.weight_hr_l1_reverse.shape == (2, 5)
+    assert len(deep.all_weights) == 4 and len(deep.all_weights[0]) == 5
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        LSTM(3, 5, proj_size=5)
+    with pytest.raises(ValueError, match="only supported for LSTM"):
+        rnn_mod.RNNBase("GRU", 3, 5, proj_size=2)
+
+
+def test_gradcheck_through_initial_states():
+    m = LSTM(2, 3, proj_size=2).double()
+    x = lucid.tensor(RNG.standard_normal((3, 1, 2)))
+    h0 = lucid.tensor(RNG.standard_normal((1, 1, 2)), requires_grad=True)
+    c0 = lucid.tensor(RNG.standard_normal((1, 1, 3)), requires_grad=True)
+    assert gradcheck(lambda h, c: m(x, (h, c))[1][1], (h0, c0))
+    assert gradcheck(lambda _: m(x, (h0.detach(), c0.detach()))[0], (m.weight_hr_l0,))
+    g = GRU(2, 3, batch_first=True).double()
+    h = lucid.tensor(RNG.standard_normal((1, 1, 3)), requires_grad=True)
+    xb = lucid.tensor(RNG.standard_normal((1, 3, 2)), requires_grad=True)
+    assert gradcheck(lambda x, h: g(x, h)[0], (xb, h))
+
+
+def test_batch_first_and_unbatched_agree_with_sequence_first():
+    seq = LSTM(3, 4, num_layers=2, bidirectional=True)
+    bf = LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    bf.load_state_dict(seq.state_dict())
+    x = lucid.randn(5, 2, 3)
+    h0, c0 = lucid.randn(4, 2, 4), lucid.randn(4, 2, 4)
+    a, (ha, ca) = seq(x, (h0, c0))
+    b, (hb, cb) = bf(x.transpose(0, 1), (h0, c0))  # h_n stays (layers * dirs, N, H)
+    np.testing.assert_allclose(b.transpose(0, 1).detach().numpy(), a.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(hb.detach().numpy(), ha.detach().numpy(), rtol=1e-6)
+    u, (hu, cu) = seq(x[:, 1], (h0[:, 1], c0[:, 1]))
+    assert u.shape == (5, 8) and hu.shape == cu.shape == (4, 4)
+    np.testing.assert_allclose(u.detach().numpy(), a.detach().numpy()[:, 1], rtol=1e-5,
+                               atol=1e-6)  # fmt: skip
+
+
+def test_hidden_state_errors_are_pytorchs():
+    g = GRU(3, 4)
+    with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D but "
+                                           "got 3-D tensor"):  # fmt: skip
+        g(lucid.randn(5, 3), lucid.zeros(1, 3, 4))
+    with pytest.raises(RuntimeError, match="For batched 3-D input, hx should also be 3-D"):
+        g(lucid.randn(5, 2, 3), lucid.zeros(2, 4))
+    lstm = LSTM(3, 4)
+    with pytest.raises(RuntimeError, match=r"hx and cx should also be 3-D but got \(2-D, 2-D\)"):
+        lstm(lucid.randn(5, 2, 3), (lucid.zeros(2, 4), lucid.zeros(2, 4)))
+    with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 2, 4\), got"):
+        lstm(lucid.randn(5, 2, 3), (lucid.zeros(1, 2, 4), lucid.zeros(1, 2, 5)))
+    with pytest.raises(RuntimeError, match="LSTM expected input of dtype"):
+        lstm(lucid.randn(5, 2, 3, dtype=lucid.float64))
+    with pytest.raises(RuntimeError, match="GRUCell: Expected hidden to be 2D for 2D input"):
+        GRUCell(3, 4)(lucid.randn(2, 3), lucid.randn(4))
+    with pytest.raises(ValueError, match=r"LSTMCell expected input of shape \(N, 3\)"):
+        LSTMCell(3, 4)(lucid.randn(2, 2, 3))
+    with pytest.raises(ValueError, match="dropout should be a number in range"):
+        GRU(3, 4, num_layers=2, dropout=1.5)
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
+        GRU(3, 4, dropout=0.2)
+    assert repr(LSTM(3, 4, 2, batch_first=True)) == "LSTM(3, 4, num_layers=2, batch_first=True)"
+    LSTM(3, 4).flatten_parameters()  # PyTorch-ported code calls it; a no-op here
