@@ -300,3 +300,9 @@ def test_zero_dim_float32_with_python_scalars_without_weak_scalars(
     assert y.dtype is lucid.float32 and y.item() == pytest.approx(1.5)
     y.backward()
     assert x.grad.item() == pytest.approx(0.5)
+
+
+def test_empty_dim_tuple_reduces_everything_like_torch() -> None:
+    x = lucid.tensor([[1.0, -2.0], [0.0, 3.0]])
+    assert x.sum(dim=()).item() == 2.0 and x.mean(dim=[]).item() == 0.5
+    assert lucid.amax(x).item() == 3.0 and x.flip([]).tolist() == x.tolist()

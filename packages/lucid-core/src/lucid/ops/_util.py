@@ -82,8 +82,9 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """``None`` -> all dims; int or sequence -> sorted non-negative tuple."""
-    if dim is None:
+    """``None`` or ``()`` -> all dims (as torch's reductions); int or sequence -> sorted
+    non-negative tuple."""
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     if isinstance(dim, int):
         return (normalize_dim(dim, ndim),)

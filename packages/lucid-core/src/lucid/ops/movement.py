@@ -63,11 +63,11 @@ def flip(input: Tensor, *dims: Any) -> Tensor:  # noqa: A002
     """Reverse the order of elements along ``dims`` (``x.flip(0)`` or ``lucid.flip(x, [0])``)."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
+    if not dims or input.ndim == 0:
+        return input.clone()
     d = normalize_dims(tuple(int(x) for x in dims), input.ndim)
     if len(set(d)) != len(d):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(d)}")
-    if not d or input.ndim == 0:
-        return input.clone()
     return Flip.apply(input, d)  # type: ignore[no-any-return]
 
 

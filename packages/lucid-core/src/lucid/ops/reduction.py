@@ -334,13 +334,13 @@ def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
-    dims = normalize_dims(None if dim == () else dim, input.ndim)
+    dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amax", input, dims)
     return Extreme.apply(input, dims, keepdim, True)  # type: ignore[no-any-return]
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
-    dims = normalize_dims(None if dim == () else dim, input.ndim)
+    dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amin", input, dims)
     return Extreme.apply(input, dims, keepdim, False)  # type: ignore[no-any-return]
 
