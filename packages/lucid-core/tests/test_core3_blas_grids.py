@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 
 import numpy as np
 import pytest
@@ -157,3 +158,13 @@ def test_bincount() -> None:
         lucid.bincount(lucid.tensor([-1, 2]))
     with pytest.raises(RuntimeError, match="1-d"):
         lucid.bincount(lucid.tensor([1.0]))
+
+
+@pytest.mark.parametrize("p", [0.5, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist_gradient_with_equal_coordinates_is_finite(p: float) -> None:
+    a = lucid.tensor([[1.0, 2.0], [0.0, 5.0]], dtype=lucid.float64, requires_grad=True)
+    b = lucid.tensor([[1.0, 3.0]], dtype=lucid.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lucid.cdist(a, b, p).sum().backward()
+    assert a.grad.tolist()[0] == [0.0, -1.0]  # the equal coordinate gets 0, as PyTorch

@@ -173,7 +173,8 @@ class Cdist(Function):
             coef = diff.sign() * (diff.abs() == dist.unsqueeze(-1)).to(diff.dtype)
         else:
             safe = dist.where(dist > 0, 1.0).unsqueeze(-1)
-            coef = diff.sign() * (diff.abs() / safe) ** (p - 1)
+            mag = diff.abs().where(diff != 0, 1.0)  # 0^(p-1) is inf for p < 1; sign(0) zeroes it
+            coef = diff.sign() * (mag / safe) ** (p - 1)
         coef = g.unsqueeze(-1) * coef
         return coef.sum(-2), -coef.sum(-3), None, None
 
