@@ -306,3 +306,9 @@ def test_empty_dim_tuple_reduces_everything_like_torch() -> None:
     x = lucid.tensor([[1.0, -2.0], [0.0, 3.0]])
     assert x.sum(dim=()).item() == 2.0 and x.mean(dim=[]).item() == 0.5
     assert lucid.amax(x).item() == 3.0 and x.flip([]).tolist() == x.tolist()
+
+
+def test_format_and_contains() -> None:
+    assert f"{lucid.tensor(2.5):.2f}" == "2.50"
+    assert f"{lucid.tensor([1.0])}" == "tensor([1.])"
+    assert 2 in lucid.tensor([1, 2]) and 5 not in lucid.tensor([1, 2])

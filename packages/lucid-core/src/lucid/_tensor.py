@@ -430,6 +430,14 @@ class Tensor(TensorMethods):
 
         return tensor_repr(self)
 
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __contains__(self, value: Any) -> _bool:
+        return _bool((self == value).any())
+
     def __hash__(self) -> _int:
         return id(self)
 
