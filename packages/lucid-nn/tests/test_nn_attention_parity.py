@@ -100,3 +100,119 @@ def test_transformer_layers_parity(norm_first):
     enc_m = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, **kw), 2)
     _copy(enc_m, enc_t)
     _compare(enc_m(lucid.tensor(x)), enc_t(torch.tensor(x)))
+
+
+def _pair(a):
+    return lucid.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+def test_sdpa_parity_more_cases():
+    rng = np.random.default_rng(3)
+    q = rng.standard_normal((2, 4, 3, 8)).astype(np.float32)
+    kv = rng.standard_normal((2, 2, 5, 8)).astype(np.float32)
+    keep = rng.random((3, 5)) > 0.5
+    keep[1] = False  # a query with every key masked: torch gives zeros
+    fmask = rng.standard_normal((2, 1, 3, 5)).astype(np.float32)
+    cases = [
+        ({"enable_gqa": True}, kv),
+        ({"attn_mask": keep}, rng.standard_normal((2, 4, 5, 8)).astype(np.float32)),
+        ({"attn_mask": fmask}, rng.standard_normal((2, 4, 5, 8)).astype(np.float32)),
+        ({"is_causal": True, "scale": 0.3}, rng.standard_normal((2, 4, 6, 8)).astype(np.float32)),
+    ]
+    for kw, k in cases:
+        (lq, tq), (lk, tk), (lv, tv) = _pair(q), _pair(k), _pair(k * 0.5)
+        lkw = {n: lucid.tensor(x) if isinstance(x, np.ndarray) else x for n, x in kw.items()}
+        tkw = {n: torch.tensor(x) if isinstance(x, np.ndarray) else x for n, x in kw.items()}
+        lo = F.scaled_dot_product_attention(lq, lk, lv, **lkw)
+        to = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, **tkw)
+        _compare(lo, to)
+        (lo * lo).sum().backward()
+        (to * to).sum().backward()
+        for a, b in ((lq, tq), (lk, tk), (lv, tv)):
+            _compare(a.grad, b.grad)
+
+
+@pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_mha_parity_sdpa_path_3d_mask_and_per_head_weights(batch_first):
+    rng = np.random.default_rng(4)
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+    mine = nn.MultiheadAttention(8, 2, batch_first=batch_first)
+    _copy(mine, theirs)
+    with torch.no_grad():
+        theirs.in_proj_bias.normal_()
+    _copy(mine, theirs)
+    n, length = 3, 4
+    x = rng.standard_normal((n, length, 8) if batch_first else (length, n, 8)).astype(np.float32)
+    mask3 = rng.standard_normal((n * 2, length, length)).astype(np.float32)
+    pad = np.zeros((n, length), bool)
+    pad[2, 1:] = True
+    for need in (False, True):
+        (lx, tx) = _pair(x)
+        kw_l = dict(attn_mask=lucid.tensor(mask3), key_padding_mask=lucid.tensor(pad))
+        kw_t = dict(attn_mask=torch.tensor(mask3), key_padding_mask=torch.tensor(pad))
+        lo, lw = mine(lx, lx, lx, need_weights=need, average_attn_weights=False, **kw_l)
+        to, tw = theirs(tx, tx, tx, need_weights=need, average_attn_weights=False, **kw_t)
+        _compare(lo, to)
+        if need:
+            _compare(lw, tw)
+        else:
+            assert lw is None and tw is None
+        lo.sum().backward()
+        to.sum().backward()
+        _compare(lx.grad, tx.grad)
+        for name, p in theirs.named_parameters():
+            _compare(dict(mine.named_parameters())[name].grad, p.grad)
+            p.grad = None
+        mine.zero_grad()
+    # unbatched input with a causal mask and the is_causal hint
+    u = x[0] if batch_first else x[:, 0]
+    causal = torch.nn.Transformer.generate_square_subsequent_mask(length)
+    lo, _ = mine(*[lucid.tensor(u)] * 3, attn_mask=lucid.tensor(causal.numpy()), is_causal=True,
+                 need_weights=False)  # fmt: skip
+    to, _ = theirs(*[torch.tensor(u)] * 3, attn_mask=causal, is_causal=True, need_weights=False)
+    _compare(lo, to)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_layer_parity_with_padding_and_eval_dropout(norm_first):
+    rng = np.random.default_rng(5)
+    kw = dict(dim_feedforward=16, dropout=0.3, norm_first=norm_first, batch_first=True)
+    theirs = torch.nn.TransformerEncoderLayer(8, 2, **kw).eval()
+    mine = nn.TransformerEncoderLayer(8, 2, **kw).eval()
+    _copy(mine, theirs)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    pad = np.zeros((2, 5), bool)
+    pad[0, 3:] = True
+    (lx, tx) = _pair(x)
+    lo = mine(lx, src_key_padding_mask=lucid.tensor(pad))
+    to = theirs(tx, src_key_padding_mask=torch.tensor(pad))
+    _compare(lo, to)
+    (lo * lo).sum().backward()
+    (to * to).sum().backward()
+    _compare(lx.grad, tx.grad)
+    for name, p in theirs.named_parameters():
+        _compare(dict(mine.named_parameters())[name].grad, p.grad)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+def test_transformer_model_parity():
+    rng = np.random.default_rng(6)
+    torch.manual_seed(0)
+    theirs = torch.nn.Transformer(8, 2, 2, 2, 16, dropout=0.0)
+    mine = nn.Transformer(8, 2, 2, 2, 16, dropout=0.0)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    _copy(mine, theirs)
+    src = rng.standard_normal((6, 2, 8)).astype(np.float32)
+    tgt = rng.standard_normal((4, 2, 8)).astype(np.float32)
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(4)
+    (ls, ts), (lt, tt) = _pair(src), _pair(tgt)
+    lo = mine(ls, lt, tgt_mask=lucid.tensor(mask.numpy()))
+    to = theirs(ts, tt, tgt_mask=mask)
+    _compare(lo, to)
+    lo.sum().backward()
+    to.sum().backward()
+    _compare(ls.grad, ts.grad)
+    _compare(lt.grad, tt.grad)
+    for name, p in theirs.named_parameters():
+        _compare(dict(mine.named_parameters())[name].grad, p.grad)

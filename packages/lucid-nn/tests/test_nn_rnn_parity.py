@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -58,3 +60,82 @@ def test_cell_parity(cls):
     if cls == "LSTMCell":
         lo, to = lo[1], to[1]
     np.testing.assert_allclose(lo.detach().numpy(), to.detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
+def _pair(a):
+    return lucid.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
+def test_recurrent_parity_initial_state_batch_first_two_layers(cls):
+    rng = np.random.default_rng(2)
+    kw = dict(num_layers=2, bidirectional=True, batch_first=True, dropout=0.5)
+    if cls == "RNN":
+        kw["nonlinearity"] = "relu"
+    theirs = getattr(torch.nn, cls)(3, 4, **kw).eval()  # eval: no dropout between layers
+    mine = getattr(rnn, cls)(3, 4, **kw).eval()
+    _copy(mine, theirs)
+    (lx, tx) = _pair(rng.standard_normal((2, 5, 3)).astype(np.float32))
+    (lh, th) = _pair(rng.standard_normal((4, 2, 4)).astype(np.float32))
+    (lc, tc) = _pair(rng.standard_normal((4, 2, 4)).astype(np.float32))
+    lo, ls = mine(lx, (lh, lc) if cls == "LSTM" else lh)
+    to, ts = theirs(tx, (th, tc) if cls == "LSTM" else th)
+    _close(lo, to)
+    ls, ts = (ls if cls == "LSTM" else (ls,)), (ts if cls == "LSTM" else (ts,))
+    for a, b in zip(ls, ts):
+        _close(a, b)
+    (lo.sum() + sum((s * s).sum() for s in ls)).backward()
+    (to.sum() + sum((s * s).sum() for s in ts)).backward()
+    _close(lx.grad, tx.grad)
+    _close(lh.grad, th.grad)
+    if cls == "LSTM":
+        _close(lc.grad, tc.grad)
+    for name, p in theirs.named_parameters():
+        _close(getattr(mine, name).grad, p.grad)
+
+
+def test_lstm_proj_size_and_unbatched_parity():
+    rng = np.random.default_rng(3)
+    theirs = torch.nn.LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2)
+    mine = rnn.LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2)
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    _copy(mine, theirs)
+    (lx, tx) = _pair(rng.standard_normal((4, 3)).astype(np.float32))  # unbatched (L, H_in)
+    lo, (lh, lc) = mine(lx)
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "ignore"
+        )  # torch: "LSTM with projections is not supported with oneDNN"
+        to, (th, tc) = theirs(tx)
+    for a, b in ((lo, to), (lh, th), (lc, tc)):
+        _close(a, b)
+    (lo.sum() + lc.sum()).backward()
+    (to.sum() + tc.sum()).backward()
+    _close(lx.grad, tx.grad)
+    for name, p in theirs.named_parameters():
+        _close(getattr(mine, name).grad, p.grad)
+
+
+@pytest.mark.parametrize("cls", ["RNNCell", "LSTMCell", "GRUCell"])
+def test_cell_parity_with_state_and_gradients(cls):
+    rng = np.random.default_rng(4)
+    theirs, mine = getattr(torch.nn, cls)(3, 4), getattr(rnn, cls)(3, 4)
+    _copy(mine, theirs)
+    (lx, tx) = _pair(rng.standard_normal((2, 3)).astype(np.float32))
+    (lh, th) = _pair(rng.standard_normal((2, 4)).astype(np.float32))
+    (lc, tc) = _pair(rng.standard_normal((2, 4)).astype(np.float32))
+    lo = mine(lx, (lh, lc) if cls == "LSTMCell" else lh)
+    to = theirs(tx, (th, tc) if cls == "LSTMCell" else th)
+    lo, to = (lo if cls == "LSTMCell" else (lo,)), (to if cls == "LSTMCell" else (to,))
+    for a, b in zip(lo, to):
+        _close(a, b)
+    sum((o * o).sum() for o in lo).backward()
+    sum((o * o).sum() for o in to).backward()
+    for a, b in ((lx, tx), (lh, th)):
+        _close(a.grad, b.grad)
+    for name, p in theirs.named_parameters():
+        _close(getattr(mine, name).grad, p.grad)
