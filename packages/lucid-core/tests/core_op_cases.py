@@ -206,6 +206,8 @@ CASES: list[Case] = [
     Case("unbind", lambda L, a: a.unbind(1)[0] * a.unbind(1)[2], [(2, 3)]),
     Case("pad_constant", lambda L, a: _pad(L)(a, (1, 2), value=0.5), [(2, 3)]),
     Case("pad_constant_2d", lambda L, a: _pad(L)(a, (1, 0, 0, 2)), [(2, 3)]),
+    Case("pad_negative", lambda L, a: _pad(L)(a, (-1, 2, 1, -1), value=0.25), [(3, 4)]),
+    Case("pad_circular", lambda L, a: _pad(L)(a, (1, 2), mode="circular"), [(1, 2, 3)]),
     Case("pad_reflect", lambda L, a: _pad(L)(a, (2, 1), mode="reflect"), [(2, 4)], gg=True),
     Case(
         "pad_replicate", lambda L, a: _pad(L)(a, (1, 2, 2, 1), mode="replicate"), [(1, 2, 3)]
