@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -174,10 +175,16 @@ def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
     np.testing.assert_allclose(_np(a.grad), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
 
 
-def test_norm_gradient_at_zero_is_zero() -> None:
+@pytest.mark.parametrize("ord", [0.5, 1.0, 2.0, 3.0])
+def test_norm_gradient_at_zero_is_zero(ord: float) -> None:
     x = lucid.zeros(3, dtype=D, requires_grad=True)
-    LA.vector_norm(x).backward()
+    LA.vector_norm(x, ord).backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
+    y = lucid.tensor([0.0, 1.0, -2.0], dtype=D, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        LA.vector_norm(y, ord).backward()
+    assert y.grad.tolist()[0] == 0.0 and np.isfinite(_np(y.grad)).all()
 
 
 def test_values_only_gradients_are_defined_at_repeated_values() -> None:

@@ -54,7 +54,8 @@ class VectorNorm(Function):
             coef = x.sign()
         else:
             safe = norm.where(norm > 0, 1.0)
-            coef = x.sign() * (x.abs() / safe) ** (p - 1)
+            mag = x.abs().where(x != 0, 1.0)  # 0^(p-1) is inf for p < 1; sign(0) zeroes it
+            coef = x.sign() * (mag / safe) ** (p - 1)
             coef = coef.where(norm > 0, 0.0)
         return g * coef, None, None, None
 
