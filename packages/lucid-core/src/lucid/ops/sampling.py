@@ -13,8 +13,6 @@ from lucid import _dtype
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 
-_Number = (int, float)
-
 
 def _float_dtype(dtype: Any, *tensors: Any) -> _dtype.dtype:
     if dtype is not None:
@@ -49,10 +47,6 @@ def _size(size: Any) -> tuple[int, ...]:
     if isinstance(size, int):
         return (size,)
     return tuple(int(s) for s in size)
-
-
-def _raw(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
 
 
 def normal(
