@@ -560,3 +560,23 @@ def test_gradients_at_kinks() -> None:
     c = _leaf([0.0, 1.0, 2.0])
     c.clamp(0.0, 1.0).sum().backward()
     np.testing.assert_allclose(c.grad.numpy(), [1.0, 1.0, 0.0])
+
+
+def test_autograd_backward_with_several_roots_and_inputs() -> None:
+    x = _leaf([1.0, 2.0])
+    w = _leaf([3.0])
+    a, b = (x * w).sum(), (x * x).sum()
+    lucid.autograd.backward([a, b], [lucid.tensor(1.0, dtype=lucid.float64), None])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0 + 2.0, 3.0 + 4.0])
+    assert w.grad.item() == 3.0
+    x.grad = w.grad = None
+    (x * w).sum().backward(inputs=[w])
+    assert x.grad is None and w.grad.item() == 3.0
+
+
+def test_grad_outputs_weight_the_vector_jacobian_product() -> None:
+    x = _leaf([1.0, 2.0, 3.0])
+    y = x * x
+    v = lucid.tensor([1.0, 0.0, -1.0], dtype=lucid.float64)
+    (g,) = lucid.autograd.grad(y, x, grad_outputs=v)
+    np.testing.assert_allclose(g.numpy(), [2.0, 0.0, -6.0])
