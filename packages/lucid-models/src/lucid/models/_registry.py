@@ -1,4 +1,5 @@
-"""The model registry: ``create_model(name, **kwargs)``, ``list_models(pattern)``, ``register_model``."""
+"""The model registry: ``create_model(name, **kwargs)``, ``list_models(pattern)``,
+``register_model``."""
 
 from __future__ import annotations
 

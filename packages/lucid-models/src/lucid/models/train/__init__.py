@@ -1,7 +1,8 @@
-"""``lucid-train``: train a registered model on a standard dataset (needs ``lucid-models[train]``).
+"""``lucid-train``: train a registered model on a standard dataset (``lucid-models[train]``).
 
-    lucid-train lenet5 --dataset mnist
-    lucid-train resnet18_cifar --dataset cifar10 --data-root ../shared/data/cifar10 --epochs 30
+Examples: ``lucid-train lenet5 --dataset mnist``;
+``lucid-train resnet18_cifar --dataset cifar10 --data-root ../shared/data/cifar10 --epochs 30``;
+``python -m lucid.models.train`` is the same command.
 """
 
 from __future__ import annotations

@@ -31,8 +31,13 @@ def append_metrics(path: Path, row: dict[str, Any]) -> None:
         f.write(json.dumps(row) + "\n")
 
 
-def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunState) -> None:
-    """Model, optimizer and scheduler state in one safetensors file (written atomically)."""
+def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunState,
+                    loader_rng: Any = None) -> None:  # fmt: skip
+    """Model, optimizer and scheduler state in one safetensors file (written atomically).
+
+    ``loader_rng`` is the training loader's shuffle state where the next epoch starts, so a
+    resumed run sees the same batches as an uninterrupted one.
+    """
     payload = {
         "model": model.state_dict(),
         "optimizer": opt.state_dict(),
@@ -40,6 +45,7 @@ def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunStat
         "epoch": state.epoch,
         "best_acc": state.best_acc,
         "rng_state": lucid.random.get_rng_state(),
+        "loader_rng": loader_rng,
     }
     lucid.save(payload, path)
 
@@ -50,7 +56,8 @@ def _scheduler_state(sched: Any) -> Any:
     return {k: v for k, v in sched.state_dict().items() if not callable(v)}
 
 
-def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str) -> RunState:
+def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
+                    loader_rng: Any = None) -> RunState:  # fmt: skip
     if not path.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {path}")
     payload = lucid.load(path, map_location=device)
@@ -60,6 +67,8 @@ def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str) -
         sched.load_state_dict(payload["scheduler"])
     if payload.get("rng_state") is not None:
         lucid.random.set_rng_state(payload["rng_state"])
+    if loader_rng is not None and payload.get("loader_rng") is not None:
+        loader_rng.set_state(payload["loader_rng"])
     return RunState(epoch=int(payload["epoch"]), best_acc=float(payload["best_acc"]))
 
 

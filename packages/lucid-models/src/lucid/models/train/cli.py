@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--subset", type=int, default=None, help="use only the first N training images")
     p.add_argument("--augment", action="store_true", help="random crop + flip (CIFAR)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads (default: 1 for models under 2M parameters, whose small "
+                   "GEMMs run faster on one thread; else as the environment sets)")  # fmt: skip
     return p
 
 

@@ -48,8 +48,8 @@ def resolve_root(name: str, root: Path | None) -> Path:
 
 def _as_nchw(images: np.ndarray) -> np.ndarray:
     if images.ndim == 3:  # MNIST: (N, 28, 28)
-        return images[:, None]
-    return images.transpose(0, 3, 1, 2)  # CIFAR: (N, 32, 32, 3) HWC -> CHW
+        return np.asarray(images[:, None])
+    return np.asarray(images.transpose(0, 3, 1, 2))  # CIFAR: (N, 32, 32, 3) HWC -> CHW
 
 
 def _normalised(images: np.ndarray, mean: tuple[float, ...], std: tuple[float, ...]) -> Any:
@@ -86,10 +86,13 @@ class _Augmented:
         return [(out[k], y[k]) for k in range(n)]
 
 
-def loaders(cfg: Any) -> tuple[DataLoader, DataLoader]:
+def loaders(cfg: Any) -> tuple[DataLoader[Any], DataLoader[Any]]:
     cls, mean, std, _ = _SPECS[cfg.dataset]
     root = resolve_root(cfg.dataset, cfg.data_root)
-    train_set, test_set = cls(root, train=True), cls(root, train=False)
+    try:
+        train_set, test_set = cls(root, train=True), cls(root, train=False)
+    except RuntimeError as exc:  # the dataset classes' "Dataset not found: ..."
+        raise FileNotFoundError(f"no {cfg.dataset} data in {root}: {exc}") from None
     x_train, y_train = np.asarray(train_set.data), np.asarray(train_set.targets, np.int64)
     if cfg.subset:
         x_train, y_train = x_train[: cfg.subset], y_train[: cfg.subset]
@@ -102,7 +105,11 @@ def loaders(cfg: Any) -> tuple[DataLoader, DataLoader]:
     )
     generator = lucid.Generator().manual_seed(cfg.seed)
     train_ds: Any = _Augmented(train) if cfg.augment else train
-    train_loader = DataLoader(train_ds, batch_size=cfg.batch_size, shuffle=True,
-                              num_workers=cfg.workers, generator=generator, drop_last=False)  # fmt: skip
-    test_loader = DataLoader(test, batch_size=max(cfg.batch_size, 500), shuffle=False)
+    train_loader: DataLoader[Any] = DataLoader(
+        train_ds, batch_size=cfg.batch_size, shuffle=True, num_workers=cfg.workers,
+        generator=generator, drop_last=False,
+    )  # fmt: skip
+    test_loader: DataLoader[Any] = DataLoader(
+        test, batch_size=max(cfg.batch_size, 500), shuffle=False
+    )
     return train_loader, test_loader

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ class TrainConfig:
     subset: int | None = None
     augment: bool = False
     no_progress: bool = False
+    threads: int | None = None
 
 
 def make_optimizer(cfg: TrainConfig, params: Any) -> Any:
@@ -107,8 +110,34 @@ class _Interrupt:
         print("\ninterrupt: stopping after this step and saving a checkpoint "
               "(Ctrl-C again to abort)", file=sys.stderr)  # fmt: skip
 
+    def is_set(self) -> bool:
+        """Whether Ctrl-C came (a call, so type checkers don't pin the flag between checks)."""
+        return self.requested
+
     def __exit__(self, *exc: object) -> None:
         signal.signal(signal.SIGINT, self._old)
+
+
+# Models below this many parameters train faster with one BLAS thread: their GEMMs are too
+# small for a second thread to pay for its wake-ups, and on a loaded machine a descheduled
+# OpenBLAS thread stalls the other (PERF.md item 2; LeNet-5 runs ~1.5-3x faster).
+_ONE_THREAD_BELOW = 2_000_000
+
+
+@contextlib.contextmanager
+def blas_threads(requested: int | None, n_params: int) -> Iterator[int | None]:
+    """Limit the BLAS thread pool for the run: ``requested``, else 1 for small models."""
+    limit = requested if requested is not None else (1 if n_params < _ONE_THREAD_BELOW else None)
+    if limit is None:
+        yield None
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # the limit is a speed hint only
+        yield None
+        return
+    with threadpool_limits(limits=limit, user_api="blas"):
+        yield limit
 
 
 def train(cfg: TrainConfig) -> int:
@@ -122,17 +151,35 @@ def train(cfg: TrainConfig) -> int:
     state = artifacts.RunState()
     if cfg.resume:
         state = artifacts.load_checkpoint(cfg.output / "last.safetensors", model, opt, sched,
-                                          cfg.device)  # fmt: skip
+                                          cfg.device, train_loader.generator)  # fmt: skip
         print(f"resumed from epoch {state.epoch} (best test accuracy {state.best_acc:.4f})")
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"{cfg.model}: {n_params:,} parameters; {cfg.dataset}: {len(train_loader.dataset)} "
-          f"train / {len(test_loader.dataset)} test images; device {cfg.device}")  # fmt: skip
+    with blas_threads(cfg.threads, n_params) as threads:
+        print(f"{cfg.model}: {n_params:,} parameters; {cfg.dataset}: "
+              f"{_size(train_loader)} train / {_size(test_loader)} test images; "
+              f"device {cfg.device}; BLAS threads {threads or 'as set'}")  # fmt: skip
+        return _train_epochs(cfg, model, opt, sched, train_loader, test_loader, state)
+
+
+def _size(loader: Any) -> int:
+    return len(loader.dataset)
+
+
+def _train_epochs(cfg: TrainConfig, model: Any, opt: Any, sched: Any, train_loader: Any,
+                  test_loader: Any, state: artifacts.RunState) -> int:  # fmt: skip
+    loader_rng = train_loader.generator
     with _Interrupt() as stop:
         for epoch in range(state.epoch + 1, cfg.epochs + 1):
+            if stop.is_set():  # Ctrl-C during the last evaluation or save: epoch - 1 is saved
+                print(f"stopped after epoch {epoch - 1}; saved {cfg.output / 'last.safetensors'}"
+                      " (continue with --resume)")  # fmt: skip
+                return 130
+            # the shuffle state at the epoch's start: a run stopped mid-epoch replays its order
+            epoch_rng = loader_rng.get_state()
             row = _run_epoch(cfg, epoch, model, opt, sched, train_loader, stop)
-            if stop.requested:
+            if stop.is_set():
                 artifacts.save_checkpoint(cfg.output / "last.safetensors", model, opt, sched,
-                                          state)  # fmt: skip
+                                          state, epoch_rng)  # fmt: skip
                 print(f"stopped during epoch {epoch}; saved {cfg.output / 'last.safetensors'} "
                       f"(resume with --resume: epoch {epoch} restarts)")  # fmt: skip
                 return 130
@@ -141,10 +188,12 @@ def train(cfg: TrainConfig) -> int:
             is_best = row["test_acc"] > state.best_acc
             state.best_acc = max(state.best_acc, row["test_acc"])
             artifacts.append_metrics(cfg.output / "metrics.jsonl", row)
-            artifacts.save_checkpoint(cfg.output / "last.safetensors", model, opt, sched, state)
+            next_rng = loader_rng.get_state()
+            artifacts.save_checkpoint(cfg.output / "last.safetensors", model, opt, sched, state,
+                                      next_rng)  # fmt: skip
             if is_best:
                 artifacts.save_checkpoint(cfg.output / "best.safetensors", model, opt, sched,
-                                          state)  # fmt: skip
+                                          state, next_rng)  # fmt: skip
             print(f"epoch {epoch}: train loss {row['train_loss']:.4f} acc {row['train_acc']:.4f}"
                   f" | test loss {row['test_loss']:.4f} acc {row['test_acc']:.4f} | "
                   f"{row['epoch_time_s']:.1f}s, {row['images_per_s']:.0f} img/s")  # fmt: skip
@@ -177,7 +226,7 @@ def _run_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, sched: Any, l
         bar.update(1)
         bar.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.4f}",
                         img_s=f"{seen / max(elapsed, 1e-9):.0f}", refresh=False)  # fmt: skip
-        if stop.requested:
+        if stop.is_set():
             break
     bar.close()
     elapsed = time.perf_counter() - start

@@ -1,0 +1,287 @@
+"""``lucid-train`` end to end on a small MNIST written in the real IDX format.
+
+The data are the first 512 training and 500 test images of the repository's ``data/mnist``,
+rewritten as gzipped IDX files in a temporary folder, so every run reads the same files the
+real command reads, in a few seconds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.models import create_model
+from lucid.models.train import artifacts, main
+from lucid.models.train.loop import _Interrupt
+
+pytest.importorskip("lucid.optim")
+pytest.importorskip("lucid.data")
+pytest.importorskip("tqdm")
+
+REPO = Path(__file__).resolve().parents[3]
+N_TRAIN, N_TEST = 512, 500
+
+
+def _write_idx(path: Path, array: np.ndarray) -> None:
+    """IDX: magic (0, 0, 0x08 = ubyte, ndim), big-endian int32 dims, then the bytes."""
+    header = struct.pack(">BBBB", 0, 0, 0x08, array.ndim)
+    header += struct.pack(f">{array.ndim}i", *array.shape)
+    with gzip.open(path, "wb", compresslevel=1) as f:
+        f.write(header + np.ascontiguousarray(array, dtype=np.uint8).tobytes())
+
+
+@pytest.fixture(scope="module")
+def mnist_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from lucid.data.datasets import MNIST
+
+    source = REPO / "data" / "mnist"
+    if not (source / "train-images-idx3-ubyte.gz").is_file():
+        pytest.skip(f"the repository's MNIST copy is absent from {source}")
+    train, test = MNIST(source, train=True), MNIST(source, train=False)
+    root = tmp_path_factory.mktemp("mnist")
+    for prefix, ds, n in (("train", train, N_TRAIN), ("t10k", test, N_TEST)):
+        _write_idx(root / f"{prefix}-images-idx3-ubyte.gz", np.asarray(ds.data)[:n])
+        _write_idx(root / f"{prefix}-labels-idx1-ubyte.gz", np.asarray(ds.targets)[:n])
+    return root
+
+
+def _train(data: Path, out: Path, *extra: str) -> int:
+    argv = ["lenet5", "--data-root", str(data), "--output", str(out), "--no-progress"]
+    return main([*argv, "--epochs", "1", "--subset", str(N_TRAIN), *extra])
+
+
+def _rows(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def _weights(path: Path) -> dict[str, np.ndarray]:
+    return {k: v.numpy() for k, v in lucid.load(path)["model"].items()}
+
+
+def _env() -> dict[str, str]:
+    """The environment for a child process that imports lucid from where this one does."""
+    src_dirs = [str(Path(p).parent) for p in lucid.__path__]
+    old = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(src_dirs + ([old] if old else []))}
+
+
+def test_one_epoch_writes_metrics_checkpoints_and_plot(
+    mnist_small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert _train(mnist_small, out) == 0
+    printed = capsys.readouterr().out
+    assert f"{N_TRAIN} train / {N_TEST} test images" in printed
+    assert "test accuracy:" in printed
+
+    (row,) = _rows(out)
+    assert row["epoch"] == 1
+    assert set(row) >= {"train_loss", "train_acc", "test_loss", "test_acc", "lr",
+                        "epoch_time_s", "images_per_s"}  # fmt: skip
+    assert 0.0 <= row["test_acc"] <= 1.0 and row["test_loss"] > 0
+    assert np.isfinite(row["train_loss"]) and row["images_per_s"] > 0
+
+    for name in ("last", "best"):
+        ckpt = lucid.load(out / f"{name}.safetensors")
+        assert ckpt["epoch"] == 1 and ckpt["best_acc"] == pytest.approx(row["test_acc"])
+        model = create_model("lenet5")
+        model.load_state_dict(ckpt["model"])  # strict: every key, every shape
+        assert "state" in ckpt["optimizer"] and "param_groups" in ckpt["optimizer"]
+    np.testing.assert_array_equal(
+        _weights(out / "last.safetensors")["classifier.5.weight"],
+        _weights(out / "best.safetensors")["classifier.5.weight"],
+    )
+    # the saved weights are the ones evaluated: they reproduce the reported test accuracy
+    from lucid.data.datasets import MNIST
+
+    test = MNIST(mnist_small, train=False)
+    x = (np.asarray(test.data, np.float32)[:, None] / 255 - 0.1307) / 0.3081
+    model.eval()
+    with lucid.no_grad():
+        pred = model(lucid.tensor(x.astype(np.float32))).argmax(1).numpy()
+    assert np.mean(pred == np.asarray(test.targets)) == pytest.approx(row["test_acc"], abs=1e-9)
+    assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_resume_continues_and_matches_an_uninterrupted_run(
+    mnist_small: Path, tmp_path: Path
+) -> None:
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    assert _train(mnist_small, straight, "--epochs", "2", "--seed", "3") == 0
+    assert _train(mnist_small, resumed, "--epochs", "1", "--seed", "3") == 0
+    assert lucid.load(resumed / "last.safetensors")["epoch"] == 1
+    assert _train(mnist_small, resumed, "--epochs", "2", "--seed", "3", "--resume") == 0
+
+    a, b = _rows(straight), _rows(resumed)
+    assert [r["epoch"] for r in b] == [1, 2]
+    for ra, rb in zip(a, b):
+        for key in ("train_loss", "train_acc", "test_loss", "test_acc", "lr"):
+            assert ra[key] == rb[key], (ra["epoch"], key)
+    wa, wb = _weights(straight / "last.safetensors"), _weights(resumed / "last.safetensors")
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        np.testing.assert_array_equal(wa[k], wb[k], err_msg=k)
+    # a different seed trains differently: the comparison above can fail
+    other = tmp_path / "other"
+    assert _train(mnist_small, other, "--epochs", "2", "--seed", "4") == 0
+    assert _rows(other)[1]["train_loss"] != a[1]["train_loss"]
+
+
+def test_ctrl_c_between_epochs_then_resume_keeps_the_schedule(
+    mnist_small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during epoch 1's evaluation: epoch 1 is saved whole, epoch 2 never starts, and
+    --resume finishes the 2-epoch OneCycle schedule exactly as an uninterrupted run does."""
+    from lucid.models.train import loop
+
+    extra = ("--epochs", "2", "--scheduler", "onecycle", "--lr", "0.05")
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    assert _train(mnist_small, straight, *extra) == 0
+
+    real_evaluate = loop.evaluate
+
+    def evaluate_then_ctrl_c(*args: Any) -> tuple[float, float]:
+        result = real_evaluate(*args)
+        os.kill(os.getpid(), signal.SIGINT)  # handled by _Interrupt: a flag, no exception
+        return result
+
+    monkeypatch.setattr(loop, "evaluate", evaluate_then_ctrl_c)
+    assert _train(mnist_small, stopped, *extra) == 130
+    monkeypatch.setattr(loop, "evaluate", real_evaluate)
+    ckpt = lucid.load(stopped / "last.safetensors")
+    assert ckpt["epoch"] == 1 and len(_rows(stopped)) == 1
+    assert ckpt["scheduler"]["last_epoch"] == N_TRAIN // 64
+
+    assert _train(mnist_small, stopped, *extra, "--resume") == 0
+    a, b = _rows(straight), _rows(stopped)
+    assert [(r["lr"], r["train_loss"], r["test_acc"]) for r in a] == [
+        (r["lr"], r["train_loss"], r["test_acc"]) for r in b
+    ]
+    wa, wb = _weights(straight / "last.safetensors"), _weights(stopped / "last.safetensors")
+    for k in wa:
+        np.testing.assert_array_equal(wa[k], wb[k], err_msg=k)
+
+
+def test_a_failed_save_leaves_the_old_checkpoint(
+    mnist_small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    assert _train(mnist_small, out) == 0
+    path = out / "last.safetensors"
+    before = path.read_bytes()
+    model = create_model("lenet5")
+    opt = lucid.optim.SGD(model.parameters(), lr=0.1)
+
+    import lucid.serialization as ser
+
+    real = ser._write_payload
+
+    def half_then_fail(f: Any, header: bytes, arrays: list[np.ndarray]) -> None:
+        f.write(header[: len(header) // 2])  # a partial file on disk, then the disk "fills up"
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ser, "_write_payload", half_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        artifacts.save_checkpoint(path, model, opt, None, artifacts.RunState(epoch=9))
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        "best.safetensors", "curves.png", "last.safetensors", "metrics.jsonl"
+    ]  # fmt: skip
+    monkeypatch.setattr(ser, "_write_payload", real)
+    artifacts.save_checkpoint(path, model, opt, None, artifacts.RunState(epoch=9))
+    assert lucid.load(path)["epoch"] == 9
+
+
+def test_interrupt_handler_sets_a_flag_then_aborts() -> None:
+    previous = signal.getsignal(signal.SIGINT)
+    with _Interrupt() as stop:
+        assert signal.getsignal(signal.SIGINT) == stop._handle
+        assert not stop.is_set()
+        stop._handle(signal.SIGINT, None)
+        assert stop.is_set()
+        with pytest.raises(KeyboardInterrupt):
+            stop._handle(signal.SIGINT, None)
+    assert signal.getsignal(signal.SIGINT) == previous
+
+
+def test_ctrl_c_stops_after_saving_with_exit_code_130(mnist_small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "lucid.models.train", "lenet5", "--data-root",
+           str(mnist_small), "--output", str(out), "--no-progress", "--epochs", "1000",
+           "--subset", "256"]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        metrics = out / "metrics.jsonl"  # exists once an epoch is done: the handler is in place
+        while not (metrics.exists() and metrics.read_text().strip()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no epoch finished within 120 s"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupt: stopping after this step" in stderr
+    assert "Traceback" not in stderr
+    assert "saved" in stdout and "--resume" in stdout
+    ckpt = lucid.load(out / "last.safetensors")
+    done = len(_rows(out))
+    assert done >= 1 and ckpt["epoch"] == done  # the interrupted epoch restarts on --resume
+    create_model("lenet5").load_state_dict(ckpt["model"])
+
+
+def test_unknown_model_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lenet6", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model 'lenet6'" in err and "lenet5" in err
+
+
+def test_missing_data_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nowhere"
+    assert main(["lenet5", "--data-root", str(missing), "--output", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lucid-train: error: no mnist data in")
+    assert str(missing) in err and "train-images-idx3-ubyte" in err
+    assert "Traceback" not in err
+
+
+def test_missing_model_name_and_list_models(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "the model name is required" in capsys.readouterr().err
+    assert main(["--list-models"]) == 0
+    names = capsys.readouterr().out.split()
+    assert "lenet5" in names and "resnet18_cifar" in names
+
+
+def test_help(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: lucid-train")
+    for flag in ("--dataset", "--epochs", "--lr", "--scheduler", "--resume", "--threads"):
+        assert flag in text
+
+
+def test_python_dash_m_runs_the_command() -> None:
+    done = subprocess.run([sys.executable, "-m", "lucid.models.train", "--help"], env=_env(),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: lucid-train")
