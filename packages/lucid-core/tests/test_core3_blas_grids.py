@@ -55,6 +55,8 @@ def test_bmm_errors() -> None:
         (lambda c, a, b: lucid.addmv(c, a, b), [(3,), (3, 4), (4,)]),
         (lambda a, b: lucid.cross(a, b, dim=-1), [(4, 3), (4, 3)]),
         (lambda a, b: lucid.cross(a, b), [(3, 2), (1, 2)]),
+        (lambda a, b: lucid.meshgrid(a, b, indexing="xy"), [(2,), (3,)]),
+        (lambda a, b: lucid.cartesian_prod(a, b) * 1.5, [(2,), (3,)]),
     ],
 )
 def test_product_gradients(fn: object, shapes: list[tuple[int, ...]]) -> None:
