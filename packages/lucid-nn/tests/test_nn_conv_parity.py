@@ -49,6 +49,8 @@ def _check(mine, theirs, x_shape, seed=0, **call):
         ((3, 5, 3), dict(padding=1, padding_mode="circular"), (2, 3, 6, 6)),
         ((3, 5, 3), dict(padding=2, padding_mode="replicate", stride=2), (2, 3, 7, 6)),
         ((16, 24, 3), dict(padding=1), (12, 16, 20, 20)),  # big enough for the threaded path
+        ((8, 8, 3), dict(groups=8, stride=2, padding=1), (2, 8, 9, 9)),  # depthwise
+        ((32, 32, 3), dict(groups=32, padding=1), (8, 32, 24, 24)),  # depthwise, larger
     ],
 )
 def test_conv2d_parity(args, kwargs, x_shape):
@@ -69,6 +71,7 @@ def test_conv1d_conv3d_parity():
         ((4, 6, 4), dict(stride=2, padding=1, groups=2, bias=False), (2, 4, 4, 4), {}),
         ((3, 2, 3), dict(stride=3, dilation=2), (1, 3, 4, 5), {}),
         ((8, 4, 3), dict(stride=2, padding=1), (2, 8, 5, 5), dict(output_size=(10, 10))),
+        ((4, 4, 3), dict(stride=2, groups=4), (2, 4, 5, 5), {}),  # depthwise
     ],
 )
 def test_conv_transpose2d_parity(args, kwargs, x_shape, call):

@@ -17,7 +17,7 @@ from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.function import Function
-from lucid.nn.functional import _im2col
+from lucid.nn.functional import _depthwise, _im2col
 from lucid.nn.functional._im2col import ConvGeometry
 
 __all__ = [
@@ -32,6 +32,30 @@ __all__ = [
 Pairs = tuple[tuple[int, int], ...]
 
 
+# -- kernels: depthwise tap loops, or im2col + GEMM ---------------------------------------------
+def _depthwise_case(x: Any, w: Any, geom: ConvGeometry) -> bool:
+    return x.shape[0] > 0 and _depthwise.is_depthwise(w, geom)
+
+
+def _forward(backend: Any, x: Any, w: Any, bias: Any, geom: ConvGeometry, keep: Any) -> Any:
+    if _depthwise_case(x, w, geom):
+        return _depthwise.forward(backend, x, w, bias, geom)
+    return _im2col.conv_forward(backend, x, w, bias, geom, keep)
+
+
+def _input_grad(backend: Any, dy: Any, w: Any, geom: ConvGeometry) -> Any:
+    if _depthwise_case(dy, w, geom):
+        return _depthwise.input_grad(backend, dy, w, geom)
+    return _im2col.conv_input_grad(backend, dy, w, geom)
+
+
+def _weight_grad(backend: Any, x: Any, dy: Any, geom: ConvGeometry, cols: Any) -> Any:
+    depthwise = geom.groups > 1 and x.shape[1] == geom.groups == dy.shape[1]
+    if depthwise and x.shape[0] > 0:
+        return _depthwise.weight_grad(backend, x, dy, geom)
+    return _im2col.conv_weight_grad(backend, x, dy, geom, cols)
+
+
 # -- the three ops -----------------------------------------------------------------------------
 class _Conv(Function):
     """Cross-correlation of ``x`` with ``w`` for a given geometry (no kernel override)."""
@@ -41,7 +65,7 @@ class _Conv(Function):
         ctx.geom = geom
         ctx.save_for_backward(x, w)
         ctx.cols = {} if ctx.needs_input_grad[1] else None
-        return _im2col.conv_forward(ctx.backend, x, w, bias, geom, ctx.cols)
+        return _forward(ctx.backend, x, w, bias, geom, ctx.cols)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -66,7 +90,7 @@ class _ConvInputGrad(Function):
     def forward(ctx: Any, dy: Any, w: Any, geom: ConvGeometry) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(dy, w)
-        return _im2col.conv_input_grad(ctx.backend, dy, w, geom)
+        return _input_grad(ctx.backend, dy, w, geom)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -84,7 +108,7 @@ class _ConvWeightGrad(Function):
     def forward(ctx: Any, x: Any, dy: Any, geom: ConvGeometry, cols: Any = None) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(x, dy)
-        return _im2col.conv_weight_grad(ctx.backend, x, dy, geom, cols)
+        return _weight_grad(ctx.backend, x, dy, geom, cols)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -165,7 +189,7 @@ class ConvolutionTranspose(Function):
         )
         ctx.geom = geom
         ctx.save_for_backward(x, w)
-        out = _im2col.conv_input_grad(ctx.backend, x, w, geom)
+        out = _input_grad(ctx.backend, x, w, geom)
         if bias is not None:
             out = out + ctx.xp.reshape(bias, (-1,) + (1,) * len(geom.kernel))
         return out
