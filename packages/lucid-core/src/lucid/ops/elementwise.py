@@ -294,6 +294,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    """``a - alpha * b`` with PyTorch's type promotion."""
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
@@ -304,10 +305,12 @@ subtract = sub
 
 
 def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    """``b - alpha * a``."""
     return sub(b, a, alpha=alpha)
 
 
 def mul(a: Any, b: Any) -> Tensor:
+    """``a * b`` with PyTorch's type promotion."""
     a, b = promote(a, b)
     return Mul.apply(a, b)  # type: ignore[no-any-return]
 
@@ -343,15 +346,18 @@ true_divide = div
 
 
 def floor_divide(a: Any, b: Any) -> Tensor:
+    """``a // b`` rounded toward minus infinity."""
     return div(a, b, rounding_mode="floor")
 
 
 def remainder(a: Any, b: Any) -> Tensor:
+    """Remainder with the sign of the divisor (Python's ``%``)."""
     a, b = promote(a, b)
     return Remainder.apply(a, b, "remainder")  # type: ignore[no-any-return]
 
 
 def fmod(a: Any, b: Any) -> Tensor:
+    """Remainder with the sign of the dividend (C's ``fmod``)."""
     a, b = promote(a, b)
     return Remainder.apply(a, b, "fmod")  # type: ignore[no-any-return]
 
@@ -374,20 +380,24 @@ float_power = pow
 
 
 def maximum(a: Any, b: Any) -> Tensor:
+    """Elementwise maximum; tied elements share the gradient equally."""
     a, b = promote(a, b)
     return Maximum.apply(a, b)  # type: ignore[no-any-return]
 
 
 def minimum(a: Any, b: Any) -> Tensor:
+    """Elementwise minimum; tied elements share the gradient equally."""
     a, b = promote(a, b)
     return Minimum.apply(a, b)  # type: ignore[no-any-return]
 
 
 def fmax(a: Any, b: Any) -> Tensor:
+    """Elementwise maximum (NaN handling as :func:`maximum`)."""
     return maximum(a, b)
 
 
 def fmin(a: Any, b: Any) -> Tensor:
+    """Elementwise minimum (NaN handling as :func:`minimum`)."""
     return minimum(a, b)
 
 
@@ -429,10 +439,12 @@ clip = clamp
 
 
 def clamp_min(a: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """``clamp(a, min, None)``."""
     return clamp(a, min, None)
 
 
 def clamp_max(a: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """``clamp(a, None, max)``."""
     return clamp(a, None, max)
 
 
@@ -457,6 +469,7 @@ def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
 
 
 def cast(a: Tensor, dtype: Any) -> Tensor:
+    """``a`` converted to ``dtype`` (differentiable between floating types)."""
     dt = _dtype.to_dtype(dtype)
     if a.dtype is dt:
         return a
@@ -470,26 +483,32 @@ def _nondiff(name: str, a: Any, b: Any) -> Tensor:
 
 
 def eq(a: Any, b: Any) -> Tensor:
+    """Elementwise ``==`` (bool)."""
     return _nondiff("equal", a, b)
 
 
 def ne(a: Any, b: Any) -> Tensor:
+    """Elementwise ``!=`` (bool)."""
     return _nondiff("not_equal", a, b)
 
 
 def lt(a: Any, b: Any) -> Tensor:
+    """Elementwise ``<`` (bool)."""
     return _nondiff("less", a, b)
 
 
 def le(a: Any, b: Any) -> Tensor:
+    """Elementwise ``<=`` (bool)."""
     return _nondiff("less_equal", a, b)
 
 
 def gt(a: Any, b: Any) -> Tensor:
+    """Elementwise ``>`` (bool)."""
     return _nondiff("greater", a, b)
 
 
 def ge(a: Any, b: Any) -> Tensor:
+    """Elementwise ``>=`` (bool)."""
     return _nondiff("greater_equal", a, b)
 
 
@@ -504,12 +523,14 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(
     a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> bool:
+    """True if ``|a - b| <= atol + rtol * |b|`` everywhere."""
     return bool(isclose(a, b, rtol, atol, equal_nan).all())
 
 
 def isclose(
     a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> Tensor:
+    """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool)."""
     a, b = promote(a, b)
     return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)  # type: ignore[no-any-return]
 
@@ -521,18 +542,22 @@ def _bool(x: Any, ref: Any) -> Any:
 
 
 def logical_and(a: Tensor, b: Any) -> Tensor:
+    """Elementwise logical and (bool result)."""
     return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
 
 
 def logical_or(a: Tensor, b: Any) -> Tensor:
+    """Elementwise logical or (bool result)."""
     return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
 
 
 def logical_xor(a: Tensor, b: Any) -> Tensor:
+    """Elementwise logical xor (bool result)."""
     return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
 
 
 def logical_not(a: Tensor) -> Tensor:
+    """Elementwise logical not (bool result)."""
     return NonDiff.apply("logical_not", a)  # type: ignore[no-any-return]
 
 
@@ -544,6 +569,7 @@ def _check_bitwise(a: Any) -> None:
 
 
 def bitwise_and(a: Any, b: Any) -> Tensor:
+    """Elementwise ``&`` of integer or bool tensors."""
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
@@ -551,6 +577,7 @@ def bitwise_and(a: Any, b: Any) -> Tensor:
 
 
 def bitwise_or(a: Any, b: Any) -> Tensor:
+    """Elementwise ``|`` of integer or bool tensors."""
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
@@ -558,6 +585,7 @@ def bitwise_or(a: Any, b: Any) -> Tensor:
 
 
 def bitwise_xor(a: Any, b: Any) -> Tensor:
+    """Elementwise ``^`` of integer or bool tensors."""
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
@@ -565,22 +593,27 @@ def bitwise_xor(a: Any, b: Any) -> Tensor:
 
 
 def bitwise_not(a: Tensor) -> Tensor:
+    """Elementwise ``~`` (logical not for bool tensors)."""
     _check_bitwise(a)
     name = "logical_not" if a.dtype is _dtype.bool_ else "invert"
     return NonDiff.apply(name, a)  # type: ignore[no-any-return]
 
 
 def isnan(a: Tensor) -> Tensor:
+    """True where the element is NaN."""
     return NonDiff.apply("isnan", a)  # type: ignore[no-any-return]
 
 
 def isinf(a: Tensor) -> Tensor:
+    """True where the element is +-inf."""
     return NonDiff.apply("isinf", a)  # type: ignore[no-any-return]
 
 
 def isfinite(a: Tensor) -> Tensor:
+    """True where the element is neither inf nor NaN."""
     return NonDiff.apply("isfinite", a)  # type: ignore[no-any-return]
 
 
 def signbit(a: Tensor) -> Tensor:
+    """True where the sign bit is set (negative numbers and -0.0)."""
     return NonDiff.apply("signbit", a)  # type: ignore[no-any-return]

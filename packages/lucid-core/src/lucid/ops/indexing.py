@@ -113,11 +113,13 @@ class IndexPut(Function):
 
 
 def getitem(a: Tensor, index: Any) -> Tensor:
+    """``a[index]``: ints, slices, None, Ellipsis, bool masks and index tensors/lists."""
     idx, advanced = _convert_index(index, a.backend)
     return GetItem.apply(a, idx, advanced)  # type: ignore[no-any-return]
 
 
 def setitem(a: Tensor, index: Any, value: Any) -> None:
+    """``a[index] = value``; recorded for autograd when ``a`` or ``value`` needs a grad."""
     idx, _ = _convert_index(index, a.backend)
     needs_graph = grad_mode.is_grad_enabled() and (
         a.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
@@ -289,6 +291,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+    """Elements at ``index`` in the flattened tensor."""
     return input.reshape(-1)[index]
 
 
@@ -314,6 +317,7 @@ def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+    """The elements where ``mask`` is true, as a 1-D tensor (mask broadcasts)."""
     shape = _broadcast(input.shape, mask.shape)
     return getitem(input.expand(shape), mask.expand(shape))
 

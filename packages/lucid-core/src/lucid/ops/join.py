@@ -137,10 +137,12 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Concatenate along dim 0 (1-D tensors become rows)."""
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 
@@ -174,6 +176,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # no
 
 
 def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """Split into ``sections`` nearly equal pieces, or at the given indices."""
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d]
     if isinstance(sections, int):
@@ -213,12 +216,14 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:  # noqa: A002
 
 
 def tile(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
+    """Repeat the tensor ``dims[i]`` times along each dim (missing leading dims are 1)."""
     reps = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
     reps = (1,) * (input.ndim - len(reps)) + reps
     return repeat(input, reps)
 
 
 def repeat_interleave(input: Tensor, repeats: int, dim: int | None = None) -> Tensor:  # noqa: A002
+    """Repeat each element ``repeats`` times along ``dim`` (flattened without)."""
     if dim is None:
         input, dim = input.reshape(-1), 0
     d = normalize_dim(dim, input.ndim)

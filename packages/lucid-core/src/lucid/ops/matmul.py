@@ -50,6 +50,7 @@ class Matmul(Function):
 
 
 def matmul(a: Any, b: Any) -> Tensor:
+    """Matrix product with torch's rules: 1-D operands become vectors, batch dims broadcast."""
     a, b = promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
@@ -99,6 +100,7 @@ vdot = dot
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
+    """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
     return matmul(input, vec)

@@ -72,10 +72,12 @@ def flip(input: Tensor, *dims: Any) -> Tensor:  # noqa: A002
 
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
+    """Reverse dim 1."""
     return flip(input, 1)
 
 
 def flipud(input: Tensor) -> Tensor:  # noqa: A002
+    """Reverse dim 0."""
     return flip(input, 0)
 
 
@@ -156,6 +158,7 @@ def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002
+    """Sum of the main diagonal of a matrix."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()

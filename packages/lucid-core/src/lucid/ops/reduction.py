@@ -241,6 +241,7 @@ def mean(
     *,
     dtype: Any = None,
 ) -> Tensor:
+    """Mean over ``dim`` (all dims by default); floating inputs only."""
     a = _float_input("mean", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     return sum(a, dims, keepdim) / _count(a.shape, dims)
@@ -293,6 +294,7 @@ def var_mean(
     *,
     correction: Any = None,
 ) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim``."""
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -304,6 +306,7 @@ def std_mean(
     *,
     correction: Any = None,
 ) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim``."""
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -314,6 +317,7 @@ def prod(
     *,
     dtype: Any = None,
 ) -> Tensor:
+    """Product over ``dim`` (all elements by default)."""
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.category < _dtype.FLOAT:
@@ -340,6 +344,7 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amin", input, dims)
     return Extreme.apply(input, dims, keepdim, False)  # type: ignore[no-any-return]
@@ -380,24 +385,29 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Index of the largest value along ``dim`` (of the flattened tensor without one)."""
     return _arg("argmax", input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """Index of the smallest value along ``dim`` (of the flattened tensor without one)."""
     return _arg("argmin", input, dim, keepdim)
 
 
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    """True where every element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
     return BoolReduce.apply(input, "all", dims, keepdim)  # type: ignore[no-any-return]
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+    """True where some element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
     return BoolReduce.apply(input, "any", dims, keepdim)  # type: ignore[no-any-return]
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
+    """Number of nonzero elements over ``dim`` (int64)."""
     return sum(input != 0, dim)
 
 
@@ -443,6 +453,7 @@ def norm(
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """Running sum along ``dim`` (integer inputs sum as int64)."""
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.category < _dtype.FLOAT:
@@ -451,6 +462,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A0
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+    """Running product along ``dim``; the gradient handles zeros in the input."""
     if dtype is not None:
         input = input.to(dtype)
     elif input.dtype.category < _dtype.FLOAT:

@@ -117,6 +117,7 @@ class ExpandCopy(Function):
 
 
 def reshape(a: Tensor, *shape: Any) -> Tensor:
+    """The same elements in a new shape (one size may be -1)."""
     target = _infer_shape(shape_arg(shape), a.numel(), a.shape)
     if target == a.shape:
         return a
@@ -143,6 +144,7 @@ def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tu
 
 
 def permute(a: Tensor, *dims: Any) -> Tensor:
+    """Reorder the dims (``x.permute(1, 0)`` or ``permute(x, (1, 0))``)."""
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
     if sorted(d) != list(range(a.ndim)):
         raise RuntimeError(
@@ -156,6 +158,7 @@ def permute(a: Tensor, *dims: Any) -> Tensor:
 
 
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dims."""
     n = a.ndim
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
     dims = list(range(n))
@@ -168,12 +171,14 @@ swapdims = transpose
 
 
 def t(a: Tensor) -> Tensor:
+    """Transpose a tensor of at most 2 dims."""
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
     return a if a.ndim < 2 else transpose(a, 0, 1)
 
 
 def expand(a: Tensor, *sizes: Any) -> Tensor:
+    """Broadcast size-1 dims to ``sizes`` (-1 keeps a size); the gradient sums back."""
     target = list(shape_arg(sizes))
     if len(target) < a.ndim:
         raise RuntimeError(
@@ -197,10 +202,12 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
 
 
 def broadcast_to(a: Tensor, shape: Any) -> Tensor:
+    """``input`` expanded to ``shape`` (a view; see :func:`expand`)."""
     return expand(a, tuple(shape))
 
 
 def expand_as(a: Tensor, other: Tensor) -> Tensor:
+    """``expand(a, other.shape)``."""
     return expand(a, other.shape)
 
 
@@ -223,14 +230,17 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
 
 
 def clone(a: Tensor) -> Tensor:
+    """A copy that owns its data; the gradient passes through."""
     return Clone.apply(a)  # type: ignore[no-any-return]
 
 
 def to_device(a: Tensor, backend: Any) -> Tensor:
+    """The tensor moved to another backend; the gradient moves back."""
     return ToDevice.apply(a, backend)  # type: ignore[no-any-return]
 
 
 def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """``src`` broadcast to ``shape`` and cast to ``dtype`` (what ``copy_`` writes)."""
     if src.shape == shape and src.dtype is dtype:
         return src
     try:
@@ -243,12 +253,14 @@ def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
 
 
 def unsqueeze(a: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dim at ``dim``."""
     d = normalize_dim(dim, a.ndim + 1)
     shape = a.shape[:d] + (1,) + a.shape[d:]
     return Reshape.apply(a, shape)  # type: ignore[no-any-return]
 
 
 def squeeze(a: Tensor, dim: Any = None) -> Tensor:
+    """Drop size-1 dims (all, or those in ``dim``)."""
     if dim is None:
         shape = tuple(s for s in a.shape if s != 1)
     else:
@@ -281,6 +293,7 @@ def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """``reshape(input, other.shape)``."""
     return reshape(input, other.shape)
 
 
@@ -288,6 +301,7 @@ reshape_as = view_as
 
 
 def ravel(input: Tensor) -> Tensor:  # noqa: A002
+    """The tensor flattened to 1-D."""
     return reshape(input, -1)
 
 
@@ -325,8 +339,10 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa:
 
 
 def atleast_1d(input: Tensor) -> Tensor:  # noqa: A002
+    """A 0-d tensor as shape (1,); others unchanged."""
     return input.reshape(1) if input.ndim == 0 else input
 
 
 def atleast_2d(input: Tensor) -> Tensor:  # noqa: A002
+    """Tensors with fewer than 2 dims get leading size-1 dims."""
     return input.reshape((1,) * (2 - input.ndim) + input.shape) if input.ndim < 2 else input

@@ -442,6 +442,7 @@ def nan_to_num(
     posinf: float | None = None,
     neginf: float | None = None,
 ) -> Tensor:
+    """NaN, +inf and -inf replaced by finite values (gradient only where finite)."""
     return NanToNum.apply(input, nan, posinf, neginf)  # type: ignore[no-any-return]
 
 
