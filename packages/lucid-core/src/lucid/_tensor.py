@@ -127,10 +127,6 @@ class Tensor(TensorMethods):
     def _version(self) -> int:
         return self._vc.value
 
-    @property
-    def is_floating_point_(self) -> bool:
-        return self.dtype.is_floating_point
-
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
