@@ -214,6 +214,20 @@ def test_conv_threaded_chunks_are_adjoint_consistent(monkeypatch):
     assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
 
 
+def test_depthwise_threaded_chunks_match_reference(monkeypatch):
+    _threaded(monkeypatch)
+    x = lucid.tensor(RNG.standard_normal((16, 192, 32, 32)), requires_grad=True)
+    w = lucid.tensor(RNG.standard_normal((192, 1, 3, 3)), requires_grad=True)
+    g = RNG.standard_normal((16, 192, 32, 32))
+    y = F.conv2d(x, w, padding=1, groups=192)  # > 50 MFLOP: chunks run on the two workers
+    expected = ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 192)
+    np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-9)
+    (y * lucid.tensor(g)).sum().backward()
+    inner = float((y.detach().numpy() * g).sum())
+    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9)
+    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
+
+
 def _conv_in_child() -> None:
     x, w = lucid.randn(16, 32, 20, 20), lucid.randn(32, 32, 3, 3)
     F.conv2d(x, w, padding=1)
