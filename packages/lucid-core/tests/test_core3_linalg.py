@@ -158,6 +158,19 @@ GRAD_CASES = {
     "matrix_norm_2": (lambda a: LA.matrix_norm(a, 2), [(3, 4)]),
     "matrix_norm_inf": (lambda a: LA.matrix_norm(a, math.inf), [(3, 4)]),
     "cross": (lambda a, b: LA.cross(a, b), [(2, 3), (2, 3)]),
+    "solve_triangular": (
+        lambda a, b: LA.solve_triangular(a + 3 * lucid.eye(3, dtype=D), b, upper=True),
+        [(3, 3), (3, 2)],
+    ),
+    "solve_triangular_right": (
+        lambda a, b: LA.solve_triangular(
+            a + 3 * lucid.eye(3, dtype=D), b, upper=False, left=False, unitriangular=True
+        ),
+        [(3, 3), (2, 3)],
+    ),
+    "lstsq_tall": (lambda a, b: LA.lstsq(a, b).solution, [(4, 2), (4, 3)]),
+    "lstsq_wide": (lambda a, b: LA.lstsq(a, b).solution, [(2, 4), (2,)]),
+    "logdet": (lambda a: LA.logdet(_spd(a)), [(3, 3)]),
 }
 
 
@@ -223,3 +236,20 @@ def test_full_matrices_extra_vectors_have_no_gradient() -> None:
     u, s, vh = LA.svd(_r(4, 2))
     with pytest.raises(RuntimeError, match="full_matrices=False"):
         u.sum().backward()
+
+
+def test_triangular_least_squares_and_logdet_values() -> None:
+    a = _np(_r(3, 3)) + 3 * np.eye(3)
+    b = _np(_r(3, 2, seed=1))
+    x = LA.solve_triangular(lucid.tensor(a), lucid.tensor(b), upper=False)
+    np.testing.assert_allclose(np.tril(a) @ _np(x), b, atol=1e-12)
+    x = LA.solve_triangular(lucid.tensor(a), lucid.tensor(b), upper=True, unitriangular=True)
+    unit = np.triu(a, 1) + np.eye(3)
+    np.testing.assert_allclose(unit @ _np(x), b, atol=1e-12)
+    tall, rhs = _np(_r(6, 3)), _np(_r(6, 2, seed=2))
+    res = LA.lstsq(lucid.tensor(tall), lucid.tensor(rhs))
+    np.testing.assert_allclose(_np(res.solution), np.linalg.lstsq(tall, rhs, rcond=None)[0],
+                               rtol=1e-10)  # fmt: skip
+    assert res.rank.item() == 3
+    assert np.isnan(LA.logdet(lucid.tensor([[0.0, 1.0], [1.0, 0.0]])).item())
+    assert LA.logdet(lucid.tensor([[2.0, 0.0], [0.0, 3.0]])).item() == pytest.approx(math.log(6))

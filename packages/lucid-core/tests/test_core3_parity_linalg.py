@@ -122,6 +122,27 @@ for _ord in ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf]:
         [(2, 3, 4)],
     )
 CASES["norm_default"] = (LA.norm, TLA.norm, [(3, 4)])
+for _upper, _left, _unit in [(True, True, False), (False, False, True), (True, False, False)]:
+    CASES[f"solve_triangular_{_upper}_{_left}_{_unit}"] = (
+        lambda a, b, u=_upper, l=_left, t=_unit: LA.solve_triangular(
+            a + 3 * lucid.eye(3, dtype=lucid.float64), b, upper=u, left=l, unitriangular=t
+        ),
+        lambda a, b, u=_upper, l=_left, t=_unit: TLA.solve_triangular(
+            a + 3 * torch.eye(3, dtype=torch.float64), b, upper=u, left=l, unitriangular=t
+        ),
+        [(3, 3), (3, 3)],
+    )
+CASES["lstsq_tall"] = (
+    lambda a, b: LA.lstsq(a, b).solution,
+    lambda a, b: TLA.lstsq(a, b, driver="gelsd").solution,
+    [(5, 3), (5, 2)],
+)
+CASES["lstsq_wide"] = (
+    lambda a, b: LA.lstsq(a, b).solution,
+    lambda a, b: TLA.lstsq(a, b, driver="gelsd").solution,
+    [(2, 4), (2, 3)],
+)
+CASES["logdet"] = (lambda a: LA.logdet(_spd_l(a)), lambda a: torch.logdet(_spd_t(a)), [(3, 3)])
 CASES["norm_dim"] = (lambda a: LA.norm(a, 3, dim=0), lambda a: TLA.norm(a, 3, dim=0), [(3, 4)])
 
 

@@ -83,7 +83,7 @@ from lucid.random import (  # noqa: E402
 
 from lucid import linalg, special, viz  # noqa: E402
 from lucid.autograd import functional as _functional  # noqa: E402, F401
-from lucid.linalg import det, matrix_power, slogdet  # noqa: E402
+from lucid.linalg import det, logdet, matrix_power, slogdet  # noqa: E402
 from lucid.linalg import inv as inverse  # noqa: E402
 from lucid.linalg import pinv as pinverse  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402

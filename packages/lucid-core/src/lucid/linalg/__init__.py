@@ -22,13 +22,17 @@ from lucid.linalg._decomp import (
     svdvals,
 )
 from lucid.linalg._inverse import (
+    LstsqResult,
     SlogdetResult,
     det,
     inv,
+    logdet,
+    lstsq,
     matrix_power,
     pinv,
     slogdet,
     solve,
+    solve_triangular,
 )
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
@@ -50,7 +54,8 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 
 __all__ = [
-    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cross",
-    "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-    "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+    "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult",
+    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "logdet", "lstsq", "matrix_norm",
+    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "vector_norm",
 ]  # fmt: skip

@@ -221,3 +221,68 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
             base = base @ base
     assert result is not None
     return result
+
+
+def solve_triangular(
+    A: Tensor,  # noqa: N803
+    B: Tensor,  # noqa: N803
+    *,
+    upper: bool,
+    left: bool = True,
+    unitriangular: bool = False,
+) -> Tensor:
+    """``X`` with ``A @ X = B`` (``X @ A = B`` when ``left=False``) for triangular ``A``.
+
+    Only the triangle named by ``upper`` is read (its diagonal taken as ones with
+    ``unitriangular``), so the gradient with respect to ``A`` is triangular too.
+    """
+    a = check_matrix("solve_triangular", A)
+    if not left:
+        return solve_triangular(a.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
+    tri = a.triu() if upper else a.tril()
+    if unitriangular:
+        eye = eye_like(tri)
+        tri = tri * (1 - eye) + eye
+    if B.ndim < 2:
+        raise RuntimeError(
+            f"linalg.solve_triangular: B must have at least 2 dimensions, got {B.ndim}"
+        )
+    return solve(tri, B)
+
+
+def logdet(A: Tensor) -> Tensor:  # noqa: N803
+    """``log(det(A))``: NaN where the determinant is negative, -inf where it is 0 (as PyTorch)."""
+    sign, logabs = slogdet(A)
+    out: Tensor = logabs.where(sign >= 0, float("nan"))
+    return out
+
+
+class LstsqResult(NamedTuple):
+    solution: Tensor
+    residuals: Tensor
+    rank: Tensor
+    singular_values: Tensor
+
+
+def lstsq(
+    A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None
+) -> LstsqResult:  # noqa: N803
+    """The least-squares solution of ``A @ X = B`` (minimum norm where A is rank deficient).
+
+    Computed as ``pinv(A) @ B`` (differentiable in A and B). Like PyTorch's default CPU driver
+    ("gelsy") ``residuals`` and ``singular_values`` are empty; ``rank`` is filled in.
+    """
+    from lucid._creation import zeros
+    from lucid.linalg._norms import matrix_rank
+
+    a = check_matrix("lstsq", A, square=False)
+    vector = B.ndim == a.ndim - 1
+    b = B.unsqueeze(-1) if vector else B
+    if b.shape[-2] != a.shape[-2]:
+        raise RuntimeError(
+            f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {a.shape[-2]} "
+            f"and {b.shape[-2]}"
+        )
+    x = pinv(a, rtol=rcond) @ b
+    empty = zeros(0, dtype=a.dtype, device=a.device)
+    return LstsqResult(x.squeeze(-1) if vector else x, empty, matrix_rank(a, rtol=rcond), empty)
