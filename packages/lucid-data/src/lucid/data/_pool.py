@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import multiprocessing
 import pickle
-import shutil
+import queue
 import sys
 import time
 import weakref
 from collections.abc import Iterator
-from multiprocessing import connection
 from typing import Any
 
 from ._rng import derive_seed
-from ._transport import loads, make_shared_folder
-from ._worker import ExceptionWrapper, IterableStop, WorkerConfig, worker_loop
+from ._worker import ExceptionWrapper, IterableStop, WorkerConfig, loads, worker_loop
 
+_POLL_S = 0.5  # how often a waiting main process checks on its workers
 _JOIN_S = 2.0  # how long shutdown waits for workers to exit before terminating them
-_STOP = pickle.dumps(None)
 
 
 def default_context() -> Any:
@@ -49,25 +46,18 @@ def resolve_context(context: Any) -> Any:
 
 
 def _shutdown(
-    workers: list[Any],
-    task_pipes: list[Any],
-    result_pipes: list[Any],
-    done: Any,
-    how: dict[str, bool],
-    shared_folder: str | None,
+    workers: list[Any], index_queues: list[Any], result_queue: Any, done: Any, how: dict[str, bool]
 ) -> None:
     done.set()
     if how["force"]:  # a stuck or broken pool: don't wait for it
         for w in workers:
             if w.is_alive():
                 w.terminate()
-    for conn in task_pipes:
+    for q in index_queues:
         try:
-            conn.send_bytes(_STOP)
-        except OSError:  # that worker is gone already
+            q.put(None)
+        except (OSError, ValueError):
             pass
-    for conn in result_pipes:  # a worker blocked sending a batch gets an error and exits
-        conn.close()
     deadline = time.monotonic() + _JOIN_S
     for w in workers:
         w.join(timeout=max(0.0, deadline - time.monotonic()))
@@ -75,28 +65,24 @@ def _shutdown(
         if w.is_alive():
             w.terminate()
             w.join(timeout=_JOIN_S)
-    for conn in task_pipes:
-        conn.close()
-    if shared_folder is not None:  # arrays of batches never received
-        shutil.rmtree(shared_folder, ignore_errors=True)
+    for q in [*index_queues, result_queue]:
+        q.cancel_join_thread()
+        q.close()
 
 
 class WorkerPool:
-    """``num_workers`` processes, each with a task pipe and a result pipe to the main process.
+    """``num_workers`` processes, one index queue each and one shared result queue.
 
-    Plain pipes (no queue feeder threads) keep a batch to two process wake-ups. Shut down
-    (workers joined, or terminated if stuck) by ``shutdown()``, when garbage collected, or at
-    interpreter exit, whichever comes first.
+    Shut down (workers joined, or terminated if stuck) by ``shutdown()``, when garbage
+    collected, or at interpreter exit, whichever comes first.
     """
 
     def __init__(self, cfg: WorkerConfig, context: Any) -> None:
         ctx = resolve_context(context)
-        cfg = dataclasses.replace(cfg, shared_folder=make_shared_folder())
-        self.shared_folder = cfg.shared_folder
         self.num_workers = cfg.num_workers
+        self.result_queue = ctx.Queue()
         self.done_event = ctx.Event()
-        self.task_pipes: list[Any] = []
-        self.result_pipes: list[Any] = []
+        self.index_queues: list[Any] = []
         self.workers: list[Any] = []
         self._epochs = itertools.count()
         self._how = {"force": False}
@@ -104,35 +90,29 @@ class WorkerPool:
             self,
             _shutdown,
             self.workers,
-            self.task_pipes,
-            self.result_pipes,
+            self.index_queues,
+            self.result_queue,
             self.done_event,
             self._how,
-            self.shared_folder,
         )
         for wid in range(cfg.num_workers):
-            self._start_worker(ctx, cfg, wid)
-
-    def _start_worker(self, ctx: Any, cfg: WorkerConfig, wid: int) -> None:
-        task_r, task_w = ctx.Pipe(duplex=False)
-        result_r, result_w = ctx.Pipe(duplex=False)
-        w = ctx.Process(
-            target=worker_loop, args=(cfg, wid, task_r, result_w, self.done_event), daemon=True
-        )
-        self.task_pipes.append(task_w)
-        self.result_pipes.append(result_r)
-        try:
-            w.start()
-        except (pickle.PicklingError, AttributeError, TypeError) as e:
-            self.shutdown(force=True)
-            raise RuntimeError(
-                f"DataLoader workers started with {ctx.get_start_method()!r} need a picklable "
-                f"dataset, collate_fn and worker_init_fn (define them at module level): {e}"
-            ) from e
-        finally:  # the worker has its own copies of its ends
-            task_r.close()
-            result_w.close()
-        self.workers.append(w)
+            index_queue = ctx.Queue()
+            index_queue.cancel_join_thread()
+            w = ctx.Process(
+                target=worker_loop,
+                args=(cfg, wid, index_queue, self.result_queue, self.done_event),
+                daemon=True,
+            )
+            self.index_queues.append(index_queue)
+            try:
+                w.start()
+            except (pickle.PicklingError, AttributeError, TypeError) as e:
+                self.shutdown(force=True)
+                raise RuntimeError(
+                    f"DataLoader workers started with {ctx.get_start_method()!r} need a picklable "
+                    f"dataset, collate_fn and worker_init_fn (define them at module level): {e}"
+                ) from e
+            self.workers.append(w)
 
     @property
     def alive(self) -> bool:
@@ -146,36 +126,6 @@ class WorkerPool:
         """Stop the workers: ask them to exit (``force``: terminate them at once)."""
         self._how["force"] = force
         self._finalizer()
-
-    def send(self, wid: int, task: tuple[Any, ...]) -> None:
-        try:
-            self.task_pipes[wid].send_bytes(pickle.dumps(task))
-        except OSError:  # a dead worker closed its end
-            self._worker_gone(wid)
-            raise
-
-    def receive(self, timeout: float | None) -> tuple[Any, ...] | None:
-        """The next ``(epoch, idx, data)`` from any worker, or None after ``timeout`` seconds.
-
-        Raises RuntimeError when a worker has died (its pipe ends, or its process is gone).
-        """
-        sentinels = [w.sentinel for w in self.workers]
-        ready = connection.wait([*self.result_pipes, *sentinels], timeout)
-        for wid, conn in enumerate(self.result_pipes):
-            if conn in ready:
-                try:
-                    epoch, idx, payload = pickle.loads(conn.recv_bytes())
-                except EOFError:  # its end closed: the worker is exiting
-                    self._worker_gone(wid)
-                    raise
-                return epoch, idx, loads(payload)  # loads also deletes shared-memory files
-        if ready:
-            self.check_workers()
-        return None
-
-    def _worker_gone(self, wid: int) -> None:
-        self.workers[wid].join(timeout=_JOIN_S)
-        self.check_workers()
 
     def check_workers(self) -> None:
         dead = [w for w in self.workers if not w.is_alive()]
@@ -240,7 +190,7 @@ class MultiProcessIter:
         while not self._active[wid]:
             wid = next(self._worker_cycle)
         seed = derive_seed(self._base_seed, self._send_idx)
-        self._pool.send(wid, (self._epoch, self._send_idx, index, seed))
+        self._pool.index_queues[wid].put((self._epoch, self._send_idx, index, seed))
         self._task_worker[self._send_idx] = wid
         self._send_idx += 1
         return True
@@ -256,19 +206,20 @@ class MultiProcessIter:
     def _receive(self) -> tuple[int, Any]:
         deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            got = self._pool.receive(wait)
-            if got is None:
+            wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+            try:
+                epoch, idx, payload = self._pool.result_queue.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                self._pool.check_workers()
                 if deadline is not None and time.monotonic() >= deadline:
                     self._pool.shutdown(force=True)
                     raise RuntimeError(
                         f"DataLoader timed out after {self._timeout} seconds waiting for a "
                         "batch from its worker processes"
-                    )
+                    ) from None
                 continue
-            epoch, idx, data = got
             if epoch == self._epoch:  # results of an abandoned earlier epoch are dropped
-                return idx, data
+                return idx, loads(payload)
 
     def __next__(self) -> Any:
         while True:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import queue
 import random
 import sys
 import traceback
@@ -16,7 +17,6 @@ import lucid
 
 from ._fetch import IterableFetcher, make_fetcher
 from ._rng import seeded_default_generator
-from ._transport import dumps
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -90,6 +90,18 @@ class IterableStop:
     worker_id: int
 
 
+# Batches cross the process boundary pickled in the worker (lucid tensors pickle as their
+# arrays), so a batch that cannot be pickled is an error reported here, not a lost message.
+
+
+def dumps(obj: Any) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def loads(payload: bytes) -> Any:
+    return pickle.loads(payload)
+
+
 def _describe(worker_id: int) -> str:
     return f"in DataLoader worker process {worker_id}"
 
@@ -108,7 +120,6 @@ class WorkerConfig:
     base_seed: int
     init_fn: Any
     num_workers: int
-    shared_folder: str | None = None  # where large arrays travel (see _transport)
 
 
 def _seed_worker(seed: int) -> None:
@@ -138,23 +149,10 @@ def _run_task(task: tuple[Any, ...], state: dict[str, Any], cfg: WorkerConfig, w
         return fetcher.fetch(index)
 
 
-def _next_task(tasks: Any, done_event: Any) -> Any:
-    """The next task, or None to stop (asked to, shut down, or orphaned)."""
-    while not tasks.poll(_POLL_S):
-        if done_event.is_set() or not _parent_alive():
-            return None
-    try:
-        task = pickle.loads(tasks.recv_bytes())
-    except (EOFError, OSError):
-        return None
-    return None if done_event.is_set() else task
-
-
 def worker_loop(
-    cfg: WorkerConfig, worker_id: int, tasks: Any, results: Any, done_event: Any
+    cfg: WorkerConfig, worker_id: int, index_queue: Any, result_queue: Any, done_event: Any
 ) -> None:
-    """Serve ``(epoch, idx, index, batch_seed)`` tasks from the ``tasks`` pipe until ``None``
-    or shutdown, sending ``(epoch, idx, payload)`` back through the ``results`` pipe."""
+    """Serve ``(epoch, idx, index, batch_seed)`` tasks until ``None`` or shutdown."""
     global _worker_info
     seed = (cfg.base_seed + worker_id) & _SEED_MASK
     _seed_worker(seed)
@@ -167,7 +165,15 @@ def worker_loop(
         init_error = ExceptionWrapper(e, _describe(worker_id))
     state: dict[str, Any] = {}
     try:
-        while (task := _next_task(tasks, done_event)) is not None:
+        while True:
+            try:
+                task = index_queue.get(timeout=_POLL_S)
+            except queue.Empty:
+                if done_event.is_set() or not _parent_alive():
+                    break
+                continue
+            if task is None or done_event.is_set():
+                break
             result: Any = init_error
             if result is None:
                 try:
@@ -175,12 +181,13 @@ def worker_loop(
                 except Exception as e:
                     result = ExceptionWrapper(e, _describe(worker_id))
             try:
-                payload = dumps(result, cfg.shared_folder, f"{worker_id}-{task[0]}-{task[1]}")
+                payload = dumps(result)
             except Exception as e:
                 payload = dumps(ExceptionWrapper(e, _describe(worker_id) + " (sending a batch)"))
-            results.send_bytes(pickle.dumps((task[0], task[1], payload)))
+            result_queue.put((task[0], task[1], payload))
             del result, payload
-    except (KeyboardInterrupt, OSError):  # interrupted, or the main process closed the pipe
+    except KeyboardInterrupt:
         pass
-    tasks.close()
-    results.close()
+    # nothing left to deliver matters after shutdown: never block exit on a full pipe
+    result_queue.cancel_join_thread()
+    result_queue.close()
