@@ -201,6 +201,96 @@ def _check_mha_shapes(
     return batched
 
 
+def _check_mha_sizes(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim: int, num_heads: int, separate: bool
+) -> None:
+    """Sequence-first ``(L, N, E)`` inputs: embedding size, heads, key/value agreement."""
+    e, n = query.shape[2], query.shape[1]
+    if e != embed_dim:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim}, but got {e} "
+                             f"(query of shape {tuple(query.shape)})")  # fmt: skip
+    if e % num_heads:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    if separate and tuple(key.shape[:2]) != tuple(value.shape[:2]):
+        raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                             f"match value's {tuple(value.shape[:2])}")  # fmt: skip
+    if not separate and tuple(key.shape) != tuple(value.shape):
+        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
+                             f"{tuple(value.shape)}")  # fmt: skip
+    if key.shape[1] != n:
+        raise AssertionError(f"expected key and value with batch size {n} (as query "
+                             f"{tuple(query.shape)}), got key {tuple(key.shape)}")  # fmt: skip
+
+
+def _in_projection(
+    query: Tensor, key: Tensor, value: Tensor, in_proj_weight: Tensor | None,
+    in_proj_bias: Tensor | None, separate: tuple[Tensor | None, ...] | None
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """q, k, v projections, batch-first ``(N, L, E)``; ``separate`` holds (q, k, v) weights."""
+    bq, bk, bv = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+    if separate is not None:
+        wq, wk, wv = separate
+        if wq is None or wk is None or wv is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")  # fmt: skip
+    elif in_proj_weight is None:
+        raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+    else:
+        wq, wk, wv = in_proj_weight.chunk(3)
+    return (linear(query.transpose(0, 1), wq, bq), linear(key.transpose(0, 1), wk, bk),
+            linear(value.transpose(0, 1), wv, bv))  # fmt: skip
+
+
+def _shape_attn_bias(bias: Tensor | None, n: int, h: int, length: int, source: int) -> Any:
+    """A 2-D ``(L, S)`` mask broadcasts; a 3-D ``(N * H, L, S)`` one becomes ``(N, H, L, S)``."""
+    if bias is None:
+        return None
+    if bias.ndim == 2 and tuple(bias.shape) != (length, source):
+        raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(bias.shape)}, but should "
+                           f"be {(length, source)}.")  # fmt: skip
+    if bias.ndim == 3:
+        if tuple(bias.shape) != (n * h, length, source):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(bias.shape)}, but "
+                               f"should be {(n * h, length, source)}.")  # fmt: skip
+        return bias.reshape(n, h, length, source)
+    return bias
+
+
+def _append_key(
+    k: Tensor, v: Tensor, extra_k: Tensor, extra_v: Tensor, dim: int, masks: list[Any]
+) -> tuple[Tensor, Tensor, list[Any]]:
+    """One more key/value position (``bias_k``/``bias_v`` or zeros), unmasked in every mask."""
+    k, v = lucid.cat([k, extra_k], dim=dim), lucid.cat([v, extra_v], dim=dim)
+    return k, v, [lucid.pad(m, (0, 1)) if m is not None else None for m in masks]
+
+
+def _static_kv(t: Tensor, static: Tensor | None, name: str, n: int, h: int, d: int) -> Tensor:
+    """``static_k``/``static_v`` ``(N * H, S, head_dim)`` replace the projected keys/values."""
+    if static is None:
+        return t
+    if static.ndim != 3 or static.shape[0] != n * h or static.shape[2] != d:
+        raise AssertionError(f"expecting {name} of shape ({n * h}, S, {d}), got "
+                             f"{tuple(static.shape)}")  # fmt: skip
+    return static.reshape(n, h, static.shape[1], d)
+
+
+def _attend(
+    q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None, dropout_p: float, need_weights: bool,
+    is_causal: bool
+) -> tuple[Tensor, Tensor | None]:  # fmt: skip
+    """Heads ``(N, H, L, d)``: explicit weights when asked for, else the SDPA (fused) path."""
+    if not need_weights:
+        return scaled_dot_product_attention(q, k, v, bias, dropout_p, is_causal), None
+    scores = (q * (1.0 / math.sqrt(q.shape[-1]))) @ k.transpose(-2, -1)
+    if bias is not None:
+        scores = scores + bias
+    weights = softmax(scores, dim=-1)  # NOTE: as torch, a fully masked query gives NaN here
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out: Tensor = weights @ v
+    return out, weights
+
+
 def multi_head_attention_forward(
     query: Tensor,
     key: Tensor,
@@ -240,23 +330,9 @@ def multi_head_attention_forward(
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
+    _check_mha_sizes(query, key, value, embed_dim_to_check, num_heads, use_separate_proj_weight)
     length, n, e = query.shape
-    if e != embed_dim_to_check:
-        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
-                             f"got {e} (query of shape {tuple(query.shape)})")  # fmt: skip
-    if e % num_heads:
-        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
     h, d = num_heads, e // num_heads
-    if use_separate_proj_weight:
-        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
-                                 f"match value's {tuple(value.shape[:2])}")  # fmt: skip
-    elif tuple(key.shape) != tuple(value.shape):
-        raise AssertionError(f"key shape {tuple(key.shape)} does not match value shape "
-                             f"{tuple(value.shape)}")  # fmt: skip
-    if key.shape[1] != n:
-        raise AssertionError(f"expected key and value with batch size {n} (as query "
-                             f"{tuple(query.shape)}), got key {tuple(key.shape)}")  # fmt: skip
     pad = _canonical_mask(key_padding_mask, "key_padding_mask", query)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
@@ -266,60 +342,23 @@ def multi_head_attention_forward(
         attn_mask = None  # the hint alone: scaled_dot_product_attention's own causal mask
     else:
         is_causal = False
-    bias = _canonical_mask(attn_mask, "attn_mask", query)
-
-    # projections, batch-first from here on: (N, L, E)
-    q_in, k_in, v_in = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-    bq, bk, bv = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
-    if use_separate_proj_weight:
-        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
-                                 "k_proj_weight or v_proj_weight is None")  # fmt: skip
-        wq, wk, wv = q_proj_weight, k_proj_weight, v_proj_weight
-    else:
-        if in_proj_weight is None:
-            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
-        wq, wk, wv = in_proj_weight.chunk(3)
-    q = linear(q_in, wq, bq)
-    k = linear(k_in, wk, bk)
-    v = linear(v_in, wv, bv)
-
-    if bias is not None:
-        source = k.shape[1]
-        if bias.ndim == 2 and tuple(bias.shape) != (length, source):
-            raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(bias.shape)}, but "
-                               f"should be {(length, source)}.")  # fmt: skip
-        if bias.ndim == 3:
-            if tuple(bias.shape) != (n * h, length, source):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(bias.shape)}, but "
-                                   f"should be {(n * h, length, source)}.")  # fmt: skip
-            bias = bias.reshape(n, h, length, source)
+    separate = (q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight else None
+    q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, separate)
+    bias = _shape_attn_bias(_canonical_mask(attn_mask, "attn_mask", query), n, h, length,
+                            k.shape[1])  # fmt: skip
+    if (bias_k is None) != (bias_v is None):
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
     if bias_k is not None and bias_v is not None:
         if static_k is not None or static_v is not None:
             raise AssertionError("bias cannot be added to static key/value.")
-        k = lucid.cat([k, bias_k.reshape(1, 1, e).expand(n, 1, e)], dim=1)
-        v = lucid.cat([v, bias_v.reshape(1, 1, e).expand(n, 1, e)], dim=1)
-        bias = lucid.pad(bias, (0, 1)) if bias is not None else None
-        pad = lucid.pad(pad, (0, 1)) if pad is not None else None
-    elif (bias_k is None) != (bias_v is None):
-        raise AssertionError("bias_k and bias_v must both be given or both be None")
-
-    q = q.reshape(n, length, h, d).transpose(1, 2)
-    k = k.reshape(n, k.shape[1], h, d).transpose(1, 2)
-    v = v.reshape(n, v.shape[1], h, d).transpose(1, 2)
-    for name, static, which in (("static_k", static_k, "k"), ("static_v", static_v, "v")):
-        if static is None:
-            continue
-        if static.ndim != 3 or static.shape[0] != n * h or static.shape[2] != d:
-            raise AssertionError(f"expecting {name} of shape ({n * h}, S, {d}), got "
-                                 f"{tuple(static.shape)}")  # fmt: skip
-        s4 = static.reshape(n, h, static.shape[1], d)
-        k, v = (s4, v) if which == "k" else (k, s4)
+        bk, bv = bias_k.reshape(1, 1, e).expand(n, 1, e), bias_v.reshape(1, 1, e).expand(n, 1, e)
+        k, v, (bias, pad) = _append_key(k, v, bk, bv, 1, [bias, pad])
+    q, k, v = (t.reshape(n, t.shape[1], h, d).transpose(1, 2) for t in (q, k, v))
+    k = _static_kv(k, static_k, "static_k", n, h, d)
+    v = _static_kv(v, static_v, "static_v", n, h, d)
     if add_zero_attn:
-        k = lucid.cat([k, lucid.zeros(n, h, 1, d, dtype=k.dtype, device=k.device)], dim=2)
-        v = lucid.cat([v, lucid.zeros(n, h, 1, d, dtype=v.dtype, device=v.device)], dim=2)
-        bias = lucid.pad(bias, (0, 1)) if bias is not None else None
-        pad = lucid.pad(pad, (0, 1)) if pad is not None else None
+        zeros = lucid.zeros(n, h, 1, d, dtype=k.dtype, device=k.device)
+        k, v, (bias, pad) = _append_key(k, v, zeros, zeros, 2, [bias, pad])
     source = k.shape[2]
     if pad is not None:
         if tuple(pad.shape) != (n, source):
@@ -327,25 +366,13 @@ def multi_head_attention_forward(
                                  f"{tuple(pad.shape)}")  # fmt: skip
         pad = pad.reshape(n, 1, 1, source)
         bias = pad if bias is None else bias + pad
-    if not training:
-        dropout_p = 0.0
-
-    if need_weights:
-        scores = (q * (1.0 / math.sqrt(d))) @ k.transpose(-2, -1)
-        if bias is not None:
-            scores = scores + bias
-        weights = softmax(scores, dim=-1)
-        if dropout_p > 0.0:
-            weights = dropout(weights, dropout_p)
-        attended = weights @ v
-    else:
-        attended = scaled_dot_product_attention(q, k, v, bias, dropout_p, is_causal)
+    p = dropout_p if training else 0.0
+    attended, weights = _attend(q, k, v, bias, p, need_weights, is_causal)
     out = linear(attended.permute(2, 0, 1, 3).reshape(length, n, e), out_proj_weight,
                  out_proj_bias)  # fmt: skip
-    weights_out: Tensor | None = None
-    if need_weights:
-        weights_out = weights.mean(dim=1) if average_attn_weights else weights
+    if weights is not None and average_attn_weights:
+        weights = weights.mean(dim=1)
     if not batched:
         out = out.squeeze(1)
-        weights_out = weights_out.squeeze(0) if weights_out is not None else None
-    return out, weights_out
+        weights = weights.squeeze(0) if weights is not None else None
+    return out, weights
