@@ -171,6 +171,8 @@ GRAD_CASES = {
     "lstsq_tall": (lambda a, b: LA.lstsq(a, b).solution, [(4, 2), (4, 3)]),
     "lstsq_wide": (lambda a, b: LA.lstsq(a, b).solution, [(2, 4), (2,)]),
     "logdet": (lambda a: LA.logdet(_spd(a)), [(3, 3)]),
+    "matrix_exp": (LA.matrix_exp, [(2, 3, 3)]),
+    "matrix_exp_large_norm": (lambda a: LA.matrix_exp(a * 4), [(3, 3)]),
 }
 
 
@@ -253,3 +255,16 @@ def test_triangular_least_squares_and_logdet_values() -> None:
     assert res.rank.item() == 3
     assert np.isnan(LA.logdet(lucid.tensor([[0.0, 1.0], [1.0, 0.0]])).item())
     assert LA.logdet(lucid.tensor([[2.0, 0.0], [0.0, 3.0]])).item() == pytest.approx(math.log(6))
+
+
+def test_matrix_exp_values() -> None:
+    assert LA.matrix_exp(lucid.zeros(2, 2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    rot = LA.matrix_exp(lucid.tensor([[0.0, -math.pi / 2], [math.pi / 2, 0.0]], dtype=D))
+    np.testing.assert_allclose(_np(rot), [[0.0, -1.0], [1.0, 0.0]], atol=1e-14)
+    d = LA.matrix_exp(lucid.tensor([[1.0, 0.0], [0.0, -30.0]], dtype=D))
+    np.testing.assert_allclose(_np(d), np.diag([math.e, math.exp(-30)]), rtol=1e-12, atol=0)
+    big = LA.matrix_exp(
+        lucid.tensor([[10.0, 1.0], [0.0, 10.0]], dtype=D)
+    )  # exp(10) [[1, 1], [0, 1]]
+    np.testing.assert_allclose(_np(big), math.exp(10) * np.array([[1.0, 1.0], [0.0, 1.0]]),
+                               rtol=1e-12)  # fmt: skip

@@ -142,6 +142,12 @@ CASES["lstsq_wide"] = (
     lambda a, b: TLA.lstsq(a, b, driver="gelsd").solution,
     [(2, 4), (2, 3)],
 )
+CASES["matrix_exp"] = (LA.matrix_exp, TLA.matrix_exp, [(2, 4, 4)])
+CASES["matrix_exp_scaled"] = (
+    lambda a: LA.matrix_exp(a * 6),
+    lambda a: TLA.matrix_exp(a * 6),
+    [(3, 3)],
+)
 CASES["logdet"] = (lambda a: LA.logdet(_spd_l(a)), lambda a: torch.logdet(_spd_t(a)), [(3, 3)])
 CASES["norm_dim"] = (lambda a: LA.norm(a, 3, dim=0), lambda a: TLA.norm(a, 3, dim=0), [(3, 4)])
 

@@ -21,6 +21,7 @@ from lucid.linalg._decomp import (
     svd,
     svdvals,
 )
+from lucid.linalg._exp import matrix_exp
 from lucid.linalg._inverse import (
     LstsqResult,
     SlogdetResult,
@@ -55,7 +56,8 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 __all__ = [
     "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult",
-    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "logdet", "lstsq", "matrix_norm",
+    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "logdet", "lstsq", "matrix_exp",
+    "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
     "solve_triangular", "svd", "svdvals", "vector_norm",
 ]  # fmt: skip
