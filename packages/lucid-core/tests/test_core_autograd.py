@@ -580,3 +580,15 @@ def test_grad_outputs_weight_the_vector_jacobian_product() -> None:
     v = lucid.tensor([1.0, 0.0, -1.0], dtype=lucid.float64)
     (g,) = lucid.autograd.grad(y, x, grad_outputs=v)
     np.testing.assert_allclose(g.numpy(), [2.0, 0.0, -6.0])
+
+
+def test_grad_mode_is_per_thread() -> None:
+    import threading
+
+    seen = []
+    with lucid.no_grad():
+        t = threading.Thread(target=lambda: seen.append(lucid.is_grad_enabled()))
+        t.start()
+        t.join()
+        assert not lucid.is_grad_enabled()
+    assert seen == [True]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
@@ -10,7 +11,9 @@ from typing import Any, TypeVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _State:
+class _State(threading.local):
+    """Per-thread, as in PyTorch: a no_grad block in one thread leaves the others alone."""
+
     enabled = True
 
 
