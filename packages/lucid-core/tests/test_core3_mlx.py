@@ -55,6 +55,9 @@ CASES = {
     "eigvalsh": (lambda a: LA.eigvalsh(a + a.mT), SQ),
     "pinv": (LA.pinv, X),
     "matrix_norm": (lambda a: LA.matrix_norm(a, "nuc"), X),
+    "matrix_exp": (lambda a: LA.matrix_exp(a * 0.3), SQ),
+    "lstsq": (lambda a: LA.lstsq(a, a[:, :2]).solution, X),
+    "solve_triangular": (lambda a: LA.solve_triangular(a, a[:, :2], upper=True), SQ),
 }
 
 
