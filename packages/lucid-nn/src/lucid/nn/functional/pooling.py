@@ -59,21 +59,22 @@ def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, 
 
 
 # -- max pooling ---------------------------------------------------------------------------------
-def _max_forward(backend: Any, x: Any, g: ConvGeometry) -> tuple[Any, Any]:
-    """The max over each window and the number of the first tap that holds it (NaN wins)."""
+def _max_forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tuple[Any, Any]:
+    """The max over each window (NaN propagates) and, if wanted, the first tap holding it."""
     xp = backend.xp
     xpad = _pad(xp, x, g, -math.inf)
+    index_type = xp.int8 if g.taps < 128 else xp.int32
     best: Any = None
     idx: Any = None
     for t, tap in enumerate(g.all_taps()):
         v = xpad[_ALL + g.tap_slices(tap)]
         if best is None:
             best = v
-            idx = xp.zeros(v.shape, dtype=xp.int32)
+            idx = xp.zeros(v.shape, dtype=index_type) if want_index else None
             continue
-        take = (v > best) | xp.isnan(v)
-        best = xp.where(take, v, best)
-        idx = xp.where(take, t, idx)
+        if want_index:
+            idx = xp.where(v > best, xp.asarray(t, dtype=index_type), idx)
+        best = xp.maximum(best, v)
     return (backend.copy(best) if g.taps == 1 else best), idx
 
 
@@ -140,7 +141,8 @@ class MaxPool(Function):
         return_indices: bool,
     ) -> Any:
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
-        out, idx = _max_forward(ctx.backend, x, g)
+        want = return_indices or ctx.needs_input_grad[0]
+        out, idx = _max_forward(ctx.backend, x, g, want)
         ctx.idx, ctx.geom, ctx.shape = idx, g, x.shape
         if not return_indices:
             return out
