@@ -109,4 +109,5 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "half", "float", "double", "long", "int", "short",
+    "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
 ]  # fmt: skip
