@@ -236,7 +236,7 @@ def load(f: PathLike | IO[bytes], map_location: MapLocation = None, **_: Any) ->
     if isinstance(f, (str, os.PathLike)):
         where: Any = os.fspath(f)
         with open(where, "rb") as fh:
-            buf = bytearray(fh.read())
+            buf = _read_all(fh)
     else:
         where = getattr(f, "name", "<stream>")
         buf = bytearray(f.read())
@@ -251,6 +251,20 @@ def load(f: PathLike | IO[bytes], map_location: MapLocation = None, **_: Any) ->
     except ValueError as exc:
         raise SerializationError(f"{where}: corrupt lucid structure metadata ({exc})") from None
     return _Decoder(arrays, bf16, map_location, where).decode(structure)
+
+
+def _read_all(fh: IO[bytes]) -> bytearray:
+    """The whole file in one writable buffer (read straight into it: no second copy)."""
+    buf = bytearray(os.fstat(fh.fileno()).st_size)
+    view = memoryview(buf)
+    pos = 0
+    while pos < len(buf):
+        n = fh.readinto(view[pos:])  # type: ignore[attr-defined]
+        if not n:
+            del view
+            return buf[:pos]  # the file shrank while we read it
+        pos += n
+    return buf
 
 
 def _parse_header(buf: bytearray, where: Any) -> tuple[dict[str, Any], int]:
