@@ -346,3 +346,31 @@ def test_spawn_context_with_an_unpicklable_collate_fn_says_so() -> None:
     loader = DataLoader(ds, num_workers=1, collate_fn=lambda b: b, multiprocessing_context="spawn")
     with pytest.raises(RuntimeError, match="workers started with 'spawn' need a picklable dataset"):
         iter(loader)
+
+
+def test_spawn_workers_give_the_same_augmented_batches(tmp_path: Any) -> None:
+    """Under spawn nothing is inherited: the seeds alone must make the batches match."""
+    import gzip
+    import struct
+
+    from lucid.data.datasets import MNIST
+
+    rng = np.random.default_rng(0)
+    arrays = {
+        "train-images-idx3-ubyte": rng.integers(0, 256, (24, 28, 28), dtype=np.uint8),
+        "train-labels-idx1-ubyte": rng.integers(0, 10, 24, dtype=np.uint8),
+    }
+    for stem, arr in arrays.items():
+        head = struct.pack(">BBBB", 0, 0, 8, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
+        (tmp_path / f"{stem}.gz").write_bytes(gzip.compress(head + arr.tobytes()))
+    ds = MNIST(tmp_path, transform=T.Compose([T.RandomCrop(28, padding=2), T.ToTensor()]))
+    results = []
+    for workers in (0, 2):
+        lucid.manual_seed(11)
+        context = "spawn" if workers else None
+        loader = DataLoader(
+            ds, batch_size=5, shuffle=True, num_workers=workers, multiprocessing_context=context
+        )
+        results.append(epoch(loader))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)
