@@ -60,11 +60,17 @@ def test_nearest_scale_factor_repeats_pixels():
     "kwargs",
     [dict(scale_factor=2), dict(size=(5, 3)), dict(scale_factor=1.5, mode="bilinear"),
      dict(size=(6, 7), mode="bilinear", align_corners=True), dict(size=(3, 2), mode="bilinear"),
-     dict(size=(5, 5), mode="nearest-exact")],
+     dict(size=(5, 5), mode="nearest-exact"), dict(size=(2, 3), mode="area")],
 )  # fmt: skip
 def test_interpolate_gradcheck(kwargs):
     x = _t((1, 2, 3, 4))
     assert gradcheck(lambda x: F.interpolate(x, **kwargs), (x,))
+
+
+def test_area_mode_is_adaptive_average_pooling():
+    x = lucid.randn(2, 3, 7, 9)
+    np.testing.assert_array_equal(F.interpolate(x, size=(3, 4), mode="area").numpy(),
+                                  F.adaptive_avg_pool2d(x, (3, 4)).numpy())  # fmt: skip
 
 
 def test_interpolate_linear_trilinear_gradcheck_and_double_backward():

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
-_MODES = ("nearest", "nearest-exact", *_LINEAR)
+_MODES = ("nearest", "nearest-exact", "area", *_LINEAR)
 
 
 def _output_sizes(
@@ -105,7 +105,8 @@ def interpolate(
 ) -> Tensor:
     """Resize ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``, as torch's.
 
-    Modes: "nearest", "nearest-exact", "linear" (3-D input), "bilinear" (4-D), "trilinear" (5-D).
+    Modes: "nearest", "nearest-exact", "area" (adaptive average pooling), "linear" (3-D input),
+    "bilinear" (4-D), "trilinear" (5-D).
 
     >>> interpolate(lucid.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
     (1, 3, 8, 8)
@@ -131,6 +132,8 @@ def interpolate(
     if any(o <= 0 for o in out_size):
         raise ValueError(f"interpolate: output size {list(out_size)} must be positive (input "
                          f"size {list(input.shape)})")  # fmt: skip
+    if mode == "area":
+        return _area(input, out_size)
     corners = bool(align_corners)
     y = input
     for a in range(nd):
@@ -149,6 +152,14 @@ def interpolate(
             idx = _nearest_index(in_len, out_len, scale, mode == "nearest-exact")
             y = y.index_select(dim, _index(idx, y))
     return y
+
+
+def _area(x: Tensor, out_size: tuple[int, ...]) -> Tensor:
+    from lucid.nn.functional import pooling
+
+    pool = (pooling.adaptive_avg_pool1d, pooling.adaptive_avg_pool2d,
+            pooling.adaptive_avg_pool3d)[x.ndim - 3]  # fmt: skip
+    return pool(x, out_size)
 
 
 def upsample(
