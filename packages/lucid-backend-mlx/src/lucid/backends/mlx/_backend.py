@@ -151,6 +151,13 @@ class MlxBackend(Backend):
     def manual_seed(self, seed: int) -> None:
         self._key = mx.random.key(int(seed) & 0xFFFF_FFFF_FFFF_FFFF)
 
+    def get_rng_state(self) -> list[int]:
+        """The RNG key as plain ints (what ``lucid.get_rng_state`` stores for this backend)."""
+        return [int(v) for v in np.array(self._key).reshape(-1).tolist()]
+
+    def set_rng_state(self, state: Any) -> None:
+        self._key = mx.array(list(state), dtype=mx.uint32)
+
     def _next_key(self, generator: Any) -> Any:
         if generator is not None:  # an explicit lucid.Generator: derive the key from its stream
             return mx.random.key(int(generator.numpy_rng.integers(0, 2**63)))
