@@ -51,10 +51,19 @@ def _crop(g: ConvGeometry) -> tuple[slice, ...]:
 
 
 def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, dtype: Any) -> Any:
-    """Sum ``parts(tap_number, tap)`` into a zero padded input at each tap's positions; crop."""
+    """Sum ``parts(tap_number)`` into a zero padded input at each tap's positions; crop.
+
+    When windows do not overlap (stride >= window), each position gets at most one tap: the
+    parts are written, not added.
+    """
     out = xp.zeros((*shape[:2], *g.padded), dtype=dtype)
+    disjoint = all(s >= w for s, w in zip(g.stride, g.window))
     for t, tap in enumerate(g.all_taps()):
-        out[_ALL + g.tap_slices(tap)] += parts(t)
+        where = _ALL + g.tap_slices(tap)
+        if disjoint:
+            out[where] = parts(t)
+        else:
+            out[where] += parts(t)
     return out[_crop(g)]
 
 
