@@ -14,9 +14,10 @@ PERF.md items 2 and 3:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -59,6 +60,8 @@ class _Threads:
         self._libs: list[Any] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = os.getpid()
+        self._users = 0
+        self._saved: list[int] = []
         self._lock = threading.Lock()
 
     def libs(self) -> list[Any]:
@@ -78,6 +81,26 @@ class _Threads:
         if not libs:
             return 1
         return max(1, min(int(min(lib.num_threads for lib in libs)), os.cpu_count() or 1))
+
+    @contextlib.contextmanager
+    def single_blas_thread(self) -> Iterator[None]:
+        """One BLAS thread inside; the setting is restored when the last user leaves (several
+        Python threads may run convolutions at once)."""
+        libs = self.libs()
+        with self._lock:
+            if self._users == 0:
+                self._saved = [lib.num_threads for lib in libs]
+                for lib in libs:
+                    lib.set_num_threads(1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    for lib, n in zip(libs, self._saved):
+                        lib.set_num_threads(n)
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
         with self._lock:
@@ -108,14 +131,7 @@ def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list
     if len(items) == 1 and flops >= _PARALLEL_FLOPS:
         return [work(items[0])]
     budget = _threads.budget()
-    libs = _threads.libs()
-    before = [lib.num_threads for lib in libs]
-    for lib in libs:
-        lib.set_num_threads(1)
-    try:
+    with _threads.single_blas_thread():
         if budget == 1 or flops < _PARALLEL_FLOPS or len(items) == 1:
             return [work(item) for item in items]
         return list(_threads.pool(min(budget, len(items))).map(work, items))
-    finally:
-        for lib, n in zip(libs, before):
-            lib.set_num_threads(n)
