@@ -6,6 +6,7 @@ import itertools
 import math
 import multiprocessing
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -226,6 +227,26 @@ def test_depthwise_threaded_chunks_match_reference(monkeypatch):
     inner = float((y.detach().numpy() * g).sum())
     assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9)
     assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
+
+
+def test_conv_restores_blas_threads_after_concurrent_calls(monkeypatch):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    _threaded(monkeypatch)
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                if i["user_api"] == "blas"]  # fmt: skip
+
+    before = blas_threads()
+    x, w = lucid.randn(16, 32, 20, 20), lucid.randn(32, 32, 3, 3)
+    runs = [threading.Thread(target=F.conv2d, args=(x, w), kwargs={"padding": 1})
+            for _ in range(3)]  # fmt: skip
+    for t in runs:
+        t.start()
+    for t in runs:
+        t.join()
+    F.conv2d(lucid.randn(1, 1, 5, 5), lucid.randn(1, 1, 3, 3))  # small: inline, one thread
+    assert blas_threads() == before
 
 
 def _conv_in_child() -> None:
