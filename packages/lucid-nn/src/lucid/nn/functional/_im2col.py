@@ -7,7 +7,9 @@ view of it (elementwise ops keep that memory order, and the next convolution rea
 
 The batch is processed in chunks sized so that one chunk's column matrix stays in cache: the
 copy into the column matrix, the GEMM and the per-tap adds of the backward then hit cache
-instead of memory, which is where a whole-batch im2col loses its time.
+instead of memory, which is where a whole-batch im2col loses its time. Big ops run their chunks
+on a thread per core, each with one-thread BLAS (``_blas.run_chunks``), so the copies are
+parallel too. Small forward column matrices are kept for the weight gradient.
 """
 
 from __future__ import annotations
