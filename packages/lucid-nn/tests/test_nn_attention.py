@@ -290,3 +290,10 @@ def test_mha_mask_errors():
         mha(x, x[:, 0], x[:, 0])
     with pytest.raises(RuntimeError, match="MultiheadAttention expected input of dtype"):
         mha(x.double(), x.double(), x.double())
+
+
+def test_mha_double_backward():
+    mha = nn.MultiheadAttention(4, 2, batch_first=True).double()
+    x = _t(1, 3, 4)
+    causal = lucid.tensor([[False, True, True], [False, False, True], [False, False, False]])
+    assert gradgradcheck(lambda x: mha(x, x, x, attn_mask=causal, need_weights=False)[0], (x,))

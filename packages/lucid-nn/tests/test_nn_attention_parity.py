@@ -216,3 +216,14 @@ def test_transformer_model_parity():
     _compare(lt.grad, tt.grad)
     for name, p in theirs.named_parameters():
         _compare(dict(mine.named_parameters())[name].grad, p.grad)
+
+
+def test_reprs_and_module_trees_match_pytorch():
+    assert repr(nn.MultiheadAttention(8, 2)) == repr(torch.nn.MultiheadAttention(8, 2))
+    kw = dict(dim_feedforward=16, norm_first=True, bias=False)
+    for name in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+        mine, theirs = getattr(nn, name)(8, 2, **kw), getattr(torch.nn, name)(8, 2, **kw)
+        assert [(n, type(m).__name__) for n, m in mine.named_modules()] == [
+            (n, type(m).__name__) for n, m in theirs.named_modules()
+        ]
+        assert list(mine.state_dict()) == list(theirs.state_dict())

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.autograd import gradcheck
+from lucid.autograd import gradcheck, gradgradcheck
 from lucid.nn.modules import rnn as rnn_mod
 from lucid.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
@@ -230,3 +230,13 @@ def test_hidden_state_errors_are_pytorchs():
         GRU(3, 4, dropout=0.2)
     assert repr(LSTM(3, 4, 2, batch_first=True)) == "LSTM(3, 4, num_layers=2, batch_first=True)"
     LSTM(3, 4).flatten_parameters()  # PyTorch-ported code calls it; a no-op here
+
+
+def test_double_backward_through_steps():
+    cell = LSTMCell(2, 3).double()
+    x = lucid.tensor(RNG.standard_normal((1, 2)), requires_grad=True)
+    h = lucid.tensor(RNG.standard_normal((1, 3)), requires_grad=True)
+    assert gradgradcheck(lambda a, b: cell(a, (b, b))[0], (x, h))
+    gru = GRU(2, 3).double()
+    xs = lucid.tensor(RNG.standard_normal((2, 1, 2)), requires_grad=True)
+    assert gradgradcheck(lambda a: gru(a)[0], (xs,))

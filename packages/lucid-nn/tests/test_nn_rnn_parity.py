@@ -139,3 +139,10 @@ def test_cell_parity_with_state_and_gradients(cls):
         _close(a.grad, b.grad)
     for name, p in theirs.named_parameters():
         _close(getattr(mine, name).grad, p.grad)
+
+
+def test_reprs_match_pytorch():
+    for args, kw in (((3, 4), {}), ((3, 4, 2), {"batch_first": True, "bidirectional": True}),
+                     ((3, 5), {"proj_size": 2, "bias": False, "dropout": 0.0})):  # fmt: skip
+        assert repr(rnn.LSTM(*args, **kw)) == repr(torch.nn.LSTM(*args, **kw))
+    assert repr(rnn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
