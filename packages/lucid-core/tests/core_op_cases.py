@@ -108,6 +108,16 @@ CASES: list[Case] = [
     Case("remainder", lambda L, a, b: L.remainder(a, b), [(4,), (4,)], domain="pos"),
     Case("fmod", lambda L, a, b: L.fmod(a, b), [(4,), (4,)], domain="pos"),
     Case("atan2", lambda L, a, b: L.atan2(a, b), [(3,), (3,)]),
+    Case("hypot", lambda L, a, b: L.hypot(a, b), [(3,), (2, 3)]),
+    Case("copysign", lambda L, a, b: L.copysign(a, b), [(3, 2), (3, 2)], domain="away"),
+    Case("xlogy", lambda L, a, b: L.xlogy(a, b), [(3,), (3,)], domain="pos"),
+    Case(
+        "xlogy_zero",
+        lambda L, a, b: L.xlogy(a * L.tensor([0.0, 1.0, 0.0], dtype=a.dtype), b),
+        [(3,), (3,)],
+        domain="pos",
+    ),  # fmt: skip
+    Case("exp2", lambda L, a: L.exp2(a), [(3,)]),
     # -- elementwise unary --
     Case("neg", lambda L, a: -a, [(3,)]),
     Case("exp", lambda L, a: L.exp(a), [(2, 3)], gg=True),
@@ -267,6 +277,12 @@ CASES: list[Case] = [
         "einsum_ellipsis",
         lambda L, a, b: L.einsum("...ij,...jk->...ik", a, b),
         [(2, 2, 3), (2, 3, 1)],
+    ),  # fmt: skip
+    Case("tensordot", lambda L, a, b: L.tensordot(a, b, dims=1), [(2, 3), (3, 4)]),
+    Case(
+        "tensordot_pairs",
+        lambda L, a, b: L.tensordot(a, b, dims=([0, 2], [1, 0])),
+        [(2, 3, 4), (4, 2, 5)],
     ),  # fmt: skip
     Case("einsum_outer_sum", lambda L, a, b: L.einsum("i,jk->ij", a, b), [(3,), (2, 4)]),
 ]

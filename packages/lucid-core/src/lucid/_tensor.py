@@ -781,6 +781,7 @@ swapdims t expand expand_as broadcast_to repeat tile split chunk unbind flip rol
 diagonal diag gather scatter scatter_add index_select take_along_dim narrow sum_to_size
 matmul mm bmm dot outer inner cross
 movedim moveaxis ravel tensor_split repeat_interleave fliplr flipud diag_embed trace mv ger
+exp2 hypot copysign xlogy
 nanmedian erfc addmm addmv baddbmm addbmm histc bincount
 """.split()
 

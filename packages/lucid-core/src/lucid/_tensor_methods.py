@@ -195,3 +195,7 @@ class TensorMethods:
         trace: _Op
         mv: _Op
         ger: _Op
+        exp2: _Op
+        hypot: _Op
+        copysign: _Op
+        xlogy: _Op

@@ -27,6 +27,7 @@ __all__ = [
     "clamp_max",
     "clamp_min",
     "clip",
+    "copysign",
     "div",
     "divide",
     "eq",
@@ -40,6 +41,7 @@ __all__ = [
     "greater",
     "greater_equal",
     "gt",
+    "hypot",
     "isclose",
     "isfinite",
     "isinf",
@@ -67,6 +69,7 @@ __all__ = [
     "subtract",
     "true_divide",
     "where",
+    "xlogy",
 ]
 
 
@@ -414,6 +417,38 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         input = condition.new_tensor(input, dtype=_dtype.result_type([], [], [input, other]))
     input, other = promote(input, other)
     return Where.apply(condition, input, other)
+
+
+def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``sqrt(input**2 + other**2)`` elementwise."""
+    a, b = promote(input, other)
+    a, b = to_float(a), to_float(b)
+    out: Tensor = (a * a + b * b).sqrt()
+    return out
+
+
+def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``|input|`` with the sign of ``other`` (its sign bit, so -0.0 counts as negative)."""
+    from lucid.ops.unary import abs as _abs
+
+    a, b = promote(input, other)
+    a = to_float(a)
+    ref = b if isinstance(b, Tensor) else a.new_tensor(b)
+    sign = where(ref.signbit(), -1.0, 1.0).to(a.dtype)
+    out: Tensor = _abs(a) * sign
+    return out
+
+
+def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    a, b = promote(input, other)
+    a, b = to_float(a), to_float(b)
+    if not isinstance(b, Tensor):
+        b = a.new_tensor(b)
+    if not isinstance(a, Tensor):
+        a = b.new_tensor(a)
+    out: Tensor = where((a == 0) & ~b.isnan(), 0.0, a * b.log())
+    return out
 
 
 def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002

@@ -246,9 +246,6 @@ class ConstantPad(Function):
         return g[ctx.index], None, None
 
 
-_PAD_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
-
-
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = None) -> Tensor:  # noqa: A002
     """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``.
 
@@ -262,6 +259,8 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
             f"Padding length should be at most twice the input's dims ({2 * input.ndim}), "
             f"got {len(pad)}"
         )
+    if k == 0:
+        return input.clone()
     widths = [(0, 0)] * (input.ndim - k) + [
         (int(pad[2 * i]), int(pad[2 * i + 1])) for i in reversed(range(k))
     ]
@@ -269,8 +268,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
         if any(lo < 0 or hi < 0 for lo, hi in widths):
             return _negative_pad(input, widths, value)
         return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)  # type: ignore[no-any-return]
-    np_mode = _PAD_MODES.get(mode)
-    if np_mode is None:
+    if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(
             f"pad mode {mode!r} is not supported; expected one of constant, reflect, replicate, "
             "circular"
@@ -284,10 +282,31 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
                 )
     # Gather from the flattened input: the gradient then scatter-adds back (reflected and
     # replicated positions accumulate) through getitem's backward.
-    xp = input.backend.xp
-    src = xp.reshape(xp.arange(input.numel()), input.shape)
-    src = xp.pad(src, widths, mode=np_mode)
+    src = _padded_source_index(input.backend.xp, input.shape, widths, mode)
     return input.reshape(-1)[Tensor._make(src, input.backend)]
+
+
+def _padded_source_index(xp: Any, shape: tuple[int, ...], widths: Any, mode: str) -> Any:
+    """For every position of the padded tensor, the flat index of the input element it copies
+    (built from aranges, so any backend's ``xp`` can do it)."""
+    flat = None
+    stride = 1
+    for d in reversed(range(len(shape))):
+        n, (lo, hi) = shape[d], widths[d]
+        i = xp.arange(-lo, n + hi)
+        if mode == "replicate":
+            i = xp.clip(i, 0, n - 1)
+        elif mode == "circular":
+            i = xp.remainder(i, n)
+        elif n > 1:  # reflect about the first and last elements (period 2n - 2)
+            i = xp.remainder(xp.abs(i), 2 * n - 2)
+            i = xp.where(i >= n, 2 * n - 2 - i, i)
+        view = [1] * len(shape)
+        view[d] = n + lo + hi
+        term = xp.reshape(i * stride, tuple(view))
+        flat = term if flat is None else flat + term
+        stride *= n
+    return flat
 
 
 def _negative_pad(input: Tensor, widths: list[tuple[int, int]], value: Any) -> Tensor:  # noqa: A002

@@ -18,6 +18,7 @@ __all__ = [
     "mm",
     "mv",
     "outer",
+    "tensordot",
     "vdot",
 ]
 
@@ -125,6 +126,31 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     b = other.reshape(-1, other.shape[-1]).mT
     out = matmul(input, b)
     return out.reshape(input.shape[:-1] + other.shape[:-1])
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Sum over the last ``dims`` dims of ``a`` and the first of ``b`` (or the listed pairs)."""
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
+                f"{x} and second has size {b.shape[y]} in dim {y}"
+            )
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a.shape[d]
+    am = a.permute(tuple(free_a + da)).reshape(-1, k)
+    bm = b.permute(tuple(db + free_b)).reshape(k, -1)
+    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
+    return matmul(am, bm).reshape(shape)
 
 
 class Einsum(Function):

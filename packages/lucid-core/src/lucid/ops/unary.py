@@ -36,6 +36,7 @@ __all__ = [
     "cos",
     "cosh",
     "exp",
+    "exp2",
     "expm1",
     "fix",
     "floor",
@@ -108,6 +109,19 @@ class Exp(_Unary):
     @staticmethod
     def grad(g: Tensor, out: Tensor) -> Tensor:
         return g * out
+
+
+class Exp2(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        out = ctx.xp.power(2.0, a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (out,) = ctx.saved_tensors
+        return g * out * math.log(2.0)
 
 
 class Expm1(_Unary):
@@ -400,6 +414,7 @@ def _same_type_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
 
 exp = _float_op(Exp, "Elementwise e**x.")
 expm1 = _float_op(Expm1, "Elementwise e**x - 1, accurate near 0.")
+exp2 = _float_op(Exp2, "Elementwise 2**x.")
 log = _float_op(Log, "Natural logarithm.")
 log2 = _float_op(Log2, "Base-2 logarithm.")
 log10 = _float_op(Log10, "Base-10 logarithm.")
