@@ -312,3 +312,8 @@ def test_format_and_contains() -> None:
     assert f"{lucid.tensor(2.5):.2f}" == "2.50"
     assert f"{lucid.tensor([1.0])}" == "tensor([1.])"
     assert 2 in lucid.tensor([1, 2]) and 5 not in lucid.tensor([1, 2])
+
+
+def test_numpy_of_a_full_reduction_is_an_array() -> None:
+    s = lucid.ones(2, 3).sum()
+    assert isinstance(s.numpy(), np.ndarray) and s.numpy().shape == () and s.item() == 6.0

@@ -28,7 +28,7 @@ class NumpyBackend(Backend):
         return np.asarray(data, dtype=self.native_dtype(dtype))
 
     def to_numpy(self, arr: Any) -> Any:
-        return arr
+        return np.asarray(arr)  # full reductions give numpy scalars: hand out 0-d arrays
 
     def native_dtype(self, dtype: _dtype.dtype) -> Any:
         try:
