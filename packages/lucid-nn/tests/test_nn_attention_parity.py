@@ -227,3 +227,32 @@ def test_reprs_and_module_trees_match_pytorch():
             (n, type(m).__name__) for n, m in theirs.named_modules()
         ]
         assert list(mine.state_dict()) == list(theirs.state_dict())
+
+
+def _pooled(make, named, copies=16):
+    """Each parameter's values over ``copies`` fresh modules (enough for a stable std)."""
+    pools: dict[str, list[np.ndarray]] = {}
+    for _ in range(copies):
+        for name, p in named(make()):
+            pools.setdefault(name, []).append(p.detach().numpy().ravel())
+    return {k: np.concatenate(v) for k, v in pools.items()}
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")
+def test_default_init_statistics_match_pytorch():
+    lucid.manual_seed(0)
+    torch.manual_seed(0)
+    for args, kw, copies in (((64, 4), {"add_bias_kv": True}, 16),
+                             ((32, 2, 1, 1, 64), {}, 2)):  # fmt: skip
+        cls = "MultiheadAttention" if len(args) == 2 else "Transformer"
+        mine = _pooled(lambda: getattr(nn, cls)(*args, **kw),
+                       lambda m: m.named_parameters(), copies)  # fmt: skip
+        theirs = _pooled(lambda: getattr(torch.nn, cls)(*args, **kw),
+                         lambda m: m.named_parameters(), copies)  # fmt: skip
+        assert list(mine) == list(theirs)
+        for name, b in theirs.items():
+            a, noise = mine[name], 4 / np.sqrt(b.size)  # ~3 standard errors of two samples
+            np.testing.assert_allclose(a.std(), b.std(), rtol=0.05 + noise, atol=1e-7,
+                                       err_msg=name)  # fmt: skip
+            np.testing.assert_allclose(a.mean(), b.mean(), atol=noise * b.std() + 1e-7,
+                                       err_msg=name)  # fmt: skip

@@ -146,3 +146,20 @@ def test_reprs_match_pytorch():
                      ((3, 5), {"proj_size": 2, "bias": False, "dropout": 0.0})):  # fmt: skip
         assert repr(rnn.LSTM(*args, **kw)) == repr(torch.nn.LSTM(*args, **kw))
     assert repr(rnn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNNCell"])
+def test_default_init_statistics_match_pytorch(cls):
+    lucid.manual_seed(0)
+    torch.manual_seed(0)
+    for _ in range(8):
+        mine, theirs = getattr(rnn, cls)(32, 64), getattr(torch.nn, cls)(32, 64)
+        for name, p in theirs.named_parameters():
+            a, b = getattr(mine, name).detach().numpy(), p.detach().numpy()
+            assert a.shape == b.shape
+            assert np.abs(a).max() <= 1 / 8 and np.abs(a).max() > 0.9 / 8  # U(-1/sqrt(64), ..)
+    big_a = np.concatenate([p.detach().numpy().ravel() for p in getattr(rnn, cls)(32, 64)
+                            .parameters()])  # fmt: skip
+    big_b = np.concatenate([p.detach().numpy().ravel() for p in getattr(torch.nn, cls)(32, 64)
+                            .parameters()])  # fmt: skip
+    np.testing.assert_allclose(big_a.std(), big_b.std(), rtol=0.05)
