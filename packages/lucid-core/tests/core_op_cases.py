@@ -284,6 +284,8 @@ CASES: list[Case] = [
         lambda L, a, b: L.tensordot(a, b, dims=([0, 2], [1, 0])),
         [(2, 3, 4), (4, 2, 5)],
     ),  # fmt: skip
+    Case("einsum_trace", lambda L, a: L.einsum("ii->", a), [(3, 3)]),
+    Case("einsum_diag", lambda L, a, b: L.einsum("iij,j->ij", a, b), [(3, 3, 2), (2,)], gg=True),
     Case("einsum_outer_sum", lambda L, a, b: L.einsum("i,jk->ij", a, b), [(3,), (2, 4)]),
 ]
 

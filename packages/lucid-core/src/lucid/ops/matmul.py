@@ -177,20 +177,44 @@ class Einsum(Function):
 def _einsum_grad(g: Tensor, out: str, ins: list[str], ops: Any, i: int) -> Tensor:
     """d(einsum)/d(operand i) = einsum of g with the other operands, into operand i's labels."""
     sub = ins[i]
-    if len(set(sub)) != len(sub):
-        raise NotImplementedError(
-            f"einsum backward for repeated labels in one operand ({sub!r}) is not supported"
-        )
+    shape = ops[i].shape
     present = set(out).union(*[set(s) for j, s in enumerate(ins) if j != i])
-    target = "".join(c for c in sub if c in present)
+    uniq = "".join(dict.fromkeys(sub))
+    target = "".join(c for c in uniq if c in present)
     others = [(s, t) for j, (s, t) in enumerate(zip(ins, ops)) if j != i]
     eq = ",".join([out] + [s for s, _ in others]) + "->" + target
     grad = einsum(eq, g, *[t for _, t in others])
-    if target != sub:  # labels only in operand i were summed away: broadcast back
-        shape = ops[i].shape
-        grad = grad.reshape(tuple(shape[k] if c in present else 1 for k, c in enumerate(sub)))
-        grad = grad.expand(shape)
-    return grad
+    if uniq == sub:
+        if target != sub:  # labels only in operand i were summed away: broadcast back
+            grad = grad.reshape(tuple(shape[k] if c in present else 1 for k, c in enumerate(sub)))
+            grad = grad.expand(shape)
+        return grad
+    return _onto_diagonals(grad, target, sub, shape)
+
+
+def _onto_diagonals(grad: Tensor, target: str, sub: str, shape: tuple[int, ...]) -> Tensor:
+    """Spread ``grad`` (labels ``target``) over an operand whose labels ``sub`` repeat
+    (``"ii"``): einsum with identity matrices puts it on the diagonals, ones broadcast the
+    labels that appear in no other operand."""
+    from lucid._creation import eye, ones
+
+    size = {c: shape[k] for k, c in enumerate(sub)}
+    spare = iter(c for c in _LETTERS if c not in sub and c not in target)
+    seen: set[str] = set()
+    labels, terms, consts = [], [target], [grad]
+    for c in sub:
+        if c in seen:
+            fresh = next(spare)
+            terms.append(c + fresh)
+            consts.append(eye(size[c], dtype=grad.dtype, device=grad.device))
+            labels.append(fresh)
+        else:
+            seen.add(c)
+            labels.append(c)
+            if c not in target:
+                terms.append(c)
+                consts.append(ones(size[c], dtype=grad.dtype, device=grad.device))
+    return einsum(",".join(terms) + "->" + "".join(labels), *consts)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
