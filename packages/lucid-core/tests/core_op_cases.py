@@ -71,6 +71,13 @@ def _inplace_unary(L: Any, a: Any) -> Any:
     return y
 
 
+def _augmented_index(L: Any, a: Any, b: Any) -> Any:
+    y = a * 2
+    y[:, 0] += b[:, 1]  # in place on a view, then written back by __setitem__
+    y[1] *= 3
+    return y
+
+
 def _setitem(L: Any, a: Any, b: Any) -> Any:
     y = a * 1
     y[0] = b[0] * 2
@@ -256,6 +263,7 @@ CASES: list[Case] = [
     Case("inplace_chain", _inplace_chain, [(3, 4), (3, 4)], domain="away", gg=True),
     Case("inplace_unary", _inplace_unary, [(3,)]),
     Case("setitem", _setitem, [(3, 3), (3, 3)]),
+    Case("augmented_index", _augmented_index, [(2, 3), (2, 3)], gg=True),
     Case("masked_fill_", lambda L, a: (a * 1).masked_fill_(a > 0, 0.5), [(3, 4)]),
     Case("scatter_", lambda L, a, s: (a * 1).scatter_(1, _idx(L, [[0], [2]]), s), [(2, 3), (2, 1)]),
     # -- products --
