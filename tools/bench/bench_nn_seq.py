@@ -32,8 +32,11 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 
+torch: Any
 try:
-    import torch
+    import torch as _torch
+
+    torch = _torch
 except ImportError:  # the benchmark still prints lucid's numbers
     torch = None
 
