@@ -65,7 +65,7 @@ class Tensor(TensorMethods):
         self.grad: Tensor | None = None
         self.grad_fn: Any = None
         self._output_nr = 0
-        self._vc = VersionCounter()
+        self._vc: VersionCounter | None = None  # made on first need (_counter)
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self.requires_grad = False
@@ -81,7 +81,7 @@ class Tensor(TensorMethods):
         t.grad = None
         t.grad_fn = None
         t._output_nr = 0
-        t._vc = VersionCounter()
+        t._vc = None
         t._hooks = None
         t._base = None
         return t
@@ -123,9 +123,17 @@ class Tensor(TensorMethods):
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
+    def _counter(self) -> VersionCounter:
+        """The version counter, made on first use (most tensors never need one)."""
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = VersionCounter()
+        return vc
+
     @property
     def _version(self) -> int:
-        return self._vc.value
+        vc = self._vc
+        return 0 if vc is None else vc.value
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -200,7 +208,7 @@ class Tensor(TensorMethods):
 
     def detach(self) -> Tensor:
         t = Tensor._make(self._data, self._backend)
-        t._vc = self._vc
+        t._vc = self._counter()
         return t
 
     def detach_(self) -> Tensor:
@@ -386,7 +394,7 @@ class Tensor(TensorMethods):
     def _set_data_inplace(self, new: Any) -> Tensor:
         """Write ``new`` into this tensor (in place where the backend allows); bump the version."""
         self._data = self._backend.assign(self._data, new)
-        self._vc.value += 1
+        self._counter().value += 1
         return self
 
     def _inplace_result(self, result: Tensor) -> Tensor:
@@ -417,7 +425,8 @@ class Tensor(TensorMethods):
             if result.grad_fn is not None:
                 # The node's saved output is now this tensor: later in-place changes of it
                 # must be caught by the version check.
-                rebind_saved_output(result.grad_fn, result._vc, self._vc)
+                if result._vc is not None:
+                    rebind_saved_output(result.grad_fn, result._vc, self._counter())
         return self
 
     # -- repr --------------------------------------------------------------------------------------

@@ -214,7 +214,7 @@ def _shape_error(cls: type, args: tuple[Any, ...], exc: Exception) -> RuntimeErr
 def _share_version(src: Any, result: Any) -> None:
     base = src._base if src._base is not None else src
     for t in result if type(result) is tuple else (result,):
-        t._vc = src._vc
+        t._vc = src._counter()
         t._base = base
 
 
@@ -279,17 +279,18 @@ def _resolve_saved(
             saved.append((2, item, 0))
             continue
         if isinstance(item, Tensor):
-            saved.append((0, item, item._vc.value))
+            saved.append((0, item, item._version))
             continue
         for a, arr in zip(args, arrays):
             if arr is item and isinstance(a, Tensor):
-                saved.append((0, a, a._vc.value))
+                saved.append((0, a, a._version))
                 break
         else:
             for k, o in enumerate(outs):
                 if o is item:
                     t = results[k]
-                    saved.append((1, (o, k, t._vc, t.requires_grad), t._vc.value))
+                    vc = t._counter()
+                    saved.append((1, (o, k, vc, t.requires_grad), vc.value))
                     break
             else:
                 saved.append((2, item, 0))
@@ -303,7 +304,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
         if kind == 0 and obj is t:
             copy = Tensor._make(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
-            node._saved[i] = (0, copy, copy._vc.value)
+            node._saved[i] = (0, copy, 0)
 
 
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
@@ -320,8 +321,9 @@ def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter
 def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
     kind, obj, version = record
     if kind == 0:
-        if obj._vc.value != version:
-            _raise_modified(obj, node, obj._vc.value, version)
+        current = obj._version
+        if current != version:
+            _raise_modified(obj, node, current, version)
         return obj
     if kind == 2:
         if obj is None or type(obj) in _PLAIN:

@@ -132,7 +132,7 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
         return
     raw = value.data if isinstance(value, Tensor) else value
     a._data = a.backend.setitem(a._data, idx, raw)
-    a._vc.value += 1
+    a._counter().value += 1
 
 
 class Gather(Function):
