@@ -60,11 +60,22 @@ def test_nearest_scale_factor_repeats_pixels():
     "kwargs",
     [dict(scale_factor=2), dict(size=(5, 3)), dict(scale_factor=1.5, mode="bilinear"),
      dict(size=(6, 7), mode="bilinear", align_corners=True), dict(size=(3, 2), mode="bilinear"),
-     dict(size=(5, 5), mode="nearest-exact"), dict(size=(2, 3), mode="area")],
+     dict(size=(5, 5), mode="nearest-exact"), dict(size=(2, 3), mode="area"),
+     dict(size=(5, 6), mode="bicubic"), dict(scale_factor=0.7, mode="bicubic", align_corners=True)],
 )  # fmt: skip
 def test_interpolate_gradcheck(kwargs):
     x = _t((1, 2, 3, 4))
     assert gradcheck(lambda x: F.interpolate(x, **kwargs), (x,))
+
+
+def test_bicubic_keeps_constants_and_linear_ramps():
+    const = F.interpolate(lucid.full((1, 1, 4, 5), 3.0, dtype=lucid.float64), size=(7, 9),
+                          mode="bicubic")  # fmt: skip
+    np.testing.assert_allclose(const.numpy(), 3.0, rtol=1e-12)
+    ramp = lucid.tensor(np.arange(8.0).reshape(1, 1, 1, 8).repeat(3, axis=2))
+    out = F.interpolate(ramp, size=(3, 15), mode="bicubic", align_corners=True).numpy()
+    # Keys' cubic reproduces linear functions away from the replicated edges
+    np.testing.assert_allclose(out[0, 0, 1, 2:-2], np.arange(15.0)[2:-2] / 2, rtol=1e-12)
 
 
 def test_area_mode_is_adaptive_average_pooling():
@@ -86,7 +97,7 @@ def test_interpolate_linear_trilinear_gradcheck_and_double_backward():
     [
         (lambda x: F.interpolate(x), "either size or scale_factor"),
         (lambda x: F.interpolate(x, size=4, scale_factor=2), "either size or scale_factor"),
-        (lambda x: F.interpolate(x, size=4, mode="bicubic"), "not supported"),
+        (lambda x: F.interpolate(x, size=4, mode="lanczos"), "not supported"),
         (lambda x: F.interpolate(x, size=4, mode="linear"), "needs 3D input"),
         (lambda x: F.interpolate(x, size=4, align_corners=True), "align_corners"),
         (lambda x: F.interpolate(x, size=(4, 4, 4)), "same number of spatial dimensions"),

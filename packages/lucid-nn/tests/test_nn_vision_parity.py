@@ -26,6 +26,8 @@ RTOL, ATOL = 1e-4, 1e-6
         ("Upsample", (), dict(scale_factor=3, mode="linear"), (2, 3, 5)),
         ("Upsample", (), dict(scale_factor=(1, 2, 2), mode="trilinear"), (1, 2, 3, 4, 4)),
         ("Upsample", (), dict(size=(3, 4), mode="area"), (2, 3, 7, 9)),
+        ("Upsample", (), dict(scale_factor=2, mode="bicubic"), (2, 3, 4, 5)),
+        ("Upsample", (), dict(size=(3, 7), mode="bicubic", align_corners=True), (2, 3, 5, 4)),
         ("UpsamplingBilinear2d", (), dict(scale_factor=2), (1, 2, 3, 4)),
         ("UpsamplingNearest2d", (), dict(size=(5, 7)), (1, 2, 3, 4)),
         ("PixelShuffle", (2,), {}, (2, 8, 3, 4)),

@@ -26,7 +26,9 @@ __all__ = [
 ]
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
-_MODES = ("nearest", "nearest-exact", "area", *_LINEAR)
+_INTERPOLATING = {**_LINEAR, "bicubic": 2}
+_MODES = ("nearest", "nearest-exact", "area", *_INTERPOLATING)
+_CUBIC_A = -0.75  # PyTorch's bicubic coefficient
 
 
 def _output_sizes(
@@ -82,6 +84,38 @@ def _linear_taps(
     return i0s, i1s, lams
 
 
+def _cubic_weights(t: float) -> tuple[float, float, float, float]:
+    """Keys' cubic convolution weights of the 4 taps around a source point (PyTorch's A)."""
+    a = _CUBIC_A
+
+    def near(x: float) -> float:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: float) -> float:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _cubic_along(y: Tensor, dim: int, in_len: int, out_len: int, scale: float,
+                 align_corners: bool) -> Tensor:  # fmt: skip
+    """Bicubic resampling along one dim: 4 gathered slices, blended (edges replicated)."""
+    idx: list[list[int]] = [[], [], [], []]
+    wts: list[list[float]] = [[], [], [], []]
+    for i in range(out_len):
+        src = i * scale if align_corners else (i + 0.5) * scale - 0.5  # not clamped at 0
+        base = math.floor(src)
+        for k, w in enumerate(_cubic_weights(src - base)):
+            idx[k].append(min(max(base - 1 + k, 0), in_len - 1))
+            wts[k].append(w)
+    out: Tensor | None = None
+    for k in range(4):
+        term = y.index_select(dim, _index(idx[k], y)) * _weights(wts[k], dim, y)
+        out = term if out is None else out + term
+    assert out is not None
+    return out
+
+
 def _index(values: list[int], like: Tensor) -> Tensor:
     out: Tensor = lucid.tensor(values, dtype=lucid.int64, device=like.device)
     return out
@@ -106,7 +140,7 @@ def interpolate(
     """Resize ``(N, C, *spatial)`` to ``size`` or by ``scale_factor``, as torch's.
 
     Modes: "nearest", "nearest-exact", "area" (adaptive average pooling), "linear" (3-D input),
-    "bilinear" (4-D), "trilinear" (5-D).
+    "bilinear" and "bicubic" (4-D), "trilinear" (5-D).
 
     >>> interpolate(lucid.randn(1, 3, 4, 4), scale_factor=2, mode="bilinear").shape
     (1, 3, 8, 8)
@@ -120,10 +154,10 @@ def interpolate(
     if nd < 1:
         raise ValueError(f"interpolate expects a batched input (N, C, ...), got size "
                          f"{list(input.shape)}")  # fmt: skip
-    if mode in _LINEAR and _LINEAR[mode] != nd:
-        want = _LINEAR[mode] + 2
+    if mode in _INTERPOLATING and _INTERPOLATING[mode] != nd:
+        want = _INTERPOLATING[mode] + 2
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
-    if align_corners is not None and mode not in _LINEAR:
+    if align_corners is not None and mode not in _INTERPOLATING:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")  # fmt: skip
     out_size, scales = _output_sizes(input, nd, size, scale_factor)
@@ -141,8 +175,10 @@ def interpolate(
         in_len, out_len = input.shape[dim], out_size[a]
         if in_len == out_len and scales[a] in (None, 1.0):
             continue
-        scale = _scale(in_len, out_len, corners and mode in _LINEAR, scales[a])
-        if mode in _LINEAR:
+        scale = _scale(in_len, out_len, corners and mode in _INTERPOLATING, scales[a])
+        if mode == "bicubic":
+            y = _cubic_along(y, dim, in_len, out_len, scale, corners)
+        elif mode in _LINEAR:
             i0, i1, lam = _linear_taps(in_len, out_len, scale, corners)
             w1 = _weights(lam, dim, y)
             lo = y.index_select(dim, _index(i0, y))
