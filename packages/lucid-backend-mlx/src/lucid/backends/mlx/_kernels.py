@@ -391,7 +391,8 @@ class ScaledDotProductAttention:
     """``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)`` (lucid.nn's "sdpa").
 
     (B, H, L, E) inputs without dropout run MLX's fused kernel (grouped-query heads included);
-    other ranks and dropout run the same formula in MLX ops. Backward: the vjp of what ran.
+    other ranks and dropout run the same formula in MLX ops. A query whose keys are all masked
+    gets zeros (and no gradient), as on "cpu" and in torch. Backward: the vjp of what ran.
     """
 
     @staticmethod
@@ -409,7 +410,10 @@ class ScaledDotProductAttention:
         fused = keep is None and q.ndim == 4 and k.ndim == 4 and q.shape[0] == k.shape[0]
         fused = fused and (mask is None or mask.ndim <= 4)
         attend = _fused_attention if fused else _attention
-        ctx.attend = functools.partial(attend, factor=factor, keep=keep, p=dropout_p)
+        dead = None if mask is None or is_causal else _dead_rows(mask)
+        ctx.attend = functools.partial(
+            _guarded, attend, dead, factor=factor, keep=keep, p=dropout_p
+        )
         diff_mask = mask is not None and mask.dtype != mx.bool_ and ctx.needs_input_grad[3]
         ctx.primals = [q, k, v, mask] if diff_mask else [q, k, v]
         ctx.mask = mask
@@ -429,6 +433,23 @@ class ScaledDotProductAttention:
         _, grads = mx.vjp(fn, primals, [g.data])
         out = [_wrap(ctx, a) if need else None for a, need in zip(grads, ctx.needs_input_grad)]
         return (*out, *([None] * (7 - len(out))))
+
+
+def _dead_rows(mask: Any) -> Any:
+    """``(..., L, 1)`` bool: True for the queries whose keys are all masked out."""
+    if mask.dtype == mx.bool_:
+        return mx.logical_not(mx.any(mask, axis=-1, keepdims=True))
+    return mx.all(mask == -math.inf, axis=-1, keepdims=True)
+
+
+def _guarded(attend: Any, dead: Any, q: Any, k: Any, v: Any, mask: Any, **kw: Any) -> Any:
+    """``attend`` with the rows in ``dead`` zeroed. Their mask is opened first: a softmax over
+    only -inf gives NaN (or, in MLX's fused kernel, the mean of the values), and a NaN would
+    leak into the gradients through ``where`` even where it is not selected."""
+    if dead is None:
+        return attend(q, k, v, mask, **kw)
+    safe = mx.logical_or(mask, dead) if mask.dtype == mx.bool_ else mx.where(dead, 0.0, mask)
+    return mx.where(dead, 0.0, attend(q, k, v, safe, **kw))
 
 
 def _fused_attention(q: Any, k: Any, v: Any, mask: Any, factor: float, keep: Any, p: float) -> Any:
