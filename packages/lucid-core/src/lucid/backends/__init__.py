@@ -12,6 +12,7 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from lucid.backends._base import Backend, DeviceError  # noqa: E402
+from lucid.backends._blas import PARALLEL_FLOPS, BlasThreads, blas_threads  # noqa: E402
 from lucid.backends._registry import (  # noqa: E402
     available_backends,
     canonical_device,
@@ -22,7 +23,10 @@ from lucid.backends._registry import (  # noqa: E402
 )
 
 __all__ = [
+    "PARALLEL_FLOPS",
     "Backend",
+    "BlasThreads",
+    "blas_threads",
     "DeviceError",
     "available_backends",
     "canonical_device",

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
 
 from lucid import _dtype
+from lucid.backends import _blas
 from lucid.backends._base import Backend
 
 _NATIVE = {d: np.dtype(d.name) for d in _dtype.ALL_DTYPES if d is not _dtype.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
+
+
+class _NumpyNamespace(types.ModuleType):
+    """``numpy`` as op code sees it: every numpy name, with ``matmul`` choosing BLAS threads."""
+
+    def __getattr__(self, name: str) -> Any:  # names numpy loads lazily
+        return getattr(np, name)
+
+
+def _namespace() -> Any:
+    ns = _NumpyNamespace("lucid.backends.numpy_xp", np.__doc__)
+    ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
+    ns.matmul = _blas.matmul  # type: ignore[attr-defined]
+    return ns
+
+
+_XP = _namespace()
 
 
 class NumpyBackend(Backend):
@@ -19,7 +38,7 @@ class NumpyBackend(Backend):
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
-        self.xp = np
+        self.xp = _XP
         self.kernels = {}
 
     def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:

@@ -14,12 +14,11 @@ PERF.md items 2 and 3:
 
 from __future__ import annotations
 
-import contextlib
-import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from lucid.backends import PARALLEL_FLOPS, blas_threads
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -29,7 +28,7 @@ _BLOCK_ROWS = 1024
 # Use the batched form when the result has at most this many elements.
 _SMALL_RESULT = 64 * 64
 # Below this many FLOPs per call, one thread does the whole op (no pool, one BLAS thread).
-_PARALLEL_FLOPS = 50e6
+_PARALLEL_FLOPS = PARALLEL_FLOPS
 
 
 def matmul(a: Any, b: Any, xp: Any) -> Any:
@@ -52,67 +51,8 @@ def tn_matmul(a: Any, b: Any, xp: Any) -> Any:
     return out
 
 
-# -- threads -------------------------------------------------------------------------------------
-class _Threads:
-    """The BLAS libraries' thread settings (through threadpoolctl when installed) and a pool."""
-
-    def __init__(self) -> None:
-        self._libs: list[Any] | None = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_pid = os.getpid()
-        self._users = 0
-        self._saved: list[int] = []
-        self._lock = threading.Lock()
-
-    def libs(self) -> list[Any]:
-        if self._libs is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-
-                ctl = ThreadpoolController().select(user_api="blas")
-                self._libs = [lib for lib in ctl.lib_controllers if lib.num_threads]
-            except Exception:  # noqa: BLE001  (no threadpoolctl, or a BLAS it can't drive)
-                self._libs = []
-        return self._libs
-
-    def budget(self) -> int:
-        """How many threads the user's BLAS setting allows (1 without threadpoolctl)."""
-        libs = self.libs()
-        if not libs:
-            return 1
-        return max(1, min(int(min(lib.num_threads for lib in libs)), os.cpu_count() or 1))
-
-    @contextlib.contextmanager
-    def single_blas_thread(self) -> Iterator[None]:
-        """One BLAS thread inside; the setting is restored when the last user leaves (several
-        Python threads may run convolutions at once)."""
-        libs = self.libs()
-        with self._lock:
-            if self._users == 0:
-                self._saved = [lib.num_threads for lib in libs]
-                for lib in libs:
-                    lib.set_num_threads(1)
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0:
-                    for lib, n in zip(libs, self._saved):
-                        lib.set_num_threads(n)
-
-    def pool(self, workers: int) -> ThreadPoolExecutor:
-        with self._lock:
-            # A forked child inherits the pool object but not its threads: make a new one.
-            stale = self._pool_pid != os.getpid()
-            if self._pool is None or stale or self._pool._max_workers != workers:
-                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="lucid-conv")
-                self._pool_pid = os.getpid()
-            return self._pool
-
-
-_threads = _Threads()
+# -- threads: lucid-core's BLAS thread controller (one place for the BLAS settings) ----------
+_threads = blas_threads
 
 
 def workers() -> int:

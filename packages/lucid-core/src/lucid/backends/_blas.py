@@ -1,0 +1,102 @@
+"""BLAS threads for the NumPy backend (PERF.md item 2).
+
+OpenBLAS wakes all its threads for any GEMM past a tiny size. For the narrow GEMMs of small
+models (LeNet's 64 x 400 x 120) one thread is faster than two, and on a loaded machine the
+waiting threads make a 0.1 ms GEMM take tens of milliseconds. Big GEMMs (ResNet) gain from
+every thread. So ``matmul`` runs mid-sized products on one BLAS thread and leaves the rest as
+the user set them; the switch costs about 3 us. Convolution (lucid-nn) uses the same
+controller to run cache-sized chunks on a thread per core with one BLAS thread each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+# OpenBLAS runs products below about this many FLOPs on one thread by itself.
+_TINY_FLOPS = 2 * 64**3
+# Above this many FLOPs every BLAS thread pays for itself.
+PARALLEL_FLOPS = 50e6
+
+
+class BlasThreads:
+    """The BLAS libraries' thread settings (through threadpoolctl when installed) and a pool."""
+
+    def __init__(self) -> None:
+        self._libs: list[Any] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = os.getpid()
+        self._users = 0
+        self._saved: list[int] = []
+        self._lock = threading.Lock()
+
+    def libs(self) -> list[Any]:
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                ctl = ThreadpoolController().select(user_api="blas")
+                self._libs = [lib for lib in ctl.lib_controllers if lib.num_threads]
+            except Exception:  # noqa: BLE001  (no threadpoolctl, or a BLAS it can't drive)
+                self._libs = []
+        return self._libs
+
+    def budget(self) -> int:
+        """How many threads the user's BLAS setting allows (1 without threadpoolctl)."""
+        libs = self.libs()
+        if not libs:
+            return 1
+        return max(1, min(int(min(lib.num_threads for lib in libs)), os.cpu_count() or 1))
+
+    @contextlib.contextmanager
+    def single_blas_thread(self) -> Iterator[None]:
+        """One BLAS thread inside; the setting is restored when the last user leaves (several
+        Python threads may be inside at once)."""
+        libs = self.libs()
+        with self._lock:
+            if self._users == 0:
+                self._saved = [lib.num_threads for lib in libs]
+                for lib in libs:
+                    if lib.num_threads != 1:
+                        lib.set_num_threads(1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    for lib, n in zip(libs, self._saved):
+                        if n != 1:
+                            lib.set_num_threads(n)
+
+    def pool(self, workers: int) -> ThreadPoolExecutor:
+        with self._lock:
+            # A forked child inherits the pool object but not its threads: make a new one.
+            stale = self._pool_pid != os.getpid()
+            if self._pool is None or stale or self._pool._max_workers != workers:
+                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="lucid-conv")
+                self._pool_pid = os.getpid()
+            return self._pool
+
+
+blas_threads = BlasThreads()
+
+
+def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
+    """``numpy.matmul`` with mid-sized products on one BLAS thread."""
+    if out is not None or kwargs or a.ndim == 0 or b.ndim == 0:
+        return np.matmul(a, b, out=out, **kwargs)
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    flops = 2.0 * max(a.size * n, b.size * m)
+    if _TINY_FLOPS < flops < PARALLEL_FLOPS and blas_threads.budget() > 1:
+        with blas_threads.single_blas_thread():
+            return np.matmul(a, b)
+    return np.matmul(a, b)

@@ -1,0 +1,47 @@
+"""The NumPy backend's matmul: same results as numpy, BLAS threads as the user set them after."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.backends import _blas, blas_threads
+
+threadpoolctl = pytest.importorskip("threadpoolctl")
+
+
+def _blas_threads() -> list[int]:
+    return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((64, 400), (400, 120)), ((3, 5), (5,)), ((7,), (7, 2)), ((4, 32, 64), (64, 48)),
+     ((2, 1, 8, 16), (3, 16, 4)), ((512, 512), (512, 512))],
+)  # fmt: skip
+def test_matmul_matches_numpy_and_restores_threads(
+    sa: tuple[int, ...], sb: tuple[int, ...]
+) -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    before = _blas_threads()
+    np.testing.assert_allclose(_blas.matmul(a, b), np.matmul(a, b), rtol=1e-12)
+    got = (lucid.tensor(a) @ lucid.tensor(b)).numpy()
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12)
+    assert _blas_threads() == before
+
+
+def test_mid_sized_products_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[int]] = []
+    real = np.matmul
+
+    def spy(a: np.ndarray, b: np.ndarray, **kw: object) -> np.ndarray:
+        seen.append(_blas_threads())
+        return real(a, b, **kw)
+
+    monkeypatch.setattr(_blas.np, "matmul", spy)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    a = np.ones((64, 400), np.float32)
+    _blas.matmul(a, np.ones((400, 120), np.float32))  # LeNet's fc1: 6 MFLOP
+    assert seen and all(n == 1 for n in seen[-1])
