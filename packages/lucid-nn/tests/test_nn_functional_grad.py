@@ -10,7 +10,7 @@ import pytest
 
 import lucid
 import lucid.nn.functional as F
-from lucid.autograd import gradcheck
+from lucid.autograd import gradcheck, gradgradcheck
 
 RNG = np.random.default_rng(0)
 
@@ -69,6 +69,18 @@ ACTIVATIONS: dict[str, Callable[[], tuple[Callable[..., Any], tuple[Any, ...]]]]
 def test_activation_gradcheck(name: str) -> None:
     fn, inputs = ACTIVATIONS[name]()
     assert gradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_double_backward(approximate: str) -> None:
+    assert gradgradcheck(lambda x: F.gelu(x, approximate=approximate), (t(2, 3, kinks=()),))
+
+
+def test_gelu_rejects_integer_input_and_unknown_approximation() -> None:
+    with pytest.raises(RuntimeError, match="gelu.*floating point input, got lucid.int64"):
+        F.gelu(lucid.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(lucid.randn(2), approximate="fast")
 
 
 def test_elu_large_inputs_have_finite_gradients() -> None:

@@ -43,6 +43,17 @@ def test_norm_layers_name_layer_and_shapes_on_bad_input() -> None:
         nn.Bilinear(3, 2, 4)(lucid.randn(5, 3), lucid.randn(5, 3))
 
 
+def test_layernorm_without_bias_has_only_a_weight() -> None:
+    ln = nn.LayerNorm(4, bias=False)
+    assert ln.bias is None and list(ln.state_dict()) == ["weight"]
+    assert repr(ln) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=False)"
+    assert repr(nn.LayerNorm(4)).endswith("elementwise_affine=True, bias=True)")
+    x = lucid.randn(3, 4)
+    with lucid.no_grad():
+        ln.weight.fill_(2.0)
+    np.testing.assert_allclose(_np(ln(x)), 2 * _np(F.layer_norm(x, (4,))), rtol=1e-5, atol=1e-6)
+
+
 def test_loss_and_index_errors() -> None:
     with pytest.raises(IndexError, match="Target 5 is out of bounds"):
         F.cross_entropy(lucid.randn(2, 5), lucid.tensor([0, 5]))

@@ -97,6 +97,11 @@ LAYERS: dict[str, Callable[[], tuple[nn.Module, Any, list[np.ndarray]]]] = {
         TN.LayerNorm(5, elementwise_affine=False),
         [arr(4, 5)],
     ),
+    "layernorm_no_bias": lambda: (
+        nn.LayerNorm(5, bias=False),
+        TN.LayerNorm(5, bias=False),
+        [arr(4, 5)],
+    ),
     "groupnorm": lambda: (nn.GroupNorm(2, 6), TN.GroupNorm(2, 6), [arr(3, 6, 4, 4)]),
     "instancenorm1d": lambda: (nn.InstanceNorm1d(3), TN.InstanceNorm1d(3), [arr(2, 3, 7)]),
     "instancenorm2d_affine_stats": lambda: (
@@ -130,6 +135,15 @@ def _with_stats(bn: Any) -> Any:
 def test_layer_parity(name: str) -> None:
     lmod, tmod, inputs = LAYERS[name]()
     check(lmod, tmod, inputs, grad_inputs=tuple(range(len(inputs))))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"bias": False}, {"elementwise_affine": False}],
+    ids=["default", "no_bias", "no_affine"],
+)
+def test_layernorm_repr_matches_torch(kw: dict[str, Any]) -> None:
+    assert repr(nn.LayerNorm((8,), **kw)) == repr(torch.nn.LayerNorm((8,), **kw))
 
 
 def test_batchnorm_running_stats_over_several_steps() -> None:

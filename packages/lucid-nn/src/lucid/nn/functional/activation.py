@@ -45,8 +45,6 @@ __all__ = [
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-_SQRT1_2 = 0.7071067811865476
-_SQRT_2_PI = 0.7978845608028654
 
 
 class _MaskedLinear(Function):
@@ -222,16 +220,12 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """``x * Phi(x)``: exact (erf) or ``approximate="tanh"`` (Hendrycks & Gimpel, 2016)."""
-    check_float("gelu", input)
-    if approximate == "none":
-        result: Tensor = input * ((input * _SQRT1_2).erf() + 1) * 0.5
-        return result
-    if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * _SQRT_2_PI
-        result = input * (inner.tanh() + 1) * 0.5
-        return result
-    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    """``x * Phi(x)``: exact (erf) or ``approximate="tanh"`` (Hendrycks & Gimpel, 2016).
+
+    One fused op (``lucid.special.gelu``): a backend may replace it with a native kernel, and
+    its backward is written in lucid ops, so double backward works.
+    """
+    return lucid.special.gelu(check_float("gelu", input), approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
