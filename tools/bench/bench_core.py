@@ -110,9 +110,10 @@ def main() -> None:
         clock = _CLOCK[clock_name]
         calls = {k: _calls_for(f) for k, f in fns.items()}
         samples: dict[str, list[float]] = {k: [] for k in fns}
-        for _ in range(args.rounds):
-            for k, f in fns.items():
-                samples[k].append(_per_call(f, calls[k], clock))
+        keys = list(fns)
+        for r in range(args.rounds):
+            for k in keys[r % len(keys) :] + keys[: r % len(keys)]:  # rotate: no fixed first
+                samples[k].append(_per_call(fns[k], calls[k], clock))
         med = {k: statistics.median(v) for k, v in samples.items()}
         for lk in [k for k in med if k.startswith("lucid")]:
             label = name if lk == "lucid" else f"{name} [{lk}]"
