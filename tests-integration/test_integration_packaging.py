@@ -171,8 +171,11 @@ class Venv:
 
 @pytest.fixture
 def venv(tmp_path: Path) -> Venv:
-    """A fresh, empty virtual environment (uv's when uv is on PATH: much faster than pip)."""
+    """A fresh, empty virtual environment: uv's where uv is on PATH (much faster), else venv +
+    pip; `LUCID_PACKAGING_INSTALLER=pip` forces the latter."""
     uv = shutil.which("uv")
+    if os.environ.get("LUCID_PACKAGING_INSTALLER", "uv") == "pip":
+        uv = None
     path = tmp_path / "venv"
     if uv:
         cmd = [uv, "venv", "-q", "--python", sys.executable, str(path)]
