@@ -16,12 +16,12 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tomllib
 
 pytestmark = [pytest.mark.packaging, pytest.mark.slow]
 
