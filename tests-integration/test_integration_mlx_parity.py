@@ -418,6 +418,18 @@ CASES: list[Case] = [
     C("linalg.cholesky", SPD(3, 3), rtol=1e-3, atol=1e-4),
     C("linalg.norm", F(3, 4)),
     C("linalg.vector_norm", F(3, 4), ord=3, dim=1),
+    C("linalg.logdet", SPD(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.matrix_exp", F(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.solve_triangular", SPD(3, 3), F(3, 2), upper=False, rtol=1e-3, atol=1e-4),
+    C(
+        lambda a, b: resolve("linalg.lstsq")(a, b).solution,
+        F(5, 3),
+        F(5, 2),
+        id="linalg.lstsq",
+        uses=("linalg.lstsq",),
+        rtol=1e-3,
+        atol=1e-4,
+    ),
     # shape and movement
     C(lambda x: x.reshape(4, 3), F(*S), id="reshape"),
     C(lambda x: x.permute(2, 0, 1), F(2, 3, 4), id="permute"),
