@@ -30,10 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd")
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--lr", type=float, default=0.05,
+                   help="learning rate; the peak one with onecycle (default 0.05)")  # fmt: skip
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=0.0)
-    p.add_argument("--scheduler", choices=SCHEDULERS, default="none")
+    p.add_argument("--scheduler", choices=SCHEDULERS, default="onecycle",
+                   help="per-step schedule (default onecycle: one LeNet-5 epoch reaches "
+                   "~98.5%%; --lr 0.01 --scheduler none: plain SGD as in PyTorch's example)")  # fmt: skip
     p.add_argument("--device", default="cpu", help="cpu, mlx, mlx:cpu, mlx:gpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")

@@ -28,10 +28,10 @@ class TrainConfig:
     epochs: int = 1
     batch_size: int = 64
     optimizer: str = "sgd"
-    lr: float = 0.01
+    lr: float = 0.05
     momentum: float = 0.9
     weight_decay: float = 0.0
-    scheduler: str = "none"
+    scheduler: str = "onecycle"
     device: str = "cpu"
     seed: int = 0
     workers: int = 0
