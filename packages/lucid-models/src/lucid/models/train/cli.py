@@ -35,8 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=0.0)
     p.add_argument("--scheduler", choices=SCHEDULERS, default="onecycle",
-                   help="per-step schedule (default onecycle: one LeNet-5 epoch reaches "
-                   "~98.5%%; --lr 0.01 --scheduler none: plain SGD as in PyTorch's example)")  # fmt: skip
+                   help="per-step schedule (default onecycle: one LeNet-5 epoch "
+                   "reaches ~98.5%%; --lr 0.01 --scheduler none is plain SGD)")  # fmt: skip
     p.add_argument("--device", default="cpu", help="cpu, mlx, mlx:cpu, mlx:gpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
