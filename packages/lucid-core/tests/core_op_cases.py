@@ -78,6 +78,15 @@ def _augmented_index(L: Any, a: Any, b: Any) -> Any:
     return y
 
 
+def _inplace_on_views(L: Any, a: Any, b: Any) -> Any:
+    h = a * 2
+    h[:, :2].abs_()  # in place on views of an intermediate: the base's graph follows
+    h[1].zero_()
+    buf = a.new_zeros(2, 3)
+    buf[0].copy_(b[1] * 3)  # a view of a tensor without grad takes one
+    return h * h + buf * h
+
+
 def _setitem(L: Any, a: Any, b: Any) -> Any:
     y = a * 1
     y[0] = b[0] * 2
@@ -263,6 +272,7 @@ CASES: list[Case] = [
     Case("inplace_chain", _inplace_chain, [(3, 4), (3, 4)], domain="away", gg=True),
     Case("inplace_unary", _inplace_unary, [(3,)]),
     Case("setitem", _setitem, [(3, 3), (3, 3)]),
+    Case("inplace_on_views", _inplace_on_views, [(2, 3), (2, 3)], domain="away", gg=True),
     Case("augmented_index", _augmented_index, [(2, 3), (2, 3)], gg=True),
     Case("masked_fill_", lambda L, a: (a * 1).masked_fill_(a > 0, 0.5), [(3, 4)]),
     Case("scatter_", lambda L, a, s: (a * 1).scatter_(1, _idx(L, [[0], [2]]), s), [(2, 3), (2, 1)]),

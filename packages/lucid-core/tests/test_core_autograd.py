@@ -592,3 +592,24 @@ def test_grad_mode_is_per_thread() -> None:
         t.join()
         assert not lucid.is_grad_enabled()
     assert seen == [True]
+
+
+def test_constant_written_in_place_cuts_the_gradient() -> None:
+    x = _leaf([1.0, 2.0])
+    y = x * 2
+    y.fill_(3.0)
+    z = x * 3
+    z.copy_(lucid.tensor([5.0, 6.0]))
+    (y.sum() + z.sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0])
+    assert y.requires_grad and y.tolist() == [3.0, 3.0]
+
+
+def test_inplace_on_an_indexed_view_updates_the_base_graph() -> None:
+    x = _leaf([[1.0, -2.0], [3.0, -4.0]])
+    h = x * 1
+    h[:, 1].abs_()  # base h's graph now includes the abs of column 1
+    h[0].zero_()
+    (h * h).sum().backward()
+    np.testing.assert_allclose(h.detach().numpy(), [[0.0, 0.0], [3.0, 4.0]])
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [6.0, -8.0]])

@@ -103,6 +103,7 @@ _FROM = {v: k for k, v in _NATIVE.items()}
 
 class RecordingBackend(Backend):
     name = "testdev"
+    views_share_memory = False  # like MLX: setitem and views make new arrays
 
     def __init__(self, device: str) -> None:
         self.device = "testdev"

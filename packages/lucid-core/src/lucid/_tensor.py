@@ -46,6 +46,7 @@ class Tensor(TensorMethods):
         "_vc",
         "_hooks",
         "_base",
+        "_view_src",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -68,6 +69,7 @@ class Tensor(TensorMethods):
         self._vc: VersionCounter | None = None  # made on first need (_counter)
         self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
+        self._view_src: Any = None  # (base, node) when made by one view op straight from base
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -84,6 +86,7 @@ class Tensor(TensorMethods):
         t._vc = None
         t._hooks = None
         t._base = None
+        t._view_src = None
         return t
 
     # -- basic properties -------------------------------------------------------------------------
@@ -412,21 +415,64 @@ class Tensor(TensorMethods):
                 f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                 f"{list(result.shape)}"
             )
+        if not result.requires_grad and grad_mode._state.enabled and self._in_graph():
+            # A constant written over a tensor in a graph: its old value gets zero gradient.
+            result = _ops.shape.Overwrite.apply(self, result)
         node = result.grad_fn
         if node is not None and node._saved:
             snapshot_saved_input(node, self)
+        rebased = self._rebase_view(result) if self._base is not None else None
         self._set_data_inplace(result._data)
+        if self._base is not None and not self._backend.views_share_memory:
+            self._write_back()
         # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
         # no_grad, where ``result`` may be the source tensor itself).
-        if result.requires_grad and grad_mode._state.enabled:
-            self.requires_grad = True
-            self.grad_fn = result.grad_fn
-            self._output_nr = result._output_nr
-            if result.grad_fn is not None:
-                # The node's saved output is now this tensor: later in-place changes of it
-                # must be caught by the version check.
-                if result._vc is not None:
-                    rebind_saved_output(result.grad_fn, result._vc, self._counter())
+        recorded = result.requires_grad and grad_mode._state.enabled
+        if recorded and result.grad_fn is not None and result._vc is not None:
+            # The node's saved output is now this tensor: later in-place changes of it must
+            # be caught by the version check.
+            rebind_saved_output(result.grad_fn, result._vc, self._counter())
+        if rebased is not None:
+            return self._adopt(rebased)
+        return self._adopt(result) if recorded else self
+
+    def _write_back(self) -> None:
+        """Put this view's new value into its base (backends whose views are copies)."""
+        src = self._view_src
+        write_back = getattr(src[1], "write_back", None) if src is not None else None
+        if write_back is None:
+            raise RuntimeError(
+                f"in-place change of a view is not supported on device '{self.device}' for "
+                "this view (only views made by one indexing, reshape or permute step); use "
+                "index assignment on the base tensor or an out-of-place op"
+            )
+        base = src[0]
+        base._data = write_back(base._data, self._data)
+
+    def _in_graph(self) -> _bool:
+        base = self._base
+        return self.requires_grad or (base is not None and base.requires_grad)
+
+    def _rebase_view(self, result: Tensor) -> Tensor | None:
+        """In-place change of an indexed view under autograd: give the base the graph of
+        ``base[index] = result`` (PyTorch's CopySlices) and return the view's new value
+        ``new_base[index]``. Other views keep their graph (see CONTRIBUTING)."""
+        base = self._base
+        assert base is not None
+        if not (grad_mode._state.enabled and (base.requires_grad or result.requires_grad)):
+            return None
+        src = self._view_src
+        rebase = getattr(src[1], "rebase", None) if src is not None else None
+        if rebase is None:
+            return None
+        new_base, new_view = rebase(base, result)
+        base._adopt(new_base)
+        return new_view  # type: ignore[no-any-return]
+
+    def _adopt(self, result: Tensor) -> Tensor:
+        self.requires_grad = True
+        self.grad_fn = result.grad_fn
+        self._output_nr = result._output_nr
         return self
 
     # -- repr --------------------------------------------------------------------------------------
@@ -697,7 +743,8 @@ class Tensor(TensorMethods):
         self._check_inplace()
         xp = self._backend.xp
         v = value.item() if isinstance(value, Tensor) else value
-        return self._set_data_inplace(xp.full(self._data.shape, v, dtype=self._data.dtype))
+        filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
+        return self._inplace_result(Tensor._make(filled, self._backend))
 
     def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
         from lucid._creation import rand

@@ -25,6 +25,10 @@ class Backend:
     # Whether ``xp.op(array, python_number)`` keeps the array's dtype for 0-d arrays too
     # (NEP 50). NumPy < 2 promotes float32 0-d arrays with Python floats to float64.
     weak_python_scalars: ClassVar[bool] = True
+    # Whether basic indexing / reshape / transpose return arrays that share memory with their
+    # source, so that writing into one changes the other (NumPy). Backends with immutable
+    # arrays (MLX) say False: in-place ops on a view then write the value back into its base.
+    views_share_memory: ClassVar[bool] = True
     device: str
     xp: Any
     kernels: dict[str, Any]

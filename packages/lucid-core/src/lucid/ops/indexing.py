@@ -67,6 +67,8 @@ def _is_mask(item: Any, backend: Any) -> bool:
 
 
 class GetItem(Function):
+    index: Any
+
     @staticmethod
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
         ctx.index, ctx.advanced, ctx.shape = index, advanced, a.shape
@@ -76,6 +78,15 @@ class GetItem(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return IndexAddInto.apply(g, ctx.shape, ctx.index, ctx.advanced), None, None
+
+    def write_back(self, base: Any, value: Any) -> Any:
+        return self.backend.setitem(self.backend.copy(base), self.index, value)
+
+    def rebase(self, base: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """After ``base[index]`` was changed in place to ``value``: the base's new value as
+        ``base[index] = value`` out of place, and the view taken again from it."""
+        new_base = IndexPut.apply(base, value, self.index)
+        return new_base, GetItem.apply(new_base, self.index, False)
 
 
 class IndexAddInto(Function):
@@ -133,6 +144,8 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
     raw = value.data if isinstance(value, Tensor) else value
     a._data = a.backend.setitem(a._data, idx, raw)
     a._counter().value += 1
+    if a._base is not None and not a.backend.views_share_memory:
+        a._write_back()
 
 
 class Gather(Function):

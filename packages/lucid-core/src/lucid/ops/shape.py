@@ -40,11 +40,15 @@ __all__ = [
 
 class Reshape(Function):
     is_view = True
+    in_shape: tuple[int, ...]
 
     @staticmethod
     def forward(ctx: Any, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
         return ctx.xp.reshape(a, shape)
+
+    def write_back(self, base: Any, value: Any) -> Any:
+        return self.xp.reshape(value, self.in_shape)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -53,6 +57,7 @@ class Reshape(Function):
 
 class Permute(Function):
     is_view = True
+    dims: tuple[int, ...]
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...]) -> Any:
@@ -61,10 +66,17 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        inverse = [0] * len(ctx.dims)
-        for i, d in enumerate(ctx.dims):
-            inverse[d] = i
-        return g.permute(tuple(inverse)), None
+        return g.permute(_inverse(ctx.dims)), None
+
+    def write_back(self, base: Any, value: Any) -> Any:
+        return self.xp.transpose(value, _inverse(self.dims))
+
+
+def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return tuple(inverse)
 
 
 class Expand(Function):
@@ -88,6 +100,18 @@ class Clone(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return g
+
+
+class Overwrite(Function):
+    """``value`` replacing ``a`` (an in-place write of a constant): ``a`` gets zero gradient."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, value: Any) -> Any:
+        return value
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g * 0, None
 
 
 class ToDevice(Function):
