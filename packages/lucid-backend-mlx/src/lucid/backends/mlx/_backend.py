@@ -27,6 +27,7 @@ class MlxBackend(Backend):
 
     name = "mlx"
     is_lazy = True
+    views_share_memory = False  # mx arrays are immutable: in-place on a view writes back
 
     def __init__(self, device: str = "mlx") -> None:
         if device not in DEVICES:
