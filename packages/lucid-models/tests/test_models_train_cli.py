@@ -119,11 +119,13 @@ def test_one_epoch_writes_metrics_checkpoints_and_plot(
 def test_resume_continues_and_matches_an_uninterrupted_run(
     mnist_small: Path, tmp_path: Path
 ) -> None:
+    """Train 1 epoch, then --resume to 2: as a 2-epoch run (constant lr: no schedule length)."""
     straight, resumed = tmp_path / "straight", tmp_path / "resumed"
-    assert _train(mnist_small, straight, "--epochs", "2", "--seed", "3") == 0
-    assert _train(mnist_small, resumed, "--epochs", "1", "--seed", "3") == 0
+    sgd = ("--scheduler", "none", "--lr", "0.02")
+    assert _train(mnist_small, straight, "--epochs", "2", "--seed", "3", *sgd) == 0
+    assert _train(mnist_small, resumed, "--epochs", "1", "--seed", "3", *sgd) == 0
     assert lucid.load(resumed / "last.safetensors")["epoch"] == 1
-    assert _train(mnist_small, resumed, "--epochs", "2", "--seed", "3", "--resume") == 0
+    assert _train(mnist_small, resumed, "--epochs", "2", "--seed", "3", *sgd, "--resume") == 0
 
     a, b = _rows(straight), _rows(resumed)
     assert [r["epoch"] for r in b] == [1, 2]
@@ -136,7 +138,7 @@ def test_resume_continues_and_matches_an_uninterrupted_run(
         np.testing.assert_array_equal(wa[k], wb[k], err_msg=k)
     # a different seed trains differently: the comparison above can fail
     other = tmp_path / "other"
-    assert _train(mnist_small, other, "--epochs", "2", "--seed", "4") == 0
+    assert _train(mnist_small, other, "--epochs", "2", "--seed", "4", *sgd) == 0
     assert _rows(other)[1]["train_loss"] != a[1]["train_loss"]
 
 
@@ -173,6 +175,17 @@ def test_ctrl_c_between_epochs_then_resume_keeps_the_schedule(
     wa, wb = _weights(straight / "last.safetensors"), _weights(stopped / "last.safetensors")
     for k in wa:
         np.testing.assert_array_equal(wa[k], wb[k], err_msg=k)
+
+
+def test_resume_refuses_to_stretch_a_schedule(
+    mnist_small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    assert _train(mnist_small, out, "--epochs", "1", "--scheduler", "onecycle") == 0
+    assert _train(mnist_small, out, "--epochs", "3", "--scheduler", "onecycle", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "schedule spans 1 epochs, not 3" in err and "--epochs 1" in err
+    assert len(_rows(out)) == 1  # nothing trained, nothing written
 
 
 def test_a_failed_save_leaves_the_old_checkpoint(

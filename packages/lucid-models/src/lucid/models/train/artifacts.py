@@ -17,6 +17,7 @@ import lucid
 class RunState:
     epoch: int = 0
     best_acc: float = 0.0
+    total_epochs: int = 0  # the run's --epochs: a per-step schedule's length depends on it
 
 
 def progress(total: int, desc: str, disabled: bool) -> Any:
@@ -44,6 +45,7 @@ def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunStat
         "scheduler": _scheduler_state(sched),
         "epoch": state.epoch,
         "best_acc": state.best_acc,
+        "total_epochs": state.total_epochs,
         "rng_state": lucid.random.get_rng_state(),
         "loader_rng": loader_rng,
     }
@@ -57,10 +59,17 @@ def _scheduler_state(sched: Any) -> Any:
 
 
 def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
-                    loader_rng: Any = None) -> RunState:  # fmt: skip
+                    loader_rng: Any = None, total_epochs: int = 0) -> RunState:  # fmt: skip
     if not path.exists():
         raise FileNotFoundError(f"--resume: no checkpoint at {path}")
     payload = lucid.load(path, map_location=device)
+    planned = payload.get("total_epochs") or 0
+    if sched is not None and planned and planned != total_epochs:
+        raise ValueError(
+            f"--resume: the checkpoint's learning-rate schedule spans {planned} epochs, not "
+            f"{total_epochs}; resume with --epochs {planned} (or start a new run in another "
+            "--output folder)"
+        )
     model.load_state_dict(payload["model"])
     opt.load_state_dict(payload["optimizer"])
     if sched is not None and payload.get("scheduler") is not None:
@@ -69,7 +78,8 @@ def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
         lucid.random.set_rng_state(payload["rng_state"])
     if loader_rng is not None and payload.get("loader_rng") is not None:
         loader_rng.set_state(payload["loader_rng"])
-    return RunState(epoch=int(payload["epoch"]), best_acc=float(payload["best_acc"]))
+    return RunState(epoch=int(payload["epoch"]), best_acc=float(payload["best_acc"]),
+                    total_epochs=total_epochs)  # fmt: skip
 
 
 def plot_metrics(metrics: Path, out: Path) -> bool:

@@ -70,3 +70,6 @@ def run(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"lucid-train: error: {exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # an inconsistent --resume
+        print(f"lucid-train: error: {exc}", file=sys.stderr)
+        return 2

@@ -148,10 +148,11 @@ def train(cfg: TrainConfig) -> int:
     opt = make_optimizer(cfg, model.parameters())
     sched = make_scheduler(cfg, opt, len(train_loader))
     cfg.output.mkdir(parents=True, exist_ok=True)
-    state = artifacts.RunState()
+    state = artifacts.RunState(total_epochs=cfg.epochs)
     if cfg.resume:
         state = artifacts.load_checkpoint(cfg.output / "last.safetensors", model, opt, sched,
-                                          cfg.device, train_loader.generator)  # fmt: skip
+                                          cfg.device, train_loader.generator,
+                                          cfg.epochs)  # fmt: skip
         print(f"resumed from epoch {state.epoch} (best test accuracy {state.best_acc:.4f})")
     n_params = sum(p.numel() for p in model.parameters())
     with blas_threads(cfg.threads, n_params) as threads:
