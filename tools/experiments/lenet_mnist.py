@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -130,6 +132,10 @@ def _row(epoch: int, tot: float, correct: int, seen: int, te_loss: float, te_cor
     }
 
 
+def _shown(path: Path) -> Path:
+    return path.relative_to(REPO) if REPO in path.resolve().parents else path
+
+
 def write_report(out: Path, lucid_rows: list[Any], torch_rows: list[Any], args: Any) -> None:
     out.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -137,9 +143,14 @@ def write_report(out: Path, lucid_rows: list[Any], torch_rows: list[Any], args: 
         "",
         f"Recipe: batch 64, SGD lr 0.01 momentum 0.9, {args.epochs} epoch(s), seed {args.seed}; "
         "each framework uses its own default initialisation; the same batch order.",
-        f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
-        f"Python {platform.python_version()}; command: `python tools/experiments/lenet_mnist.py "
-        f"--epochs {args.epochs} --out {args.out}`",
+        f"Machine: {os.cpu_count()} CPUs ({platform.machine()}), Python "
+        f"{platform.python_version()}, numpy {np.__version__}, shared with other engineers: "
+        f"`uptime` before the run: `{args.uptime}`; load averages after: "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}. Both frameworks ran with "
+        f"{args.threads} thread(s), one after the other (PyTorch first).",
+        "",
+        f"Command: `python tools/experiments/lenet_mnist.py --epochs {args.epochs} --threads "
+        f"{args.threads} --out {_shown(args.out)}`",
         "",
         "| epoch | lucid train loss | torch train loss | lucid test acc | torch test acc | "
         "lucid s/epoch | torch s/epoch | time ratio |",
@@ -193,12 +204,19 @@ def main() -> None:
     p.add_argument("--limit-batches", type=int, default=None, help="batches per epoch (smoke)")
     p.add_argument("--data-root", type=Path, default=REPO / "data" / "mnist")
     p.add_argument("--out", type=Path, default=REPO / "docs" / "experiments" / "lenet5_mnist")
-    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="threads for both (torch.set_num_threads; lucid's BLAS via threadpoolctl)",
+    )
     args = p.parse_args()
     import torch
+    from threadpoolctl import threadpool_limits
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
+    threadpool_limits(limits=args.threads, user_api="blas")
+    args.uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     data = load_mnist(args.data_root)
     torch_rows = run_torch(data, args.epochs, args.seed, args.limit_batches)
     lucid_rows = run_lucid(data, args.epochs, args.seed, args.limit_batches)

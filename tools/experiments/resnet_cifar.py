@@ -358,11 +358,11 @@ def main() -> None:
     archive = REPO.parent / "shared" / "data" / "cifar10" / "cifar-10-python.tar.gz"
     p.add_argument("--archive", type=Path, default=archive)
     p.add_argument("--parity-steps", type=int, default=50)
-    p.add_argument("--parity-batch", type=int, default=16)
-    p.add_argument("--train-subset", type=int, default=1024, help="training images used")
+    p.add_argument("--parity-batch", type=int, default=8)
+    p.add_argument("--train-subset", type=int, default=256, help="training images used")
     p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--test-subset", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--test-subset", type=int, default=500)
     p.add_argument("--threads", type=int, default=1,
                    help="threads per framework (torch.set_num_threads; lucid's BLAS)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0)
