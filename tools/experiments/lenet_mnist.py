@@ -173,6 +173,9 @@ def write_report(out: Path, lucid_rows: list[Any], torch_rows: list[Any], args: 
         f"{med:.2f}x (target at most 2x).",
         "",
         "![curves](curves.png)",
+        "",
+        "`lucid-train`'s own defaults (OneCycle, peak lr 0.05) and a profile of one training "
+        "step: [main_job.md](main_job.md).",
     ]
     (out / "README.md").write_text("\n".join(lines) + "\n")
     (out / "results.json").write_text(json.dumps({"lucid": lucid_rows, "torch": torch_rows}))
