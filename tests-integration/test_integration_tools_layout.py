@@ -46,3 +46,42 @@ def test_layout_test_file_basenames_are_unique() -> None:
             seen[path.name].append(path.relative_to(REPO_ROOT).as_posix())
     duplicates = {name: paths for name, paths in seen.items() if len(paths) > 1}
     assert not duplicates, f"test files share a basename: {duplicates}"
+
+
+def _sibling_closure(name: str, extras: list[str], projects: dict[str, dict]) -> set[str]:
+    """The package and every sibling it declares (with the given extras), transitively."""
+    found, todo = set(), [(name, extras)]
+    while todo:
+        current, wanted = todo.pop()
+        if current in found:
+            continue
+        found.add(current)
+        project = projects[current]
+        requirements = list(project.get("dependencies", []))
+        for extra in wanted:
+            requirements += project.get("optional-dependencies", {}).get(extra, [])
+        for requirement in requirements:
+            dep = requirement.split(";")[0].split("[")[0].split(">")[0].split("<")[0].strip()
+            if dep in projects:
+                todo.append((dep, []))
+    return found
+
+
+def test_layout_isolation_envs_hold_exactly_the_declared_siblings() -> None:
+    projects = {
+        p.name: tomllib.loads((p / "pyproject.toml").read_text())["project"] for p in PACKAGES
+    }
+    envs = tomllib.loads((REPO_ROOT / "hatch.toml").read_text())["envs"]
+    covered = set()
+    for env_name, env in envs.items():
+        if not env_name.startswith("iso-"):
+            continue
+        members = [m if isinstance(m, dict) else {"path": m} for m in env["workspace"]["members"]]
+        names = {Path(m["path"]).name for m in members}
+        main = members[0]
+        package = Path(main["path"]).name
+        expected = _sibling_closure(package, list(main.get("features", [])), projects)
+        assert names == expected, f"{env_name} should hold exactly {sorted(expected)}"
+        assert f"packages/{package}/tests" in env.get("scripts", {}).get("test", "")
+        covered.add(package)
+    assert covered == set(projects), f"packages without an isolation env: {set(projects) - covered}"
