@@ -163,7 +163,7 @@ class Function:
             else:
                 result = Tensor._make(out, ob)
         if ctx.is_view:
-            _share_version(args[0], result)
+            _share_version(args[0], result, ctx)
         return result
 
 
@@ -211,9 +211,11 @@ def _shape_error(cls: type, args: tuple[Any, ...], exc: Exception) -> RuntimeErr
     return RuntimeError(f"{cls.__name__}: {exc} (input shapes: {listed})")
 
 
-def _share_version(src: Any, result: Any) -> None:
+def _share_version(src: Any, result: Any, ctx: Function) -> None:
     base = src._base if src._base is not None else src
+    direct = (src, ctx) if src._base is None else None
     for t in result if type(result) is tuple else (result,):
+        t._view_src = direct
         t._vc = src._counter()
         t._base = base
 
