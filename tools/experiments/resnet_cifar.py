@@ -2,14 +2,16 @@
 
 1. Parity: PyTorch initialises the model (torchvision's ResNet-18 layout with the CIFAR stem,
    rebuilt with torch alone); the weights, BatchNorm buffers included, are exported into
-   ``lucid.models.resnet18_cifar``. Both take the same SGD steps (lr 0.01, momentum 0.9, weight
-   decay 5e-4) on the same batches in train mode, no augmentation, and record each step's loss.
+   ``lucid.models.resnet18_cifar``. Both take the same SGD steps (lr 0.002, momentum 0.9,
+   weight decay 5e-4) on the same batches in train mode, no augmentation, and record each
+   step's loss.
    PyTorch runs twice: in float32, and in float64 from the same float32 weights (the
    reference); lucid in float32.
 2. A short training run from the same initial weights and batch order: accuracy on a test
    subset, time per step (median), the time ratio lucid/PyTorch and each process's peak memory.
 
-Each framework runs in its own subprocess (peak memory is its ``ru_maxrss``).
+Each framework runs in its own subprocess (peak memory is its VmHWM: ``ru_maxrss`` after the
+exec would still hold the forked parent's high-water mark).
 
     python tools/experiments/resnet_cifar.py --out docs/experiments/resnet18_cifar10
 """
@@ -33,7 +35,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 MEAN = np.array([0.4914, 0.4822, 0.4465], np.float32).reshape(1, 3, 1, 1)
 STD = np.array([0.2470, 0.2435, 0.2616], np.float32).reshape(1, 3, 1, 1)
-RECIPE = {"lr": 0.01, "momentum": 0.9, "weight_decay": 5e-4}
+RECIPE = {"momentum": 0.9, "weight_decay": 5e-4}  # lr: --lr
 
 
 # -- the torch model (torchvision's layout, CIFAR stem) -----------------------------------------
@@ -84,7 +86,18 @@ def torch_resnet18_cifar(num_classes: int = 10) -> Any:
 
 # -- workers (one framework per process) --------------------------------------------------------
 def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    """This process's peak resident memory since its exec (VmHWM; ru_maxrss elsewhere).
+
+    ru_maxrss is not used on Linux: it keeps the high-water mark of the forked copy of the
+    parent from before the exec, so every worker would report the parent's size.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker_torch(job: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +114,7 @@ def worker_torch(job: dict[str, Any]) -> dict[str, Any]:
 
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, job["save_init"])
     model = model.to(dtype).train()
-    opt = torch.optim.SGD(model.parameters(), **RECIPE)
+    opt = torch.optim.SGD(model.parameters(), **{**RECIPE, "lr": job["lr"]})
     x_all, y_all = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
     losses, times = [], []
     for idx in data["order"].reshape(-1, job["batch"]):
@@ -138,7 +151,7 @@ def worker_lucid(job: dict[str, Any]) -> dict[str, Any]:
     model = create_model("resnet18_cifar", num_classes=10)
     model.load_state_dict(lucid.load(job["init"]))
     model.train()
-    opt = optim.SGD(model.parameters(), **RECIPE)
+    opt = optim.SGD(model.parameters(), **{**RECIPE, "lr": job["lr"]})
     losses, times = [], []
     for idx in data["order"].reshape(-1, job["batch"]):
         t0 = time.perf_counter()
@@ -207,7 +220,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     n_par = args.parity_steps * args.parity_batch
     order = rng.permutation(len(xtr))[:n_par]
     np.savez(tmp / "parity.npz", x=xtr[order], y=ytr[order], order=np.arange(n_par))
-    common = {"seed": args.seed, "threads": args.threads, "phase": "parity",
+    common = {"seed": args.seed, "threads": args.threads, "phase": "parity", "lr": args.lr,
               "batch": args.parity_batch, "data": str(tmp / "parity.npz")}  # fmt: skip
     print(f"parity: {args.parity_steps} steps at batch {args.parity_batch}", flush=True)
     p_t32 = _spawn({**common, "framework": "torch", "float64": False, "save_init": init})
@@ -226,7 +239,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     t_run = _spawn({**common, "framework": "torch", "float64": False})
     l_run = _spawn({**common, "framework": "lucid", "init": init})
     return {
-        "config": {**{k: str(v) for k, v in vars(args).items()}, "recipe": RECIPE},
+        "config": {
+            **{k: str(v) for k, v in vars(args).items()},
+            "recipe": {**RECIPE, "lr": args.lr},
+        },
         "parity": {"torch32": p_t32, "torch64": p_t64, "lucid": p_luc},
         "train": {"torch": t_run, "lucid": l_run},
         "load": os.getloadavg(),
@@ -250,7 +266,8 @@ def write_report(out: Path, res: dict[str, Any], args: argparse.Namespace, uptim
     tr = res["train"]
     med_l = float(np.median(tr["lucid"]["step_s"][1:]))
     med_t = float(np.median(tr["torch"]["step_s"][1:]))
-    cmd = (f"python tools/experiments/resnet_cifar.py --parity-steps {args.parity_steps} "
+    cmd = (f"python tools/experiments/resnet_cifar.py --lr {args.lr} "
+           f"--parity-steps {args.parity_steps} "
            f"--parity-batch {args.parity_batch} --train-subset {args.train_subset} --epochs "
            f"{args.epochs} --batch-size {args.batch_size} --test-subset {args.test_subset} "
            f"--threads {args.threads} --out {_shown(args.out)}")  # fmt: skip
@@ -258,7 +275,7 @@ def write_report(out: Path, res: dict[str, Any], args: argparse.Namespace, uptim
     lines = [
         "# ResNet-18 (CIFAR variant) on CIFAR-10: lucid vs PyTorch",
         "",
-        f"Recipe: SGD lr {RECIPE['lr']}, momentum {RECIPE['momentum']}, weight decay "
+        f"Recipe: SGD lr {args.lr}, momentum {RECIPE['momentum']}, weight decay "
         f"{RECIPE['weight_decay']}, cross-entropy, train-mode BatchNorm, no augmentation; "
         "inputs normalised per channel. PyTorch initialises the weights (torchvision's layout, "
         "3x3 stem, no max-pool); lucid loads them (BatchNorm buffers included); both see the "
@@ -306,7 +323,7 @@ def write_report(out: Path, res: dict[str, Any], args: argparse.Namespace, uptim
         f"| final train loss | {tr['lucid']['losses'][-1]:.4f} | {tr['torch']['losses'][-1]:.4f}"
         " | |",
         f"| time per step (median, s) | {med_l:.3f} | {med_t:.3f} | {med_l / med_t:.2f}x |",
-        f"| peak memory (ru_maxrss, MiB) | {tr['lucid']['peak_mib']:.0f} | "
+        f"| peak memory (VmHWM, MiB) | {tr['lucid']['peak_mib']:.0f} | "
         f"{tr['torch']['peak_mib']:.0f} | {tr['lucid']['peak_mib'] / tr['torch']['peak_mib']:.2f}x"
         " |",
         "",
@@ -357,6 +374,7 @@ def main() -> None:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     archive = REPO.parent / "shared" / "data" / "cifar10" / "cifar-10-python.tar.gz"
     p.add_argument("--archive", type=Path, default=archive)
+    p.add_argument("--lr", type=float, default=0.002, help="SGD learning rate (both phases)")
     p.add_argument("--parity-steps", type=int, default=50)
     p.add_argument("--parity-batch", type=int, default=8)
     p.add_argument("--train-subset", type=int, default=256, help="training images used")
