@@ -151,6 +151,9 @@ class PowScalar(Function):
     def forward(ctx: Any, a: Any, e: Any) -> Any:
         ctx.save_for_backward(a)
         ctx.e = e
+        if not ctx.backend.weak_python_scalars and a.ndim == 0:
+            # NumPy < 2 promotes a 0-d float32 ** Python float to float64: pin the dtype.
+            e = ctx.xp.asarray(e, dtype=a.dtype)
         return ctx.xp.power(a, e)
 
     @staticmethod
