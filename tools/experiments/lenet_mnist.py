@@ -133,7 +133,8 @@ def _row(epoch: int, tot: float, correct: int, seen: int, te_loss: float, te_cor
 
 
 def _shown(path: Path) -> Path:
-    return path.relative_to(REPO) if REPO in path.resolve().parents else path
+    full = path.resolve()
+    return full.relative_to(REPO) if REPO in full.parents else path
 
 
 def write_report(out: Path, lucid_rows: list[Any], torch_rows: list[Any], args: Any) -> None:

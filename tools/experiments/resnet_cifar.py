@@ -255,7 +255,8 @@ def _rel(a: list[float], b: list[float]) -> list[float]:
 
 
 def _shown(path: Path) -> Path:
-    return path.relative_to(REPO) if REPO in path.resolve().parents else path
+    full = path.resolve()
+    return full.relative_to(REPO) if REPO in full.parents else path
 
 
 def write_report(out: Path, res: dict[str, Any], args: argparse.Namespace, uptime: str) -> None:
@@ -393,6 +394,8 @@ def main() -> None:
         return
     uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     res = run(args)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(res, indent=1))  # first: nothing is lost
     write_report(args.out, res, args, uptime)
     print(f"report: {args.out / 'README.md'}")
 
