@@ -23,6 +23,7 @@ import numpy as np
 _TINY_FLOPS = 2 * 64**3
 # Above this many FLOPs every BLAS thread pays for itself.
 PARALLEL_FLOPS = 50e6
+_CPUS = os.cpu_count() or 1  # os.cpu_count() is a system call: once per process
 
 
 class BlasThreads:
@@ -52,7 +53,7 @@ class BlasThreads:
         libs = self.libs()
         if not libs:
             return 1
-        return max(1, min(int(min(lib.num_threads for lib in libs)), os.cpu_count() or 1))
+        return max(1, min(int(min(lib.num_threads for lib in libs)), _CPUS))
 
     @contextlib.contextmanager
     def single_blas_thread(self) -> Iterator[None]:
