@@ -46,7 +46,7 @@ from lucid.ops.softmax import log_softmax, softmax  # noqa: E402
 from lucid.ops.sorting import *  # noqa: E402, F403
 from lucid.ops.special import erf, erfc, erfinv  # noqa: E402
 
-# A literal list too (see above); tests/test_core3_exports.py checks it against the modules.
+# A literal list too (see above); tests/test_core_exports.py checks it against the modules.
 __all__ += [
     "addbmm", "addmm", "addmv", "argsort", "baddbmm", "bincount", "bmm", "bucketize",
     "cartesian_prod", "cdist", "cross", "erf", "erfc", "erfinv", "histc", "kthvalue",

@@ -1,6 +1,6 @@
 """log_softmax / softmax forward+backward: lucid vs hand-written NumPy vs PyTorch, side by side.
 
-    python tools/bench/bench_core3_softmax.py [--rounds 11]
+    python tools/bench/bench_softmax.py [--rounds 11]
 
 Shapes are what cross-entropy sees: (64, 10) (LeNet logits), (128, 1000) and (32, 32000).
 Frameworks run in interleaved rounds; the table shows median ms per forward+backward and the
