@@ -99,7 +99,7 @@ def test_without_the_plugin_mlx_device_says_pip_install(monkeypatch: pytest.Monk
     ],
 )
 def test_dtypes_map_both_ways(be: lmx.MlxBackend, dt: str) -> None:
-    d = lucid._dtype.to_dtype(dt)
+    d = lucid.dtypes.to_dtype(dt)
     t = lucid.zeros(2, dtype=d, device="mlx")
     assert t.dtype is d
     assert be.dtype_of(t.data) is d and be.dtype_from_native(be.native_dtype(d)) is d

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid import _dtype
+from lucid import dtypes
 from lucid.backends import Backend, get_backend, register_backend
 
 
@@ -97,7 +97,7 @@ class RecordingNamespace:
         return call
 
 
-_NATIVE = {d: np.dtype(d.name) for d in _dtype.ALL_DTYPES if d is not _dtype.bfloat16}
+_NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM = {v: k for k, v in _NATIVE.items()}
 
 

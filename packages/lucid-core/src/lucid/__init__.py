@@ -42,7 +42,7 @@ from lucid._creation import (  # noqa: E402
     zeros_like,
 )
 from lucid._device import device  # noqa: E402
-from lucid._dtype import (  # noqa: E402
+from lucid.dtypes import (  # noqa: E402
     bfloat16,
     complex64,
     complex128,
@@ -59,7 +59,7 @@ from lucid._dtype import (  # noqa: E402
     set_default_dtype,
     uint8,
 )
-from lucid._dtype import bool_ as bool  # noqa: E402, A001
+from lucid.dtypes import bool_ as bool  # noqa: E402, A001
 from lucid._tensor import Tensor  # noqa: E402
 from lucid.autograd import (  # noqa: E402
     enable_grad,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid.backends import Backend, get_backend
 
 
@@ -15,7 +15,7 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
     """Turn user data (Tensor, array, nested lists, scalar) into a backend array."""
     from lucid._tensor import Tensor
 
-    dt = None if dtype is None else _dtype.to_dtype(dtype)
+    dt = None if dtype is None else dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
         backend = get_backend(device) if device is not None else data.backend
         arr = data.backend.to_numpy(data.data) if backend is not data.backend else data.data
@@ -40,23 +40,23 @@ def _is_array(data: Any) -> bool:
     return hasattr(data, "shape") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
 
 
-def _infer_dtype(data: Any) -> _dtype.dtype:
+def _infer_dtype(data: Any) -> dtypes.dtype:
     """Python data: floats become the default float, ints int64, bools bool (as torch)."""
     arr = np.asarray(data)
     kind = arr.dtype.kind
     if kind == "f":
-        return _dtype.get_default_dtype()
+        return dtypes.get_default_dtype()
     if kind in "iu":
-        return _dtype.int64
+        return dtypes.int64
     if kind == "b":
-        return _dtype.bool_
+        return dtypes.bool_
     if kind == "c":
-        return _dtype.complex64
+        return dtypes.complex64
     if arr.dtype == object:
         raise TypeError(
             f"can't convert {type(data).__name__} of mixed or unknown types to a tensor"
         )
-    return _dtype.BY_NAME.get(arr.dtype.name, _dtype.get_default_dtype())
+    return dtypes.BY_NAME.get(arr.dtype.name, dtypes.get_default_dtype())
 
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
@@ -88,7 +88,7 @@ def from_numpy(arr: np.ndarray) -> Any:
 
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
-    return Tensor._make(arr, get_backend("cpu"))
+    return Tensor.from_backend_array(arr, get_backend("cpu"))
 
 
 def _shape(size: Sequence[Any]) -> tuple[int, ...]:
@@ -107,12 +107,12 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
 
     backend = get_backend(device)
     if dtype is None:
-        dt = _dtype.scalar_dtype(value) if not isinstance(value, float) else None
-        dt = dt or _dtype.get_default_dtype()
+        dt = dtypes.scalar_dtype(value) if not isinstance(value, float) else None
+        dt = dt or dtypes.get_default_dtype()
     else:
-        dt = _dtype.to_dtype(dtype)
+        dt = dtypes.to_dtype(dtype)
     arr = backend.xp.full(shape, value, dtype=backend.native_dtype(dt))
-    t = Tensor._make(arr, backend)
+    t = Tensor.from_backend_array(arr, backend)
     return t.requires_grad_(True) if rg else t
 
 
@@ -173,8 +173,8 @@ def arange(
         raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
-        dtype = _dtype.get_default_dtype() if is_float else _dtype.int64
-    dt = _dtype.to_dtype(dtype)
+        dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
+    dt = dtypes.to_dtype(dtype)
     arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -187,7 +187,7 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Any:
-    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    dt = dtypes.get_default_dtype() if dtype is None else dtype
     arr = np.linspace(float(start), float(end), int(steps))
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -195,14 +195,14 @@ def linspace(
 def logspace(
     start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None, device: Any = None
 ) -> Any:
-    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    dt = dtypes.get_default_dtype() if dtype is None else dtype
     return tensor(np.logspace(start, end, int(steps), base=base), dtype=dt, device=device)
 
 
 def eye(
     n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Any:
-    dt = _dtype.get_default_dtype() if dtype is None else dtype
+    dt = dtypes.get_default_dtype() if dtype is None else dtype
     return tensor(np.eye(n, m), dtype=dt, device=device, requires_grad=requires_grad)
 
 
@@ -212,7 +212,7 @@ def _random(
     from lucid._tensor import Tensor
 
     backend = get_backend(device)
-    dt = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{kind}\" not implemented for '{dt.name}'")
     shape = _shape(size)
@@ -220,7 +220,7 @@ def _random(
         arr = backend.random_normal(shape, dt, generator)
     else:
         arr = backend.random_uniform(shape, dt, generator)
-    t = Tensor._make(arr, backend)
+    t = Tensor.from_backend_array(arr, backend)
     return t.requires_grad_(True) if rg else t
 
 
@@ -278,9 +278,9 @@ def randint(
     elif high is None:
         low, high = 0, low
     backend = get_backend(device)
-    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     arr = backend.random_integers(int(low), int(high), _shape((size,)), dt, generator)
-    return Tensor._make(arr, backend)
+    return Tensor.from_backend_array(arr, backend)
 
 
 def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Any:

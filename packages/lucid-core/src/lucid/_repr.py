@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid import _dtype
+from lucid import dtypes
 
 PRECISION = 4
 LINEWIDTH = 80
@@ -93,7 +93,7 @@ def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> s
     return "[" + ("," + "\n" * (arr.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
-def _body(arr: np.ndarray, dt: _dtype.dtype, indent: int) -> str:
+def _body(arr: np.ndarray, dt: dtypes.dtype, indent: int) -> str:
     if arr.size == 0:
         return "[]"
     summarize = arr.size > THRESHOLD
@@ -119,14 +119,14 @@ def tensor_repr(t: Any) -> str:
     prefix = "tensor("
     arr = np.asarray(t.backend.to_numpy(t.data))
     dt = t.dtype
-    if dt is _dtype.bfloat16 or dt is _dtype.float16:
+    if dt is dtypes.bfloat16 or dt is dtypes.float16:
         arr = arr.astype(np.float32)
     suffixes = []
     if str(t.device) != "cpu":
         suffixes.append(f"device='{t.device}'")
     if arr.size == 0 and arr.ndim != 1:
         suffixes.append(f"size={tuple(arr.shape)}")
-    if dt not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool_):
+    if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
         suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name}>")

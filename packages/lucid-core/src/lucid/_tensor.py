@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._device import device as _device_cls
 from lucid._tensor_methods import TensorMethods
 from lucid.autograd import grad_mode
@@ -75,7 +75,9 @@ class Tensor(TensorMethods):
             self.requires_grad_(True)
 
     @classmethod
-    def _make(cls, data: Any, backend: Backend, requires_grad: bool = False) -> Tensor:
+    def from_backend_array(cls, data: Any, backend: Backend, requires_grad: bool = False) -> Tensor:
+        """Wrap a backend array as a Tensor without copying or checking it (for op and backend
+        code: ``data`` must already be ``backend``'s native array)."""
         t = object.__new__(Tensor)
         t._data = data
         t._backend = backend
@@ -115,7 +117,7 @@ class Tensor(TensorMethods):
         return len(self._data.shape)
 
     @property
-    def dtype(self) -> _dtype.dtype:
+    def dtype(self) -> dtypes.dtype:
         return self._backend.dtype_of(self._data)
 
     @property
@@ -196,7 +198,7 @@ class Tensor(TensorMethods):
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.category > _dtype.INT or self.numel() != 1:
+        if self.dtype.category > dtypes.INT or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
@@ -210,7 +212,7 @@ class Tensor(TensorMethods):
         return arr if dtype is None else arr.astype(dtype)
 
     def detach(self) -> Tensor:
-        t = Tensor._make(self._data, self._backend)
+        t = Tensor.from_backend_array(self._data, self._backend)
         t._vc = self._counter()
         return t
 
@@ -247,7 +249,7 @@ class Tensor(TensorMethods):
         return self.new_full(_size(size), 0, dtype, device, requires_grad)
 
     def _fresh_copy(self) -> Tensor:
-        return Tensor._make(self._backend.copy(self._data), self._backend)
+        return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
 
     def clone(self) -> Tensor:
         return _ops.clone(self)
@@ -266,7 +268,7 @@ class Tensor(TensorMethods):
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
-            elif isinstance(a, _dtype.dtype):
+            elif isinstance(a, dtypes.dtype):
                 dtype = a
             elif a is not None:
                 device = a
@@ -276,7 +278,7 @@ class Tensor(TensorMethods):
             if backend is not self._backend:
                 out = _ops.to_device(out, backend)
         if dtype is not None:
-            dtype = _dtype.to_dtype(dtype)
+            dtype = dtypes.to_dtype(dtype)
             if dtype is not out.dtype:
                 out = _ops.cast(out, dtype)
         if copy and out is self:
@@ -286,7 +288,7 @@ class Tensor(TensorMethods):
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
             return f"lucid.{self.dtype.name}"
-        return self.to(_dtype.to_dtype(dtype))
+        return self.to(dtypes.to_dtype(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
@@ -295,31 +297,31 @@ class Tensor(TensorMethods):
         return self.to("cpu")
 
     def float(self) -> Tensor:
-        return self.to(_dtype.float32)
+        return self.to(dtypes.float32)
 
     def double(self) -> Tensor:
-        return self.to(_dtype.float64)
+        return self.to(dtypes.float64)
 
     def half(self) -> Tensor:
-        return self.to(_dtype.float16)
+        return self.to(dtypes.float16)
 
     def bfloat16(self) -> Tensor:
-        return self.to(_dtype.bfloat16)
+        return self.to(dtypes.bfloat16)
 
     def long(self) -> Tensor:
-        return self.to(_dtype.int64)
+        return self.to(dtypes.int64)
 
     def int(self) -> Tensor:
-        return self.to(_dtype.int32)
+        return self.to(dtypes.int32)
 
     def short(self) -> Tensor:
-        return self.to(_dtype.int16)
+        return self.to(dtypes.int16)
 
     def bool(self) -> Tensor:
-        return self.to(_dtype.bool_)
+        return self.to(dtypes.bool_)
 
     def byte(self) -> Tensor:
-        return self.to(_dtype.uint8)
+        return self.to(dtypes.uint8)
 
     # -- autograd ----------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
@@ -329,7 +331,7 @@ class Tensor(TensorMethods):
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if requires_grad and self.dtype.category < _dtype.FLOAT:
+        if requires_grad and self.dtype.category < dtypes.FLOAT:
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients, "
                 f"got {self.dtype}"
@@ -744,7 +746,7 @@ class Tensor(TensorMethods):
         xp = self._backend.xp
         v = value.item() if isinstance(value, Tensor) else value
         filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
-        return self._inplace_result(Tensor._make(filled, self._backend))
+        return self._inplace_result(Tensor.from_backend_array(filled, self._backend))
 
     def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
         from lucid._creation import rand
@@ -811,7 +813,7 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(s) for s in size)
 
 
-def _can_cast(src: _dtype.dtype, dst: _dtype.dtype) -> bool:
+def _can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
     return src.category <= dst.category
 
 

@@ -21,7 +21,7 @@ from typing import IO, Any, Union
 
 import numpy as np
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 
@@ -92,7 +92,7 @@ def _encode(obj: Any, path: str, tensors: dict[str, Any], seen: dict[int, str]) 
         return obj if math.isfinite(obj) else {"float": repr(obj)}
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
         return _encode(obj.item(), path, tensors, seen)
-    if isinstance(obj, _dtype.dtype):
+    if isinstance(obj, dtypes.dtype):
         return {"dtype": obj.name}
     if isinstance(obj, list):
         return [_encode(v, _join(path, i), tensors, seen) for i, v in enumerate(obj)]
@@ -132,7 +132,7 @@ def _stored_array(t: Tensor) -> np.ndarray:
     name = t.dtype.name
     backend = t.backend
     if name == "bfloat16":
-        f32 = np.asarray(backend.to_numpy(backend.astype(t.data, _dtype.float32)), dtype="<f4")
+        f32 = np.asarray(backend.to_numpy(backend.astype(t.data, dtypes.float32)), dtype="<f4")
         return (f32.view("<u4") >> 16).astype("<u2")  # exact: the values came from bfloat16
     arr = np.asarray(backend.to_numpy(t.data))
     if name == "complex128":
@@ -384,7 +384,7 @@ def _pairs_to_complex(arr: np.ndarray, name: str, where: Any) -> np.ndarray:
 
 def _place(arr: np.ndarray, saved: str, map_location: MapLocation, bf16: bool) -> Tensor:
     """A tensor of ``arr`` on the device ``map_location`` picks for one saved on ``saved``."""
-    t = Tensor._make(arr, get_backend("cpu"))
+    t = Tensor.from_backend_array(arr, get_backend("cpu"))
     if callable(map_location) and not isinstance(map_location, (str, dict)):
         moved: Tensor = map_location(t, saved)
         return moved
@@ -394,15 +394,15 @@ def _place(arr: np.ndarray, saved: str, map_location: MapLocation, bf16: bool) -
         target = saved if map_location is None else str(map_location)
     backend = get_backend(target)
     if backend is not t.backend:
-        t = Tensor._make(backend.from_numpy(arr), backend)
+        t = Tensor.from_backend_array(backend.from_numpy(arr), backend)
     if bf16 and _has_bfloat16(backend):
-        t = t.to(_dtype.bfloat16)
+        t = t.to(dtypes.bfloat16)
     return t
 
 
 def _has_bfloat16(backend: Any) -> bool:
     try:
-        backend.native_dtype(_dtype.bfloat16)
+        backend.native_dtype(dtypes.bfloat16)
     except TypeError:
         return False
     return True
@@ -425,7 +425,7 @@ class _Decoder:
         if "float" in obj:
             return float(obj["float"])
         if "dtype" in obj:
-            return _dtype.to_dtype(obj["dtype"])
+            return dtypes.to_dtype(obj["dtype"])
         if "tuple" in obj:
             return tuple(self.decode(v) for v in obj["tuple"])
         if "dict" in obj:

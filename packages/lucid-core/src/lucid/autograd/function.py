@@ -159,9 +159,9 @@ class Function:
         else:
             ob = ctx.out_backend
             if type(out) is tuple:
-                result = tuple([Tensor._make(o, ob) for o in out])
+                result = tuple([Tensor.from_backend_array(o, ob) for o in out])
             else:
-                result = Tensor._make(out, ob)
+                result = Tensor.from_backend_array(out, ob)
         if ctx.is_view:
             _share_version(args[0], result, ctx)
         return result
@@ -239,7 +239,7 @@ def _record(ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], 
             edges.append(None)
     ctx._edges = edges
     ctx._impl = impl
-    make = Tensor._make
+    make = Tensor.from_backend_array
     if type(out) is not tuple:  # the common single-output case, without loops
         t = make(out, backend, True)
         if ctx._non_diff and id(out) in ctx._non_diff:
@@ -304,7 +304,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
     its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
     for i, (kind, obj, _) in enumerate(node._saved):
         if kind == 0 and obj is t:
-            copy = Tensor._make(t._backend.copy(t._data), t._backend, t.requires_grad)
+            copy = Tensor.from_backend_array(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
             node._saved[i] = (0, copy, 0)
 
@@ -330,11 +330,11 @@ def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
     if kind == 2:
         if obj is None or type(obj) in _PLAIN:
             return obj
-        return Tensor._make(obj, node.out_backend)
+        return Tensor.from_backend_array(obj, node.out_backend)
     arr, k, vc, requires_grad = obj
     if vc.value != version:
         _raise_modified(None, node, vc.value, version, k)
-    t = Tensor._make(arr, node.out_backend, requires_grad)
+    t = Tensor.from_backend_array(arr, node.out_backend, requires_grad)
     if requires_grad:
         t.grad_fn = node
         t._output_nr = k

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from lucid import _dtype
+from lucid import dtypes
 
 
 class DeviceError(RuntimeError):
@@ -34,7 +34,7 @@ class Backend:
     kernels: dict[str, Any]
 
     # -- arrays -------------------------------------------------------------------------------
-    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+    def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
         raise NotImplementedError
 
     def to_numpy(self, arr: Any) -> Any:
@@ -43,20 +43,20 @@ class Backend:
     def from_numpy(self, arr: Any) -> Any:
         return self.asarray(arr)
 
-    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+    def native_dtype(self, dtype: dtypes.dtype) -> Any:
         raise NotImplementedError
 
-    def dtype_of(self, arr: Any) -> _dtype.dtype:
+    def dtype_of(self, arr: Any) -> dtypes.dtype:
         raise NotImplementedError
 
-    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+    def dtype_from_native(self, native: Any) -> dtypes.dtype:
         raise NotImplementedError
 
     def copy(self, arr: Any) -> Any:
         """A copy that no other array shares memory with (immutable arrays may return arr)."""
         return arr
 
-    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+    def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
         return arr.astype(self.native_dtype(dtype))
 
     def evaluate(self, *arrays: Any) -> None:
@@ -102,14 +102,14 @@ class Backend:
     def manual_seed(self, seed: int) -> None:
         """Seed the backend's own RNG (if it has one)."""
 
-    def random_normal(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+    def random_normal(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
         return self.asarray(_rng(generator).standard_normal(shape), dtype)
 
-    def random_uniform(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+    def random_uniform(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
         return self.asarray(_rng(generator).random(shape), dtype)
 
     def random_integers(
-        self, low: int, high: int, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any
+        self, low: int, high: int, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any
     ) -> Any:
         return self.asarray(_rng(generator).integers(low, high, shape), dtype)
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid.backends import _blas
 from lucid.backends._base import Backend
 
-_NATIVE = {d: np.dtype(d.name) for d in _dtype.ALL_DTYPES if d is not _dtype.bfloat16}
+_NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
 
 
@@ -41,7 +41,7 @@ class NumpyBackend(Backend):
         self.xp = _XP
         self.kernels = {}
 
-    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+    def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
         if dtype is None:
             return np.asarray(data)
         return np.asarray(data, dtype=self.native_dtype(dtype))
@@ -49,17 +49,17 @@ class NumpyBackend(Backend):
     def to_numpy(self, arr: Any) -> Any:
         return np.asarray(arr)  # full reductions give numpy scalars: hand out 0-d arrays
 
-    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+    def native_dtype(self, dtype: dtypes.dtype) -> Any:
         try:
             return _NATIVE[dtype]
         except KeyError:
             raise TypeError(f"{dtype} is not supported on device 'cpu' (NumPy)") from None
 
-    def dtype_of(self, arr: Any) -> _dtype.dtype:
+    def dtype_of(self, arr: Any) -> dtypes.dtype:
         found = _FROM_NATIVE.get(arr.dtype)
         return found if found is not None else self.dtype_from_native(arr.dtype)
 
-    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+    def dtype_from_native(self, native: Any) -> dtypes.dtype:
         try:
             return _FROM_NATIVE[np.dtype(native)]
         except KeyError:
@@ -68,7 +68,7 @@ class NumpyBackend(Backend):
     def copy(self, arr: Any) -> Any:
         return np.array(arr, copy=True)
 
-    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+    def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
         return arr.astype(self.native_dtype(dtype), copy=False)
 
     def assign(self, dst: Any, src: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 
 
@@ -26,8 +26,8 @@ def check_matrix(name: str, a: Any, square: bool = True) -> Tensor:
             f"linalg.{name}: A must be batches of square matrices, but they are "
             f"{a.shape[-2]} by {a.shape[-1]} matrices"
         )
-    if a.dtype.category < _dtype.FLOAT:
-        return a.to(_dtype.get_default_dtype())
+    if a.dtype.category < dtypes.FLOAT:
+        return a.to(dtypes.get_default_dtype())
     return a
 
 

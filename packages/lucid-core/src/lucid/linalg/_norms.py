@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, normalize_dims
@@ -72,7 +72,7 @@ def vector_norm(
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(x).__name__}")
     if dtype is not None:
-        x = x.to(_dtype.to_dtype(dtype))
+        x = x.to(dtypes.to_dtype(dtype))
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
@@ -103,7 +103,7 @@ def matrix_norm(
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
                            f"dimensions, got {A.ndim}")  # fmt: skip
     if dtype is not None:
-        A = A.to(_dtype.to_dtype(dtype))
+        A = A.to(dtypes.to_dtype(dtype))
     r, c = (normalize_dim(d, A.ndim) for d in dim)
     if r == c:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different, got {dim}")

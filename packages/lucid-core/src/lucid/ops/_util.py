@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 
 Scalar = (int, float, bool, complex)
@@ -27,7 +27,7 @@ def promote(a: Any, b: Any) -> tuple[Any, Any]:
         da, db = a.dtype, b.dtype
         dims = [d for t, d in ((a, da), (b, db)) if t.ndim > 0]
         zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
-        res = _dtype.result_type(dims, zero, [])
+        res = dtypes.result_type(dims, zero, [])
         return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
     if ta:
         if isinstance(b, Scalar):
@@ -45,28 +45,28 @@ def promote(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _zero_dim(s: Any, t: Tensor) -> Tensor:
     """``s`` as a 0-d tensor of ``t``'s dtype (for backends without weak Python scalars)."""
-    return Tensor._make(t._backend.asarray(s, t.dtype), t._backend)
+    return Tensor.from_backend_array(t._backend.asarray(s, t.dtype), t._backend)
 
 
 def _with_scalar(t: Tensor, s: Any) -> Tensor:
     """``t`` cast to the result type of ``t`` with a Python number (usually ``t`` itself)."""
     category = t.dtype.category
     kind = type(s)
-    if (kind is float and category >= _dtype.FLOAT) or (kind is int and category >= _dtype.INT):
+    if (kind is float and category >= dtypes.FLOAT) or (kind is int and category >= dtypes.INT):
         return t  # the common cases: the tensor's dtype wins
     d = t.dtype
-    res = _dtype.result_type([d], [], [s])
+    res = dtypes.result_type([d], [], [s])
     return t if res is d else cast(t, res)
 
 
 def to_float(x: Any) -> Any:
     """Integer and bool tensors become the default float (for float-only functions)."""
-    if isinstance(x, Tensor) and x.dtype.category < _dtype.FLOAT:
-        return cast(x, _dtype.get_default_dtype())
+    if isinstance(x, Tensor) and x.dtype.category < dtypes.FLOAT:
+        return cast(x, dtypes.get_default_dtype())
     return x
 
 
-def cast(t: Tensor, dt: _dtype.dtype) -> Tensor:
+def cast(t: Tensor, dt: dtypes.dtype) -> Tensor:
     from lucid.ops.elementwise import cast as _cast
 
     return _cast(t, dt)

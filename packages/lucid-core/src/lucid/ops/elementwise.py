@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
@@ -250,10 +250,10 @@ class Clamp(Function):
 
 class Cast(Function):
     @staticmethod
-    def forward(ctx: Any, a: Any, dtype: _dtype.dtype) -> Any:
+    def forward(ctx: Any, a: Any, dtype: dtypes.dtype) -> Any:
         ctx.src = ctx.backend.dtype_of(a)
         out = ctx.backend.astype(a, dtype)
-        if dtype.category < _dtype.FLOAT:
+        if dtype.category < dtypes.FLOAT:
             ctx.mark_non_differentiable(out)
         return out
 
@@ -371,9 +371,9 @@ def fmod(a: Any, b: Any) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
     """``a ** b``: tensor or scalar exponent, or a scalar base with a tensor exponent."""
     if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
-        if a.dtype.category < _dtype.FLOAT and isinstance(b, float):
+        if a.dtype.category < dtypes.FLOAT and isinstance(b, float):
             a = to_float(a)
-        elif a.dtype.category < _dtype.FLOAT and not isinstance(b, complex) and b < 0:
+        elif a.dtype.category < dtypes.FLOAT and not isinstance(b, complex) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return PowScalar.apply(a, b)  # type: ignore[no-any-return]
     a, b = promote(a, b)
@@ -414,10 +414,10 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
     if not isinstance(condition, Tensor):
         ref = input if isinstance(input, Tensor) else other
         condition = as_tensor_like(condition, ref)
-    if condition.dtype is not _dtype.bool_:
-        condition = cast(condition, _dtype.bool_)
+    if condition.dtype is not dtypes.bool_:
+        condition = cast(condition, dtypes.bool_)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        input = condition.new_tensor(input, dtype=_dtype.result_type([], [], [input, other]))
+        input = condition.new_tensor(input, dtype=dtypes.result_type([], [], [input, other]))
     input, other = promote(input, other)
     return Where.apply(condition, input, other)
 
@@ -467,7 +467,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
                 min = cast(min, a.dtype)
     else:
         bound = [v for v in (min, max) if v is not None]
-        res = _dtype.result_type([a.dtype], [], bound)
+        res = dtypes.result_type([a.dtype], [], bound)
         if res is not a.dtype:
             a = cast(a, res)
     return Clamp.apply(a, min, max)  # type: ignore[no-any-return]
@@ -508,7 +508,7 @@ def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
 
 def cast(a: Tensor, dtype: Any) -> Tensor:
     """``a`` converted to ``dtype`` (differentiable between floating types)."""
-    dt = _dtype.to_dtype(dtype)
+    dt = dtypes.to_dtype(dtype)
     if a.dtype is dt:
         return a
     return Cast.apply(a, dt)  # type: ignore[no-any-return]
@@ -575,7 +575,7 @@ def isclose(
 
 def _bool(x: Any, ref: Any) -> Any:
     if isinstance(x, Tensor):
-        return x if x.dtype is _dtype.bool_ else cast(x, _dtype.bool_)
+        return x if x.dtype is dtypes.bool_ else cast(x, dtypes.bool_)
     return as_tensor_like(x, ref).bool()
 
 
@@ -600,7 +600,7 @@ def logical_not(a: Tensor) -> Tensor:
 
 
 def _check_bitwise(a: Any) -> None:
-    if isinstance(a, Tensor) and a.dtype.category >= _dtype.FLOAT:
+    if isinstance(a, Tensor) and a.dtype.category >= dtypes.FLOAT:
         raise RuntimeError(
             f"bitwise ops are only defined for integer and bool tensors, got {a.dtype}"
         )
@@ -633,7 +633,7 @@ def bitwise_xor(a: Any, b: Any) -> Tensor:
 def bitwise_not(a: Tensor) -> Tensor:
     """Elementwise ``~`` (logical not for bool tensors)."""
     _check_bitwise(a)
-    name = "logical_not" if a.dtype is _dtype.bool_ else "invert"
+    name = "logical_not" if a.dtype is dtypes.bool_ else "invert"
     return NonDiff.apply(name, a)  # type: ignore[no-any-return]
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 
@@ -16,8 +16,8 @@ __all__ = ["bincount", "cartesian_prod", "histc", "meshgrid", "tril_indices", "t
 def _index_pairs(rows: Any, cols: Any, dtype: Any, device: Any) -> Tensor:
     # Index construction, like arange: built once on the host, then moved to the device.
     backend = get_backend(device)
-    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
-    return Tensor._make(backend.asarray(np.stack([rows, cols]), dt), backend)
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
+    return Tensor.from_backend_array(backend.asarray(np.stack([rows, cols]), dt), backend)
 
 
 def triu_indices(
@@ -91,15 +91,15 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     inside = xp.logical_and(data >= lo, data <= hi)
     pos = xp.floor((data - lo) * (bins / (hi - lo)))
     idx = xp.minimum(xp.where(inside, pos, 0), bins - 1)
-    idx = backend.astype(idx, _dtype.int64)
+    idx = backend.astype(idx, dtypes.int64)
     counts = backend.index_add(xp.zeros((bins,), dtype=data.dtype), idx,
                                backend.astype(inside, input.dtype))  # fmt: skip
-    return Tensor._make(counts, backend)
+    return Tensor.from_backend_array(counts, backend)
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """Occurrences of each value of a 1-D non-negative integer tensor (or sums of ``weights``)."""
-    if input.ndim != 1 or input.dtype.category != _dtype.INT:
+    if input.ndim != 1 or input.dtype.category != dtypes.INT:
         raise RuntimeError(
             f"bincount only supports 1-d non-negative integral inputs, got a {input.ndim}-d "
             f"{input.dtype} tensor"
@@ -112,13 +112,13 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError(f"minlength should be >= 0, got {minlength}")
     length = max(int(xp.max(input.data)) + 1 if n else 0, minlength)
     if weights is None:
-        vals = xp.ones((n,), dtype=backend.native_dtype(_dtype.int64))
-        dt = _dtype.int64
+        vals = xp.ones((n,), dtype=backend.native_dtype(dtypes.int64))
+        dt = dtypes.int64
     else:
         if weights.shape != input.shape:
             raise RuntimeError(f"weights should be 1-d and have the same length as input, got "
                                f"{list(weights.shape)} for input {list(input.shape)}")  # fmt: skip
-        dt = weights.dtype if weights.dtype.is_floating_point else _dtype.float64
+        dt = weights.dtype if weights.dtype.is_floating_point else dtypes.float64
         vals = backend.astype(weights.data, dt)
     out = backend.index_add(xp.zeros((length,), dtype=backend.native_dtype(dt)), input.data, vals)
-    return Tensor._make(out, backend)
+    return Tensor.from_backend_array(out, backend)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
@@ -63,7 +63,7 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
 def _is_mask(item: Any, backend: Any) -> bool:
     if not (hasattr(item, "dtype") and hasattr(item, "shape")) or len(item.shape) == 0:
         return False
-    return backend.dtype_of(item) is _dtype.bool_
+    return backend.dtype_of(item) is dtypes.bool_
 
 
 class GetItem(Function):
@@ -192,7 +192,7 @@ class ScatterAdd(Function):
 def _index_array(index: Any, a: Tensor, name: str) -> Any:
     if not isinstance(index, Tensor):
         index = Tensor(index, device=a.device)
-    if index.dtype.category != _dtype.INT:
+    if index.dtype.category != dtypes.INT:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.backend is not a.backend:
         raise RuntimeError(
@@ -312,7 +312,7 @@ def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
     """``value`` where ``mask`` is true, ``input`` elsewhere (mask broadcasts; keeps dtype)."""
     from lucid.ops.elementwise import where
 
-    if isinstance(mask, Tensor) and mask.dtype is not _dtype.bool_:
+    if isinstance(mask, Tensor) and mask.dtype is not dtypes.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, shape_arg
@@ -111,7 +111,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 )
     res = tensors[0].dtype
     for t in tensors[1:]:
-        res = _dtype.promote_types(res, t.dtype)
+        res = dtypes.promote_types(res, t.dtype)
     tensors = [t if t.dtype is res else t.to(res) for t in tensors]
     if len(tensors) == 1:
         return tensors[0].clone()
@@ -283,7 +283,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
     # Gather from the flattened input: the gradient then scatter-adds back (reflected and
     # replicated positions accumulate) through getitem's backward.
     src = _padded_source_index(input.backend.xp, input.shape, widths, mode)
-    return input.reshape(-1)[Tensor._make(src, input.backend)]
+    return input.reshape(-1)[Tensor.from_backend_array(src, input.backend)]
 
 
 def _padded_source_index(xp: Any, shape: tuple[int, ...], widths: Any, mode: str) -> Any:

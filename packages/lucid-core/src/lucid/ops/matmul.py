@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import promote
@@ -263,6 +263,6 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     spec = _parse_einsum(equation, operands)
     res = operands[0].dtype
     for t in operands[1:]:
-        res = _dtype.promote_types(res, t.dtype)
+        res = dtypes.promote_types(res, t.dtype)
     ops = [t if t.dtype is res else t.to(res) for t in operands]
     return Einsum.apply(spec, *ops)  # type: ignore[no-any-return]

@@ -131,7 +131,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     moved = input.movedim((d1, d2), (-2, -1))
     rows, cols = _diag_index(input.shape[d1], input.shape[d2], int(offset), input.backend)
     b = input.backend
-    return moved[..., Tensor._make(rows, b), Tensor._make(cols, b)]
+    return moved[..., Tensor.from_backend_array(rows, b), Tensor.from_backend_array(cols, b)]
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002

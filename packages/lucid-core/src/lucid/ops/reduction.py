@@ -7,7 +7,7 @@ import builtins
 import math
 from typing import Any, NamedTuple
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._util import normalize_dim, normalize_dims
@@ -122,7 +122,7 @@ class ExtremeAlong(Function):
         xp = ctx.xp
         idx = (xp.argmax if largest else xp.argmin)(a, axis=dim, keepdims=True)
         values = xp.take_along_axis(a, idx, axis=dim)
-        idx = ctx.backend.astype(idx, _dtype.int64)
+        idx = ctx.backend.astype(idx, dtypes.int64)
         if not keepdim:
             values, idx = xp.squeeze(values, axis=dim), xp.squeeze(idx, axis=dim)
         ctx.save_for_backward(idx)
@@ -166,7 +166,7 @@ def _cumprod_grad_with_zeros(a: Tensor, g: Tensor, d: int) -> Tensor:
 
     n = a.shape[d]
     x = a.movedim(d, -1)
-    eye_n: Tensor = eye(n, dtype=_dtype.bool_, device=a.device)
+    eye_n: Tensor = eye(n, dtype=dtypes.bool_, device=a.device)
     m: Tensor = where(eye_n, x.new_ones(()), x.unsqueeze(-2))  # m[..., i, k] = a_k, a_i -> 1
     upper = eye_n.new_ones((n, n)).triu().to(a.dtype)  # j >= i
     terms = m.cumprod(-1) * upper * g.movedim(d, -1).unsqueeze(-2)
@@ -201,7 +201,7 @@ class BoolReduce(Function):
     def forward(ctx: Any, a: Any, name: str, dims: Any, keepdim: bool) -> Any:
         out = getattr(ctx.xp, name)(a, axis=dims, keepdims=keepdim)
         if name in ("argmax", "argmin"):
-            out = ctx.backend.astype(out, _dtype.int64)
+            out = ctx.backend.astype(out, dtypes.int64)
         ctx.mark_non_differentiable(out)
         return out
 
@@ -217,8 +217,8 @@ def sum(  # noqa: A001
     """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.category < _dtype.FLOAT:
-        input = input.to(_dtype.int64)
+    elif input.dtype.category < dtypes.FLOAT:
+        input = input.to(dtypes.int64)
     dims = normalize_dims(dim, input.ndim)
     return Sum.apply(input, dims, keepdim)  # type: ignore[no-any-return]
 
@@ -226,7 +226,7 @@ def sum(  # noqa: A001
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
     if dtype is not None:
         a = a.to(dtype)
-    if a.dtype.category < _dtype.FLOAT:
+    if a.dtype.category < dtypes.FLOAT:
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {a.dtype.name.capitalize()}"
@@ -320,8 +320,8 @@ def prod(
     """Product over ``dim`` (all elements by default)."""
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.category < _dtype.FLOAT:
-        input = input.to(_dtype.int64)
+    elif input.dtype.category < dtypes.FLOAT:
+        input = input.to(dtypes.int64)
     if dim is None:
         out: Tensor = Prod.apply(input.reshape(-1), 0, False)
         return out.reshape((1,) * input.ndim) if keepdim else out
@@ -360,7 +360,7 @@ def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> An
     d = normalize_dim(dim, a.ndim)
     _check_nonempty(name, a, (d,) if a.ndim else ())
     if a.ndim == 0:
-        return ValuesIndices(a, a.new_zeros((), dtype=_dtype.int64))
+        return ValuesIndices(a, a.new_zeros((), dtype=dtypes.int64))
     values, indices = ExtremeAlong.apply(a, d, keepdim, largest)
     return ValuesIndices(values, indices)
 
@@ -456,8 +456,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A0
     """Running sum along ``dim`` (integer inputs sum as int64)."""
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.category < _dtype.FLOAT:
-        input = input.to(_dtype.int64)
+    elif input.dtype.category < dtypes.FLOAT:
+        input = input.to(dtypes.int64)
     return Scan.apply(input, normalize_dim(dim, input.ndim), "cumsum")  # type: ignore[no-any-return]
 
 
@@ -465,8 +465,8 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A
     """Running product along ``dim``; the gradient handles zeros in the input."""
     if dtype is not None:
         input = input.to(dtype)
-    elif input.dtype.category < _dtype.FLOAT:
-        input = input.to(_dtype.int64)
+    elif input.dtype.category < dtypes.FLOAT:
+        input = input.to(dtypes.int64)
     return Scan.apply(input, normalize_dim(dim, input.ndim), "cumprod")  # type: ignore[no-any-return]
 
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 
 
-def _float_dtype(dtype: Any, *tensors: Any) -> _dtype.dtype:
+def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
     if dtype is not None:
-        dt = _dtype.to_dtype(dtype)
+        dt = dtypes.to_dtype(dtype)
     else:
         dts = [t.dtype for t in tensors if isinstance(t, Tensor) and t.dtype.is_floating_point]
-        dt = dts[0] if dts else _dtype.get_default_dtype()
+        dt = dts[0] if dts else dtypes.get_default_dtype()
     if not dt.is_floating_point:
         raise RuntimeError(f"expected a floating point dtype for sampling, got {dt}")
     return dt
@@ -74,7 +74,7 @@ def normal(
     xp = backend.xp
     z = backend.random_normal(shape, dt, generator)
     arr = xp.add(xp.multiply(z, _cast_raw(std, backend, dt)), _cast_raw(mean, backend, dt))
-    out = Tensor._make(backend.astype(arr, dt), backend)
+    out = Tensor.from_backend_array(backend.astype(arr, dt), backend)
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -86,7 +86,7 @@ def _check_std(std: Any) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
-def _cast_raw(x: Any, backend: Any, dt: _dtype.dtype) -> Any:
+def _cast_raw(x: Any, backend: Any, dt: dtypes.dtype) -> Any:
     if isinstance(x, Tensor):
         if x.backend is not backend:
             raise RuntimeError(f"expected tensors on {backend.device}, got one on {x.device}")
@@ -111,7 +111,7 @@ def uniform(
     dt = _float_dtype(dtype)
     u = backend.random_uniform(_size(size), dt, generator)
     arr = backend.xp.add(backend.xp.multiply(u, high - low), low)
-    out = Tensor._make(backend.astype(arr, dt), backend)
+    out = Tensor.from_backend_array(backend.astype(arr, dt), backend)
     return out.requires_grad_(True) if requires_grad else out
 
 
@@ -134,10 +134,10 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
             raise RuntimeError("bernoulli expects all probabilities to be in [0, 1]")
     elif not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
-    dt = input.dtype if input.dtype.is_floating_point else _dtype.get_default_dtype()
+    dt = input.dtype if input.dtype.is_floating_point else dtypes.get_default_dtype()
     u = backend.random_uniform(input.shape, dt, generator)  # (MLX has no float64 uniforms)
     out = backend.astype(xp.less(u, probs), dt if p is None else input.dtype)
-    return Tensor._make(out, backend)
+    return Tensor.from_backend_array(out, backend)
 
 
 def multinomial(
@@ -164,8 +164,8 @@ def multinomial(
         positive = w > 0
         keys = xp.where(positive, -xp.log1p(-u) / xp.where(positive, w, 1.0), float("inf"))
         idx = xp.argsort(keys, axis=-1)[:, :num_samples]
-    idx = backend.astype(idx, _dtype.int64)
-    out = Tensor._make(idx, backend)
+    idx = backend.astype(idx, dtypes.int64)
+    out = Tensor.from_backend_array(idx, backend)
     return out if input.ndim == 2 else out.reshape(num_samples)
 
 
@@ -221,7 +221,7 @@ def randperm(
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     backend = get_backend(device)
-    dt = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
+    dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     perm = (generator or default_generator).numpy_rng.permutation(int(n))
-    out = Tensor._make(backend.asarray(perm, dt), backend)
+    out = Tensor.from_backend_array(backend.asarray(perm, dt), backend)
     return out.requires_grad_(True) if requires_grad else out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
@@ -39,7 +39,7 @@ class Softmax(Function):
         if not grad_mode._state.enabled:  # plain backward: one fused array expression
             xp, gy = ctx.xp, g.data * y.data
             gx = gy - y.data * xp.sum(gy, axis=ctx.dim, keepdims=True)
-            return Tensor._make(gx, g.backend), None
+            return Tensor.from_backend_array(gx, g.backend), None
         gy = g * y
         return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
 
@@ -62,7 +62,7 @@ class LogSoftmax(Function):
         if not grad_mode._state.enabled:  # plain backward: one fused array expression
             xp = ctx.xp
             gx = g.data - xp.exp(y.data) * xp.sum(g.data, axis=ctx.dim, keepdims=True)
-            return Tensor._make(gx, g.backend), None
+            return Tensor.from_backend_array(gx, g.backend), None
         return g - y.exp() * g.sum(dim=ctx.dim, keepdim=True), None
 
 
@@ -70,7 +70,7 @@ def _prepare(name: str, x: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor,
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if dtype is not None:
-        x = x.to(_dtype.to_dtype(dtype))
+        x = x.to(dtypes.to_dtype(dtype))
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             f"{name}(): expected a floating point input (or pass dtype=), got {x.dtype}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.ops._util import normalize_dim
 from lucid.ops.reduction import ValuesIndices
@@ -22,7 +22,7 @@ __all__ = [
 
 
 def _int64(t: Tensor, arr: Any) -> Tensor:
-    return Tensor._make(t.backend.astype(arr, _dtype.int64), t.backend)
+    return Tensor.from_backend_array(t.backend.astype(arr, dtypes.int64), t.backend)
 
 
 def _stable_argsort(xp: Any, a: Any, axis: int) -> Any:
@@ -56,7 +56,7 @@ def sort(
     """``(values, indices)`` sorted along ``dim`` (always stable, so ``stable`` is accepted)."""
     _check_tensor("sort", input)
     if input.ndim == 0:
-        return ValuesIndices(input, input.new_zeros((), dtype=_dtype.int64))
+        return ValuesIndices(input, input.new_zeros((), dtype=dtypes.int64))
     d = normalize_dim(dim, input.ndim)
     idx = _int64(input, _sort_indices(input, d, descending))
     return ValuesIndices(input.gather(d, idx), idx)
@@ -119,7 +119,7 @@ def _kept(shape: tuple[int, ...], d: int) -> tuple[int, ...]:
 def _pick(a: Tensor, order: Any, d: int, pos: Any, keepdim: bool) -> ValuesIndices:
     """Entries at sorted position ``pos`` (one per slice, shaped like a keepdim reduction)."""
     xp = a.backend.xp
-    idx = _int64(a, xp.take_along_axis(order, a.backend.astype(pos, _dtype.int64), axis=d))
+    idx = _int64(a, xp.take_along_axis(order, a.backend.astype(pos, dtypes.int64), axis=d))
     values = a.gather(d, idx)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
@@ -135,7 +135,7 @@ def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool
         return _median(name, flat, 0, False, skip_nan).values
     d = normalize_dim(dim, a.ndim)
     if a.ndim == 0:
-        return ValuesIndices(a, a.new_zeros((), dtype=_dtype.int64))
+        return ValuesIndices(a, a.new_zeros((), dtype=dtypes.int64))
     xp = a.backend.xp
     n = a.shape[d]
     order = _sort_indices(a, d, False)
@@ -176,7 +176,7 @@ def unique(
     xp, backend = input.backend.xp, input.backend
     d = None if dim is None else normalize_dim(dim, input.ndim)
     vals, inverse, counts = xp.unique(input.data, return_inverse=True, return_counts=True, axis=d)
-    out = Tensor._make(vals, backend)
+    out = Tensor.from_backend_array(vals, backend)
     if not (return_inverse or return_counts):
         return out
     result = [out]
@@ -241,8 +241,8 @@ def searchsorted(
         rows_v = xp.reshape(vals.data, (-1, vals.shape[-1]))
         found = [xp.searchsorted(rows_s[i], rows_v[i], side=how) for i in range(rows_s.shape[0])]
         out = xp.reshape(xp.stack(found), vals.shape)
-    dt = _dtype.int32 if out_int32 else _dtype.int64
-    return Tensor._make(seq.backend.astype(out, dt), seq.backend)
+    dt = dtypes.int32 if out_int32 else dtypes.int64
+    return Tensor.from_backend_array(seq.backend.astype(out, dt), seq.backend)
 
 
 def bucketize(

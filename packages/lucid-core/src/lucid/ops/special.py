@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lucid import _dtype
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 
@@ -266,8 +266,8 @@ class Gelu(Function):
 def _floating(name: str, x: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    if x.dtype.category < _dtype.FLOAT:
-        return x.to(_dtype.get_default_dtype())
+    if x.dtype.category < dtypes.FLOAT:
+        return x.to(dtypes.get_default_dtype())
     if x.dtype.is_complex:
         raise RuntimeError(f"{name}(): complex input is not supported, got {x.dtype}")
     return x

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, TypeVar
 
-from lucid import Tensor, _dtype
+from lucid import Tensor, dtypes
 from lucid.autograd import no_grad
 from lucid.nn import _hooks
 from lucid.nn.parameter import Buffer, Parameter
@@ -473,13 +473,13 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def float(self: T) -> T:
-        return self._apply(lambda t: t.to(_dtype.float32) if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(dtypes.float32) if t.is_floating_point() else t)
 
     def double(self: T) -> T:
-        return self._apply(lambda t: t.to(_dtype.float64) if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(dtypes.float64) if t.is_floating_point() else t)
 
     def half(self: T) -> T:
-        return self._apply(lambda t: t.to(_dtype.float16) if t.is_floating_point() else t)
+        return self._apply(lambda t: t.to(dtypes.float16) if t.is_floating_point() else t)
 
     # -- modes and grads ----------------------------------------------------------------------
     def train(self: T, mode: bool = True) -> T:
@@ -626,12 +626,12 @@ def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     for a in args:
         if isinstance(a, Tensor):
             device, dtype = a.device, a.dtype
-        elif isinstance(a, _dtype.dtype):
+        elif isinstance(a, dtypes.dtype):
             dtype = a
         elif a is not None:
             device = a
     if dtype is not None:
-        dtype = _dtype.to_dtype(dtype)
+        dtype = dtypes.to_dtype(dtype)
     return device, dtype
 
 

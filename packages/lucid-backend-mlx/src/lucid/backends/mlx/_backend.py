@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import mlx.core as mx
-from lucid import _dtype
+from lucid import dtypes
 from lucid.backends import Backend, DeviceError
 from lucid.backends.mlx import _dtypes
 from lucid.backends.mlx._xp import MlxNumpy
@@ -58,14 +58,14 @@ class MlxBackend(Backend):
         return bool(self.mlx_device() == mx.gpu)
 
     # -- arrays ------------------------------------------------------------------------------
-    def asarray(self, data: Any, dtype: _dtype.dtype | None = None) -> Any:
+    def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
         native = None if dtype is None else self.native_dtype(dtype)
         if isinstance(data, mx.array):
             return data if native is None or data.dtype == native else data.astype(native)
         if native is None:
             if isinstance(data, np.ndarray) or np.ndim(data) > 0:
                 return self.from_numpy(np.asarray(data))
-            native = self.native_dtype(_dtype.scalar_dtype(data))
+            native = self.native_dtype(dtypes.scalar_dtype(data))
         if isinstance(data, np.ndarray) and data.dtype == np.float64 and native != mx.float64:
             data = data.astype(np.float32)  # MLX converts float64 input on the host anyway
         return mx.array(data, dtype=native)
@@ -86,7 +86,7 @@ class MlxBackend(Backend):
             arr = arr.astype(mx.float32)
         return np.array(arr)
 
-    def native_dtype(self, dtype: _dtype.dtype) -> Any:
+    def native_dtype(self, dtype: dtypes.dtype) -> Any:
         native = _dtypes.TO_MLX.get(dtype)
         if native is None:
             raise TypeError(f"{dtype} is not supported on device {self.device!r} (MLX)")
@@ -97,20 +97,20 @@ class MlxBackend(Backend):
             )
         return native
 
-    def dtype_of(self, arr: Any) -> _dtype.dtype:
+    def dtype_of(self, arr: Any) -> dtypes.dtype:
         try:
             return _dtypes.FROM_MLX[arr.dtype]
         except KeyError:
             return _dtypes.from_any(arr.dtype)
 
-    def dtype_from_native(self, native: Any) -> _dtype.dtype:
+    def dtype_from_native(self, native: Any) -> dtypes.dtype:
         return _dtypes.from_any(native)
 
     def copy(self, arr: Any) -> Any:
         # MLX data is immutable, so sharing the buffer is safe; only the object must be new.
         return mx.stop_gradient(arr)
 
-    def astype(self, arr: Any, dtype: _dtype.dtype) -> Any:
+    def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
         native = self.native_dtype(dtype)
         return arr if arr.dtype == native else arr.astype(native, stream=self.stream)
 
@@ -165,17 +165,17 @@ class MlxBackend(Backend):
         self._key, sub = mx.random.split(self._key, stream=mx.cpu)
         return sub
 
-    def random_normal(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+    def random_normal(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
         key = self._next_key(generator)
         return mx.random.normal(shape, self.native_dtype(dtype), key=key, stream=self.stream)
 
-    def random_uniform(self, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any) -> Any:
+    def random_uniform(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
         key = self._next_key(generator)
         native = self.native_dtype(dtype)
         return mx.random.uniform(0.0, 1.0, shape, native, key=key, stream=self.stream)
 
     def random_integers(
-        self, low: int, high: int, shape: tuple[int, ...], dtype: _dtype.dtype, generator: Any
+        self, low: int, high: int, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any
     ) -> Any:
         key = self._next_key(generator)
         native = self.native_dtype(dtype)

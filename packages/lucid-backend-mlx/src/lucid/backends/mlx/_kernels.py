@@ -108,7 +108,7 @@ def _to_first(a: Any) -> Any:
 
 
 def _wrap(ctx: Any, arr: Any) -> Tensor:
-    return Tensor._make(arr, ctx.backend)
+    return Tensor.from_backend_array(arr, ctx.backend)
 
 
 class _NativeConv:

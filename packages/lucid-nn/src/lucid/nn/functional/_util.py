@@ -52,7 +52,7 @@ def maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
 
 def wrap(ctx: Any, arr: Any) -> Tensor:
     """A constant Tensor around a backend array computed inside a Function."""
-    return Tensor._make(arr, ctx.backend)
+    return Tensor.from_backend_array(arr, ctx.backend)
 
 
 def check_float(name: str, x: Any) -> Tensor:

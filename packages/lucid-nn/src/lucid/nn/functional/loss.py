@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from lucid import Tensor, _dtype
+from lucid import Tensor, dtypes
 from lucid.autograd import Function
 from lucid.autograd.function import once_differentiable
 from lucid.nn.functional._util import apply_reduction, check_float, legacy_reduction, wrap
@@ -347,7 +347,7 @@ def cross_entropy(
     if target.dtype.is_floating_point:
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     _check_class_target("cross_entropy", input, target)
-    if target.dtype is _dtype.bool_ or target.dtype.is_complex:
+    if target.dtype is dtypes.bool_ or target.dtype.is_complex:
         raise RuntimeError(
             f"cross_entropy: expected target of an integer dtype, got {target.dtype}"
         )
@@ -368,7 +368,7 @@ def _check_bounds(hi: int, lo: int, c: int, name: str = "cross_entropy") -> None
 
 
 def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None:
-    if target.dtype is _dtype.bool_:
+    if target.dtype is dtypes.bool_:
         raise RuntimeError(f"{name}: expected target of an integer dtype (class indices), got Bool")
     if target.numel() == 0 or target.backend.is_lazy:
         # On a lazy backend (MLX) the bounds check would force a device-to-host sync every

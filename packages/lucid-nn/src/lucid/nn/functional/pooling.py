@@ -563,7 +563,7 @@ class _AdaptiveMax(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor, *_: Any) -> Any:
         n, c = ctx.shape[:2]
-        idx = Tensor._make(ctx.flat, g.backend).reshape(n, c, -1)
+        idx = Tensor.from_backend_array(ctx.flat, g.backend).reshape(n, c, -1)
         plane = math.prod(ctx.shape[2:])
         dx = lucid.zeros(n, c, plane, dtype=g.dtype, device=g.device)
         dx = dx.scatter_add(2, idx, g.reshape(n, c, -1))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import lucid
-from lucid import Tensor, _dtype
+from lucid import Tensor, dtypes
 from lucid.autograd import no_grad
 
 __all__ = ["embedding", "one_hot"]
@@ -13,7 +13,7 @@ def _check_indices(name: str, input: Tensor, n: int) -> None:
     if (
         not isinstance(input, Tensor)
         or input.dtype.is_floating_point
-        or input.dtype is _dtype.bool_
+        or input.dtype is dtypes.bool_
     ):
         got = input.dtype if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(f"{name}: expected indices of an integer dtype (Long, Int), got {got}")
@@ -65,7 +65,7 @@ def _renorm_rows(weight: Tensor, input: Tensor, max_norm: float, norm_type: floa
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding along a new last dim (``num_classes=-1``: max + 1)."""
-    if tensor.dtype.is_floating_point or tensor.dtype is _dtype.bool_:
+    if tensor.dtype.is_floating_point or tensor.dtype is dtypes.bool_:
         raise RuntimeError(
             f"one_hot is only applicable to index tensor of an integer dtype, got {tensor.dtype}"
         )
@@ -78,5 +78,5 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     elif tensor.numel() and int(tensor.max().item()) >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     classes = lucid.arange(num_classes, device=tensor.device)
-    result: Tensor = (tensor.unsqueeze(-1) == classes).to(_dtype.int64)
+    result: Tensor = (tensor.unsqueeze(-1) == classes).to(dtypes.int64)
     return result
