@@ -26,9 +26,9 @@ def test_matmul_matches_numpy_and_restores_threads(
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
     before = _blas_threads()
-    np.testing.assert_allclose(_blas.matmul(a, b), np.matmul(a, b), rtol=1e-12)
+    np.testing.assert_allclose(_blas.matmul(a, b), np.matmul(a, b), rtol=1e-12, atol=1e-12)
     got = (lucid.tensor(a) @ lucid.tensor(b)).numpy()
-    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12)
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12, atol=1e-12)
     assert _blas_threads() == before
 
 

@@ -323,7 +323,9 @@ def test_conv2d_padding_modes_match_numpy_pad(mode, padding):
     np_mode = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
     xp = np.pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)], mode=np_mode[mode])
     expected = ref_conv(xp, conv.weight.data, conv.bias.data, (1, 1), (0, 0), (1, 1), 1)
-    np.testing.assert_allclose(conv(lucid.tensor(x)).detach().numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(
+        conv(lucid.tensor(x)).detach().numpy(), expected, rtol=1e-10, atol=1e-12
+    )
 
 
 def test_conv_layer_default_init_statistics():
