@@ -20,6 +20,8 @@ from lucid.autograd.function import (
     snapshot_saved_input,
 )
 from lucid.backends import Backend, get_backend
+from lucid.utils.hooks import RemovableHandle
+from lucid.utils.to_args import parse_to
 
 # Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
 _bool = bool
@@ -67,7 +69,7 @@ class Tensor(TensorMethods):
         self.grad_fn: Any = None
         self._output_nr = 0
         self._vc: VersionCounter | None = None  # made on first need (_counter)
-        self._hooks: list[Callable[[Tensor], Tensor | None]] | None = None
+        self._hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self._view_src: Any = None  # (base, node) when made by one view op straight from base
         self.requires_grad = False
@@ -259,28 +261,14 @@ class Tensor(TensorMethods):
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        kwargs.pop("non_blocking", None)
-        copy = bool(kwargs.pop("copy", False))
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, dtypes.dtype):
-                dtype = a
-            elif a is not None:
-                device = a
+        device, dtype, _, copy = parse_to(*args, **kwargs)
         out = self
         if device is not None:
             backend = get_backend(str(device))
             if backend is not self._backend:
                 out = _ops.to_device(out, backend)
-        if dtype is not None:
-            dtype = dtypes.to_dtype(dtype)
-            if dtype is not out.dtype:
-                out = _ops.cast(out, dtype)
+        if dtype is not None and dtype is not out.dtype:
+            out = _ops.cast(out, dtype)
         if copy and out is self:
             out = self.clone()
         return out
@@ -354,21 +342,22 @@ class Tensor(TensorMethods):
         node = self.grad_fn
         return bool(node is not None and node._retained and self._output_nr in node._retained)
 
-    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _HookHandle:
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
             if self._hooks is None:
-                self._hooks = []
+                self._hooks = {}
             hooks = self._hooks
         else:
             node = self.grad_fn
             if node._pre_hooks is None:
                 node._pre_hooks = {}
-            hooks = node._pre_hooks.setdefault(self._output_nr, [])
-        hooks.append(hook)
-        return _HookHandle(hooks, hook)
+            hooks = node._pre_hooks.setdefault(self._output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def backward(
         self,
@@ -784,18 +773,6 @@ class Tensor(TensorMethods):
         if fn is None:
             raise AttributeError(f"'Tensor' object has no attribute {name!r}")
         return _bind(fn, self)
-
-
-class _HookHandle:
-    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
-
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self._hooks = hooks
-        self._hook = hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
 
 
 def _bind(fn: Callable[..., Any], t: Tensor) -> Callable[..., Any]:

@@ -244,7 +244,7 @@ def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
     for k, hooks in (node._pre_hooks or {}).items():
         if grads[k] is None:
             continue
-        for hook in hooks:
+        for hook in hooks.values():
             r = hook(grads[k])
             if r is not None:
                 grads[k] = r
@@ -266,7 +266,7 @@ def _add_leaf(leaf_grads: dict[int, list[Any]], leaf: Any, g: Any) -> None:
 
 def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
     for leaf, g in leaf_grads.values():
-        for hook in leaf._hooks or ():
+        for hook in (leaf._hooks or {}).values():
             r = hook(g)
             if r is not None:
                 g = r
@@ -293,7 +293,7 @@ def _captured(
             entry = leaf_grads.get(id(t))
             g = entry[1] if entry is not None else None
             if g is not None:
-                for hook in t._hooks or ():
+                for hook in (t._hooks or {}).values():
                     r = hook(g)
                     if r is not None:
                         g = r

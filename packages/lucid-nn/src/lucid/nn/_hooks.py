@@ -1,41 +1,24 @@
-"""Hook handles and the identity Functions that implement full backward hooks on Modules."""
+"""The identity Functions that implement full backward hooks on Modules."""
 
 from __future__ import annotations
 
-import itertools
-from collections import OrderedDict
 from typing import Any
 
 from lucid import Tensor
 from lucid.autograd import Function
 
-_ids = itertools.count()
 
-
-class RemovableHandle:
-    """Returned by ``register_*_hook``; ``remove()`` unregisters the hook (usable as a context)."""
-
-    def __init__(self, hooks: OrderedDict[int, Any]) -> None:
-        self.id = next(_ids)
-        self._hooks = hooks
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.remove()
-
-
-class _OutputGrads(Function):
-    """Identity on a module's outputs whose backward records ``grad_output`` for the hooks."""
+class _HookIdentity(Function):
+    """Identity on some tensors, keeping the hook state for the subclass's ``backward``."""
 
     @staticmethod
     def forward(ctx: Any, state: _BackwardHookState, *arrays: Any) -> Any:
         ctx.state = state
         return tuple(arrays)
+
+
+class _OutputGrads(_HookIdentity):
+    """Identity on a module's outputs whose backward records ``grad_output`` for the hooks."""
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
@@ -46,13 +29,8 @@ class _OutputGrads(Function):
         return (None, *grads)
 
 
-class _InputGrads(Function):
+class _InputGrads(_HookIdentity):
     """Identity on a module's inputs whose backward calls the hooks with ``grad_input``."""
-
-    @staticmethod
-    def forward(ctx: Any, state: _BackwardHookState, *arrays: Any) -> Any:
-        ctx.state = state
-        return tuple(arrays)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:

@@ -15,6 +15,8 @@ from lucid import Tensor, dtypes
 from lucid.autograd import no_grad
 from lucid.nn import _hooks
 from lucid.nn.parameter import Buffer, Parameter
+from lucid.utils.hooks import RemovableHandle
+from lucid.utils.to_args import parse_to
 
 T = TypeVar("T", bound="Module")
 
@@ -124,7 +126,7 @@ class Module:
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
-    ) -> _hooks.RemovableHandle:
+    ) -> RemovableHandle:
         """``hook(module, args) -> None or new args`` runs before ``forward``.
 
         With ``with_kwargs=True``: ``hook(module, args, kwargs) -> None or (args, kwargs)``.
@@ -133,14 +135,14 @@ class Module:
 
     def register_forward_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
-    ) -> _hooks.RemovableHandle:
+    ) -> RemovableHandle:
         """``hook(module, args, output) -> None or new output`` runs after ``forward``.
 
         With ``with_kwargs=True``: ``hook(module, args, kwargs, output)``.
         """
         return _add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
-    def register_full_backward_hook(self, hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input`` in backward.
 
         ``grad_input`` has one entry per positional tensor input that requires grad.
@@ -451,7 +453,7 @@ class Module:
 
         A dtype applies to floating point parameters and buffers only, as in PyTorch.
         """
-        device, dtype = _parse_to(args, kwargs)
+        device, dtype, _, _ = parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
@@ -553,20 +555,20 @@ def _add_hook(
     hook: Callable[..., Any],
     prepend: bool = False,
     with_kwargs: bool = False,
-) -> _hooks.RemovableHandle:
-    handle = _hooks.RemovableHandle(registry)
+) -> RemovableHandle:
+    handle = RemovableHandle(registry)
     registry[handle.id] = _WithKwargs(hook) if with_kwargs else hook
     if prepend:
         registry.move_to_end(handle.id, last=False)
     return handle
 
 
-def register_module_forward_pre_hook(hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """A forward-pre hook for every Module (``torch.nn.modules.module`` global hooks)."""
     return _add_hook(_global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook: Callable[..., Any]) -> _hooks.RemovableHandle:
+def register_module_forward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     return _add_hook(_global_forward_hooks, hook)
 
 
@@ -615,24 +617,6 @@ def _rebind(t: Tensor, new: Tensor) -> None:
     """Make ``t`` hold ``new``'s array (and backend) without changing its identity."""
     if new is not t:
         t.data = new
-
-
-def _parse_to(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, dtypes.dtype):
-            dtype = a
-        elif a is not None:
-            device = a
-    if dtype is not None:
-        dtype = dtypes.to_dtype(dtype)
-    return device, dtype
 
 
 def _addindent(text: str, spaces: int) -> str:

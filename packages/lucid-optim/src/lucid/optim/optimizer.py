@@ -23,6 +23,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "RemovableHandle"]
 
@@ -38,19 +39,6 @@ class _RequiredParameter:
 
 
 required: Any = _RequiredParameter()
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks: OrderedDict[int, Any]) -> None:
-        self._hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
 
 
 def _register(hooks: OrderedDict[int, Any], hook: Any, prepend: bool = False) -> RemovableHandle:

@@ -1,0 +1,46 @@
+"""The arguments of ``Tensor.to`` and ``Module.to``, read in one place."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import lucid._tensor as _tensor
+from lucid import dtypes
+
+__all__ = ["ToArgs", "parse_to"]
+
+
+class ToArgs(NamedTuple):
+    """What a ``to(...)`` call asked for; ``None`` where it did not say."""
+
+    device: Any
+    dtype: dtypes.dtype | None
+    non_blocking: bool
+    copy: bool
+
+
+def parse_to(*args: Any, **kwargs: Any) -> ToArgs:
+    """Read ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``.
+
+    Keywords: ``device``, ``dtype``, ``non_blocking``, ``copy``. A tensor argument gives both
+    its device and its dtype; any other non-dtype positional is the device.
+
+    >>> parse_to("cpu", lucid.float64)
+    ToArgs(device='cpu', dtype=lucid.float64, non_blocking=False, copy=False)
+    """
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
+    copy = bool(kwargs.pop("copy", False))
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, _tensor.Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, dtypes.dtype):
+            dtype = a
+        elif a is not None:
+            device = a
+    if dtype is not None:
+        dtype = dtypes.to_dtype(dtype)
+    return ToArgs(device, dtype, non_blocking, copy)
