@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+import lucid
 from lucid import Tensor
 from lucid import random as _random
 from lucid.autograd import no_grad
@@ -116,30 +117,12 @@ def trunc_normal_(
             out = np.concatenate([out, draw[(draw >= a) & (draw <= b)]])
         return _fill(tensor, out[:n])
     u = rng.uniform(2 * lo - 1, 2 * hi - 1, n)
-    return _fill(tensor, np.clip(_erfinv(u) * std * math.sqrt(2.0) + mean, a, b))
+    z = lucid.erfinv(lucid.tensor(u, dtype=lucid.float64)).numpy()
+    return _fill(tensor, np.clip(z * std * math.sqrt(2.0) + mean, a, b))
 
 
 def _norm_cdf(x: float) -> float:
     return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-
-
-def _erfinv(y: Any) -> Any:
-    """Inverse error function on host arrays (Giles' single-precision approximation)."""
-    w = -np.log((1.0 - y) * (1.0 + y))
-    ps = _poly(w - 2.5, [2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                         0.00021858087, -0.00125372503, -0.00417768164, 0.246640727,
-                         1.50140941])  # fmt: skip
-    pl = _poly(np.sqrt(np.maximum(w, 5.0)) - 3.0, [-0.000200214257, 0.000100950558,
-               0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
-               1.00167406, 2.83297682])  # fmt: skip
-    return np.where(w < 5.0, ps, pl) * y
-
-
-def _poly(w: Any, coeffs: list[float]) -> Any:
-    p = np.full_like(w, coeffs[0])
-    for c in coeffs[1:]:
-        p = p * w + c
-    return p
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -190,34 +173,27 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> 
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(
-    tensor: Tensor,
-    a: float = 0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator: Any = None,
-) -> Tensor:
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu",
+                     generator: Any = None) -> Tensor:  # fmt: skip
     """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015)."""
     if 0 in tensor.shape:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(
-    tensor: Tensor,
-    a: float = 0,
-    mode: str = "fan_in",
-    nonlinearity: str = "leaky_relu",
-    generator: Any = None,
-) -> Tensor:
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu",
+                    generator: Any = None) -> Tensor:  # fmt: skip
     """N(0, std^2) with std = gain / sqrt(fan) (He et al., 2015)."""
     if 0 in tensor.shape:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return normal_(tensor, 0.0, std, generator)
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float:
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:

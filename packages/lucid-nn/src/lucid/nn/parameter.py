@@ -9,24 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import Tensor
-from lucid._creation import _to_array
+from lucid import Tensor, as_tensor
 
 
 def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
-    """Initialise ``obj``'s Tensor slots from ``data`` without copying a Tensor's buffer."""
-    if data is None:
-        data = []
-    if isinstance(data, Tensor) and dtype is None and device is None:
-        arr, backend = data.data, data.backend
-    else:
-        if isinstance(data, Tensor):
-            data = data.detach()
-            if device is None:
-                device = data.device
-            data = data.to(device=device, dtype=dtype).data
-        arr, backend = _to_array(data, dtype, device)
-    Tensor.__init__(obj, arr, device=backend.device)
+    """Initialise ``obj``'s Tensor slots from ``data``; a Tensor's buffer is shared, not copied,
+    unless ``dtype`` or ``device`` asks for a conversion."""
+    if isinstance(data, Tensor):
+        data = data.detach()
+    source = as_tensor([] if data is None else data, dtype=dtype, device=device)
+    Tensor.__init__(obj, source.data, device=source.backend.device)
 
 
 class Parameter(Tensor):
