@@ -93,6 +93,50 @@ def test_tools_boundaries_allows_declared_siblings_and_extras(workspace: Path) -
     assert messages(workspace) == []
 
 
+@pytest.mark.parametrize(
+    ("code", "module"),
+    [
+        ("from lucid._creation import _to_array", "lucid._creation"),
+        ("import lucid._tensor", "lucid._tensor"),
+        ("from lucid import _tensor", "lucid._tensor"),
+        ("from lucid.backends import _blas", "lucid.backends._blas"),
+        ("from lucid.backends._blas import blas_threads as threads", "lucid.backends._blas"),
+        ("def lazy():\n    from lucid.autograd import _engine_planted\n    return 1",
+         "lucid.autograd._engine_planted"),
+    ],
+)  # fmt: skip
+def test_tools_boundaries_catches_private_import_from_another_package(
+    workspace: Path, code: str, module: str
+) -> None:
+    planted = plant(workspace, "lucid-nn", "lucid/nn/_planted.py", code)
+    result = subprocess.run(
+        [sys.executable, str(TOOL), "--root", str(workspace)], capture_output=True, text=True
+    )
+    assert result.returncode == 1
+    line = 1 + code.count("\n") if code.startswith("def") else 2
+    assert result.stdout.splitlines()[:-1] == [
+        f"{planted}:{line}: lucid-nn imports {module}, private to lucid-core: import a public "
+        "name instead (or give this one a public name in lucid-core)"
+    ]
+
+
+def test_tools_boundaries_catches_private_import_of_a_declared_sibling(workspace: Path) -> None:
+    plant(workspace, "lucid-models", "lucid/models/_planted.py", "from lucid.nn import _hooks")
+    assert messages(workspace) == [
+        "lucid-models imports lucid.nn._hooks, private to lucid-nn: import a public name "
+        "instead (or give this one a public name in lucid-nn)"
+    ]
+
+
+def test_tools_boundaries_allows_private_imports_within_a_package_and_dunders(
+    workspace: Path,
+) -> None:
+    plant(workspace, "lucid-nn", "lucid/nn/_planted.py", "from lucid.nn import _hooks")
+    plant(workspace, "lucid-core", "lucid/_planted.py", "from lucid._creation import _to_array")
+    plant(workspace, "lucid-optim", "lucid/optim/_planted.py", "from lucid import __version__")
+    assert messages(workspace) == []
+
+
 def test_tools_boundaries_core_init_must_not_import_optional_subpackage(workspace: Path) -> None:
     plant(workspace, "lucid-core", "lucid/__init__.py", "from lucid import nn")
     found = messages(workspace)
@@ -115,9 +159,10 @@ def test_tools_boundaries_core_imports_no_sibling_anywhere(workspace: Path) -> N
     assert found and "lucid-core imports lucid.optim" in found[0]
 
 
-def test_tools_boundaries_only_core_ships_the_namespace_init(workspace: Path) -> None:
-    plant(workspace, "lucid-nn", "lucid/__init__.py", "")
-    assert any("lucid-nn ships lucid/__init__.py" in m for m in messages(workspace))
+@pytest.mark.parametrize("init", ["lucid/__init__.py", "lucid/utils/__init__.py"])
+def test_tools_boundaries_only_core_ships_the_namespace_init(workspace: Path, init: str) -> None:
+    plant(workspace, "lucid-data", init, "")
+    assert any(f"lucid-data ships {init}" in m for m in messages(workspace))
 
 
 def test_tools_boundaries_unknown_lucid_module_is_reported(workspace: Path) -> None:

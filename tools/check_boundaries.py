@@ -5,9 +5,12 @@ Reads every package's `src/` with `ast` (nothing is imported or installed) and c
 1. each import of a `lucid.<sub>` module shipped by another distribution is declared in the
    importer's pyproject (`dependencies` or an extra), and no module imports a `lucid.<sub>` that
    no package ships;
-2. `lucid/__init__.py` and `lucid/backends/__init__.py` (lucid-core) import only what lucid-core
-   ships, and only lucid-core ships those two files;
-3. sibling dependencies are version ranges, never paths or URLs.
+2. no module imports a private module or name (`lucid._x`, `lucid.backends._blas`: any dotted
+   part that starts with `_`) shipped by another distribution; within one distribution private
+   imports are fine;
+3. the namespace `__init__.py` files of lucid-core (`lucid/`, `lucid/backends/`, `lucid/utils/`)
+   import only what lucid-core ships, and only lucid-core ships them;
+4. sibling dependencies are version ranges, never paths or URLs.
 
 Usage: python tools/check_boundaries.py [--root REPO]   (exit 1 and one line per violation)
 """
@@ -24,7 +27,7 @@ from pathlib import Path
 from _workspace import Package, load_packages, owner_of, requirement_name
 
 CORE = "lucid-core"
-NAMESPACE_INITS = ("lucid/__init__.py", "lucid/backends/__init__.py")
+NAMESPACE_INITS = ("lucid/__init__.py", "lucid/backends/__init__.py", "lucid/utils/__init__.py")
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,30 @@ def check_file(
             )
 
 
+def is_private(module: str) -> bool:
+    """Whether a dotted path has a `_`-prefixed part (dunders such as `__version__` are public)."""
+    return any(p.startswith("_") and not p.endswith("__") for p in module.split("."))
+
+
+def check_private(
+    path: Path, imports: list[Import], package: Package, packages: dict[str, Package]
+) -> Iterator[Violation]:
+    reported: set[tuple[int, str]] = set()
+    for imp in imports:
+        owner = owner_of(imp.module, packages)
+        if owner is None or owner.name == package.name or not is_private(imp.module):
+            continue
+        if (imp.line, imp.module.rsplit(".", 1)[0]) in reported:
+            continue  # `from lucid._x import y`: lucid._x is reported, not each name again
+        reported.add((imp.line, imp.module))
+        yield Violation(
+            path,
+            imp.line,
+            f"{package.name} imports {imp.module}, private to {owner.name}: import a public "
+            f"name instead (or give this one a public name in {owner.name})",
+        )
+
+
 def check_unknown(
     path: Path, imports: list[Import], package: Package, packages: dict[str, Package]
 ) -> Iterator[Violation]:
@@ -170,6 +197,7 @@ def check(root: Path) -> tuple[list[Violation], int]:
             files += 1
             imports = [i for i in imports_of(path, package.src) if i.module.startswith("lucid")]
             violations += check_file(path, imports, package, packages)
+            violations += check_private(path, imports, package, packages)
             violations += check_unknown(path, imports, package, packages)
     return violations, files
 
