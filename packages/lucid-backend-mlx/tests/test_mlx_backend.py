@@ -66,7 +66,7 @@ def test_to_moves_data_and_gradients_flow_back_across_devices() -> None:
     assert y.device == "mlx" and isinstance(y.data, mx.array)
     (y * y).sum().backward()
     assert x.grad is not None and x.grad.device == "cpu"
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0], rtol=1e-7, atol=1e-7)
     back = y.detach().to("cpu")
     assert isinstance(back.data, np.ndarray) and back.tolist() == [1.0, 2.0, 3.0]
 

@@ -18,14 +18,14 @@ def _leaf(values: list[float] | np.ndarray) -> lucid.Tensor:
 def test_tensor_used_twice_in_one_op() -> None:
     x = _leaf([1.0, -2.0, 3.0])
     (x * x).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, -4.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, -4.0, 6.0], rtol=1e-10, atol=1e-12)
 
 
 def test_intermediate_used_twice() -> None:
     x = _leaf([1.0, 2.0])
     y = x * 3
     (y + y).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0], rtol=1e-10, atol=1e-12)
 
 
 def test_diamond_graph_runs_each_node_once() -> None:
@@ -46,13 +46,15 @@ def test_diamond_graph_runs_each_node_once() -> None:
     (y.sin() + y.cos() + y * y).sum().backward()
     assert len(calls) == 1
     yv = 2 * np.array([1.0, 2.0])
-    np.testing.assert_allclose(x.grad.numpy(), 2 * (np.cos(yv) - np.sin(yv) + 2 * yv))
+    np.testing.assert_allclose(
+        x.grad.numpy(), 2 * (np.cos(yv) - np.sin(yv) + 2 * yv), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_duplicate_advanced_indices_accumulate() -> None:
     a = _leaf(np.arange(5.0))
     a[[0, 0, 1]].sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), [2.0, 1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(a.grad.numpy(), [2.0, 1.0, 0.0, 0.0, 0.0], rtol=1e-10, atol=1e-12)
 
 
 def test_broadcast_gradients_are_reduced_to_operand_shapes() -> None:
@@ -61,8 +63,8 @@ def test_broadcast_gradients_are_reduced_to_operand_shapes() -> None:
     c = _leaf(2.0)
     (a * b * c).sum().backward()
     assert a.grad.shape == (3, 1) and b.grad.shape == (4,) and c.grad.shape == ()
-    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 8.0))
-    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 6.0))
+    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 8.0), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 6.0), rtol=1e-10, atol=1e-12)
     assert c.grad.item() == 12.0
 
 
@@ -89,11 +91,11 @@ def test_inplace_on_intermediate_keeps_gradient_right() -> None:
     y.mul_(3)
     y.add_(x)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 4.0], rtol=1e-10, atol=1e-12)
     z = (x * 1).exp_()
     x.grad = None
     z.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]), rtol=1e-10, atol=1e-12)
 
 
 def test_inplace_on_adopted_output_is_caught() -> None:
@@ -117,7 +119,7 @@ def test_retain_graph_allows_second_backward_and_accumulates() -> None:
     y = (x * x).sum()
     y.backward(retain_graph=True)
     y.backward()
-    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0], rtol=1e-10, atol=1e-12)
 
 
 def test_non_scalar_backward_needs_gradient() -> None:
@@ -126,7 +128,7 @@ def test_non_scalar_backward_needs_gradient() -> None:
     with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
         y.backward()
     y.backward(lucid.tensor([1.0, 10.0], dtype=lucid.float64))
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0], rtol=1e-10, atol=1e-12)
 
 
 def test_backward_gradient_shape_mismatch_raises() -> None:
@@ -146,7 +148,7 @@ def test_ten_thousand_op_chain() -> None:
     for _ in range(10_000):
         y = y * 1.0001
     y.sum().backward()
-    assert x.grad.item() == pytest.approx(1.0001**10_000, rel=1e-9)
+    assert x.grad.item() == pytest.approx(1.0001**10_000, rel=1e-9, abs=1e-12)
 
 
 def test_deep_chain_double_backward() -> None:
@@ -162,7 +164,7 @@ def test_deep_chain_double_backward() -> None:
     (gg,) = lucid.autograd.grad(g.sum(), x)
     h = 1e-5
     numeric = (first_derivative(0.5 + h, False)[1] - first_derivative(0.5 - h, False)[1]) / (2 * h)
-    assert gg.item() == pytest.approx(numeric.item(), rel=1e-5)
+    assert gg.item() == pytest.approx(numeric.item(), rel=1e-5, abs=1e-12)
 
 
 # -- leaves, requires_grad, grad_fn ----------------------------------------------------------------
@@ -207,19 +209,19 @@ def test_hook_can_replace_the_gradient() -> None:
     seen = []
     x.register_hook(lambda g: seen.append(g.numpy().copy()))
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0])
-    np.testing.assert_allclose(seen[0], [20.0, 20.0])
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(seen[0], [20.0, 20.0], rtol=1e-10, atol=1e-12)
 
 
 def test_leaf_hook_replaces_accumulated_value_and_can_be_removed() -> None:
     x = _leaf([1.0, 2.0])
     handle = x.register_hook(lambda g: g * 0 + 7)
     (x * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [7.0, 7.0])
+    np.testing.assert_allclose(x.grad.numpy(), [7.0, 7.0], rtol=1e-10, atol=1e-12)
     handle.remove()
     x.grad = None
     (x * 3).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0], rtol=1e-10, atol=1e-12)
 
 
 def test_retain_grad() -> None:
@@ -229,7 +231,7 @@ def test_retain_grad() -> None:
     y.retain_grad()
     (y * y + z).sum().backward()
     assert y.retains_grad and not z.retains_grad
-    np.testing.assert_allclose(y.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(y.grad.numpy(), [6.0, 12.0], rtol=1e-10, atol=1e-12)
     assert z.grad is None
 
 
@@ -291,7 +293,7 @@ def test_autograd_grad_returns_without_accumulating() -> None:
     x = _leaf([1.0, 2.0])
     w = _leaf([3.0, 4.0])
     (gx,) = lucid.autograd.grad((x * w).sum(), x)
-    np.testing.assert_allclose(gx.numpy(), [3.0, 4.0])
+    np.testing.assert_allclose(gx.numpy(), [3.0, 4.0], rtol=1e-10, atol=1e-12)
     assert x.grad is None and w.grad is None
 
 
@@ -307,7 +309,7 @@ def test_autograd_grad_with_respect_to_intermediate() -> None:
     x = _leaf([1.0, 2.0])
     y = x * x
     (gy,) = lucid.autograd.grad((y * 3).sum(), y)
-    np.testing.assert_allclose(gy.numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(gy.numpy(), [3.0, 3.0], rtol=1e-10, atol=1e-12)
 
 
 def test_hessian_vector_product_hand_derived() -> None:
@@ -316,10 +318,10 @@ def test_hessian_vector_product_hand_derived() -> None:
     v = lucid.tensor([0.5, -1.0], dtype=lucid.float64)
     f = (x**3).sum() + x[0] * x[1]
     (g,) = lucid.autograd.grad(f, x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), [3 * 1 + 2, 3 * 4 + 1])
+    np.testing.assert_allclose(g.detach().numpy(), [3 * 1 + 2, 3 * 4 + 1], rtol=1e-10, atol=1e-12)
     (hv,) = lucid.autograd.grad((g * v).sum(), x)
     hess = np.array([[6.0, 1.0], [1.0, 12.0]])
-    np.testing.assert_allclose(hv.numpy(), hess @ np.array([0.5, -1.0]))
+    np.testing.assert_allclose(hv.numpy(), hess @ np.array([0.5, -1.0]), rtol=1e-10, atol=1e-12)
 
 
 def test_gradient_penalty_hand_derived() -> None:
@@ -332,8 +334,8 @@ def test_gradient_penalty_hand_derived() -> None:
     penalty = ((gx.norm(dim=1) - 1) ** 2).mean()
     penalty.backward()
     nw = np.linalg.norm(w_np)
-    assert penalty.item() == pytest.approx((nw - 1) ** 2)
-    np.testing.assert_allclose(w.grad.numpy(), 2 * (nw - 1) * w_np / nw)
+    assert penalty.item() == pytest.approx((nw - 1) ** 2, rel=1e-6, abs=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), 2 * (nw - 1) * w_np / nw, rtol=1e-10, atol=1e-12)
 
 
 def test_backward_create_graph_gives_differentiable_grad() -> None:
@@ -342,7 +344,7 @@ def test_backward_create_graph_gives_differentiable_grad() -> None:
     g = x.grad
     assert g is not None and g.requires_grad
     (gg,) = lucid.autograd.grad(g.sum(), x)
-    assert gg.item() == pytest.approx(12.0)
+    assert gg.item() == pytest.approx(12.0, rel=1e-6, abs=1e-12)
 
 
 # -- custom Function -------------------------------------------------------------------------------
@@ -363,7 +365,7 @@ def test_custom_function_needs_input_grad_and_saved_tensors() -> None:
     a = _leaf([1.0, 2.0])
     b = lucid.tensor([3.0, 4.0], dtype=lucid.float64)
     ScaledMul.apply(a, b, 2.0).sum().backward()
-    np.testing.assert_allclose(a.grad.numpy(), [6.0, 8.0])
+    np.testing.assert_allclose(a.grad.numpy(), [6.0, 8.0], rtol=1e-10, atol=1e-12)
 
 
 def test_once_differentiable_refuses_double_backward() -> None:
@@ -395,7 +397,7 @@ def test_inplace_on_leaf_requiring_grad_raises_outside_no_grad() -> None:
         w.add_(1)
     with lucid.no_grad():
         w.add_(1)
-    np.testing.assert_allclose(w.detach().numpy(), [2.0, 3.0])
+    np.testing.assert_allclose(w.detach().numpy(), [2.0, 3.0], rtol=1e-10, atol=1e-12)
 
 
 def test_inplace_ops_values_and_version_bumps() -> None:
@@ -421,7 +423,7 @@ def test_inplace_ops_values_and_version_bumps() -> None:
         before = t._version
         assert op(t) is t
         assert t._version == before + 1, f"op {i} did not bump the version"
-        np.testing.assert_allclose(t.numpy(), expected, rtol=1e-6, err_msg=f"op {i}")
+        np.testing.assert_allclose(t.numpy(), expected, rtol=1e-6, err_msg=f"op {i}", atol=1e-6)
     assert id(t) == ident and t.dtype is lucid.float32
 
 
@@ -434,7 +436,7 @@ def test_augmented_assignment_is_inplace() -> None:
     t -= 1
     t /= 2
     assert t.data is data and t._version == v + 4
-    np.testing.assert_allclose(t.numpy(), [2.5, 4.0])
+    np.testing.assert_allclose(t.numpy(), [2.5, 4.0], rtol=1e-7, atol=1e-7)
 
 
 def test_inplace_keeps_dtype_and_refuses_unsafe_cast() -> None:
@@ -456,7 +458,7 @@ def test_inplace_writes_through_shared_buffer() -> None:
     t = lucid.zeros(3)
     d = t.detach()
     t.add_(1)
-    np.testing.assert_allclose(d.numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(d.numpy(), [1.0, 1.0, 1.0], rtol=1e-7, atol=1e-7)
     assert d._version == t._version
 
 
@@ -464,12 +466,12 @@ def test_setitem_on_plain_tensor_and_on_graph() -> None:
     t = lucid.zeros(4)
     t[1:3] = 5.0
     t[lucid.tensor([0])] = lucid.tensor([2.0])
-    np.testing.assert_allclose(t.numpy(), [2.0, 5.0, 5.0, 0.0])
+    np.testing.assert_allclose(t.numpy(), [2.0, 5.0, 5.0, 0.0], rtol=1e-7, atol=1e-7)
     x = _leaf([1.0, 2.0, 3.0])
     y = x * 1
     y[0] = x[2] * 10
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.0, 11.0])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.0, 11.0], rtol=1e-10, atol=1e-12)
 
 
 def test_device_mismatch_error_is_clear() -> None:
@@ -497,7 +499,7 @@ def test_inplace_on_a_view_of_a_leaf_requiring_grad_raises() -> None:
     with lucid.no_grad():
         w[0].add_(1)
         w.view(2, 1).mul_(2)
-    np.testing.assert_allclose(w.detach().numpy(), [4.0, 4.0])
+    np.testing.assert_allclose(w.detach().numpy(), [4.0, 4.0], rtol=1e-10, atol=1e-12)
     assert w._version == 2
 
 
@@ -525,41 +527,43 @@ def test_autograd_grad_runs_only_the_nodes_it_needs() -> None:
     y = Upstream.apply(x)
     z = y.exp()
     (gy,) = lucid.autograd.grad(z.sum(), y, retain_graph=True)
-    np.testing.assert_allclose(gy.numpy(), np.exp([2.0, 4.0]))
+    np.testing.assert_allclose(gy.numpy(), np.exp([2.0, 4.0]), rtol=1e-10, atol=1e-12)
     assert calls == []  # nothing upstream of y ran
     (gx,) = lucid.autograd.grad(z.sum(), x)
     assert calls == [1]
-    np.testing.assert_allclose(gx.numpy(), 2 * np.exp([2.0, 4.0]))
+    np.testing.assert_allclose(gx.numpy(), 2 * np.exp([2.0, 4.0]), rtol=1e-10, atol=1e-12)
 
 
 # -- gradients at ties and kinks (PyTorch's conventions) -------
 def test_max_without_dim_splits_ties_evenly() -> None:
     x = _leaf([1.0, 3.0, 3.0])
     x.max().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.5])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.5], rtol=1e-10, atol=1e-12)
     y = _leaf([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
     lucid.amax(y, dim=1).sum().backward()
-    np.testing.assert_allclose(y.grad.numpy(), [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]])
+    np.testing.assert_allclose(
+        y.grad.numpy(), [[0.0, 0.5, 0.5], [0.5, 0.5, 0.0]], rtol=1e-10, atol=1e-12
+    )
 
 
 def test_max_with_dim_sends_the_gradient_to_the_returned_index() -> None:
     x = _leaf([[1.0, 3.0, 3.0]])
     values, indices = lucid.max(x, dim=1)
     values.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 1.0, 0.0]])
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 1.0, 0.0]], rtol=1e-10, atol=1e-12)
     assert indices.tolist() == [1]
 
 
 def test_gradients_at_kinks() -> None:
     x = _leaf([0.0, 0.0, 0.0])
     (lucid.relu(x).sum() + lucid.abs(x).sum() + x.norm()).backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 0.0], rtol=1e-10, atol=1e-12)
     m = _leaf([1.0, 2.0])
     lucid.maximum(m, lucid.tensor([1.0, 0.0], dtype=lucid.float64)).sum().backward()
-    np.testing.assert_allclose(m.grad.numpy(), [0.5, 1.0])
+    np.testing.assert_allclose(m.grad.numpy(), [0.5, 1.0], rtol=1e-10, atol=1e-12)
     c = _leaf([0.0, 1.0, 2.0])
     c.clamp(0.0, 1.0).sum().backward()
-    np.testing.assert_allclose(c.grad.numpy(), [1.0, 1.0, 0.0])
+    np.testing.assert_allclose(c.grad.numpy(), [1.0, 1.0, 0.0], rtol=1e-10, atol=1e-12)
 
 
 def test_autograd_backward_with_several_roots_and_inputs() -> None:
@@ -567,7 +571,7 @@ def test_autograd_backward_with_several_roots_and_inputs() -> None:
     w = _leaf([3.0])
     a, b = (x * w).sum(), (x * x).sum()
     lucid.autograd.backward([a, b], [lucid.tensor(1.0, dtype=lucid.float64), None])
-    np.testing.assert_allclose(x.grad.numpy(), [3.0 + 2.0, 3.0 + 4.0])
+    np.testing.assert_allclose(x.grad.numpy(), [3.0 + 2.0, 3.0 + 4.0], rtol=1e-10, atol=1e-12)
     assert w.grad.item() == 3.0
     x.grad = w.grad = None
     (x * w).sum().backward(inputs=[w])
@@ -579,7 +583,7 @@ def test_grad_outputs_weight_the_vector_jacobian_product() -> None:
     y = x * x
     v = lucid.tensor([1.0, 0.0, -1.0], dtype=lucid.float64)
     (g,) = lucid.autograd.grad(y, x, grad_outputs=v)
-    np.testing.assert_allclose(g.numpy(), [2.0, 0.0, -6.0])
+    np.testing.assert_allclose(g.numpy(), [2.0, 0.0, -6.0], rtol=1e-10, atol=1e-12)
 
 
 def test_grad_mode_is_per_thread() -> None:
@@ -601,7 +605,7 @@ def test_constant_written_in_place_cuts_the_gradient() -> None:
     z = x * 3
     z.copy_(lucid.tensor([5.0, 6.0]))
     (y.sum() + z.sum()).backward()
-    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0], rtol=1e-10, atol=1e-12)
     assert y.requires_grad and y.tolist() == [3.0, 3.0]
 
 
@@ -611,5 +615,5 @@ def test_inplace_on_an_indexed_view_updates_the_base_graph() -> None:
     h[:, 1].abs_()  # base h's graph now includes the abs of column 1
     h[0].zero_()
     (h * h).sum().backward()
-    np.testing.assert_allclose(h.detach().numpy(), [[0.0, 0.0], [3.0, 4.0]])
-    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [6.0, -8.0]])
+    np.testing.assert_allclose(h.detach().numpy(), [[0.0, 0.0], [3.0, 4.0]], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [6.0, -8.0]], rtol=1e-10, atol=1e-12)

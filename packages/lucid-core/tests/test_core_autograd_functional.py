@@ -39,7 +39,7 @@ def test_hessian_of_a_quadratic_form() -> None:
     a = lucid.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=D)
     x = lucid.tensor([1.0, -1.0], dtype=D)
     hess = F.hessian(lambda v: 0.5 * (v @ a @ v), x)
-    np.testing.assert_allclose(hess.numpy(), a.numpy())
+    np.testing.assert_allclose(hess.numpy(), a.numpy(), rtol=1e-10, atol=1e-12)
     # x^3 + x*y^2: H = [[6x, 2y], [2y, 2x]]
     h = F.hessian(lambda p, q: p**3 + p * q * q, (lucid.tensor(2.0, dtype=D),
                                                   lucid.tensor(3.0, dtype=D)))  # fmt: skip
@@ -63,13 +63,13 @@ def test_vjp_jvp_hvp_vhp_hand_values() -> None:
     np.testing.assert_array_equal(g.numpy(), [2.0, 0.0, -6.0])  # diagonal Jacobian
     # f(t) = sum(t) t: J v = sum(v) t + sum(t) v = 0 * t + 6 v
     out, g = F.jvp(lambda t: t.sum() * t, x, v)
-    np.testing.assert_allclose(g.numpy(), [6.0, 0.0, -6.0])
+    np.testing.assert_allclose(g.numpy(), [6.0, 0.0, -6.0], rtol=1e-10, atol=1e-12)
     cube = lambda t: (t**3).sum() / 3  # noqa: E731  H = diag(2 t)
     out, h = F.hvp(cube, x, v)
-    assert out.item() == pytest.approx(12.0)
-    np.testing.assert_allclose(h.numpy(), [2.0, 0.0, -6.0])
+    assert out.item() == pytest.approx(12.0, rel=1e-6, abs=1e-12)
+    np.testing.assert_allclose(h.numpy(), [2.0, 0.0, -6.0], rtol=1e-10, atol=1e-12)
     _, h2 = F.vhp(cube, x, v)
-    np.testing.assert_allclose(h2.numpy(), h.numpy())
+    np.testing.assert_allclose(h2.numpy(), h.numpy(), rtol=1e-10, atol=1e-12)
     _, g = F.vjp(lambda t: t.sum(), x)  # v may be omitted for a scalar output
     np.testing.assert_array_equal(g.numpy(), [1.0, 1.0, 1.0])
     with pytest.raises(RuntimeError, match="v can only be None"):
@@ -81,7 +81,7 @@ def test_vjp_jvp_hvp_vhp_hand_values() -> None:
 def test_jvp_of_a_non_square_map() -> None:
     a = lucid.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=D)
     _, g = F.jvp(lambda t: a @ t, lucid.zeros(2, dtype=D), lucid.tensor([1.0, -1.0], dtype=D))
-    np.testing.assert_allclose(g.numpy(), [-1.0, -1.0, -1.0])
+    np.testing.assert_allclose(g.numpy(), [-1.0, -1.0, -1.0], rtol=1e-10, atol=1e-12)
 
 
 def test_create_graph_keeps_results_differentiable() -> None:
@@ -89,7 +89,7 @@ def test_create_graph_keeps_results_differentiable() -> None:
     _, g = F.vjp(lambda t: (t**3).sum(), x, create_graph=True)  # 3 x^2
     assert g.requires_grad
     g.sum().backward()  # d/dx sum(3 x^2) = 6 x
-    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0], rtol=1e-10, atol=1e-12)
     jac = F.jacobian(lambda t: t**2, x, create_graph=True)
     assert jac.requires_grad
     _, g = F.vjp(lambda t: (t**3).sum(), x)
@@ -108,8 +108,10 @@ def test_forward_mode_jacobian_equals_reverse_mode() -> None:
     for r_row, f_row in zip(rev, fwd):
         for r, q in zip(r_row, f_row):
             assert r.shape == q.shape
-            np.testing.assert_allclose(q.numpy(), r.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(q.numpy(), r.numpy(), rtol=1e-12, atol=1e-12)
     single = F.jacobian(lambda a: a.exp(), x, strategy="forward-mode")
-    np.testing.assert_allclose(single.numpy(), np.diag(np.exp([1.0, 2.0, 3.0])), rtol=1e-12)
+    np.testing.assert_allclose(
+        single.numpy(), np.diag(np.exp([1.0, 2.0, 3.0])), rtol=1e-12, atol=1e-12
+    )
     with pytest.raises(ValueError, match="strategy"):
         F.jacobian(lambda a: a, x, strategy="sideways")

@@ -212,7 +212,9 @@ def test_calls_go_through_the_namespace() -> None:
     y.backward()
     assert isinstance(y.data, Box) and isinstance(x.grad.data, Box)
     assert {"multiply", "exp", "sum"} <= set(CALLS)
-    np.testing.assert_allclose(x.grad.backend.to_numpy(x.grad.data), 3 * np.exp([3.0, 6.0]))
+    np.testing.assert_allclose(
+        x.grad.backend.to_numpy(x.grad.data), 3 * np.exp([3.0, 6.0]), rtol=1e-7, atol=1e-7
+    )
 
 
 def test_backend_is_found_by_name_and_repr_shows_device() -> None:
@@ -233,4 +235,4 @@ def test_moving_between_devices_keeps_gradient() -> None:
     y = x.to("testdev") * 2
     z = y.to("cpu").sum()
     z.backward()
-    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0], rtol=1e-7, atol=1e-7)

@@ -20,22 +20,28 @@ def test_products_match_numpy() -> None:
     lucid.manual_seed(0)
     a, b, c = _r(2, 3, 4), _r(2, 4, 5), _r(3, 5)
     np.testing.assert_allclose(
-        lucid.bmm(a, b).detach().numpy(), a.detach().numpy() @ b.detach().numpy()
+        lucid.bmm(a, b).detach().numpy(),
+        a.detach().numpy() @ b.detach().numpy(),
+        rtol=1e-10,
+        atol=1e-12,
     )
     m1, m2 = _r(3, 4), _r(4, 5)
     out = lucid.addmm(c, m1, m2, beta=0.5, alpha=2.0).detach().numpy()
     ref = 0.5 * c.detach().numpy() + 2.0 * m1.detach().numpy() @ m2.detach().numpy()
-    np.testing.assert_allclose(out, ref)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
     nan_input = lucid.full((3, 5), float("nan"), dtype=lucid.float64)
     assert np.isfinite(lucid.addmm(nan_input, m1, m2, beta=0).detach().numpy()).all()
     v = _r(4)
     np.testing.assert_allclose(lucid.addmv(_r(3).detach() * 0, m1, v).detach().numpy(),
-                               m1.detach().numpy() @ v.detach().numpy())  # fmt: skip
+                               m1.detach().numpy() @ v.detach().numpy(),
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
     base = _r(2, 3, 5)
     ref = base.detach().numpy() + a.detach().numpy() @ b.detach().numpy()
-    np.testing.assert_allclose(lucid.baddbmm(base, a, b).detach().numpy(), ref)
+    np.testing.assert_allclose(
+        lucid.baddbmm(base, a, b).detach().numpy(), ref, rtol=1e-10, atol=1e-12
+    )
     ref = c.detach().numpy() + (a.detach().numpy() @ b.detach().numpy()).sum(0)
-    np.testing.assert_allclose(lucid.addbmm(c, a, b).detach().numpy(), ref)
+    np.testing.assert_allclose(lucid.addbmm(c, a, b).detach().numpy(), ref, rtol=1e-10, atol=1e-12)
 
 
 def test_bmm_errors() -> None:
@@ -86,7 +92,7 @@ def test_cdist_values(p: float) -> None:
     else:
         ref = (diff**p).sum(-1) ** (1 / p)
     np.testing.assert_allclose(lucid.cdist(lucid.tensor(a), lucid.tensor(b), p).numpy(), ref,
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
 
 
 def test_cdist_mm_path_and_zero_distance_gradient() -> None:
@@ -94,7 +100,7 @@ def test_cdist_mm_path_and_zero_distance_gradient() -> None:
     a, b = rng.standard_normal((30, 3)), rng.standard_normal((27, 3))
     ref = np.sqrt(((a[:, None] - b[None]) ** 2).sum(-1))
     np.testing.assert_allclose(lucid.cdist(lucid.tensor(a), lucid.tensor(b)).numpy(), ref,
-                               rtol=1e-10)  # fmt: skip
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
     x = lucid.tensor([[1.0, 2.0], [0.0, 0.0]], dtype=lucid.float64, requires_grad=True)
     lucid.cdist(x, x.detach()).sum().backward()
     assert np.isfinite(x.grad.numpy()).all()

@@ -32,50 +32,58 @@ def _np(t: Any) -> np.ndarray:
 def test_inverse_family_values_batched() -> None:
     a = _r(2, 3, 3)
     b = _r(2, 3, 4, seed=1)
-    np.testing.assert_allclose(_np(LA.inv(a)), np.linalg.inv(_np(a)), rtol=1e-12)
-    np.testing.assert_allclose(_np(LA.det(a)), np.linalg.det(_np(a)), rtol=1e-12)
+    np.testing.assert_allclose(_np(LA.inv(a)), np.linalg.inv(_np(a)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(LA.det(a)), np.linalg.det(_np(a)), rtol=1e-12, atol=1e-12)
     sign, logabs = LA.slogdet(a)
     ref_sign, ref_log = np.linalg.slogdet(_np(a))
     np.testing.assert_array_equal(_np(sign), ref_sign)
-    np.testing.assert_allclose(_np(logabs), ref_log, rtol=1e-12)
+    np.testing.assert_allclose(_np(logabs), ref_log, rtol=1e-12, atol=1e-12)
     x = LA.solve(a, b)
-    np.testing.assert_allclose(_np(a @ x), _np(b), atol=1e-12)
+    np.testing.assert_allclose(_np(a @ x), _np(b), atol=1e-12, rtol=1e-10)
     v = LA.solve(a, b[..., 0])
     assert v.shape == (2, 3)
-    np.testing.assert_allclose(_np((a @ v.unsqueeze(-1)).squeeze(-1)), _np(b[..., 0]), atol=1e-12)
+    np.testing.assert_allclose(
+        _np((a @ v.unsqueeze(-1)).squeeze(-1)), _np(b[..., 0]), atol=1e-12, rtol=1e-10
+    )
     xr = LA.solve(a, b.mT, left=False)
-    np.testing.assert_allclose(_np(xr @ a), _np(b.mT), atol=1e-12)
+    np.testing.assert_allclose(_np(xr @ a), _np(b.mT), atol=1e-12, rtol=1e-10)
     p = LA.pinv(_r(4, 3))
-    np.testing.assert_allclose(_np(p), np.linalg.pinv(_np(_r(4, 3))), rtol=1e-10)
+    np.testing.assert_allclose(_np(p), np.linalg.pinv(_np(_r(4, 3))), rtol=1e-10, atol=1e-12)
     m = _r(3, 3)
     np.testing.assert_allclose(_np(LA.matrix_power(m, 5)), np.linalg.matrix_power(_np(m), 5),
-                               rtol=1e-10)  # fmt: skip
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
     np.testing.assert_allclose(_np(LA.matrix_power(m, -3)), np.linalg.matrix_power(_np(m), -3),
-                               rtol=1e-8)  # fmt: skip
+                               rtol=1e-8, atol=1e-12)  # fmt: skip
     np.testing.assert_array_equal(_np(LA.matrix_power(m, 0)), np.eye(3))
 
 
 def test_decomposition_values() -> None:
     a = _spd(_r(2, 4, 4))
     low = LA.cholesky(a)
-    np.testing.assert_allclose(_np(low), np.linalg.cholesky(_np(a)), rtol=1e-12)
-    np.testing.assert_allclose(_np(LA.cholesky(a, upper=True)), _np(low.mT))
+    np.testing.assert_allclose(_np(low), np.linalg.cholesky(_np(a)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(LA.cholesky(a, upper=True)), _np(low.mT), rtol=1e-10, atol=1e-12)
     w = _r(5, 3)
     q, r = LA.qr(w)
     assert q.shape == (5, 3) and r.shape == (3, 3)
-    np.testing.assert_allclose(_np(q @ r), _np(w), atol=1e-12)
+    np.testing.assert_allclose(_np(q @ r), _np(w), atol=1e-12, rtol=1e-10)
     assert LA.qr(w, mode="complete").Q.shape == (5, 5)
     assert LA.qr(w, mode="r").Q.numel() == 0
     u, s, vh = LA.svd(w)
     assert u.shape == (5, 5) and vh.shape == (3, 3)
     u, s, vh = LA.svd(w, full_matrices=False)
-    np.testing.assert_allclose(_np((u * s.unsqueeze(-2)) @ vh), _np(w), atol=1e-12)
-    np.testing.assert_allclose(_np(LA.svdvals(w)), np.linalg.svd(_np(w), compute_uv=False))
+    np.testing.assert_allclose(_np((u * s.unsqueeze(-2)) @ vh), _np(w), atol=1e-12, rtol=1e-10)
+    np.testing.assert_allclose(
+        _np(LA.svdvals(w)), np.linalg.svd(_np(w), compute_uv=False), rtol=1e-10, atol=1e-12
+    )
     evals, evecs = LA.eigh(a)
-    np.testing.assert_allclose(_np(evals), np.linalg.eigvalsh(_np(a)), rtol=1e-12)
-    np.testing.assert_allclose(_np(evecs @ evals.diag_embed() @ evecs.mT), _np(a), atol=1e-10)
+    np.testing.assert_allclose(_np(evals), np.linalg.eigvalsh(_np(a)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _np(evecs @ evals.diag_embed() @ evecs.mT), _np(a), atol=1e-10, rtol=1e-10
+    )
     upper_only = a.triu()
-    np.testing.assert_allclose(_np(LA.eigvalsh(upper_only, UPLO="U")), _np(evals), rtol=1e-12)
+    np.testing.assert_allclose(
+        _np(LA.eigvalsh(upper_only, UPLO="U")), _np(evals), rtol=1e-12, atol=1e-12
+    )
 
 
 def test_norms() -> None:
@@ -83,15 +91,20 @@ def test_norms() -> None:
     xn = _np(x)
     for ord in [2, 1, 3, 0.5, math.inf, -math.inf, 0]:
         ref = np.linalg.norm(xn.ravel(), ord)
-        np.testing.assert_allclose(_np(LA.vector_norm(x, ord)), ref, rtol=1e-12)
+        np.testing.assert_allclose(_np(LA.vector_norm(x, ord)), ref, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(_np(LA.vector_norm(x, 2, dim=1, keepdim=True)),
-                               np.linalg.norm(xn, axis=1, keepdims=True), rtol=1e-12)  # fmt: skip
+                               np.linalg.norm(xn, axis=1, keepdims=True),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
     for ord in ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf]:
-        np.testing.assert_allclose(_np(LA.matrix_norm(x, ord)), np.linalg.norm(xn, ord), rtol=1e-12)
+        np.testing.assert_allclose(
+            _np(LA.matrix_norm(x, ord)), np.linalg.norm(xn, ord), rtol=1e-12, atol=1e-12
+        )
     assert LA.matrix_norm(_r(2, 3, 4), dim=(0, 2), keepdim=True).shape == (1, 3, 1)
-    np.testing.assert_allclose(_np(LA.norm(x)), np.linalg.norm(xn), rtol=1e-12)
-    np.testing.assert_allclose(_np(LA.norm(x, 1)), np.linalg.norm(xn, 1), rtol=1e-12)
-    np.testing.assert_allclose(_np(LA.norm(x, dim=0)), np.linalg.norm(xn, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(_np(LA.norm(x)), np.linalg.norm(xn), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_np(LA.norm(x, 1)), np.linalg.norm(xn, 1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _np(LA.norm(x, dim=0)), np.linalg.norm(xn, axis=0), rtol=1e-12, atol=1e-12
+    )
     assert LA.matrix_rank(lucid.tensor([[1.0, 2.0], [2.0, 4.0]])).item() == 1
     assert LA.matrix_rank(lucid.eye(3)).item() == 3
     with pytest.raises(RuntimeError, match="1D or 2D"):
@@ -187,7 +200,7 @@ def test_gradients(name: str) -> None:
 def test_det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() -> None:
     a = lucid.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=D, requires_grad=True)
     LA.det(a).backward()
-    np.testing.assert_allclose(_np(a.grad), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    np.testing.assert_allclose(_np(a.grad), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12, rtol=1e-10)
 
 
 @pytest.mark.parametrize("ord", [0.5, 1.0, 2.0, 3.0])
@@ -206,10 +219,10 @@ def test_values_only_gradients_are_defined_at_repeated_values() -> None:
     # PyTorch defines these: the sum of singular values / eigenvalues of I has gradient I.
     x = lucid.eye(3, dtype=D, requires_grad=True)
     LA.svdvals(x).sum().backward()
-    np.testing.assert_allclose(_np(x.grad), np.eye(3))
+    np.testing.assert_allclose(_np(x.grad), np.eye(3), rtol=1e-10, atol=1e-12)
     x.grad = None
     LA.eigvalsh(x).sum().backward()
-    np.testing.assert_allclose(_np(x.grad), np.eye(3))
+    np.testing.assert_allclose(_np(x.grad), np.eye(3), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -244,27 +257,29 @@ def test_triangular_least_squares_and_logdet_values() -> None:
     a = _np(_r(3, 3)) + 3 * np.eye(3)
     b = _np(_r(3, 2, seed=1))
     x = LA.solve_triangular(lucid.tensor(a), lucid.tensor(b), upper=False)
-    np.testing.assert_allclose(np.tril(a) @ _np(x), b, atol=1e-12)
+    np.testing.assert_allclose(np.tril(a) @ _np(x), b, atol=1e-12, rtol=1e-10)
     x = LA.solve_triangular(lucid.tensor(a), lucid.tensor(b), upper=True, unitriangular=True)
     unit = np.triu(a, 1) + np.eye(3)
-    np.testing.assert_allclose(unit @ _np(x), b, atol=1e-12)
+    np.testing.assert_allclose(unit @ _np(x), b, atol=1e-12, rtol=1e-10)
     tall, rhs = _np(_r(6, 3)), _np(_r(6, 2, seed=2))
     res = LA.lstsq(lucid.tensor(tall), lucid.tensor(rhs))
     np.testing.assert_allclose(_np(res.solution), np.linalg.lstsq(tall, rhs, rcond=None)[0],
-                               rtol=1e-10)  # fmt: skip
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
     assert res.rank.item() == 3
     assert np.isnan(LA.logdet(lucid.tensor([[0.0, 1.0], [1.0, 0.0]])).item())
-    assert LA.logdet(lucid.tensor([[2.0, 0.0], [0.0, 3.0]])).item() == pytest.approx(math.log(6))
+    assert LA.logdet(lucid.tensor([[2.0, 0.0], [0.0, 3.0]])).item() == pytest.approx(
+        math.log(6), rel=1e-6, abs=1e-12
+    )
 
 
 def test_matrix_exp_values() -> None:
     assert LA.matrix_exp(lucid.zeros(2, 2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
     rot = LA.matrix_exp(lucid.tensor([[0.0, -math.pi / 2], [math.pi / 2, 0.0]], dtype=D))
-    np.testing.assert_allclose(_np(rot), [[0.0, -1.0], [1.0, 0.0]], atol=1e-14)
+    np.testing.assert_allclose(_np(rot), [[0.0, -1.0], [1.0, 0.0]], atol=1e-14, rtol=1e-10)
     d = LA.matrix_exp(lucid.tensor([[1.0, 0.0], [0.0, -30.0]], dtype=D))
     np.testing.assert_allclose(_np(d), np.diag([math.e, math.exp(-30)]), rtol=1e-12, atol=0)
     big = LA.matrix_exp(
         lucid.tensor([[10.0, 1.0], [0.0, 10.0]], dtype=D)
     )  # exp(10) [[1, 1], [0, 1]]
     np.testing.assert_allclose(_np(big), math.exp(10) * np.array([[1.0, 1.0], [0.0, 1.0]]),
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip

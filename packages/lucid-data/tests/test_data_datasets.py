@@ -113,7 +113,7 @@ def test_mnist_transforms_and_batched_getitems_match_per_sample(tmp_path: Path) 
     batch = ds.__getitems__([4, 0, 7])
     for (img, target), i in zip(batch, [4, 0, 7]):
         ref_img, ref_target = ds[i]
-        np.testing.assert_allclose(img.numpy(), ref_img.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(img.numpy(), ref_img.numpy(), rtol=1e-6, atol=1e-6)
         assert target == ref_target == int(ds.targets[i]) + 100
     x, y = next(iter(DataLoader(ds, batch_size=5)))
     assert x.shape == (5, 1, 28, 28) and x.dtype == lucid.float32 and y.dtype == lucid.int64
@@ -231,7 +231,7 @@ def test_cifar_batch_path_matches_per_sample(tmp_path: Path) -> None:
         tmp_path, transform=T.Compose([T.ToTensor(), T.Normalize((0.5,) * 3, (0.25,) * 3)])
     )
     for (img, y), i in zip(ds.__getitems__([3, 1]), [3, 1]):
-        np.testing.assert_allclose(img.numpy(), ds[i][0].numpy(), rtol=1e-6)
+        np.testing.assert_allclose(img.numpy(), ds[i][0].numpy(), rtol=1e-6, atol=1e-6)
         assert y == ds[i][1]
 
 
@@ -282,4 +282,4 @@ def test_random_split_of_mnist_loads_through_the_batched_path(tmp_path: Path) ->
     assert x.shape == (5, 1, 28, 28) and y.dtype == lucid.int64
     expected = [int(ds.targets[i]) for i in val.indices]
     assert y.numpy().tolist() == expected
-    np.testing.assert_allclose(x.numpy()[2], ds[val.indices[2]][0].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.numpy()[2], ds[val.indices[2]][0].numpy(), rtol=1e-6, atol=1e-6)

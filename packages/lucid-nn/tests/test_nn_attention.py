@@ -29,18 +29,18 @@ def test_sdpa_matches_reference_with_masks():
     q, k, v = (RNG.standard_normal(s) for s in ((2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7)))
     lq, lk, lv = (lucid.tensor(a) for a in (q, k, v))
     np.testing.assert_allclose(F.scaled_dot_product_attention(lq, lk, lv).numpy(),
-                               ref_sdpa(q, k, v, 0.0), rtol=1e-12)  # fmt: skip
+                               ref_sdpa(q, k, v, 0.0), rtol=1e-12, atol=1e-12)  # fmt: skip
     causal = np.where(np.arange(6)[None, :] <= np.arange(4)[:, None], 0.0, -np.inf)
     out = F.scaled_dot_product_attention(lq, lk, lv, is_causal=True)
-    np.testing.assert_allclose(out.numpy(), ref_sdpa(q, k, v, causal), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_sdpa(q, k, v, causal), rtol=1e-12, atol=1e-12)
     keep = RNG.random((4, 6)) > 0.3
     keep[:, 0] = True
     out = F.scaled_dot_product_attention(lq, lk, lv, attn_mask=lucid.tensor(keep))
     np.testing.assert_allclose(out.numpy(), ref_sdpa(q, k, v, np.where(keep, 0.0, -np.inf)),
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
     add = RNG.standard_normal((4, 6))
     out = F.scaled_dot_product_attention(lq, lk, lv, attn_mask=lucid.tensor(add))
-    np.testing.assert_allclose(out.numpy(), ref_sdpa(q, k, v, add), rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_sdpa(q, k, v, add), rtol=1e-12, atol=1e-12)
 
 
 def test_sdpa_gradcheck_and_double_backward():
@@ -60,10 +60,12 @@ def test_sdpa_dropout_and_gqa():
     out = F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
     full = F.scaled_dot_product_attention(q, kv.repeat_interleave(2, dim=1),
                                           kv.repeat_interleave(2, dim=1))  # fmt: skip
-    np.testing.assert_allclose(out.numpy(), full.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), full.numpy(), rtol=1e-6, atol=1e-6)
     lucid.manual_seed(0)
     dropped = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
-    assert not np.allclose(dropped.numpy(), F.scaled_dot_product_attention(q, q, q).numpy())
+    assert not np.allclose(
+        dropped.numpy(), F.scaled_dot_product_attention(q, q, q).numpy(), rtol=1e-5, atol=1e-8
+    )
     with pytest.raises(RuntimeError, match="attn_mask should not be set"):
         F.scaled_dot_product_attention(q, q, q, attn_mask=lucid.ones(3, 3), is_causal=True)
 
@@ -76,7 +78,7 @@ def test_mha_shapes_layout_and_weights():
     x = lucid.randn(5, 3, 8)  # (L, N, E)
     out, w = mha(x, x, x)
     assert out.shape == (5, 3, 8) and w.shape == (3, 5, 5)
-    np.testing.assert_allclose(w.detach().numpy().sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(w.detach().numpy().sum(-1), 1.0, rtol=1e-5, atol=1e-6)
     out, w = mha(x, x, x, average_attn_weights=False)
     assert w.shape == (3, 2, 5, 5)
     out, w = mha(x[:, 0], x[:, 0], x[:, 0], need_weights=False)
@@ -134,7 +136,7 @@ def test_sdpa_fully_masked_rows_give_zeros_and_finite_grads():
     for r in (0, 2):  # the live rows, one query at a time against the reference
         ri = ref_sdpa(q.detach().numpy()[:, r : r + 1], k.detach().numpy(), v.detach().numpy(),
                       bias[r : r + 1])  # fmt: skip
-        np.testing.assert_allclose(out.detach().numpy()[:, r : r + 1], ri, rtol=1e-12)
+        np.testing.assert_allclose(out.detach().numpy()[:, r : r + 1], ri, rtol=1e-12, atol=1e-12)
     out.sum().backward()
     assert np.isfinite(q.grad.numpy()).all() and np.isfinite(k.grad.numpy()).all()
     np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0.0)
@@ -151,7 +153,7 @@ def test_sdpa_mask_broadcast_unbatched_and_gqa_gradcheck():
     keep[..., 0] = True
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=lucid.tensor(keep))
     want = ref_sdpa(*(t.detach().numpy() for t in (q, k, v)), np.where(keep, 0.0, -np.inf))
-    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12, atol=1e-12)
     out2 = F.scaled_dot_product_attention(q[0], k[0], v[0], is_causal=True)  # 2-D inputs
     assert out2.shape == (3, 3)
     qh, kh = _t(1, 4, 2, 3), _t(1, 2, 3, 3)
@@ -206,14 +208,14 @@ def test_mha_matches_per_head_reference_with_3d_and_padding_masks():
     lq, lk, lv = (lucid.tensor(a) for a in (q, k, v))
     kw = dict(attn_mask=lucid.tensor(mask3), key_padding_mask=lucid.tensor(pad))
     out, w = mha(lq, lk, lv, average_attn_weights=False, **kw)
-    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-10)
-    np.testing.assert_allclose(w.detach().numpy(), wts, rtol=1e-10)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w.detach().numpy(), wts, rtol=1e-10, atol=1e-12)
     out2, none = mha(lq, lk, lv, need_weights=False, **kw)  # the SDPA path
     assert none is None
-    np.testing.assert_allclose(out2.detach().numpy(), want, rtol=1e-10)
+    np.testing.assert_allclose(out2.detach().numpy(), want, rtol=1e-10, atol=1e-12)
     fpad = lucid.tensor(np.where(pad, -np.inf, 0.0))  # a float key_padding_mask is added
     out3, _ = mha(lq, lk, lv, attn_mask=lucid.tensor(mask3), key_padding_mask=fpad)
-    np.testing.assert_allclose(out3.detach().numpy(), want, rtol=1e-10)
+    np.testing.assert_allclose(out3.detach().numpy(), want, rtol=1e-10, atol=1e-12)
 
 
 def test_mha_unbatched_batch_first_and_causal_hint_agree():
@@ -233,7 +235,7 @@ def test_mha_unbatched_batch_first_and_causal_hint_agree():
     seq.load_state_dict(mha.state_dict())
     out_seq, _ = seq(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1), attn_mask=causal)
     np.testing.assert_allclose(out_seq.transpose(0, 1).detach().numpy(),
-                               out.detach().numpy(), rtol=1e-6)  # fmt: skip
+                               out.detach().numpy(), rtol=1e-6, atol=1e-6)  # fmt: skip
 
 
 def test_mha_dropout_only_in_training():
@@ -244,8 +246,10 @@ def test_mha_dropout_only_in_training():
     np.testing.assert_array_equal(mha(x, x, x)[0].detach().numpy(), a)
     mha.train()
     lucid.manual_seed(1)
-    assert not np.allclose(mha(x, x, x)[0].detach().numpy(), a)
-    assert not np.allclose(mha(x, x, x, need_weights=False)[0].detach().numpy(), a)
+    assert not np.allclose(mha(x, x, x)[0].detach().numpy(), a, rtol=1e-5, atol=1e-8)
+    assert not np.allclose(
+        mha(x, x, x, need_weights=False)[0].detach().numpy(), a, rtol=1e-5, atol=1e-8
+    )
 
 
 def test_functional_mha_separate_weights_and_static_kv():
@@ -257,7 +261,7 @@ def test_functional_mha_separate_weights_and_static_kv():
         mha.out_proj.bias, use_separate_proj_weight=True, q_proj_weight=mha.q_proj_weight,
         k_proj_weight=mha.k_proj_weight, v_proj_weight=mha.v_proj_weight,
     )  # fmt: skip
-    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
     # static_k/static_v replace the projected keys/values, laid out (N * H, S, head_dim)
     bk, bv = mha.in_proj_bias.chunk(3)[1:]
     kp = F.linear(k, mha.k_proj_weight, bk).transpose(0, 1).reshape(1, 3, 2, 2).transpose(1, 2)
@@ -268,7 +272,7 @@ def test_functional_mha_separate_weights_and_static_kv():
         k_proj_weight=mha.k_proj_weight, v_proj_weight=mha.v_proj_weight,
         static_k=kp.reshape(2, 3, 2), static_v=vp.reshape(2, 3, 2),
     )  # fmt: skip
-    np.testing.assert_allclose(out2.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(out2.detach().numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12)
     with pytest.raises(AssertionError, match="was expecting embedding dimension of 8, but got 4"):
         F.multi_head_attention_forward(q, q, q, 8, 2, mha.q_proj_weight, None, None, None,
                                        False, 0.0, mha.out_proj.weight, None)  # fmt: skip

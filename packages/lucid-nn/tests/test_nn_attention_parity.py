@@ -255,4 +255,4 @@ def test_default_init_statistics_match_pytorch():
             np.testing.assert_allclose(a.std(), b.std(), rtol=0.05 + noise, atol=1e-7,
                                        err_msg=name)  # fmt: skip
             np.testing.assert_allclose(a.mean(), b.mean(), atol=noise * b.std() + 1e-7,
-                                       err_msg=name)  # fmt: skip
+                                       err_msg=name, rtol=1e-7)  # fmt: skip

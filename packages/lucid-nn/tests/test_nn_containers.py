@@ -18,7 +18,9 @@ def test_sequential_calls_in_order_and_indexes() -> None:
     head = seq[:2]
     assert isinstance(head, nn.Sequential) and len(head) == 2 and head[0] is seq[0]
     x = lucid.randn(5, 3)
-    np.testing.assert_allclose(seq(x).detach().numpy(), seq[2](seq[1](seq[0](x))).detach().numpy())
+    np.testing.assert_allclose(
+        seq(x).detach().numpy(), seq[2](seq[1](seq[0](x))).detach().numpy(), rtol=1e-7, atol=1e-7
+    )
     assert [type(m).__name__ for m in seq] == ["Linear", "ReLU", "Linear"]
     with pytest.raises(IndexError, match="out of range"):
         seq[3]

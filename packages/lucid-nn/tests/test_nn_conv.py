@@ -181,7 +181,10 @@ def test_conv_valid_padding_and_unbatched_input():
     out = F.conv2d(lucid.tensor(x), lucid.tensor(w), padding="valid")
     assert out.shape == (3, 4, 4)
     np.testing.assert_allclose(
-        out.numpy(), ref_conv(x[None], w, None, (1, 1), (0, 0), (1, 1), 1)[0]
+        out.numpy(),
+        ref_conv(x[None], w, None, (1, 1), (0, 0), (1, 1), 1)[0],
+        rtol=1e-10,
+        atol=1e-12,
     )
 
 
@@ -194,9 +197,9 @@ def test_conv_float32_stays_float32_and_output_is_nchw():
 
 def _threaded(monkeypatch):
     """Force the chunked, two-worker path whatever the machine's BLAS thread setting."""
-    from lucid.nn.functional import _blas
+    from lucid.backends import blas_threads
 
-    monkeypatch.setattr(_blas._threads, "budget", lambda: 2)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
 
 
 def test_conv_threaded_chunks_are_adjoint_consistent(monkeypatch):
@@ -207,12 +210,15 @@ def test_conv_threaded_chunks_are_adjoint_consistent(monkeypatch):
     g = RNG.standard_normal((16, 32, 20, 20))
     y = F.conv2d(x, w, padding=1)
     np.testing.assert_allclose(
-        y.detach().numpy(), ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 1), rtol=1e-9
+        y.detach().numpy(),
+        ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 1),
+        rtol=1e-9,
+        atol=1e-12,
     )
     (y * lucid.tensor(g)).sum().backward()
     inner = float((y.detach().numpy() * g).sum())
-    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9)
-    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
+    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_depthwise_threaded_chunks_match_reference(monkeypatch):
@@ -222,11 +228,11 @@ def test_depthwise_threaded_chunks_match_reference(monkeypatch):
     g = RNG.standard_normal((16, 192, 32, 32))
     y = F.conv2d(x, w, padding=1, groups=192)  # > 50 MFLOP: chunks run on the two workers
     expected = ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 192)
-    np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-9)
+    np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-9, atol=1e-12)
     (y * lucid.tensor(g)).sum().backward()
     inner = float((y.detach().numpy() * g).sum())
-    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9)
-    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9)
+    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_conv_restores_blas_threads_after_concurrent_calls(monkeypatch):
@@ -371,4 +377,4 @@ def test_conv_layer_trains_its_parameters():
     conv(lucid.randn(4, 2, 6, 6)).sum().backward()
     assert conv.weight.grad is not None and conv.weight.grad.shape == (3, 2, 3, 3)
     # d(sum)/d(bias) = number of output positions per channel
-    np.testing.assert_allclose(conv.bias.grad.numpy(), np.full(3, 4 * 36.0), rtol=1e-6)
+    np.testing.assert_allclose(conv.bias.grad.numpy(), np.full(3, 4 * 36.0), rtol=1e-6, atol=1e-6)

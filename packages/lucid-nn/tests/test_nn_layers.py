@@ -74,14 +74,16 @@ def test_batchnorm_updates_running_stats_with_momentum_and_unbiased_var() -> Non
     bn = nn.BatchNorm1d(2, momentum=0.5)
     x = lucid.tensor([[1.0, 10.0], [3.0, 10.0], [5.0, 16.0]])
     y = bn(x)
-    np.testing.assert_allclose(_np(y).mean(0), 0.0, atol=1e-6)
-    np.testing.assert_allclose(_np(bn.running_mean), [0.5 * 3.0, 0.5 * 12.0], rtol=1e-6)
-    np.testing.assert_allclose(_np(bn.running_var), [0.5 + 0.5 * 4.0, 0.5 + 0.5 * 12.0], rtol=1e-6)
+    np.testing.assert_allclose(_np(y).mean(0), 0.0, atol=1e-6, rtol=1e-7)
+    np.testing.assert_allclose(_np(bn.running_mean), [0.5 * 3.0, 0.5 * 12.0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        _np(bn.running_var), [0.5 + 0.5 * 4.0, 0.5 + 0.5 * 12.0], rtol=1e-6, atol=1e-6
+    )
     assert int(bn.num_batches_tracked.item()) == 1
     bn.eval()
     y = bn(x)
     expect = (_np(x) - _np(bn.running_mean)) / np.sqrt(_np(bn.running_var) + 1e-5)
-    np.testing.assert_allclose(_np(y), expect, rtol=1e-5)
+    np.testing.assert_allclose(_np(y), expect, rtol=1e-5, atol=1e-6)
     assert int(bn.num_batches_tracked.item()) == 1  # eval leaves the statistics alone
 
 
@@ -89,7 +91,7 @@ def test_batchnorm_momentum_none_is_a_cumulative_average() -> None:
     bn = nn.BatchNorm1d(1, momentum=None)
     for v in (2.0, 4.0, 9.0):
         bn(lucid.tensor([[v - 1], [v + 1]]))
-    np.testing.assert_allclose(_np(bn.running_mean), [5.0], rtol=1e-6)
+    np.testing.assert_allclose(_np(bn.running_mean), [5.0], rtol=1e-6, atol=1e-6)
 
 
 def test_batchnorm_without_running_stats_uses_batch_stats_in_eval() -> None:
@@ -97,8 +99,8 @@ def test_batchnorm_without_running_stats_uses_batch_stats_in_eval() -> None:
     assert bn.running_mean is None and list(bn.parameters()) == []
     x = lucid.randn(4, 2, 3, 3) * 3 + 1
     y = _np(bn(x))
-    np.testing.assert_allclose(y.mean((0, 2, 3)), 0.0, atol=1e-5)
-    np.testing.assert_allclose(y.std((0, 2, 3)), 1.0, atol=1e-3)
+    np.testing.assert_allclose(y.mean((0, 2, 3)), 0.0, atol=1e-5, rtol=1e-7)
+    np.testing.assert_allclose(y.std((0, 2, 3)), 1.0, atol=1e-3, rtol=1e-7)
 
 
 def test_batchnorm_3d_input_for_1d_and_5d_for_3d() -> None:
@@ -110,7 +112,7 @@ def test_instance_norm_unbatched_and_running_stats() -> None:
     m = nn.InstanceNorm1d(3, track_running_stats=True, momentum=1.0)
     x = lucid.randn(2, 3, 5)
     y = _np(m(x))
-    np.testing.assert_allclose(y.mean(-1), 0.0, atol=1e-5)
+    np.testing.assert_allclose(y.mean(-1), 0.0, atol=1e-5, rtol=1e-7)
     np.testing.assert_allclose(_np(m.running_mean), _np(x).mean(-1).mean(0), rtol=1e-4, atol=1e-6)
     assert nn.InstanceNorm2d(3)(lucid.randn(3, 4, 4)).shape == (3, 4, 4)
 
@@ -123,7 +125,7 @@ def test_dropout_scales_kept_units_and_is_identity_in_eval() -> None:
     y = _np(d(x))
     kept = y != 0
     assert abs(kept.mean() - 0.75) < 0.01
-    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6, atol=1e-6)
     d.eval()
     assert d(x) is x
     assert F.dropout(x, 1.0).abs().sum().item() == 0
@@ -173,8 +175,8 @@ def test_embedding_max_norm_renormalises_used_rows_in_place() -> None:
     emb = nn.Embedding.from_pretrained(w, max_norm=1.0)
     emb(lucid.tensor([0, 1]))
     norms = np.linalg.norm(_np(emb.weight), axis=1)
-    np.testing.assert_allclose(norms[:2], [1.0, 0.5], rtol=1e-5)
-    assert norms[2] == pytest.approx(10.0)  # unused rows are untouched
+    np.testing.assert_allclose(norms[:2], [1.0, 0.5], rtol=1e-5, atol=1e-6)
+    assert norms[2] == pytest.approx(10.0, rel=1e-6, abs=1e-12)  # unused rows are untouched
 
 
 def test_one_hot() -> None:
@@ -199,19 +201,25 @@ def test_prelu_layer_learns_its_slope() -> None:
     m = nn.PReLU(3)
     assert m.weight.shape == (3,) and float(m.weight[0].item()) == 0.25
     x = lucid.tensor([[-1.0, -2.0, 3.0]])
-    np.testing.assert_allclose(_np(m(x)), [[-0.25, -0.5, 3.0]])
+    np.testing.assert_allclose(_np(m(x)), [[-0.25, -0.5, 3.0]], rtol=1e-7, atol=1e-7)
     m(x).sum().backward()
-    np.testing.assert_allclose(_np(m.weight.grad), [-1.0, -2.0, 0.0])
+    np.testing.assert_allclose(_np(m.weight.grad), [-1.0, -2.0, 0.0], rtol=1e-7, atol=1e-7)
 
 
 def test_activation_values_at_known_points() -> None:
     x = lucid.tensor([-2.0, 0.5, 7.0])
-    np.testing.assert_allclose(_np(F.relu6(x)), [0.0, 0.5, 6.0])
-    np.testing.assert_allclose(_np(F.leaky_relu(x, 0.1)), [-0.2, 0.5, 7.0])
-    np.testing.assert_allclose(_np(F.hardsigmoid(x)), [1 / 6, 0.5 / 6 + 0.5, 1.0], rtol=1e-6)
-    np.testing.assert_allclose(_np(F.softplus(x)), np.log1p(np.exp([-2.0, 0.5, 7.0])), rtol=1e-6)
-    np.testing.assert_allclose(_np(F.elu(x)), [math.expm1(-2.0), 0.5, 7.0], rtol=1e-6)
-    np.testing.assert_allclose(_np(F.logsigmoid(lucid.tensor([-200.0]))), [-200.0])
+    np.testing.assert_allclose(_np(F.relu6(x)), [0.0, 0.5, 6.0], rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(_np(F.leaky_relu(x, 0.1)), [-0.2, 0.5, 7.0], rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(
+        _np(F.hardsigmoid(x)), [1 / 6, 0.5 / 6 + 0.5, 1.0], rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        _np(F.softplus(x)), np.log1p(np.exp([-2.0, 0.5, 7.0])), rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(_np(F.elu(x)), [math.expm1(-2.0), 0.5, 7.0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        _np(F.logsigmoid(lucid.tensor([-200.0]))), [-200.0], rtol=1e-7, atol=1e-7
+    )
 
 
 def test_inplace_activation_writes_into_its_input_without_autograd() -> None:
@@ -229,14 +237,16 @@ def test_inplace_activation_writes_into_its_input_without_autograd() -> None:
 def test_cross_entropy_known_value_and_reductions() -> None:
     logits = lucid.zeros(2, 4)
     target = lucid.tensor([0, 3])
-    assert float(F.cross_entropy(logits, target).item()) == pytest.approx(math.log(4), rel=1e-6)
+    assert float(F.cross_entropy(logits, target).item()) == pytest.approx(
+        math.log(4), rel=1e-6, abs=1e-12
+    )
     none = F.cross_entropy(logits, target, reduction="none")
     assert none.shape == (2,)
     assert float(F.cross_entropy(logits, target, reduction="sum").item()) == pytest.approx(
-        2 * math.log(4), rel=1e-6
+        2 * math.log(4), rel=1e-6, abs=1e-12
     )
     ig = F.cross_entropy(lucid.tensor([[5.0, 0.0], [0.0, 0.0]]), lucid.tensor([-100, 0]))
-    assert float(ig.item()) == pytest.approx(math.log(2), rel=1e-6)
+    assert float(ig.item()) == pytest.approx(math.log(2), rel=1e-6, abs=1e-12)
     # unbatched (C,) logits with a scalar target
     assert F.cross_entropy(lucid.zeros(3), lucid.tensor(1)).shape == ()
 
@@ -249,10 +259,14 @@ def test_cross_entropy_keeps_float32() -> None:
 def test_regression_losses_known_values() -> None:
     a = lucid.tensor([0.0, 2.0, -3.0])
     b = lucid.zeros(3)
-    assert float(nn.MSELoss()(a, b).item()) == pytest.approx(13 / 3)
-    assert float(nn.L1Loss(reduction="sum")(a, b).item()) == pytest.approx(5.0)
-    assert float(nn.SmoothL1Loss(reduction="sum")(a, b).item()) == pytest.approx(1.5 + 2.5)
-    assert float(nn.HuberLoss(delta=2.0, reduction="sum")(a, b).item()) == pytest.approx(2 + 4)
+    assert float(nn.MSELoss()(a, b).item()) == pytest.approx(13 / 3, rel=1e-6, abs=1e-12)
+    assert float(nn.L1Loss(reduction="sum")(a, b).item()) == pytest.approx(5.0, rel=1e-6, abs=1e-12)
+    assert float(nn.SmoothL1Loss(reduction="sum")(a, b).item()) == pytest.approx(
+        1.5 + 2.5, rel=1e-6, abs=1e-12
+    )
+    assert float(nn.HuberLoss(delta=2.0, reduction="sum")(a, b).item()) == pytest.approx(
+        2 + 4, rel=1e-6, abs=1e-12
+    )
     with pytest.warns(UserWarning, match="different to the input size"):
         F.mse_loss(lucid.zeros(3, 1), lucid.zeros(3))
 
@@ -260,4 +274,6 @@ def test_regression_losses_known_values() -> None:
 def test_kl_div_zero_target_contributes_zero() -> None:
     logp = lucid.log(lucid.tensor([[0.5, 0.5]]))
     t = lucid.tensor([[1.0, 0.0]])
-    assert float(F.kl_div(logp, t, reduction="batchmean").item()) == pytest.approx(math.log(2))
+    assert float(F.kl_div(logp, t, reduction="batchmean").item()) == pytest.approx(
+        math.log(2), rel=1e-6, abs=1e-12
+    )

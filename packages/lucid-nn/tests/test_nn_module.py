@@ -32,7 +32,7 @@ def test_parameter_takes_data_and_cuts_the_graph() -> None:
     assert isinstance(p, lucid.Tensor)
     (p * 3).sum().backward()
     assert x.grad is None  # the graph to x was cut
-    np.testing.assert_allclose(p.grad.numpy(), 3.0)
+    np.testing.assert_allclose(p.grad.numpy(), 3.0, rtol=1e-7, atol=1e-7)
     assert not nn.Parameter(lucid.zeros(2), requires_grad=False).requires_grad
     assert repr(nn.Parameter(lucid.zeros(2))).startswith("Parameter containing:\ntensor(")
 
@@ -173,7 +173,9 @@ def test_load_state_dict_round_trip_in_place() -> None:
 def test_load_state_dict_accepts_numpy_arrays() -> None:
     m = nn.Linear(2, 1)
     m.load_state_dict({"weight": np.array([[1.0, 2.0]]), "bias": np.array([0.5])})
-    np.testing.assert_allclose(m(lucid.tensor([[1.0, 1.0]])).detach().numpy(), [[3.5]])
+    np.testing.assert_allclose(
+        m(lucid.tensor([[1.0, 1.0]])).detach().numpy(), [[3.5]], rtol=1e-7, atol=1e-7
+    )
 
 
 def test_load_state_dict_strict_lists_every_problem_at_once() -> None:
@@ -294,11 +296,11 @@ def test_forward_pre_and_forward_hooks_can_replace_values_and_be_removed() -> No
     pre = m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
     post = m.register_forward_hook(lambda mod, args, out: out + 1)
     x = lucid.tensor([[1.0, 2.0]])
-    np.testing.assert_allclose(m(x).detach().numpy(), [[3.0, 5.0]])
+    np.testing.assert_allclose(m(x).detach().numpy(), [[3.0, 5.0]], rtol=1e-7, atol=1e-7)
     pre.remove()
-    np.testing.assert_allclose(m(x).detach().numpy(), [[2.0, 3.0]])
+    np.testing.assert_allclose(m(x).detach().numpy(), [[2.0, 3.0]], rtol=1e-7, atol=1e-7)
     post.remove()
-    np.testing.assert_allclose(m(x).detach().numpy(), [[1.0, 2.0]])
+    np.testing.assert_allclose(m(x).detach().numpy(), [[1.0, 2.0]], rtol=1e-7, atol=1e-7)
 
 
 def test_full_backward_hook_sees_and_can_replace_grad_input() -> None:
@@ -313,9 +315,11 @@ def test_full_backward_hook_sees_and_can_replace_grad_input() -> None:
     x = lucid.randn(4, 3, requires_grad=True)
     m(x).sum().backward()
     assert seen["go"][0].shape == (4, 2)
-    np.testing.assert_allclose(seen["go"][0].numpy(), 1.0)
+    np.testing.assert_allclose(seen["go"][0].numpy(), 1.0, rtol=1e-7, atol=1e-7)
     assert seen["gi"][0].shape == (4, 3)
-    np.testing.assert_allclose(x.grad.numpy(), 0.0)  # the hook's replacement was used
+    np.testing.assert_allclose(
+        x.grad.numpy(), 0.0, rtol=1e-7, atol=1e-7
+    )  # the hook's replacement was used
     assert m.weight.grad is not None  # parameter grads still flow
     handle.remove()
     x.grad = None
@@ -378,7 +382,9 @@ def test_hooks_with_kwargs_and_prepend() -> None:
         lambda mod, args, kwargs, out: seen.append(kwargs) or out + 1, with_kwargs=True
     )
     out = m(lucid.tensor([2.0]), factor=10.0)
-    np.testing.assert_allclose(out.numpy(), [7.0])  # factor replaced by the pre-hook, then +1
+    np.testing.assert_allclose(
+        out.numpy(), [7.0], rtol=1e-7, atol=1e-7
+    )  # factor replaced by the pre-hook, then +1
     assert order == ["first", "second"] and seen == [{"factor": 3.0}]
     m.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
     with pytest.raises(RuntimeError, match="new_args, new_kwargs"):

@@ -104,5 +104,5 @@ def test_gains_match_torch() -> None:
     for nl, param in [("relu", None), ("tanh", None), ("leaky_relu", 0.3), ("selu", None),
                       ("sigmoid", None), ("conv2d", None), ("leaky_relu", None)]:  # fmt: skip
         assert init.calculate_gain(nl, param) == pytest.approx(
-            torch.nn.init.calculate_gain(nl, param)
+            torch.nn.init.calculate_gain(nl, param), rel=1e-6, abs=1e-12
         )

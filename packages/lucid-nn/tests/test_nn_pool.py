@@ -122,7 +122,9 @@ def test_avg_pool2d_matches_reference(case):
     k, s, p, ceil, incl, div = case
     x = RNG.standard_normal((2, 3, 7, 8))
     out = F.avg_pool2d(lucid.tensor(x), k, s, p, ceil, incl, div)
-    np.testing.assert_allclose(out.numpy(), ref_avg_pool2d(x, k, s, p, ceil, incl, div), rtol=1e-12)
+    np.testing.assert_allclose(
+        out.numpy(), ref_avg_pool2d(x, k, s, p, ceil, incl, div), rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("case", AVG_CASES)
@@ -154,7 +156,9 @@ def test_adaptive_avg_pool2d_windows(out):
         for j in range(ow):
             hs, he = i * 7 // oh, -(-(i + 1) * 7 // oh)
             ws, we = j * 9 // ow, -(-(j + 1) * 9 // ow)
-            np.testing.assert_allclose(y.data[:, :, i, j], x[:, :, hs:he, ws:we].mean(axis=(2, 3)))
+            np.testing.assert_allclose(
+                y.data[:, :, i, j], x[:, :, hs:he, ws:we].mean(axis=(2, 3)), rtol=1e-10, atol=1e-12
+            )
 
 
 @pytest.mark.parametrize("out", [1, 3, (2, 4)])
@@ -176,7 +180,7 @@ def test_lp_pool2d_is_p_norm_of_windows():
     x = RNG.standard_normal((1, 2, 4, 4))
     y = F.lp_pool2d(lucid.tensor(x), 2, 2)
     ref = np.sqrt((x**2).reshape(1, 2, 2, 2, 2, 2).sum(axis=(3, 5)))
-    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize(

@@ -56,9 +56,9 @@ def test_lstm_matches_equations():
     )
     out, (h, c) = m(lucid.tensor(x), (lucid.tensor(h0[None]), lucid.tensor(c0[None])))
     ro, rh, rc = ref_lstm(m, x, h0, c0)
-    np.testing.assert_allclose(out.detach().numpy(), ro, rtol=1e-12)
-    np.testing.assert_allclose(h.detach().numpy()[0], rh, rtol=1e-12)
-    np.testing.assert_allclose(c.detach().numpy()[0], rc, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), ro, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h.detach().numpy()[0], rh, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c.detach().numpy()[0], rc, rtol=1e-12, atol=1e-12)
 
 
 def test_gru_matches_equations_and_rnn_relu():
@@ -66,14 +66,14 @@ def test_gru_matches_equations_and_rnn_relu():
     x = RNG.standard_normal((5, 2, 3))
     out, h = m(lucid.tensor(x))
     ro, rh = ref_gru(m, x, np.zeros((2, 4)))
-    np.testing.assert_allclose(out.detach().numpy(), ro, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), ro, rtol=1e-12, atol=1e-12)
     r = RNN(3, 4, nonlinearity="relu").double()
     y, _ = r(lucid.tensor(x))
     hh = np.zeros((2, 4))
     for t in range(5):
         hh = np.maximum(x[t] @ _p(r, "weight_ih_l0").T + _p(r, "bias_ih_l0")
                         + hh @ _p(r, "weight_hh_l0").T + _p(r, "bias_hh_l0"), 0)  # fmt: skip
-    np.testing.assert_allclose(y.detach().numpy()[-1], hh, rtol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy()[-1], hh, rtol=1e-12, atol=1e-12)
 
 
 def test_bidirectional_multilayer_shapes_and_reverse_direction():
@@ -81,8 +81,12 @@ def test_bidirectional_multilayer_shapes_and_reverse_direction():
     out, (h, c) = m(lucid.randn(2, 6, 3))
     assert out.shape == (2, 6, 8) and h.shape == c.shape == (4, 2, 4)
     # the reverse direction's final state is its output at t = 0
-    np.testing.assert_allclose(out.detach().numpy()[:, 0, 4:], h.detach().numpy()[3], rtol=1e-6)
-    np.testing.assert_allclose(out.detach().numpy()[:, -1, :4], h.detach().numpy()[2], rtol=1e-6)
+    np.testing.assert_allclose(
+        out.detach().numpy()[:, 0, 4:], h.detach().numpy()[3], rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(
+        out.detach().numpy()[:, -1, :4], h.detach().numpy()[2], rtol=1e-6, atol=1e-6
+    )
     names = [n for n, _ in GRU(3, 4, 2, bidirectional=True).named_parameters()]
     assert names[:8] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
                          "weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse",
@@ -129,7 +133,7 @@ def test_dropout_between_layers_only_in_training():
     np.testing.assert_array_equal(a, b)
     m.train()
     lucid.manual_seed(0)
-    assert not np.allclose(m(x)[0].detach().numpy(), a)
+    assert not np.allclose(m(x)[0].detach().numpy(), a, rtol=1e-5, atol=1e-8)
 
 
 def test_cells():
@@ -164,8 +168,8 @@ def test_lstm_proj_size_equations_names_and_shapes():
         cc = _sig(f) * cc + _sig(i) * np.tanh(g)
         hh = (_sig(o) * np.tanh(cc)) @ _p(m, "weight_hr_l0").T
         outs.append(hh)
-    np.testing.assert_allclose(out.detach().numpy(), np.stack(outs), rtol=1e-12)
-    np.testing.assert_allclose(c.detach().numpy()[0], cc, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), np.stack(outs), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c.detach().numpy()[0], cc, rtol=1e-12, atol=1e-12)
     deep = LSTM(3, 5, num_layers=2, bidirectional=True, proj_size=2, batch_first=True)
     out, (h, c) = deep(lucid.randn(2, 4, 3))
     assert out.shape == (2, 4, 4) and h.shape == (4, 2, 2) and c.shape == (4, 2, 5)
@@ -198,8 +202,10 @@ def test_batch_first_and_unbatched_agree_with_sequence_first():
     h0, c0 = lucid.randn(4, 2, 4), lucid.randn(4, 2, 4)
     a, (ha, ca) = seq(x, (h0, c0))
     b, (hb, cb) = bf(x.transpose(0, 1), (h0, c0))  # h_n stays (layers * dirs, N, H)
-    np.testing.assert_allclose(b.transpose(0, 1).detach().numpy(), a.detach().numpy(), rtol=1e-6)
-    np.testing.assert_allclose(hb.detach().numpy(), ha.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        b.transpose(0, 1).detach().numpy(), a.detach().numpy(), rtol=1e-6, atol=1e-6
+    )
+    np.testing.assert_allclose(hb.detach().numpy(), ha.detach().numpy(), rtol=1e-6, atol=1e-6)
     u, (hu, cu) = seq(x[:, 1], (h0[:, 1], c0[:, 1]))
     assert u.shape == (5, 8) and hu.shape == cu.shape == (4, 4)
     np.testing.assert_allclose(u.detach().numpy(), a.detach().numpy()[:, 1], rtol=1e-5,

@@ -125,7 +125,7 @@ def test_step_updates_in_place_without_recording() -> None:
     assert p.dtype == lucid.float32
     assert opt.state[p]["exp_avg"].dtype == lucid.float32
     assert opt.state[p]["exp_avg"].grad_fn is None
-    np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.9], rtol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), [0.9, 1.9], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "Adafactor", "Lion", "Rprop", "NAdam", "ASGD"])
@@ -289,8 +289,8 @@ def test_complex_parameters() -> None:
     for _ in range(2):
         re.grad, im.grad = lucid.tensor([1.0, 0.0]), lucid.tensor([-1.0, 2.0])
         ref.step()
-    np.testing.assert_allclose(z.detach().numpy().real, re.detach().numpy(), rtol=1e-6)
-    np.testing.assert_allclose(z.detach().numpy().imag, im.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(z.detach().numpy().real, re.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(z.detach().numpy().imag, im.detach().numpy(), rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="Adam does not support complex parameters.*complex64"):
         optim.Adam([lucid.tensor([1j], requires_grad=True)])
 

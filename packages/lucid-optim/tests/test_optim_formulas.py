@@ -313,7 +313,7 @@ def test_steps_follow_the_formula(
         )
     assert p.dtype == lucid.float64
     if name == "ASGD":
-        np.testing.assert_allclose(opt.state[p]["ax"].numpy(), state["ax"], rtol=1e-12)
+        np.testing.assert_allclose(opt.state[p]["ax"].numpy(), state["ax"], rtol=1e-12, atol=1e-12)
 
 
 def test_lbfgs_steps_follow_the_two_loop_recursion() -> None:
@@ -357,4 +357,6 @@ def test_lbfgs_steps_follow_the_two_loop_recursion() -> None:
             d, t = r, lr
         prev_g = g
         x = x + t * d
-        np.testing.assert_allclose(lx.detach().numpy(), x, rtol=1e-12, err_msg=f"step {step}")
+        np.testing.assert_allclose(
+            lx.detach().numpy(), x, rtol=1e-12, err_msg=f"step {step}", atol=1e-12
+        )

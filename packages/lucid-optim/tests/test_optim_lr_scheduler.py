@@ -42,7 +42,7 @@ def test_multistep_and_exponential_values() -> None:
     opt = sgd(1.0)
     sched = lrs.MultiStepLR(opt, milestones=[2, 4, 4], gamma=0.1)
     got = lrs_of(opt, sched, 6)
-    assert got == pytest.approx([1, 1, 0.1, 0.1, 0.001, 0.001])
+    assert got == pytest.approx([1, 1, 0.1, 0.1, 0.001, 0.001], rel=1e-6, abs=1e-12)
     opt = sgd(2.0)
     assert lrs_of(opt, lrs.ExponentialLR(opt, gamma=0.5), 4) == [2.0, 1.0, 0.5, 0.25]
 
@@ -50,17 +50,17 @@ def test_multistep_and_exponential_values() -> None:
 def test_linear_and_constant_warmups() -> None:
     opt = sgd(1.0)
     got = lrs_of(opt, lrs.LinearLR(opt, start_factor=0.25, total_iters=3), 6)
-    assert got == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0, 1.0])
+    assert got == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0, 1.0], rel=1e-6, abs=1e-12)
     opt = sgd(1.0)
     got = lrs_of(opt, lrs.ConstantLR(opt, factor=0.5, total_iters=2), 4)
-    assert got == pytest.approx([0.5, 0.5, 1.0, 1.0])
+    assert got == pytest.approx([0.5, 0.5, 1.0, 1.0], rel=1e-6, abs=1e-12)
 
 
 def test_cosine_annealing_reaches_eta_min_at_t_max() -> None:
     opt = sgd(1.0)
     got = lrs_of(opt, lrs.CosineAnnealingLR(opt, T_max=4, eta_min=0.2), 5)
     expected = [0.2 + 0.8 * (1 + math.cos(math.pi * e / 4)) / 2 for e in range(5)]
-    assert got == pytest.approx(expected, rel=1e-12)
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-12)
 
 
 def test_lambda_and_multiplicative() -> None:
@@ -81,16 +81,18 @@ def test_warmup_cosine_and_noam_formulas() -> None:
         opt, warmup_epochs=4, max_epochs=12, warmup_start_lr=0.2, eta_min=0.1
     )
     got = lrs_of(opt, sched, 14)
-    assert got[:5] == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0])
-    assert got[8] == pytest.approx(0.1 + 0.9 * 0.5)  # half-way through the cosine
-    assert got[12:] == pytest.approx([0.1, 0.1])
+    assert got[:5] == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0], rel=1e-6, abs=1e-12)
+    assert got[8] == pytest.approx(
+        0.1 + 0.9 * 0.5, rel=1e-6, abs=1e-12
+    )  # half-way through the cosine
+    assert got[12:] == pytest.approx([0.1, 0.1], rel=1e-6, abs=1e-12)
     opt = optim.Adam([lucid.zeros(1, requires_grad=True)], lr=1.0)
     noam = lrs.NoamLR(opt, d_model=64, warmup_steps=4)
     got = lrs_of(opt, noam, 8)
     peak = 64**-0.5 * 4**-0.5
-    assert got[3] == pytest.approx(peak)  # step 4 = warmup: the peak
+    assert got[3] == pytest.approx(peak, rel=1e-6, abs=1e-12)  # step 4 = warmup: the peak
     assert max(got) == got[3]
-    assert got[7] == pytest.approx(64**-0.5 * 8**-0.5)
+    assert got[7] == pytest.approx(64**-0.5 * 8**-0.5, rel=1e-6, abs=1e-12)
     with pytest.raises(ValueError, match="warmup_epochs < max_epochs"):
         lrs.LinearWarmupCosineAnnealingLR(opt, warmup_epochs=5, max_epochs=5)
 
@@ -101,7 +103,7 @@ def test_chained_schedulers_multiply() -> None:
         [lrs.ConstantLR(opt, factor=0.5, total_iters=2), lrs.ExponentialLR(opt, gamma=0.9)]
     )
     got = lrs_of(opt, sched, 4)
-    assert got == pytest.approx([0.5, 0.45, 0.81, 0.729])
+    assert got == pytest.approx([0.5, 0.45, 0.81, 0.729], rel=1e-6, abs=1e-12)
 
 
 def test_sequential_switches_at_milestones() -> None:
@@ -111,7 +113,7 @@ def test_sequential_switches_at_milestones() -> None:
         [lrs.ConstantLR(opt, factor=0.1, total_iters=10), lrs.ExponentialLR(opt, gamma=0.5)],
         milestones=[2],
     )
-    assert lrs_of(opt, sched, 5) == pytest.approx([0.1, 0.1, 1.0, 0.5, 0.25])
+    assert lrs_of(opt, sched, 5) == pytest.approx([0.1, 0.1, 1.0, 0.5, 0.25], rel=1e-6, abs=1e-12)
 
 
 def test_composite_errors() -> None:
@@ -229,7 +231,7 @@ def test_scheduler_state_dict_resumes_exactly(
     sched2 = make(opt2)
     opt2.load_state_dict(saved["optim"])
     sched2.load_state_dict(saved["sched"])
-    assert first + lrs_of(opt2, sched2, 10) == pytest.approx(straight, rel=1e-12)
+    assert first + lrs_of(opt2, sched2, 10) == pytest.approx(straight, rel=1e-12, abs=1e-12)
 
 
 def test_plateau_state_dict_and_cooldown() -> None:

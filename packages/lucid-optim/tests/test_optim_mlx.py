@@ -56,7 +56,7 @@ def test_lbfgs_on_mlx() -> None:
 
     opt.step(closure)
     assert isinstance(x.data, mx.array)
-    np.testing.assert_allclose(x.detach().numpy(), [1.0, -2.0, 0.5], atol=1e-4)
+    np.testing.assert_allclose(x.detach().numpy(), [1.0, -2.0, 0.5], atol=1e-4, rtol=1e-7)
 
 
 @pytest.mark.parametrize("weight_decay", [0.0, 0.1])
