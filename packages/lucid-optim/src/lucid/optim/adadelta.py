@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_nonnegative
+from ._updates import average_square_, l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adadelta"]
@@ -50,11 +51,10 @@ class Adadelta(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         rho, eps = group["rho"], group["eps"]
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+        grad = l2_penalty(p, grad, group["weight_decay"])
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+        average_square_(square_avg, grad, rho)
         std = square_avg.add(eps).sqrt_()
         delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        average_square_(acc_delta, delta, rho)
         p.add_(delta, alpha=-group["lr"])

@@ -9,6 +9,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from ._updates import decay_weights_
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adafactor"]
@@ -73,7 +74,7 @@ class Adafactor(Optimizer):
             state["variance"] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        lr, wd = group["lr"], group["weight_decay"]
+        lr = group["lr"]
         eps1, eps2 = group["eps"]
         if eps1 is None:
             eps1 = _MACHINE_EPS.get(p.dtype.name, 2.0**-23)
@@ -82,8 +83,7 @@ class Adafactor(Optimizer):
         one_minus_beta2_t = step ** group["beta2_decay"]
         rho_t = min(lr, 1 / (step**0.5))
         alpha = max(eps2, _rms(p)) * rho_t
-        if wd != 0:
-            p.mul_(1 - lr * wd)
+        decay_weights_(p, lr, group["weight_decay"])
         if grad.ndim > 1:
             row_var, col_var = state["row_var"], state["col_var"]
             grad_sq = grad * grad

@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_nonnegative
+from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adagrad"]
@@ -56,8 +57,7 @@ class Adagrad(Optimizer):
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+        grad = l2_penalty(p, grad, group["weight_decay"])
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         state["sum"].addcmul_(grad, grad, value=1)
         std = state["sum"].sqrt().add_(group["eps"])

@@ -8,13 +8,13 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
-from ._checks import check_common
-from .optimizer import Optimizer, ParamGroup
+from ._updates import AdamFamily
+from .optimizer import ParamGroup
 
 __all__ = ["Adam", "AdamW"]
 
 
-class Adam(Optimizer):
+class Adam(AdamFamily):
     r"""Adam (Kingma & Ba, 2014), as ``torch.optim.Adam``.
 
     :math:`m \leftarrow \beta_1 m + (1-\beta_1) g`,
@@ -49,38 +49,20 @@ class Adam(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
-
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_avg_sq"] = lucid.zeros_like(p)
+        super()._init_state(p, state, group)
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        step, _ = self._moments(p, grad, state, group)
         beta1, beta2 = group["betas"]
-        state["step"] += 1
-        step = state["step"]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        exp_avg_sq = state["exp_avg_sq"]
         if group["amsgrad"]:
-            max_sq = state["max_exp_avg_sq"]
-            max_sq.maximum_(exp_avg_sq)
-            denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-        p.addcdiv_(exp_avg, denom, value=-step_size)
+            exp_avg_sq = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
+        p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - beta1**step))
 
 
 class AdamW(Adam):

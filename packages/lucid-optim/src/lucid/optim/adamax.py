@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_common
+from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adamax"]
@@ -46,8 +47,7 @@ class Adamax(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         beta1, beta2 = group["betas"]
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+        grad = l2_penalty(p, grad, group["weight_decay"])
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg.lerp_(grad, 1 - beta1)
         exp_inf.mul_(beta2).maximum_(grad.abs().add_(group["eps"]))

@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_nonnegative
+from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["ASGD"]
@@ -55,8 +56,7 @@ class ASGD(Optimizer):
         lr, lambd = group["lr"], group["lambd"]
         state["step"] += 1
         step = state["step"]
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+        grad = l2_penalty(p, grad, group["weight_decay"])
         eta = state["eta"]
         p.mul_(1 - lambd * eta)
         p.add_(grad, alpha=-eta)

@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_common
+from ._updates import decay_weights_
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Lion"]
@@ -55,10 +56,9 @@ class Lion(Optimizer):
         state["exp_avg"] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        lr, wd = group["lr"], group["weight_decay"]
+        lr = group["lr"]
         beta1, beta2 = group["betas"]
         exp_avg = state["exp_avg"]
-        if wd != 0:
-            p.mul_(1 - lr * wd)
+        decay_weights_(p, lr, group["weight_decay"])
         p.add_(exp_avg.lerp(grad, 1 - beta1).sign(), alpha=-lr)
         exp_avg.lerp_(grad, 1 - beta2)

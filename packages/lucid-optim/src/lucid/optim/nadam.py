@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
-from ._checks import check_common, check_nonnegative
-from .optimizer import Optimizer, ParamGroup
+from ._checks import check_nonnegative
+from ._updates import AdamFamily
+from .optimizer import ParamGroup
 
 __all__ = ["NAdam"]
 
 
-class NAdam(Optimizer):
+class NAdam(AdamFamily):
     r"""NAdam, as ``torch.optim.NAdam``.
 
     The momentum schedule is :math:`\mu_t = \beta_1 (1 - \tfrac12 0.96^{t\psi})` with
@@ -49,34 +49,21 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
+        super()._check_group_options(group)
         check_nonnegative("momentum_decay value", group["momentum_decay"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["mu_product"] = 1.0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_avg_sq"] = lucid.zeros_like(p)
+        state.update(step=0, mu_product=1.0)  # PyTorch's key order: step, mu_product, moments
+        super()._init_state(p, state, group)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        step, grad = self._moments(p, grad, state, group)
+        lr, psi = group["lr"], group["momentum_decay"]
         beta1, beta2 = group["betas"]
-        psi = group["momentum_decay"]
-        state["step"] += 1
-        step = state["step"]
-        bias_correction2 = 1 - beta2**step
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
         state["mu_product"] *= mu
         mu_product = state["mu_product"]
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+        denom = state["exp_avg_sq"].div(1 - beta2**step).sqrt().add_(group["eps"])
         p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
-        p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
+        p.addcdiv_(state["exp_avg"], denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))

@@ -18,11 +18,12 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid.backends import synchronize
 from lucid.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "required", "RemovableHandle"]
@@ -228,17 +229,14 @@ class Optimizer:
     def _evaluate_lazy(self) -> None:
         """On lazy backends (MLX) compute the new parameters and state now, at step end, so
         the pending graph does not grow from step to step."""
-        pending: dict[int, tuple[Any, list[Any]]] = {}
+        synchronize(self._tensors())
+
+    def _tensors(self) -> Iterator[Tensor]:
+        """Every parameter, then its state tensors."""
         for group in self.param_groups:
             for p in group["params"]:
-                backend = p.backend
-                if not getattr(backend, "is_lazy", False):
-                    continue
-                arrays = pending.setdefault(id(backend), (backend, []))[1]
-                arrays.append(p.data)
-                arrays += [v.data for v in self.state.get(p, {}).values() if isinstance(v, Tensor)]
-        for backend, arrays in pending.values():
-            backend.evaluate(*arrays)
+                yield p
+                yield from (v for v in self.state.get(p, {}).values() if isinstance(v, Tensor))
 
     def _step_group(self, group: ParamGroup) -> None:
         maximize = group.get("maximize", False)

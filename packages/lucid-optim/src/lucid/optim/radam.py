@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
-from ._checks import check_common
-from .optimizer import Optimizer, ParamGroup
+from ._updates import AdamFamily
+from .optimizer import ParamGroup
 
 __all__ = ["RAdam"]
 
 
-class RAdam(Optimizer):
+class RAdam(AdamFamily):
     r"""RAdam, as ``torch.optim.RAdam``.
 
     While the variance of the adaptive rate is intractable
@@ -44,37 +43,24 @@ class RAdam(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_avg_sq"] = lucid.zeros_like(p)
-
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        step, _ = self._moments(p, grad, state, group)
+        lr, eps = group["lr"], group["eps"]
         beta1, beta2 = group["betas"]
-        state["step"] += 1
-        step = state["step"]
-        if wd != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
-            else:
-                grad = grad.add(p, alpha=wd)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        exp_avg.lerp_(grad, 1 - beta1)
-        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
-        bias_corrected_exp_avg = exp_avg / bias_correction1
+        bias_corrected_exp_avg = state["exp_avg"] / (1 - beta1**step)
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
         if rho_t > 5.0:
-            rect = (
-                (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
-            ) ** 0.5
-            adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
+            adaptive_lr = (bias_correction2**0.5) / state["exp_avg_sq"].sqrt().add_(eps)
+            rect = _rectification(rho_t, rho_inf)
             p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
+
+
+def _rectification(rho_t: float, rho_inf: float) -> float:
+    r"""RAdam's :math:`r_t`, the variance rectification term (defined for :math:`\rho_t > 4`)."""
+    ratio = (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+    rect: float = ratio**0.5
+    return rect

@@ -9,6 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._checks import check_nonnegative
+from ._updates import average_square_, l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["RMSprop"]
@@ -64,10 +65,8 @@ class RMSprop(Optimizer):
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         alpha, lr = group["alpha"], group["lr"]
         state["step"] += 1
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
-        square_avg = state["square_avg"]
-        square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+        grad = l2_penalty(p, grad, group["weight_decay"])
+        square_avg = average_square_(state["square_avg"], grad, alpha)
         if group["centered"]:
             grad_avg = state["grad_avg"]
             grad_avg.lerp_(grad, 1 - alpha)

@@ -8,6 +8,7 @@ from typing import Any
 from lucid import Tensor
 
 from ._checks import check_nonnegative
+from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["SGD"]
@@ -53,8 +54,7 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        if group["weight_decay"] != 0:
-            grad = grad.add(p, alpha=group["weight_decay"])
+        grad = l2_penalty(p, grad, group["weight_decay"])
         momentum = group["momentum"]
         if momentum != 0:
             buf = state.get("momentum_buffer")

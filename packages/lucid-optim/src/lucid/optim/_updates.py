@@ -1,0 +1,65 @@
+"""Pieces of the per-parameter updates that several algorithms share, each written once.
+
+Each is the exact sequence of in-place ops PyTorch's single-tensor implementation runs, so the
+results match it to the last bit of float rounding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import lucid
+from lucid import Tensor
+
+from ._checks import check_common
+from .optimizer import Optimizer, ParamGroup
+
+
+def l2_penalty(p: Tensor, grad: Tensor, weight_decay: float) -> Tensor:
+    """``grad + weight_decay * p``: L2 regularisation folded into the gradient."""
+    return grad if weight_decay == 0 else grad.add(p, alpha=weight_decay)
+
+
+def decay_weights_(p: Tensor, lr: float, weight_decay: float) -> None:
+    """Decoupled weight decay (AdamW, Lion): shrink ``p`` by ``1 - lr * weight_decay``."""
+    if weight_decay != 0:
+        p.mul_(1 - lr * weight_decay)
+
+
+def apply_weight_decay(p: Tensor, grad: Tensor, group: ParamGroup) -> Tensor:
+    """The group's weight decay: decoupled (shrinks ``p``) when it says
+    ``decoupled_weight_decay``, else L2 (returns the penalised gradient)."""
+    if group.get("decoupled_weight_decay", False):
+        decay_weights_(p, group["lr"], group["weight_decay"])
+        return grad
+    return l2_penalty(p, grad, group["weight_decay"])
+
+
+def average_square_(avg: Tensor, x: Tensor, decay: float) -> Tensor:
+    """The running mean of squares ``avg <- decay * avg + (1 - decay) * x**2``, in place."""
+    return avg.mul_(decay).addcmul_(x, x, value=1 - decay)
+
+
+class AdamFamily(Optimizer):
+    """The shared part of Adam, RAdam and NAdam: their checks, their first and second moment
+    estimates (``exp_avg``, ``exp_avg_sq``) and how a step starts."""
+
+    def _check_group_options(self, group: ParamGroup) -> None:
+        check_common(group)
+
+    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
+        state["step"] = 0
+        state["exp_avg"] = lucid.zeros_like(p)
+        state["exp_avg_sq"] = lucid.zeros_like(p)
+
+    def _moments(
+        self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup
+    ) -> tuple[int, Tensor]:
+        """Count the step, apply the weight decay, update both moments from the gradient;
+        return the step number and the gradient the moments saw."""
+        state["step"] += 1
+        grad = apply_weight_decay(p, grad, group)
+        beta1, beta2 = group["betas"]
+        state["exp_avg"].lerp_(grad, 1 - beta1)
+        average_square_(state["exp_avg_sq"], grad, beta2)
+        return state["step"], grad
