@@ -52,42 +52,20 @@ def generate_square_subsequent_mask(size: int, device: Any = None, dtype: Any = 
     return out
 
 
-class _FeedForward(Module):
-    """Shared pieces of the two layer kinds (feed-forward block and settings)."""
+class _TransformerLayer(Module):
+    """What both layer kinds share: the constructor, the feed-forward block, self-attention.
 
+    A decoder layer (``_cross_attention``) adds ``multihead_attn`` and a third norm/dropout.
+    """
+
+    _cross_attention = False
     linear1: Linear
     linear2: Linear
     dropout: Dropout
-
-    def _init_ff(
-        self, d_model: int, dim_feedforward: int, dropout: float, activation: Activation,
-        bias: bool, kw: dict[str, Any]
-    ) -> None:  # fmt: skip
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.activation = _activation(activation)
-
-    def _check(self, name: str, x: Any, batch_first: bool) -> None:
-        check_tensor(type(self).__name__, x, self.linear1.weight)
-        d = self.linear1.in_features
-        if x.ndim not in (2, 3) or x.shape[-1] != d:
-            layout = f"(N, L, {d})" if batch_first else f"(L, N, {d})"
-            raise ValueError(f"{type(self).__name__} expected {name} of shape {layout} or "
-                             f"(L, {d}), got {tuple(x.shape)}")  # fmt: skip
-
-    def _ff_block(self, x: Tensor, drop: Dropout) -> Tensor:
-        out: Tensor = drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-        return out
-
-
-class TransformerEncoderLayer(_FeedForward):
-    """Self-attention then feed-forward, each with a residual and LayerNorm (post- or pre-norm).
-
-    >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
-    >>> layer(lucid.randn(2, 7, 16)).shape
-    (2, 7, 16)
-    """
+    norm1: LayerNorm
+    norm2: LayerNorm
+    dropout1: Dropout
+    dropout2: Dropout
 
     def __init__(
         self,
@@ -105,14 +83,32 @@ class TransformerEncoderLayer(_FeedForward):
     ) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)  # fmt: skip
-        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
+        attn = {"dropout": dropout, "bias": bias, "batch_first": batch_first, **kw}
+        self.self_attn = MultiheadAttention(d_model, nhead, **attn)
+        if self._cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, **attn)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.activation = _activation(activation)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        sublayers = range(1, 4 if self._cross_attention else 3)
+        for i in sublayers:
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in sublayers:
+            setattr(self, f"dropout{i}", Dropout(dropout))
+
+    def _check(self, name: str, x: Any, batch_first: bool) -> None:
+        check_tensor(type(self).__name__, x, self.linear1.weight)
+        d = self.linear1.in_features
+        if x.ndim not in (2, 3) or x.shape[-1] != d:
+            layout = f"(N, L, {d})" if batch_first else f"(L, N, {d})"
+            raise ValueError(f"{type(self).__name__} expected {name} of shape {layout} or "
+                             f"(L, {d}), got {tuple(x.shape)}")  # fmt: skip
+
+    def _ff_block(self, x: Tensor, drop: Dropout) -> Tensor:
+        out: Tensor = drop(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return out
 
     def _sa_block(
         self, x: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool = False
@@ -121,6 +117,15 @@ class TransformerEncoderLayer(_FeedForward):
                              is_causal=is_causal)[0]  # fmt: skip
         result: Tensor = self.dropout1(out)
         return result
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention then feed-forward, each with a residual and LayerNorm (post- or pre-norm).
+
+    >>> layer = nn.TransformerEncoderLayer(d_model=16, nhead=4, batch_first=True)
+    >>> layer(lucid.randn(2, 7, 16)).shape
+    (2, 7, 16)
+    """
 
     def forward(
         self, src: Tensor, src_mask: Tensor | None = None,
@@ -135,45 +140,13 @@ class TransformerEncoderLayer(_FeedForward):
         return self.norm2(x + self._ff_block(x, self.dropout2))  # type: ignore[no-any-return]
 
 
-class TransformerDecoderLayer(_FeedForward):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, cross-attention over ``memory``, then feed-forward (post- or pre-norm)."""
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: Activation = "relu",
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)  # fmt: skip
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **kw)  # fmt: skip
-        self._init_ff(d_model, dim_feedforward, dropout, activation, bias, kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-
-    def _sa_block(
-        self, x: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool = False
-    ) -> Tensor:
-        out = self.self_attn(x, x, x, attn_mask=mask, key_padding_mask=pad, need_weights=False,
-                             is_causal=is_causal)[0]  # fmt: skip
-        result: Tensor = self.dropout1(out)
-        return result
+    _cross_attention = True
+    multihead_attn: MultiheadAttention
+    norm3: LayerNorm
+    dropout3: Dropout
 
     def _mha_block(
         self, x: Tensor, mem: Tensor, mask: Tensor | None, pad: Tensor | None, is_causal: bool
@@ -184,16 +157,11 @@ class TransformerDecoderLayer(_FeedForward):
         return result
 
     def forward(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        tgt_is_causal: bool = False,
+        self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
-    ) -> Tensor:
+    ) -> Tensor:  # fmt: skip
         self._check("tgt", tgt, self.self_attn.batch_first)
         self._check("memory", memory, self.self_attn.batch_first)
         sa = (tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -247,16 +215,11 @@ class TransformerDecoder(Module):
         self.norm = norm
 
     def forward(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        tgt_is_causal: bool | None = None,
+        self, tgt: Tensor, memory: Tensor, tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None, tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None, tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
-    ) -> Tensor:
+    ) -> Tensor:  # fmt: skip
         x = tgt
         for layer in self.layers:
             x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -271,23 +234,13 @@ class Transformer(Module):
     """Encoder-decoder Transformer ("Attention Is All You Need"), PyTorch's defaults."""
 
     def __init__(
-        self,
-        d_model: int = 512,
-        nhead: int = 8,
-        num_encoder_layers: int = 6,
-        num_decoder_layers: int = 6,
-        dim_feedforward: int = 2048,
-        dropout: float = 0.1,
-        activation: Activation = "relu",
-        custom_encoder: Module | None = None,
-        custom_decoder: Module | None = None,
-        layer_norm_eps: float = 1e-5,
-        batch_first: bool = False,
-        norm_first: bool = False,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+        self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
+        activation: Activation = "relu", custom_encoder: Module | None = None,
+        custom_decoder: Module | None = None, layer_norm_eps: float = 1e-5,
+        batch_first: bool = False, norm_first: bool = False, bias: bool = True,
+        device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         common = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
