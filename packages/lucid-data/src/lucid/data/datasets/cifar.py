@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import importlib
 import io
-import os
 import pickle
 import tarfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .utils import download_url, extract_archive
-from .vision import VisionDataset
+from .vision import TrainTestDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
 
@@ -57,7 +55,7 @@ def _unpickle(raw: bytes, where: str) -> dict[str, Any]:
     return {k.decode() if isinstance(k, bytes) else k: v for k, v in entry.items()}
 
 
-class CIFAR10(VisionDataset):
+class CIFAR10(TrainTestDataset):
     """CIFAR-10: 50,000 training and 10,000 test colour images, 32 x 32, 10 classes.
 
     Reads ``cifar-10-batches-py/`` (the extracted archive) or ``cifar-10-python.tar.gz`` (read
@@ -77,19 +75,8 @@ class CIFAR10(VisionDataset):
     labels_key: ClassVar[str] = "labels"
     folder_aliases: ClassVar[tuple[str, ...]] = ("cifar10", "cifar-10", "CIFAR10")
 
-    def __init__(
-        self,
-        root: str | os.PathLike[str],
-        train: bool = True,
-        transform: Callable[[Any], Any] | None = None,
-        target_transform: Callable[[Any], Any] | None = None,
-        download: bool = False,
-    ) -> None:
-        super().__init__(root, transform, target_transform)
-        self.train = train
-        if download:
-            self.download()
-        files = self.train_list if train else self.test_list
+    def _load(self) -> None:
+        files = self.train_list if self.train else self.test_list
         blobs = self._read_files([*files, self.meta["filename"]])
         data, targets = [], []
         for name in files:
@@ -181,9 +168,6 @@ class CIFAR10(VisionDataset):
             return
         archive = download_url(self.urls, self.root, self.filename, self.tgz_md5)
         extract_archive(archive, self.root)
-
-    def extra_repr(self) -> str:
-        return f"Split: {'Train' if self.train else 'Test'}"
 
 
 class CIFAR100(CIFAR10):

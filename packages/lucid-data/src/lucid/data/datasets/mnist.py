@@ -6,14 +6,13 @@ import gzip
 import os
 import struct
 import zlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .utils import download_url
-from .vision import VisionDataset
+from .vision import TrainTestDataset
 
 __all__ = ["MNIST", "FashionMNIST", "read_idx"]
 
@@ -75,7 +74,7 @@ def read_idx(path: str | os.PathLike[str], ndim: int | None = None) -> np.ndarra
     return native  # native byte order, and a writable copy
 
 
-class MNIST(VisionDataset):
+class MNIST(TrainTestDataset):
     """The MNIST handwritten digits: 60,000 training and 10,000 test images, 28 x 28 uint8.
 
     The four files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``,
@@ -113,18 +112,7 @@ class MNIST(VisionDataset):
         "9 - nine",
     ]
 
-    def __init__(
-        self,
-        root: str | os.PathLike[str],
-        train: bool = True,
-        transform: Callable[[Any], Any] | None = None,
-        target_transform: Callable[[Any], Any] | None = None,
-        download: bool = False,
-    ) -> None:
-        super().__init__(root, transform, target_transform)
-        self.train = train
-        if download:
-            self.download()
+    def _load(self) -> None:
         images_path, labels_path = self._split_files()
         self.data = read_idx(images_path, ndim=3)
         self.targets = read_idx(labels_path, ndim=1).astype(np.int64)
@@ -187,9 +175,6 @@ class MNIST(VisionDataset):
             if self._find(stem) is None:
                 urls = [mirror + filename for mirror in self.mirrors]
                 download_url(urls, self.raw_folder, filename, md5)
-
-    def extra_repr(self) -> str:
-        return f"Split: {'Train' if self.train else 'Test'}"
 
 
 class FashionMNIST(MNIST):

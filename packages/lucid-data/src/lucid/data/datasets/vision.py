@@ -84,3 +84,36 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
             if t is not None:
                 lines.append(f"    {name.replace('_', ' ').title()}: {t!r}")
         return "\n".join(lines)
+
+
+class TrainTestDataset(VisionDataset):
+    """A vision dataset with a train and a test split, read from files it can download.
+
+    A subclass writes ``download()`` (fetch what is missing into ``root``) and ``_load()``
+    (set ``data``, ``targets`` and, where the files hold them, ``classes`` for the split
+    ``self.train`` names).
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+    ) -> None:
+        super().__init__(root, transform, target_transform)
+        self.train = train
+        if download:
+            self.download()
+        self._load()
+
+    def download(self) -> None:
+        """Fetch the dataset's files into ``root`` (checksummed) unless they are present."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement download()")
+
+    def _load(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not implement _load()")
+
+    def extra_repr(self) -> str:
+        return f"Split: {'Train' if self.train else 'Test'}"
