@@ -7,6 +7,7 @@ from typing import Any
 
 from lucid import nn
 from lucid.models._registry import register_model
+from lucid.models._weights import init_conv_bn_linear
 
 
 def _make_divisible(v: float, divisor: int = 8) -> int:
@@ -63,17 +64,7 @@ class MobileNetV2(nn.Module):
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(self.last_channel,
                                                                        num_classes))  # fmt: skip
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.BatchNorm2d):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_conv_bn_linear(self)
 
     def forward(self, x: Any) -> Any:
         x = nn.functional.adaptive_avg_pool2d(self.features(x), (1, 1)).flatten(1)

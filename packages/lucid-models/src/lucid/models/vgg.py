@@ -7,6 +7,7 @@ from typing import Any
 
 from lucid import nn
 from lucid.models._registry import register_model
+from lucid.models._weights import init_conv_bn_linear
 
 _CFGS: dict[str, list[Any]] = {
     "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
@@ -42,17 +43,7 @@ class VGG(nn.Module):
             nn.Linear(4096, 4096), nn.ReLU(inplace=True), nn.Dropout(dropout),
             nn.Linear(4096, num_classes),
         )  # fmt: skip
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.BatchNorm2d):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_conv_bn_linear(self)
 
     def forward(self, x: Any) -> Any:
         return self.classifier(self.avgpool(self.features(x)).flatten(1))
