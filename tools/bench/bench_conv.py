@@ -14,7 +14,8 @@ the target is >= 60% on ResNet-18's 3x3 layers at batch 128) and ``torch / lucid
 
     python tools/bench/bench_conv.py                 # LeNet-5 and ResNet-18 (CIFAR) at batch 128
     python tools/bench/bench_conv.py --batch 32      # smaller ResNet batch
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python tools/bench/bench_conv.py  # see PERF.md
+    # the GEMM kernel OpenBLAS picks by itself (docs/performance.md, item 5):
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python tools/bench/bench_conv.py
 """
 
 from __future__ import annotations

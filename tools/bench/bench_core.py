@@ -5,7 +5,7 @@
 Workloads: ``a + b`` on 1 and 1,000 float32 elements, with and without a gradient being
 recorded, and a 1024x1024 float32 matmul. Each framework runs the same workload in interleaved
 rounds (so machine drift hits all alike); the table shows the median time per call and the
-ratios lucid/NumPy and lucid/PyTorch. Targets (issue 2): < 10 us per recorded op, matmul within
+ratios lucid/NumPy and lucid/PyTorch. Targets: < 10 us per recorded op, matmul within
 1.3x of NumPy.
 """
 

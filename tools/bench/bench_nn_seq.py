@@ -15,7 +15,7 @@ step, the input projection as one GEMM over all steps), so their ratio shows the
     OPENBLAS_NUM_THREADS=1 python tools/bench/bench_nn_seq.py --threads 1   # per-op overhead
 
 On a loaded 2-core machine two OpenBLAS threads make these small GEMMs ~10x slower than one
-(PERF.md, item 2), which dominates the recurrent layers' time; compare both settings.
+(docs/performance.md, item 2), which dominates the recurrent layers' time; compare both settings.
 """
 
 from __future__ import annotations

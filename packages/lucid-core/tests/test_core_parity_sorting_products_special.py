@@ -1,4 +1,7 @@
-"""PyTorch parity for issue 3's ops: forward values and gradients on the same inputs."""
+"""PyTorch parity for sorting, index grids, products, softmax and special functions.
+
+Forward values and gradients are compared on the same inputs.
+"""
 
 from __future__ import annotations
 

@@ -294,7 +294,7 @@ def test_zero_dim_float32_with_python_scalars_without_weak_scalars(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """NumPy < 2 promotes a float32 0-d array with a Python float to float64: the ops wrap
-    the scalar for such backends so that the result stays float32 (PERF.md item 7)."""
+    the scalar for such backends so that the result stays float32 (docs/performance.md, item 7)."""
     backend = lucid.tensor(1.0).backend
     monkeypatch.setattr(type(backend), "weak_python_scalars", False)
     x = lucid.tensor(2.0, requires_grad=True)

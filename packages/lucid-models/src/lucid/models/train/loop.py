@@ -120,7 +120,7 @@ class _Interrupt:
 
 # Models below this many parameters train faster with one BLAS thread: their GEMMs are too
 # small for a second thread to pay for its wake-ups, and on a loaded machine a descheduled
-# OpenBLAS thread stalls the other (PERF.md item 2; LeNet-5 runs ~1.5-3x faster).
+# OpenBLAS thread stalls the other (docs/performance.md, item 2; LeNet-5 runs ~1.5-3x faster).
 _ONE_THREAD_BELOW = 2_000_000
 
 
