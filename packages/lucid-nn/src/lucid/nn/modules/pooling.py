@@ -34,9 +34,18 @@ def _check(layer: Module, x: Any, nd: int) -> None:
                          f"got input of shape {tuple(x.shape)}")  # fmt: skip
 
 
-class _MaxPoolNd(Module):
+class _PoolNd(Module):
+    """A pooling layer over ``nd`` spatial dims; each public class names its ``nd``."""
+
     _nd = 2
 
+    def __init_subclass__(cls, nd: int | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if nd is not None:
+            cls._nd = nd
+
+
+class _MaxPoolNd(_PoolNd):
     def __init__(
         self,
         kernel_size: Any,
@@ -65,31 +74,23 @@ class _MaxPoolNd(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")  # fmt: skip
 
 
-class MaxPool1d(_MaxPoolNd):
+class MaxPool1d(_MaxPoolNd, nd=1):
     """Max over sliding windows of ``(N, C, L)``."""
 
-    _nd = 1
 
-
-class MaxPool2d(_MaxPoolNd):
+class MaxPool2d(_MaxPoolNd, nd=2):
     """Max over sliding windows of ``(N, C, H, W)``; stride defaults to the kernel size.
 
     >>> nn.MaxPool2d(2)(lucid.randn(1, 3, 8, 8)).shape
     (1, 3, 4, 4)
     """
 
-    _nd = 2
 
-
-class MaxPool3d(_MaxPoolNd):
+class MaxPool3d(_MaxPoolNd, nd=3):
     """Max over sliding windows of ``(N, C, D, H, W)``."""
 
-    _nd = 3
 
-
-class _AvgPoolNd(Module):
-    _nd = 2
-
+class _AvgPoolNd(_PoolNd):
     def __init__(
         self,
         kernel_size: Any,
@@ -120,41 +121,27 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool1d(_AvgPoolNd):
+class AvgPool1d(_AvgPoolNd, nd=1):
     """Average over sliding windows of ``(N, C, L)``."""
 
-    _nd = 1
-
-    def __init__(
-        self,
-        kernel_size: Any,
-        stride: Any = None,
-        padding: Any = 0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-    ) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:  # fmt: skip
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
+class AvgPool2d(_AvgPoolNd, nd=2):
     """Average over sliding windows of ``(N, C, H, W)`` (PyTorch's divisor rules).
 
     >>> nn.AvgPool2d(2)(lucid.ones(1, 1, 4, 4)).shape
     (1, 1, 2, 2)
     """
 
-    _nd = 2
 
-
-class AvgPool3d(_AvgPoolNd):
+class AvgPool3d(_AvgPoolNd, nd=3):
     """Average over sliding windows of ``(N, C, D, H, W)``."""
 
-    _nd = 3
 
-
-class _AdaptiveAvgPoolNd(Module):
-    _nd = 2
-
+class _AdaptiveAvgPoolNd(_PoolNd):
     def __init__(self, output_size: Any) -> None:
         super().__init__()
         self.output_size = output_size
@@ -168,31 +155,23 @@ class _AdaptiveAvgPoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd, nd=1):
     """Average pooling of ``(N, C, L)`` to a fixed length."""
 
-    _nd = 1
 
-
-class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd, nd=2):
     """Average pooling of ``(N, C, H, W)`` to a fixed size (``1`` = global average pooling).
 
     >>> nn.AdaptiveAvgPool2d(1)(lucid.randn(2, 8, 7, 7)).shape
     (2, 8, 1, 1)
     """
 
-    _nd = 2
 
-
-class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd, nd=3):
     """Average pooling of ``(N, C, D, H, W)`` to a fixed size."""
 
-    _nd = 3
 
-
-class _AdaptiveMaxPoolNd(Module):
-    _nd = 2
-
+class _AdaptiveMaxPoolNd(_PoolNd):
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size = output_size
@@ -207,21 +186,15 @@ class _AdaptiveMaxPoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd, nd=1):
     """Max pooling of ``(N, C, L)`` to a fixed length."""
 
-    _nd = 1
 
-
-class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, nd=2):
     """Max pooling of ``(N, C, H, W)`` to a fixed size."""
 
-    _nd = 2
 
-
-class _LPPoolNd(Module):
-    _nd = 2
-
+class _LPPoolNd(_PoolNd):
     def __init__(
         self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
     ) -> None:
@@ -241,13 +214,9 @@ class _LPPoolNd(Module):
                 f"stride={self.stride}, ceil_mode={self.ceil_mode}")  # fmt: skip
 
 
-class LPPool1d(_LPPoolNd):
+class LPPool1d(_LPPoolNd, nd=1):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, L)``."""
 
-    _nd = 1
 
-
-class LPPool2d(_LPPoolNd):
+class LPPool2d(_LPPoolNd, nd=2):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, H, W)``."""
-
-    _nd = 2
