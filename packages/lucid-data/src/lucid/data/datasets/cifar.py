@@ -105,13 +105,9 @@ class CIFAR10(TrainTestDataset):
             )
         return images, labels
 
-    def _candidates(self) -> list[Path]:
-        root = Path(self.root)
-        return [root, *(root / alias for alias in self.folder_aliases)]
-
     def _locate(self) -> Path | None:
         """The extracted folder, else the archive, in the first candidate folder having one."""
-        for folder in self._candidates():
+        for folder in self._folders():
             if (folder / self.base_folder / self.meta["filename"]).is_file():
                 return folder / self.base_folder
             if (folder / self.meta["filename"]).is_file() and folder.name == self.base_folder:
@@ -154,12 +150,10 @@ class CIFAR10(TrainTestDataset):
         return blobs
 
     def _not_found_message(self) -> str:
-        folders = "\n".join(f"  {p}" for p in self._candidates())
-        return (
-            f"Dataset not found: {type(self).__name__} needs {self.base_folder}/ or "
-            f"{self.filename} in one of:\n{folders}\n"
-            f"Use download=True to download it, or, offline, fetch {self.urls[0]} elsewhere "
-            f"(md5 {self.tgz_md5}) and place it in {self.root} by hand."
+        return self._not_found_text(
+            f"{self.base_folder}/ or {self.filename}",
+            f"fetch {self.urls[0]} elsewhere (md5 {self.tgz_md5}) and place it in {self.root} "
+            "by hand",
         )
 
     def download(self) -> None:

@@ -128,8 +128,8 @@ class MNIST(TrainTestDataset):
         return Path(self.root) / type(self).__name__ / "raw"
 
     def _folders(self) -> list[Path]:
-        root = Path(self.root)
-        return [root, self.raw_folder, *(root / alias for alias in self.folder_aliases)]
+        root, *aliases = super()._folders()
+        return [root, self.raw_folder, *aliases]
 
     def _find(self, stem: str) -> Path | None:
         names = [f"{stem}.gz", stem]
@@ -152,14 +152,11 @@ class MNIST(TrainTestDataset):
         return found[0], found[1]
 
     def _not_found_message(self) -> str:
-        name = type(self).__name__
         files = ", ".join(f for f, _ in self.resources)
-        folders = "\n".join(f"  {p}" for p in self._folders())
-        return (
-            f"Dataset not found: {name} needs {', '.join(self._stems(self.train))} "
-            f"(gzipped .gz or plain) in one of:\n{folders}\n"
-            f"Use download=True to download it, or, offline, fetch the files ({files}) from "
-            f"{self.mirrors[0]} elsewhere and place them in {self.raw_folder} by hand."
+        return self._not_found_text(
+            f"{', '.join(self._stems(self.train))} (gzipped .gz or plain)",
+            f"fetch the files ({files}) from {self.mirrors[0]} elsewhere and place them in "
+            f"{self.raw_folder} by hand",
         )
 
     def _check_exists(self) -> bool:

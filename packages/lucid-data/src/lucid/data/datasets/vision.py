@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -89,10 +90,13 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 class TrainTestDataset(VisionDataset):
     """A vision dataset with a train and a test split, read from files it can download.
 
-    A subclass writes ``download()`` (fetch what is missing into ``root``) and ``_load()``
-    (set ``data``, ``targets`` and, where the files hold them, ``classes`` for the split
-    ``self.train`` names).
+    Its files are looked for in ``root``, then in ``root/<alias>`` for each of
+    ``folder_aliases``. A subclass writes ``download()`` (fetch what is missing into ``root``)
+    and ``_load()`` (set ``data``, ``targets`` and, where the files hold them, ``classes`` for
+    the split that ``self.train`` names).
     """
+
+    folder_aliases: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -114,6 +118,18 @@ class TrainTestDataset(VisionDataset):
 
     def _load(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement _load()")
+
+    def _folders(self) -> list[Path]:
+        """Where the files are looked for, in order."""
+        return [Path(self.root), *(Path(self.root) / alias for alias in self.folder_aliases)]
+
+    def _not_found_text(self, needs: str, by_hand: str) -> str:
+        """What is missing (``needs``), where it was looked for, and how to get it."""
+        folders = "\n".join(f"  {p}" for p in self._folders())
+        return (
+            f"Dataset not found: {type(self).__name__} needs {needs} in one of:\n{folders}\n"
+            f"Use download=True to download it, or, offline, {by_hand}."
+        )
 
     def extra_repr(self) -> str:
         return f"Split: {'Train' if self.train else 'Test'}"
