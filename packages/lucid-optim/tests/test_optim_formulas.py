@@ -22,6 +22,17 @@ Formula = Callable[[Array, Array, dict[str, Any], int], Array]
 
 
 # -- the update rules, as in the papers / PyTorch docs ------------------------------------------
+def _weight_decay(p: Array, g: Array, lr: float, wd: float, decoupled: bool) -> tuple[Array, Array]:
+    """Decoupled decay shrinks the parameter; L2 decay adds ``wd * p`` to the gradient."""
+    return (p * (1 - lr * wd), g) if decoupled else (p, g + wd * p)
+
+
+def _moments(s: dict[str, Any], g: Array, b1: float, b2: float) -> None:
+    """Adam's running averages of the gradient (``m``) and of its square (``v``)."""
+    s["m"] = b1 * s["m"] + (1 - b1) * g
+    s["v"] = b2 * s["v"] + (1 - b2) * g * g
+
+
 def sgd(lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, maximize=False):
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
         g = -g if maximize else g
@@ -120,12 +131,8 @@ def adam(
         for k in ("m", "v", "vmax"):
             s.setdefault(k, np.zeros_like(p))
         g = -g if maximize else g
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
-        s["m"] = b1 * s["m"] + (1 - b1) * g
-        s["v"] = b2 * s["v"] + (1 - b2) * g * g
+        p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
+        _moments(s, g, b1, b2)
         s["vmax"] = np.maximum(s["vmax"], s["v"])
         v = s["vmax"] if amsgrad else s["v"]
         m_hat = s["m"] / (1 - b1**t)
@@ -163,15 +170,11 @@ def nadam(
         s.setdefault("m", np.zeros_like(p))
         s.setdefault("v", np.zeros_like(p))
         s.setdefault("prod", 1.0)
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+        p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
         mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
         mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
         s["prod"] *= mu
-        s["m"] = b1 * s["m"] + (1 - b1) * g
-        s["v"] = b2 * s["v"] + (1 - b2) * g * g
+        _moments(s, g, b1, b2)
         denom = np.sqrt(s["v"] / (1 - b2**t)) + eps
         p = p - lr * (1 - mu) / (1 - s["prod"]) * g / denom
         return p - lr * mu_next / (1 - s["prod"] * mu_next) * s["m"] / denom
@@ -186,12 +189,8 @@ def radam(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_d
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
         s.setdefault("m", np.zeros_like(p))
         s.setdefault("v", np.zeros_like(p))
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
-        s["m"] = b1 * s["m"] + (1 - b1) * g
-        s["v"] = b2 * s["v"] + (1 - b2) * g * g
+        p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
+        _moments(s, g, b1, b2)
         m_hat = s["m"] / (1 - b1**t)
         rho_t = rho_inf - 2 * t * b2**t / (1 - b2**t)
         if rho_t <= 5:

@@ -334,6 +334,19 @@ def test_scheduler_matches_torch(case: str) -> None:
     np.testing.assert_allclose(np.array(got), np.array(expected), rtol=1e-12, atol=0)
 
 
+def _assert_same_lrs(torch_pair: Any, lucid_pair: Any, epochs: int, rel: float) -> None:
+    """Step a torch and a lucid (optimizer, scheduler) pair together; the lrs agree each epoch."""
+    (t_opt, t_sched), (l_opt, l_sched) = torch_pair, lucid_pair
+    for _ in range(epochs):
+        assert l_sched.get_last_lr()[0] == pytest.approx(
+            t_sched.get_last_lr()[0], rel=rel, abs=1e-12
+        )
+        t_opt.step()
+        t_sched.step()
+        l_opt.step()
+        l_sched.step()
+
+
 def test_warmup_cosine_matches_torch_sequential() -> None:
     t_opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
     t_sched = torch.optim.lr_scheduler.SequentialLR(
@@ -348,14 +361,7 @@ def test_warmup_cosine_matches_torch_sequential() -> None:
     l_sched = lrs.LinearWarmupCosineAnnealingLR(
         l_opt, warmup_epochs=10, max_epochs=80, warmup_start_lr=0.01, eta_min=1e-4
     )
-    for _ in range(80):
-        assert l_sched.get_last_lr()[0] == pytest.approx(
-            t_sched.get_last_lr()[0], rel=1e-10, abs=1e-12
-        )
-        t_opt.step()
-        t_sched.step()
-        l_opt.step()
-        l_sched.step()
+    _assert_same_lrs((t_opt, t_sched), (l_opt, l_sched), epochs=80, rel=1e-10)
 
 
 def test_noam_matches_torch_lambda() -> None:
@@ -369,14 +375,7 @@ def test_noam_matches_torch_lambda() -> None:
     t_sched = torch.optim.lr_scheduler.LambdaLR(t_opt, rate)
     l_opt = optim.Adam([lucid.zeros(1, requires_grad=True)], lr=1.0)
     l_sched = lrs.NoamLR(l_opt, d_model=d_model, warmup_steps=warmup, factor=factor)
-    for _ in range(100):
-        assert l_sched.get_last_lr()[0] == pytest.approx(
-            t_sched.get_last_lr()[0], rel=1e-12, abs=1e-12
-        )
-        t_opt.step()
-        t_sched.step()
-        l_opt.step()
-        l_sched.step()
+    _assert_same_lrs((t_opt, t_sched), (l_opt, l_sched), epochs=100, rel=1e-12)
 
 
 PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.91, 0.9, 0.9, 0.89999, 0.85, 0.86, 0.87, 0.88, 0.89] * 3 + [
