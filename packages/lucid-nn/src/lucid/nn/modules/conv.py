@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import lucid
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
+from lucid.nn.modules._params import empty_weight_and_bias
 from lucid.nn.parameter import Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
@@ -34,20 +34,10 @@ class _ConvNd(Module):
     bias: Parameter | None
 
     def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        dilation: Any = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        output_padding: Any = 0,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any, padding: Any,
+        dilation: Any, groups: int, bias: bool, padding_mode: str, output_padding: Any,
+        device: Any, dtype: Any,
+    ) -> None:  # fmt: skip
         super().__init__()
         nd = self._nd
         name = type(self).__name__
@@ -84,11 +74,7 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *self.kernel_size)
-        self.weight = Parameter(lucid.empty(*shape, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(lucid.empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        empty_weight_and_bias(self, shape, out_channels if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -145,19 +131,10 @@ class _ConvNd(Module):
 
 class _Conv(_ConvNd):
     def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        padding: Any = 0,
-        dilation: Any = 1,
-        groups: int = 1,
-        bias: bool = True,
-        padding_mode: str = "zeros",
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+        self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+        padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:  # fmt: skip
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          groups, bias, padding_mode, 0, device, dtype)  # fmt: skip
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import lucid
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
+from lucid.nn.modules._params import empty_weight_and_bias
 from lucid.nn.parameter import Parameter
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Linear", "Unflatten"]
@@ -35,6 +35,9 @@ class Linear(Module):
     (8, 2)
     """
 
+    weight: Parameter
+    bias: Parameter | None
+
     def __init__(
         self,
         in_features: int,
@@ -46,11 +49,8 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(lucid.empty(out_features, in_features, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(lucid.empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        shape = (out_features, in_features)
+        empty_weight_and_bias(self, shape, out_features if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -79,25 +79,17 @@ class Linear(Module):
 class Bilinear(Module):
     """``y_k = x1^T A_k x2 + b_k``; A and b ~ U(-1/sqrt(in1), 1/sqrt(in1)) as in PyTorch."""
 
-    def __init__(
-        self,
-        in1_features: int,
-        in2_features: int,
-        out_features: int,
-        bias: bool = True,
-        device: Any = None,
-        dtype: Any = None,
-    ) -> None:
+    weight: Parameter
+    bias: Parameter | None
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
         shape = (out_features, in1_features, in2_features)
-        self.weight = Parameter(lucid.empty(*shape, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(lucid.empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        empty_weight_and_bias(self, shape, out_features if bias else None, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
