@@ -2,8 +2,8 @@
 
 Both runs start from the same weights and see the same batches in the same order, so they
 should follow the same trajectory up to float rounding: the accuracies must agree closely and
-both must be well above chance. Skips with the reason when the MNIST files are absent
-(``$LUCID_DATA_DIR/mnist``, default ``<repo>/../shared/data/mnist``).
+both must be well above chance. The data are the ``mnist_dir`` fixture's (the repository's
+``conftest.py``: ``$LUCID_DATA_DIR/mnist``, else the repository's ``data/mnist``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
-"""The real MNIST and CIFAR-10 files, where the shared data folder is present.
+"""The real MNIST and CIFAR-10 files.
 
-The folder is ``$LUCID_DATA_DIR`` (default: ``../shared/data`` next to the repository); the
-repository's own copy of MNIST (``data/mnist``) is checked too.
+The ``mnist_dir`` and ``cifar10_archive`` fixtures (the repository's ``conftest.py``) say where
+they are: MNIST is always found in a clone (``data/mnist``); CIFAR-10 tests skip without it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -17,21 +16,11 @@ from lucid.data import DataLoader
 from lucid.data import transforms as T
 from lucid.data.datasets import CIFAR10, MNIST
 
-REPO = Path(__file__).resolve().parents[3]
-DATA = Path(os.environ.get("LUCID_DATA_DIR", REPO.parent / "shared" / "data"))
 TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
 
 
-def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real data not found at {path} (set LUCID_DATA_DIR to the shared data folder)")
-    return path
-
-
-@pytest.mark.parametrize("where", ["shared", "repository"])
-def test_real_mnist(where: str) -> None:
-    root = _need(DATA / "mnist") if where == "shared" else _need(REPO / "data" / "mnist")
-    train, test = MNIST(root), MNIST(root, train=False)
+def test_real_mnist(mnist_dir: Path) -> None:
+    train, test = MNIST(mnist_dir), MNIST(mnist_dir, train=False)
     assert train.data.shape == (60000, 28, 28) and len(test) == 10000
     assert np.bincount(train.targets).tolist() == TRAIN_COUNTS
     assert train.data.mean() / 255 == pytest.approx(0.1307, abs=1e-4, rel=0)
@@ -42,21 +31,9 @@ def test_real_mnist(where: str) -> None:
     assert abs(float(x.numpy().mean())) < 0.1
 
 
-def test_real_cifar10_read_once_from_the_archive() -> None:
-    root = _need(DATA / "cifar10" / "cifar-10-python.tar.gz").parent
-    test = CIFAR10(root, train=False)
+def test_real_cifar10_read_once_from_the_archive(cifar10_archive: Path) -> None:
+    test = CIFAR10(cifar10_archive.parent, train=False)
     assert test.data.shape == (10000, 32, 32, 3) and test.data.dtype == np.uint8
     assert np.bincount(test.targets).tolist() == [1000] * 10
-    assert test.classes == [
-        "airplane",
-        "automobile",
-        "bird",
-        "cat",
-        "deer",
-        "dog",
-        "frog",
-        "horse",
-        "ship",
-        "truck",
-    ]
+    assert test.classes == "airplane automobile bird cat deer dog frog horse ship truck".split()
     assert 0.4 < test.data.mean() / 255 < 0.55

@@ -1,6 +1,7 @@
 """``lucid-train`` end to end on a small MNIST written in the real IDX format.
 
-The data are the first 512 training and 500 test images of the repository's ``data/mnist``,
+The data are the first 512 training and 500 test images of real MNIST (the ``mnist_dir``
+fixture of the repository's ``conftest.py``: ``data/mnist`` in a clone),
 rewritten as gzipped IDX files in a temporary folder, so every run reads the same files the
 real command reads, in a few seconds.
 """
@@ -30,7 +31,6 @@ pytest.importorskip("lucid.optim")
 pytest.importorskip("lucid.data")
 pytest.importorskip("tqdm")
 
-REPO = Path(__file__).resolve().parents[3]
 N_TRAIN, N_TEST = 512, 500
 
 
@@ -43,13 +43,10 @@ def _write_idx(path: Path, array: np.ndarray) -> None:
 
 
 @pytest.fixture(scope="module")
-def mnist_small(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mnist_small(tmp_path_factory: pytest.TempPathFactory, mnist_dir: Path) -> Path:
     from lucid.data.datasets import MNIST
 
-    source = REPO / "data" / "mnist"
-    if not (source / "train-images-idx3-ubyte.gz").is_file():
-        pytest.skip(f"the repository's MNIST copy is absent from {source}")
-    train, test = MNIST(source, train=True), MNIST(source, train=False)
+    train, test = MNIST(mnist_dir, train=True), MNIST(mnist_dir, train=False)
     root = tmp_path_factory.mktemp("mnist")
     for prefix, ds, n in (("train", train, N_TRAIN), ("t10k", test, N_TEST)):
         _write_idx(root / f"{prefix}-images-idx3-ubyte.gz", np.asarray(ds.data)[:n])
