@@ -1,7 +1,7 @@
 """The MLX "sdpa" kernel against the same formula in lucid ops on "cpu": masks, dead rows, grads.
 
 lucid.nn is not a dependency of this package, so the kernel is reached the way lucid.nn reaches
-it: through a Function whose ``kernel_name`` is "sdpa".
+it: through a Function whose ``kernel`` is the ``kernels.SDPA`` contract.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ mx = pytest.importorskip("mlx.core")
 
 import lucid  # noqa: E402
 import lucid.backends.mlx  # noqa: E402, F401
-from lucid import Tensor  # noqa: E402
+from lucid import Tensor, kernels  # noqa: E402
 from lucid.autograd import Function  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
 
 class _SDPA(Function):
-    kernel_name = "sdpa"
+    kernel = kernels.SDPA
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:

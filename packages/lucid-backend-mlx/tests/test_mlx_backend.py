@@ -74,7 +74,7 @@ def test_to_moves_data_and_gradients_flow_back_across_devices() -> None:
 def test_without_the_plugin_mlx_device_says_pip_install(monkeypatch: pytest.MonkeyPatch) -> None:
     from lucid.backends import _registry
 
-    monkeypatch.setattr(_registry, "_by_device", {"cpu": _registry._cpu})
+    monkeypatch.setattr(_registry, "_by_device", {"cpu": get_backend("cpu")})
     monkeypatch.setattr(_registry, "_factories", {})
     monkeypatch.setattr(_registry, "_entry_point_factory", lambda kind: None)
     with pytest.raises(DeviceError, match="pip install lucid-backend-mlx"):
@@ -307,15 +307,23 @@ def test_an_explicit_generator_drives_mlx_draws() -> None:
 
 
 # -- kernels ---------------------------------------------------------------------------------------
-def test_native_kernels_are_registered_for_core_and_nn_kernel_names(be: lmx.MlxBackend) -> None:
-    names = ["softmax", "log_softmax", "erf", "erfinv", "gelu", "conv2d", "conv_transpose2d"]
-    names += ["sdpa", "max_pool2d", "avg_pool2d", "layer_norm"]
-    assert [n for n in names if n not in be.kernels] == []
+def test_native_kernels_are_registered_under_known_contracts(be: lmx.MlxBackend) -> None:
+    from lucid import kernels
+
+    assert set(be.kernels) <= set(kernels.CONTRACTS)
+    for contract, impl in be.kernels.items():
+        contract.check(impl)  # raises on a missing method or a wrong arity
+    wanted = [kernels.SOFTMAX, kernels.LOG_SOFTMAX, kernels.ERF, kernels.ERFINV, kernels.GELU]
+    wanted += [kernels.CONV, kernels.CONV_TRANSPOSE, kernels.SDPA, kernels.MAX_POOL]
+    wanted += [kernels.AVG_POOL, kernels.LAYER_NORM]
+    assert [c.name for c in wanted if c not in be.kernels] == []
 
 
 def test_softmax_kernel_runs_and_keeps_double_backward() -> None:
     calls = []
-    kernel = get_backend("mlx").kernels["softmax"]
+    from lucid import kernels
+
+    kernel = get_backend("mlx").kernels[kernels.SOFTMAX]
     original = kernel.forward
 
     def spy(ctx: object, x: object, dim: int) -> object:

@@ -12,10 +12,6 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
-from lucid import _alloc  # noqa: E402
-
-_alloc.tune_allocator()
-
 from lucid import autograd  # noqa: E402, I001  (first: it defines Function before Tensor)
 from lucid import _tensor  # noqa: E402
 from lucid._creation import (  # noqa: E402

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from lucid.autograd import grad_mode
 from lucid.backends import DeviceError, get_backend
+from lucid.kernels import KernelContract
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -51,7 +52,8 @@ class Function:
     ...         return 2 * x * grad
     """
 
-    kernel_name: ClassVar[str | None] = None
+    # The fused-op contract (``lucid.kernels``) a backend may implement in place of this class.
+    kernel: ClassVar[KernelContract[Any] | None] = None
     # Outputs share the first input's data (reshape, permute, slicing...): they share its
     # version counter too, so in-place changes through either are seen by saved-tensor checks.
     # A forward may set ``ctx.is_view`` per call (basic vs advanced indexing).
@@ -145,7 +147,7 @@ class Function:
                 arrays.append(a)
         if backend is None:
             backend = get_backend(kwargs.pop("device", None))
-        impl = cls if cls.kernel_name is None else backend.kernels.get(cls.kernel_name, cls)
+        impl = cls if cls.kernel is None else backend.kernels.get(cls.kernel, cls)
         ctx = cls.__new__(cls)
         ctx.backend = ctx.out_backend = backend
         ctx.xp = backend.xp

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from lucid import dtypes
+from lucid.kernels import KernelContract
 
 
 class DeviceError(RuntimeError):
@@ -16,8 +17,9 @@ class Backend:
 
     ``xp`` is a numpy-like namespace: op code calls ``xp.exp``, ``xp.matmul``, ``xp.sum`` ...
     with NumPy's signatures, and nothing else. What NumPy does not express functionally (in-place
-    writes, scatter-add) is a method here. ``kernels`` maps a Function's ``kernel_name`` to a
-    class with ``forward``/``backward`` staticmethods that replace the default implementation.
+    writes, scatter-add) is a method here. ``kernels`` maps a fused-op contract (``lucid.kernels``)
+    to the kernel that replaces the default implementation (``contract.register(backend, impl)``
+    fills it, type-checked against the contract's protocol).
     """
 
     name: ClassVar[str] = "abstract"
@@ -31,7 +33,7 @@ class Backend:
     views_share_memory: ClassVar[bool] = True
     device: str
     xp: Any
-    kernels: dict[str, Any]
+    kernels: dict[KernelContract[Any], Any]
 
     # -- arrays -------------------------------------------------------------------------------
     def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:

@@ -1,11 +1,18 @@
-"""BLAS threads for the NumPy backend (PERF.md item 2).
+"""BLAS threads and GEMM shapes for the NumPy backend: the one home of the BLAS policy.
 
 OpenBLAS wakes all its threads for any GEMM past a tiny size. For the narrow GEMMs of small
 models (LeNet's 64 x 400 x 120) one thread is faster than two, and on a loaded machine the
 waiting threads make a 0.1 ms GEMM take tens of milliseconds. Big GEMMs (ResNet) gain from
 every thread. So ``matmul`` runs mid-sized products on one BLAS thread and leaves the rest as
-the user set them; the switch costs about 3 us. Convolution (lucid-nn) uses the same
-controller to run cache-sized chunks on a thread per core with one BLAS thread each.
+the user set them; the switch costs about 3 us.
+
+The convolution kernels (``_numpy/kernels``) also copy (im2col, col2im), and NumPy copies run
+on one core. So they cut the batch into cache-sized chunks and ``run_chunks`` runs them on a
+small pool of Python threads (NumPy and BLAS release the GIL), each calling a one-thread BLAS:
+every core then does copies and GEMMs alike. Small work runs inline on one BLAS thread, where
+thread wake-ups would cost more than they save. A GEMM whose inner dimension is huge and whose
+result is tiny (a weight gradient ``col^T @ dy`` with 50,000 rows and a 25 x 6 result) runs far
+below peak in every BLAS; ``tn_matmul`` does it as one batched matmul over row blocks and a sum.
 """
 
 from __future__ import annotations
@@ -13,9 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +31,13 @@ _TINY_FLOPS = 2 * 64**3
 # Above this many FLOPs every BLAS thread pays for itself.
 PARALLEL_FLOPS = 50e6
 _CPUS = os.cpu_count() or 1  # os.cpu_count() is a system call: once per process
+# Row block for the batched form of a long, narrow ``a^T @ b``.
+_BLOCK_ROWS = 1024
+# Use the batched form when the result has at most this many elements.
+_SMALL_RESULT = 64 * 64
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class BlasThreads:
@@ -101,3 +115,41 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         with blas_threads.single_blas_thread():
             return np.matmul(a, b)
     return np.matmul(a, b)
+
+
+def tn_matmul(a: Any, b: Any) -> Any:
+    """``a.T @ b`` for ``a: (rows, K)``, ``b: (rows, M)``."""
+    rows, k = a.shape
+    m = b.shape[1]
+    blocks = rows // _BLOCK_ROWS
+    if k * m > _SMALL_RESULT or blocks < 2:
+        return matmul(a.T, b)
+    main = blocks * _BLOCK_ROWS
+    ab = np.transpose(np.reshape(a[:main], (blocks, _BLOCK_ROWS, k)), (0, 2, 1))
+    bb = np.reshape(b[:main], (blocks, _BLOCK_ROWS, m))
+    out = np.sum(matmul(ab, bb), axis=0)
+    if main < rows:
+        out = out + matmul(a[main:].T, b[main:])
+    return out
+
+
+def workers() -> int:
+    """How many chunk workers a big op uses: the BLAS thread setting (1 without threadpoolctl)."""
+    return blas_threads.budget()
+
+
+def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list[R]:
+    """``[work(item) for item in items]``, on a thread per core with one-thread BLAS each.
+
+    Small work (under ``PARALLEL_FLOPS``) runs inline on one BLAS thread; a single big item
+    runs inline with the BLAS threads as set.
+    """
+    if threading.current_thread().name.startswith("lucid-conv"):
+        return [work(item) for item in items]  # already inside a worker
+    if len(items) == 1 and flops >= PARALLEL_FLOPS:
+        return [work(items[0])]
+    budget = blas_threads.budget()
+    with blas_threads.single_blas_thread():
+        if budget == 1 or flops < PARALLEL_FLOPS or len(items) == 1:
+            return [work(item) for item in items]
+        return list(blas_threads.pool(min(budget, len(items))).map(work, items))

@@ -12,8 +12,8 @@ from lucid.backends._numpy import NumpyBackend
 _GROUP = "lucid.backends"
 _HINTS = {"mlx": "lucid-backend-mlx", "gpu": "lucid-backend-mlx", "metal": "lucid-backend-mlx"}
 
-_cpu = NumpyBackend("cpu")
-_by_device: dict[str, Backend] = {"cpu": _cpu}
+_cpu: Backend | None = None  # made on first use (that also tunes the allocator, see _numpy)
+_by_device: dict[str, Backend] = {}
 _factories: dict[str, Callable[[str], Backend]] = {}
 
 
@@ -41,13 +41,15 @@ def available_backends() -> list[str]:
 def get_backend(device: Any = None) -> Backend:
     """The Backend for a device string (``"cpu"``, ``"mlx"``, ``"mlx:gpu"``, ``"gpu"``)."""
     if device is None:
-        return _cpu
+        return _cpu or _make_cpu()
     if isinstance(device, Backend):
         return device
     key = str(device)
     found = _by_device.get(key)
     if found is not None:
         return found
+    if key == "cpu":
+        return _make_cpu()
     kind = key.split(":", 1)[0]
     factory = _factories.get(kind) or _entry_point_factory(kind)
     if factory is None:
@@ -61,6 +63,14 @@ def get_backend(device: Any = None) -> Backend:
     _by_device[key] = backend
     _by_device.setdefault(backend.device, backend)
     return backend
+
+
+def _make_cpu() -> Backend:
+    global _cpu
+    if _cpu is None:
+        _cpu = NumpyBackend("cpu")
+        _by_device["cpu"] = _cpu
+    return _cpu
 
 
 def canonical_device(device: Any) -> str:

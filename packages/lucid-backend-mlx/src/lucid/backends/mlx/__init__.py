@@ -12,8 +12,8 @@ registers it, so ``lucid.ones(3, device="mlx")`` works either way.
 from __future__ import annotations
 
 from lucid.backends import Backend, register_backend
+from lucid.backends.mlx import _kernels
 from lucid.backends.mlx._backend import MlxBackend
-from lucid.backends.mlx._kernels import KERNELS
 
 __all__ = ["MlxBackend", "create_backend"]
 
@@ -27,7 +27,7 @@ def create_backend(device: str = "mlx") -> Backend:
     backend = _instances.get(canonical)
     if backend is None:
         backend = MlxBackend(canonical)
-        backend.kernels.update(KERNELS)
+        _kernels.register(backend)
         _instances[canonical] = backend
     return backend
 

@@ -1,10 +1,12 @@
-"""Fused kernels: MLX-native implementations of Functions that declare a ``kernel_name``.
+"""Fused kernels: MLX-native implementations of the contracts in ``lucid.kernels``.
 
 Each class has the ``forward``/``backward`` staticmethods of the Function it replaces (same
-signatures; ``ctx`` is that Function's node). Forwards call MLX's native kernel. Where the
-default backward is written in lucid ops it stays (so double backward keeps working); the
-convolutions' backward is MLX's own ``vjp`` of the native kernel, which has no double backward
-(``once_differentiable``). MLX convolutions are channels-last: the transposes happen here.
+signatures; ``ctx`` is that Function's node); ``register`` files them under their contracts.
+Forwards call MLX's native kernel. Where the default backward is written in lucid ops it stays
+(so double backward keeps working); the convolutions' backward is MLX's own ``vjp`` of the
+native kernel, which has no double backward (``once_differentiable``). MLX convolutions are
+channels-last: the transposes happen here. Pooling windows come from core's ``pool_geometry``,
+the same geometry lucid.nn's reference pooling uses.
 """
 
 from __future__ import annotations
@@ -16,76 +18,58 @@ from typing import Any
 import numpy as np
 
 import mlx.core as mx
+from lucid import kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import once_differentiable
-
-KERNELS: dict[str, Any] = {}
-
-
-def _default_backward(ctx: Any, *grads: Any) -> Any:
-    """The replaced Function's own backward (``ctx`` is an instance of that Function)."""
-    return type(ctx).backward(ctx, *grads)
-
-
-def _kernel(name: str) -> Any:
-    def register(cls: Any) -> Any:
-        KERNELS[name] = cls
-        return cls
-
-    return register
+from lucid.backends import Backend
+from lucid.kernels import ConvGeometry, avg_pool_divisor, pool_geometry
 
 
 # -- softmax family and special functions: native forward, lucid-op backward -------------------
-@_kernel("softmax")
-class Softmax:
-    backward = staticmethod(_default_backward)
+class _LucidBackward:
+    """A native forward whose backward is the replaced Function's own (written in lucid ops)."""
 
     @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        return type(ctx).backward(ctx, *grads)
+
+
+def _saved_output(ctx: Any, out: Any) -> Any:
+    ctx.save_for_backward(out)
+    return out
+
+
+class Softmax(_LucidBackward):
+    @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
-        out = mx.softmax(x, dim, precise=True, stream=ctx.backend.stream)
         ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+        return _saved_output(ctx, mx.softmax(x, dim, precise=True, stream=ctx.backend.stream))
 
 
-@_kernel("log_softmax")
-class LogSoftmax:
-    backward = staticmethod(_default_backward)
-
+class LogSoftmax(_LucidBackward):
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
         s = ctx.backend.stream
-        out = mx.subtract(x, mx.logsumexp(x, dim, keepdims=True, stream=s), stream=s)
         ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+        return _saved_output(
+            ctx, mx.subtract(x, mx.logsumexp(x, dim, keepdims=True, stream=s), stream=s)
+        )
 
 
-@_kernel("erf")
-class Erf:
-    backward = staticmethod(_default_backward)
-
+class Erf(_LucidBackward):
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         ctx.save_for_backward(x)
         return mx.erf(x, stream=ctx.backend.stream)
 
 
-@_kernel("erfinv")
-class Erfinv:
-    backward = staticmethod(_default_backward)
-
+class Erfinv(_LucidBackward):
     @staticmethod
     def forward(ctx: Any, y: Any) -> Any:
-        out = mx.erfinv(y, stream=ctx.backend.stream)
-        ctx.save_for_backward(out)
-        return out
+        return _saved_output(ctx, mx.erfinv(y, stream=ctx.backend.stream))
 
 
-@_kernel("gelu")
-class Gelu:
-    backward = staticmethod(_default_backward)
-
+class Gelu(_LucidBackward):
     @staticmethod
     def forward(ctx: Any, x: Any, approximate: str) -> Any:
         ctx.approximate = approximate
@@ -152,10 +136,8 @@ def _conv_fn(stream: Any, stride: Any, lo: Any, hi: Any, dilation: Any, groups: 
     return conv
 
 
-class Convolution:
+class Convolution(_NativeConv):
     """conv1d/2d/3d: ``forward(ctx, x, weight, bias, stride, padding_pairs, dilation, groups)``."""
-
-    backward = staticmethod(_NativeConv.backward)
 
     @staticmethod
     def forward(
@@ -189,71 +171,35 @@ def _transpose_fn(
     return conv
 
 
-class ConvolutionTranspose:
+class ConvolutionTranspose(_NativeConv):
     """conv_transpose1d/2d/3d: ``forward(ctx, x, weight, bias, stride, padding_pairs,
     output_padding, groups, dilation)``."""
 
-    backward = staticmethod(_NativeConv.backward)
-
     @staticmethod
-    def forward(
-        ctx: Any,
-        x: Any,
-        w: Any,
-        bias: Any,
-        stride: Any,
-        padding: Any,
-        output_padding: Any,
-        groups: int,
-        dilation: Any,
-    ) -> Any:
+    def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, out_pad: Any,
+                groups: int, dilation: Any) -> Any:  # fmt: skip
         kernel = tuple(w.shape[2:])
-        conv = _transpose_fn(
-            ctx.backend.stream, kernel, stride, padding, output_padding, groups, dilation
-        )
+        conv = _transpose_fn(ctx.backend.stream, kernel, stride, padding, out_pad, groups, dilation)
         return _NativeConv.finish(ctx, x, w, bias, conv)
 
 
-for _n in (1, 2, 3):
-    KERNELS[f"conv{_n}d"] = Convolution
-    KERNELS[f"conv_transpose{_n}d"] = ConvolutionTranspose
-
-
 # -- pooling: strided windows of the padded input, reduced; backward is their vjp ----------------
-def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def _windows(
-    x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, fill: float
-) -> Any:
-    """(N, C, *out, *kernel) windows of ``x`` padded with ``fill`` (PyTorch's pooling geometry)."""
-    nd = len(kernel)
-    size = x.shape[2:]
-    outs = [_pool_out(*a, ceil_mode) for a in zip(size, kernel, stride, padding, dilation)]
-    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-    hi = [
-        max(0, (o - 1) * s + w - n - p) for o, s, w, n, p in zip(outs, stride, span, size, padding)
-    ]
-    widths = [(0, 0), (0, 0), *[(p, h) for p, h in zip(padding, hi)]]
-    xp_ = mx.pad(x, widths, constant_values=fill) if any(padding) or any(hi) else x
-    full = xp_.shape[2:]
-    strides = [1] * xp_.ndim
-    for i in range(xp_.ndim - 2, -1, -1):
-        strides[i] = strides[i + 1] * xp_.shape[i + 1]
+def _windows(x: Any, g: ConvGeometry, fill: float) -> Any:
+    """(N, C, *out, *kernel) windows of ``x`` padded with ``fill``, and the kernel axes."""
+    nd = g.nd
+    pad = any(g.pad_lo) or any(g.pad_hi)
+    xpad = mx.pad(x, [(0, 0), (0, 0), *zip(g.pad_lo, g.pad_hi)], constant_values=fill) if pad else x
+    strides = [1] * xpad.ndim
+    for i in range(xpad.ndim - 2, -1, -1):
+        strides[i] = strides[i + 1] * xpad.shape[i + 1]
     sp = strides[2:]
-    shape = [*xp_.shape[:2], *outs, *kernel]
+    shape = [*xpad.shape[:2], *g.out_size, *g.kernel]
     step = [
         *strides[:2],
-        *[st * s for st, s in zip(sp, stride)],
-        *[st * d for st, d in zip(sp, dilation)],
+        *[st * s for st, s in zip(sp, g.stride)],
+        *[st * d for st, d in zip(sp, g.dilation)],
     ]
-    del full
-    return mx.as_strided(xp_, shape, step), tuple(range(2 + nd, 2 + 2 * nd))
+    return mx.as_strided(xpad, shape, step), tuple(range(2 + nd, 2 + 2 * nd))
 
 
 class _NativePool:
@@ -279,8 +225,10 @@ class MaxPool:
         if not ctx.native:
             return type(ctx).forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, True)
 
+        g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+
         def windows(a: Any) -> Any:
-            return _windows(a, kernel, stride, padding, dilation, ceil_mode, -math.inf)[0]
+            return _windows(a, g, -math.inf)[0]
 
         win = windows(x)
         flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
@@ -312,13 +260,14 @@ class AvgPool:
     def forward(ctx: Any, x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
                 count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
         ones = (1,) * len(kernel)
+        g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
         if divisor_override:
             scale: Any = 1.0 / divisor_override
         else:
-            scale = _avg_scale(x.shape[2:], kernel, stride, padding, ceil_mode, count_include_pad)
+            scale = mx.array(avg_pool_divisor(np, g, count_include_pad, np.float32))
 
         def pool(a: Any) -> Any:
-            win, axes = _windows(a, kernel, stride, padding, ones, ceil_mode, 0.0)
+            win, axes = _windows(a, g, 0.0)
             return mx.sum(win, axis=axes) * scale
 
         ctx.native, ctx.pool, ctx.x = True, pool, x
@@ -329,26 +278,7 @@ class AvgPool:
         return _NativePool.vjp_backward(ctx, g)
 
 
-def _avg_scale(size: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
-               include_pad: bool) -> Any:  # fmt: skip
-    """1 / (elements averaged) per output position, PyTorch's rule (a constant of the shapes)."""
-    inv = np.ones((), np.float64)
-    for a, (n, k, s, p) in enumerate(zip(size, kernel, stride, padding)):
-        out = _pool_out(n, k, s, p, 1, ceil_mode)
-        start = np.arange(out) * s - p
-        end = np.minimum(start + k, n + p)
-        count = end - start if include_pad else np.minimum(end, n) - np.maximum(start, 0)
-        inv = inv[..., None] / count if a else 1.0 / count
-    return mx.array(inv.astype(np.float32))
-
-
-for _n in (1, 2, 3):
-    KERNELS[f"max_pool{_n}d"] = MaxPool
-    KERNELS[f"avg_pool{_n}d"] = AvgPool
-
-
 # -- layer norm over the last dim: mx.fast.layer_norm ---------------------------------------------
-@_kernel("layer_norm")
 class LayerNorm:
     """``forward(ctx, x, weight, bias, nd, eps)``; nd > 1 runs the default implementation."""
 
@@ -386,7 +316,6 @@ class LayerNorm:
 
 
 # -- scaled dot-product attention: mx.fast.scaled_dot_product_attention --------------------------
-@_kernel("sdpa")
 class ScaledDotProductAttention:
     """``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)`` (lucid.nn's "sdpa").
 
@@ -468,3 +397,18 @@ def _attention(q: Any, k: Any, v: Any, mask: Any, factor: float, keep: Any, p: f
     if keep is not None:
         weights = mx.where(keep, weights / (1.0 - p), 0.0)
     return weights @ v
+
+
+def register(backend: Backend) -> None:
+    """File every kernel here under its contract (mypy checks each against the protocol)."""
+    kernels.SOFTMAX.register(backend, Softmax)
+    kernels.LOG_SOFTMAX.register(backend, LogSoftmax)
+    kernels.ERF.register(backend, Erf)
+    kernels.ERFINV.register(backend, Erfinv)
+    kernels.GELU.register(backend, Gelu)
+    kernels.CONV.register(backend, Convolution)
+    kernels.CONV_TRANSPOSE.register(backend, ConvolutionTranspose)
+    kernels.MAX_POOL.register(backend, MaxPool)
+    kernels.AVG_POOL.register(backend, AvgPool)
+    kernels.LAYER_NORM.register(backend, LayerNorm)
+    kernels.SDPA.register(backend, ScaledDotProductAttention)

@@ -1,348 +1,81 @@
-"""Array-level convolution kernels: im2col + GEMM on strided window views (see PERF.md).
+"""The reference convolution: im2col + one (grouped) GEMM, the default of every backend.
 
-Everything works on backend arrays. Activations are handled channels-last, ``(N, *spatial, C)``:
-a kernel tap then reads runs of ``C`` contiguous values, and the GEMM result ``(rows, C_out)``
-is already channels-last, so the ``(N, C_out, *spatial)`` tensor handed back is a free transposed
-view of it (elementwise ops keep that memory order, and the next convolution reads it as is).
+This is ``lucid.kernels.CONV_ARRAYS`` written to be read, and the oracle the fast kernels are
+tested against; a backend that registers its own (NumPy's chunked, threaded one, say) replaces
+it. Activations are handled channels-last, ``(N, *spatial, C)``. For a geometry ``g``:
 
-The batch is processed in chunks sized so that one chunk's column matrix stays in cache: the
-copy into the column matrix, the GEMM and the per-tap adds of the backward then hit cache
-instead of memory, which is where a whole-batch im2col loses its time. Big ops run their chunks
-on a thread per core, each with one-thread BLAS (``_blas.run_chunks``), so the copies are
-parallel too. Small forward column matrices are kept for the weight gradient.
+- ``im2col`` copies every receptive field into a column matrix ``(rows, G, taps * C/G)`` with
+  ``rows = N * prod(out)``, and ``weight_matrix`` lays the weight out as ``(G, taps * C/G,
+  C_out/G)`` in the same column order, so the convolution is ``col @ W`` per group;
+- its input gradient is ``dy @ W^T`` (the column gradient) added back, tap by tap, into the
+  padded input it was read from (col2im);
+- its weight gradient is ``col^T @ dy``.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from lucid.nn.functional import _blas
-
-# Bytes of column matrix per chunk: a few MB keeps the copy and its GEMM in L2/L3.
-_CHUNK_BYTES = 4 << 20
-# Column matrices up to this size (all chunks) are kept from the forward for the weight
-# gradient instead of being copied again (small layers, where the copy is a large share).
-_KEEP_COLS_BYTES = 32 << 20
-# Below this many input channels (one group), col2im works channels-first (longer runs).
-_NARROW_CHANNELS = 32
-
-
-@dataclass(frozen=True)
-class ConvGeometry:
-    """Where each kernel tap reads: everything but the batch and channel counts."""
-
-    kernel: tuple[int, ...]
-    stride: tuple[int, ...]
-    dilation: tuple[int, ...]
-    pad_lo: tuple[int, ...]
-    pad_hi: tuple[int, ...]
-    in_size: tuple[int, ...]
-    out_size: tuple[int, ...]
-    groups: int
-
-    @property
-    def nd(self) -> int:
-        return len(self.kernel)
-
-    @property
-    def padded(self) -> tuple[int, ...]:
-        return tuple(i + lo + hi for i, lo, hi in zip(self.in_size, self.pad_lo, self.pad_hi))
-
-    @property
-    def window(self) -> tuple[int, ...]:
-        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
-
-    @property
-    def taps(self) -> int:
-        return math.prod(self.kernel)
-
-    def tap_slices(self, tap: tuple[int, ...]) -> tuple[slice, ...]:
-        """The padded-input positions kernel tap ``tap`` reads, one slice per spatial dim."""
-        return tuple(
-            slice(i * d, i * d + s * (o - 1) + 1, s)
-            for i, d, s, o in zip(tap, self.dilation, self.stride, self.out_size)
-        )
-
-    def all_taps(self) -> Iterator[tuple[int, ...]]:
-        return itertools.product(*(range(k) for k in self.kernel))
+from lucid.kernels import (
+    ConvGeometry,
+    channels_first,
+    channels_last,
+    im2col,
+    weight_from_matrix,
+    weight_matrix,
+)
 
 
-def out_size(
-    in_size: tuple[int, ...],
-    window: tuple[int, ...],
-    stride: tuple[int, ...],
-    pad_lo: tuple[int, ...],
-    pad_hi: tuple[int, ...],
-) -> tuple[int, ...]:
-    return tuple(
-        (i + lo + hi - w) // s + 1
-        for i, w, s, lo, hi in zip(in_size, window, stride, pad_lo, pad_hi)
-    )
+def _dy_by_group(dy: Any, groups: int, xp: Any) -> Any:
+    """``(N, C_out, *out)`` -> ``(G, rows, C_out/G)``."""
+    rows_by_channel = xp.reshape(channels_last(dy, xp), (-1, groups, dy.shape[1] // groups))
+    return xp.transpose(rows_by_channel, (1, 0, 2))
 
 
-def channels_last(arr: Any, xp: Any) -> Any:
-    """``(N, C, *S)`` -> a ``(N, *S, C)`` view."""
-    return xp.transpose(arr, (0, *range(2, arr.ndim), 1))
+class ReferenceConv:
+    """``lucid.kernels.CONV_ARRAYS`` in plain array code (no chunks, threads or caches)."""
 
-
-def channels_first(arr: Any, xp: Any) -> Any:
-    """``(N, *S, C)`` -> a ``(N, C, *S)`` view."""
-    return xp.transpose(arr, (0, arr.ndim - 1, *range(1, arr.ndim - 1)))
-
-
-def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
-    """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each."""
-    per = max(1, _CHUNK_BYTES // max(1, sample_bytes))
-    return [(s, min(n, s + per)) for s in range(0, n, per)]
-
-
-def pad_spatial(xl: Any, g: ConvGeometry, xp: Any, value: float = 0.0) -> Any:
-    """Pad the spatial dims of a channels-last array (constant ``value``)."""
-    if not any(g.pad_lo) and not any(g.pad_hi):
-        return xl
-    widths = ((0, 0), *zip(g.pad_lo, g.pad_hi), (0, 0))
-    return xp.pad(xl, widths, constant_values=value)
-
-
-def windows(backend: Any, xpad: Any, g: ConvGeometry) -> Any:
-    """Every receptive field of a padded channels-last array: ``(N, *out, ..., *kernel)``.
-
-    The dims between the spatial output dims and the kernel dims are the array's trailing dims
-    (channels, or groups and channels). A view: nothing is copied.
-    """
-    nd = g.nd
-    win = backend.sliding_windows(xpad, g.window, tuple(range(1, nd + 1)))
-    extra = win.ndim - 1 - 2 * nd
-    index = (
-        slice(None),
-        *(slice(0, s * (o - 1) + 1, s) for s, o in zip(g.stride, g.out_size)),
-        *([slice(None)] * extra),
-        *(slice(None, None, d) for d in g.dilation),
-    )
-    return win[index]
-
-
-def im2col(backend: Any, xl: Any, g: ConvGeometry) -> Any:
-    """Column matrix ``(rows, G, taps * C/G)`` of a channels-last chunk, rows = N * prod(out).
-
-    Columns are ordered (kernel taps, input channel of the group), copied once, contiguous.
-    """
-    xp = backend.xp
-    n, c = xl.shape[0], xl.shape[-1]
-    groups = g.groups
-    xpad = pad_spatial(xl, g, xp)
-    xpad = xp.reshape(xpad, (n, *xpad.shape[1:-1], groups, c // groups))
-    win = windows(backend, xpad, g)  # (n, *out, G, Cg, *kernel)
-    nd = g.nd
-    perm = (0, *range(1, nd + 1), nd + 1, *range(nd + 3, 2 * nd + 3), nd + 2)
-    rows = n * math.prod(g.out_size)
-    return xp.reshape(xp.transpose(win, perm), (rows, groups, g.taps * (c // groups)))
-
-
-def weight_matrix(w: Any, groups: int, xp: Any) -> Any:
-    """``(C_out, C/G, *kernel)`` -> ``(G, taps * C/G, C_out/G)`` in im2col's column order."""
-    cout, cg = w.shape[0], w.shape[1]
-    kernel = w.shape[2:]
-    nd = len(kernel)
-    w = xp.reshape(w, (groups, cout // groups, cg, *kernel))
-    w = xp.transpose(w, (0, *range(3, nd + 3), 2, 1))
-    return xp.reshape(w, (groups, math.prod(kernel) * cg, cout // groups))
-
-
-def weight_from_matrix(wm: Any, kernel: tuple[int, ...], xp: Any) -> Any:
-    """The inverse of ``weight_matrix``."""
-    groups, kg, coutg = wm.shape
-    nd = len(kernel)
-    cg = kg // math.prod(kernel)
-    w = xp.reshape(wm, (groups, *kernel, cg, coutg))
-    w = xp.transpose(w, (0, nd + 2, nd + 1, *range(1, nd + 1)))
-    return xp.reshape(w, (groups * coutg, cg, *kernel))
-
-
-def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
-    """``(rows, G, K) x (G, K, M) -> (rows, G*M)``: one GEMM, or one batched GEMM over groups."""
-    rows, groups = col.shape[0], col.shape[1]
-    if groups == 1:
-        return _blas.matmul(xp.reshape(col, (rows, col.shape[2])), wm[0], xp)
-    out = _blas.matmul(xp.transpose(col, (1, 0, 2)), wm, xp)  # (G, rows, M)
-    return xp.reshape(xp.transpose(out, (1, 0, 2)), (rows, groups * wm.shape[2]))
-
-
-def _flops(rows: int, k: int, n: int) -> float:
-    return 2.0 * rows * k * n
-
-
-def conv_forward(
-    backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None = None
-) -> Any:
-    """Cross-correlation ``(N, C, *in) -> (N, C_out, *out)``; a channels-last view.
-
-    With ``keep`` (a dict), small column matrices are stored in it for ``conv_weight_grad``.
-    """
-    xp = backend.xp
-    n, c = x.shape[0], x.shape[1]
-    cout = w.shape[0]
-    rows_per = math.prod(g.out_size)
-    if n == 0:
-        return channels_first(xp.zeros((0, *g.out_size, cout), dtype=x.dtype), xp)
-    xl = channels_last(x, xp)
-    wm = weight_matrix(w, g.groups, xp)
-
-    def work(r: tuple[int, int]) -> Any:
-        s, e = r
-        col = im2col(backend, xl[s:e], g)
-        if keep is not None:
-            keep[r] = col
-        out = _grouped_matmul(col, wm, xp)
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None
+    ) -> Any:
+        """``(N, C, *in) -> (N, C_out, *out)``; ``keep`` is not used."""
+        xp = backend.xp
+        col = xp.transpose(im2col(backend, channels_last(x, xp), g), (1, 0, 2))  # (G, rows, K)
+        out = xp.matmul(col, weight_matrix(w, g.groups, xp))  # (G, rows, C_out/G)
+        out = xp.reshape(xp.transpose(out, (1, 0, 2)), (x.shape[0], *g.out_size, w.shape[0]))
         if bias is not None:
-            out += bias
-        return xp.reshape(out, (e - s, *g.out_size, cout))
+            out = out + bias
+        return channels_first(out, xp)
 
-    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
-    if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
-        keep = None
-    flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
-    parts = _blas.run_chunks(work, ranges, flops)
-    out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
-    return channels_first(out, xp)
-
-
-def rows_of(arr: Any, s: int, e: int, xp: Any) -> Any:
-    """Samples ``s:e`` of a channels-last array as a ``(rows, C)`` matrix (copied if needed)."""
-    part = arr[s:e]
-    return xp.reshape(part, (-1, part.shape[-1]))
-
-
-def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
-    """The gradient of ``conv_forward`` w.r.t. its input (also conv_transpose's forward).
-
-    Per chunk: one (batched) GEMM to the column gradient, then one strided add per kernel tap
-    into the padded input gradient (col2im). With few input channels per group the tap adds
-    would move runs of only ``C/G`` values, so that case works channels-first instead.
-    """
-    xp = backend.xp
-    c = w.shape[1] * g.groups
-    if dy.shape[0] == 0:
-        return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
-    rows_per = math.prod(g.out_size)
-    flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
-    ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
-    if g.groups == 1 and c < _NARROW_CHANNELS:
-        parts = _blas.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
-        dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
-        return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
-    parts = _blas.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
-    dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
-    return channels_first(dx, xp)
-
-
-def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
-    """Chunk worker: ``(s, e) -> dx[s:e]`` channels-last ``(m, *in, C)``."""
-    xp = backend.xp
-    cout, cg, groups, nd = dy.shape[1], w.shape[1], g.groups, g.nd
-    dyl = channels_last(dy, xp)
-    wm_t = xp.transpose(weight_matrix(w, groups, xp), (0, 2, 1))  # (G, C_out/G, taps*Cg)
-    rows_per = math.prod(g.out_size)
-    crop = (slice(None), *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)), slice(None))
-    to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
-
-    def work(r: tuple[int, int]) -> Any:
-        s, e = r
-        m = e - s
-        dyc = rows_of(dyl, s, e, xp)
-        if groups == 1:
-            dcol = _blas.matmul(dyc, wm_t[0], xp)[None]
-        else:
-            dyg = xp.transpose(xp.reshape(dyc, (m * rows_per, groups, cout // groups)), (1, 0, 2))
-            dcol = _blas.matmul(dyg, wm_t, xp)  # (G, rows, taps*Cg)
-        dcol = xp.reshape(dcol, (groups, m, *g.out_size, *g.kernel, cg))
-        dpad = xp.zeros((m, *g.padded, groups, cg), dtype=dy.dtype)
+    @staticmethod
+    def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+        """``dy -> dx``: the column gradient, added tap by tap into the padded input."""
+        xp = backend.xp
+        n, nd, cg = dy.shape[0], g.nd, w.shape[1]
+        wm_t = xp.transpose(weight_matrix(w, g.groups, xp), (0, 2, 1))  # (G, C_out/G, K)
+        dcol = xp.matmul(_dy_by_group(dy, g.groups, xp), wm_t)  # (G, rows, taps * Cg)
+        dcol = xp.reshape(dcol, (g.groups, n, *g.out_size, *g.kernel, cg))
+        dpad = xp.zeros((n, *g.padded, g.groups, cg), dtype=dy.dtype)
+        to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
         for tap in g.all_taps():
-            src = dcol[(slice(None),) * (nd + 2) + tap]
-            dpad[(slice(None),) + g.tap_slices(tap)] += xp.transpose(src, to_nhwgc)
-        return xp.reshape(dpad, (m, *g.padded, cg * groups))[crop]
+            part = xp.transpose(dcol[(slice(None),) * (nd + 2) + tap], to_nhwgc)
+            where = (slice(None), *g.tap_slices(tap))
+            dpad = backend.setitem(dpad, where, dpad[where] + part)
+        crop = (slice(None), *g.crop(), slice(None))
+        return channels_first(xp.reshape(dpad, (n, *g.padded, g.groups * cg))[crop], xp)
 
-    return work
+    @staticmethod
+    def weight_grad(
+        backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None
+    ) -> Any:
+        """``(x, dy) -> dw``; ``kept`` is not used."""
+        xp = backend.xp
+        col = xp.transpose(im2col(backend, channels_last(x, xp), g), (1, 2, 0))  # (G, K, rows)
+        dwm = xp.matmul(col, _dy_by_group(dy, g.groups, xp))  # (G, K, C_out/G)
+        return weight_from_matrix(dwm, g.kernel, xp)
 
-
-def _col2im_channels_first(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
-    """Chunk worker for one group of few channels: ``(s, e) -> dx[s:e]`` as ``(C, m, *in)``.
-
-    The column gradient is computed transposed, ``(taps, C, rows)``, so each tap's block is
-    contiguous and the tap adds move whole output rows.
-    """
-    xp = backend.xp
-    c = w.shape[1]
-    dyl = channels_last(dy, xp)
-    wm = weight_matrix(w, 1, xp)[0]  # (taps*C, C_out)
-    crop = (slice(None), slice(None), *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)))
-
-    def work(r: tuple[int, int]) -> Any:
-        s, e = r
-        m = e - s
-        dcol_t = _blas.matmul(wm, xp.transpose(rows_of(dyl, s, e, xp)), xp)  # (taps*C, rows)
-        dcol_t = xp.reshape(dcol_t, (*g.kernel, c, m, *g.out_size))
-        dpad = xp.zeros((c, m, *g.padded), dtype=dy.dtype)
-        for tap in g.all_taps():
-            dpad[(slice(None), slice(None)) + g.tap_slices(tap)] += dcol_t[tap]
-        return dpad[crop]
-
-    return work
-
-
-def conv_weight_grad(
-    backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None = None
-) -> Any:
-    """The gradient of ``conv_forward`` w.r.t. its weight: ``col^T @ dy`` summed over chunks.
-
-    Each worker sums the chunks of its share of the batch; the shares are summed at the end.
-    """
-    xp = backend.xp
-    n, c = x.shape[0], x.shape[1]
-    cout = dy.shape[1]
-    groups = g.groups
-    kg = g.taps * (c // groups)
-    if n == 0:
-        return weight_from_matrix(
-            xp.zeros((groups, kg, cout // groups), dtype=x.dtype), g.kernel, xp
-        )
-    xl = channels_last(x, xp)
-    dyl = channels_last(dy, xp)
-    rows_per = math.prod(g.out_size)
-
-    def one(s: int, e: int) -> Any:
-        col = kept.get((s, e)) if kept else None
-        if col is None:
-            col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
-        dyc = rows_of(dyl, s, e, xp)
-        if groups == 1:
-            return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc, xp)[None]
-        colg = xp.transpose(col, (1, 2, 0))  # (G, Kg, rows)
-        dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 0, 2))
-        return _blas.matmul(colg, dyg, xp)
-
-    def share(ranges: list[tuple[int, int]]) -> Any:
-        acc = one(*ranges[0])
-        for s, e in ranges[1:]:
-            acc += one(s, e)
-        return acc
-
-    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
-    k = min(_blas.workers(), len(ranges))
-    shares = [ranges[i::k] for i in range(k)]
-    parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
-    dwm = parts[0]
-    for p in parts[1:]:
-        dwm = dwm + p
-    return weight_from_matrix(dwm, g.kernel, xp)
-
-
-def channel_sum(backend: Any, dy: Any) -> Any:
-    """Sum over every dim but the channel dim (dim 1), as a GEMV (narrow sums are slow)."""
-    xp = backend.xp
-    mat = xp.reshape(channels_last(dy, xp), (-1, dy.shape[1]))
-    return _blas.matmul(xp.ones((1, mat.shape[0]), dtype=dy.dtype), mat, xp)[0]
+    @staticmethod
+    def channel_sum(backend: Any, dy: Any) -> Any:
+        """The bias gradient: ``dy`` summed over every dim but the channel dim."""
+        return backend.xp.sum(dy, axis=(0, *range(2, dy.ndim)))

@@ -1,7 +1,7 @@
 """Attention (``torch.nn.functional``): scaled_dot_product_attention, multi_head_attention_forward.
 
 Written with lucid ops (matmul, masked_fill, softmax, dropout), so autograd and double backward
-come from the ops. A backend with a fused attention kernel registers it as ``kernels["sdpa"]``
+come from the ops. A backend with a fused attention kernel registers it for ``kernels.SDPA``
 (``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)``); it is used when present.
 """
 
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
 from lucid.autograd.function import Function
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -21,9 +21,9 @@ __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 class FusedSDPA(Function):
-    """Placeholder for a backend's fused attention; only ever run through ``kernels["sdpa"]``."""
+    """Placeholder for a backend's fused attention; only ever run as a ``kernels.SDPA`` kernel."""
 
-    kernel_name = "sdpa"
+    kernel = kernels.SDPA
 
     @staticmethod
     def forward(ctx: Any, *args: Any) -> Any:
@@ -126,7 +126,7 @@ def scaled_dot_product_attention(
                            "when is_causal=True")  # fmt: skip
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
-    if "sdpa" in query.backend.kernels:
+    if kernels.SDPA in query.backend.kernels:
         fused: Tensor = FusedSDPA.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
         return fused
     if enable_gqa and min(query.ndim, key.ndim) >= 3 and key.shape[-3] != query.shape[-3]:

@@ -1,13 +1,14 @@
 """Convolutions: conv1d/2d/3d and conv_transpose1d/2d/3d (``torch.nn.functional``).
 
-One N-d implementation (im2col + GEMM, see ``_im2col``) behind three differentiable ops that
-are each other's gradients: the convolution, its input gradient (which is also the transposed
-convolution) and its weight gradient. Each op's backward is written with the other two, so
-double backward (gradient penalties, gradgradcheck) works without special cases.
+Three differentiable ops that are each other's gradients: the convolution, its input gradient
+(which is also the transposed convolution) and its weight gradient. Each op's backward is
+written with the other two, so double backward (gradient penalties, gradgradcheck) works without
+special cases. Their arithmetic is the backend's ``lucid.kernels.CONV_ARRAYS`` kernel (NumPy's
+is chunked and threaded), else the reference im2col + GEMM in ``_im2col``.
 
-The public ops carry ``kernel_name`` ("conv2d", "conv_transpose2d", ...): a backend with a native
-convolution registers a class under that name with the same ``forward``/``backward`` signature.
-Their ``padding`` argument is a tuple of ``(before, after)`` pairs, one per spatial dim.
+The public ops name the contracts ``kernels.CONV`` and ``kernels.CONV_TRANSPOSE``: a backend
+with a native convolution (MLX) replaces the whole op. Their ``padding`` argument is a tuple of
+``(before, after)`` pairs, one per spatial dim.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lucid import Tensor
+from lucid import Tensor, kernels
 from lucid.autograd.function import Function
-from lucid.nn.functional import _depthwise, _im2col
-from lucid.nn.functional._im2col import ConvGeometry
+from lucid.kernels import ConvGeometry, Pairs, conv_geometry, transpose_geometry
+from lucid.nn.functional._im2col import ReferenceConv
 
 __all__ = [
     "conv1d",
@@ -29,43 +30,22 @@ __all__ = [
     "conv_transpose3d",
 ]
 
-Pairs = tuple[tuple[int, int], ...]
 
-
-# -- kernels: depthwise tap loops, or im2col + GEMM ---------------------------------------------
-def _depthwise_case(x: Any, w: Any, geom: ConvGeometry) -> bool:
-    return x.shape[0] > 0 and _depthwise.is_depthwise(w, geom)
-
-
-def _forward(backend: Any, x: Any, w: Any, bias: Any, geom: ConvGeometry, keep: Any) -> Any:
-    if _depthwise_case(x, w, geom):
-        return _depthwise.forward(backend, x, w, bias, geom)
-    return _im2col.conv_forward(backend, x, w, bias, geom, keep)
-
-
-def _input_grad(backend: Any, dy: Any, w: Any, geom: ConvGeometry) -> Any:
-    if _depthwise_case(dy, w, geom):
-        return _depthwise.input_grad(backend, dy, w, geom)
-    return _im2col.conv_input_grad(backend, dy, w, geom)
-
-
-def _weight_grad(backend: Any, x: Any, dy: Any, geom: ConvGeometry, cols: Any) -> Any:
-    depthwise = geom.groups > 1 and x.shape[1] == geom.groups == dy.shape[1]
-    if depthwise and x.shape[0] > 0:
-        return _depthwise.weight_grad(backend, x, dy, geom)
-    return _im2col.conv_weight_grad(backend, x, dy, geom, cols)
+def _arrays(ctx: Any) -> kernels.ConvArraysKernel:
+    """The backend's convolution arithmetic, else the reference im2col + GEMM."""
+    return kernels.CONV_ARRAYS.get(ctx.backend, ReferenceConv)
 
 
 # -- the three ops -----------------------------------------------------------------------------
 class _Conv(Function):
-    """Cross-correlation of ``x`` with ``w`` for a given geometry (no kernel override)."""
+    """Cross-correlation of ``x`` with ``w`` for a given geometry."""
 
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, geom: ConvGeometry) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(x, w)
         ctx.cols = {} if ctx.needs_input_grad[1] else None
-        return _forward(ctx.backend, x, w, bias, geom, ctx.cols)
+        return _arrays(ctx).forward(ctx.backend, x, w, bias, geom, ctx.cols)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -90,7 +70,7 @@ class _ConvInputGrad(Function):
     def forward(ctx: Any, dy: Any, w: Any, geom: ConvGeometry) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(dy, w)
-        return _input_grad(ctx.backend, dy, w, geom)
+        return _arrays(ctx).input_grad(ctx.backend, dy, w, geom)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -108,7 +88,7 @@ class _ConvWeightGrad(Function):
     def forward(ctx: Any, x: Any, dy: Any, geom: ConvGeometry, cols: Any = None) -> Any:
         ctx.geom = geom
         ctx.save_for_backward(x, dy)
-        return _weight_grad(ctx.backend, x, dy, geom, cols)
+        return _arrays(ctx).weight_grad(ctx.backend, x, dy, geom, cols)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -125,7 +105,7 @@ class _ChannelSum(Function):
     @staticmethod
     def forward(ctx: Any, g: Any) -> Any:
         ctx.shape = g.shape
-        return _im2col.channel_sum(ctx.backend, g)
+        return _arrays(ctx).channel_sum(ctx.backend, g)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -133,9 +113,11 @@ class _ChannelSum(Function):
         return h.reshape((1, shape[1]) + (1,) * (len(shape) - 2)).expand(shape)
 
 
-# -- public ops (backends may override them by kernel_name) -------------------------------------
+# -- public ops (a backend may replace them: kernels.CONV, kernels.CONV_TRANSPOSE) ---------------
 class Convolution(Function):
     """``forward(ctx, x, weight, bias, stride, padding_pairs, dilation, groups)``."""
+
+    kernel = kernels.CONV
 
     @staticmethod
     def forward(
@@ -156,21 +138,11 @@ class Convolution(Function):
         return (*_conv_backward(ctx, g), None, None, None, None)
 
 
-class Conv1dOp(Convolution):
-    kernel_name = "conv1d"
-
-
-class Conv2dOp(Convolution):
-    kernel_name = "conv2d"
-
-
-class Conv3dOp(Convolution):
-    kernel_name = "conv3d"
-
-
 class ConvolutionTranspose(Function):
     """``forward(ctx, x, weight, bias, stride, padding_pairs, output_padding, groups,
     dilation)``."""
+
+    kernel = kernels.CONV_TRANSPOSE
 
     @staticmethod
     def forward(
@@ -189,7 +161,7 @@ class ConvolutionTranspose(Function):
         )
         ctx.geom = geom
         ctx.save_for_backward(x, w)
-        out = _input_grad(ctx.backend, x, w, geom)
+        out = _arrays(ctx).input_grad(ctx.backend, x, w, geom)
         if bias is not None:
             out = out + ctx.xp.reshape(bias, (-1,) + (1,) * len(geom.kernel))
         return out
@@ -202,61 +174,6 @@ class ConvolutionTranspose(Function):
         gw = _ConvWeightGrad.apply(h, x, ctx.geom) if need[1] else None
         gb = _ChannelSum.apply(h) if need[2] else None
         return gx, gw, gb, None, None, None, None, None
-
-
-class ConvTranspose1dOp(ConvolutionTranspose):
-    kernel_name = "conv_transpose1d"
-
-
-class ConvTranspose2dOp(ConvolutionTranspose):
-    kernel_name = "conv_transpose2d"
-
-
-class ConvTranspose3dOp(ConvolutionTranspose):
-    kernel_name = "conv_transpose3d"
-
-
-_CONV_OPS: dict[int, type[Convolution]] = {1: Conv1dOp, 2: Conv2dOp, 3: Conv3dOp}
-_TRANSPOSE_OPS: dict[int, type[ConvolutionTranspose]] = {
-    1: ConvTranspose1dOp,
-    2: ConvTranspose2dOp,
-    3: ConvTranspose3dOp,
-}
-
-
-# -- geometry -----------------------------------------------------------------------------------
-def conv_geometry(
-    in_size: Sequence[int],
-    kernel: Sequence[int],
-    stride: tuple[int, ...],
-    padding: Pairs,
-    dilation: tuple[int, ...],
-    groups: int,
-) -> ConvGeometry:
-    lo = tuple(p[0] for p in padding)
-    hi = tuple(p[1] for p in padding)
-    window = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    out = _im2col.out_size(tuple(in_size), window, stride, lo, hi)
-    return ConvGeometry(tuple(kernel), stride, dilation, lo, hi, tuple(in_size), out, groups)
-
-
-def transpose_geometry(
-    in_size: Sequence[int],
-    kernel: Sequence[int],
-    stride: tuple[int, ...],
-    padding: Pairs,
-    output_padding: tuple[int, ...],
-    dilation: tuple[int, ...],
-    groups: int,
-) -> ConvGeometry:
-    """The geometry of the convolution whose input gradient a transposed convolution is."""
-    lo = tuple(p[0] for p in padding)
-    hi = tuple(p[1] for p in padding)
-    full = tuple(
-        (i - 1) * s - a - b + d * (k - 1) + op + 1
-        for i, s, a, b, d, k, op in zip(in_size, stride, lo, hi, dilation, kernel, output_padding)
-    )
-    return ConvGeometry(tuple(kernel), stride, dilation, lo, hi, full, tuple(in_size), groups)
 
 
 # -- argument handling --------------------------------------------------------------------------
@@ -353,7 +270,7 @@ def _conv(
                            f"with {cout} elements, but got bias of size {list(bias.shape)} "
                            "instead")  # fmt: skip
     _check_sizes(name, x.shape, kernel, x.shape[2:], pads, dil, st)
-    out: Tensor = _CONV_OPS[nd].apply(x, weight, bias, st, pads, dil, int(groups))
+    out: Tensor = Convolution.apply(x, weight, bias, st, pads, dil, int(groups))
     return out if batched else out.squeeze(0)
 
 
@@ -393,8 +310,7 @@ def _conv_transpose(
     if any(o <= 0 for o in geom.in_size):
         raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output "
                            f"size {list(geom.in_size)} is too small")  # fmt: skip
-    op_cls = _TRANSPOSE_OPS[nd]
-    out: Tensor = op_cls.apply(x, weight, bias, st, pads, opad, int(groups), dil)
+    out: Tensor = ConvolutionTranspose.apply(x, weight, bias, st, pads, opad, int(groups), dil)
     return out if batched else out.squeeze(0)
 
 

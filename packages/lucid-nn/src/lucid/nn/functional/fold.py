@@ -12,7 +12,7 @@ from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.function import Function
-from lucid.nn.functional._im2col import ConvGeometry, out_size
+from lucid.kernels import ConvGeometry, out_size
 
 __all__ = ["fold", "unfold"]
 

@@ -1,8 +1,9 @@
 """Normalisation: batch_norm, layer_norm (fused, hand-written backward), group_norm,
 instance_norm, local_response_norm, normalize.
 
-batch_norm and layer_norm are single Functions with ``kernel_name`` so a backend can supply
-its own kernel. They have no double backward (a clear DoubleBackwardError says so).
+batch_norm and layer_norm are single Functions naming a fused-op contract
+(``kernels.BATCH_NORM``, ``kernels.LAYER_NORM``) so a backend can supply its own kernel. They
+have no double backward (a clear DoubleBackwardError says so).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
 from lucid.autograd import Function, no_grad
 from lucid.autograd.function import once_differentiable
 from lucid.nn.functional._util import check_float, wrap
@@ -41,7 +42,7 @@ class _BatchNorm(Function):
     does several times faster than a strided multi-axis reduction.
     """
 
-    kernel_name = "batch_norm"
+    kernel = kernels.BATCH_NORM
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
@@ -85,7 +86,7 @@ class _BatchNorm(Function):
 class _LayerNorm(Function):
     """Normalise over the last ``nd`` dims, then an elementwise affine (optional)."""
 
-    kernel_name = "layer_norm"
+    kernel = kernels.LAYER_NORM
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:

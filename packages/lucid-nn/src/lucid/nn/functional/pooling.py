@@ -6,7 +6,8 @@ The loops are over kernel taps (4 for a 2x2 pool), never over pixels. Each op's 
 Function whose own backward is the op again (both are linear in the gradient), so double
 backward works.
 
-The public ops carry ``kernel_name`` ("max_pool2d", "avg_pool2d", ...) for backend overrides.
+The public ops name the contracts ``kernels.MAX_POOL`` and ``kernels.AVG_POOL``, so a backend
+may replace them (MLX does); the geometry is core's ``lucid.kernels.pool_geometry``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
 from lucid.autograd.function import Function
-from lucid.nn.functional._im2col import ConvGeometry
+from lucid.kernels import ConvGeometry, avg_pool_divisor, pool_geometry
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -47,7 +48,7 @@ def _pad(xp: Any, x: Any, g: ConvGeometry, value: float) -> Any:
 
 
 def _crop(g: ConvGeometry) -> tuple[slice, ...]:
-    return (*_ALL, *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)))
+    return (*_ALL, *g.crop())
 
 
 def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, dtype: Any) -> Any:
@@ -138,6 +139,8 @@ class _MaxPoolGather(Function):
 class MaxPool(Function):
     """``forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, return_indices)``."""
 
+    kernel = kernels.MAX_POOL
+
     @staticmethod
     def forward(
         ctx: Any,
@@ -165,18 +168,6 @@ class MaxPool(Function):
         return gx, None, None, None, None, None, None
 
 
-class MaxPool1dOp(MaxPool):
-    kernel_name = "max_pool1d"
-
-
-class MaxPool2dOp(MaxPool):
-    kernel_name = "max_pool2d"
-
-
-class MaxPool3dOp(MaxPool):
-    kernel_name = "max_pool3d"
-
-
 # -- average pooling -----------------------------------------------------------------------------
 def _inv_divisor(
     xp: Any, g: ConvGeometry, count_include_pad: bool, override: Any, dtype: Any
@@ -184,17 +175,7 @@ def _inv_divisor(
     """1 / (elements averaged) for each output position, PyTorch's rule (broadcastable)."""
     if override:
         return xp.asarray(1.0 / override, dtype=dtype)
-    inv: Any = None
-    for a in range(g.nd):
-        start = xp.arange(g.out_size[a]) * g.stride[a] - g.pad_lo[a]
-        end = xp.minimum(start + g.kernel[a], g.in_size[a] + g.pad_lo[a])
-        if count_include_pad:
-            size = end - start
-        else:
-            size = xp.minimum(end, g.in_size[a]) - xp.maximum(start, 0)
-        size = xp.reshape(size, (-1,) + (1,) * (g.nd - 1 - a))
-        inv = size if inv is None else inv * size
-    return (1.0 / inv).astype(dtype)
+    return avg_pool_divisor(xp, g, count_include_pad, dtype)
 
 
 class _AvgPoolGrad(Function):
@@ -239,6 +220,8 @@ def _avg_forward(backend: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
 class AvgPool(Function):
     """``forward(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)``."""
 
+    kernel = kernels.AVG_POOL
+
     @staticmethod
     def forward(
         ctx: Any,
@@ -262,51 +245,7 @@ class AvgPool(Function):
         return gx, None, None, None, None, None, None
 
 
-class AvgPool1dOp(AvgPool):
-    kernel_name = "avg_pool1d"
-
-
-class AvgPool2dOp(AvgPool):
-    kernel_name = "avg_pool2d"
-
-
-class AvgPool3dOp(AvgPool):
-    kernel_name = "avg_pool3d"
-
-
-_MAX_OPS: dict[int, type[MaxPool]] = {1: MaxPool1dOp, 2: MaxPool2dOp, 3: MaxPool3dOp}
-_AVG_OPS: dict[int, type[AvgPool]] = {1: AvgPool1dOp, 2: AvgPool2dOp, 3: AvgPool3dOp}
-
-
 # -- geometry and arguments ----------------------------------------------------------------------
-def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
-
-def pool_geometry(
-    in_size: Sequence[int],
-    kernel: tuple[int, ...],
-    stride: tuple[int, ...],
-    padding: tuple[int, ...],
-    dilation: tuple[int, ...],
-    ceil_mode: bool,
-) -> ConvGeometry:
-    """Windows of a pooling op; ceil_mode's last windows may run past the padding (hi side)."""
-    out = tuple(
-        _pool_out(i, k, s, p, d, ceil_mode)
-        for i, k, s, p, d in zip(in_size, kernel, stride, padding, dilation)
-    )
-    hi = tuple(
-        max(p, (o - 1) * s + d * (k - 1) + 1 - i - p)
-        for i, k, s, p, d, o in zip(in_size, kernel, stride, padding, dilation, out)
-    )
-    return ConvGeometry(kernel, stride, dilation, padding, hi, tuple(in_size), out, 1)
-
-
 def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     if isinstance(value, int):
         return (value,) * n
@@ -361,7 +300,7 @@ def _max_pool(
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
-    out = _MAX_OPS[nd].apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
+    out = MaxPool.apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
     if batched:
         return out
     if return_indices:
@@ -380,7 +319,7 @@ def _avg_pool(
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, (1,) * nd, ceil_mode))
-    out: Tensor = _AVG_OPS[nd].apply(
+    out: Tensor = AvgPool.apply(
         x, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override
     )
     return out if batched else out.squeeze(0)
@@ -490,7 +429,7 @@ def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):
         k = tuple(i // o for i, o in zip(in_size, out))
-        y = _AVG_OPS[nd].apply(x, k, k, (0,) * nd, False, True, None)
+        y = AvgPool.apply(x, k, k, (0,) * nd, False, True, None)
     else:
         # Separable: average along each spatial dim with a small matrix.
         y = x
@@ -527,7 +466,7 @@ def _adaptive_max(nd: int, x: Tensor, output_size: Any, return_indices: bool) ->
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):
         k = tuple(i // o for i, o in zip(in_size, out))
-        res = _MAX_OPS[nd].apply(x, k, k, (0,) * nd, (1,) * nd, False, return_indices)
+        res = MaxPool.apply(x, k, k, (0,) * nd, (1,) * nd, False, return_indices)
     else:
         res = _AdaptiveMax.apply(x, out, return_indices)
     if batched:

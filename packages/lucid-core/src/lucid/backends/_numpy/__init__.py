@@ -1,4 +1,8 @@
-"""The built-in NumPy backend (device "cpu")."""
+"""The built-in NumPy backend (device "cpu"): arrays, the BLAS-aware namespace, fast kernels.
+
+Creating the first NumPy backend also tunes glibc's allocator (``_alloc``; ``LUCID_MALLOPT=0``
+turns that off), so ``import lucid`` alone changes nothing in the process.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import numpy as np
 from lucid import dtypes
 from lucid.backends import _blas
 from lucid.backends._base import Backend
+from lucid.backends._numpy import _alloc, kernels
 
 _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
@@ -37,9 +42,11 @@ class NumpyBackend(Backend):
     weak_python_scalars = int(np.__version__.split(".")[0]) >= 2
 
     def __init__(self, device: str = "cpu") -> None:
+        _alloc.tune_allocator_once()
         self.device = device
         self.xp = _XP
         self.kernels = {}
+        kernels.register(self)
 
     def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
         if dtype is None:

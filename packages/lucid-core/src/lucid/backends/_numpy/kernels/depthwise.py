@@ -9,16 +9,14 @@ Forward, input gradient and weight gradient all loop over the taps only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from lucid.nn.functional import _blas
-from lucid.nn.functional._im2col import (
-    ConvGeometry,
-    channels_first,
-    channels_last,
-    chunks,
-    pad_spatial,
-)
+from lucid.backends import _blas
+from lucid.backends._numpy.kernels.im2col import chunks
+from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spatial
+
+_LEAD = (slice(None),)
 
 
 def is_depthwise(w: Any, g: ConvGeometry) -> bool:
@@ -31,78 +29,74 @@ def _tap_weights(w: Any, xp: Any) -> Any:
     return xp.transpose(xp.reshape(w, (w.shape[0], -1)))
 
 
-def _ranges(n: int, g: ConvGeometry, c: int, itemsize: int) -> list[tuple[int, int]]:
-    return chunks(n, 4 * math.prod(g.padded) * c * itemsize)
+def _run(work: Callable[[tuple[int, int]], Any], a: Any, g: ConvGeometry) -> list[Any]:
+    """``work`` over cache-sized batch ranges of ``a`` (``(N, C, ...)``), on the BLAS workers."""
+    n, c = a.shape[0], a.shape[1]
+    ranges = chunks(n, 4 * math.prod(g.padded) * c * a.itemsize)
+    return _blas.run_chunks(work, ranges, 2.0 * n * math.prod(g.out_size) * c * g.taps)
 
 
-def _flops(n: int, g: ConvGeometry, c: int) -> float:
-    return 2.0 * n * math.prod(g.out_size) * c * g.taps
+def _tap_products(xl: Any, r: tuple[int, int], g: ConvGeometry, xp: Any) -> Iterator[Any]:
+    """Yield each tap's strided view of the padded channels-last chunk ``xl[r]``."""
+    xpad = pad_spatial(xl[r[0] : r[1]], g, xp)
+    for tap in g.all_taps():
+        yield xpad[_LEAD + g.tap_slices(tap)]
 
 
 def forward(backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry) -> Any:
     xp = backend.xp
-    n, c = x.shape[0], x.shape[1]
     xl = channels_last(x, xp)
     wt = _tap_weights(w, xp)
-    lead = (slice(None),)
 
     def work(r: tuple[int, int]) -> Any:
-        xpad = pad_spatial(xl[r[0] : r[1]], g, xp)
         out: Any = None
-        for t, tap in enumerate(g.all_taps()):
-            term = xpad[lead + g.tap_slices(tap)] * wt[t]
+        for t, view in enumerate(_tap_products(xl, r, g, xp)):
             if out is None:
-                out = term
+                out = view * wt[t]
             else:
-                out += term
+                out += view * wt[t]
         if bias is not None:
             out += bias
         return out
 
-    parts = _blas.run_chunks(work, _ranges(n, g, c, x.itemsize), _flops(n, g, c))
-    out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
-    return channels_first(out, xp)
+    parts = _run(work, x, g)
+    return channels_first(parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0), xp)
 
 
 def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     xp = backend.xp
-    n, c = dy.shape[0], dy.shape[1]
+    c = dy.shape[1]
     dyl = channels_last(dy, xp)
     wt = _tap_weights(w, xp)
-    lead = (slice(None),)
-    crop = (slice(None), *(slice(lo, lo + i) for lo, i in zip(g.pad_lo, g.in_size)), slice(None))
+    crop = (slice(None), *g.crop(), slice(None))
 
     def work(r: tuple[int, int]) -> Any:
         dyc = dyl[r[0] : r[1]]
         dpad = xp.zeros((dyc.shape[0], *g.padded, c), dtype=dy.dtype)
         for t, tap in enumerate(g.all_taps()):
-            dpad[lead + g.tap_slices(tap)] += dyc * wt[t]
+            dpad[_LEAD + g.tap_slices(tap)] += dyc * wt[t]
         return dpad[crop]
 
-    parts = _blas.run_chunks(work, _ranges(n, g, c, dy.itemsize), _flops(n, g, c))
-    dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
-    return channels_first(dx, xp)
+    parts = _run(work, dy, g)
+    return channels_first(parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0), xp)
 
 
 def weight_grad(backend: Any, x: Any, dy: Any, g: ConvGeometry) -> Any:
     xp = backend.xp
-    n, c = x.shape[0], x.shape[1]
+    c = x.shape[1]
     xl = channels_last(x, xp)
     dyl = channels_last(dy, xp)
-    lead = (slice(None),)
 
     def work(r: tuple[int, int]) -> Any:
-        xpad = pad_spatial(xl[r[0] : r[1]], g, xp)
         dyc = dyl[r[0] : r[1]]
         rows = dyc.shape[0] * math.prod(g.out_size)
         ones = xp.ones((1, rows), dtype=x.dtype)
-        sums = []
-        for tap in g.all_taps():
-            prod = xp.reshape(xpad[lead + g.tap_slices(tap)] * dyc, (rows, c))
-            sums.append(xp.matmul(ones, prod))  # a GEMV: narrow column sums are slow
+        taps = _tap_products(xl, r, g, xp)
+        # one GEMV per tap: narrow column sums are slow
+        sums = [xp.matmul(ones, xp.reshape(v * dyc, (rows, c))) for v in taps]
         return xp.concatenate(sums, axis=0)  # (taps, C)
 
-    parts = _blas.run_chunks(work, _ranges(n, g, c, x.itemsize), _flops(n, g, c))
+    parts = _run(work, x, g)
     total = parts[0]
     for p in parts[1:]:
         total = total + p

@@ -1,0 +1,228 @@
+"""The NumPy backend's convolution arithmetic: im2col + GEMM in cache-sized chunks on threads.
+
+The same arithmetic as lucid.nn's reference convolution (``lucid/nn/functional/_im2col.py``),
+organised for the CPU. Activations are handled channels-last, ``(N, *spatial, C)``: a kernel
+tap then reads runs of ``C`` contiguous values, and the GEMM result ``(rows, C_out)`` is already
+channels-last, so the ``(N, C_out, *spatial)`` array handed back is a free transposed view of it
+(elementwise ops keep that memory order, and the next convolution reads it as is).
+
+The batch is processed in chunks sized so that one chunk's column matrix stays in cache: the
+copy into the column matrix, the GEMM and the per-tap adds of the backward then hit cache
+instead of memory, which is where a whole-batch im2col loses its time. Big ops run their chunks
+on a thread per core, each with one-thread BLAS (``_blas.run_chunks``), so the copies are
+parallel too. Small forward column matrices are kept for the weight gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lucid.backends import _blas
+from lucid.kernels import (
+    ConvGeometry,
+    channels_first,
+    channels_last,
+    im2col,
+    weight_from_matrix,
+    weight_matrix,
+)
+
+# Bytes of column matrix per chunk: a few MB keeps the copy and its GEMM in L2/L3.
+_CHUNK_BYTES = 4 << 20
+# Column matrices up to this size (all chunks) are kept from the forward for the weight
+# gradient instead of being copied again (small layers, where the copy is a large share).
+_KEEP_COLS_BYTES = 32 << 20
+# Below this many input channels (one group), col2im works channels-first (longer runs).
+_NARROW_CHANNELS = 32
+
+
+def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
+    """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each."""
+    per = max(1, _CHUNK_BYTES // max(1, sample_bytes))
+    return [(s, min(n, s + per)) for s in range(0, n, per)]
+
+
+def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
+    """``(rows, G, K) x (G, K, M) -> (rows, G*M)``: one GEMM, or one batched GEMM over groups."""
+    rows, groups = col.shape[0], col.shape[1]
+    if groups == 1:
+        return xp.matmul(xp.reshape(col, (rows, col.shape[2])), wm[0])
+    out = xp.matmul(xp.transpose(col, (1, 0, 2)), wm)  # (G, rows, M)
+    return xp.reshape(xp.transpose(out, (1, 0, 2)), (rows, groups * wm.shape[2]))
+
+
+def _flops(rows: int, k: int, n: int) -> float:
+    return 2.0 * rows * k * n
+
+
+def conv_forward(
+    backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None = None
+) -> Any:
+    """Cross-correlation ``(N, C, *in) -> (N, C_out, *out)``; a channels-last view.
+
+    With ``keep`` (a dict), small column matrices are stored in it for ``conv_weight_grad``.
+    """
+    xp = backend.xp
+    n, c = x.shape[0], x.shape[1]
+    cout = w.shape[0]
+    rows_per = math.prod(g.out_size)
+    if n == 0:
+        return channels_first(xp.zeros((0, *g.out_size, cout), dtype=x.dtype), xp)
+    xl = channels_last(x, xp)
+    wm = weight_matrix(w, g.groups, xp)
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
+        col = im2col(backend, xl[s:e], g)
+        if keep is not None:
+            keep[r] = col
+        out = _grouped_matmul(col, wm, xp)
+        if bias is not None:
+            out += bias
+        return xp.reshape(out, (e - s, *g.out_size, cout))
+
+    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
+        keep = None
+    flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
+    parts = _blas.run_chunks(work, ranges, flops)
+    out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
+    return channels_first(out, xp)
+
+
+def rows_of(arr: Any, s: int, e: int, xp: Any) -> Any:
+    """Samples ``s:e`` of a channels-last array as a ``(rows, C)`` matrix (copied if needed)."""
+    part = arr[s:e]
+    return xp.reshape(part, (-1, part.shape[-1]))
+
+
+def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """The gradient of ``conv_forward`` w.r.t. its input (also conv_transpose's forward).
+
+    Per chunk: one (batched) GEMM to the column gradient, then one strided add per kernel tap
+    into the padded input gradient (col2im). With few input channels per group the tap adds
+    would move runs of only ``C/G`` values, so that case works channels-first instead.
+    """
+    xp = backend.xp
+    c = w.shape[1] * g.groups
+    if dy.shape[0] == 0:
+        return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
+    rows_per = math.prod(g.out_size)
+    flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
+    ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
+    if g.groups == 1 and c < _NARROW_CHANNELS:
+        parts = _blas.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
+        dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
+        return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
+    parts = _blas.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
+    dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
+    return channels_first(dx, xp)
+
+
+def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """Chunk worker: ``(s, e) -> dx[s:e]`` channels-last ``(m, *in, C)``."""
+    xp = backend.xp
+    cout, cg, groups, nd = dy.shape[1], w.shape[1], g.groups, g.nd
+    dyl = channels_last(dy, xp)
+    wm_t = xp.transpose(weight_matrix(w, groups, xp), (0, 2, 1))  # (G, C_out/G, taps*Cg)
+    rows_per = math.prod(g.out_size)
+    crop = (slice(None), *g.crop(), slice(None))
+    to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
+        m = e - s
+        dyc = rows_of(dyl, s, e, xp)
+        if groups == 1:
+            dcol = xp.matmul(dyc, wm_t[0])[None]
+        else:
+            dyg = xp.transpose(xp.reshape(dyc, (m * rows_per, groups, cout // groups)), (1, 0, 2))
+            dcol = xp.matmul(dyg, wm_t)  # (G, rows, taps*Cg)
+        dcol = xp.reshape(dcol, (groups, m, *g.out_size, *g.kernel, cg))
+        dpad = xp.zeros((m, *g.padded, groups, cg), dtype=dy.dtype)
+        for tap in g.all_taps():
+            src = dcol[(slice(None),) * (nd + 2) + tap]
+            dpad[(slice(None),) + g.tap_slices(tap)] += xp.transpose(src, to_nhwgc)
+        return xp.reshape(dpad, (m, *g.padded, cg * groups))[crop]
+
+    return work
+
+
+def _col2im_channels_first(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """Chunk worker for one group of few channels: ``(s, e) -> dx[s:e]`` as ``(C, m, *in)``.
+
+    The column gradient is computed transposed, ``(taps, C, rows)``, so each tap's block is
+    contiguous and the tap adds move whole output rows.
+    """
+    xp = backend.xp
+    c = w.shape[1]
+    dyl = channels_last(dy, xp)
+    wm = weight_matrix(w, 1, xp)[0]  # (taps*C, C_out)
+    crop = (slice(None), slice(None), *g.crop())
+
+    def work(r: tuple[int, int]) -> Any:
+        s, e = r
+        m = e - s
+        dcol_t = xp.matmul(wm, xp.transpose(rows_of(dyl, s, e, xp)))  # (taps*C, rows)
+        dcol_t = xp.reshape(dcol_t, (*g.kernel, c, m, *g.out_size))
+        dpad = xp.zeros((c, m, *g.padded), dtype=dy.dtype)
+        for tap in g.all_taps():
+            dpad[(slice(None), slice(None)) + g.tap_slices(tap)] += dcol_t[tap]
+        return dpad[crop]
+
+    return work
+
+
+def conv_weight_grad(
+    backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None = None
+) -> Any:
+    """The gradient of ``conv_forward`` w.r.t. its weight: ``col^T @ dy`` summed over chunks.
+
+    Each worker sums the chunks of its share of the batch; the shares are summed at the end.
+    """
+    xp = backend.xp
+    n, c = x.shape[0], x.shape[1]
+    cout = dy.shape[1]
+    groups = g.groups
+    kg = g.taps * (c // groups)
+    if n == 0:
+        return weight_from_matrix(
+            xp.zeros((groups, kg, cout // groups), dtype=x.dtype), g.kernel, xp
+        )
+    xl = channels_last(x, xp)
+    dyl = channels_last(dy, xp)
+    rows_per = math.prod(g.out_size)
+
+    def one(s: int, e: int) -> Any:
+        col = kept.get((s, e)) if kept else None
+        if col is None:
+            col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
+        dyc = rows_of(dyl, s, e, xp)
+        if groups == 1:
+            return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc)[None]
+        colg = xp.transpose(col, (1, 2, 0))  # (G, Kg, rows)
+        dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 0, 2))
+        return xp.matmul(colg, dyg)
+
+    def share(ranges: list[tuple[int, int]]) -> Any:
+        acc = one(*ranges[0])
+        for s, e in ranges[1:]:
+            acc += one(s, e)
+        return acc
+
+    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    k = min(_blas.workers(), len(ranges))
+    shares = [ranges[i::k] for i in range(k)]
+    parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
+    dwm = parts[0]
+    for p in parts[1:]:
+        dwm = dwm + p
+    return weight_from_matrix(dwm, g.kernel, xp)
+
+
+def channel_sum(backend: Any, dy: Any) -> Any:
+    """Sum over every dim but the channel dim (dim 1), as a GEMV (narrow sums are slow)."""
+    xp = backend.xp
+    mat = xp.reshape(channels_last(dy, xp), (-1, dy.shape[1]))
+    return xp.matmul(xp.ones((1, mat.shape[0]), dtype=dy.dtype), mat)[0]
