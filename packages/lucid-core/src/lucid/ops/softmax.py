@@ -1,6 +1,6 @@
 """softmax and log_softmax: fused, numerically stable (the max is subtracted first).
 
-Both are single Functions with a ``kernel_name`` so a backend can swap in its own kernel.
+Both are single Functions naming a fused-op contract (``kernel``): a backend may swap in its own.
 A plain backward is one fused array expression; under ``create_graph=True`` the same formula
 runs in lucid ops on the saved output, so it is differentiable again.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import dtypes
+from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
@@ -22,7 +22,7 @@ def _shifted(xp: Any, x: Any, dim: int) -> Any:
 
 
 class Softmax(Function):
-    kernel_name = "softmax"
+    kernel = kernels.SOFTMAX
 
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
@@ -45,7 +45,7 @@ class Softmax(Function):
 
 
 class LogSoftmax(Function):
-    kernel_name = "log_softmax"
+    kernel = kernels.LOG_SOFTMAX
 
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:

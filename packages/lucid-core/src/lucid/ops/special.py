@@ -2,7 +2,7 @@
 
 NumPy has no erf, so the default forward evaluates fdlibm's rational approximations with
 ``xp`` arithmetic (float64 accuracy ~1 ulp); a backend whose ``xp`` has ``erf``/``erfinv``
-(MLX) uses its own, and each op has a ``kernel_name`` for fused overrides.
+(MLX) uses its own, and each op names its fused-op contract (``kernel``) for backend overrides.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from lucid import dtypes
+from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 
@@ -190,7 +190,7 @@ def erfinv_array(xp: Any, y: Any) -> Any:
 
 
 class Erf(Function):
-    kernel_name = "erf"
+    kernel = kernels.ERF
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
@@ -204,7 +204,7 @@ class Erf(Function):
 
 
 class Erfc(Function):
-    kernel_name = "erfc"
+    kernel = kernels.ERFC
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
@@ -218,7 +218,7 @@ class Erfc(Function):
 
 
 class Erfinv(Function):
-    kernel_name = "erfinv"
+    kernel = kernels.ERFINV
 
     @staticmethod
     def forward(ctx: Any, y: Any) -> Any:
@@ -240,7 +240,7 @@ _TANH_K = math.sqrt(2.0 / math.pi)
 class Gelu(Function):
     """``x * Phi(x)`` (exact, through erf) or the tanh approximation."""
 
-    kernel_name = "gelu"
+    kernel = kernels.GELU
 
     @staticmethod
     def forward(ctx: Any, x: Any, approximate: str) -> Any:
