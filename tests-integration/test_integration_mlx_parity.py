@@ -2,10 +2,11 @@
 
 ONE list of cases (``CASES``) drives every check: each case runs once per backend with the
 same inputs, then the outputs and, through a fixed random upstream gradient, every input's
-gradient are compared (rtol 1e-4). Cases name the op by its path in ``lucid`` and resolve it
-when they run, so the list can name ops that are still being written: those skip with
-"not implemented yet" until they land. ``test_every_op_has_a_case`` lists the public ops of
-``lucid`` and ``lucid.nn.functional`` that no case exercises yet.
+gradient are compared (rtol 1e-4). The ``lucid.ops`` samples come from the op tables (one case
+per sample of every ``OPS`` row); the cases written here cover the rest (``lucid.nn.functional``,
+``lucid.linalg``, operators, index and list arguments). A case that cannot run fails, unless
+``MLX_SKIP`` names it with the reason. ``test_every_op_has_a_case`` lists the public ops of
+``lucid``, ``lucid.linalg`` and ``lucid.nn.functional`` that no case exercises.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ mx = pytest.importorskip("mlx.core")
 
 import lucid  # noqa: E402
 import lucid.backends.mlx  # noqa: E402, F401  (registers "mlx" without an installed wheel)
+from lucid.ops._registry import Op, Sample  # noqa: E402
 
 # -- input specs ----------------------------------------------------------------------------
 
@@ -79,18 +81,10 @@ def SPD(*shape: int) -> Arg:  # noqa: N802
     return Arg("spd", shape)
 
 
-class NotImplementedYet(Exception):
-    pass
-
-
 def resolve(path: str) -> Any:
     """``"sin"`` -> lucid.sin, ``"nn.functional.conv2d"`` -> lucid.nn.functional.conv2d."""
     module_path, _, name = ("lucid." + path).rpartition(".")
-    try:
-        module = importlib.import_module(module_path)
-        return getattr(module, name)
-    except (ImportError, AttributeError):
-        raise NotImplementedYet(f"lucid.{path} is not implemented yet") from None
+    return getattr(importlib.import_module(module_path), name)
 
 
 @dataclass(frozen=True)
@@ -106,6 +100,7 @@ class Case:
     atol: float = 1e-5
     uses: tuple[str, ...] = ()
     mlx_xfail: str = ""  # a known gap on MLX, with the reason (strict: fails once fixed)
+    sample: Sample | None = None  # inputs drawn by an op table row's sample instead of args
 
     def run(self, tensors: list[Any]) -> Any:
         fn = resolve(self.op) if isinstance(self.op, str) else self.op
@@ -129,31 +124,22 @@ def via(path: str) -> Callable[..., Any]:
 
 # -- the cases --------------------------------------------------------------------------------
 
+
+def _row_case(row: Op, s: Sample) -> Case:
+    name = f"{row.name}_{s.tag}" if s.tag else row.name
+    return Case(name, row.name, s.args, dict(s.kwargs), grad=not row.nograd, sample=s)
+
+
+def _row_cases() -> list[Case]:
+    """One case per sample of every ``lucid.ops`` table row (see lucid/ops/_registry.py)."""
+    return [_row_case(row, s) for _, row in lucid.ops.rows() for s in row.samples]
+
+
+# The only cases that may skip, each with the reason.
+MLX_SKIP: dict[str, str] = {}
+
 S = (3, 4)
 UNARY = [
-    "neg",
-    "exp",
-    "tanh",
-    "relu",
-    "sigmoid",
-    "sin",
-    "cos",
-    "tan",
-    "sinh",
-    "cosh",
-    "asinh",
-    "atan",
-    "arctan",
-    "arcsinh",
-    "abs",
-    "absolute",
-    "negative",
-    "sgn",
-    "fix",
-    "square",
-    "erf",
-    "expm1",
-    "exp2",
     "nn.functional.relu6",
     "nn.functional.elu",
     "nn.functional.selu",
@@ -169,121 +155,24 @@ UNARY = [
     "nn.functional.softplus",
     "nn.functional.gelu",
 ]
-POSITIVE = ["log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "lgamma", "digamma"]
-UNIT = ["asin", "acos", "atanh", "erfinv", "arcsin", "arccos", "arctanh"]
-NO_GRAD_UNARY = [
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "sign",
-    "frac",
-    "isnan",
-    "isinf",
-    "isfinite",
-    "logical_not",
-    "signbit",
-]
-BINARY = [
-    "add",
-    "sub",
-    "mul",
-    "maximum",
-    "minimum",
-    "atan2",
-    "arctan2",
-    "hypot",
-    "fmax",
-    "fmin",
-    "copysign",
-    "xlogy",
-    "multiply",
-    "subtract",
-    "rsub",
-]
-COMPARE = [
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "greater",
-    "greater_equal",
-    "less",
-    "less_equal",
-    "not_equal",
-    "isclose",
-]
-BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
 
 CASES: list[Case] = [
+    *_row_cases(),
     *[C(n, F(*S)) for n in UNARY],
-    *[C(n, P(*S)) for n in POSITIVE],
-    *[C(n, U(*S)) for n in UNIT],
-    *[C(n, F(*S), grad=False) for n in NO_GRAD_UNARY],
-    *[C(n, F(*S), F(*S)) for n in BINARY],
     *[C(n, F(*S), F(1, 4), id=f"{n}-broadcast") for n in ("add", "mul", "sub")],
-    *[C(n, F(*S), F(*S), grad=False) for n in COMPARE],
-    *[C(n, I(16, *S), I(16, *S), grad=False) for n in BITWISE],
-    C("bitwise_not", I(16, *S), grad=False),
-    C(lambda x: resolve("acosh")(x + 1), P(*S), id="acosh", uses=("acosh", "arccosh")),
-    C("erfc", F(*S)),
-    C("divide", F(*S), P(*S)),
-    C("true_divide", F(*S), P(*S)),
-    C("floor_divide", F(*S), P(*S), grad=False),
-    C("float_power", P(*S), F(*S)),
-    C("clamp_min", F(*S), -0.2),
-    C("clamp_max", F(*S), 0.2),
-    C("clip", F(*S), -0.3, 0.3),
-    C("div", F(*S), P(*S)),
     C("div", F(*S), P(*S), rounding_mode="floor", grad=False, id="div-floor"),
-    C("pow", P(*S), F(*S)),
     C(lambda x: x**3, F(*S), id="pow-scalar", uses=("pow",)),
     C(lambda x: 2.0**x, F(*S), id="rpow", uses=("pow",)),
     C(lambda x: 1.5 - x / 2 * 3 + 1, F(*S), id="scalar-arith"),
-    C("remainder", F(*S), P(*S)),
-    C("fmod", F(*S), P(*S)),
-    C("clamp", F(*S), min=-0.5, max=0.5),
     C("clamp", F(*S), min=-0.5, id="clamp-min"),
     C("where", B(*S), F(*S), F(*S)),
-    C("lerp", F(*S), F(*S), weight=0.3),
-    C("addcmul", F(*S), F(*S), F(*S), value=0.5),
-    C("addcdiv", F(*S), F(*S), P(*S), value=0.5),
-    C("nan_to_num", F(*S)),
     # reductions
-    C("sum", F(2, 3, 4)),
     C("sum", F(2, 3, 4), dim=(0, 2), keepdim=True, id="sum-dims"),
-    C("mean", F(2, 3, 4), dim=1),
-    C("prod", P(2, 3), dim=1),
-    C("var", F(3, 5), dim=1),
-    C("std", F(3, 5), dim=0, correction=0),
-    C("amax", F(3, 5), dim=1),
-    C("amin", F(3, 5), dim=0),
     C(lambda x: x.max(), F(3, 5), id="max-all", uses=("max",)),
     C(lambda x: x.max(dim=1)[0], F(3, 5), id="max-dim"),
     C(lambda x: x.min(dim=0).values, F(3, 5), id="min-dim", uses=("min",)),
-    C("argmax", F(3, 5), dim=1, grad=False),
-    C("argmin", F(3, 5), grad=False),
-    C("logsumexp", F(3, 5), dim=1),
-    C("norm", F(3, 5)),
     C("norm", F(3, 5), p=1, dim=1, id="norm-p1"),
-    C("cumsum", F(3, 5), dim=1),
-    C("cumprod", P(3, 5), dim=1),
-    C("all", B(3, 5), grad=False),
-    C("any", B(3, 5), dim=1, grad=False),
-    C("count_nonzero", B(3, 5), grad=False),
-    C(lambda x: resolve("median")(x), F(3, 5), id="median-all", uses=("median",)),
     C(lambda x: resolve("median")(x, dim=1)[0], F(3, 5), id="median-dim"),
-    C(lambda x: resolve("nanmedian")(x, dim=0)[0], F(3, 5), id="nanmedian", uses=("nanmedian",)),
-    C(lambda x: resolve("kthvalue")(x, 2, dim=1)[0], F(3, 5), id="kthvalue", uses=("kthvalue",)),
-    C("histc", F(20), bins=5, min=-2, max=2, grad=False),
-    C("bincount", I(6, 20), grad=False),
-    C("unique", I(5, 12), grad=False),
-    C("nonzero", B(3, 4), grad=False),
     C(
         lambda x: resolve("bucketize")(x, lucid.tensor([-1.0, 0.0, 1.0], device=x.device)),
         F(*S),
@@ -312,18 +201,11 @@ CASES: list[Case] = [
         grad=False,
         uses=("triu_indices",),
     ),
-    C("softmax", F(3, 5), dim=1),
-    C("log_softmax", F(3, 5), dim=0),
     C("nn.functional.softmax", F(2, 3, 5), dim=-1),
     C("nn.functional.log_softmax", F(2, 3, 5), dim=-1),
     # linear algebra
-    C("matmul", F(3, 4), F(4, 5)),
     C("matmul", F(2, 3, 4), F(4, 5), id="matmul-batched-broadcast"),
     C("matmul", F(4), F(4, 5), id="matmul-vec"),
-    C("mm", F(3, 4), F(4, 2)),
-    C("bmm", F(2, 3, 4), F(2, 4, 2)),
-    C("dot", F(4), F(4)),
-    C("outer", F(3), F(4)),
     C(
         lambda a, b: resolve("einsum")("ij,jk->ik", a, b),
         F(2, 3),
@@ -331,27 +213,6 @@ CASES: list[Case] = [
         id="einsum",
         uses=("einsum",),
     ),
-    C("tensordot", F(3, 4), F(4, 5), dims=1),
-    C("trace", F(4, 4)),
-    C("mv", F(3, 4), F(4)),
-    C("addmm", F(3, 5), F(3, 4), F(4, 5), beta=0.5, alpha=2.0),
-    C("addmv", F(3), F(3, 4), F(4)),
-    C("addbmm", F(3, 5), F(2, 3, 4), F(2, 4, 5)),
-    C("baddbmm", F(2, 3, 5), F(2, 3, 4), F(2, 4, 5)),
-    C("cross", F(4, 3), F(4, 3), dim=1),
-    C("cdist", F(3, 4), F(5, 4)),
-    C("cartesian_prod", F(3), F(2)),
-    C(
-        lambda a, b: resolve("meshgrid")(a, b, indexing="ij"),
-        F(3),
-        F(2),
-        id="meshgrid",
-        uses=("meshgrid",),
-    ),
-    C("ger", F(3), F(4)),
-    C("inner", F(3, 4), F(2, 4)),
-    C("vdot", F(4), F(4)),
-    C("diag_embed", F(2, 3)),
     C(
         lambda a, b, w, c: resolve("nn.functional.bilinear")(a, b, w, c),
         F(3, 4),
@@ -361,10 +222,6 @@ CASES: list[Case] = [
         id="bilinear",
         uses=("nn.functional.bilinear",),
     ),
-    C("diag", F(4)),
-    C("diagonal", F(3, 4)),
-    C("tril", F(4, 4)),
-    C("triu", F(4, 4), diagonal=1),
     C("linalg.inv", SPD(3, 3), rtol=1e-3, atol=1e-4),
     C("linalg.pinv", F(3, 4), rtol=1e-3, atol=1e-4),
     C("linalg.slogdet", SPD(3, 3), rtol=1e-3, atol=1e-4),
@@ -431,26 +288,13 @@ CASES: list[Case] = [
         atol=1e-4,
     ),
     # shape and movement
-    C(lambda x: x.reshape(4, 3), F(*S), id="reshape"),
-    C(lambda x: x.permute(2, 0, 1), F(2, 3, 4), id="permute"),
-    C(lambda x: x.transpose(0, 1), F(*S), id="transpose"),
     C(lambda x: x.T, F(*S), id="T", uses=("t",)),
-    C(lambda x: x.expand(2, 3, 4), F(3, 1), id="expand"),
     C(
         lambda x: x.unsqueeze(1).squeeze(1),
         F(*S),
         id="unsqueeze-squeeze",
         uses=("unsqueeze", "squeeze"),
     ),
-    C("flatten", F(2, 3, 4), start_dim=1),
-    C("ravel", F(2, 3, 4)),
-    C("reshape_as", F(3, 4), F(4, 3)),
-    C("view_as", F(3, 4), F(2, 6)),
-    C("atleast_1d", F()),
-    C("atleast_2d", F(4)),
-    C("moveaxis", F(2, 3, 4), 0, 2),
-    C("fliplr", F(*S)),
-    C("flipud", F(*S)),
     C(
         lambda a, b: resolve("concat")([a, b], dim=0),
         F(*S),
@@ -460,28 +304,8 @@ CASES: list[Case] = [
     ),
     C(lambda a, b: resolve("hstack")([a, b]), F(*S), F(3, 2), id="hstack", uses=("hstack",)),
     C(lambda a, b: resolve("vstack")([a, b]), F(*S), F(2, 4), id="vstack", uses=("vstack",)),
-    C(
-        lambda x: resolve("tensor_split")(x, 3, dim=1),
-        F(*S),
-        id="tensor_split",
-        uses=("tensor_split",),
-    ),
-    C(lambda x: resolve("std_mean")(x, dim=1), F(*S), id="std_mean", uses=("std_mean",)),
-    C(lambda x: resolve("var_mean")(x, dim=0), F(*S), id="var_mean", uses=("var_mean",)),
-    C("unflatten", F(2, 12), dim=1, sizes=(3, 4)),
     C(lambda a, b: resolve("cat")([a, b], dim=1), F(*S), F(3, 2), id="cat", uses=("cat",)),
     C(lambda a, b: resolve("stack")([a, b], dim=0), F(*S), F(*S), id="stack", uses=("stack",)),
-    C(lambda x: resolve("split")(x, [1, 3], dim=1), F(*S), id="split", uses=("split",)),
-    C(lambda x: resolve("chunk")(x, 2, dim=1), F(*S), id="chunk", uses=("chunk",)),
-    C(lambda x: resolve("unbind")(x, 0), F(*S), id="unbind", uses=("unbind",)),
-    C(lambda x: resolve("flip")(x, (0, 1)), F(*S), id="flip", uses=("flip",)),
-    C("roll", F(*S), shifts=1, dims=1),
-    C(lambda x: x.repeat(2, 1), F(*S), id="repeat", uses=("repeat",)),
-    C("tile", F(*S), dims=(1, 2)),
-    C("repeat_interleave", F(*S), repeats=2, dim=0),
-    C("movedim", F(2, 3, 4), source=0, destination=2),
-    C("narrow", F(*S), dim=1, start=1, length=2),
-    C(lambda x: x.clone() * 1, F(*S), id="clone", uses=("clone",)),
     C(lambda x: x.to(lucid.float64).to(lucid.float32), F(*S), id="cast", uses=("cast",)),
     # indexing
     C(lambda x: x[1:, ::2], F(*S), id="getitem-slice", uses=("getitem",)),
@@ -540,9 +364,6 @@ CASES: list[Case] = [
         uses=("masked_fill",),
     ),
     C(lambda x, v: _setitem(x, v), F(*S), F(4), id="setitem-in-graph", uses=("setitem",)),
-    C(lambda x: resolve("sort")(x, dim=1)[0], F(*S), id="sort", uses=("sort",)),
-    C(lambda x: resolve("argsort")(x, dim=1), F(*S), id="argsort", grad=False, uses=("argsort",)),
-    C(lambda x: resolve("topk")(x, 2, dim=1)[0], F(*S), id="topk", uses=("topk",)),
     C(lambda x: x.detach().sum() + x.sum(), F(*S), id="detach"),
     C(
         lambda x, y: (x * 1).add_(y, alpha=2).mul_(y).sub_(x).div_(2.0),
@@ -882,6 +703,9 @@ def _setitem(x: Any, v: Any) -> Any:
 
 
 def _inputs(case: Case) -> list[Any]:
+    if case.sample is not None:  # float64 samples run in float32, as every case here
+        arrays = [a.astype(np.float32) if a.dtype.kind == "f" else a for a in case.sample.arrays()]
+        return arrays + list(case.args)
     rng = np.random.default_rng(zlib.crc32(case.id.encode()))
     return [a.make(rng) if isinstance(a, Arg) else a for a in case.args]
 
@@ -922,13 +746,10 @@ def _run(case: Case, device: str, arrays: list[Any]) -> tuple[list[Any], list[An
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_same_result_on_numpy_and_mlx(case: Case) -> None:
+    if case.id in MLX_SKIP:
+        pytest.skip(MLX_SKIP[case.id])
     arrays = _inputs(case)
-    try:
-        want_out, want_grads = _run(case, "cpu", arrays)
-    except NotImplementedYet as exc:
-        pytest.skip(str(exc))
-    except AttributeError as exc:  # a Tensor method the case uses has not landed yet
-        pytest.skip(f"not implemented yet on cpu: {exc}")
+    want_out, want_grads = _run(case, "cpu", arrays)
     if case.mlx_xfail:
         with pytest.raises(Exception):  # noqa: B017 - any failure: the gap is still open
             _run(case, "mlx", arrays)
@@ -974,11 +795,18 @@ def _public(module_path: str) -> set[str]:
     return {n for n in names if callable(getattr(module, n, None)) and n[0].islower()}
 
 
+def test_case_ids_are_unique_and_skips_name_cases() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+    assert set(MLX_SKIP) <= set(ids), f"MLX_SKIP names no case: {set(MLX_SKIP) - set(ids)}"
+
+
 def test_every_op_has_a_case() -> None:
     covered = {
         p.rpartition(".")[2] if p.startswith("nn.") else p for c in CASES for p in c.covers()
     }
     covered |= {c.id.split("-")[0] for c in CASES}
+    covered |= {row.name for _, row in lucid.ops.rows() if row.alias in covered}
     ops = _public("lucid.ops") - NOT_OPS
     functional = _public("lucid.nn.functional") - NOT_OPS
     linalg = {"linalg." + n for n in _public("lucid.linalg")}

@@ -8,13 +8,11 @@ and backward on "testdev" and matching the CPU results proves the ops are backen
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from core_op_cases import CASES, forward_backward
 
 import lucid
 from lucid import dtypes
@@ -152,19 +150,6 @@ class RecordingBackend(Backend):
 register_backend("testdev", RecordingBackend)
 
 
-def _load_cases() -> Any:
-    path = Path(__file__).with_name("core_op_cases.py")
-    spec = importlib.util.spec_from_file_location("lucid_core_op_cases", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-CASES = _load_cases().CASES
-
-
 class OnDevice:
     """``lucid`` with ``tensor`` creating on one device (so the table's index tensors follow)."""
 
@@ -178,29 +163,19 @@ class OnDevice:
         return lucid.tensor(data, dtype=dtype, device=self._device, requires_grad=requires_grad)
 
 
-def _forward_backward(device: str, case: Any) -> tuple[np.ndarray, list[np.ndarray]]:
-    L = OnDevice(device)
-    arrays = case.arrays()
-    xs = [L.tensor(a, dtype=lucid.float64, requires_grad=True) for a in arrays]
-    out = case.fn(L, *xs)
-    assert out.device == device
-    w = np.random.default_rng(1).standard_normal(out.shape)
-    (out * L.tensor(w, dtype=lucid.float64)).sum().backward()
-    grads = []
-    for a, x in zip(arrays, xs):
-        if x.grad is None:
-            grads.append(np.zeros(a.shape))
-        else:
-            assert x.grad.device == device
-            grads.append(x.grad.backend.to_numpy(x.grad.data))
-    return out.backend.to_numpy(out.data), grads
+def _forward_backward(device: str, case: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    outs, xs, grads = forward_backward(OnDevice(device), case)
+    for t in outs + [x.grad for x in xs if x.grad is not None]:
+        assert t.device == device
+    return [o.detach().numpy() for o in outs], grads
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_op_runs_on_a_foreign_backend(case: Any) -> None:
-    out, grads = _forward_backward("testdev", case)
-    ref_out, ref_grads = _forward_backward("cpu", case)
-    np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
+    outs, grads = _forward_backward("testdev", case)
+    ref_outs, ref_grads = _forward_backward("cpu", case)
+    for out, ref in zip(outs, ref_outs, strict=True):
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
     for g, r in zip(grads, ref_grads):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12)
 

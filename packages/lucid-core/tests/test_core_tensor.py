@@ -276,20 +276,6 @@ def test_shape_errors_are_clear() -> None:
         a.clamp()
 
 
-def test_ops_all_lists_every_op_module_export() -> None:
-    import importlib
-
-    import lucid.ops
-
-    names: set[str] = set()
-    for mod in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
-                "unary"):  # fmt: skip
-        names |= set(importlib.import_module(f"lucid.ops.{mod}").__all__)
-    assert names <= set(lucid.ops.__all__)
-    for name in lucid.ops.__all__:
-        assert getattr(lucid, name) is getattr(lucid.ops, name), name
-
-
 def test_zero_dim_float32_with_python_scalars_without_weak_scalars(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

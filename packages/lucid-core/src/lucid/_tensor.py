@@ -768,21 +768,6 @@ class Tensor(TensorMethods):
         out: Tensor = _ops.where(condition, self, other)
         return out
 
-    def __getattr__(self, name: str) -> Any:
-        fn = _METHODS.get(name)
-        if fn is None:
-            raise AttributeError(f"'Tensor' object has no attribute {name!r}")
-        return _bind(fn, self)
-
-
-def _bind(fn: Callable[..., Any], t: Tensor) -> Callable[..., Any]:
-    def method(*args: Any, **kwargs: Any) -> Any:
-        return fn(t, *args, **kwargs)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
@@ -798,37 +783,11 @@ def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
     return Tensor(arr, device=device, requires_grad=requires_grad)
 
 
-# Tensor methods that are plain calls of a lucid.ops function with the tensor first. Listed
-# here (not generated) so `dir()` and readers see the whole surface in one place.
-_METHOD_NAMES = """
-neg exp log log2 log10 log1p expm1 sqrt rsqrt abs sign sin cos tan asin acos atan arcsin
-arccos arctan atan2 sinh cosh tanh sigmoid relu clamp clip floor ceil round trunc frac reciprocal
-square maximum minimum pow eq ne lt le gt ge logical_and logical_or logical_xor logical_not
-isnan isinf isfinite floor_divide remainder fmod erf erfinv lerp masked_fill nan_to_num
-addcmul addcdiv where asinh acosh atanh arcsinh arccosh arctanh sgn fix signbit absolute negative
-clamp_min clamp_max float_power fmax fmin divide multiply subtract true_divide bitwise_and
-bitwise_or bitwise_xor bitwise_not greater greater_equal less less_equal not_equal isclose
-allclose equal masked_select index_add take
-sum mean var std prod max min amax amin argmax argmin logsumexp norm all any cumsum cumprod
-softmax log_softmax sort argsort topk kthvalue median unique nonzero count_nonzero
-reshape view view_as reshape_as flatten unflatten squeeze unsqueeze permute transpose swapaxes
-swapdims t expand expand_as broadcast_to repeat tile split chunk unbind flip roll tril triu
-diagonal diag gather scatter scatter_add index_select take_along_dim narrow sum_to_size
-matmul mm bmm dot outer inner cross
-movedim moveaxis ravel tensor_split repeat_interleave fliplr flipud diag_embed trace mv ger
-exp2 hypot copysign xlogy
-nanmedian erfc addmm addmv baddbmm addbmm histc bincount
-""".split()
-
-_METHODS: dict[str, Callable[..., Any]] = {}
-
-
 def _install_methods() -> None:
-    """Attach the ops above as real methods (called once, after lucid.ops is imported)."""
-    for name in _METHOD_NAMES:
-        fn = getattr(_ops, name, None)
-        if fn is not None and name not in Tensor.__dict__:
-            _METHODS[name] = fn
+    """Attach the ops that their table marks as methods (called once, after lucid.ops is
+    imported); a method the class writes out itself (add, where, ...) stays."""
+    for name, fn in _ops.methods().items():
+        if name not in Tensor.__dict__:
             setattr(Tensor, name, fn)
 
 

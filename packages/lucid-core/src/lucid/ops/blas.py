@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "bmm", "cdist", "cross"]
+OPS = OpTable(
+    op("bmm", sample((2, 3, 4), (2, 4, 2))),
+    op("addmm", sample((3, 5), (3, 4), (4, 5), beta=0.5, alpha=2.0)),
+    op("addmv", sample((3,), (3, 4), (4,))),
+    op("addbmm", sample((3, 5), (2, 3, 4), (2, 4, 5))),
+    op("baddbmm", sample((2, 3, 5), (2, 3, 4), (2, 4, 5))),
+    op("cross", sample((4, 3), (4, 3), dim=1)),
+    op("cdist", sample((3, 4), (5, 4)), method=False),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 def _check_ndim(name: str, arg: str, t: Any, ndim: int) -> None:

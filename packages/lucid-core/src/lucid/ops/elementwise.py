@@ -6,71 +6,68 @@ double backward works). Broadcast gradients are reduced by the engine, not here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
 
-__all__ = [
-    "add",
-    "addcdiv",
-    "addcmul",
-    "allclose",
-    "bitwise_and",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_xor",
-    "cast",
-    "clamp",
-    "clamp_max",
-    "clamp_min",
-    "clip",
-    "copysign",
-    "div",
-    "divide",
-    "eq",
-    "equal",
-    "float_power",
-    "floor_divide",
-    "fmax",
-    "fmin",
-    "fmod",
-    "ge",
-    "greater",
-    "greater_equal",
-    "gt",
-    "hypot",
-    "isclose",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "le",
-    "lerp",
-    "less",
-    "less_equal",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "lt",
-    "maximum",
-    "minimum",
-    "mul",
-    "multiply",
-    "ne",
-    "not_equal",
-    "pow",
-    "remainder",
-    "rsub",
-    "signbit",
-    "sub",
-    "subtract",
-    "true_divide",
-    "where",
-    "xlogy",
-]
+_BOOL = "boolean result"
+_INT = "integer op"
+OPS = OpTable(
+    op("add", sample((3, 4), (4,), gg=True), sample((3, 4), (3, 4), alpha=2.5, tag="alpha"),
+       method=False),
+    op("sub", sample((2, 3), (3,), gg=True), method=False),
+    op("subtract", alias="sub"),
+    op("rsub", sample((3,), (3,)), method=False),
+    op("mul", sample((2, 3), (2, 1), gg=True), method=False),
+    op("multiply", alias="mul"),
+    op("div", sample((2, 3), (3,), domain="pos", gg=True), method=False),
+    op("divide", alias="div"),
+    op("true_divide", alias="div"),
+    op("floor_divide", sample((3, 4), (3, 4), domain="pos"), nograd="piecewise constant"),
+    op("remainder", sample((4,), (4,), domain="pos", ref="remainder")),
+    op("fmod", sample((4,), (4,), domain="pos", ref="fmod")),
+    op("pow", sample((2, 3), (2, 3), domain="pos", gg=True, ref="power", tag="tensor")),
+    op("float_power", alias="pow"),
+    op("maximum", sample((3, 4), (3, 4), ref="maximum")),
+    op("minimum", sample((3, 4), (4,), ref="minimum")),
+    op("fmax", sample((3, 4), (3, 4), ref="fmax")),
+    op("fmin", sample((3, 4), (4,), ref="fmin")),
+    op("where", untested="takes a condition: core_op_cases' where cases"),
+    op("hypot", sample((3,), (2, 3), ref="hypot")),
+    op("copysign", sample((3, 2), (3, 2), domain="away", ref="copysign")),
+    op("xlogy", sample((3,), (3,), domain="pos")),
+    op("clamp", sample((3, 4), domain="away", args=(-0.5, 0.5), ref="clip")),
+    op("clip", alias="clamp"),
+    op("clamp_min", sample((3, 4), domain="away", args=(0.3,))),
+    op("clamp_max", sample((3, 4), domain="away", args=(0.3,))),
+    op("lerp", sample((3,), (3,), args=(0.3,)), sample((3,), (3,), (3,), tag="tensor_w")),
+    op("addcmul", sample((3,), (3,), (3,), value=0.5)),
+    op("addcdiv", sample((3,), (3,), (3,), domain="pos", value=2)),
+    op("cast", method=False, untested="a dtype conversion (Tensor.to): test_core_tensor"),
+    *[op(n, sample((3, 4), (3, 4)), nograd=_BOOL) for n in ("eq", "ne", "lt", "le", "gt", "ge")],
+    op("greater", alias="gt"),
+    op("greater_equal", alias="ge"),
+    op("less", alias="lt"),
+    op("less_equal", alias="le"),
+    op("not_equal", alias="ne"),
+    op("isclose", sample((3, 4), (3, 4)), nograd=_BOOL),
+    op("equal", untested="returns a Python bool: test_core_tensor"),
+    op("allclose", untested="returns a Python bool: test_core_tensor"),
+    *[op(n, sample((3, 4), (3, 4)), nograd=_BOOL) for n in ("logical_and", "logical_or",
+                                                          "logical_xor")],
+    *[op(n, sample((3, 4)), nograd=_BOOL) for n in ("logical_not", "isnan", "isinf", "isfinite",
+                                                   "signbit")],
+    *[op(n, sample((3, 4), (3, 4), domain="int", high=16), nograd=_INT)
+      for n in ("bitwise_and", "bitwise_or", "bitwise_xor")],
+    op("bitwise_not", sample((3, 4), domain="int", high=16), nograd=_INT),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class Add(Function):

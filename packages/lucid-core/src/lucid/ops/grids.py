@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
+from lucid.ops._registry import OpTable, op, sample
 
-__all__ = ["bincount", "cartesian_prod", "histc", "meshgrid", "tril_indices", "triu_indices"]
+_SIZES = "builds indices from sizes: test_core_batched_matmul_grids and the MLX list"
+OPS = OpTable(
+    op("tril_indices", method=False, untested=_SIZES),
+    op("triu_indices", method=False, untested=_SIZES),
+    op("meshgrid", sample((3,), (2,), indexing="ij"), method=False),
+    op("cartesian_prod", sample((3,), (2,)), method=False),
+    op("histc", sample((20,), bins=5, min=-2, max=2), nograd="counts"),
+    op("bincount", sample((20,), domain="int", high=6), nograd="counts"),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 def _index_pairs(rows: Any, cols: Any, dtype: Any, device: Any) -> Tensor:
@@ -106,11 +118,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     backend, xp = input.backend, input.backend.xp
     n = input.shape[0]
-    if n and int(xp.min(input.data)) < 0:
+    if n and int(backend.to_numpy(xp.min(input.data))) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError(f"minlength should be >= 0, got {minlength}")
-    length = max(int(xp.max(input.data)) + 1 if n else 0, minlength)
+    length = max(int(backend.to_numpy(xp.max(input.data))) + 1 if n else 0, minlength)
     if weights is None:
         vals = xp.ones((n,), dtype=backend.native_dtype(dtypes.int64))
         dt = dtypes.int64

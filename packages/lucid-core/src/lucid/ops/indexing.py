@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op
 from lucid.ops._util import normalize_dim
 
-__all__ = [
-    "gather",
-    "getitem",
-    "index_add",
-    "index_select",
-    "masked_fill",
-    "masked_select",
-    "scatter",
-    "scatter_add",
-    "setitem",
-    "take",
-    "take_along_dim",
-]
+_INDEXED = "takes index tensors: core_op_cases"
+OPS = OpTable(
+    op("getitem", method=False, untested="Tensor.__getitem__: core_op_cases' getitem cases"),
+    op("setitem", method=False, untested="Tensor.__setitem__: core_op_cases' setitem cases"),
+    *[
+        op(n, untested=_INDEXED)
+        for n in (
+            "gather",
+            "scatter",
+            "scatter_add",
+            "index_select",
+            "index_add",
+            "take",
+            "take_along_dim",
+            "masked_fill",
+            "masked_select",
+        )
+    ],
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:

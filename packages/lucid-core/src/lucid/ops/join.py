@@ -3,29 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
 
-__all__ = [
-    "cat",
-    "chunk",
-    "concat",
-    "concatenate",
-    "hstack",
-    "pad",
-    "repeat",
-    "repeat_interleave",
-    "split",
-    "stack",
-    "tensor_split",
-    "tile",
-    "unbind",
-    "vstack",
-]
+_LIST = "takes a list of tensors: core_op_cases"
+OPS = OpTable(
+    *[op(n, method=False, untested=_LIST) for n in ("cat", "stack", "hstack", "vstack")],
+    op("concat", alias="cat", method=False),
+    op("concatenate", alias="cat", method=False),
+    op("split", sample((2, 5), args=(2,), dim=1), sample((2, 5), args=([1, 4], 1),
+       tag="sizes")),
+    op("chunk", sample((5, 2), args=(3, 0))),
+    op("tensor_split", sample((2, 5), args=(3,), dim=1)),
+    op("unbind", sample((2, 3), args=(1,))),
+    op("repeat", sample((3, 2), args=(2, 1, 3), gg=True)),
+    op("tile", sample((3, 2), args=((2,),))),
+    op("repeat_interleave", sample((3, 2), args=(2,), dim=0)),
+    op("pad", method=False, untested="torch's is nn.functional.pad: core_op_cases' pad cases"),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class Cat(Function):

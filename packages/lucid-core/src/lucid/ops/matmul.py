@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import promote
 
-__all__ = [
-    "dot",
-    "einsum",
-    "ger",
-    "inner",
-    "matmul",
-    "mm",
-    "mv",
-    "outer",
-    "tensordot",
-    "vdot",
-]
+OPS = OpTable(
+    op("matmul", sample((3, 4), (4, 2), gg=True), sample((2, 3, 4), (4, 2), tag="batched"),
+       sample((2, 1, 2, 3), (3, 3, 2), ref="matmul", tag="bcast"),
+       sample((3,), (2, 3, 2), ref="matmul", tag="vec_mat"),
+       sample((2, 3), (3,), tag="mat_vec"), sample((3,), (3,), tag="vec_vec")),
+    op("mm", sample((2, 3), (3, 2))),
+    op("mv", sample((2, 3), (3,))),
+    op("dot", sample((4,), (4,), gg=True)),
+    op("vdot", alias="dot", method=False),
+    op("outer", sample((3,), (2,), ref="outer")),
+    op("ger", alias="outer"),
+    op("inner", sample((2, 3), (4, 3), ref="inner")),
+    op("tensordot", sample((2, 3), (3, 4), dims=1),
+       sample((2, 3, 4), (4, 2, 5), dims=([0, 2], [1, 0]), tag="pairs"), method=False),
+    op("einsum", method=False, untested="takes an equation first: core_op_cases' einsum cases"),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class Matmul(Function):

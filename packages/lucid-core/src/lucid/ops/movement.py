@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, normalize_dims
 
-__all__ = [
-    "diag",
-    "diag_embed",
-    "diagonal",
-    "flip",
-    "fliplr",
-    "flipud",
-    "roll",
-    "trace",
-    "tril",
-    "triu",
-]
+OPS = OpTable(
+    op("flip", sample((3, 2), args=((0,),)), sample((3, 2), args=([0, 1],), tag="list")),
+    op("fliplr", sample((3, 2), ref="fliplr")),
+    op("flipud", sample((3, 2), ref="flipud")),
+    op("roll", sample((2, 3), args=(1, 1), ref="roll"), sample((2, 3), args=(2,), tag="flat")),
+    op("tril", sample((3, 3), ref="tril")),
+    op("triu", sample((3, 4), args=(1,), ref="triu")),
+    op("diagonal", sample((3, 4)), sample((2, 3, 3), args=(-1, 1, 2), ref="diagonal",
+       tag="offset")),
+    op("diag", sample((3,), args=(1,), ref="diag", tag="vec"), sample((3, 3), tag="mat")),
+    op("diag_embed", sample((2, 3))),
+    op("trace", sample((3, 3), ref="trace")),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class Flip(Function):

@@ -5,35 +5,47 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, normalize_dims
 
-__all__ = [
-    "all",
-    "amax",
-    "amin",
-    "any",
-    "argmax",
-    "argmin",
-    "count_nonzero",
-    "cumprod",
-    "cumsum",
-    "logsumexp",
-    "max",
-    "mean",
-    "min",
-    "norm",
-    "prod",
-    "std",
-    "std_mean",
-    "sum",
-    "var",
-    "var_mean",
-]
+_INDEX = "integer (index) result"
+OPS = OpTable(
+    op("sum", sample((3, 4), gg=True), sample((3, 4), dim=1, tag="dim"),
+       sample((2, 3, 4), dim=(0, 2), keepdim=True, tag="dims_keep")),
+    op("mean", sample((3, 4), dim=-1, gg=True), sample((2, 3, 2), args=((0, 1),), tag="tuple")),
+    op("var", sample((3, 4), dim=1, gg=True), sample((3, 4), dim=0, correction=0, keepdim=True,
+       tag="correction0"), sample((3, 4), tag="all")),
+    op("std", sample((3, 4, 2), dim=(0, 1)), sample((3, 5), dim=1, correction=2,
+       tag="correction2")),
+    op("var_mean", sample((3, 4), dim=1), method=False),
+    op("std_mean", sample((3, 4), dim=0), method=False),
+    op("prod", sample((2, 3), gg=True), sample((2, 4), dim=1, keepdim=True, tag="dim")),
+    op("max", sample((3, 4), domain="away", ref="max", tag="all")),
+    op("min", sample((3, 4), domain="away", ref="min", tag="all")),
+    op("amax", sample((3, 4, 2), domain="away", dim=(0, 1), gg=True)),
+    op("amin", sample((3, 4), domain="away", dim=-1, keepdim=True)),
+    op("argmax", sample((3, 5), dim=1), nograd=_INDEX),
+    op("argmin", sample((3, 5)), nograd=_INDEX),
+    op("logsumexp", sample((3, 4), dim=1, gg=True), sample((3, 4), dim=(0, 1), keepdim=True,
+       tag="tuple")),
+    op("norm", sample((3, 4), gg=True), sample((3, 4), dim=1, tag="dim"),
+       sample((3, 4), domain="away", p=1, dim=0, tag="p1"),
+       sample((3, 4), domain="away", p=3, tag="p3"),
+       sample((3, 4), domain="away", p=float("inf"), tag="inf")),
+    op("cumsum", sample((3, 4), dim=1, gg=True)),
+    op("cumprod", sample((3, 4), dim=1, gg=True)),
+    op("all", sample((3, 5), domain="bool"), nograd="boolean result"),
+    op("any", sample((3, 5), domain="bool", dim=1), nograd="boolean result"),
+    op("count_nonzero", sample((3, 5), domain="bool"), nograd="integer result"),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class ValuesIndices(NamedTuple):

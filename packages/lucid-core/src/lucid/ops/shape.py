@@ -2,40 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
 
-__all__ = [
-    "atleast_1d",
-    "atleast_2d",
-    "broadcast_to",
-    "clone",
-    "expand",
-    "expand_as",
-    "expand_copy",
-    "flatten",
-    "moveaxis",
-    "movedim",
-    "narrow",
-    "permute",
-    "ravel",
-    "reshape",
-    "reshape_as",
-    "squeeze",
-    "sum_to_size",
-    "swapaxes",
-    "swapdims",
-    "t",
-    "to_device",
-    "transpose",
-    "unflatten",
-    "unsqueeze",
-    "view",
-    "view_as",
-]
+OPS = OpTable(
+    op("reshape", sample((3, 4), args=((2, 6),), gg=True), sample((3, 4), args=((4, -1),),
+       tag="infer")),
+    op("view", sample((3, 4), args=(-1,))),
+    op("view_as", sample((3, 4), (2, 6))),
+    op("reshape_as", alias="view_as"),
+    op("flatten", sample((2, 3, 4), args=(1,))),
+    op("unflatten", sample((3, 4), args=(1, (2, 2)))),
+    op("ravel", sample((2, 3, 4))),
+    op("squeeze", sample((3, 1, 2), args=(1,))),
+    op("unsqueeze", sample((3, 2), args=(-1,))),
+    op("permute", sample((2, 3, 4), args=((2, 0, 1),), gg=True), sample((2, 3), args=((1, 0),),
+       tag="2d")),
+    op("transpose", sample((2, 3, 4), args=(0, 2))),
+    op("swapaxes", alias="transpose"),
+    op("swapdims", alias="transpose"),
+    op("t", sample((2, 3))),
+    op("movedim", sample((2, 3, 4), args=(0, 2))),
+    op("moveaxis", alias="movedim"),
+    op("expand", sample((2, 1), args=(3, 2, 4))),
+    op("expand_as", sample((3, 1), (3, 4))),
+    op("broadcast_to", sample((3,), args=((2, 3),))),
+    op("sum_to_size", sample((3, 4), args=(1, 4))),
+    op("narrow", sample((2, 4), args=(1, 1, 2))),
+    op("atleast_1d", sample(()), method=False),
+    op("atleast_2d", sample((4,)), method=False),
+    op("clone", sample((3,)), method=False),
+    op("to_device", method=False, untested="moves a tensor between backends: the MLX list"),
+    op("expand_copy", method=False, untested="the kernel of Tensor.copy_: inplace cases"),
+)  # fmt: skip
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class Reshape(Function):

@@ -7,13 +7,22 @@ runs in lucid ops on the saved output, so it is differentiable again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
+
+OPS = OpTable(
+    op("softmax", sample((3, 5), dim=1)),
+    op("log_softmax", sample((3, 5), dim=0)),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 def _shifted(xp: Any, x: Any, dim: int) -> Any:

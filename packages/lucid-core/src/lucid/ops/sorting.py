@@ -8,17 +8,29 @@ keep their original order (PyTorch's ``stable=True``); NaN sorts as the largest 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
 from lucid.ops.reduction import ValuesIndices
 
-__all__ = [
-    "argsort", "bucketize", "kthvalue", "median", "nanmedian", "nonzero", "searchsorted",
-    "sort", "topk", "unique",
-]  # fmt: skip
+OPS = OpTable(
+    op("sort", sample((3, 4), domain="away", dim=1)),
+    op("argsort", sample((3, 4), domain="away", dim=1), nograd="integer (index) result"),
+    op("topk", sample((3, 4), domain="away", args=(2,), dim=1)),
+    op("kthvalue", sample((3, 5), domain="away", args=(2,), dim=1)),
+    op("median", sample((3, 5), domain="away"), sample((3, 5), domain="away", dim=1, tag="dim")),
+    op("nanmedian", sample((3, 5), domain="away", dim=0)),
+    op("unique", sample((12,), domain="int", high=5), nograd="integer input"),
+    op("nonzero", sample((3, 4), domain="bool"), nograd="integer (index) result"),
+    op("searchsorted", method=False, untested="needs sorted boundaries: test_core_sorting"),
+    op("bucketize", method=False, untested="needs sorted boundaries: test_core_sorting"),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 def _int64(t: Tensor, arr: Any) -> Tensor:
@@ -142,7 +154,7 @@ def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool
     if a.dtype.is_floating_point:
         nans = xp.sum(xp.isnan(a.data), axis=d, keepdims=True)
         if skip_nan:  # the lower median of the non-NaN entries (NaN if all are NaN)
-            pos = xp.maximum((n - nans - 1) // 2, 0)
+            pos = xp.maximum(xp.floor_divide(n - nans - 1, 2), 0)
         else:  # any NaN makes the median NaN (NaNs sort last: take the first one)
             pos = xp.where(nans > 0, n - nans, (n - 1) // 2)
     else:

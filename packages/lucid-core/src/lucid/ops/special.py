@@ -8,11 +8,22 @@ NumPy has no erf, so the default forward evaluates fdlibm's rational approximati
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
+
+OPS = OpTable(
+    op("erf", sample((3, 4))),
+    op("erfc", sample((3, 4))),
+    op("erfinv", sample((3, 4), domain="unit")),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
+
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0

@@ -9,60 +9,64 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import promote, to_float
 
-__all__ = [
-    "abs",
-    "absolute",
-    "acos",
-    "acosh",
-    "arccos",
-    "arccosh",
-    "arcsin",
-    "arcsinh",
-    "arctan",
-    "arctan2",
-    "arctanh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "ceil",
-    "cos",
-    "cosh",
-    "exp",
-    "exp2",
-    "expm1",
-    "fix",
-    "floor",
-    "frac",
-    "log",
-    "log10",
-    "log1p",
-    "log2",
-    "nan_to_num",
-    "neg",
-    "negative",
-    "reciprocal",
-    "relu",
-    "round",
-    "rsqrt",
-    "sgn",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sinh",
-    "sqrt",
-    "square",
-    "tan",
-    "tanh",
-    "trunc",
-]
+OPS = OpTable(
+    op("exp", sample((2, 3), gg=True, ref="exp")),
+    op("expm1", sample((3,), ref="expm1")),
+    op("exp2", sample((3,), ref="exp2")),
+    op("log", sample((2, 3), domain="pos", gg=True, ref="log")),
+    op("log2", sample((3,), domain="pos", ref="log2")),
+    op("log10", sample((3,), domain="pos", ref="log10")),
+    op("log1p", sample((3,), domain="pos", ref="log1p")),
+    op("sqrt", sample((3,), domain="pos", gg=True, ref="sqrt")),
+    op("rsqrt", sample((3,), domain="pos", gg=True)),
+    op("reciprocal", sample((3,), domain="pos", gg=True, ref="reciprocal")),
+    op("square", sample((3,), gg=True, ref="square")),
+    op("abs", sample((3, 2), domain="away", ref="abs")),
+    op("absolute", alias="abs"),
+    op("neg", sample((3,), ref="negative")),
+    op("negative", alias="neg"),
+    op("sin", sample((3,), gg=True, ref="sin")),
+    op("cos", sample((3,), gg=True, ref="cos")),
+    op("tan", sample((3,), domain="unit", ref="tan")),
+    op("asin", sample((3,), domain="unit", ref="arcsin")),
+    op("arcsin", alias="asin"),
+    op("acos", sample((3,), domain="unit", ref="arccos")),
+    op("arccos", alias="acos"),
+    op("atan", sample((3,), ref="arctan")),
+    op("arctan", alias="atan"),
+    op("atan2", sample((3,), (3,), ref="arctan2")),
+    op("arctan2", alias="atan2", method=False),
+    op("sinh", sample((3,), ref="sinh")),
+    op("cosh", sample((3,), ref="cosh")),
+    op("tanh", sample((3,), gg=True, ref="tanh")),
+    op("asinh", sample((3,), ref="arcsinh")),
+    op("arcsinh", alias="asinh"),
+    op("acosh", sample((3,), domain="gt1", ref="arccosh")),
+    op("arccosh", alias="acosh"),
+    op("atanh", sample((3,), domain="unit", ref="arctanh")),
+    op("arctanh", alias="atanh"),
+    op("sigmoid", sample((3, 4), gg=True)),
+    op("relu", sample((3, 4), domain="away", gg=True)),
+    op("floor", sample((3,), domain="away", ref="floor")),
+    op("ceil", sample((3,), domain="away", ref="ceil")),
+    op("round", sample((3,), domain="away", ref="round")),
+    op("trunc", sample((3,), domain="away", ref="trunc")),
+    op("fix", alias="trunc"),
+    op("sign", sample((3,), domain="away", ref="sign")),
+    op("sgn", alias="sign"),
+    op("frac", sample((3,), domain="away")),
+    op("nan_to_num", sample((3,), ref="nan_to_num")),
+)
+
+if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
+    __all__ = OPS.names
 
 
 class _Unary(Function):
