@@ -8,18 +8,28 @@ from typing import Any
 from lucid import Tensor
 from lucid.autograd import no_grad
 
+REDUCTIONS = ("none", "mean", "sum")
 
-def apply_reduction(loss: Tensor, reduction: str) -> Tensor:
-    """Apply a loss ``reduction`` ("none", "mean" or "sum")."""
+
+def check_reduction(reduction: str, allowed: tuple[str, ...] = REDUCTIONS) -> str:
+    """``reduction`` itself, once it is known to be one of ``allowed``."""
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def apply_reduction(loss: Tensor, reduction: str, weight: Tensor | None = None) -> Tensor:
+    """Scale a pointwise loss by ``weight`` (when given), then reduce it ("none", "mean", "sum")."""
+    if weight is not None:
+        loss = loss * weight
     if reduction == "mean":
         result: Tensor = loss.mean()
         return result
     if reduction == "sum":
         result = loss.sum()
         return result
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    check_reduction(reduction)
+    return loss
 
 
 def legacy_reduction(size_average: bool | None, reduce_: bool | None, reduction: str) -> str:

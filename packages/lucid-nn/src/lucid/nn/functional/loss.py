@@ -7,13 +7,21 @@ of small models' training steps.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from typing import Any
 
-from lucid import Tensor, dtypes
+from lucid import Tensor, arange, dtypes
 from lucid.autograd import Function
 from lucid.autograd.function import once_differentiable
-from lucid.nn.functional._util import apply_reduction, check_float, legacy_reduction, wrap
+from lucid.nn.functional._util import (
+    REDUCTIONS,
+    apply_reduction,
+    check_float,
+    check_reduction,
+    legacy_reduction,
+    wrap,
+)
 from lucid.nn.functional.activation import log_softmax, logsigmoid
 from lucid.nn.functional.distance import pairwise_distance
 
@@ -37,13 +45,6 @@ __all__ = [
     "triplet_margin_loss",
 ]
 
-_REDUCTIONS = ("none", "mean", "sum")
-
-
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
 
 def _check_same_size(name: str, input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
@@ -55,42 +56,32 @@ def _check_same_size(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def _pointwise(name: str, input: Tensor, target: Tensor, reduction: str) -> None:
+def _pointwise(name: str, input: Tensor, target: Tensor) -> None:
     check_float(name, input)
-    _check_reduction(reduction)
     _check_same_size(name, input, target)
 
 
 # -- regression -----------------------------------------------------------------------------------
 def mse_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    weight: Tensor | None = None,
-) -> Tensor:
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", weight: Tensor | None = None,
+) -> Tensor:  # fmt: skip
     """Mean squared error ``(x - y)^2``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _pointwise("mse_loss", input, target, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    _pointwise("mse_loss", input, target)
     d = input - target
     loss = d * d
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction, weight)
 
 
 def l1_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean",
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """Mean absolute error ``|x - y|``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _pointwise("l1_loss", input, target, reduction)
-    return _reduce((input - target).abs(), reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    _pointwise("l1_loss", input, target)
+    return apply_reduction((input - target).abs(), reduction)
 
 
 def _piecewise_quadratic(d: Tensor, delta: float) -> tuple[Tensor, Tensor]:
@@ -101,41 +92,33 @@ def _piecewise_quadratic(d: Tensor, delta: float) -> tuple[Tensor, Tensor]:
 
 
 def smooth_l1_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    beta: float = 1.0,
-) -> Tensor:
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", beta: float = 1.0,
+) -> Tensor:  # fmt: skip
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (Girshick, 2015)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _pointwise("smooth_l1_loss", input, target, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    _pointwise("smooth_l1_loss", input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = input - target
     if beta == 0.0:
-        return _reduce(d.abs(), reduction)
+        return apply_reduction(d.abs(), reduction)
     inside, ad = _piecewise_quadratic(d, beta)
     loss = inside * (d * d * (0.5 / beta)) + (1 - inside) * (ad - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def huber_loss(
-    input: Tensor,
-    target: Tensor,
-    reduction: str = "mean",
-    delta: float = 1.0,
+    input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
     weight: Tensor | None = None,
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
-    _pointwise("huber_loss", input, target, reduction)
+    check_reduction(reduction)
+    _pointwise("huber_loss", input, target)
     d = input - target
     inside, ad = _piecewise_quadratic(d, delta)
     loss = inside * (d * d * 0.5) + (1 - inside) * ((ad - 0.5 * delta) * delta)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction, weight)
 
 
 # -- binary classification ------------------------------------------------------------------------
@@ -145,7 +128,9 @@ class _BCE(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, t: Any) -> Any:
         xp = ctx.xp
-        with_err = xp.errstate(divide="ignore") if hasattr(xp, "errstate") else _Null()
+        with_err = (
+            xp.errstate(divide="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
+        )
         with with_err:
             log_x = xp.maximum(xp.log(x), -100.0)
             log_1mx = xp.maximum(xp.log1p(-x), -100.0)
@@ -163,26 +148,13 @@ class _BCE(Function):
         return gx, gt
 
 
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 def binary_cross_entropy(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """Binary cross entropy between probabilities ``input`` and ``target`` (same shape)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("binary_cross_entropy", input)
-    _check_reduction(reduction)
     if input.shape != target.shape:
         raise ValueError(
             f"Using a target size ({tuple(target.shape)}) that is different to the input size "
@@ -191,27 +163,19 @@ def binary_cross_entropy(
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = _BCE.apply(input, target.to(input.dtype))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction, weight)
 
 
 def binary_cross_entropy_with_logits(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    pos_weight: Tensor | None = None,
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
+) -> Tensor:  # fmt: skip
     """Sigmoid + binary cross entropy in one stable expression.
 
     ``loss = (1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x))``.
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("binary_cross_entropy_with_logits", input)
-    _check_reduction(reduction)
     if input.shape != target.shape:
         raise ValueError(
             f"Target size ({tuple(target.shape)}) must be the same as input size "
@@ -223,9 +187,7 @@ def binary_cross_entropy_with_logits(
         loss = (1 - t) * input - log_sig
     else:
         loss = (1 - t) * input - (1 + (pos_weight - 1) * t) * log_sig
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction, weight)
 
 
 # -- multi-class classification -------------------------------------------------------------------
@@ -314,24 +276,18 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
 
 
 def cross_entropy(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    ignore_index: int = -100,
-    reduce: bool | None = None,
-    reduction: str = "mean",
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
     label_smoothing: float = 0.0,
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """Cross entropy of logits ``input`` (N, C, ...) or (C,) against class indices (N, ...)
     or class probabilities (same shape as input).
 
     >>> F.cross_entropy(lucid.zeros(2, 4), lucid.tensor([0, 3]))
     tensor(1.3863)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("cross_entropy", input)
-    _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim == 1:
@@ -400,22 +356,16 @@ def _cross_entropy_probs(
     if reduction == "mean":
         result: Tensor = loss.sum() / (input.numel() // c)
         return result
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def nll_loss(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    ignore_index: int = -100,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """Negative log-likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("nll_loss", input)
-    _check_reduction(reduction)
     if input.ndim == 1:
         out = nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index,
                        None, reduction)  # fmt: skip
@@ -430,8 +380,6 @@ def nll_loss(
     w_t = valid.to(input.dtype)
     if weight is not None:
         w_t = w_t * weight.to(input.dtype)[tt]
-    from lucid import arange
-
     picked = x[arange(x.shape[0], device=x.device), tt]
     loss = -(picked * w_t)
     if reduction == "none":
@@ -445,21 +393,16 @@ def nll_loss(
 
 
 def kl_div(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-    log_target: bool = False,
-) -> Tensor:
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", log_target: bool = False,
+) -> Tensor:  # fmt: skip
     """``target * (log(target) - input)`` pointwise (``input`` holds log-probabilities).
 
     ``reduction="batchmean"`` divides the sum by the batch size (the mathematically right KL).
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_float("kl_div", input)
-    if reduction not in (*_REDUCTIONS, "batchmean"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+    check_reduction(reduction, (*REDUCTIONS, "batchmean"))
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -477,22 +420,16 @@ def kl_div(
             "major release.",
             stacklevel=2,
         )
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 # -- embeddings and ranking -----------------------------------------------------------------------
 def cosine_embedding_loss(
-    input1: Tensor,
-    input2: Tensor,
-    target: Tensor,
-    margin: float = 0.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where -1."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     if input1.shape != input2.shape:
         raise RuntimeError(
             f"cosine_embedding_loss: input1 {tuple(input1.shape)} and input2 "
@@ -506,21 +443,15 @@ def cosine_embedding_loss(
     pos = (target == 1).to(cos.dtype)
     neg = (target == -1).to(cos.dtype)
     loss = pos * (1 - cos) + neg * (cos - margin).clamp(min=0.0)
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def margin_ranking_loss(
-    input1: Tensor,
-    input2: Tensor,
-    target: Tensor,
-    margin: float = 0.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``max(0, -target * (x1 - x2) + margin)``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     if not (input1.ndim == input2.ndim == target.ndim):
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -528,54 +459,38 @@ def margin_ranking_loss(
             f"target: {tuple(target.shape)} "
         )
     loss = (-target * (input1 - input2) + margin).clamp(min=0.0)
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def hinge_embedding_loss(
-    input: Tensor,
-    target: Tensor,
-    margin: float = 1.0,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``x`` where target is 1, ``max(0, margin - x)`` where target is -1."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     pos = (target == 1).to(input.dtype)
     neg = (target == -1).to(input.dtype)
     loss = pos * input + neg * (margin - input).clamp(min=0.0)
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def soft_margin_loss(
-    input: Tensor,
-    target: Tensor,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean",
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """``log(1 + exp(-y x))``."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _pointwise("soft_margin_loss", input, target, reduction)
-    return _reduce(-logsigmoid(input * target), reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    _pointwise("soft_margin_loss", input, target)
+    return apply_reduction(-logsigmoid(input * target), reduction)
 
 
 def triplet_margin_loss(
-    anchor: Tensor,
-    positive: Tensor,
-    negative: Tensor,
-    margin: float = 1.0,
-    p: float = 2.0,
-    eps: float = 1e-6,
-    swap: bool = False,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
+    eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(
             f"triplet_margin_loss: anchor {tuple(anchor.shape)}, positive "
@@ -588,25 +503,20 @@ def triplet_margin_loss(
         d_swap = pairwise_distance(positive, negative, p, eps)
         closer = (d_swap < d_neg).to(d_neg.dtype)
         d_neg = closer * d_swap + (1 - closer) * d_neg
-    return _reduce((d_pos - d_neg + margin).clamp(min=0.0), reduction)
+    return apply_reduction((d_pos - d_neg + margin).clamp(min=0.0), reduction)
 
 
 def poisson_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    log_input: bool = True,
-    full: bool = False,
-    size_average: bool | None = None,
-    eps: float = 1e-8,
-    reduce: bool | None = None,
+    input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+    size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
     reduction: str = "mean",
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """Negative log-likelihood of ``target`` under Poisson(rate): ``rate - target log rate``.
 
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _pointwise("poisson_nll_loss", input, target, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    _pointwise("poisson_nll_loss", input, target)
     if log_input:
         loss = input.exp() - target * input
     else:
@@ -616,20 +526,16 @@ def poisson_nll_loss(
         safe = target * big + (1 - big)
         stirling = safe * safe.log() - safe + 0.5 * (safe * (2 * 3.141592653589793)).log()
         loss = loss + stirling * big
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def gaussian_nll_loss(
-    input: Tensor,
-    target: Tensor,
-    var: Tensor,
-    full: bool = False,
-    eps: float = 1e-6,
+    input: Tensor, target: Tensor, var: Tensor, full: bool = False, eps: float = 1e-6,
     reduction: str = "mean",
-) -> Tensor:
+) -> Tensor:  # fmt: skip
     """``0.5 (log var + (input - target)^2 / var)``, var clamped at ``eps`` (gradient passes)."""
     check_float("gaussian_nll_loss", input)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if var.ndim == input.ndim - 1 and var.shape == input.shape[:-1]:
         var = var.unsqueeze(-1)
     if bool((var < 0).any()):
@@ -639,27 +545,18 @@ def gaussian_nll_loss(
     loss = (var.log() + d * d / var) * 0.5
     if full:
         loss = loss + 0.9189385332046727  # 0.5 * log(2 pi)
-    return _reduce(loss, reduction)
+    return apply_reduction(loss, reduction)
 
 
 def multilabel_soft_margin_loss(
-    input: Tensor,
-    target: Tensor,
-    weight: Tensor | None = None,
-    size_average: bool | None = None,
-    reduce: bool | None = None,
-    reduction: str = "mean",
-) -> Tensor:
+    input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
     """Per-class binary logistic loss, averaged over classes (the last dim)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("multilabel_soft_margin_loss", input)
-    _check_reduction(reduction)
     t = target.to(input.dtype)
     loss = -(t * logsigmoid(input) + (1 - t) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.mean(input.ndim - 1), reduction)
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    return apply_reduction(loss, reduction)
+    return apply_reduction(loss.mean(input.ndim - 1), reduction)

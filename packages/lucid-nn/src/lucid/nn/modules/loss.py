@@ -38,12 +38,9 @@ class _Loss(Module):
 
 class _WeightedLoss(_Loss):
     def __init__(
-        self,
-        weight: Tensor | None = None,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
@@ -60,12 +57,9 @@ class MSELoss(_Loss):
 
 class SmoothL1Loss(_Loss):
     def __init__(
-        self,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
+        self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
         beta: float = 1.0,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
@@ -89,13 +83,9 @@ class BCELoss(_WeightedLoss):
 
 class BCEWithLogitsLoss(_Loss):
     def __init__(
-        self,
-        weight: Tensor | None = None,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-        pos_weight: Tensor | None = None,
-    ) -> None:
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
@@ -110,14 +100,10 @@ class CrossEntropyLoss(_WeightedLoss):
     """Log-softmax + negative log-likelihood, fused (see ``F.cross_entropy``)."""
 
     def __init__(
-        self,
-        weight: Tensor | None = None,
-        size_average: bool | None = None,
-        ignore_index: int = -100,
-        reduce: bool | None = None,
-        reduction: str = "mean",
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
         label_smoothing: float = 0.0,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
@@ -130,13 +116,9 @@ class CrossEntropyLoss(_WeightedLoss):
 
 class NLLLoss(_WeightedLoss):
     def __init__(
-        self,
-        weight: Tensor | None = None,
-        size_average: bool | None = None,
-        ignore_index: int = -100,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:  # fmt: skip
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
@@ -147,12 +129,9 @@ class NLLLoss(_WeightedLoss):
 
 class KLDivLoss(_Loss):
     def __init__(
-        self,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
+        self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
         log_target: bool = False,
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
@@ -162,12 +141,9 @@ class KLDivLoss(_Loss):
 
 class _MarginLoss(_Loss):
     def __init__(
-        self,
-        margin: float = 0.0,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
+        self, margin: float = 0.0, size_average: bool | None = None, reduce: bool | None = None,
         reduction: str = "mean",
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -185,12 +161,9 @@ class MarginRankingLoss(_MarginLoss):
 
 class HingeEmbeddingLoss(_MarginLoss):
     def __init__(
-        self,
-        margin: float = 1.0,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
+        self, margin: float = 1.0, size_average: bool | None = None, reduce: bool | None = None,
         reduction: str = "mean",
-    ) -> None:
+    ) -> None:  # fmt: skip
         super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -204,15 +177,9 @@ class SoftMarginLoss(_Loss):
 
 class TripletMarginLoss(_Loss):
     def __init__(
-        self,
-        margin: float = 1.0,
-        p: float = 2.0,
-        eps: float = 1e-6,
-        swap: bool = False,
-        size_average: bool | None = None,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
+        self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+        size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
@@ -223,14 +190,9 @@ class TripletMarginLoss(_Loss):
 
 class PoissonNLLLoss(_Loss):
     def __init__(
-        self,
-        log_input: bool = True,
-        full: bool = False,
-        size_average: bool | None = None,
-        eps: float = 1e-8,
-        reduce: bool | None = None,
-        reduction: str = "mean",
-    ) -> None:
+        self, log_input: bool = True, full: bool = False, size_average: bool | None = None,
+        eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:  # fmt: skip
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
