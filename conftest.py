@@ -8,12 +8,17 @@
   when it holds the four IDX files, else the repository's own copy in `data/mnist`;
   `cifar10_archive` is the data folder's `cifar10/cifar-10-python.tar.gz`. A fixture whose data
   is absent skips its test, saying what it looked for (pytest's `-ra` summary).
+- `torch_resnet18`: the torch ResNet-18 builder of `tools/experiments/torch_resnet.py`, the one
+  copy that parity tests and the ResNet experiment share (skips without torch).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,6 +34,7 @@ MNIST_FILES = (
     "t10k-labels-idx1-ubyte.gz",
 )
 CIFAR10_ARCHIVE = Path("cifar10") / "cifar-10-python.tar.gz"
+TORCH_RESNET = REPO_ROOT / "tools" / "experiments" / "torch_resnet.py"
 
 
 @pytest.fixture(autouse=True)
@@ -64,3 +70,15 @@ def cifar10_archive() -> Path:
     if not path.is_file():
         pytest.skip(f"CIFAR-10 is absent: no {path} (set LUCID_DATA_DIR to its parent folder)")
     return path
+
+
+@pytest.fixture(scope="session")
+def torch_resnet18() -> Callable[..., Any]:
+    """`torch_resnet18(num_classes=10, cifar=True)`: torchvision's ResNet-18 in plain torch.nn."""
+    pytest.importorskip("torch", reason="torch is not installed: run `hatch run parity:test`")
+    spec = importlib.util.spec_from_file_location("torch_resnet", TORCH_RESNET)
+    assert spec is not None and spec.loader is not None, TORCH_RESNET
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    builder: Callable[..., Any] = module.torch_resnet18
+    return builder

@@ -1,10 +1,10 @@
 """ResNet-18 (CIFAR variant) trains like PyTorch's from the same weights on real CIFAR-10.
 
 The torch model is torchvision's ResNet-18 module tree rebuilt with torch alone (3x3 stem, no
-max-pool); its initial weights (BatchNorm buffers included) are exported into
-``lucid.models.resnet18_cifar``. Both then take the same SGD steps (momentum, weight decay) on
-the same batches in train mode (batch statistics, running-stat updates): the losses of every
-step agree within 1e-3 relative.
+max-pool; the ``torch_resnet18`` fixture); its initial weights (BatchNorm buffers included)
+are exported into ``lucid.models.resnet18_cifar``. Both then take the same SGD steps
+(momentum, weight decay) on the same batches in train mode (batch statistics, running-stat
+updates): the losses of every step agree within 1e-3 relative.
 lucid runs in float32; torch, the reference, in float64 from the same float32 weights. (torch's
 own float32 CPU convolution gradients here are off by up to ~10% of their largest entry in
 layer3/layer4 against float64 -- lucid's float32 ones by 2e-6 -- so float32 torch drifts from
@@ -13,6 +13,7 @@ both within three steps; see docs/experiments/resnet18_cifar10.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -32,51 +33,6 @@ MEAN = np.array([0.4914, 0.4822, 0.4465], np.float32).reshape(1, 3, 1, 1)
 STD = np.array([0.2470, 0.2435, 0.2616], np.float32).reshape(1, 3, 1, 1)
 
 
-def torch_resnet18_cifar(torch: ModuleType, num_classes: int = 10) -> Any:
-    """torchvision.models.resnet18's layout with the CIFAR stem, in plain torch.nn."""
-    nn = torch.nn
-
-    class Block(nn.Module):  # type: ignore[misc]
-        def __init__(self, cin: int, cout: int, stride: int) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
-                )
-
-        def forward(self, x: Any) -> Any:
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class Net(nn.Module):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.Identity()
-            widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
-            for i, (cin, cout, stride) in enumerate(widths, 1):
-                setattr(self, f"layer{i}", nn.Sequential(Block(cin, cout, stride),
-                                                         Block(cout, cout, 1)))  # fmt: skip
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, num_classes)
-
-        def forward(self, x: Any) -> Any:
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(torch.flatten(self.avgpool(x), 1))
-
-    return Net()
-
-
 @pytest.fixture(scope="module")
 def cifar_batches(cifar10_archive: Path) -> list[tuple[np.ndarray, np.ndarray]]:
     from lucid.data.datasets import CIFAR10
@@ -89,10 +45,12 @@ def cifar_batches(cifar10_archive: Path) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def test_resnet18_cifar_first_sgd_steps_match_torch(
-    torch: ModuleType, cifar_batches: list[tuple[np.ndarray, np.ndarray]]
+    torch: ModuleType,
+    torch_resnet18: Callable[..., Any],
+    cifar_batches: list[tuple[np.ndarray, np.ndarray]],
 ) -> None:
     torch.manual_seed(0)
-    tmodel = torch_resnet18_cifar(torch).train()
+    tmodel = torch_resnet18(cifar=True).train()
     model = create_model("resnet18_cifar", num_classes=10).train()
     tstate = tmodel.state_dict()
     assert list(model.state_dict()) == list(tstate)

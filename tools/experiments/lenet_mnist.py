@@ -1,4 +1,4 @@
-"""Reference experiment 1: LeNet-5 on MNIST, the same recipe in lucid and in PyTorch.
+"""Reference experiment: LeNet-5 on MNIST, the same recipe in lucid and in PyTorch.
 
 Recipe (both frameworks): batch 64, SGD lr 0.01 momentum 0.9, cross-entropy, the modern
 LeNet-5 (ReLU, max-pool, padding 2), inputs normalised with mean 0.1307 / std 0.3081, shuffled

@@ -1,4 +1,4 @@
-"""Reference experiment 2: ResNet-18 (CIFAR variant) on CIFAR-10, lucid vs PyTorch.
+"""Reference experiment: ResNet-18 (CIFAR variant) on CIFAR-10, lucid vs PyTorch.
 
 1. Parity: PyTorch initialises the model (torchvision's ResNet-18 layout with the CIFAR stem,
    rebuilt with torch alone); the weights, BatchNorm buffers included, are exported into
@@ -31,57 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from torch_resnet import torch_resnet18  # this folder's module (the script's sys.path[0])
 
 REPO = Path(__file__).resolve().parents[2]
 MEAN = np.array([0.4914, 0.4822, 0.4465], np.float32).reshape(1, 3, 1, 1)
 STD = np.array([0.2470, 0.2435, 0.2616], np.float32).reshape(1, 3, 1, 1)
 RECIPE = {"momentum": 0.9, "weight_decay": 5e-4}  # lr: --lr
-
-
-# -- the torch model (torchvision's layout, CIFAR stem) -----------------------------------------
-def torch_resnet18_cifar(num_classes: int = 10) -> Any:
-    import torch
-    from torch import nn
-
-    class Block(nn.Module):  # type: ignore[misc]
-        def __init__(self, cin: int, cout: int, stride: int) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(cout)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(cout)
-            self.downsample = None
-            if stride != 1 or cin != cout:
-                self.downsample = nn.Sequential(
-                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
-                )
-
-        def forward(self, x: Any) -> Any:
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class Net(nn.Module):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(64)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.Identity()
-            widths = [(64, 64, 1), (64, 128, 2), (128, 256, 2), (256, 512, 2)]
-            for i, (cin, cout, stride) in enumerate(widths, 1):
-                setattr(self, f"layer{i}", nn.Sequential(Block(cin, cout, stride),
-                                                         Block(cout, cout, 1)))  # fmt: skip
-            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
-            self.fc = nn.Linear(512, num_classes)
-
-        def forward(self, x: Any) -> Any:
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-            return self.fc(torch.flatten(self.avgpool(x), 1))
-
-    return Net()
 
 
 # -- workers (one framework per process) --------------------------------------------------------
@@ -108,7 +63,7 @@ def worker_torch(job: dict[str, Any]) -> dict[str, Any]:
     data = np.load(job["data"])
     dtype = torch.float64 if job["float64"] else torch.float32
     torch.manual_seed(job["seed"])
-    model = torch_resnet18_cifar()
+    model = torch_resnet18(cifar=True)
     if job.get("save_init"):
         from safetensors.torch import save_file
 
@@ -373,7 +328,8 @@ def _plot(path: Path, res: dict[str, Any]) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--worker", help=argparse.SUPPRESS)
-    archive = REPO.parent / "shared" / "data" / "cifar10" / "cifar-10-python.tar.gz"
+    data = Path(os.environ.get("LUCID_DATA_DIR", REPO.parent / "shared" / "data"))
+    archive = data / "cifar10" / "cifar-10-python.tar.gz"
     p.add_argument("--archive", type=Path, default=archive)
     p.add_argument("--lr", type=float, default=0.002, help="SGD learning rate (both phases)")
     p.add_argument("--parity-steps", type=int, default=50)

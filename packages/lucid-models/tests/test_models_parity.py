@@ -1,4 +1,4 @@
-"""Same weights, same outputs as the torchvision architectures (rebuilt here with torch alone)."""
+"""Same weights, same outputs as the torchvision architectures (rebuilt with torch alone)."""
 
 from __future__ import annotations
 
@@ -13,62 +13,6 @@ torch = pytest.importorskip("torch")
 tnn = torch.nn
 
 
-class TorchBasicBlock(tnn.Module):
-    expansion = 1
-
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample=None) -> None:
-        super().__init__()
-        self.conv1 = tnn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-        self.bn1 = tnn.BatchNorm2d(planes)
-        self.relu = tnn.ReLU(inplace=True)
-        self.conv2 = tnn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-        self.bn2 = tnn.BatchNorm2d(planes)
-        self.downsample = downsample
-
-    def forward(self, x):
-        identity = x if self.downsample is None else self.downsample(x)
-        out = self.relu(self.bn1(self.conv1(x)))
-        return self.relu(self.bn2(self.conv2(out)) + identity)
-
-
-class TorchResNet18(tnn.Module):
-    """torchvision.models.resnet18's module tree (optionally the CIFAR stem)."""
-
-    def __init__(self, num_classes: int, cifar: bool) -> None:
-        super().__init__()
-        self.inplanes = 64
-        if cifar:
-            self.conv1 = tnn.Conv2d(3, 64, 3, 1, 1, bias=False)
-            self.maxpool = tnn.Identity()
-        else:
-            self.conv1 = tnn.Conv2d(3, 64, 7, 2, 3, bias=False)
-            self.maxpool = tnn.MaxPool2d(3, 2, 1)
-        self.bn1 = tnn.BatchNorm2d(64)
-        self.relu = tnn.ReLU(inplace=True)
-        self.layer1 = self._layer(64, 1)
-        self.layer2 = self._layer(128, 2)
-        self.layer3 = self._layer(256, 2)
-        self.layer4 = self._layer(512, 2)
-        self.avgpool = tnn.AdaptiveAvgPool2d((1, 1))
-        self.fc = tnn.Linear(512, num_classes)
-
-    def _layer(self, planes: int, stride: int):
-        down = None
-        if stride != 1 or self.inplanes != planes:
-            down = tnn.Sequential(
-                tnn.Conv2d(self.inplanes, planes, 1, stride, bias=False), tnn.BatchNorm2d(planes)
-            )
-        blocks = [TorchBasicBlock(self.inplanes, planes, stride, down)]
-        self.inplanes = planes
-        blocks.append(TorchBasicBlock(planes, planes))
-        return tnn.Sequential(*blocks)
-
-    def forward(self, x):
-        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
-        return self.fc(torch.flatten(self.avgpool(x), 1))
-
-
 def _load_from_torch(model, tmodel) -> None:
     state = {k: lucid.tensor(v.detach().numpy().copy()) for k, v in tmodel.state_dict().items()}
     result = model.load_state_dict(state, strict=True)
@@ -76,9 +20,9 @@ def _load_from_torch(model, tmodel) -> None:
 
 
 @pytest.mark.parametrize("cifar", [True, False])
-def test_resnet18_matches_torch_layout_and_outputs(cifar: bool, tmp_path) -> None:
+def test_resnet18_matches_torch_layout_and_outputs(cifar: bool, tmp_path, torch_resnet18) -> None:
     torch.manual_seed(0)
-    tmodel = TorchResNet18(10, cifar).eval()
+    tmodel = torch_resnet18(num_classes=10, cifar=cifar).eval()
     model = models.create_model("resnet18_cifar" if cifar else "resnet18", num_classes=10)
     assert list(model.state_dict()) == list(tmodel.state_dict())
     # through a safetensors file, as a converted torchvision checkpoint would arrive
