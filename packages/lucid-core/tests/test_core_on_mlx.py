@@ -1,4 +1,6 @@
-"""Issue 3's ops, linalg, sampling and serialization on the MLX backend give the CPU results."""
+"""lucid-core on the MLX backend gives the CPU results: inputs the op-table samples do not
+reach (large logits, sorted boundaries, the nuclear norm), sampling and serialization. The op
+tables' samples themselves run on MLX in tests-integration/test_integration_mlx_parity.py."""
 
 from __future__ import annotations
 
@@ -31,33 +33,11 @@ X = np.random.default_rng(0).permutation(20).reshape(4, 5) * 0.25 - 2.0
 SQ = np.random.default_rng(1).standard_normal((4, 4)) + 4 * np.eye(4)
 
 CASES = {
-    "softmax": (lambda x: lucid.softmax(x, 1), X),
     "log_softmax": (lambda x: lucid.log_softmax(x * 1e3, 0), X),
-    "erf": (lucid.erf, X),
-    "erfc": (lucid.erfc, X),
     "erfinv": (lambda x: lucid.erfinv(x * 0.4), X),
     "gelu": (lucid.special.gelu, X),
-    "sort": (lambda x: lucid.sort(x, 1, descending=True), X),
-    "topk": (lambda x: x.topk(2, 0), X),
-    "kthvalue": (lambda x: x.kthvalue(3), X),
-    "median": (lambda x: x.median(1), X),
-    "nonzero": (lambda x: lucid.nonzero(x > 0), X),
     "searchsorted": (lambda x: lucid.searchsorted(x.sort(1).values, x[:, :2]), X),
-    "addmm": (lambda x: lucid.addmm(x[:, :4], x, x[:4].mT), X),
-    "cross": (lambda x: lucid.cross(x[:, :3], x[:, 2:], dim=1), X),
-    "cdist": (lambda x: lucid.cdist(x, x * 0.5), X),
-    "histc": (lambda x: lucid.histc(x, 5), X),
-    "inv": (LA.inv, SQ),
-    "det": (LA.det, SQ),
-    "solve": (lambda a: LA.solve(a, a[:, :2]), SQ),
-    "cholesky": (lambda a: LA.cholesky(a @ a.mT), SQ),
-    "svdvals": (LA.svdvals, SQ),
-    "eigvalsh": (lambda a: LA.eigvalsh(a + a.mT), SQ),
-    "pinv": (LA.pinv, X),
     "matrix_norm": (lambda a: LA.matrix_norm(a, "nuc"), X),
-    "matrix_exp": (lambda a: LA.matrix_exp(a * 0.3), SQ),
-    "lstsq": (lambda a: LA.lstsq(a, a[:, :2]).solution, X),
-    "solve_triangular": (lambda a: LA.solve_triangular(a, a[:, :2], upper=True), SQ),
 }
 
 
