@@ -178,6 +178,7 @@ class TensorMethods:
         atanh: _Op
         arctanh: _Op
         sigmoid: _Op
+        logit: _Op
         relu: _Op
         floor: _Op
         ceil: _Op

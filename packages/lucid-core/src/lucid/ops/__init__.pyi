@@ -220,6 +220,7 @@ from lucid.ops.unary import log as log
 from lucid.ops.unary import log1p as log1p
 from lucid.ops.unary import log2 as log2
 from lucid.ops.unary import log10 as log10
+from lucid.ops.unary import logit as logit
 from lucid.ops.unary import nan_to_num as nan_to_num
 from lucid.ops.unary import neg as neg
 from lucid.ops.unary import negative as negative
@@ -427,6 +428,7 @@ __all__ = [
     "atanh",
     "arctanh",
     "sigmoid",
+    "logit",
     "relu",
     "floor",
     "ceil",

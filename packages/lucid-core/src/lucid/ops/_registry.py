@@ -19,17 +19,17 @@ from typing import Any
 
 import numpy as np
 
-DOMAINS = ("any", "pos", "unit", "gt1", "away", "int", "bool")
+DOMAINS = ("any", "pos", "unit", "gt1", "prob", "away", "int", "bool")
 
 
 @dataclass(frozen=True)
 class Sample:
     """One call ``op(*inputs, *args, **kwargs)``: ``inputs`` drawn by shape from ``domain``.
 
-    Domains: any (standard normal), pos (> 0.5), unit (|x| < 0.8), gt1 (> 1.5), away (distinct,
-    |x| > 0.2: no ties or kinks), int (0..high-1), bool. ``ref`` names the NumPy function that
-    gives the same values (``np.<ref>(*inputs, *args, **kwargs)``); ``gg`` adds a second-order
-    check.
+    Domains: any (standard normal), pos (> 0.5), unit (|x| < 0.8), gt1 (> 1.5), prob (in (0, 1)),
+    away (distinct, |x| > 0.2: no ties or kinks), int (0..high-1), bool. ``ref`` names the NumPy
+    function that gives the same values (``np.<ref>(*inputs, *args, **kwargs)``); ``gg`` adds a
+    second-order check; ``tag`` tells a row's samples apart in test ids.
     """
 
     shapes: tuple[tuple[int, ...], ...]
@@ -59,6 +59,8 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], domain: str, high: i
         return np.tanh(x) * 0.8
     if domain == "gt1":
         return np.abs(x) + 1.5
+    if domain == "prob":
+        return 1 / (1 + np.exp(-x))
     if domain == "away":
         n = int(np.prod(shape)) if shape else 1
         return ((rng.permutation(n) + 1.0) * 0.37 * rng.choice([-1, 1], n)).reshape(shape)

@@ -53,6 +53,8 @@ OPS = OpTable(
     op("atanh", sample((3,), domain="unit", ref="arctanh")),
     op("arctanh", alias="atanh"),
     op("sigmoid", sample((3, 4), gg=True)),
+    op("logit", sample((3, 4), domain="prob", gg=True), sample((3, 4), domain="prob", eps=0.2,
+       tag="eps")),
     op("relu", sample((3, 4), domain="away", gg=True)),
     op("floor", sample((3,), domain="away", ref="floor")),
     op("ceil", sample((3,), domain="away", ref="ceil")),
@@ -340,6 +342,25 @@ class Relu(Function):
         return g * (out > 0).to(g.dtype)
 
 
+class Logit(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, eps: float | None) -> Any:
+        xp = ctx.xp
+        p = a if eps is None else xp.clip(a, eps, 1 - eps)
+        ctx.save_for_backward(a)
+        ctx.eps = eps
+        return xp.log(p / (1 - p))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # NOTE: with eps, the gradient is 0 where the input was clamped, as in PyTorch.
+        (a,) = ctx.saved_tensors
+        grad = g / (a * (1 - a))
+        if ctx.eps is not None:
+            grad = grad * ((a >= ctx.eps) & (a <= 1 - ctx.eps)).to(g.dtype)
+        return grad, None
+
+
 class Frac(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
@@ -453,6 +474,11 @@ frac = _same_type_op(Frac, "x - trunc(x).")
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     """Round half to even, like torch (zero gradient)."""
     return Round.apply(input, decimals)  # type: ignore[no-any-return]
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
+    """log(p / (1 - p)), the inverse of sigmoid; ``eps`` first clamps p to [eps, 1 - eps]."""
+    return Logit.apply(to_float(input), eps)  # type: ignore[no-any-return]
 
 
 def nan_to_num(
