@@ -36,7 +36,6 @@ class Linear(Module):
     """
 
     weight: Parameter
-    bias: Parameter | None
 
     def __init__(
         self,
@@ -80,7 +79,6 @@ class Bilinear(Module):
     """``y_k = x1^T A_k x2 + b_k``; A and b ~ U(-1/sqrt(in1), 1/sqrt(in1)) as in PyTorch."""
 
     weight: Parameter
-    bias: Parameter | None
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device: Any = None, dtype: Any = None) -> None:  # fmt: skip
