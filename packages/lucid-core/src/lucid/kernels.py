@@ -3,7 +3,7 @@
 An op that a backend may replace with a fused kernel names its contract (``Function.kernel``).
 A contract is a typed key of ``Backend.kernels``: ``kernels.CONV.register(backend, MyConv)`` is
 checked by mypy against the contract's ``Protocol`` and at run time against its arity, and
-``Function.apply`` runs the registered class instead of the op's own. Function-level kernels have the
+``Function.apply`` runs the registered class instead of the op's own. Function-level kernels have
 ``forward(ctx, ...)``/``backward(ctx, ...)`` staticmethods of the Function they replace (``ctx``
 is that Function's node). ``CONV_ARRAYS`` is one level lower: the array kernels that lucid.nn's
 convolution Functions call (forward, input gradient, weight gradient), so a backend that only

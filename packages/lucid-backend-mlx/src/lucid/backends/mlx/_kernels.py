@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 import mlx.core as mx
-from lucid import kernels
-from lucid._tensor import Tensor
+from lucid import Tensor, kernels
 from lucid.autograd.function import once_differentiable
 from lucid.backends import Backend
 from lucid.kernels import ConvGeometry, avg_pool_divisor, pool_geometry

@@ -16,14 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.kernels import (
-    ConvGeometry,
-    channels_first,
-    channels_last,
-    im2col,
-    weight_from_matrix,
-    weight_matrix,
-)
+from lucid import kernels
+from lucid.kernels import ConvGeometry, channels_first, channels_last
 
 
 def _dy_by_group(dy: Any, groups: int, xp: Any) -> Any:
@@ -41,8 +35,9 @@ class ReferenceConv:
     ) -> Any:
         """``(N, C, *in) -> (N, C_out, *out)``; ``keep`` is not used."""
         xp = backend.xp
-        col = xp.transpose(im2col(backend, channels_last(x, xp), g), (1, 0, 2))  # (G, rows, K)
-        out = xp.matmul(col, weight_matrix(w, g.groups, xp))  # (G, rows, C_out/G)
+        cols = kernels.im2col(backend, channels_last(x, xp), g)  # (rows, G, K)
+        wm = kernels.weight_matrix(w, g.groups, xp)  # (G, K, C_out/G)
+        out = xp.matmul(xp.transpose(cols, (1, 0, 2)), wm)  # (G, rows, C_out/G)
         out = xp.reshape(xp.transpose(out, (1, 0, 2)), (x.shape[0], *g.out_size, w.shape[0]))
         if bias is not None:
             out = out + bias
@@ -53,7 +48,8 @@ class ReferenceConv:
         """``dy -> dx``: the column gradient, added tap by tap into the padded input."""
         xp = backend.xp
         n, nd, cg = dy.shape[0], g.nd, w.shape[1]
-        wm_t = xp.transpose(weight_matrix(w, g.groups, xp), (0, 2, 1))  # (G, C_out/G, K)
+        wm = kernels.weight_matrix(w, g.groups, xp)  # (G, K, C_out/G)
+        wm_t = xp.transpose(wm, (0, 2, 1))
         dcol = xp.matmul(_dy_by_group(dy, g.groups, xp), wm_t)  # (G, rows, taps * Cg)
         dcol = xp.reshape(dcol, (g.groups, n, *g.out_size, *g.kernel, cg))
         dpad = xp.zeros((n, *g.padded, g.groups, cg), dtype=dy.dtype)
@@ -71,9 +67,9 @@ class ReferenceConv:
     ) -> Any:
         """``(x, dy) -> dw``; ``kept`` is not used."""
         xp = backend.xp
-        col = xp.transpose(im2col(backend, channels_last(x, xp), g), (1, 2, 0))  # (G, K, rows)
-        dwm = xp.matmul(col, _dy_by_group(dy, g.groups, xp))  # (G, K, C_out/G)
-        return weight_from_matrix(dwm, g.kernel, xp)
+        cols = kernels.im2col(backend, channels_last(x, xp), g)  # (rows, G, K)
+        dwm = xp.matmul(xp.transpose(cols, (1, 2, 0)), _dy_by_group(dy, g.groups, xp))
+        return kernels.weight_from_matrix(dwm, g.kernel, xp)
 
     @staticmethod
     def channel_sum(backend: Any, dy: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from lucid import Tensor, kernels
 from lucid.autograd.function import Function
-from lucid.kernels import ConvGeometry, Pairs, conv_geometry, transpose_geometry
+from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
 
 __all__ = [
@@ -120,16 +120,8 @@ class Convolution(Function):
     kernel = kernels.CONV
 
     @staticmethod
-    def forward(
-        ctx: Any,
-        x: Any,
-        w: Any,
-        bias: Any,
-        stride: tuple[int, ...],
-        padding: Pairs,
-        dilation: tuple[int, ...],
-        groups: int,
-    ) -> Any:
+    def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
+                groups: int) -> Any:  # fmt: skip
         geom = conv_geometry(x.shape[2:], w.shape[2:], stride, padding, dilation, groups)
         return _Conv.forward(ctx, x, w, bias, geom)
 
@@ -145,20 +137,10 @@ class ConvolutionTranspose(Function):
     kernel = kernels.CONV_TRANSPOSE
 
     @staticmethod
-    def forward(
-        ctx: Any,
-        x: Any,
-        w: Any,
-        bias: Any,
-        stride: tuple[int, ...],
-        padding: Pairs,
-        output_padding: tuple[int, ...],
-        groups: int,
-        dilation: tuple[int, ...],
-    ) -> Any:
-        geom = transpose_geometry(
-            x.shape[2:], w.shape[2:], stride, padding, output_padding, dilation, groups
-        )
+    def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, out_pad: Ints,
+                groups: int, dilation: Ints) -> Any:  # fmt: skip
+        geom = transpose_geometry(x.shape[2:], w.shape[2:], stride, padding, out_pad, dilation,
+                                  groups)  # fmt: skip
         ctx.geom = geom
         ctx.save_for_backward(x, w)
         out = _arrays(ctx).input_grad(ctx.backend, x, w, geom)
@@ -177,7 +159,8 @@ class ConvolutionTranspose(Function):
 
 
 # -- argument handling --------------------------------------------------------------------------
-def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+def int_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
+    """``value`` (an int, or 1 or ``n`` ints) as ``n`` ints; ``name`` is for the error."""
     if isinstance(value, int):
         return (value,) * n
     out = tuple(int(v) for v in value)
@@ -202,7 +185,7 @@ def _padding_pairs(
             raise ValueError("padding='same' is not supported for strided convolutions")
         totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return tuple((t // 2, t - t // 2) for t in totals)
-    pads = _tuple(padding, n, "padding")
+    pads = int_tuple(padding, n, "padding")
     if any(p < 0 for p in pads):
         raise RuntimeError("negative padding is not supported")
     return tuple((p, p) for p in pads)
@@ -250,8 +233,8 @@ def _conv(
     batched = x.ndim == nd + 2
     if not batched:
         x = x.unsqueeze(0)
-    st = _tuple(stride, nd, "stride")
-    dil = _tuple(dilation, nd, "dilation")
+    st = int_tuple(stride, nd, "stride")
+    dil = int_tuple(dilation, nd, "dilation")
     kernel = weight.shape[2:]
     pads = _padding_pairs(padding, nd, kernel, st, dil)
     cout, cg = weight.shape[0], weight.shape[1]
@@ -283,9 +266,9 @@ def _conv_transpose(
     batched = x.ndim == nd + 2
     if not batched:
         x = x.unsqueeze(0)
-    st = _tuple(stride, nd, "stride")
-    dil = _tuple(dilation, nd, "dilation")
-    opad = _tuple(output_padding, nd, "output_padding")
+    st = int_tuple(stride, nd, "stride")
+    dil = int_tuple(dilation, nd, "dilation")
+    opad = int_tuple(output_padding, nd, "output_padding")
     if isinstance(padding, str):
         raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
     pads = _padding_pairs(padding, nd, weight.shape[2:], st, dil)

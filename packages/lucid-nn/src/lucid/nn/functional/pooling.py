@@ -19,7 +19,8 @@ from typing import Any
 import lucid
 from lucid import Tensor, kernels
 from lucid.autograd.function import Function
-from lucid.kernels import ConvGeometry, avg_pool_divisor, pool_geometry
+from lucid.kernels import ConvGeometry, Ints, avg_pool_divisor, pool_geometry
+from lucid.nn.functional.conv import int_tuple
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -142,16 +143,8 @@ class MaxPool(Function):
     kernel = kernels.MAX_POOL
 
     @staticmethod
-    def forward(
-        ctx: Any,
-        x: Any,
-        kernel: tuple[int, ...],
-        stride: tuple[int, ...],
-        padding: tuple[int, ...],
-        dilation: tuple[int, ...],
-        ceil_mode: bool,
-        return_indices: bool,
-    ) -> Any:
+    def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+                ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
         want = return_indices or ctx.needs_input_grad[0]
         out, idx = _max_forward(ctx.backend, x, g, want)
@@ -223,16 +216,8 @@ class AvgPool(Function):
     kernel = kernels.AVG_POOL
 
     @staticmethod
-    def forward(
-        ctx: Any,
-        x: Any,
-        kernel: tuple[int, ...],
-        stride: tuple[int, ...],
-        padding: tuple[int, ...],
-        ceil_mode: bool,
-        count_include_pad: bool,
-        divisor_override: Any,
-    ) -> Any:
+    def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
+                count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
         ones = (1,) * len(kernel)
         g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
         inv = _inv_divisor(ctx.xp, g, count_include_pad, divisor_override, x.dtype)
@@ -246,17 +231,6 @@ class AvgPool(Function):
 
 
 # -- geometry and arguments ----------------------------------------------------------------------
-def _tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * n
-    out = tuple(int(v) for v in value)
-    if len(out) == 1:
-        return out * n
-    if len(out) != n:
-        raise ValueError(f"{name} must be a single int or a tuple of {n} ints, got {value!r}")
-    return out
-
-
 def _prepare(
     name: str, x: Tensor, nd: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any
 ) -> tuple[Tensor, bool, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -266,14 +240,14 @@ def _prepare(
     batched = x.ndim == nd + 2
     if not batched:
         x = x.unsqueeze(0)
-    k = _tuple(kernel_size, nd, "kernel_size")
+    k = int_tuple(kernel_size, nd, "kernel_size")
     s = (
         k
         if stride is None or (not isinstance(stride, int) and len(stride) == 0)
-        else _tuple(stride, nd, "stride")
+        else int_tuple(stride, nd, "stride")
     )
-    p = _tuple(padding, nd, "padding")
-    d = _tuple(dilation, nd, "dilation")
+    p = int_tuple(padding, nd, "padding")
+    d = int_tuple(dilation, nd, "dilation")
     if any(v <= 0 for v in k + s + d):
         raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, "
                            f"got kernel_size={list(k)}, stride={list(s)}, "
@@ -544,7 +518,7 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
 # -- power-average pooling -----------------------------------------------------------------------
 def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any,
              ceil_mode: bool) -> Tensor:  # fmt: skip
-    k = _tuple(kernel_size, nd, "kernel_size")
+    k = int_tuple(kernel_size, nd, "kernel_size")
     pooled = _avg_pool(nd, x.pow(norm_type), k, stride, 0, ceil_mode, True, None)
     area = math.prod(k)
     out: Tensor = (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)

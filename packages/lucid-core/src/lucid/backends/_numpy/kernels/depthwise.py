@@ -36,6 +36,11 @@ def _run(work: Callable[[tuple[int, int]], Any], a: Any, g: ConvGeometry) -> lis
     return _blas.run_chunks(work, ranges, 2.0 * n * math.prod(g.out_size) * c * g.taps)
 
 
+def _joined(parts: list[Any], xp: Any) -> Any:
+    """The channels-last chunk results as one ``(N, C, *S)`` view."""
+    return channels_first(parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0), xp)
+
+
 def _tap_products(xl: Any, r: tuple[int, int], g: ConvGeometry, xp: Any) -> Iterator[Any]:
     """Yield each tap's strided view of the padded channels-last chunk ``xl[r]``."""
     xpad = pad_spatial(xl[r[0] : r[1]], g, xp)
@@ -59,8 +64,7 @@ def forward(backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry) -> Any:
             out += bias
         return out
 
-    parts = _run(work, x, g)
-    return channels_first(parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0), xp)
+    return _joined(_run(work, x, g), xp)
 
 
 def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
@@ -77,8 +81,7 @@ def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
             dpad[_LEAD + g.tap_slices(tap)] += dyc * wt[t]
         return dpad[crop]
 
-    parts = _run(work, dy, g)
-    return channels_first(parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0), xp)
+    return _joined(_run(work, dy, g), xp)
 
 
 def weight_grad(backend: Any, x: Any, dy: Any, g: ConvGeometry) -> Any:
