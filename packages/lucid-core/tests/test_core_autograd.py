@@ -28,10 +28,10 @@ def test_intermediate_used_twice() -> None:
     np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0], rtol=1e-10, atol=1e-12)
 
 
-def test_diamond_graph_runs_each_node_once() -> None:
-    calls = []
+def _counted_double(calls: list[int]) -> type[Function]:
+    """A Function ``y = 2 * a`` whose backward appends to ``calls`` each time it runs."""
 
-    class Counted(Function):
+    class CountedDouble(Function):
         @staticmethod
         def forward(ctx, a):  # type: ignore[no-untyped-def]
             return ctx.xp.multiply(a, 2.0)
@@ -41,8 +41,13 @@ def test_diamond_graph_runs_each_node_once() -> None:
             calls.append(1)
             return g * 2
 
+    return CountedDouble
+
+
+def test_diamond_graph_runs_each_node_once() -> None:
+    calls: list[int] = []
     x = _leaf([1.0, 2.0])
-    y = Counted.apply(x)
+    y = _counted_double(calls).apply(x)
     (y.sin() + y.cos() + y * y).sum().backward()
     assert len(calls) == 1
     yv = 2 * np.array([1.0, 2.0])
@@ -511,20 +516,9 @@ def test_advanced_index_result_is_a_copy() -> None:
 
 
 def test_autograd_grad_runs_only_the_nodes_it_needs() -> None:
-    calls = []
-
-    class Upstream(Function):
-        @staticmethod
-        def forward(ctx, a):  # type: ignore[no-untyped-def]
-            return ctx.xp.multiply(a, 2.0)
-
-        @staticmethod
-        def backward(ctx, g):  # type: ignore[no-untyped-def]
-            calls.append(1)
-            return g * 2
-
+    calls: list[int] = []
     x = _leaf([1.0, 2.0])
-    y = Upstream.apply(x)
+    y = _counted_double(calls).apply(x)
     z = y.exp()
     (gy,) = lucid.autograd.grad(z.sum(), y, retain_graph=True)
     np.testing.assert_allclose(gy.numpy(), np.exp([2.0, 4.0]), rtol=1e-10, atol=1e-12)

@@ -10,24 +10,39 @@ import pytest
 
 import lucid
 
+
 # -- type promotion --------------------------------------------------------------------------------
-# (left dtype, left is 0-dim, right dtype, right is 0-dim) -> result, per PyTorch's rules:
-# categories bool < int < float < complex; within one the wider wins; a zero-dim tensor only
-# raises the category (then keeps its own dtype), never the width.
-TENSOR_TENSOR = [
-    ("int32", False, "int64", False, "int64"),
-    ("uint8", False, "int8", False, "int16"),
-    ("bool", False, "int8", False, "int8"),
-    ("float16", False, "float32", False, "float32"),
-    ("int64", False, "float16", False, "float16"),
-    ("float32", False, "float64", False, "float64"),
-    ("float32", False, "float64", True, "float32"),
-    ("int32", False, "int64", True, "int32"),
-    ("int32", False, "float64", True, "float64"),
-    ("uint8", False, "int64", True, "uint8"),
-    ("float16", True, "float64", True, "float64"),
-    ("bool", False, "float64", True, "float64"),
-]
+def _operand(name: str) -> tuple[str, bool]:
+    """``"float64/0"`` -> ``("float64", True)``: the dtype, and whether the tensor is 0-dim."""
+    return name.removesuffix("/0"), name.endswith("/0")
+
+
+def _promotion_rows(table: str) -> list[tuple[str, bool, str, bool, str]]:
+    """(left, left is 0-dim, right, right is 0-dim, result) from rows ``left right result``."""
+    rows = []
+    for line in table.strip().splitlines():
+        left, right, result = line.split()
+        rows.append((*_operand(left), *_operand(right), result))
+    return rows
+
+
+# left, right -> result, per PyTorch's rules (``/0``: a zero-dim tensor): categories bool < int <
+# float < complex; within one the wider wins; a zero-dim tensor only raises the category (then
+# keeps its own dtype), never the width.
+TENSOR_TENSOR = _promotion_rows("""
+    int32      int64      int64
+    uint8      int8       int16
+    bool       int8       int8
+    float16    float32    float32
+    int64      float16    float16
+    float32    float64    float64
+    float32    float64/0  float32
+    int32      int64/0    int32
+    int32      float64/0  float64
+    uint8      int64/0    uint8
+    float16/0  float64/0  float64
+    bool       float64/0  float64
+""")
 
 TENSOR_SCALAR = [
     ("float32", 2.5, "float32"),

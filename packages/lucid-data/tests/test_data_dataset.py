@@ -6,19 +6,10 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.data import (
-    ChainDataset,
-    ConcatDataset,
-    Dataset,
-    IterableDataset,
-    StackDataset,
-    Subset,
-    TensorDataset,
-    random_split,
-)
+from lucid import data
 
 
-class Squares(Dataset[int]):
+class Squares(data.Dataset[int]):
     def __init__(self, n: int) -> None:
         self.n = n
 
@@ -31,7 +22,7 @@ class Squares(Dataset[int]):
         return self.n
 
 
-class Count(IterableDataset[int]):
+class Count(data.IterableDataset[int]):
     def __init__(self, start: int, stop: int) -> None:
         self.start, self.stop = start, stop
 
@@ -45,7 +36,7 @@ class Count(IterableDataset[int]):
 def test_tensor_dataset_rows_and_length() -> None:
     x = lucid.tensor(np.arange(12, dtype=np.float32).reshape(6, 2))
     y = lucid.tensor(np.arange(6))
-    ds = TensorDataset(x, y)
+    ds = data.TensorDataset(x, y)
     assert len(ds) == 6
     xi, yi = ds[4]
     np.testing.assert_array_equal(xi.numpy(), [8.0, 9.0])
@@ -55,7 +46,7 @@ def test_tensor_dataset_rows_and_length() -> None:
 def test_tensor_dataset_getitems_matches_getitem() -> None:
     x = lucid.tensor(np.arange(12, dtype=np.float32).reshape(6, 2))
     y = lucid.tensor(np.arange(6))
-    ds = TensorDataset(x, y, np.arange(6) * 10)
+    ds = data.TensorDataset(x, y, np.arange(6) * 10)
     batch = ds.__getitems__([5, 0, 3])
     assert len(batch) == 3
     for sample, i in zip(batch, [5, 0, 3]):
@@ -66,11 +57,11 @@ def test_tensor_dataset_getitems_matches_getitem() -> None:
 
 def test_tensor_dataset_size_mismatch_names_sizes() -> None:
     with pytest.raises(ValueError, match=r"\[3, 4\]"):
-        TensorDataset(lucid.zeros(3, 2), lucid.zeros(4))
+        data.TensorDataset(lucid.zeros(3, 2), lucid.zeros(4))
 
 
 def test_concat_dataset_indexing_across_parts() -> None:
-    ds = ConcatDataset([Squares(3), Squares(2)])
+    ds = data.ConcatDataset([Squares(3), Squares(2)])
     assert len(ds) == 5
     assert [ds[i] for i in range(5)] == [0, 1, 4, 0, 1]
     assert ds[-1] == 1
@@ -82,64 +73,66 @@ def test_concat_dataset_indexing_across_parts() -> None:
 
 def test_concat_dataset_rejects_iterable() -> None:
     with pytest.raises(TypeError, match="IterableDataset"):
-        ConcatDataset([Count(0, 2)])
+        data.ConcatDataset([Count(0, 2)])
 
 
 def test_chain_dataset_chains_streams() -> None:
-    assert list(ChainDataset([Count(0, 2), Count(5, 7)])) == [0, 1, 5, 6]
+    assert list(data.ChainDataset([Count(0, 2), Count(5, 7)])) == [0, 1, 5, 6]
     assert list(Count(0, 1) + Count(3, 4)) == [0, 3]
 
 
 def test_stack_dataset_tuples_and_dicts() -> None:
-    assert StackDataset(Squares(3), Squares(3))[2] == (4, 4)
-    assert StackDataset(a=Squares(2), b=Squares(2))[1] == {"a": 1, "b": 1}
+    assert data.StackDataset(Squares(3), Squares(3))[2] == (4, 4)
+    assert data.StackDataset(a=Squares(2), b=Squares(2))[1] == {"a": 1, "b": 1}
     with pytest.raises(ValueError, match="Size mismatch"):
-        StackDataset(Squares(2), Squares(3))
+        data.StackDataset(Squares(2), Squares(3))
 
 
 def test_subset_maps_indices_and_forwards_getitems() -> None:
-    base = TensorDataset(lucid.tensor(np.arange(10)))
-    sub = Subset(base, [7, 2, 9])
+    base = data.TensorDataset(lucid.tensor(np.arange(10)))
+    sub = data.Subset(base, [7, 2, 9])
     assert len(sub) == 3
     assert sub[1][0].item() == 2
     assert [s[0].item() for s in sub.__getitems__([2, 0])] == [9, 7]
-    plain = Subset(Squares(5), [4, 1])
+    plain = data.Subset(Squares(5), [4, 1])
     assert plain.__getitems__([0, 1]) == [16, 1]
 
 
 def test_random_split_lengths_partition_the_dataset() -> None:
-    parts = random_split(Squares(10), [3, 7], generator=lucid.Generator().manual_seed(1))
+    parts = data.random_split(Squares(10), [3, 7], generator=lucid.Generator().manual_seed(1))
     assert [len(p) for p in parts] == [3, 7]
     seen = sorted(i for p in parts for i in p.indices)
     assert seen == list(range(10))
 
 
 def test_random_split_fractions_hand_out_remainder() -> None:
-    parts = random_split(Squares(11), [0.5, 0.3, 0.2], generator=lucid.Generator().manual_seed(0))
+    parts = data.random_split(
+        Squares(11), [0.5, 0.3, 0.2], generator=lucid.Generator().manual_seed(0)
+    )
     assert [len(p) for p in parts] == [6, 3, 2]
 
 
 def test_random_split_reproducible_from_global_seed() -> None:
     lucid.manual_seed(5)
-    a = [p.indices for p in random_split(Squares(20), [10, 10])]
+    a = [p.indices for p in data.random_split(Squares(20), [10, 10])]
     lucid.manual_seed(5)
-    b = [p.indices for p in random_split(Squares(20), [10, 10])]
+    b = [p.indices for p in data.random_split(Squares(20), [10, 10])]
     lucid.manual_seed(6)
-    c = [p.indices for p in random_split(Squares(20), [10, 10])]
+    c = [p.indices for p in data.random_split(Squares(20), [10, 10])]
     assert a == b
     assert a != c
 
 
 def test_random_split_wrong_sum_is_an_error() -> None:
     with pytest.raises(ValueError, match="Sum of input lengths does not equal"):
-        random_split(Squares(10), [3, 3])
+        data.random_split(Squares(10), [3, 3])
 
 
 def test_random_split_zero_length_warns() -> None:
     with pytest.warns(UserWarning, match="Length of split at index 1 is 0"):
-        random_split(Squares(2), [1.0, 0.0])
+        data.random_split(Squares(2), [1.0, 0.0])
 
 
 def test_base_dataset_needs_getitem() -> None:
     with pytest.raises(NotImplementedError):
-        Dataset()[0]
+        data.Dataset()[0]

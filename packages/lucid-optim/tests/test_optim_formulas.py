@@ -27,6 +27,12 @@ def _weight_decay(p: Array, g: Array, lr: float, wd: float, decoupled: bool) -> 
     return (p * (1 - lr * wd), g) if decoupled else (p, g + wd * p)
 
 
+def _zeros(s: dict[str, Any], p: Array, *names: str) -> None:
+    """Start each named per-parameter state at zeros shaped like ``p`` (on the first step)."""
+    for name in names:
+        s.setdefault(name, np.zeros_like(p))
+
+
 def _moments(s: dict[str, Any], g: Array, b1: float, b2: float) -> None:
     """Adam's running averages of the gradient (``m``) and of its square (``v``)."""
     s["m"] = b1 * s["m"] + (1 - b1) * g
@@ -71,8 +77,7 @@ def adagrad(lr, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, e
 
 def adadelta(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("v", np.zeros_like(p))
-        s.setdefault("u", np.zeros_like(p))
+        _zeros(s, p, "v", "u")
         g = (-g if maximize else g) + weight_decay * p
         s["v"] = rho * s["v"] + (1 - rho) * g * g
         delta = np.sqrt(s["u"] + eps) / np.sqrt(s["v"] + eps) * g
@@ -84,8 +89,7 @@ def adadelta(lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
 
 def rmsprop(lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        for k in ("v", "gbar", "b"):
-            s.setdefault(k, np.zeros_like(p))
+        _zeros(s, p, "v", "gbar", "b")
         g = g + weight_decay * p
         s["v"] = alpha * s["v"] + (1 - alpha) * g * g
         v = s["v"]
@@ -103,7 +107,7 @@ def rmsprop(lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=F
 
 def rprop(lr, etas=(0.5, 1.2), step_sizes=(1e-6, 50.0), maximize=False):
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("prev", np.zeros_like(p))
+        _zeros(s, p, "prev")
         s.setdefault("size", np.full_like(p, lr))
         g = -g if maximize else g
         sign = np.sign(g * s["prev"])
@@ -128,8 +132,7 @@ def adam(
     b1, b2 = betas
 
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        for k in ("m", "v", "vmax"):
-            s.setdefault(k, np.zeros_like(p))
+        _zeros(s, p, "m", "v", "vmax")
         g = -g if maximize else g
         p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
         _moments(s, g, b1, b2)
@@ -146,8 +149,7 @@ def adamax(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, maximize=False):
     b1, b2 = betas
 
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("m", np.zeros_like(p))
-        s.setdefault("u", np.zeros_like(p))
+        _zeros(s, p, "m", "u")
         g = (-g if maximize else g) + weight_decay * p
         s["m"] = b1 * s["m"] + (1 - b1) * g
         s["u"] = np.maximum(b2 * s["u"], np.abs(g) + eps)
@@ -167,8 +169,7 @@ def nadam(
     b1, b2 = betas
 
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("m", np.zeros_like(p))
-        s.setdefault("v", np.zeros_like(p))
+        _zeros(s, p, "m", "v")
         s.setdefault("prod", 1.0)
         p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
         mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
@@ -187,8 +188,7 @@ def radam(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled_weight_d
     rho_inf = 2 / (1 - b2) - 1
 
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("m", np.zeros_like(p))
-        s.setdefault("v", np.zeros_like(p))
+        _zeros(s, p, "m", "v")
         p, g = _weight_decay(p, g, lr, weight_decay, decoupled_weight_decay)
         _moments(s, g, b1, b2)
         m_hat = s["m"] / (1 - b1**t)
@@ -228,7 +228,7 @@ def lion(lr=1e-4, betas=(0.9, 0.99), weight_decay=0.0, maximize=False):
     b1, b2 = betas
 
     def step(p: Array, g: Array, s: dict[str, Any], t: int) -> Array:
-        s.setdefault("m", np.zeros_like(p))
+        _zeros(s, p, "m")
         g = -g if maximize else g
         c = b1 * s["m"] + (1 - b1) * g
         s["m"] = b2 * s["m"] + (1 - b2) * g

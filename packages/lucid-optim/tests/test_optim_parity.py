@@ -334,9 +334,14 @@ def test_scheduler_matches_torch(case: str) -> None:
     np.testing.assert_allclose(np.array(got), np.array(expected), rtol=1e-12, atol=0)
 
 
-def _assert_same_lrs(torch_pair: Any, lucid_pair: Any, epochs: int, rel: float) -> None:
-    """Step a torch and a lucid (optimizer, scheduler) pair together; the lrs agree each epoch."""
-    (t_opt, t_sched), (l_opt, l_sched) = torch_pair, lucid_pair
+def _assert_same_lrs(
+    kind: str, lr: float, torch_sched: Any, lucid_sched: Any, epochs: int, rel: float
+) -> None:
+    """Step a torch and a lucid optimizer ``kind`` on one parameter, each with the scheduler its
+    factory builds, together; the lrs agree each epoch."""
+    t_opt = getattr(torch.optim, kind)([torch.zeros(1, requires_grad=True)], lr=lr)
+    l_opt = getattr(optim, kind)([lucid.zeros(1, requires_grad=True)], lr=lr)
+    t_sched, l_sched = torch_sched(t_opt), lucid_sched(l_opt)
     for _ in range(epochs):
         assert l_sched.get_last_lr()[0] == pytest.approx(
             t_sched.get_last_lr()[0], rel=rel, abs=1e-12
@@ -348,20 +353,19 @@ def _assert_same_lrs(torch_pair: Any, lucid_pair: Any, epochs: int, rel: float) 
 
 
 def test_warmup_cosine_matches_torch_sequential() -> None:
-    t_opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
-    t_sched = torch.optim.lr_scheduler.SequentialLR(
-        t_opt,
-        [
-            torch.optim.lr_scheduler.LinearLR(t_opt, start_factor=0.1, total_iters=10),
-            torch.optim.lr_scheduler.CosineAnnealingLR(t_opt, T_max=70, eta_min=1e-4),
-        ],
-        milestones=[10],
-    )
-    l_opt = optim.SGD([lucid.zeros(1, requires_grad=True)], lr=0.1)
-    l_sched = lrs.LinearWarmupCosineAnnealingLR(
-        l_opt, warmup_epochs=10, max_epochs=80, warmup_start_lr=0.01, eta_min=1e-4
-    )
-    _assert_same_lrs((t_opt, t_sched), (l_opt, l_sched), epochs=80, rel=1e-10)
+    t_lrs = torch.optim.lr_scheduler
+
+    def torch_sched(o: Any) -> Any:
+        warmup = t_lrs.LinearLR(o, start_factor=0.1, total_iters=10)
+        cosine = t_lrs.CosineAnnealingLR(o, T_max=70, eta_min=1e-4)
+        return t_lrs.SequentialLR(o, [warmup, cosine], milestones=[10])
+
+    def lucid_sched(o: Any) -> Any:
+        return lrs.LinearWarmupCosineAnnealingLR(
+            o, warmup_epochs=10, max_epochs=80, warmup_start_lr=0.01, eta_min=1e-4
+        )
+
+    _assert_same_lrs("SGD", 0.1, torch_sched, lucid_sched, epochs=80, rel=1e-10)
 
 
 def test_noam_matches_torch_lambda() -> None:
@@ -371,11 +375,14 @@ def test_noam_matches_torch_lambda() -> None:
         s = e + 1
         return float(factor * d_model**-0.5 * min(s**-0.5, s * warmup**-1.5))
 
-    t_opt = torch.optim.Adam([torch.zeros(1, requires_grad=True)], lr=1.0)
-    t_sched = torch.optim.lr_scheduler.LambdaLR(t_opt, rate)
-    l_opt = optim.Adam([lucid.zeros(1, requires_grad=True)], lr=1.0)
-    l_sched = lrs.NoamLR(l_opt, d_model=d_model, warmup_steps=warmup, factor=factor)
-    _assert_same_lrs((t_opt, t_sched), (l_opt, l_sched), epochs=100, rel=1e-12)
+    _assert_same_lrs(
+        "Adam",
+        1.0,
+        lambda o: torch.optim.lr_scheduler.LambdaLR(o, rate),
+        lambda o: lrs.NoamLR(o, d_model=d_model, warmup_steps=warmup, factor=factor),
+        epochs=100,
+        rel=1e-12,
+    )
 
 
 PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.91, 0.9, 0.9, 0.89999, 0.85, 0.86, 0.87, 0.88, 0.89] * 3 + [
