@@ -28,19 +28,27 @@ def parse_to(*args: Any, **kwargs: Any) -> ToArgs:
     >>> parse_to("cpu", lucid.float64)
     ToArgs(device='cpu', dtype=lucid.float64, non_blocking=False, copy=False)
     """
+    device = dtype = None
+    non_blocking = copy = False
+    if kwargs:
+        device, dtype, non_blocking, copy = _keywords(kwargs)
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            dtype = a
+        elif isinstance(a, _tensor.Tensor):
+            device, dtype = a.device, a.dtype
+        elif a is not None:
+            device = a
+    if dtype is not None and type(dtype) is not dtypes.dtype:
+        dtype = dtypes.to_dtype(dtype)
+    return ToArgs(device, dtype, non_blocking, copy)
+
+
+def _keywords(kwargs: dict[str, Any]) -> tuple[Any, Any, bool, bool]:
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     non_blocking = bool(kwargs.pop("non_blocking", False))
     copy = bool(kwargs.pop("copy", False))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, _tensor.Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, dtypes.dtype):
-            dtype = a
-        elif a is not None:
-            device = a
-    if dtype is not None:
-        dtype = dtypes.to_dtype(dtype)
-    return ToArgs(device, dtype, non_blocking, copy)
+    return device, dtype, non_blocking, copy
