@@ -41,6 +41,14 @@ def _outputs(func: Callable[..., Any], inputs: tuple[Tensor, ...], fn: str) -> A
         return _as_tuple(func(*inputs), "the output of func", fn)
 
 
+def _call(func: Callable[..., Any], ins: tuple[Tensor, ...], create_graph: bool,
+          fn: str) -> tuple[tuple[Tensor, ...], tuple[Tensor, ...], bool]:  # fmt: skip
+    """``func`` on prepared inputs: (the inputs, its outputs, whether it returned a tuple)."""
+    xs = _prepare(ins, create_graph)
+    outs, out_tuple = _outputs(func, xs, fn)
+    return xs, outs, out_tuple
+
+
 def _fill(
     grads: tuple[Any, ...], like: tuple[Tensor, ...], strict: bool, what: str
 ) -> tuple[Tensor, ...]:
@@ -91,55 +99,42 @@ def _grads(outs: Any, ins: Any, grad_outs: Any, create_graph: bool) -> tuple[Any
                  create_graph=create_graph, allow_unused=True)  # fmt: skip
 
 
-def vjp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
+def _grad_dot(gs: Any, vs: Any, wrt: Any, create_graph: bool) -> tuple[Any, ...]:
+    """The gradient of ``sum(<g, v>)`` with respect to ``wrt``, over the ``gs`` that depend on
+    it (None for each of ``wrt`` when none does): the second backward of jvp and hvp."""
+    pairs = [(g, v_) for g, v_ in zip(gs, vs) if g is not None and g.requires_grad]
+    if not pairs:
+        return (None,) * len(wrt)
+    return tuple(_grad([g for g, _ in pairs], list(wrt), [v_ for _, v_ in pairs],
+                       create_graph=create_graph, allow_unused=True))  # fmt: skip
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
     """``(func(inputs), v^T J)``: the vector-Jacobian product (one backward pass)."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "vjp")
-    xs = _prepare(ins, create_graph)
-    outs, out_tuple = _outputs(func, xs, "vjp")
+    xs, outs, out_tuple = _call(func, ins, create_graph, "vjp")
     vs = _check_v(v, outs, "output of func", "vjp")
     res = _fill(_grads(outs, xs, vs, create_graph), xs, strict, "input")
     return _finish(outs, create_graph, out_tuple), _finish(res, create_graph, in_tuple)
 
 
-def jvp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
     """``(func(inputs), J v)``: the Jacobian-vector product, by the double-backward trick."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "jvp")
     vs = _check_v(v, ins, "input", "jvp")
-    xs = _prepare(ins, create_graph)
-    outs, out_tuple = _outputs(func, xs, "jvp")
+    xs, outs, out_tuple = _call(func, ins, create_graph, "jvp")
     dummies = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outs)
     with grad_mode.enable_grad():
         gx = _grads(outs, xs, dummies, create_graph=True)
-    pairs = [(g, v_) for g, v_ in zip(gx, vs) if g is not None and g.requires_grad]
-    if pairs:
-        found = _grad([g for g, _ in pairs], list(dummies), [v_ for _, v_ in pairs],
-                      create_graph=create_graph, allow_unused=True)  # fmt: skip
-    else:
-        found = (None,) * len(dummies)
-    res = _fill(tuple(found), outs, strict, "output")
+    res = _fill(_grad_dot(gx, vs, dummies, create_graph), outs, strict, "output")
     return _finish(outs, create_graph, out_tuple), _finish(res, create_graph, out_tuple)
 
 
-def jacobian(
-    func: Callable[..., Any],
-    inputs: Any,
-    create_graph: bool = False,
-    strict: bool = False,
-    vectorize: bool = False,
-    strategy: str = "reverse-mode",
-) -> Any:
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+             strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode") -> Any:  # fmt: skip
     """The Jacobian: ``J[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``.
 
     One tensor in and out gives one tensor; tuples give tuples (of tuples), as PyTorch.
@@ -152,11 +147,9 @@ def jacobian(
                          f"{strategy!r}")  # fmt: skip
     if strategy == "forward-mode":
         return _forward_jacobian(func, inputs, create_graph, strict)
-    from lucid.ops.join import stack
 
     ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
-    xs = _prepare(ins, create_graph)
-    outs, out_tuple = _outputs(func, xs, "jacobian")
+    xs, outs, out_tuple = _call(func, ins, create_graph, "jacobian")
     per_output = []
     for o in outs:
         rows: list[list[Tensor]] = [[] for _ in xs]
@@ -167,18 +160,25 @@ def jacobian(
                        "input")  # fmt: skip
             for j, g in enumerate(gs):
                 rows[j].append(g)
-        blocks = []
-        for x, r in zip(xs, rows):
-            block = stack(r).reshape(o.shape + x.shape) if r else x.new_zeros(o.shape + x.shape)
-            blocks.append(block if create_graph else block.detach())
+        blocks = [_block(r, 0, o, x, create_graph) for x, r in zip(xs, rows)]
         per_output.append(tuple(blocks) if in_tuple else blocks[0])
     return tuple(per_output) if out_tuple else per_output[0]
+
+
+def _block(parts: list[Tensor], dim: int, o: Tensor, x: Tensor, create_graph: bool) -> Tensor:
+    """One Jacobian block ``d o / d x`` (shape ``o.shape + x.shape``) from its rows (dim 0) or
+    columns (dim -1); zeros when ``o`` does not depend on ``x``."""
+    from lucid.ops.join import stack
+
+    if not parts:
+        return x.new_zeros(o.shape + x.shape)
+    block = stack(parts, dim).reshape(o.shape + x.shape)
+    return block if create_graph else block.detach()
 
 
 def _forward_jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool,
                       strict: bool) -> Any:  # fmt: skip
     """The Jacobian column by column: ``J e_k`` through :func:`jvp` for each input entry."""
-    from lucid.ops.join import stack
 
     ins, in_tuple = _as_tuple(inputs, "inputs", "jacobian")
     outs, out_tuple = _outputs(func, tuple(t.detach() for t in ins), "jacobian")
@@ -194,13 +194,7 @@ def _forward_jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool,
                 cols[i][j].append(col)
     result = []
     for o, per_input in zip(outs, cols):
-        blocks = []
-        for x, c in zip(ins, per_input):
-            if not c:
-                blocks.append(x.new_zeros(o.shape + x.shape))
-                continue
-            block = stack(c, -1).reshape(o.shape + x.shape)
-            blocks.append(block if create_graph else block.detach())
+        blocks = [_block(c, -1, o, x, create_graph) for x, c in zip(ins, per_input)]
         result.append(tuple(blocks) if in_tuple else blocks[0])
     return tuple(result) if out_tuple else result[0]
 
@@ -220,12 +214,8 @@ def _scalar_func(func: Callable[..., Any], fn: str) -> Callable[..., Tensor]:
     return wrapped
 
 
-def hessian(
-    func: Callable[..., Any],
-    inputs: Any,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> Any:
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
+            strict: bool = False) -> Any:  # fmt: skip
     """The Hessian of a scalar function; ``H[i][j]`` has shape ``in[i].shape + in[j].shape``."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "hessian")
     scalar = _scalar_func(func, "hessian")
@@ -240,24 +230,14 @@ def hessian(
     return jac if in_tuple else jac[0][0]
 
 
-def vhp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
     """``(func(inputs), v^T H)`` for a scalar function (two backward passes)."""
     return _hessian_product("vhp", func, inputs, v, create_graph, strict)
 
 
-def hvp(
-    func: Callable[..., Any],
-    inputs: Any,
-    v: Any = None,
-    create_graph: bool = False,
-    strict: bool = False,
-) -> tuple[Any, Any]:
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:  # fmt: skip
     """``(func(inputs), H v)``; the Hessian of a twice-differentiable function is symmetric,
     so this equals :func:`vhp` (computed the same way: two backward passes)."""
     return _hessian_product("hvp", func, inputs, v, create_graph, strict)
@@ -272,13 +252,7 @@ def _hessian_product(
     with grad_mode.enable_grad():
         out = _scalar_func(func, fn)(*xs)
         gs = _grads([out], xs, [out.new_ones(out.shape)], create_graph=True)
-    pairs = [(g, v_) for g, v_ in zip(gs, vs) if g is not None and g.requires_grad]
-    if pairs:
-        found = _grad([g for g, _ in pairs], list(xs), [v_ for _, v_ in pairs],
-                      create_graph=create_graph, allow_unused=True)  # fmt: skip
-    else:
-        found = (None,) * len(xs)
-    res = _fill(tuple(found), xs, strict, "input")
+    res = _fill(_grad_dot(gs, vs, xs, create_graph), xs, strict, "input")
     return _finish((out,), create_graph, False), _finish(res, create_graph, in_tuple)
 
 

@@ -52,54 +52,30 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
     return out
 
 
-def addmm(
-    input: Tensor,  # noqa: A002
-    mat1: Tensor,
-    mat2: Tensor,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
+          alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts to the product)."""
     _check_ndim("addmm", "mat1", mat1, 2)
     _check_ndim("addmm", "mat2", mat2, 2)
     return _scaled_sum(input, mat1 @ mat2, beta, alpha)
 
 
-def addmv(
-    input: Tensor,  # noqa: A002
-    mat: Tensor,
-    vec: Tensor,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A002
+          alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * (mat @ vec)``."""
     _check_ndim("addmv", "mat", mat, 2)
     _check_ndim("addmv", "vec", vec, 1)
     return _scaled_sum(input, mat @ vec, beta, alpha)
 
 
-def baddbmm(
-    input: Tensor,  # noqa: A002
-    batch1: Tensor,
-    batch2: Tensor,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
+            alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
-def addbmm(
-    input: Tensor,  # noqa: A002
-    batch1: Tensor,
-    batch2: Tensor,
-    *,
-    beta: Any = 1,
-    alpha: Any = 1,
-) -> Tensor:
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
+           alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 

@@ -267,14 +267,8 @@ def _correction(correction: Any, unbiased: Any) -> Any:
     return 1 if correction is None else correction
 
 
-def var(
-    input: Tensor,  # noqa: A002
-    dim: Any = None,
-    unbiased: Any = None,
-    keepdim: bool = False,
-    *,
-    correction: Any = None,
-) -> Tensor:
+def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+        *, correction: Any = None) -> Tensor:  # fmt: skip
     """Variance over ``dim`` with ``correction`` (1: Bessel's, the default; 0: population)."""
     if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
         dim, unbiased = None, dim
@@ -286,38 +280,20 @@ def var(
     return (d * d).sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
 
 
-def std(
-    input: Tensor,  # noqa: A002
-    dim: Any = None,
-    unbiased: Any = None,
-    keepdim: bool = False,
-    *,
-    correction: Any = None,
-) -> Tensor:
+def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+        *, correction: Any = None) -> Tensor:  # fmt: skip
     """Square root of :func:`var`."""
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
-def var_mean(
-    input: Tensor,  # noqa: A002
-    dim: Any = None,
-    unbiased: Any = None,
-    keepdim: bool = False,
-    *,
-    correction: Any = None,
-) -> tuple[Tensor, Tensor]:
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``."""
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
-def std_mean(
-    input: Tensor,  # noqa: A002
-    dim: Any = None,
-    unbiased: Any = None,
-    keepdim: bool = False,
-    *,
-    correction: Any = None,
-) -> tuple[Tensor, Tensor]:
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
+             *, correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``."""
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
