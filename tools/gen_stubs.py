@@ -54,41 +54,71 @@ def _import_order(line: str) -> tuple[str, list[object]]:
     return module, [int(p) if p.isdigit() else p for p in parts]
 
 
-def _method_type(fn: object) -> str:
-    returns = inspect.signature(fn).return_annotation  # type: ignore[arg-type]
-    return "_Op" if returns in ("Tensor", "lucid.Tensor") else "Callable[..., Any]"
-
-
 _METHODS_HEAD = '''"""Static types of the Tensor methods that ``_tensor._install_methods`` attaches.
 
 The methods are the ``lucid.ops`` functions whose table row says ``method``, with the tensor
-first; declaring them here (a base class with no runtime content) lets mypy see ``x.sum()`` as
-a Tensor in every package, and reject a name that is no method.
+as ``self``; declaring them here (a base class with no runtime content) lets mypy check
+``x.sum(dim=1)`` against the op's own signature in every package, and reject a name that is no
+method.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lucid._tensor import Tensor
-
-    _Op = Callable[..., Tensor]
+    from lucid.ops.reduction import ValuesIndices
 
 
 class TensorMethods:
     __slots__ = ()
 
     if TYPE_CHECKING:
+
 '''
 
 
+def _param(p: inspect.Parameter) -> str:
+    text = p.name if p.annotation is p.empty else f"{p.name}: {p.annotation}"
+    if p.default is not p.empty:
+        text += " = ..." if p.annotation is not p.empty else "=..."
+    return {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + text
+
+
+def _params(sig: inspect.Signature) -> list[str]:
+    """The parameters after the first (the tensor, now ``self``), with ``*`` and ``/``."""
+    params = list(sig.parameters.values())[1:]
+    out, star = [], False
+    for p in params:
+        if p.kind == p.KEYWORD_ONLY and not star:
+            out.append("*")
+        star = star or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
+        out.append(_param(p))
+    if params and list(sig.parameters.values())[0].kind == inspect.Parameter.POSITIONAL_ONLY:
+        out.insert(0, "/")
+    return out
+
+
+def _method(name: str, fn: object) -> list[str]:
+    sig = inspect.signature(fn)  # type: ignore[arg-type]
+    head = f"        def {name}("
+    tail = f") -> {sig.return_annotation}: ..."
+    one = head + ", ".join(["self", *_params(sig)]) + tail
+    if len(one) <= 100:
+        return [one]
+    args = [f"            {a}," for a in ["self", *_params(sig)]]
+    return [head, *args, f"        {tail}"]
+
+
 def methods_stub() -> str:
-    methods = _ops().methods()  # type: ignore[attr-defined]
-    head = HEADER + _METHODS_HEAD
-    body = [f"        {name}: {_method_type(fn)}" for name, fn in methods.items()]
-    return head + "\n".join(body) + "\n"
+    from lucid._tensor import Tensor
+
+    lines = []
+    for name, fn in _ops().methods().items():  # type: ignore[attr-defined]
+        if vars(Tensor).get(name) is fn:  # installed from the table (not written in the class)
+            lines += _method(name, fn)
+    return HEADER + _METHODS_HEAD + "\n".join(lines) + "\n"
 
 
 def outputs() -> dict[Path, str]:
