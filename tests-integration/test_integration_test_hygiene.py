@@ -23,6 +23,9 @@ TOLERANCE_KEYWORDS = {
     "approx": ("rel", "abs"),
 }
 MATH_ISCLOSE_KEYWORDS = ("rel_tol", "abs_tol")
+# Where the tolerances may also be passed by position (allclose/isclose are also Tensor methods,
+# whose positions differ: they must name them).
+FIRST_TOLERANCE_POSITION = {"assert_allclose": 2, "approx": 1}
 # Test helpers that forward `**kwargs` to a comparison: their call sites are checked instead.
 FORWARDING_HELPERS: dict[str, tuple[str, str]] = {}
 
@@ -73,6 +76,9 @@ def missing_tolerances(call: ast.Call, owner: str | None) -> list[str]:
     if wanted is None:
         return []
     given = {keyword.arg for keyword in call.keywords}
+    first = FIRST_TOLERANCE_POSITION.get(name or "")
+    if first is not None:
+        given.update(wanted[: max(0, len(call.args) - first)])
     if None in given and owner in FORWARDING_HELPERS:
         return []  # a helper's own `**kwargs` forwarding; its callers are checked
     return [keyword for keyword in wanted if keyword not in given]
@@ -110,6 +116,8 @@ def test_check_finds_planted_comparisons(tmp_path: Path) -> None:
         "    assert a == pytest.approx(b, rel=1e-6, abs=1e-12)\n"
         "    assert math.isclose(a, b, rel_tol=1e-9)\n"
         "    assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)\n"
+        "    np.testing.assert_allclose(a, b, 1e-12, 1e-12)\n"
+        "    np.testing.assert_allclose(a, b, 1e-12)\n"
     )
     assert untoleranced_comparisons(planted) == [
         f"{planted}:5: assert_allclose(...) lacks ['atol']",
@@ -117,4 +125,5 @@ def test_check_finds_planted_comparisons(tmp_path: Path) -> None:
         f"{planted}:7: approx(...) lacks ['rel']",
         f"{planted}:8: assert_allclose(...) lacks ['rtol', 'atol']",
         f"{planted}:11: isclose(...) lacks ['abs_tol']",
+        f"{planted}:14: assert_allclose(...) lacks ['atol']",
     ]
