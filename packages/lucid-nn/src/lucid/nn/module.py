@@ -373,7 +373,7 @@ class Module:
         """
         out: OrderedDict[str, Tensor] = OrderedDict() if destination is None else destination
         for name, t in self._state_items():
-            out[prefix + name] = t if keep_vars else t.detach()._fresh_copy()
+            out[prefix + name] = t if keep_vars else t.detach().clone()
         for name, child in self._modules.items():
             if child is not None and name not in self._state_dict_pass_attr:
                 child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)

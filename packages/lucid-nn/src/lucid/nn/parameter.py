@@ -47,7 +47,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         if id(self) in memo:
             return memo[id(self)]  # type: ignore[no-any-return]
-        out = Parameter(self.detach()._fresh_copy(), requires_grad=self.requires_grad)
+        out = Parameter(self.detach().clone(), requires_grad=self.requires_grad)
         memo[id(self)] = out
         return out
 
@@ -74,7 +74,7 @@ class Buffer(Tensor):
     def __deepcopy__(self, memo: dict[int, Any]) -> Buffer:
         if id(self) in memo:
             return memo[id(self)]  # type: ignore[no-any-return]
-        out = Buffer(self._fresh_copy(), persistent=self.persistent)
+        out = Buffer(self.detach().clone(), persistent=self.persistent)
         memo[id(self)] = out
         return out
 
