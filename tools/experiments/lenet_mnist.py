@@ -40,16 +40,11 @@ def batches(n: int, bs: int, rng: np.random.Generator) -> list[np.ndarray]:
     return [order[i : i + bs] for i in range(0, n, bs)]
 
 
-def run_lucid(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict[str, float]]:
-    import lucid
-    import lucid.nn.functional as F
-    from lucid import optim
-    from lucid.models import create_model
-
-    lucid.manual_seed(seed)
+def train_and_evaluate(
+    lib: Any, F: Any, model: Any, opt: Any, data: Any, epochs: int, seed: int, limit: int | None
+) -> list[dict[str, float]]:
+    """The recipe's loop, written once for both frameworks (``lib`` is ``lucid`` or ``torch``)."""
     xtr, ytr, xte, yte = data
-    model = create_model("lenet5")
-    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     rng = np.random.default_rng(seed)
     rows = []
     for epoch in range(1, epochs + 1):
@@ -57,7 +52,7 @@ def run_lucid(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict
         t0 = time.perf_counter()
         tot, correct, seen = 0.0, 0, 0
         for idx in batches(len(xtr), 64, rng)[:limit]:
-            x, y = lucid.from_numpy(xtr[idx]), lucid.from_numpy(ytr[idx])
+            x, y = lib.from_numpy(xtr[idx]), lib.from_numpy(ytr[idx])
             logits = model(x)
             loss = F.cross_entropy(logits, y)
             opt.zero_grad()
@@ -68,16 +63,28 @@ def run_lucid(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict
             seen += len(idx)
         dt = time.perf_counter() - t0
         model.eval()
-        with lucid.no_grad():
+        with lib.no_grad():
             te_loss, te_correct = 0.0, 0
             for i in range(0, len(xte), 1000):
-                lo = model(lucid.from_numpy(xte[i : i + 1000]))
-                yy = lucid.from_numpy(yte[i : i + 1000])
+                lo = model(lib.from_numpy(xte[i : i + 1000]))
+                yy = lib.from_numpy(yte[i : i + 1000])
                 te_loss += F.cross_entropy(lo, yy, reduction="sum").item()
                 te_correct += int((lo.argmax(1) == yy).sum().item())
         rows.append(_row(epoch, tot, correct, seen, te_loss, te_correct, len(xte), dt))
-        print("lucid", json.dumps(rows[-1]), flush=True)
+        print(lib.__name__, json.dumps(rows[-1]), flush=True)
     return rows
+
+
+def run_lucid(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict[str, float]]:
+    import lucid
+    import lucid.nn.functional as F
+    from lucid import optim
+    from lucid.models import create_model
+
+    lucid.manual_seed(seed)
+    model = create_model("lenet5")
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    return train_and_evaluate(lucid, F, model, opt, data, epochs, seed, limit)
 
 
 def run_torch(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict[str, float]]:
@@ -86,38 +93,13 @@ def run_torch(data: Any, epochs: int, seed: int, limit: int | None) -> list[dict
     import torch.nn.functional as F
 
     torch.manual_seed(seed)
-    xtr, ytr, xte, yte = data
     model = tnn.Sequential(
         tnn.Conv2d(1, 6, 5, padding=2), tnn.ReLU(), tnn.MaxPool2d(2),
         tnn.Conv2d(6, 16, 5), tnn.ReLU(), tnn.MaxPool2d(2), tnn.Flatten(),
         tnn.Linear(400, 120), tnn.ReLU(), tnn.Linear(120, 84), tnn.ReLU(), tnn.Linear(84, 10),
     )  # fmt: skip
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(seed)
-    rows = []
-    for epoch in range(1, epochs + 1):
-        model.train()
-        t0 = time.perf_counter()
-        tot, correct, seen = 0.0, 0, 0
-        for idx in batches(len(xtr), 64, rng)[:limit]:
-            x, y = torch.from_numpy(xtr[idx]), torch.from_numpy(ytr[idx])
-            logits = model(x)
-            loss = F.cross_entropy(logits, y)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            tot += loss.item() * len(idx)
-            correct += int((logits.argmax(1) == y).sum().item())
-            seen += len(idx)
-        dt = time.perf_counter() - t0
-        model.eval()
-        with torch.no_grad():
-            lo = model(torch.from_numpy(xte))
-            te_loss = F.cross_entropy(lo, torch.from_numpy(yte), reduction="sum").item()
-            te_correct = int((lo.argmax(1) == torch.from_numpy(yte)).sum().item())
-        rows.append(_row(epoch, tot, correct, seen, te_loss, te_correct, len(xte), dt))
-        print("torch", json.dumps(rows[-1]), flush=True)
-    return rows
+    return train_and_evaluate(torch, F, model, opt, data, epochs, seed, limit)
 
 
 def _row(epoch: int, tot: float, correct: int, seen: int, te_loss: float, te_correct: int,

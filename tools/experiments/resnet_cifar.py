@@ -70,27 +70,7 @@ def worker_torch(job: dict[str, Any]) -> dict[str, Any]:
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, job["save_init"])
     model = model.to(dtype).train()
     opt = torch.optim.SGD(model.parameters(), **{**RECIPE, "lr": job["lr"]})
-    x_all, y_all = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
-    losses, times = [], []
-    for idx in data["order"].reshape(-1, job["batch"]):
-        t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x_all[idx].to(dtype)), y_all[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-        times.append(time.perf_counter() - t0)
-    out: dict[str, Any] = {"losses": losses, "step_s": times}
-    if "x_test" in data:
-        model.eval()
-        correct = 0
-        with torch.no_grad():
-            for i in range(0, len(data["y_test"]), 250):
-                logits = model(torch.from_numpy(data["x_test"][i : i + 250]).to(dtype))
-                correct += int((logits.argmax(1).numpy() == data["y_test"][i : i + 250]).sum())
-        out["test_acc"] = correct / len(data["y_test"])
-    out["peak_mib"] = _peak_mib()
-    return out
+    return _train_and_test(torch, F, model, opt, data, job["batch"], lambda a: a.to(dtype))
 
 
 def worker_lucid(job: dict[str, Any]) -> dict[str, Any]:
@@ -107,11 +87,22 @@ def worker_lucid(job: dict[str, Any]) -> dict[str, Any]:
     model.load_state_dict(lucid.load(job["init"]))
     model.train()
     opt = optim.SGD(model.parameters(), **{**RECIPE, "lr": job["lr"]})
+    return _train_and_test(lucid, F, model, opt, data, job["batch"], lambda a: a)
+
+
+def _train_and_test(
+    lib: Any, F: Any, model: Any, opt: Any, data: Any, batch: int, to_input: Any
+) -> dict[str, Any]:
+    """Both workers' steps in ``data["order"]``, then test accuracy (``lib``: torch or lucid).
+
+    ``to_input`` turns a batch of images (a ``lib`` tensor) into the model's input dtype.
+    """
+    data = {name: data[name] for name in data.files}  # read the .npz once, outside the timing
     losses, times = [], []
-    for idx in data["order"].reshape(-1, job["batch"]):
+    for idx in data["order"].reshape(-1, batch):
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(lucid.from_numpy(data["x"][idx])),
-                               lucid.from_numpy(data["y"][idx]))  # fmt: skip
+        x = to_input(lib.from_numpy(np.ascontiguousarray(data["x"][idx])))
+        loss = F.cross_entropy(model(x), lib.from_numpy(data["y"][idx]))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -121,10 +112,10 @@ def worker_lucid(job: dict[str, Any]) -> dict[str, Any]:
     if "x_test" in data:
         model.eval()
         correct = 0
-        with lucid.no_grad():
+        with lib.no_grad():
             for i in range(0, len(data["y_test"]), 250):
-                logits = model(lucid.from_numpy(np.ascontiguousarray(data["x_test"][i : i + 250])))
-                correct += int((logits.argmax(1).numpy() == data["y_test"][i : i + 250]).sum())
+                x = to_input(lib.from_numpy(np.ascontiguousarray(data["x_test"][i : i + 250])))
+                correct += int((model(x).argmax(1).numpy() == data["y_test"][i : i + 250]).sum())
         out["test_acc"] = correct / len(data["y_test"])
     out["peak_mib"] = _peak_mib()
     return out
