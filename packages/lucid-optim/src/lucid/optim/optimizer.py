@@ -18,7 +18,7 @@ import functools
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import lucid
@@ -231,12 +231,11 @@ class Optimizer:
         the pending graph does not grow from step to step."""
         synchronize(self._tensors())
 
-    def _tensors(self) -> Iterator[Tensor]:
-        """Every parameter, then its state tensors."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                yield p
-                yield from (v for v in self.state.get(p, {}).values() if isinstance(v, Tensor))
+    def _tensors(self) -> list[Tensor]:
+        """Every parameter and every state tensor."""
+        params = [p for group in self.param_groups for p in group["params"]]
+        state = [v for p in params for v in self.state.get(p, {}).values() if isinstance(v, Tensor)]
+        return params + state
 
     def _step_group(self, group: ParamGroup) -> None:
         maximize = group.get("maximize", False)
