@@ -101,24 +101,42 @@ def _params(sig: inspect.Signature) -> list[str]:
 
 
 def _method(name: str, fn: object) -> list[str]:
+    """``def name(self, ...) -> R: ...`` laid out as ruff format would (stable under it)."""
     sig = inspect.signature(fn)  # type: ignore[arg-type]
-    head = f"        def {name}("
-    tail = f") -> {sig.return_annotation}: ..."
-    one = head + ", ".join(["self", *_params(sig)]) + tail
+    params = ["self", *_params(sig)]
+    head, tail = f"        def {name}(", f") -> {sig.return_annotation}: ..."
+    one = head + ", ".join(params) + tail
     if len(one) <= 100:
         return [one]
-    args = [f"            {a}," for a in ["self", *_params(sig)]]
-    return [head, *args, f"        {tail}"]
+    inner = "            " + ", ".join(params)
+    if len(inner) <= 100:
+        return [head, inner, "        " + tail]
+    return [head, *[f"            {a}," for a in params], "        " + tail]
 
 
 def methods_stub() -> str:
     from lucid._tensor import Tensor
 
-    lines = []
+    blocks: list[list[str]] = []
+    first: dict[int, str] = {}  # an alias (the same function) points at the first name
     for name, fn in _ops().methods().items():  # type: ignore[attr-defined]
-        if vars(Tensor).get(name) is fn:  # installed from the table (not written in the class)
-            lines += _method(name, fn)
+        if vars(Tensor).get(name) is not fn:  # written in the class itself (add, where, ...)
+            continue
+        if id(fn) in first:
+            blocks.append([f"        {name} = {first[id(fn)]}"])
+        else:
+            first[id(fn)] = name
+            blocks.append(_method(name, fn))
+    lines = blocks[0]
+    for prev, block in zip(blocks, blocks[1:]):
+        if _is_def(prev) != _is_def(block):  # ruff format's blank line around an assignment
+            lines.append("")
+        lines += block
     return HEADER + _METHODS_HEAD + "\n".join(lines) + "\n"
+
+
+def _is_def(block: list[str]) -> bool:
+    return block[0].lstrip().startswith("def ")
 
 
 def outputs() -> dict[Path, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid import dtypes
 from lucid._tensor import Tensor
@@ -15,21 +15,10 @@ _INDEXED = "takes index tensors: core_op_cases"
 OPS = OpTable(
     op("getitem", method=False, untested="Tensor.__getitem__: core_op_cases' getitem cases"),
     op("setitem", method=False, untested="Tensor.__setitem__: core_op_cases' setitem cases"),
-    *[
-        op(n, untested=_INDEXED)
-        for n in (
-            "gather",
-            "scatter",
-            "scatter_add",
-            "index_select",
-            "index_add",
-            "take",
-            "take_along_dim",
-            "masked_fill",
-            "masked_select",
-        )
-    ],
-)
+    *[op(n, untested=_INDEXED) for n in ("gather", "scatter", "scatter_add", "index_select",
+                                         "index_add", "take", "take_along_dim", "masked_fill",
+                                         "masked_select")],
+)  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
     __all__ = OPS.names
@@ -170,33 +159,30 @@ class Gather(Function):
 
 
 class Scatter(Function):
-    """``a`` with ``src`` written at ``index`` along ``dim`` (src already cut to index's shape)."""
+    """``a`` with ``src`` written at ``index`` along ``dim`` (src already cut to index's shape);
+    ``ScatterAdd`` adds it instead."""
+
+    accumulate: ClassVar[bool] = False
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, index: Any, src: Any) -> Any:
         ctx.dim, ctx.index = dim, index
-        return ctx.backend.scatter(a, dim, index, src)
+        write = ctx.backend.scatter_add if type(ctx).accumulate else ctx.backend.scatter
+        return write(a, dim, index, src)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         ga = gs = None
-        if ctx.needs_input_grad[0]:
-            ga = Scatter.apply(g, ctx.dim, ctx.index, g.new_zeros(()))
+        if ctx.needs_input_grad[0]:  # entries of ``a`` written over get no gradient
+            zero = g.new_zeros(())
+            ga = g if type(ctx).accumulate else Scatter.apply(g, ctx.dim, ctx.index, zero)
         if ctx.needs_input_grad[3]:
             gs = Gather.apply(g, ctx.dim, ctx.index)
         return ga, None, None, gs
 
 
-class ScatterAdd(Function):
-    @staticmethod
-    def forward(ctx: Any, a: Any, dim: int, index: Any, src: Any) -> Any:
-        ctx.dim, ctx.index = dim, index
-        return ctx.backend.scatter_add(a, dim, index, src)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        gs = Gather.apply(g, ctx.dim, ctx.index) if ctx.needs_input_grad[3] else None
-        return g, None, None, gs
+class ScatterAdd(Scatter):
+    accumulate = True
 
 
 def _index_array(index: Any, a: Tensor, name: str) -> Any:

@@ -106,6 +106,20 @@ class Prod(Function):
         return g * left * right, None, None
 
 
+def _save_reduced(ctx: Any, a: Any, out: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
+    """Keep what :func:`_restore_reduced` needs; returns ``out``."""
+    ctx.save_for_backward(a, out)
+    ctx.dims, ctx.keepdim = dims, keepdim
+    return out
+
+
+def _restore_reduced(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """The saved input, and the saved output and ``g`` broadcast back to the input's shape."""
+    a, out = ctx.saved_tensors
+    dims, keep = ctx.dims, ctx.keepdim
+    return a, restore_dims(out, dims, keep, a.shape), restore_dims(g, dims, keep, a.shape)
+
+
 class Extreme(Function):
     """amax/amin over dims; ties share the gradient equally."""
 
@@ -113,15 +127,11 @@ class Extreme(Function):
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool, largest: bool) -> Any:
         fn = ctx.xp.max if largest else ctx.xp.min
         out = fn(a, axis=dims, keepdims=keepdim)
-        ctx.save_for_backward(a, out)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        return out
+        return _save_reduced(ctx, a, out, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        a, out = ctx.saved_tensors
-        out = restore_dims(out, ctx.dims, ctx.keepdim, a.shape)
-        g = restore_dims(g, ctx.dims, ctx.keepdim, a.shape)
+        a, out, g = _restore_reduced(ctx, g)
         mask = (a == out).to(g.dtype)
         return g * mask / mask.sum(ctx.dims, keepdim=True), None, None, None
 
@@ -193,15 +203,11 @@ class NormP2(Function):
         xp = ctx.xp
         m = xp.abs(a) if ctx.backend.dtype_of(a).is_complex else a
         out = xp.sqrt(xp.sum(m * m, axis=dims, keepdims=keepdim))
-        ctx.save_for_backward(a, out)
-        ctx.dims, ctx.keepdim = dims, keepdim
-        return out
+        return _save_reduced(ctx, a, out, dims, keepdim)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        a, out = ctx.saved_tensors
-        out = restore_dims(out, ctx.dims, ctx.keepdim, a.shape)
-        g = restore_dims(g, ctx.dims, ctx.keepdim, a.shape)
+        a, out, g = _restore_reduced(ctx, g)
         safe = where(out == 0, out.new_ones(()), out)
         return g * a / safe, None, None
 

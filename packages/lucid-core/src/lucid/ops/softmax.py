@@ -1,6 +1,6 @@
 """softmax and log_softmax: fused, numerically stable (the max is subtracted first).
 
-Both are single Functions naming a fused-op contract (``kernel``): a backend may swap in its own.
+Both are Functions naming a fused-op contract (``kernel``): a backend may swap in its own.
 A plain backward is one fused array expression; under ``create_graph=True`` the same formula
 runs in lucid ops on the saved output, so it is differentiable again.
 """
@@ -30,49 +30,74 @@ def _shifted(xp: Any, x: Any, dim: int) -> Any:
     return xp.subtract(x, xp.max(x, axis=dim, keepdims=True))
 
 
-class Softmax(Function):
+class _Normalize(Function):
+    """softmax / log_softmax along ``dim``: the subclass gives the values and the gradient
+    formula, over arrays (``array_grad``, a plain backward) and over Tensors (``grad``,
+    recorded under ``create_graph=True``); both read the saved output."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, dim: int) -> Any:
+        out = type(ctx).values(ctx.xp, x, dim)
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (y,) = ctx.saved_tensors
+        cls = type(ctx)
+        if not grad_mode._state.enabled:  # plain backward: one fused array expression
+            gx = cls.array_grad(ctx.xp, g.data, y.data, ctx.dim)
+            return Tensor.from_backend_array(gx, g.backend), None
+        return cls.grad(g, y, ctx.dim), None
+
+    @staticmethod
+    def values(xp: Any, x: Any, dim: int) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def array_grad(xp: Any, g: Any, y: Any, dim: int) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def grad(g: Tensor, y: Tensor, dim: int) -> Tensor:
+        raise NotImplementedError
+
+
+class Softmax(_Normalize):
     kernel = kernels.SOFTMAX
 
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        xp = ctx.xp
+    def values(xp: Any, x: Any, dim: int) -> Any:
         e = xp.exp(_shifted(xp, x, dim))
-        out = xp.divide(e, xp.sum(e, axis=dim, keepdims=True))
-        ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+        return xp.divide(e, xp.sum(e, axis=dim, keepdims=True))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (y,) = ctx.saved_tensors
-        if not grad_mode._state.enabled:  # plain backward: one fused array expression
-            xp, gy = ctx.xp, g.data * y.data
-            gx = gy - y.data * xp.sum(gy, axis=ctx.dim, keepdims=True)
-            return Tensor.from_backend_array(gx, g.backend), None
+    def array_grad(xp: Any, g: Any, y: Any, dim: int) -> Any:
         gy = g * y
-        return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
+        return gy - y * xp.sum(gy, axis=dim, keepdims=True)
+
+    @staticmethod
+    def grad(g: Tensor, y: Tensor, dim: int) -> Tensor:
+        gy = g * y
+        return gy - y * gy.sum(dim=dim, keepdim=True)
 
 
-class LogSoftmax(Function):
+class LogSoftmax(_Normalize):
     kernel = kernels.LOG_SOFTMAX
 
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        xp = ctx.xp
+    def values(xp: Any, x: Any, dim: int) -> Any:
         s = _shifted(xp, x, dim)
-        out = xp.subtract(s, xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True)))
-        ctx.dim = dim
-        ctx.save_for_backward(out)
-        return out
+        return xp.subtract(s, xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True)))
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (y,) = ctx.saved_tensors
-        if not grad_mode._state.enabled:  # plain backward: one fused array expression
-            xp = ctx.xp
-            gx = g.data - xp.exp(y.data) * xp.sum(g.data, axis=ctx.dim, keepdims=True)
-            return Tensor.from_backend_array(gx, g.backend), None
-        return g - y.exp() * g.sum(dim=ctx.dim, keepdim=True), None
+    def array_grad(xp: Any, g: Any, y: Any, dim: int) -> Any:
+        return g - xp.exp(y) * xp.sum(g, axis=dim, keepdims=True)
+
+    @staticmethod
+    def grad(g: Tensor, y: Tensor, dim: int) -> Tensor:
+        return g - y.exp() * g.sum(dim=dim, keepdim=True)
 
 
 def _prepare(name: str, x: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor, int]:

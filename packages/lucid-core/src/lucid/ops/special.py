@@ -8,7 +8,7 @@ NumPy has no erf, so the default forward evaluates fdlibm's rational approximati
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
@@ -202,30 +202,26 @@ def erfinv_array(xp: Any, y: Any) -> Any:
 
 class Erf(Function):
     kernel = kernels.ERF
+    values = staticmethod(erf_array)
+    slope: ClassVar[float] = _TWO_OVER_SQRT_PI  # d erf(x) / dx = slope * exp(-x^2)
 
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         ctx.save_for_backward(x)
-        return erf_array(ctx.xp, x)
+        return type(ctx).values(ctx.xp, x)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (x,) = ctx.saved_tensors
-        return g * (_TWO_OVER_SQRT_PI * (-(x * x)).exp())
+        return g * (type(ctx).slope * (-(x * x)).exp())
 
 
-class Erfc(Function):
+class Erfc(Erf):
+    """``1 - erf``: its gradient is erf's, negated."""
+
     kernel = kernels.ERFC
-
-    @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return erfc_array(ctx.xp, x)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (x,) = ctx.saved_tensors
-        return g * (-_TWO_OVER_SQRT_PI * (-(x * x)).exp())
+    values = staticmethod(erfc_array)
+    slope = -_TWO_OVER_SQRT_PI
 
 
 class Erfinv(Function):
