@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from core_op_cases import CASES, outputs, tensors
 
 import lucid
-from core_op_cases import CASES, outputs, tensors
 from lucid.autograd import gradcheck, gradgradcheck
 
 

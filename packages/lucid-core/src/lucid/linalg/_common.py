@@ -41,6 +41,14 @@ def lapack(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise LinAlgError(f"linalg.{name}: {exc}") from None
 
 
+def lapack_saved(ctx: Any, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """:func:`lapack`, its outputs saved for backward (the gradients are written in them)."""
+    out = lapack(name, fn, *args, **kwargs)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    ctx.save_for_backward(*outs)
+    return outs if len(outs) > 1 else out
+
+
 def eye_like(a: Tensor) -> Tensor:
     """The identity with ``a``'s trailing square shape, dtype and device."""
     from lucid._creation import eye

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.linalg._common import check_matrix, eye_like, lapack, off_diagonal_quotient
+from lucid.linalg._common import check_matrix, eye_like, lapack_saved, off_diagonal_quotient
 
 
 def _solve(a: Tensor, b: Tensor) -> Tensor:
@@ -24,9 +24,7 @@ def _solve(a: Tensor, b: Tensor) -> Tensor:
 class Cholesky(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
-        out = lapack("cholesky", ctx.xp.linalg.cholesky, a)
-        ctx.save_for_backward(out)
-        return out
+        return lapack_saved(ctx, "cholesky", ctx.xp.linalg.cholesky, a)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -56,10 +54,8 @@ class QRResult(NamedTuple):
 class QR(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, mode: str) -> Any:
-        q, r = lapack("qr", ctx.xp.linalg.qr, a, mode=mode)
         ctx.mode, ctx.shape = mode, a.shape
-        ctx.save_for_backward(q, r)
-        return q, r
+        return lapack_saved(ctx, "qr", ctx.xp.linalg.qr, a, mode=mode)
 
     @staticmethod
     def backward(ctx: Any, gq: Tensor, gr: Tensor) -> Any:
@@ -104,10 +100,8 @@ class SVDResult(NamedTuple):
 class SVD(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, full_matrices: bool) -> Any:
-        u, s, vh = lapack("svd", ctx.xp.linalg.svd, a, full_matrices=full_matrices)
         ctx.full, ctx.shape = full_matrices, a.shape
-        ctx.save_for_backward(u, s, vh)
-        return u, s, vh
+        return lapack_saved(ctx, "svd", ctx.xp.linalg.svd, a, full_matrices=full_matrices)
 
     @staticmethod
     def backward(ctx: Any, gu: Tensor, gs: Tensor, gvh: Tensor) -> Any:
@@ -180,9 +174,7 @@ class EighResult(NamedTuple):
 class Eigh(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, uplo: str) -> Any:
-        w, q = lapack("eigh", ctx.xp.linalg.eigh, a, UPLO=uplo)
-        ctx.save_for_backward(w, q)
-        return w, q
+        return lapack_saved(ctx, "eigh", ctx.xp.linalg.eigh, a, UPLO=uplo)
 
     @staticmethod
     def backward(ctx: Any, gw: Tensor, gq: Tensor) -> Any:

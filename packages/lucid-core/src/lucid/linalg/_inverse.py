@@ -6,15 +6,13 @@ from typing import Any, NamedTuple
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.linalg._common import LinAlgError, check_matrix, eye_like, lapack
+from lucid.linalg._common import LinAlgError, check_matrix, eye_like, lapack, lapack_saved
 
 
 class Inv(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
-        out = lapack("inv", ctx.xp.linalg.inv, a)
-        ctx.save_for_backward(out)
-        return out
+        return lapack_saved(ctx, "inv", ctx.xp.linalg.inv, a)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:

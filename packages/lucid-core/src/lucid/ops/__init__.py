@@ -13,21 +13,20 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-# Import order matters (the modules import each other through lucid._tensor's cycle).
+from lucid.ops._registry import Op
+from lucid.ops.blas import *
 from lucid.ops.elementwise import *
+from lucid.ops.grids import *
 from lucid.ops.indexing import *
 from lucid.ops.join import *
 from lucid.ops.matmul import *
 from lucid.ops.movement import *
 from lucid.ops.reduction import *
 from lucid.ops.shape import *
-from lucid.ops.unary import *
-from lucid.ops.blas import *  # noqa: I001
-from lucid.ops.grids import *
 from lucid.ops.softmax import *
 from lucid.ops.sorting import *
 from lucid.ops.special import *
-from lucid.ops._registry import Op
+from lucid.ops.unary import *
 
 # By import path: some op names (softmax) hide their module's attribute on this package.
 MODULES: tuple[ModuleType, ...] = tuple(

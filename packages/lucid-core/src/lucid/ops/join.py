@@ -31,6 +31,16 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
     __all__ = OPS.names
 
 
+def _check_same_device(tensors: Sequence[Any], name: str) -> None:
+    first = tensors[0].backend
+    for t in tensors[1:]:
+        if t.backend is not first:
+            raise RuntimeError(
+                f"{name}(): Expected all tensors to be on the same device, but found at least "
+                f"two devices, {tensors[0].device} and {t.device}!"
+            )
+
+
 class Cat(Function):
     @staticmethod
     def forward(ctx: Any, dim: int, *arrays: Any) -> Any:
@@ -81,16 +91,6 @@ class Unbind(Function):
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> Any:
         return stack(list(grads), ctx.dim), None
-
-
-def _check_same_device(tensors: Sequence[Any], name: str) -> None:
-    first = tensors[0].backend
-    for t in tensors[1:]:
-        if t.backend is not first:
-            raise RuntimeError(
-                f"{name}(): Expected all tensors to be on the same device, but found at least "
-                f"two devices, {tensors[0].device} and {t.device}!"
-            )
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:

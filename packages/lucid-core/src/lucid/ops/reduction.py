@@ -225,6 +225,13 @@ class BoolReduce(Function):
 
 
 # -- public functions -----------------------------------------------------------------------------
+def _accumulating(a: Tensor, dtype: Any) -> Tensor:
+    """``a`` in the dtype a sum or product runs in: ``dtype`` if given, int64 for bool/ints."""
+    if dtype is not None:
+        return a.to(dtype)
+    return a.to(dtypes.int64) if a.dtype.category < dtypes.FLOAT else a
+
+
 def sum(  # noqa: A001
     input: Tensor,  # noqa: A002
     dim: Any = None,
@@ -233,10 +240,7 @@ def sum(  # noqa: A001
     dtype: Any = None,
 ) -> Tensor:
     """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype.category < dtypes.FLOAT:
-        input = input.to(dtypes.int64)
+    input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
     return Sum.apply(input, dims, keepdim)  # type: ignore[no-any-return]
 
@@ -312,10 +316,7 @@ def prod(
     dtype: Any = None,
 ) -> Tensor:
     """Product over ``dim`` (all elements by default)."""
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype.category < dtypes.FLOAT:
-        input = input.to(dtypes.int64)
+    input = _accumulating(input, dtype)
     if dim is None:
         out: Tensor = Prod.apply(input.reshape(-1), 0, False)
         return out.reshape((1,) * input.ndim) if keepdim else out
@@ -448,19 +449,13 @@ def norm(
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running sum along ``dim`` (integer inputs sum as int64)."""
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype.category < dtypes.FLOAT:
-        input = input.to(dtypes.int64)
+    input = _accumulating(input, dtype)
     return Scan.apply(input, normalize_dim(dim, input.ndim), "cumsum")  # type: ignore[no-any-return]
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running product along ``dim``; the gradient handles zeros in the input."""
-    if dtype is not None:
-        input = input.to(dtype)
-    elif input.dtype.category < dtypes.FLOAT:
-        input = input.to(dtypes.int64)
+    input = _accumulating(input, dtype)
     return Scan.apply(input, normalize_dim(dim, input.ndim), "cumprod")  # type: ignore[no-any-return]
 
 

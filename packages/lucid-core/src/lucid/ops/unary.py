@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
@@ -53,8 +53,11 @@ OPS = OpTable(
     op("atanh", sample((3,), domain="unit", ref="arctanh")),
     op("arctanh", alias="atanh"),
     op("sigmoid", sample((3, 4), gg=True)),
-    op("logit", sample((3, 4), domain="prob", gg=True), sample((3, 4), domain="prob", eps=0.2,
-       tag="eps")),
+    op(
+        "logit",
+        sample((3, 4), domain="prob", gg=True),
+        sample((3, 4), domain="prob", eps=0.2, tag="eps"),
+    ),
     op("relu", sample((3, 4), domain="away", gg=True)),
     op("floor", sample((3,), domain="away", ref="floor")),
     op("ceil", sample((3,), domain="away", ref="ceil")),
@@ -95,8 +98,8 @@ class _Unary(Function):
         raise NotImplementedError
 
 
-class _Flat(Function):
-    """Piecewise-constant functions (floor, sign, ...): the gradient is zero everywhere."""
+class _Unsaved(Function):
+    """``xp.<xp_name>(a)`` for functions whose gradient needs neither input nor output."""
 
     xp_name: ClassVar[str]
 
@@ -104,17 +107,48 @@ class _Flat(Function):
     def forward(ctx: Any, a: Any) -> Any:
         return getattr(ctx.xp, type(ctx).xp_name)(a)
 
+
+class _Flat(_Unsaved):
+    """Piecewise-constant functions (floor, sign, ...): the gradient is zero everywhere."""
+
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return g * 0
 
 
-class Exp(_Unary):
-    xp_name, saves_output = "exp", True
+_Grad = Callable[[Tensor, Tensor], Tensor]
 
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return g * out
+
+def _unary(name: str, xp_name: str, grad: _Grad, saves_output: bool = False) -> type[_Unary]:
+    """The :class:`_Unary` ``name``: forward ``xp.<xp_name>``, backward ``grad(g, saved)``."""
+    attrs = {"xp_name": xp_name, "saves_output": saves_output, "grad": staticmethod(grad)}
+    return cast("type[_Unary]", type(name, (_Unary,), attrs))
+
+
+# Each gradient rule, of the upstream gradient g and the saved input a (or output out).
+Exp = _unary("Exp", "exp", lambda g, out: g * out, saves_output=True)
+Expm1 = _unary("Expm1", "expm1", lambda g, out: g * (out + 1), saves_output=True)
+Log = _unary("Log", "log", lambda g, a: g / a)
+Log2 = _unary("Log2", "log2", lambda g, a: g / (a * math.log(2.0)))
+Log10 = _unary("Log10", "log10", lambda g, a: g / (a * math.log(10.0)))
+Log1p = _unary("Log1p", "log1p", lambda g, a: g / (a + 1))
+Sqrt = _unary("Sqrt", "sqrt", lambda g, out: g / (out * 2), saves_output=True)
+Reciprocal = _unary("Reciprocal", "reciprocal", lambda g, out: -g * out * out, saves_output=True)
+Square = _unary("Square", "square", lambda g, a: g * a * 2)
+# NOTE: the gradient at 0 is 0 (sign(0)), as in PyTorch.
+Abs = _unary("Abs", "abs", lambda g, a: g * a.sign())
+Sin = _unary("Sin", "sin", lambda g, a: g * a.cos())
+Cos = _unary("Cos", "cos", lambda g, a: -g * a.sin())
+Tan = _unary("Tan", "tan", lambda g, out: g * (out * out + 1), saves_output=True)
+Asin = _unary("Asin", "arcsin", lambda g, a: g * (1 - a * a).rsqrt())
+Acos = _unary("Acos", "arccos", lambda g, a: -g * (1 - a * a).rsqrt())
+Atan = _unary("Atan", "arctan", lambda g, a: g / (a * a + 1))
+Sinh = _unary("Sinh", "sinh", lambda g, a: g * a.cosh())
+Cosh = _unary("Cosh", "cosh", lambda g, a: g * a.sinh())
+Tanh = _unary("Tanh", "tanh", lambda g, out: g * (1 - out * out), saves_output=True)
+Asinh = _unary("Asinh", "arcsinh", lambda g, a: g * (a * a + 1).rsqrt())
+Acosh = _unary("Acosh", "arccosh", lambda g, a: g * (a * a - 1).rsqrt())
+Atanh = _unary("Atanh", "arctanh", lambda g, a: g / (1 - a * a))
 
 
 class Exp2(Function):
@@ -130,54 +164,6 @@ class Exp2(Function):
         return g * out * math.log(2.0)
 
 
-class Expm1(_Unary):
-    xp_name, saves_output = "expm1", True
-
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return g * (out + 1)
-
-
-class Log(_Unary):
-    xp_name = "log"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / a
-
-
-class Log2(_Unary):
-    xp_name = "log2"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / (a * math.log(2.0))
-
-
-class Log10(_Unary):
-    xp_name = "log10"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / (a * math.log(10.0))
-
-
-class Log1p(_Unary):
-    xp_name = "log1p"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / (a + 1)
-
-
-class Sqrt(_Unary):
-    xp_name, saves_output = "sqrt", True
-
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return g / (out * 2)
-
-
 class Rsqrt(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
@@ -189,127 +175,6 @@ class Rsqrt(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         (out,) = ctx.saved_tensors
         return g * out * out * out * -0.5
-
-
-class Reciprocal(_Unary):
-    xp_name, saves_output = "reciprocal", True
-
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return -g * out * out
-
-
-class Square(_Unary):
-    xp_name = "square"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * a * 2
-
-
-class Abs(_Unary):
-    xp_name = "abs"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        # NOTE: the gradient at 0 is 0 (sign(0)), as in PyTorch.
-        return g * a.sign()
-
-
-class Sin(_Unary):
-    xp_name = "sin"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * a.cos()
-
-
-class Cos(_Unary):
-    xp_name = "cos"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return -g * a.sin()
-
-
-class Tan(_Unary):
-    xp_name, saves_output = "tan", True
-
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return g * (out * out + 1)
-
-
-class Asin(_Unary):
-    xp_name = "arcsin"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * (1 - a * a).rsqrt()
-
-
-class Acos(_Unary):
-    xp_name = "arccos"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return -g * (1 - a * a).rsqrt()
-
-
-class Atan(_Unary):
-    xp_name = "arctan"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / (a * a + 1)
-
-
-class Sinh(_Unary):
-    xp_name = "sinh"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * a.cosh()
-
-
-class Cosh(_Unary):
-    xp_name = "cosh"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * a.sinh()
-
-
-class Tanh(_Unary):
-    xp_name, saves_output = "tanh", True
-
-    @staticmethod
-    def grad(g: Tensor, out: Tensor) -> Tensor:
-        return g * (1 - out * out)
-
-
-class Asinh(_Unary):
-    xp_name = "arcsinh"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * (a * a + 1).rsqrt()
-
-
-class Acosh(_Unary):
-    xp_name = "arccosh"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g * (a * a - 1).rsqrt()
-
-
-class Atanh(_Unary):
-    xp_name = "arctanh"
-
-    @staticmethod
-    def grad(g: Tensor, a: Tensor) -> Tensor:
-        return g / (1 - a * a)
 
 
 class Sigmoid(Function):
@@ -409,10 +274,8 @@ class Round(Function):
         return g * 0, None
 
 
-class Neg(Function):
-    @staticmethod
-    def forward(ctx: Any, a: Any) -> Any:
-        return ctx.xp.negative(a)
+class Neg(_Unsaved):
+    xp_name = "negative"
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
