@@ -16,6 +16,7 @@ from typing import Any
 from lucid.ops._registry import Op
 from lucid.ops.blas import *
 from lucid.ops.elementwise import *
+from lucid.ops.gamma import *
 from lucid.ops.grids import *
 from lucid.ops.indexing import *
 from lucid.ops.join import *
@@ -32,7 +33,7 @@ from lucid.ops.unary import *
 MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
-                 "unary", "blas", "grids", "softmax", "sorting", "special")
+                 "unary", "blas", "grids", "softmax", "sorting", "special", "gamma")
 )  # fmt: skip
 
 

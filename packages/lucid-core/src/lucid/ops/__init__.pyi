@@ -6,6 +6,7 @@ from typing import Any
 
 from lucid.ops import blas as blas
 from lucid.ops import elementwise as elementwise
+from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
 from lucid.ops import indexing as indexing
 from lucid.ops import join as join
@@ -79,6 +80,8 @@ from lucid.ops.elementwise import subtract as subtract
 from lucid.ops.elementwise import true_divide as true_divide
 from lucid.ops.elementwise import where as where
 from lucid.ops.elementwise import xlogy as xlogy
+from lucid.ops.gamma import digamma as digamma
+from lucid.ops.gamma import lgamma as lgamma
 from lucid.ops.grids import bincount as bincount
 from lucid.ops.grids import cartesian_prod as cartesian_prod
 from lucid.ops.grids import histc as histc
@@ -467,4 +470,6 @@ __all__ = [
     "erf",
     "erfc",
     "erfinv",
+    "lgamma",
+    "digamma",
 ]
