@@ -91,8 +91,8 @@ def test_gradient_penalty_matches_torch() -> None:
         penalty = ((gx.norm(dim=1) - 1) ** 2).mean()
         penalty.backward()
         results.append((penalty.item(), wt.grad.numpy()))
-    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12)
-    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10)
+    assert results[0][0] == pytest.approx(results[1][0], rel=1e-12, abs=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
 
 
 def test_max_with_dim_returns_torch_structure() -> None:
