@@ -3,8 +3,8 @@
 mypy cannot follow exports computed at import time, so two files spell them out:
 
 - ``lucid/ops/__init__.pyi``: what ``lucid.ops`` (and through it ``lucid``) exports;
-- ``lucid/_tensor_methods.py``: the Tensor methods that ``lucid._tensor._install_methods``
-  attaches, as typed attributes of Tensor's base class.
+- ``lucid/_tensor_methods.py``, below its marker line: the Tensor methods that
+  ``lucid._tensor._install_methods`` attaches, typed with their ops' signatures.
 
 Run ``python tools/gen_stubs.py`` after changing an op table; ``--check`` exits 1 when a
 committed file differs from what the tables give (``test_core_exports.py`` runs that check).
@@ -54,29 +54,7 @@ def _import_order(line: str) -> tuple[str, list[object]]:
     return module, [int(p) if p.isdigit() else p for p in parts]
 
 
-_METHODS_HEAD = '''"""Static types of the Tensor methods that ``_tensor._install_methods`` attaches.
-
-The methods are the ``lucid.ops`` functions whose table row says ``method``, with the tensor
-as ``self``; declaring them here (a base class with no runtime content) lets mypy check
-``x.sum(dim=1)`` against the op's own signature in every package, and reject a name that is no
-method.
-"""
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from lucid._tensor import Tensor
-    from lucid.ops.reduction import ValuesIndices
-
-
-class TensorMethods:
-    __slots__ = ()
-
-    if TYPE_CHECKING:
-
-'''
+MARKER = "        # -- written by tools/gen_stubs.py from the op tables; do not edit below --\n"
 
 
 def _param(p: inspect.Parameter) -> str:
@@ -114,9 +92,12 @@ def _method(name: str, fn: object) -> list[str]:
     return [head, *[f"            {a}," for a in params], "        " + tail]
 
 
-def methods_stub() -> str:
+def methods_stub(current: str) -> str:
+    """``current`` (the committed file) up to its marker line, then one method per table row."""
     from lucid._tensor import Tensor
 
+    if MARKER not in current:
+        raise ValueError(f"lucid/_tensor_methods.py lost its marker line {MARKER.strip()!r}")
     blocks: list[list[str]] = []
     first: dict[int, str] = {}  # an alias (the same function) points at the first name
     for name, fn in _ops().methods().items():  # type: ignore[attr-defined]
@@ -132,7 +113,7 @@ def methods_stub() -> str:
         if _is_def(prev) != _is_def(block):  # ruff format's blank line around an assignment
             lines.append("")
         lines += block
-    return HEADER + _METHODS_HEAD + "\n".join(lines) + "\n"
+    return current[: current.index(MARKER) + len(MARKER)] + "\n".join(lines) + "\n"
 
 
 def _is_def(block: list[str]) -> bool:
@@ -141,9 +122,10 @@ def _is_def(block: list[str]) -> bool:
 
 def outputs() -> dict[Path, str]:
     lucid_dir = SRC / "lucid"
+    methods = lucid_dir / "_tensor_methods.py"
     return {
         lucid_dir / "ops" / "__init__.pyi": ops_stub(),
-        lucid_dir / "_tensor_methods.py": methods_stub(),
+        methods: methods_stub(methods.read_text()),
     }
 
 

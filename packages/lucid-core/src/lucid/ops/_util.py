@@ -1,11 +1,13 @@
-"""Helpers shared by op modules: operand promotion and dim normalisation."""
+"""Helpers shared by op modules: operand promotion, dim normalisation, and the Function of a
+smooth elementwise function whose gradient needs only its input."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from lucid import dtypes
 from lucid._tensor import Tensor
+from lucid.autograd.function import Function
 
 Scalar = (int, float, bool, complex)
 
@@ -96,3 +98,21 @@ def shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     return tuple(int(a) for a in args)
+
+
+class OfInput(Function):
+    """``values(xp, x)`` on the saved input; the gradient is ``g * derivative(x)`` (in lucid
+    ops, so differentiable again where ``derivative`` is)."""
+
+    values: ClassVar[Any]
+    derivative: ClassVar[Any]
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        return type(ctx).values(ctx.xp, x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * type(ctx).derivative(x)

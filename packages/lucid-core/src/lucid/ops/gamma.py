@@ -10,12 +10,12 @@ at the negative integers, as in PyTorch.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import DoubleBackwardError, Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import to_float
+from lucid.ops._util import OfInput, to_float
 
 OPS = OpTable(
     op("lgamma", sample((3, 4), domain="pos", gg=True),
@@ -104,23 +104,6 @@ def trigamma_array(xp: Any, x: Any) -> Any:
     return xp.where(pole, xp.full_like(x, math.inf), out)
 
 
-class _OfInput(Function):
-    """``values(xp, x)`` on the saved input; the gradient is ``g * derivative(x)``."""
-
-    values: ClassVar[Any]
-    derivative: ClassVar[Any]
-
-    @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return type(ctx).values(ctx.xp, x)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (x,) = ctx.saved_tensors
-        return g * type(ctx).derivative(x)
-
-
 class Trigamma(Function):
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
@@ -133,7 +116,7 @@ class Trigamma(Function):
         )
 
 
-class Digamma(_OfInput):
+class Digamma(OfInput):
     values = staticmethod(digamma_array)
     derivative = staticmethod(Trigamma.apply)
 
@@ -143,7 +126,7 @@ def digamma(input: Tensor) -> Tensor:  # noqa: A002
     return Digamma.apply(to_float(input))  # type: ignore[no-any-return]
 
 
-class Lgamma(_OfInput):
+class Lgamma(OfInput):
     values = staticmethod(lgamma_array)
     derivative = staticmethod(digamma)
 

@@ -8,12 +8,13 @@ NumPy has no erf, so the default forward evaluates fdlibm's rational approximati
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
+from lucid.ops._util import OfInput
 
 OPS = OpTable(
     op("erf", sample((3, 4))),
@@ -200,28 +201,24 @@ def erfinv_array(xp: Any, y: Any) -> Any:
     return xp.where(inside, x, edge)
 
 
-class Erf(Function):
+def _erf_slope(x: Tensor) -> Tensor:
+    return _TWO_OVER_SQRT_PI * (-(x * x)).exp()
+
+
+def _erfc_slope(x: Tensor) -> Tensor:
+    return -_erf_slope(x)  # erfc = 1 - erf
+
+
+class Erf(OfInput):
     kernel = kernels.ERF
     values = staticmethod(erf_array)
-    slope: ClassVar[float] = _TWO_OVER_SQRT_PI  # d erf(x) / dx = slope * exp(-x^2)
-
-    @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return type(ctx).values(ctx.xp, x)
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        (x,) = ctx.saved_tensors
-        return g * (type(ctx).slope * (-(x * x)).exp())
+    derivative = staticmethod(_erf_slope)
 
 
-class Erfc(Erf):
-    """``1 - erf``: its gradient is erf's, negated."""
-
+class Erfc(OfInput):
     kernel = kernels.ERFC
     values = staticmethod(erfc_array)
-    slope = -_TWO_OVER_SQRT_PI
+    derivative = staticmethod(_erfc_slope)
 
 
 class Erfinv(Function):
