@@ -801,6 +801,12 @@ def test_case_ids_are_unique_and_skips_name_cases() -> None:
     assert set(MLX_SKIP) <= set(ids), f"MLX_SKIP names no case: {set(MLX_SKIP) - set(ids)}"
 
 
+def test_a_case_of_a_missing_op_fails_instead_of_skipping() -> None:
+    case = C("no_such_op", F(2))
+    with pytest.raises(AttributeError, match="no_such_op"):
+        _run(case, "cpu", _inputs(case))
+
+
 def test_every_op_has_a_case() -> None:
     covered = {
         p.rpartition(".")[2] if p.startswith("nn.") else p for c in CASES for p in c.covers()
