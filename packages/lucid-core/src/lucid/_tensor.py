@@ -95,6 +95,13 @@ class Tensor(TensorMethods):
 
     # -- basic properties -------------------------------------------------------------------------
     @property
+    def array(self) -> Any:
+        """The native backend array this tensor holds (``numpy.ndarray`` on "cpu",
+        ``mlx.core.array`` on "mlx"): no copy, no conversion, no autograd. Read-only: to give a
+        tensor new storage assign ``t.data = other`` (as in PyTorch)."""
+        return self._data
+
+    @property
     def data(self) -> Any:
         """The raw backend array (numpy.ndarray on "cpu"); assignment rebinds it."""
         return self._data
