@@ -80,8 +80,8 @@ def _mlp_run(steps: int, sync: bool) -> tuple[list[int], list[int]]:
                 for p in model.parameters():
                     p.sub_(p.grad * 0.01)
         # parameters, optimizer state and the running statistics updated in the forward
-        state = [t.data for t in [*model.parameters(), *model.buffers()]]
-        state += [v.data for s in opt.state.values() for v in s.values() if hasattr(v, "data")]
+        state = [t.array for t in [*model.parameters(), *model.buffers()]]
+        state += [v.array for s in opt.state.values() for v in s.values() if hasattr(v, "array")]
         graph.append(_pending_edges(state))
         mem.append(mx.get_active_memory())
     return graph, mem
@@ -122,12 +122,12 @@ def test_module_to_moves_parameters_and_buffers() -> None:
     model.to("mlx")
     tensors = list(model.parameters()) + list(model.buffers())
     assert tensors and all(t.device == "mlx" for t in tensors)
-    assert all(isinstance(t.data, mx.array) for t in tensors)
+    assert all(isinstance(t.array, mx.array) for t in tensors)
     model.train()
     model(lucid.randn(2, 1, 6, 6, device="mlx"))
     assert model[1].running_mean.device == "mlx"
     model.to("cpu")
-    assert all(isinstance(t.data, np.ndarray) for t in model.parameters())
+    assert all(isinstance(t.array, np.ndarray) for t in model.parameters())
 
 
 def test_save_mlx_tensors_and_load_them_back_onto_mlx(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_save_mlx_tensors_and_load_them_back_onto_mlx(tmp_path: Path) -> None:
         assert back[k].device == "mlx" and back[k].dtype is v.dtype
         np.testing.assert_array_equal(back[k].numpy(), v.numpy())
     on_cpu = lucid.load(path, map_location="cpu")
-    assert all(isinstance(t.data, np.ndarray) for t in on_cpu.values())
+    assert all(isinstance(t.array, np.ndarray) for t in on_cpu.values())
     fresh = lenet5().to("mlx")
     fresh.load_state_dict(back)
     x, _ = _batch(2, "mlx")
@@ -189,7 +189,7 @@ def test_every_nn_init_function_works_in_place_on_mlx() -> None:
         t = lucid.full(shape, 0.123, device="mlx")
         args = (0.5,) if name in ("constant_", "sparse_") else ()
         getattr(init, name)(t, *args)
-        assert t.device == "mlx" and isinstance(t.data, mx.array), name
+        assert t.device == "mlx" and isinstance(t.array, mx.array), name
         assert not np.allclose(t.numpy(), 0.123, rtol=1e-5, atol=1e-8), (
             f"nn.init.{name} left the MLX tensor unchanged"
         )

@@ -63,12 +63,12 @@ def test_mixing_cpu_and_mlx_names_both_devices() -> None:
 def test_to_moves_data_and_gradients_flow_back_across_devices() -> None:
     x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x.to("mlx")
-    assert y.device == "mlx" and isinstance(y.data, mx.array)
+    assert y.device == "mlx" and isinstance(y.array, mx.array)
     (y * y).sum().backward()
     assert x.grad is not None and x.grad.device == "cpu"
     np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0], rtol=1e-7, atol=1e-7)
     back = y.detach().to("cpu")
-    assert isinstance(back.data, np.ndarray) and back.tolist() == [1.0, 2.0, 3.0]
+    assert isinstance(back.array, np.ndarray) and back.tolist() == [1.0, 2.0, 3.0]
 
 
 def test_without_the_plugin_mlx_device_says_pip_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,7 +102,7 @@ def test_dtypes_map_both_ways(be: lmx.MlxBackend, dt: str) -> None:
     d = lucid.dtypes.to_dtype(dt)
     t = lucid.zeros(2, dtype=d, device="mlx")
     assert t.dtype is d
-    assert be.dtype_of(t.data) is d and be.dtype_from_native(be.native_dtype(d)) is d
+    assert be.dtype_of(t.array) is d and be.dtype_from_native(be.native_dtype(d)) is d
     if dt != "bfloat16":  # NumPy has no bfloat16
         assert t.to("cpu").dtype is d
 
@@ -158,12 +158,12 @@ def test_synchronize_evaluates_lazy_tensors_only() -> None:
     b = lucid.ones(2) * 3
     synchronize([a, b])
     # an evaluated MLX array has no inputs left in its graph
-    assert a.data.tolist() == [3.0, 3.0]
+    assert a.array.tolist() == [3.0, 3.0]
 
 
 def test_graph_does_not_grow_when_a_sync_point_is_reached(be: lmx.MlxBackend) -> None:
     x = lucid.ones(64, device="mlx")
-    mx.eval(x.data)
+    mx.eval(x.array)
     base = mx.get_active_memory()
     for _ in range(300):
         x = x * 1.0001 + 0.0
@@ -293,7 +293,7 @@ def test_draws_are_made_on_the_device_with_the_right_distribution() -> None:
     n = lucid.randn(20000, device="mlx")
     u = lucid.rand(20000, device="mlx")
     i = lucid.randint(3, 7, (20000,), device="mlx")
-    assert isinstance(n.data, mx.array) and n.dtype is lucid.float32
+    assert isinstance(n.array, mx.array) and n.dtype is lucid.float32
     assert abs(n.mean().item()) < 0.03 and abs(n.std().item() - 1) < 0.03
     assert 0 <= u.min().item() and u.max().item() < 1 and abs(u.mean().item() - 0.5) < 0.01
     assert sorted(set(i.tolist())) == [3, 4, 5, 6] and i.dtype is lucid.int64

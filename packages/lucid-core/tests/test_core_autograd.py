@@ -434,13 +434,13 @@ def test_inplace_ops_values_and_version_bumps() -> None:
 
 def test_augmented_assignment_is_inplace() -> None:
     t = lucid.tensor([1.0, 2.0])
-    data = t.data
+    data = t.array
     v = t._version
     t += 1
     t *= 3
     t -= 1
     t /= 2
-    assert t.data is data and t._version == v + 4
+    assert t.array is data and t._version == v + 4
     np.testing.assert_allclose(t.numpy(), [2.5, 4.0], rtol=1e-7, atol=1e-7)
 
 

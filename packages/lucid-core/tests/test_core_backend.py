@@ -185,10 +185,10 @@ def test_calls_go_through_the_namespace() -> None:
     x = lucid.tensor([1.0, 2.0], device="testdev", requires_grad=True)
     y = (x * 3).exp().sum()
     y.backward()
-    assert isinstance(y.data, Box) and isinstance(x.grad.data, Box)
+    assert isinstance(y.array, Box) and isinstance(x.grad.array, Box)
     assert {"multiply", "exp", "sum"} <= set(CALLS)
     np.testing.assert_allclose(
-        x.grad.backend.to_numpy(x.grad.data), 3 * np.exp([3.0, 6.0]), rtol=1e-7, atol=1e-7
+        x.grad.backend.to_numpy(x.grad.array), 3 * np.exp([3.0, 6.0]), rtol=1e-7, atol=1e-7
     )
 
 

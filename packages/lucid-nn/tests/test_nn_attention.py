@@ -197,7 +197,7 @@ def _ref_mha(mha, q, k, v, bias):
 def test_mha_matches_per_head_reference_with_3d_and_padding_masks():
     mha = nn.MultiheadAttention(6, 3).double()
     for p in (mha.in_proj_bias, mha.out_proj.bias):
-        p.data[...] = lucid.tensor(RNG.standard_normal(p.shape)).data
+        p.data[...] = lucid.tensor(RNG.standard_normal(p.shape))
     n, length, source = 2, 3, 4
     q, k, v = (RNG.standard_normal(s) for s in ((length, n, 6), (source, n, 6), (source, n, 6)))
     mask3 = RNG.standard_normal((n * 3, length, source))  # per batch-and-head float mask

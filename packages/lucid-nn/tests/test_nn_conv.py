@@ -211,14 +211,14 @@ def test_conv_threaded_chunks_are_adjoint_consistent(monkeypatch):
     y = F.conv2d(x, w, padding=1)
     np.testing.assert_allclose(
         y.detach().numpy(),
-        ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 1),
+        ref_conv(x.array, w.array, None, (1, 1), (1, 1), (1, 1), 1),
         rtol=1e-9,
         atol=1e-12,
     )
     (y * lucid.tensor(g)).sum().backward()
     inner = float((y.detach().numpy() * g).sum())
-    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
-    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((x.array * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((w.array * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_depthwise_threaded_chunks_match_reference(monkeypatch):
@@ -227,12 +227,12 @@ def test_depthwise_threaded_chunks_match_reference(monkeypatch):
     w = lucid.tensor(RNG.standard_normal((192, 1, 3, 3)), requires_grad=True)
     g = RNG.standard_normal((16, 192, 32, 32))
     y = F.conv2d(x, w, padding=1, groups=192)  # > 50 MFLOP: chunks run on the two workers
-    expected = ref_conv(x.data, w.data, None, (1, 1), (1, 1), (1, 1), 192)
+    expected = ref_conv(x.array, w.array, None, (1, 1), (1, 1), (1, 1), 192)
     np.testing.assert_allclose(y.detach().numpy(), expected, rtol=1e-9, atol=1e-12)
     (y * lucid.tensor(g)).sum().backward()
     inner = float((y.detach().numpy() * g).sum())
-    assert math.isclose(float((x.data * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
-    assert math.isclose(float((w.data * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((x.array * x.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(float((w.array * w.grad.numpy()).sum()), inner, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_conv_restores_blas_threads_after_concurrent_calls(monkeypatch):
@@ -328,7 +328,7 @@ def test_conv2d_padding_modes_match_numpy_pad(mode, padding):
     )
     np_mode = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
     xp = np.pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)], mode=np_mode[mode])
-    expected = ref_conv(xp, conv.weight.data, conv.bias.data, (1, 1), (0, 0), (1, 1), 1)
+    expected = ref_conv(xp, conv.weight.array, conv.bias.array, (1, 1), (0, 0), (1, 1), 1)
     np.testing.assert_allclose(
         conv(lucid.tensor(x)).detach().numpy(), expected, rtol=1e-10, atol=1e-12
     )

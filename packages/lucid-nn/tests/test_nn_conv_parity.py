@@ -16,7 +16,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 def _copy_params(mine, theirs):
     for name, p in theirs.named_parameters():
-        getattr(mine, name).data = p.detach().numpy().copy()
+        getattr(mine, name).data = lucid.from_numpy(p.detach().numpy().copy())
 
 
 def _check(mine, theirs, x_shape, seed=0, **call):

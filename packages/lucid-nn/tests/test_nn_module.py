@@ -162,10 +162,10 @@ def test_state_dict_returns_copies_not_views() -> None:
 def test_load_state_dict_round_trip_in_place() -> None:
     a, b = Net(), Net()
     w_obj = b.fc1.weight
-    data_obj = b.fc1.weight.data
+    data_obj = b.fc1.weight.array
     result = b.load_state_dict(a.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
-    assert b.fc1.weight is w_obj and b.fc1.weight.data is data_obj  # restored in place
+    assert b.fc1.weight is w_obj and b.fc1.weight.array is data_obj  # restored in place
     for (n, x), (_, y) in zip(a.state_dict().items(), b.state_dict().items()):
         np.testing.assert_array_equal(x.numpy(), y.numpy(), err_msg=n)
 

@@ -99,7 +99,7 @@ def test_max_pool_1d_3d_gradcheck(nd):
 def test_max_pool_propagates_nan_and_gradient_goes_to_first_max():
     x = lucid.tensor([[[1.0, float("nan"), 0.5, 2.0]]], requires_grad=True)
     y = F.max_pool1d(x, 2)
-    assert math.isnan(y.data[0, 0, 0]) and y.data[0, 0, 1] == 2.0
+    assert math.isnan(y.array[0, 0, 0]) and y.array[0, 0, 1] == 2.0
     z = lucid.tensor([[[3.0, 3.0, 1.0, 1.0]]], requires_grad=True)
     F.max_pool1d(z, 2).sum().backward()
     np.testing.assert_array_equal(z.grad.numpy(), [[[1.0, 0.0, 1.0, 0.0]]])
@@ -157,7 +157,7 @@ def test_adaptive_avg_pool2d_windows(out):
             hs, he = i * 7 // oh, -(-(i + 1) * 7 // oh)
             ws, we = j * 9 // ow, -(-(j + 1) * 9 // ow)
             np.testing.assert_allclose(
-                y.data[:, :, i, j], x[:, :, hs:he, ws:we].mean(axis=(2, 3)), rtol=1e-10, atol=1e-12
+                y.array[:, :, i, j], x[:, :, hs:he, ws:we].mean(axis=(2, 3)), rtol=1e-10, atol=1e-12
             )
 
 

@@ -114,12 +114,12 @@ def test_add_param_group() -> None:
 # -- stepping ---------------------------------------------------------------------------------
 def test_step_updates_in_place_without_recording() -> None:
     p = leaf(1.0, 2.0)
-    data_before = p.data
+    data_before = p.array
     opt = optim.Adam([p], lr=0.1)
     version = p._version
     (p * p).sum().backward()
     opt.step()
-    assert p.data is data_before  # the same numpy buffer, written in place
+    assert p.array is data_before  # the same numpy buffer, written in place
     assert p._version > version
     assert p.grad_fn is None and p.is_leaf and p.requires_grad
     assert p.dtype == lucid.float32
@@ -135,7 +135,7 @@ def test_float32_stays_float32(name: str) -> None:
     for _ in range(2):
         p.grad = lucid.tensor(np.full((3, 2), 0.5, dtype=np.float32))
         opt.step()
-    assert p.dtype == lucid.float32 and p.data.dtype == np.float32
+    assert p.dtype == lucid.float32 and p.array.dtype == np.float32
     for value in opt.state[p].values():
         if isinstance(value, lucid.Tensor):
             assert value.dtype == lucid.float32

@@ -34,7 +34,7 @@ def _run(name: str, device: str) -> tuple[lucid.Tensor, optim.Optimizer]:
 @pytest.mark.parametrize("name", NAMES)
 def test_mlx_parameters_stay_mlx_and_match_numpy(name: str) -> None:
     p, opt = _run(name, "mlx")
-    assert p.device == "mlx" and isinstance(p.data, mx.array)
+    assert p.device == "mlx" and isinstance(p.array, mx.array)
     assert p.dtype == lucid.float32
     for value in opt.state[p].values():
         if isinstance(value, lucid.Tensor):
@@ -55,7 +55,7 @@ def test_lbfgs_on_mlx() -> None:
         return loss
 
     opt.step(closure)
-    assert isinstance(x.data, mx.array)
+    assert isinstance(x.array, mx.array)
     np.testing.assert_allclose(x.detach().numpy(), [1.0, -2.0, 0.5], atol=1e-4, rtol=1e-7)
 
 

@@ -18,7 +18,7 @@ def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
     dt = None if dtype is None else dtypes.to_dtype(dtype)
     if isinstance(data, Tensor):
         backend = get_backend(device) if device is not None else data.backend
-        arr = data.backend.to_numpy(data.data) if backend is not data.backend else data.data
+        arr = data.backend.to_numpy(data._data) if backend is not data.backend else data._data
         if backend is data.backend:
             arr = backend.copy(arr) if dt is None else backend.astype(backend.copy(arr), dt)
             return arr, backend

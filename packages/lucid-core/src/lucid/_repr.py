@@ -117,7 +117,7 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t: Any) -> str:
     prefix = "tensor("
-    arr = np.asarray(t.backend.to_numpy(t.data))
+    arr = np.asarray(t.backend.to_numpy(t._data))
     dt = t.dtype
     if dt is dtypes.bfloat16 or dt is dtypes.float16:
         arr = arr.astype(np.float32)

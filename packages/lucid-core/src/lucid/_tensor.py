@@ -49,6 +49,7 @@ class Tensor(TensorMethods):
         "_hooks",
         "_base",
         "_view_src",
+        "_data_of",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -72,6 +73,7 @@ class Tensor(TensorMethods):
         self._hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self._view_src: Any = None  # (base, node) when made by one view op straight from base
+        self._data_of: Tensor | None = None  # the tensor this one is the ``.data`` of
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -91,6 +93,7 @@ class Tensor(TensorMethods):
         t._hooks = None
         t._base = None
         t._view_src = None
+        t._data_of = None
         return t
 
     # -- basic properties -------------------------------------------------------------------------
@@ -102,16 +105,29 @@ class Tensor(TensorMethods):
         return self._data
 
     @property
-    def data(self) -> Any:
-        """The raw backend array (numpy.ndarray on "cpu"); assignment rebinds it."""
-        return self._data
+    def data(self) -> Tensor:
+        """This tensor's storage as a new Tensor outside autograd, as ``torch.Tensor.data``.
+
+        It shares the storage (in-place changes of it write through to this tensor), has
+        ``requires_grad=False`` and no ``grad_fn``, and its in-place changes do not bump this
+        tensor's version counter: a saved tensor changed through ``.data`` is not detected at
+        backward (use :meth:`detach`, which shares the counter, to get that check). Assigning
+        ``t.data = other`` makes ``t`` use ``other``'s storage (shape and dtype may change).
+        For the native backend array use :attr:`array`.
+        """
+        t = Tensor.from_backend_array(self._data, self._backend)
+        t._data_of = self
+        return t
 
     @data.setter
-    def data(self, value: Any) -> None:
-        if isinstance(value, Tensor):
-            self._backend = value._backend
-            value = value._data
-        self._data = value
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"Tensor.data must be set to a Tensor, but got {type(value).__name__} "
+                "(wrap an array with lucid.tensor or Tensor.from_backend_array)"
+            )
+        self._data = value._data
+        self._backend = value._backend
 
     @property
     def backend(self) -> Backend:
@@ -394,9 +410,23 @@ class Tensor(TensorMethods):
 
     def _set_data_inplace(self, new: Any) -> Tensor:
         """Write ``new`` into this tensor (in place where the backend allows); bump the version."""
-        self._data = self._backend.assign(self._data, new)
+        self._rebind_inplace(self._backend.assign(self._data, new))
         self._counter().value += 1
         return self
+
+    def _rebind_inplace(self, arr: Any) -> None:
+        """Hold ``arr``, the result of an in-place change of this tensor. Where the backend made
+        a new array rather than writing into the old one (MLX; views that are copies), the
+        tensor this one is the ``.data`` of gets it too, unless that tensor has since been given
+        other storage (its version counter is left alone, as in PyTorch)."""
+        old = self._data
+        self._data = arr
+        owner = self._data_of
+        if owner is None or arr is old or owner._data is not old:
+            return
+        owner._rebind_inplace(arr)
+        if owner._base is not None and not owner._backend.views_share_memory:
+            owner._write_back()
 
     def _inplace_result(self, result: Tensor) -> Tensor:
         """Make ``self`` hold ``result`` (computed out of place), keeping autograd consistent."""
@@ -445,7 +475,7 @@ class Tensor(TensorMethods):
                 "index assignment on the base tensor or an out-of-place op"
             )
         base = src[0]
-        base._data = write_back(base._data, self._data)
+        base._rebind_inplace(write_back(base._data, self._data))
 
     def _in_graph(self) -> _bool:
         base = self._base

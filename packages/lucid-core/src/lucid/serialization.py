@@ -132,9 +132,9 @@ def _stored_array(t: Tensor) -> np.ndarray:
     name = t.dtype.name
     backend = t.backend
     if name == "bfloat16":
-        f32 = np.asarray(backend.to_numpy(backend.astype(t.data, dtypes.float32)), dtype="<f4")
+        f32 = np.asarray(backend.to_numpy(backend.astype(t._data, dtypes.float32)), dtype="<f4")
         return (f32.view("<u4") >> 16).astype("<u2")  # exact: the values came from bfloat16
-    arr = np.asarray(backend.to_numpy(t.data))
+    arr = np.asarray(backend.to_numpy(t._data))
     if name == "complex128":
         arr = np.stack([arr.real, arr.imag], axis=-1)
     arr = np.asarray(arr, dtype=_TAGS[name][1])

@@ -33,14 +33,14 @@ def _flat_outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Any]:
 
 def _host(t: Any) -> np.ndarray:
     """A float64 NumPy copy of a tensor's values, whatever its backend."""
-    return np.array(t.backend.to_numpy(t.data), dtype=np.float64).reshape(-1)
+    return np.array(t.backend.to_numpy(t._data), dtype=np.float64).reshape(-1)
 
 
 def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float) -> list[Any]:
     """d(outputs)/d(inputs[i]) by central differences: one matrix (n_in, n_out) per output."""
     x = inputs[i]
     backend = x.backend
-    original = x.data
+    original = x._data
     base = np.array(backend.to_numpy(original))
     flat = base.reshape(-1)  # a copy: perturbations are written here, then put on the backend
     cols: list[list[Any]] = []
@@ -48,15 +48,15 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float
         for k in range(flat.size):
             orig = flat[k].item()
             flat[k] = orig + eps
-            x.data = backend.from_numpy(base.copy())
+            x._data = backend.from_numpy(base.copy())
             plus = [_host(o) for o in _flat_outputs(fn, inputs)]
             flat[k] = orig - eps
-            x.data = backend.from_numpy(base.copy())
+            x._data = backend.from_numpy(base.copy())
             minus = [_host(o) for o in _flat_outputs(fn, inputs)]
             flat[k] = orig
             cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     finally:
-        x.data = original
+        x._data = original
     if not cols:  # an empty input: empty Jacobians
         return [np.zeros((0, o.numel())) for o in _flat_outputs(fn, inputs)]
     return [np.stack([c[j] for c in cols]) for j in range(len(cols[0]))]

@@ -100,7 +100,7 @@ def _cofactor(a: Tensor) -> Tensor:
 
     u, s, vh = svd(a, full_matrices=False)
     xp = a.backend.xp
-    sign = Tensor.from_backend_array(xp.linalg.det(u.data) * xp.linalg.det(vh.data), a.backend)
+    sign = Tensor.from_backend_array(xp.linalg.det(u._data) * xp.linalg.det(vh._data), a.backend)
     n = s.shape[-1]
     prods = []
     for i in range(n):

@@ -92,7 +92,7 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     if bins <= 0:
         raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for bins")
     backend, xp = input.backend, input.backend.xp
-    data = xp.reshape(input.data, (-1,))
+    data = xp.reshape(input._data, (-1,))
     lo, hi = float(min), float(max)
     if lo == hi and data.shape[0]:
         lo, hi = float(xp.min(data)), float(xp.max(data))
@@ -118,11 +118,11 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         )
     backend, xp = input.backend, input.backend.xp
     n = input.shape[0]
-    if n and int(backend.to_numpy(xp.min(input.data))) < 0:
+    if n and int(backend.to_numpy(xp.min(input._data))) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError(f"minlength should be >= 0, got {minlength}")
-    length = max(int(backend.to_numpy(xp.max(input.data))) + 1 if n else 0, minlength)
+    length = max(int(backend.to_numpy(xp.max(input._data))) + 1 if n else 0, minlength)
     if weights is None:
         vals = xp.ones((n,), dtype=backend.native_dtype(dtypes.int64))
         dt = dtypes.int64
@@ -131,6 +131,6 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             raise RuntimeError(f"weights should be 1-d and have the same length as input, got "
                                f"{list(weights.shape)} for input {list(input.shape)}")  # fmt: skip
         dt = weights.dtype if weights.dtype.is_floating_point else dtypes.float64
-        vals = backend.astype(weights.data, dt)
-    out = backend.index_add(xp.zeros((length,), dtype=backend.native_dtype(dt)), input.data, vals)
+        vals = backend.astype(weights._data, dt)
+    out = backend.index_add(xp.zeros((length,), dtype=backend.native_dtype(dt)), input._data, vals)
     return Tensor.from_backend_array(out, backend)

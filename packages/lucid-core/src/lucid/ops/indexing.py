@@ -36,7 +36,7 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
                     f"indices should be on the same device as the indexed tensor "
                     f"({backend.device}), got {item.device}"
                 )
-            item = item.data
+            item = item._data
             advanced = True
         elif isinstance(item, list):
             item = backend.asarray(item)
@@ -140,8 +140,8 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
         v = value if isinstance(value, Tensor) else Tensor(value, dtype=a.dtype, device=a.device)
         a._inplace_result(IndexPut.apply(a, v, idx))
         return
-    raw = value.data if isinstance(value, Tensor) else value
-    a._data = a.backend.setitem(a._data, idx, raw)
+    raw = value._data if isinstance(value, Tensor) else value
+    a._rebind_inplace(a.backend.setitem(a._data, idx, raw))
     a._counter().value += 1
     if a._base is not None and not a.backend.views_share_memory:
         a._write_back()
@@ -194,7 +194,7 @@ def _index_array(index: Any, a: Tensor, name: str) -> Any:
         raise RuntimeError(
             f"{name}(): Expected index on the same device as input ({a.device}), got {index.device}"
         )
-    return index.data
+    return index._data
 
 
 def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = None) -> None:
@@ -342,5 +342,5 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     d = normalize_dim(dim, input.ndim)
     src = source * alpha if alpha != 1 else source
-    full = (slice(None),) * d + (index.data,)
+    full = (slice(None),) * d + (index._data,)
     return input + IndexAddInto.apply(src, input.shape, full, True)  # type: ignore[no-any-return]

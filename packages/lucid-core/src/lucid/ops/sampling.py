@@ -80,7 +80,7 @@ def normal(
 
 def _check_std(std: Any) -> None:
     if isinstance(std, Tensor):
-        if bool(std.backend.xp.any(std.data < 0)):
+        if bool(std.backend.xp.any(std._data < 0)):
             raise RuntimeError("normal expects all elements of std >= 0.0")
     elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
@@ -90,7 +90,7 @@ def _cast_raw(x: Any, backend: Any, dt: dtypes.dtype) -> Any:
     if isinstance(x, Tensor):
         if x.backend is not backend:
             raise RuntimeError(f"expected tensors on {backend.device}, got one on {x.device}")
-        return backend.astype(x.data, dt)
+        return backend.astype(x._data, dt)
     return x
 
 
@@ -124,7 +124,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not {type(input).__name__}")
     backend, xp = input.backend, input.backend.xp
-    probs = input.data if p is None else p
+    probs = input._data if p is None else p
     if p is None:
         if not input.dtype.is_floating_point:
             raise RuntimeError(f"bernoulli expects a floating point probability tensor, got "
@@ -177,7 +177,7 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
                            f"{input.dtype}")  # fmt: skip
     xp = input.backend.xp
-    w = input.data if input.ndim == 2 else xp.reshape(input.data, (1, -1))
+    w = input._data if input.ndim == 2 else xp.reshape(input._data, (1, -1))
     n = w.shape[1]
     if num_samples <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")

@@ -47,7 +47,7 @@ class _Normalize(Function):
         (y,) = ctx.saved_tensors
         cls = type(ctx)
         if not grad_mode._state.enabled:  # plain backward: one fused array expression
-            gx = cls.array_grad(ctx.xp, g.data, y.data, ctx.dim)
+            gx = cls.array_grad(ctx.xp, g._data, y._data, ctx.dim)
             return Tensor.from_backend_array(gx, g.backend), None
         return cls.grad(g, y, ctx.dim), None
 

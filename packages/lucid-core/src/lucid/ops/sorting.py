@@ -46,7 +46,7 @@ def _stable_argsort(xp: Any, a: Any, axis: int) -> Any:
 
 def _sort_indices(a: Tensor, dim: int, descending: bool) -> Any:
     """Stable order along ``dim``; descending keeps ties in order and puts NaN first."""
-    xp, arr = a.backend.xp, a.data
+    xp, arr = a.backend.xp, a._data
     if not descending:
         return _stable_argsort(xp, arr, dim)
     n = arr.shape[dim]
@@ -152,7 +152,7 @@ def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool
     n = a.shape[d]
     order = _sort_indices(a, d, False)
     if a.dtype.is_floating_point:
-        nans = xp.sum(xp.isnan(a.data), axis=d, keepdims=True)
+        nans = xp.sum(xp.isnan(a._data), axis=d, keepdims=True)
         if skip_nan:  # the lower median of the non-NaN entries (NaN if all are NaN)
             pos = xp.maximum(xp.floor_divide(n - nans - 1, 2), 0)
         else:  # any NaN makes the median NaN (NaNs sort last: take the first one)
@@ -187,7 +187,7 @@ def unique(
     _check_tensor("unique", input)
     xp, backend = input.backend.xp, input.backend
     d = None if dim is None else normalize_dim(dim, input.ndim)
-    vals, inverse, counts = xp.unique(input.data, return_inverse=True, return_counts=True, axis=d)
+    vals, inverse, counts = xp.unique(input._data, return_inverse=True, return_counts=True, axis=d)
     out = Tensor.from_backend_array(vals, backend)
     if not (return_inverse or return_counts):
         return out
@@ -204,7 +204,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """Indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or one 1-D per dim."""
     _check_tensor("nonzero", input)
     xp = input.backend.xp
-    arr = input.data if input.ndim else xp.reshape(input.data, (1,))
+    arr = input._data if input.ndim else xp.reshape(input._data, (1,))
     coords = xp.nonzero(arr)
     if as_tuple:
         return tuple(_int64(input, c) for c in coords)
@@ -242,15 +242,15 @@ def searchsorted(
     xp = seq.backend.xp
     how = "right" if right else "left"
     if seq.ndim <= 1:
-        out = xp.searchsorted(seq.data, vals.data, side=how)
+        out = xp.searchsorted(seq._data, vals._data, side=how)
     else:
         if seq.shape[:-1] != vals.shape[:-1]:
             raise RuntimeError(
                 f"searchsorted(): boundaries and input should have the same leading dims, got "
                 f"{list(seq.shape)} and {list(vals.shape)}"
             )
-        rows_s = xp.reshape(seq.data, (-1, seq.shape[-1]))
-        rows_v = xp.reshape(vals.data, (-1, vals.shape[-1]))
+        rows_s = xp.reshape(seq._data, (-1, seq.shape[-1]))
+        rows_v = xp.reshape(vals._data, (-1, vals.shape[-1]))
         found = [xp.searchsorted(rows_s[i], rows_v[i], side=how) for i in range(rows_s.shape[0])]
         out = xp.reshape(xp.stack(found), vals.shape)
     dt = dtypes.int32 if out_int32 else dtypes.int64

@@ -13,7 +13,7 @@ import lucid
 def _row(column: Any, i: int) -> Any:
     if isinstance(column, lucid.Tensor):
         if column.device == "cpu":
-            return lucid.from_numpy(column.data[i, ...])  # ``...`` keeps 0-d rows arrays
+            return lucid.from_numpy(column.array[i, ...])  # ``...`` keeps 0-d rows arrays
         return column[i]
     return column[i]
 

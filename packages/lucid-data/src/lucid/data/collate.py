@@ -36,7 +36,7 @@ def _stack_arrays(arrays: Sequence[np.ndarray]) -> Any:
 
 def _collate_tensors(batch: Sequence[Any]) -> Any:
     if all(t.device == "cpu" for t in batch):
-        return _stack_arrays([t.data for t in batch])
+        return _stack_arrays([t.array for t in batch])
     return lucid.stack(list(batch))
 
 

@@ -98,7 +98,7 @@ class TensorDataset(Dataset[tuple[Any, ...]]):
 def _take_rows(t: Any, idx: np.ndarray) -> Any:
     """Rows ``idx`` of a tensor or array, as one tensor or array (a list for anything else)."""
     if isinstance(t, lucid.Tensor) and t.device == "cpu":
-        return lucid.from_numpy(t.data[idx])
+        return lucid.from_numpy(t.array[idx])
     if isinstance(t, np.ndarray):
         return t[idx]
     return [t[int(i)] for i in idx]

@@ -18,7 +18,7 @@ def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
     if isinstance(data, Tensor):
         data = data.detach()
     source = as_tensor([] if data is None else data, dtype=dtype, device=device)
-    Tensor.__init__(obj, source.data, device=source.backend.device)
+    Tensor.__init__(obj, source.array, device=source.backend.device)
 
 
 class Parameter(Tensor):

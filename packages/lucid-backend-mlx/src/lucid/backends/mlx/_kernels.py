@@ -116,11 +116,11 @@ class _NativeConv:
         need = ctx.needs_input_grad
         gx = gw = gb = None
         if need[0] or need[1]:
-            _, (dx, dw) = mx.vjp(ctx.conv, [x.data, w.data], [g.data])
+            _, (dx, dw) = mx.vjp(ctx.conv, [x.array, w.array], [g.array])
             gx = _wrap(ctx, dx) if need[0] else None
             gw = _wrap(ctx, dw) if need[1] else None
         if need[2]:
-            gb = _wrap(ctx, mx.sum(g.data, axis=[0, *range(2, g.ndim)]))
+            gb = _wrap(ctx, mx.sum(g.array, axis=[0, *range(2, g.ndim)]))
         return (gx, gw, gb) + (None,) * (len(need) - 3)
 
 
@@ -205,7 +205,7 @@ class _NativePool:
     @staticmethod
     @once_differentiable
     def vjp_backward(ctx: Any, g: Tensor) -> Any:
-        _, (dx,) = mx.vjp(ctx.pool, [ctx.x], [g.data])
+        _, (dx,) = mx.vjp(ctx.pool, [ctx.x], [g.array])
         return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
@@ -246,8 +246,8 @@ class MaxPool:
     def _first_max_backward(ctx: Any, g: Tensor) -> Any:
         taps = ctx.idx.shape[:-1] + (math.prod(ctx.win_shape[len(ctx.idx.shape) - 1 :]),)
         onehot = mx.arange(taps[-1]) == ctx.idx
-        cot = mx.reshape(mx.where(onehot, mx.expand_dims(g.data, -1), 0.0), ctx.win_shape)
-        _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [cot.astype(g.data.dtype)])
+        cot = mx.reshape(mx.where(onehot, mx.expand_dims(g.array, -1), 0.0), ctx.win_shape)
+        _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [cot.astype(g.array.dtype)])
         return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
@@ -307,7 +307,7 @@ class LayerNorm:
             return mx.fast.layer_norm(next(it), next(it) if w is not None else None,
                                       next(it) if b is not None else None, ctx.eps)  # fmt: skip
 
-        _, grads = mx.vjp(f, present, [g.data])
+        _, grads = mx.vjp(f, present, [g.array])
         it = iter(grads)
         out = [_wrap(ctx, next(it)) if a is not None else None for a in (x, w, b)]
         need = ctx.needs_input_grad
@@ -358,7 +358,7 @@ class ScaledDotProductAttention:
 
         else:
             fn = ctx.attend
-        _, grads = mx.vjp(fn, primals, [g.data])
+        _, grads = mx.vjp(fn, primals, [g.array])
         out = [_wrap(ctx, a) if need else None for a, need in zip(grads, ctx.needs_input_grad)]
         return (*out, *([None] * (7 - len(out))))
 

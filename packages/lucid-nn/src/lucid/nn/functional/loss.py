@@ -247,7 +247,7 @@ class _CrossEntropy(Function):
             grad = grad + probs * (ctx.validf * (eps / c) * xp.sum(wv)).reshape(m, 1)
             grad = grad - (ctx.validf * (eps / c)).reshape(m, 1) * wv.reshape(1, c)
         grad = ctx.backend.setitem(grad, (rows, tt), grad[rows, tt] - a_sum)
-        gd = g.data
+        gd = g.array
         if ctx.reduction == "none":
             grad = grad * gd.reshape(m, 1)
         elif ctx.reduction == "sum":
@@ -308,9 +308,9 @@ def cross_entropy(
             f"cross_entropy: expected target of an integer dtype, got {target.dtype}"
         )
     x = _class_last(input)
-    w = None if weight is None else weight.to(input.dtype).data
+    w = None if weight is None else weight.to(input.dtype).array
     flat = target if target.ndim == 1 else target.reshape(-1)
-    loss = _CrossEntropy.apply(x, flat.data, w, int(ignore_index), float(label_smoothing),
+    loss = _CrossEntropy.apply(x, flat.array, w, int(ignore_index), float(label_smoothing),
                                reduction)  # fmt: skip
     if reduction == "none":
         return loss.reshape(*target.shape)  # type: ignore[no-any-return]

@@ -69,7 +69,7 @@ class _BatchNorm(Function):
     def backward(ctx: Any, g: Tensor, _gm: Any, _gv: Any) -> Any:
         xp, xhat, ones, w = ctx.xp, ctx.xhat, ctx.ones, ctx.w
         n, c = xhat.shape[:2]
-        g3 = g.data.reshape(xhat.shape)
+        g3 = g.array.reshape(xhat.shape)
         gb = xp.sum(g3 @ ones, axis=0)
         gw = xp.sum((g3 * xhat) @ ones, axis=0)
         gx = None
@@ -103,7 +103,7 @@ class _LayerNorm(Function):
     @once_differentiable
     def backward(ctx: Any, g: Tensor) -> Any:
         xp, axes, w = ctx.xp, ctx.axes, ctx.w
-        gy, xhat = g.data, ctx.xhat
+        gy, xhat = g.array, ctx.xhat
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             gxhat = gy if w is None else gy * w
@@ -315,7 +315,7 @@ def normalize(
     check_float("normalize", input)
     if p == 2.0:
         norm = (input * input).sum(dim, keepdim=True).sqrt()
-    else:
-        norm = (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p)
+    else:  # lucid.norm's rules: p=0 counts the nonzeros, p=inf is the largest |x|
+        norm = input.norm(p, dim, keepdim=True)
     result: Tensor = input / norm.clamp(min=eps)
     return result
