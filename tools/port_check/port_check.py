@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["map_imports", "map_module", "port_tree"]
@@ -33,38 +34,38 @@ __all__ = ["map_imports", "map_module", "port_tree"]
 MODULE_MAP = {"torch": "lucid", "torchvision": "lucid.data"}
 
 
-def map_module(name: str) -> str:
+def map_module(name: str, mapping: Mapping[str, str] = MODULE_MAP) -> str:
     """``torch.nn`` -> ``lucid.nn``, ``torchvision.utils`` -> ``lucid.data.utils``, others kept."""
     head, _, rest = name.partition(".")
-    if head not in MODULE_MAP:
+    if head not in mapping:
         return name
-    return MODULE_MAP[head] + (f".{rest}" if rest else "")
+    return mapping[head] + (f".{rest}" if rest else "")
 
 
-def _mapped_alias(alias: ast.alias) -> str:
+def _mapped_alias(alias: ast.alias, mapping: Mapping[str, str]) -> str:
     """One name of an ``import`` statement, binding the same name the original binds."""
-    target = map_module(alias.name)
+    target = map_module(alias.name, mapping)
     if target == alias.name:
         return alias.name + (f" as {alias.asname}" if alias.asname else "")
     if alias.asname:
         return f"{target} as {alias.asname}"
     top = alias.name.partition(".")[0]
-    if target == MODULE_MAP[top]:
+    if target == mapping[top]:
         return f"{target} as {top}"
     # `import torch.nn` binds `torch` with `torch.nn` loaded: load the lucid module, then bind.
-    return f"{target}; import {MODULE_MAP[top]} as {top}"
+    return f"{target}; import {mapping[top]} as {top}"
 
 
-def _mapped_statement(node: ast.Import | ast.ImportFrom) -> str | None:
+def _mapped_statement(node: ast.Import | ast.ImportFrom, mapping: Mapping[str, str]) -> str | None:
     """The statement's replacement text, or None when it imports nothing that is mapped."""
     if isinstance(node, ast.Import):
-        if all(map_module(a.name) == a.name for a in node.names):
+        if all(map_module(a.name, mapping) == a.name for a in node.names):
             return None
-        return "; ".join(f"import {_mapped_alias(a)}" for a in node.names)
-    if node.level or node.module is None or map_module(node.module) == node.module:
+        return "; ".join(f"import {_mapped_alias(a, mapping)}" for a in node.names)
+    if node.level or node.module is None or map_module(node.module, mapping) == node.module:
         return None
     names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
-    return f"from {map_module(node.module)} import {names}"
+    return f"from {map_module(node.module, mapping)} import {names}"
 
 
 def _offset(line_starts: list[int], lineno: int, col: int, lines: list[str]) -> int:
@@ -73,11 +74,12 @@ def _offset(line_starts: list[int], lineno: int, col: int, lines: list[str]) -> 
     return line_starts[lineno - 1] + len(line.encode()[:col].decode())
 
 
-def map_imports(source: str) -> str:
+def map_imports(source: str, mapping: Mapping[str, str] = MODULE_MAP) -> str:
     """``source`` with every torch/torchvision import rewritten; all other text unchanged.
 
     A statement that spans several lines is replaced by one line followed by as many blank
-    continuation lines, so every later line keeps its number.
+    continuation lines, so every later line keeps its number. ``mapping`` names the
+    distributions to map (default: torch and torchvision).
 
     >>> map_imports("import torch\\nfrom torch.nn import functional as F\\n")
     'import lucid as torch\\nfrom lucid.nn import functional as F\\n'
@@ -89,7 +91,7 @@ def map_imports(source: str) -> str:
     edits = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            text = _mapped_statement(node)
+            text = _mapped_statement(node, mapping)
             if text is not None:
                 start = _offset(line_starts, node.lineno, node.col_offset, lines)
                 end_line, end_col = node.end_lineno or node.lineno, node.end_col_offset or 0
