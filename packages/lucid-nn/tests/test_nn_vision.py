@@ -169,3 +169,73 @@ def test_vision_layers():
     assert nn.Fold(3, 2)(nn.Unfold(2)(x)).shape == (1, 8, 3, 3)
     assert repr(nn.Upsample(scale_factor=2)) == "Upsample(scale_factor=2.0, mode='nearest')"
     assert repr(nn.PixelShuffle(2)) == "PixelShuffle(upscale_factor=2)"
+
+
+# -- circular pad with negative and large pads (torch's rules) --------------------------------
+@pytest.mark.parametrize(
+    "pads,expect",
+    [
+        ((-1, 2), [1, 2, 3, 4, 1, 2]),  # crop first, then wrap the cropped row
+        ((2, -1), [2, 3, 0, 1, 2, 3]),
+        ((-3, 3), [3, 4, 3, 4, 3]),
+        ((5, 5), [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4]),
+        ((-2, -2), [2]),
+        ((-3, -2), []),
+    ],
+)
+def test_circular_pad_values(pads, expect):
+    x = lucid.arange(5.0).reshape(1, 1, 5)
+    np.testing.assert_allclose(F.pad(x, pads, mode="circular").numpy()[0, 0], expect,
+                               rtol=0, atol=0)  # fmt: skip
+
+
+def test_circular_pad_negative_gradcheck():
+    x = _t((1, 2, 4, 5))
+    assert gradcheck(lambda a: F.pad(a, (-1, 3, 2, -1), mode="circular"), (x,))
+
+
+@pytest.mark.parametrize(
+    "pads,message",
+    [((6, 0), "wrapping around more than once"), ((0, 6), "wrapping around more than once"),
+     ((-3, -3), "resulting in an empty dimension"), ((-5, 1), "leaves nothing to wrap")],
+)  # fmt: skip
+def test_circular_pad_errors(pads, message):
+    with pytest.raises(RuntimeError, match=message):
+        F.pad(lucid.ones(1, 1, 5), pads, mode="circular")
+
+
+# -- uint8 resampling -------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_uint8_interpolate_computes_in_float_and_rounds(mode):
+    """One pass per dim, width first, each rounded and clamped back to uint8 (torch's)."""
+    x = RNG.integers(0, 256, (1, 2, 5, 7)).astype(np.uint8)
+    y = F.interpolate(lucid.tensor(x), size=(9, 4), mode=mode, align_corners=False)
+    ref = lucid.tensor(x.astype(np.float64))
+    for size in ((5, 4), (9, 4)):
+        ref = F.interpolate(ref, size=size, mode=mode).round().clamp(0, 255)
+    assert y.dtype == lucid.uint8
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=0, atol=0)
+    nearest = F.interpolate(lucid.tensor(x), size=(9, 4), mode="nearest").numpy()
+    assert (y.numpy() != nearest).any()
+
+
+@pytest.mark.parametrize(
+    "dtype,mode,shape",
+    [(lucid.int64, "bilinear", (1, 1, 3, 3)), (lucid.uint8, "linear", (1, 1, 3))],
+)
+def test_integer_interpolate_outside_uint8_images_raises(dtype, mode, shape):
+    with pytest.raises(NotImplementedError, match="not implemented for"):
+        F.interpolate(lucid.zeros(*shape, dtype=dtype), scale_factor=2, mode=mode)
+
+
+# -- normalize --------------------------------------------------------------------------------
+def test_normalize_p0_divides_by_the_nonzero_count():
+    x = lucid.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_allclose(F.normalize(x, p=0).numpy(), [[0.5, 0, 1], [0, 0, 0]],
+                               rtol=1e-7, atol=0)  # fmt: skip
+
+
+def test_normalize_p_inf_divides_by_the_largest_magnitude():
+    x = lucid.tensor([[1.0, -4.0, 2.0]])
+    np.testing.assert_allclose(F.normalize(x, p=float("inf")).numpy(), [[0.25, -1, 0.5]],
+                               rtol=1e-7, atol=0)  # fmt: skip

@@ -276,6 +276,10 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
             f"pad mode {mode!r} is not supported; expected one of constant, reflect, replicate, "
             "circular"
         )
+    if mode == "circular":
+        _check_circular(widths, input.shape)
+        if any(lo < 0 or hi < 0 for lo, hi in widths):
+            input, widths = _crop_negative(input, widths)  # then wrap the cropped tensor
     if mode == "reflect":
         for (lo, hi), s in zip(widths, input.shape):
             if lo >= s or hi >= s:
@@ -312,10 +316,29 @@ def _padded_source_index(xp: Any, shape: tuple[int, ...], widths: Any, mode: str
     return flat
 
 
-def _negative_pad(input: Tensor, widths: list[tuple[int, int]], value: Any) -> Tensor:  # noqa: A002
+def _check_circular(widths: list[tuple[int, int]], shape: tuple[int, ...]) -> None:
+    """torch's limits: a pad wraps around at most once, and the output size is not negative."""
+    for (lo, hi), s in zip(widths, shape):
+        if lo > s or hi > s:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if s + lo + hi < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension.")
+        if s + lo + hi > 0 and s + min(lo, 0) + min(hi, 0) <= 0:
+            raise RuntimeError(f"circular padding {(lo, hi)} of a dimension of size {s}: the "
+                               "negative pad leaves nothing to wrap around")  # fmt: skip
+
+
+def _crop_negative(
+    input: Tensor,  # noqa: A002
+    widths: list[tuple[int, int]],
+) -> tuple[Tensor, list[tuple[int, int]]]:
+    """``input`` cut by the negative pads, and the pads that are left (each at least 0)."""
     crop = tuple(slice(-lo if lo < 0 else 0, s + hi if hi < 0 else s)
                  for (lo, hi), s in zip(widths, input.shape))  # fmt: skip
-    cropped = input[crop]
-    rest = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
-    flat = [w for lo_hi in reversed(rest[-len(widths) :]) for w in lo_hi]
+    return input[crop], [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
+
+
+def _negative_pad(input: Tensor, widths: list[tuple[int, int]], value: Any) -> Tensor:  # noqa: A002
+    cropped, rest = _crop_negative(input, widths)
+    flat = [w for lo_hi in reversed(rest) for w in lo_hi]
     return pad(cropped, flat, "constant", value)

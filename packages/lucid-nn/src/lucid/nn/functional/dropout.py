@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import lucid
 from lucid import Tensor
 from lucid.nn.functional._util import check_float, maybe_inplace
@@ -41,45 +43,93 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     return maybe_inplace(input, input * mask, inplace)
 
 
-def _feature_dropout(
-    name: str, input: Tensor, p: float, training: bool, inplace: bool, spatial: int
-) -> Tensor:
-    _check_p(p)
-    if input.ndim not in (spatial + 1, spatial + 2):
-        raise ValueError(
-            f"{name}: expected {spatial + 1}D (unbatched) or {spatial + 2}D (batched) input, "
-            f"got input of shape {tuple(input.shape)}"
-        )
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool, name: str) -> Tensor:
+    """torch's feature dropout: one draw per (dim 0, dim 1) pair, shared by the other dims."""
     if not training or p == 0.0:
         return input
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     check_float(name, input)
-    lead = input.shape[: input.ndim - spatial]
-    shape = (*lead, *([1] * spatial))
     if p == 1.0:
         return maybe_inplace(input, input * 0.0, inplace)
+    shape = (*input.shape[:2], *([1] * (input.ndim - 2)))
     mask = _keep_mask(input, shape, p) * (1.0 / (1.0 - p))
     return maybe_inplace(input, input * mask, inplace)
+
+
+def _unbatched_feature_dropout(
+    input: Tensor, p: float, training: bool, inplace: bool, name: str
+) -> Tensor:
+    """Feature dropout of ``input`` read as one sample (a batch dim is added, then removed)."""
+    if not training or p == 0.0:
+        return input
+    out = _feature_dropout(input.unsqueeze(0), p, training, False, name).squeeze(0)
+    return maybe_inplace(input, out, inplace)
+
+
+def _warn_dims(name: str, ndim: int, spatial: int) -> None:
+    warnings.warn(
+        f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in "
+        "an error in a future release. To retain the behavior and silence this warning, please "
+        f"use dropout instead. Note that {name} exists to provide channel-wise dropout on inputs "
+        f"with {spatial} spatial dimensions, a channel dimension, and an optional batch dimension "
+        f"(i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+        stacklevel=3,
+    )
 
 
 def dropout1d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) inputs."""
-    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
+        )
+    if input.ndim == 2:
+        return _unbatched_feature_dropout(input, p, training, inplace, "dropout1d")
+    return _feature_dropout(input, p, training, inplace, "dropout1d")
 
 
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
-    """Zero whole channels of (N, C, H, W) or (C, H, W) inputs (Tompson et al., 2015)."""
-    return _feature_dropout("dropout2d", input, p, training, inplace, 2)
+    """Zero whole channels of (N, C, H, W) inputs (Tompson et al., 2015), as torch's.
+
+    Other ranks behave as in torch, with its warnings: dims 0 and 1 are read as (N, C), so a
+    3-D input gets channel-wise 1-D dropout and an (N, C) input is dropped elementwise.
+    """
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        _warn_dims("dropout2d", input.ndim, 2)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace, "dropout2d")
 
 
 def dropout3d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
-    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs, as torch's.
+
+    Other ranks warn as in torch and are read as one sample: an (N, C) input loses whole rows.
+    """
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        _warn_dims("dropout3d", input.ndim, 3)
+    if input.ndim != 5:
+        return _unbatched_feature_dropout(input, p, training, inplace, "dropout3d")
+    return _feature_dropout(input, p, training, inplace, "dropout3d")
 
 
 def _alpha(input: Tensor, p: float, training: bool, shape: tuple[int, ...]) -> Tensor:

@@ -313,9 +313,8 @@ def normalize(
 ) -> Tensor:
     """``x / max(||x||_p, eps)`` along ``dim``."""
     check_float("normalize", input)
-    if p == 2.0:
-        norm = (input * input).sum(dim, keepdim=True).sqrt()
-    else:  # lucid.norm's rules: p=0 counts the nonzeros, p=inf is the largest |x|
-        norm = input.norm(p, dim, keepdim=True)
+    # lucid.norm's rules: p=0 counts the nonzeros, p=inf is the largest |x|, and the p=2
+    # gradient is 0 (not nan) on an all-zero slice, as torch's
+    norm = input.norm(p, dim, keepdim=True)
     result: Tensor = input / norm.clamp(min=eps)
     return result

@@ -168,26 +168,49 @@ def interpolate(
                          f"size {list(input.shape)})")  # fmt: skip
     if mode == "area":
         return _area(input, out_size)
-    corners = bool(align_corners)
+    if not input.dtype.is_floating_point and mode in _INTERPOLATING:
+        return _resample_uint8(input, out_size, scales, mode, bool(align_corners))
     y = input
     for a in range(nd):
-        dim = 2 + a
-        in_len, out_len = input.shape[dim], out_size[a]
-        if in_len == out_len and scales[a] in (None, 1.0):
-            continue
-        scale = _scale(in_len, out_len, corners and mode in _INTERPOLATING, scales[a])
-        if mode == "bicubic":
-            y = _cubic_along(y, dim, in_len, out_len, scale, corners)
-        elif mode in _LINEAR:
-            i0, i1, lam = _linear_taps(in_len, out_len, scale, corners)
-            w1 = _weights(lam, dim, y)
-            lo = y.index_select(dim, _index(i0, y))
-            hi = y.index_select(dim, _index(i1, y))
-            y = lo + (hi - lo) * w1
-        else:
-            idx = _nearest_index(in_len, out_len, scale, mode == "nearest-exact")
-            y = y.index_select(dim, _index(idx, y))
+        y = _resample_along(y, 2 + a, out_size[a], scales[a], mode, bool(align_corners))
     return y
+
+
+def _resample_along(
+    y: Tensor, dim: int, out_len: int, scale_factor: float | None, mode: str, corners: bool
+) -> Tensor:
+    """Resample ``y`` along one dim to ``out_len`` (the other dims are left as they are)."""
+    in_len = y.shape[dim]
+    if in_len == out_len and scale_factor in (None, 1.0):
+        return y
+    scale = _scale(in_len, out_len, corners and mode in _INTERPOLATING, scale_factor)
+    if mode == "bicubic":
+        return _cubic_along(y, dim, in_len, out_len, scale, corners)
+    if mode in _LINEAR:
+        i0, i1, lam = _linear_taps(in_len, out_len, scale, corners)
+        w1 = _weights(lam, dim, y)
+        lo = y.index_select(dim, _index(i0, y))
+        hi = y.index_select(dim, _index(i1, y))
+        out: Tensor = lo + (hi - lo) * w1
+        return out
+    idx = _nearest_index(in_len, out_len, scale, mode == "nearest-exact")
+    return y.index_select(dim, _index(idx, y))
+
+
+def _resample_uint8(
+    x: Tensor, out_size: tuple[int, ...], scales: list[float | None], mode: str, corners: bool
+) -> Tensor:
+    """torch's uint8 image resampling: one pass per dim, width first, each computed in float
+    and rounded (and clamped) back to uint8."""
+    if x.dtype != lucid.uint8 or mode not in ("bilinear", "bicubic"):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented for "
+                                  f"{x.dtype.name} input (uint8 supports bilinear and bicubic; "
+                                  f"convert to a floating point dtype)")  # fmt: skip
+    y = x.float()
+    for a in reversed(range(x.ndim - 2)):
+        y = _resample_along(y, 2 + a, out_size[a], scales[a], mode, corners)
+        y = y.round().clamp(0, 255)
+    return y.to(lucid.uint8)
 
 
 def _area(x: Tensor, out_size: tuple[int, ...]) -> Tensor:
