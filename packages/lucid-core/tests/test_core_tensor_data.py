@@ -86,6 +86,16 @@ def test_saved_tensor_changed_through_data_is_used_at_backward(device: str) -> N
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_saved_output_changed_through_data_is_used_at_backward(device: str) -> None:
+    x = _leaf([0.0, 1.0], device)
+    y = x.exp()  # exp saves its output
+    y.data.mul_(2.0)
+    y.sum().backward()
+    assert x.grad is not None
+    np.testing.assert_allclose(_np(x.grad), 2 * np.exp([0.0, 1.0]), **TOL)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_data_of_a_view_and_views_of_data_write_into_the_base(device: str) -> None:
     t = _leaf([[1.0, 2.0], [3.0, 4.0]], device)
     t[0].data.fill_(9.0)

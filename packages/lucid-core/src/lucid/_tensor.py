@@ -17,6 +17,7 @@ from lucid.autograd import grad_mode
 from lucid.autograd.function import (
     VersionCounter,
     rebind_saved_output,
+    replace_saved_output_array,
     snapshot_saved_input,
 )
 from lucid.backends import Backend, get_backend
@@ -452,6 +453,8 @@ class Tensor(TensorMethods):
         rebased = self._rebase_view(result) if self._base is not None else None
         self._set_data_inplace(result._data)
         if self._base is not None and not self._backend.views_share_memory:
+        if owner.grad_fn is not None:
+            replace_saved_output_array(owner.grad_fn, old, arr)
             self._write_back()
         # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
         # no_grad, where ``result`` may be the source tensor itself).

@@ -322,6 +322,18 @@ def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter
             saved[i] = (1, (arr, k, new, requires_grad), new.value)
 
 
+def replace_saved_output_array(node: Function, old: Any, new: Any) -> None:
+    """A saved output's array ``old`` was replaced by ``new`` without a version bump (an
+    in-place change through ``.data`` on a backend whose writes make new arrays): save ``new``,
+    as the shared storage would on NumPy."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, (kind, obj, version) in enumerate(saved):
+        if kind == 1 and obj[0] is old:
+            saved[i] = (1, (new, *obj[1:]), version)
+
+
 def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
     kind, obj, version = record
     if kind == 0:
