@@ -1,0 +1,222 @@
+"""Constraints on parameters and values (``torch.distributions.constraints``).
+
+``check(value)`` returns a bool tensor of the value's batch shape (an event of ``event_dim``
+dimensions gives one answer); the repr is torch's, so validation errors read the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid._tensor import Tensor
+from lucid.autograd import no_grad
+
+
+class Constraint:
+    """A region of values: ``check`` says, per event, whether a value lies in it."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return type(self).__name__[1:] + "()"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a support that depends on the parameters (it is never checked)."""
+
+    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        self.is_discrete = is_discrete
+        self.event_dim = event_dim
+
+    def check(self, value: Tensor) -> Tensor:
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint: Any) -> bool:
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """``@dependent_property``: a property whose class-level value is a dependent constraint."""
+
+    def __init__(self, fn: Any = None, *, is_discrete: bool = False, event_dim: int = 0) -> None:
+        property.__init__(self, fn)
+        _Dependent.__init__(self, is_discrete=is_discrete, event_dim=event_dim)
+
+    def __call__(self, fn: Any) -> _DependentProperty:
+        return _DependentProperty(fn, is_discrete=self.is_discrete, event_dim=self.event_dim)
+
+
+class _IndependentConstraint(Constraint):
+    """``base_constraint`` with its ``reinterpreted_batch_ndims`` rightmost dims as one event."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.is_discrete = base_constraint.is_discrete
+        self.event_dim = base_constraint.event_dim + reinterpreted_batch_ndims
+
+    def check(self, value: Tensor) -> Tensor:
+        result = self.base_constraint.check(value)
+        n = self.reinterpreted_batch_ndims
+        if result.ndim < n:
+            expected = self.base_constraint.event_dim + n
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.ndim}")
+        return result.reshape(result.shape[: result.ndim - n] + (-1,)).all(-1) if n else result
+
+    def __repr__(self) -> str:
+        n = self.reinterpreted_batch_ndims
+        return f"{type(self).__name__[1:]}({self.base_constraint!r}, {n})"
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value == 0) | (value == 1)
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound: int, upper_bound: int) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound: int) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value % 1 == 0) & (value >= self.lower_bound)
+
+    def __repr__(self) -> str:
+        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value: Tensor) -> Tensor:
+        return value == value  # False for NaNs.
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound: Tensor | float) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value > self.lower_bound
+
+    def __repr__(self) -> str:
+        return f"GreaterThan(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value: Tensor) -> Tensor:
+        return value >= self.lower_bound
+
+    def __repr__(self) -> str:
+        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound: Tensor | float) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return value < self.upper_bound
+
+    def __repr__(self) -> str:
+        return f"LessThan(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound: Tensor | float, upper_bound: Tensor | float) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        bounds = f"lower_bound={self.lower_bound}, upper_bound={self.upper_bound}"
+        return f"{type(self).__name__[1:]}({bounds})"
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= self.lower_bound) & (value < self.upper_bound)
+
+
+class _Simplex(Constraint):
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        return (value.tril() == value).reshape(value.shape[:-2] + (-1,)).all(-1)
+
+
+class _LowerCholesky(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return lower_triangular.check(value) & positive_diagonal
+
+
+class _PositiveDefinite(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        from lucid.linalg import eigvalsh
+
+        with no_grad():
+            symmetric = ((value - value.mT).abs() <= 1e-6).reshape(value.shape[:-2] + (-1,))
+            return symmetric.all(-1) & (eigvalsh(value) > 0).all(-1)
+
+
+dependent = _Dependent()
+dependent_property = _DependentProperty
+independent = _IndependentConstraint
+boolean = _Boolean()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()
+lower_triangular = _LowerTriangular()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
+
+__all__ = [
+    "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+    "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
+    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
+    "nonnegative_integer", "positive", "positive_definite", "positive_integer", "real",
+    "real_vector", "simplex", "unit_interval",
+]  # fmt: skip
