@@ -43,7 +43,7 @@ def _as_images(tensor: Any) -> np.ndarray:
 def _rescale(images: np.ndarray, value_range: tuple[float, float] | None) -> np.ndarray:
     """Clamp to ``value_range`` (default: the images' min and max) and map it onto [0, 1]."""
     low, high = value_range if value_range is not None else (images.min(), images.max())
-    clamped = np.clip(images, low, high)
+    clamped: np.ndarray = np.clip(images, low, high)
     return (clamped - low) / max(float(high - low), 1e-5)
 
 
@@ -72,7 +72,8 @@ def make_grid(
         scale = [_rescale(img, value_range) for img in images] if scale_each else None
         images = np.stack(scale) if scale is not None else _rescale(images, value_range)
     if images.shape[0] == 1:
-        return lucid.tensor(images[0])
+        single: lucid.Tensor = lucid.from_numpy(np.ascontiguousarray(images[0]))
+        return single
     count, channels, height, width = images.shape
     columns = min(nrow, count)
     rows = math.ceil(count / columns)
@@ -83,7 +84,8 @@ def make_grid(
     for k, image in enumerate(images):
         top, left = (k // columns) * cell_h + padding, (k % columns) * cell_w + padding
         grid[:, top : top + height, left : left + width] = image
-    return lucid.tensor(grid)
+    tiled: lucid.Tensor = lucid.from_numpy(grid)
+    return tiled
 
 
 def _png_chunk(kind: bytes, payload: bytes) -> bytes:
