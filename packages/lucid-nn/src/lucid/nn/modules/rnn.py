@@ -21,6 +21,7 @@ from lucid.nn import init
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.parameter import Parameter
+from lucid.nn.utils.rnn import PackedSequence
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -214,24 +215,50 @@ class RNNBase(Module):
         return [hx[i] for i in range(count)]
 
     def _run_direction(
-        self, xs: Tensor, state: State, sfx: str, reverse: bool
+        self, xs: Tensor, state: State, sfx: str, reverse: bool, batch_sizes: list[int] | None
     ) -> tuple[Tensor, State]:
+        """One layer in one direction over padded ``(L, N, *)`` steps, or packed ones (then
+        step ``t`` advances only the first ``batch_sizes[t]`` rows of the state)."""
         w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
         b_ih = getattr(self, f"bias_ih{sfx}") if self.bias else None
         b_hh = getattr(self, f"bias_hh{sfx}") if self.bias else None
         step = _step_for(self.mode)
         if self.proj_size:
             step = functools.partial(_lstm_step, w_hr=getattr(self, f"weight_hr{sfx}"))
-        proj = F.linear(xs, w_ih, b_ih)  # all time steps in one GEMM: (L, N, gates)
-        steps = proj.unbind(0)
+        proj = F.linear(xs, w_ih, b_ih)  # all time steps in one GEMM
+        steps = proj.unbind(0) if batch_sizes is None else proj.split(batch_sizes, 0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
         outs: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
         for t in order:
-            state = step(steps[t], state, w_hh, b_hh)
-            outs[t] = state[0] if self.mode == "LSTM" else state
-        return lucid.stack(outs, 0), state
+            state = _advance(step, steps[t], state, w_hh, b_hh)
+            h = state[0] if self.mode == "LSTM" else state
+            outs[t] = h if h.shape[0] == steps[t].shape[0] else h[: steps[t].shape[0]]
+        return (lucid.stack(outs, 0) if batch_sizes is None else lucid.cat(outs, 0)), state
 
-    def forward(self, input: Tensor, hx: Any = None) -> tuple[Tensor, Any]:
+    def _layers(
+        self, x: Tensor, states: list[State], batch_sizes: list[int] | None
+    ) -> tuple[Tensor, Any]:
+        """Every layer and direction: the last layer's outputs and the final states h_n."""
+        directions = 2 if self.bidirectional else 1
+        finals: list[State] = []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                state = states[layer * directions + d]
+                out, final = self._run_direction(x, state, sfx, d == 1, batch_sizes)
+                outs.append(out)
+                finals.append(final)
+            x = outs[0] if directions == 1 else lucid.cat(outs, dim=-1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout)
+        if self.mode == "LSTM":
+            return x, (lucid.stack([f[0] for f in finals]), lucid.stack([f[1] for f in finals]))
+        return x, lucid.stack(finals)
+
+    def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         self._check_input(input)
         batched = input.ndim == 3
         x = input if batched else input.unsqueeze(1)
@@ -241,29 +268,56 @@ class RNNBase(Module):
             self._check_hx(hx, batched)
         if hx is not None and not batched:
             hx = tuple(h.unsqueeze(1) for h in hx) if self.mode == "LSTM" else hx.unsqueeze(1)
-        directions = 2 if self.bidirectional else 1
-        states = self._initial(hx, x.shape[1], x)
-        finals: list[State] = []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(directions):
-                sfx = f"_l{layer}" + ("_reverse" if d else "")
-                out, final = self._run_direction(x, states[layer * directions + d], sfx, d == 1)
-                outs.append(out)
-                finals.append(final)
-            x = outs[0] if directions == 1 else lucid.cat(outs, dim=-1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout)
+        x, h_n = self._layers(x, self._initial(hx, x.shape[1], x), None)
         if batched and self.batch_first:
             x = x.transpose(0, 1)
-        if self.mode == "LSTM":
-            h_n: Any = (lucid.stack([f[0] for f in finals]), lucid.stack([f[1] for f in finals]))
-        else:
-            h_n = lucid.stack(finals)
         if not batched:
             x = x.squeeze(1)
             h_n = tuple(h.squeeze(1) for h in h_n) if self.mode == "LSTM" else h_n.squeeze(1)
         return x, h_n
+
+    def _forward_packed(self, packed: PackedSequence, hx: Any) -> tuple[PackedSequence, Any]:
+        """A PackedSequence in, one out; h_n holds each sequence's state at its last step,
+        in the original batch order (torch's permute_hidden)."""
+        data = packed.data
+        name = type(self).__name__
+        check_tensor(name, data, self.weight_ih_l0)
+        if data.ndim != 2 or data.shape[-1] != self.input_size:
+            raise ValueError(f"{name} expected packed data of shape (*, {self.input_size}), got "
+                             f"{tuple(data.shape)}")  # fmt: skip
+        batch_sizes = [int(n) for n in packed.batch_sizes.tolist()]
+        if hx is not None:
+            self._check_hx(hx, True)
+            hx = _permute_hidden(hx, packed.sorted_indices)
+        states = self._initial(hx, batch_sizes[0], data)
+        out, h_n = self._layers(data, states, batch_sizes)
+        result = PackedSequence(out, packed.batch_sizes, packed.sorted_indices,
+                                packed.unsorted_indices)  # fmt: skip
+        return result, _permute_hidden(h_n, packed.unsorted_indices)
+
+
+def _advance(
+    step: Callable[..., State], xw: Tensor, state: State, w_hh: Tensor, b_hh: Tensor | None
+) -> State:
+    """One step for the first ``len(xw)`` rows of ``state``; the other rows keep theirs."""
+    n = xw.shape[0]
+    parts = state if isinstance(state, tuple) else (state,)
+    if parts[0].shape[0] == n:
+        return step(xw, state, w_hh, b_hh)
+    head = tuple(p[:n] for p in parts)
+    new = step(xw, head if isinstance(state, tuple) else head[0], w_hh, b_hh)
+    new_parts = new if isinstance(new, tuple) else (new,)
+    joined = tuple(lucid.cat([a, p[n:]], 0) for a, p in zip(new_parts, parts))
+    return joined if isinstance(state, tuple) else joined[0]
+
+
+def _permute_hidden(hx: Any, order: Tensor | None) -> Any:
+    """Reorder the batch dim (1) of h (or of LSTM's (h, c)) by ``order``."""
+    if order is None:
+        return hx
+    if isinstance(hx, (tuple, list)):
+        return tuple(h.index_select(1, order) for h in hx)
+    return hx.index_select(1, order)
 
 
 class RNN(RNNBase):
