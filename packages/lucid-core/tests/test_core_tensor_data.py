@@ -123,6 +123,16 @@ def test_torch_style_parameter_updates(device: str) -> None:
     np.testing.assert_allclose(_np(w), np.full((200, 50), 0.5), **TOL)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_inplace_through_detach_writes_through_and_bumps_the_shared_version(device: str) -> None:
+    p = _leaf([1.0, 2.0], device)
+    version = p._version
+    p.detach().add_(1.0)
+    p.detach()[1].mul_(2.0)
+    np.testing.assert_allclose(_np(p), [2.0, 6.0], **TOL)
+    assert p._version == version + 2
+
+
 # -- t.data = other swaps the storage -------------------------------------------------------------
 @pytest.mark.parametrize("device", DEVICES)
 def test_assigning_data_swaps_the_storage(device: str) -> None:

@@ -50,7 +50,7 @@ class Tensor(TensorMethods):
         "_hooks",
         "_base",
         "_view_src",
-        "_data_of",
+        "_storage_of",
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -74,7 +74,7 @@ class Tensor(TensorMethods):
         self._hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self._view_src: Any = None  # (base, node) when made by one view op straight from base
-        self._data_of: Tensor | None = None  # the tensor this one is the ``.data`` of
+        self._storage_of: Tensor | None = None  # the tensor whose storage this one shares
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -94,7 +94,7 @@ class Tensor(TensorMethods):
         t._hooks = None
         t._base = None
         t._view_src = None
-        t._data_of = None
+        t._storage_of = None
         return t
 
     # -- basic properties -------------------------------------------------------------------------
@@ -117,7 +117,7 @@ class Tensor(TensorMethods):
         For the native backend array use :attr:`array`.
         """
         t = Tensor.from_backend_array(self._data, self._backend)
-        t._data_of = self
+        t._storage_of = self
         return t
 
     @data.setter
@@ -250,6 +250,7 @@ class Tensor(TensorMethods):
     # -- new tensors like this one (same dtype and device unless given) ---------------------------
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
+        t._storage_of = self
         from lucid._creation import tensor
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
@@ -418,11 +419,12 @@ class Tensor(TensorMethods):
     def _rebind_inplace(self, arr: Any) -> None:
         """Hold ``arr``, the result of an in-place change of this tensor. Where the backend made
         a new array rather than writing into the old one (MLX; views that are copies), the
-        tensor this one is the ``.data`` of gets it too, unless that tensor has since been given
-        other storage (its version counter is left alone, as in PyTorch)."""
+        tensor this one is the ``.data`` or ``detach()`` of gets it too, unless that tensor has
+        since been given other storage (the version counter is not bumped again: ``.data`` has
+        its own, ``detach()`` shares it)."""
         old = self._data
         self._data = arr
-        owner = self._data_of
+        owner = self._storage_of
         if owner is None or arr is old or owner._data is not old:
             return
         owner._rebind_inplace(arr)
