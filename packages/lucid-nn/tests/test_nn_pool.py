@@ -215,3 +215,90 @@ def test_pool_layers():
     assert repr(nn.AvgPool2d(3, 2, 1)) == "AvgPool2d(kernel_size=3, stride=2, padding=1)"
     with pytest.raises(ValueError, match=r"MaxPool2d expected 3D \(unbatched\) or 4D"):
         nn.MaxPool2d(2)(lucid.randn(8, 8))
+
+
+# -- max pooling of integers ------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [lucid.int64, lucid.int32, lucid.int8, lucid.uint8])
+def test_max_pool_integer_input_keeps_dtype_and_pads_below_every_value(dtype):
+    low = 0 if dtype == lucid.uint8 else -100
+    x = lucid.tensor(RNG.integers(low, low + 100, (2, 3, 5, 5)), dtype=dtype)
+    y, idx = F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True)
+    ref, ref_idx = F.max_pool2d(x.double(), 3, stride=2, padding=1, return_indices=True)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=0, atol=0)
+    np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
+
+
+def test_max_pool_bool_input_is_not_implemented():
+    with pytest.raises(NotImplementedError, match='"max_pool1d" not implemented for bool'):
+        F.max_pool1d(lucid.ones(1, 1, 4, dtype=lucid.bool), 2)
+
+
+# -- max unpooling ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "nd,shape,kw",
+    [
+        (1, (2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+        (2, (2, 2, 5, 6), dict(kernel_size=2)),
+        (2, (1, 2, 7, 7), dict(kernel_size=3, stride=2, padding=1)),
+        (3, (1, 2, 4, 5, 4), dict(kernel_size=2)),
+    ],
+)
+def test_max_unpool_puts_values_back_at_their_argmax(nd, shape, kw):
+    x = _t(shape)
+    pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+    unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[nd - 1]
+    y, idx = pool(x, return_indices=True, **kw)
+    u = unpool(y, idx, output_size=shape[2:], **kw)
+    assert u.shape == shape
+    flat_u = u.detach().numpy().reshape(*shape[:2], -1)
+    flat_x = x.detach().numpy().reshape(*shape[:2], -1)
+    where = idx.numpy().reshape(*shape[:2], -1)
+    ref = np.zeros_like(flat_x)
+    np.put_along_axis(ref, where, np.take_along_axis(flat_x, where, -1), -1)
+    np.testing.assert_allclose(flat_u, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("nd,shape", [(1, (2, 3, 9)), (2, (2, 2, 5, 6)), (3, (1, 2, 4, 5, 4))])
+def test_max_unpool_gradcheck(nd, shape):
+    """Windows that do not overlap: no two outputs share an argmax."""
+    pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+    unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[nd - 1]
+    y, idx = pool(_t(shape), 2, return_indices=True)
+    y = y.detach().requires_grad_()
+    assert gradcheck(lambda a: unpool(a, idx, 2, output_size=shape[2:]), (y,))
+
+
+def test_max_unpool_default_size_unbatched_and_module():
+    x = _t((2, 4, 4))
+    y, idx = F.max_pool2d(x, 2, return_indices=True)
+    assert F.max_unpool2d(y, idx, 2).shape == (2, 4, 4)
+    out = nn.MaxUnpool2d(2)(y.unsqueeze(0), idx.unsqueeze(0), output_size=(1, 2, 5, 5))
+    assert out.shape == (1, 2, 5, 5)
+    assert repr(nn.MaxUnpool1d(3, 2, 1)) == "MaxUnpool1d(kernel_size=3, stride=2, padding=1)"
+
+
+def test_max_unpool_double_backward():
+    y, idx = F.max_pool2d(_t((1, 2, 4, 4)), 2, return_indices=True)
+    assert gradgradcheck(lambda a: F.max_unpool2d(a, idx, 2) ** 2, (y.detach().requires_grad_(),))
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda y, i: F.max_unpool2d(y, i, 2, output_size=(7, 7)), ValueError,
+         r'invalid output_size "\(7, 7\)" \(dim 0 must be between 2 and 6\)'),
+        (lambda y, i: F.max_unpool2d(y, i, 2, output_size=(4,)), ValueError,
+         "2 or 4 elements, but it has a length of '1'"),
+        (lambda y, i: F.max_unpool2d(y, i.double(), 2), RuntimeError,
+         "type int64 but got: float64"),
+        (lambda y, i: F.max_unpool2d(y, i[..., :1], 2), RuntimeError, "same as that of the input"),
+        (lambda y, i: F.max_unpool2d(y, i * 9, 2), RuntimeError,
+         r"invalid max index: \d+ \(output volumes are of size 4x4\)"),
+        (lambda y, i: F.max_unpool2d(y[0, 0], i[0, 0], 2), RuntimeError, "Expected 3D or 4D"),
+    ],
+)  # fmt: skip
+def test_max_unpool_errors(call, error, message):
+    y, idx = F.max_pool2d(_t((1, 2, 4, 4)), 2, return_indices=True)
+    with pytest.raises(error, match=message):
+        call(y.detach(), idx)

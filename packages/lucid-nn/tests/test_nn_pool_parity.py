@@ -57,3 +57,53 @@ def _check(mine, theirs, x_shape, relu=False):
 def test_pool_parity(layer, args, kwargs, x_shape):
     _check(getattr(nn, layer)(*args, **kwargs), getattr(torch.nn, layer)(*args, **kwargs),
            x_shape, relu=layer.startswith(("Max", "AdaptiveMax")))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_integer_max_pool_parity(dtype):
+    x = np.random.default_rng(0).integers(0, 120, (2, 3, 6, 7)).astype(dtype)
+    mine, mi = nn.functional.max_pool2d(lucid.tensor(x), 3, 2, 1, return_indices=True)
+    theirs, ti = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, return_indices=True)
+    assert mine.numpy().dtype == theirs.numpy().dtype
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    np.testing.assert_array_equal(mi.numpy(), ti.numpy())
+
+
+@pytest.mark.parametrize(
+    "nd,shape,kw",
+    [
+        (1, (2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+        (2, (2, 3, 7, 6), dict(kernel_size=2)),
+        (2, (1, 2, 7, 7), dict(kernel_size=3, stride=2, padding=1)),
+        (3, (1, 2, 5, 4, 4), dict(kernel_size=2, stride=2)),
+    ],
+)
+def test_max_unpool_parity(nd, shape, kw):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(shape).astype(np.float32)
+    pool, unpool = f"MaxPool{nd}d", f"MaxUnpool{nd}d"
+    ly, li = getattr(nn, pool)(return_indices=True, **kw)(lucid.tensor(x))
+    ty, ti = getattr(torch.nn, pool)(return_indices=True, **kw)(torch.tensor(x))
+    np.testing.assert_array_equal(li.numpy(), ti.numpy())
+    ly, ty = ly.detach().requires_grad_(), ty.detach().requires_grad_()
+    lu = getattr(nn, unpool)(**kw)(ly, li, output_size=shape)
+    tu = getattr(torch.nn, unpool)(**kw)(ty, ti, output_size=shape)
+    np.testing.assert_allclose(lu.detach().numpy(), tu.detach().numpy(), rtol=RTOL, atol=ATOL)
+    g = rng.standard_normal(shape).astype(np.float32)
+    lu.backward(lucid.tensor(g))
+    tu.backward(torch.tensor(g))
+    np.testing.assert_allclose(ly.grad.numpy(), ty.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_max_unpool_errors_match_torch():
+    x = torch.randn(1, 2, 4, 4)
+    ty, ti = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+    ly, li = lucid.tensor(ty.numpy()), lucid.tensor(ti.numpy())
+    with pytest.raises(ValueError) as want:
+        torch.nn.functional.max_unpool2d(ty, ti, 2, output_size=(7, 7))
+    with pytest.raises(ValueError, match=str(want.value).replace("(", r"\(").replace(")", r"\)")):
+        nn.functional.max_unpool2d(ly, li, 2, output_size=(7, 7))
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.functional.max_unpool2d(ty, ti * 9, 2)
+    with pytest.raises(RuntimeError, match=str(want.value).split(":")[0]):
+        nn.functional.max_unpool2d(ly, li * 9, 2)

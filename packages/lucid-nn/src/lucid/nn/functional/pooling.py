@@ -36,6 +36,9 @@ __all__ = [
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 _ALL = (slice(None), slice(None))
@@ -73,7 +76,7 @@ def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, 
 def _max_forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tuple[Any, Any]:
     """The max over each window (NaN propagates) and, if wanted, the first tap holding it."""
     xp = backend.xp
-    xpad = _pad(xp, x, g, -math.inf)
+    xpad = _pad(xp, x, g, _lowest(backend.dtype_of(x)))
     index_type = xp.int8 if g.taps < 128 else xp.int32
     best: Any = None
     idx: Any = None
@@ -87,6 +90,13 @@ def _max_forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tup
             idx = xp.where(v > best, xp.asarray(t, dtype=index_type), idx)
         best = xp.maximum(best, v)
     return (backend.copy(best) if g.taps == 1 else best), idx
+
+
+def _lowest(dt: Any) -> float:
+    """A padding value that never wins a window's max: -inf, or the integer dtype's minimum."""
+    if dt.is_floating_point:
+        return -math.inf
+    return -(2 ** (8 * dt.itemsize - 1)) if dt.is_signed else 0
 
 
 def _flat_indices(xp: Any, idx: Any, g: ConvGeometry) -> Any:
@@ -271,8 +281,8 @@ def _max_pool(
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
     x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
+    if x.dtype == lucid.bool or x.dtype.is_complex:
+        raise NotImplementedError(f'"{name}" not implemented for {x.dtype.name} input')
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
     out = MaxPool.apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
     if batched:
@@ -356,6 +366,98 @@ def avg_pool3d(
     """3-D average pooling over ``(N, C, D, H, W)``."""
     return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)  # fmt: skip
+
+
+# -- max unpooling ------------------------------------------------------------------------------
+def _unpool_output_size(
+    x: Tensor, kernel: Ints, stride: Ints, padding: Ints, output_size: Any
+) -> tuple[int, ...]:
+    """torch's rule: ``(in - 1) * stride - 2 * padding + kernel``, or ``output_size`` when it
+    is within one stride of that."""
+    nd = len(kernel)
+    default = tuple(
+        (x.shape[x.ndim - nd + a] - 1) * stride[a] + kernel[a] - 2 * padding[a] for a in range(nd)
+    )
+    if output_size is None:
+        return default
+    sizes = tuple(int(v) for v in output_size)
+    if len(sizes) == nd + 2:
+        sizes = sizes[2:]
+    if len(sizes) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, "
+                         f"but it has a length of '{len(sizes)}'")  # fmt: skip
+    for a in range(nd):
+        low, high = default[a] - stride[a], default[a] + stride[a]
+        if not low < sizes[a] < high:
+            raise ValueError(f'invalid output_size "{sizes}" (dim {a} must be between {low} and '
+                             f"{high})")  # fmt: skip
+    return sizes
+
+
+def _check_unpool_indices(x: Tensor, indices: Any, out: tuple[int, ...]) -> None:
+    if not isinstance(indices, Tensor) or indices.dtype != lucid.int64:
+        got = indices.dtype.name if isinstance(indices, Tensor) else type(indices).__name__
+        raise RuntimeError(f"elements in indices should be type int64 but got: {got}")
+    if indices.shape != x.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(x.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")  # fmt: skip
+    if indices.numel() == 0:
+        return
+    plane = math.prod(out)
+    low, high = int(indices.min().item()), int(indices.max().item())
+    if low < 0 or high >= plane:
+        raise RuntimeError(f"Found an invalid max index: {high if high >= plane else low} (output "
+                           f"volumes are of size {'x'.join(map(str, out))})")  # fmt: skip
+
+
+def _max_unpool(
+    nd: int, x: Tensor, indices: Any, kernel_size: Any, stride: Any, padding: Any,
+    output_size: Any
+) -> Tensor:  # fmt: skip
+    name = f"max_unpool{nd}d"
+    if x.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for "
+                           f"input, but got input of size: {list(x.shape)}")  # fmt: skip
+    k = int_tuple(kernel_size, nd, "kernel_size")
+    s = k if stride is None else int_tuple(stride, nd, "stride")
+    out = _unpool_output_size(x, k, s, int_tuple(padding, nd, "padding"), output_size)
+    _check_unpool_indices(x, indices, out)
+    lead = x.shape[: x.ndim - nd]
+    zeros = lucid.zeros(*lead, math.prod(out), dtype=x.dtype, device=x.device)
+    flat = zeros.scatter(-1, indices.reshape(*lead, -1), x.reshape(*lead, -1))
+    result: Tensor = flat.reshape(*lead, *out)
+    return result
+
+
+def max_unpool1d(
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    output_size: Any = None
+) -> Tensor:  # fmt: skip
+    """The partial inverse of :func:`max_pool1d`: each value goes back to its argmax, zeros
+    elsewhere (``indices`` from ``return_indices=True``)."""
+    return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    output_size: Any = None
+) -> Tensor:  # fmt: skip
+    """The partial inverse of :func:`max_pool2d` (``output_size`` resolves odd input sizes).
+
+    >>> y, idx = max_pool2d(lucid.randn(1, 1, 4, 4), 2, return_indices=True)
+    >>> max_unpool2d(y, idx, 2).shape
+    (1, 1, 4, 4)
+    """
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(
+    input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+    output_size: Any = None
+) -> Tensor:  # fmt: skip
+    """The partial inverse of :func:`max_pool3d`."""
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
 # -- adaptive pooling ----------------------------------------------------------------------------

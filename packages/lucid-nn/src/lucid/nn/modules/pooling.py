@@ -1,4 +1,5 @@
-"""Pooling layers: MaxPool*, AvgPool*, AdaptiveAvgPool*, AdaptiveMaxPool*, LPPool* (torch.nn)."""
+"""Pooling layers: MaxPool*, MaxUnpool*, AvgPool*, AdaptiveAvgPool*, AdaptiveMaxPool*, LPPool*
+(torch.nn)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -88,6 +92,38 @@ class MaxPool2d(_MaxPoolNd, nd=2):
 
 class MaxPool3d(_MaxPoolNd, nd=3):
     """Max over sliding windows of ``(N, C, D, H, W)``."""
+
+
+class _MaxUnpoolNd(_PoolNd):
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[self._nd - 1]
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd, nd=1):
+    """The partial inverse of ``MaxPool1d`` (its ``return_indices=True`` output)."""
+
+
+class MaxUnpool2d(_MaxUnpoolNd, nd=2):
+    """The partial inverse of ``MaxPool2d``: values back at their argmax, zeros elsewhere.
+
+    >>> pool, unpool = nn.MaxPool2d(2, return_indices=True), nn.MaxUnpool2d(2)
+    >>> unpool(*pool(lucid.randn(1, 1, 4, 4))).shape
+    (1, 1, 4, 4)
+    """
+
+
+class MaxUnpool3d(_MaxUnpoolNd, nd=3):
+    """The partial inverse of ``MaxPool3d``."""
 
 
 class _AvgPoolNd(_PoolNd):
