@@ -8,6 +8,7 @@ imports those optional subpackages.
 from __future__ import annotations
 
 import pkgutil
+from typing import TYPE_CHECKING, Any
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 __version__ = "0.1.0"
@@ -77,7 +78,14 @@ from lucid.random import (  # noqa: E402
     set_rng_state,
 )
 
-from lucid import linalg, special, viz  # noqa: E402
+from lucid import accelerator, backends, cuda, linalg, special, viz  # noqa: E402
+from lucid import _siblings  # noqa: E402
+from lucid._legacy import LEGACY_TYPES as _LEGACY_TYPES  # noqa: E402
+from lucid.backends._blas import get_num_threads, set_num_threads  # noqa: E402
+from lucid.backends._precision import (  # noqa: E402
+    get_float32_matmul_precision,
+    set_float32_matmul_precision,
+)
 from lucid.autograd import functional as _functional  # noqa: E402, F401
 from lucid.linalg import det, logdet, matrix_power, slogdet  # noqa: E402
 from lucid.linalg import inv as inverse  # noqa: E402
@@ -85,6 +93,28 @@ from lucid.linalg import pinv as pinverse  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
 
 _tensor._install_methods()
+_siblings.install_finder()
+
+FloatTensor = _LEGACY_TYPES["FloatTensor"]
+DoubleTensor = _LEGACY_TYPES["DoubleTensor"]
+HalfTensor = _LEGACY_TYPES["HalfTensor"]
+BFloat16Tensor = _LEGACY_TYPES["BFloat16Tensor"]
+ByteTensor = _LEGACY_TYPES["ByteTensor"]
+CharTensor = _LEGACY_TYPES["CharTensor"]
+ShortTensor = _LEGACY_TYPES["ShortTensor"]
+IntTensor = _LEGACY_TYPES["IntTensor"]
+LongTensor = _LEGACY_TYPES["LongTensor"]
+BoolTensor = _LEGACY_TYPES["BoolTensor"]
+ComplexFloatTensor = _LEGACY_TYPES["ComplexFloatTensor"]
+ComplexDoubleTensor = _LEGACY_TYPES["ComplexDoubleTensor"]
+
+if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
+
+    def __getattr__(name: str) -> Any:
+        """``lucid.nn``, ``lucid.optim``, ``lucid.data``, ``lucid.models``, ... imported on first
+        access (see ``lucid._siblings``)."""
+        return _siblings.sibling_attribute(__name__, name)
+
 
 half = float16
 float = float32  # noqa: A001
@@ -106,4 +136,9 @@ __all__ = [
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "half", "float", "double", "long", "int", "short",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
+    "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
+    "get_float32_matmul_precision", "set_float32_matmul_precision",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
+    "ComplexDoubleTensor",
 ]  # fmt: skip

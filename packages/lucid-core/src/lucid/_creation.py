@@ -69,7 +69,19 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
         data = data.copy()
     elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [x.tolist() if isinstance(x, Tensor) else x for x in data]
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    return from_data(data, dtype, device, requires_grad)
+
+
+def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A Tensor of ``data`` with its dtype inferred (``lucid.tensor``'s rule, without its
+    copy of arrays): what lucid's own code calls, where ``Tensor(n)`` would mean a size."""
+    from lucid._tensor import Tensor
+
+    arr, backend = _to_array(data, dtype, device)
+    t = Tensor.from_backend_array(arr, backend)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
@@ -79,7 +91,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
         return data
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
-    return Tensor(data, dtype=dtype, device=device)
+    return from_data(data, dtype, device)
 
 
 def from_numpy(arr: np.ndarray) -> Any:

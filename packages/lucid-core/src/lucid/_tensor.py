@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lucid import dtypes
+from lucid import _legacy, dtypes
 from lucid._device import device as _device_cls
 from lucid._tensor_methods import TensorMethods
 from lucid.autograd import grad_mode
@@ -21,6 +21,7 @@ from lucid.autograd.function import (
     snapshot_saved_input,
 )
 from lucid.backends import Backend, get_backend
+from lucid.cuda import NOT_COMPILED
 from lucid.utils.hooks import RemovableHandle
 from lucid.utils.to_args import parse_to
 
@@ -57,14 +58,23 @@ class Tensor(TensorMethods):
 
     def __init__(
         self,
-        data: Any,
+        data: Any = None,
+        *size: _int,
         dtype: Any = None,
         device: Any = None,
         requires_grad: bool = False,
     ) -> None:
+        """``Tensor(data)`` copies ``data`` (its dtype inferred as ``lucid.tensor`` does);
+        ``Tensor(2, 3)`` and ``Tensor()`` are PyTorch's legacy forms: a zero-filled tensor of
+        that size (``(0,)`` for none) in the default float dtype unless ``dtype`` is given."""
         from lucid._creation import _to_array
 
-        arr, backend = _to_array(data, dtype, device)
+        if data is None or type(data) is _int:
+            arr, backend = _legacy.sized_array(data, size, dtype, device)
+        elif size:
+            raise TypeError(f"Tensor(): expected data or sizes (ints), got {(data, *size)!r}")
+        else:
+            arr, backend = _to_array(data, dtype, device)
         self._data = arr
         self._backend = backend
         self.grad: Tensor | None = None
@@ -240,7 +250,6 @@ class Tensor(TensorMethods):
     def detach(self) -> Tensor:
         t = Tensor.from_backend_array(self._data, self._backend)
         t._vc = self._counter()
-        t._storage_of = self
         return t
 
     def detach_(self) -> Tensor:
@@ -251,6 +260,7 @@ class Tensor(TensorMethods):
     # -- new tensors like this one (same dtype and device unless given) ---------------------------
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
+        t._storage_of = self
         from lucid._creation import tensor
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
@@ -298,16 +308,33 @@ class Tensor(TensorMethods):
             out = self.clone()
         return out
 
-    def type(self, dtype: Any = None) -> Any:
+    def type(self, dtype: Any = None, non_blocking: _bool = False) -> Any:
+        """No argument: the legacy type's name (``'lucid.FloatTensor'``). With a dtype, a
+        legacy type (``lucid.LongTensor``) or its name (``'torch.LongTensor'``): converted."""
         if dtype is None:
-            return f"lucid.{self.dtype.name}"
-        return self.to(dtypes.to_dtype(dtype))
+            return _legacy.type_name(self.dtype, self._backend.device.partition(":")[0])
+        return self.to(_legacy.dtype_of_type(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
         return self.to(other.dtype)
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
+
+    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+        """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
+        raise AssertionError(NOT_COMPILED)
+
+    @property
+    def is_cuda(self) -> _bool:
+        return False
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""
+        return self
+
+    def is_pinned(self, device: Any = None) -> _bool:
+        return False
 
     def float(self) -> Tensor:
         return self.to(dtypes.float32)
@@ -428,8 +455,6 @@ class Tensor(TensorMethods):
         if owner is None or arr is old or owner._data is not old:
             return
         owner._rebind_inplace(arr)
-        if owner.grad_fn is not None:
-            replace_saved_output_array(owner.grad_fn, old, arr)
         if owner._base is not None and not owner._backend.views_share_memory:
             owner._write_back()
 
@@ -457,6 +482,8 @@ class Tensor(TensorMethods):
         rebased = self._rebase_view(result) if self._base is not None else None
         self._set_data_inplace(result._data)
         if self._base is not None and not self._backend.views_share_memory:
+        if owner.grad_fn is not None:
+            replace_saved_output_array(owner.grad_fn, old, arr)
             self._write_back()
         # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
         # no_grad, where ``result`` may be the source tensor itself).

@@ -15,7 +15,7 @@ from lucid.autograd.function import _FREED_MSG, Function
 
 
 def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
-    from lucid._creation import ones_like
+    from lucid._creation import from_data, ones_like
     from lucid._tensor import Tensor
 
     result = []
@@ -29,7 +29,7 @@ def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             g = ones_like(out)
         elif not isinstance(g, Tensor):
-            g = Tensor(g, dtype=out.dtype, device=out.device)
+            g = from_data(g, dtype=out.dtype, device=out.device)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "

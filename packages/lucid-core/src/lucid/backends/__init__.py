@@ -11,6 +11,7 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
+from lucid.backends import cuda, cudnn, mps  # noqa: E402
 from lucid.backends._base import Backend, DeviceError  # noqa: E402
 from lucid.backends._blas import PARALLEL_FLOPS, BlasThreads, blas_threads  # noqa: E402
 from lucid.backends._registry import (  # noqa: E402
@@ -34,4 +35,7 @@ __all__ = [
     "loaded_backends",
     "register_backend",
     "synchronize",
+    "cuda",
+    "cudnn",
+    "mps",
 ]

@@ -49,6 +49,7 @@ class BlasThreads:
         self._pool_pid = os.getpid()
         self._users = 0
         self._saved: list[int] = []
+        self._requested: int | None = None  # set by lucid.set_num_threads
         self._lock = threading.Lock()
 
     def libs(self) -> list[Any]:
@@ -63,11 +64,28 @@ class BlasThreads:
         return self._libs
 
     def budget(self) -> int:
-        """How many threads the user's BLAS setting allows (1 without threadpoolctl)."""
+        """How many threads the user's setting allows: ``lucid.set_num_threads``, else the BLAS
+        libraries' own setting (1 without threadpoolctl)."""
+        if self._requested is not None:
+            return max(1, min(self._requested, _CPUS))
         libs = self.libs()
         if not libs:
             return 1
         return max(1, min(int(min(lib.num_threads for lib in libs)), _CPUS))
+
+    def set_budget(self, n: int) -> None:
+        """Run on ``n`` threads: every BLAS library's setting and the chunk workers' count."""
+        with self._lock:
+            self._requested = n
+            if self._users:  # inside single_blas_thread: the last one out restores n
+                self._saved = [n] * len(self._saved)
+                return
+            for lib in self.libs():
+                lib.set_num_threads(n)
+
+    def requested(self) -> int:
+        """The thread count set by ``set_budget``, else what ``budget`` allows."""
+        return self.budget() if self._requested is None else self._requested
 
     @contextlib.contextmanager
     def single_blas_thread(self) -> Iterator[None]:
@@ -102,6 +120,21 @@ class BlasThreads:
 
 
 blas_threads = BlasThreads()
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for lucid's CPU work (``torch.set_num_threads``): the BLAS libraries'
+    threads (through threadpoolctl when installed) and the convolution kernels' workers."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {n}")
+    blas_threads.set_budget(n)
+
+
+def get_num_threads() -> int:
+    """The thread count lucid's CPU work uses (``torch.get_num_threads``)."""
+    return blas_threads.requested()
 
 
 def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:

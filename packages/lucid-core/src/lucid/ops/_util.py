@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from lucid import dtypes
+from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 
@@ -16,7 +17,7 @@ def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
     """Wrap arrays / sequences as tensors on ``ref``'s device (scalars stay scalars)."""
     if isinstance(x, Tensor):
         return x
-    return Tensor(x, device=ref.device)
+    return from_data(x, device=ref.device)
 
 
 def promote(a: Any, b: Any) -> tuple[Any, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid import dtypes
+from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
@@ -187,7 +188,7 @@ class ScatterAdd(Scatter):
 
 def _index_array(index: Any, a: Tensor, name: str) -> Any:
     if not isinstance(index, Tensor):
-        index = Tensor(index, device=a.device)
+        index = from_data(index, device=a.device)
     if index.dtype.category != dtypes.INT:
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {index.dtype}")
     if index.backend is not a.backend:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
+from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
@@ -238,7 +239,7 @@ def searchsorted(
     if sorter is not None:
         seq = seq.gather(-1, sorter)
     scalar = not isinstance(values, Tensor)
-    vals = Tensor(values, device=seq.device) if scalar else values
+    vals = from_data(values, device=seq.device) if scalar else values
     xp = seq.backend.xp
     how = "right" if right else "left"
     if seq.ndim <= 1:

@@ -7,9 +7,18 @@ ships ``lucid.utils.data``). Nothing here imports those optional subpackages.
 from __future__ import annotations
 
 import pkgutil
+from typing import TYPE_CHECKING, Any
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
+from lucid import _siblings  # noqa: E402
 from lucid.utils import hooks, to_args  # noqa: E402
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """``lucid.utils.data`` (lucid-data) imported on first access."""
+        return _siblings.sibling_attribute(__name__, name)
+
 
 __all__ = ["hooks", "to_args"]

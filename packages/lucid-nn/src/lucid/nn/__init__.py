@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lucid.nn import functional as functional
 from lucid.nn import init as init
+from lucid.nn import parallel as parallel
 from lucid.nn import utils as utils
 from lucid.nn.containers import ModuleDict as ModuleDict
 from lucid.nn.containers import ModuleList as ModuleList
@@ -19,5 +20,6 @@ from lucid.nn.module import Module as Module
 from lucid.nn.module import register_module_forward_hook as register_module_forward_hook
 from lucid.nn.module import register_module_forward_pre_hook as register_module_forward_pre_hook
 from lucid.nn.modules import *  # noqa: F403
+from lucid.nn.parallel import DataParallel as DataParallel
 from lucid.nn.parameter import Buffer as Buffer
 from lucid.nn.parameter import Parameter as Parameter

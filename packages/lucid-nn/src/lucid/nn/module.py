@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, TypeVar
 
-from lucid import Tensor, dtypes
+from lucid import Tensor, as_tensor, dtypes
 from lucid.autograd import no_grad
+from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
 from lucid.nn.parameter import Buffer, Parameter
 from lucid.utils.hooks import RemovableHandle
@@ -471,6 +472,10 @@ class Module:
     def cpu(self: T) -> T:
         return self.to("cpu")
 
+    def cuda(self: T, device: Any = None) -> T:
+        """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
+        raise AssertionError(NOT_COMPILED)
+
     def type(self: T, dst_type: Any) -> T:
         return self._apply(lambda t: t.to(dst_type))
 
@@ -606,7 +611,7 @@ def _check_name(module: Module, name: str, kind: str, registry: str) -> None:
 def _as_tensor(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
-    return Tensor(value, dtype=like.dtype, device=like.device)
+    return as_tensor(value, dtype=like.dtype, device=like.device)
 
 
 def _size(t: Tensor) -> str:

@@ -9,6 +9,7 @@ from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.module import Module
+from lucid.nn.modules.activation_attention import MultiheadAttention as MultiheadAttention
 from lucid.nn.parameter import Parameter
 
 __all__ = [

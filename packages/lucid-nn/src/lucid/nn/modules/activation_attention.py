@@ -15,14 +15,10 @@ from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
-from lucid.nn.modules.linear import Linear
+from lucid.nn.modules.linear import NonDynamicallyQuantizableLinear
 from lucid.nn.parameter import Parameter
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """``out_proj``'s class in PyTorch (a plain Linear; the name keeps reprs alike)."""
 
 
 class MultiheadAttention(Module):

@@ -1,4 +1,4 @@
-"""Identity, Linear, Bilinear, Flatten, Unflatten."""
+"""Identity, Linear, Bilinear, Flatten, Unflatten; NonDynamicallyQuantizableLinear as in PyTorch."""
 
 from __future__ import annotations
 
@@ -73,6 +73,11 @@ class Linear(Module):
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
         )
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A plain Linear under PyTorch's name for ``MultiheadAttention.out_proj`` (keeps reprs and
+    ``isinstance`` checks alike); not exported from ``lucid.nn``, as in PyTorch."""
 
 
 class Bilinear(Module):

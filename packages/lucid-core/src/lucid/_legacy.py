@@ -1,0 +1,93 @@
+"""PyTorch's legacy tensor types: ``lucid.FloatTensor``, ``lucid.LongTensor``, ...
+
+Each is a callable that makes a CPU tensor of its dtype (``lucid.LongTensor([1, 2])``,
+``lucid.FloatTensor(2, 3)``) and a type that ``isinstance`` answers by dtype and device, as
+PyTorch's do; they are not Tensor subclasses (``type(x)`` stays ``lucid.Tensor``).
+``Tensor.type()`` names them and ``Tensor.type(t)`` converts to them.
+
+>>> isinstance(lucid.zeros(2), lucid.FloatTensor), lucid.zeros(2).type()
+(True, 'lucid.FloatTensor')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import dtypes
+
+TYPE_NAMES = {
+    dtypes.float32: "FloatTensor",
+    dtypes.float64: "DoubleTensor",
+    dtypes.float16: "HalfTensor",
+    dtypes.bfloat16: "BFloat16Tensor",
+    dtypes.uint8: "ByteTensor",
+    dtypes.int8: "CharTensor",
+    dtypes.int16: "ShortTensor",
+    dtypes.int32: "IntTensor",
+    dtypes.int64: "LongTensor",
+    dtypes.bool_: "BoolTensor",
+    dtypes.complex64: "ComplexFloatTensor",
+    dtypes.complex128: "ComplexDoubleTensor",
+}
+
+
+class tensortype(type):  # noqa: N801 - PyTorch's name
+    """The metaclass of the legacy types: calling one makes a tensor, ``isinstance`` checks
+    the dtype and that the tensor is on the CPU."""
+
+    dtype: dtypes.dtype
+
+    def __call__(cls, *args: Any, device: Any = None) -> Any:
+        from lucid._tensor import Tensor
+
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(cls.dtype)
+        return Tensor(*args, dtype=cls.dtype, device=device)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        from lucid._tensor import Tensor
+
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
+
+    def __repr__(cls) -> str:
+        return f"<class 'lucid.{cls.__name__}'>"
+
+
+def _make(d: dtypes.dtype) -> tensortype:
+    return tensortype(TYPE_NAMES[d], (), {"dtype": d, "__module__": "lucid"})
+
+
+LEGACY_TYPES = {name: _make(d) for d, name in TYPE_NAMES.items()}
+
+
+def type_name(dtype: dtypes.dtype, device_type: str) -> str:
+    """``'lucid.FloatTensor'`` on the CPU, ``'lucid.mlx.FloatTensor'`` on MLX (as PyTorch
+    writes ``'torch.cuda.FloatTensor'``)."""
+    where = "" if device_type == "cpu" else f"{device_type}."
+    return f"lucid.{where}{TYPE_NAMES[dtype]}"
+
+
+def dtype_of_type(spec: Any) -> dtypes.dtype:
+    """The dtype a ``Tensor.type`` argument names: a legacy type, ``'torch.FloatTensor'`` /
+    ``'lucid.FloatTensor'``, or anything ``lucid.dtypes.to_dtype`` accepts."""
+    if isinstance(spec, tensortype):
+        return spec.dtype
+    if isinstance(spec, str):
+        prefix, _, name = spec.rpartition(".")
+        if prefix in ("torch", "lucid") and name in LEGACY_TYPES:
+            return LEGACY_TYPES[name].dtype
+    return dtypes.to_dtype(spec)
+
+
+def sized_array(
+    first: int | None, size: tuple[Any, ...], dtype: Any, device: Any
+) -> tuple[Any, Any]:
+    """The ``(array, backend)`` of ``Tensor(2, 3)`` / ``Tensor()``: zeros of that size (``(0,)``
+    for none), in the default float dtype unless ``dtype`` is given."""
+    from lucid._creation import zeros
+
+    shape = (0,) if first is None else (first, *size)
+    if any(type(s) is not int for s in shape):
+        raise TypeError(f"Tensor(): expected sizes as ints, got {shape!r}")
+    made = zeros(shape, dtype=dtypes.get_default_dtype() if dtype is None else dtype, device=device)
+    return made._data, made._backend

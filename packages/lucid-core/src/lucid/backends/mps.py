@@ -1,0 +1,17 @@
+"""``lucid.backends.mps``: lucid has no ``"mps"`` device (its Apple GPU is MLX's, ``"mlx"``).
+
+>>> lucid.backends.mps.is_available()
+False
+"""
+
+from __future__ import annotations
+
+__all__ = ["is_available", "is_built"]
+
+
+def is_available() -> bool:
+    return False
+
+
+def is_built() -> bool:
+    return False

@@ -1,0 +1,94 @@
+"""``lucid.cuda``: PyTorch's CUDA API, answering for lucid, which has no ``"cuda"`` device.
+
+Device-agnostic programs ask ``torch.cuda.is_available()`` and fall back to the CPU; here the
+answer is always False and the seeding calls do nothing (as on PyTorch's CPU build), while the
+calls that need a CUDA device raise. Lucid's GPU is MLX's, device ``"mlx"``: ask
+``lucid.accelerator.is_available()`` / ``current_accelerator()``.
+
+``lucid.cuda.amp`` (``GradScaler``, ``autocast``) is imported on first access.
+
+>>> device = "cuda" if lucid.cuda.is_available() else "cpu"
+>>> device
+'cpu'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "current_device",
+    "device_count",
+    "empty_cache",
+    "get_device_capability",
+    "get_device_name",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "set_device",
+    "synchronize",
+]
+
+NOT_COMPILED = (
+    "Lucid has no CUDA device (lucid.cuda.is_available() is False): use 'cpu', or MLX's GPU as "
+    "device 'mlx' where lucid.accelerator.is_available() (pip install lucid-backend-mlx)"
+)
+
+
+def is_available() -> bool:
+    return False
+
+
+def device_count() -> int:
+    return 0
+
+
+def is_initialized() -> bool:
+    return False
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return False
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds nothing: there is no CUDA generator (``lucid.manual_seed`` seeds every backend)."""
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seeds nothing: there is no CUDA generator (``lucid.manual_seed`` seeds every backend)."""
+
+
+def empty_cache() -> None:
+    """Frees nothing: no CUDA memory is held."""
+
+
+def synchronize(device: Any = None) -> None:
+    raise AssertionError(NOT_COMPILED)
+
+
+def current_device() -> int:
+    raise AssertionError(NOT_COMPILED)
+
+
+def set_device(device: Any) -> None:
+    raise AssertionError(NOT_COMPILED)
+
+
+def get_device_name(device: Any = None) -> str:
+    raise AssertionError(NOT_COMPILED)
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    raise AssertionError(NOT_COMPILED)
+
+
+if not TYPE_CHECKING:  # mypy sees only the names above, so typos stay errors
+
+    def __getattr__(name: str) -> Any:
+        if name == "amp":
+            return importlib.import_module("lucid.cuda.amp")
+        raise AttributeError(f"module 'lucid.cuda' has no attribute {name!r}")
