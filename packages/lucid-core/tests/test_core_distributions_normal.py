@@ -7,48 +7,38 @@ import math
 
 import numpy as np
 import pytest
+from distribution_helpers import F64, N, close, t
 
 import lucid
 import lucid.distributions as D
 from lucid.autograd import gradcheck
 
-F64 = lucid.float64
-N = 20_000
-
-
-def _t(values: object, grad: bool = False) -> lucid.Tensor:
-    return lucid.tensor(values, dtype=F64, requires_grad=grad)
-
-
-def _close(a: object, b: object, rtol: float = 1e-10, atol: float = 1e-12) -> None:
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
-
 
 def test_normal_closed_forms() -> None:
-    d = D.Normal(_t([1.0, -2.0]), _t([2.0, 0.5]))
-    x = _t([0.0, -2.0])
+    d = D.Normal(t([1.0, -2.0]), t([2.0, 0.5]))
+    x = t([0.0, -2.0])
     expected = [
         -0.125 - math.log(2) - 0.5 * math.log(2 * math.pi),
         -math.log(0.5) - 0.5 * math.log(2 * math.pi),
     ]
-    _close(d.log_prob(x).numpy(), expected)
-    _close(d.entropy().numpy(), 0.5 + 0.5 * math.log(2 * math.pi) + np.log([2.0, 0.5]))
-    _close(d.cdf(_t([1.0, -2.0])).numpy(), [0.5, 0.5])
-    _close(d.icdf(d.cdf(_t([0.3, -1.7]))).numpy(), [0.3, -1.7], rtol=1e-9)
-    _close(d.variance.numpy(), [4.0, 0.25])
+    close(d.log_prob(x).numpy(), expected)
+    close(d.entropy().numpy(), 0.5 + 0.5 * math.log(2 * math.pi) + np.log([2.0, 0.5]))
+    close(d.cdf(t([1.0, -2.0])).numpy(), [0.5, 0.5])
+    close(d.icdf(d.cdf(t([0.3, -1.7]))).numpy(), [0.3, -1.7], rtol=1e-9)
+    close(d.variance.numpy(), [4.0, 0.25])
     assert d.mode is d.loc and d.stddev is d.scale
 
 
 def test_uniform_closed_forms() -> None:
-    d = D.Uniform(_t([1.0, 0.0]), _t([3.0, 0.5]))
-    _close(d.log_prob(_t([2.0, 0.25])).numpy(), -np.log([2.0, 0.5]))
-    _close(d.cdf(_t([2.0, 0.5])).numpy(), [0.5, 1.0])
-    _close(d.icdf(_t([0.25, 0.5])).numpy(), [1.5, 0.25])
-    _close(d.entropy().numpy(), np.log([2.0, 0.5]))
-    _close(d.mean.numpy(), [2.0, 0.25])
-    _close(d.variance.numpy(), [4 / 12, 0.25 / 12])
+    d = D.Uniform(t([1.0, 0.0]), t([3.0, 0.5]))
+    close(d.log_prob(t([2.0, 0.25])).numpy(), -np.log([2.0, 0.5]))
+    close(d.cdf(t([2.0, 0.5])).numpy(), [0.5, 1.0])
+    close(d.icdf(t([0.25, 0.5])).numpy(), [1.5, 0.25])
+    close(d.entropy().numpy(), np.log([2.0, 0.5]))
+    close(d.mean.numpy(), [2.0, 0.25])
+    close(d.variance.numpy(), [4 / 12, 0.25 / 12])
     assert math.isnan(d.mode.numpy()[0])
-    outside = D.Uniform(0.0, 1.0, validate_args=False).log_prob(_t([1.0, -0.5]))
+    outside = D.Uniform(0.0, 1.0, validate_args=False).log_prob(t([1.0, -0.5]))
     assert np.isneginf(outside.numpy()).all()  # [low, high): high itself is outside
 
 
@@ -59,11 +49,11 @@ def _cov() -> np.ndarray:
 
 def test_mvn_parametrisations_agree_and_match_the_closed_form() -> None:
     cov = _cov()
-    loc = _t([0.5, -1.0, 2.0])
+    loc = t([0.5, -1.0, 2.0])
     ds = [
-        D.MultivariateNormal(loc, _t(cov)),
-        D.MultivariateNormal(loc, precision_matrix=_t(np.linalg.inv(cov))),
-        D.MultivariateNormal(loc, scale_tril=_t(np.linalg.cholesky(cov))),
+        D.MultivariateNormal(loc, t(cov)),
+        D.MultivariateNormal(loc, precision_matrix=t(np.linalg.inv(cov))),
+        D.MultivariateNormal(loc, scale_tril=t(np.linalg.cholesky(cov))),
     ]
     x = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]])
     diff = x - loc.numpy()
@@ -71,23 +61,23 @@ def test_mvn_parametrisations_agree_and_match_the_closed_form() -> None:
     expected = -0.5 * (3 * math.log(2 * math.pi) + np.log(np.linalg.det(cov)) + maha)
     entropy = 0.5 * np.log(np.linalg.det(2 * math.pi * math.e * cov))
     for d in ds:
-        _close(d.log_prob(_t(x)).numpy(), expected, rtol=1e-9)
-        _close(d.entropy().item(), entropy, rtol=1e-9)
-        _close(d.covariance_matrix.numpy(), cov, rtol=1e-9)
-        _close(d.precision_matrix.numpy(), np.linalg.inv(cov), rtol=1e-9)
-        _close(d.variance.numpy(), np.diag(cov), rtol=1e-9)
+        close(d.log_prob(t(x)).numpy(), expected, rtol=1e-9)
+        close(d.entropy().item(), entropy, rtol=1e-9)
+        close(d.covariance_matrix.numpy(), cov, rtol=1e-9)
+        close(d.precision_matrix.numpy(), np.linalg.inv(cov), rtol=1e-9)
+        close(d.variance.numpy(), np.diag(cov), rtol=1e-9)
 
 
 def test_mvn_with_a_diagonal_covariance_is_independent_normals() -> None:
-    loc, scale = _t([[0.0, 1.0], [2.0, -1.0]]), _t([[1.0, 2.0], [0.5, 3.0]])
+    loc, scale = t([[0.0, 1.0], [2.0, -1.0]]), t([[1.0, 2.0], [0.5, 3.0]])
     mvn = D.MultivariateNormal(loc, scale_tril=lucid.diag_embed(scale))
     ind = D.Independent(D.Normal(loc, scale), 1)
-    x = _t([[[0.3, 0.1], [1.0, 2.0]]])
-    _close(mvn.log_prob(x).numpy(), ind.log_prob(x).numpy())
-    _close(mvn.entropy().numpy(), ind.entropy().numpy())
+    x = t([[[0.3, 0.1], [1.0, 2.0]]])
+    close(mvn.log_prob(x).numpy(), ind.log_prob(x).numpy())
+    close(mvn.entropy().numpy(), ind.entropy().numpy())
     p2 = D.MultivariateNormal(loc + 1, scale_tril=lucid.diag_embed(scale * 2))
     q2 = D.Independent(D.Normal(loc + 1, scale * 2), 1)
-    _close(D.kl_divergence(mvn, p2).numpy(), D.kl_divergence(ind, q2).numpy(), rtol=1e-9)
+    close(D.kl_divergence(mvn, p2).numpy(), D.kl_divergence(ind, q2).numpy(), rtol=1e-9)
 
 
 def test_mvn_argument_errors() -> None:
@@ -104,35 +94,35 @@ def test_mvn_argument_errors() -> None:
 
 def test_moments_of_20k_draws() -> None:
     lucid.manual_seed(0)
-    normal = D.Normal(_t([1.0, -3.0]), _t([2.0, 0.5])).sample((N,)).numpy()
-    _close(normal.mean(0), [1.0, -3.0], rtol=0, atol=0.05)
-    _close(normal.std(0), [2.0, 0.5], rtol=0.03, atol=0)
-    uniform = D.Uniform(_t([1.0]), _t([3.0])).sample((N,)).numpy()
+    normal = D.Normal(t([1.0, -3.0]), t([2.0, 0.5])).sample((N,)).numpy()
+    close(normal.mean(0), [1.0, -3.0], rtol=0, atol=0.05)
+    close(normal.std(0), [2.0, 0.5], rtol=0.03, atol=0)
+    uniform = D.Uniform(t([1.0]), t([3.0])).sample((N,)).numpy()
     assert uniform.min() >= 1.0 and uniform.max() < 3.0
-    _close(uniform.mean(), 2.0, rtol=0, atol=0.02)
-    _close(uniform.var(), 4 / 12, rtol=0.03, atol=0)
-    mvn = D.MultivariateNormal(_t([0.5, -1.0, 2.0]), _t(_cov())).sample((N,)).numpy()
-    _close(mvn.mean(0), [0.5, -1.0, 2.0], rtol=0, atol=0.05)
-    _close(np.cov(mvn.T), _cov(), rtol=0, atol=0.15)
+    close(uniform.mean(), 2.0, rtol=0, atol=0.02)
+    close(uniform.var(), 4 / 12, rtol=0.03, atol=0)
+    mvn = D.MultivariateNormal(t([0.5, -1.0, 2.0]), t(_cov())).sample((N,)).numpy()
+    close(mvn.mean(0), [0.5, -1.0, 2.0], rtol=0, atol=0.05)
+    close(np.cov(mvn.T), _cov(), rtol=0, atol=0.15)
 
 
 def test_log_prob_entropy_cdf_and_kl_gradients_match_finite_differences() -> None:
-    loc, scale = _t([0.3, -1.0], True), _t([1.5, 0.7], True)
-    x = _t([0.1, 0.4], True)
+    loc, scale = t([0.3, -1.0], True), t([1.5, 0.7], True)
+    x = t([0.1, 0.4], True)
     assert gradcheck(lambda m, s, v: D.Normal(m, s).log_prob(v), (loc, scale, x))
     assert gradcheck(lambda m, s, v: D.Normal(m, s).cdf(v), (loc, scale, x))
     assert gradcheck(lambda m, s: D.Normal(m, s).entropy(), (loc, scale))
     assert gradcheck(lambda m, s: D.kl_divergence(D.Normal(m, s), D.Normal(1.0, 2.0)), (loc, scale))
-    low, high = _t([0.0, -1.0], True), _t([1.0, 2.0], True)
-    assert gradcheck(lambda a, b: D.Uniform(a, b).log_prob(_t([0.5, 0.0])), (low, high))
-    inner = D.Uniform(_t(0.2), _t(0.5))
+    low, high = t([0.0, -1.0], True), t([1.0, 2.0], True)
+    assert gradcheck(lambda a, b: D.Uniform(a, b).log_prob(t([0.5, 0.0])), (low, high))
+    inner = D.Uniform(t(0.2), t(0.5))
     assert gradcheck(lambda a, b: D.kl_divergence(inner, D.Uniform(a, b)), (low, high))
 
 
 def test_mvn_gradients_match_finite_differences() -> None:
-    loc = _t([0.5, -1.0, 2.0], True)
-    a = _t(np.linalg.cholesky(_cov()), True)
-    x = _t([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]])
+    loc = t([0.5, -1.0, 2.0], True)
+    a = t(np.linalg.cholesky(_cov()), True)
+    x = t([[0.0, 0.0, 0.0], [1.0, -2.0, 3.0]])
 
     def cov(m: lucid.Tensor) -> lucid.Tensor:
         return m @ m.mT + lucid.eye(3, dtype=F64)
@@ -142,34 +132,34 @@ def test_mvn_gradients_match_finite_differences() -> None:
         lambda m, f: D.MultivariateNormal(m, precision_matrix=cov(f)).log_prob(x), (loc, a)
     )
     assert gradcheck(lambda f: D.MultivariateNormal(loc, cov(f)).entropy(), (a,))
-    q = D.MultivariateNormal(_t([0.0, 1.0, 0.0]), _t(_cov()))
+    q = D.MultivariateNormal(t([0.0, 1.0, 0.0]), t(_cov()))
     assert gradcheck(lambda m, f: D.kl_divergence(D.MultivariateNormal(m, cov(f)), q), (loc, a))
 
 
 def test_rsample_gradients_are_the_reparameterisation() -> None:
     lucid.manual_seed(1)
-    loc, scale = _t([0.3, -1.0], True), _t([1.5, 0.7], True)
+    loc, scale = t([0.3, -1.0], True), t([1.5, 0.7], True)
     x = D.Normal(loc, scale).rsample((50,))
     x.sum().backward()
     eps = (x.detach().numpy() - loc.detach().numpy()) / scale.detach().numpy()
-    _close(loc.grad.numpy(), [50.0, 50.0])
-    _close(scale.grad.numpy(), eps.sum(0), rtol=1e-9)
+    close(loc.grad.numpy(), [50.0, 50.0])
+    close(scale.grad.numpy(), eps.sum(0), rtol=1e-9)
 
-    low, high = _t([0.0, -1.0], True), _t([1.0, 2.0], True)
+    low, high = t([0.0, -1.0], True), t([1.0, 2.0], True)
     u = D.Uniform(low, high).rsample((50,))
     u.sum().backward()
     frac = (u.detach().numpy() - low.detach().numpy()) / (high - low).detach().numpy()
-    _close(low.grad.numpy(), (1 - frac).sum(0), rtol=1e-9)
-    _close(high.grad.numpy(), frac.sum(0), rtol=1e-9)
+    close(low.grad.numpy(), (1 - frac).sum(0), rtol=1e-9)
+    close(high.grad.numpy(), frac.sum(0), rtol=1e-9)
 
 
 def test_mvn_rsample_gradients_are_the_reparameterisation() -> None:
     lucid.manual_seed(2)
-    loc = _t([0.5, -1.0, 2.0], True)
-    tril = _t(np.linalg.cholesky(_cov()), True)
+    loc = t([0.5, -1.0, 2.0], True)
+    tril = t(np.linalg.cholesky(_cov()), True)
     x = D.MultivariateNormal(loc, scale_tril=tril).rsample((40,))
     x.sum().backward()
     eps = np.linalg.solve(tril.detach().numpy(), (x.detach().numpy() - loc.detach().numpy()).T).T
-    _close(loc.grad.numpy(), [40.0] * 3)
+    close(loc.grad.numpy(), [40.0] * 3)
     # d sum(L eps) / dL[i, j] = sum over draws of eps_j
-    _close(tril.grad.numpy(), np.tile(eps.sum(0), (3, 1)), rtol=1e-8, atol=1e-10)
+    close(tril.grad.numpy(), np.tile(eps.sum(0), (3, 1)), rtol=1e-8, atol=1e-10)

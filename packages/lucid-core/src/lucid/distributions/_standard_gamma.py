@@ -64,20 +64,21 @@ class StandardGamma(Function):
 
     @staticmethod
     def forward(ctx: Any, alpha: Any) -> Any:
-        backend = ctx.backend
-        draws = default_generator.numpy_rng.standard_gamma(backend.to_numpy(alpha))
-        x = backend.astype(backend.from_numpy(draws), backend.dtype_of(alpha))
-        x = ctx.xp.maximum(x, finfo(backend.dtype_of(alpha), "tiny"))
-        ctx.save_for_backward(alpha, x)
+        draws = default_generator.numpy_rng.standard_gamma(ctx.backend.to_numpy(alpha))
+        tiny = finfo(ctx.backend.dtype_of(alpha), "tiny")
+        ctx.save_for_backward(alpha, x := ctx.xp.maximum(_native(ctx.backend, draws, alpha), tiny))
         return x
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        alpha, x = ctx.saved_tensors
-        backend = alpha.backend
-        grad = standard_gamma_grad(backend.to_numpy(alpha.array), backend.to_numpy(x.array))
-        dz = Tensor.from_backend_array(backend.from_numpy(grad), backend)
-        return _NoDoubleBackward.apply(g * dz)
+        return _NoDoubleBackward.apply(g * _sample_slope(*ctx.saved_tensors))
+
+
+def _sample_slope(alpha: Tensor, x: Tensor) -> Tensor:
+    """``dz/dalpha`` at the saved draws, as a tensor on alpha's backend."""
+    backend = alpha.backend
+    slope = standard_gamma_grad(backend.to_numpy(alpha.array), backend.to_numpy(x.array))
+    return Tensor.from_backend_array(_native(backend, slope, alpha.array), backend)
 
 
 class _NoDoubleBackward(Function):

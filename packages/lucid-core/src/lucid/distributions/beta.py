@@ -18,10 +18,7 @@ class Beta(Distribution):
     """Density proportional to ``x^(c1 - 1) (1 - x)^(c0 - 1)``: the first coordinate of a
     two-category Dirichlet, which also gives its reparameterised ``rsample``."""
 
-    arg_constraints = {
-        "concentration1": constraints.positive,
-        "concentration0": constraints.positive,
-    }
+    arg_constraints = dict.fromkeys(("concentration1", "concentration0"), constraints.positive)
     support = constraints.unit_interval
     has_rsample = True
 

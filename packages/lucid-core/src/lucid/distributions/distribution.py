@@ -69,12 +69,8 @@ class Distribution:
             if constraints.is_dependent(constraint) or self._is_lazy(param):
                 continue
             value = getattr(self, param)
-            if not _all_true(constraint.check(value)):
-                raise ValueError(
-                    f"Expected parameter {param} ({type(value).__name__} of shape "
-                    f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
-                    f"{constraint!r}, but found invalid values:\n{value}"
-                )
+            where = f"of distribution {self!r} to satisfy the constraint {constraint!r}"
+            _require(constraint.check(value), f"parameter {param}", value, where)
 
     def _is_lazy(self, param: str) -> bool:
         """A parameter computed on first use from another one (probs from logits...)."""
@@ -183,12 +179,8 @@ class Distribution:
                 stacklevel=3,
             )
             return
-        if not _all_true(support.check(value)):
-            raise ValueError(
-                f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "
-                f"to be within the support ({support!r}) of the distribution {self!r}, but found "
-                f"invalid values:\n{value}"
-            )
+        where = f"to be within the support ({support!r}) of the distribution {self!r}"
+        _require(support.check(value), "value argument", value, where)
 
     def _check_sample_shape(self, actual: Shape) -> None:
         event = actual[len(actual) - len(self._event_shape) :]
@@ -215,5 +207,10 @@ def _brief(value: Any) -> Any:
     return value if not isinstance(value, Tensor) or value.numel() == 1 else tuple(value.shape)
 
 
-def _all_true(valid: Tensor) -> bool:
-    return bool(valid.all().item())
+def _require(valid: Tensor, what: str, value: Tensor, where: str) -> None:
+    """torch's ValueError unless every element of ``valid`` is true."""
+    if not bool(valid.all().item()):
+        raise ValueError(
+            f"Expected {what} ({type(value).__name__} of shape "
+            f"{tuple(value.shape)}) {where}, but found invalid values:\n{value}"
+        )

@@ -124,9 +124,7 @@ class MultivariateNormal(Distribution):
     def mean(self) -> Tensor:
         return self.loc
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = mean
 
     @property
     def variance(self) -> Tensor:

@@ -40,9 +40,7 @@ class Normal(Distribution):
     def mean(self) -> Tensor:
         return self.loc
 
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
+    mode = mean
 
     @property
     def stddev(self) -> Tensor:
