@@ -79,6 +79,7 @@ from lucid.random import (  # noqa: E402
 )
 
 from lucid import accelerator, backends, cuda, linalg, special, viz  # noqa: E402
+from lucid import distributions  # noqa: E402
 from lucid import _siblings  # noqa: E402
 from lucid._legacy import LEGACY_TYPES as _LEGACY_TYPES  # noqa: E402
 from lucid.backends._blas import get_num_threads, set_num_threads  # noqa: E402
@@ -134,6 +135,7 @@ __all__ = [
     "uint8", "bool", "Tensor", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
+    "distributions",
     "half", "float", "double", "long", "int", "short",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
