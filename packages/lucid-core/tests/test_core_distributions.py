@@ -218,3 +218,4 @@ def test_the_subpackage_imports_as_torch_distributions_does() -> None:
     import lucid.distributions as dist
 
     assert dist.Normal is D.Normal and dist.kl.kl_divergence is D.kl_divergence
+    assert lucid.distributions is dist  # reachable from `import lucid`, as torch.distributions
