@@ -163,3 +163,28 @@ def test_mvn_rsample_gradients_are_the_reparameterisation() -> None:
     close(loc.grad.numpy(), [40.0] * 3)
     # d sum(L eps) / dL[i, j] = sum over draws of eps_j
     close(tril.grad.numpy(), np.tile(eps.sum(0), (3, 1)), rtol=1e-8, atol=1e-10)
+
+
+def _seeded_rsample(make: object) -> object:
+    """``make(*params).rsample((5,))`` with the same noise at every call (finite differences
+    then see the reparameterised sample as a smooth function of the parameters)."""
+
+    def draw(*params: lucid.Tensor) -> lucid.Tensor:
+        lucid.manual_seed(11)
+        return make(*params).rsample((5,))  # type: ignore[operator, no-any-return]
+
+    return draw
+
+
+def test_rsample_is_differentiable_by_finite_differences() -> None:
+    loc, scale = t([0.3, -1.0], True), t([1.5, 0.7], True)
+    assert gradcheck(_seeded_rsample(D.Normal), (loc, scale))  # type: ignore[arg-type]
+    low, high = t([0.0, -1.0], True), t([1.0, 2.0], True)
+    assert gradcheck(_seeded_rsample(D.Uniform), (low, high))  # type: ignore[arg-type]
+    mean = t([0.5, -1.0, 2.0], True)
+    tril = t(np.linalg.cholesky(_cov()), True)
+
+    def mvn(m: lucid.Tensor, f: lucid.Tensor) -> D.MultivariateNormal:
+        return D.MultivariateNormal(m, scale_tril=f.tril())
+
+    assert gradcheck(_seeded_rsample(mvn), (mean, tril))  # type: ignore[arg-type]
