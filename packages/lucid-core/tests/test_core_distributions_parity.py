@@ -7,6 +7,7 @@ Each case builds its distribution from leaf tensors with one function that runs 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -234,3 +235,31 @@ def test_gamma_sample_gradient_matches_torch_at_the_same_draws() -> None:
     got = standard_gamma_grad(a.expand(200, 6).numpy(), x.numpy())
     # torch's own gradient is an approximation (series, Rice saddle point, rational fits)
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=1e-8)
+
+
+def _message(mod: Any, make: Callable[[Any], Any]) -> str:
+    with pytest.raises(ValueError) as info:
+        make(mod)
+    # lucid's shapes are tuples where torch prints torch.Size([...])
+    return re.sub(r"torch\.Size\(\[([^\]]*)\]\)", _as_tuple, str(info.value))
+
+
+def _as_tuple(m: re.Match[str]) -> str:
+    dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
+    return f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.distributions.Normal(m.tensor([0.0, 1.0]), m.tensor([1.0, -2.0])),
+        lambda m: m.distributions.Normal(0.0, -1.0),
+        lambda m: m.distributions.Gamma(1.0, 1.0).log_prob(m.tensor([-1.0])),
+        lambda m: m.distributions.Normal(m.zeros(3), 1.0).log_prob(m.zeros(2)),
+        lambda m: m.distributions.Bernoulli(probs=m.tensor([0.5]), logits=m.tensor([0.0])),
+        lambda m: m.distributions.MultivariateNormal(m.zeros(2)),
+        lambda m: m.distributions.Categorical(probs=m.tensor([0.5, 0.5])).log_prob(m.tensor(2)),
+    ],
+)
+def test_validation_errors_read_as_torchs(make: Callable[[Any], Any]) -> None:
+    assert _message(lucid, make) == _message(torch, make)
