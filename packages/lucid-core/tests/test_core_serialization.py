@@ -190,14 +190,16 @@ def test_safetensors_numpy_interop(tmp_path: Path) -> None:
         np.testing.assert_array_equal(loaded[k], v.numpy())
 
 
-def test_bfloat16_bits_load_as_float32_on_cpu(tmp_path: Path) -> None:
+def test_bfloat16_bits_load_as_bfloat16_on_cpu(tmp_path: Path) -> None:
     values = np.array([1.0, -2.5, 3.140625, 0.0], dtype=np.float32)
     bits = (values.view(np.uint32) >> 16).astype("<u2")
     header = {"b": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 8]}}
     (tmp_path / "bf").write_bytes(_raw_file(header, bits.tobytes()))
     out = lucid.load(tmp_path / "bf")["b"]
-    assert out.dtype is lucid.float32
-    np.testing.assert_array_equal(out.numpy(), values)
+    assert out.dtype is lucid.bfloat16
+    np.testing.assert_array_equal(out.float().numpy(), values)
+    lucid.save({"b": out}, tmp_path / "again")
+    assert (tmp_path / "again").read_bytes()[-8:] == bits.tobytes()
 
 
 def test_saved_file_gets_normal_permissions(tmp_path: Path) -> None:

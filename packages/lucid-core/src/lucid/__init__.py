@@ -60,7 +60,9 @@ from lucid.dtypes import bool_ as bool  # noqa: E402, A001
 from lucid._tensor import Tensor  # noqa: E402
 from lucid.autograd import (  # noqa: E402
     enable_grad,
+    inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -92,6 +94,17 @@ from lucid.linalg import det, logdet, matrix_power, slogdet  # noqa: E402
 from lucid.linalg import inv as inverse  # noqa: E402
 from lucid.linalg import pinv as pinverse  # noqa: E402
 from lucid.serialization import load, save  # noqa: E402
+from lucid import amp  # noqa: E402
+from lucid.amp.autocast_mode import (  # noqa: E402
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 
 _tensor._install_methods()
 _siblings.install_finder()
@@ -143,4 +156,7 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
+    "inference_mode", "is_inference_mode_enabled", "amp", "autocast", "clear_autocast_cache",
+    "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
+    "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",
 ]  # fmt: skip

@@ -2,9 +2,12 @@
 
 A file is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
 shape and byte range, then the raw little-endian bytes. Anything that is not a tensor (dicts
-with int keys, lists, tuples, numbers, strings, None: an optimizer's ``state_dict``) is kept
-as JSON in the header's ``__metadata__`` with references to the tensors by name. Loading
-parses JSON and copies bytes: it never unpickles and never runs code.
+with int keys, lists, tuples, numbers, strings, None, ``argparse.Namespace``: an optimizer's
+``state_dict``, a training script's config) is kept as JSON in the header's ``__metadata__``
+with references to the tensors by name; numpy arrays are stored as tensors and load back as
+numpy arrays. Loading parses JSON and copies bytes: it never unpickles and never runs code, so
+whole ``nn.Module`` objects and other class instances are refused on save (save their
+``state_dict()``), and ``safe_globals`` / ``add_safe_globals`` only record their arguments.
 
 Files from ``safetensors.torch.save_file`` load as a ``{name: Tensor}`` dict, and a dict of
 tensors saved here loads there under the same names. Writes are atomic: the data goes to a
@@ -13,10 +16,13 @@ temporary file in the same directory, is fsynced, then renamed over the target.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import math
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Union
 
 import numpy as np
@@ -56,8 +62,13 @@ class SerializationError(RuntimeError):
 # -- saving ----------------------------------------------------------------------------------
 
 
-def save(obj: Any, f: PathLike | IO[bytes]) -> None:
+def save(obj: Any, f: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True) -> None:  # fmt: skip
     """Save a tensor or a nested structure of tensors and plain values to ``f``.
+
+    Saves tensors, numpy arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes
+    and ``argparse.Namespace``, nested; each comes back as the same type. PyTorch's pickle
+    arguments are accepted and unused (nothing is pickled).
 
     >>> lucid.save({"w": lucid.ones(2, 3), "step": 10}, "ckpt.safetensors")
     >>> lucid.load("ckpt.safetensors")["step"]
@@ -92,6 +103,10 @@ def _encode(obj: Any, path: str, tensors: dict[str, Any], seen: dict[int, str]) 
         return obj if math.isfinite(obj) else {"float": repr(obj)}
     if isinstance(obj, (np.integer, np.floating, np.bool_)):
         return _encode(obj.item(), path, tensors, seen)
+    if isinstance(obj, np.ndarray):
+        return {"ndarray": _encode(_array_tensor(obj, path), path, tensors, seen)["tensor"]}
+    if isinstance(obj, argparse.Namespace):
+        return {"namespace": _encode(vars(obj), path, tensors, seen)["dict"]}
     if isinstance(obj, dtypes.dtype):
         return {"dtype": obj.name}
     if isinstance(obj, list):
@@ -108,10 +123,37 @@ def _encode(obj: Any, path: str, tensors: dict[str, Any], seen: dict[int, str]) 
                 )
             items.append([_encode(k, path, {}, {}), _encode(v, _join(path, k), tensors, seen)])
         return {"dict": items}
-    raise SerializationError(
-        f"can't save an object of type {type(obj).__name__} at {path or '<root>'!r}: lucid.save "
-        "stores tensors, dicts, lists, tuples, numbers, strings, bools and None"
+    raise SerializationError(_refusal(obj, path))
+
+
+def _refusal(obj: Any, path: str) -> str:
+    kind = type(obj).__name__
+    where = path or "<root>"
+    text = (
+        f"can't save an object of type {kind} at {where!r}: lucid.save stores tensors, numpy "
+        "arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes and "
+        "argparse.Namespace. It never pickles objects (and lucid.load never unpickles, so a "
+        "checkpoint can't run code): "
     )
+    if callable(getattr(obj, "state_dict", None)):
+        return (
+            text + f"save its state_dict() instead (lucid.save(obj.state_dict(), f)), and "
+            f"rebuild the {kind} in code and load_state_dict() the result"
+        )
+    return text + "save the values it holds (a dict of them) and rebuild the object in code"
+
+
+def _array_tensor(arr: np.ndarray, path: str) -> Tensor:
+    """A CPU tensor holding a numpy array (its dtype must be one lucid has)."""
+    backend = get_backend("cpu")
+    try:
+        backend.dtype_of(arr)
+    except TypeError:
+        raise SerializationError(
+            f"can't save a numpy array of dtype {arr.dtype} at {path or '<root>'!r}: lucid.save "
+            f"stores arrays of {', '.join(sorted(_TAGS))}"
+        ) from None
+    return Tensor.from_backend_array(arr, backend)
 
 
 def _join(path: str, key: Any) -> str:
@@ -225,13 +267,17 @@ def _fsync_dir(directory: str) -> None:
 MapLocation = Any  # None, a device, a {saved: target} dict, or (tensor, saved) -> tensor
 
 
-def load(f: PathLike | IO[bytes], map_location: MapLocation = None, **_: Any) -> Any:
+def load(f: PathLike | IO[bytes], map_location: MapLocation = None, pickle_module: Any = None,
+         *, weights_only: bool | None = None, mmap: bool | None = None,
+         **pickle_load_args: Any) -> Any:  # fmt: skip
     """Load what :func:`save` wrote (or any safetensors file, as a ``{name: Tensor}`` dict).
 
     ``map_location``: a device ("cpu", "mlx") for every tensor, a dict mapping saved devices
     to devices, or a callable ``(tensor, saved_device) -> tensor``. By default tensors go back
     to the device they were saved from. bfloat16 data loads as bfloat16 where the device has
-    it and as float32 on "cpu" (NumPy has no bfloat16).
+    it (on "cpu" through ml_dtypes) and as float32 where it has not. numpy arrays load as
+    numpy arrays. Loading never unpickles, so every load is what PyTorch calls
+    ``weights_only=True``; PyTorch's other keywords are accepted and unused.
     """
     if isinstance(f, (str, os.PathLike)):
         where: Any = os.fspath(f)
@@ -428,20 +474,34 @@ class _Decoder:
             return dtypes.to_dtype(obj["dtype"])
         if "tuple" in obj:
             return tuple(self.decode(v) for v in obj["tuple"])
+        if "ndarray" in obj:
+            return self.ndarray(obj["ndarray"])
+        if "namespace" in obj:
+            return argparse.Namespace(**self.decode({"dict": obj["namespace"]}))
         if "dict" in obj:
             return {_hashable(self.decode(k)): self.decode(v) for k, v in obj["dict"]}
         raise SerializationError(
             f"{self.where}: corrupt lucid structure metadata (unknown node {obj!r})"
         )
 
+    def ndarray(self, name: str) -> Any:
+        arr = self._array(name)
+        if name in self.bf16 and _has_bfloat16(get_backend("cpu")):
+            arr = arr.astype(get_backend("cpu").native_dtype(dtypes.bfloat16))
+        return arr
+
+    def _array(self, name: Any) -> Any:
+        if not isinstance(name, str) or name not in self.arrays:
+            raise SerializationError(
+                f"{self.where}: the structure refers to a missing tensor {name!r}"
+            )
+        return self.arrays[name]
+
     def tensor(self, ref: dict[str, Any]) -> Tensor:
         name = ref["tensor"]
         if name in self.done:  # one tensor saved under several references stays shared
             return self.done[name]
-        if name not in self.arrays:
-            raise SerializationError(
-                f"{self.where}: the structure refers to a missing tensor {name!r}"
-            )
+        self._array(name)
         t = _place(self.arrays[name], ref.get("device", "cpu"), self.loc, name in self.bf16)
         if ref.get("requires_grad"):
             t.requires_grad_(True)
@@ -451,3 +511,51 @@ class _Decoder:
 
 def _hashable(key: Any) -> Any:
     return tuple(_hashable(k) for k in key) if isinstance(key, (list, tuple)) else key
+
+
+# -- safe globals ----------------------------------------------------------------------------
+# PyTorch's allow-list for classes its weights_only unpickler may rebuild. Lucid never
+# unpickles, so the list changes nothing on load; programs that register classes still run.
+
+SafeGlobal = Callable[..., Any] | tuple[Callable[..., Any], str]
+_safe_globals: list[SafeGlobal] = []
+
+
+def _checked(safe_globals: Any) -> list[SafeGlobal]:
+    if not isinstance(safe_globals, (list, tuple)):
+        raise TypeError(
+            f"expected a list of classes/functions or (class, name) pairs, got "
+            f"{type(safe_globals).__name__}"
+        )
+    for g in safe_globals:
+        pair = isinstance(g, tuple) and len(g) == 2 and isinstance(g[1], str)
+        if not (callable(g) or (pair and callable(g[0]))):
+            raise TypeError(
+                f"expected a class/function or a (class, name) pair in the safe globals list, "
+                f"got {g!r}"
+            )
+    return list(safe_globals)
+
+
+def add_safe_globals(safe_globals: list[SafeGlobal]) -> None:
+    """Record classes as safe to load (``torch.serialization.add_safe_globals``)."""
+    _safe_globals.extend(_checked(safe_globals))
+
+
+def get_safe_globals() -> list[SafeGlobal]:
+    return list(_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list[SafeGlobal]) -> Iterator[None]:
+    """Within the block the classes are recorded as safe (``torch.serialization.safe_globals``)."""
+    before = list(_safe_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _safe_globals[:] = before

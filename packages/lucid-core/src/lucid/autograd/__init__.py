@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from lucid.autograd.function import DoubleBackwardError, Function, once_differentiable
-from lucid.autograd.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from lucid.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 
 
 def _as_list(x: Any) -> list[Any]:
@@ -80,7 +87,9 @@ __all__ = [
     "grad",
     "gradcheck",
     "gradgradcheck",
+    "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "no_grad",
     "once_differentiable",
     "set_grad_enabled",

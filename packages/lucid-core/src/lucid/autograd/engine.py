@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.autograd.function import _FREED_MSG, Function
 
@@ -92,7 +93,7 @@ def run_backward(
     deps = _collect(roots)
     ready = [n for n in roots if deps.get(n, 0) == 0]
     needed = _needed(roots, capture, inputs) if inputs is not None else None
-    with grad_mode.set_grad_enabled(create_graph):
+    with grad_mode.set_grad_enabled(create_graph), autocast_mode.suspended():
         while ready:
             node = ready.pop()
             _run_node(node, pending.pop(node), pending, deps, ready, leaf_grads, capture,

@@ -1,4 +1,5 @@
-"""Whether operations record the autograd graph: no_grad, enable_grad, set_grad_enabled."""
+"""Whether operations record the autograd graph: no_grad, enable_grad, set_grad_enabled,
+inference_mode."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class _State(threading.local):
     """Per-thread, as in PyTorch: a no_grad block in one thread leaves the others alone."""
 
     enabled = True
+    inference = False
 
 
 _state = _State()
@@ -22,6 +24,10 @@ _state = _State()
 
 def is_grad_enabled() -> bool:
     return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
 
 
 class _GradMode:
@@ -81,6 +87,48 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class inference_mode(_GradMode):  # noqa: N801
+    """``torch.inference_mode``: no graph recording inside (as ``no_grad``), and
+    ``is_inference_mode_enabled()`` is True; ``inference_mode(False)`` records again. A context
+    manager or a decorator, with or without the call (``@inference_mode``).
+
+    Lucid marks no tensor as an inference tensor: tensors made inside can be used with autograd
+    afterwards (PyTorch refuses that; code written for PyTorch never does it).
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:  # noqa: D102
+        if callable(mode) and not isinstance(mode, bool):  # @inference_mode without ()
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True) -> None:
+        super().__init__()
+        self.mode = bool(mode)
+        self._mode = not self.mode
+        self._prev_inference: list[bool] = []
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        self._prev_inference.append(_state.inference)
+        _state.inference = self.mode
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _state.inference = self._prev_inference.pop()
+        super().__exit__(et, ev, tb)
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with inference_mode(mode):
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

@@ -137,8 +137,16 @@ def get_num_threads() -> int:
     return blas_threads.requested()
 
 
+# Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
+# in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
+# loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
+GEMM_IN_FLOAT32: set[Any] = {np.dtype(np.float16)}
+
+
 def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     """``numpy.matmul`` with mid-sized products on one BLAS thread."""
+    if a.dtype in GEMM_IN_FLOAT32 or b.dtype in GEMM_IN_FLOAT32:
+        return _matmul_in_float32(a, b, out, **kwargs)
     if out is not None or kwargs or a.ndim == 0 or b.ndim == 0:
         return np.matmul(a, b, out=out, **kwargs)
     m = a.shape[-2] if a.ndim > 1 else 1
@@ -148,6 +156,15 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         with blas_threads.single_blas_thread():
             return np.matmul(a, b)
     return np.matmul(a, b)
+
+
+def _matmul_in_float32(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
+    result = np.result_type(a.dtype, b.dtype)
+    product = matmul(a.astype(np.float32), b.astype(np.float32), **kwargs).astype(result)
+    if out is None:
+        return product
+    np.copyto(out, product)
+    return out
 
 
 def tn_matmul(a: Any, b: Any) -> Any:

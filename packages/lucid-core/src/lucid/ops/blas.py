@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
+from lucid.amp.autocast_mode import float32_inputs, lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
+from lucid.ops.matmul import mv
 
 OPS = OpTable(
     op("bmm", sample((2, 3, 4), (2, 4, 2))),
@@ -55,6 +57,7 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
           alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts to the product)."""
+    input, mat1, mat2 = lower_precision_inputs(input, mat1, mat2)
     _check_ndim("addmm", "mat1", mat1, 2)
     _check_ndim("addmm", "mat2", mat2, 2)
     return _scaled_sum(input, mat1 @ mat2, beta, alpha)
@@ -65,18 +68,20 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A0
     """``beta * input + alpha * (mat @ vec)``."""
     _check_ndim("addmv", "mat", mat, 2)
     _check_ndim("addmv", "vec", vec, 1)
-    return _scaled_sum(input, mat @ vec, beta, alpha)
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
             alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * bmm(batch1, batch2)``."""
+    input, batch1, batch2 = lower_precision_inputs(input, batch1, batch2)
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
            alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    input, batch1, batch2 = lower_precision_inputs(input, batch1, batch2)
     return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
@@ -189,6 +194,7 @@ def cdist(
         )
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
+    x1, x2 = float32_inputs(x1, x2)
     if not x1.dtype.is_floating_point or x1.dtype is not x2.dtype:
         raise RuntimeError(
             f"cdist only supports floating-point dtypes of one kind, X1 got: {x1.dtype}, X2 got: "

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
 from lucid._tensor import Tensor
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import promote
@@ -60,6 +61,11 @@ class Matmul(Function):
 
 def matmul(a: Any, b: Any) -> Tensor:
     """Matrix product with torch's rules: 1-D operands become vectors, batch dims broadcast."""
+    return _matmul(*lower_precision_inputs(a, b))
+
+
+def _matmul(a: Any, b: Any) -> Tensor:
+    """``matmul`` in its inputs' dtype: ``mv`` and ``dot``, which autocast leaves alone."""
     a, b = promote(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(
@@ -102,7 +108,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
             f"[{other.shape[0]}] to have the same number of elements, but got "
             f"{input.shape[0]} and {other.shape[0]} elements respectively"
         )
-    return matmul(input, other)
+    return _matmul(input, other)
 
 
 vdot = dot
@@ -112,7 +118,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim}")
-    return matmul(input, vec)
+    return _matmul(input, vec)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:  # noqa: A002
@@ -234,7 +240,7 @@ def _parse_einsum(equation: str, operands: Any) -> tuple[list[str], str]:
     lhs, arrow, rhs = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(operands):
-        raise ValueError(
+        raise RuntimeError(
             f"einsum(): {len(ins)} operands in the equation {equation!r}, but {len(operands)} given"
         )
     used = set(c for c in eq if c.isalpha())
@@ -248,7 +254,7 @@ def _parse_einsum(equation: str, operands: Any) -> tuple[list[str], str]:
             k = t.ndim - len(s.replace("...", ""))
             s = s.replace("...", ell[n_ell - k :] if k else "")
         if len(s) != t.ndim:
-            raise ValueError(
+            raise RuntimeError(
                 f"einsum(): the number of subscripts in the equation ({len(s)}) does not match "
                 f"the number of dimensions ({t.ndim}) for operand {len(fixed)}"
             )
@@ -268,6 +274,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation (``lucid.einsum("ij,jk->ik", a, b)``); the backward is einsum too."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    operands = lower_precision_inputs(*operands)
     spec = _parse_einsum(equation, operands)
     res = operands[0].dtype
     for t in operands[1:]:

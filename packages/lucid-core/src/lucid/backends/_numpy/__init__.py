@@ -20,6 +20,32 @@ _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfl
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
 
 
+def _load_bfloat16() -> Any:
+    """NumPy's bfloat16 (from ml_dtypes), mapped on first use: its import takes about a second,
+    so ``import lucid`` does not pay for it."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(
+            "lucid.bfloat16 on device 'cpu' needs the ml_dtypes package (NumPy has no bfloat16 "
+            "of its own): pip install ml_dtypes"
+        ) from None
+    native = np.dtype(ml_dtypes.bfloat16)
+    _NATIVE[dtypes.bfloat16] = native
+    _FROM_NATIVE[native] = dtypes.bfloat16
+    _blas.GEMM_IN_FLOAT32.add(native)
+    return native
+
+
+def _einsum(*operands: Any, **kwargs: Any) -> Any:
+    """``numpy.einsum``; bfloat16 operands (which it rejects) are computed in float32."""
+    bf16 = _NATIVE.get(dtypes.bfloat16)
+    if bf16 is None or all(getattr(op, "dtype", None) != bf16 for op in operands):
+        return np.einsum(*operands, **kwargs)
+    wide = [op.astype(np.float32) if getattr(op, "dtype", None) == bf16 else op for op in operands]
+    return np.einsum(*wide, **kwargs).astype(bf16)
+
+
 class _NumpyNamespace(types.ModuleType):
     """``numpy`` as op code sees it: every numpy name, with ``matmul`` choosing BLAS threads."""
 
@@ -31,6 +57,7 @@ def _namespace() -> Any:
     ns = _NumpyNamespace("lucid.backends.numpy_xp", np.__doc__)
     ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
     ns.matmul = _blas.matmul  # type: ignore[attr-defined]
+    ns.einsum = _einsum  # type: ignore[attr-defined]
     return ns
 
 
@@ -60,6 +87,8 @@ class NumpyBackend(Backend):
         try:
             return _NATIVE[dtype]
         except KeyError:
+            if dtype is dtypes.bfloat16:
+                return _load_bfloat16()
             raise TypeError(f"{dtype} is not supported on device 'cpu' (NumPy)") from None
 
     def dtype_of(self, arr: Any) -> dtypes.dtype:
@@ -70,6 +99,9 @@ class NumpyBackend(Backend):
         try:
             return _FROM_NATIVE[np.dtype(native)]
         except KeyError:
+            if np.dtype(native).name == "bfloat16":  # made by ml_dtypes before lucid mapped it
+                _load_bfloat16()
+                return dtypes.bfloat16
             raise TypeError(f"NumPy dtype {native} has no lucid equivalent") from None
 
     def copy(self, arr: Any) -> Any:

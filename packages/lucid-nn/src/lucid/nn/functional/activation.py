@@ -11,6 +11,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import Function
 from lucid.nn.functional._util import check_float, maybe_inplace
 
@@ -323,6 +324,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has 1 or C (= input.shape[1]) entries."""
+    input, weight = lower_precision_inputs(input, weight)
     check_float("prelu", input)
     n = weight.numel()
     if n != 1:

@@ -12,6 +12,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor, kernels
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -120,6 +121,7 @@ def scaled_dot_product_attention(
     >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
     (2, 4, 5, 8)
     """
+    query, key, value, attn_mask = lower_precision_inputs(query, key, value, attn_mask)
     _check(query, key, value, attn_mask, enable_gqa)
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "

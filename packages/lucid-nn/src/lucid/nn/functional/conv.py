@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lucid import Tensor, kernels
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
@@ -228,6 +229,7 @@ def _conv(
     nd: int, x: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
     dilation: Any, groups: int
 ) -> Tensor:  # fmt: skip
+    x, weight, bias = lower_precision_inputs(x, weight, bias)
     name = f"conv{nd}d"
     _check_common(name, x, weight, bias, nd)
     batched = x.ndim == nd + 2
@@ -261,6 +263,7 @@ def _conv_transpose(
     nd: int, x: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
     output_padding: Any, groups: int, dilation: Any
 ) -> Tensor:  # fmt: skip
+    x, weight, bias = lower_precision_inputs(x, weight, bias)
     name = f"conv_transpose{nd}d"
     _check_common(name, x, weight, bias, nd)
     batched = x.ndim == nd + 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import Tensor
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import Function
 
 __all__ = ["bilinear", "linear"]
@@ -39,6 +40,7 @@ class _Linear(Function):
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (``torch.nn.functional.linear``)."""
+    input, weight, bias = lower_precision_inputs(input, weight, bias)
     if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
         raise RuntimeError(
             f"linear: input with {input.shape[-1] if input.ndim else 0} features in the last "

@@ -12,6 +12,7 @@ import warnings
 from typing import Any
 
 from lucid import Tensor, arange, dtypes
+from lucid.amp.autocast_mode import float32_op
 from lucid.autograd import Function
 from lucid.autograd.function import once_differentiable
 from lucid.nn.functional._util import (
@@ -62,6 +63,7 @@ def _pointwise(name: str, input: Tensor, target: Tensor) -> None:
 
 
 # -- regression -----------------------------------------------------------------------------------
+@float32_op
 def mse_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean", weight: Tensor | None = None,
@@ -74,6 +76,7 @@ def mse_loss(
     return apply_reduction(loss, reduction, weight)
 
 
+@float32_op
 def l1_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean",
@@ -91,6 +94,7 @@ def _piecewise_quadratic(d: Tensor, delta: float) -> tuple[Tensor, Tensor]:
     return inside, ad
 
 
+@float32_op
 def smooth_l1_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean", beta: float = 1.0,
@@ -108,6 +112,7 @@ def smooth_l1_loss(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def huber_loss(
     input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
     weight: Tensor | None = None,
@@ -148,6 +153,7 @@ class _BCE(Function):
         return gx, gt
 
 
+@float32_op
 def binary_cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean",
@@ -166,6 +172,7 @@ def binary_cross_entropy(
     return apply_reduction(loss, reduction, weight)
 
 
+@float32_op
 def binary_cross_entropy_with_logits(
     input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
@@ -275,6 +282,7 @@ def _check_class_target(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+@float32_op
 def cross_entropy(
     input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
     ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
@@ -359,6 +367,7 @@ def _cross_entropy_probs(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
     ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
@@ -392,6 +401,7 @@ def nll_loss(
     return result
 
 
+@float32_op
 def kl_div(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean", log_target: bool = False,
@@ -424,6 +434,7 @@ def kl_div(
 
 
 # -- embeddings and ranking -----------------------------------------------------------------------
+@float32_op
 def cosine_embedding_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
     size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
@@ -446,6 +457,7 @@ def cosine_embedding_loss(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def margin_ranking_loss(
     input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
     size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
@@ -462,6 +474,7 @@ def margin_ranking_loss(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean",
@@ -474,6 +487,7 @@ def hinge_embedding_loss(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def soft_margin_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
     reduction: str = "mean",
@@ -484,6 +498,7 @@ def soft_margin_loss(
     return apply_reduction(-logsigmoid(input * target), reduction)
 
 
+@float32_op
 def triplet_margin_loss(
     anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
     eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
@@ -506,6 +521,7 @@ def triplet_margin_loss(
     return apply_reduction((d_pos - d_neg + margin).clamp(min=0.0), reduction)
 
 
+@float32_op
 def poisson_nll_loss(
     input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
     size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
@@ -529,6 +545,7 @@ def poisson_nll_loss(
     return apply_reduction(loss, reduction)
 
 
+@float32_op
 def gaussian_nll_loss(
     input: Tensor, target: Tensor, var: Tensor, full: bool = False, eps: float = 1e-6,
     reduction: str = "mean",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import Tensor
+from lucid.amp.autocast_mode import is_autocast_enabled
 
 
 def check_tensor(layer: str, x: Any, ref: Tensor | None = None) -> None:
-    """``x`` must be a Tensor; with ``ref`` (a weight) also on its device and of its dtype."""
+    """``x`` must be a Tensor; with ``ref`` (a weight) also on its device and of its dtype
+    (any floating dtype under autocast, which casts both to its own)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{layer} expected a lucid.Tensor as input, got {type(x).__name__}")
     if ref is None:
@@ -18,7 +20,7 @@ def check_tensor(layer: str, x: Any, ref: Tensor | None = None) -> None:
             f"{layer} expected input on device {ref.device} (where its parameters are), got "
             f"input on {x.device}; move one with .to()"
         )
-    if x.dtype is not ref.dtype:
+    if x.dtype is not ref.dtype and not is_autocast_enabled(x.device.type):
         raise RuntimeError(
             f"{layer} expected input of dtype {ref.dtype} (its parameters' dtype), got "
             f"{x.dtype}; convert the input with .to({ref.dtype}) or the layer with .to()"

@@ -1,0 +1,39 @@
+"""``lucid.cuda.amp``: ``torch.cuda.amp``'s ``autocast`` and ``GradScaler`` for device "cuda".
+
+Lucid has no CUDA device, so an enabled one warns and is disabled, as PyTorch's CPU build
+does; ``GradScaler(enabled=False)`` passes everything through. For mixed precision on the CPU
+use ``lucid.autocast("cpu")``; on MLX's GPU ``lucid.autocast("mlx")``.
+"""
+
+from __future__ import annotations
+
+from lucid import dtypes
+from lucid.amp import autocast_mode, grad_scaler
+
+
+class autocast(autocast_mode.autocast):  # noqa: N801 - PyTorch's name
+    """``lucid.autocast("cuda", ...)``."""
+
+    def __init__(
+        self, enabled: bool = True, dtype: dtypes.dtype = dtypes.float16, cache_enabled: bool = True
+    ) -> None:
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class GradScaler(grad_scaler.GradScaler):
+    """``lucid.amp.GradScaler("cuda", ...)``."""
+
+    def __init__(
+        self,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
+        super().__init__(
+            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )
+
+
+__all__ = ["GradScaler", "autocast"]
