@@ -13,7 +13,6 @@ import lucid
 pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
-TOL = dict(rtol=1e-6, atol=1e-6)
 P0 = [[1.0, -2.0, 3.0], [0.5, 4.0, -1.5]]
 
 
@@ -60,6 +59,6 @@ def test_script_matches_torch(script: Callable[[Any], list[Any]]) -> None:
     for mine, theirs in zip(script(lucid), script(torch), strict=True):
         a, b = _as_list(mine), _as_list(theirs)
         if isinstance(b, list):
-            np.testing.assert_allclose(np.array(a), np.array(b), **TOL)
+            np.testing.assert_allclose(np.array(a), np.array(b), rtol=1e-6, atol=1e-6)
         else:
             assert a == b

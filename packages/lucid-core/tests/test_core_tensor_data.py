@@ -20,7 +20,6 @@ DEVICES = [
         "mlx", marks=[pytest.mark.mlx, pytest.mark.skipif(not HAS_MLX, reason="needs mlx")]
     ),
 ]
-TOL = dict(rtol=1e-6, atol=1e-6)
 
 
 def _leaf(values: list[float], device: str) -> lucid.Tensor:
@@ -65,7 +64,7 @@ def test_inplace_through_data_writes_through_without_a_version_bump(device: str)
     p.data.add_(1.0)  # allowed on a leaf that requires grad, with grad mode on
     p.data.mul_(lucid.tensor([1.0, 2.0, 3.0], device=device))
     p.data.copy_(p.data * 2)
-    np.testing.assert_allclose(_np(p), [4.0, 12.0, 24.0], **TOL)
+    np.testing.assert_allclose(_np(p), [4.0, 12.0, 24.0], rtol=1e-6, atol=1e-6)
     assert p._version == version
     assert p.requires_grad and p.grad_fn is None and p.is_leaf
 
@@ -77,7 +76,7 @@ def test_saved_tensor_changed_through_data_is_used_at_backward(device: str) -> N
     p.data.mul_(2.0)  # torch's footgun: not detected, backward sees the new values
     loss.backward()
     assert p.grad is not None
-    np.testing.assert_allclose(_np(p.grad), [4.0, 8.0, 12.0], **TOL)
+    np.testing.assert_allclose(_np(p.grad), [4.0, 8.0, 12.0], rtol=1e-6, atol=1e-6)
     q = _leaf([1.0, 2.0, 3.0], device)
     loss = (q * q).sum()
     q.detach().mul_(2.0)  # detach shares the version counter: this one is caught
@@ -92,7 +91,7 @@ def test_saved_output_changed_through_data_is_used_at_backward(device: str) -> N
     y.data.mul_(2.0)
     y.sum().backward()
     assert x.grad is not None
-    np.testing.assert_allclose(_np(x.grad), 2 * np.exp([0.0, 1.0]), **TOL)
+    np.testing.assert_allclose(_np(x.grad), 2 * np.exp([0.0, 1.0]), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -101,7 +100,7 @@ def test_data_of_a_view_and_views_of_data_write_into_the_base(device: str) -> No
     t[0].data.fill_(9.0)
     t.data[1] = lucid.tensor([7.0, 7.0], device=device)
     t.data[1].add_(1.0)
-    np.testing.assert_allclose(_np(t), [[9.0, 9.0], [8.0, 8.0]], **TOL)
+    np.testing.assert_allclose(_np(t), [[9.0, 9.0], [8.0, 8.0]], rtol=1e-6, atol=1e-6)
     assert t._version == 0
 
 
@@ -111,16 +110,16 @@ def test_torch_style_parameter_updates(device: str) -> None:
     (p * p).sum().backward()
     assert p.grad is not None
     p.data.add_(p.grad, alpha=-0.25)
-    np.testing.assert_allclose(_np(p), [0.5, -1.0, 1.5], **TOL)
+    np.testing.assert_allclose(_np(p), [0.5, -1.0, 1.5], rtol=1e-6, atol=1e-6)
     copy = p.data.clone()
     copy.zero_()
-    np.testing.assert_allclose(p.data.numpy(), [0.5, -1.0, 1.5], **TOL)
+    np.testing.assert_allclose(p.data.numpy(), [0.5, -1.0, 1.5], rtol=1e-6, atol=1e-6)
     lucid.manual_seed(0)
     w = lucid.zeros(200, 50, device=device, requires_grad=True)
     w.data.normal_(0.0, 0.02)
     assert 0.015 < float(w.detach().std()) < 0.025 and w.requires_grad and w.grad_fn is None
     w.data.fill_(0.5)
-    np.testing.assert_allclose(_np(w), np.full((200, 50), 0.5), **TOL)
+    np.testing.assert_allclose(_np(w), np.full((200, 50), 0.5), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -129,7 +128,7 @@ def test_inplace_through_detach_writes_through_and_bumps_the_shared_version(devi
     version = p._version
     p.detach().add_(1.0)
     p.detach()[1].mul_(2.0)
-    np.testing.assert_allclose(_np(p), [2.0, 6.0], **TOL)
+    np.testing.assert_allclose(_np(p), [2.0, 6.0], rtol=1e-6, atol=1e-6)
     assert p._version == version + 2
 
 
@@ -143,7 +142,7 @@ def test_assigning_data_swaps_the_storage(device: str) -> None:
     assert p.requires_grad and p.is_leaf
     (p * 3).sum().backward()
     assert p.grad is not None
-    np.testing.assert_allclose(_np(p.grad), np.full((2, 3), 3.0), **TOL)
+    np.testing.assert_allclose(_np(p.grad), np.full((2, 3), 3.0), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -152,7 +151,7 @@ def test_an_earlier_data_does_not_write_into_swapped_storage(device: str) -> Non
     old = p.data
     p.data = lucid.tensor([5.0, 6.0], device=device)
     old.fill_(0.0)
-    np.testing.assert_allclose(_np(p), [5.0, 6.0], **TOL)
+    np.testing.assert_allclose(_np(p), [5.0, 6.0], rtol=1e-6, atol=1e-6)
 
 
 def test_assigned_storage_is_shared_on_numpy() -> None:
@@ -161,10 +160,10 @@ def test_assigned_storage_is_shared_on_numpy() -> None:
     p.data = src
     src.add_(1.0)
     assert p.array is src.array
-    np.testing.assert_allclose(_np(p), [6.0, 7.0], **TOL)
+    np.testing.assert_allclose(_np(p), [6.0, 7.0], rtol=1e-6, atol=1e-6)
     d = p.data
     p.detach().add_(1.0)  # the other direction: on NumPy a .data sees later changes too
-    np.testing.assert_allclose(d.numpy(), [7.0, 8.0], **TOL)
+    np.testing.assert_allclose(d.numpy(), [7.0, 8.0], rtol=1e-6, atol=1e-6)
 
 
 def test_assigning_a_non_tensor_is_a_type_error() -> None:

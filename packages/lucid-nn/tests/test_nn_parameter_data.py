@@ -8,8 +8,6 @@ import numpy as np
 import lucid
 import lucid.nn as nn
 
-TOL = dict(rtol=1e-6, atol=1e-6)
-
 
 def test_parameter_data_is_a_plain_detached_tensor() -> None:
     layer = nn.Linear(3, 2)
@@ -25,7 +23,7 @@ def test_init_through_data_changes_the_parameter_in_place() -> None:
     layer.bias.data.fill_(0.1)
     assert layer.weight is weight and layer.weight._version == version
     assert 0.018 < float(layer.weight.detach().std()) < 0.022
-    np.testing.assert_allclose(layer.bias.detach().numpy(), np.full(300, 0.1), **TOL)
+    np.testing.assert_allclose(layer.bias.detach().numpy(), np.full(300, 0.1), rtol=1e-6, atol=1e-6)
     nn.init.zeros_(layer.weight.data)
     assert float(layer.weight.detach().abs().sum()) == 0.0
     assert isinstance(layer.weight, nn.Parameter) and layer.weight.requires_grad
@@ -36,7 +34,7 @@ def test_copy_and_swap_through_data_keep_the_parameter() -> None:
     for p, q in zip(dst.parameters(), src.parameters(), strict=True):
         p.data.copy_(q.data)
     for p, q in zip(dst.parameters(), src.parameters(), strict=True):
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **TOL)
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-6, atol=1e-6)
     weight = dst.weight
     dst.weight.data = lucid.ones(4, 3)
     dst.bias.data = lucid.zeros(4)
