@@ -135,6 +135,10 @@ def _row_cases() -> list[Case]:
     return [_row_case(row, s) for _, row in lucid.ops.rows() for s in row.samples]
 
 
+def _scatter_with(reduce: str | None) -> Callable[..., Any]:
+    return lambda x, i, v: x.scatter(1, i, v, reduce=reduce)
+
+
 # The only cases that may skip, each with the reason.
 MLX_SKIP: dict[str, str] = {}
 
@@ -348,6 +352,23 @@ CASES: list[Case] = [
         id="scatter_add",
         uses=("scatter_add",),
     ),
+    *[  # an index smaller than self (and src) in the other dims
+        C(_scatter_with(r), F(*S), I(4, *sh), F(*sh), id=f"scatter-{r}-{sh}", uses=("scatter",))
+        for r, sh in ((None, (2, 2)), ("multiply", (3, 2)))
+    ],
+    *[
+        C(
+            lambda x, i, v, r=reduce, k=include: x.scatter_reduce(1, i, v, r, include_self=k),
+            F(*S),
+            I(4, 3, 5),
+            F(3, 5),
+            id=f"scatter_reduce-{reduce}-{include}",
+            uses=("scatter_reduce",),
+        )
+        for reduce in ("sum", "prod", "mean", "amax", "amin")
+        for include in (True, False)
+    ],
+    C(lambda x: x.view(lucid.int32), F(*S), grad=False, id="view-dtype", uses=("view",)),
     C(
         lambda x, i, v: resolve("index_add")(x, 0, i, v),
         F(*S),

@@ -150,6 +150,14 @@ def _setitem(L: Any, a: Any, b: Any) -> Any:
     return y
 
 
+def _scatter_reduce(reduce: str, include: bool) -> Callable[..., Any]:
+    def call(L: Any, a: Any, s: Any) -> Any:
+        index = _idx(L, [[0, 1, 0, 2], [3, 3, 1, 0]])
+        return a.scatter_reduce(1, index, s, reduce, include_self=include)
+
+    return call
+
+
 # Cases a table row's sample cannot express.
 EXTRA_CASES: list[Case] = [
     # -- elementwise binary --
@@ -182,6 +190,15 @@ EXTRA_CASES: list[Case] = [
         lambda L, a: L.cumprod(a * L.tensor([1.0, 0.0, 1.0, 0.0], dtype=a.dtype), dim=1),
         [(2, 4)],
     ),  # fmt: skip
+    Case("cummax_ties", lambda L, a: L.cummax(L.cat([a, a], 1), 1), [(3, 2)], covers=("cummax",)),
+    Case("cummin_ties", lambda L, a: a.repeat(1, 2).cummin(0), [(3, 2)], covers=("cummin",)),
+    Case("sum_0d_dim", lambda L, a: a.sum(0), [()], covers=("sum",)),
+    Case("logsumexp_0d_dim", lambda L, a: L.logsumexp(a, -1), [()], covers=("logsumexp",)),
+    Case("cumsum_0d_dim", lambda L, a: L.cumsum(a, 0), [()], covers=("cumsum",)),
+    Case("cumprod_0d_dim", lambda L, a: a.cumprod(-1), [()], covers=("cumprod",)),
+    Case("amax_0d_dim", lambda L, a: a.amax(-1, keepdim=True), [()], covers=("amax",)),
+    Case("prod_0d_dim", lambda L, a: a.prod(0), [()], covers=("prod",)),
+    Case("softmax_0d_dim", lambda L, a: L.softmax(a, -1) * a, [()], covers=("softmax",)),
     # -- shape and movement --
     Case("reshape_varargs", lambda L, a: a.reshape(2, 6), [(3, 4)], covers=("reshape",)),
     Case("permute_varargs", lambda L, a: a.permute(2, 0, 1), [(2, 3, 4)], covers=("permute",)),
@@ -228,6 +245,56 @@ EXTRA_CASES: list[Case] = [
         lambda L, a, s: L.scatter_add(a, 0, _idx(L, [[0, 1, 0], [0, 0, 1]]), s),
         [(2, 3), (2, 3)],
         gg=True,
+    ),  # fmt: skip
+    Case(
+        "scatter_small_index",
+        lambda L, a, s: a.scatter(1, _idx(L, [[0, 2], [3, 1]]), s),
+        [(3, 4), (2, 2)],
+        covers=("scatter",),
+    ),
+    Case(
+        "scatter_add_small_index",
+        lambda L, a, s: a.scatter_add(0, _idx(L, [[0, 1, 0], [2, 2, 1]]), s),
+        [(3, 4), (2, 3)],
+        covers=("scatter_add",),
+    ),
+    Case(
+        "scatter_multiply",
+        lambda L, a, s: a.scatter(1, _idx(L, [[0, 2], [1, 1]]), s, reduce="multiply"),
+        [(2, 3), (2, 2)],
+        covers=("scatter",),
+        grad=False,  # torch has no derivative for scatter with reduce (scatter_reduce's cases)
+    ),
+    Case(
+        "scatter_add_reduce",
+        lambda L, a: a.scatter(0, _idx(L, [[1, 0, 1]]), 1.5, reduce="add"),
+        [(2, 3)],
+        covers=("scatter",),
+        grad=False,
+    ),
+    *[
+        Case(
+            f"scatter_reduce_{reduce}{'' if include else '_noself'}",
+            _scatter_reduce(reduce, include),
+            [(3, 4), (2, 4)],
+            domain="away",
+            gg=reduce in ("sum", "prod"),
+            covers=("scatter_reduce",),
+        )
+        for reduce in ("sum", "prod", "mean", "amax", "amin")
+        for include in (True, False)
+    ],
+    Case(
+        "scatter_reduce_prod_zeros",
+        lambda L, a, s: L.scatter_reduce(
+            a * L.tensor([1.0, 0.0, 1.0, 1.0], dtype=a.dtype),
+            1,
+            _idx(L, [[0, 1, 0], [3, 3, 1]]),
+            s * L.tensor([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0]], dtype=s.dtype),
+            "prod",
+        ),
+        [(2, 4), (2, 3)],
+        covers=("scatter_reduce",),
     ),  # fmt: skip
     Case("index_select", lambda L, a: L.index_select(a, 0, _idx(L, [2, 0, 2])), [(3, 2)]),
     Case(

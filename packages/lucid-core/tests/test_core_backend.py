@@ -146,6 +146,10 @@ class RecordingBackend(Backend):
     def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
         return Box(get_backend("cpu").scatter_add(arr.a, dim, _unbox(index), _unbox(values)))
 
+    def scatter_reduce(self, arr: Any, dim: int, index: Any, values: Any, reduce: str) -> Any:
+        cpu = get_backend("cpu")
+        return Box(cpu.scatter_reduce(arr.a, dim, _unbox(index), _unbox(values), reduce))
+
 
 register_backend("testdev", RecordingBackend)
 

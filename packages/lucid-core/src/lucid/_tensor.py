@@ -640,6 +640,18 @@ class Tensor(TensorMethods):
     def __rxor__(self, other: Any) -> Tensor:
         return _ops.bitwise_xor(other, self)
 
+    def __lshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _ops.bitwise_right_shift(other, self)
+
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         return _ops.eq(self, other)
 
@@ -750,6 +762,11 @@ class Tensor(TensorMethods):
 
     def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
         return self._inplace_result(_ops.scatter_add(self, dim, index, src))
+
+    def scatter_reduce_(self, dim: _int, index: Any, src: Any, reduce: str, *,
+                        include_self: _bool = True) -> Tensor:  # fmt: skip
+        out = _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+        return self._inplace_result(out)
 
     def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
         return self._inplace_result(_ops.index_add(self, dim, index, source, alpha=alpha))

@@ -31,6 +31,10 @@ class Backend:
     # source, so that writing into one changes the other (NumPy). Backends with immutable
     # arrays (MLX) say False: in-place ops on a view then write the value back into its base.
     views_share_memory: ClassVar[bool] = True
+    # ``(state, value)`` that ``Function.apply`` sets around each forward (``token =
+    # state.set(value)``, then ``state.reset(token)``), or None: NumPy's quiets its
+    # floating-point warnings there (see ``_numpy/_errstate``).
+    fp_quiet: ClassVar[tuple[Any, Any] | None] = None
     device: str
     xp: Any
     kernels: dict[KernelContract[Any], Any]
@@ -78,13 +82,19 @@ class Backend:
         raise NotImplementedError
 
     def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
-        """A new array: ``arr`` with ``values`` written at ``index`` along ``dim``
-        (``numpy.put_along_axis`` on a copy; ``values`` broadcasts to ``index``'s shape)."""
+        """A new array: ``arr`` with ``values`` written at ``index`` along ``dim``; only
+        ``index``'s extent is addressed (``values`` broadcasts to ``index``'s shape)."""
         raise NotImplementedError
 
     def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
         """A new array: ``arr`` with ``values`` added at ``index`` along ``dim``; repeated
         indices accumulate (``torch.scatter_add``)."""
+        raise NotImplementedError
+
+    def scatter_reduce(self, arr: Any, dim: int, index: Any, values: Any, reduce: str) -> Any:
+        """A new array: ``arr`` with ``values`` combined into it at ``index`` along ``dim`` by
+        ``reduce`` ("sum", "prod", "amax" or "amin"); repeated indices all take part. Only
+        ``index``'s extent is addressed (``values`` has ``index``'s shape)."""
         raise NotImplementedError
 
     def sliding_windows(

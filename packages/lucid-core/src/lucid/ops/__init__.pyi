@@ -29,8 +29,10 @@ from lucid.ops.elementwise import addcdiv as addcdiv
 from lucid.ops.elementwise import addcmul as addcmul
 from lucid.ops.elementwise import allclose as allclose
 from lucid.ops.elementwise import bitwise_and as bitwise_and
+from lucid.ops.elementwise import bitwise_left_shift as bitwise_left_shift
 from lucid.ops.elementwise import bitwise_not as bitwise_not
 from lucid.ops.elementwise import bitwise_or as bitwise_or
+from lucid.ops.elementwise import bitwise_right_shift as bitwise_right_shift
 from lucid.ops.elementwise import bitwise_xor as bitwise_xor
 from lucid.ops.elementwise import cast as cast
 from lucid.ops.elementwise import clamp as clamp
@@ -60,6 +62,8 @@ from lucid.ops.elementwise import le as le
 from lucid.ops.elementwise import lerp as lerp
 from lucid.ops.elementwise import less as less
 from lucid.ops.elementwise import less_equal as less_equal
+from lucid.ops.elementwise import logaddexp as logaddexp
+from lucid.ops.elementwise import logaddexp2 as logaddexp2
 from lucid.ops.elementwise import logical_and as logical_and
 from lucid.ops.elementwise import logical_not as logical_not
 from lucid.ops.elementwise import logical_or as logical_or
@@ -96,6 +100,7 @@ from lucid.ops.indexing import masked_fill as masked_fill
 from lucid.ops.indexing import masked_select as masked_select
 from lucid.ops.indexing import scatter as scatter
 from lucid.ops.indexing import scatter_add as scatter_add
+from lucid.ops.indexing import scatter_reduce as scatter_reduce
 from lucid.ops.indexing import setitem as setitem
 from lucid.ops.indexing import take as take
 from lucid.ops.indexing import take_along_dim as take_along_dim
@@ -140,8 +145,11 @@ from lucid.ops.reduction import any as any
 from lucid.ops.reduction import argmax as argmax
 from lucid.ops.reduction import argmin as argmin
 from lucid.ops.reduction import count_nonzero as count_nonzero
+from lucid.ops.reduction import cummax as cummax
+from lucid.ops.reduction import cummin as cummin
 from lucid.ops.reduction import cumprod as cumprod
 from lucid.ops.reduction import cumsum as cumsum
+from lucid.ops.reduction import logcumsumexp as logcumsumexp
 from lucid.ops.reduction import logsumexp as logsumexp
 from lucid.ops.reduction import max as max
 from lucid.ops.reduction import mean as mean
@@ -176,6 +184,7 @@ from lucid.ops.shape import t as t
 from lucid.ops.shape import to_device as to_device
 from lucid.ops.shape import transpose as transpose
 from lucid.ops.shape import unflatten as unflatten
+from lucid.ops.shape import unfold as unfold
 from lucid.ops.shape import unsqueeze as unsqueeze
 from lucid.ops.shape import view as view
 from lucid.ops.shape import view_as as view_as
@@ -269,6 +278,8 @@ __all__ = [
     "where",
     "hypot",
     "copysign",
+    "logaddexp",
+    "logaddexp2",
     "xlogy",
     "clamp",
     "clip",
@@ -304,11 +315,14 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
     "getitem",
     "setitem",
     "gather",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
     "index_select",
     "index_add",
     "take",
@@ -366,11 +380,15 @@ __all__ = [
     "norm",
     "cumsum",
     "cumprod",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
     "all",
     "any",
     "count_nonzero",
     "reshape",
     "view",
+    "unfold",
     "view_as",
     "reshape_as",
     "flatten",

@@ -89,9 +89,12 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     non-negative tuple."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
+    dims: tuple[int, ...]
     if isinstance(dim, int):
-        return (normalize_dim(dim, ndim),)
-    return tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+        dims = (normalize_dim(dim, ndim),)
+    else:
+        dims = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+    return dims if ndim else ()  # a 0-d tensor has one dim (0 or -1) to name, none to reduce
 
 
 def shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:

@@ -39,6 +39,9 @@ OPS = OpTable(
     op("where", untested="takes a condition: core_op_cases' where cases"),
     op("hypot", sample((3,), (2, 3), ref="hypot")),
     op("copysign", sample((3, 2), (3, 2), domain="away", ref="copysign")),
+    op("logaddexp", sample((3, 4), (3, 4), gg=True, ref="logaddexp"),
+       sample((3, 4), (4,), tag="broadcast")),
+    op("logaddexp2", sample((3, 4), (3, 4), gg=True, ref="logaddexp2")),
     op("xlogy", sample((3,), (3,), domain="pos")),
     op("clamp", sample((3, 4), domain="away", args=(-0.5, 0.5), ref="clip")),
     op("clip", alias="clamp"),
@@ -64,6 +67,10 @@ OPS = OpTable(
     *[op(n, sample((3, 4), (3, 4), domain="int", high=16), nograd=_INT)
       for n in ("bitwise_and", "bitwise_or", "bitwise_xor")],
     op("bitwise_not", sample((3, 4), domain="int", high=16), nograd=_INT),
+    op("bitwise_left_shift", sample((3, 4), (3, 4), domain="int", high=6, ref="left_shift"),
+       nograd=_INT),
+    op("bitwise_right_shift", sample((3, 4), (3, 4), domain="int", high=6, ref="right_shift"),
+       nograd=_INT),
 )  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
@@ -135,9 +142,59 @@ class Pow(Function):
             # NOTE: b * a**(b-1), written so that b == 0 gives 0 even where a == 0 (as torch).
             ga = where(b == 0, 0.0, g * b * a ** (b - 1))
         if ctx.needs_input_grad[1]:
-            # NOTE: d/db a**b = a**b * log(a); torch defines it as 0 where a == 0 and b >= 0.
-            safe = where(a == 0, 1.0, a)
-            gb = where((a == 0) & (b >= 0), 0.0, g * out * safe.log())
+            # NOTE: d/db a**b = a**b * log(a); torch defines it as 0 where a == 0 and b >= 0,
+            # and keeps inf * log(0) = -inf where a == 0 and b < 0.
+            gb = g * where((a == 0) & (b >= 0), 0.0, out * a.log())
+        return ga, gb
+
+
+class LogAddExp(Function):
+    """``log(exp(a) + exp(b))``, or in base 2 (``logaddexp2``); the gradients are torch's
+    ``g / (1 + exp(b - a))`` and ``g / (1 + exp(a - b))`` (``exp2`` in base 2)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any, base2: bool) -> Any:
+        ctx.save_for_backward(a, b)
+        ctx.base2 = base2
+        if not base2:
+            return ctx.xp.logaddexp(a, b)
+        return ctx.xp.logaddexp(a * _LN2, b * _LN2) / _LN2
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g / (1 + _exp(b - a, ctx.base2))
+        if ctx.needs_input_grad[1]:
+            gb = g / (1 + _exp(a - b, ctx.base2))
+        return ga, gb, None
+
+
+_LN2 = 0.6931471805599453
+
+
+def _exp(x: Tensor, base2: bool) -> Tensor:
+    return x.exp2() if base2 else x.exp()
+
+
+class Copysign(Function):
+    """``|a|`` with the sign bit of ``b``; ``b`` gets a zero gradient (as torch)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        out = ctx.xp.copysign(a, b)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, out = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g * where(a == 0, 0.0, out / a)
+        if ctx.needs_input_grad[1]:
+            gb = g.new_zeros(g.shape)
         return ga, gb
 
 
@@ -326,7 +383,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     a, b = promote(a, b)
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(
+            raise RuntimeError(
                 f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
                 f"'{rounding_mode}'"
             )
@@ -429,14 +486,34 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (its sign bit, so -0.0 counts as negative)."""
-    from lucid.ops.unary import abs as _abs
+    a, b = _float_pair(input, other)
+    return Copysign.apply(a, b)  # type: ignore[no-any-return]
 
+
+def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
+    """Both operands as tensors of one floating dtype (the promoted one; ints become float)."""
     a, b = promote(input, other)
-    a = to_float(a)
-    ref = b if isinstance(b, Tensor) else a.new_tensor(b)
-    sign = where(ref.signbit(), -1.0, 1.0).to(a.dtype)
-    out: Tensor = _abs(a) * sign
-    return out
+    a, b = to_float(a), to_float(b)
+    ref = a if isinstance(a, Tensor) else b
+    a = a if isinstance(a, Tensor) else ref.new_tensor(a)
+    b = b if isinstance(b, Tensor) else ref.new_tensor(b)
+    return a, b
+
+
+def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``log(exp(input) + exp(other))`` without overflow.
+
+    >>> lucid.logaddexp(lucid.tensor([0.0, 1.0]), lucid.tensor([0.0, -1.0]))
+    tensor([0.6931, 1.1269])
+    """
+    a, b = _float_pair(input, other)
+    return LogAddExp.apply(a, b, False)  # type: ignore[no-any-return]
+
+
+def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
+    """``log2(2**input + 2**other)`` without overflow."""
+    a, b = _float_pair(input, other)
+    return LogAddExp.apply(a, b, True)  # type: ignore[no-any-return]
 
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -632,6 +709,43 @@ def bitwise_not(a: Tensor) -> Tensor:
     _check_bitwise(a)
     name = "logical_not" if a.dtype is dtypes.bool_ else "invert"
     return NonDiff.apply(name, a)  # type: ignore[no-any-return]
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input << other`` for integer tensors; a shift by a negative amount or by the bit width
+    or more gives 0, as torch."""
+    a, b = _int_pair(input, other)
+    out = NonDiff.apply("left_shift", a, b)
+    return where(_out_of_range(b, a.dtype), 0, out)  # type: ignore[no-any-return]
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input >> other`` (arithmetic for signed ints); a shift out of ``[0, bits)`` gives the
+    sign fill (0 or -1), as torch."""
+    a, b = _int_pair(input, other)
+    out = NonDiff.apply("right_shift", a, b)
+    fill = (a < 0).to(a.dtype) * -1 if a.dtype.is_signed else 0
+    return where(_out_of_range(b, a.dtype), fill, out)  # type: ignore[no-any-return]
+
+
+def _int_pair(input: Any, other: Any) -> tuple[Tensor, Any]:
+    a, b = promote(input, other)
+    a = a if isinstance(a, Tensor) else b.new_tensor(a)
+    for x in (a, b):
+        if isinstance(x, (Tensor, float)) and not _is_integer(x):
+            kind = x.dtype if isinstance(x, Tensor) else "a Python float"
+            raise NotImplementedError(f"bit shifts take integer tensors only, got {kind}")
+    return a, b
+
+
+def _is_integer(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.dtype.category == dtypes.INT
+
+
+def _out_of_range(shift: Any, dt: dtypes.dtype) -> Any:
+    """Where a shift amount is negative or at least the bit width (numpy and MLX differ there)."""
+    bits = dt.itemsize * 8
+    return (shift < 0) | (shift >= bits) if isinstance(shift, Tensor) else not 0 <= shift < bits
 
 
 def isnan(a: Tensor) -> Tensor:

@@ -16,9 +16,9 @@ _INDEXED = "takes index tensors: core_op_cases"
 OPS = OpTable(
     op("getitem", method=False, untested="Tensor.__getitem__: core_op_cases' getitem cases"),
     op("setitem", method=False, untested="Tensor.__setitem__: core_op_cases' setitem cases"),
-    *[op(n, untested=_INDEXED) for n in ("gather", "scatter", "scatter_add", "index_select",
-                                         "index_add", "take", "take_along_dim", "masked_fill",
-                                         "masked_select")],
+    *[op(n, untested=_INDEXED) for n in ("gather", "scatter", "scatter_add", "scatter_reduce",
+                                         "index_select", "index_add", "take", "take_along_dim",
+                                         "masked_fill", "masked_select")],
 )  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
@@ -178,12 +178,101 @@ class Scatter(Function):
             zero = g.new_zeros(())
             ga = g if type(ctx).accumulate else Scatter.apply(g, ctx.dim, ctx.index, zero)
         if ctx.needs_input_grad[3]:
-            gs = Gather.apply(g, ctx.dim, ctx.index)
+            gs = _gather_at(g, ctx.dim, ctx.index)
         return ga, None, None, gs
 
 
 class ScatterAdd(Scatter):
     accumulate = True
+
+
+def _gather_at(t: Tensor, dim: int, index: Any) -> Tensor:
+    """``t``'s entries at ``index`` along ``dim`` (only ``index``'s extent of the other dims)."""
+    return Gather.apply(_cut(t, tuple(index.shape), keep=dim), dim, index)  # type: ignore[no-any-return]
+
+
+def _zero_at(t: Tensor, dim: int, index: Any) -> Tensor:
+    """``t`` with zeros written at ``index`` along ``dim``."""
+    return Scatter.apply(t, dim, index, t.new_zeros(()))  # type: ignore[no-any-return]
+
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+class ScatterReduce(Function):
+    """``a`` with ``src`` combined in at ``index`` along ``dim`` by ``reduce`` (one of
+    ``_SCATTER_REDUCTIONS``), with ``a``'s own value taking part where ``include_self``.
+    The gradients are torch's: ties of amax/amin share the gradient equally."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, index: Any, src: Any, reduce: str, include: bool
+                ) -> Any:  # fmt: skip
+        ctx.dim, ctx.index, ctx.reduce, ctx.include = dim, index, reduce, include
+        be, xp = ctx.backend, ctx.xp
+        kind = "sum" if reduce == "mean" else reduce
+        # without self: start from a value that does not change the result
+        start = a if include else be.scatter(a, dim, index, {"sum": 0, "prod": 1}.get(kind, src))
+        out = be.scatter_reduce(start, dim, index, src, kind)
+        if kind in ("prod", "amax", "amin"):
+            ctx.save_for_backward(a, src, out)
+        if reduce == "mean":
+            count = be.scatter_add(xp.ones_like(a) if include else xp.zeros_like(a), dim, index,
+                                   xp.ones_like(src))  # fmt: skip
+            ctx.count = xp.where(count == 0, 1, count)
+            integer = be.dtype_of(out).category < dtypes.FLOAT
+            out = xp.floor_divide(out, ctx.count) if integer else xp.true_divide(out, ctx.count)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        ga, gs = _SCATTER_GRADS[ctx.reduce](ctx, g)
+        if not ctx.include:
+            ga = _zero_at(ga, ctx.dim, ctx.index)
+        return ga, None, None, gs, None, None
+
+
+def _sum_grads(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    return g, _gather_at(g, ctx.dim, ctx.index)
+
+
+def _mean_grads(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    ga = g / Tensor.from_backend_array(ctx.count, g.backend)
+    return ga, _gather_at(ga, ctx.dim, ctx.index)
+
+
+def _extreme_grads(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    a, src, out = ctx.saved_tensors
+    dim, idx = ctx.dim, ctx.index
+    # NOTE: with include_self=False a self entry that was written over does not count among
+    # the ties (torch counts it, so its src gradients there sum to less than g).
+    self_is = (a == out).to(g.dtype)
+    if not ctx.include:
+        self_is = _zero_at(self_is, dim, idx)
+    src_is = (src == _gather_at(out, dim, idx)).to(g.dtype)
+    share = g / ScatterAdd.apply(self_is, dim, idx, src_is)
+    return self_is * share, src_is * _gather_at(share, dim, idx)
+
+
+def _prod_grads(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
+    """torch's: products without the entry itself, so single zeros get the right gradient."""
+    a, src, out = ctx.saved_tensors
+    dim, idx, include = ctx.dim, ctx.index, ctx.include
+    from lucid.ops.elementwise import where
+
+    one = g.new_ones(())
+    a_nz = where(a == 0, one, a)
+    ga = g * ScatterReduce.apply(a_nz, dim, idx, src, "prod", include) / a_nz
+    src_zero = src == 0
+    zeros_there = ScatterAdd.apply(a.new_zeros(a.shape), dim, idx, src_zero.to(a.dtype))
+    single = src_zero & (_gather_at(zeros_there, dim, idx) == 1)
+    without = ScatterReduce.apply(a, dim, idx, where(single, one, src), "prod", include)
+    gs = where(single, _gather_at(g * without, dim, idx),
+               _gather_at(g * out, dim, idx) / where(src_zero, one, src))  # fmt: skip
+    return ga, gs
+
+
+_SCATTER_GRADS = {"sum": _sum_grads, "mean": _mean_grads, "amax": _extreme_grads,
+                  "amin": _extreme_grads, "prod": _prod_grads}  # fmt: skip
 
 
 def _index_array(index: Any, a: Tensor, name: str) -> Any:
@@ -257,11 +346,41 @@ def scatter(
     idx = _index_array(index, input, "scatter")
     _check_index_shape("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
     s = _scatter_src(input, src, idx)
-    if reduce == "add":
-        return ScatterAdd.apply(input, d, idx, s.expand(tuple(idx.shape)))  # type: ignore[no-any-return]
-    if reduce is not None:
-        raise NotImplementedError(f"scatter(reduce={reduce!r}); only 'add' is supported")
-    return Scatter.apply(input, d, idx, s)  # type: ignore[no-any-return]
+    if reduce is None:
+        return Scatter.apply(input, d, idx, s)  # type: ignore[no-any-return]
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
+    kind = "sum" if reduce == "add" else "prod"
+    return ScatterReduce.apply(input, d, idx, s.expand(tuple(idx.shape)), kind, True)  # type: ignore[no-any-return]
+
+
+def scatter_reduce(
+    input: Tensor,  # noqa: A002
+    dim: int,
+    index: Any,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` with every ``src`` entry combined into the entry ``index`` names
+    along ``dim`` by ``reduce``: "sum", "prod", "mean", "amax" or "amin" (``input``'s own value
+    takes part unless ``include_self=False``).
+
+    >>> x = lucid.tensor([1.0, 2.0, 3.0])
+    >>> x.scatter_reduce(0, lucid.tensor([0, 0, 2]), lucid.tensor([5.0, 7.0, 1.0]), "amax")
+    tensor([7., 2., 3.])
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # torch takes these too
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    d = normalize_dim(dim, input.ndim)
+    idx = _index_array(index, input, "scatter_reduce")
+    _check_index_shape("scatter_reduce", input, d, idx, src)
+    s = _scatter_src(input, src, idx)
+    return ScatterReduce.apply(input, d, idx, s, reduce, include_self)  # type: ignore[no-any-return]
 
 
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # noqa: A002

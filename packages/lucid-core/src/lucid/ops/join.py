@@ -97,7 +97,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing ``dim``; dtypes promote as in torch."""
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's type
     _check_same_device(tensors, "cat")
     ref = tensors[0]
     d = normalize_dim(dim, ref.ndim)

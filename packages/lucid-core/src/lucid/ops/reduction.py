@@ -1,11 +1,15 @@
 """Reductions over dims (``dim`` int or tuple, ``keepdim``): sum, mean, var/std, prod, max/min,
-amax/amin, argmax/argmin, logsumexp, norm, all/any, and the scans cumsum/cumprod."""
+amax/amin, argmax/argmin, logsumexp, norm, all/any, and the scans cumsum/cumprod/cummax/cummin/
+logcumsumexp. A 0-d tensor has one dim to name (0 or -1), as in torch."""
 
 from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
 
 from lucid import dtypes
 from lucid._tensor import Tensor
@@ -39,6 +43,9 @@ OPS = OpTable(
        sample((3, 4), domain="away", p=float("inf"), tag="inf")),
     op("cumsum", sample((3, 4), dim=1, gg=True)),
     op("cumprod", sample((3, 4), dim=1, gg=True)),
+    op("cummax", sample((3, 5), dim=1), sample((), dim=0, tag="0d")),
+    op("cummin", sample((3, 5), dim=-1)),
+    op("logcumsumexp", sample((3, 4), dim=1, gg=True), sample((), dim=-1, tag="0d")),
     op("all", sample((3, 5), domain="bool"), nograd="boolean result"),
     op("any", sample((3, 5), domain="bool", dim=1), nograd="boolean result"),
     op("count_nonzero", sample((3, 5), domain="bool"), nograd="integer result"),
@@ -195,6 +202,72 @@ def _cumprod_grad_with_zeros(a: Tensor, g: Tensor, d: int) -> Tensor:
     return terms.sum(-1).movedim(-1, d)
 
 
+class CumExtreme(Function):
+    """cummax / cummin along a dim with indices (the last of tied values; a NaN stays, as in
+    torch); the gradient goes to the returned index."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int, largest: bool) -> Any:
+        xp = ctx.xp
+        values = inclusive_scan(xp, a, dim, xp.maximum if largest else xp.minimum)
+        shape = [1] * a.ndim
+        shape[dim] = a.shape[dim]
+        position = xp.reshape(ctx.backend.astype(xp.arange(a.shape[dim]), dtypes.int64), shape)
+        hit = a == values
+        if ctx.backend.dtype_of(a).is_floating_point:
+            hit = hit | xp.isnan(a)
+        idx = inclusive_scan(xp, xp.where(hit, position, 0), dim, xp.maximum)
+        ctx.save_for_backward(idx)
+        ctx.mark_non_differentiable(idx)
+        ctx.dim, ctx.shape = dim, a.shape
+        return values, idx
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor, _: Tensor) -> Any:
+        (idx,) = ctx.saved_tensors
+        return g.new_zeros(ctx.shape).scatter_add(ctx.dim, idx, g), None, None
+
+
+class LogCumSumExp(Function):
+    """Running ``log(sum(exp(x)))`` along a dim, combined pairwise with ``logaddexp`` (stable)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, dim: int) -> Any:
+        out = inclusive_scan(ctx.xp, a, dim, ctx.xp.logaddexp)
+        ctx.save_for_backward(a, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        # NOTE: torch's formula: the positive and negative parts of g summed in log space, so
+        # no exp(x) or exp(-out) overflows.
+        a, out = ctx.saved_tensors
+        d = ctx.dim
+        # a finite "log 0" (torch uses the lowest float): -inf would make nan second derivatives
+        log_zero = g.new_full((), float(np.finfo(g.dtype.name).min) / 4)
+        log_g = g.abs().log()
+
+        def part(mask: Tensor) -> Tensor:
+            flipped = where(mask, log_g - out, log_zero).flip(d)
+            out_part: Tensor = (logcumsumexp(flipped, d).flip(d) + a).exp()
+            return out_part
+
+        return part(g > 0) - part(g < 0), None
+
+
+def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any) -> Any:
+    """Running ``combine`` (associative: maximum, logaddexp ...) along ``axis``, in log2(n)
+    whole-array steps: step k combines each entry with the one 2**k before it."""
+    n, shift = a.shape[axis], 1
+    lead = (slice(None),) * axis
+    while shift < n:
+        rest = combine(a[lead + (slice(shift, None),)], a[lead + (slice(0, n - shift),)])
+        a = xp.concatenate([a[lead + (slice(0, shift),)], rest], axis=axis)
+        shift *= 2
+    return a
+
+
 class NormP2(Function):
     """Euclidean norm; the gradient at a zero vector is zero, as in torch."""
 
@@ -320,7 +393,7 @@ def prod(
     if dim is None:
         out: Tensor = Prod.apply(input.reshape(-1), 0, False)
         return out.reshape((1,) * input.ndim) if keepdim else out
-    return Prod.apply(input, normalize_dim(dim, input.ndim), keepdim)  # type: ignore[no-any-return]
+    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))  # type: ignore[no-any-return]
 
 
 def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
@@ -374,9 +447,12 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
     if dim is None:
         out: Tensor = BoolReduce.apply(a.reshape(-1), name, 0, False)
         return out.reshape((1,) * a.ndim) if keepdim else out
-    d = normalize_dim(dim, a.ndim)
-    _check_nonempty(name, a, (d,))
-    return BoolReduce.apply(a, name, d, keepdim)  # type: ignore[no-any-return]
+
+    def run(x: Tensor, d: int) -> Tensor:
+        _check_nonempty(name, x, (d,))
+        return BoolReduce.apply(x, name, d, keepdim)  # type: ignore[no-any-return]
+
+    return along(a, dim, run)  # type: ignore[no-any-return]
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -434,7 +510,7 @@ def norm(
     if p == "fro" or p == 2:
         return NormP2.apply(a, dims, keepdim)  # type: ignore[no-any-return]
     if isinstance(p, str):
-        raise ValueError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
+        raise RuntimeError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
     if p == math.inf:
         return amax(_abs(a), dims, keepdim)
     if p == -math.inf:
@@ -447,16 +523,51 @@ def norm(
     return out
 
 
+def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], Any]) -> Any:
+    """``fn(a, d)`` for ``dim`` normalised to ``d``; a 0-d tensor runs as a 1-element 1-d one
+    and its result (a tensor or a tuple of them) comes back 0-d, as torch treats it."""
+    d = normalize_dim(dim, a.ndim)
+    if a.ndim:
+        return fn(a, d)
+    out = fn(a.reshape(1), 0)
+    if isinstance(out, tuple):
+        return type(out)(*(o.reshape(()) for o in out))
+    return out.reshape(())
+
+
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running sum along ``dim`` (integer inputs sum as int64)."""
-    input = _accumulating(input, dtype)
-    return Scan.apply(input, normalize_dim(dim, input.ndim), "cumsum")  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))  # type: ignore[no-any-return]
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running product along ``dim``; the gradient handles zeros in the input."""
-    input = _accumulating(input, dtype)
-    return Scan.apply(input, normalize_dim(dim, input.ndim), "cumprod")  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))  # type: ignore[no-any-return]
+
+
+def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:
+    return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))  # type: ignore[no-any-return]
+
+
+def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+    """``(values, indices)``: the running maximum along ``dim`` and where it was found.
+
+    >>> lucid.cummax(lucid.tensor([1, 3, 2, 3]), 0).indices
+    tensor([0, 1, 1, 3])
+    """
+    return _cum_extreme(input, dim, True)
+
+
+def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+    """``(values, indices)``: the running minimum along ``dim`` and where it was found."""
+    return _cum_extreme(input, dim, False)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
+    from lucid.ops._util import to_float
+
+    return along(to_float(input), dim, LogCumSumExp.apply)  # type: ignore[no-any-return]
 
 
 from lucid.ops.elementwise import where  # noqa: E402

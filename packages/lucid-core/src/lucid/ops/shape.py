@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
@@ -13,6 +16,8 @@ OPS = OpTable(
     op("reshape", sample((3, 4), args=((2, 6),), gg=True), sample((3, 4), args=((4, -1),),
        tag="infer")),
     op("view", sample((3, 4), args=(-1,))),
+    op("unfold", sample((2, 7), args=(1, 3, 2), gg=True), sample((5,), args=(0, 2, 1), tag="1d"),
+       sample((), args=(0, 1, 1), tag="0d")),
     op("view_as", sample((3, 4), (2, 6))),
     op("reshape_as", alias="view_as"),
     op("flatten", sample((2, 3, 4), args=(1,))),
@@ -154,7 +159,63 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
     return Reshape.apply(a, target)  # type: ignore[no-any-return]
 
 
-view = reshape
+def view(a: Tensor, *shape: Any) -> Tensor:
+    """:func:`reshape`, or with a dtype, the same bytes read as that dtype (``x.view(int32)``
+    of float32 gives the bit patterns; no gradient flows through that form, as in torch).
+
+    A dtype of another element size changes the last dim by the size ratio (float32 (2, 4) as
+    int16 is (2, 8)); a 0-d tensor cannot change element size.
+    """
+    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        return _view_as_dtype(a, shape[0])
+    return reshape(a, *shape)
+
+
+class ViewDtype(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dtype: dtypes.dtype) -> Any:
+        if ctx.backend.dtype_of(a).itemsize != dtype.itemsize:
+            a = ctx.xp.ascontiguousarray(a)  # a size change reads along the last dim
+        out = a.view(ctx.backend.native_dtype(dtype))
+        ctx.mark_non_differentiable(out)
+        return out
+
+
+def _view_as_dtype(a: Tensor, dtype: dtypes.dtype) -> Tensor:
+    old, new = a.dtype.itemsize, dtype.itemsize
+    what = f"to view {a.dtype} as {dtype} (different element sizes)"
+    if old != new and a.ndim == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if new > old and (a.shape[-1] * old) % new:
+        raise RuntimeError(
+            f"self.size(-1) must be divisible by {new // old} {what}, but got {a.shape[-1]}"
+        )
+    return ViewDtype.apply(a, dtype)  # type: ignore[no-any-return]
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
+    """Every window of ``size`` entries along ``dimension``, ``step`` apart, as a new last dim
+    (``Tensor.unfold``; a copy here, whose gradient sums over overlapping windows).
+
+    >>> lucid.arange(5.0).unfold(0, 2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    from lucid.ops.indexing import index_select
+
+    d = normalize_dim(dimension, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if size < 0 or size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return input.reshape(1).narrow(0, 0, size)
+    count = (n - size) // step + 1
+    starts = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
+    be = input.backend
+    picked = index_select(input, d, Tensor.from_backend_array(be.asarray(starts, dtypes.int64), be))
+    return picked.unflatten(d, (count, size)).movedim(d + 1, -1)
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tuple[int, ...]:

@@ -138,10 +138,16 @@ class MlxBackend(Backend):
 
     def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
         values = mx.broadcast_to(values, index.shape) if isinstance(values, mx.array) else values
-        return mx.put_along_axis(arr, index, values, dim, stream=self.stream)
+        out = mx.stop_gradient(arr)  # a new object: other holders of ``arr`` keep its value
+        out[_along_axis(index, dim)] = values
+        return out
 
     def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
-        return arr.at[_along_axis(index, dim)].add(values)
+        return self.scatter_reduce(arr, dim, index, values, "sum")
+
+    def scatter_reduce(self, arr: Any, dim: int, index: Any, values: Any, reduce: str) -> Any:
+        at = arr.at[_along_axis(index, dim)]
+        return getattr(at, _SCATTER_METHODS[reduce])(values)
 
     def sliding_windows(
         self, arr: Any, window_shape: tuple[int, ...], axis: tuple[int, ...]
@@ -180,6 +186,9 @@ class MlxBackend(Backend):
         key = self._next_key(generator)
         native = self.native_dtype(dtype)
         return mx.random.randint(low, high, shape, native, key=key, stream=self.stream)
+
+
+_SCATTER_METHODS = {"sum": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
 
 
 def _along_axis(index: Any, dim: int) -> tuple[Any, ...]:

@@ -137,13 +137,19 @@ class NumpyBackend(Backend):
 
     def scatter(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
         out = arr.copy()
-        np.put_along_axis(out, index, values, axis=dim)
+        out[_along_axis(index, dim)] = values
         return out
 
     def scatter_add(self, arr: Any, dim: int, index: Any, values: Any) -> Any:
+        return self.scatter_reduce(arr, dim, index, values, "sum")
+
+    def scatter_reduce(self, arr: Any, dim: int, index: Any, values: Any, reduce: str) -> Any:
         out = arr.copy()
-        np.add.at(out, _along_axis(index, dim), values)
+        _SCATTER_UFUNCS[reduce].at(out, _along_axis(index, dim), values)
         return out
+
+
+_SCATTER_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
 
 
 def _along_axis(index: Any, dim: int) -> tuple[Any, ...]:

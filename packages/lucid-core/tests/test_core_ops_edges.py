@@ -1,0 +1,158 @@
+"""Op behaviour at the edges torch defines: 0-d tensors with a dim, scatter with a small index,
+pow at a zero base, copysign's second input, shifts out of range, view(dtype), unfold, cummax
+ties and NaN, scatter_reduce, and the error types torch raises."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+
+SCALAR_DIM_OPS = ["sum", "mean", "prod", "amax", "amin", "logsumexp", "cumsum", "cumprod",
+                  "softmax", "log_softmax", "argmax", "argmin", "all", "any", "std", "var",
+                  "count_nonzero", "logcumsumexp"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SCALAR_DIM_OPS)
+@pytest.mark.parametrize("dim", [0, -1])
+def test_a_0d_tensor_takes_dim_0_and_minus_1(name: str, dim: int) -> None:
+    out = getattr(lucid, name)(lucid.tensor(2.0), dim)
+    assert out.shape == ()
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(lucid, name)(lucid.tensor(2.0), 1)
+
+
+def test_cummax_of_a_0d_tensor_is_0d() -> None:
+    values, indices = lucid.cummax(lucid.tensor(2.0), 0)
+    assert values.shape == indices.shape == () and indices.item() == 0
+
+
+def test_scatter_addresses_only_the_index_extent() -> None:
+    src = lucid.arange(12.0).reshape(3, 4)
+    out = lucid.zeros(3, 4).scatter(1, lucid.tensor([[0, 1], [2, 0]]), src)
+    assert out.tolist() == [[0, 1, 0, 0], [5, 0, 4, 0], [0, 0, 0, 0]]
+    wide = lucid.zeros(3, 4).scatter(1, lucid.tensor([[0, 1, 2, 3, 0]]), lucid.ones(2, 5))
+    assert wide.tolist() == [[1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]]  # row 0 only
+    added = lucid.zeros(3, 4).scatter_add(0, lucid.tensor([[0, 1], [2, 0]]), src)
+    assert added.tolist() == [[0, 5, 0, 0], [0, 1, 0, 0], [4, 0, 0, 0]]
+
+
+def test_scatter_gradient_reaches_a_larger_src() -> None:
+    src = lucid.ones(3, 4, dtype=lucid.float64, requires_grad=True)
+    lucid.zeros(3, 4).double().scatter(1, lucid.tensor([[0, 1], [2, 0]]), src * 2).sum().backward()
+    assert src.grad is not None
+    assert src.grad.tolist() == [[2, 2, 0, 0], [2, 2, 0, 0], [0, 0, 0, 0]]
+
+
+def test_pow_gradients_at_a_zero_base() -> None:
+    base = lucid.tensor([0.0, 0.0, 0.0, 0.0, 2.0], requires_grad=True)
+    exp = lucid.tensor([-1.0, 0.0, 0.5, 2.0, -1.0], requires_grad=True)
+    (base**exp).sum().backward()
+    assert base.grad is not None and exp.grad is not None
+    np.testing.assert_allclose(base.grad.numpy(), [-math.inf, 0, math.inf, 0, -0.25],
+                               rtol=1e-6, atol=1e-7)  # fmt: skip
+    np.testing.assert_allclose(exp.grad.numpy(), [-math.inf, 0, 0, 0, 0.5 * math.log(2)],
+                               rtol=1e-6, atol=1e-7)  # fmt: skip
+
+
+def test_copysign_gives_its_second_input_a_zero_gradient() -> None:
+    a = lucid.tensor([1.0, -2.0], requires_grad=True)
+    b = lucid.tensor([-1.0, 3.0], requires_grad=True)
+    lucid.copysign(a, b).sum().backward()
+    assert a.grad is not None and b.grad is not None
+    assert a.grad.tolist() == [-1.0, -1.0] and b.grad.tolist() == [0.0, 0.0]
+
+
+def test_shifts_out_of_range_as_torch() -> None:
+    x = lucid.tensor([1, -8, 3], dtype=lucid.int8)
+    by = lucid.tensor([8, -1, 1], dtype=lucid.int8)
+    assert (x << by).tolist() == [0, 0, 6]
+    assert (x >> by).tolist() == [0, -1, 1]
+    assert (x << 2).tolist() == [4, -32, 12] and (x >> 9).tolist() == [0, -1, 0]
+    assert (1 << lucid.tensor([2, 3])).tolist() == [4, 8]
+    assert (lucid.tensor([200], dtype=lucid.uint8) >> 8).tolist() == [0]
+    with pytest.raises(NotImplementedError, match="integer"):
+        _ = lucid.ones(2) << 1
+
+
+def test_view_dtype_reinterprets_bits() -> None:
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    bits = x.view(lucid.int32)
+    assert bits.tolist() == [1065353216, 1073741824] and not bits.requires_grad
+    assert lucid.ones(2, 4, dtype=lucid.int16).view(lucid.int32).shape == (2, 2)
+    assert lucid.ones(2, dtype=lucid.int32).view(lucid.int16).shape == (4,)
+    with pytest.raises(RuntimeError, match="cannot be 0"):
+        lucid.tensor(1.0).view(lucid.int16)
+    with pytest.raises(RuntimeError, match="divisible by 2"):
+        lucid.ones(3, dtype=lucid.int16).view(lucid.int32)
+
+
+def test_unfold_windows_and_errors() -> None:
+    assert lucid.arange(5.0).unfold(0, 2, 2).tolist() == [[0, 1], [2, 3]]
+    assert lucid.ones(2, 3, 4).unfold(1, 2, 1).shape == (2, 2, 4, 2)
+    assert lucid.tensor(3.0).unfold(0, 1, 1).tolist() == [3.0]
+    with pytest.raises(RuntimeError, match="maximum size"):
+        lucid.arange(5.0).unfold(0, 6, 1)
+    with pytest.raises(RuntimeError, match="step"):
+        lucid.arange(5.0).unfold(0, 2, 0)
+
+
+def test_cummax_takes_the_last_tie_and_keeps_nan() -> None:
+    values, idx = lucid.cummax(lucid.tensor([1.0, 3.0, 3.0, 2.0, 5.0, 5.0]), 0)
+    assert values.tolist() == [1, 3, 3, 3, 5, 5] and idx.tolist() == [0, 1, 2, 2, 4, 5]
+    _, idx = lucid.cummax(lucid.tensor([1.0, math.nan, 3.0, math.nan, 0.0]), 0)
+    assert idx.tolist() == [0, 1, 1, 3, 3]
+
+
+def test_logcumsumexp_and_logaddexp_do_not_overflow() -> None:
+    out = lucid.logcumsumexp(lucid.tensor([0.0, 1000.0, 1.0], dtype=lucid.float64), 0)
+    np.testing.assert_allclose(out.numpy(), [0.0, 1000.0, 1000.0], rtol=1e-12, atol=1e-12)
+    both = lucid.logaddexp(lucid.tensor([1000.0]), lucid.tensor([1000.0]))
+    np.testing.assert_allclose(both.numpy(), [1000.0 + math.log(2)], rtol=1e-6, atol=1e-6)
+
+
+def test_scatter_reduce_values() -> None:
+    x = lucid.tensor([1.0, 2.0, 3.0])
+    i, s = lucid.tensor([0, 0, 2]), lucid.tensor([5.0, 7.0, 1.0])
+    assert x.scatter_reduce(0, i, s, "amax").tolist() == [7, 2, 3]
+    assert x.scatter_reduce(0, i, s, "amin", include_self=False).tolist() == [5, 2, 1]
+    assert x.scatter_reduce(0, i, s, "prod").tolist() == [35, 2, 3]
+    mean = x.scatter_reduce(0, i, s, "mean").numpy()
+    np.testing.assert_allclose(mean, [13 / 3, 2, 2], rtol=1e-6, atol=1e-6)
+    ints = lucid.tensor([[1, 2, 3], [4, 5, 6]])
+    out = ints.scatter_reduce(1, lucid.tensor([[0, 0], [1, 1]]), lucid.tensor([[3, 4], [5, 7]]),
+                              "mean", include_self=False)  # fmt: skip
+    assert out.tolist() == [[3, 2, 3], [4, 6, 6]]  # integer means round down
+    y = x.clone()
+    y.scatter_reduce_(0, i, s, "sum")
+    assert y.tolist() == [13, 2, 4]
+    with pytest.raises(RuntimeError, match="reduce argument must be either sum"):
+        x.scatter_reduce(0, i, s, "median")
+    with pytest.raises(RuntimeError, match="add or multiply"):
+        x.scatter(0, i, s, reduce="sum")
+
+
+def test_amax_ties_excluded_self_does_not_take_a_share() -> None:
+    s = lucid.tensor([3.0, 5.0], dtype=lucid.float64, requires_grad=True)
+    src = lucid.tensor([3.0, 1.0], dtype=lucid.float64, requires_grad=True)
+    s.scatter_reduce(0, lucid.tensor([0, 0]), src, "amax", include_self=False).sum().backward()
+    assert s.grad is not None and src.grad is not None
+    assert src.grad.tolist() == [1.0, 0.0] and s.grad.tolist() == [0.0, 1.0]
+
+
+BAD_CALLS: dict[str, Any] = {
+    "div_rounding_mode": lambda L: L.div(L.ones(2), L.ones(2), rounding_mode="round"),
+    "einsum_operands": lambda L: L.einsum("ij,jk->ik", L.ones(2, 3)),
+    "einsum_subscripts": lambda L: L.einsum("ijk->i", L.ones(2, 3)),
+    "norm_order": lambda L: L.ones(2, 3).norm(p="abc"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CALLS))
+def test_errors_torch_raises_as_runtime_error(name: str) -> None:
+    with pytest.raises(RuntimeError):
+        BAD_CALLS[name](lucid)
