@@ -66,7 +66,8 @@ class StandardGamma(Function):
     def forward(ctx: Any, alpha: Any) -> Any:
         draws = default_generator.numpy_rng.standard_gamma(ctx.backend.to_numpy(alpha))
         tiny = finfo(ctx.backend.dtype_of(alpha), "tiny")
-        ctx.save_for_backward(alpha, x := ctx.xp.maximum(_native(ctx.backend, draws, alpha), tiny))
+        x = ctx.xp.maximum(_native(ctx.backend, draws, alpha), tiny)
+        ctx.save_for_backward(alpha, x)
         return x
 
     @staticmethod
