@@ -250,6 +250,7 @@ class Tensor(TensorMethods):
     def detach(self) -> Tensor:
         t = Tensor.from_backend_array(self._data, self._backend)
         t._vc = self._counter()
+        t._storage_of = self
         return t
 
     def detach_(self) -> Tensor:
@@ -260,7 +261,6 @@ class Tensor(TensorMethods):
     # -- new tensors like this one (same dtype and device unless given) ---------------------------
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
-        t._storage_of = self
         from lucid._creation import tensor
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
@@ -455,6 +455,8 @@ class Tensor(TensorMethods):
         if owner is None or arr is old or owner._data is not old:
             return
         owner._rebind_inplace(arr)
+        if owner.grad_fn is not None:
+            replace_saved_output_array(owner.grad_fn, old, arr)
         if owner._base is not None and not owner._backend.views_share_memory:
             owner._write_back()
 
@@ -482,8 +484,6 @@ class Tensor(TensorMethods):
         rebased = self._rebase_view(result) if self._base is not None else None
         self._set_data_inplace(result._data)
         if self._base is not None and not self._backend.views_share_memory:
-        if owner.grad_fn is not None:
-            replace_saved_output_array(owner.grad_fn, old, arr)
             self._write_back()
         # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
         # no_grad, where ``result`` may be the source tensor itself).
