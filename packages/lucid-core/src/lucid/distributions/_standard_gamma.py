@@ -6,7 +6,7 @@ A draw ``z`` with CDF ``P(alpha, z) = u`` moves with ``alpha`` as ``dz/dalpha =
 ``P(a, x) = sum_n t_n``, ``t_n = x^(a+n) e^(-x) / Gamma(a+n+1)``, differentiated term by term:
 ``dt_n/da = t_n (log x - digamma(a+1) - sum_{k<=n} 1/(a+k))``. The terms peak near
 ``n = x - a`` and then fall faster than geometrically, so the loop runs until they are below
-the float64 rounding of the sum.
+the float64 rounding of the sum. The same series gives ``Gamma.cdf`` (``gammainc``).
 """
 
 from __future__ import annotations
