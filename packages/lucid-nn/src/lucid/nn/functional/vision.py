@@ -84,14 +84,15 @@ def _linear_taps(
     return i0s, i1s, lams
 
 
-def _cubic_weights(t: float) -> tuple[float, float, float, float]:
-    """Keys' cubic convolution weights of the 4 taps around a source point (PyTorch's A)."""
+def cubic_weights(t: Any) -> tuple[Any, Any, Any, Any]:
+    """Keys' cubic convolution weights of the 4 taps around a source point (PyTorch's A), for
+    the fraction ``t`` in [0, 1) past the second tap (a float, or a Tensor of them)."""
     a = _CUBIC_A
 
-    def near(x: float) -> float:  # |x| <= 1
+    def near(x: Any) -> Any:  # |x| <= 1
         return ((a + 2) * x - (a + 3)) * x * x + 1
 
-    def far(x: float) -> float:  # 1 < |x| < 2
+    def far(x: Any) -> Any:  # 1 < |x| < 2
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
     return far(t + 1), near(t), near(1 - t), far(2 - t)
@@ -105,7 +106,7 @@ def _cubic_along(y: Tensor, dim: int, in_len: int, out_len: int, scale: float,
     for i in range(out_len):
         src = i * scale if align_corners else (i + 0.5) * scale - 0.5  # not clamped at 0
         base = math.floor(src)
-        for k, w in enumerate(_cubic_weights(src - base)):
+        for k, w in enumerate(cubic_weights(src - base)):
             idx[k].append(min(max(base - 1 + k, 0), in_len - 1))
             wts[k].append(w)
     out: Tensor | None = None
