@@ -149,6 +149,9 @@ BAD_CALLS: dict[str, Any] = {
     "einsum_operands": lambda L: L.einsum("ij,jk->ik", L.ones(2, 3)),
     "einsum_subscripts": lambda L: L.einsum("ijk->i", L.ones(2, 3)),
     "norm_order": lambda L: L.ones(2, 3).norm(p="abc"),
+    "linspace_steps": lambda L: L.linspace(0, 1, -1),
+    "eye_size": lambda L: L.eye(-1),
+    "randint_range": lambda L: L.randint(5, 2, (3,)),
 }
 
 

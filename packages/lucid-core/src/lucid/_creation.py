@@ -200,6 +200,8 @@ def linspace(
     requires_grad: bool = False,
 ) -> Any:
     dt = dtypes.get_default_dtype() if dtype is None else dtype
+    if int(steps) < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
     arr = np.linspace(float(start), float(end), int(steps))
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -215,6 +217,9 @@ def eye(
     n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Any:
     dt = dtypes.get_default_dtype() if dtype is None else dtype
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
     return tensor(np.eye(n, m), dtype=dt, device=device, requires_grad=requires_grad)
 
 
@@ -289,6 +294,10 @@ def randint(
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    if int(low) >= int(high):
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
     backend = get_backend(device)
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     arr = backend.random_integers(int(low), int(high), _shape((size,)), dt, generator)
