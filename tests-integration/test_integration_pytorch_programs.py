@@ -1,0 +1,216 @@
+"""PyTorch programs run on lucid with only their imports changed, and train.
+
+Each program in `programs/` is plain PyTorch code. The test maps its import lines with
+`tools/port_check` (the mapping a user would apply: `import torch` -> `import lucid as torch`,
+torchvision -> `lucid.data`), runs its `main` and checks that the loss goes down. Where torch
+is installed, the same program runs unmapped on torch from lucid's initial weights (saved to
+.npz, loaded with `torch.from_numpy`) and the losses computed before any randomness enters
+agree.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+TEXT = REPO_ROOT / "CONTRIBUTING.md"  # a small English text for the language models
+
+
+def _port_check() -> types.ModuleType:
+    path = REPO_ROOT / "tools" / "port_check" / "port_check.py"
+    spec = importlib.util.spec_from_file_location("port_check", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_program(name: str, framework: str) -> types.ModuleType:
+    """The program as a module; on lucid with its imports mapped, on torch as written."""
+    path = PROGRAMS / f"{name}.py"
+    source = path.read_text()
+    if framework == "lucid":
+        source = _port_check().map_imports(source)
+    module = types.ModuleType(f"program_{name}_{framework}")
+    module.__file__ = str(path)
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    return module
+
+
+MIXED_IMPORTS = """\
+import torch
+import torch.nn as nn
+import torch.utils.data
+from torch import (nn as N,
+    optim)
+import os, torchvision
+from torchvision.utils import save_image
+from . import sibling
+def f():
+    from torch.nn import functional as F  # inside a function
+line_ten = 10
+"""
+
+
+def test_port_check_maps_import_lines_only_and_keeps_line_numbers() -> None:
+    mapped = _port_check().map_imports(MIXED_IMPORTS).splitlines()
+    assert mapped[:3] == [
+        "import lucid as torch",
+        "import lucid.nn as nn",
+        "import lucid.utils.data; import lucid as torch",
+    ]
+    assert mapped[3] == "from lucid import nn as N, optim \\" and mapped[4] == ""
+    assert mapped[5:8] == [
+        "import os; import lucid.data as torchvision",
+        "from lucid.data.utils import save_image",
+        "from . import sibling",
+    ]
+    assert mapped[9] == "    from lucid.nn import functional as F  # inside a function"
+    assert mapped[10] == "line_ten = 10" and len(mapped) == len(MIXED_IMPORTS.splitlines())
+    compile("\n".join(mapped), "<mapped>", "exec")
+
+
+def test_port_check_runs_a_folder_with_its_local_modules(tmp_path: Path) -> None:
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "model.py").write_text("import torch.nn as nn\nLayer = nn.Linear\n")
+    (program / "main.py").write_text(
+        "import sys\nimport torch\nfrom model import Layer\n"
+        "print(torch.__name__, Layer.__module__.split('.')[0], sys.argv[1:])\n"
+    )
+    tool = REPO_ROOT / "tools" / "port_check" / "port_check.py"
+    work = tmp_path / "work"
+    command = [sys.executable, str(tool), str(program), "--entry", "main.py", "--workdir"]
+    done = subprocess.run(
+        [*command, str(work), "--epochs", "1"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["lucid", "lucid", "['--epochs',", "'1']"]
+    assert (work / "model.py").read_text().startswith("import lucid.nn as nn\n")
+    assert (program / "model.py").read_text().startswith("import torch.nn as nn\n")
+
+
+@pytest.fixture(scope="module")
+def mnist_root(mnist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root folder in torchvision's layout (root/MNIST/raw/*-ubyte.gz) over the real files."""
+    root = tmp_path_factory.mktemp("torchvision_root")
+    raw = root / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for stem in ("train-images-idx3", "train-labels-idx1", "t10k-images-idx3", "t10k-labels-idx1"):
+        found = sorted(mnist_dir.glob(f"{stem}-ubyte*"))
+        assert found, f"no {stem}-ubyte[.gz] in {mnist_dir}"
+        (raw / found[0].name).symlink_to(found[0])
+    return root
+
+
+def _args(name: str, mnist_root: Path, out: Path) -> list[str]:
+    if name == "mnist_cnn":
+        return ["--data-root", str(mnist_root), "--save-model", str(out / "cnn.pt")]
+    if name == "mnist_vae":
+        return ["--data-root", str(mnist_root), "--out-dir", str(out)]
+    return ["--text", str(TEXT)]
+
+
+PROGRAM_NAMES = ["mnist_cnn", "mnist_vae", "char_lstm", "tiny_gpt"]
+
+
+def _went_down(losses: list[float]) -> bool:
+    return float(np.mean(losses[-5:])) < float(np.mean(losses[:5]))
+
+
+@pytest.mark.parametrize("name", PROGRAM_NAMES)
+def test_program_trains_on_lucid_with_only_imports_changed(
+    name: str, mnist_root: Path, tmp_path: Path
+) -> None:
+    result = load_program(name, "lucid").main(_args(name, mnist_root, tmp_path))
+    losses = result["losses"]
+    assert all(np.isfinite(losses)), losses
+    assert _went_down(losses), f"{name}: the training loss did not go down: {losses}"
+    if "eval_after" in result:
+        assert result["eval_after"] < result["eval_before"], result
+
+
+def test_cnn_checkpoint_and_vae_images_are_written(mnist_root: Path, tmp_path: Path) -> None:
+    import lucid
+
+    result = load_program("mnist_cnn", "lucid").main(
+        [*_args("mnist_cnn", mnist_root, tmp_path), "--steps", "2"]
+    )
+    saved = lucid.load(tmp_path / "cnn.pt")
+    assert sorted(saved) == sorted(result["model"].state_dict())
+    load_program("mnist_vae", "lucid").main(
+        [*_args("mnist_vae", mnist_root, tmp_path), "--steps", "2"]
+    )
+    for image in ("reconstruction.png", "sample.png"):
+        assert (tmp_path / image).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# The losses that do not depend on a framework's random stream, per program, and the extra
+# arguments that make them so (no dropout, no shuffling).
+PARITY: dict[str, tuple[list[str], Callable[[dict[str, Any]], list[float]]]] = {
+    "mnist_cnn": (
+        ["--dropout", "0", "--no-shuffle", "--steps", "3"],
+        lambda r: [r["eval_before"], *r["losses"], r["eval_after"]],
+    ),
+    "mnist_vae": (["--steps", "1"], lambda r: [r["eval_before"]]),
+    "char_lstm": (
+        ["--dropout", "0", "--steps", "3"],
+        lambda r: [r["eval_before"], *r["losses"], r["eval_after"]],
+    ),
+    "tiny_gpt": (["--steps", "1"], lambda r: [r["eval_before"]]),
+}
+
+
+def _torchvision_stand_in(torch: types.ModuleType) -> types.ModuleType:
+    """What the programs use of torchvision, on torch tensors, for where it is not installed.
+
+    MNIST's files are read by lucid.data's reader (numpy images until the transform) and
+    images are written by lucid.data's PNG writer; the tensor transforms are torch's maths.
+    """
+    from lucid.data import datasets, transforms, utils
+
+    def to_tensor(img: np.ndarray) -> Any:
+        return torch.from_numpy(np.array(img, np.float32) / 255.0).unsqueeze(0)
+
+    def normalize(mean: list[float], std: list[float]) -> Callable[[Any], Any]:
+        m, s = torch.tensor(mean).view(-1, 1, 1), torch.tensor(std).view(-1, 1, 1)
+        return lambda t: (t - m) / s
+
+    vision = types.ModuleType("torchvision")
+    vision.datasets = types.SimpleNamespace(MNIST=datasets.MNIST)  # type: ignore[attr-defined]
+    vision.transforms = types.SimpleNamespace(  # type: ignore[attr-defined]
+        Compose=transforms.Compose, ToTensor=lambda: to_tensor, Normalize=normalize
+    )
+    vision.utils = types.SimpleNamespace(save_image=utils.save_image)  # type: ignore[attr-defined]
+    return vision
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", PROGRAM_NAMES)
+def test_program_matches_torch_from_the_same_weights(
+    name: str,
+    mnist_root: Path,
+    tmp_path: Path,
+    torch: types.ModuleType,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if importlib.util.find_spec("torchvision") is None:
+        vision = _torchvision_stand_in(torch)
+        for sub in ("", ".datasets", ".transforms", ".utils"):
+            monkeypatch.setitem(sys.modules, f"torchvision{sub}", getattr(vision, sub[1:], vision))
+    extra, deterministic = PARITY[name]
+    args = [*_args(name, mnist_root, tmp_path), *extra]
+    init = str(tmp_path / "init.npz")
+    ours = load_program(name, "lucid").main([*args, "--save-init", init])
+    theirs = load_program(name, "torch").main([*args, "--init-from", init])
+    np.testing.assert_allclose(deterministic(ours), deterministic(theirs), rtol=1e-5, atol=1e-5)
