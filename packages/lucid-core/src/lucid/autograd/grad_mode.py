@@ -50,10 +50,14 @@ class _GradMode:
     def __call__(self, fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with type(self)():
+            with self._fresh():
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+    def _fresh(self) -> _GradMode:
+        """A new manager of the same mode: each decorated call enters its own."""
+        return type(self)()
 
 
 class no_grad(_GradMode):  # noqa: N801
@@ -123,12 +127,5 @@ class inference_mode(_GradMode):  # noqa: N801
         _state.inference = self._prev_inference.pop()
         super().__exit__(et, ev, tb)
 
-    def __call__(self, fn: F) -> F:
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with inference_mode(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+    def _fresh(self) -> _GradMode:
+        return inference_mode(self.mode)

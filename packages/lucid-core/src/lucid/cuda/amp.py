@@ -7,6 +7,8 @@ use ``lucid.autocast("cpu")``; on MLX's GPU ``lucid.autocast("mlx")``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from lucid import dtypes
 from lucid.amp import autocast_mode, grad_scaler
 
@@ -21,19 +23,11 @@ class autocast(autocast_mode.autocast):  # noqa: N801 - PyTorch's name
 
 
 class GradScaler(grad_scaler.GradScaler):
-    """``lucid.amp.GradScaler("cuda", ...)``."""
+    """``lucid.amp.GradScaler("cuda", ...)``: ``init_scale``, ``growth_factor``,
+    ``backoff_factor``, ``growth_interval``, ``enabled``, positional or by name."""
 
-    def __init__(
-        self,
-        init_scale: float = 2.0**16,
-        growth_factor: float = 2.0,
-        backoff_factor: float = 0.5,
-        growth_interval: int = 2000,
-        enabled: bool = True,
-    ) -> None:
-        super().__init__(
-            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
-        )
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__("cuda", *args, **kwargs)
 
 
 __all__ = ["GradScaler", "autocast"]
