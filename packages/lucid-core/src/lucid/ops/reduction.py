@@ -258,7 +258,11 @@ class LogCumSumExp(Function):
 
 def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any) -> Any:
     """Running ``combine`` (associative: maximum, logaddexp ...) along ``axis``, in log2(n)
-    whole-array steps: step k combines each entry with the one 2**k before it."""
+    whole-array steps: step k combines each entry with the one 2**k before it. A combine that
+    can accumulate itself (a NumPy ufunc) does, in one pass."""
+    accumulate = getattr(combine, "accumulate", None)
+    if accumulate is not None:
+        return accumulate(a, axis=axis)
     n, shift = a.shape[axis], 1
     lead = (slice(None),) * axis
     while shift < n:
