@@ -87,7 +87,7 @@ class PackedSequence(_PackedFields):
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return bool(self.data.is_cuda)
 
     def _indices(self) -> tuple[Tensor | None, Tensor | None]:
         return self.sorted_indices, self.unsorted_indices
