@@ -11,9 +11,12 @@ PyTorch's do; they are not Tensor subclasses (``type(x)`` stays ``lucid.Tensor``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
+
+if TYPE_CHECKING:
+    from lucid.backends import Backend
 
 TYPE_NAMES = {
     dtypes.float32: "FloatTensor",
@@ -81,7 +84,7 @@ def dtype_of_type(spec: Any) -> dtypes.dtype:
 
 def sized_array(
     first: int | None, size: tuple[Any, ...], dtype: Any, device: Any
-) -> tuple[Any, Any]:
+) -> tuple[Any, Backend]:
     """The ``(array, backend)`` of ``Tensor(2, 3)`` / ``Tensor()``: zeros of that size (``(0,)``
     for none), in the default float dtype unless ``dtype`` is given."""
     from lucid._creation import zeros

@@ -49,7 +49,7 @@ class MissingSiblingFinder:
 
 def install_finder() -> None:
     if not any(f is MissingSiblingFinder for f in sys.meta_path):
-        sys.meta_path.append(MissingSiblingFinder)  # type: ignore[arg-type]
+        sys.meta_path.append(MissingSiblingFinder)
 
 
 def is_installed(module: str) -> bool:

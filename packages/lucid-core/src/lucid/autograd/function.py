@@ -152,10 +152,15 @@ class Function:
         ctx.backend = ctx.out_backend = backend
         ctx.xp = backend.xp
         ctx.needs_input_grad = tuple(needs)
+        quiet = backend.fp_quiet
+        token = None if quiet is None else quiet[0].set(quiet[1])
         try:
             out = impl.forward(ctx, *arrays, **kwargs)
         except ValueError as exc:  # numpy's shape errors, reworded the way torch says them
             raise _shape_error(cls, args, exc) from exc
+        finally:
+            if quiet is not None:
+                quiet[0].reset(token)
         if any_grad and grad_mode._state.enabled:
             result = _record(ctx, impl, args, arrays, out)
         else:

@@ -17,7 +17,8 @@ def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
     """Wrap arrays / sequences as tensors on ``ref``'s device (scalars stay scalars)."""
     if isinstance(x, Tensor):
         return x
-    return from_data(x, device=ref.device)
+    wrapped: Tensor = from_data(x, device=ref.device)
+    return wrapped
 
 
 def promote(a: Any, b: Any) -> tuple[Any, Any]:

@@ -611,7 +611,8 @@ def _check_name(module: Module, name: str, kind: str, registry: str) -> None:
 def _as_tensor(value: Any, like: Tensor) -> Tensor:
     if isinstance(value, Tensor):
         return value
-    return as_tensor(value, dtype=like.dtype, device=like.device)
+    converted: Tensor = as_tensor(value, dtype=like.dtype, device=like.device)
+    return converted
 
 
 def _size(t: Tensor) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from lucid import dtypes
 from lucid.backends import _blas
 from lucid.backends._base import Backend
-from lucid.backends._numpy import _alloc, kernels
+from lucid.backends._numpy import _alloc, _errstate, kernels
 
 _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
@@ -67,6 +67,7 @@ _XP = _namespace()
 class NumpyBackend(Backend):
     name = "numpy"
     weak_python_scalars = int(np.__version__.split(".")[0]) >= 2
+    fp_quiet = _errstate.QUIET
 
     def __init__(self, device: str = "cpu") -> None:
         _alloc.tune_allocator_once()

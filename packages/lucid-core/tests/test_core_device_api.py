@@ -1,0 +1,144 @@
+"""Device-agnostic answers: lucid.accelerator, lucid.cuda, lucid.backends.cuda/cudnn/mps,
+Tensor.cuda/pin_memory, threads and matmul precision."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import pytest
+
+import lucid
+from lucid.backends import DeviceError, available_backends, blas_threads, get_backend
+
+
+def _mlx_gpu_present() -> bool:
+    if "mlx" not in available_backends():
+        return False
+    try:
+        get_backend("mlx:gpu")
+    except (DeviceError, ImportError):
+        return False
+    return True
+
+
+def test_accelerator_answers_for_this_machine() -> None:
+    present = _mlx_gpu_present()
+    assert lucid.accelerator.is_available() is present
+    assert lucid.accelerator.device_count() == (1 if present else 0)
+    expected = lucid.device("mlx") if present else None
+    assert lucid.accelerator.current_accelerator() == expected
+    if not present:
+        with pytest.raises(RuntimeError, match="none is available"):
+            lucid.accelerator.synchronize()
+        with pytest.raises(RuntimeError, match="none is available"):
+            lucid.accelerator.current_device_index()
+
+
+def test_cuda_is_absent_and_seeding_is_harmless() -> None:
+    assert lucid.cuda.is_available() is False and lucid.cuda.device_count() == 0
+    assert lucid.cuda.is_bf16_supported() is False and lucid.cuda.is_initialized() is False
+    assert lucid.cuda.manual_seed(0) is None and lucid.cuda.manual_seed_all(0) is None
+    assert lucid.cuda.empty_cache() is None
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: lucid.cuda.synchronize(),
+        lambda: lucid.cuda.current_device(),
+        lambda: lucid.cuda.get_device_name(),
+        lambda: lucid.cuda.get_device_capability(),
+        lambda: lucid.cuda.set_device(0),
+        lambda: lucid.zeros(2).cuda(),
+    ],
+)
+def test_cuda_device_calls_raise_saying_what_to_use(call: object) -> None:
+    with pytest.raises(AssertionError, match="no CUDA device.*'mlx'"):
+        call()  # type: ignore[operator]
+
+
+def test_tensor_answers_for_the_cpu() -> None:
+    x = lucid.zeros(2)
+    assert x.is_cuda is False and x.is_pinned() is False
+    assert x.pin_memory() is x
+
+
+def test_backend_switches_have_pytorch_defaults() -> None:
+    cudnn = lucid.backends.cudnn
+    assert (cudnn.enabled, cudnn.benchmark, cudnn.deterministic, cudnn.allow_tf32) == (
+        True,
+        False,
+        False,
+        True,
+    )
+    assert cudnn.is_available() is False and cudnn.version() is None
+    assert lucid.backends.mps.is_available() is False and lucid.backends.mps.is_built() is False
+    assert lucid.backends.cuda.is_built() is False
+
+
+@pytest.fixture
+def precision() -> Iterator[None]:
+    before = lucid.get_float32_matmul_precision()
+    yield
+    lucid.set_float32_matmul_precision(before)
+
+
+@pytest.mark.usefixtures("precision")
+def test_matmul_precision_and_allow_tf32_are_one_setting() -> None:
+    assert lucid.get_float32_matmul_precision() == "highest"
+    assert lucid.backends.cuda.matmul.allow_tf32 is False
+    lucid.set_float32_matmul_precision("high")
+    assert lucid.backends.cuda.matmul.allow_tf32 is True
+    lucid.backends.cuda.matmul.allow_tf32 = False
+    assert lucid.get_float32_matmul_precision() == "highest"
+    lucid.backends.cuda.matmul.allow_tf32 = True
+    assert lucid.get_float32_matmul_precision() == "high"
+
+
+@pytest.mark.usefixtures("precision")
+def test_unknown_precision_warns_and_keeps_the_setting() -> None:
+    lucid.set_float32_matmul_precision("medium")
+    with pytest.warns(UserWarning, match="not one of 'highest', 'high', or 'medium'"):
+        lucid.set_float32_matmul_precision("HIGH")
+    assert lucid.get_float32_matmul_precision() == "medium"
+
+
+@pytest.fixture
+def threads() -> Iterator[None]:
+    saved_requested = blas_threads._requested
+    saved = [lib.num_threads for lib in blas_threads.libs()]
+    yield
+    for lib, n in zip(blas_threads.libs(), saved):
+        lib.set_num_threads(n)
+    blas_threads._requested = saved_requested
+
+
+@pytest.mark.usefixtures("threads")
+def test_set_num_threads_sets_the_blas_and_worker_budget() -> None:
+    lucid.set_num_threads(1)
+    assert lucid.get_num_threads() == 1 and blas_threads.budget() == 1
+    assert all(lib.num_threads == 1 for lib in blas_threads.libs())
+    lucid.set_num_threads(2)
+    assert lucid.get_num_threads() == 2
+    assert all(lib.num_threads == 2 for lib in blas_threads.libs())
+    with blas_threads.single_blas_thread():
+        lucid.set_num_threads(3)  # restored to 3 when the one-thread section ends
+    assert all(lib.num_threads == 3 for lib in blas_threads.libs())
+
+
+@pytest.mark.usefixtures("threads")
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [(0, "positive integer"), (-2, "positive integer"), (2.5, "expects an int, but got float")],
+)
+def test_set_num_threads_rejects_what_torch_rejects(n: object, message: str) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        lucid.set_num_threads(n)  # type: ignore[arg-type]
+
+
+def test_no_warning_from_the_device_queries() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lucid.accelerator.is_available()
+        lucid.cuda.is_available()
