@@ -76,9 +76,28 @@ def test_save_load_map_location_and_bfloat16(tmp_path: Path) -> None:
     assert str(back["x"].device).startswith("mlx") and back["b"].dtype is lucid.bfloat16
     np.testing.assert_array_equal(back["b"].float().numpy(), x.numpy())
     on_cpu = lucid.load(tmp_path / "m.safetensors", map_location="cpu")
-    assert on_cpu["x"].device == "cpu" and on_cpu["b"].dtype is lucid.float32
+    assert on_cpu["x"].device == "cpu" and on_cpu["b"].dtype is lucid.bfloat16  # ml_dtypes
     moved = lucid.load(tmp_path / "m.safetensors", map_location={"mlx": "cpu"})
     assert moved["x"].device == "cpu"
     cpu_file = tmp_path / "c.safetensors"
     lucid.save({"y": lucid.ones(2)}, cpu_file)
     assert str(lucid.load(cpu_file, map_location="mlx")["y"].device).startswith("mlx")
+
+
+def test_bfloat16_keeps_its_dtype_across_devices() -> None:
+    x = lucid.tensor([1.0, -2.5, 3.140625]).bfloat16()
+    there = x.to("mlx")
+    back = there.to("cpu")
+    assert there.dtype is lucid.bfloat16 and back.dtype is lucid.bfloat16
+    np.testing.assert_array_equal(back.float().numpy(), x.float().numpy())
+
+
+def test_autocast_on_mlx_computes_in_float16_and_leaves_cpu_alone() -> None:
+    a = lucid.randn(3, 4, device="mlx", requires_grad=True)
+    b = lucid.randn(4, 2, device="mlx", requires_grad=True)
+    with lucid.autocast("mlx"):
+        y = a @ b
+        on_cpu = lucid.randn(3, 4) @ lucid.randn(4, 2)
+    assert y.dtype is lucid.float16 and on_cpu.dtype is lucid.float32
+    y.float().sum().backward()
+    assert a.grad.dtype is lucid.float32 and b.grad.dtype is lucid.float32

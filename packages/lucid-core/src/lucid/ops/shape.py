@@ -129,7 +129,14 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, target: Any) -> Any:
         ctx.out_backend = target
-        return target.from_numpy(ctx.backend.to_numpy(a))
+        out = target.from_numpy(ctx.backend.to_numpy(a))
+        dtype = ctx.backend.dtype_of(a)  # bfloat16 crosses through NumPy as float32 from MLX
+        if target.dtype_of(out) is dtype:
+            return out
+        try:
+            return target.astype(out, dtype)
+        except TypeError:  # the target has no such dtype (NumPy without ml_dtypes)
+            return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
