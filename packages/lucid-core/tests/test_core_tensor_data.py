@@ -4,7 +4,9 @@ on NumPy and, where it is installed, on MLX (whose in-place changes make new arr
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import weakref
 
 import numpy as np
 import pytest
@@ -130,6 +132,27 @@ def test_inplace_through_detach_writes_through_and_bumps_the_shared_version(devi
     p.detach()[1].mul_(2.0)
     np.testing.assert_allclose(_np(p), [2.0, 6.0], rtol=1e-6, atol=1e-6)
     assert p._version == version + 2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_chains_of_data_and_detach_write_through(device: str) -> None:
+    p = _leaf([1.0, 2.0], device)
+    p.data.data.add_(1.0)
+    p.detach().data.mul_(2.0)
+    p.data.detach()[0].fill_(0.0)
+    np.testing.assert_allclose(_np(p), [0.0, 6.0], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_detach_and_data_of_a_graph_result_keep_no_graph_alive(device: str) -> None:
+    x = _leaf([1.0, 2.0], device)
+    loss = (x * x).sum()
+    kept = [loss.detach(), loss.data, loss.reshape(1)[0].detach()]
+    ref = weakref.ref(loss)
+    del loss
+    gc.collect()
+    assert ref() is None
+    np.testing.assert_allclose([float(k) for k in kept], [5.0, 5.0, 5.0], rtol=1e-6, atol=1e-6)
 
 
 # -- t.data = other swaps the storage -------------------------------------------------------------

@@ -84,7 +84,7 @@ class Tensor(TensorMethods):
         self._hooks: dict[int, Callable[[Tensor], Tensor | None]] | None = None
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self._view_src: Any = None  # (base, node) when made by one view op straight from base
-        self._storage_of: Tensor | None = None  # the tensor whose storage this one shares
+        self._storage_of: Callable[[], Tensor | None] | None = None  # see _sharing_storage
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
@@ -126,9 +126,7 @@ class Tensor(TensorMethods):
         ``t.data = other`` makes ``t`` use ``other``'s storage (shape and dtype may change).
         For the native backend array use :attr:`array`.
         """
-        t = Tensor.from_backend_array(self._data, self._backend)
-        t._storage_of = self
-        return t
+        return self._sharing_storage(Tensor.from_backend_array(self._data, self._backend))
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -250,7 +248,18 @@ class Tensor(TensorMethods):
     def detach(self) -> Tensor:
         t = Tensor.from_backend_array(self._data, self._backend)
         t._vc = self._counter()
-        t._storage_of = self
+        return self._sharing_storage(t)
+
+    def _sharing_storage(self, t: Tensor) -> Tensor:
+        """``t`` holds this tensor's array: where the backend's writes make new arrays (views
+        are copies), link it so that its in-place changes reach this tensor. The link keeps a
+        tensor outside any graph alive (a leaf, a view of one, a ``.data``: so that
+        ``w[0].data.fill_(1)`` reaches ``w``), but is weak to a tensor that a graph made, so
+        that ``losses.append(loss.detach())`` keeps no graph alive."""
+        if not self._backend.views_share_memory:
+            base = self._base if self._base is not None else self
+            graph_free = base.grad_fn is None
+            t._storage_of = _StrongRef(self) if graph_free else weakref.ref(self)
         return t
 
     def detach_(self) -> Tensor:
@@ -451,8 +460,11 @@ class Tensor(TensorMethods):
         its own, ``detach()`` shares it)."""
         old = self._data
         self._data = arr
-        owner = self._storage_of
-        if owner is None or arr is old or owner._data is not old:
+        link = self._storage_of
+        if link is None or arr is old:
+            return
+        owner = link()
+        if owner is None or owner._data is not old:
             return
         owner._rebind_inplace(arr)
         if owner.grad_fn is not None:
@@ -863,6 +875,18 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
 
 def _can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
     return src.category <= dst.category
+
+
+class _StrongRef:
+    """A reference that keeps its tensor alive, called like a ``weakref.ref``."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+
+    def __call__(self) -> Tensor:
+        return self.tensor
 
 
 def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
