@@ -16,6 +16,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import DoubleBackwardError, Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import OfInput, to_float
+from lucid.ops.special import bfloat16_in_float32
 
 OPS = OpTable(
     op("lgamma", sample((3, 4), domain="pos", gg=True),
@@ -54,6 +55,7 @@ def _sin_pi(xp: Any, x: Any, pole: Any) -> Any:
     return xp.where(pole, 1.0, xp.sin(math.pi * x))
 
 
+@bfloat16_in_float32
 def lgamma_array(xp: Any, x: Any) -> Any:
     """``log|Gamma(x)|``."""
     reflect, y, pole = _reflected(xp, x)
@@ -78,6 +80,7 @@ def _shift_up(xp: Any, y: Any, term: Any) -> tuple[Any, Any]:
     return y, acc
 
 
+@bfloat16_in_float32
 def digamma_array(xp: Any, x: Any) -> Any:
     """``psi(x) = d/dx log Gamma(x)``."""
     reflect, y, pole = _reflected(xp, x)
@@ -91,6 +94,7 @@ def digamma_array(xp: Any, x: Any) -> Any:
     return xp.where(pole, edge, out)
 
 
+@bfloat16_in_float32
 def trigamma_array(xp: Any, x: Any) -> Any:
     """``psi'(x)``, the derivative of digamma (``polygamma(1, x)``)."""
     reflect, y, pole = _reflected(xp, x)

@@ -7,7 +7,9 @@ NumPy has no erf, so the default forward evaluates fdlibm's rational approximati
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes, kernels
@@ -127,19 +129,33 @@ def _erf_parts(xp: Any, x: Any) -> tuple[Any, Any, Any, Any]:
     return ax, small, mid, tail
 
 
+def bfloat16_in_float32(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """For an ``xp``-arithmetic helper ``fn(xp, x)``: a NumPy bfloat16 ``x`` (ml_dtypes) is
+    evaluated in float32 and rounded back, since NumPy widens it where it meets the float
+    constants (the result would come out float32)."""
+
+    @functools.wraps(fn)
+    def in_float32(xp: Any, x: Any) -> Any:
+        if str(x.dtype) == "bfloat16":
+            return fn(xp, x.astype(xp.float32)).astype(x.dtype)
+        return fn(xp, x)
+
+    return in_float32
+
+
+@bfloat16_in_float32
 def erf_array(xp: Any, x: Any) -> Any:
     """erf on a floating array with ``xp`` arithmetic only."""
     native = getattr(xp, "erf", None)
     if native is not None:
         return native(x)
-    if str(x.dtype) == "bfloat16":  # NumPy promotes it with the float64 constants: widen
-        return erf_array(xp, x.astype(xp.float32)).astype(x.dtype)
     ax, small, mid, tail = _erf_parts(xp, x)
     pos = xp.where(ax < 1.25, mid, 1.0 - tail)
     signed = xp.where(x < 0, -pos, pos)
     return xp.where(ax < 0.84375, small, signed)
 
 
+@bfloat16_in_float32
 def erfc_array(xp: Any, x: Any) -> Any:
     """erfc = 1 - erf without cancellation for large x (relative accuracy in the tail)."""
     ax, small, mid, tail = _erf_parts(xp, x)
@@ -148,6 +164,7 @@ def erfc_array(xp: Any, x: Any) -> Any:
     return xp.where(ax < 0.84375, 1.0 - small, big)
 
 
+@bfloat16_in_float32
 def erfinv_array(xp: Any, y: Any) -> Any:
     """erfinv: Giles' approximation refined by two Newton steps on erf (or erfc near +-1)."""
     native = getattr(xp, "erfinv", None)
