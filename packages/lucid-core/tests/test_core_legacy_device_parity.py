@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 import lucid
@@ -21,6 +22,22 @@ def _name(dtype: object) -> str:
 def test_tensor_of_sizes_matches(args: tuple[int, ...]) -> None:
     ours, theirs = lucid.Tensor(*args), torch.Tensor(*args)
     assert ours.shape == tuple(theirs.shape) and _name(ours.dtype) == _name(theirs.dtype)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[1, 2], [1.5], [True, False], np.arange(3, dtype=np.int64), np.ones(2, np.float64)],
+    ids=["ints", "floats", "bools", "int64-array", "float64-array"],
+)
+def test_tensor_of_data_matches_dtype_and_values(data: object) -> None:
+    ours, theirs = lucid.Tensor(data), torch.Tensor(data)
+    assert _name(ours.dtype) == _name(theirs.dtype)
+    assert ours.tolist() == pytest.approx(theirs.tolist(), rel=1e-6, abs=1e-6)
+
+
+def test_tensor_of_a_tensor_keeps_its_dtype() -> None:
+    ours, theirs = lucid.Tensor(lucid.arange(3)), torch.Tensor(torch.arange(3))
+    assert _name(ours.dtype) == _name(theirs.dtype)
 
 
 @pytest.mark.parametrize(

@@ -25,10 +25,13 @@ def test_tensor_sizes_follow_the_default_dtype() -> None:
         lucid.set_default_dtype(lucid.float32)
 
 
-def test_tensor_of_data_infers_its_dtype_as_before() -> None:
-    x = lucid.Tensor(np.arange(3.0, dtype=np.float32))
+def test_tensor_of_data_is_default_float_as_torchs_legacy_constructor() -> None:
+    x = lucid.Tensor(np.arange(3, dtype=np.int64))
     assert x.tolist() == [0.0, 1.0, 2.0] and x.dtype is lucid.float32
-    assert lucid.Tensor([1.0, 2.0]).shape == (2,) and lucid.Tensor([1, 2]).dtype is lucid.int64
+    assert lucid.Tensor([1, 2]).dtype is lucid.float32
+    assert lucid.Tensor(np.zeros(2, np.float64)).dtype is lucid.float32
+    assert lucid.Tensor([True]).tolist() == [1.0]
+    assert lucid.Tensor(lucid.arange(3)).dtype is lucid.int64  # a Tensor keeps its dtype
     assert lucid.Tensor([1, 2], dtype=lucid.float32).dtype is lucid.float32
 
 
@@ -41,7 +44,7 @@ def test_sizes_must_be_ints() -> None:
 
 def test_lucid_builds_scalars_from_data_not_sizes() -> None:
     assert lucid.tensor(5).shape == () and lucid.tensor(5).item() == 5
-    assert lucid.as_tensor(3).shape == ()
+    assert lucid.as_tensor(3).shape == () and lucid.tensor([1, 2]).dtype is lucid.int64
     assert (lucid.ones(2) + 3).tolist() == [4.0, 4.0]
     assert lucid.arange(3).index_select(0, lucid.tensor([2])).tolist() == [2]
 

@@ -64,9 +64,9 @@ class Tensor(TensorMethods):
         device: Any = None,
         requires_grad: bool = False,
     ) -> None:
-        """``Tensor(data)`` copies ``data`` (its dtype inferred as ``lucid.tensor`` does);
-        ``Tensor(2, 3)`` and ``Tensor()`` are PyTorch's legacy forms: a zero-filled tensor of
-        that size (``(0,)`` for none) in the default float dtype unless ``dtype`` is given."""
+        """PyTorch's legacy constructor: ``Tensor(data)`` holds ``data`` in the default float
+        dtype (a Tensor keeps its own), ``Tensor(2, 3)`` and ``Tensor()`` are zero-filled of
+        that size (``(0,)`` for none); ``dtype`` overrides. ``lucid.tensor`` infers dtypes."""
         from lucid._creation import _to_array
 
         if data is None or type(data) is _int:
@@ -74,6 +74,8 @@ class Tensor(TensorMethods):
         elif size:
             raise TypeError(f"Tensor(): expected data or sizes (ints), got {(data, *size)!r}")
         else:
+            if dtype is None and not isinstance(data, Tensor):
+                dtype = dtypes.get_default_dtype()
             arr, backend = _to_array(data, dtype, device)
         self._data = arr
         self._backend = backend
@@ -890,7 +892,10 @@ class _StrongRef:
 
 
 def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
-    return Tensor(arr, device=device, requires_grad=requires_grad)
+    from lucid._creation import from_data
+
+    rebuilt: Tensor = from_data(arr, device=device, requires_grad=requires_grad)
+    return rebuilt
 
 
 def _install_methods() -> None:

@@ -18,7 +18,7 @@ def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
     if isinstance(data, Tensor):
         data = data.detach()
     source = as_tensor([] if data is None else data, dtype=dtype, device=device)
-    Tensor.__init__(obj, source.array, device=source.backend.device)
+    Tensor.__init__(obj, source.array, dtype=source.dtype, device=source.backend.device)
 
 
 class Parameter(Tensor):
@@ -80,8 +80,8 @@ class Buffer(Tensor):
 
 
 def _rebuild_parameter(arr: Any, device: str, requires_grad: bool) -> Parameter:
-    return Parameter(Tensor(arr, device=device), requires_grad=requires_grad)
+    return Parameter(as_tensor(arr, device=device), requires_grad=requires_grad)
 
 
 def _rebuild_buffer(arr: Any, device: str, persistent: bool) -> Buffer:
-    return Buffer(Tensor(arr, device=device), persistent=persistent)
+    return Buffer(as_tensor(arr, device=device), persistent=persistent)
