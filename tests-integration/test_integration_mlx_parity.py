@@ -469,6 +469,28 @@ CASES: list[Case] = [
         id="max_pool2d-indices",
     ),
     C("nn.functional.max_pool3d", F(1, 2, 4, 4, 4), kernel_size=2),
+    *(
+        C(
+            lambda x, nd=nd: via(f"nn.functional.max_unpool{nd}d")(
+                *resolve(f"nn.functional.max_pool{nd}d")(x, 2, return_indices=True), 2
+            ),
+            F(2, 3, *(4,) * nd),
+            uses=(f"nn.functional.max_unpool{nd}d",),
+            id=f"max_unpool{nd}d",
+        )
+        for nd in (1, 2, 3)
+    ),
+    C("nn.functional.grid_sample", F(2, 3, 5, 5), U(2, 4, 4, 2), align_corners=False),
+    C(
+        "nn.functional.grid_sample",
+        F(1, 2, 4, 4),
+        U(1, 3, 3, 2),
+        mode="nearest",
+        padding_mode="border",
+        align_corners=True,
+        id="grid_sample-nearest-border",
+    ),
+    C("nn.functional.affine_grid", F(2, 2, 3), size=(2, 1, 4, 5), align_corners=False),
     C("nn.functional.avg_pool2d", F(2, 3, 6, 6), kernel_size=2),
     C(
         "nn.functional.avg_pool2d",
