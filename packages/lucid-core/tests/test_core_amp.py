@@ -106,6 +106,11 @@ def test_nested_regions_restore_the_outer_state() -> None:
         assert (a @ b).dtype is lucid.bfloat16 and lucid.get_autocast_dtype("cpu") is lucid.bfloat16
 
 
+def test_the_region_is_its_autocast_object() -> None:
+    with lucid.autocast("cpu", dtype=lucid.float16) as region:
+        assert isinstance(region, lucid.autocast) and region.fast_dtype is lucid.float16
+
+
 def test_decorator_form() -> None:
     a, b = _pair()
 

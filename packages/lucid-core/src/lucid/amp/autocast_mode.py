@@ -141,7 +141,7 @@ class autocast:  # noqa: N801 - PyTorch's name
         self._enabled = bool(enabled) and _usable(self.device, self.fast_dtype)
         self._saved: list[tuple[bool, dtypes.dtype | None, bool]] = []
 
-    def __enter__(self) -> None:
+    def __enter__(self) -> autocast:
         s, key = _state, self.device
         self._saved.append((s.enabled.get(key, False), s.dtype.get(key), s.cache_enabled))
         s.enabled[key] = self._enabled
@@ -149,6 +149,7 @@ class autocast:  # noqa: N801 - PyTorch's name
         s.cache_enabled = self._cache_enabled
         s.depth += 1
         s.refresh()
+        return self
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
