@@ -83,7 +83,10 @@ from lucid.random import (  # noqa: E402
 from lucid import accelerator, backends, cuda, linalg, special, viz  # noqa: E402
 from lucid import distributions  # noqa: E402
 from lucid import _siblings  # noqa: E402
-from lucid._legacy import LEGACY_TYPES as _LEGACY_TYPES  # noqa: E402
+from lucid._legacy import (  # noqa: E402
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
+    DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)  # fmt: skip
 from lucid.backends._blas import get_num_threads, set_num_threads  # noqa: E402
 from lucid.backends._precision import (  # noqa: E402
     get_float32_matmul_precision,
@@ -108,19 +111,6 @@ from lucid.amp.autocast_mode import (  # noqa: E402
 
 _tensor._install_methods()
 _siblings.install_finder()
-
-FloatTensor = _LEGACY_TYPES["FloatTensor"]
-DoubleTensor = _LEGACY_TYPES["DoubleTensor"]
-HalfTensor = _LEGACY_TYPES["HalfTensor"]
-BFloat16Tensor = _LEGACY_TYPES["BFloat16Tensor"]
-ByteTensor = _LEGACY_TYPES["ByteTensor"]
-CharTensor = _LEGACY_TYPES["CharTensor"]
-ShortTensor = _LEGACY_TYPES["ShortTensor"]
-IntTensor = _LEGACY_TYPES["IntTensor"]
-LongTensor = _LEGACY_TYPES["LongTensor"]
-BoolTensor = _LEGACY_TYPES["BoolTensor"]
-ComplexFloatTensor = _LEGACY_TYPES["ComplexFloatTensor"]
-ComplexDoubleTensor = _LEGACY_TYPES["ComplexDoubleTensor"]
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
 

@@ -61,6 +61,10 @@ def _make(d: dtypes.dtype) -> tensortype:
 
 
 LEGACY_TYPES = {name: _make(d) for d, name in TYPE_NAMES.items()}
+# In TYPE_NAMES' order (a test checks each name against its dtype).
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor,
+ IntTensor, LongTensor, BoolTensor, ComplexFloatTensor,
+ ComplexDoubleTensor) = LEGACY_TYPES.values()  # fmt: skip
 
 
 def type_name(dtype: dtypes.dtype, device_type: str) -> str:
