@@ -98,3 +98,12 @@ def test_type_names_of_every_dtype() -> None:
 def test_legacy_types_are_not_tensor_subclasses() -> None:
     assert not issubclass(lucid.FloatTensor, lucid.Tensor)
     assert type(lucid.FloatTensor([1.0])) is lucid.Tensor
+
+
+def test_type_names_the_device_as_torch_names_cuda() -> None:
+    if "mlx" not in lucid.backends.available_backends():
+        pytest.skip("needs the MLX backend plugin")
+    x = lucid.zeros(2, device="mlx")
+    assert x.type() == "lucid.mlx.FloatTensor"
+    assert not isinstance(x, lucid.FloatTensor)  # as a CUDA tensor is no torch.FloatTensor
+    assert x.type(lucid.LongTensor).device == x.device
