@@ -100,6 +100,29 @@ def test_port_check_runs_a_folder_with_its_local_modules(tmp_path: Path) -> None
     assert (program / "model.py").read_text().startswith("import torch.nn as nn\n")
 
 
+# The module paths pytorch/examples' word_language_model lists for torch.load's safe_globals,
+# reached by attribute from `import torch` alone.
+TORCH_PATHS = [
+    "nn.functional.relu",
+    "nn.modules.activation.MultiheadAttention",
+    "nn.modules.container.ModuleList",
+    "nn.modules.dropout.Dropout",
+    "nn.modules.linear.NonDynamicallyQuantizableLinear",
+    "nn.modules.normalization.LayerNorm",
+    "nn.modules.sparse.Embedding",
+    "nn.modules.rnn.LSTM",
+    "nn.modules.transformer.TransformerEncoderLayer",
+    "serialization.safe_globals",
+]
+
+
+def test_torch_paths_are_reachable_as_attributes_of_lucid() -> None:
+    reach = "for p in PATHS: functools.reduce(getattr, p.split('.'), lucid)"
+    script = f"import functools, lucid\nPATHS = {TORCH_PATHS!r}\n{reach}\n"  # a fresh process
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.fixture(scope="module")
 def mnist_root(mnist_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A root folder in torchvision's layout (root/MNIST/raw/*-ubyte.gz) over the real files."""
