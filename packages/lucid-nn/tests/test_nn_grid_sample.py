@@ -44,7 +44,8 @@ def test_identity_grid_reproduces_a_volume():
 def test_bilinear_value_between_pixels_and_padding_modes():
     x = lucid.arange(4.0).reshape(1, 1, 2, 2)  # [[0, 1], [2, 3]]
     centre = lucid.zeros(1, 1, 1, 2)
-    assert F.grid_sample(x, centre, align_corners=True).item() == pytest.approx(1.5, rel=1e-7, abs=1e-7)
+    middle = F.grid_sample(x, centre, align_corners=True)
+    assert middle.item() == pytest.approx(1.5, rel=1e-7, abs=1e-7)
     far_right = lucid.tensor([[[[3.0, -1.0]]]])  # x beyond the right edge, top row
     assert F.grid_sample(x, far_right, padding_mode="zeros", align_corners=True).item() == 0.0
     border = F.grid_sample(x, far_right, padding_mode="border", align_corners=True)
