@@ -90,12 +90,12 @@ def test_port_check_runs_a_folder_with_its_local_modules(tmp_path: Path) -> None
     )
     tool = REPO_ROOT / "tools" / "port_check" / "port_check.py"
     work = tmp_path / "work"
-    command = [sys.executable, str(tool), str(program), "--entry", "main.py", "--workdir"]
+    command = [sys.executable, str(tool), "--entry", "main.py", "--workdir", str(work)]
     done = subprocess.run(
-        [*command, str(work), "--epochs", "1"], capture_output=True, text=True, check=False
+        [*command, str(program), "--epochs", "1", "--show"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["lucid", "lucid", "['--epochs',", "'1']"]
+    assert done.stdout.split() == ["lucid", "lucid", "['--epochs',", "'1',", "'--show']"]
     assert (work / "model.py").read_text().startswith("import lucid.nn as nn\n")
     assert (program / "model.py").read_text().startswith("import torch.nn as nn\n")
 

@@ -1,8 +1,10 @@
 """Run a PyTorch program on lucid with only its import lines changed.
 
-    python tools/port_check/port_check.py PROGRAM [ARGS...]            # a script
-    python tools/port_check/port_check.py DIR --entry main.py [ARGS...]  # a folder of modules
-    python tools/port_check/port_check.py PROGRAM --show                # print the mapped source
+    python tools/port_check/port_check.py PROGRAM [ARGS...]              # a script
+    python tools/port_check/port_check.py --entry main.py DIR [ARGS...]  # a folder of modules
+    python tools/port_check/port_check.py --show PROGRAM                 # print the mapped source
+
+The options come before PROGRAM; everything after it is the program's own arguments.
 
 The program (or every ``.py`` file of the folder, so that its local modules come along) is
 copied to a work folder with each import statement rewritten by one mapping, and nothing
@@ -133,11 +135,12 @@ def _run(entry: Path, cwd: Path, args: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("program", type=Path, help="a PyTorch script, or a folder of them")
     parser.add_argument("--entry", help="the script to run, inside a folder PROGRAM")
     parser.add_argument("--workdir", type=Path, help="where to copy it (default: a temp dir)")
     parser.add_argument("--show", action="store_true", help="print the mapped source, run nothing")
-    opts, rest = parser.parse_known_args(argv)
+    parser.add_argument("program", type=Path, help="a PyTorch script, or a folder of them")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="the program's arguments")
+    opts = parser.parse_args(argv)
     if opts.show:
         if not opts.program.is_file():
             parser.error(f"--show expects a file, got the folder {opts.program}")
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ported = port_tree(opts.program, workdir)
     entry = ported / opts.entry if opts.program.is_dir() else ported
     print(f"port_check: running {entry} in {entry.parent}", file=sys.stderr)
-    return _run(entry, entry.parent, rest)
+    return _run(entry, entry.parent, opts.args)
 
 
 if __name__ == "__main__":
