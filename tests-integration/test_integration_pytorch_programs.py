@@ -85,17 +85,21 @@ def test_port_check_runs_a_folder_with_its_local_modules(tmp_path: Path) -> None
     program.mkdir()
     (program / "model.py").write_text("import torch.nn as nn\nLayer = nn.Linear\n")
     (program / "main.py").write_text(
-        "import sys\nimport torch\nfrom model import Layer\n"
-        "print(torch.__name__, Layer.__module__.split('.')[0], sys.argv[1:])\n"
+        "import os, sys\nimport torch\nfrom model import Layer\n"
+        "print(torch.__name__, Layer.__module__.split('.')[0], sys.argv[1:], os.getcwd())\n"
     )
     tool = REPO_ROOT / "tools" / "port_check" / "port_check.py"
     work = tmp_path / "work"
     command = [sys.executable, str(tool), "--entry", "main.py", "--workdir", str(work)]
     done = subprocess.run(
-        [*command, str(program), "--epochs", "1", "--show"], capture_output=True, text=True
+        [*command, str(program), "--epochs", "1", "--show"],
+        capture_output=True,
+        text=True,
+        cwd=program,  # the program runs from the caller's folder, as `python main.py` would
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["lucid", "lucid", "['--epochs',", "'1',", "'--show']"]
+    expected = ["lucid", "lucid", "['--epochs',", "'1',", "'--show']", str(program)]
+    assert done.stdout.split() == expected
     assert (work / "model.py").read_text().startswith("import lucid.nn as nn\n")
     assert (program / "model.py").read_text().startswith("import torch.nn as nn\n")
 

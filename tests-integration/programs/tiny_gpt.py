@@ -1,11 +1,6 @@
-"""A small character-level GPT (pre-norm transformer blocks), written as a PyTorch user writes one.
-
-python tiny_gpt.py --text some.txt
-"""
+"""A small character-level GPT, written as a PyTorch user writes one: tiny_gpt.py --text F"""
 
 import argparse
-import inspect
-import math
 from contextlib import nullcontext
 
 import numpy as np
@@ -17,32 +12,26 @@ from torch.nn import functional as F
 class CausalSelfAttention(nn.Module):
     def __init__(self, n_embd, n_head, block_size):
         super().__init__()
-        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
-        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
         self.n_head, self.n_embd = n_head, n_embd
         mask = torch.tril(torch.ones(block_size, block_size, dtype=torch.bool))
         self.register_buffer("mask", mask.view(1, 1, block_size, block_size), persistent=False)
 
     def forward(self, x):
         B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
-        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        qkv = self.c_attn(x).split(self.n_embd, dim=2)
+        q, k, v = [t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in qkv]
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:, :, :T, :T])
-        y = y.transpose(1, 2).contiguous().view(B, T, C)
-        return self.c_proj(y)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
 
 class Block(nn.Module):
     def __init__(self, n_embd, n_head, block_size):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(n_embd)
+        self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
         self.attn = CausalSelfAttention(n_embd, n_head, block_size)
-        self.ln_2 = nn.LayerNorm(n_embd)
-        self.mlp = nn.Sequential(
-            nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd)
-        )
+        hidden = 4 * n_embd
+        self.mlp = nn.Sequential(nn.Linear(n_embd, hidden), nn.GELU(), nn.Linear(hidden, n_embd))
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -53,28 +42,21 @@ class GPT(nn.Module):
     def __init__(self, vocab_size, block_size, n_layer=2, n_head=4, n_embd=32):
         super().__init__()
         self.block_size = block_size
-        self.wte = nn.Embedding(vocab_size, n_embd)
-        self.wpe = nn.Embedding(block_size, n_embd)
+        self.wte, self.wpe = nn.Embedding(vocab_size, n_embd), nn.Embedding(block_size, n_embd)
         self.h = nn.ModuleList([Block(n_embd, n_head, block_size) for _ in range(n_layer)])
         self.ln_f = nn.LayerNorm(n_embd)
         self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
         self.wte.weight = self.lm_head.weight  # weight tying
         self.apply(self._init_weights)
-        for pn, p in self.named_parameters():
-            if pn.endswith("c_proj.weight"):
-                torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * n_layer))
 
     def _init_weights(self, module):
-        if isinstance(module, nn.Linear):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
             torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                torch.nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            torch.nn.init.zeros_(module.bias)
 
     def forward(self, idx, targets=None):
-        pos = torch.arange(0, idx.size(1), dtype=torch.long, device=idx.device)
-        x = self.wte(idx) + self.wpe(pos)
+        x = self.wte(idx) + self.wpe(torch.arange(idx.size(1), device=idx.device))
         for block in self.h:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))
@@ -83,15 +65,13 @@ class GPT(nn.Module):
         loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
         return logits, loss
 
-    def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
+    def configure_optimizers(self, weight_decay, learning_rate, betas):
         params = [p for p in self.parameters() if p.requires_grad]
         groups = [
             {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
         ]
-        fused = "fused" in inspect.signature(torch.optim.AdamW).parameters
-        extra = {"fused": True} if fused and device_type == "cuda" else {}
-        return torch.optim.AdamW(groups, lr=learning_rate, betas=betas, **extra)
+        return torch.optim.AdamW(groups, lr=learning_rate, betas=betas)
 
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None):
@@ -108,9 +88,8 @@ class GPT(nn.Module):
 
 def get_batch(data, block_size, batch_size, device):
     ix = torch.randint(len(data) - block_size, (batch_size,))
-    chunks = [torch.from_numpy(data[i : i + block_size + 1].astype(np.int64)) for i in ix]
-    x = torch.stack([c[:-1] for c in chunks])
-    y = torch.stack([c[1:] for c in chunks])
+    x = torch.stack([torch.from_numpy(data[i : i + block_size]) for i in ix])
+    y = torch.stack([torch.from_numpy(data[i + 1 : i + 1 + block_size]) for i in ix])
     return x.to(device), y.to(device)
 
 
@@ -118,43 +97,39 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="a small character-level GPT")
     parser.add_argument("--text", required=True, help="a text file to model")
     parser.add_argument("--steps", type=int, default=30)
-    parser.add_argument("--block-size", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--seed", type=int, default=1337)
     parser.add_argument("--init-from", help="a .npz of initial weights")
     parser.add_argument("--save-init", help="where to save the initial weights (.npz)")
     args = parser.parse_args(argv)
 
-    torch.manual_seed(args.seed)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    device_type = "cuda" if "cuda" in device else "cpu"
-    dtype = "bfloat16" if device_type == "cuda" and torch.cuda.is_bf16_supported() else "float32"
-    ptdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    torch.manual_seed(1337)
+    device_type = "cuda" if torch.cuda.is_available() else "cpu"
+    bf16 = device_type == "cuda" and torch.cuda.is_bf16_supported()
+    ptdtype = torch.bfloat16 if bf16 else torch.float32
     ctx = nullcontext() if device_type == "cpu" else torch.autocast(device_type, dtype=ptdtype)
     amp = torch.autocast(device_type=device_type, dtype=torch.bfloat16, enabled=False)
+    block_size, device = 32, torch.device(device_type)
 
     with open(args.text, encoding="utf-8") as f:
         text = f.read()
     chars = sorted(set(text))
-    stoi = {ch: i for i, ch in enumerate(chars)}
-    data = np.array([stoi[c] for c in text], dtype=np.uint16)
-    model = GPT(len(chars), args.block_size).to(device)
+    data = np.array([chars.index(c) for c in text], dtype=np.int64)
+    model = GPT(len(chars), block_size).to(device)
     if args.init_from:
         model.load_state_dict({k: torch.from_numpy(v) for k, v in np.load(args.init_from).items()})
     if args.save_init:
         state = {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
         np.savez(args.save_init, **state)
-    optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.99), device_type)
-    scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
+    optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.99))
+    scaler = torch.cuda.amp.GradScaler(enabled=(ptdtype == torch.float16))
 
     model.eval()
     with torch.no_grad(), ctx:
-        fixed = torch.from_numpy(data[: args.block_size + 1].astype(np.int64)).view(1, -1)
+        fixed = torch.from_numpy(data[: block_size + 1]).view(1, -1)
         _, before = model(fixed[:, :-1].to(device), fixed[:, 1:].to(device))
     model.train()
     losses = []
     for _ in range(args.steps):
-        x, y = get_batch(data, args.block_size, args.batch_size, device)
+        x, y = get_batch(data, block_size, 16, device)
         with amp:
             _, loss = model(x, y)
         scaler.scale(loss).backward()

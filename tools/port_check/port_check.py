@@ -12,8 +12,10 @@ else: ``torch`` becomes ``lucid`` (``torch.nn.functional`` -> ``lucid.nn.functio
 ``torch.utils.data`` -> ``lucid.utils.data``) and ``torchvision`` becomes ``lucid.data``
 (``torchvision.datasets``/``transforms``/``utils`` -> ``lucid.data.datasets``/...). The names
 a program binds stay the same (``import torch`` -> ``import lucid as torch``), and so do its
-line numbers, so a traceback points at the original line. Then the entry script runs there
-with the arguments given, in the work folder, and its exit status is this script's.
+line numbers, so a traceback points at the original line. Then the copied entry runs as
+``python ENTRY ARGS`` runs the original: from the current folder (relative paths in the
+arguments and in the program mean what they would), its local modules found next to it. Its
+exit status is this script's.
 
 Standard library only.
 """
@@ -128,9 +130,9 @@ def port_tree(program: Path, dest: Path) -> Path:
     return dest
 
 
-def _run(entry: Path, cwd: Path, args: list[str]) -> int:
+def _run(entry: Path, args: list[str]) -> int:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.call([sys.executable, str(entry), *args], cwd=cwd, env=env)
+    return subprocess.call([sys.executable, str(entry), *args], env=env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,8 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = opts.workdir or Path(tempfile.mkdtemp(prefix="port_check_"))
     ported = port_tree(opts.program, workdir)
     entry = ported / opts.entry if opts.program.is_dir() else ported
-    print(f"port_check: running {entry} in {entry.parent}", file=sys.stderr)
-    return _run(entry, entry.parent, opts.args)
+    print(f"port_check: running {entry}", file=sys.stderr)
+    return _run(entry, opts.args)
 
 
 if __name__ == "__main__":
