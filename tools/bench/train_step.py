@@ -1,0 +1,230 @@
+"""Benchmark: whole training steps, lucid vs PyTorch, from the same weights on the same batch.
+
+One step is forward + cross-entropy + backward + SGD (lr 0.01, momentum 0.9), in train mode:
+LeNet-5 at batch 64 and ResNet-18-CIFAR at batch 128 (``--batch-resnet``). torch's models start
+from lucid's ``state_dict`` (copied through NumPy). Each configuration runs in a fresh
+subprocess: both frameworks at their defaults (no ``set_num_threads`` call) and at 1 thread
+each, with the environment as given and with ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``
+removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step)
+and prints medians per step and lucid/torch. Peak memory is VmHWM of two more fresh subprocesses
+per configuration, one per framework, so neither counts the other's. Without torch only the
+lucid column is printed.
+
+    python tools/bench/train_step.py                      # both models, all configurations
+    python tools/bench/train_step.py --models lenet5 --rounds 11
+    python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OB_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+TORCH_RESNET = Path(__file__).resolve().parents[1] / "experiments" / "torch_resnet.py"
+STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1}
+DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3}
+
+
+def _torch_model(torch: Any, name: str) -> Any:
+    """torch twins of lucid's models, with lucid's state_dict keys."""
+    nn = torch.nn
+    if name == "resnet18":
+        spec = importlib.util.spec_from_file_location("torch_resnet", TORCH_RESNET)
+        mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        return mod.torch_resnet18(num_classes=10, cifar=True)
+
+    class LeNet5(nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.features = nn.Sequential(
+                nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2),
+            )  # fmt: skip
+            self.classifier = nn.Sequential(
+                nn.Flatten(), nn.Linear(400, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                nn.Linear(84, 10),
+            )  # fmt: skip
+
+        def forward(self, x: Any) -> Any:
+            return self.classifier(self.features(x))
+
+    return LeNet5()
+
+
+def _mib(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
+    """One ``step() -> loss`` per framework, same weights, same batch."""
+    rng = np.random.default_rng(0)
+    shape = (1, 28, 28) if name == "lenet5" else (3, 32, 32)
+    xs = rng.standard_normal((batch, *shape)).astype(np.float32)
+    ys = rng.integers(0, 10, batch).astype(np.int64)
+    out: dict[str, Any] = {}
+    weights = None
+    if "lucid" in frameworks:
+        import lucid
+        import lucid.nn.functional as F
+        from lucid import optim
+        from lucid.models import create_model
+
+        lucid.manual_seed(0)
+        lm = create_model("lenet5" if name == "lenet5" else "resnet18_cifar")
+        lm.train()
+        weights = {k: v.numpy().copy() for k, v in lm.state_dict().items()}
+        lopt = optim.SGD(lm.parameters(), lr=0.01, momentum=0.9)
+        lx, ly = lucid.from_numpy(xs), lucid.from_numpy(ys)
+
+        def lucid_step() -> float:
+            loss = F.cross_entropy(lm(lx), ly)
+            lopt.zero_grad()
+            loss.backward()
+            lopt.step()
+            return float(loss.item())
+
+        out["lucid"] = lucid_step
+    if "torch" in frameworks:
+        import torch
+
+        torch.manual_seed(0)
+        tm = _torch_model(torch, name)
+        if weights is not None:
+            tm.load_state_dict({k: torch.from_numpy(v) for k, v in weights.items()})
+        tm.train()
+        topt = torch.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
+        tx, ty = torch.from_numpy(xs), torch.from_numpy(ys)
+
+        def torch_step() -> float:
+            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
+            topt.zero_grad()
+            loss.backward()
+            topt.step()
+            return float(loss.item())
+
+        out["torch"] = torch_step
+    return out
+
+
+def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[str, Any]:
+    """In a fresh process: ``mode`` "time" (both, interleaved) or one framework's peak memory."""
+    frameworks = ["lucid", "torch"] if mode == "time" else [mode]
+    if "torch" in frameworks and importlib.util.find_spec("torch") is None:
+        frameworks.remove("torch")
+    if not frameworks:
+        return {}
+    res: dict[str, Any] = {}
+    for fw in frameworks:
+        mod = __import__(fw)
+        if threads == "1":
+            mod.set_num_threads(1)
+        res[f"{fw}_threads"] = mod.get_num_threads()
+    steps = _steppers(name, batch, frameworks)
+    k = STEPS_PER_ROUND[name]
+    res["loss0"] = {fw: f() for fw, f in steps.items()}  # first step, same weights: same loss
+    for f in steps.values():
+        for _ in range(k if mode == "time" else 2):  # warm up (and, for memory, reach the peak)
+            f()
+    if mode != "time":
+        return {**res, "peak": _mib("VmHWM")}
+    times: dict[str, list[float]] = {fw: [] for fw in steps}
+    for _ in range(rounds):
+        for fw, f in steps.items():
+            t0 = time.perf_counter()
+            for _ in range(k):
+                f()
+            times[fw].append((time.perf_counter() - t0) / k)
+    return {**res, "median": {fw: statistics.median(t) for fw, t in times.items()}}
+
+
+def _run(env: dict[str, str], *args: Any) -> dict[str, Any] | None:
+    cmd = [sys.executable, __file__, "--worker", *map(str, args)]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"  worker {args} failed (rc {p.returncode}):\n{p.stderr[-1500:]}", flush=True)
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _fmt(v: float | None, spec: str, scale: float = 1.0) -> str:
+    return "-" if v is None or v != v else format(v * scale, spec)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18")
+    ap.add_argument("--rounds", type=int, help="timed rounds (default 7 LeNet, 3 ResNet)")
+    ap.add_argument("--batch-resnet", type=int, default=128, help="ResNet batch (default 128)")
+    ap.add_argument("--quick", action="store_true", help="LeNet only, 3 rounds, env as given")
+    ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        name, mode, threads, rounds, batch = args.worker
+        print(json.dumps(worker(name, mode, threads, int(rounds), int(batch))))
+        return
+    models = ["lenet5"] if args.quick else [m.strip() for m in args.models.split(",") if m]
+    bad = set(models) - set(STEPS_PER_ROUND)
+    if bad:
+        ap.error(f"unknown model(s) {sorted(bad)}; choose from lenet5,resnet18")
+    has_torch = importlib.util.find_spec("torch") is not None
+    given = {k: os.environ[k] for k in OB_VARS if k in os.environ}
+    envs = [("as set", dict(os.environ))]
+    if given and not args.quick:
+        envs.append(("unset", {k: v for k, v in os.environ.items() if k not in OB_VARS}))
+    tver = metadata.version("torch") if has_torch else "not installed"
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}  {platform.node()}  "
+          f"python {platform.python_version()}  numpy {np.__version__}  "
+          f"lucid {metadata.version('lucid-core')}  torch {tver}")  # fmt: skip
+    print(f"cores: os.cpu_count()={os.cpu_count()}, usable={len(os.sched_getaffinity(0))}; "
+          f"load average before: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+    shown = ", ".join(f"{k}={given.get(k, '(unset)')}" for k in OB_VARS)
+    print(f"OPENBLAS as set: {shown}"
+          + ("" if len(envs) > 1 else "  (nothing to unset: one env setting)"))  # fmt: skip
+    if not has_torch:
+        print("torch is not importable: lucid's column alone")
+    head = (f"{'model':16s} {'threads l/t':>12s} {'OPENBLAS':>8s} {'lucid ms':>9s} "
+            f"{'torch ms':>9s} {'l/t':>6s} {'lucid MiB':>10s} {'torch MiB':>10s} "
+            f"{'|dloss0|':>9s}")  # fmt: skip
+    print(head + "\n" + "-" * len(head), flush=True)
+    for name in models:
+        batch = 64 if name == "lenet5" else args.batch_resnet
+        rounds = 3 if args.quick else args.rounds or DEFAULT_ROUNDS[name]
+        for label, env in envs:
+            for threads in ("default", "1"):
+                t = _run(env, name, "time", threads, rounds, batch) or {}
+                mem = {fw: _run(env, name, fw, threads, rounds, batch) for fw in ("lucid", "torch")}
+                med, loss0 = t.get("median", {}), t.get("loss0", {})
+                lt, tt = med.get("lucid"), med.get("torch")
+                ratio = lt / tt if lt and tt else None
+                dl = abs(loss0["lucid"] - loss0["torch"]) if len(loss0) == 2 else None
+                thr = f"{threads[:3]} {t.get('lucid_threads', '-')}/{t.get('torch_threads', '-')}"
+                peak = {fw: (m or {}).get("peak") for fw, m in mem.items()}
+                print(f"{name + f' b{batch}':16s} {thr:>12s} {label:>8s} {_fmt(lt, '9.2f', 1e3)} "
+                      f"{_fmt(tt, '9.2f', 1e3):>9s} {_fmt(ratio, '6.2f'):>6s} "
+                      f"{_fmt(peak['lucid'], '10.0f'):>10s} {_fmt(peak['torch'], '10.0f'):>10s} "
+                      f"{_fmt(dl, '9.1e'):>9s}", flush=True)  # fmt: skip
+    print(
+        f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
+        "per step; MiB = VmHWM of a process running that framework alone (imports included)"
+    )
+
+
+if __name__ == "__main__":
+    main()
