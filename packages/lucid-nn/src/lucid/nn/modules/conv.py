@@ -8,6 +8,7 @@ from typing import Any
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn import init
+from lucid.nn.functional.conv import int_tuple
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.modules._params import empty_weight_and_bias
@@ -16,13 +17,6 @@ from lucid.nn.parameter import Parameter
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _ntuple(value: Any, n: int) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * n
-    out = tuple(int(v) for v in value)
-    return out * n if len(out) == 1 else out
 
 
 class _ConvNd(Module):
@@ -54,10 +48,10 @@ class _ConvNd(Module):
                              f"{padding_mode!r}")  # fmt: skip
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _ntuple(kernel_size, nd)
-        self.stride = _ntuple(stride, nd)
-        self.dilation = _ntuple(dilation, nd)
-        self.output_padding = _ntuple(output_padding, nd)
+        self.kernel_size = int_tuple(kernel_size, nd, "kernel_size")
+        self.stride = int_tuple(stride, nd, "stride")
+        self.dilation = int_tuple(dilation, nd, "dilation")
+        self.output_padding = int_tuple(output_padding, nd, "output_padding")
         self.groups = groups
         self.padding_mode = padding_mode
         self.padding: Any
@@ -69,7 +63,7 @@ class _ConvNd(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
-            self.padding = _ntuple(padding, nd)
+            self.padding = int_tuple(padding, nd, "padding")
         if self.transposed:
             shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
