@@ -611,3 +611,19 @@ def test_inplace_on_an_indexed_view_updates_the_base_graph() -> None:
     (h * h).sum().backward()
     np.testing.assert_allclose(h.detach().numpy(), [[0.0, 0.0], [3.0, 4.0]], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [6.0, -8.0]], rtol=1e-10, atol=1e-12)
+
+
+def test_observe_ops_sees_every_apply_with_or_without_grad() -> None:
+    seen: list[tuple[str, object]] = []
+    x = _leaf([1.0, -2.0])
+    def note(cls: type, args: tuple[object, ...], kwargs: dict[str, object], out: object) -> None:
+        seen.append((cls.__name__, out))
+
+    with lucid.autograd.observe_ops(note):
+        y = (x * 2).relu()
+        with lucid.no_grad():
+            z = x.exp()
+    assert [name for name, _ in seen] == ["Mul", "Relu", "Exp"]
+    assert seen[1][1] is y and seen[2][1] is z
+    x.exp()  # outside the block nothing is reported
+    assert len(seen) == 3 and not lucid.autograd.function._observers

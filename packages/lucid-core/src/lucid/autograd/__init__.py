@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lucid.autograd.function import DoubleBackwardError, Function, once_differentiable
+from lucid.autograd.function import (
+    DoubleBackwardError,
+    Function,
+    observe_ops,
+    once_differentiable,
+)
 from lucid.autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -91,6 +96,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "observe_ops",
     "once_differentiable",
     "set_grad_enabled",
 ]

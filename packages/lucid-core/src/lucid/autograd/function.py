@@ -8,8 +8,9 @@ An instance of the Function subclass is both the ``ctx`` and the graph node (``g
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 from lucid.autograd import grad_mode
@@ -171,7 +172,35 @@ class Function:
                 result = Tensor.from_backend_array(out, ob)
         if ctx.is_view:
             _share_version(args[0], result, ctx)
+        if _observers:
+            _observers[-1](cls, args, kwargs, result)
         return result
+
+
+# Callbacks of ``observe_ops`` blocks, innermost last (an exporter's graph recorder).
+_observers: list[Callable[[type, tuple[Any, ...], dict[str, Any], Any], None]] = []
+
+
+@contextlib.contextmanager
+def observe_ops(
+    callback: Callable[[type, tuple[Any, ...], dict[str, Any], Any], None],
+) -> Iterator[None]:
+    """Inside the block, every ``Function.apply`` calls ``callback(cls, args, kwargs, result)``
+    after its forward, with or without grad recording: the op's class, its inputs (Tensors and
+    constants), its keyword attributes and its output Tensor(s). Graph exporters use it.
+
+    >>> import lucid
+    >>> seen = []
+    >>> with observe_ops(lambda cls, args, kwargs, out: seen.append(cls.__name__)):
+    ...     _ = lucid.ones(2).exp()
+    >>> seen
+    ['Exp']
+    """
+    _observers.append(callback)
+    try:
+        yield
+    finally:
+        _observers.remove(callback)
 
 
 class AccumulateGrad:
