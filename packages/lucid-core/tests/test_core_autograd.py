@@ -616,6 +616,7 @@ def test_inplace_on_an_indexed_view_updates_the_base_graph() -> None:
 def test_observe_ops_sees_every_apply_with_or_without_grad() -> None:
     seen: list[tuple[str, object]] = []
     x = _leaf([1.0, -2.0])
+
     def note(cls: type, args: tuple[object, ...], kwargs: dict[str, object], out: object) -> None:
         seen.append((cls.__name__, out))
 
