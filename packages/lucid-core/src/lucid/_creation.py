@@ -85,6 +85,8 @@ def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: b
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
+    """Convert ``data`` to a tensor, sharing memory where it can (no copy of a tensor or array of
+    the same dtype and device)."""
     from lucid._tensor import Tensor
 
     if isinstance(data, Tensor) and dtype is None and device is None:
@@ -129,20 +131,24 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
 
 
 def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A tensor of the given size filled with zeros, as ``torch.zeros``."""
     return _filled(_shape(size), 0.0, dtype, device, requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A tensor of the given size filled with ones, as ``torch.ones``."""
     return _filled(_shape(size), 1.0, dtype, device, requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A tensor of the given size with uninitialized values, as ``torch.empty``."""
     return _filled(_shape(size), 0.0, dtype, device, requires_grad)
 
 
 def full(
     size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Any:
+    """A tensor of the given size filled with ``fill_value``, as ``torch.full``."""
     return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
 
 
@@ -151,20 +157,24 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
 
 
 def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A tensor of zeros with the size of ``t``, as ``torch.zeros_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 
 
 def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """A tensor of ones with the size of ``t``, as ``torch.ones_like``."""
     return _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
 
 
 def empty_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+    """An uninitialized tensor with the size of ``t``, as ``torch.empty_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 
 
 def full_like(
     t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Any:
+    """A tensor with the size of ``t`` filled with ``fill_value``, as ``torch.full_like``."""
     return _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
 
 
@@ -176,6 +186,8 @@ def arange(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Any:
+    """A 1-D tensor of values from ``start`` to ``end`` (exclusive) in steps of ``step``, as
+    ``torch.arange``."""
     from lucid._tensor import Tensor
 
     if end is None:
@@ -199,6 +211,8 @@ def linspace(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Any:
+    """A 1-D tensor of ``steps`` values evenly spaced from ``start`` to ``end`` inclusive, as
+    ``torch.linspace``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     if int(steps) < 0:
         raise RuntimeError(f"number of steps must be non-negative, got {steps}")
@@ -209,6 +223,8 @@ def linspace(
 def logspace(
     start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None, device: Any = None
 ) -> Any:
+    """A 1-D tensor of ``steps`` values evenly spaced on a log scale from ``base**start`` to
+    ``base**end``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     return tensor(np.logspace(start, end, int(steps), base=base), dtype=dt, device=device)
 
@@ -216,6 +232,7 @@ def logspace(
 def eye(
     n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Any:
+    """A 2-D tensor with ones on the diagonal and zeros elsewhere, as ``torch.eye``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     for name, size in (("n", n), ("m", m)):
         if size is not None and size < 0:
@@ -264,10 +281,13 @@ def rand(
 
 
 def randn_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+    """A tensor with the size of ``t`` of samples from the standard normal, as
+    ``torch.randn_like``."""
     return randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
 
 
 def rand_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+    """A tensor with the size of ``t`` of samples uniform on ``[0, 1)``, as ``torch.rand_like``."""
     return rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
 
 
@@ -305,4 +325,6 @@ def randint(
 
 
 def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Any:
+    """A tensor with the size of ``t`` of random integers in ``[low, high)``, as
+    ``torch.randint_like``."""
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)

@@ -6,6 +6,9 @@ from typing import Any
 
 
 class device:  # noqa: N801 - PyTorch's name
+    """A device a tensor lives on: a type (``"cpu"``, ``"mlx"``) and an optional index, as
+    ``torch.device``."""
+
     __slots__ = ("type", "index")
     type: str
     index: str | None

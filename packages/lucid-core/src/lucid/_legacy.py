@@ -57,7 +57,8 @@ class tensortype(type):  # noqa: N801 - PyTorch's name
 
 
 def _make(d: dtypes.dtype) -> tensortype:
-    return tensortype(TYPE_NAMES[d], (), {"dtype": d, "__module__": "lucid"})
+    doc = f"PyTorch's legacy {TYPE_NAMES[d]}: calling it makes a CPU tensor of dtype {d}."
+    return tensortype(TYPE_NAMES[d], (), {"dtype": d, "__module__": "lucid", "__doc__": doc})
 
 
 LEGACY_TYPES = {name: _make(d) for d, name in TYPE_NAMES.items()}

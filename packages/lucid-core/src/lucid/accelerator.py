@@ -52,6 +52,7 @@ def device_count() -> int:
 
 
 def current_device_index() -> int:
+    """The index of the current accelerator (0: MLX drives one GPU); raises where there is none."""
     _require()
     return 0
 

@@ -67,10 +67,12 @@ _default_float = float32
 
 
 def get_default_dtype() -> dtype:
+    """The current default floating point dtype (``lucid.float32`` unless set)."""
     return _default_float
 
 
 def set_default_dtype(d: dtype) -> None:
+    """Set the default floating point dtype that float tensors are created with."""
     global _default_float
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")

@@ -118,6 +118,8 @@ class ConvGeometry:
 
 
 def out_size(in_size: Ints, window: Ints, stride: Ints, pad_lo: Ints, pad_hi: Ints) -> Ints:
+    """The output size along each spatial dimension of a window sliding with ``stride`` over padded
+    input."""
     return tuple(
         (i + lo + hi - w) // s + 1
         for i, w, s, lo, hi in zip(in_size, window, stride, pad_lo, pad_hi)

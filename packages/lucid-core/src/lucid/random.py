@@ -84,6 +84,7 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
+    """Seed every backend's default generator with a non-deterministic seed and return it."""
     s = default_generator.seed()
     from lucid.backends import loaded_backends
 
@@ -93,6 +94,7 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The seed the default generator was last seeded with, as ``torch.initial_seed``."""
     return default_generator.initial_seed()
 
 

@@ -96,24 +96,29 @@ def get_autocast_dtype(device_type: str) -> dtypes.dtype:
 
 
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+    """Turn autocast on or off for ``device_type``, as ``torch.set_autocast_enabled``."""
     key = _device_key(device_type)
     _state.enabled[key] = bool(enabled)
     _state.refresh()
 
 
 def set_autocast_dtype(device_type: str, dtype: dtypes.dtype) -> None:
+    """Set the dtype that autocast casts to on ``device_type``, as ``torch.set_autocast_dtype``."""
     _state.dtype[_device_key(device_type)] = dtypes.to_dtype(dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
+    """Whether autocast caches the casts of leaf tensors, as ``torch.is_autocast_cache_enabled``."""
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turn autocast's cast cache on or off, as ``torch.set_autocast_cache_enabled``."""
     _state.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
+    """Free the cached casts that autocast keeps, as ``torch.clear_autocast_cache``."""
     _state.cache.clear()
 
 

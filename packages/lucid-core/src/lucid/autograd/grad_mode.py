@@ -23,10 +23,12 @@ _state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """Whether gradient recording is on (``no_grad`` and ``inference_mode`` turn it off)."""
     return _state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether an ``inference_mode`` block is active."""
     return _state.inference
 
 

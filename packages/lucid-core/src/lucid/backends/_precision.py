@@ -27,4 +27,5 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The float32 matmul precision: ``"highest"``, ``"high"`` or ``"medium"``."""
     return _precision

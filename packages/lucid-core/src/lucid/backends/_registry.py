@@ -74,10 +74,12 @@ def _make_cpu() -> Backend:
 
 
 def canonical_device(device: Any) -> str:
+    """The device name of the backend that serves ``device`` (``"gpu"`` names the MLX one)."""
     return get_backend(device).device
 
 
 def loaded_backends() -> list[Backend]:
+    """The backends created so far in this process."""
     seen: dict[int, Backend] = {}
     for b in _by_device.values():
         seen[id(b)] = b

@@ -13,6 +13,7 @@ __all__ = ["is_built", "matmul"]
 
 
 def is_built() -> bool:
+    """Whether lucid was built with CUDA support: always False (MLX reaches CUDA GPUs instead)."""
     return False
 
 

@@ -15,8 +15,10 @@ allow_tf32 = True
 
 
 def is_available() -> bool:
+    """Whether cuDNN can be used: always False in lucid."""
     return False
 
 
 def version() -> int | None:
+    """The cuDNN version: always None in lucid."""
     return None

@@ -39,18 +39,22 @@ NOT_COMPILED = (
 
 
 def is_available() -> bool:
+    """Whether a CUDA device can be used: always False, as on PyTorch's CPU build."""
     return False
 
 
 def device_count() -> int:
+    """The number of CUDA devices: always 0 (lucid's GPU is MLX's, device ``"mlx"``)."""
     return 0
 
 
 def is_initialized() -> bool:
+    """Whether CUDA has been initialized: always False (no CUDA device)."""
     return False
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the CUDA device supports bfloat16: always False (no CUDA device)."""
     return False
 
 
@@ -67,22 +71,27 @@ def empty_cache() -> None:
 
 
 def synchronize(device: Any = None) -> None:
+    """Raises: lucid has no CUDA device (``torch.cuda.synchronize``'s place)."""
     raise AssertionError(NOT_COMPILED)
 
 
 def current_device() -> int:
+    """Raises: lucid has no CUDA device (``torch.cuda.current_device``'s place)."""
     raise AssertionError(NOT_COMPILED)
 
 
 def set_device(device: Any) -> None:
+    """Raises: lucid has no CUDA device (``torch.cuda.set_device``'s place)."""
     raise AssertionError(NOT_COMPILED)
 
 
 def get_device_name(device: Any = None) -> str:
+    """Raises: lucid has no CUDA device (``torch.cuda.get_device_name``'s place)."""
     raise AssertionError(NOT_COMPILED)
 
 
 def get_device_capability(device: Any = None) -> tuple[int, int]:
+    """Raises: lucid has no CUDA device (``torch.cuda.get_device_capability``'s place)."""
     raise AssertionError(NOT_COMPILED)
 
 

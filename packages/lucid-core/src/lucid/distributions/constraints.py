@@ -37,6 +37,8 @@ class _Dependent(Constraint):
 
 
 def is_dependent(constraint: Any) -> bool:
+    """Whether ``constraint`` is a dependent constraint (its support depends on other
+    parameters)."""
     return isinstance(constraint, _Dependent)
 
 
@@ -81,6 +83,8 @@ class _Boolean(Constraint):
 
 
 class _IntegerInterval(Constraint):
+    """Constrain to the integers in ``[lower_bound, upper_bound]``."""
+
     is_discrete = True
 
     def __init__(self, lower_bound: int, upper_bound: int) -> None:
@@ -112,6 +116,8 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Constrain to the real half-line ``(lower_bound, inf)``."""
+
     def __init__(self, lower_bound: Tensor | float) -> None:
         self.lower_bound = lower_bound
 
@@ -123,6 +129,8 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(_GreaterThan):
+    """Constrain to the real half-line ``[lower_bound, inf)``."""
+
     def check(self, value: Tensor) -> Tensor:
         return value >= self.lower_bound
 
@@ -131,6 +139,8 @@ class _GreaterThanEq(_GreaterThan):
 
 
 class _LessThan(Constraint):
+    """Constrain to the real half-line ``(-inf, upper_bound)``."""
+
     def __init__(self, upper_bound: Tensor | float) -> None:
         self.upper_bound = upper_bound
 
@@ -142,6 +152,8 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Constrain to the real interval ``[lower_bound, upper_bound]``."""
+
     def __init__(self, lower_bound: Tensor | float, upper_bound: Tensor | float) -> None:
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
@@ -154,6 +166,8 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(_Interval):
+    """Constrain to the real interval ``[lower_bound, upper_bound)``."""
+
     def check(self, value: Tensor) -> Tensor:
         return (value >= self.lower_bound) & (value < self.upper_bound)
 

@@ -49,6 +49,7 @@ def create_model(name: str, **kwargs: Any) -> Any:
 
 
 def get_model_factory(name: str) -> Callable[..., Any]:
+    """The registered function that builds the model ``name``."""
     if name not in _REGISTRY:
         create_model(name)
     return _REGISTRY[name]

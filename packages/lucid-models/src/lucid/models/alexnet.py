@@ -10,6 +10,8 @@ from lucid.models._registry import register_model
 
 
 class AlexNet(nn.Module):
+    """AlexNet (Krizhevsky et al. 2012), as ``torchvision.models.AlexNet``."""
+
     def __init__(self, num_classes: int = 1000, dropout: float = 0.5, in_channels: int = 3) -> None:
         super().__init__()
         self.features = nn.Sequential(

@@ -54,6 +54,8 @@ class _Transition(nn.Sequential):
 
 
 class DenseNet(nn.Module):
+    """DenseNet (Huang et al. 2017), as ``torchvision.models.DenseNet``."""
+
     def __init__(
         self,
         growth_rate: int = 32,

@@ -47,6 +47,8 @@ class InvertedResidual(nn.Module):
 
 
 class MobileNetV2(nn.Module):
+    """MobileNetV2 (Sandler et al. 2018), as ``torchvision.models.MobileNetV2``."""
+
     def __init__(self, num_classes: int = 1000, width_mult: float = 1.0, dropout: float = 0.2,
                  in_channels: int = 3) -> None:  # fmt: skip
         super().__init__()

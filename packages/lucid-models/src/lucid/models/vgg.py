@@ -34,6 +34,9 @@ def make_layers(cfg: list[Any], batch_norm: bool, in_channels: int = 3) -> Any:
 
 
 class VGG(nn.Module):
+    """VGG (Simonyan and Zisserman 2014) built on a ``features`` stack, as
+    ``torchvision.models.VGG``."""
+
     def __init__(self, features: Any, num_classes: int = 1000, dropout: float = 0.5) -> None:
         super().__init__()
         self.features = features

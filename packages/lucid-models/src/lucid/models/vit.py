@@ -51,6 +51,8 @@ class Encoder(nn.Module):
 
 
 class VisionTransformer(nn.Module):
+    """Vision Transformer (Dosovitskiy et al. 2020), sized for small images by default."""
+
     def __init__(
         self,
         image_size: int = 32,

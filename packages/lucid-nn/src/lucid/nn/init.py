@@ -126,15 +126,18 @@ def _norm_cdf(x: float) -> float:
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill ``tensor`` in place with ``val``."""
     with no_grad():
         return tensor.fill_(val)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` in place with zeros."""
     return constant_(tensor, 0.0)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fill ``tensor`` in place with ones."""
     return constant_(tensor, 1.0)
 
 

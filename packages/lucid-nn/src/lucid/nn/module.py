@@ -574,6 +574,8 @@ def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandl
 
 
 def register_module_forward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register a forward hook that runs after every module's forward, as
+    ``torch.nn.modules.module.register_module_forward_hook``."""
     return _add_hook(_global_forward_hooks, hook)
 
 

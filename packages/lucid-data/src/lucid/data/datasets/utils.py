@@ -24,6 +24,7 @@ class DownloadError(RuntimeError):
 
 
 def calculate_md5(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
+    """The MD5 hex digest of the file at ``path``, read in chunks."""
     md5 = hashlib.md5(usedforsecurity=False)
     with open(path, "rb") as f:
         while chunk := f.read(chunk_size):

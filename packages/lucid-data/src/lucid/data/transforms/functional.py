@@ -34,6 +34,8 @@ Wrap = Callable[[np.ndarray], Any]
 
 
 class InterpolationMode(Enum):
+    """How image transforms resample: ``NEAREST`` or ``BILINEAR``, as torchvision's."""
+
     NEAREST = "nearest"
     BILINEAR = "bilinear"
 

@@ -256,10 +256,12 @@ def logsigmoid(input: Tensor) -> Tensor:
 
 
 def sigmoid(input: Tensor) -> Tensor:
+    """Applies ``1 / (1 + exp(-x))`` elementwise."""
     return input.sigmoid()
 
 
 def tanh(input: Tensor) -> Tensor:
+    """Applies the hyperbolic tangent elementwise."""
     return input.tanh()
 
 

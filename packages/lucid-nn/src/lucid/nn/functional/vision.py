@@ -231,10 +231,12 @@ def upsample(
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated alias of ``interpolate(..., mode="nearest")``."""
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated alias of ``interpolate(..., mode="bilinear", align_corners=True)``."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

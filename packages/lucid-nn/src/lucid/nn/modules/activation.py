@@ -53,41 +53,57 @@ class _Inplace(Module):
 
 
 class ReLU(_Inplace):
+    """Applies ``max(0, x)`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.relu(input, self.inplace)
 
 
 class ReLU6(_Inplace):
+    """Applies ``min(max(0, x), 6)`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.relu6(input, self.inplace)
 
 
 class SELU(_Inplace):
+    """Applies the scaled exponential linear unit elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.selu(input, self.inplace)
 
 
 class SiLU(_Inplace):
+    """Applies ``x * sigmoid(x)`` elementwise (the swish function)."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.silu(input, self.inplace)
 
 
 class Mish(_Inplace):
+    """Applies ``x * tanh(softplus(x))`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.mish(input, self.inplace)
 
 
 class Hardswish(_Inplace):
+    """Applies ``x * relu6(x + 3) / 6`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(_Inplace):
+    """Applies ``relu6(x + 3) / 6`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.hardsigmoid(input, self.inplace)
 
 
 class LeakyReLU(Module):
+    """Applies ``x if x >= 0 else negative_slope * x`` elementwise."""
+
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
@@ -101,6 +117,8 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    """Applies ``x if x > 0 else alpha * (exp(x) - 1)`` elementwise."""
+
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha = alpha
@@ -114,11 +132,15 @@ class ELU(Module):
 
 
 class CELU(ELU):
+    """Applies ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.celu(input, self.alpha, self.inplace)
 
 
 class Hardtanh(Module):
+    """Clamps the input elementwise to ``[min_val, max_val]``."""
+
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if max_val <= min_val:
@@ -136,6 +158,8 @@ class Hardtanh(Module):
 
 
 class Threshold(Module):
+    """Replaces each element not greater than ``threshold`` with ``value``."""
+
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold = threshold
@@ -151,6 +175,8 @@ class Threshold(Module):
 
 
 class GELU(Module):
+    """Applies the Gaussian Error Linear Unit, exact or with ``approximate="tanh"``."""
+
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -163,6 +189,8 @@ class GELU(Module):
 
 
 class Softplus(Module):
+    """Applies ``log(1 + exp(beta * x)) / beta`` elementwise (linear above ``threshold``)."""
+
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta = beta
@@ -185,36 +213,50 @@ class _Shrink(Module):
 
 
 class Hardshrink(_Shrink):
+    """Applies ``x if |x| > lambd else 0`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.hardshrink(input, self.lambd)
 
 
 class Softshrink(_Shrink):
+    """Applies ``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
 
 
 class Sigmoid(Module):
+    """Applies ``1 / (1 + exp(-x))`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.sigmoid(input)
 
 
 class Tanh(Module):
+    """Applies the hyperbolic tangent elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.tanh(input)
 
 
 class Softsign(Module):
+    """Applies ``x / (1 + |x|)`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    """Applies ``x - tanh(x)`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.tanhshrink(input)
 
 
 class LogSigmoid(Module):
+    """Applies ``log(sigmoid(x))`` elementwise."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.logsigmoid(input)
 
@@ -229,16 +271,22 @@ class _DimModule(Module):
 
 
 class Softmax(_DimModule):
+    """Applies softmax along ``dim``: each slice is rescaled to sum to 1."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
 
 
 class Softmin(_DimModule):
+    """Applies ``softmax(-x)`` along ``dim``."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim)
 
 
 class LogSoftmax(_DimModule):
+    """Applies ``log(softmax(x))`` along ``dim``."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim)
 
@@ -256,6 +304,9 @@ class Softmax2d(Module):
 
 
 class GLU(Module):
+    """Gated linear unit: splits ``input`` in halves ``a, b`` along ``dim`` and returns ``a *
+    sigmoid(b)``."""
+
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim

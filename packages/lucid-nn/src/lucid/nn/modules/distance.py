@@ -10,6 +10,8 @@ __all__ = ["CosineSimilarity", "PairwiseDistance"]
 
 
 class CosineSimilarity(Module):
+    """Cosine similarity between ``x1`` and ``x2`` along ``dim``."""
+
     def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
         super().__init__()
         self.dim = dim
@@ -23,6 +25,8 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
+    """The ``p``-norm distance between rows of ``x1`` and ``x2``."""
+
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
         super().__init__()
         self.norm = p

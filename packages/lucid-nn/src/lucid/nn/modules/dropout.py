@@ -29,6 +29,8 @@ class Dropout(_DropoutNd):
 
 
 class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of a ``(N, C, L)`` input with probability ``p`` during training."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
@@ -41,6 +43,9 @@ class Dropout2d(_DropoutNd):
 
 
 class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of a ``(N, C, D, H, W)`` input with probability ``p`` during
+    training."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
@@ -53,5 +58,7 @@ class AlphaDropout(_DropoutNd):
 
 
 class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels: keeps SELU's mean and variance."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.feature_alpha_dropout(input, self.p, self.training)

@@ -46,16 +46,22 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
+    """Mean absolute error between ``input`` and ``target``."""
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
+    """Mean squared error between ``input`` and ``target``."""
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
+    """Squared error below ``beta``, absolute error above (scaled by ``1 / beta``)."""
+
     def __init__(
         self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
         beta: float = 1.0,
@@ -68,6 +74,8 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Squared error below ``delta``, absolute error above, as ``torch.nn.HuberLoss``."""
+
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -77,11 +85,17 @@ class HuberLoss(_Loss):
 
 
 class BCELoss(_WeightedLoss):
+    """Binary cross entropy between probabilities ``input`` and ``target``, as
+    ``torch.nn.BCELoss``."""
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """Binary cross entropy on logits, with a sigmoid fused in for stability, as
+    ``torch.nn.BCEWithLogitsLoss``."""
+
     def __init__(
         self, weight: Tensor | None = None, size_average: bool | None = None,
         reduce: bool | None = None, reduction: str = "mean", pos_weight: Tensor | None = None,
@@ -115,6 +129,8 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class NLLLoss(_WeightedLoss):
+    """Negative log likelihood loss on log-probabilities and class indices."""
+
     def __init__(
         self, weight: Tensor | None = None, size_average: bool | None = None,
         ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
@@ -128,6 +144,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence loss; ``input`` holds log-probabilities."""
+
     def __init__(
         self, size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
         log_target: bool = False,
@@ -149,17 +167,23 @@ class _MarginLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_MarginLoss):
+    """Loss on the cosine similarity of two inputs, with labels 1 (similar) or -1 (dissimilar)."""
+
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, self.margin,
                                        reduction=self.reduction)  # fmt: skip
 
 
 class MarginRankingLoss(_MarginLoss):
+    """Ranking loss ``max(0, -y * (x1 - x2) + margin)`` for labels 1 or -1."""
+
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_MarginLoss):
+    """Hinge loss for labels 1 or -1 on a distance-like input."""
+
     def __init__(
         self, margin: float = 1.0, size_average: bool | None = None, reduce: bool | None = None,
         reduction: str = "mean",
@@ -171,11 +195,15 @@ class HingeEmbeddingLoss(_MarginLoss):
 
 
 class SoftMarginLoss(_Loss):
+    """Two-class logistic loss ``log(1 + exp(-y * x))`` for labels 1 or -1."""
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class TripletMarginLoss(_Loss):
+    """Triplet loss on anchor, positive and negative samples with a margin."""
+
     def __init__(
         self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
         size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
@@ -189,6 +217,8 @@ class TripletMarginLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
+    """Negative log likelihood of ``target`` under a Poisson distribution."""
+
     def __init__(
         self, log_input: bool = True, full: bool = False, size_average: bool | None = None,
         eps: float = 1e-8, reduce: bool | None = None, reduction: str = "mean",
@@ -202,6 +232,8 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """Negative log likelihood of ``target`` under a Gaussian with predicted mean and variance."""
+
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
@@ -211,5 +243,7 @@ class GaussianNLLLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Multi-label one-versus-all loss based on max-entropy, for 0/1 targets."""
+
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)

@@ -186,16 +186,22 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over each channel of each sample of a ``(N, C, L)`` input."""
+
     _dims = (2, 3)
     _dims_text = "2D (unbatched) or 3D (batched)"
 
 
 class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over each channel of each sample of a ``(N, C, H, W)`` input."""
+
     _dims = (3, 4)
     _dims_text = "3D (unbatched) or 4D (batched)"
 
 
 class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over each channel of each sample of a ``(N, C, D, H, W)`` input."""
+
     _dims = (4, 5)
     _dims_text = "4D (unbatched) or 5D (batched)"
 
