@@ -11,16 +11,22 @@ whole ``nn.Module`` objects and other class instances are refused on save (save 
 
 Files from ``safetensors.torch.save_file`` load as a ``{name: Tensor}`` dict, and a dict of
 tensors saved here loads there under the same names. Writes are atomic: the data goes to a
-temporary file in the same directory, is fsynced, then renamed over the target.
+temporary file in the same directory, is fsynced, then renamed over the target; a temporary
+file left by a killed save is removed by the next save of that target. A file that is not a
+valid safetensors file raises ``SerializationError`` saying what is wrong with it (a
+``torch.save`` checkpoint is named as one).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Union
@@ -222,7 +228,12 @@ def _write_array(f: IO[bytes], arr: np.ndarray) -> None:
 
 def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    _remove_stale_temps(directory, os.path.basename(path))
+    try:
+        prefix = f"{_temp_stem(os.path.basename(path))}{os.getpid()}-"
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
+    except OSError as exc:
+        raise _target_error(exc, path, directory) from None
     try:
         with os.fdopen(fd, "wb") as f:
             _write_payload(f, header, arrays)
@@ -237,6 +248,51 @@ def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
             pass
         raise
     _fsync_dir(directory)
+
+
+def _target_error(exc: OSError, path: str, directory: str) -> OSError:
+    """``exc`` (about the temporary file) restated about the file being saved."""
+    if isinstance(exc, FileNotFoundError) and not os.path.isdir(directory):
+        why = f"its folder {directory!r} does not exist (create it first)"
+    else:
+        why = f"{exc.strerror or exc} (writing a temporary file in {directory!r})"
+    return type(exc)(exc.errno, f"can't save to {path!r}: {why}", path)
+
+
+# Temporary files are named ``.<target>.lucid-save-<host>-<pid>-<random>.tmp``: only lucid
+# writes that pattern, and the host and pid tell a killed save's leftovers from a live one's.
+_TEMP_TAG = "lucid-save"
+
+
+def _temp_stem(basename: str) -> str:
+    host = hashlib.sha1(socket.gethostname().encode(), usedforsecurity=False).hexdigest()[:8]
+    return f".{basename}.{_TEMP_TAG}-{host}-"
+
+
+def _remove_stale_temps(directory: str, basename: str) -> None:
+    """Delete the temporary files of ``basename`` left by saves whose process has died."""
+    pattern = re.compile(re.escape(_temp_stem(basename)) + r"(\d+)-[A-Za-z0-9_]+\.tmp")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match and not _process_alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(directory, name))
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # (os.kill(pid, 0) terminates on Windows)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists but belongs to someone else
+    return True
 
 
 def _file_mode(path: str) -> int:
@@ -286,17 +342,23 @@ def load(f: PathLike | IO[bytes], map_location: MapLocation = None, pickle_modul
     else:
         where = getattr(f, "name", "<stream>")
         buf = bytearray(f.read())
+    try:
+        return _load_buffer(buf, where, map_location)
+    except RecursionError:
+        raise SerializationError(
+            f"{where}: corrupt file: its header or structure is nested too deeply to read"
+        ) from None
+
+
+def _load_buffer(buf: bytearray, where: Any, map_location: MapLocation) -> Any:
     header, data_start = _parse_header(buf, where)
-    meta = header.pop("__metadata__", None) or {}
+    meta = _metadata(header, where)
     bf16 = {name for name, info in header.items() if _entry(name, info, where)[0] == "BF16"}
     arrays = _read_arrays(header, buf, data_start, where, _complex128_names(meta, where))
     if _STRUCTURE not in meta:
         return {n: _place(a, "cpu", map_location, n in bf16) for n, a in arrays.items()}
-    try:
-        structure = json.loads(meta[_STRUCTURE])
-    except ValueError as exc:
-        raise SerializationError(f"{where}: corrupt lucid structure metadata ({exc})") from None
-    return _Decoder(arrays, bf16, map_location, where).decode(structure)
+    structure = _json_field(meta, _STRUCTURE, where)
+    return _Decoder(arrays, bf16, map_location, where).decode_root(structure)
 
 
 def _read_all(fh: IO[bytes]) -> bytearray:
@@ -320,6 +382,7 @@ def _parse_header(buf: bytearray, where: Any) -> tuple[dict[str, Any], int]:
         )
     n = int.from_bytes(buf[:8], "little")
     if n > _MAX_HEADER or 8 + n > len(buf):
+        _refuse_foreign(buf, where)
         raise SerializationError(
             f"{where}: corrupt or truncated file: the header claims {n} bytes but the file has "
             f"{len(buf) - 8} after the length field"
@@ -327,16 +390,83 @@ def _parse_header(buf: bytearray, where: Any) -> tuple[dict[str, Any], int]:
     try:
         header = json.loads(bytes(buf[8 : 8 + n]).decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
+        _refuse_foreign(buf, where)
         raise SerializationError(f"{where}: corrupt header (not valid JSON: {exc})") from None
     if not isinstance(header, dict):
         raise SerializationError(f"{where}: corrupt header (expected a JSON object)")
     return header, 8 + n
 
 
-def _complex128_names(meta: Any, where: Any) -> set[str]:
+# The first bytes of PyTorch's legacy torch.save format: a protocol-2 pickle of its magic number.
+_TORCH_LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+
+
+def _refuse_foreign(buf: bytearray, where: Any) -> None:
+    """Name the format of a file that is a torch.save checkpoint or another pickle."""
+    kind = _foreign_kind(bytes(buf[:4096]), bytes(buf[-65536:]))
+    if kind is None:
+        return
+    if kind.startswith("a torch.save"):
+        raise SerializationError(
+            f"{where}: this is a torch.save file ({kind[len('a torch.save file, ') :]}), not a "
+            "safetensors file; lucid never unpickles (unpickling can run code); convert it with "
+            "safetensors: in PyTorch, safetensors.torch.save_file(torch.load(path), "
+            "'model.safetensors'), then lucid.load('model.safetensors')"
+        )
+    raise SerializationError(
+        f"{where}: this is {kind}, not a safetensors file; lucid never unpickles (unpickling "
+        "can run code): save the data with lucid.save or safetensors instead"
+    )
+
+
+def _foreign_kind(head: bytes, tail: bytes) -> str | None:
+    """What a file starting with ``head`` and ending with ``tail`` is, if it is a known kind."""
+    if head.startswith(b"PK\x03\x04"):
+        first_name = head[30 : 30 + int.from_bytes(head[26:28], "little")]  # its first entry
+        if first_name.endswith(b"data.pkl") or b"/data.pkl" in tail:  # (tail: the directory)
+            return "a torch.save file, a zip archive holding data.pkl"
+        return "a zip archive"
+    if head.startswith(_TORCH_LEGACY_MAGIC):
+        return "a torch.save file, the legacy pickle format"
+    if len(head) > 1 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return "a pickle file"
+    return None
+
+
+def _metadata(header: dict[str, Any], where: Any) -> dict[str, Any]:
+    meta = header.pop("__metadata__", None) or {}
     if not isinstance(meta, dict):
-        raise SerializationError(f"{where}: corrupt header (__metadata__ must be an object)")
-    return set(json.loads(meta[_COMPLEX128])) if _COMPLEX128 in meta else set()
+        raise SerializationError(
+            f"{where}: corrupt header (__metadata__ must be an object, got {type(meta).__name__})"
+        )
+    return meta
+
+
+def _json_field(meta: dict[str, Any], key: str, where: Any) -> Any:
+    """The JSON value that the metadata string ``meta[key]`` holds."""
+    raw = meta[key]
+    if not isinstance(raw, str):
+        raise SerializationError(
+            f"{where}: corrupt metadata: {key!r} must be a JSON string, got {type(raw).__name__}"
+        )
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise SerializationError(
+            f"{where}: corrupt lucid structure metadata {key!r} (not valid JSON: {exc})"
+        ) from None
+
+
+def _complex128_names(meta: dict[str, Any], where: Any) -> set[str]:
+    if _COMPLEX128 not in meta:
+        return set()
+    names = _json_field(meta, _COMPLEX128, where)
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise SerializationError(
+            f"{where}: corrupt metadata {_COMPLEX128!r} (expected a list of tensor names, got "
+            f"{names!r:.80})"
+        )
+    return set(names)
 
 
 def _read_arrays(
@@ -461,6 +591,18 @@ class _Decoder:
         self.arrays, self.bf16, self.loc, self.where = arrays, bf16, loc, where
         self.done: dict[str, Tensor] = {}
 
+    def decode_root(self, structure: Any) -> Any:
+        """The saved object; a malformed structure raises SerializationError saying how."""
+        try:
+            return self.decode(structure)
+        except _PlacementError as exc:  # an error of map_location or a device: the caller's
+            assert exc.__cause__ is not None
+            raise exc.__cause__ from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise SerializationError(
+                f"{self.where}: corrupt lucid structure metadata ({type(exc).__name__}: {exc})"
+            ) from None
+
     def decode(self, obj: Any) -> Any:
         if isinstance(obj, list):
             return [self.decode(v) for v in obj]
@@ -502,11 +644,21 @@ class _Decoder:
         if name in self.done:  # one tensor saved under several references stays shared
             return self.done[name]
         self._array(name)
-        t = _place(self.arrays[name], ref.get("device", "cpu"), self.loc, name in self.bf16)
+        device = ref.get("device", "cpu")
+        if not isinstance(device, str):
+            raise TypeError(f"the device of tensor {name!r} must be a string, got {device!r}")
+        try:
+            t = _place(self.arrays[name], device, self.loc, name in self.bf16)
+        except Exception as exc:
+            raise _PlacementError from exc
         if ref.get("requires_grad"):
             t.requires_grad_(True)
         self.done[name] = t
         return t
+
+
+class _PlacementError(Exception):
+    """Carries an error raised while placing a tensor, so it is not taken for corrupt data."""
 
 
 def _hashable(key: Any) -> Any:
