@@ -24,8 +24,8 @@ import pytest
 
 import lucid
 from lucid.models import create_model
-from lucid.models.train import artifacts, main
-from lucid.models.train.loop import _Interrupt
+from lucid.models.train import checkpoint, main
+from lucid.models.train.loop import PAUSE_ENV, _Interrupt
 
 pytest.importorskip("lucid.optim")
 pytest.importorskip("lucid.data")
@@ -209,13 +209,13 @@ def test_a_failed_save_leaves_the_old_checkpoint(
 
     monkeypatch.setattr(ser, "_write_payload", half_then_fail)
     with pytest.raises(OSError, match="No space left"):
-        artifacts.save_checkpoint(path, model, opt, None, artifacts.RunState(epoch=9))
+        checkpoint.save_checkpoint(path, model, opt, None, checkpoint.RunState(epoch=9))
     assert path.read_bytes() == before
     assert sorted(p.name for p in out.iterdir()) == [
         "best.safetensors", "curves.png", "last.safetensors", "metrics.jsonl"
     ]  # fmt: skip
     monkeypatch.setattr(ser, "_write_payload", real)
-    artifacts.save_checkpoint(path, model, opt, None, artifacts.RunState(epoch=9))
+    checkpoint.save_checkpoint(path, model, opt, None, checkpoint.RunState(epoch=9))
     assert lucid.load(path)["epoch"] == 9
 
 
@@ -257,7 +257,7 @@ def test_ctrl_c_stops_after_saving_with_exit_code_130(mnist_small: Path, tmp_pat
     assert "saved" in stdout and "--resume" in stdout
     ckpt = lucid.load(out / "last.safetensors")
     done = len(_rows(out))
-    assert done >= 1 and ckpt["epoch"] == done  # the interrupted epoch restarts on --resume
+    assert done >= 1 and ckpt["epoch"] == done  # finished epochs; --resume goes on mid-epoch
     create_model("lenet5").load_state_dict(ckpt["model"])
 
 
@@ -299,3 +299,85 @@ def test_python_dash_m_runs_the_command() -> None:
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: lucid-train")
+
+
+# -- exact resume, kills during the commit, refusals ------------------------------------------
+
+# 200 images at batch 64: 4 steps per epoch, the last of 8 images; 2 epochs.
+RESUME_RUN = ("--subset", "200", "--epochs", "2", "--seed", "5")
+SCHEDULES = {"onecycle": ("--scheduler", "onecycle"),
+             "none": ("--scheduler", "none", "--lr", "0.02")}  # fmt: skip
+
+
+def _cli(data: Path, out: Path, *extra: str) -> list[str]:
+    return ["lenet5", "--data-root", str(data), "--output", str(out), "--no-progress", *extra]
+
+
+def _signal_at(point: str, sig: int, argv: list[str]) -> tuple[int, str, str]:
+    """Run lucid-train in a child process, paused by the test hook at ``point``; send ``sig``."""
+    cmd = [sys.executable, "-m", "lucid.models.train", *argv]
+    proc = subprocess.Popen(cmd, env={**_env(), PAUSE_ENV: point}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:  # ends at EOF if the child exits without pausing
+            seen.append(line)
+            if f"paused at {point}" in line:
+                proc.send_signal(sig)
+                break
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, stdout, "".join(seen) + stderr
+
+
+@pytest.fixture(scope="module")
+def straight_runs(mnist_small: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """An uninterrupted run per schedule: what every interrupted-and-resumed run must equal."""
+    runs = {}
+    for name, schedule in SCHEDULES.items():
+        out = tmp_path_factory.mktemp(f"straight-{name}")
+        assert main(_cli(mnist_small, out, *RESUME_RUN, *schedule)) == 0
+        runs[name] = out
+    return runs
+
+
+def _assert_same_run(expected: Path, got: Path) -> None:
+    """Bit-for-bit the same weights (last and best) and the same metrics, epochs 1..E once."""
+    for name in ("last", "best"):
+        wa, wb = _weights(expected / f"{name}.safetensors"), _weights(got / f"{name}.safetensors")
+        assert wa.keys() == wb.keys()
+        for k in wa:
+            np.testing.assert_array_equal(wa[k], wb[k], err_msg=f"{name}: {k}")
+    a, b = _rows(expected), _rows(got)
+    assert [r["epoch"] for r in b] == [r["epoch"] for r in a] == [1, 2]
+    for key in ("train_loss", "train_acc", "test_loss", "test_acc", "lr"):
+        assert [r[key] for r in a] == [r[key] for r in b], key
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES)
+@pytest.mark.parametrize(
+    ("point", "done", "step"),
+    [("step@2", 0, 2), ("step@4", 0, 4), ("epoch-end@1", 1, 0), ("step@7", 1, 3)],
+    ids=["mid-epoch", "last-step-of-epoch", "between-epochs", "mid-epoch-2"],
+)
+def test_ctrl_c_anywhere_then_resume_ends_with_the_same_weights(
+    mnist_small: Path, tmp_path: Path, straight_runs: dict[str, Path], schedule: str,
+    point: str, done: int, step: int,
+) -> None:  # fmt: skip
+    """A real SIGINT to a real process at an exact step, then --resume: bit for bit the same
+    final weights and metrics as the uninterrupted run (OneCycle would also fail to step past
+    its end if a resumed epoch replayed steps it had done)."""
+    argv = _cli(mnist_small, tmp_path / "run", *RESUME_RUN, *SCHEDULES[schedule])
+    code, stdout, stderr = _signal_at(point, signal.SIGINT, argv)
+    assert code == 130, (stdout, stderr)
+    assert "Traceback" not in stderr and "--resume" in stdout
+    ckpt = lucid.load(tmp_path / "run" / "last.safetensors")
+    assert (ckpt["epoch"], ckpt["progress"]["step"]) == (done, step)
+    metrics = tmp_path / "run" / "metrics.jsonl"
+    assert (len(_rows(tmp_path / "run")) if metrics.exists() else 0) == done
+    assert main([*argv, "--resume"]) == 0
+    _assert_same_run(straight_runs[schedule], tmp_path / "run")

@@ -1,4 +1,4 @@
-"""What a ``lucid-train`` run leaves behind: metrics (JSON lines), checkpoints, a plot."""
+"""What a ``lucid-train`` run leaves in ``--output``: the folder, metrics (JSON lines), a plot."""
 
 from __future__ import annotations
 
@@ -6,18 +6,13 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import lucid
+from lucid.models.train.errors import TrainError
 
-
-@dataclass
-class RunState:
-    epoch: int = 0
-    best_acc: float = 0.0
-    total_epochs: int = 0  # the run's --epochs: a per-step schedule's length depends on it
+# The files a run writes into --output; --overwrite removes them (and nothing else).
+RUN_FILES = ("metrics.jsonl", "last.safetensors", "best.safetensors", "curves.png")
 
 
 def progress(total: int, desc: str, disabled: bool) -> Any:
@@ -27,59 +22,65 @@ def progress(total: int, desc: str, disabled: bool) -> Any:
                 file=sys.stdout, mininterval=0.5)  # fmt: skip
 
 
+def check_output(out: Path, resume: bool, overwrite: bool) -> None:
+    """Refuse an --output the run can't use; create it. Nothing in it is changed yet."""
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"--output {out} is a file, not a folder; pass a folder")
+    held = [name for name in RUN_FILES if (out / name).exists()]
+    if held and not (resume or overwrite):
+        raise TrainError(f"--output {out} already holds a run ({', '.join(held)}); continue "
+                         "it with --resume or replace it with --overwrite")  # fmt: skip
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".lucid-train-", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise TrainError(f"--output {out} is not writable ({exc.strerror or exc}); pass a "
+                         "folder you can write to") from None  # fmt: skip
+
+
+def clear_run(out: Path) -> None:
+    """Remove a previous run's files (what --overwrite asks for)."""
+    for name in RUN_FILES:
+        (out / name).unlink(missing_ok=True)
+
+
 def append_metrics(path: Path, row: dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(row) + "\n")
 
 
-def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunState,
-                    loader_rng: Any = None) -> None:  # fmt: skip
-    """Model, optimizer and scheduler state in one safetensors file (written atomically).
+def restore_metrics(path: Path, rows: list[dict[str, Any]], epochs: int) -> list[dict[str, Any]]:
+    """Rewrite ``path`` to the rows of epochs 1..``epochs`` exactly once; return them.
 
-    ``loader_rng`` is the training loader's shuffle state where the next epoch starts, so a
-    resumed run sees the same batches as an uninterrupted one.
+    ``rows`` are the checkpoint's; a checkpoint that does not keep them (an older lucid-train)
+    keeps the file's first row of each of those epochs instead.
     """
-    payload = {
-        "model": model.state_dict(),
-        "optimizer": opt.state_dict(),
-        "scheduler": _scheduler_state(sched),
-        "epoch": state.epoch,
-        "best_acc": state.best_acc,
-        "total_epochs": state.total_epochs,
-        "rng_state": lucid.random.get_rng_state(),
-        "loader_rng": loader_rng,
-    }
-    lucid.save(payload, path)
+    if len(rows) != epochs:
+        rows = _first_rows(path, epochs)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return rows
 
 
-def _scheduler_state(sched: Any) -> Any:
-    if sched is None:
-        return None
-    return {k: v for k, v in sched.state_dict().items() if not callable(v)}
-
-
-def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
-                    loader_rng: Any = None, total_epochs: int = 0) -> RunState:  # fmt: skip
-    if not path.exists():
-        raise FileNotFoundError(f"--resume: no checkpoint at {path}")
-    payload = lucid.load(path, map_location=device)
-    planned = payload.get("total_epochs") or 0
-    if sched is not None and planned and planned != total_epochs:
-        raise ValueError(
-            f"--resume: the checkpoint's learning-rate schedule spans {planned} epochs, not "
-            f"{total_epochs}; resume with --epochs {planned} (or start a new run in another "
-            "--output folder)"
-        )
-    model.load_state_dict(payload["model"])
-    opt.load_state_dict(payload["optimizer"])
-    if sched is not None and payload.get("scheduler") is not None:
-        sched.load_state_dict(payload["scheduler"])
-    if payload.get("rng_state") is not None:
-        lucid.random.set_rng_state(payload["rng_state"])
-    if loader_rng is not None and payload.get("loader_rng") is not None:
-        loader_rng.set_state(payload["loader_rng"])
-    return RunState(epoch=int(payload["epoch"]), best_acc=float(payload["best_acc"]),
-                    total_epochs=total_epochs)  # fmt: skip
+def _first_rows(path: Path, epochs: int) -> list[dict[str, Any]]:
+    by_epoch: dict[int, dict[str, Any]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:  # a line cut short by a kill
+            continue
+        if isinstance(row, dict) and row.get("epoch") in range(1, epochs + 1):
+            by_epoch.setdefault(row["epoch"], row)
+    return [by_epoch[e] for e in sorted(by_epoch)]
 
 
 def plot_metrics(metrics: Path, out: Path) -> bool:

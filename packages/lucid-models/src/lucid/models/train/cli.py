@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lucid.models import list_models
+from lucid.models.train.errors import one_line
 from lucid.models.train.loop import TrainConfig, train
 
 DATASETS = ("mnist", "fashion-mnist", "cifar10", "cifar100")
@@ -15,10 +16,21 @@ OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop", "lion")
 SCHEDULERS = ("none", "step", "cosine", "onecycle", "warmup-cosine")
 
 
+_EPILOG = (
+    "Each finished epoch saves <output>/last.safetensors (and best.safetensors when its test "
+    "accuracy is the best so far), then appends its row to metrics.jsonl. Ctrl-C stops after "
+    "the current step and saves last.safetensors too (exit code 130). --resume continues "
+    "exactly where the run stopped, mid-epoch or between epochs: the final weights are bit "
+    "for bit those of an uninterrupted run with the same settings and seed, and metrics.jsonl "
+    "is rewritten to the checkpoint's epochs."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="lucid-train",
         description="Train a lucid.models model on MNIST, FashionMNIST, CIFAR-10 or CIFAR-100.",
+        epilog=_EPILOG,
     )
     p.add_argument("model", help=f"registered model name, e.g. lenet5 ({len(list_models())} known;"
                    " --list-models shows them)", nargs="?")  # fmt: skip
@@ -40,8 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="cpu, mlx, mlx:cpu, mlx:gpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
-    p.add_argument("--output", type=Path, default=Path("runs"), help="output folder")
-    p.add_argument("--resume", action="store_true", help="continue from <output>/last.safetensors")
+    p.add_argument("--output", type=Path, default=Path("runs"),
+                   help="output folder (default runs); one that already holds a run is "
+                   "refused unless --resume or --overwrite is given")  # fmt: skip
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the run in --output from its last.safetensors, with the "
+                       "same settings (a different one is refused)")  # fmt: skip
+    again.add_argument("--overwrite", action="store_true",
+                       help="replace the run in --output (its metrics.jsonl, last/best "
+                       "checkpoints and curves.png)")  # fmt: skip
     p.add_argument("--subset", type=int, default=None, help="use only the first N training images")
     p.add_argument("--augment", action="store_true", help="random crop + flip (CIFAR)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -67,9 +87,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k != "list_models"})
     try:
         return train(config)
-    except FileNotFoundError as exc:
-        print(f"lucid-train: error: {exc}", file=sys.stderr)
-        return 1
-    except ValueError as exc:  # an inconsistent --resume
-        print(f"lucid-train: error: {exc}", file=sys.stderr)
+    except ValueError as exc:  # a TrainError: a setting, folder or checkpoint it can't use
+        print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:  # missing data, a full disk
+        print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)
+        return 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import signal
 import sys
 import time
@@ -17,7 +18,18 @@ import lucid.nn.functional as F
 from lucid import optim
 from lucid.models import create_model
 from lucid.models.train import artifacts
+from lucid.models.train.checkpoint import (
+    EpochProgress,
+    RunState,
+    load_checkpoint,
+    run_settings,
+    save_checkpoint,
+)
 from lucid.models.train.data import in_channels, loaders, num_classes
+from lucid.models.train.errors import TrainError, one_line
+
+# A test hook (see _pause_point): tests signal a real lucid-train process at an exact point.
+PAUSE_ENV = "LUCID_TRAIN_TEST_PAUSE"
 
 
 @dataclass
@@ -37,6 +49,7 @@ class TrainConfig:
     workers: int = 0
     output: Path = Path("runs")
     resume: bool = False
+    overwrite: bool = False
     subset: int | None = None
     augment: bool = False
     no_progress: bool = False
@@ -141,19 +154,14 @@ def blas_threads(requested: int | None, n_params: int) -> Iterator[int | None]:
 
 
 def train(cfg: TrainConfig) -> int:
+    _check_config(cfg)
     lucid.manual_seed(cfg.seed)
     train_loader, test_loader = loaders(cfg)
     model = create_model(cfg.model, num_classes=num_classes(cfg.dataset),
                          in_channels=in_channels(cfg.dataset)).to(cfg.device)  # fmt: skip
     opt = make_optimizer(cfg, model.parameters())
     sched = make_scheduler(cfg, opt, len(train_loader))
-    cfg.output.mkdir(parents=True, exist_ok=True)
-    state = artifacts.RunState(total_epochs=cfg.epochs)
-    if cfg.resume:
-        state = artifacts.load_checkpoint(cfg.output / "last.safetensors", model, opt, sched,
-                                          cfg.device, train_loader.generator,
-                                          cfg.epochs)  # fmt: skip
-        print(f"resumed from epoch {state.epoch} (best test accuracy {state.best_acc:.4f})")
+    state = _start_state(cfg, model, opt, sched, train_loader)
     n_params = sum(p.numel() for p in model.parameters())
     with blas_threads(cfg.threads, n_params) as threads:
         print(f"{cfg.model}: {n_params:,} parameters; {cfg.dataset}: "
@@ -162,55 +170,112 @@ def train(cfg: TrainConfig) -> int:
         return _train_epochs(cfg, model, opt, sched, train_loader, test_loader, state)
 
 
+def _check_config(cfg: TrainConfig) -> None:
+    """Refuse what the run can't use before anything is loaded or written."""
+    for flag, value in (("--epochs", cfg.epochs), ("--batch-size", cfg.batch_size),
+                        ("--subset", cfg.subset or 1)):  # fmt: skip
+        if value < 1:
+            raise TrainError(f"{flag} must be at least 1, got {value}")
+    if cfg.resume and cfg.overwrite:
+        raise TrainError("--resume continues the run in --output and --overwrite replaces it; "
+                         "pass one of them")  # fmt: skip
+    try:
+        lucid.zeros(1, device=cfg.device)
+    except (RuntimeError, ValueError) as exc:  # lucid.backends.DeviceError and malformed names
+        raise TrainError(f"--device {cfg.device!r}: {one_line(exc)}") from None
+    artifacts.check_output(cfg.output, cfg.resume, cfg.overwrite)
+
+
+def _start_state(cfg: TrainConfig, model: Any, opt: Any, sched: Any, loader: Any) -> RunState:
+    """A new run's state (a previous run's files removed), or the checkpoint's with --resume."""
+    fresh = RunState(total_epochs=cfg.epochs,
+                     settings=run_settings(cfg, len(loader), _size(loader)))  # fmt: skip
+    if not cfg.resume:
+        artifacts.clear_run(cfg.output)  # only --overwrite lets a previous run get this far
+        return fresh
+    state = load_checkpoint(cfg.output / "last.safetensors", model, opt, sched, cfg.device,
+                            loader.generator, fresh)  # fmt: skip
+    state.metrics = artifacts.restore_metrics(cfg.output / "metrics.jsonl", state.metrics,
+                                              state.epoch)  # fmt: skip
+    step = state.progress.step
+    where = f"epoch {state.epoch + 1}, step {step} of {len(loader)}" if step else (
+        f"the end of epoch {state.epoch}")  # fmt: skip
+    print(f"resumed at {where} (best test accuracy {state.best_acc:.4f})")
+    return state
+
+
 def _size(loader: Any) -> int:
     return len(loader.dataset)
 
 
 def _train_epochs(cfg: TrainConfig, model: Any, opt: Any, sched: Any, train_loader: Any,
-                  test_loader: Any, state: artifacts.RunState) -> int:  # fmt: skip
-    loader_rng = train_loader.generator
+                  test_loader: Any, state: RunState) -> int:  # fmt: skip
+    last = cfg.output / "last.safetensors"
     with _Interrupt() as stop:
         for epoch in range(state.epoch + 1, cfg.epochs + 1):
             if stop.is_set():  # Ctrl-C during the last evaluation or save: epoch - 1 is saved
-                print(f"stopped after epoch {epoch - 1}; saved {cfg.output / 'last.safetensors'}"
-                      " (continue with --resume)")  # fmt: skip
+                print(f"stopped after epoch {epoch - 1}; saved {last} (continue with --resume)")
                 return 130
-            # the shuffle state at the epoch's start: a run stopped mid-epoch replays its order
-            epoch_rng = loader_rng.get_state()
-            row = _run_epoch(cfg, epoch, model, opt, sched, train_loader, stop)
+            state.epoch_rng = train_loader.generator.get_state()  # this epoch's order
+            previous_best = state.best_acc
+            _run_epoch(cfg, epoch, model, opt, sched, train_loader, state.progress, stop)
             if stop.is_set():
-                artifacts.save_checkpoint(cfg.output / "last.safetensors", model, opt, sched,
-                                          state, epoch_rng)  # fmt: skip
-                print(f"stopped during epoch {epoch}; saved {cfg.output / 'last.safetensors'} "
-                      f"(resume with --resume: epoch {epoch} restarts)")  # fmt: skip
+                save_checkpoint(last, model, opt, sched, state)
+                print(
+                    f"stopped during epoch {epoch} after step {state.progress.step} of "
+                    f"{len(train_loader)}; saved {last} (--resume goes on from there)"
+                )
                 return 130
-            row["test_loss"], row["test_acc"] = evaluate(model, test_loader, cfg.device)
-            state.epoch = epoch
-            is_best = row["test_acc"] > state.best_acc
-            state.best_acc = max(state.best_acc, row["test_acc"])
-            artifacts.append_metrics(cfg.output / "metrics.jsonl", row)
-            next_rng = loader_rng.get_state()
-            artifacts.save_checkpoint(cfg.output / "last.safetensors", model, opt, sched, state,
-                                      next_rng)  # fmt: skip
-            if is_best:
-                artifacts.save_checkpoint(cfg.output / "best.safetensors", model, opt, sched,
-                                          state, next_rng)  # fmt: skip
-            print(f"epoch {epoch}: train loss {row['train_loss']:.4f} acc {row['train_acc']:.4f}"
-                  f" | test loss {row['test_loss']:.4f} acc {row['test_acc']:.4f} | "
-                  f"{row['epoch_time_s']:.1f}s, {row['images_per_s']:.0f} img/s")  # fmt: skip
+            row = _end_epoch(cfg, epoch, model, opt, train_loader, test_loader, state)
+            _commit(cfg, model, opt, sched, state, row["test_acc"] > previous_best, stop)
+            _pause_point("epoch-end", epoch, stop)
     artifacts.plot_metrics(cfg.output / "metrics.jsonl", cfg.output / "curves.png")
-    print(f"test accuracy: {state.best_acc if cfg.epochs else 0.0:.4f} (best); "
-          f"outputs in {cfg.output}/")  # fmt: skip
+    print(f"test accuracy: {state.best_acc:.4f} (best); outputs in {cfg.output}/")
     return 0
 
 
+def _end_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, train_loader: Any,
+               test_loader: Any, state: RunState) -> dict[str, Any]:  # fmt: skip
+    """Evaluate a finished epoch and make ``state`` the one to commit; return its row."""
+    row = _epoch_row(epoch, state.progress, opt)
+    row["test_loss"], row["test_acc"] = evaluate(model, test_loader, cfg.device)
+    state.epoch, state.best_acc = epoch, max(state.best_acc, row["test_acc"])
+    state.progress, state.epoch_rng = EpochProgress(), train_loader.generator.get_state()
+    state.metrics.append(row)
+    print(f"epoch {epoch}: train loss {row['train_loss']:.4f} acc {row['train_acc']:.4f}"
+          f" | test loss {row['test_loss']:.4f} acc {row['test_acc']:.4f} | "
+          f"{row['epoch_time_s']:.1f}s, {row['images_per_s']:.0f} img/s")  # fmt: skip
+    return row
+
+
+def _commit(cfg: TrainConfig, model: Any, opt: Any, sched: Any, state: RunState, is_best: bool,
+            stop: _Interrupt) -> None:  # fmt: skip
+    """Save a finished epoch: best, then last (the commit point), then its metrics row.
+
+    A kill before last is replaced redoes the epoch on --resume (the same steps, so the same
+    best); a kill after it leaves the rows that --resume writes back into metrics.jsonl.
+    """
+    epoch = state.epoch
+    if is_best:
+        save_checkpoint(cfg.output / "best.safetensors", model, opt, sched, state)
+        _pause_point("saved-best", epoch, stop)
+    save_checkpoint(cfg.output / "last.safetensors", model, opt, sched, state)
+    _pause_point("saved-last", epoch, stop)
+    artifacts.append_metrics(cfg.output / "metrics.jsonl", state.metrics[-1])
+
+
 def _run_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, sched: Any, loader: Any,
-               stop: _Interrupt) -> dict[str, Any]:  # fmt: skip
-    bar = artifacts.progress(len(loader), f"epoch {epoch}/{cfg.epochs}", cfg.no_progress)
+               progress: EpochProgress, stop: _Interrupt) -> None:  # fmt: skip
+    """Train epoch ``epoch`` on from step ``progress.step`` (done before a --resume)."""
+    steps = len(loader)
+    bar = artifacts.progress(steps, f"epoch {epoch}/{cfg.epochs}", cfg.no_progress)
+    bar.update(progress.step)
     model.train()
-    start = time.perf_counter()
-    loss_sum, correct, seen = 0.0, 0, 0
-    for x, y in loader:
+    batches = iter(loader)
+    for _ in range(progress.step):  # the loader draws the same order and per-batch seeds
+        next(batches)
+    start = time.perf_counter() - progress.elapsed_s
+    for x, y in batches:
         x, y = x.to(cfg.device), y.to(cfg.device)
         logits = model(x)
         loss = F.cross_entropy(logits, y)
@@ -220,22 +285,44 @@ def _run_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, sched: Any, l
         if sched is not None:
             sched.step()
         n = y.shape[0]
-        loss_sum += loss.item() * n
-        correct += int((logits.argmax(1) == y).sum().item())
-        seen += n
-        elapsed = time.perf_counter() - start
+        progress.step += 1
+        progress.loss_sum += loss.item() * n
+        progress.correct += int((logits.argmax(1) == y).sum().item())
+        progress.seen += n
+        progress.elapsed_s = time.perf_counter() - start
         bar.update(1)
-        bar.set_postfix(loss=f"{loss_sum / seen:.4f}", acc=f"{correct / seen:.4f}",
-                        img_s=f"{seen / max(elapsed, 1e-9):.0f}", refresh=False)  # fmt: skip
+        bar.set_postfix(loss=f"{progress.loss_sum / progress.seen:.4f}",
+                        acc=f"{progress.correct / progress.seen:.4f}",
+                        img_s=f"{progress.seen / max(progress.elapsed_s, 1e-9):.0f}",
+                        refresh=False)  # fmt: skip
+        _pause_point("step", (epoch - 1) * steps + progress.step, stop)
         if stop.is_set():
             break
     bar.close()
-    elapsed = time.perf_counter() - start
+
+
+def _epoch_row(epoch: int, progress: EpochProgress, opt: Any) -> dict[str, Any]:
     return {
         "epoch": epoch,
-        "train_loss": loss_sum / max(seen, 1),
-        "train_acc": correct / max(seen, 1),
+        "train_loss": progress.loss_sum / max(progress.seen, 1),
+        "train_acc": progress.correct / max(progress.seen, 1),
         "lr": opt.param_groups[0]["lr"],
-        "epoch_time_s": elapsed,
-        "images_per_s": seen / max(elapsed, 1e-9),
+        "epoch_time_s": progress.elapsed_s,
+        "images_per_s": progress.seen / max(progress.elapsed_s, 1e-9),
     }
+
+
+def _pause_point(where: str, n: int, stop: _Interrupt) -> None:
+    """Test hook: with ``LUCID_TRAIN_TEST_PAUSE=<where>@<n>`` set, wait here for a signal.
+
+    The run prints ``paused at <where>@<n>`` to stderr and waits (60 s at most) until a Ctrl-C
+    comes, so a test can signal a real process at an exact point: ``step@k`` after the run's
+    k-th optimizer step, ``saved-best@e`` and ``saved-last@e`` inside epoch e's commit (after
+    that file is saved), ``epoch-end@e`` once epoch e is committed and printed.
+    """
+    if os.environ.get(PAUSE_ENV) != f"{where}@{n}":
+        return
+    print(f"lucid-train: test hook: paused at {where}@{n}", file=sys.stderr, flush=True)
+    deadline = time.monotonic() + 60
+    while not stop.is_set() and time.monotonic() < deadline:
+        time.sleep(0.01)
