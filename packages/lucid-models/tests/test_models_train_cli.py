@@ -274,6 +274,7 @@ def test_missing_data_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFix
     assert err.startswith("lucid-train: error: no mnist data in")
     assert str(missing) in err and "train-images-idx3-ubyte" in err
     assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()  # nothing created for a run that could not start
 
 
 def test_missing_model_name_and_list_models(capsys: pytest.CaptureFixture[str]) -> None:
@@ -381,3 +382,176 @@ def test_ctrl_c_anywhere_then_resume_ends_with_the_same_weights(
     assert (len(_rows(tmp_path / "run")) if metrics.exists() else 0) == done
     assert main([*argv, "--resume"]) == 0
     _assert_same_run(straight_runs[schedule], tmp_path / "run")
+
+
+@pytest.mark.parametrize("point", ["saved-last@1", "saved-best@2", "saved-last@2"])
+def test_kill_9_during_the_commit_then_resume_has_each_epoch_once(
+    mnist_small: Path, tmp_path: Path, straight_runs: dict[str, Path], point: str
+) -> None:
+    """SIGKILL inside an epoch's commit (after best or last is replaced, before the metrics row
+    is appended), then --resume: metrics.jsonl has epochs 1, 2 once and the weights are the
+    uninterrupted run's."""
+    straight = straight_runs["onecycle"]
+    assert _rows(straight)[1]["test_acc"] > _rows(straight)[0]["test_acc"]  # epoch 2 saves best
+    argv = _cli(mnist_small, tmp_path / "run", *RESUME_RUN, *SCHEDULES["onecycle"])
+    code, stdout, stderr = _signal_at(point, signal.SIGKILL, argv)
+    assert code == -signal.SIGKILL, (stdout, stderr)
+    assert main([*argv, "--resume"]) == 0
+    _assert_same_run(straight, tmp_path / "run")
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("lucid-train: error: "), err
+    return err
+
+
+@pytest.fixture(scope="module")
+def one_epoch_run(mnist_small: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("one-epoch")
+    assert main(_cli(mnist_small, out, "--subset", "200", "--scheduler", "none")) == 0
+    return out
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("--batch-size", "32"), "--batch-size 64, not --batch-size 32"),
+        (("--subset", "128"), "200 training images (--subset), not 128 training images"),
+        (("--optimizer", "adam"), "--optimizer sgd, not --optimizer adam"),
+        (("--lr", "0.1"), "--lr 0.05, not --lr 0.1"),
+        (("--momentum", "0.5"), "--momentum 0.9, not --momentum 0.5"),
+        (("--scheduler", "cosine"), "--scheduler none, not --scheduler cosine"),
+        (("--model", "lenet5_classic"), "model lenet5, not model lenet5_classic"),
+    ],
+)
+def test_resume_refuses_a_different_setting_and_changes_nothing(
+    mnist_small: Path, tmp_path: Path, one_epoch_run: Path, capsys: pytest.CaptureFixture[str],
+    change: tuple[str, str], message: str,
+) -> None:  # fmt: skip
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("last.safetensors", "metrics.jsonl"):
+        (out / name).write_bytes((one_epoch_run / name).read_bytes())
+    argv = _cli(mnist_small, out, "--subset", "200", "--scheduler", "none", "--epochs", "2")
+    if change[0] == "--model":  # lenet5_classic has lenet5's keys and shapes: only the name differs
+        argv[0] = change[1]
+    else:
+        argv += change
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 2
+    err = _one_error_line(capsys)
+    assert message in err and str(out / "last.safetensors") in err, err
+    for name in ("last.safetensors", "metrics.jsonl"):
+        assert (out / name).read_bytes() == (one_epoch_run / name).read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["last.safetensors", "metrics.jsonl"]
+
+
+def test_an_output_with_a_run_needs_resume_or_overwrite(
+    mnist_small: Path, tmp_path: Path, one_epoch_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    for p in one_epoch_run.iterdir():
+        (out / p.name).write_bytes(p.read_bytes())
+    argv = _cli(mnist_small, out, "--subset", "200", "--scheduler", "none", "--seed", "1")
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = _one_error_line(capsys)
+    assert f"--output {out} already holds a run" in err
+    assert "--resume" in err and "--overwrite" in err
+    for p in one_epoch_run.iterdir():
+        assert (out / p.name).read_bytes() == p.read_bytes(), p.name
+
+    assert main([*argv, "--overwrite"]) == 0  # a new run with another seed replaces the old
+    assert [r["epoch"] for r in _rows(out)] == [1]
+    assert _rows(out)[0]["train_loss"] != _rows(one_epoch_run)[0]["train_loss"]
+    assert lucid.load(out / "best.safetensors")["settings"]["seed"] == 1
+    with pytest.raises(SystemExit) as exc:  # argparse: the two flags exclude each other
+        main([*argv, "--overwrite", "--resume"])
+    assert exc.value.code == 2
+
+
+def _corrupt(out: Path) -> None:
+    path = out / "last.safetensors"
+    path.write_bytes(path.read_bytes()[:1000])  # cut short: header and data truncated
+
+
+def _garbage(out: Path) -> None:
+    (out / "last.safetensors").write_bytes(b"\x00" * 8 + b"not a checkpoint")
+
+
+def _flip_header(out: Path) -> None:
+    path = out / "last.safetensors"
+    data = bytearray(path.read_bytes())
+    data[9] ^= 0xFF  # a byte inside the JSON header
+    path.write_bytes(bytes(data))
+
+
+def _no_settings_other_model(out: Path) -> None:
+    """An older checkpoint (no settings kept) of another architecture."""
+    payload = lucid.load(out / "last.safetensors")
+    del payload["settings"]
+    payload["model"] = create_model("lenet1").state_dict()
+    lucid.save(payload, out / "last.safetensors")
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (_corrupt, "is not a readable checkpoint"),
+        (_garbage, "is not a readable checkpoint"),
+        (_flip_header, "is not a readable checkpoint"),
+        (_no_settings_other_model, "does not fit this run"),
+    ],
+    ids=["truncated", "garbage", "flipped-header-byte", "another-model"],
+)
+def test_resume_from_a_damaged_checkpoint_is_one_line(
+    mnist_small: Path, tmp_path: Path, one_epoch_run: Path, capsys: pytest.CaptureFixture[str],
+    damage: Any, message: str,
+) -> None:  # fmt: skip
+    out = tmp_path / "run"
+    out.mkdir()
+    for name in ("last.safetensors", "metrics.jsonl"):
+        (out / name).write_bytes((one_epoch_run / name).read_bytes())
+    damage(out)
+    capsys.readouterr()
+    argv = _cli(mnist_small, out, "--subset", "200", "--scheduler", "none", "--epochs", "2")
+    assert main([*argv, "--resume"]) == 2
+    err = _one_error_line(capsys)
+    assert message in err and "--overwrite" in err, err
+    assert (out / "metrics.jsonl").read_bytes() == (one_epoch_run / "metrics.jsonl").read_bytes()
+
+
+def _unwritable_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    if os.access(folder, os.W_OK):  # root writes anywhere: a folder no one can write to
+        return Path("/proc/self")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--device", "nosuch"], "--device 'nosuch': unknown device 'nosuch'"),
+        (["--epochs", "0"], "--epochs must be at least 1, got 0"),
+        (["--epochs", "-3"], "--epochs must be at least 1, got -3"),
+        (["--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+        (["--output", "{tmp}/a-file"], "is a file, not a folder"),
+        (["--output", "{tmp}/a-file/run"], "a-file is a file); pass a folder"),
+        (["--output", "{unwritable}/run"], "is not writable (no write permission on"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_2(
+    mnist_small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str],
+    message: str,
+) -> None:  # fmt: skip
+    (tmp_path / "a-file").write_text("not a folder")
+    unwritable = str(_unwritable_folder(tmp_path))
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{unwritable}", unwritable) for a in argv]
+    base = _cli(mnist_small, tmp_path / "run", "--subset", "200")
+    assert main([*base, *argv]) == 2
+    assert message in _one_error_line(capsys)
+    assert not (tmp_path / "run").exists()  # refused before anything was written

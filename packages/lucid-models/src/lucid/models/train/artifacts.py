@@ -23,25 +23,25 @@ def progress(total: int, desc: str, disabled: bool) -> Any:
 
 
 def check_output(out: Path, resume: bool, overwrite: bool) -> None:
-    """Refuse an --output the run can't use; create it. Nothing in it is changed yet."""
+    """Refuse an --output the run can't use, before anything is created or changed."""
     if out.exists() and not out.is_dir():
         raise TrainError(f"--output {out} is a file, not a folder; pass a folder")
     held = [name for name in RUN_FILES if (out / name).exists()]
     if held and not (resume or overwrite):
         raise TrainError(f"--output {out} already holds a run ({', '.join(held)}); continue "
                          "it with --resume or replace it with --overwrite")  # fmt: skip
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=out, prefix=".lucid-train-", suffix=".tmp")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise TrainError(f"--output {out} is not writable ({exc.strerror or exc}); pass a "
-                         "folder you can write to") from None  # fmt: skip
+    folder = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not folder.is_dir():
+        raise TrainError(f"--output {out} is not writable ({folder} is a file); pass a folder "
+                         "you can write to")  # fmt: skip
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise TrainError(f"--output {out} is not writable (no write permission on {folder}); "
+                         "pass a folder you can write to")  # fmt: skip
 
 
-def clear_run(out: Path) -> None:
-    """Remove a previous run's files (what --overwrite asks for)."""
+def start_run(out: Path) -> None:
+    """Create ``out``, removing a previous run's files (what --overwrite asks for)."""
+    out.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:
         (out / name).unlink(missing_ok=True)
 

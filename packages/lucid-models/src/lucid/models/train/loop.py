@@ -191,7 +191,7 @@ def _start_state(cfg: TrainConfig, model: Any, opt: Any, sched: Any, loader: Any
     fresh = RunState(total_epochs=cfg.epochs,
                      settings=run_settings(cfg, len(loader), _size(loader)))  # fmt: skip
     if not cfg.resume:
-        artifacts.clear_run(cfg.output)  # only --overwrite lets a previous run get this far
+        artifacts.start_run(cfg.output)  # only --overwrite lets a previous run get this far
         return fresh
     state = load_checkpoint(cfg.output / "last.safetensors", model, opt, sched, cfg.device,
                             loader.generator, fresh)  # fmt: skip
