@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,10 +111,24 @@ def _shape(size: Sequence[Any]) -> tuple[int, ...]:
         size = size[0]
     if len(size) == 1 and hasattr(size[0], "shape") and not isinstance(size[0], int):
         size = tuple(size[0])
-    shape = tuple(int(s) for s in size)
+    shape = tuple(_dim_size(s, i) for i, s in enumerate(size))
     if any(s < 0 for s in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
     return shape
+
+
+def _dim_size(s: Any, pos: int) -> int:
+    """An int size (ints, numpy ints, 0-d int tensors); floats, bools and strings are refused
+    as torch refuses them."""
+    try:
+        if isinstance(s, (bool, np.bool_)):
+            raise TypeError
+        return operator.index(s)
+    except TypeError:
+        raise TypeError(
+            f"argument 'size' must be tuple of ints, but found element of type "
+            f"{type(s).__name__} at pos {pos}"
+        ) from None
 
 
 def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: bool) -> Any:

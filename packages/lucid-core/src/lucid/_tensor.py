@@ -302,8 +302,13 @@ class Tensor(TensorMethods):
     def clone(self) -> Tensor:
         return _ops.clone(self)
 
-    def contiguous(self) -> Tensor:
-        return self
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        """``self``, or a copy where ``self`` is a view whose layout is not row-major (a
+        transposed or strided view), so that ``view`` works on the result as in torch."""
+        strides = _ops.shape.layout_strides(self)
+        if strides is None or _ops.shape.is_contiguous_layout(self.shape, strides):
+            return self
+        return self.clone()
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""

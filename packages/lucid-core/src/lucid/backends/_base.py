@@ -62,6 +62,12 @@ class Backend:
         """A copy that no other array shares memory with (immutable arrays may return arr)."""
         return arr
 
+    def strides(self, arr: Any) -> tuple[int, ...] | None:
+        """``arr``'s strides in elements where the backend shows its memory layout (NumPy's
+        ``arr.strides`` in bytes, divided by the item size), else None."""
+        raw = getattr(arr, "strides", None)
+        return None if raw is None else tuple(s // arr.itemsize for s in raw)
+
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
         return arr.astype(self.native_dtype(dtype))
 

@@ -95,6 +95,9 @@ class Unbind(Function):
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing ``dim``; dtypes promote as in torch."""
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's type

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -175,7 +176,59 @@ def view(a: Tensor, *shape: Any) -> Tensor:
     """
     if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
         return _view_as_dtype(a, shape[0])
+    strides = layout_strides(a)
+    if strides is not None and not _viewable(a.shape, strides, shape_arg(shape)):
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
     return reshape(a, *shape)
+
+
+def layout_strides(a: Tensor) -> tuple[int, ...] | None:
+    """The element strides torch gives ``a``, where lucid knows them: on a backend that shows
+    its layout, for a view of a contiguous tensor (transposes, slices, expands of it). A
+    computed tensor is taken as contiguous, as torch's are (None)."""
+    if a._base is None:
+        return None
+    base_strides = a.backend.strides(a._base._data)
+    if base_strides is None or not is_contiguous_layout(a._base.shape, base_strides):
+        return None
+    return a.backend.strides(a._data)
+
+
+def is_contiguous_layout(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Row-major with no gaps (dims of size 1 may have any stride), as torch's is_contiguous."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _viewable(shape: tuple[int, ...], strides: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether torch can view ``shape``/``strides`` as ``target`` (ATen's computeStride): each
+    run of dims that are contiguous with each other must map onto whole target dims."""
+    numel = math.prod(shape)
+    target = _infer_shape(target, numel, shape)
+    if numel == 0 or not shape:
+        return True
+    view_d = len(target) - 1
+    chunk_stride, tensor_numel, view_numel = strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * chunk_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or target[view_d] == 1):
+                view_numel *= target[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk_stride, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return view_d == -1
 
 
 class ViewDtype(Function):
@@ -244,6 +297,8 @@ def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tu
 def permute(a: Tensor, *dims: Any) -> Tensor:
     """Reorder the dims (``x.permute(1, 0)`` or ``permute(x, (1, 0))``)."""
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
+    if len(d) == a.ndim and len(set(d)) < len(d):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
     if sorted(d) != list(range(a.ndim)):
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "

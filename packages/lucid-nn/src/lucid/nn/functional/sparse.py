@@ -17,10 +17,13 @@ def _check_indices(name: str, input: Tensor, n: int) -> None:
     ):
         got = input.dtype if isinstance(input, Tensor) else type(input).__name__
         raise RuntimeError(f"{name}: expected indices of an integer dtype (Long, Int), got {got}")
-    if input.numel() and (int(input.max().item()) >= n or int(input.min().item()) < -n):
+    if not input.numel():
+        return
+    low, high = (int(v) for v in lucid.stack([input.min(), input.max()]).tolist())  # one sync
+    if low < 0 or high >= n:  # (negative indices are out of range, as in torch)
         raise IndexError(
             f"{name}: index out of range in self (indices must be in [0, {n}), got values in "
-            f"[{int(input.min().item())}, {int(input.max().item())}])"
+            f"[{low}, {high}])"
         )
 
 
