@@ -41,8 +41,11 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float
     x = inputs[i]
     backend = x.backend
     original = x._data
-    base = np.array(backend.to_numpy(original))
-    flat = base.reshape(-1)  # a copy: perturbations are written here, then put on the backend
+    # A C-ordered copy, so that ``flat`` is a view of it (of a transposed input, reshape would
+    # copy and the perturbations would be lost): perturbations are written here, then put on
+    # the backend.
+    base = np.array(backend.to_numpy(original), order="C")
+    flat = base.reshape(-1)
     cols: list[list[Any]] = []
     try:
         for k in range(flat.size):

@@ -14,7 +14,7 @@ import numpy as np
 from lucid import dtypes
 from lucid.backends import _blas
 from lucid.backends._base import Backend
-from lucid.backends._numpy import _alloc, _errstate, kernels
+from lucid.backends._numpy import _alloc, _errstate, _parallel, kernels
 
 _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
@@ -47,7 +47,8 @@ def _einsum(*operands: Any, **kwargs: Any) -> Any:
 
 
 class _NumpyNamespace(types.ModuleType):
-    """``numpy`` as op code sees it: every numpy name, with ``matmul`` choosing BLAS threads."""
+    """``numpy`` as op code sees it: every numpy name, with ``matmul`` choosing BLAS threads and
+    the common ufuncs splitting big arrays across the cores (``_parallel``)."""
 
     def __getattr__(self, name: str) -> Any:  # names numpy loads lazily
         return getattr(np, name)
@@ -58,6 +59,7 @@ def _namespace() -> Any:
     ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
     ns.matmul = _blas.matmul  # type: ignore[attr-defined]
     ns.einsum = _einsum  # type: ignore[attr-defined]
+    ns.__dict__.update(_parallel.threaded_ufuncs())
     return ns
 
 
@@ -109,7 +111,7 @@ class NumpyBackend(Backend):
         return np.array(arr, copy=True)
 
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
-        return arr.astype(self.native_dtype(dtype), copy=False)
+        return _parallel.astype(arr, self.native_dtype(dtype))
 
     def assign(self, dst: Any, src: Any) -> Any:
         if (

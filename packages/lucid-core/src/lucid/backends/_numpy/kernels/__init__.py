@@ -2,7 +2,8 @@
 
 Convolution: the arithmetic of lucid.nn's reference im2col + GEMM, organised for the CPU
 (``im2col``: cache-sized chunks on a thread per core, two col2im layouts, forward columns kept
-for the weight gradient) and depthwise convolutions as tap loops (``depthwise``).
+for the weight gradient) and depthwise convolutions as tap loops (``depthwise``). Batch norm:
+blocked one-read statistics and gradient sums in x's memory order (``batchnorm``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from lucid import kernels
 from lucid.backends._base import Backend
-from lucid.backends._numpy.kernels import depthwise, im2col
+from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col
 from lucid.kernels import ConvGeometry
 
 
@@ -47,3 +48,4 @@ class CpuConv:
 
 def register(backend: Backend) -> None:
     kernels.CONV_ARRAYS.register(backend, CpuConv)
+    kernels.BATCH_NORM.register(backend, batchnorm.CpuBatchNorm)

@@ -1,0 +1,185 @@
+"""Big elementwise work on every core, on the thread pool and thread budget of ``_blas``.
+
+NumPy's ufuncs, casts and copies release the GIL, but each runs on one core. Over a large array
+(a ResNet activation is 8M floats) an op cut into row blocks, taken in turn by the calling thread
+and the pool's workers, runs on every core. Handing a block to a worker costs some 40 us, so only
+arrays of ``PARALLEL_ELEMENTS`` and more are split; below that one core is faster. Blocks of
+``BLOCK_ELEMENTS`` keep the load balanced when another process holds a core.
+
+``ThreadedUfunc`` wraps a ufunc for the backend's namespace (``xp.add(a, b)`` on big arrays runs
+blocked; every other use, ``xp.add.at`` included, is the ufunc's own); ``astype`` casts so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from lucid.backends import _blas
+
+# Measured on 2 cores (float32 add, interleaved rounds): at 1M elements (cache-resident) the
+# hand-off costs more than the second core saves; at 4M and over two cores are 1.2-1.4x faster.
+PARALLEL_ELEMENTS = 1 << 21
+# Elements per block: a few blocks per worker, each some hundreds of microseconds of work.
+BLOCK_ELEMENTS = 1 << 19
+
+R = TypeVar("R")
+
+
+def _in_worker() -> bool:
+    return threading.current_thread().name.startswith("lucid-conv")  # _blas's pool threads
+
+
+def workers_for(elements: int) -> int:
+    """How many threads an op over ``elements`` elements uses (1: run it inline)."""
+    if elements < PARALLEL_ELEMENTS or _in_worker():
+        return 1
+    return _blas.workers()
+
+
+def blocks(n: int, per: int) -> list[tuple[int, int]]:
+    """``[(start, stop), ...]`` covering ``range(n)`` in steps of ``per`` (at least 1)."""
+    step = max(1, per)
+    return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def map_blocks(
+    work: Callable[[tuple[int, int]], R], ranges: Sequence[tuple[int, int]], elements: int
+) -> list[R]:
+    """``[work(r) for r in ranges]``; for ``elements`` past the threshold the calling thread and
+    the pool's workers take the ranges in turn."""
+    k = min(workers_for(elements), len(ranges))
+    if k <= 1:
+        return [work(r) for r in ranges]
+    results: list[Any] = [None] * len(ranges)
+    counter = itertools.count()  # next() on it is atomic under the GIL
+
+    def drain() -> None:
+        i = next(counter)
+        while i < len(ranges):
+            results[i] = work(ranges[i])
+            i = next(counter)
+
+    pool = _blas.blas_threads.pool(_blas.workers())
+    futures = [pool.submit(drain) for _ in range(k - 1)]
+    try:
+        drain()
+    finally:
+        for f in futures:
+            f.result()  # re-raises a worker's error
+    return results
+
+
+def _outer_axis(arr: Any) -> int:
+    """The axis with the largest stride: blocks along it are contiguous runs of memory."""
+    sizes = [(abs(st), ax) for ax, (st, n) in enumerate(zip(arr.strides, arr.shape)) if n > 1]
+    return max(sizes)[1] if sizes else 0
+
+
+def _block_of(op: Any, axis: int, ndim: int, s: int, e: int) -> Any:
+    """The part of operand ``op`` that meets output rows ``s:e`` along ``axis`` (broadcast
+    operands, whole)."""
+    if not isinstance(op, np.ndarray):
+        return op
+    a = axis - (ndim - op.ndim)
+    if a < 0 or op.shape[a] == 1:
+        return op
+    return op[(slice(None),) * a + (slice(s, e),)]
+
+
+def _run_blocked(fill: Callable[[tuple[Any, ...], int, int], None], out: Any, axis: int) -> Any:
+    """Fill ``out`` by ``fill(index, s, e)`` over row blocks ``s:e`` along ``axis``."""
+    rows = out.shape[axis]
+    per = max(1, BLOCK_ELEMENTS * rows // max(1, out.size))
+    lead = (slice(None),) * axis
+
+    def work(r: tuple[int, int]) -> None:
+        fill(lead + (slice(r[0], r[1]),), r[0], r[1])
+
+    map_blocks(work, blocks(rows, per), out.size)
+    return out
+
+
+def _corner(op: Any) -> Any:
+    """A one-element piece of ``op`` with its dtype (to learn a result dtype cheaply)."""
+    if isinstance(op, np.ndarray) and op.ndim and op.size:
+        return op[(slice(0, 1),) * op.ndim]
+    return op
+
+
+def _template(args: Sequence[Any], shape: tuple[int, ...]) -> Any:
+    """An operand of the result's shape, whose memory order the result takes."""
+    for op in args:
+        if isinstance(op, np.ndarray) and op.shape == shape:
+            return op
+    return None
+
+
+def blocked_ufunc(ufunc: Any, args: Sequence[Any]) -> Any:
+    """``ufunc(*args)`` for one-output ufuncs, in row blocks on every core; the result has the
+    dtype and memory order NumPy gives it."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    template = _template(args, shape)
+    if template is None or not shape or workers_for(math.prod(shape)) == 1:
+        return ufunc(*args)
+    dtype = ufunc(*[_corner(a) for a in args]).dtype
+    out = np.empty_like(template, dtype=dtype)
+    axis, ndim = _outer_axis(out), len(shape)
+
+    def fill(index: tuple[Any, ...], s: int, e: int) -> None:
+        ufunc(*[_block_of(a, axis, ndim, s, e) for a in args], out=out[index])
+
+    return _run_blocked(fill, out, axis)
+
+
+def astype(arr: Any, dtype: Any) -> Any:
+    """``arr.astype(dtype, copy=False)``; big casts in row blocks on every core."""
+    if arr.dtype == dtype or not arr.ndim or workers_for(arr.size) == 1:
+        return arr.astype(dtype, copy=False)
+    out = np.empty_like(arr, dtype=dtype)
+
+    def fill(index: tuple[Any, ...], s: int, e: int) -> None:
+        np.copyto(out[index], arr[index], casting="unsafe")
+
+    return _run_blocked(fill, out, _outer_axis(out))
+
+
+class ThreadedUfunc:
+    """A ufunc whose plain calls on big arrays run in blocks on every core (``blocked_ufunc``).
+    Keyword calls (``out=``, ``where=``), small arrays and every attribute (``reduce``, ``at``,
+    ``accumulate``, ``nin``) are the ufunc's own."""
+
+    __slots__ = ("ufunc",)
+
+    def __init__(self, ufunc: Any) -> None:
+        self.ufunc = ufunc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.ufunc, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            for a in args:
+                if type(a) is np.ndarray and a.size >= PARALLEL_ELEMENTS:
+                    return blocked_ufunc(self.ufunc, args)
+        return self.ufunc(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<threaded ufunc {self.ufunc.__name__!r}>"
+
+
+# The ufuncs that large activations and gradients go through in a training step.
+THREADED_UFUNCS = (
+    "add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum", "negative",
+    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "exp", "log",
+    "sqrt", "tanh", "abs", "absolute", "square",
+)  # fmt: skip
+
+
+def threaded_ufuncs() -> dict[str, ThreadedUfunc]:
+    return {name: ThreadedUfunc(getattr(np, name)) for name in THREADED_UFUNCS}
