@@ -16,6 +16,7 @@ from lucid._tensor_methods import TensorMethods
 from lucid.autograd import grad_mode
 from lucid.autograd.function import (
     VersionCounter,
+    _observers,
     rebind_saved_output,
     replace_saved_output_array,
     snapshot_saved_input,
@@ -29,6 +30,7 @@ from lucid.utils.to_args import parse_to
 _bool = bool
 _int = int
 _float = float
+_NUMBERS = (int, float)  # exact types: bool and complex take the ops' promotion rules
 
 
 class Tensor(TensorMethods):
@@ -528,6 +530,41 @@ class Tensor(TensorMethods):
         base = src[0]
         base._rebind_inplace(write_back(base._data, self._data))
 
+    def _plain_update(self, other: Any, alpha: Any) -> _bool:
+        """Whether ``self op= alpha * other`` can skip the op machinery (an optimizer's or a
+        running statistic's update): nothing records or observes ops, ``self`` is a floating
+        tensor that is no view, ``alpha`` a Python number and ``other`` one too or a tensor of
+        the same dtype, shape and backend, so no promotion, broadcasting or graph is involved.
+        The result is the one the ops compute, bit for bit."""
+        if grad_mode._state.enabled or _observers or self._base is not None:
+            return False
+        if type(alpha) not in _NUMBERS or not self._backend.weak_python_scalars:
+            return False
+        if not self.dtype.is_floating_point:
+            return False
+        if isinstance(other, Tensor):
+            data, mine = other._data, self._data
+            return (
+                other._backend is self._backend
+                and data.dtype == mine.dtype
+                and data.shape == mine.shape
+            )
+        return type(other) in _NUMBERS
+
+    def _write_plain(self, ufunc: Any, other: Any, alpha: Any) -> Tensor:
+        """``self = ufunc(self, alpha * other)`` in place, as the ops would compute it."""
+        b = other._data if isinstance(other, Tensor) else other
+        quiet = self._backend.fp_quiet  # the ops' floating-point error state
+        token = None if quiet is None else quiet[0].set(quiet[1])
+        try:
+            if alpha != 1:
+                b = self._backend.xp.multiply(b, alpha)
+            new = ufunc(self._data, b)
+        finally:
+            if quiet is not None:
+                quiet[0].reset(token)
+        return self._set_data_inplace(new)
+
     def _in_graph(self) -> _bool:
         base = self._base
         return self.requires_grad or (base is not None and base.requires_grad)
@@ -717,12 +754,16 @@ class Tensor(TensorMethods):
 
     # -- in-place ops ------------------------------------------------------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        if self._plain_update(other, alpha):
+            return self._write_plain(self._backend.xp.add, other, alpha)
         return self._inplace_result(_ops.add(self, other, alpha=alpha))
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
         return self._inplace_result(_ops.sub(self, other, alpha=alpha))
 
     def mul_(self, other: Any) -> Tensor:
+        if self._plain_update(other, 1):
+            return self._write_plain(self._backend.xp.multiply, other, 1)
         return self._inplace_result(_ops.mul(self, other))
 
     def div_(self, other: Any) -> Tensor:
