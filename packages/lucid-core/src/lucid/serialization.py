@@ -695,13 +695,12 @@ def add_safe_globals(safe_globals: list[SafeGlobal]) -> None:
 
 
 def get_safe_globals() -> list[SafeGlobal]:
-    """The globals that ``load`` accepts, as ``torch.serialization.get_safe_globals``."""
+    """The classes recorded by ``add_safe_globals`` (``torch.serialization.get_safe_globals``)."""
     return list(_safe_globals)
 
 
 def clear_safe_globals() -> None:
-    """Empty the list of globals that ``load`` accepts, as
-    ``torch.serialization.clear_safe_globals``."""
+    """Forget the classes recorded by ``add_safe_globals`` (``torch.serialization`` too)."""
     _safe_globals.clear()
 
 
