@@ -1,0 +1,287 @@
+"""lucid.onnx.export checked by onnxruntime, and lucid.onnx.load running the file back.
+
+Every model runs at a small input; onnxruntime's outputs must match lucid's within 1e-4 at the
+export's batch size and (through ``dynamic_axes``) at another one.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+
+import lucid
+import lucid.models as models
+import lucid.nn as nn
+import lucid.nn.functional as F
+import lucid.onnx
+from lucid.onnx.errors import UnsupportedOperatorError
+
+ort = pytest.importorskip("onnxruntime")
+
+TOL = {"rtol": 1e-4, "atol": 1e-4}
+
+
+def _first(out: Any) -> lucid.Tensor:
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _lucid_out(model: nn.Module, x: lucid.Tensor) -> np.ndarray:
+    with lucid.no_grad():
+        return np.asarray(_first(model(x)).numpy())
+
+
+def _export(model: nn.Module, x: lucid.Tensor, **kwargs: Any) -> bytes:
+    buf = io.BytesIO()
+    lucid.onnx.export(model, x, buf, input_names=["x"], output_names=["y"], **kwargs)
+    return buf.getvalue()
+
+
+def _run_ort(data: bytes, x: lucid.Tensor) -> np.ndarray:
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    out: np.ndarray = session.run(None, {"x": np.asarray(x.numpy())})[0]
+    return out
+
+
+def check_export(model: nn.Module, x: lucid.Tensor, x_other: lucid.Tensor) -> None:
+    """Export with a dynamic batch axis; onnxruntime and lucid.onnx.load agree with lucid at
+    the export's batch size and at ``x_other``'s."""
+    model.eval()
+    data = _export(model, x, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
+    back = lucid.onnx.load(io.BytesIO(data))
+    for inp in (x, x_other):
+        expected = _lucid_out(model, inp)
+        np.testing.assert_allclose(_run_ort(data, inp), expected, **TOL)
+        np.testing.assert_allclose(_lucid_out(back, inp), expected, **TOL)
+
+
+def _images(channels: int, size: int) -> tuple[lucid.Tensor, lucid.Tensor]:
+    return lucid.randn(2, channels, size, size), lucid.randn(3, channels, size, size)
+
+
+# -- the priority models -----------------------------------------------------------------------
+def test_mlp_exports_and_runs_in_onnxruntime() -> None:
+    lucid.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8), nn.Tanh(), nn.Linear(8, 3))
+    check_export(mlp, lucid.randn(2, 4), lucid.randn(5, 4))
+
+
+def test_lenet5_exports_with_its_parameters_named_by_state_dict_keys() -> None:
+    lucid.manual_seed(0)
+    model = models.lenet5()
+    check_export(model, *_images(1, 28))
+    proto = onnx.load_from_string(_export(model.eval(), lucid.randn(1, 1, 28, 28)))
+    names = {t.name for t in proto.graph.initializer}
+    assert set(model.state_dict()) <= names
+    assert {n.op_type for n in proto.graph.node} >= {"Conv", "MaxPool", "Gemm", "Relu"}
+
+
+@pytest.mark.parametrize("name", ["resnet18_cifar", "lenet1", "lenet4"])
+def test_zoo_model_exports(name: str) -> None:
+    lucid.manual_seed(0)
+    model = models.create_model(name)
+    x = _images(1, 28) if name.startswith("lenet") else _images(3, 16)
+    check_export(model, *x)
+
+
+# -- the rest of the zoo -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "size", "kwargs"),
+    [
+        ("lenet5_classic", 28, {}),
+        ("mobilenet_v2", 32, {"num_classes": 10}),
+        ("densenet121", 32, {"num_classes": 10}),
+        ("vit_tiny_patch4_32", 32, {}),
+        ("resnet50", 32, {"num_classes": 10}),
+    ],
+)
+def test_more_zoo_models_export(name: str, size: int, kwargs: dict[str, Any]) -> None:
+    lucid.manual_seed(0)
+    model = models.create_model(name, **kwargs)
+    check_export(model, *_images(1 if name.startswith("lenet") else 3, size))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["alexnet", "vgg11_bn"])
+def test_large_zoo_models_export_without_parameters(name: str) -> None:
+    """AlexNet and the 130M-parameter VGGs: parameters as graph inputs, fed to onnxruntime
+    directly (writing them into the file dominates the time otherwise)."""
+    lucid.manual_seed(0)
+    model = models.create_model(name, num_classes=10).eval()
+    x = lucid.randn(1, 3, 64 if name == "alexnet" else 32, 64 if name == "alexnet" else 32)
+    buf = io.BytesIO()
+    lucid.onnx.export(model, x, buf, input_names=["x"], export_params=False)
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    state = {k: np.asarray(v.detach().numpy()) for k, v in model.state_dict().items()}
+    feeds = {i.name: state[i.name] for i in session.get_inputs() if i.name != "x"}
+    feeds["x"] = np.asarray(x.numpy())
+    np.testing.assert_allclose(session.run(None, feeds)[0], _lucid_out(model, x), **TOL)
+
+
+# -- transformer, LSTM, GPT --------------------------------------------------------------------
+def test_transformer_encoder_exports() -> None:
+    lucid.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True)
+    check_export(nn.TransformerEncoder(layer, 2), lucid.randn(2, 5, 16), lucid.randn(3, 5, 16))
+
+
+def test_two_layer_lstm_exports_unrolled() -> None:
+    lucid.manual_seed(0)
+    lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+    check_export(lstm, lucid.randn(2, 5, 8), lucid.randn(3, 5, 8))
+
+
+class TinyGPT(nn.Module):
+    """Embeddings, one pre-norm causal attention + GELU MLP block, a tied LM head."""
+
+    def __init__(self, vocab: int = 11, dim: int = 16, heads: int = 2, block: int = 8) -> None:
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, dim), nn.Embedding(block, dim)
+        self.ln_1, self.ln_2, self.ln_f = nn.LayerNorm(dim), nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.c_attn, self.c_proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.lm_head = nn.Linear(dim, vocab, bias=False)
+        self.wte.weight = self.lm_head.weight
+        self.heads = heads
+
+    def forward(self, idx: lucid.Tensor) -> lucid.Tensor:
+        b, t = idx.shape
+        x = self.wte(idx) + self.wpe(lucid.arange(t))
+        c = x.shape[-1]
+        q, k, v = self.c_attn(self.ln_1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        x = x + self.mlp(self.ln_2(x))
+        out: lucid.Tensor = self.lm_head(self.ln_f(x))
+        return out
+
+
+def test_gpt_block_exports_with_token_inputs() -> None:
+    lucid.manual_seed(0)
+    gpt = TinyGPT()
+    check_export(gpt, lucid.randint(0, 11, (2, 8)), lucid.randint(0, 11, (3, 8)))
+    proto = onnx.load_from_string(_export(gpt.eval(), lucid.randint(0, 11, (1, 8))))
+    tied = [t.name for t in proto.graph.initializer if tuple(t.dims) == (11, 16)]
+    assert tied == ["wte.weight"]  # the tied weight is stored once
+
+
+# -- errors and options ------------------------------------------------------------------------
+class Cumulative(nn.Module):
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        out: lucid.Tensor = x.cumsum(1)
+        return out
+
+
+def test_an_op_without_mapping_names_the_op_and_its_module(tmp_path: Path) -> None:
+    model = nn.Sequential(nn.Linear(3, 3), Cumulative())
+    target = tmp_path / "model.onnx"
+    with pytest.raises(UnsupportedOperatorError, match=r"Scan .*in 1 \(Cumulative\)"):
+        lucid.onnx.export(model, lucid.randn(2, 3), target)
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even a temporary file
+
+
+def test_export_writes_a_checked_file_atomically(tmp_path: Path) -> None:
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Sigmoid()).eval()
+    target = tmp_path / "model.onnx"
+    target.write_bytes(b"old")
+    x = lucid.randn(2, 3)
+    lucid.onnx.export(model, x, target, input_names=["x"], output_names=["y"])
+    assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]
+    onnx.checker.check_model(str(target), full_check=True)
+    np.testing.assert_allclose(_run_ort(target.read_bytes(), x), _lucid_out(model, x), **TOL)
+    back = lucid.onnx.load(target)
+    np.testing.assert_allclose(_lucid_out(back, x), _lucid_out(model, x), **TOL)
+
+
+def test_dynamic_axes_become_symbolic_dims() -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Flatten()).eval()
+    data = _export(model, lucid.randn(2, 3), dynamic_axes={"x": {0: "batch"}, "y": [0]})
+    graph = onnx.load_from_string(data).graph
+    (x_dims,) = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+                 for i in graph.input if i.name == "x"]  # fmt: skip
+    y_dims = [d.dim_param or d.dim_value for d in graph.output[0].type.tensor_type.shape.dim]
+    assert x_dims == ["batch", 3] and y_dims == ["y_dynamic_axes_1", 4]
+
+
+def test_export_params_false_makes_parameters_graph_inputs() -> None:
+    model = nn.Linear(3, 2).eval()
+    buf = io.BytesIO()
+    lucid.onnx.export(model, lucid.randn(1, 3), buf, export_params=False)
+    graph = onnx.load_from_string(buf.getvalue()).graph
+    assert [i.name for i in graph.input] == ["input", "weight", "bias"]
+    assert not graph.initializer
+
+
+def test_constant_folding_can_be_turned_off() -> None:
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)).eval()
+    x = lucid.randn(1, 1, 5, 5)
+    folded = onnx.load_from_string(_export(model, x)).graph
+    unfolded_data = _export(model, x, do_constant_folding=False)
+    unfolded = onnx.load_from_string(unfolded_data).graph
+    assert len(unfolded.node) > len(folded.node)
+    assert "bn.running_var" not in {t.name for t in folded.initializer}
+    np.testing.assert_allclose(_run_ort(unfolded_data, x), _lucid_out(model, x), **TOL)
+
+
+def test_bad_arguments_are_value_errors() -> None:
+    model, x = nn.Linear(3, 2), lucid.randn(1, 3)
+    with pytest.raises(ValueError, match="opset_version must be in"):
+        lucid.onnx.export(model, x, io.BytesIO(), opset_version=9)
+    with pytest.raises(ValueError, match="neither an input name"):
+        lucid.onnx.export(model, x, io.BytesIO(), dynamic_axes={"nope": [0]})
+
+
+def test_training_mode_batch_norm_is_refused_with_a_hint() -> None:
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)).train()
+    with pytest.raises(UnsupportedOperatorError, match=r"model\.eval\(\)"):
+        lucid.onnx.export(model, lucid.randn(2, 1, 5, 5), io.BytesIO())
+
+
+def test_load_refuses_operators_it_does_not_run() -> None:
+    from onnx import helper
+
+    node = helper.make_node("Hardmax", ["x"], ["y"])
+    info = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [2]) for n in "xy"]
+    graph = helper.make_graph([node], "g", info[:1], info[1:])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(NotImplementedError, match="Hardmax"):
+        lucid.onnx.load(io.BytesIO(proto.SerializeToString()))
+
+
+def test_activations_and_elementwise_ops_export() -> None:
+    lucid.manual_seed(0)
+
+    class Mix(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            y = F.leaky_relu(x, 0.1) + F.elu(x) + F.selu(x) + F.softplus(x) + F.hardsigmoid(x)
+            y = y + F.gelu(x, approximate="tanh") + F.relu6(x) + F.logsigmoid(x) + F.silu(x)
+            y = y * x.abs().sqrt().clamp(0.1, 2.0) - x.exp() / (1 + x.square())
+            z = lucid.where(x > 0, y, -y).softmax(-1) + x.log_softmax(-1).amax(-1, keepdim=True)
+            out: lucid.Tensor = z.mean(1, keepdim=True) + z.sum() * math.pi + x.max(1)[0][:, None]
+            return out
+
+    check_export(Mix(), lucid.randn(2, 6), lucid.randn(4, 6))
+
+
+def test_indexing_reshapes_and_joins_export() -> None:
+    lucid.manual_seed(0)
+
+    class Shapes(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            a = x[:, 1:5:2, None, -1] + x[..., 0].unsqueeze(1)
+            b = lucid.cat([a.flatten(1), x[:, -2:].reshape(x.shape[0], -1)], dim=1)
+            c, d = b.chunk(2, dim=1)
+            e = lucid.stack([c, d], dim=2).permute(0, 2, 1).tril()
+            out: lucid.Tensor = e.flatten(1) + x.flip(1)[:, 0, :1] * x.pow(2).sum()
+            return out
+
+    check_export(Shapes(), lucid.randn(2, 6, 3), lucid.randn(3, 6, 3))
