@@ -11,9 +11,13 @@ as a run that was never interrupted.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 import lucid
 from lucid.models.train.errors import TrainError, one_line
@@ -95,7 +99,36 @@ def save_checkpoint(path: Path, model: Any, opt: Any, sched: Any, state: RunStat
         "loader_rng": state.epoch_rng,
         "metrics": state.metrics,
     }
+    payload["checksum"] = _checksum(payload)
     lucid.save(payload, path)
+
+
+def _checksum(payload: dict[str, Any]) -> str:
+    """SHA-256 over every value but the checksum: a flipped byte anywhere is caught on load."""
+    digest = hashlib.sha256()
+    _digest({k: v for k, v in payload.items() if k != "checksum"}, digest)
+    return digest.hexdigest()
+
+
+def _digest(obj: Any, digest: Any) -> None:
+    """Feed ``obj`` to ``digest`` as it reads after a save and a load (tuples and lists alike,
+    numpy scalars as Python ones, arrays by dtype, shape and bytes)."""
+    if isinstance(obj, (lucid.Tensor, np.ndarray)):
+        arr = np.ascontiguousarray(obj.numpy() if isinstance(obj, lucid.Tensor) else obj)
+        digest.update(f"array {arr.dtype} {arr.shape}".encode())
+        digest.update(arr.tobytes())
+    elif isinstance(obj, dict):
+        digest.update(f"dict {len(obj)}".encode())
+        for key, value in obj.items():
+            _digest(key, digest)
+            _digest(value, digest)
+    elif isinstance(obj, (list, tuple)):
+        digest.update(f"list {len(obj)}".encode())
+        for value in obj:
+            _digest(value, digest)
+    else:
+        value = obj.item() if isinstance(obj, np.generic) else obj
+        digest.update(json.dumps(value, default=str).encode())
 
 
 def _scheduler_state(sched: Any) -> Any:
@@ -142,6 +175,9 @@ def _read(path: Path, device: str) -> dict[str, Any]:
     if missing or not isinstance(payload, dict):
         raise TrainError(f"--resume: {path} is not a lucid-train checkpoint (no "
                          f"{', '.join(missing)}); {_START_OVER}")  # fmt: skip
+    if "checksum" in payload and payload["checksum"] != _checksum(payload):
+        raise TrainError(f"--resume: {path} is corrupt (its contents do not match the "
+                         f"checksum saved with them); {_START_OVER}")  # fmt: skip
     return payload
 
 

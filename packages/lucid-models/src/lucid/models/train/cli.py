@@ -93,3 +93,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # missing data, a full disk
         print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
+        print("lucid-train: aborted (saved checkpoints are whole: lucid.save is atomic)",
+              file=sys.stderr)  # fmt: skip
+        return 130
