@@ -33,6 +33,7 @@ SUBPACKAGE = {
     "lucid-data": "lucid/data",
     "lucid-backend-mlx": "lucid/backends/mlx",
     "lucid-models": "lucid/models",
+    "lucid-distributed": "lucid/distributed",
 }
 CORE_ONLY_FILES = {"lucid/__init__.py", "lucid/backends/__init__.py", "lucid/utils/__init__.py"}
 # Subpackages a distribution ships besides its own, under a namespace another one owns.
@@ -332,6 +333,31 @@ def test_packaging_backend_mlx_registers_its_device(venv: Venv, wheelhouse: Path
     )
     assert out.strip() == "['gpu', 'mlx'] 6.0"
     assert_absent(venv, "lucid.nn", "lucid.optim")
+
+
+def test_packaging_distributed_runs_two_ranks_with_its_mpi_wheel(
+    venv: Venv, wheelhouse: Path, tmp_path: Path
+) -> None:
+    install_alone(venv, wheelhouse, "lucid-distributed")
+    script = tmp_path / "two_ranks.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            import lucid
+            import lucid.distributed as dist
+            dist.init_process_group()
+            t = lucid.ones(2) * (dist.get_rank() + 1)
+            dist.all_reduce(t)
+            lucid.nn.parallel.DistributedDataParallel(lucid.nn.Linear(2, 1))
+            sys.stdout.write(f"sum {t.tolist()}\\n")
+            """
+        )
+    )
+    result = venv.command("lucid-run", "--nproc-per-node", "2", str(script))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("sum [3.0, 3.0]") == 2, result.stdout
+    assert_absent(venv, "lucid.optim", "lucid.data", "lucid.models")
 
 
 def test_packaging_models_train_extra_brings_lucid_train(venv: Venv, wheelhouse: Path) -> None:

@@ -19,6 +19,7 @@ def test_layout_all_six_packages_exist() -> None:
         "lucid-backend-mlx",
         "lucid-core",
         "lucid-data",
+        "lucid-distributed",
         "lucid-models",
         "lucid-nn",
         "lucid-optim",

@@ -1,0 +1,144 @@
+"""The "mpi" engine: a process group over an MPI communicator (mpi4py), on NumPy buffers.
+
+Every operation is non-blocking (``MPI_I*``) and returns its request; the caller waits by
+polling (``wait_all``), so a timeout can end a wait on a peer that never comes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from lucid.distributed._work import ReduceOp, Request
+
+
+def mpi() -> Any:
+    """The ``mpi4py.MPI`` module (importing it initialises MPI once per process)."""
+    from mpi4py import MPI
+
+    return MPI
+
+
+def _op(op: ReduceOp) -> Any:
+    m = mpi()
+    return {
+        ReduceOp.SUM: m.SUM,
+        ReduceOp.AVG: m.SUM,  # divided by the size when the data arrives
+        ReduceOp.PRODUCT: m.PROD,
+        ReduceOp.MIN: m.MIN,
+        ReduceOp.MAX: m.MAX,
+        ReduceOp.BAND: m.BAND,
+        ReduceOp.BOR: m.BOR,
+        ReduceOp.BXOR: m.BXOR,
+    }[op]
+
+
+class MPIEngine:
+    """Collectives of one MPI communicator, on contiguous NumPy arrays."""
+
+    name = "mpi"
+
+    def __init__(self, comm: Any) -> None:
+        self.comm = comm
+        self.rank: int = comm.Get_rank()
+        self.size: int = comm.Get_size()
+
+    @classmethod
+    def world(cls) -> MPIEngine:
+        return cls(mpi().COMM_WORLD)
+
+    def split(self, ranks: Sequence[int]) -> MPIEngine | None:
+        """A sub-communicator of ``ranks`` (every rank of this one calls it; None where this
+        rank is not a member)."""
+        m = mpi()
+        member = self.rank in ranks
+        key = list(ranks).index(self.rank) if member else 0
+        sub = self.comm.Split(0 if member else m.UNDEFINED, key)
+        return MPIEngine(sub) if member else None
+
+    def allreduce(self, buf: np.ndarray, op: ReduceOp) -> Request:
+        return self.comm.Iallreduce(mpi().IN_PLACE, buf, _op(op))  # type: ignore[no-any-return]
+
+    def broadcast(self, buf: np.ndarray, root: int) -> Request:
+        return self.comm.Ibcast(buf, root)  # type: ignore[no-any-return]
+
+    def allgather(self, send: np.ndarray, recv: np.ndarray) -> Request:
+        return self.comm.Iallgather(send, recv)  # type: ignore[no-any-return]
+
+    def gather(self, send: np.ndarray, recv: np.ndarray | None, root: int) -> Request:
+        return self.comm.Igather(send, recv, root)  # type: ignore[no-any-return]
+
+    def scatter(self, send: np.ndarray | None, recv: np.ndarray, root: int) -> Request:
+        return self.comm.Iscatter(send, recv, root)  # type: ignore[no-any-return]
+
+    def reduce(self, buf: np.ndarray, root: int, op: ReduceOp) -> Request:
+        m = mpi()
+        if self.rank == root:
+            return self.comm.Ireduce(m.IN_PLACE, buf, _op(op), root)  # type: ignore[no-any-return]
+        return self.comm.Ireduce(buf, None, _op(op), root)  # type: ignore[no-any-return]
+
+    def reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: ReduceOp) -> Request:
+        return self.comm.Ireduce_scatter_block(send, recv, _op(op))  # type: ignore[no-any-return]
+
+    def send(self, buf: np.ndarray, dst: int, tag: int) -> Request:
+        return self.comm.Isend(buf, dst, tag)  # type: ignore[no-any-return]
+
+    def recv(self, buf: np.ndarray, src: int | None, tag: int) -> tuple[Request, Any]:
+        """Start receiving into ``buf``; also returns the status that names the sender."""
+        m = mpi()
+        status = m.Status()
+        source = m.ANY_SOURCE if src is None else src
+        probe_tag = m.ANY_TAG if tag < 0 else tag
+        self.comm.Probe(source, probe_tag, status)  # the size check needs the message's count
+        count = status.Get_count(m.BYTE)
+        if count != buf.nbytes:
+            raise RuntimeError(
+                f"recv: rank {status.Get_source()} sent {count} bytes but the receiving tensor "
+                f"holds {buf.nbytes} ({buf.shape}, {buf.dtype}): the tensors must match"
+            )
+        return self.comm.Irecv(buf, status.Get_source(), status.Get_tag()), status
+
+    def barrier(self) -> Request:
+        return self.comm.Ibarrier()  # type: ignore[no-any-return]
+
+    def allgather_bytes(self, data: bytes) -> list[bytes]:
+        """Every rank's ``data`` (blocking; sizes may differ). Raw bytes, never pickles."""
+        sizes = np.zeros(self.size, dtype=np.int64)
+        self.comm.Allgather(np.array([len(data)], dtype=np.int64), sizes)
+        recv = np.empty(int(sizes.sum()), dtype=np.uint8)
+        send = np.frombuffer(data, dtype=np.uint8) if data else np.empty(0, dtype=np.uint8)
+        self.comm.Allgatherv(send, (recv, sizes))
+        ends = np.cumsum(sizes)
+        return [recv[e - s : e].tobytes() for s, e in zip(sizes.tolist(), ends.tolist())]
+
+    def free(self) -> None:
+        if self.comm != mpi().COMM_WORLD:
+            self.comm.Free()
+
+
+def abort_on_uncaught_exceptions() -> None:
+    """Make an exception nobody catches end the whole job, not just this rank: print it (with
+    the rank), then ``MPI_Abort``, which makes the launcher stop every rank with a non-zero exit
+    instead of leaving the others waiting in a collective forever."""
+    previous = sys.excepthook
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        if issubclass(kind, KeyboardInterrupt | SystemExit):
+            previous(kind, exc, tb)
+            return
+        rank = mpi().COMM_WORLD.Get_rank()
+        text = "".join(traceback.format_exception(kind, exc, tb))
+        sys.stderr.write(f"[rank {rank}] {text}")
+        sys.stderr.write(f"[rank {rank}] aborting the job: this rank raised {kind.__name__}\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        mpi().COMM_WORLD.Abort(1)
+        os._exit(1)  # Abort does not return; this is for an MPI that does
+
+    sys.excepthook = hook

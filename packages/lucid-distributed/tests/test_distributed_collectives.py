@@ -1,0 +1,48 @@
+"""Collectives on 2 real MPI ranks, and what works in one process without a launcher."""
+
+from __future__ import annotations
+
+import pytest
+
+import lucid
+import lucid.distributed as dist
+
+CHECKS = [
+    "all_reduce SUM", "all_reduce AVG", "all_reduce MAX", "all_reduce MIN",
+    "all_reduce PRODUCT", "all_reduce async", "all_reduce strided", "reduce", "broadcast",
+    "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+    "scatter", "objects", "new_group", "mismatched shapes",
+]  # fmt: skip
+ONE_RANK_CHECKS = ["gather", "send/recv"]  # checked where the data arrives
+
+
+def test_distributed_every_collective_on_two_ranks(mpi_job) -> None:  # type: ignore[no-untyped-def]
+    job = mpi_job("collectives.py")
+    assert job.returncode == 0, job.stderr[-3000:]
+    lines = job.stdout.splitlines()
+    for check in CHECKS:
+        assert lines.count(f"ok {check}") == 2, (check, job.stdout)
+    for check in ONE_RANK_CHECKS:
+        assert lines.count(f"ok {check}") == 1, (check, job.stdout)
+
+
+def test_distributed_queries_before_init_say_what_to_do() -> None:
+    assert dist.is_available() and dist.is_mpi_available()
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="init_process_group"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="init_process_group"):
+        dist.all_reduce(lucid.ones(2))
+
+
+def test_distributed_unknown_backend_is_named() -> None:
+    with pytest.raises(ValueError, match="'mpi', 'mlx'.*got 'tcp'"):
+        dist.init_process_group(backend="tcp")
+    assert not dist.is_initialized()
+
+
+def test_distributed_nn_parallel_gives_the_real_class() -> None:
+    import lucid.nn as nn
+
+    assert nn.parallel.DistributedDataParallel is dist.DistributedDataParallel
+    assert lucid.distributed is dist
