@@ -1,0 +1,355 @@
+"""Winograd F(2x2, 3x3) for stride-1, dilation-1, ungrouped 3x3 convolutions.
+
+Each 4x4 input tile ``d`` (stride 2) gives a 2x2 output tile ``A^T [(G g G^T) * (B^T d B)] A``:
+16 products per tile and channel pair instead of 36, so the GEMM work is 2.25x smaller than
+im2col's. Activations are channels-last, as in ``im2col``: the input transform is separable,
+a few adds of strided views of whole rows of channels (no column matrix), the 16 products are
+one batched GEMM ``(16, tiles, C) x (16, C, K)``, and the output transform is adds again.
+
+The input gradient is the same algorithm on ``dy`` with the flipped, transposed kernel (a
+stride-1 convolution's transpose is a convolution with padding ``2 - p``). The weight gradient
+works in the transformed domain: ``dU = V^T dM`` over the tiles, ``dw = G^T dU G``, where
+``V`` is the forward's transformed input (kept for small layers) and ``dM = A dY A^T``.
+The batch is processed in cache-sized chunks on the BLAS workers (``_blas.run_chunks``).
+
+F(2x2, 3x3)'s transforms have coefficients 0, +-1 and 1/2, so its float32 error is that of
+im2col's GEMM (about 3e-7 of the output's scale). ``F4``, F(4x4, 3x3), cuts the GEMM work a
+further 1.8x but has coefficients up to 8 and 20x the error (about 8e-6), and measured no
+faster on ResNet-18's layers here (its transforms cost more): it is kept for comparison only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lucid.backends import _blas
+from lucid.kernels import ConvGeometry, channels_first, channels_last
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """A Winograd algorithm F(m x m, 3x3): ``y = A^T [(G g G^T) * (B^T d B)] A`` per tile."""
+
+    m: int  # output tile side; input tiles are m + 2 square, taken with stride m
+    bt: tuple[tuple[float, ...], ...]  # (t, t)
+    g: tuple[tuple[float, ...], ...]  # (t, 3)
+    at: tuple[tuple[float, ...], ...]  # (m, t)
+
+    @property
+    def t(self) -> int:
+        return self.m + 2
+
+    @property
+    def a(self) -> tuple[tuple[float, ...], ...]:
+        """``A`` (t, m): the transposed output transform, for ``dM = A dY A^T``."""
+        return tuple(zip(*self.at))
+
+
+# Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (2016).
+F2 = Tiling(
+    2,
+    bt=((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1)),
+    g=((1, 0, 0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0, 0, 1)),
+    at=((1, 1, 1, 0), (0, 1, -1, -1)),
+)
+F4 = Tiling(
+    4,
+    bt=(
+        (4, 0, -5, 0, 1, 0),
+        (0, -4, -4, 1, 1, 0),
+        (0, 4, -4, -1, 1, 0),
+        (0, -2, -1, 2, 1, 0),
+        (0, 2, -1, -2, 1, 0),
+        (0, 4, 0, -5, 0, 1),
+    ),
+    g=(
+        (1 / 4, 0, 0),
+        (-1 / 6, -1 / 6, -1 / 6),
+        (-1 / 6, 1 / 6, -1 / 6),
+        (1 / 24, 1 / 12, 1 / 6),
+        (1 / 24, -1 / 12, 1 / 6),
+        (0, 0, 1),
+    ),
+    at=((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1)),
+)
+# Bytes of transformed input + products per chunk, and the fewest tiles per chunk (below that
+# the GEMMs are too short to run at speed).
+_CHUNK_BYTES = 4 << 20
+_CHUNK_TILES = 128
+# Transformed inputs up to this size (all chunks) are kept for the weight gradient.
+_KEEP_BYTES = 32 << 20
+_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# Where Winograd measured faster than im2col (single thread, docs/performance.md): channels in
+# and out at least this many (the input gradient from fewer, as im2col's col2im is dear), tiles
+# covering the output at least this fully (odd sizes waste a row and a column of each), and
+# enough tiles in the batch to pay for the weight transform.
+_MIN_CHANNELS = 64
+_MIN_CHANNELS_INPUT_GRAD = 16
+_MIN_FILL = 0.75
+_MIN_TILES = 256
+# ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
+ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
+Ranges = list[tuple[int, int]]
+_KEY = "winograd"  # kept transformed inputs are filed under (_KEY, start, end)
+
+
+def tiling(g: ConvGeometry) -> Tiling:
+    """The tiling for a geometry: F(2x2, 3x3) for all (see the module's docstring)."""
+    return F2
+
+
+def applies(x: Any, g: ConvGeometry) -> bool:
+    """A 2-D, 3x3, stride-1, undilated, ungrouped float32/64 convolution, padding at most 2."""
+    return (
+        g.kernel == (3, 3)
+        and g.stride == (1, 1)
+        and g.dilation == (1, 1)
+        and g.groups == 1
+        and max(*g.pad_lo, *g.pad_hi) <= 2
+        and min(g.out_size) > 0
+        and x.shape[0] > 0
+        and x.dtype in _DTYPES
+    )
+
+
+def _pays(x: Any, channels: int, g: ConvGeometry, size: Sequence[int], min_channels: int) -> bool:
+    """The thresholds above, for an output of spatial ``size`` tiled by ``tiling(g)``."""
+    if not (ENABLED and applies(x, g) and channels >= min_channels):
+        return False
+    f = tiling(g)
+    th, tw = _tiles(f, size)
+    fill = size[0] * size[1] / (f.m * f.m * th * tw)
+    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES
+
+
+def pays(x: Any, c_out: int, g: ConvGeometry) -> bool:
+    """Whether the forward and the weight gradient of ``x`` to ``c_out`` channels run here."""
+    return _pays(x, min(x.shape[1], c_out), g, g.out_size, _MIN_CHANNELS)
+
+
+def pays_input_grad(dy: Any, w: Any, g: ConvGeometry) -> bool:
+    """Whether the input gradient runs here (im2col's col2im costs more: smaller layers pay)."""
+    return _pays(dy, min(w.shape[:2]), g, g.in_size, _MIN_CHANNELS_INPUT_GRAD)
+
+
+# -- linear combinations of strided views (the transforms) ------------------------------------
+def _combine(coefs: Sequence[float], parts: Sequence[Any], out: Any) -> None:
+    """``out = sum(c * p)`` over the nonzero coefficients, with adds where they are +-1."""
+    terms = [(c, p) for c, p in zip(coefs, parts) if c != 0]
+    (c0, p0), rest = terms[0], terms[1:]
+    if rest and c0 == 1 and abs(rest[0][0]) == 1:
+        (np.add if rest[0][0] == 1 else np.subtract)(p0, rest[0][1], out=out)
+        rest = rest[1:]
+    elif c0 == 1:
+        np.copyto(out, p0)
+    else:
+        np.multiply(p0, c0, out=out)
+    for c, p in rest:
+        if c == 1:
+            np.add(out, p, out=out)
+        elif c == -1:
+            np.subtract(out, p, out=out)
+        else:
+            out += c * p
+
+
+def _tiles(f: Tiling, size: Sequence[int]) -> tuple[int, int]:
+    """Output tiles down and across that cover ``size``."""
+    return -(-size[0] // f.m), -(-size[1] // f.m)
+
+
+def _extent(f: Tiling, tiles: tuple[int, int], halo: int) -> tuple[int, int]:
+    """The rows and columns that ``tiles`` output tiles cover, plus ``halo``."""
+    return f.m * tiles[0] + halo, f.m * tiles[1] + halo
+
+
+def _input_transform(f: Tiling, xpad: Any, tiles: tuple[int, int]) -> Any:
+    """``B^T d B`` of every tile of a padded ``(n, H, W, C)``: ``(t*t, n*th*tw, C)``."""
+    n, c, t, m = xpad.shape[0], xpad.shape[-1], f.t, f.m
+    th, tw = tiles
+    rows = [xpad[:, j : j + m * (th - 1) + 1 : m] for j in range(t)]
+    half = np.empty((t, n, th, xpad.shape[2], c), dtype=xpad.dtype)
+    for i in range(t):
+        _combine(f.bt[i], rows, half[i])
+    v = np.empty((t, t, n, th, tw, c), dtype=xpad.dtype)
+    for i in range(t):
+        cols = [half[i][:, :, k : k + m * (tw - 1) + 1 : m] for k in range(t)]
+        for j in range(t):
+            _combine(f.bt[j], cols, v[i, j])
+    return np.reshape(v, (t * t, n * th * tw, c))
+
+
+def _output_transform(f: Tiling, prod: Any, out: Any) -> None:
+    """``A^T M A`` of every tile of ``prod`` (``(t*t, n*th*tw, K)``) into ``out``, a
+    ``(n, th, m, tw, m, K)`` view of the channels-last output."""
+    t, m = f.t, f.m
+    n, th, _, tw, _, k = out.shape
+    prod = np.reshape(prod, (t, t, n, th, tw, k))
+    half = np.empty((m, t, n, th, tw, k), dtype=prod.dtype)
+    for i in range(m):
+        for j in range(t):
+            _combine(f.at[i], [prod[r, j] for r in range(t)], half[i, j])
+    for i in range(m):
+        for j in range(m):
+            _combine(f.at[j], [half[i, r] for r in range(t)], out[:, :, i, :, j])
+
+
+def _output_grad_transform(f: Tiling, dy: Any, tiles: tuple[int, int]) -> Any:
+    """``A dY A^T`` of every output tile of ``dy`` (``(n, m*th, m*tw, K)``): ``(t*t, tiles, K)``."""
+    t, m = f.t, f.m
+    n, k = dy.shape[0], dy.shape[-1]
+    th, tw = tiles
+    d6 = np.reshape(dy, (n, th, m, tw, m, k))
+    half = np.empty((t, n, th, tw, m, k), dtype=dy.dtype)
+    for i in range(t):
+        _combine(f.a[i], [d6[:, :, r] for r in range(m)], half[i])
+    out = np.empty((t, t, n, th, tw, k), dtype=dy.dtype)
+    for i in range(t):
+        for j in range(t):
+            _combine(f.a[j], [half[i, :, :, :, r] for r in range(m)], out[i, j])
+    return np.reshape(out, (t * t, n * th * tw, k))
+
+
+def _kron(f: Tiling, dtype: Any) -> Any:
+    """``G (x) G`` ``(t*t, 9)``: ``G g G^T`` of a flattened 3x3 ``g`` is ``_kron @ g``."""
+    gm = np.array(f.g, dtype=dtype)
+    return np.kron(gm, gm)
+
+
+def weight_transform(f: Tiling, w: Any, flipped: bool = False) -> Any:
+    """``G g G^T`` of ``(K, C, 3, 3)`` weights as ``(t*t, C, K)`` (a transposed view).
+
+    ``flipped``: of the input gradient's kernel (each 3x3 rotated by 180 degrees, ``C`` and
+    ``K`` swapped), as a contiguous ``(t*t, K, C)``. One GEMM ``(t*t, 9) x (9, K*C)`` either way.
+    """
+    k, c = w.shape[0], w.shape[1]
+    kron = _kron(f, w.dtype)
+    flat = np.reshape(w, (k * c, 9))
+    u = np.reshape(_blas.matmul(kron[:, ::-1] if flipped else kron, flat.T), (-1, k, c))
+    return u if flipped else np.transpose(u, (0, 2, 1))
+
+
+def _weight_from_transformed(f: Tiling, du: Any) -> Any:
+    """``G^T dU G`` (the transpose of ``weight_transform``): ``(t*t, K, C)`` -> ``(K, C, 3, 3)``."""
+    k, c = du.shape[1], du.shape[2]
+    flat = _blas.matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
+    return np.reshape(flat, (k, c, 3, 3))
+
+
+# -- padding and chunks -----------------------------------------------------------------------
+def _padded(xl: Any, lo: Sequence[int], extent: tuple[int, int]) -> Any:
+    """``xl`` (``(n, H, W, C)``) zero-padded by ``lo`` before and out to ``extent`` after."""
+    n, h, w, c = xl.shape
+    hp, wp = extent
+    xpad = np.zeros((n, hp, wp, c), dtype=xl.dtype)
+    rows, cols = min(h, hp - lo[0]), min(w, wp - lo[1])
+    xpad[:, lo[0] : lo[0] + rows, lo[1] : lo[1] + cols] = xl[:, :rows, :cols]
+    return xpad
+
+
+def _covering(yl: Any, extent: tuple[int, int]) -> Any:
+    """``yl`` as is if it is ``extent`` in size, else zero-padded after up to it."""
+    return yl if yl.shape[1:3] == extent else _padded(yl, (0, 0), extent)
+
+
+def _chunks(f: Tiling, n: int, tiles: tuple[int, int], c: int, k: int, itemsize: int) -> Ranges:
+    """Batch ranges whose transformed inputs and products hold about ``_CHUNK_BYTES`` each."""
+    per_sample = f.t * f.t * tiles[0] * tiles[1] * (c + k) * itemsize
+    per = max(1, _CHUNK_BYTES // per_sample, -(-_CHUNK_TILES // (tiles[0] * tiles[1])))
+    return [(s, min(n, s + per)) for s in range(0, n, per)]
+
+
+def _flops(f: Tiling, n: int, tiles: tuple[int, int], c: int, k: int) -> float:
+    return 2.0 * n * tiles[0] * tiles[1] * f.t * f.t * c * k
+
+
+# -- the convolution and its gradients --------------------------------------------------------
+def _convolve(
+    f: Tiling, xl: Any, u: Any, bias: Any, lo: Sequence[int], out_size: Sequence[int],
+    keep: dict[Any, Any] | None,
+) -> Any:  # fmt: skip
+    """Stride-1 3x3 cross-correlation of channels-last ``xl`` padded by ``lo`` before, with
+    transformed weights ``u`` (``(t*t, C, K)``): ``(n, *out_size, K)``, channels-last."""
+    n, c, k = xl.shape[0], xl.shape[-1], u.shape[-1]
+    tiles = _tiles(f, out_size)
+    y = np.empty((n, *_extent(f, tiles, 0), k), dtype=xl.dtype)
+
+    def work(r: tuple[int, int]) -> None:
+        s, e = r
+        v = _input_transform(f, _padded(xl[s:e], lo, _extent(f, tiles, 2)), tiles)
+        if keep is not None:
+            keep[_KEY, s, e] = v
+        out = np.reshape(y[s:e], (e - s, tiles[0], f.m, tiles[1], f.m, k))
+        _output_transform(f, _blas.matmul(v, u), out)
+        if bias is not None:
+            y[s:e] += bias
+
+    ranges = _chunks(f, n, tiles, c, k, xl.itemsize)
+    _blas.run_chunks(work, ranges, _flops(f, n, tiles, c, k))
+    if y.shape[1:3] == tuple(out_size):
+        return y
+    return y[:, : out_size[0], : out_size[1]]
+
+
+def conv_forward(
+    backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None = None
+) -> Any:
+    """Cross-correlation ``(N, C, H, W) -> (N, K, H', W')``; a channels-last view.
+
+    With ``keep`` (a dict), small transformed inputs are stored in it for ``conv_weight_grad``.
+    """
+    f = tiling(g)
+    n, c = x.shape[0], x.shape[1]
+    tiles = _tiles(f, g.out_size)
+    if n * f.t * f.t * tiles[0] * tiles[1] * c * x.itemsize > _KEEP_BYTES:
+        keep = None
+    y = _convolve(f, channels_last(x, np), weight_transform(f, w), bias, g.pad_lo, g.out_size, keep)
+    return channels_first(y, np)
+
+
+def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """The gradient w.r.t. the input: ``dy`` convolved with the flipped kernel, padding ``2-p``."""
+    f = tiling(g)
+    u = weight_transform(f, w, flipped=True)
+    lo = tuple(2 - p for p in g.pad_lo)
+    return channels_first(_convolve(f, channels_last(dy, np), u, None, lo, g.in_size, None), np)
+
+
+def conv_weight_grad(
+    backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None = None
+) -> Any:
+    """The gradient w.r.t. the weight: ``G^T (sum over tiles of V^T dM) G``.
+
+    Each worker sums the chunks of its share of the batch; the shares are summed at the end.
+    """
+    f = tiling(g)
+    n, c, k = x.shape[0], x.shape[1], dy.shape[1]
+    tiles = _tiles(f, g.out_size)
+    xl, dyl = channels_last(x, np), channels_last(dy, np)
+
+    def one(s: int, e: int) -> Any:
+        v = kept.get((_KEY, s, e)) if kept else None
+        if v is None:
+            v = _input_transform(f, _padded(xl[s:e], g.pad_lo, _extent(f, tiles, 2)), tiles)
+        dm = _output_grad_transform(f, _covering(dyl[s:e], _extent(f, tiles, 0)), tiles)
+        return _blas.matmul(np.transpose(dm, (0, 2, 1)), v)  # (t*t, K, C)
+
+    def share(ranges: Ranges) -> Any:
+        acc = one(*ranges[0])
+        for s, e in ranges[1:]:
+            acc += one(s, e)
+        return acc
+
+    ranges = _chunks(f, n, tiles, c, k, x.itemsize)
+    workers = min(_blas.workers(), len(ranges))
+    parts = _blas.run_chunks(share, [ranges[i::workers] for i in range(workers)],
+                             _flops(f, n, tiles, c, k))  # fmt: skip
+    du = parts[0]
+    for p in parts[1:]:
+        du = du + p
+    return _weight_from_transformed(f, du)
