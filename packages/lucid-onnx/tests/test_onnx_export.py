@@ -1,7 +1,8 @@
 """lucid.onnx.export checked by onnxruntime, and lucid.onnx.load running the file back.
 
 Every model runs at a small input; onnxruntime's outputs must match lucid's within 1e-4 at the
-export's batch size and (through ``dynamic_axes``) at another one.
+export's batch size and (through ``dynamic_axes``) at another one. The model zoo's exports are
+checked in tests-integration/test_integration_onnx_zoo.py.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import onnx
 import pytest
 
 import lucid
-import lucid.models as models
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid.onnx
 from lucid.onnx.errors import UnsupportedOperatorError
+from lucid.onnx.verification import verify
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -51,77 +52,14 @@ def _run_ort(data: bytes, x: lucid.Tensor) -> np.ndarray:
 def check_export(model: nn.Module, x: lucid.Tensor, x_other: lucid.Tensor) -> None:
     """Export with a dynamic batch axis; onnxruntime and lucid.onnx.load agree with lucid at
     the export's batch size and at ``x_other``'s."""
-    model.eval()
-    data = _export(model, x, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    data = verify(model.eval(), x, others=[x_other], **TOL)
     onnx.checker.check_model(onnx.load_from_string(data), full_check=True)
-    back = lucid.onnx.load(io.BytesIO(data))
-    for inp in (x, x_other):
-        expected = _lucid_out(model, inp)
-        np.testing.assert_allclose(_run_ort(data, inp), expected, **TOL)
-        np.testing.assert_allclose(_lucid_out(back, inp), expected, **TOL)
 
 
-def _images(channels: int, size: int) -> tuple[lucid.Tensor, lucid.Tensor]:
-    return lucid.randn(2, channels, size, size), lucid.randn(3, channels, size, size)
-
-
-# -- the priority models -----------------------------------------------------------------------
 def test_mlp_exports_and_runs_in_onnxruntime() -> None:
     lucid.manual_seed(0)
     mlp = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 8), nn.Tanh(), nn.Linear(8, 3))
     check_export(mlp, lucid.randn(2, 4), lucid.randn(5, 4))
-
-
-def test_lenet5_exports_with_its_parameters_named_by_state_dict_keys() -> None:
-    lucid.manual_seed(0)
-    model = models.lenet5()
-    check_export(model, *_images(1, 28))
-    proto = onnx.load_from_string(_export(model.eval(), lucid.randn(1, 1, 28, 28)))
-    names = {t.name for t in proto.graph.initializer}
-    assert set(model.state_dict()) <= names
-    assert {n.op_type for n in proto.graph.node} >= {"Conv", "MaxPool", "Gemm", "Relu"}
-
-
-@pytest.mark.parametrize("name", ["resnet18_cifar", "lenet1", "lenet4"])
-def test_zoo_model_exports(name: str) -> None:
-    lucid.manual_seed(0)
-    model = models.create_model(name)
-    x = _images(1, 28) if name.startswith("lenet") else _images(3, 16)
-    check_export(model, *x)
-
-
-# -- the rest of the zoo -----------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("name", "size", "kwargs"),
-    [
-        ("lenet5_classic", 28, {}),
-        ("mobilenet_v2", 32, {"num_classes": 10}),
-        ("densenet121", 32, {"num_classes": 10}),
-        ("vit_tiny_patch4_32", 32, {}),
-        ("resnet50", 32, {"num_classes": 10}),
-    ],
-)
-def test_more_zoo_models_export(name: str, size: int, kwargs: dict[str, Any]) -> None:
-    lucid.manual_seed(0)
-    model = models.create_model(name, **kwargs)
-    check_export(model, *_images(1 if name.startswith("lenet") else 3, size))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", ["alexnet", "vgg11_bn"])
-def test_large_zoo_models_export_without_parameters(name: str) -> None:
-    """AlexNet and the 130M-parameter VGGs: parameters as graph inputs, fed to onnxruntime
-    directly (writing them into the file dominates the time otherwise)."""
-    lucid.manual_seed(0)
-    model = models.create_model(name, num_classes=10).eval()
-    x = lucid.randn(1, 3, 64 if name == "alexnet" else 32, 64 if name == "alexnet" else 32)
-    buf = io.BytesIO()
-    lucid.onnx.export(model, x, buf, input_names=["x"], export_params=False)
-    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
-    state = {k: np.asarray(v.detach().numpy()) for k, v in model.state_dict().items()}
-    feeds = {i.name: state[i.name] for i in session.get_inputs() if i.name != "x"}
-    feeds["x"] = np.asarray(x.numpy())
-    np.testing.assert_allclose(session.run(None, feeds)[0], _lucid_out(model, x), **TOL)
 
 
 # -- transformer, LSTM, GPT --------------------------------------------------------------------
