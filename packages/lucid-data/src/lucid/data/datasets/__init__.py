@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from .cifar import CIFAR10, CIFAR100
 from .mnist import MNIST, FashionMNIST, read_idx
-from .utils import DownloadError, calculate_md5, check_integrity, download_url, extract_archive
+from .utils import (
+    DownloadError,
+    IntegrityError,
+    calculate_md5,
+    check_integrity,
+    download_url,
+    extract_archive,
+)
 from .vision import VisionDataset
 
 __all__ = [
@@ -13,6 +20,7 @@ __all__ = [
     "MNIST",
     "DownloadError",
     "FashionMNIST",
+    "IntegrityError",
     "VisionDataset",
     "calculate_md5",
     "check_integrity",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import io
+import json
 import pickle
 import tarfile
 from pathlib import Path
@@ -11,7 +13,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .utils import download_url, extract_archive
+from .utils import (
+    IntegrityError,
+    calculate_md5,
+    download_url,
+    extract_archive,
+    md5_mismatch,
+    record_verified,
+    scan_archive,
+    verified_md5,
+)
 from .vision import TrainTestDataset
 
 __all__ = ["CIFAR10", "CIFAR100"]
@@ -62,6 +73,13 @@ class CIFAR10(TrainTestDataset):
     directly, no extraction needed), found in ``root`` or ``root/cifar10``. With
     ``download=True`` the archive is fetched (md5-checked) and extracted into ``root``.
 
+    Files are checked when opened: the archive once (the verdict is kept in the user's cache
+    folder by size and mtime) by its published md5, else, for another packing of the data, by
+    gzip's CRC over the whole stream and by the published md5s of its files; an extracted
+    folder by the md5s recorded when lucid extracted it, else by the published ones. Where
+    some file is the published one, every file must be. A mismatch raises ``IntegrityError``
+    naming the file, the expected and the actual md5.
+
     Samples are ``(image, label)``: a ``32 x 32 x 3`` uint8 numpy array and an int.
     """
 
@@ -69,6 +87,15 @@ class CIFAR10(TrainTestDataset):
     urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"]
     filename: ClassVar[str] = "cifar-10-python.tar.gz"
     tgz_md5: ClassVar[str] = "c58f30108f718f92721af3b95e74349a"
+    file_md5: ClassVar[dict[str, str]] = {  # the published files (torchvision's list)
+        "data_batch_1": "c99cafc152244af753f735de768cd75f",
+        "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+        "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+        "data_batch_4": "634d18415352ddfa80567beed471001a",
+        "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+        "test_batch": "40351d587109b95175f43aff81a1287e",
+        "batches.meta": "5ff9c542aee3614f3951f8cda6e48888",
+    }
     train_list: ClassVar[list[str]] = [f"data_batch_{i}" for i in range(1, 6)]
     test_list: ClassVar[list[str]] = ["test_batch"]
     meta: ClassVar[dict[str, str]] = {"filename": "batches.meta", "key": "label_names"}
@@ -121,14 +148,65 @@ class CIFAR10(TrainTestDataset):
         if source is None:
             raise RuntimeError(self._not_found_message())
         if source.is_dir():
-            missing = [n for n in names if not (source / n).is_file()]
-            if missing:
-                raise RuntimeError(f"{source}: missing {', '.join(missing)}")
-            return {n: (source / n).read_bytes() for n in names}
+            return self._read_folder(source, names)
         return self._read_archive(source, names)
+
+    def _read_folder(self, folder: Path, names: list[str]) -> dict[str, bytes]:
+        missing = [n for n in names if not (folder / n).is_file()]
+        if missing:
+            raise RuntimeError(f"{folder}: missing {', '.join(missing)}")
+        blobs = {n: (folder / n).read_bytes() for n in names}
+        found = {n: hashlib.md5(b, usedforsecurity=False).hexdigest() for n, b in blobs.items()}
+        recorded = _read_manifest(folder)
+        if recorded is None:
+            self._check_published(folder, found)
+        for name, md5 in found.items():
+            if recorded is not None and recorded.get(name, md5) != md5:
+                raise md5_mismatch(str(folder / name), recorded[name], md5)
+        return blobs
+
+    def _check_published(self, where: Path, found: dict[str, str]) -> None:
+        """Where some of the files ``found`` (name -> md5) are the published ones, all must be;
+        where none is, they are another packing of the data that no published md5 covers."""
+        if not any(self.file_md5.get(name) == md5 for name, md5 in found.items()):
+            return
+        for name, md5 in found.items():
+            expected = self.file_md5.get(name, md5)
+            if md5 != expected:
+                raise md5_mismatch(f"{where}/{name}", expected, md5)
 
     def _read_archive(self, archive: Path, names: list[str]) -> dict[str, bytes]:
         wanted = {f"{self.base_folder}/{n}": n for n in names}
+        if verified_md5(archive) is None:
+            blobs = self._verify_archive(archive, wanted)
+        else:
+            blobs = self._stream_archive(archive, wanted)
+        missing = [n for n in names if n not in blobs]
+        if missing:
+            raise RuntimeError(
+                f"{archive}: expected {', '.join(wanted)} in the archive; missing "
+                f"{', '.join(missing)}"
+            )
+        return blobs
+
+    def _verify_archive(self, archive: Path, wanted: dict[str, str]) -> dict[str, bytes]:
+        """The wanted files, read in the one pass that checks the whole archive."""
+        try:
+            scan = scan_archive(archive, wanted)
+        except IntegrityError as e:
+            raise IntegrityError(
+                f"{e}: md5 expected {self.tgz_md5} (the published archive), got "
+                f"{calculate_md5(archive)}; delete it and download it again (download=True)"
+            ) from None
+        if scan.md5 != self.tgz_md5:
+            prefix = f"{self.base_folder}/"
+            inside = {k[len(prefix) :]: v for k, v in scan.members.items() if k.startswith(prefix)}
+            self._check_published(archive, inside)
+        record_verified(archive, scan.md5)
+        return {wanted[k]: v for k, v in scan.blobs.items()}
+
+    def _stream_archive(self, archive: Path, wanted: dict[str, str]) -> dict[str, bytes]:
+        """The wanted files of an archive already checked, stopping once they are read."""
         blobs: dict[str, bytes] = {}
         try:
             with tarfile.open(archive, "r|*") as tf:  # one sequential pass over the archive
@@ -141,12 +219,6 @@ class CIFAR10(TrainTestDataset):
                             break
         except (tarfile.TarError, OSError, EOFError) as e:
             raise RuntimeError(f"{archive}: corrupt or truncated archive ({e})") from None
-        missing = [n for n in names if n not in blobs]
-        if missing:
-            raise RuntimeError(
-                f"{archive}: expected {', '.join(wanted)} in the archive; missing "
-                f"{', '.join(missing)}"
-            )
         return blobs
 
     def _not_found_message(self) -> str:
@@ -162,6 +234,25 @@ class CIFAR10(TrainTestDataset):
             return
         archive = download_url(self.urls, self.root, self.filename, self.tgz_md5)
         extract_archive(archive, self.root)
+        _write_manifest(Path(self.root) / self.base_folder)
+
+
+# The md5 of each file of a folder lucid extracted (from an archive whose md5 it checked).
+_MANIFEST = ".lucid-md5.json"
+
+
+def _write_manifest(folder: Path) -> None:
+    md5s = {p.name: calculate_md5(p) for p in sorted(folder.iterdir()) if p.is_file()}
+    md5s.pop(_MANIFEST, None)
+    (folder / _MANIFEST).write_text(json.dumps(md5s, indent=1))
+
+
+def _read_manifest(folder: Path) -> dict[str, str] | None:
+    try:
+        recorded = json.loads((folder / _MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return recorded if isinstance(recorded, dict) else None
 
 
 class CIFAR100(CIFAR10):
@@ -171,6 +262,11 @@ class CIFAR100(CIFAR10):
     urls: ClassVar[list[str]] = ["https://www.cs.toronto.edu/~kriz/cifar-100-python.tar.gz"]
     filename: ClassVar[str] = "cifar-100-python.tar.gz"
     tgz_md5: ClassVar[str] = "eb9058c3a382ffc7106e4002c42a8d85"
+    file_md5: ClassVar[dict[str, str]] = {
+        "train": "16019d7e3df5f24257cddd939b257f8d",
+        "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
+        "meta": "7973b15100ade9c7d40fb424638fde48",
+    }
     train_list: ClassVar[list[str]] = ["train"]
     test_list: ClassVar[list[str]] = ["test"]
     meta: ClassVar[dict[str, str]] = {"filename": "meta", "key": "fine_label_names"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import struct
 import zlib
@@ -11,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .utils import download_url
+from .utils import IntegrityError, download_url, md5_mismatch, record_verified, verified_md5
 from .vision import TrainTestDataset
 
 __all__ = ["MNIST", "FashionMNIST", "read_idx"]
@@ -26,15 +27,17 @@ _IDX_DTYPES: dict[int, np.dtype[Any]] = {
 }
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, gz_md5: str | None = None) -> bytes:
     with open(path, "rb") as f:
         raw = f.read()
     if raw[:2] != b"\x1f\x8b":
         return raw
     try:
-        return gzip.decompress(raw)
+        return gzip.decompress(raw)  # (checks gzip's CRC: a damaged file cannot pass)
     except (EOFError, OSError, zlib.error) as e:
-        raise RuntimeError(f"{path}: corrupt or truncated gzip file ({e})") from None
+        got = hashlib.md5(raw, usedforsecurity=False).hexdigest()
+        known = f"; md5 expected {gz_md5} (the published file), got {got}" if gz_md5 else ""
+        raise IntegrityError(f"{path}: corrupt or truncated gzip file ({e}){known}") from None
 
 
 def read_idx(path: str | os.PathLike[str], ndim: int | None = None) -> np.ndarray:
@@ -45,7 +48,10 @@ def read_idx(path: str | os.PathLike[str], ndim: int | None = None) -> np.ndarra
             dimensions, or a size that does not match the header (truncated file).
     """
     path = Path(path)
-    raw = _read_bytes(path)
+    return _parse_idx(_read_bytes(path), path, ndim)
+
+
+def _parse_idx(raw: bytes, path: Path, ndim: int | None) -> np.ndarray:
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
         expected = f"0x00000{8:X}{ndim:02X}" if ndim else "0x0000TTDD"
         got = raw[:4].hex().upper() if len(raw) >= 4 else f"{len(raw)} bytes"
@@ -98,6 +104,14 @@ class MNIST(TrainTestDataset):
         ("t10k-images-idx3-ubyte.gz", "9fb629c4189551a2d022fa330f9573f3"),
         ("t10k-labels-idx1-ubyte.gz", "ec29112dd5afa0611ce80d1b7f02629c"),
     ]
+    # The published files, uncompressed: stem -> (size, md5). A file of that size (the full
+    # split) must have that md5; a file of another size (a subset) is not the published one.
+    content_md5: ClassVar[dict[str, tuple[int, str]]] = {
+        "train-images-idx3-ubyte": (47_040_016, "6bbc9ace898e44ae57da46a324031adb"),
+        "train-labels-idx1-ubyte": (60_008, "a25bea736e30d166cdddb491f175f624"),
+        "t10k-images-idx3-ubyte": (7_840_016, "2646ac647ad5339dbf082846283269ea"),
+        "t10k-labels-idx1-ubyte": (10_008, "27ae3e4e09519cfbb04c329615203637"),
+    }
     folder_aliases: ClassVar[tuple[str, ...]] = ("mnist",)
     classes: list[str] = [  # noqa: RUF012 - torchvision's public attribute
         "0 - zero",
@@ -114,13 +128,25 @@ class MNIST(TrainTestDataset):
 
     def _load(self) -> None:
         images_path, labels_path = self._split_files()
-        self.data = read_idx(images_path, ndim=3)
-        self.targets = read_idx(labels_path, ndim=1).astype(np.int64)
+        images_stem, labels_stem = self._stems(self.train)
+        self.data = self._read_checked(images_path, images_stem, ndim=3)
+        self.targets = self._read_checked(labels_path, labels_stem, ndim=1).astype(np.int64)
         if len(self.data) != len(self.targets):
             raise RuntimeError(
                 f"{images_path} holds {len(self.data)} images but {labels_path} holds "
                 f"{len(self.targets)} labels: expected the same number"
             )
+
+    def _read_checked(self, path: Path, stem: str, ndim: int) -> np.ndarray:
+        """The IDX file at ``path``, checked against the published md5 of ``stem``."""
+        raw = _read_bytes(path, dict(self.resources).get(f"{stem}.gz"))
+        size, md5 = self.content_md5.get(stem, (-1, ""))
+        if len(raw) == size and verified_md5(path) != md5:  # (checked once per file version)
+            got = hashlib.md5(raw, usedforsecurity=False).hexdigest()
+            if got != md5:
+                raise md5_mismatch(f"{path} (uncompressed)", md5, got)
+            record_verified(path, md5)
+        return _parse_idx(raw, path, ndim)
 
     @property
     def raw_folder(self) -> Path:
@@ -186,6 +212,7 @@ class FashionMNIST(MNIST):
         ("t10k-images-idx3-ubyte.gz", "bef4ecab320f06d8554ea6380940ec79"),
         ("t10k-labels-idx1-ubyte.gz", "bb300cfdad3c16e7a12a480ee83cd310"),
     ]
+    content_md5: ClassVar[dict[str, tuple[int, str]]] = {}  # (only the .gz md5s are published)
     folder_aliases: ClassVar[tuple[str, ...]] = ("fashionmnist", "fashion-mnist", "fashion_mnist")
     classes: list[str] = [  # noqa: RUF012
         "T-shirt/top",

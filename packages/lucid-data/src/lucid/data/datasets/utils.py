@@ -1,19 +1,31 @@
-"""Downloading and checking dataset files: mirrors, md5, atomic writes, safe extraction."""
+"""Downloading and checking dataset files: mirrors, md5, atomic writes, safe extraction, and
+the verdicts of checks already made (so that checking a large file costs once)."""
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import http.client
+import json
 import os
 import shutil
 import tarfile
 import tempfile
 import urllib.request
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-__all__ = ["calculate_md5", "check_integrity", "download_url", "extract_archive"]
+__all__ = [
+    "IntegrityError",
+    "calculate_md5",
+    "check_integrity",
+    "download_url",
+    "extract_archive",
+]
 
 _CHUNK = 1 << 20
 _USER_AGENT = "lucid-data"
@@ -21,6 +33,64 @@ _USER_AGENT = "lucid-data"
 
 class DownloadError(RuntimeError):
     """No mirror gave a file with the expected checksum."""
+
+
+class IntegrityError(RuntimeError):
+    """A dataset file that fails its checksum: corrupt (or not the file it is named as)."""
+
+
+def md5_mismatch(what: str, expected: str, got: str) -> IntegrityError:
+    return IntegrityError(
+        f"{what}: md5 mismatch: expected {expected}, got {got}. The file is corrupt: delete it "
+        "and download it again (download=True), or fetch a fresh copy by hand"
+    )
+
+
+# -- verdicts of checks already made ---------------------------------------------------------
+# One small JSON file in the user's cache folder: {real path: {"size", "mtime_ns", "md5"}} of
+# files that passed their check. A file whose size or mtime changed is checked again.
+_MAX_VERDICTS = 200
+
+
+def _verdicts_file() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "lucid" / "verified-files.json"
+
+
+def _read_verdicts() -> dict[str, dict[str, object]]:
+    try:
+        verdicts = json.loads(_verdicts_file().read_text())
+    except (OSError, ValueError):
+        return {}
+    return verdicts if isinstance(verdicts, dict) else {}
+
+
+def _stamp(path: Path) -> dict[str, object]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def verified_md5(path: Path) -> str | None:
+    """The md5 recorded when ``path`` passed its check, if it is unchanged since."""
+    entry = _read_verdicts().get(str(path.resolve()))
+    if not isinstance(entry, dict):
+        return None
+    if any(entry.get(key) != value for key, value in _stamp(path).items()):
+        return None
+    md5 = entry.get("md5")
+    return md5 if isinstance(md5, str) else None
+
+
+def record_verified(path: Path, md5: str) -> None:
+    """Remember that ``path`` (as it is now) passed its check; silently skipped where the
+    cache folder is not writable."""
+    verdicts = _read_verdicts()
+    verdicts.pop(str(path.resolve()), None)
+    verdicts[str(path.resolve())] = {**_stamp(path), "md5": md5}
+    kept = dict(list(verdicts.items())[-_MAX_VERDICTS:])
+    with contextlib.suppress(OSError):
+        with atomic_path(_verdicts_file()) as tmp:
+            tmp.write_text(json.dumps(kept))
 
 
 def calculate_md5(path: str | os.PathLike[str], chunk_size: int = _CHUNK) -> str:
@@ -106,6 +176,63 @@ def download_url(
         f"Could not download {filename} (md5 {md5}). Tried:\n{tried}\n"
         f"Without network access, download it elsewhere and place it at {dest}."
     )
+
+
+@dataclass
+class ArchiveScan:
+    """What one full pass over an archive found."""
+
+    md5: str  # of the archive file
+    members: dict[str, str]  # member name -> md5 of its bytes
+    blobs: dict[str, bytes]  # the bytes of the members asked for
+
+
+class _Tap:
+    """A reader that feeds every byte it reads into ``digest``."""
+
+    def __init__(self, f: IO[bytes], digest: hashlib._Hash) -> None:
+        self.f, self.digest = f, digest
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        self.digest.update(data)
+        return data
+
+
+def _drain(f: _Tap | gzip.GzipFile) -> None:
+    while f.read(_CHUNK):
+        pass
+
+
+def scan_archive(archive: Path, keep: Collection[str]) -> ArchiveScan:
+    """Read a tar or tar.gz archive to its end in one pass: the md5 of the file and of each
+    member, and the bytes of the members named in ``keep``. gzip's CRC and length of the whole
+    stream are checked, so a damaged compressed archive cannot pass.
+
+    Raises:
+        IntegrityError: naming the archive, for a damaged or truncated archive.
+    """
+    digest = hashlib.md5(usedforsecurity=False)
+    members: dict[str, str] = {}
+    blobs: dict[str, bytes] = {}
+    with open(archive, "rb") as raw:
+        tap = _Tap(raw, digest)
+        gzipped = raw.peek(2)[:2] == b"\x1f\x8b"
+        stream = gzip.GzipFile(fileobj=tap, mode="rb") if gzipped else tap  # type: ignore[call-overload]
+        try:
+            with tarfile.open(fileobj=stream, mode="r|") as tf:  # type: ignore[call-overload]
+                for member in tf:
+                    f = tf.extractfile(member) if member.isfile() else None
+                    if f is not None:
+                        data = f.read()
+                        members[member.name] = hashlib.md5(data, usedforsecurity=False).hexdigest()
+                        if member.name in keep:
+                            blobs[member.name] = data
+            _drain(stream)  # the rest: gzip checks the CRC and length at the end
+            _drain(tap)
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+            raise IntegrityError(f"{archive}: corrupt or truncated archive ({e})") from None
+    return ArchiveScan(digest.hexdigest(), members, blobs)
 
 
 def _safe_members(tf: tarfile.TarFile, dest: Path) -> list[tarfile.TarInfo]:
