@@ -231,7 +231,8 @@ def windows(backend: Any, xpad: Any, g: ConvGeometry) -> Any:
 def im2col(backend: Any, xl: Any, g: ConvGeometry) -> Any:
     """Column matrix ``(rows, G, taps * C/G)`` of a channels-last batch, rows = N * prod(out).
 
-    Columns are ordered (kernel taps, input channel of the group), copied once, contiguous.
+    Columns are ordered (kernel taps, input channel of the group), copied once: a contiguous
+    matrix, or for one input channel the transpose of one (each tap's column contiguous).
     """
     xp = backend.xp
     n, c = xl.shape[0], xl.shape[-1]
@@ -240,8 +241,15 @@ def im2col(backend: Any, xl: Any, g: ConvGeometry) -> Any:
     xpad = xp.reshape(xpad, (n, *xpad.shape[1:-1], groups, c // groups))
     win = windows(backend, xpad, g)  # (n, *out, G, Cg, *kernel)
     nd = g.nd
-    perm = (0, *range(1, nd + 1), nd + 1, *range(nd + 3, 2 * nd + 3), nd + 2)
     rows = n * math.prod(g.out_size)
+    if c == 1:
+        # One channel: a row-major copy would move runs of one value (a channels-last tap is
+        # one number wide). Copy tap by tap instead, each moving whole output rows, into a
+        # (taps, rows) matrix; its transpose is the same column matrix (BLAS takes either).
+        taps_first = (*range(nd + 3, 2 * nd + 3), 0, *range(1, nd + 1), nd + 1, nd + 2)
+        cols_t = xp.reshape(xp.transpose(win, taps_first), (g.taps, rows))
+        return xp.reshape(xp.transpose(cols_t), (rows, 1, g.taps))
+    perm = (0, *range(1, nd + 1), nd + 1, *range(nd + 3, 2 * nd + 3), nd + 2)
     return xp.reshape(xp.transpose(win, perm), (rows, groups, g.taps * (c // groups)))
 
 
