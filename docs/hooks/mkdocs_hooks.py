@@ -2,8 +2,9 @@
 
 - ``on_config``: import every documented package (griffe then inspects the live modules, so
   ``__all__`` lists computed at import time are seen), lay the ``lucid`` namespace of all
-  ``packages/*/src`` out as one merged tree for griffe to walk, put the reference pages in the
-  nav, and stop the build on a public name without a docstring.
+  ``packages/*/src`` out as one merged tree for griffe to walk, put the reference pages and
+  every report under ``docs/experiments/`` in the nav, and stop the build on a public name
+  without a docstring.
 - ``on_files``: add the generated ``reference/*.md`` pages.
 - ``on_post_build``: stop the build if an entry has no anchor in its rendered page.
 """
@@ -53,12 +54,28 @@ def _reference_nav() -> list[Any]:
     return [f"{REFERENCE}/index.md", *({p.title: f"{REFERENCE}/{p.slug}.md"} for p in api.pages())]
 
 
+def _title(page: Path) -> str:
+    first = page.read_text(encoding="utf-8").split("\n", 1)[0]
+    return first.lstrip("# ").replace("`", "") if first.startswith("# ") else page.stem
+
+
+def _experiments_nav(docs: Path) -> list[Any]:
+    """Every report under docs/experiments/, each folder's README.md first."""
+    pages = sorted(docs.glob("experiments/*/*.md"), key=lambda p: (p.parent, p.stem != "README"))
+    return [{_title(p): p.relative_to(docs).as_posix()} for p in pages]
+
+
 def _set_nav(config: Any) -> None:
-    for item in config["nav"]:
-        if isinstance(item, dict) and "API reference" in item:
-            item["API reference"] = _reference_nav()
-            return
-    raise PluginError("mkdocs.yml: the nav needs an 'API reference' entry")
+    generated = {
+        "API reference": _reference_nav(),
+        "Experiments": _experiments_nav(Path(config["docs_dir"])),
+    }
+    items = [i for i in config["nav"] if isinstance(i, dict) and set(i) & set(generated)]
+    if len(items) != len(generated):
+        raise PluginError(f"mkdocs.yml: the nav needs the entries {sorted(generated)}")
+    for item in items:
+        (key,) = item
+        item[key] = generated[key]
 
 
 @event_priority(100)  # before mkdocstrings reads its handler options
