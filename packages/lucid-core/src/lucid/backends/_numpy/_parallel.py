@@ -2,9 +2,9 @@
 
 NumPy's ufuncs, casts and copies release the GIL, but each runs on one core. Over a large array
 (a ResNet activation is 8M floats) an op cut into row blocks, taken in turn by the calling thread
-and the pool's workers, runs on every core. Handing a block to a worker costs some 40 us, so only
-arrays of ``PARALLEL_ELEMENTS`` and more are split; below that one core is faster. Blocks of
-``BLOCK_ELEMENTS`` keep the load balanced when another process holds a core.
+and the pool's workers, runs on every core. Handing a block to a worker costs some 40 us (far more
+when the machine is loaded), so only arrays of ``PARALLEL_ELEMENTS`` and more are split; below
+that one core is faster.
 
 ``ThreadedUfunc`` wraps a ufunc for the backend's namespace (``xp.add(a, b)`` on big arrays runs
 blocked; every other use, ``xp.add.at`` included, is the ufunc's own); ``astype`` casts so.
@@ -22,11 +22,14 @@ import numpy as np
 
 from lucid.backends import _blas
 
-# Measured on 2 cores (float32 add, interleaved rounds): at 1M elements (cache-resident) the
-# hand-off costs more than the second core saves; at 4M and over two cores are 1.2-1.4x faster.
-PARALLEL_ELEMENTS = 1 << 21
-# Elements per block: a few blocks per worker, each some hundreds of microseconds of work.
-BLOCK_ELEMENTS = 1 << 19
+# Measured on 2 cores (float32 add/multiply/maximum, interleaved rounds, tools/bench/
+# bench_batchnorm.py): on a quiet machine two threads are 1.2-1.4x faster from 4M elements on and
+# slower at 1M (cache-resident; the hand-off costs more than the second core saves). On a loaded
+# machine (load 6-9 on 2 cores) every split size was slower: a worker waits for a core and the
+# GIL. So only the largest activations are split.
+PARALLEL_ELEMENTS = 1 << 22
+# Elements per block: a few blocks per worker (few GIL hand-offs), each about a millisecond.
+BLOCK_ELEMENTS = 1 << 20
 
 R = TypeVar("R")
 
