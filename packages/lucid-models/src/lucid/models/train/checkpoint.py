@@ -141,8 +141,8 @@ def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
                     loader_rng: Any, expected: RunState) -> RunState:  # fmt: skip
     """Restore a run from ``path`` after checking it was trained with ``expected.settings``.
 
-    Raises ``TrainError`` (nothing restored) when the file is not a readable lucid-train
-    checkpoint or a setting differs; ``FileNotFoundError`` when there is none.
+    Raises ``TrainError`` (before anything is written) when the file is not a readable
+    lucid-train checkpoint or a setting differs; ``FileNotFoundError`` when there is none.
     """
     payload = _read(path, device)
     _check_settings(path, payload.get("settings"), expected.settings)
@@ -153,7 +153,7 @@ def load_checkpoint(path: Path, model: Any, opt: Any, sched: Any, device: str,
         if sched is not None and payload.get("scheduler") is not None:
             sched.load_state_dict(payload["scheduler"])
     except (RuntimeError, KeyError, ValueError, TypeError) as exc:
-        raise TrainError(f"--resume: {path} does not fit this run ({one_line(exc)}); "
+        raise TrainError(f"--resume: {path} does not fit this run ({one_line(exc, 240)}); "
                          f"{_START_OVER}") from None  # fmt: skip
     if payload.get("rng_state") is not None:
         lucid.random.set_rng_state(payload["rng_state"])
@@ -169,7 +169,7 @@ def _read(path: Path, device: str) -> dict[str, Any]:
         payload = lucid.load(path, map_location=device)
     except (lucid.serialization.SerializationError, OSError, ValueError, TypeError, KeyError,
             RecursionError) as exc:  # fmt: skip
-        raise TrainError(f"--resume: {path} is not a readable checkpoint ({one_line(exc)}); "
+        raise TrainError(f"--resume: {path} is not a readable checkpoint ({one_line(exc, 240)}); "
                          f"{_START_OVER}") from None  # fmt: skip
     missing = [k for k in _REQUIRED if not isinstance(payload, dict) or k not in payload]
     if missing or not isinstance(payload, dict):
