@@ -34,6 +34,7 @@ SUBPACKAGE = {
     "lucid-backend-mlx": "lucid/backends/mlx",
     "lucid-models": "lucid/models",
     "lucid-distributed": "lucid/distributed",
+    "lucid-onnx": "lucid/onnx",
 }
 CORE_ONLY_FILES = {"lucid/__init__.py", "lucid/backends/__init__.py", "lucid/utils/__init__.py"}
 # Subpackages a distribution ships besides its own, under a namespace another one owns.
@@ -357,6 +358,30 @@ def test_packaging_distributed_runs_two_ranks_with_its_mpi_wheel(
     result = venv.command("lucid-run", "--nproc-per-node", "2", str(script))
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("sum [3.0, 3.0]") == 2, result.stdout
+    assert_absent(venv, "lucid.optim", "lucid.data", "lucid.models")
+
+
+def test_packaging_onnx_exports_and_runs_with_its_runtime_extra(
+    venv: Venv, wheelhouse: Path, tmp_path: Path
+) -> None:
+    install_alone(venv, wheelhouse, "lucid-onnx", extras=("runtime",))
+    target = tmp_path / "linear.onnx"
+    out = venv.run(
+        f"""
+        import lucid
+        import lucid.nn as nn
+        import onnxruntime as ort
+        model = nn.Linear(3, 2)
+        x = lucid.randn(4, 3)
+        lucid.onnx.export(model, x, {str(target)!r}, input_names=["x"])
+        session = ort.InferenceSession({str(target)!r}, providers=["CPUExecutionProvider"])
+        (y,) = session.run(None, {{"x": x.numpy()}})
+        back = lucid.onnx.load({str(target)!r})(x)
+        print(y.shape, abs(y - model(x).detach().numpy()).max() < 1e-5,
+              abs(back.numpy() - y).max() < 1e-5)
+        """
+    )
+    assert out.strip() == "(4, 2) True True"
     assert_absent(venv, "lucid.optim", "lucid.data", "lucid.models")
 
 

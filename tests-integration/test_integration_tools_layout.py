@@ -22,6 +22,7 @@ def test_layout_all_six_packages_exist() -> None:
         "lucid-distributed",
         "lucid-models",
         "lucid-nn",
+        "lucid-onnx",
         "lucid-optim",
     ]
 
