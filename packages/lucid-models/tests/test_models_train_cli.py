@@ -501,7 +501,7 @@ def _flip_weight(out: Path) -> None:
 
 
 def _no_settings_other_model(out: Path) -> None:
-    """An older checkpoint (no settings or checksum kept) of another architecture."""
+    """A checkpoint without settings or checksum, of another architecture."""
     payload = lucid.load(out / "last.safetensors")
     del payload["settings"], payload["checksum"]
     payload["model"] = create_model("lenet1").state_dict()

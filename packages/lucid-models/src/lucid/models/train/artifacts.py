@@ -54,8 +54,8 @@ def append_metrics(path: Path, row: dict[str, Any]) -> None:
 def restore_metrics(path: Path, rows: list[dict[str, Any]], epochs: int) -> list[dict[str, Any]]:
     """Rewrite ``path`` to the rows of epochs 1..``epochs`` exactly once; return them.
 
-    ``rows`` are the checkpoint's; a checkpoint that does not keep them (an older lucid-train)
-    keeps the file's first row of each of those epochs instead.
+    ``rows`` are the checkpoint's; for a checkpoint saved without them, the file's first row
+    of each of those epochs is kept instead.
     """
     if len(rows) != epochs:
         rows = _first_rows(path, epochs)
