@@ -24,7 +24,7 @@ import pytest
 
 import lucid
 from lucid.models import create_model
-from lucid.models.train import checkpoint, main
+from lucid.models.train import artifacts, checkpoint, main
 from lucid.models.train.loop import PAUSE_ENV, _Interrupt
 
 pytest.importorskip("lucid.optim")
@@ -403,6 +403,17 @@ def test_kill_9_during_the_commit_then_resume_has_each_epoch_once(
     assert code == -signal.SIGKILL, (stdout, stderr)
     assert main([*argv, "--resume"]) == 0
     _assert_same_run(straight, tmp_path / "run")
+
+
+def test_restore_metrics_keeps_each_epoch_once(tmp_path: Path) -> None:
+    """The checkpoint's rows replace the file; without them (a checkpoint saved with none), the
+    file's first row of each finished epoch is kept and a row cut short by a kill is dropped."""
+    path = tmp_path / "metrics.jsonl"
+    rows = [{"epoch": e, "train_loss": float(i)} for i, e in enumerate([1, 2, 2, 3])]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"epoch": 4, "trai')
+    assert artifacts.restore_metrics(path, [], 2) == rows[:2] == _rows(tmp_path)
+    kept = [{"epoch": 1, "train_loss": 9.0}]
+    assert artifacts.restore_metrics(path, kept, 1) == kept == _rows(tmp_path)
 
 
 def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
