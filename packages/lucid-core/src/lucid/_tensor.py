@@ -144,26 +144,33 @@ class Tensor(TensorMethods):
 
     @property
     def backend(self) -> Backend:
+        """The backend that holds this tensor's data (NumPy's for ``"cpu"``)."""
         return self._backend
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, as a tuple (``torch.Tensor.shape``)."""
         return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self._data.shape)
 
     @property
     def dtype(self) -> dtypes.dtype:
+        """The element type, a ``lucid.dtype``."""
         return self._backend.dtype_of(self._data)
 
     @property
     def device(self) -> _device_cls:
+        """The device the tensor lives on, a ``lucid.device`` (compares equal to ``"cpu"``)."""
         return _device_cls(self._backend.device)
 
     @property
     def is_leaf(self) -> bool:
+        """Whether the tensor was made by the user rather than by a recorded op (``grad_fn`` is
+        None)."""
         return self.grad_fn is None
 
     def _counter(self) -> VersionCounter:
@@ -179,21 +186,26 @@ class Tensor(TensorMethods):
         return 0 if vc is None else vc.value
 
     def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating point type."""
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
+        """Whether the dtype is a complex type."""
         return self.dtype.is_complex
 
     def size(self, dim: int | None = None) -> Any:
+        """The shape, or the size of dimension ``dim`` (``torch.Tensor.size``)."""
         shape = self.shape
         if dim is None:
             return shape
         return shape[dim]
 
     def dim(self) -> int:
+        """The number of dimensions."""
         return self.ndim
 
     def numel(self) -> int:
+        """The number of elements."""
         n = 1
         for s in self._data.shape:
             n *= int(s)
@@ -202,6 +214,7 @@ class Tensor(TensorMethods):
     nelement = numel
 
     def element_size(self) -> int:
+        """The size of one element in bytes."""
         return self.dtype.itemsize
 
     def __len__(self) -> int:
@@ -220,6 +233,7 @@ class Tensor(TensorMethods):
         return self._backend.to_numpy(self._data)
 
     def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
@@ -227,6 +241,7 @@ class Tensor(TensorMethods):
         return self._backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
+        """The data as (nested) Python lists of numbers."""
         return self._backend.to_numpy(self._data).tolist()
 
     def __float__(self) -> float:
@@ -250,6 +265,7 @@ class Tensor(TensorMethods):
         return arr if dtype is None else arr.astype(dtype)
 
     def detach(self) -> Tensor:
+        """A new tensor on the same storage, cut from the graph (no ``grad_fn``, no grad)."""
         t = Tensor.from_backend_array(self._data, self._backend)
         t._vc = self._counter()
         return self._sharing_storage(t)
@@ -267,6 +283,7 @@ class Tensor(TensorMethods):
         return t
 
     def detach_(self) -> Tensor:
+        """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""
         self.grad_fn = None
         self.requires_grad = False
         return self
@@ -274,6 +291,7 @@ class Tensor(TensorMethods):
     # -- new tensors like this one (same dtype and device unless given) ---------------------------
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A new tensor from ``data``, with this tensor's dtype and device unless given."""
         from lucid._creation import tensor
 
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
@@ -281,6 +299,8 @@ class Tensor(TensorMethods):
 
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
+        unless given."""
         from lucid._creation import full
 
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
@@ -288,20 +308,24 @@ class Tensor(TensorMethods):
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A tensor of zeros, with this tensor's dtype and device unless given."""
         return self.new_full(_size(size), 0, dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A tensor of ones, with this tensor's dtype and device unless given."""
         return self.new_full(_size(size), 1, dtype, device, requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """An uninitialized tensor, with this tensor's dtype and device unless given."""
         return self.new_full(_size(size), 0, dtype, device, requires_grad)
 
     def _fresh_copy(self) -> Tensor:
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
 
     def clone(self) -> Tensor:
+        """A copy of the tensor with its own storage; gradients flow back to the original."""
         return _ops.clone(self)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
@@ -334,9 +358,11 @@ class Tensor(TensorMethods):
         return self.to(_legacy.dtype_of_type(dtype))
 
     def type_as(self, other: Tensor) -> Tensor:
+        """This tensor converted to ``other``'s dtype."""
         return self.to(other.dtype)
 
     def cpu(self) -> Tensor:
+        """This tensor on the ``"cpu"`` device (itself if already there)."""
         return self.to("cpu")
 
     def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
@@ -345,6 +371,7 @@ class Tensor(TensorMethods):
 
     @property
     def is_cuda(self) -> _bool:
+        """Whether the tensor is on a CUDA device: always False in lucid."""
         return False
 
     def pin_memory(self, device: Any = None) -> Tensor:
@@ -352,37 +379,48 @@ class Tensor(TensorMethods):
         return self
 
     def is_pinned(self, device: Any = None) -> _bool:
+        """Whether the tensor is in pinned memory: always False in lucid."""
         return False
 
     def float(self) -> Tensor:
+        """``self.to(lucid.float32)``."""
         return self.to(dtypes.float32)
 
     def double(self) -> Tensor:
+        """``self.to(lucid.float64)``."""
         return self.to(dtypes.float64)
 
     def half(self) -> Tensor:
+        """``self.to(lucid.float16)``."""
         return self.to(dtypes.float16)
 
     def bfloat16(self) -> Tensor:
+        """``self.to(lucid.bfloat16)``."""
         return self.to(dtypes.bfloat16)
 
     def long(self) -> Tensor:
+        """``self.to(lucid.int64)``."""
         return self.to(dtypes.int64)
 
     def int(self) -> Tensor:
+        """``self.to(lucid.int32)``."""
         return self.to(dtypes.int32)
 
     def short(self) -> Tensor:
+        """``self.to(lucid.int16)``."""
         return self.to(dtypes.int16)
 
     def bool(self) -> Tensor:
+        """``self.to(lucid.bool)``."""
         return self.to(dtypes.bool_)
 
     def byte(self) -> Tensor:
+        """``self.to(lucid.uint8)``."""
         return self.to(dtypes.uint8)
 
     # -- autograd ----------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
+        """Set whether autograd records operations on this leaf tensor, in place; returns it."""
         if not self.is_leaf:
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use "
@@ -398,6 +436,7 @@ class Tensor(TensorMethods):
         return self
 
     def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after ``backward()``."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None:
@@ -409,6 +448,7 @@ class Tensor(TensorMethods):
 
     @property
     def retains_grad(self) -> _bool:
+        """Whether ``retain_grad()`` was called on this non-leaf tensor."""
         node = self.grad_fn
         return bool(node is not None and node._retained and self._output_nr in node._retained)
 
@@ -436,6 +476,8 @@ class Tensor(TensorMethods):
         create_graph: _bool = False,
         inputs: Any = None,
     ) -> None:
+        """Compute the gradient of this tensor with respect to the graph's leaves, into their
+        ``.grad``."""
         from lucid.autograd import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
@@ -746,137 +788,177 @@ class Tensor(TensorMethods):
 
     @property
     def T(self) -> Tensor:  # noqa: N802
+        """The tensor with its dimensions reversed."""
         return _ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> Tensor:  # noqa: N802
+        """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return _ops.transpose(self, -2, -1)
 
     # -- in-place ops ------------------------------------------------------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """In-place ``add``: ``self += alpha * other``."""
         if self._plain_update(other, alpha):
             return self._write_plain(self._backend.xp.add, other, alpha)
         return self._inplace_result(_ops.add(self, other, alpha=alpha))
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """In-place ``sub``: ``self -= alpha * other``."""
         return self._inplace_result(_ops.sub(self, other, alpha=alpha))
 
     def mul_(self, other: Any) -> Tensor:
+        """In-place ``mul``."""
         if self._plain_update(other, 1):
             return self._write_plain(self._backend.xp.multiply, other, 1)
         return self._inplace_result(_ops.mul(self, other))
 
     def div_(self, other: Any) -> Tensor:
+        """In-place ``div``."""
         return self._inplace_result(_ops.div(self, other))
 
     def pow_(self, other: Any) -> Tensor:
+        """In-place ``pow``."""
         return self._inplace_result(_ops.pow(self, other))
 
     def neg_(self) -> Tensor:
+        """In-place ``neg``."""
         return self._inplace_result(_ops.neg(self))
 
     def abs_(self) -> Tensor:
+        """In-place ``abs``."""
         return self._inplace_result(_ops.abs(self))
 
     def exp_(self) -> Tensor:
+        """In-place ``exp``."""
         return self._inplace_result(_ops.exp(self))
 
     def log_(self) -> Tensor:
+        """In-place ``log``."""
         return self._inplace_result(_ops.log(self))
 
     def sqrt_(self) -> Tensor:
+        """In-place ``sqrt``."""
         return self._inplace_result(_ops.sqrt(self))
 
     def sigmoid_(self) -> Tensor:
+        """In-place ``sigmoid``."""
         return self._inplace_result(_ops.sigmoid(self))
 
     def tanh_(self) -> Tensor:
+        """In-place ``tanh``."""
         return self._inplace_result(_ops.tanh(self))
 
     def relu_(self) -> Tensor:
+        """In-place ``relu``."""
         return self._inplace_result(_ops.relu(self))
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """In-place ``clamp``."""
         return self._inplace_result(_ops.clamp(self, min, max))
 
     clip_ = clamp_
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
         return self._inplace_result(_ops.addcmul(self, tensor1, tensor2, value=value))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
         return self._inplace_result(_ops.addcdiv(self, tensor1, tensor2, value=value))
 
     def lerp_(self, end: Any, weight: Any) -> Tensor:
+        """In-place ``lerp``: ``self += weight * (end - self)``."""
         return self._inplace_result(_ops.lerp(self, end, weight))
 
     def maximum_(self, other: Any) -> Tensor:
+        """In-place ``maximum``."""
         return self._inplace_result(_ops.maximum(self, other))
 
     def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """In-place ``masked_fill``: ``value`` where ``mask`` is True."""
         return self._inplace_result(_ops.masked_fill(self, mask, value))
 
     def scatter_(self, dim: _int, index: Any, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:  # fmt: skip
+        """In-place ``scatter``."""
         return self._inplace_result(_ops.scatter(self, dim, index, src, value=value, reduce=reduce))
 
     def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
+        """In-place ``scatter_add``."""
         return self._inplace_result(_ops.scatter_add(self, dim, index, src))
 
     def scatter_reduce_(self, dim: _int, index: Any, src: Any, reduce: str, *,
                         include_self: _bool = True) -> Tensor:  # fmt: skip
+        """In-place ``scatter_reduce``."""
         out = _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
         return self._inplace_result(out)
 
     def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        """In-place ``index_add``."""
         return self._inplace_result(_ops.index_add(self, dim, index, source, alpha=alpha))
 
     def floor_(self) -> Tensor:
+        """In-place ``floor``."""
         return self._inplace_result(_ops.floor(self))
 
     def ceil_(self) -> Tensor:
+        """In-place ``ceil``."""
         return self._inplace_result(_ops.ceil(self))
 
     def round_(self, *, decimals: _int = 0) -> Tensor:
+        """In-place ``round``."""
         return self._inplace_result(_ops.round(self, decimals=decimals))
 
     def trunc_(self) -> Tensor:
+        """In-place ``trunc``."""
         return self._inplace_result(_ops.trunc(self))
 
     def square_(self) -> Tensor:
+        """In-place ``square``."""
         return self._inplace_result(_ops.square(self))
 
     def reciprocal_(self) -> Tensor:
+        """In-place ``reciprocal``."""
         return self._inplace_result(_ops.reciprocal(self))
 
     def rsqrt_(self) -> Tensor:
+        """In-place ``rsqrt``."""
         return self._inplace_result(_ops.rsqrt(self))
 
     def sign_(self) -> Tensor:
+        """In-place ``sign``."""
         return self._inplace_result(_ops.sign(self))
 
     def fmod_(self, other: Any) -> Tensor:
+        """In-place ``fmod``."""
         return self._inplace_result(_ops.fmod(self, other))
 
     def remainder_(self, other: Any) -> Tensor:
+        """In-place ``remainder``."""
         return self._inplace_result(_ops.remainder(self, other))
 
     def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
+        """In-place ``clamp(min=min)``."""
         return self._inplace_result(_ops.clamp(self, min, None))
 
     def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
+        """In-place ``clamp(max=max)``."""
         return self._inplace_result(_ops.clamp(self, None, max))
 
     def copy_(self, src: Any) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype)."""
         src_t = src if isinstance(src, Tensor) else Tensor(src)
         if src_t._backend is not self._backend:
             src_t = src_t.to(self.device)
         return self._inplace_result(_ops.expand_copy(src_t, self.shape, self.dtype))
 
     def zero_(self) -> Tensor:
+        """Fill the tensor with zeros, in place."""
         return self.fill_(0)
 
     def fill_(self, value: Any) -> Tensor:
+        """Fill the tensor with ``value``, in place."""
         self._check_inplace()
         xp = self._backend.xp
         v = value.item() if isinstance(value, Tensor) else value
@@ -884,6 +966,7 @@ class Tensor(TensorMethods):
         return self._inplace_result(Tensor.from_backend_array(filled, self._backend))
 
     def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
+        """Fill the tensor with samples uniform on ``[a, b)``, in place."""
         from lucid._creation import rand
 
         r = rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
@@ -891,6 +974,7 @@ class Tensor(TensorMethods):
             return self.copy_(r * (b - a) + a)
 
     def normal_(self, mean: _float = 0.0, std: _float = 1.0, generator: Any = None) -> Tensor:
+        """Fill the tensor with samples from ``N(mean, std**2)``, in place."""
         from lucid._creation import randn
 
         r = randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
@@ -899,18 +983,23 @@ class Tensor(TensorMethods):
 
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self + alpha * other`` (``lucid.add``)."""
         return _ops.add(self, other, alpha=alpha)
 
     def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self - alpha * other`` (``lucid.sub``)."""
         return _ops.sub(self, other, alpha=alpha)
 
     def mul(self, other: Any) -> Tensor:
+        """``self * other`` (``lucid.mul``)."""
         return _ops.mul(self, other)
 
     def div(self, other: Any, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``, with optional ``"trunc"`` or ``"floor"`` rounding (``lucid.div``)."""
         return _ops.div(self, other, rounding_mode=rounding_mode)
 
     def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` is True, else ``other`` (``lucid.where``)."""
         out: Tensor = _ops.where(condition, self, other)
         return out
 

@@ -265,6 +265,7 @@ class Module:
     register_module = add_module
 
     def get_submodule(self, target: str) -> Module:
+        """The submodule at the dotted path ``target`` (``"layer1.0.conv1"``)."""
         mod = self
         for item in target.split(".") if target else ():
             child = mod._modules.get(item)
@@ -274,6 +275,7 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         p = mod._parameters.get(name)
@@ -282,6 +284,7 @@ class Module:
         return p
 
     def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         b = mod._buffers.get(name)
@@ -308,10 +311,12 @@ class Module:
             yield from child.named_modules(memo, sub, remove_duplicate)
 
     def modules(self) -> Iterator[Module]:
+        """Every module of the tree, this one first, each once."""
         for _, m in self.named_modules():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The immediate submodules with their names."""
         seen: set[Module] = set()
         for name, child in self._modules.items():
             if child is not None and child not in seen:
@@ -319,6 +324,7 @@ class Module:
                 yield name, child
 
     def children(self) -> Iterator[Module]:
+        """The immediate submodules."""
         for _, m in self.named_children():
             yield m
 
@@ -341,15 +347,18 @@ class Module:
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """The module's parameters, and its submodules' where ``recurse``."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Tensor]]:
+        """The module's buffers with their dotted names, and its submodules' where ``recurse``."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """The module's buffers, and its submodules' where ``recurse``."""
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
@@ -470,6 +479,7 @@ class Module:
         return self._apply(convert)
 
     def cpu(self: T) -> T:
+        """Move every parameter and buffer to the ``"cpu"`` device; returns the module."""
         return self.to("cpu")
 
     def cuda(self: T, device: Any = None) -> T:
@@ -477,19 +487,25 @@ class Module:
         raise AssertionError(NOT_COMPILED)
 
     def type(self: T, dst_type: Any) -> T:
+        """Cast every parameter and buffer to ``dst_type``; returns the module."""
         return self._apply(lambda t: t.to(dst_type))
 
     def float(self: T) -> T:
+        """Cast the floating point parameters and buffers to float32; returns the module."""
         return self._apply(lambda t: t.to(dtypes.float32) if t.is_floating_point() else t)
 
     def double(self: T) -> T:
+        """Cast the floating point parameters and buffers to float64; returns the module."""
         return self._apply(lambda t: t.to(dtypes.float64) if t.is_floating_point() else t)
 
     def half(self: T) -> T:
+        """Cast the floating point parameters and buffers to float16; returns the module."""
         return self._apply(lambda t: t.to(dtypes.float16) if t.is_floating_point() else t)
 
     # -- modes and grads ----------------------------------------------------------------------
     def train(self: T, mode: bool = True) -> T:
+        """Set training mode (``mode=True``) or evaluation mode, for this module and every
+        submodule."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         for m in self.modules():
@@ -497,14 +513,18 @@ class Module:
         return self
 
     def eval(self: T) -> T:
+        """Set evaluation mode (``train(False)``): dropout off, batch norm uses its running
+        statistics."""
         return self.train(False)
 
     def requires_grad_(self: T, requires_grad: bool = True) -> T:
+        """Set ``requires_grad`` on every parameter; returns the module."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient: to None, or to zeros with ``set_to_none=False``."""
         for p in self.parameters():
             if p.grad is None:
                 continue
