@@ -203,6 +203,7 @@ def test_activations_and_elementwise_ops_export() -> None:
             y = F.leaky_relu(x, 0.1) + F.elu(x) + F.selu(x) + F.softplus(x) + F.hardsigmoid(x)
             y = y + F.gelu(x, approximate="tanh") + F.relu6(x) + F.logsigmoid(x) + F.silu(x)
             y = y * x.abs().sqrt().clamp(0.1, 2.0) - x.exp() / (1 + x.square())
+            y = y + F.pad(x, (1, 2), value=0.5)[:, 1:-2]
             z = lucid.where(x > 0, y, -y).softmax(-1) + x.log_softmax(-1).amax(-1, keepdim=True)
             out: lucid.Tensor = z.mean(1, keepdim=True) + z.sum() * math.pi + x.max(1)[0][:, None]
             return out
@@ -223,3 +224,39 @@ def test_indexing_reshapes_and_joins_export() -> None:
             return out
 
     check_export(Shapes(), lucid.randn(2, 6, 3), lucid.randn(3, 6, 3))
+
+
+@pytest.mark.parametrize(
+    ("layer", "shape"),
+    [
+        (nn.GRU(4, 6, batch_first=True), (2, 3, 4)),
+        (nn.RNN(4, 6, num_layers=2), (3, 2, 4)),
+        (nn.Sequential(nn.Conv1d(2, 3, 3, padding=1), nn.AvgPool1d(2)), (2, 2, 8)),
+        (nn.Sequential(nn.ConvTranspose2d(2, 3, 3, stride=2), nn.PReLU(3)), (2, 2, 4, 4)),
+        (nn.Sequential(nn.Conv2d(2, 4, 3, groups=2, padding="same"), nn.Hardswish()), (2, 2, 5, 5)),
+        (nn.Sequential(nn.Identity(), nn.AdaptiveMaxPool2d(2)), (2, 1, 4, 6)),
+        (nn.MultiheadAttention(8, 2, batch_first=True), (2, 4, 8)),
+    ],
+    ids=["gru", "rnn", "conv1d", "conv_transpose", "grouped_same", "adaptive_max", "mha"],
+)
+def test_layers_export(layer: nn.Module, shape: tuple[int, ...]) -> None:
+    lucid.manual_seed(0)
+
+    class Wrapped(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = layer
+
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            if isinstance(self.layer, nn.MultiheadAttention):
+                return _first(self.layer(x, x, x))
+            return _first(self.layer(x))
+
+    batch_dim = 1 if isinstance(layer, nn.RNN) else 0
+    other = list(shape)
+    other[batch_dim] += 2
+    x, x_other = lucid.randn(*shape), lucid.randn(*other)
+    if batch_dim == 0:
+        check_export(Wrapped(), x, x_other)
+    else:
+        verify(Wrapped().eval(), x, batch_dynamic=False, **TOL)
