@@ -204,7 +204,22 @@ class Relu(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         # NOTE: the gradient at 0 is 0, as in PyTorch.
         (out,) = ctx.saved_tensors
-        return g * (out > 0).to(g.dtype)
+        return _PositiveMask.apply(g, out)
+
+
+class _PositiveMask(Function):
+    """``g * (out > 0)``, ReLU's gradient, in one op (the mask is a constant: ``out`` gets no
+    gradient), so its double backward is the same op."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Any, out: Any) -> Any:
+        ctx.save_for_backward(out)
+        return ctx.xp.multiply(g, ctx.xp.greater(out, 0))
+
+    @staticmethod
+    def backward(ctx: Any, h: Tensor) -> Any:
+        (out,) = ctx.saved_tensors
+        return _PositiveMask.apply(h, out), None
 
 
 class Logit(Function):
