@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import lucid
@@ -33,6 +36,24 @@ def test_distributed_queries_before_init_say_what_to_do() -> None:
         dist.get_rank()
     with pytest.raises(ValueError, match="init_process_group"):
         dist.all_reduce(lucid.ones(2))
+
+
+ONE_PROCESS = """
+import lucid, lucid.distributed as dist, lucid.nn as nn
+dist.init_process_group()
+t = lucid.ones(2)
+dist.all_reduce(t, op=dist.ReduceOp.AVG)
+ddp = dist.DistributedDataParallel(nn.Linear(2, 1))
+ddp(lucid.ones(3, 2)).sum().backward()
+print(dist.get_rank(), dist.get_world_size(), t.tolist(), ddp.module.weight.grad.tolist())
+"""
+
+
+def test_distributed_one_process_without_a_launcher_is_a_world_of_one() -> None:
+    job = subprocess.run([sys.executable, "-c", ONE_PROCESS], capture_output=True, text=True,
+                         timeout=60)  # fmt: skip
+    assert job.returncode == 0, job.stderr
+    assert job.stdout.strip() == "0 1 [1.0, 1.0] [[3.0, 3.0]]"
 
 
 def test_distributed_unknown_backend_is_named() -> None:

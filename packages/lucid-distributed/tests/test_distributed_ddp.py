@@ -25,6 +25,7 @@ def equivalence(request: pytest.FixtureRequest, mpi_job) -> Results:  # type: ig
     found = re.findall(
         r"rank (\d) (\S+): excess (\S+) buckets (\d+) started-in-backward (\d+)", job.stdout
     )
+    assert job.stdout.count("unused parameters: ok") == 2, job.stdout
     return {(m, int(r)): (float(e), int(b), int(s)) for r, m, e, b, s in found}
 
 

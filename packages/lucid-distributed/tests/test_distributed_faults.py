@@ -19,3 +19,12 @@ def test_distributed_a_rank_that_is_killed_ends_the_job(mpi_job) -> None:  # typ
     job = mpi_job("faults.py", "kill")
     assert job.returncode != 0
     assert time.monotonic() - start < 60
+
+
+def test_distributed_a_stuck_rank_ends_the_job_at_the_timeout(mpi_job) -> None:  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    job = mpi_job("faults.py", "stuck")  # rank 1 sleeps 60 s; the group's timeout is 2 s
+    assert job.returncode != 0
+    assert "all_reduce did not complete within the process group's timeout of 2 s" in job.stderr
+    assert "[rank 0] aborting the job" in job.stderr
+    assert time.monotonic() - start < 30

@@ -95,11 +95,45 @@ def check(name: str, build: object, shape: tuple[int, ...], accumulate: bool = F
     )
 
 
+class TwoHeads(nn.Module):
+    """Head ``b`` is used on the ranks in ``uses_b`` only; head ``c`` never."""
+
+    def __init__(self, uses_b: bool) -> None:
+        super().__init__()
+        self.a, self.b, self.c = nn.Linear(4, 2), nn.Linear(4, 2), nn.Linear(4, 2)
+        self.uses_b = uses_b
+
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        return self.a(x) + self.b(x) if self.uses_b else self.a(x)
+
+
+def check_unused_parameters() -> None:
+    rank = dist.get_rank()
+    x = lucid.ones(3, 4, device=DEVICE)
+    try:
+        DDP(TwoHeads(uses_b=True).to(DEVICE))(x)
+    except RuntimeError as e:
+        assert "c.weight, c.bias" in str(e) and "find_unused_parameters=True" in str(e), e
+    else:
+        raise AssertionError("an unused parameter went unnoticed")
+    ddp = DDP(TwoHeads(uses_b=rank == 1).to(DEVICE), find_unused_parameters=True)
+    ddp(x).sum().backward()
+    model = ddp.module
+    assert model.c.weight.grad is None  # used by no rank: no gradient, as in one process
+    assert model.b.weight.grad is not None  # used by rank 1 only: averaged with rank 0's zeros
+    got = [lucid.zeros(2, 4, device=DEVICE) for _ in range(2)]
+    dist.all_gather(got, model.b.weight.grad)
+    assert (got[0] - got[1]).abs().max().item() == 0.0
+    assert abs(model.b.weight.grad.sum().item() - 3 * 2 * 4 / 2) < 1e-5
+    say(f"rank {rank} unused parameters: ok")
+
+
 def main() -> None:
     dist.init_process_group(backend="mlx" if DEVICE == "mlx" else "mpi")
     check("mlp", mlp, (6,))
     check("cnn", cnn, (3, 8, 8))
     check("mlp-no_sync", mlp, (6,), accumulate=True)
+    check_unused_parameters()
     dist.destroy_process_group()
 
 

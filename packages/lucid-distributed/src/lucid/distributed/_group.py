@@ -235,6 +235,16 @@ def init_process_group(
     limit = seconds_or_none(default_pg_timeout if timeout is None else timeout)
     _State.world = GroupMember.WORLD = ProcessGroup(engine, range(engine.size), limit)
     _default_threads(engine)
+    _export_rank(engine)
+
+
+def _export_rank(engine: Engine) -> None:
+    """``RANK`` and ``WORLD_SIZE`` for code that reads them (``DistributedSampler``, nanoGPT),
+    also under a plain ``mpiexec``, which does not set them."""
+    os.environ.setdefault("RANK", str(engine.rank))
+    os.environ.setdefault("WORLD_SIZE", str(engine.size))
+    local = os.environ.get("MPI_LOCALRANKID", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK"))
+    os.environ.setdefault("LOCAL_RANK", local if local is not None else str(engine.rank))
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:

@@ -11,6 +11,7 @@ backward, wait for the buckets and hand the engine the averaged gradient to stor
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,7 @@ class Pass:
         self.hooks_left = 0  # parameter hooks the engine will call at the end of backward
         self.next_bucket = 0  # buckets start in index order
         self.started_in_backward = 0  # buckets whose all-reduce started before backward's end
+        self.wait_s = 0.0  # time backward's end waited for the all-reduces (not overlapped)
         self.finished = False
 
 
@@ -256,7 +258,9 @@ class Reducer:
         requests = [b.request for b in self.buckets if b.request is not None]
         if state.used_request is not None:
             requests.append(state.used_request)
+        start = time.perf_counter()
         wait_all(requests, self.group.timeout, "DistributedDataParallel gradient all-reduce")
+        state.wait_s = time.perf_counter() - start
         n = self.group.size()
         for b in self.buckets:
             b.buffer /= b.buffer.dtype.type(n)
