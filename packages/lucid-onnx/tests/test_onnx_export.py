@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,11 @@ def test_layers_export(layer: nn.Module, shape: tuple[int, ...]) -> None:
         check_export(Wrapped(), x, x_other)
     else:
         verify(Wrapped().eval(), x, batch_dynamic=False, **TOL)
+
+
+def test_written_file_has_the_usual_permissions(tmp_path: Path) -> None:
+    target = tmp_path / "m.onnx"
+    lucid.onnx.export(nn.Linear(2, 2), lucid.randn(1, 2), target)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask

@@ -280,6 +280,8 @@ def _model(
 
 
 def _write(proto: onnx.ModelProto, f: str | os.PathLike[str] | IO[bytes]) -> None:
+    """Write to a binary file, or to a path through a temporary file in its folder and a
+    rename, so that a reader never sees half a model and a failure leaves the old file."""
     data = proto.SerializeToString()
     if not isinstance(f, (str, os.PathLike)):
         f.write(data)
@@ -290,7 +292,16 @@ def _write(proto: onnx.ModelProto, f: str | os.PathLike[str] | IO[bytes]) -> Non
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -168,23 +168,26 @@ def _conv_transpose(xs: list[Any], attrs: dict[str, Any]) -> Any:
                 attrs.get("group", 1), attrs.get("dilations", 1))  # fmt: skip
 
 
+def _window(attrs: dict[str, Any], op: str) -> tuple[int, list[int], list[int], list[int]]:
+    """A pooling node's rank, kernel, strides and (symmetric) padding."""
+    k = list(attrs["kernel_shape"])
+    n = len(k)
+    return n, k, list(attrs.get("strides", k)), _symmetric(attrs.get("pads", [0] * 2 * n), n, op)
+
+
 @kernel("MaxPool")
 def _max_pool(xs: list[Any], attrs: dict[str, Any]) -> Any:
-    k = attrs["kernel_shape"]
-    n = len(k)
-    pads = _symmetric(attrs.get("pads", [0] * 2 * n), n, "MaxPool")
+    n, k, strides, pads = _window(attrs, "MaxPool")
     pool = {1: F.max_pool1d, 2: F.max_pool2d}[n]
-    return pool(xs[0], k, attrs.get("strides", k), pads, attrs.get("dilations", 1),
+    return pool(xs[0], k, strides, pads, attrs.get("dilations", 1),
                 ceil_mode=bool(attrs.get("ceil_mode", 0)))  # fmt: skip
 
 
 @kernel("AveragePool")
 def _avg_pool(xs: list[Any], attrs: dict[str, Any]) -> Any:
-    k = attrs["kernel_shape"]
-    n = len(k)
-    pads = _symmetric(attrs.get("pads", [0] * 2 * n), n, "AveragePool")
+    n, k, strides, pads = _window(attrs, "AveragePool")
     pool = {1: F.avg_pool1d, 2: F.avg_pool2d}[n]
-    return pool(xs[0], k, attrs.get("strides", k), pads, bool(attrs.get("ceil_mode", 0)),
+    return pool(xs[0], k, strides, pads, bool(attrs.get("ceil_mode", 0)),
                 bool(attrs.get("count_include_pad", 0)))  # fmt: skip
 
 
