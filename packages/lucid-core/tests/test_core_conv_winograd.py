@@ -113,6 +113,21 @@ def test_winograd_matches_the_direct_method(
         _close(winograd.conv_weight_grad(cpu, x, dy, g, kept), want_dw, dtype, tiling)
 
 
+def test_strided_and_broadcast_arrays_give_the_same_results() -> None:
+    """``x`` read through a reversed view, ``dy`` a broadcast scalar (``y.sum().backward()``)."""
+    cpu = get_backend("cpu")
+    g, x, w, _, dy, pads = _case("odd-pad1")
+    x = np.ascontiguousarray(x[:, :, ::-1])[:, :, ::-1]
+    dy = np.broadcast_to(np.float64(1.0), dy.shape)
+    want_dx, want_dw = _direct_grads(x, w, dy, pads)
+    got_dx = winograd.conv_input_grad(cpu, dy, w, g)
+    np.testing.assert_allclose(got_dx, want_dx, rtol=1e-10, atol=1e-10)
+    got_dw = winograd.conv_weight_grad(cpu, x, dy, g, None)
+    np.testing.assert_allclose(got_dw, want_dw, rtol=1e-10, atol=1e-10)
+    got_y = winograd.conv_forward(cpu, x, w, None, g, None)
+    np.testing.assert_allclose(got_y, _direct(x, w, pads), rtol=1e-10, atol=1e-10)
+
+
 def test_kept_inputs_do_not_mix_with_im2col_columns() -> None:
     """A forward on one path and a weight gradient on the other recompute what they need."""
     cpu = get_backend("cpu")
