@@ -579,3 +579,24 @@ def test_bad_arguments_are_one_line_and_exit_2(
     assert main([*base, *argv]) == 2
     assert message in _one_error_line(capsys)
     assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+def test_without_output_a_new_run_takes_a_new_folder_and_resume_the_last(
+    mnist_small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    argv = ["lenet5", "--data-root", str(mnist_small), "--subset", "200", "--no-progress",
+            "--scheduler", "none", "--epochs", "1"]  # fmt: skip
+    assert main(argv) == 0  # the README's command, run twice: the second keeps the first
+    assert main(argv) == 0
+    base = tmp_path / "runs" / "lenet5-mnist"
+    first, second = _rows(base), _rows(base.with_name("lenet5-mnist-2"))
+    assert [r["train_loss"] for r in first] == [r["train_loss"] for r in second]  # same seed
+    assert "writing to runs/lenet5-mnist-2" in capsys.readouterr().out
+    assert artifacts.default_output(Path("runs/lenet5-mnist"), resume=True) == Path(
+        "runs/lenet5-mnist-2"
+    )
+    assert artifacts.default_output(Path("runs/lenet5-mnist"), resume=False) == Path(
+        "runs/lenet5-mnist-3"
+    )

@@ -22,6 +22,23 @@ def progress(total: int, desc: str, disabled: bool) -> Any:
                 file=sys.stdout, mininterval=0.5)  # fmt: skip
 
 
+def holds_run(out: Path) -> bool:
+    return any((out / name).exists() for name in RUN_FILES)
+
+
+def default_output(base: Path, resume: bool) -> Path:
+    """The folder a run without ``--output`` uses: ``base``, else ``base-2``, ``base-3``...
+
+    A new run takes the first of them that holds no run (so the same command can run again
+    and never replaces a run); ``--resume`` takes the last one that holds a run.
+    """
+    candidates = [base, *(base.with_name(f"{base.name}-{i}") for i in range(2, 10_000))]
+    if resume:
+        held = [p for p in candidates if holds_run(p)]
+        return held[-1] if held else base
+    return next(p for p in candidates if not holds_run(p))
+
+
 def check_output(out: Path, resume: bool, overwrite: bool) -> None:
     """Refuse an --output the run can't use, before anything is created or changed."""
     if out.exists() and not out.is_dir():

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lucid.models import list_models
+from lucid.models.train.artifacts import default_output
 from lucid.models.train.errors import one_line
 from lucid.models.train.loop import TrainConfig, train
 
@@ -52,9 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="cpu, mlx, mlx:cpu, mlx:gpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
-    p.add_argument("--output", type=Path, default=Path("runs"),
-                   help="output folder (default runs); one that already holds a run is "
-                   "refused unless --resume or --overwrite is given")  # fmt: skip
+    p.add_argument("--output", type=Path, default=None,
+                   help="output folder; one that already holds a run is refused unless "
+                   "--resume or --overwrite is given (default: runs/<model>-<dataset>, or the "
+                   "first of runs/<model>-<dataset>-2, -3... that holds no run; with --resume "
+                   "the last one that does)")  # fmt: skip
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true",
                        help="continue the run in --output from its last.safetensors, with the "
@@ -84,6 +87,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"lucid-train: error: unknown model {args.model!r}; known: "
               f"{', '.join(list_models())}", file=sys.stderr)  # fmt: skip
         return 2
+    if args.output is None:
+        args.output = default_output(Path("runs") / f"{args.model}-{args.dataset}", args.resume)
+        print(f"lucid-train: writing to {args.output} (--output chooses the folder)")
     config = TrainConfig(**{k: v for k, v in vars(args).items() if k != "list_models"})
     try:
         return train(config)
