@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from lucid import dtypes
@@ -78,6 +79,23 @@ class Backend:
         """Write ``src`` into ``dst`` in place where the library allows; return the array to
         keep."""
         return src
+
+    def getitem(self, arr: Any, index: Any) -> Any:
+        """``arr[index]`` (an index from ``lucid.ops.indexing``: ints, slices, arrays)."""
+        return arr[index]
+
+    def check_index_range(
+        self, arr: Any, low: int, high: int, error: Callable[[int], Exception]
+    ) -> None:
+        """Raise ``error(value)`` for a value of the integer array ``arr`` outside
+        ``[low, high)``. Eager backends check now (one reduction and one transfer); a lazy
+        one may raise at its next sync point instead, so that the check costs no sync."""
+        if not self.xp.size(arr):
+            return
+        bounds = self.xp.stack([self.xp.min(arr), self.xp.max(arr)])
+        lo, hi = (int(v) for v in self.to_numpy(bounds).tolist())
+        if hi >= high or lo < low:
+            raise error(hi if hi >= high else lo)
 
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         """Return ``arr`` with ``values`` added at ``index`` (repeated indices accumulate)."""

@@ -73,7 +73,7 @@ class GetItem(Function):
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
         ctx.index, ctx.advanced, ctx.shape = index, advanced, a.shape
         ctx.is_view = not advanced
-        return a[index]
+        return ctx.backend.getitem(a, index)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:

@@ -9,6 +9,7 @@ never call an eval function and the graph never grows across training steps.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import mlx.core as mx
 from lucid import dtypes
 from lucid.backends import Backend, DeviceError
 from lucid.backends.mlx import _dtypes
+from lucid.backends.mlx._checks import PendingChecks, check_allocation
 from lucid.backends.mlx._xp import MlxNumpy
 
 DEVICES = ("mlx", "mlx:cpu", "mlx:gpu")
@@ -39,7 +41,8 @@ class MlxBackend(Backend):
             )
         self.device = device
         self.stream: Any = {"mlx": None, "mlx:cpu": mx.cpu, "mlx:gpu": mx.gpu}[device]
-        self.xp = MlxNumpy(self.stream, self.to_numpy)
+        self.checks = PendingChecks()
+        self.xp = MlxNumpy(self.stream, self.to_numpy, self.checks, self._check_allocation)
         self.kernels = {}
         self.host_transfers = 0  # device-to-host conversions (to_numpy calls) so far
         # Arrays written in place (parameters, optimizer state, running statistics) since the
@@ -56,6 +59,9 @@ class MlxBackend(Backend):
 
     def _on_gpu(self) -> bool:
         return bool(self.mlx_device() == mx.gpu)
+
+    def _check_allocation(self, shape: Any, dtype: Any) -> None:
+        check_allocation(shape, dtype, self.device, self._on_gpu())
 
     # -- arrays ------------------------------------------------------------------------------
     def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
@@ -81,6 +87,7 @@ class MlxBackend(Backend):
         """A NumPy copy of ``arr`` (evaluates it: a sync point). Counted in ``host_transfers``."""
         if not isinstance(arr, mx.array):
             return np.asarray(arr)
+        self.checks.raise_failed()
         self.host_transfers += 1
         if arr.dtype == mx.bfloat16:
             arr = arr.astype(mx.float32)
@@ -116,6 +123,7 @@ class MlxBackend(Backend):
 
     def evaluate(self, *arrays: Any) -> None:
         """Compute ``arrays`` and every array written in place since the last call."""
+        self.checks.raise_failed()
         written = list(self._written.values())
         self._written.clear()
         mx.eval(*[a for a in arrays if isinstance(a, mx.array)], *written)
@@ -125,10 +133,20 @@ class MlxBackend(Backend):
         self._written[id(out)] = out
         return out
 
+    def getitem(self, arr: Any, index: Any) -> Any:
+        self.checks.index_tuple(arr.shape, index)
+        return arr[index]
+
+    def check_index_range(
+        self, arr: Any, low: int, high: int, error: Callable[[int], Exception]
+    ) -> None:
+        self.checks.add(arr, low, high, error)  # read at the next sync point: no sync here
+
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         return arr.at[index].add(values)
 
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
+        self.checks.index_tuple(arr.shape, index)
         # MLX's ``a[i] = v`` rebinds the object ``a`` to new data; other holders of that object
         # (a Function's saved input, an upstream gradient) must keep the old value: a new object.
         out = mx.stop_gradient(arr)
@@ -172,10 +190,12 @@ class MlxBackend(Backend):
         return sub
 
     def random_normal(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
+        self._check_allocation(shape, self.native_dtype(dtype))
         key = self._next_key(generator)
         return mx.random.normal(shape, self.native_dtype(dtype), key=key, stream=self.stream)
 
     def random_uniform(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
+        self._check_allocation(shape, self.native_dtype(dtype))
         key = self._next_key(generator)
         native = self.native_dtype(dtype)
         return mx.random.uniform(0.0, 1.0, shape, native, key=key, stream=self.stream)
@@ -183,8 +203,9 @@ class MlxBackend(Backend):
     def random_integers(
         self, low: int, high: int, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any
     ) -> Any:
-        key = self._next_key(generator)
         native = self.native_dtype(dtype)
+        self._check_allocation(shape, native)
+        key = self._next_key(generator)
         return mx.random.randint(low, high, shape, native, key=key, stream=self.stream)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ import numpy as np
 
 import mlx.core as mx
 from lucid.backends.mlx import _dtypes
+from lucid.backends.mlx._checks import PendingChecks, out_of_bounds
 from lucid.backends.mlx._linalg import MlxLinalg
 
 _INDEX = _dtypes.INDEX_DTYPES
@@ -44,9 +46,17 @@ class MlxNumpy:
     e = float(np.e)
     bool_ = mx.bool_
 
-    def __init__(self, stream: Any, host: Any) -> None:
+    def __init__(
+        self,
+        stream: Any,
+        host: Any,
+        checks: PendingChecks | None = None,
+        guard: Callable[[Any, Any], None] | None = None,
+    ) -> None:
         self._s = stream
         self._host = host  # callable: mx.array -> numpy array, counted by the backend
+        self._checks = checks or PendingChecks()  # index bounds, read at the next sync point
+        self._guard = guard or (lambda shape, dtype: None)  # (shape, dtype): refuse too large
         self.linalg = MlxLinalg(stream, host)
         self.lib = SimpleNamespace(
             stride_tricks=SimpleNamespace(sliding_window_view=self.sliding_window_view)
@@ -86,23 +96,26 @@ class MlxNumpy:
         return mx.array(a)
 
     def zeros(self, shape: Any, dtype: Any = mx.float32) -> Any:
+        self._guard(shape, dtype)
         return mx.zeros(shape, dtype=dtype, stream=self._s)
 
     def ones(self, shape: Any, dtype: Any = mx.float32) -> Any:
+        self._guard(shape, dtype)
         return mx.ones(shape, dtype=dtype, stream=self._s)
 
     empty = zeros
 
     def full(self, shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+        self._guard(shape, dtype)
         out = mx.full(shape, fill_value, stream=self._s)
         # MLX keeps a float fill's dtype even when asked for an integer or bool one: cast.
         return out if dtype is None or out.dtype == dtype else out.astype(dtype, stream=self._s)
 
     def zeros_like(self, a: Any, dtype: Any = None) -> Any:
-        return mx.zeros(a.shape, dtype=dtype or a.dtype, stream=self._s)
+        return self.zeros(a.shape, dtype or a.dtype)
 
     def ones_like(self, a: Any, dtype: Any = None) -> Any:
-        return mx.ones(a.shape, dtype=dtype or a.dtype, stream=self._s)
+        return self.ones(a.shape, dtype or a.dtype)
 
     empty_like = zeros_like
 
@@ -115,10 +128,17 @@ class MlxNumpy:
         kw: dict[str, Any] = {"stream": self._s}
         if dtype is not None:
             kw["dtype"] = dtype
-        return mx.arange(start, stop, 1 if step is None else step, **kw)
+        step = 1 if step is None else step
+        self._guard((max(0, math.ceil((stop - start) / step)),), dtype)
+        return mx.arange(start, stop, step, **kw)
 
     def eye(self, n: int, m: int | None = None, k: int = 0, dtype: Any = mx.float32) -> Any:
+        self._guard((n, n if m is None else m), dtype)
         return mx.eye(n, m, k, dtype=dtype, stream=self._s)
+
+    def broadcast_to(self, a: Any, shape: Any) -> Any:
+        self._guard(shape, a.dtype if isinstance(a, mx.array) else None)
+        return mx.broadcast_to(a, shape, stream=self._s)
 
     # -- shape -------------------------------------------------------------------------------
     @staticmethod
@@ -327,10 +347,17 @@ class MlxNumpy:
         return mx.clip(a, lo, hi, stream=self._s)
 
     def take(self, a: Any, indices: Any, axis: int | None = None) -> Any:
+        self._check_indices(a, indices, axis)
         return mx.take(a, indices, axis, stream=self._s)
 
     def take_along_axis(self, a: Any, indices: Any, axis: int | None) -> Any:
+        self._check_indices(a, indices, axis)
         return mx.take_along_axis(a, indices, axis, stream=self._s)
+
+    def _check_indices(self, a: Any, indices: Any, axis: int | None) -> None:
+        size = a.size if axis is None else a.shape[axis]
+        if isinstance(indices, mx.array):
+            self._checks.add(indices, -size, size, out_of_bounds(axis, size))
 
     def tril(self, m: Any, k: int = 0) -> Any:
         return mx.tril(m, k, stream=self._s)

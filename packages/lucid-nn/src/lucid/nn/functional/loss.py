@@ -8,6 +8,7 @@ of small models' training steps.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from lucid import Tensor, arange, dtypes
@@ -212,8 +213,7 @@ class _CrossEntropy(Function):
         logp = shifted - xp.log(sum_e)
         valid = t != ignore_index
         tt = xp.where(valid, t, 0)
-        if not ctx.backend.is_lazy:  # a bounds check on a lazy device would sync every step
-            _check_bounds(int(xp.max(tt)) if m else 0, int(xp.min(tt)) if m else 0, c)
+        ctx.backend.check_index_range(tt, 0, c, _target_error("cross_entropy", c))
         validf = valid.astype(x.dtype)
         w_t = validf if w is None else xp.take(w, tt) * validf
         rows = xp.arange(m)
@@ -320,23 +320,21 @@ def cross_entropy(
     return loss  # type: ignore[no-any-return]
 
 
-def _check_bounds(hi: int, lo: int, c: int, name: str = "cross_entropy") -> None:
-    if hi >= c or lo < 0:
-        bad = hi if hi >= c else lo
-        raise IndexError(f"{name}: Target {bad} is out of bounds (expected classes in [0, {c}))")
+def _target_error(name: str, c: int) -> Callable[[int], IndexError]:
+    def error(bad: int) -> IndexError:
+        return IndexError(f"{name}: Target {bad} is out of bounds (expected classes in [0, {c}))")
+
+    return error
 
 
 def _check_targets(name: str, target: Tensor, c: int, ignore_index: int) -> None:
+    """Class targets in ``[0, c)`` (``ignore_index`` aside). On a lazy backend (MLX) the check
+    is a reduction whose result is read at the next sync point: it adds no sync per step."""
     if target.dtype is dtypes.bool_:
         raise RuntimeError(f"{name}: expected target of an integer dtype (class indices), got Bool")
-    if target.numel() == 0 or target.backend.is_lazy:
-        # On a lazy backend (MLX) the bounds check would force a device-to-host sync every
-        # step; like PyTorch on CUDA, targets are not range-checked eagerly there.
-        return
     valid = target != ignore_index
-    hi = int((target * valid.to(target.dtype)).max().item())
-    lo = int((target * valid.to(target.dtype)).min().item())
-    _check_bounds(hi, lo, c, name)
+    masked = target * valid.to(target.dtype)
+    target.backend.check_index_range(masked.array, 0, c, _target_error(name, c))
 
 
 def _cross_entropy_probs(
