@@ -179,10 +179,30 @@ def test_bad_arguments_are_value_errors() -> None:
         lucid.onnx.export(model, x, io.BytesIO(), dynamic_axes={"nope": [0]})
 
 
-def test_training_mode_batch_norm_is_refused_with_a_hint() -> None:
-    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2)).train()
-    with pytest.raises(UnsupportedOperatorError, match=r"model\.eval\(\)"):
-        lucid.onnx.export(model, lucid.randn(2, 1, 5, 5), io.BytesIO())
+def test_export_runs_in_eval_mode_and_restores_each_module_mode() -> None:
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Dropout(0.5)).train()
+    model[2].eval()
+    x = lucid.randn(2, 1, 5, 5)
+    data = _export(model, x)
+    assert [m.training for m in model.modules()] == [True, True, True, False]
+    np.testing.assert_allclose(_run_ort(data, x), _lucid_out(model.eval(), x), **TOL)
+
+
+class RunningCount(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("count", lucid.zeros(1))
+
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        self.count.add_(1)
+        out: lucid.Tensor = x + self.count
+        return out
+
+
+def test_a_buffer_changed_in_place_is_refused_naming_it() -> None:
+    with pytest.raises(UnsupportedOperatorError, match="changes 'count' in place"):
+        lucid.onnx.export(RunningCount(), lucid.randn(2, 3), io.BytesIO())
 
 
 def test_load_refuses_operators_it_does_not_run() -> None:

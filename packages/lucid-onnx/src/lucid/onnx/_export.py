@@ -38,7 +38,8 @@ def export(
     do_constant_folding: bool = True,
     export_params: bool = True,
 ) -> onnx.ModelProto:
-    """Run ``model(*args)`` once, recording its ops, and write them to ``f`` as ONNX.
+    """Run ``model(*args)`` once in eval mode, recording its ops, and write them to ``f`` as
+    ONNX (each module's train/eval mode is restored after, as ``torch.onnx.export`` does).
 
     Parameters and buffers become initializers named by their ``state_dict`` keys (graph
     inputs with ``export_params=False``); ``dynamic_axes`` (``{"input": {0: "batch"}}`` or

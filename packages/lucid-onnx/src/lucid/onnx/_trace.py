@@ -48,7 +48,9 @@ def flatten(value: Any) -> Iterator[Any]:
 
 
 def run(model: nn.Module, args: tuple[Any, ...]) -> Trace:
-    """Run ``model(*args)`` without grad, recording each op and its module path."""
+    """Run ``model(*args)`` without grad and in eval mode (as ``torch.onnx.export``'s default
+    ``training=TrainingMode.EVAL``; each module's mode is restored after), recording each op
+    and its module path."""
     calls: list[Call] = []
     stack: list[str] = []
 
@@ -70,12 +72,16 @@ def run(model: nn.Module, args: tuple[Any, ...]) -> Trace:
 
         handles.append(module.register_forward_pre_hook(enter))
         handles.append(module.register_forward_hook(leave))
+    modes = [(m, m.training) for m in model.modules()]
+    model.eval()
     try:
         with observe_ops(record), lucid.no_grad():
             out = model(*args)
     finally:
         for h in handles:
             h.remove()
+        for m, training in modes:
+            m.training = training
     outputs = tuple(flatten(out))
     for o in outputs:
         if not isinstance(o, Tensor):
