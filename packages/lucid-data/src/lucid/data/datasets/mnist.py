@@ -89,7 +89,9 @@ class MNIST(TrainTestDataset):
     ``download=True`` missing files are fetched from ``mirrors`` (tried in order, md5-checked)
     into ``root/MNIST/raw``.
 
-    Samples are ``(image, label)``: a ``28 x 28`` uint8 numpy array and an int.
+    Samples are ``(image, label)``: a ``28 x 28`` uint8 numpy array and an int. A file of
+    the published size must have the published md5 (of its uncompressed bytes; checked once
+    per file version), else ``IntegrityError`` names it; subsets are not held to it.
 
     MNIST is by Yann LeCun and Corinna Cortes, under the CC BY-SA 3.0 licence.
     """
