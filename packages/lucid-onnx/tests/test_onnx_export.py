@@ -289,3 +289,26 @@ def test_written_file_has_the_usual_permissions(tmp_path: Path) -> None:
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+class Reductions(nn.Module):
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        out: lucid.Tensor = x.amax(-1) + x.max(1)[0] + x.argmax(1).float() + x.amin(1)
+        flags = (x > 0).all(1).float() + (x > 1).any(1).float()
+        return out + flags + x.mean((0, 1))  # a mean over the dynamic batch axis
+
+
+@pytest.mark.parametrize("opset", [17, 18, 20])
+def test_reductions_export_at_several_opsets(opset: int) -> None:
+    lucid.manual_seed(0)
+    verify(Reductions(), lucid.randn(2, 6), others=[lucid.randn(3, 6)], opset_version=opset, **TOL)
+
+
+def test_a_constant_that_follows_a_dynamic_axis_is_refused() -> None:
+    class Causal(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            return F.scaled_dot_product_attention(x, x, x, is_causal=True)
+
+    with pytest.raises(UnsupportedOperatorError, match="follows a dynamic axis"):
+        _export(Causal(), lucid.randn(2, 5, 8), dynamic_axes={"x": {0: "b", 1: "t"}})
+    verify(Causal(), lucid.randn(2, 5, 8), others=[lucid.randn(4, 5, 8)], **TOL)  # batch only

@@ -76,7 +76,7 @@ class Graph:
             if a == b:
                 static.append(a)
                 continue
-            piece = self._dynamic_size(a, b)
+            piece = self.dynamic_size(a, b)
             if piece is None:
                 if not allow_infer or inferred:
                     raise _dynamic_error(where, pairs)
@@ -91,7 +91,9 @@ class Graph:
             pieces.append(self.ints(static))
         return pieces[0] if len(pieces) == 1 else self.op("Concat", *pieces, axis=0)
 
-    def _dynamic_size(self, a: int, b: int) -> str | None:
+    def dynamic_size(self, a: int, b: int) -> str | None:
+        """A 1-element int64 value holding a size that is ``a`` in run 1 and ``b`` in run 2:
+        a multiple of a dynamic input axis read with Shape; None if it is none of those."""
         for d in self.dynamic:
             n1, n2 = d.sizes
             if a % n1 == 0 and b == a // n1 * n2:

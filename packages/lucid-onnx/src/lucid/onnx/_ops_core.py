@@ -26,11 +26,28 @@ _BINARY = {"Add": "Add", "Sub": "Sub", "Mul": "Mul", "Div": "Div", "Pow": "Pow",
            "Maximum": "Max", "Minimum": "Min"}  # fmt: skip
 
 
-@converts(*(f"{OPS}elementwise.{k}" for k in _BINARY))
+@converts(*(f"{OPS}elementwise.{k}" for k in _BINARY), dynamic=True)
 def _binary(ctx: Context, call: Call) -> list[str]:
     dtype = _out_dtype(call)
-    a, b = (ctx.operand(x, dtype) for x in call.args[:2])
+    a, b = (_operand(ctx, i, dtype) for i in range(2))
     return one(ctx.graph.op(_BINARY[call.name], a, b))
+
+
+def _operand(ctx: Context, position: int, dtype: np.dtype[Any]) -> str:
+    """Argument ``position`` as a value; a number that follows a dynamic axis (a mean's count
+    over the batch) is computed from the input's shape."""
+    first, second = ctx.arg_pairs(position)
+    if isinstance(first, Tensor) or first == second:
+        return ctx.operand(first, dtype)
+    if float(first).is_integer() and float(second).is_integer():
+        size = ctx.graph.dynamic_size(int(first), int(second))
+        if size is not None:
+            scalar = ctx.graph.op("Reshape", size, ctx.graph.ints([]))
+            return ctx.graph.op("Cast", scalar, to=onnx_type(dtype))
+    raise UnsupportedOperatorError(
+        f"{ctx.where}: a number follows a dynamic axis ({first!r} in one run, {second!r} with "
+        "the axes resized); export without dynamic_axes"
+    )
 
 
 @converts(f"{OPS}elementwise.PowScalar")
@@ -272,6 +289,20 @@ def _extreme_along(ctx: Context, call: Call) -> list[str]:
     values = _reduce(ctx, "ReduceMax" if largest else "ReduceMin", a, (dim,), keepdim)
     index = g.op("ArgMax" if largest else "ArgMin", a, axis=int(dim), keepdims=int(keepdim))
     return [values, index]
+
+
+@converts(f"{OPS}reduction.BoolReduce")
+def _bool_reduce(ctx: Context, call: Call) -> list[str]:
+    x, name, dims, keepdim = call.args
+    g, a = ctx.graph, ctx.name(x)
+    if name in ("argmax", "argmin"):
+        op = "ArgMax" if name == "argmax" else "ArgMin"
+        return one(g.op(op, a, axis=int(dims), keepdims=int(keepdim)))
+    if name not in ("all", "any") or not dims:
+        raise UnsupportedOperatorError(f"{ctx.where}: the reduction {name!r} has no ONNX mapping")
+    nonzero = g.op("Cast", g.op("Not", g.op("Equal", a, ctx.scalar(0, x))), to=onnx_type(np.int32))
+    found = _reduce(ctx, "ReduceMin" if name == "all" else "ReduceMax", nonzero, dims, keepdim)
+    return one(g.op("Cast", found, to=onnx_type(np.bool_)))
 
 
 # -- indexing ----------------------------------------------------------------------------------
