@@ -21,8 +21,12 @@ def _mpiexec() -> str:
     return str(path)
 
 
+LAUNCHER_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
+    """This environment without a launcher's variables (a job sets its own), 1 BLAS thread."""
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     return env
 
@@ -48,7 +52,7 @@ def lucid_run() -> Job:
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
         _mpiexec()
         cmd = [sys.executable, "-m", "lucid.distributed.run", *argv]
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+        env = {k: v for k, v in _env().items() if not k.endswith("_NUM_THREADS")}
         return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
 
     return run

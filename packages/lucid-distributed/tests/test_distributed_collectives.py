@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -39,6 +40,7 @@ def test_distributed_queries_before_init_say_what_to_do() -> None:
 
 
 ONE_PROCESS = """
+import os
 import lucid, lucid.distributed as dist, lucid.nn as nn
 dist.init_process_group()
 t = lucid.ones(2)
@@ -46,12 +48,16 @@ dist.all_reduce(t, op=dist.ReduceOp.AVG)
 ddp = dist.DistributedDataParallel(nn.Linear(2, 1))
 ddp(lucid.ones(3, 2)).sum().backward()
 print(dist.get_rank(), dist.get_world_size(), t.tolist(), ddp.module.weight.grad.tolist())
+assert os.environ["RANK"] == "0"
+dist.destroy_process_group()
+assert "RANK" not in os.environ  # what init_process_group exported goes with the group
 """
 
 
 def test_distributed_one_process_without_a_launcher_is_a_world_of_one() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
     job = subprocess.run([sys.executable, "-c", ONE_PROCESS], capture_output=True, text=True,
-                         timeout=60)  # fmt: skip
+                         timeout=60, env=env)  # fmt: skip
     assert job.returncode == 0, job.stderr
     assert job.stdout.strip() == "0 1 [1.0, 1.0] [[3.0, 3.0]]"
 

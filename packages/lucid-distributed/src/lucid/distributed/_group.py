@@ -103,6 +103,7 @@ class GroupMember:
 class _State:
     world: ProcessGroup | None = None
     groups: list[ProcessGroup] = []
+    exported: list[str] = []  # environment variables init_process_group set (destroy unsets)
 
 
 _MISSING = (
@@ -241,10 +242,13 @@ def init_process_group(
 def _export_rank(engine: Engine) -> None:
     """``RANK`` and ``WORLD_SIZE`` for code that reads them (``DistributedSampler``, nanoGPT),
     also under a plain ``mpiexec``, which does not set them."""
-    os.environ.setdefault("RANK", str(engine.rank))
-    os.environ.setdefault("WORLD_SIZE", str(engine.size))
     local = os.environ.get("MPI_LOCALRANKID", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK"))
-    os.environ.setdefault("LOCAL_RANK", local if local is not None else str(engine.rank))
+    values = {"RANK": str(engine.rank), "WORLD_SIZE": str(engine.size),
+              "LOCAL_RANK": local if local is not None else str(engine.rank)}  # fmt: skip
+    for name, value in values.items():
+        if name not in os.environ:
+            os.environ[name] = value
+            _State.exported.append(name)
 
 
 def destroy_process_group(group: ProcessGroup | None = None) -> None:
@@ -259,6 +263,9 @@ def destroy_process_group(group: ProcessGroup | None = None) -> None:
         g.engine.free()
     _State.groups.clear()
     _State.world = GroupMember.WORLD = None
+    for name in _State.exported:
+        os.environ.pop(name, None)
+    _State.exported.clear()
 
 
 def new_group(
