@@ -1,5 +1,6 @@
 """On MLX, out-of-range indices raise the NumPy path's IndexError (index arrays at the next
-sync point, with no sync of their own), and allocations larger than the device are refused."""
+sync point, with no sync of their own), and allocations larger than the device are refused.
+(The losses' target checks, which need lucid.nn, are in tests-integration.)"""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Any
 
 import pytest
 
-import lucid
-import lucid.nn.functional as F
-from lucid.backends import get_backend
+mx = pytest.importorskip("mlx.core")
+
+import lucid  # noqa: E402
+from lucid.backends import get_backend  # noqa: E402
 
 
 def _message(fn: Callable[[str], Any], device: str) -> str:
@@ -38,14 +40,6 @@ CASES: dict[str, Callable[[str], Any]] = {
     "index_select": lambda d: lucid.zeros(3, 2, device=d).index_select(
         0, lucid.tensor([3], device=d)
     ),
-    "cross_entropy": lambda d: F.cross_entropy(
-        lucid.zeros(2, 10, device=d), lucid.tensor([1, 10], device=d)
-    ),
-    "cross_entropy negative": lambda d: F.cross_entropy(
-        lucid.zeros(2, 10, device=d), lucid.tensor([-1, 2], device=d)
-    ),
-    "nll_loss": lambda d: F.nll_loss(lucid.zeros(2, 4, device=d), lucid.tensor([4, 0], device=d)),
-    "embedding": lambda d: F.embedding(lucid.tensor([7], device=d), lucid.zeros(5, 2, device=d)),
 }
 
 
@@ -54,22 +48,21 @@ def test_out_of_range_indices_raise_the_numpy_paths_error(case: str) -> None:
     assert _message(CASES[case], "mlx") == _message(CASES[case], "cpu")
 
 
-def test_in_range_and_ignored_indices_pass() -> None:
+def test_in_range_indices_pass() -> None:
     t = lucid.arange(6.0, device="mlx").reshape(2, 3)
     assert t[-1, -3].item() == 3.0
     assert t[:, lucid.tensor([2, -3], device="mlx")].tolist() == [[2.0, 0.0], [5.0, 3.0]]
-    target = lucid.tensor([1, -100], device="mlx")
-    loss = F.cross_entropy(lucid.zeros(2, 10, device="mlx"), target, ignore_index=-100)
-    assert loss.item() == pytest.approx(2.302585, rel=1e-5, abs=1e-6)
+    picked = lucid.gather(t, 1, lucid.tensor([[2], [0]], device="mlx"))
+    assert picked.tolist() == [[2.0], [3.0]]
 
 
 def test_a_bounds_check_adds_no_host_transfer_and_clears_after_raising() -> None:
     backend = get_backend("mlx")
     before = backend.host_transfers
-    loss = F.cross_entropy(lucid.zeros(2, 10, device="mlx"), lucid.tensor([1, 10], device="mlx"))
+    out = lucid.gather(lucid.zeros(3, device="mlx"), 0, lucid.tensor([0, 9], device="mlx"))
     assert backend.host_transfers == before  # checked lazily: nothing read back yet
-    with pytest.raises(IndexError, match="Target 10 is out of bounds"):
-        loss.item()
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 3"):
+        out.sum().item()
     assert lucid.ones(2, device="mlx").sum().item() == 2.0  # the failed check is not kept
 
 
