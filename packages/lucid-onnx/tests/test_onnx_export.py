@@ -312,3 +312,71 @@ def test_a_constant_that_follows_a_dynamic_axis_is_refused() -> None:
     with pytest.raises(UnsupportedOperatorError, match="follows a dynamic axis"):
         _export(Causal(), lucid.randn(2, 5, 8), dynamic_axes={"x": {0: "b", 1: "t"}})
     verify(Causal(), lucid.randn(2, 5, 8), others=[lucid.randn(4, 5, 8)], **TOL)  # batch only
+
+
+LAYERS = {
+    "softmin": (lambda: nn.Softmin(1), (2, 5)),
+    "softsign": (lambda: nn.Softsign(), (2, 5)),
+    "tanhshrink": (lambda: nn.Tanhshrink(), (2, 5)),
+    "mish": (lambda: nn.Mish(), (2, 5)),
+    "glu": (lambda: nn.GLU(), (2, 6)),
+    "hardshrink": (lambda: nn.Hardshrink(), (2, 5)),
+    "softshrink": (lambda: nn.Softshrink(), (2, 5)),
+    "celu": (lambda: nn.CELU(0.7), (2, 5)),
+    "threshold": (lambda: nn.Threshold(0.1, 2.0), (2, 5)),
+    "softplus_beta": (lambda: nn.Softplus(2.0), (2, 5)),
+    "hardtanh": (lambda: nn.Hardtanh(-0.5, 0.5), (2, 5)),
+    "group_norm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+    "instance_norm": (lambda: nn.InstanceNorm2d(4), (2, 4, 3, 3)),
+    "layer_norm_plain": (lambda: nn.LayerNorm(5, elementwise_affine=False), (2, 5)),
+    "batch_norm_1d": (lambda: nn.BatchNorm1d(5), (2, 5)),
+    "max_pool_1d": (lambda: nn.MaxPool1d(2), (2, 3, 8)),
+    "max_pool_3d": (lambda: nn.MaxPool3d(2), (2, 1, 4, 4, 4)),
+    "avg_pool_3d": (lambda: nn.AvgPool3d(2), (2, 1, 4, 4, 4)),
+    "max_pool_ceil": (lambda: nn.MaxPool2d(2, ceil_mode=True), (2, 1, 5, 5)),
+    "avg_pool_pad": (lambda: nn.AvgPool2d(3, 1, 1, count_include_pad=False), (2, 1, 5, 5)),
+    "adaptive_avg_1d": (lambda: nn.AdaptiveAvgPool1d(2), (2, 3, 8)),
+    "conv_3d": (lambda: nn.Conv3d(1, 2, 3, padding=1), (2, 1, 4, 4, 4)),
+    "upsample_nearest": (lambda: nn.Upsample(scale_factor=2), (2, 1, 3, 3)),
+    "upsample_bilinear": (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), (2, 1, 3, 3)),
+    "pixel_shuffle": (lambda: nn.PixelShuffle(2), (2, 4, 3, 3)),
+    "unflatten": (lambda: nn.Unflatten(1, (2, 3)), (2, 6)),
+    "bidirectional_lstm": (lambda: nn.LSTM(4, 5, bidirectional=True, batch_first=True), (2, 3, 4)),
+    "bidirectional_gru": (lambda: nn.GRU(4, 5, bidirectional=True, batch_first=True), (2, 3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_nn_layer_exports(name: str) -> None:
+    lucid.manual_seed(0)
+    make, shape = LAYERS[name]
+
+    class Wrapped(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer = make()
+
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            return _first(self.layer(x))
+
+    verify(Wrapped().eval(), lucid.randn(*shape), others=[lucid.randn(3, *shape[1:])], **TOL)
+
+
+def test_transformer_and_two_input_layers_export() -> None:
+    lucid.manual_seed(0)
+
+    class Pair(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = nn.Transformer(8, 2, 1, 1, 16, batch_first=True)
+            self.bilinear = nn.Bilinear(8, 8, 8)
+
+        def forward(self, src: lucid.Tensor, tgt: lucid.Tensor) -> lucid.Tensor:
+            y = self.transformer(src, tgt)
+            out: lucid.Tensor = (
+                self.bilinear(y, tgt) + nn.functional.cosine_similarity(y, tgt, dim=-1)[..., None]
+            )
+            return out
+
+    src, tgt = lucid.randn(2, 3, 8), lucid.randn(2, 4, 8)
+    verify(Pair().eval(), (src, tgt), others=[(lucid.randn(3, 3, 8), lucid.randn(3, 4, 8))], **TOL)

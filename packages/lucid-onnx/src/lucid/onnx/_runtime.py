@@ -163,7 +163,7 @@ def _conv_transpose(xs: list[Any], attrs: dict[str, Any]) -> Any:
     b = xs[2] if len(xs) > 2 else None
     n = w.ndim - 2
     pads = _symmetric(attrs.get("pads", [0] * 2 * n), n, "ConvTranspose")
-    conv = {1: F.conv_transpose1d, 2: F.conv_transpose2d}[n]
+    conv = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}[n]
     return conv(x, w, b, attrs.get("strides", 1), pads, attrs.get("output_padding", 0),
                 attrs.get("group", 1), attrs.get("dilations", 1))  # fmt: skip
 
@@ -178,7 +178,7 @@ def _window(attrs: dict[str, Any], op: str) -> tuple[int, list[int], list[int], 
 @kernel("MaxPool")
 def _max_pool(xs: list[Any], attrs: dict[str, Any]) -> Any:
     n, k, strides, pads = _window(attrs, "MaxPool")
-    pool = {1: F.max_pool1d, 2: F.max_pool2d}[n]
+    pool = {1: F.max_pool1d, 2: F.max_pool2d, 3: F.max_pool3d}[n]
     return pool(xs[0], k, strides, pads, attrs.get("dilations", 1),
                 ceil_mode=bool(attrs.get("ceil_mode", 0)))  # fmt: skip
 
@@ -186,7 +186,7 @@ def _max_pool(xs: list[Any], attrs: dict[str, Any]) -> Any:
 @kernel("AveragePool")
 def _avg_pool(xs: list[Any], attrs: dict[str, Any]) -> Any:
     n, k, strides, pads = _window(attrs, "AveragePool")
-    pool = {1: F.avg_pool1d, 2: F.avg_pool2d}[n]
+    pool = {1: F.avg_pool1d, 2: F.avg_pool2d, 3: F.avg_pool3d}[n]
     return pool(xs[0], k, strides, pads, bool(attrs.get("ceil_mode", 0)),
                 bool(attrs.get("count_include_pad", 0)))  # fmt: skip
 
