@@ -174,9 +174,9 @@ def public_names(module: types.ModuleType) -> list[str]:
 def is_constant(value: Any) -> bool:
     """A value that is no function, class or module (a dtype, a number, a type alias): listed
     in a table, without a docstring of its own."""
-    if isinstance(value, (types.ModuleType, types.GenericAlias, types.UnionType)):
-        return not isinstance(value, types.ModuleType)
-    return not (isinstance(value, type) or inspect.isroutine(value))
+    if isinstance(value, (types.GenericAlias, types.UnionType)):
+        return True
+    return not (isinstance(value, (type, types.ModuleType)) or inspect.isroutine(value))
 
 
 def _submodule(value: Any, parent: str) -> str | None:
@@ -364,18 +364,12 @@ def expected_names() -> set[str]:
         names = top_level_names() if name == "lucid" else public_names(module)
         for n in names:
             value = getattr(module, n)
-            sub = _submodule(value, name) if name != "lucid" else _lucid_submodule(value)
+            sub = _submodule(value, name)
             if sub:
                 roots.append(sub)
             elif not isinstance(value, types.ModuleType):
                 found.add(f"{name}.{n}")
     return found
-
-
-def _lucid_submodule(value: Any) -> str | None:
-    if isinstance(value, types.ModuleType) and value.__name__.startswith("lucid."):
-        return value.__name__
-    return None
 
 
 # Lucid's docstrings write examples as bare doctest lines, as PyTorch's do; Markdown would read
