@@ -380,3 +380,14 @@ def test_transformer_and_two_input_layers_export() -> None:
 
     src, tgt = lucid.randn(2, 3, 8), lucid.randn(2, 4, 8)
     verify(Pair().eval(), (src, tgt), others=[(lucid.randn(3, 3, 8), lucid.randn(3, 4, 8))], **TOL)
+
+
+def test_a_detached_intermediate_stays_a_graph_value() -> None:
+    class Detaching(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            y = x * 2
+            out: lucid.Tensor = y.detach() + y.data + 1
+            return out
+
+    # another input of the same shape: a detached value frozen as a constant would show
+    verify(Detaching(), lucid.randn(2, 3), others=[lucid.randn(2, 3)], batch_dynamic=False, **TOL)

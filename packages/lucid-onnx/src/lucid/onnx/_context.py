@@ -70,6 +70,11 @@ class Context:
     def value(self, t: Tensor) -> Value:
         v = self.values.get(id(t))
         if v is None:
+            alias = self.arrays.get(id(t.array))  # detach() / .data of a recorded tensor
+            if alias is not None and alias is not t:
+                self.values[id(t)] = self.value(alias)
+                self._keep.append(t)
+                return self.values[id(t)]
             self.bind(t, None, True)
             v = self.values[id(t)]
         if self._version(t) != v.version:
