@@ -49,6 +49,10 @@ def train(model: nn.Module, data: list[tuple[lucid.Tensor, lucid.Tensor]], part:
     opt = SGD(model.parameters(), lr=0.05, momentum=0.9)
     for x, y in data:
         opt.zero_grad()
+        if isinstance(model, DDP):  # an evaluation with grad on: a forward with no backward
+            model.eval()
+            model(x[part])
+            model.train()
         loss_of(model, x[part], y[part]).backward()
         opt.step()
 

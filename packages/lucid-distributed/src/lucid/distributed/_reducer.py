@@ -39,13 +39,13 @@ class Bucket:
 
 
 def make_buckets(params: list[lucid.Tensor], cap_bytes: int) -> list[Bucket]:
-    """Buckets of at most ``cap_bytes`` (the first of at most 1 MiB), one dtype each, filled
-    in reverse parameter order: roughly the order backward completes the gradients."""
+    """Buckets of one dtype each, filled in reverse parameter order (roughly the order backward
+    completes the gradients) and closed on reaching ``cap_bytes`` (the first: 1 MiB)."""
     buckets: list[Bucket] = []
     open_: dict[Any, tuple[list[int], int]] = {}
 
     def close(dtype: Any) -> None:
-        members, nbytes = open_.pop(dtype)
+        members, _ = open_.pop(dtype)
         buckets.append(_bucket(params, members))
 
     for i in reversed(range(len(params))):
@@ -117,6 +117,8 @@ class Reducer:
     # -- after forward ----------------------------------------------------------------------
     def prepare(self, outputs: Any) -> None:
         """Hook the graph that produced ``outputs`` so that the next backward averages."""
+        if self.current is not None and not self.current.finished:
+            self._drain(self.current)  # a forward whose backward never ran
         state = Pass(len(self.params))
         edges = list(self._param_edges(_tensors(outputs)))
         if not edges:
@@ -247,6 +249,17 @@ class Reducer:
 
         return hook
 
+    def _drain(self, state: Pass) -> None:
+        """Complete what an abandoned pass started (every rank started the same), so that no
+        all-reduce is still writing a buffer when the next pass fills it."""
+        state.finished = True
+        requests = [b.request for b in self.buckets if b.request is not None]
+        if state.used_request is not None:
+            requests.append(state.used_request)
+        wait_all(requests, self.group.timeout, "DistributedDataParallel gradient all-reduce")
+        for b in self.buckets:
+            b.request = None
+
     def _finish(self, state: Pass) -> None:
         """Wait for every bucket (starting those whose parameters no node reached), average,
         and give the parameters no local node reached their averaged gradient."""
@@ -255,16 +268,12 @@ class Reducer:
             if state.remaining[i] > 0:
                 state.remaining[i] = 0
                 self._ready(state, i)
-        requests = [b.request for b in self.buckets if b.request is not None]
-        if state.used_request is not None:
-            requests.append(state.used_request)
         start = time.perf_counter()
-        wait_all(requests, self.group.timeout, "DistributedDataParallel gradient all-reduce")
+        self._drain(state)
         state.wait_s = time.perf_counter() - start
         n = self.group.size()
         for b in self.buckets:
             b.buffer /= b.buffer.dtype.type(n)
-            b.request = None
         for i in np.flatnonzero((state.used == 0) & (state.used_anywhere > 0)).tolist():
             p = self.params[i]
             p.grad = _as_param_tensor(self._view(i), p)
