@@ -391,3 +391,14 @@ def test_a_detached_intermediate_stays_a_graph_value() -> None:
 
     # another input of the same shape: a detached value frozen as a constant would show
     verify(Detaching(), lucid.randn(2, 3), others=[lucid.randn(2, 3)], batch_dynamic=False, **TOL)
+
+
+@pytest.mark.mlx
+def test_a_model_on_mlx_exports() -> None:
+    pytest.importorskip("mlx.core")
+    lucid.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(64, 3)
+    ).to("mlx")
+    x, x_other = lucid.randn(2, 1, 6, 6).to("mlx"), lucid.randn(3, 1, 6, 6).to("mlx")
+    verify(model.eval(), x, others=[x_other], **TOL)

@@ -225,7 +225,7 @@ def _expand(xs: list[Any], attrs: dict[str, Any]) -> Any:
 def _shape(xs: list[Any], attrs: dict[str, Any]) -> Any:
     shape = list(xs[0].shape)
     start, end = attrs.get("start", 0), attrs.get("end", len(shape))
-    return lucid.tensor(shape[start:end], dtype=lucid.int64)
+    return lucid.tensor(shape[start:end], dtype=lucid.int64, device=xs[0].device)
 
 
 @kernel("Concat")

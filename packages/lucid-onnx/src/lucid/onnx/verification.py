@@ -50,7 +50,10 @@ def verify(
     export(model, args, buf, input_names=ins, output_names=outs, **export_kwargs)
     data = buf.getvalue()
     session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    first = next((a for a in flatten(args) if isinstance(a, Tensor)), None)
     back = load(io.BytesIO(data))
+    if first is not None:
+        back = back.to(first.device)
     for case in (args, *(o if isinstance(o, tuple) else (o,) for o in others)):
         expected = _arrays(_run(model, case))
         feeds = dict(zip(ins, _arrays(case)))
