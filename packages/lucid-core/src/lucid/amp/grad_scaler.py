@@ -144,27 +144,35 @@ class GradScaler:
 
     # -- settings ----------------------------------------------------------------------------
     def get_scale(self) -> float:
+        """The current scale factor (1.0 when disabled)."""
         return self._scale if self._enabled else 1.0
 
     def get_growth_factor(self) -> float:
+        """The factor the scale grows by after ``growth_interval`` steps without inf/NaN."""
         return self._growth_factor
 
     def set_growth_factor(self, new_factor: float) -> None:
+        """Set the factor the scale grows by."""
         self._growth_factor = float(new_factor)
 
     def get_backoff_factor(self) -> float:
+        """The factor the scale shrinks by after a step with inf/NaN gradients."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor: float) -> None:
+        """Set the factor the scale shrinks by."""
         self._backoff_factor = float(new_factor)
 
     def get_growth_interval(self) -> int:
+        """The number of steps without inf/NaN after which the scale grows."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval: int) -> None:
+        """Set the number of steps without inf/NaN after which the scale grows."""
         self._growth_interval = int(new_interval)
 
     def is_enabled(self) -> bool:
+        """Whether the scaler scales (False makes every method a pass-through)."""
         return self._enabled
 
     def state_dict(self) -> dict[str, Any]:
@@ -180,6 +188,7 @@ class GradScaler:
         }
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the scale and its update settings from ``state_dict()``'s result."""
         if not self._enabled:
             return
         if not state_dict:

@@ -69,21 +69,26 @@ class Function:
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        """The op, on backend arrays through ``ctx.xp``; subclasses override it."""
         raise NotImplementedError("Function subclasses must implement forward")
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        """Each forward argument's gradient from the outputs' (Tensors); subclasses override it."""
         raise NotImplementedError(f"{type(ctx).__name__} has no backward")
 
     # -- ctx API --------------------------------------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
+        """Keep ``items`` for ``backward``, which reads them back as ``ctx.saved_tensors``."""
         self._to_save = items
 
     def mark_non_differentiable(self, *arrays: Any) -> None:
+        """Mark forward outputs (by their arrays) that get no gradient."""
         self._non_diff = {id(a) for a in arrays}
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        """What ``save_for_backward`` kept, as Tensors; checked against later in-place changes."""
         if self._saved is None:
             if self._freed:
                 raise RuntimeError(_FREED_MSG)
@@ -92,10 +97,12 @@ class Function:
 
     @property
     def name(self) -> str:
+        """The backward node's name, such as ``"MulBackward0"``."""
         return type(self).__name__ + "Backward0"
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """The nodes this one passes gradients to, each with its output index."""
         out: list[tuple[Any, int]] = []
         for e in self._edges:
             if e is None:
@@ -107,6 +114,7 @@ class Function:
         return tuple(out)
 
     def register_hook(self, hook: Callable[..., Any]) -> None:
+        """Register ``hook(grad_inputs, grad_outputs)``, run after this node's backward."""
         if not self._post_hooks:
             self._post_hooks = []
         self._post_hooks.append(hook)

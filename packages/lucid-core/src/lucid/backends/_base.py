@@ -42,21 +42,27 @@ class Backend:
 
     # -- arrays -------------------------------------------------------------------------------
     def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
+        """A native array from ``data`` (nested lists, numbers, arrays), of ``dtype`` if given."""
         raise NotImplementedError
 
     def to_numpy(self, arr: Any) -> Any:
+        """A ``numpy.ndarray`` with the values of the native array ``arr``."""
         raise NotImplementedError
 
     def from_numpy(self, arr: Any) -> Any:
+        """A native array from a ``numpy.ndarray``."""
         return self.asarray(arr)
 
     def native_dtype(self, dtype: dtypes.dtype) -> Any:
+        """The backend's own dtype for a ``lucid.dtype``."""
         raise NotImplementedError
 
     def dtype_of(self, arr: Any) -> dtypes.dtype:
+        """The ``lucid.dtype`` of the native array ``arr``."""
         raise NotImplementedError
 
     def dtype_from_native(self, native: Any) -> dtypes.dtype:
+        """The ``lucid.dtype`` of a native dtype."""
         raise NotImplementedError
 
     def copy(self, arr: Any) -> Any:
@@ -70,6 +76,7 @@ class Backend:
         return None if raw is None else tuple(s // arr.itemsize for s in raw)
 
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
+        """``arr`` converted to ``dtype``."""
         return arr.astype(self.native_dtype(dtype))
 
     def evaluate(self, *arrays: Any) -> None:
@@ -139,14 +146,17 @@ class Backend:
         """Seed the backend's own RNG (if it has one)."""
 
     def random_normal(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
+        """A native array of standard normal samples drawn from ``generator``."""
         return self.asarray(_rng(generator).standard_normal(shape), dtype)
 
     def random_uniform(self, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any) -> Any:
+        """A native array of samples uniform on ``[0, 1)`` drawn from ``generator``."""
         return self.asarray(_rng(generator).random(shape), dtype)
 
     def random_integers(
         self, low: int, high: int, shape: tuple[int, ...], dtype: dtypes.dtype, generator: Any
     ) -> Any:
+        """A native array of integers uniform on ``[low, high)`` drawn from ``generator``."""
         return self.asarray(_rng(generator).integers(low, high, shape), dtype)
 
     def __repr__(self) -> str:

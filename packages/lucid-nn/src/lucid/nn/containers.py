@@ -69,15 +69,18 @@ class Sequential(Module):
         return iter(m for m in self._modules.values() if m is not None)
 
     def append(self, module: Module) -> Sequential:
+        """Add ``module`` at the end; returns the container."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> Sequential:
+        """Add each of ``modules`` at the end; returns the container."""
         for m in modules:
             self.append(m)
         return self
 
     def insert(self, index: int, module: Module) -> Sequential:
+        """Insert ``module`` before position ``index``; returns the container."""
         n = len(self)
         index = index + n if index < 0 else index
         if not 0 <= index <= n:
@@ -90,6 +93,7 @@ class Sequential(Module):
         return self
 
     def forward(self, x: Any) -> Any:
+        """Call each module on the previous one's output, in order."""
         for module in self._modules.values():
             x = module(x)  # type: ignore[misc]
         return x
@@ -134,10 +138,12 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
+        """Add ``module`` at the end; returns the list."""
         self.add_module(str(len(self)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
+        """Add each of ``modules`` at the end; returns the list."""
         if not isinstance(modules, Iterable):
             raise TypeError(
                 f"ModuleList.extend should be called with an iterable, but got "
@@ -148,6 +154,7 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Insert ``module`` before position ``index``."""
         items = list(self._modules.values())
         items.insert(index, module)
         self._modules.clear()
@@ -182,23 +189,29 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self) -> Iterable[str]:
+        """The keys, in insertion order."""
         return self._modules.keys()
 
     def items(self) -> Iterable[tuple[str, Module]]:
+        """The ``(key, module)`` pairs, in insertion order."""
         return self._modules.items()  # type: ignore[return-value]
 
     def values(self) -> Iterable[Module]:
+        """The modules, in insertion order."""
         return self._modules.values()  # type: ignore[return-value]
 
     def pop(self, key: str) -> Module:
+        """Remove the module at ``key`` and return it."""
         m = self[key]
         del self[key]
         return m
 
     def clear(self) -> None:
+        """Remove every module."""
         self._modules.clear()
 
     def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        """Add or replace modules from a mapping or an iterable of ``(key, module)`` pairs."""
         pairs = modules.items() if isinstance(modules, Mapping) else modules
         for key, module in pairs:
             self[key] = module
@@ -235,16 +248,19 @@ class ParameterList(Module):
         return self.extend(values)
 
     def append(self, value: Any) -> ParameterList:
+        """Add ``value`` at the end (a plain tensor becomes a Parameter); returns the list."""
         object.__setattr__(self, "_size", self._size + 1)
         self.register_parameter(str(self._size - 1), _as_parameter(value))
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Add each of ``values`` at the end; returns the list."""
         for v in values:
             self.append(v)
         return self
 
     def extra_repr(self) -> str:
+        """One line per parameter: its index, shape and dtype."""
         lines = []
         for i, p in enumerate(self):
             if p is None:
@@ -283,25 +299,31 @@ class ParameterDict(Module):
         return key in self._parameters
 
     def keys(self) -> Iterable[str]:
+        """The keys, in insertion order."""
         return self._parameters.keys()
 
     def items(self) -> Iterable[tuple[str, Any]]:
+        """The ``(key, parameter)`` pairs, in insertion order."""
         return self._parameters.items()
 
     def values(self) -> Iterable[Any]:
+        """The parameters, in insertion order."""
         return self._parameters.values()
 
     def pop(self, key: str) -> Any:
+        """Remove the parameter at ``key`` and return it."""
         v = self[key]
         del self[key]
         return v
 
     def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
+        """Add or replace parameters from a mapping or an iterable of ``(key, value)`` pairs."""
         pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
         for key, value in pairs:
             self[key] = value
 
     def extra_repr(self) -> str:
+        """One line per parameter: its key, shape and dtype."""
         lines = []
         for k, p in self.items():
             size = "x".join(str(s) for s in p.shape)
