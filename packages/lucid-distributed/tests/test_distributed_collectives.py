@@ -72,4 +72,5 @@ def test_distributed_nn_parallel_gives_the_real_class() -> None:
     import lucid.nn as nn
 
     assert nn.parallel.DistributedDataParallel is dist.DistributedDataParallel
+    assert nn.SyncBatchNorm is dist.SyncBatchNorm  # torch.nn.SyncBatchNorm's path
     assert lucid.distributed is dist

@@ -59,7 +59,10 @@ def test_distributed_data_parallel_import_names_the_package() -> None:
         pytest.skip("lucid-distributed is installed")
     with pytest.raises(ImportError, match="pip install lucid-distributed"):
         from lucid.nn.parallel import DistributedDataParallel  # noqa: F401
+    with pytest.raises(ImportError, match="nn.SyncBatchNorm comes with the lucid-distributed"):
+        nn.SyncBatchNorm  # noqa: B018
     assert not hasattr(nn.parallel, "NoSuchWrapper")
+    assert not hasattr(nn, "NoSuchLayer")
 
 
 def test_module_cuda_raises_saying_what_to_use() -> None:

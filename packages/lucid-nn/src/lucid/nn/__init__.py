@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from lucid.nn import functional as functional
 from lucid.nn import init as init
 from lucid.nn import parallel as parallel
@@ -23,3 +25,12 @@ from lucid.nn.modules import *  # noqa: F403
 from lucid.nn.parallel import DataParallel as DataParallel
 from lucid.nn.parameter import Buffer as Buffer
 from lucid.nn.parameter import Parameter as Parameter
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        """``nn.SyncBatchNorm`` comes with lucid-distributed (imported on first use)."""
+        return parallel.from_other_package("lucid.nn", name, _FROM_OTHER_PACKAGES)
+
+
+_FROM_OTHER_PACKAGES = {"SyncBatchNorm": ("lucid.distributed", "lucid-distributed")}
