@@ -1,5 +1,6 @@
-"""Run by the tests on 2 ranks: rank 1 raises (argument ``kill``: dies; ``stuck``: sleeps)
-while rank 0 waits in a collective; the job must end non-zero with the error, never hang."""
+"""Run by the tests on 2 ranks: rank 1 raises (argument ``kill``: dies; ``stuck``: sleeps;
+``exit``: calls ``sys.exit(3)``) while rank 0 waits in a collective; the job must end non-zero
+with the error, never hang."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ def main() -> None:
     if dist.get_rank() == 1:
         if how == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if how == "exit":
+            sys.exit(3)
         if how == "stuck":
             time.sleep(60)  # rank 0's all_reduce times out after 2 s and ends the job
         raise ValueError("rank 1 failed on purpose")

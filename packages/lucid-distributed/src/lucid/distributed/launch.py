@@ -1,7 +1,7 @@
 """What each rank of ``lucid-run`` runs first: ``python -m lucid.distributed.launch script
 args``. It sets ``RANK`` and ``LOCAL_RANK`` from the MPI launcher's environment, makes an
-uncaught exception end the whole job (from the first line of the script on, before
-``init_process_group``), then runs the script as ``__main__``."""
+uncaught exception or a non-zero ``sys.exit`` end the whole job (from the first line of the
+script on, before ``init_process_group``), then runs the script as ``__main__``."""
 
 from __future__ import annotations
 
@@ -36,10 +36,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("usage: python -m lucid.distributed.launch [-m] script [args...]")
     os.environ.update(rank_from_launcher(dict(os.environ)))
     os.environ.setdefault("WORLD_SIZE", os.environ.get("PMI_SIZE", "1"))
-    if int(os.environ["WORLD_SIZE"]) > 1:
+    several = int(os.environ["WORLD_SIZE"]) > 1
+    if several:
         from lucid.distributed._mpi import abort_on_uncaught_exceptions
 
         abort_on_uncaught_exceptions()
+    try:
+        _run(args)
+    except SystemExit as e:
+        if several and e.code not in (None, 0):
+            _abort_job(e.code)
+        raise
+
+
+def _run(args: list[str]) -> None:
     as_module = args[0] == "-m"
     target = args[1] if as_module else args[0]
     sys.argv = args[1:] if as_module else args
@@ -48,6 +58,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
         runpy.run_path(target, run_name="__main__")
+
+
+def _abort_job(code: object) -> None:
+    """A rank that exits with an error ends the job: the others may be waiting for it."""
+    from lucid.distributed._mpi import mpi
+
+    status = code if isinstance(code, int) else 1
+    if not isinstance(code, int):
+        sys.stderr.write(f"{code}\n")
+    rank = os.environ.get("RANK", "?")
+    sys.stderr.write(f"[rank {rank}] aborting the job: this rank exited with status {status}\n")
+    sys.stderr.flush()
+    mpi().COMM_WORLD.Abort(status)
 
 
 if __name__ == "__main__":
