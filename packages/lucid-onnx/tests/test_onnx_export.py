@@ -402,3 +402,14 @@ def test_a_model_on_mlx_exports() -> None:
     ).to("mlx")
     x, x_other = lucid.randn(2, 1, 6, 6).to("mlx"), lucid.randn(3, 1, 6, 6).to("mlx")
     verify(model.eval(), x, others=[x_other], **TOL)
+
+
+def test_a_value_computed_through_numpy_is_refused() -> None:
+    class ThroughNumpy(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            scale = lucid.tensor(np.abs(x.numpy()).max(1, keepdims=True))  # not a lucid op
+            out: lucid.Tensor = x / scale
+            return out
+
+    with pytest.raises(lucid.onnx.OnnxExporterError, match="computed outside lucid's ops"):
+        _export(ThroughNumpy(), lucid.randn(2, 3))

@@ -11,7 +11,7 @@ import numpy as np
 from lucid import Tensor
 from lucid.onnx._graph import Graph
 from lucid.onnx._trace import Call
-from lucid.onnx.errors import UnsupportedOperatorError
+from lucid.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Value:
     tensor: Tensor
     constant: bool
     error: str = ""  # made by an op without a mapping: using the value raises this
+    outside: bool = False  # made outside the recorded ops (lucid.zeros, a .numpy() round trip)
 
 
 class Context:
@@ -34,6 +35,7 @@ class Context:
         self.values: dict[int, Value] = {}
         self.arrays: dict[int, Tensor] = {}  # id of a backend array -> its tensor
         self.twins: dict[int, Tensor] = {}  # tensor of run 1 -> the same tensor of run 2
+        self.probes: dict[int, Tensor] = {}  # tensor of run 1 -> the same with other input values
         self.last_target: dict[int, Tensor] = {}  # tensor -> output of the last op applied to it
         self.param_names: dict[int, str] = {}  # parameter or buffer -> its state_dict key
         self.call: Call | None = None
@@ -51,9 +53,13 @@ class Context:
         self.arrays[id(t.array)] = t
         self._keep.append(t)
 
-    def pair(self, call: Call, call2: Call | None) -> None:
-        """Start converting ``call`` (``call2``: the same op in the run with resized axes)."""
+    def pair(self, call: Call, call2: Call | None, probe: Call | None) -> None:
+        """Start converting ``call`` (``call2``: the same op in the run with resized axes;
+        ``probe``: in the run with other input values)."""
         self.call, self.call2 = call, call2
+        if probe is not None:
+            for a, b in zip(_tensors(call.args), _tensors(probe.args)):
+                self.probes.setdefault(id(a), b)
         if call2 is None:
             return
         for a, b in zip(_tensors(call.args), _tensors(call2.args)):
@@ -77,6 +83,7 @@ class Context:
                 return self.values[id(t)]
             self.bind(t, None, True)
             v = self.values[id(t)]
+            v.outside = True
         if self._version(t) != v.version:
             v = self._after_inplace(t)
         return v
@@ -112,6 +119,8 @@ class Context:
         if v.error:
             raise UnsupportedOperatorError(v.error)
         if v.name is None:
+            if v.outside:
+                self._check_fixed(v.tensor)
             v.name = self._constant(v.tensor)
         return v.name
 
@@ -121,6 +130,19 @@ class Context:
         if t is not None:
             return self.name(t)
         return self.graph.const(np.asarray(arr))
+
+    def _check_fixed(self, t: Tensor) -> None:
+        """A tensor made outside the ops must not change with the input's values: it would be
+        frozen into the file (computed through ``.numpy()``/``.tolist()``, or random)."""
+        probe = self.probes.get(id(t))
+        if probe is None or tuple(probe.shape) != tuple(t.shape):
+            return
+        if not np.array_equal(np.asarray(t.detach().numpy()), np.asarray(probe.detach().numpy())):
+            raise OnnxExporterError(
+                f"{self.where}: an input of the op was computed outside lucid's ops (through "
+                ".numpy(), .tolist() or a random draw) and changes with the model's input; it "
+                "would be frozen into the file as a constant. Compute it with lucid ops"
+            )
 
     def _constant(self, t: Tensor) -> str:
         arr = np.asarray(t.detach().numpy())

@@ -67,10 +67,11 @@ def export(
     for n in (*in_names, *out_names):
         graph.fresh(n)
     trace2 = _second_run(model, args, trace, in_names, axes, graph)
+    probe = _probe_run(model, args, trace)
     ctx = Context(graph, do_constant_folding)
     inputs = _bind_inputs(ctx, trace, in_names, axes)
     params = _bind_params(ctx, model, export_params)
-    _convert_calls(ctx, trace, trace2)
+    _convert_calls(ctx, trace, trace2, probe)
     outputs = _outputs(ctx, trace, trace2, out_names, axes)
     _prune(graph, [o.name for o in outputs])
     used = {name for node in graph.nodes for name in node.input}
@@ -135,6 +136,26 @@ def _second_run(
     return trace2
 
 
+def _probe_run(model: nn.Module, args: tuple[Any, ...], trace: Trace) -> Trace | None:
+    """Run the model on inputs of the same shapes with other values (floats shifted, integers
+    rolled: indices stay valid), to catch values computed outside the ops. None where the
+    model then applies other ops (control flow on values)."""
+    changed: dict[int, Tensor] = {}
+    for t in trace.inputs:
+        arr = np.asarray(t.numpy())
+        if np.issubdtype(arr.dtype, np.floating):
+            new = arr * np.asarray(0.75, arr.dtype) + np.asarray(0.25, arr.dtype)
+        elif arr.dtype != np.bool_ and arr.size > 1:
+            new = np.roll(arr.reshape(-1), 1).reshape(arr.shape)
+        else:
+            continue
+        changed[id(t)] = lucid.tensor(new, dtype=t.dtype, device=t.device)
+    if not changed:
+        return None
+    probe = run(model, _replace(args, changed))
+    return probe if [c.key for c in probe.calls] == [c.key for c in trace.calls] else None
+
+
 def _replace(value: Any, new: dict[int, Tensor]) -> Any:
     if isinstance(value, (tuple, list)):
         return type(value)(_replace(v, new) for v in value)
@@ -167,10 +188,12 @@ def _bind_params(ctx: Context, model: nn.Module, export_params: bool) -> list[tu
 
 
 # -- converting ------------------------------------------------------------------------------
-def _convert_calls(ctx: Context, trace: Trace, trace2: Trace | None) -> None:
-    calls2: list[Call | None] = list(trace2.calls) if trace2 else [None] * len(trace.calls)
-    for call, call2 in zip(trace.calls, calls2):
-        ctx.pair(call, call2)
+def _convert_calls(ctx: Context, trace: Trace, trace2: Trace | None, probe: Trace | None) -> None:
+    none: list[Call | None] = [None] * len(trace.calls)
+    calls2 = list(trace2.calls) if trace2 else none
+    probes = list(probe.calls) if probe else none
+    for call, call2, call3 in zip(trace.calls, calls2, probes):
+        ctx.pair(call, call2, call3)
         if ctx.fold and _all_constant(ctx, call, call2):
             for o in call.outputs:
                 ctx.bind(o, None, constant=True)
