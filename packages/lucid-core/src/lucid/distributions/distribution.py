@@ -116,26 +116,32 @@ class Distribution:
 
     @property
     def arg_constraints(self) -> dict[str, constraints.Constraint]:
+        """Each parameter's name and the constraint its values must satisfy."""
         raise NotImplementedError
 
     @property
     def support(self) -> constraints.Constraint:
+        """The constraint every sample satisfies (the set the distribution lives on)."""
         raise NotImplementedError
 
     @property
     def mean(self) -> Tensor:
+        """The mean of the distribution."""
         raise NotImplementedError
 
     @property
     def mode(self) -> Tensor:
+        """The mode (the most likely value) of the distribution."""
         raise NotImplementedError(f"{type(self)} does not implement mode")
 
     @property
     def variance(self) -> Tensor:
+        """The variance of the distribution."""
         raise NotImplementedError
 
     @property
     def stddev(self) -> Tensor:
+        """The standard deviation of the distribution."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
@@ -150,15 +156,19 @@ class Distribution:
         )
 
     def log_prob(self, value: Tensor) -> Tensor:
+        """The log of the probability density or mass at ``value``."""
         raise NotImplementedError
 
     def cdf(self, value: Tensor) -> Tensor:
+        """The cumulative distribution function at ``value``."""
         raise NotImplementedError
 
     def icdf(self, value: Tensor) -> Tensor:
+        """The inverse of the cumulative distribution function at ``value``."""
         raise NotImplementedError
 
     def entropy(self) -> Tensor:
+        """The entropy of the distribution, over its batch shape."""
         raise NotImplementedError
 
     def _extended_shape(self, sample_shape: Any = ()) -> Shape:

@@ -26,6 +26,7 @@ _global_forward_hooks: OrderedDict[int, Any] = OrderedDict()
 
 
 def _forward_unimplemented(self: Any, *args: Any, **kwargs: Any) -> Any:
+    """Define the computation performed at every call (subclasses override it)."""
     raise NotImplementedError(
         f'Module [{type(self).__name__}] is missing the required "forward" function'
     )
