@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
+import onnx
+from onnx import helper
 
 import lucid
-import onnx
 from lucid import Tensor, nn
 from lucid.onnx import _ops_core, _ops_nn  # noqa: F401  (they fill the converter table)
 from lucid.onnx._context import Context, dtype_of, onnx_type
@@ -18,7 +19,6 @@ from lucid.onnx._convert import CONVERTERS, attrs_equal
 from lucid.onnx._graph import DynamicDim, Graph
 from lucid.onnx._trace import Call, Trace, run
 from lucid.onnx.errors import OnnxExporterError, UnsupportedOperatorError
-from onnx import helper
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 17

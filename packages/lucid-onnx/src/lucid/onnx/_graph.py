@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 import onnx
 from onnx import helper, numpy_helper
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 import numpy as np
+import onnx
+from onnx import helper, numpy_helper
 
 import lucid
 import lucid.nn.functional as F
-import onnx
 from lucid import Tensor, nn
-from onnx import helper, numpy_helper
 
 Kernel = Callable[[list[Any], dict[str, Any]], Any]
 KERNELS: dict[str, Kernel] = {}
