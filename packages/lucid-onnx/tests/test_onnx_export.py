@@ -343,6 +343,15 @@ LAYERS = {
     "unflatten": (lambda: nn.Unflatten(1, (2, 3)), (2, 6)),
     "bidirectional_lstm": (lambda: nn.LSTM(4, 5, bidirectional=True, batch_first=True), (2, 3, 4)),
     "bidirectional_gru": (lambda: nn.GRU(4, 5, bidirectional=True, batch_first=True), (2, 3, 4)),
+    "lstm_cell": (lambda: nn.LSTMCell(4, 5), (2, 4)),
+    "gru_cell": (lambda: nn.GRUCell(4, 5), (2, 4)),
+    "lp_pool": (lambda: nn.LPPool2d(2, 2), (2, 1, 4, 4)),
+    "local_response_norm": (lambda: nn.LocalResponseNorm(3), (2, 5, 3, 3)),
+    "adaptive_avg_uneven": (lambda: nn.AdaptiveAvgPool2d(3), (2, 1, 7, 7)),
+    "conv_transpose_1d": (lambda: nn.ConvTranspose1d(2, 3, 3, 2, output_padding=1), (2, 2, 5)),
+    "conv_transpose_3d": (lambda: nn.ConvTranspose3d(1, 2, 2, stride=2), (2, 1, 3, 3, 3)),
+    "upsample_bicubic": (lambda: nn.Upsample(scale_factor=2, mode="bicubic"), (2, 1, 3, 3)),
+    "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), (2, 1, 4, 4)),
 }
 
 
