@@ -2,9 +2,9 @@
 
 Every name reachable from a package's ``__all__`` must have an entry on some page, under its
 own path or as the same object under another public path (``lucid.no_grad`` is
-``lucid.autograd.no_grad``), and every function and class entry a docstring. The docs build
-(``hatch run docs:build``) checks the same and that each entry rendered; this test needs no
-MkDocs.
+``lucid.autograd.no_grad``), and every function, class, method and property a docstring (a
+base class's counts for an override). The docs build (``hatch run docs:build``) checks the
+same and that each entry rendered; this test needs no MkDocs.
 """
 
 from __future__ import annotations

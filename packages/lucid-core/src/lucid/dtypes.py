@@ -23,14 +23,17 @@ class dtype:  # noqa: N801 - PyTorch's name
 
     @property
     def is_floating_point(self) -> bool:
+        """Whether this is a floating point dtype."""
         return self.category == FLOAT
 
     @property
     def is_complex(self) -> bool:
+        """Whether this is a complex dtype."""
         return self.category == COMPLEX
 
     @property
     def is_signed(self) -> bool:
+        """Whether this dtype holds negative values (not ``uint8`` or ``bool``)."""
         return self.name not in ("uint8", "bool")
 
     def __repr__(self) -> str:

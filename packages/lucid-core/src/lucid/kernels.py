@@ -88,18 +88,22 @@ class ConvGeometry:
 
     @property
     def nd(self) -> int:
+        """The number of spatial dimensions."""
         return len(self.kernel)
 
     @property
     def padded(self) -> Ints:
+        """The padded input size along each spatial dimension."""
         return tuple(i + lo + hi for i, lo, hi in zip(self.in_size, self.pad_lo, self.pad_hi))
 
     @property
     def window(self) -> Ints:
+        """The dilated kernel's extent along each spatial dimension."""
         return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
 
     @property
     def taps(self) -> int:
+        """The number of kernel positions (the product of the kernel size)."""
         return math.prod(self.kernel)
 
     def tap_slices(self, tap: Ints) -> tuple[slice, ...]:
@@ -110,6 +114,7 @@ class ConvGeometry:
         )
 
     def all_taps(self) -> Iterator[Ints]:
+        """Every kernel position, as a tuple of indices."""
         return itertools.product(*(range(k) for k in self.kernel))
 
     def crop(self) -> tuple[slice, ...]:

@@ -29,6 +29,7 @@ class Generator:
         self.numpy_rng = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed: int) -> Generator:
+        """Seed the generator with ``seed`` (a non-negative int); returns the generator."""
         seed = int(seed)
         if seed < 0:
             seed &= 0xFFFF_FFFF_FFFF_FFFF
@@ -43,6 +44,7 @@ class Generator:
         return s
 
     def initial_seed(self) -> int:
+        """The seed the generator was last seeded with."""
         return self._seed
 
     def get_state(self) -> Any:
@@ -54,6 +56,8 @@ class Generator:
         return tensor(raw)
 
     def set_state(self, state: Any) -> Generator:
+        """Restore the state that ``get_state()`` returned (a uint8 tensor); returns the
+        generator."""
         raw = state.numpy() if hasattr(state, "numpy") else np.asarray(state, dtype=np.uint8)
         try:
             decoded = json.loads(bytes(raw.astype(np.uint8)).decode())

@@ -53,6 +53,7 @@ class BlasThreads:
         self._lock = threading.Lock()
 
     def libs(self) -> list[Any]:
+        """The BLAS libraries threadpoolctl found in this process (empty without it)."""
         if self._libs is None:
             try:
                 from threadpoolctl import ThreadpoolController
@@ -110,6 +111,7 @@ class BlasThreads:
                             lib.set_num_threads(n)
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
+        """The thread pool of ``workers`` threads for the convolution kernels (new after a fork)."""
         with self._lock:
             # A forked child inherits the pool object but not its threads: make a new one.
             stale = self._pool_pid != os.getpid()

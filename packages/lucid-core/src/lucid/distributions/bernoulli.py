@@ -66,6 +66,7 @@ class Bernoulli(Distribution):
 
     @property
     def param_shape(self) -> tuple[int, ...]:
+        """The shape of the parameter (``probs`` or ``logits``)."""
         return tuple(self._param.shape)
 
     @property
@@ -96,6 +97,7 @@ class Bernoulli(Distribution):
         return binary_cross_entropy_with_logits(self.logits, self.probs)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
+        """The values of the support, 0 and 1, along a new first dimension."""
         from lucid._creation import arange
 
         values = arange(2, dtype=self._param.dtype, device=self._param.device)

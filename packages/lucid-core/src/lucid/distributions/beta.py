@@ -44,10 +44,12 @@ class Beta(Distribution):
 
     @property
     def concentration1(self) -> Tensor:
+        """The first concentration parameter, alpha."""
         return self._dirichlet.concentration[..., 0]
 
     @property
     def concentration0(self) -> Tensor:
+        """The second concentration parameter, beta."""
         return self._dirichlet.concentration[..., 1]
 
     @property

@@ -63,6 +63,7 @@ class Categorical(Distribution):
 
     @property
     def param_shape(self) -> tuple[int, ...]:
+        """The shape of the parameter (``probs`` or ``logits``)."""
         return tuple(self._param.shape)
 
     @property
@@ -103,6 +104,7 @@ class Categorical(Distribution):
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
+        """Every category index, along a new first dimension."""
         values = arange(self._num_events, dtype=dtypes.int64, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         out: Tensor = values.expand((self._num_events,) + self._batch_shape) if expand else values

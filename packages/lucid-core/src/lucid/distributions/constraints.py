@@ -19,6 +19,7 @@ class Constraint:
     event_dim = 0
 
     def check(self, value: Tensor) -> Tensor:
+        """A boolean tensor: whether each event of ``value`` satisfies the constraint."""
         raise NotImplementedError
 
     def __repr__(self) -> str:

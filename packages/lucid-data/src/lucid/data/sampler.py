@@ -79,6 +79,7 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
+        """How many indices one pass yields (the dataset's length unless given)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:

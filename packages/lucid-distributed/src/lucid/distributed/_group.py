@@ -72,12 +72,15 @@ class ProcessGroup:
         self.timeout = timeout
 
     def rank(self) -> int:
+        """This process's rank in the group."""
         return self.engine.rank
 
     def size(self) -> int:
+        """The number of processes in the group."""
         return self.engine.size
 
     def name(self) -> str:
+        """The name of the group's backend (``"mpi"`` or ``"mlx"``)."""
         return self.engine.name
 
     def group_rank(self, global_rank: int, role: str) -> int:

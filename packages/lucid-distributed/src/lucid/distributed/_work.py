@@ -82,6 +82,7 @@ class Work:
         return self._done or all(r.Test() for r in self._requests)
 
     def is_success(self) -> bool:
+        """Whether the operation finished without error."""
         return self.is_completed()
 
     def wait(self, timeout: Any = None) -> bool:

@@ -181,6 +181,7 @@ class MlxBackend(Backend):
         return [int(v) for v in np.array(self._key).reshape(-1).tolist()]
 
     def set_rng_state(self, state: Any) -> None:
+        """Restore the MLX random key from ``get_rng_state()``'s result."""
         self._key = mx.array(list(state), dtype=mx.uint32)
 
     def _next_key(self, generator: Any) -> Any:

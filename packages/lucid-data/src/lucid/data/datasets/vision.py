@@ -42,6 +42,7 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     @property
     def class_to_idx(self) -> dict[str, int]:
+        """Each class name's label index."""
         return {name: i for i, name in enumerate(self.classes)}
 
     def __len__(self) -> int:
@@ -74,6 +75,7 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
         return StackedSamples(images, targets)
 
     def extra_repr(self) -> str:
+        """Extra lines for the dataset's repr (override in datasets)."""
         return ""
 
     def __repr__(self) -> str:

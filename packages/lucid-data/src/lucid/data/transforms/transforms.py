@@ -64,9 +64,11 @@ class Compose:
 
     @property
     def supports_batch(self) -> bool:
+        """Whether every transform has a batched form (``batch``)."""
         return all(batch_transform(t) is not None for t in self.transforms)
 
     def batch(self, images: Any) -> Any:
+        """Each transform's batched form, in order, on a whole batch of images."""
         for t in self.transforms:
             fn = batch_transform(t)
             if fn is None:
@@ -86,6 +88,7 @@ class ToTensor:
         return F.to_tensor(pic)
 
     def batch(self, pics: Any) -> Any:
+        """The transform of a whole batch of images at once."""
         return F.to_tensor(pics, batched=True)
 
     def __repr__(self) -> str:
@@ -104,6 +107,7 @@ class Normalize:
         return F.normalize(tensor, self.mean, self.std, self.inplace)
 
     def batch(self, tensors: Any) -> Any:
+        """The transform of a whole batch of tensors at once."""
         return F.normalize(tensors, self.mean, self.std, self.inplace)
 
     def __repr__(self) -> str:
@@ -145,6 +149,7 @@ class CenterCrop:
         return F.center_crop(img, self.size)
 
     def batch(self, images: Any) -> Any:
+        """The transform of a whole batch of images at once."""
         return F.center_crop(images, self.size, batched=True)
 
     def __repr__(self) -> str:
@@ -171,6 +176,7 @@ class Pad:
         return F.pad(img, self.padding, self.fill, self.padding_mode)
 
     def batch(self, images: Any) -> Any:
+        """The transform of a whole batch of images at once."""
         return F.pad(images, self.padding, self.fill, self.padding_mode, batched=True)
 
     def __repr__(self) -> str:
@@ -230,6 +236,7 @@ class RandomCrop:
         return F.crop(img, top, left, th, tw)
 
     def batch(self, images: Any) -> Any:
+        """The transform of a whole batch of images at once (one crop for each image)."""
         images = self._prepare(images, batched=True)
         arr, wrap = F.unwrap(images)
         h_axis, w_axis = F.spatial_axes(images, arr, batched=True)
@@ -307,6 +314,7 @@ class Resize:
         return F.resize(img, self.size, self.interpolation, self.max_size)
 
     def batch(self, images: Any) -> Any:
+        """The transform of a whole batch of images at once."""
         return F.resize(images, self.size, self.interpolation, self.max_size, batched=True)
 
     def __repr__(self) -> str:

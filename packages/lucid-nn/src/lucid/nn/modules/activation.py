@@ -331,6 +331,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reset the slopes to their initial value."""
         init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

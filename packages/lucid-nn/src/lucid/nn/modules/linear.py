@@ -53,6 +53,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reinitialize weight and bias as at construction (Kaiming uniform, PyTorch's scheme)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in = self.in_features
@@ -96,6 +97,8 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reinitialize weight and bias uniform on ``[-1/sqrt(in1_features),
+        1/sqrt(in1_features)]``."""
         bound = 1 / math.sqrt(self.in1_features)
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

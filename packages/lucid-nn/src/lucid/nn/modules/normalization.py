@@ -235,6 +235,7 @@ class LayerNorm(Module):
             self.register_parameter("bias", None)
 
     def reset_parameters(self) -> None:
+        """Reset the elementwise weight to ones and bias to zeros."""
         if self.weight is not None:
             init.ones_(self.weight)
         if self.bias is not None:
@@ -285,6 +286,7 @@ class GroupNorm(Module):
             self.register_parameter("bias", None)
 
     def reset_parameters(self) -> None:
+        """Reset the affine weight to ones and bias to zeros."""
         if self.affine:
             init.ones_(self.weight)
             init.zeros_(self.bias)

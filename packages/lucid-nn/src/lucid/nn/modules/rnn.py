@@ -137,6 +137,8 @@ class RNNBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reinitialize every weight and bias uniform on ``[-1/sqrt(hidden_size),
+        1/sqrt(hidden_size)]``."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
@@ -146,6 +148,7 @@ class RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
+        """The parameters grouped per layer and direction, in PyTorch's order."""
         per = (4 if self.bias else 2) + (1 if self.proj_size else 0)
         names = self._flat_weights_names
         return [[getattr(self, n) for n in names[i : i + per]] for i in range(0, len(names), per)]
@@ -400,6 +403,8 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Reinitialize every weight and bias uniform on ``[-1/sqrt(hidden_size),
+        1/sqrt(hidden_size)]``."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)

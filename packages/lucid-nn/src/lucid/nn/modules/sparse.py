@@ -54,6 +54,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Reinitialize the weight from ``N(0, 1)``, zeroing the ``padding_idx`` row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
@@ -82,6 +83,7 @@ class Embedding(Module):
         scale_grad_by_freq: bool = False,
         sparse: bool = False,
     ) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
         if embeddings.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

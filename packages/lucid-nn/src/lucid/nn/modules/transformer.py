@@ -265,6 +265,7 @@ class Transformer(Module):
 
     @staticmethod
     def generate_square_subsequent_mask(size: int, device: Any = None, dtype: Any = None) -> Tensor:
+        """A causal mask: ``-inf`` above the diagonal, 0 elsewhere, of shape ``(size, size)``."""
         return generate_square_subsequent_mask(size, device, dtype)
 
     def forward(

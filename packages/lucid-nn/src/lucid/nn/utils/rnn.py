@@ -68,25 +68,32 @@ class PackedSequence(_PackedFields):
         return PackedSequence(data, self.batch_sizes, index[0], index[1])
 
     def cpu(self) -> PackedSequence:
+        """The sequence with its data on the ``"cpu"`` device."""
         return self.to("cpu")
 
     def double(self) -> PackedSequence:
+        """The sequence with its data cast to float64."""
         return self.to(lucid.float64)
 
     def float(self) -> PackedSequence:
+        """The sequence with its data cast to float32."""
         return self.to(lucid.float32)
 
     def half(self) -> PackedSequence:
+        """The sequence with its data cast to float16."""
         return self.to(lucid.float16)
 
     def long(self) -> PackedSequence:
+        """The sequence with its data cast to int64."""
         return self.to(lucid.int64)
 
     def int(self) -> PackedSequence:
+        """The sequence with its data cast to int32."""
         return self.to(lucid.int32)
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the data is on a CUDA device: always False in lucid."""
         return bool(self.data.is_cuda)
 
     def _indices(self) -> tuple[Tensor | None, Tensor | None]:

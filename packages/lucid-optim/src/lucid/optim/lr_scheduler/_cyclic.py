@@ -96,6 +96,8 @@ class CyclicLR(LRScheduler):
             self.scale_mode = "iterations"
 
     def scale_fn(self, x: float) -> float:
+        """The amplitude scale at cycle or iteration ``x`` (the policy's, or the given
+        ``scale_fn``)."""
         if self._scale_fn_custom is not None:
             return float(self._scale_fn_custom(x))
         if self.mode == "triangular":
@@ -134,6 +136,7 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the scheduler from ``state_dict()``'s result."""
         state_dict = dict(state_dict)
         fn = state_dict.pop("_scale_fn_custom")
         super().load_state_dict(state_dict)

@@ -113,6 +113,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self) -> bool:
+        """Whether the scheduler is waiting out its cooldown after a reduction."""
         return self.cooldown_counter > 0
 
     def _is_better(self, a: float, best: float) -> bool:
@@ -135,5 +136,6 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore the scheduler from ``state_dict()``'s result."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
