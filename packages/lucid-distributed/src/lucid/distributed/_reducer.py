@@ -86,7 +86,8 @@ class Pass:
         self.hooks_left = 0  # parameter hooks the engine will call at the end of backward
         self.next_bucket = 0  # buckets start in index order
         self.started_in_backward = 0  # buckets whose all-reduce started before backward's end
-        self.wait_s = 0.0  # time backward's end waited for the all-reduces (not overlapped)
+        self.wait_s = 0.0  # time backward's end waited for the all-reduces (and the peers)
+        self.bytes_done_early = 0  # gradient bytes whose all-reduce was done by backward's end
         self.finished = False
 
 
@@ -268,6 +269,9 @@ class Reducer:
             if state.remaining[i] > 0:
                 state.remaining[i] = 0
                 self._ready(state, i)
+        state.bytes_done_early = sum(
+            b.buffer.nbytes for b in self.buckets if b.request is not None and b.request.Test()
+        )
         start = time.perf_counter()
         self._drain(state)
         state.wait_s = time.perf_counter() - start
