@@ -422,3 +422,8 @@ def test_a_value_computed_through_numpy_is_refused() -> None:
 
     with pytest.raises(lucid.onnx.OnnxExporterError, match="computed outside lucid's ops"):
         _export(ThroughNumpy(), lucid.randn(2, 3))
+
+
+def test_verbose_prints_the_graph(capsys: pytest.CaptureFixture[str]) -> None:
+    lucid.onnx.export(nn.Linear(3, 2), lucid.randn(1, 3), io.BytesIO(), verbose=True)
+    assert "Gemm" in capsys.readouterr().out

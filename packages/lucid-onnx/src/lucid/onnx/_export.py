@@ -37,6 +37,7 @@ def export(
     opset_version: int | None = None,
     do_constant_folding: bool = True,
     export_params: bool = True,
+    verbose: bool = False,
 ) -> onnx.ModelProto:
     """Run ``model(*args)`` once in eval mode, recording its ops, and write them to ``f`` as
     ONNX (each module's train/eval mode is restored after, as ``torch.onnx.export`` does).
@@ -47,6 +48,7 @@ def export(
     them resized, and every size that follows them is read from the input's shape. The file
     passes ``onnx.checker`` and is written atomically; an op without an ONNX mapping raises
     :class:`~lucid.onnx.errors.UnsupportedOperatorError` naming the op and its module.
+    ``verbose`` prints the graph. Returns the ModelProto written.
 
     >>> import io, lucid, lucid.nn as nn
     >>> proto = export(nn.Linear(3, 2), lucid.randn(1, 3), io.BytesIO())
@@ -77,6 +79,8 @@ def export(
     used = {name for node in graph.nodes for name in node.input}
     proto = _model(model, graph, inputs, outputs, [p for p in params if p[0] in used])
     _write(proto, f)
+    if verbose:
+        print(onnx.printer.to_text(proto.graph))
     return proto
 
 
