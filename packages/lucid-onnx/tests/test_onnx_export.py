@@ -135,7 +135,9 @@ def test_export_writes_a_checked_file_atomically(tmp_path: Path) -> None:
     lucid.onnx.export(model, x, target, input_names=["x"], output_names=["y"])
     assert [p.name for p in tmp_path.iterdir()] == ["model.onnx"]
     onnx.checker.check_model(str(target), full_check=True)
-    np.testing.assert_allclose(_run_ort(target.read_bytes(), x), _lucid_out(model, x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        _run_ort(target.read_bytes(), x), _lucid_out(model, x), rtol=1e-4, atol=1e-4
+    )
     back = lucid.onnx.load(target)
     np.testing.assert_allclose(_lucid_out(back, x), _lucid_out(model, x), rtol=1e-4, atol=1e-4)
 
@@ -168,7 +170,9 @@ def test_constant_folding_can_be_turned_off() -> None:
     unfolded = onnx.load_from_string(unfolded_data).graph
     assert len(unfolded.node) > len(folded.node)
     assert "bn.running_var" not in {t.name for t in folded.initializer}
-    np.testing.assert_allclose(_run_ort(unfolded_data, x), _lucid_out(model, x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        _run_ort(unfolded_data, x), _lucid_out(model, x), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_bad_arguments_are_value_errors() -> None:
