@@ -6,6 +6,7 @@ polling (``wait_all``), so a timeout can end a wait on a peer that never comes.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -18,11 +19,22 @@ import numpy as np
 from lucid.distributed._work import ReduceOp, Request
 
 
+@functools.cache
 def mpi() -> Any:
     """The ``mpi4py.MPI`` module (importing it initialises MPI once per process)."""
     from mpi4py import MPI
 
+    _keep_sibling_finder_last()
     return MPI
+
+
+def _keep_sibling_finder_last() -> None:
+    """Loading MPI appends mpi4py's own finder to ``sys.meta_path``; lucid's finder for missing
+    sibling packages must stay last (it answers only once every other finder has missed)."""
+    ours = [f for f in sys.meta_path if getattr(f, "__name__", "") == "MissingSiblingFinder"]
+    for finder in ours:
+        sys.meta_path.remove(finder)
+        sys.meta_path.append(finder)
 
 
 def _op(op: ReduceOp) -> Any:
