@@ -21,13 +21,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import json
 import math
 import os
-import re
-import socket
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Union
 
@@ -36,6 +32,7 @@ import numpy as np
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
+from lucid.utils.files import atomic_write
 
 PathLike = Union[str, "os.PathLike[str]"]
 _FORMAT = "lucid.format"
@@ -84,7 +81,7 @@ def save(obj: Any, f: PathLike | IO[bytes], pickle_module: Any = None, pickle_pr
     structure = _encode(obj, "", tensors, {})
     header, arrays = _build_header(tensors, structure)
     if isinstance(f, (str, os.PathLike)):
-        _atomic_write(os.fspath(f), header, arrays)
+        atomic_write(f, lambda out: _write_payload(out, header, arrays))
     else:
         _write_payload(f, header, arrays)
 
@@ -224,98 +221,6 @@ def _write_payload(f: IO[bytes], header: bytes, arrays: list[np.ndarray]) -> Non
 def _write_array(f: IO[bytes], arr: np.ndarray) -> None:
     if arr.nbytes:
         f.write(memoryview(arr.reshape(-1)).cast("B"))  # type: ignore[arg-type]
-
-
-def _atomic_write(path: str, header: bytes, arrays: list[np.ndarray]) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    _remove_stale_temps(directory, os.path.basename(path))
-    try:
-        prefix = f"{_temp_stem(os.path.basename(path))}{os.getpid()}-"
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
-    except OSError as exc:
-        raise _target_error(exc, path, directory) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write_payload(f, header, arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; keep what open() would give
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
-
-
-def _target_error(exc: OSError, path: str, directory: str) -> OSError:
-    """``exc`` (about the temporary file) restated about the file being saved."""
-    if isinstance(exc, FileNotFoundError) and not os.path.isdir(directory):
-        why = f"its folder {directory!r} does not exist (create it first)"
-    else:
-        why = f"{exc.strerror or exc} (writing a temporary file in {directory!r})"
-    return type(exc)(exc.errno, f"can't save to {path!r}: {why}", path)
-
-
-# Temporary files are named ``.<target>.lucid-save-<host>-<pid>-<random>.tmp``: only lucid
-# writes that pattern, and the host and pid tell a killed save's leftovers from a live one's.
-_TEMP_TAG = "lucid-save"
-
-
-def _temp_stem(basename: str) -> str:
-    host = hashlib.sha1(socket.gethostname().encode(), usedforsecurity=False).hexdigest()[:8]
-    return f".{basename}.{_TEMP_TAG}-{host}-"
-
-
-def _remove_stale_temps(directory: str, basename: str) -> None:
-    """Delete the temporary files of ``basename`` left by saves whose process has died."""
-    pattern = re.compile(re.escape(_temp_stem(basename)) + r"(\d+)-[A-Za-z0-9_]+\.tmp")
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        match = pattern.fullmatch(name)
-        if match and not _process_alive(int(match.group(1))):
-            with contextlib.suppress(OSError):
-                os.unlink(os.path.join(directory, name))
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid() or os.name == "nt":  # (os.kill(pid, 0) terminates on Windows)
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # it exists but belongs to someone else
-    return True
-
-
-def _file_mode(path: str) -> int:
-    """The existing file's permissions, else the usual 0666 minus the umask."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # -- loading ---------------------------------------------------------------------------------

@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lucid._tensor import Tensor
+from lucid.utils.files import atomic_write
 
 _INSTALL_HINT = (
     "rendering needs Graphviz: install the Python package with `pip install graphviz` and the "
@@ -165,15 +165,7 @@ class Digraph:
         target = os.fspath(path)
         fmt = format or os.path.splitext(target)[1].lstrip(".").lower() or "svg"
         data = self.pipe(fmt)
-        directory = os.path.dirname(os.path.abspath(target))
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        atomic_write(target, lambda f: f.write(data))
         return target
 
     def _repr_svg_(self) -> str:  # Jupyter

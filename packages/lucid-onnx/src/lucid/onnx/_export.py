@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
@@ -19,6 +18,7 @@ from lucid.onnx._convert import CONVERTERS, attrs_equal
 from lucid.onnx._graph import DynamicDim, Graph
 from lucid.onnx._trace import Call, Trace, run
 from lucid.onnx.errors import OnnxExporterError, UnsupportedOperatorError
+from lucid.utils.files import atomic_write
 
 DEFAULT_OPSET = 17
 MIN_OPSET = 17
@@ -314,22 +314,4 @@ def _write(proto: onnx.ModelProto, f: str | os.PathLike[str] | IO[bytes]) -> Non
     if not isinstance(f, (str, os.PathLike)):
         f.write(data)
         return
-    path = os.fspath(f)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".lucid-onnx-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give what open() would
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    atomic_write(f, lambda out: out.write(data))
