@@ -13,7 +13,7 @@ PACKAGES = sorted(p.parent for p in REPO_ROOT.glob("packages/*/pyproject.toml"))
 IGNORED = {".git", ".hatch", "node_modules", "build", "dist", ".venv", "venv"}
 
 
-def test_layout_all_six_packages_exist() -> None:
+def test_layout_every_package_exists() -> None:
     names = [p.name for p in PACKAGES]
     assert names == [
         "lucid-backend-mlx",
