@@ -295,6 +295,8 @@ def phase_train(args: argparse.Namespace, tmp: Path, save: Any) -> dict[str, Any
                 r = w.ask(cmd="step", k=k)
                 res[name]["losses"].append(r["loss"])
                 res[name]["step_s"].append(r["s"])
+            if (k + 1) % 50 == 0:
+                save(res)  # an interrupted run keeps its steps
             if (k + 1) % 25 == 0:
                 print(f"  step {k + 1}: loss lucid {res['lucid']['losses'][-1]:.4f} torch "
                       f"{res['torch']['losses'][-1]:.4f}; step s lucid "
@@ -316,7 +318,7 @@ def phase_train(args: argparse.Namespace, tmp: Path, save: Any) -> dict[str, Any
               f"{row['torch']['test_acc']:.4f}; epoch s lucid {row['lucid']['epoch_s']:.0f} torch "
               f"{row['torch']['epoch_s']:.0f} (ratio {row['time_ratio']:.2f}); load {row['load']}",
               flush=True)  # fmt: skip
-        save(res)  # after every epoch: an interrupted run keeps its finished epochs
+        save(res)
     for name, w in workers.items():
         res[name]["peak_mib"] = w.close()["peak_mib"]
     res["wall_s"] = time.perf_counter() - t0
