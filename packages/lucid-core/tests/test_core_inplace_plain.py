@@ -1,6 +1,7 @@
-"""``add_`` / ``mul_`` outside autograd (optimizer steps, running statistics) take a short path
-that must give what the ops give, bit for bit, and keep every in-place contract: the version
-bump, writing through shared storage, no floating-point warnings, ops seen by observers."""
+"""``add_``, ``mul_``, ``addcmul_``, ``addcdiv_`` and ``lerp_`` outside autograd (optimizer
+steps, running statistics) take a short path that must give what the ops give, bit for bit,
+and keep every in-place contract: the version bump, writing through shared storage, no
+floating-point warnings, ops seen by observers."""
 
 from __future__ import annotations
 
@@ -28,13 +29,19 @@ def _pair(seed: int, dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
         lambda t, o: t.mul_(o),
         lambda t, o: t.mul_(0.9),
         lambda t, o: t.add_(2.5),
+        lambda t, o: t.add_(2.5, alpha=3),  # a number scaled: the ops' Python arithmetic
+        lambda t, o: t.addcmul_(o, o, value=0.3),
+        lambda t, o: t.addcmul_(o, t),
+        lambda t, o: t.addcdiv_(o, o * o + 1, value=-0.1),
+        lambda t, o: t.lerp_(o, 0.1),
+        lambda t, o: t.lerp_(o, 1),
     ],
 )
 def test_matches_the_ops_bit_for_bit(dtype: str, update: object) -> None:
     a, b = _pair(0, dtype)
     with lucid.no_grad():
         fast = lucid.tensor(a.copy())
-        assert fast._plain_update(lucid.tensor(b), -0.01)  # the short path is the one tested
+        assert fast._plain_update((lucid.tensor(b),), -0.01)  # the short path is tested
         update(fast, lucid.tensor(b))  # type: ignore[operator]
     with lucid.enable_grad():  # the recorded path: the ops themselves
         ref = lucid.tensor(a.copy())

@@ -33,6 +33,15 @@ _float = float
 _NUMBERS = (int, float)  # exact types: bool and complex take the ops' promotion rules
 
 
+def _array_of(x: Any) -> Any:
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _scaled(xp: Any, b: Any, value: Any) -> Any:
+    """``b * value`` as the ops scale (not at all for 1)."""
+    return b if value == 1 else xp.multiply(b, value)
+
+
 class Tensor(TensorMethods):
     """A multi-dimensional array on a backend, with autograd (``torch.Tensor``).
 
@@ -572,36 +581,39 @@ class Tensor(TensorMethods):
         base = src[0]
         base._rebind_inplace(write_back(base._data, self._data))
 
-    def _plain_update(self, other: Any, alpha: Any) -> _bool:
-        """Whether ``self op= alpha * other`` can skip the op machinery (an optimizer's or a
-        running statistic's update): nothing records or observes ops, ``self`` is a floating
-        tensor that is no view, ``alpha`` a Python number and ``other`` one too or a tensor of
-        the same dtype, shape and backend, so no promotion, broadcasting or graph is involved.
-        The result is the one the ops compute, bit for bit."""
+    def _plain_update(self, operands: tuple[Any, ...], scalar: Any, numbers: _bool = True) -> _bool:
+        """Whether an in-place update of ``self`` from ``operands`` and the Python number
+        ``scalar`` can skip the op machinery (an optimizer's or a running statistic's update):
+        nothing records or observes ops, ``self`` is a floating tensor that is no view, and
+        each operand is a tensor of its dtype, shape and backend (or, with ``numbers``, a
+        Python number), so no promotion, broadcasting or graph is involved. The update then
+        runs the ufuncs the ops would run, in their order: the same bits."""
         if grad_mode._state.enabled or _observers or self._base is not None:
             return False
-        if type(alpha) not in _NUMBERS or not self._backend.weak_python_scalars:
+        if type(scalar) not in _NUMBERS or not self._backend.weak_python_scalars:
             return False
         if not self.dtype.is_floating_point:
             return False
-        if isinstance(other, Tensor):
-            data, mine = other._data, self._data
-            return (
-                other._backend is self._backend
-                and data.dtype == mine.dtype
-                and data.shape == mine.shape
-            )
-        return type(other) in _NUMBERS
+        mine = self._data
+        for x in operands:
+            if not isinstance(x, Tensor):
+                if numbers and type(x) in _NUMBERS:
+                    continue
+                return False
+            data = x._data
+            if x._backend is not self._backend or data.dtype != mine.dtype:
+                return False
+            if data.shape != mine.shape:
+                return False
+        return True
 
-    def _write_plain(self, ufunc: Any, other: Any, alpha: Any) -> Tensor:
-        """``self = ufunc(self, alpha * other)`` in place, as the ops would compute it."""
-        b = other._data if isinstance(other, Tensor) else other
-        quiet = self._backend.fp_quiet  # the ops' floating-point error state
+    def _write_plain(self, compute: Callable[[Any, Any], Any]) -> Tensor:
+        """``self = compute(xp, self's array)`` in place, under the ops' floating-point error
+        state (no warnings), with the version bump of any in-place op."""
+        quiet = self._backend.fp_quiet
         token = None if quiet is None else quiet[0].set(quiet[1])
         try:
-            if alpha != 1:
-                b = self._backend.xp.multiply(b, alpha)
-            new = ufunc(self._data, b)
+            new = compute(self._backend.xp, self._data)
         finally:
             if quiet is not None:
                 quiet[0].reset(token)
@@ -799,8 +811,9 @@ class Tensor(TensorMethods):
     # -- in-place ops ------------------------------------------------------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
         """In-place ``add``: ``self += alpha * other``."""
-        if self._plain_update(other, alpha):
-            return self._write_plain(self._backend.xp.add, other, alpha)
+        if self._plain_update((other,), alpha) and (alpha == 1 or isinstance(other, Tensor)):
+            b = _array_of(other)
+            return self._write_plain(lambda xp, a: xp.add(a, _scaled(xp, b, alpha)))
         return self._inplace_result(_ops.add(self, other, alpha=alpha))
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
@@ -809,8 +822,9 @@ class Tensor(TensorMethods):
 
     def mul_(self, other: Any) -> Tensor:
         """In-place ``mul``."""
-        if self._plain_update(other, 1):
-            return self._write_plain(self._backend.xp.multiply, other, 1)
+        if self._plain_update((other,), 1):
+            b = _array_of(other)
+            return self._write_plain(lambda xp, a: xp.multiply(a, b))
         return self._inplace_result(_ops.mul(self, other))
 
     def div_(self, other: Any) -> Tensor:
@@ -861,14 +875,27 @@ class Tensor(TensorMethods):
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
         """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
+        if self._plain_update((tensor1, tensor2), value, numbers=False):
+            b, c = tensor1._data, tensor2._data
+            return self._write_plain(lambda xp, a: xp.add(a, _scaled(xp, xp.multiply(b, c), value)))
         return self._inplace_result(_ops.addcmul(self, tensor1, tensor2, value=value))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
         """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
+        if self._plain_update((tensor1, tensor2), value, numbers=False):
+            b, c = tensor1._data, tensor2._data
+            return self._write_plain(
+                lambda xp, a: xp.add(a, _scaled(xp, xp.true_divide(b, c), value))
+            )
         return self._inplace_result(_ops.addcdiv(self, tensor1, tensor2, value=value))
 
     def lerp_(self, end: Any, weight: Any) -> Tensor:
         """In-place ``lerp``: ``self += weight * (end - self)``."""
+        if self._plain_update((end,), weight, numbers=False):
+            b = end._data
+            return self._write_plain(
+                lambda xp, a: xp.add(a, xp.multiply(xp.subtract(b, a), weight))
+            )
         return self._inplace_result(_ops.lerp(self, end, weight))
 
     def maximum_(self, other: Any) -> Tensor:
