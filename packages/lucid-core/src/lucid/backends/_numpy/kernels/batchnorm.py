@@ -3,9 +3,9 @@
 The arithmetic of lucid.nn's reference Function in fewer passes over memory. Forward: one read
 of x gives the per-channel statistics, one more read writes y. Backward: one read of dy and x
 gives the two per-channel sums (of dy and of dy * x_hat), one more writes dx. x is taken in its
-memory order, never copied: a channels-last array (a convolution's output) as an ``(M, C)``
-matrix, a contiguous ``(N, C, ...)`` one as ``(N, C, L)`` planes; other layouts and dtypes
-other than float32/float64 run the reference.
+memory order, never copied (``_Layout``): a channels-last array (a convolution's output) as a
+matrix of pixels by channels, a contiguous ``(N, C, ...)`` one as ``(N, C, L)`` planes; other
+layouts and dtypes other than float32/float64 run the reference. Outputs keep x's memory order.
 
 Each pass works on cache-sized blocks of rows, on every core for big arrays (``_parallel``).
 A block's statistics are its mean and centred sum of squares, two passes over the block while it
@@ -26,11 +26,10 @@ from lucid.kernels import channels_first, channels_last
 if TYPE_CHECKING:
     from lucid import Tensor
 
-# Elements per block: a block and its temporary fit in a core's L2 cache (2 MiB here).
+# Elements per block: a float32 block and its temporary fit in a core's L2 cache (1 MiB here);
+# 32K-element blocks measured 1.3x slower (Python per block), 512K no faster.
 _BLOCK_ELEMENTS = 1 << 17
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-
-
 # A channels-last row holds channel runs up to this long (see ``_Layout``).
 _ROW_ELEMENTS = 1024
 
@@ -70,7 +69,7 @@ class _Layout:
         return np.sum(blk @ self.ones, axis=0)
 
     def expand(self, v: Any) -> Any:
-        """A per-channel vector (float64) in x's dtype, broadcasting against blocks."""
+        """A per-channel vector in x's dtype, broadcasting against blocks."""
         v = v.astype(self.mat.dtype)
         return np.tile(v, self.k) if self.k else v.reshape(self.c, 1)
 
