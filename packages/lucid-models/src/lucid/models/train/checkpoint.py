@@ -26,6 +26,7 @@ from lucid.models.train.errors import TrainError, one_line
 _SETTING_LABELS = {
     "model": "model {}",
     "dataset": "--dataset {}",
+    "nproc": "--nproc {}",
     "train_images": "{} training images (--subset)",
     "batch_size": "--batch-size {}",
     "steps_per_epoch": "{} steps per epoch",
@@ -69,6 +70,7 @@ def run_settings(cfg: Any, steps_per_epoch: int, train_images: int) -> dict[str,
     settings = {
         "model": cfg.model,
         "dataset": cfg.dataset,
+        "nproc": cfg.nproc,
         "train_images": train_images,
         "batch_size": cfg.batch_size,
         "steps_per_epoch": steps_per_epoch,

@@ -10,7 +10,15 @@ from pathlib import Path
 from lucid.models import list_models
 from lucid.models.train.artifacts import default_output
 from lucid.models.train.errors import one_line
-from lucid.models.train.loop import TrainConfig, train
+from lucid.models.train.loop import TrainConfig, prepare, train
+from lucid.models.train.parallel import (
+    Ranks,
+    launched_rank,
+    launched_world,
+    relaunch,
+    require_distributed,
+    resolve_nproc,
+)
 
 DATASETS = ("mnist", "fashion-mnist", "cifar10", "cifar100")
 OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop", "lion")
@@ -23,7 +31,13 @@ _EPILOG = (
     "the current step and saves last.safetensors too (exit code 130). --resume continues "
     "exactly where the run stopped, mid-epoch or between epochs: the final weights are bit "
     "for bit those of an uninterrupted run with the same settings and seed, and metrics.jsonl "
-    "is rewritten to the checkpoint's epochs."
+    "is rewritten to the checkpoint's epochs. --nproc N (needs lucid-distributed) trains "
+    "data-parallel on N processes of this machine: each rank takes --batch-size images a step "
+    "from its shard of the epoch (a DistributedSampler seeded by --seed, a new order each "
+    "epoch), so a step's global batch is N x --batch-size, as with torch.distributed; "
+    "gradients are averaged over the ranks (DistributedDataParallel); rank 0 alone prints, "
+    "evaluates and writes the files. Resume with the same --nproc. Under lucid-run or mpiexec "
+    "(several machines: see lucid-distributed's README) every rank runs lucid-train itself."
 )
 
 
@@ -68,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--subset", type=int, default=None, help="use only the first N training images")
     p.add_argument("--augment", action="store_true", help="random crop + flip (CIFAR)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--nproc", type=int, default=None, metavar="N",
+                   help="train data-parallel on N processes, --batch-size images each a "
+                   "step (default: as many as lucid-run or mpiexec started, else 1)")  # fmt: skip
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS threads (default: 1 for models under 2M parameters, whose small "
                    "GEMMs run faster on one thread; else as the environment sets)")  # fmt: skip
@@ -87,19 +104,38 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"lucid-train: error: unknown model {args.model!r}; known: "
               f"{', '.join(list_models())}", file=sys.stderr)  # fmt: skip
         return 2
-    if args.output is None:
-        args.output = default_output(Path("runs") / f"{args.model}-{args.dataset}", args.resume)
-        print(f"lucid-train: writing to {args.output} (--output chooses the folder)")
-    config = TrainConfig(**{k: v for k, v in vars(args).items() if k != "list_models"})
     try:
-        return train(config)
+        return _run_checked(args, argv)
     except ValueError as exc:  # a TrainError: a setting, folder or checkpoint it can't use
-        print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)
+        _error(exc)
         return 2
     except OSError as exc:  # missing data, a full disk
-        print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)
+        _error(exc)
         return 1
     except KeyboardInterrupt:  # a second Ctrl-C, or one before training started
         print("lucid-train: aborted (saved checkpoints are whole: lucid.save is atomic)",
               file=sys.stderr)  # fmt: skip
         return 130
+
+
+def _run_checked(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    nproc = resolve_nproc(args.nproc)
+    if nproc > 1:
+        require_distributed()
+    if args.output is None:
+        args.output = default_output(Path("runs") / f"{args.model}-{args.dataset}", args.resume)
+        if launched_rank() == 0:
+            print(f"lucid-train: writing to {args.output} (--output chooses the folder)")
+    fields = {k: v for k, v in vars(args).items() if k != "list_models"}
+    config = TrainConfig(**{**fields, "nproc": nproc})
+    if nproc > 1 and launched_world() == 1:  # start the ranks, once the settings are checked
+        prepare(config, Ranks(rank=0, world=nproc))
+        given = list(sys.argv[1:] if argv is None else argv)
+        return relaunch([*given, "--output", str(args.output), "--nproc", str(nproc)], nproc)
+    return train(config)
+
+
+def _error(exc: BaseException) -> None:
+    """The one line an error prints: by rank 0 of a job, where every rank meets it."""
+    if launched_rank() == 0:
+        print(f"lucid-train: error: {one_line(exc)}", file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 import lucid
-from lucid.data import DataLoader, TensorDataset
+from lucid.data import DataLoader, DistributedSampler, TensorDataset
 from lucid.data import datasets as ds
 
 # name -> (dataset class, channel means, channel stds, number of classes)
@@ -86,7 +86,9 @@ class _Augmented:
         return [(out[k], y[k]) for k in range(n)]
 
 
-def loaders(cfg: Any) -> tuple[DataLoader[Any], DataLoader[Any]]:
+def loaders(cfg: Any, rank: int = 0, world: int = 1) -> tuple[DataLoader[Any], DataLoader[Any]]:
+    """The training loader (rank ``rank``'s shard of each epoch when ``world`` > 1) and the
+    test loader."""
     cls, mean, std, _ = _SPECS[cfg.dataset]
     root = resolve_root(cfg.dataset, cfg.data_root)
     try:
@@ -105,11 +107,26 @@ def loaders(cfg: Any) -> tuple[DataLoader[Any], DataLoader[Any]]:
     )
     generator = lucid.Generator().manual_seed(cfg.seed)
     train_ds: Any = _Augmented(train) if cfg.augment else train
+    shard = _shard(train_ds, cfg.seed, rank, world)
     train_loader: DataLoader[Any] = DataLoader(
-        train_ds, batch_size=cfg.batch_size, shuffle=True, num_workers=cfg.workers,
-        generator=generator, drop_last=False,
+        train_ds, batch_size=cfg.batch_size, shuffle=shard is None, sampler=shard,
+        num_workers=cfg.workers, generator=generator, drop_last=False,
     )  # fmt: skip
     test_loader: DataLoader[Any] = DataLoader(
         test, batch_size=max(cfg.batch_size, 500), shuffle=False
     )
     return train_loader, test_loader
+
+
+def _shard(dataset: Any, seed: int, rank: int, world: int) -> DistributedSampler | None:
+    """Rank ``rank``'s part of each epoch: every ``world``-th image of an order seeded by
+    ``seed`` + epoch, the same on every rank (padded so every rank takes as many steps)."""
+    if world == 1:
+        return None
+    return DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True, seed=seed)
+
+
+def start_epoch(loader: DataLoader[Any], epoch: int) -> None:
+    """Give a sharded loader epoch ``epoch``'s order (``DistributedSampler.set_epoch``)."""
+    if isinstance(loader.sampler, DistributedSampler):
+        loader.sampler.set_epoch(epoch)

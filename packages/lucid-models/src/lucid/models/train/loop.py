@@ -25,8 +25,9 @@ from lucid.models.train.checkpoint import (
     run_settings,
     save_checkpoint,
 )
-from lucid.models.train.data import in_channels, loaders, num_classes
+from lucid.models.train.data import in_channels, loaders, num_classes, start_epoch
 from lucid.models.train.errors import TrainError, one_line
+from lucid.models.train.parallel import Ranks, join
 
 # A test hook (see _pause_point): tests signal a real lucid-train process at an exact point.
 PAUSE_ENV = "LUCID_TRAIN_TEST_PAUSE"
@@ -54,6 +55,7 @@ class TrainConfig:
     augment: bool = False
     no_progress: bool = False
     threads: int | None = None
+    nproc: int = 1  # ranks, each on --batch-size images a step (parallel.py)
 
 
 def make_optimizer(cfg: TrainConfig, params: Any) -> Any:
@@ -153,21 +155,68 @@ def blas_threads(requested: int | None, n_params: int) -> Iterator[int | None]:
         yield limit
 
 
+@dataclass
+class _Run:
+    """What a run trains: the model (unwrapped), its optimizer and schedule, data and state."""
+
+    model: Any
+    opt: Any
+    sched: Any
+    train_loader: Any
+    test_loader: Any
+    state: RunState
+
+
 def train(cfg: TrainConfig) -> int:
+    ranks = join(cfg.nproc)
+    try:
+        with _quiet(not ranks.is_main):
+            run = prepare(cfg, ranks)
+            n_params = sum(p.numel() for p in run.model.parameters())
+            with blas_threads(cfg.threads, n_params) as threads:
+                print(f"{cfg.model}: {n_params:,} parameters; {cfg.dataset}: "
+                      f"{_size(run.train_loader)} train / {_size(run.test_loader)} test images; "
+                      f"device {cfg.device}; BLAS threads {threads or 'as set'}"
+                      f"{_processes(cfg, ranks)}")  # fmt: skip
+                _print_resumed(cfg, run)
+                return _train_epochs(cfg, run, ranks)
+    finally:
+        ranks.leave()
+
+
+def prepare(cfg: TrainConfig, ranks: Ranks) -> _Run:
+    """Check ``cfg``, build the model, optimizer, schedule and data of rank ``ranks.rank`` and
+    load the checkpoint with --resume (raising ``TrainError`` on what does not fit).
+
+    Only rank 0 writes (a new run's folder, a resumed run's metrics); a ``Ranks`` that has not
+    joined a job checks the settings of a run of ``ranks.world`` processes before it starts.
+    """
     _check_config(cfg)
     lucid.manual_seed(cfg.seed)
-    train_loader, test_loader = loaders(cfg)
+    train_loader, test_loader = loaders(cfg, ranks.rank, ranks.world)
     model = create_model(cfg.model, num_classes=num_classes(cfg.dataset),
                          in_channels=in_channels(cfg.dataset)).to(cfg.device)  # fmt: skip
     opt = make_optimizer(cfg, model.parameters())
     sched = make_scheduler(cfg, opt, len(train_loader))
-    state = _start_state(cfg, model, opt, sched, train_loader)
-    n_params = sum(p.numel() for p in model.parameters())
-    with blas_threads(cfg.threads, n_params) as threads:
-        print(f"{cfg.model}: {n_params:,} parameters; {cfg.dataset}: "
-              f"{_size(train_loader)} train / {_size(test_loader)} test images; "
-              f"device {cfg.device}; BLAS threads {threads or 'as set'}")  # fmt: skip
-        return _train_epochs(cfg, model, opt, sched, train_loader, test_loader, state)
+    state = _start_state(cfg, model, opt, sched, train_loader, ranks.writes)
+    return _Run(model, opt, sched, train_loader, test_loader, state)
+
+
+@contextlib.contextmanager
+def _quiet(silent: bool) -> Iterator[None]:
+    """Ranks other than 0 print nothing to stdout (rank 0 speaks for the job)."""
+    if not silent:
+        yield
+        return
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
+        yield
+
+
+def _processes(cfg: TrainConfig, ranks: Ranks) -> str:
+    if ranks.world == 1:
+        return ""
+    return (f"; {ranks.world} processes x {cfg.batch_size} images a step "
+            f"(global batch {ranks.world * cfg.batch_size})")  # fmt: skip
 
 
 def _check_config(cfg: TrainConfig) -> None:
@@ -186,61 +235,76 @@ def _check_config(cfg: TrainConfig) -> None:
     artifacts.check_output(cfg.output, cfg.resume, cfg.overwrite)
 
 
-def _start_state(cfg: TrainConfig, model: Any, opt: Any, sched: Any, loader: Any) -> RunState:
-    """A new run's state (a previous run's files removed), or the checkpoint's with --resume."""
+def _start_state(cfg: TrainConfig, model: Any, opt: Any, sched: Any, loader: Any,
+                 writes: bool) -> RunState:  # fmt: skip
+    """A new run's state (a previous run's files removed), or the checkpoint's with --resume;
+    ``writes``: whether this process makes the folder, or rewrites a resumed run's metrics."""
     fresh = RunState(total_epochs=cfg.epochs,
                      settings=run_settings(cfg, len(loader), _size(loader)))  # fmt: skip
     if not cfg.resume:
-        artifacts.start_run(cfg.output)  # only --overwrite lets a previous run get this far
+        if writes:
+            artifacts.start_run(cfg.output)  # only --overwrite lets a previous run get this far
         return fresh
     state = load_checkpoint(cfg.output / "last.safetensors", model, opt, sched, cfg.device,
                             loader.generator, fresh)  # fmt: skip
-    state.metrics = artifacts.restore_metrics(cfg.output / "metrics.jsonl", state.metrics,
-                                              state.epoch)  # fmt: skip
+    if writes:
+        state.metrics = artifacts.restore_metrics(cfg.output / "metrics.jsonl", state.metrics,
+                                                  state.epoch)  # fmt: skip
+    return state
+
+
+def _print_resumed(cfg: TrainConfig, run: _Run) -> None:
+    state = run.state
+    if not cfg.resume:
+        return
     step = state.progress.step
-    where = f"epoch {state.epoch + 1}, step {step} of {len(loader)}" if step else (
+    where = f"epoch {state.epoch + 1}, step {step} of {len(run.train_loader)}" if step else (
         f"the end of epoch {state.epoch}")  # fmt: skip
     print(f"resumed at {where} (best test accuracy {state.best_acc:.4f})")
-    return state
 
 
 def _size(loader: Any) -> int:
     return len(loader.dataset)
 
 
-def _train_epochs(cfg: TrainConfig, model: Any, opt: Any, sched: Any, train_loader: Any,
-                  test_loader: Any, state: RunState) -> int:  # fmt: skip
-    last = cfg.output / "last.safetensors"
+def _train_epochs(cfg: TrainConfig, run: _Run, ranks: Ranks) -> int:
+    last, state, loader = cfg.output / "last.safetensors", run.state, run.train_loader
+    net = ranks.wrap(run.model)
     with _Interrupt() as stop:
         for epoch in range(state.epoch + 1, cfg.epochs + 1):
-            if stop.is_set():  # Ctrl-C during the last evaluation or save: epoch - 1 is saved
+            if ranks.any(stop.is_set()):  # Ctrl-C during the last evaluation or save
                 print(f"stopped after epoch {epoch - 1}; saved {last} (continue with --resume)")
                 return 130
-            state.epoch_rng = train_loader.generator.get_state()  # this epoch's order
+            state.epoch_rng = loader.generator.get_state()  # this epoch's order
             previous_best = state.best_acc
-            _run_epoch(cfg, epoch, model, opt, sched, train_loader, state.progress, stop)
-            if stop.is_set():
-                save_checkpoint(last, model, opt, sched, state)
+            if _run_epoch(cfg, epoch, net, run, ranks, stop):
+                if ranks.writes:
+                    save_checkpoint(last, run.model, run.opt, run.sched, state)
                 print(
                     f"stopped during epoch {epoch} after step {state.progress.step} of "
-                    f"{len(train_loader)}; saved {last} (--resume goes on from there)"
+                    f"{len(loader)}; saved {last} (--resume goes on from there)"
                 )
                 return 130
-            row = _end_epoch(cfg, epoch, model, opt, train_loader, test_loader, state)
-            _commit(cfg, model, opt, sched, state, row["test_acc"] > previous_best, stop)
+            row = _end_epoch(cfg, epoch, run, ranks.is_main)
+            if ranks.writes:
+                _commit(cfg, run, row["test_acc"] > previous_best, stop)
             _pause_point("epoch-end", epoch, stop)
-    artifacts.plot_metrics(cfg.output / "metrics.jsonl", cfg.output / "curves.png")
+    if ranks.writes:
+        artifacts.plot_metrics(cfg.output / "metrics.jsonl", cfg.output / "curves.png")
     print(f"test accuracy: {state.best_acc:.4f} (best); outputs in {cfg.output}/")
     return 0
 
 
-def _end_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, train_loader: Any,
-               test_loader: Any, state: RunState) -> dict[str, Any]:  # fmt: skip
-    """Evaluate a finished epoch and make ``state`` the one to commit; return its row."""
-    row = _epoch_row(epoch, state.progress, opt)
-    row["test_loss"], row["test_acc"] = evaluate(model, test_loader, cfg.device)
-    state.epoch, state.best_acc = epoch, max(state.best_acc, row["test_acc"])
-    state.progress, state.epoch_rng = EpochProgress(), train_loader.generator.get_state()
+def _end_epoch(cfg: TrainConfig, epoch: int, run: _Run, evaluates: bool) -> dict[str, Any]:
+    """Make ``run.state`` the finished epoch's, evaluated where ``evaluates``; return its row."""
+    state = run.state
+    row = _epoch_row(epoch, state.progress, run.opt)
+    state.epoch = epoch
+    state.progress, state.epoch_rng = EpochProgress(), run.train_loader.generator.get_state()
+    if not evaluates:  # another rank: rank 0 evaluates, keeps the metrics and prints them
+        return row
+    row["test_loss"], row["test_acc"] = evaluate(run.model, run.test_loader, cfg.device)
+    state.best_acc = max(state.best_acc, row["test_acc"])
     state.metrics.append(row)
     print(f"epoch {epoch}: train loss {row['train_loss']:.4f} acc {row['train_acc']:.4f}"
           f" | test loss {row['test_loss']:.4f} acc {row['test_acc']:.4f} | "
@@ -248,13 +312,13 @@ def _end_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, train_loader:
     return row
 
 
-def _commit(cfg: TrainConfig, model: Any, opt: Any, sched: Any, state: RunState, is_best: bool,
-            stop: _Interrupt) -> None:  # fmt: skip
+def _commit(cfg: TrainConfig, run: _Run, is_best: bool, stop: _Interrupt) -> None:
     """Save a finished epoch: best, then last (the commit point), then its metrics row.
 
     A kill before last is replaced redoes the epoch on --resume (the same steps, so the same
     best); a kill after it leaves the rows that --resume writes back into metrics.jsonl.
     """
+    model, opt, sched, state = run.model, run.opt, run.sched, run.state
     epoch = state.epoch
     if is_best:
         save_checkpoint(cfg.output / "best.safetensors", model, opt, sched, state)
@@ -264,20 +328,24 @@ def _commit(cfg: TrainConfig, model: Any, opt: Any, sched: Any, state: RunState,
     artifacts.append_metrics(cfg.output / "metrics.jsonl", state.metrics[-1])
 
 
-def _run_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, sched: Any, loader: Any,
-               progress: EpochProgress, stop: _Interrupt) -> None:  # fmt: skip
-    """Train epoch ``epoch`` on from step ``progress.step`` (done before a --resume)."""
+def _run_epoch(cfg: TrainConfig, epoch: int, net: Any, run: _Run, ranks: Ranks,
+               stop: _Interrupt) -> bool:  # fmt: skip
+    """Train epoch ``epoch`` on from step ``progress.step`` (done before a --resume); return
+    whether it stopped early on a Ctrl-C (on any rank: every rank stops after the same step)."""
+    loader, progress, opt, sched = run.train_loader, run.state.progress, run.opt, run.sched
     steps = len(loader)
     bar = artifacts.progress(steps, f"epoch {epoch}/{cfg.epochs}", cfg.no_progress)
     bar.update(progress.step)
-    model.train()
+    net.train()
+    start_epoch(loader, epoch)
     batches = iter(loader)
     for _ in range(progress.step):  # the loader draws the same order and per-batch seeds
         next(batches)
     start = time.perf_counter() - progress.elapsed_s
+    stopped = False
     for x, y in batches:
         x, y = x.to(cfg.device), y.to(cfg.device)
-        logits = model(x)
+        logits = net(x)
         loss = F.cross_entropy(logits, y)
         opt.zero_grad()
         loss.backward()
@@ -285,20 +353,26 @@ def _run_epoch(cfg: TrainConfig, epoch: int, model: Any, opt: Any, sched: Any, l
         if sched is not None:
             sched.step()
         n = y.shape[0]
+        correct = int((logits.argmax(1) == y).sum().item())
         progress.step += 1
-        progress.loss_sum += loss.item() * n
-        progress.correct += int((logits.argmax(1) == y).sum().item())
-        progress.seen += n
+        _pause_point("step", (epoch - 1) * steps + progress.step, stop)
+        loss_sum, correct_sum, seen, stops = ranks.sum(
+            [loss.item() * n, float(correct), float(n), float(stop.is_set())]
+        )  # the job's sums: every rank holds (and rank 0 saves) the whole epoch's metrics
+        progress.loss_sum += loss_sum
+        progress.correct += int(correct_sum)
+        progress.seen += int(seen)
         progress.elapsed_s = time.perf_counter() - start
         bar.update(1)
         bar.set_postfix(loss=f"{progress.loss_sum / progress.seen:.4f}",
                         acc=f"{progress.correct / progress.seen:.4f}",
                         img_s=f"{progress.seen / max(progress.elapsed_s, 1e-9):.0f}",
                         refresh=False)  # fmt: skip
-        _pause_point("step", (epoch - 1) * steps + progress.step, stop)
-        if stop.is_set():
+        if stops:
+            stopped = True
             break
     bar.close()
+    return stopped
 
 
 def _epoch_row(epoch: int, progress: EpochProgress, opt: Any) -> dict[str, Any]:
