@@ -1,18 +1,13 @@
-"""``lucid-train`` end to end on a small MNIST written in the real IDX format.
-
-The data are the first 512 training and 500 test images of real MNIST (the ``mnist_dir``
-fixture of the repository's ``conftest.py``: ``data/mnist`` in a clone),
-rewritten as gzipped IDX files in a temporary folder, so every run reads the same files the
-real command reads, in a few seconds.
+"""``lucid-train`` end to end on a small MNIST written in the real IDX format (the
+``mnist_small`` fixture of this folder's ``conftest.py``: 512 training and 500 test images of
+real MNIST), so every run reads the same files the real command reads, in a few seconds.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -31,27 +26,7 @@ pytest.importorskip("lucid.optim")
 pytest.importorskip("lucid.data")
 pytest.importorskip("tqdm")
 
-N_TRAIN, N_TEST = 512, 500
-
-
-def _write_idx(path: Path, array: np.ndarray) -> None:
-    """IDX: magic (0, 0, 0x08 = ubyte, ndim), big-endian int32 dims, then the bytes."""
-    header = struct.pack(">BBBB", 0, 0, 0x08, array.ndim)
-    header += struct.pack(f">{array.ndim}i", *array.shape)
-    with gzip.open(path, "wb", compresslevel=1) as f:
-        f.write(header + np.ascontiguousarray(array, dtype=np.uint8).tobytes())
-
-
-@pytest.fixture(scope="module")
-def mnist_small(tmp_path_factory: pytest.TempPathFactory, mnist_dir: Path) -> Path:
-    from lucid.data.datasets import MNIST
-
-    train, test = MNIST(mnist_dir, train=True), MNIST(mnist_dir, train=False)
-    root = tmp_path_factory.mktemp("mnist")
-    for prefix, ds, n in (("train", train, N_TRAIN), ("t10k", test, N_TEST)):
-        _write_idx(root / f"{prefix}-images-idx3-ubyte.gz", np.asarray(ds.data)[:n])
-        _write_idx(root / f"{prefix}-labels-idx1-ubyte.gz", np.asarray(ds.targets)[:n])
-    return root
+N_TRAIN, N_TEST = 512, 500  # mnist_small's images
 
 
 def _train(data: Path, out: Path, *extra: str) -> int:
@@ -291,8 +266,20 @@ def test_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert text.startswith("usage: lucid-train")
-    for flag in ("--dataset", "--epochs", "--lr", "--scheduler", "--resume", "--threads"):
+    for flag in ("--dataset", "--epochs", "--lr", "--scheduler", "--resume", "--threads",
+                 "--nproc"):  # fmt: skip
         assert flag in text
+    assert "global batch is N x --batch-size" in " ".join(text.split())
+
+
+def test_nproc_without_lucid_distributed_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "lucid.distributed", None)  # as if not installed
+    assert main(["lenet5", "--output", str(tmp_path / "run"), "--nproc", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install lucid-distributed" in err
+    assert not (tmp_path / "run").exists()
 
 
 def test_python_dash_m_runs_the_command() -> None:

@@ -110,8 +110,9 @@ def evaluate(model: Any, loader: Any, device: str) -> tuple[float, float]:
 class _Interrupt:
     """Turn the first Ctrl-C into a flag checked between steps (a second one aborts)."""
 
-    def __init__(self) -> None:
+    def __init__(self, announce: bool = True) -> None:
         self.requested = False
+        self.announce = announce  # say so on stderr (rank 0 speaks for the job)
         self._old: Any = None
 
     def __enter__(self) -> _Interrupt:
@@ -122,8 +123,9 @@ class _Interrupt:
         if self.requested:
             raise KeyboardInterrupt
         self.requested = True
-        print("\ninterrupt: stopping after this step and saving a checkpoint "
-              "(Ctrl-C again to abort)", file=sys.stderr)  # fmt: skip
+        if self.announce:
+            print("\ninterrupt: stopping after this step and saving a checkpoint "
+                  "(Ctrl-C again to abort)", file=sys.stderr)  # fmt: skip
 
     def is_set(self) -> bool:
         """Whether Ctrl-C came (a call, so type checkers don't pin the flag between checks)."""
@@ -179,8 +181,11 @@ def train(cfg: TrainConfig) -> int:
                       f"device {cfg.device}; BLAS threads {threads or 'as set'}"
                       f"{_processes(cfg, ranks)}")  # fmt: skip
                 _print_resumed(cfg, run)
-                return _train_epochs(cfg, run, ranks)
+                code = _train_epochs(cfg, run, ranks)
+        ranks.barrier()  # no rank ends the job (a non-zero exit aborts it) before rank 0 saved
+        return code
     finally:
+        sys.stdout.flush()  # a rank that exits non-zero ends the job (MPI_Abort) unflushed
         ranks.leave()
 
 
@@ -270,7 +275,7 @@ def _size(loader: Any) -> int:
 def _train_epochs(cfg: TrainConfig, run: _Run, ranks: Ranks) -> int:
     last, state, loader = cfg.output / "last.safetensors", run.state, run.train_loader
     net = ranks.wrap(run.model)
-    with _Interrupt() as stop:
+    with _Interrupt(announce=ranks.is_main) as stop:
         for epoch in range(state.epoch + 1, cfg.epochs + 1):
             if ranks.any(stop.is_set()):  # Ctrl-C during the last evaluation or save
                 print(f"stopped after epoch {epoch - 1}; saved {last} (continue with --resume)")

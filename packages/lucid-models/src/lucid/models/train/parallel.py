@@ -124,6 +124,10 @@ class Ranks:
         """Whether ``flag`` is set on any rank (so every rank stops at the same step)."""
         return self.sum([float(flag)])[0] > 0 if self.dist is not None else flag
 
+    def barrier(self) -> None:
+        if self.dist is not None:
+            self.dist.barrier()
+
     def leave(self) -> None:
         if self.dist is not None and self.dist.is_initialized():
             self.dist.destroy_process_group()
