@@ -34,6 +34,7 @@ def launched_world() -> int:
 
 
 def launched_rank() -> int:
+    """This process's rank as the launcher set it (0 when none did)."""
     return next((int(os.environ[v]) for v in _RANK_VARS if v in os.environ), 0)
 
 
@@ -125,10 +126,12 @@ class Ranks:
         return self.sum([float(flag)])[0] > 0 if self.dist is not None else flag
 
     def barrier(self) -> None:
+        """Wait until every rank gets here."""
         if self.dist is not None:
             self.dist.barrier()
 
     def leave(self) -> None:
+        """Leave the job's process group (nothing on one process)."""
         if self.dist is not None and self.dist.is_initialized():
             self.dist.destroy_process_group()
 
