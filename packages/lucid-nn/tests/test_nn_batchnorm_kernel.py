@@ -33,6 +33,13 @@ SHAPES = {
 TOL = {np.float32: (1e-4, 1e-5), np.float64: (1e-10, 1e-12)}  # (rtol, atol)
 
 
+@pytest.fixture(autouse=True)
+def kernel_at_every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel takes the small inputs of these tests too (it leaves them to the reference)."""
+    monkeypatch.setattr(batchnorm, "SMALL_ELEMENTS", 1)
+    monkeypatch.setattr(batchnorm, "SMALL_PLANES_ELEMENTS", 1)
+
+
 @pytest.fixture(params=[False, True], ids=["inline", "threaded"])
 def threaded(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     """``threaded`` forces two workers, tiny blocks and no size threshold."""
@@ -166,6 +173,21 @@ def test_a_double_backward_through_the_kernel_says_it_is_not_supported() -> None
     y = F.batch_norm(x, None, None, None, None, True)
     with pytest.raises(DoubleBackwardError, match="double backward"):
         lucid.autograd.grad((y * y).sum(), x, create_graph=True)
+
+
+def test_small_inputs_run_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batchnorm, "SMALL_ELEMENTS", 64)
+    monkeypatch.setattr(batchnorm, "SMALL_PLANES_ELEMENTS", 128)
+    for layout, shape in (("channels-last", (4, 3, 5)), ("contiguous", (4, 3, 8))):
+        x = _array(shape, layout, np.float32, seed=5)
+        assert batchnorm._layout(x) is None
+        assert batchnorm._layout(np.concatenate([x, x])) is not None  # twice the size
+        dy = _array(shape, layout, np.float32, seed=6, loc=0.0)
+        got = _train_step(x, dy, affine=True)
+        with reference():
+            want = _train_step(x, dy, affine=True)
+        for key in ("y", "dx", "dw", "db", "running_var"):
+            np.testing.assert_array_equal(got[key], want[key], err_msg=key)
 
 
 def test_a_half_precision_input_runs_the_reference() -> None:
