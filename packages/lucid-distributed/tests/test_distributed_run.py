@@ -44,3 +44,11 @@ def test_distributed_launch_reads_mpich_and_open_mpi_variables() -> None:
     assert rank_from_launcher(mpich) == {"RANK": "3", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"}
     ompi = {"OMPI_COMM_WORLD_RANK": "5", "OMPI_COMM_WORLD_LOCAL_RANK": "0"}
     assert rank_from_launcher(ompi) == {"RANK": "5", "LOCAL_RANK": "0"}
+
+
+def test_distributed_run_leaves_the_scripts_options_to_the_script(tmp_path: Path) -> None:
+    # --nproc is a prefix of lucid-run's --nproc-per-node: argparse must not take it as that.
+    from lucid.distributed.run import _parser
+
+    args = _parser().parse_args(["--nproc-per-node", "2", "train.py", "--nproc", "2", "--lr", "1"])
+    assert (args.nproc_per_node, args.script, args.args) == (2, "train.py", ["--nproc", "2", "--lr", "1"])

@@ -68,6 +68,7 @@ def _abort_job(code: object) -> None:
     if not isinstance(code, int):
         sys.stderr.write(f"{code}\n")
     rank = os.environ.get("RANK", "?")
+    sys.stdout.flush()  # MPI_Abort ends the process without flushing what the rank printed
     sys.stderr.write(f"[rank {rank}] aborting the job: this rank exited with status {status}\n")
     sys.stderr.flush()
     mpi().COMM_WORLD.Abort(status)

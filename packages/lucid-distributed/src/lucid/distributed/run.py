@@ -27,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="lucid-run",
         description="Run a Python script as a data-parallel job of N processes per machine.",
+        allow_abbrev=False,  # a script option such as --nproc is the script's, not --nproc-per-node
     )
     add = p.add_argument
     add("--nproc-per-node", "--nproc_per_node", type=int, default=1, metavar="N",
@@ -99,7 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         find_mpiexec(args.mpiexec), args.nproc_per_node, args.hostfile, args.iface, target
     )
     world = int(cmd[2])
-    return subprocess.call(cmd, env=rank_environment(args.nproc_per_node, world))
+    proc = subprocess.Popen(cmd, env=rank_environment(args.nproc_per_node, world))
+    while True:
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C reached the launcher and the ranks too (one process group): let them stop
+            # and save as they choose instead of killing the launcher under them.
+            continue
 
 
 if __name__ == "__main__":
