@@ -50,5 +50,6 @@ def test_distributed_run_leaves_the_scripts_options_to_the_script(tmp_path: Path
     # --nproc is a prefix of lucid-run's --nproc-per-node: argparse must not take it as that.
     from lucid.distributed.run import _parser
 
-    args = _parser().parse_args(["--nproc-per-node", "2", "train.py", "--nproc", "2", "--lr", "1"])
-    assert (args.nproc_per_node, args.script, args.args) == (2, "train.py", ["--nproc", "2", "--lr", "1"])
+    script_args = ["--nproc", "2", "--lr", "1"]
+    args = _parser().parse_args(["--nproc-per-node", "2", "train.py", *script_args])
+    assert (args.nproc_per_node, args.script, args.args) == (2, "train.py", script_args)
