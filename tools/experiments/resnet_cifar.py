@@ -380,15 +380,17 @@ def _train_section(res: dict[str, Any]) -> list[str]:
         f"commit `{res['code_commit']}`.",
         "",
         "| epoch | lucid test acc | PyTorch test acc | lucid train loss | PyTorch train loss | "
-        "lucid epoch s | PyTorch epoch s | time ratio | load (1/5/15 min) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "lucid epoch s | PyTorch epoch s | time ratio | median step s lucid / PyTorch (ratio) "
+        "| load (1/5/15 min) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in tr["per_epoch"]:
         lu, to = row["lucid"], row["torch"]
         lines.append(
             f"| {row['epoch']} | {lu['test_acc']:.4f} | {to['test_acc']:.4f} | "
             f"{lu['train_loss']:.4f} | {to['train_loss']:.4f} | {lu['epoch_s']:.0f} | "
-            f"{to['epoch_s']:.0f} | {row['time_ratio']:.2f}x | "
+            f"{to['epoch_s']:.0f} | {row['time_ratio']:.2f}x | {lu['median_step_s']:.2f} / "
+            f"{to['median_step_s']:.2f} ({lu['median_step_s'] / to['median_step_s']:.2f}x) | "
             f"{', '.join(f'{x:.1f}' for x in row['load'])} |"
         )
     if tr["per_epoch"]:
@@ -460,6 +462,9 @@ def write_report(out: Path, res: dict[str, Any]) -> None:
     ]
     if "train" in res:
         lines += _train_section(res) + ["", "![curves](curves.png)", ""]
+    notes = out / "run_notes.md"
+    if notes.is_file():
+        lines += ["What this run does and does not show: [run_notes.md](run_notes.md).", ""]
     if "parity" in res:
         lines += _parity_section(res["parity"]) + [""]
     (out / "README.md").write_text("\n".join(lines))
@@ -525,7 +530,8 @@ def main() -> None:
     p.add_argument("--serve", help=argparse.SUPPRESS)
     data = Path(os.environ.get("LUCID_DATA_DIR", REPO.parent / "shared" / "data"))
     p.add_argument("--archive", type=Path, default=data / "cifar10" / "cifar-10-python.tar.gz")
-    p.add_argument("--phase", choices=("all", "train", "parity"), default="all")
+    p.add_argument("--phase", choices=("all", "train", "parity", "report"), default="all",
+                   help="report: rewrite README.md and curves.png from results.json")  # fmt: skip
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--max-lr", type=float, default=0.1, help="OneCycle's peak learning rate")
@@ -546,6 +552,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "results.json"
     res: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    if args.phase == "report":
+        write_report(args.out, res)
+        print(f"report: {args.out / 'README.md'}")
+        return
     res = {k: v for k, v in res.items() if k in ("train", "parity")}
     res["config"] = {k: str(v) for k, v in vars(args).items() if k != "serve"}
     res["code_commit"] = _commit(args.src)
