@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -32,10 +33,14 @@ def default_output(base: Path, resume: bool) -> Path:
     A new run takes the first of them that holds no run (so the same command can run again
     and never replaces a run); ``--resume`` takes the last one that holds a run.
     """
-    candidates = [base, *(base.with_name(f"{base.name}-{i}") for i in range(2, 10_000))]
-    if resume:
-        held = [p for p in candidates if holds_run(p)]
-        return held[-1] if held else base
+    numbered = (base.with_name(f"{base.name}-{i}") for i in itertools.count(2))
+    candidates = itertools.chain([base], numbered)
+    if resume:  # the folders are numbered without gaps: the last is before the first free one
+        last = base
+        for p in candidates:
+            if not holds_run(p):
+                return last
+            last = p
     return next(p for p in candidates if not holds_run(p))
 
 
