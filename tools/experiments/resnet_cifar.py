@@ -90,9 +90,9 @@ class _Framework:
         self.sched: Any = None
         self.cast = lambda a: a
 
-    def step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    def step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
         lib, F = self.lib, self.F
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = F.cross_entropy(self.model(self.cast(lib.from_numpy(x))), lib.from_numpy(y))
         self.opt.zero_grad()
         loss.backward()
@@ -100,7 +100,7 @@ class _Framework:
         if self.sched is not None:
             self.sched.step()
         value = float(loss.item())
-        return value, time.perf_counter() - t0
+        return value, time.perf_counter() - t0, time.process_time() - c0
 
     def evaluate(self, x: np.ndarray, y: np.ndarray, batch: int = 500) -> dict[str, float]:
         lib, F = self.lib, self.F
@@ -186,8 +186,8 @@ def serve(job: dict[str, Any]) -> None:
             x = data["x"][idx]
             if "dy" in data:
                 x = augment(x, data["dy"][rows], data["dx"][rows], data["flip"][rows])
-            loss, secs = fw.step(np.ascontiguousarray(x), data["y"][idx])
-            out: dict[str, Any] = {"loss": loss, "s": secs}
+            loss, secs, cpu = fw.step(np.ascontiguousarray(x), data["y"][idx])
+            out: dict[str, Any] = {"loss": loss, "s": secs, "cpu_s": cpu}
         elif cmd["cmd"] == "eval":
             out = fw.evaluate(data["x_test"], data["y_test"])
         else:  # "done"
@@ -279,8 +279,8 @@ def phase_train(args: argparse.Namespace, tmp: Path, save: Any) -> dict[str, Any
         "steps_per_epoch": steps, "batch_size": args.batch_size, "max_lr": args.max_lr,
         "test_images": len(yte[: args.test_subset]), "load_before": _load(),
         "per_epoch": [],
-        "torch": {"losses": [], "step_s": []},
-        "lucid": {"losses": [], "step_s": []},
+        "torch": {"losses": [], "step_s": [], "step_cpu_s": []},
+        "lucid": {"losses": [], "step_s": [], "step_cpu_s": []},
     }  # fmt: skip
     workers = {"torch": Worker({**job, "framework": "torch", "save_init": init}, args.src,
                                tmp / "torch.log")}  # fmt: skip
@@ -295,6 +295,7 @@ def phase_train(args: argparse.Namespace, tmp: Path, save: Any) -> dict[str, Any
                 r = w.ask(cmd="step", k=k)
                 res[name]["losses"].append(r["loss"])
                 res[name]["step_s"].append(r["s"])
+                res[name]["step_cpu_s"].append(r["cpu_s"])
             if (k + 1) % 50 == 0:
                 save(res)  # an interrupted run keeps its steps
             if (k + 1) % 25 == 0:
@@ -310,7 +311,8 @@ def phase_train(args: argparse.Namespace, tmp: Path, save: Any) -> dict[str, Any
             row[name] = {"test_acc": ev["acc"], "test_loss": ev["loss"], "eval_s": ev["eval_s"],
                          "train_loss": float(np.mean(res[name]["losses"][sl])),
                          "epoch_s": float(np.sum(res[name]["step_s"][sl])),
-                         "median_step_s": float(np.median(res[name]["step_s"][sl]))}  # fmt: skip
+                         "median_step_s": float(np.median(res[name]["step_s"][sl])),
+                         "epoch_cpu_s": float(np.sum(res[name]["step_cpu_s"][sl]))}  # fmt: skip
         row["time_ratio"] = row["lucid"]["epoch_s"] / row["torch"]["epoch_s"]
         res["per_epoch"].append(row)
         res["epochs"] = epoch + 1
