@@ -45,3 +45,45 @@ def test_mid_sized_products_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPat
     a = np.ones((64, 400), np.float32)
     _blas.matmul(a, np.ones((400, 120), np.float32))  # LeNet's fc1: 6 MFLOP
     assert seen and all(n == 1 for n in seen[-1])
+
+
+@pytest.mark.parametrize(
+    "sa, sb",
+    [((512, 300), (300, 400)), ((2, 256, 128), (128, 512)), ((3, 700), (700, 9000)),
+     ((2, 1, 600, 64), (3, 64, 400))],
+)  # fmt: skip
+def test_big_products_are_split_on_the_pool_with_one_blas_thread_each(
+    monkeypatch: pytest.MonkeyPatch, sa: tuple[int, ...], sb: tuple[int, ...]
+) -> None:
+    """Big GEMMs never run on OpenBLAS's own threads (they spin after a call, taking the
+    cores the kernels' pool needs): lucid splits them into row (or column) blocks instead."""
+    import threading
+
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    seen: list[tuple[str, list[int]]] = []
+    real = np.matmul
+
+    def spy(x: np.ndarray, y: np.ndarray, **kw: object) -> np.ndarray:
+        seen.append((threading.current_thread().name, _blas_threads()))
+        return real(x, y, **kw)
+
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    monkeypatch.setattr(_blas, "PARALLEL_FLOPS", 1e6)
+    before = _blas_threads()
+    monkeypatch.setattr(_blas.np, "matmul", spy)
+    got = _blas.matmul(a, b)
+    monkeypatch.setattr(_blas.np, "matmul", real)
+    np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12, atol=1e-12)
+    assert len(seen) == 2, seen  # two blocks
+    assert any(name.startswith("lucid-conv") for name, _ in seen)  # one of them on the pool
+    assert all(all(n == 1 for n in threads) for _, threads in seen)
+    assert _blas_threads() == before
+
+
+def test_a_pool_of_another_size_replaces_the_old_one() -> None:
+    old = blas_threads.pool(3)
+    new = blas_threads.pool(2)
+    assert new is not old and new is blas_threads.pool(2)
+    assert old._shutdown  # its idle threads exit instead of piling up
+    assert list(new.map(lambda v: v * 2, [1, 2, 3])) == [2, 4, 6]

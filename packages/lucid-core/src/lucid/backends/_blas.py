@@ -3,8 +3,10 @@
 OpenBLAS wakes all its threads for any GEMM past a tiny size. For the narrow GEMMs of small
 models (LeNet's 64 x 400 x 120) one thread is faster than two, and on a loaded machine the
 waiting threads make a 0.1 ms GEMM take tens of milliseconds. Big GEMMs (ResNet) gain from
-every thread. So ``matmul`` runs mid-sized products on one BLAS thread and leaves the rest as
-the user set them; the switch costs about 3 us.
+every thread, but OpenBLAS's threads spin for a while after each threaded call, holding the
+cores that the kernels' pool threads need next. So lucid never runs a GEMM on OpenBLAS's
+threads: ``matmul`` runs every product on one BLAS thread (the switch costs about 3 us), and
+splits big ones (``PARALLEL_FLOPS`` and up) into row or column blocks on the pool below.
 
 The convolution kernels (``_numpy/kernels``) also copy (im2col, col2im), and NumPy copies run
 on one core. So they cut the batch into cache-sized chunks and ``run_chunks`` runs them on a
@@ -111,11 +113,17 @@ class BlasThreads:
                             lib.set_num_threads(n)
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
-        """The thread pool of ``workers`` threads for the convolution kernels (new after a fork)."""
+        """The thread pool of ``workers`` threads for the kernels (new after a fork).
+
+        Callers ask for the thread budget; a pool of another size replaces the old one, whose
+        idle threads are told to exit (a pool per size would pile up threads).
+        """
         with self._lock:
             # A forked child inherits the pool object but not its threads: make a new one.
             stale = self._pool_pid != os.getpid()
             if self._pool is None or stale or self._pool._max_workers != workers:
+                if self._pool is not None and not stale:
+                    self._pool.shutdown(wait=False)
                 self._pool = ThreadPoolExecutor(workers, thread_name_prefix="lucid-conv")
                 self._pool_pid = os.getpid()
             return self._pool
@@ -154,10 +162,59 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     m = a.shape[-2] if a.ndim > 1 else 1
     n = b.shape[-1] if b.ndim > 1 else 1
     flops = 2.0 * max(a.size * n, b.size * m)
-    if _TINY_FLOPS < flops < PARALLEL_FLOPS and blas_threads.budget() > 1:
-        with blas_threads.single_blas_thread():
-            return np.matmul(a, b)
-    return np.matmul(a, b)
+    if flops <= _TINY_FLOPS:
+        return np.matmul(a, b)
+    budget = blas_threads.budget()
+    if budget == 1:
+        return np.matmul(a, b)
+    if flops >= PARALLEL_FLOPS and not _in_worker():
+        split = _split_matmul(a, b, m, n, budget)
+        if split is not None:
+            return split
+    with blas_threads.single_blas_thread():
+        return np.matmul(a, b)
+
+
+def _in_worker() -> bool:
+    return threading.current_thread().name.startswith("lucid-conv")
+
+
+def _split_matmul(a: Any, b: Any, m: int, n: int, k: int) -> Any:
+    """A big ``a @ b`` as ``k`` row (else column) blocks on the pool, one BLAS thread each.
+
+    lucid never runs a GEMM on OpenBLAS's own threads: after a threaded call they spin for a
+    while, holding the cores the kernels' pool threads need next (a ResNet-18 step spent
+    ~12% more wall time, ~15% more CPU, with its few big GEMMs threaded by OpenBLAS).
+    """
+    if a.ndim < 2 or b.ndim < 2:
+        return None  # matrix-vector products are memory-bound: one thread
+    if m >= 2 * k:
+        axis, size = -2, m
+    elif n >= 2 * k:
+        axis, size = -1, n
+    else:
+        return None
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), m, n)
+    out = np.empty(shape, dtype=np.result_type(a.dtype, b.dtype))
+    step = -(-size // k)
+    cuts = [(s, min(size, s + step)) for s in range(0, size, step)]
+
+    def part(r: tuple[int, int]) -> None:
+        sl = slice(*r)
+        if axis == -2:
+            np.matmul(a[..., sl, :], b, out=out[..., sl, :])
+        else:
+            np.matmul(a, b[..., :, sl], out=out[..., :, sl])
+
+    with blas_threads.single_blas_thread():
+        pool = blas_threads.pool(k)
+        futures = [pool.submit(part, r) for r in cuts[1:]]
+        try:
+            part(cuts[0])
+        finally:
+            for f in futures:
+                f.result()
+    return out
 
 
 def _matmul_in_float32(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
@@ -196,7 +253,7 @@ def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list
     Small work (under ``PARALLEL_FLOPS``) runs inline on one BLAS thread; a single big item
     runs inline with the BLAS threads as set.
     """
-    if threading.current_thread().name.startswith("lucid-conv"):
+    if _in_worker():
         return [work(item) for item in items]  # already inside a worker
     if len(items) == 1 and flops >= PARALLEL_FLOPS:
         return [work(items[0])]
@@ -204,4 +261,4 @@ def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list
     with blas_threads.single_blas_thread():
         if budget == 1 or flops < PARALLEL_FLOPS or len(items) == 1:
             return [work(item) for item in items]
-        return list(blas_threads.pool(min(budget, len(items))).map(work, items))
+        return list(blas_threads.pool(budget).map(work, items))
