@@ -134,6 +134,40 @@ class MPIEngine:
             self.comm.Free()
 
 
+def drain_stdio(limit: float = 2.0) -> None:
+    """Flush stdout/stderr and wait (up to ``limit`` seconds) until the launcher has read them.
+
+    ``MPI_Abort`` makes the launcher kill every rank at once; what a rank wrote just before is
+    still in the pipe to the launcher's I/O forwarder and could be lost with it (seen as a job
+    that failed with an empty stderr). A pipe's unread byte count (``FIONREAD``) says when the
+    forwarder has taken it.
+    """
+    import fcntl
+    import stat
+    import struct
+    import termios
+    import time
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    deadline = time.monotonic() + limit
+    for fd in (1, 2):
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+            while time.monotonic() < deadline:
+                unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+                if unread == 0:
+                    break
+                time.sleep(0.01)
+        except OSError:
+            continue
+    time.sleep(0.05)  # the forwarder has read it; give it a moment to pass it on
+
+
 def abort_on_uncaught_exceptions() -> None:
     """Make an exception nobody catches end the whole job, not just this rank: print it (with
     the rank), then ``MPI_Abort``, which makes the launcher stop every rank with a non-zero exit
@@ -148,8 +182,7 @@ def abort_on_uncaught_exceptions() -> None:
         text = "".join(traceback.format_exception(kind, exc, tb))
         sys.stderr.write(f"[rank {rank}] {text}")
         sys.stderr.write(f"[rank {rank}] aborting the job: this rank raised {kind.__name__}\n")
-        sys.stderr.flush()
-        sys.stdout.flush()
+        drain_stdio()
         mpi().COMM_WORLD.Abort(1)
         os._exit(1)  # Abort does not return; this is for an MPI that does
 

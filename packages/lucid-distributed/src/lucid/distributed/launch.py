@@ -62,15 +62,14 @@ def _run(args: list[str]) -> None:
 
 def _abort_job(code: object) -> None:
     """A rank that exits with an error ends the job: the others may be waiting for it."""
-    from lucid.distributed._mpi import mpi
+    from lucid.distributed._mpi import drain_stdio, mpi
 
     status = code if isinstance(code, int) else 1
     if not isinstance(code, int):
         sys.stderr.write(f"{code}\n")
     rank = os.environ.get("RANK", "?")
-    sys.stdout.flush()  # MPI_Abort ends the process without flushing what the rank printed
     sys.stderr.write(f"[rank {rank}] aborting the job: this rank exited with status {status}\n")
-    sys.stderr.flush()
+    drain_stdio()  # MPI_Abort ends the process without flushing what the rank printed
     mpi().COMM_WORLD.Abort(status)
 
 
