@@ -78,8 +78,11 @@ F4 = Tiling(
     at=((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1)),
 )
 # Bytes of transformed input + products per chunk, and the fewest tiles per chunk (below that
-# the GEMMs are too short to run at speed).
-_CHUNK_BYTES = 4 << 20
+# the GEMMs are too short to run at speed). 8 MiB rather than 4: at two threads a chunk's
+# transforms are many short ufunc calls that contend for the GIL, and halving their number
+# measured 4.40 -> 4.05 s and 4.30 -> 4.25 s per ResNet-18 b128 step (medians of 5 and 3
+# interleaved rounds; 2 MiB: 4.72 s). The machine's noise is +-10%: small, but every run agreed.
+_CHUNK_BYTES = 8 << 20
 _CHUNK_TILES = 128
 # Transformed inputs up to this size (all chunks) are kept for the weight gradient. They are
 # 4x the input: keeping ResNet-18's layer3/layer4 ones at batch 128 (150 MB) raised the peak by
