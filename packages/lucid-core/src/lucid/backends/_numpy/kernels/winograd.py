@@ -21,6 +21,7 @@ faster on ResNet-18's layers here (its transforms cost more): it is kept for com
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -99,6 +100,45 @@ _MIN_FILL = 0.75
 _MIN_TILES = 256
 # ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
+# F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
+# ``_winograd_jit``): one pass each, without the GIL. ``LUCID_NUMBA=0`` keeps the NumPy ones.
+NUMBA = os.environ.get("LUCID_NUMBA", "1") != "0"
+_jit_module: Any = None  # the compiled transforms once tried; False where numba is unavailable
+
+
+def _jit(f: Tiling, dtype: Any) -> Any:
+    """The compiled transforms for ``f`` and ``dtype``, or None (NumPy's are used)."""
+    global _jit_module
+    if not NUMBA or f is not F2 or dtype not in _DTYPES:
+        return None
+    if _jit_module is None:
+        try:
+            from lucid.backends._numpy.kernels import _winograd_jit
+
+            _jit_module = _winograd_jit
+        except ImportError:
+            _jit_module = False
+    return _jit_module or None
+
+
+def _run_jit(name: str, *args: Any) -> bool:
+    """Run the compiled transform ``name``; False, and NumPy's from then on, where numba fails
+    (it compiles on the first call: a numba that cannot build here must not stop training)."""
+    global _jit_module
+    try:
+        getattr(_jit_module, name)(*args)
+    except Exception as exc:  # noqa: BLE001
+        _jit_module = False
+        what = f"{type(exc).__name__}: {str(exc)[:200]}"
+        warnings.warn(
+            f"lucid: numba could not run Winograd's compiled transforms, using NumPy's ({what})",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return False
+    return True
+
+
 Ranges = list[tuple[int, int]]
 _KEY = "winograd"  # kept transformed inputs are filed under (_KEY, start, end)
 
@@ -177,6 +217,10 @@ def _input_transform(f: Tiling, xpad: Any, tiles: tuple[int, int]) -> Any:
     """``B^T d B`` of every tile of a padded ``(n, H, W, C)``: ``(t*t, n*th*tw, C)``."""
     n, c, t, m = xpad.shape[0], xpad.shape[-1], f.t, f.m
     th, tw = tiles
+    if _jit(f, xpad.dtype) is not None:
+        v = np.empty((t, t, n, th, tw, c), dtype=xpad.dtype)
+        if _run_jit("input_transform", xpad, th, tw, v):
+            return np.reshape(v, (t * t, n * th * tw, c))
     rows = [xpad[:, j : j + m * (th - 1) + 1 : m] for j in range(t)]
     half = np.empty((t, n, th, xpad.shape[2], c), dtype=xpad.dtype)
     for i in range(t):
@@ -195,6 +239,9 @@ def _output_transform(f: Tiling, prod: Any, out: Any) -> None:
     t, m = f.t, f.m
     n, th, _, tw, _, k = out.shape
     prod = np.reshape(prod, (t, t, n, th, tw, k))
+    if _jit(f, prod.dtype) is not None and out.dtype == prod.dtype:
+        if _run_jit("output_transform", prod, out):
+            return
     half = np.empty((m, t, n, th, tw, k), dtype=prod.dtype)
     for i in range(m):
         for j in range(t):
@@ -209,6 +256,10 @@ def _output_grad_transform(f: Tiling, dy: Any, tiles: tuple[int, int]) -> Any:
     t, m = f.t, f.m
     n, k = dy.shape[0], dy.shape[-1]
     th, tw = tiles
+    if _jit(f, dy.dtype) is not None:
+        v = np.empty((t, t, n, th, tw, k), dtype=dy.dtype)
+        if _run_jit("output_grad_transform", dy, th, tw, v):
+            return np.reshape(v, (t * t, n * th * tw, k))
     d6 = np.reshape(dy, (n, th, m, tw, m, k))
     half = np.empty((t, n, th, tw, m, k), dtype=dy.dtype)
     for i in range(t):

@@ -1,0 +1,107 @@
+"""Winograd's transforms compiled with numba (``lucid-core[numba]``) against the NumPy ones.
+
+The compiled loops do the NumPy code's adds in the same order, so every result must be equal bit
+for bit: the transforms alone, and whole convolutions (forward, input and weight gradients)
+through the NumPy backend's kernel with the compiled transforms on and off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lucid.backends import get_backend
+from lucid.backends._numpy.kernels import winograd
+from lucid.kernels import conv_geometry
+
+pytest.importorskip("numba")
+
+F2 = winograd.F2
+
+
+@pytest.fixture
+def numpy_only(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A context that runs the NumPy transforms."""
+
+    class _Off:
+        def __enter__(self) -> None:
+            monkeypatch.setattr(winograd, "NUMBA", False)
+
+        def __exit__(self, *exc: object) -> None:
+            monkeypatch.setattr(winograd, "NUMBA", True)
+
+    return _Off()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, tiles, c", [(1, (1, 1), 1), (2, (3, 5), 7), (3, (8, 8), 64)])
+def test_compiled_transforms_equal_numpy_bit_for_bit(numpy_only, dtype, n, tiles, c) -> None:  # type: ignore[no-untyped-def]
+    assert winograd._jit(F2, np.dtype(dtype)) is not None
+    rng = np.random.default_rng(n * 100 + c)
+    th, tw = tiles
+    xpad = rng.standard_normal((n, 2 * th + 2, 2 * tw + 2, c)).astype(dtype)
+    dy = rng.standard_normal((n, 2 * th, 2 * tw, c)).astype(dtype)
+    prod = rng.standard_normal((16, n * th * tw, c)).astype(dtype)
+    out_jit = np.full((n, th, 2, tw, 2, c), np.nan, dtype)
+    out_np = np.full((n, th, 2, tw, 2, c), np.nan, dtype)
+    v_jit = winograd._input_transform(F2, xpad, tiles)
+    g_jit = winograd._output_grad_transform(F2, dy, tiles)
+    winograd._output_transform(F2, prod, out_jit)
+    with numpy_only:
+        assert winograd._jit(F2, np.dtype(dtype)) is None
+        v_np = winograd._input_transform(F2, xpad, tiles)
+        g_np = winograd._output_grad_transform(F2, dy, tiles)
+        winograd._output_transform(F2, prod, out_np)
+    np.testing.assert_array_equal(v_jit, v_np)
+    np.testing.assert_array_equal(g_jit, g_np)
+    np.testing.assert_array_equal(out_jit, out_np)
+
+
+@pytest.mark.parametrize("size, pad", [(8, 1), (7, 1), (6, 0), (5, 2)])
+def test_whole_convolutions_equal_with_the_compiled_transforms_on_and_off(
+    numpy_only, size: int, pad: int
+) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(size)
+    x = rng.standard_normal((3, 16, size, size)).astype(np.float32)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+    g = conv_geometry((size, size), (3, 3), (1, 1), ((pad, pad), (pad, pad)), (1, 1), 1)
+    backend = get_backend("cpu")
+    y = winograd.conv_forward(backend, x, w, b, g)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    dx = winograd.conv_input_grad(backend, dy, w, g)
+    dw = winograd.conv_weight_grad(backend, x, dy, g)
+    with numpy_only:
+        np.testing.assert_array_equal(y, winograd.conv_forward(backend, x, w, b, g))
+        np.testing.assert_array_equal(dx, winograd.conv_input_grad(backend, dy, w, g))
+        np.testing.assert_array_equal(dw, winograd.conv_weight_grad(backend, x, dy, g))
+
+
+def test_other_tilings_and_dtypes_use_numpy() -> None:
+    assert winograd._jit(winograd.F4, np.dtype(np.float32)) is None
+    assert winograd._jit(F2, np.dtype(np.float16)) is None
+
+
+def test_a_numba_that_fails_falls_back_to_numpy_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Broken:
+        calls = 0
+
+        @staticmethod
+        def input_transform(*args: object) -> None:
+            Broken.calls += 1
+            raise RuntimeError("LLVM ERROR: cannot select")
+
+    rng = np.random.default_rng(3)
+    xpad = rng.standard_normal((2, 6, 6, 5)).astype(np.float32)
+    monkeypatch.setattr(winograd, "NUMBA", False)
+    want = winograd._input_transform(F2, xpad, (2, 2))
+    monkeypatch.setattr(winograd, "NUMBA", True)
+    monkeypatch.setattr(winograd, "_jit_module", Broken)
+    with pytest.warns(RuntimeWarning, match="numba could not run Winograd's compiled"):
+        got = winograd._input_transform(F2, xpad, (2, 2))
+    np.testing.assert_array_equal(got, want)
+    assert winograd._jit(F2, np.dtype(np.float32)) is None  # NumPy's from now on
+    np.testing.assert_array_equal(winograd._input_transform(F2, xpad, (2, 2)), want)
+    assert Broken.calls == 1
