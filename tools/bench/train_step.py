@@ -13,6 +13,7 @@ lucid column is printed.
     python tools/bench/train_step.py                      # both models, all configurations
     python tools/bench/train_step.py --models lenet5 --rounds 11
     python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
+    LUCID_NUMBA=0 python tools/bench/train_step.py        # lucid without lucid-core[numba]'s kernels
 """
 
 from __future__ import annotations
@@ -192,6 +193,11 @@ def main() -> None:
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}  {platform.node()}  "
           f"python {platform.python_version()}  numpy {np.__version__}  "
           f"lucid {metadata.version('lucid-core')}  torch {tver}")  # fmt: skip
+    nver = metadata.version("numba") if importlib.util.find_spec("numba") else None
+    numba_on = nver is not None and os.environ.get("LUCID_NUMBA", "1") != "0"
+    print(f"lucid-core[numba]: {'numba ' + nver if nver else 'numba not installed'}, Winograd's "
+          f"transforms {'compiled' if numba_on else 'in NumPy'}"
+          + ("  (LUCID_NUMBA=0)" if nver and not numba_on else ""))  # fmt: skip
     print(f"cores: os.cpu_count()={os.cpu_count()}, usable={len(os.sched_getaffinity(0))}; "
           f"load average before: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     shown = ", ".join(f"{k}={given.get(k, '(unset)')}" for k in OB_VARS)
