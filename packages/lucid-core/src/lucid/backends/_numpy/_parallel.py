@@ -38,9 +38,10 @@ def _in_worker() -> bool:
     return threading.current_thread().name.startswith("lucid-conv")  # _blas's pool threads
 
 
-def workers_for(elements: int) -> int:
-    """How many threads an op over ``elements`` elements uses (1: run it inline)."""
-    if elements < PARALLEL_ELEMENTS or _in_worker():
+def workers_for(elements: int, threshold: int | None = None) -> int:
+    """How many threads an op over ``elements`` elements uses (1: run it inline); ``threshold``
+    replaces ``PARALLEL_ELEMENTS`` (work that runs without the GIL splits at smaller sizes)."""
+    if elements < (PARALLEL_ELEMENTS if threshold is None else threshold) or _in_worker():
         return 1
     return _blas.workers()
 
@@ -52,11 +53,14 @@ def blocks(n: int, per: int) -> list[tuple[int, int]]:
 
 
 def map_blocks(
-    work: Callable[[tuple[int, int]], R], ranges: Sequence[tuple[int, int]], elements: int
+    work: Callable[[tuple[int, int]], R],
+    ranges: Sequence[tuple[int, int]],
+    elements: int,
+    threshold: int | None = None,
 ) -> list[R]:
     """``[work(r) for r in ranges]``; for ``elements`` past the threshold the calling thread and
     the pool's workers take the ranges in turn."""
-    k = min(workers_for(elements), len(ranges))
+    k = min(workers_for(elements, threshold), len(ranges))
     if k <= 1:
         return [work(r) for r in ranges]
     results: list[Any] = [None] * len(ranges)

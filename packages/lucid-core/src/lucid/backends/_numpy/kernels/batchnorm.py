@@ -22,6 +22,7 @@ import numpy as np
 
 from lucid.backends import _blas
 from lucid.backends._numpy import _parallel
+from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import channels_first, channels_last
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ SMALL_ELEMENTS = 1 << 15
 SMALL_PLANES_ELEMENTS = 1 << 19
 # OpenBLAS runs GEMVs of up to about this many elements on one thread by itself.
 _GEMV_ONE_THREAD = 9216
+# The compiled passes (lucid-core[numba]) hold no GIL, so their blocks go to every core from
+# this size (NumPy's blocks from _parallel.PARALLEL_ELEMENTS).
+_COMPILED_PARALLEL_ELEMENTS = 1 << 19
 # A channels-last row holds channel runs up to this long (see ``_Layout``).
 _ROW_ELEMENTS = 1024
 
@@ -99,8 +103,16 @@ class _Layout:
         """``[work(r) for r in self.ranges]`` on every core for big x, one BLAS thread each."""
         if self.mat.size <= _GEMV_ONE_THREAD:
             return [work(r) for r in self.ranges]
+        threshold = _COMPILED_PARALLEL_ELEMENTS if _jit(self) is not None else None
         with _blas.blas_threads.single_blas_thread():
-            return _parallel.map_blocks(work, self.ranges, self.mat.size)
+            return _parallel.map_blocks(work, self.ranges, self.mat.size, threshold)
+
+
+_JIT = "_batchnorm_jit"  # the compiled passes (lucid-core[numba]), for channels-last layouts
+
+
+def _jit(lay: _Layout) -> Any:
+    return _compiled.load(_JIT) if lay.k else None
 
 
 def _layout(x: Any) -> _Layout | None:
@@ -123,9 +135,21 @@ def _block_stats(lay: _Layout, r: tuple[int, int]) -> tuple[int, Any, Any]:
     return count, mean, lay.sums(d)
 
 
+def _compiled_block_stats(lay: _Layout, r: tuple[int, int]) -> tuple[int, Any, Any]:
+    """``_block_stats`` in one compiled pass (float64 sums); NumPy's where numba fails."""
+    blk = lay.mat[r[0] : r[1]]
+    mean, m2 = np.empty(lay.c), np.empty(lay.c)
+    if not _compiled.run(_JIT, "block_stats", blk, lay.c, mean, m2):
+        return _block_stats(lay, r)
+    return blk.size // lay.c, mean, m2
+
+
 def batch_stats(lay: _Layout) -> tuple[Any, Any]:
     """Per-channel mean and biased variance of x, in float64."""
-    parts = lay.run(lambda r: _block_stats(lay, r))
+    block = _block_stats
+    if _jit(lay) is not None:
+        block = _compiled_block_stats
+    parts = lay.run(lambda r: block(lay, r))
     counts = np.array([p[0] for p in parts], dtype=np.float64)[:, None]
     means = np.array([p[1] for p in parts], dtype=np.float64)
     total = counts.sum()
@@ -145,8 +169,10 @@ def normalize(lay: _Layout, scale: Any, shift: Any) -> Any:
     scale_c, shift_c = _channels(lay, scale, shift)
 
     def work(r: tuple[int, int]) -> None:
-        o = out[r[0] : r[1]]
-        np.multiply(lay.mat[r[0] : r[1]], scale_c, out=o)
+        o, blk = out[r[0] : r[1]], lay.mat[r[0] : r[1]]
+        if _jit(lay) is not None and _compiled.run(_JIT, "normalize", blk, scale_c, shift_c, o):
+            return
+        np.multiply(blk, scale_c, out=o)
         np.add(o, shift_c, out=o)
 
     lay.run(work)
@@ -159,6 +185,10 @@ def grad_sums(lay: _Layout, dy: Any, mean: Any) -> tuple[Any, Any]:
 
     def work(r: tuple[int, int]) -> tuple[Any, Any]:
         g = dy[r[0] : r[1]]
+        if _jit(lay) is not None:
+            gb, gc = np.empty(lay.c), np.empty(lay.c)
+            if _compiled.run(_JIT, "grad_sums", lay.mat[r[0] : r[1]], g, mean_c, lay.c, gb, gc):
+                return gb, gc
         t = lay.mat[r[0] : r[1]] - mean_c
         np.multiply(t, g, out=t)
         return lay.sums(g), lay.sums(t)
@@ -175,10 +205,12 @@ def input_grad(lay: _Layout, dy: Any, a: Any, b: Any, c: Any) -> Any:
     a_c, b_c, c_c = _channels(lay, a, b, c)
 
     def work(r: tuple[int, int]) -> None:
-        o = out[r[0] : r[1]]
-        np.multiply(lay.mat[r[0] : r[1]], b_c, out=o)
+        o, blk, g = out[r[0] : r[1]], lay.mat[r[0] : r[1]], dy[r[0] : r[1]]
+        if _jit(lay) is not None and _compiled.run(_JIT, "input_grad", blk, g, a_c, b_c, c_c, o):
+            return
+        np.multiply(blk, b_c, out=o)
         np.add(o, c_c, out=o)
-        np.add(o, dy[r[0] : r[1]], out=o)
+        np.add(o, g, out=o)
         np.multiply(o, a_c, out=o)
 
     lay.run(work)

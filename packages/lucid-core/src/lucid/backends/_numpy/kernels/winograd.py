@@ -21,7 +21,6 @@ faster on ResNet-18's layers here (its transforms cost more): it is kept for com
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends import _blas
+from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import ConvGeometry, channels_first, channels_last
 
 
@@ -102,41 +102,19 @@ _MIN_TILES = 256
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
 # F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
 # ``_winograd_jit``): one pass each, without the GIL. ``LUCID_NUMBA=0`` keeps the NumPy ones.
-NUMBA = os.environ.get("LUCID_NUMBA", "1") != "0"
-_jit_module: Any = None  # the compiled transforms once tried; False where numba is unavailable
+_JIT = "_winograd_jit"
 
 
 def _jit(f: Tiling, dtype: Any) -> Any:
     """The compiled transforms for ``f`` and ``dtype``, or None (NumPy's are used)."""
-    global _jit_module
-    if not NUMBA or f is not F2 or dtype not in _DTYPES:
+    if f is not F2 or dtype not in _DTYPES:
         return None
-    if _jit_module is None:
-        try:
-            from lucid.backends._numpy.kernels import _winograd_jit
-
-            _jit_module = _winograd_jit
-        except ImportError:
-            _jit_module = False
-    return _jit_module or None
+    return _compiled.load(_JIT)
 
 
 def _run_jit(name: str, *args: Any) -> bool:
-    """Run the compiled transform ``name``; False, and NumPy's from then on, where numba fails
-    (it compiles on the first call: a numba that cannot build here must not stop training)."""
-    global _jit_module
-    try:
-        getattr(_jit_module, name)(*args)
-    except Exception as exc:  # noqa: BLE001
-        _jit_module = False
-        what = f"{type(exc).__name__}: {str(exc)[:200]}"
-        warnings.warn(
-            f"lucid: numba could not run Winograd's compiled transforms, using NumPy's ({what})",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        return False
-    return True
+    """Run the compiled transform ``name``; False (NumPy's from then on) where numba fails."""
+    return _compiled.run(_JIT, name, *args)
 
 
 Ranges = list[tuple[int, int]]

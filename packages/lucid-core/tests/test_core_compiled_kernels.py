@@ -1,8 +1,10 @@
-"""Winograd's transforms compiled with numba (``lucid-core[numba]``) against the NumPy ones.
+"""The kernels compiled with numba (``lucid-core[numba]``) against the NumPy code they replace.
 
-The compiled loops do the NumPy code's adds in the same order, so every result must be equal bit
-for bit: the transforms alone, and whole convolutions (forward, input and weight gradients)
-through the NumPy backend's kernel with the compiled transforms on and off.
+Winograd's transforms do the NumPy code's adds in the same order, so every result must be equal
+bit for bit: the transforms alone, and whole convolutions (forward, input and weight gradients)
+with the compiled transforms on and off. Batch norm's elementwise passes are bit-identical too;
+its reductions sum in float64 where NumPy's path sums float32 blocks, so they agree to float32
+rounding.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 from lucid.backends import get_backend
-from lucid.backends._numpy.kernels import winograd
+from lucid.backends._numpy.kernels import _compiled, batchnorm, winograd
 from lucid.kernels import conv_geometry
 
 pytest.importorskip("numba")
@@ -25,10 +27,10 @@ def numpy_only(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
     class _Off:
         def __enter__(self) -> None:
-            monkeypatch.setattr(winograd, "NUMBA", False)
+            monkeypatch.setattr(_compiled, "NUMBA", False)
 
         def __exit__(self, *exc: object) -> None:
-            monkeypatch.setattr(winograd, "NUMBA", True)
+            monkeypatch.setattr(_compiled, "NUMBA", True)
 
     return _Off()
 
@@ -95,13 +97,48 @@ def test_a_numba_that_fails_falls_back_to_numpy_with_one_warning(
 
     rng = np.random.default_rng(3)
     xpad = rng.standard_normal((2, 6, 6, 5)).astype(np.float32)
-    monkeypatch.setattr(winograd, "NUMBA", False)
+    monkeypatch.setattr(_compiled, "NUMBA", False)
     want = winograd._input_transform(F2, xpad, (2, 2))
-    monkeypatch.setattr(winograd, "NUMBA", True)
-    monkeypatch.setattr(winograd, "_jit_module", Broken)
-    with pytest.warns(RuntimeWarning, match="numba could not run Winograd's compiled"):
+    monkeypatch.setattr(_compiled, "NUMBA", True)
+    monkeypatch.setitem(_compiled._modules, "_winograd_jit", Broken)
+    with pytest.warns(
+        RuntimeWarning, match="numba could not run the compiled kernel _winograd_jit"
+    ):
         got = winograd._input_transform(F2, xpad, (2, 2))
     np.testing.assert_array_equal(got, want)
     assert winograd._jit(F2, np.dtype(np.float32)) is None  # NumPy's from now on
     np.testing.assert_array_equal(winograd._input_transform(F2, xpad, (2, 2)), want)
     assert Broken.calls == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 8, 6, 6), (3, 64, 5, 5), (64, 10)])
+def test_batch_norm_passes_equal_numpy(numpy_only, dtype, shape) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(len(shape) * 10 + shape[1])
+    c = shape[1]
+    # channels-last memory (a convolution's output), seen as (N, C, ...)
+    xl = (3 + 2 * rng.standard_normal((shape[0], *shape[2:], c))).astype(dtype)
+    x = np.moveaxis(xl, -1, 1)
+    dyl = rng.standard_normal(xl.shape).astype(dtype)
+    dy_ = np.moveaxis(dyl, -1, 1)
+    lay = batchnorm._Layout(x, True)
+    assert lay.k and batchnorm._jit(lay) is not None
+    vec = [rng.standard_normal(c) for _ in range(4)]
+    rtol, atol = (1e-5, 1e-6) if dtype == np.float32 else (1e-12, 1e-12)
+
+    def passes() -> list[np.ndarray]:
+        mean, var = batchnorm.batch_stats(lay)
+        y = batchnorm.normalize(lay, vec[0], vec[1])
+        gb, gc = batchnorm.grad_sums(lay, lay.view(dy_), vec[2])
+        dx = batchnorm.input_grad(lay, lay.view(dy_), vec[0], vec[1], vec[3])
+        return [mean, var, y, gb, gc, dx]
+
+    got = passes()
+    with numpy_only:
+        assert batchnorm._jit(lay) is None
+        want = passes()
+    for name, g, w in zip(["mean", "var", "y", "gb", "gc", "dx"], got, want):
+        if name in ("y", "dx"):
+            np.testing.assert_array_equal(g, w, err_msg=name)  # elementwise: bit for bit
+        else:
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=name)
