@@ -23,12 +23,12 @@ import numba
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 
-class _NoAliasCompiler(CompilerBase):  # type: ignore[misc]
+class _NoAliasCompiler(CompilerBase):
     """numba's nopython pipeline with the ``noalias`` flag on (array arguments never overlap)."""
 
     def define_pipelines(self) -> list[Any]:
         self.state.flags.noalias = True
-        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
+        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]  # type: ignore[no-untyped-call]
 
 
 _jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAliasCompiler)
