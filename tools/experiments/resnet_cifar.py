@@ -379,7 +379,7 @@ def _train_section(res: dict[str, Any]) -> list[str]:
         f"Both at their defaults (`--threads {cfg['threads']}`: 0 means each framework's own "
         "default, every core), driven in lock step (one step of PyTorch, then the same step "
         "of lucid), so the load of the shared machine falls on both alike. Code measured: "
-        f"commit `{res['code_commit']}`.",
+        f"commit `{res['train'].get('code_commit', res['code_commit'])}`.",
         "",
         "| epoch | lucid test acc | PyTorch test acc | lucid train loss | PyTorch train loss | "
         "lucid epoch s | PyTorch epoch s | time ratio | median step s lucid / PyTorch (ratio) "
@@ -438,7 +438,8 @@ def _parity_section(par: dict[str, Any]) -> list[str]:
         f"Constant lr {par['lr']}, no augmentation, train-mode BatchNorm, same weights and "
         "batches. PyTorch float64 starts from the same float32 weights and is the reference: it "
         "shows how far two float32 computations of the same steps drift apart on their own. "
-        f"Load before/after: {par['load_before']} / {par['load_after']}.",
+        f"Load before/after: {par['load_before']} / {par['load_after']}. Code measured: commit "
+        f"`{par.get('code_commit', '?')}`.",
         "",
         "| comparison | max relative loss difference over the steps |",
         "|---|---:|",
@@ -575,7 +576,10 @@ def main() -> None:
         write_report(args.out, res)
         print(f"report: {args.out / 'README.md'}")
         return
-    res = {k: v for k, v in res.items() if k in ("train", "parity")}
+    res = {k: v for k, v in res.items() if k in ("train", "parity", "code_commit")}
+    for section in ("train", "parity"):  # each phase keeps the commit it measured
+        if section in res and "code_commit" not in res[section]:
+            res[section]["code_commit"] = res.get("code_commit", "unknown")
     res["config"] = {k: str(v) for k, v in vars(args).items() if k != "serve"}
     res["code_commit"] = _commit(args.src)
     tmp = Path(tempfile.mkdtemp(prefix="resnet_cifar."))
@@ -587,11 +591,13 @@ def main() -> None:
         path.write_text(json.dumps(res, indent=1))
         write_report(args.out, res)
 
+    commit = {"code_commit": res["code_commit"]}
     if args.phase in ("all", "train"):
         res.pop("train", None)
-        save("train", phase_train(args, tmp, lambda r: save("train", r)))
+        save("train", {**phase_train(args, tmp, lambda r: save("train", {**r, **commit})),
+                       **commit})  # fmt: skip
     if args.phase in ("all", "parity"):
-        save("parity", phase_parity(args, tmp))
+        save("parity", {**phase_parity(args, tmp), **commit})
     print(f"report: {args.out / 'README.md'}")
 
 
