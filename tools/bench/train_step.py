@@ -13,7 +13,7 @@ lucid column is printed.
     python tools/bench/train_step.py                      # both models, all configurations
     python tools/bench/train_step.py --models lenet5 --rounds 11
     python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
-    LUCID_NUMBA=0 python tools/bench/train_step.py        # lucid without lucid-core[numba]'s kernels
+    LUCID_NUMBA=0 python tools/bench/train_step.py        # without lucid-core[numba] kernels
 """
 
 from __future__ import annotations
