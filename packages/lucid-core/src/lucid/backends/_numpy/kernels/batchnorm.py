@@ -146,9 +146,7 @@ def _compiled_block_stats(lay: _Layout, r: tuple[int, int]) -> tuple[int, Any, A
 
 def batch_stats(lay: _Layout) -> tuple[Any, Any]:
     """Per-channel mean and biased variance of x, in float64."""
-    block = _block_stats
-    if _jit(lay) is not None:
-        block = _compiled_block_stats
+    block = _compiled_block_stats if _jit(lay) is not None else _block_stats
     parts = lay.run(lambda r: block(lay, r))
     counts = np.array([p[0] for p in parts], dtype=np.float64)[:, None]
     means = np.array([p[1] for p in parts], dtype=np.float64)
@@ -167,10 +165,11 @@ def normalize(lay: _Layout, scale: Any, shift: Any) -> Any:
     """``x * scale + shift`` per channel (PyTorch's form), in x's layout."""
     out = np.empty_like(lay.mat)
     scale_c, shift_c = _channels(lay, scale, shift)
+    jit = _jit(lay) is not None
 
     def work(r: tuple[int, int]) -> None:
         o, blk = out[r[0] : r[1]], lay.mat[r[0] : r[1]]
-        if _jit(lay) is not None and _compiled.run(_JIT, "normalize", blk, scale_c, shift_c, o):
+        if jit and _compiled.run(_JIT, "normalize", blk, scale_c, shift_c, o):
             return
         np.multiply(blk, scale_c, out=o)
         np.add(o, shift_c, out=o)
@@ -183,9 +182,11 @@ def grad_sums(lay: _Layout, dy: Any, mean: Any) -> tuple[Any, Any]:
     """Per-channel ``sum(dy)`` and ``sum(dy * (x - mean))`` in float64, one pass over both."""
     (mean_c,) = _channels(lay, mean)
 
+    jit = _jit(lay) is not None
+
     def work(r: tuple[int, int]) -> tuple[Any, Any]:
         g = dy[r[0] : r[1]]
-        if _jit(lay) is not None:
+        if jit:
             gb, gc = np.empty(lay.c), np.empty(lay.c)
             if _compiled.run(_JIT, "grad_sums", lay.mat[r[0] : r[1]], g, mean_c, lay.c, gb, gc):
                 return gb, gc
@@ -203,10 +204,11 @@ def input_grad(lay: _Layout, dy: Any, a: Any, b: Any, c: Any) -> Any:
     """``(x * b + c + dy) * a`` per channel, in x's layout."""
     out = np.empty_like(lay.mat)
     a_c, b_c, c_c = _channels(lay, a, b, c)
+    jit = _jit(lay) is not None
 
     def work(r: tuple[int, int]) -> None:
         o, blk, g = out[r[0] : r[1]], lay.mat[r[0] : r[1]], dy[r[0] : r[1]]
-        if _jit(lay) is not None and _compiled.run(_JIT, "input_grad", blk, g, a_c, b_c, c_c, o):
+        if jit and _compiled.run(_JIT, "input_grad", blk, g, a_c, b_c, c_c, o):
             return
         np.multiply(blk, b_c, out=o)
         np.add(o, c_c, out=o)
