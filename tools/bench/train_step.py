@@ -6,9 +6,10 @@ from lucid's ``state_dict`` (copied through NumPy). Each configuration runs in a
 subprocess: both frameworks at their defaults (no ``set_num_threads`` call) and at 1 thread
 each, with the environment as given and with ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``
 removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step)
-and prints medians per step and lucid/torch. Peak memory is VmHWM of two more fresh subprocesses
-per configuration, one per framework, so neither counts the other's. Without torch only the
-lucid column is printed.
+and prints medians per step and lucid/torch; each round starts after a 0.3 s pause, so that
+neither framework's idle spinning threads take a core from the other's round. Peak memory is
+VmHWM of two more fresh subprocesses per configuration, one per framework, so neither counts
+the other's. Without torch only the lucid column is printed.
 
     python tools/bench/train_step.py                      # both models, all configurations
     python tools/bench/train_step.py --models lenet5 --rounds 11
@@ -37,6 +38,10 @@ OB_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 TORCH_RESNET = Path(__file__).resolve().parents[1] / "experiments" / "torch_resnet.py"
 STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1}
 DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3}
+# Pause before each round: OpenBLAS's idle threads spin for ~0.1 s after their last call (and
+# OpenMP's for a while), and in one process those of the framework timed last would take a
+# core from the one timed next (torch's LeNet-5 rounds measured 6.0 -> 10-11 ms after lucid's).
+SETTLE_S = 0.3
 
 
 def _torch_model(torch: Any, name: str) -> Any:
@@ -148,6 +153,7 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
     times: dict[str, list[float]] = {fw: [] for fw in steps}
     for _ in range(rounds):
         for fw, f in steps.items():
+            time.sleep(SETTLE_S)  # the other framework's BLAS/OpenMP threads stop spinning
             t0 = time.perf_counter()
             for _ in range(k):
                 f()

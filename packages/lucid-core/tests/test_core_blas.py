@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -32,7 +34,11 @@ def test_matmul_matches_numpy_and_restores_threads(
     assert _blas_threads() == before
 
 
-def test_mid_sized_products_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mid_sized_products_use_openblas_threads_only_while_the_pool_is_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A small model's products (nothing else of lucid's running) take OpenBLAS's threads;
+    right after the kernels' pool ran they stay on one (their spin would take its cores)."""
     seen: list[list[int]] = []
     real = np.matmul
 
@@ -42,9 +48,20 @@ def test_mid_sized_products_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(_blas.np, "matmul", spy)
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
-    a = np.ones((64, 400), np.float32)
-    _blas.matmul(a, np.ones((400, 120), np.float32))  # LeNet's fc1: 6 MFLOP
-    assert seen and all(n == 1 for n in seen[-1])
+    a, b = np.ones((64, 400), np.float32), np.ones((400, 120), np.float32)  # LeNet's fc1: 6 MFLOP
+    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic() - 2 * _blas.POOL_IDLE_S)
+    assert blas_threads.pool_idle()
+    _blas.matmul(a, b)
+    assert seen and seen[-1] == _blas_threads()  # as set: not forced to one thread
+    blas_threads.pool(2)  # the pool was just used
+    assert not blas_threads.pool_idle()
+    _blas.matmul(a, b)
+    assert all(n == 1 for n in seen[-1])
+    small = np.ones((8, 8), np.float32)
+    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic() - 2 * _blas.POOL_IDLE_S)
+    _blas.matmul(np.ones((1, 4000), np.float32), np.ones((4000, 600), np.float32))  # a GEMV
+    assert all(n == 1 for n in seen[-1])
+    assert _blas.matmul(small, small).shape == (8, 8)
 
 
 @pytest.mark.parametrize(

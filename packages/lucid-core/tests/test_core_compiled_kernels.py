@@ -142,3 +142,120 @@ def test_batch_norm_passes_equal_numpy(numpy_only, dtype, shape) -> None:  # typ
             np.testing.assert_array_equal(g, w, err_msg=name)  # elementwise: bit for bit
         else:
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, err_msg=name)
+
+
+# -- max pooling and im2col/col2im (the compiled 2-D loops) -----------------------------------
+def _layout(x: np.ndarray, layout: str) -> np.ndarray:
+    """``x`` (N, C, H, W) in the memory order ``layout`` names, as the same values."""
+    if layout == "channels_last":
+        return np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    if layout == "other":  # (C, N, H, W) in memory: neither; the NumPy code takes it
+        return np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    return np.ascontiguousarray(x)
+
+
+POOLS = [  # shape, kernel, stride, padding, dilation, ceil_mode
+    ((4, 6, 28, 28), (2, 2), (2, 2), (0, 0), (1, 1), False),  # LeNet-5's
+    ((2, 5, 9, 9), (3, 3), (2, 2), (1, 1), (1, 1), True),  # overlapping, ceil mode overhang
+    ((2, 3, 8, 7), (3, 2), (1, 1), (1, 0), (2, 1), False),  # dilated, overlapping
+    ((1, 1, 5, 5), (1, 1), (1, 1), (0, 0), (1, 1), False),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["channels_last", "channels_first", "other"])
+@pytest.mark.parametrize("shape, k, s, p, d, ceil", POOLS)
+def test_compiled_max_pool_equals_numpy(numpy_only, dtype, layout, shape, k, s, p, d, ceil) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels.pool import CpuMaxPool
+    from lucid.kernels import MaxPoolArrays, pool_geometry
+
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape).astype(dtype)
+    x[0, 0, 0, :3] = [np.nan, 5.0, np.nan]  # NaN propagates; the first NaN's tap stays
+    x[-1, -1, 1, 1] = x[-1, -1, 1, 2] = 9.0  # ties: the first tap wins
+    x = _layout(x, layout)
+    g = pool_geometry(shape[2:], k, s, p, d, ceil)
+    out, idx = CpuMaxPool.forward(backend, x, g, True)
+    grad = rng.standard_normal(out.shape).astype(dtype)
+    dx = CpuMaxPool.scatter(backend, grad, idx, shape, g)
+    want_out, want_idx = MaxPoolArrays.forward(backend, x, g, True)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(idx, want_idx)
+    assert idx.dtype == want_idx.dtype
+    np.testing.assert_array_equal(dx, MaxPoolArrays.scatter(backend, grad, want_idx, shape, g))
+    assert CpuMaxPool.forward(backend, x, g, False)[1] is None
+    with numpy_only:  # the NumPy backend's kernel without numba is core's code
+        np.testing.assert_array_equal(CpuMaxPool.forward(backend, x, g, True)[0], want_out)
+
+
+def test_max_pool_of_a_batch_split_over_threads_equals_one_block(numpy_only) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import pool
+    from lucid.kernels import MaxPoolArrays, pool_geometry
+
+    backend = get_backend("cpu")
+    x = _layout(np.random.default_rng(0).standard_normal((64, 32, 32, 32)).astype(np.float32),
+                "channels_last")  # fmt: skip
+    assert x.size >= pool._PARALLEL_ELEMENTS
+    g = pool_geometry((32, 32), (2, 2), (2, 2), (0, 0), (1, 1), False)
+    out, idx = pool.CpuMaxPool.forward(backend, x, g, True)
+    want_out, want_idx = MaxPoolArrays.forward(backend, x, g, True)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(idx, want_idx)
+
+
+CONVS = [  # x shape, C_out, kernel, stride, padding, dilation
+    ((4, 6, 14, 14), 16, (5, 5), (1, 1), (0, 0), (1, 1)),  # LeNet-5's second
+    ((2, 3, 9, 8), 5, (3, 3), (2, 2), (1, 1), (1, 1)),
+    ((2, 4, 11, 10), 3, (3, 2), (1, 2), (2, 1), (2, 2)),  # dilated: taps one by one
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, cout, k, s, p, d", CONVS)
+def test_compiled_im2col_and_col2im_match_numpy(numpy_only, dtype, shape, cout, k, s, p, d) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import im2col as cpu
+    from lucid.kernels import channels_last, im2col
+
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(sum(shape) + cout)
+    x = _layout(rng.standard_normal(shape).astype(dtype), "channels_last")
+    w = rng.standard_normal((cout, shape[1], *k)).astype(dtype)
+    b = rng.standard_normal(cout).astype(dtype)
+    g = conv_geometry(shape[2:], k, s, tuple((q, q) for q in p), d, 1)
+    assert cpu._jit(x, shape[1], g) is not None
+    xl = channels_last(x, np)
+    np.testing.assert_array_equal(cpu.col_matrix(backend, xl, g), im2col(backend, xl, g))
+    y = cpu.conv_forward(backend, x, w, b, g)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dx = cpu.conv_input_grad(backend, dy, w, g)
+    dw = cpu.conv_weight_grad(backend, x, dy, g)
+    with numpy_only:
+        assert cpu._jit(x, shape[1], g) is None
+        np.testing.assert_array_equal(y, cpu.conv_forward(backend, x, w, b, g))
+        tol = 1e-5 if dtype == np.float32 else 1e-12  # col2im sums overlapping taps in row order
+        np.testing.assert_allclose(dx, cpu.conv_input_grad(backend, dy, w, g), rtol=tol, atol=tol)
+        np.testing.assert_array_equal(dw, cpu.conv_weight_grad(backend, x, dy, g))
+
+
+def test_one_input_channel_and_groups_keep_numpy_im2col() -> None:
+    from lucid.backends._numpy.kernels import im2col as cpu
+
+    x = np.zeros((2, 1, 8, 8), np.float32)
+    g = conv_geometry((8, 8), (3, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    assert cpu._jit(x, 1, g) is None
+    g2 = conv_geometry((8, 8), (3, 3), (1, 1), ((0, 0), (0, 0)), (1, 1), 2)
+    assert cpu._jit(x, 4, g2) is None
+    assert cpu._jit(x.astype(np.float16), 4, g) is None
+
+
+def test_pools_numba_does_not_compile_use_numpy() -> None:
+    from lucid.backends._numpy.kernels import pool
+    from lucid.kernels import pool_geometry
+
+    g = pool_geometry((8, 8), (2, 2), (2, 2), (0, 0), (1, 1), False)
+    assert pool._jit(np.zeros((1, 1, 8, 8), np.float32), g) is not None
+    assert pool._jit(np.zeros((1, 1, 8, 8), np.float16), g) is None
+    assert pool._jit(np.zeros((1, 1, 8, 8), np.int32), g) is None
+    g1 = pool_geometry((8,), (2,), (2,), (0,), (1,), False)
+    assert pool._jit(np.zeros((1, 1, 8), np.float32), g1) is None

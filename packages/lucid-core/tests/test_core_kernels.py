@@ -79,7 +79,8 @@ def test_registration_refuses_a_kernel_that_breaks_its_contract() -> None:
 
 def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> None:
     backend = get_backend("cpu")
-    assert set(backend.kernels) == {kernels.CONV_ARRAYS, kernels.BATCH_NORM}
+    expected = {kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS}
+    assert set(backend.kernels) == expected
     for contract, impl in backend.kernels.items():
         assert contract in kernels.CONTRACTS
         contract.check(impl)

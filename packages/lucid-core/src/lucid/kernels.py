@@ -7,7 +7,8 @@ checked by mypy against the contract's ``Protocol`` and at run time against its 
 ``forward(ctx, ...)``/``backward(ctx, ...)`` staticmethods of the Function they replace (``ctx``
 is that Function's node). ``CONV_ARRAYS`` is one level lower: the array kernels that lucid.nn's
 convolution Functions call (forward, input gradient, weight gradient), so a backend that only
-speeds up the arithmetic keeps the double backward the Functions compose from them.
+speeds up the arithmetic keeps the double backward the Functions compose from them;
+``MAX_POOL_ARRAYS`` is the same for max pooling (``MaxPoolArrays`` is its plain array code).
 
 The geometry the convolution and pooling kernels share is here too (``ConvGeometry``,
 ``conv_geometry``, ``pool_geometry``), with the channels-last im2col layout helpers, so that
@@ -44,10 +45,12 @@ __all__ = [
     "LAYER_NORM",
     "LOG_SOFTMAX",
     "MAX_POOL",
+    "MAX_POOL_ARRAYS",
     "SDPA",
     "SOFTMAX",
     "ConvGeometry",
     "KernelContract",
+    "MaxPoolArrays",
     "Pairs",
     "avg_pool_divisor",
     "channels_first",
@@ -55,8 +58,10 @@ __all__ = [
     "conv_geometry",
     "im2col",
     "out_size",
+    "pad_planes",
     "pad_spatial",
     "pool_geometry",
+    "scatter_taps",
     "transpose_geometry",
     "weight_from_matrix",
     "weight_matrix",
@@ -278,6 +283,91 @@ def weight_from_matrix(wm: Any, kernel: Ints, xp: Any) -> Any:
     return xp.reshape(w, (groups * coutg, cg, *kernel))
 
 
+# -- max pooling in plain array code (lucid.nn's Functions and the backends' fallback) ---------
+_ALL = (slice(None), slice(None))
+
+
+def pad_planes(xp: Any, x: Any, g: ConvGeometry, value: float) -> Any:
+    """A channels-first ``(N, C, *spatial)`` array padded by ``value`` to ``g.padded``."""
+    if not any(g.pad_lo) and not any(g.pad_hi):
+        return x
+    return xp.pad(x, ((0, 0), (0, 0), *zip(g.pad_lo, g.pad_hi)), constant_values=value)
+
+
+def lowest(dt: Any) -> float:
+    """A padding value that never wins a window's max: -inf, or the integer dtype's minimum."""
+    if dt.is_floating_point:
+        return -math.inf
+    return -(2 ** (8 * dt.itemsize - 1)) if dt.is_signed else 0
+
+
+def scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, dtype: Any) -> Any:
+    """Sum ``parts(tap_number)`` into a zero padded input at each tap's positions; crop.
+
+    When windows do not overlap (stride >= window), each position gets at most one tap: the
+    parts are written, not added.
+    """
+    # Channels-last, as convolution outputs are: the tap writes and the next op read it as is.
+    out = channels_first(xp.zeros((shape[0], *g.padded, shape[1]), dtype=dtype), xp)
+    disjoint = all(s >= w for s, w in zip(g.stride, g.window))
+    for t, tap in enumerate(g.all_taps()):
+        where = _ALL + g.tap_slices(tap)
+        if disjoint:
+            out[where] = parts(t)
+        else:
+            out[where] += parts(t)
+    return out[_ALL + g.crop()]
+
+
+def _winners(xp: Any, g: Any, idx: Any) -> Any:
+    """``t -> g where tap t won, else 0``, computed channels-last (the layout of a pooled
+    convolution output, so of ``idx``: mixed layouts make every elementwise op slow).
+
+    A product with the mask is several times faster than ``where``; it differs only in the
+    sign of the zeros it writes (``-1 * 0 = -0.0``) and where ``g`` is not finite (inf * 0 is
+    nan), so such gradients take ``where``.
+    """
+    gl = channels_last(g, xp)
+    gl = channels_first(xp.reshape(xp.reshape(gl, (-1,)), gl.shape), xp)  # copied if not yet
+    if bool(xp.all(xp.isfinite(g))):
+        return lambda t: gl * (idx == t)
+    zero = xp.zeros((), dtype=g.dtype)
+    return lambda t: xp.where(idx == t, gl, zero)
+
+
+class MaxPoolArrays:
+    """``MAX_POOL_ARRAYS`` in plain array code: a few whole-array ops per kernel tap."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tuple[Any, Any]:
+        """The max over each window (NaN propagates) and, if wanted, the first tap holding it
+        (``int8`` tap numbers, ``int32`` from 128 taps), else None."""
+        xp = backend.xp
+        xpad = pad_planes(xp, x, g, lowest(backend.dtype_of(x)))
+        index_type = xp.int8 if g.taps < 128 else xp.int32
+        best: Any = None
+        idx: Any = None
+        for t, tap in enumerate(g.all_taps()):
+            v = xpad[_ALL + g.tap_slices(tap)]
+            if best is None:
+                best = v
+                continue
+            if want_index:  # the first index array keeps the input's memory order
+                win = v > best
+                tap_number = xp.asarray(t, dtype=index_type)
+                idx = win.astype(index_type) if idx is None else xp.where(win, tap_number, idx)
+            best = xp.maximum(best, v)
+        if want_index and idx is None:
+            idx = xp.zeros(best.shape, dtype=index_type)
+        return (backend.copy(best) if g.taps == 1 else best), idx
+
+    @staticmethod
+    def scatter(backend: Any, grad: Any, idx: Any, shape: tuple[int, ...], g: ConvGeometry) -> Any:
+        """The input gradient ``(N, C, *in)``: each output's ``grad`` at its window's winner."""
+        xp = backend.xp
+        return scatter_taps(xp, _winners(xp, grad, idx), shape, g, grad.dtype)
+
+
 # -- the signatures kernels implement ---------------------------------------------------------
 # Positional-only, so an implementation may name its parameters as it likes.
 class UnaryKernel(Protocol):
@@ -406,6 +496,21 @@ class ConvArraysKernel(Protocol):
     def channel_sum(backend: Any, dy: Any, /) -> Any: ...
 
 
+class MaxPoolArraysKernel(Protocol):
+    """Array-level max pooling for a geometry; lucid.nn's max-pool Functions compose these.
+
+    ``forward`` returns ``(out, idx)``: ``idx`` holds each output's winning tap number (in
+    ``g.all_taps()`` order), or is None when not wanted; ``scatter`` gets it back.
+    """
+
+    @staticmethod
+    def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool, /) -> tuple[Any, Any]: ...
+    @staticmethod
+    def scatter(
+        backend: Any, grad: Any, idx: Any, shape: tuple[int, ...], g: ConvGeometry, /
+    ) -> Any: ...
+
+
 # -- contracts: the typed keys of ``Backend.kernels`` -----------------------------------------
 @dataclass(frozen=True, eq=False)
 class KernelContract(Generic[ImplT]):
@@ -469,8 +574,11 @@ BATCH_NORM: KernelContract[BatchNormKernel] = KernelContract("batch_norm", Batch
 LAYER_NORM: KernelContract[LayerNormKernel] = KernelContract("layer_norm", LayerNormKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
+MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
+    "max_pool_arrays", MaxPoolArraysKernel
+)
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL,
-    BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS,
+    BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -32,6 +33,15 @@ import numpy as np
 _TINY_FLOPS = 2 * 64**3
 # Above this many FLOPs every BLAS thread pays for itself.
 PARALLEL_FLOPS = 50e6
+# Matrix products from this many FLOPs up to PARALLEL_FLOPS run on OpenBLAS's own threads while
+# lucid's pool has been idle for POOL_IDLE_S: a small model's products (LeNet-5's are 2-30
+# MFLOP, N = 6..150), where nothing of lucid's runs beside them for their threads' spin to slow
+# down. A LeNet-5 train step at the defaults: 13.8 -> 11.6 ms (2 cores, medians of 9
+# interleaved rounds; CPU time 13.8 -> 22.7 ms: the spin). While the pool is busy (ResNet's
+# convolutions) they stay on one thread: the same rule without the pool test made a ResNet-18
+# step 16% slower (its Winograd weight transforms, 2-9 MFLOP, left spinners on the pool's cores).
+THREADED_FLOPS = 2e6
+POOL_IDLE_S = 0.5
 _CPUS = os.cpu_count() or 1  # os.cpu_count() is a system call: once per process
 # Row block for the batched form of a long, narrow ``a^T @ b``.
 _BLOCK_ROWS = 1024
@@ -53,6 +63,7 @@ class BlasThreads:
         self._saved: list[int] = []
         self._requested: int | None = None  # set by lucid.set_num_threads
         self._lock = threading.Lock()
+        self._pool_used = -POOL_IDLE_S  # time.monotonic() of the last pool() call
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -112,12 +123,18 @@ class BlasThreads:
                         if n != 1:
                             lib.set_num_threads(n)
 
+    def pool_idle(self) -> bool:
+        """Whether the kernels' pool has not been asked for in the last ``POOL_IDLE_S`` (and
+        this is not one of its threads)."""
+        return time.monotonic() - self._pool_used >= POOL_IDLE_S and not _in_worker()
+
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads for the kernels (new after a fork).
 
         Callers ask for the thread budget; a pool of another size replaces the old one, whose
         idle threads are told to exit (a pool per size would pile up threads).
         """
+        self._pool_used = time.monotonic()
         with self._lock:
             # A forked child inherits the pool object but not its threads: make a new one.
             stale = self._pool_pid != os.getpid()
@@ -154,7 +171,8 @@ GEMM_IN_FLOAT32: set[Any] = {np.dtype(np.float16)}
 
 
 def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
-    """``numpy.matmul`` with mid-sized products on one BLAS thread."""
+    """``numpy.matmul``: big products split on lucid's pool, mid-sized ones (from
+    ``THREADED_FLOPS``) on OpenBLAS's threads outside the pool, the rest on one BLAS thread."""
     if a.dtype in GEMM_IN_FLOAT32 or b.dtype in GEMM_IN_FLOAT32:
         return _matmul_in_float32(a, b, out, **kwargs)
     if out is not None or kwargs or a.ndim == 0 or b.ndim == 0:
@@ -171,6 +189,8 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         split = _split_matmul(a, b, m, n, budget)
         if split is not None:
             return split
+    elif flops >= THREADED_FLOPS and m > 1 and n > 1 and blas_threads.pool_idle():
+        return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
 
@@ -250,15 +270,17 @@ def workers() -> int:
 def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list[R]:
     """``[work(item) for item in items]``, on a thread per core with one-thread BLAS each.
 
-    Small work (under ``PARALLEL_FLOPS``) runs inline on one BLAS thread; a single big item
-    runs inline with the BLAS threads as set.
+    Small work (under ``PARALLEL_FLOPS``) runs inline, its products on the threads ``matmul``
+    picks; a single big item runs inline with the BLAS threads as set.
     """
     if _in_worker():
         return [work(item) for item in items]  # already inside a worker
     if len(items) == 1 and flops >= PARALLEL_FLOPS:
         return [work(items[0])]
     budget = blas_threads.budget()
+    if flops < PARALLEL_FLOPS:  # inline; its products choose their BLAS threads (``matmul``)
+        return [work(item) for item in items]
     with blas_threads.single_blas_thread():
-        if budget == 1 or flops < PARALLEL_FLOPS or len(items) == 1:
+        if budget == 1 or len(items) == 1:
             return [work(item) for item in items]
         return list(blas_threads.pool(budget).map(work, items))

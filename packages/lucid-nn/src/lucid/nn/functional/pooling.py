@@ -7,13 +7,16 @@ Function whose own backward is the op again (both are linear in the gradient), s
 backward works.
 
 The public ops name the contracts ``kernels.MAX_POOL`` and ``kernels.AVG_POOL``, so a backend
-may replace them (MLX does); the geometry is core's ``lucid.kernels.pool_geometry``.
+may replace them (MLX does); the geometry is core's ``lucid.kernels.pool_geometry``. Max
+pooling's arithmetic (the windows' max and winning tap, the gradient's scatter) is the backend's
+``kernels.MAX_POOL_ARRAYS`` (NumPy compiles the 2-D case where numba is installed), core's
+``kernels.MaxPoolArrays`` by default.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import lucid
@@ -23,9 +26,9 @@ from lucid.kernels import (
     ConvGeometry,
     Ints,
     avg_pool_divisor,
-    channels_first,
-    channels_last,
+    pad_planes,
     pool_geometry,
+    scatter_taps,
 )
 from lucid.nn.functional.conv import int_tuple
 
@@ -52,64 +55,11 @@ _ALL = (slice(None), slice(None))
 
 
 # -- array helpers -------------------------------------------------------------------------------
-def _pad(xp: Any, x: Any, g: ConvGeometry, value: float) -> Any:
-    if not any(g.pad_lo) and not any(g.pad_hi):
-        return x
-    return xp.pad(x, ((0, 0), (0, 0), *zip(g.pad_lo, g.pad_hi)), constant_values=value)
-
-
 def _crop(g: ConvGeometry) -> tuple[slice, ...]:
     return (*_ALL, *g.crop())
 
 
-def _scatter_taps(xp: Any, parts: Any, shape: tuple[int, ...], g: ConvGeometry, dtype: Any) -> Any:
-    """Sum ``parts(tap_number)`` into a zero padded input at each tap's positions; crop.
-
-    When windows do not overlap (stride >= window), each position gets at most one tap: the
-    parts are written, not added.
-    """
-    # Channels-last, as convolution outputs are: the tap writes and the next op read it as is.
-    out = channels_first(xp.zeros((shape[0], *g.padded, shape[1]), dtype=dtype), xp)
-    disjoint = all(s >= w for s, w in zip(g.stride, g.window))
-    for t, tap in enumerate(g.all_taps()):
-        where = _ALL + g.tap_slices(tap)
-        if disjoint:
-            out[where] = parts(t)
-        else:
-            out[where] += parts(t)
-    return out[_crop(g)]
-
-
 # -- max pooling ---------------------------------------------------------------------------------
-def _max_forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tuple[Any, Any]:
-    """The max over each window (NaN propagates) and, if wanted, the first tap holding it."""
-    xp = backend.xp
-    xpad = _pad(xp, x, g, _lowest(backend.dtype_of(x)))
-    index_type = xp.int8 if g.taps < 128 else xp.int32
-    best: Any = None
-    idx: Any = None
-    for t, tap in enumerate(g.all_taps()):
-        v = xpad[_ALL + g.tap_slices(tap)]
-        if best is None:
-            best = v
-            continue
-        if want_index:  # the first index array keeps the input's memory order (no mixed layouts)
-            win = v > best
-            tap_number = xp.asarray(t, dtype=index_type)
-            idx = win.astype(index_type) if idx is None else xp.where(win, tap_number, idx)
-        best = xp.maximum(best, v)
-    if want_index and idx is None:
-        idx = xp.zeros(best.shape, dtype=index_type)
-    return (backend.copy(best) if g.taps == 1 else best), idx
-
-
-def _lowest(dt: Any) -> float:
-    """A padding value that never wins a window's max: -inf, or the integer dtype's minimum."""
-    if dt.is_floating_point:
-        return -math.inf
-    return -(2 ** (8 * dt.itemsize - 1)) if dt.is_signed else 0
-
-
 def _flat_indices(xp: Any, idx: Any, g: ConvGeometry) -> Any:
     """Tap numbers -> flat positions in each input plane (PyTorch's return_indices)."""
     coords = list(zip(*g.all_taps())) if g.taps else [()] * g.nd
@@ -125,20 +75,10 @@ def _flat_indices(xp: Any, idx: Any, g: ConvGeometry) -> Any:
     return flat
 
 
-def _winners(xp: Any, g: Any, idx: Any) -> Callable[[int], Any]:
-    """``t -> g where tap t won, else 0``, computed channels-last (the layout of a pooled
-    convolution output, so of ``idx``: mixed layouts make every elementwise op slow).
-
-    A product with the mask is several times faster than ``where``; it differs only in the
-    sign of the zeros it writes (``-1 * 0 = -0.0``) and where ``g`` is not finite (inf * 0 is
-    nan), so such gradients take ``where``.
-    """
-    gl = channels_last(g, xp)
-    gl = channels_first(xp.reshape(xp.reshape(gl, (-1,)), gl.shape), xp)  # copied if not yet
-    if bool(xp.all(xp.isfinite(g))):
-        return lambda t: gl * (idx == t)
-    zero = xp.zeros((), dtype=g.dtype)
-    return lambda t: xp.where(idx == t, gl, zero)
+def _max_arrays(ctx: Any) -> kernels.MaxPoolArraysKernel:
+    """The backend's array-level max pool (NumPy: compiled 2-D loops where numba is installed),
+    else core's plain array code."""
+    return kernels.MAX_POOL_ARRAYS.get(ctx.backend, kernels.MaxPoolArrays)
 
 
 class _MaxPoolGrad(Function):
@@ -147,8 +87,7 @@ class _MaxPoolGrad(Function):
     @staticmethod
     def forward(ctx: Any, g: Any, idx: Any, geom: ConvGeometry, shape: tuple[int, ...]) -> Any:
         ctx.idx, ctx.geom = idx, geom
-        xp = ctx.xp
-        return _scatter_taps(xp, _winners(xp, g, idx), shape, geom, g.dtype)
+        return _max_arrays(ctx).scatter(ctx.backend, g, idx, shape, geom)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -162,7 +101,7 @@ class _MaxPoolGather(Function):
     def forward(ctx: Any, h: Any, idx: Any, geom: ConvGeometry) -> Any:
         ctx.idx, ctx.geom, ctx.shape = idx, geom, h.shape
         xp = ctx.xp
-        hpad = _pad(xp, h, geom, 0.0)
+        hpad = pad_planes(xp, h, geom, 0.0)
         out = xp.zeros(idx.shape, dtype=h.dtype)
         for t, tap in enumerate(geom.all_taps()):
             out = xp.where(idx == t, hpad[_ALL + geom.tap_slices(tap)], out)
@@ -183,7 +122,7 @@ class MaxPool(Function):
                 ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
         want = return_indices or ctx.needs_input_grad[0]
-        out, idx = _max_forward(ctx.backend, x, g, want)
+        out, idx = _max_arrays(ctx).forward(ctx.backend, x, g, want)
         ctx.idx, ctx.geom, ctx.shape = idx, g, x.shape
         if not return_indices:
             return out
@@ -214,7 +153,7 @@ class _AvgPoolGrad(Function):
     def forward(ctx: Any, g: Any, inv: Any, geom: ConvGeometry, shape: tuple[int, ...]) -> Any:
         ctx.inv, ctx.geom = inv, geom
         scaled = g * inv
-        return _scatter_taps(ctx.xp, lambda t: scaled, shape, geom, g.dtype)
+        return scatter_taps(ctx.xp, lambda t: scaled, shape, geom, g.dtype)
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
@@ -235,7 +174,7 @@ class _AvgPoolSum(Function):
 
 
 def _avg_forward(backend: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
-    xpad = _pad(backend.xp, x, g, 0.0)
+    xpad = pad_planes(backend.xp, x, g, 0.0)
     total: Any = None
     for tap in g.all_taps():
         v = xpad[_ALL + g.tap_slices(tap)]

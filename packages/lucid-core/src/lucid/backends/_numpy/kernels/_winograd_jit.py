@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numba
+import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 
@@ -32,6 +33,19 @@ class _NoAliasCompiler(CompilerBase):
 
 
 _jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAliasCompiler)
+
+
+# Indices cast to unsigned: numba then skips its negative-index wraparound, a branch per access
+# that keeps LLVM from vectorising a copy (the compiled im2col was 3-13x faster with it).
+U = np.uint64
+
+
+def jit_named(fn: Any, name: str) -> Any:
+    """``fn`` compiled as ``_jit`` does, under ``name``: for functions a factory makes with
+    compile-time constants in their closure (numba caches a function on disk under its
+    qualified name, keyed by its closure's values too)."""
+    fn.__name__ = fn.__qualname__ = name
+    return _jit(fn)
 
 
 @_jit

@@ -10,7 +10,9 @@ The batch is processed in chunks sized so that one chunk's column matrix stays i
 copy into the column matrix, the GEMM and the per-tap adds of the backward then hit cache
 instead of memory, which is where a whole-batch im2col loses its time. Big ops run their chunks
 on a thread per core, each with one-thread BLAS (``_blas.run_chunks``), so the copies are
-parallel too. Small forward column matrices are kept for the weight gradient.
+parallel too. Small forward column matrices are kept for the weight gradient. With
+``lucid-core[numba]``, 2-D convolutions of one group build the column matrix and add the column
+gradient back in compiled loops (``_im2col_jit``) instead of one strided copy per kernel tap.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import math
 from typing import Any
 
 from lucid.backends import _blas
+from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import (
     ConvGeometry,
     channels_first,
     channels_last,
     im2col,
+    pad_spatial,
     weight_from_matrix,
     weight_matrix,
 )
@@ -35,6 +39,33 @@ _CHUNK_BYTES = 4 << 20
 _KEEP_COLS_BYTES = 32 << 20
 # Below this many input channels (one group), col2im works channels-first (longer runs).
 _NARROW_CHANNELS = 32
+
+
+_JIT = "_im2col_jit"  # im2col/col2im as compiled loops (lucid-core[numba]), 2-D, one group
+
+
+def _jit(x: Any, c: int, g: ConvGeometry) -> Any:
+    """The compiled im2col/col2im module for this convolution (``c`` input channels), or None.
+
+    One input channel stays with NumPy's tap-by-tap copies, which then move whole rows (the
+    compiled loops would move runs of ``KW`` values: slower, measured)."""
+    if g.nd != 2 or g.groups != 1 or c < 2 or x.dtype.char not in "fd":  # float32/64
+        return None
+    return _compiled.load(_JIT)
+
+
+def col_matrix(backend: Any, xl: Any, g: ConvGeometry) -> Any:
+    """``im2col(backend, xl, g)``: compiled where it can be (the same matrix, bit for bit)."""
+    if _jit(xl, xl.shape[-1], g) is not None:
+        xp = backend.xp
+        xpad = xp.ascontiguousarray(pad_spatial(xl, g, xp))
+        (oh, ow), c = g.out_size, xl.shape[-1]
+        col = xp.empty((xl.shape[0] * oh * ow, g.taps * c), dtype=xl.dtype)
+        geo = (*g.stride, *g.dilation, oh, ow)
+        flat = xp.reshape(xpad, (xpad.shape[0], xpad.shape[1], -1))
+        if _compiled.run(_JIT, "im2col", *g.kernel, flat, *geo, col):
+            return xp.reshape(col, (col.shape[0], 1, col.shape[1]))
+    return im2col(backend, xl, g)
 
 
 def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
@@ -74,7 +105,7 @@ def conv_forward(
 
     def work(r: tuple[int, int]) -> Any:
         s, e = r
-        col = im2col(backend, xl[s:e], g)
+        col = col_matrix(backend, xl[s:e], g)
         if keep is not None:
             keep[r] = col
         out = _grouped_matmul(col, wm, xp)
@@ -102,7 +133,8 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
 
     Per chunk: one (batched) GEMM to the column gradient, then one strided add per kernel tap
     into the padded input gradient (col2im). With few input channels per group the tap adds
-    would move runs of only ``C/G`` values, so that case works channels-first instead.
+    would move runs of only ``C/G`` values, so that case works channels-first instead, unless
+    col2im is compiled (``lucid-core[numba]``, 2-D, one group: one pass, channels-last).
     """
     xp = backend.xp
     c = w.shape[1] * g.groups
@@ -111,7 +143,7 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     rows_per = math.prod(g.out_size)
     flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
     ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
-    if g.groups == 1 and c < _NARROW_CHANNELS:
+    if g.groups == 1 and c < _NARROW_CHANNELS and _jit(dy, c, g) is None:
         parts = _blas.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
         dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
         return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
@@ -129,6 +161,8 @@ def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any
     rows_per = math.prod(g.out_size)
     crop = (slice(None), *g.crop(), slice(None))
     to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
+    jit = _jit(dy, cg, g) is not None
+    geo = (*g.stride, *g.dilation, *g.out_size)
 
     def work(r: tuple[int, int]) -> Any:
         s, e = r
@@ -139,6 +173,11 @@ def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any
         else:
             dyg = xp.transpose(xp.reshape(dyc, (m * rows_per, groups, cout // groups)), (1, 0, 2))
             dcol = xp.matmul(dyg, wm_t)  # (G, rows, taps*Cg)
+        if jit:
+            dpad = xp.zeros((m, *g.padded, cg), dtype=dy.dtype)
+            flat = xp.reshape(dpad, (m, dpad.shape[1], -1))
+            if _compiled.run(_JIT, "col2im", *g.kernel, dcol[0], *geo, flat):
+                return dpad[crop]
         dcol = xp.reshape(dcol, (groups, m, *g.out_size, *g.kernel, cg))
         dpad = xp.zeros((m, *g.padded, groups, cg), dtype=dy.dtype)
         for tap in g.all_taps():
@@ -197,7 +236,7 @@ def conv_weight_grad(
     def one(s: int, e: int) -> Any:
         col = kept.get((s, e)) if kept else None
         if col is None:
-            col = im2col(backend, xl[s:e], g)  # (rows, G, Kg)
+            col = col_matrix(backend, xl[s:e], g)  # (rows, G, Kg)
         dyc = rows_of(dyl, s, e, xp)
         if groups == 1:
             return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc)[None]
