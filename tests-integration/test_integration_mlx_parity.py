@@ -463,6 +463,16 @@ CASES: list[Case] = [
         F(2, 3, 6, 6),
         id="max_pool2d-ties-after-relu",
     ),
+    # Disjoint windows take MLX's tiled path (reshapes, no strided windows): rows and columns a
+    # floor-mode pool leaves out get zero gradient.
+    C("nn.functional.max_pool2d", F(2, 3, 7, 9), kernel_size=2, id="max_pool2d-tiles-cropped"),
+    C(
+        "nn.functional.max_pool2d",
+        F(2, 3, 9, 7),
+        kernel_size=(3, 2),
+        id="max_pool2d-tiles-3x2",
+    ),
+    C("nn.functional.max_pool1d", F(2, 3, 10), kernel_size=3, id="max_pool1d-tiles"),
     C(
         lambda x: resolve("nn.functional.max_pool2d")(x, 2, return_indices=True),
         F(2, 3, 6, 6),

@@ -201,6 +201,40 @@ def _windows(x: Any, g: ConvGeometry, fill: float) -> Any:
     return mx.as_strided(xpad, shape, step), tuple(range(2 + nd, 2 + 2 * nd))
 
 
+def _tiles(g: ConvGeometry) -> bool:
+    """Windows that do not overlap, without padding or dilation: the input's (cropped) tiles."""
+    return (
+        tuple(g.stride) == tuple(g.kernel)
+        and not any(g.pad_lo)
+        and not any(g.pad_hi)
+        and all(d == 1 for d in g.dilation)
+    )
+
+
+def _tile_windows(x: Any, g: ConvGeometry) -> Any:
+    """``(N, C, *out, taps)``: each tile's values (kernel row-major), by reshapes of ``x``."""
+    nd = g.nd
+    crop = (slice(None), slice(None), *(slice(0, o * k) for o, k in zip(g.out_size, g.kernel)))
+    split = [v for o, k in zip(g.out_size, g.kernel) for v in (o, k)]
+    t = mx.reshape(x[crop], (*x.shape[:2], *split))
+    t = mx.transpose(t, (0, 1, *range(2, 2 + 2 * nd, 2), *range(3, 3 + 2 * nd, 2)))
+    return mx.reshape(t, (*x.shape[:2], *g.out_size, g.taps))
+
+
+def _untile(cot: Any, shape: tuple[int, ...], g: ConvGeometry) -> Any:
+    """The inverse of ``_tile_windows``: ``(N, C, *out, taps)`` -> ``shape``, zero past the
+    tiles (the rows and columns a floor-mode pool leaves out)."""
+    nd = g.nd
+    t = mx.reshape(cot, (*shape[:2], *g.out_size, *g.kernel))
+    order = [0, 1]
+    for a in range(nd):
+        order += [2 + a, 2 + nd + a]
+    t = mx.transpose(t, order)
+    t = mx.reshape(t, (*shape[:2], *(o * k for o, k in zip(g.out_size, g.kernel))))
+    pads = [(0, 0), (0, 0), *((0, n - o * k) for n, o, k in zip(shape[2:], g.out_size, g.kernel))]
+    return mx.pad(t, pads) if any(p[1] for p in pads) else t
+
+
 class _NativePool:
     @staticmethod
     @once_differentiable
@@ -225,14 +259,19 @@ class MaxPool:
             return type(ctx).forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, True)
 
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
+        ctx.tiles = _tiles(g)
+        if ctx.tiles:  # disjoint windows that tile the input: reshapes, no strided windows
+            flat = _tile_windows(x, g)
+        else:
 
-        def windows(a: Any) -> Any:
-            return _windows(a, g, -math.inf)[0]
+            def windows(a: Any) -> Any:
+                return _windows(a, g, -math.inf)[0]
 
-        win = windows(x)
-        flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
+            win = windows(x)
+            flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
+            ctx.windows, ctx.win_shape = windows, win.shape
         idx = mx.argmax(flat, axis=-1, keepdims=True)
-        ctx.windows, ctx.x, ctx.idx, ctx.win_shape = windows, x, idx, win.shape
+        ctx.x, ctx.idx, ctx.geom = x, idx, g
         return mx.squeeze(mx.take_along_axis(flat, idx, axis=-1), -1)
 
     @staticmethod
@@ -244,10 +283,12 @@ class MaxPool:
     @staticmethod
     @once_differentiable
     def _first_max_backward(ctx: Any, g: Tensor) -> Any:
-        taps = ctx.idx.shape[:-1] + (math.prod(ctx.win_shape[len(ctx.idx.shape) - 1 :]),)
-        onehot = mx.arange(taps[-1]) == ctx.idx
-        cot = mx.reshape(mx.where(onehot, mx.expand_dims(g.array, -1), 0.0), ctx.win_shape)
-        _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [cot.astype(g.array.dtype)])
+        onehot = mx.arange(ctx.geom.taps) == ctx.idx
+        cot = mx.where(onehot, mx.expand_dims(g.array, -1), 0.0).astype(g.array.dtype)
+        if ctx.tiles:
+            dx = _untile(cot, ctx.x.shape, ctx.geom)
+        else:
+            _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [mx.reshape(cot, ctx.win_shape)])
         return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
 
 
