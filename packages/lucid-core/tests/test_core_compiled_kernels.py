@@ -259,3 +259,22 @@ def test_pools_numba_does_not_compile_use_numpy() -> None:
     assert pool._jit(np.zeros((1, 1, 8, 8), np.int32), g) is None
     g1 = pool_geometry((8,), (2,), (2,), (0,), (1,), False)
     assert pool._jit(np.zeros((1, 1, 8), np.float32), g1) is None
+
+
+def test_a_kernel_size_asked_for_by_two_threads_at_once_is_made_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lucid.backends._numpy.kernels import _winograd_jit
+    from lucid.backends._numpy.kernels import im2col as cpu
+    from lucid.kernels import channels_last, im2col
+
+    backend = get_backend("cpu")
+    x = _layout(np.random.default_rng(9).standard_normal((2, 3, 9, 8)).astype(np.float32),
+                "channels_last")  # fmt: skip
+    g = conv_geometry((9, 8), (4, 1), (1, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    xl = channels_last(x, np)
+    with ThreadPoolExecutor(4) as pool:
+        cols = list(pool.map(lambda _: cpu.col_matrix(backend, xl, g), range(4)))
+    for col in cols:
+        np.testing.assert_array_equal(col, im2col(backend, xl, g))
+    assert "im2col_4x1" in _winograd_jit._specialised

@@ -20,26 +20,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends._numpy.kernels._winograd_jit import U, jit_named
-
-_im2col: dict[tuple[int, int], Any] = {}
-_col2im: dict[tuple[int, int], Any] = {}
+from lucid.backends._numpy.kernels._winograd_jit import U, specialised
 
 
 def im2col(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, oh, ow, col)`` copy of a ``kh x kw`` kernel."""
-    fn = _im2col.get((kh, kw))
-    if fn is None:
-        fn = _im2col[(kh, kw)] = jit_named(_make_im2col(kh, kw), f"im2col_{kh}x{kw}")
-    fn(*args)
+    specialised(f"im2col_{kh}x{kw}", _make_im2col, kh, kw)(*args)
 
 
 def col2im(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(col, sh, sw, dh, dw, oh, ow, dxpad)`` adds of a ``kh x kw`` kernel."""
-    fn = _col2im.get((kh, kw))
-    if fn is None:
-        fn = _col2im[(kh, kw)] = jit_named(_make_col2im(kh, kw), f"col2im_{kh}x{kw}")
-    fn(*args)
+    specialised(f"col2im_{kh}x{kw}", _make_col2im, kh, kw)(*args)
 
 
 def _make_im2col(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)

@@ -23,28 +23,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends._numpy.kernels._winograd_jit import U, jit_named
-
-_forward: dict[tuple[int, int], Any] = {}
-_backward: dict[tuple[int, int, bool], Any] = {}
+from lucid.backends._numpy.kernels._winograd_jit import U, specialised
 
 
 def forward(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window."""
-    fn = _forward.get((kh, kw))
-    if fn is None:
-        fn = _forward[(kh, kw)] = jit_named(_make_forward(kh, kw), f"max_forward_{kh}x{kw}")
-    fn(*args)
+    specialised(f"max_forward_{kh}x{kw}", _make_forward, kh, kw)(*args)
 
 
 def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
     """Run the compiled ``(g, idx, sh, sw, dh, dw, dxpad)`` pass of a ``kh x kw`` window."""
-    key = (kh, kw, overlap)
-    fn = _backward.get(key)
-    if fn is None:
-        name = f"max_backward_{kh}x{kw}{'_overlap' if overlap else ''}"
-        fn = _backward[key] = jit_named(_make_backward(kh, kw, overlap), name)
-    fn(*args)
+    name = f"max_backward_{kh}x{kw}{'_overlap' if overlap else ''}"
+    specialised(name, _make_backward, kh, kw, overlap)(*args)
 
 
 def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)

@@ -17,6 +17,7 @@ NumPy. Every caller passes a freshly allocated ``out``.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numba
@@ -40,12 +41,24 @@ _jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAlia
 U = np.uint64
 
 
-def jit_named(fn: Any, name: str) -> Any:
-    """``fn`` compiled as ``_jit`` does, under ``name``: for functions a factory makes with
-    compile-time constants in their closure (numba caches a function on disk under its
-    qualified name, keyed by its closure's values too)."""
-    fn.__name__ = fn.__qualname__ = name
-    return _jit(fn)
+_specialised: dict[str, Any] = {}
+_specialise_lock = threading.Lock()
+
+
+def specialised(name: str, make: Any, *constants: Any) -> Any:
+    """The function ``make(*constants)`` returns, compiled as ``_jit`` does under ``name``, made
+    once per process (a lock: the pool's threads may ask at once). For loops whose sizes are
+    compile-time constants in their closure; numba caches each on disk under its qualified
+    name, keyed by its closure's values too."""
+    fn = _specialised.get(name)
+    if fn is None:
+        with _specialise_lock:
+            fn = _specialised.get(name)
+            if fn is None:
+                py = make(*constants)
+                py.__name__ = py.__qualname__ = name
+                fn = _specialised[name] = _jit(py)
+    return fn
 
 
 @_jit
