@@ -278,3 +278,34 @@ def test_a_kernel_size_asked_for_by_two_threads_at_once_is_made_once() -> None:
     for col in cols:
         np.testing.assert_array_equal(col, im2col(backend, xl, g))
     assert "im2col_4x1" in _winograd_jit._specialised
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "shape, cout, k, p, bias",
+    [((3, 1, 28, 28), 6, (5, 5), (2, 2), True),  # LeNet-5's first layer
+     ((2, 1, 9, 8), 4, (3, 3), (1, 1), False),
+     ((2, 1, 7, 6), 3, (2, 3), (0, 1), True),
+     ((1, 1, 4, 4), 2, (4, 4), (0, 0), True)],
+)  # fmt: skip
+def test_one_input_channel_convolution_compiled_matches_numpy(  # type: ignore[no-untyped-def]
+    numpy_only, dtype, shape, cout, k, p, bias
+) -> None:
+    from lucid.backends._numpy.kernels import im2col as cpu
+
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(sum(shape) + cout)
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((cout, 1, *k)).astype(dtype)
+    b = rng.standard_normal(cout).astype(dtype) if bias else None
+    g = conv_geometry(shape[2:], k, (1, 1), tuple((q, q) for q in p), (1, 1), 1)
+    assert cpu._one_channel(x, g)
+    keep: dict[object, object] = {}
+    y = cpu.conv_forward(backend, x, w, b, g, keep)
+    assert not keep  # no column matrix was built, so none is kept for the weight gradient
+    with numpy_only:
+        assert not cpu._one_channel(x, g)
+        tol = 1e-5 if dtype == np.float32 else 1e-12  # the taps sum in another order than GEMM's
+        np.testing.assert_allclose(y, cpu.conv_forward(backend, x, w, b, g), rtol=tol, atol=tol)
+    strided = conv_geometry(shape[2:], k, (2, 2), tuple((q, q) for q in p), (1, 1), 1)
+    assert not cpu._one_channel(x, strided)

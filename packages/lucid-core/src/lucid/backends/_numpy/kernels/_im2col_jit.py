@@ -33,6 +33,11 @@ def col2im(kh: int, kw: int, *args: Any) -> None:
     specialised(f"col2im_{kh}x{kw}", _make_col2im, kh, kw)(*args)
 
 
+def conv_one_channel(kh: int, kw: int, *args: Any) -> None:
+    """Run the compiled ``(xflat, wp, w, bias, planes, out)`` convolution of one input channel."""
+    specialised(f"conv_one_channel_{kh}x{kw}", _make_one_channel, kh, kw)(*args)
+
+
 def _make_im2col(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)
     def im2col(xpad: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int, col: Any) -> None:
         """``col[(n, i, j), (u, v, c)] = xpad[n, i*sh + u*dh, j*sw + v*dw, c]``; ``xpad`` is
@@ -83,3 +88,34 @@ def _make_col2im(KH: int, KW: int) -> Any:  # noqa: N803
                                     dxpad[U(n), r, U(dst + c)] += col[row, U(src + c)]
 
     return col2im
+
+
+def _make_one_channel(KH: int, KW: int) -> Any:  # noqa: N803
+    def conv_one_channel(
+        xflat: Any, wp: int, w: Any, bias: Any, planes: Any, out: Any
+    ) -> None:  # fmt: skip
+        """A stride-1 convolution of one input channel, without a column matrix.
+
+        ``xflat`` is the padded input ``(N, Hp * Wp)``, ``w`` ``(C_out, KH * KW)``, ``planes``
+        scratch ``(N, C_out, (OH - 1) * Wp + OW)``: each output plane is computed over the
+        padded width, so that a tap is one long contiguous multiply-add (``wp - OW`` values per
+        row are computed and dropped), then stored channels-last in ``out`` ``(N, OH, OW,
+        C_out)``. Each output sums bias, then the taps in row-major order."""
+        oh, ow = out.shape[1], out.shape[2]
+        length = planes.shape[2]
+        for n in range(planes.shape[0]):
+            for o in range(planes.shape[1]):
+                for q in range(length):
+                    planes[U(n), U(o), U(q)] = bias[U(o)]
+                for u in range(KH):
+                    for v in range(KW):
+                        wv = w[U(o), U(u * KW + v)]
+                        off = u * wp + v
+                        for q in range(length):
+                            planes[U(n), U(o), U(q)] += wv * xflat[U(n), U(off + q)]
+            for i in range(oh):
+                for j in range(ow):
+                    for o in range(planes.shape[1]):
+                        out[U(n), U(i), U(j), U(o)] = planes[U(n), U(o), U(i * wp + j)]
+
+    return conv_one_channel
