@@ -23,14 +23,15 @@ from typing import Any
 from lucid.backends._numpy.kernels._winograd_jit import U, specialised
 
 
-def im2col(kh: int, kw: int, *args: Any) -> None:
+def im2col(kh: int, kw: int, xpad: Any, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, oh, ow, col)`` copy of a ``kh x kw`` kernel."""
-    specialised(f"im2col_{kh}x{kw}", _make_im2col, kh, kw)(*args)
+    specialised(f"im2col_{kh}x{kw}", _make_move, kh, kw, False)(xpad, *args)
 
 
-def col2im(kh: int, kw: int, *args: Any) -> None:
+def col2im(kh: int, kw: int, col: Any, *args: Any) -> None:
     """Run the compiled ``(col, sh, sw, dh, dw, oh, ow, dxpad)`` adds of a ``kh x kw`` kernel."""
-    specialised(f"col2im_{kh}x{kw}", _make_col2im, kh, kw)(*args)
+    *geo, dxpad = args
+    specialised(f"col2im_{kh}x{kw}", _make_move, kh, kw, True)(dxpad, *geo, col)
 
 
 def conv_one_channel(kh: int, kw: int, *args: Any) -> None:
@@ -38,56 +39,31 @@ def conv_one_channel(kh: int, kw: int, *args: Any) -> None:
     specialised(f"conv_one_channel_{kh}x{kw}", _make_one_channel, kh, kw)(*args)
 
 
-def _make_im2col(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)
-    def im2col(xpad: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int, col: Any) -> None:
-        """``col[(n, i, j), (u, v, c)] = xpad[n, i*sh + u*dh, j*sw + v*dw, c]``; ``xpad`` is
-        given as ``(N, Hp, Wp * C)`` and ``col`` as ``(rows, KH*KW*C)``, ``C = col's / taps``.
-
-        Without dilation a kernel row's taps are one run of ``KW * C`` values in both."""
+def _make_move(KH: int, KW: int, ADD: bool) -> Any:  # noqa: N803 (compile-time constants)
+    def move(grid: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int, col: Any) -> None:
+        """Between a padded batch ``grid`` ``(N, Hp, Wp * C)`` and its column matrix ``col``
+        ``(rows, KH*KW*C)``: ``col[(n, i, j), (u, v, c)] = grid[n, i*sh + u*dh, j*sw + v*dw,
+        c]`` (im2col), or with ``ADD`` the column gradient added back into ``grid`` (zeroed):
+        col2im. ``C = col's columns / taps``. Without dilation a kernel row's taps are one run
+        of ``KW * C`` values in both."""
         ch = col.shape[1] // (KH * KW)
         run = KW * ch
-        for n in range(xpad.shape[0]):
+        for n in range(grid.shape[0]):
             for i in range(oh):
                 for j in range(ow):
                     row = U((n * oh + i) * ow + j)
                     for u in range(KH):
                         r = U(i * sh + u * dh)
-                        if dw == 1:
-                            src, dst = j * sw * ch, u * run
-                            for q in range(run):
-                                col[row, U(dst + q)] = xpad[U(n), r, U(src + q)]
-                        else:
-                            for v in range(KW):
-                                src, dst = (j * sw + v * dw) * ch, u * run + v * ch
-                                for c in range(ch):
-                                    col[row, U(dst + c)] = xpad[U(n), r, U(src + c)]
+                        for v in range(1 if dw == 1 else KW):
+                            # dw == 1: the whole kernel row at once (v = 0, KW * C values)
+                            at, to = (j * sw + v * dw) * ch, u * run + v * ch
+                            for q in range(run if dw == 1 else ch):
+                                if ADD:
+                                    grid[U(n), r, U(at + q)] += col[row, U(to + q)]
+                                else:
+                                    col[row, U(to + q)] = grid[U(n), r, U(at + q)]
 
-    return im2col
-
-
-def _make_col2im(KH: int, KW: int) -> Any:  # noqa: N803
-    def col2im(col: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int, dxpad: Any) -> None:
-        """``dxpad`` (zeroed) ``[n, i*sh + u*dh, j*sw + v*dw, c] += col[(n, i, j), (u, v, c)]``,
-        ``dxpad`` given as ``(N, Hp, Wp * C)``."""
-        ch = col.shape[1] // (KH * KW)
-        run = KW * ch
-        for n in range(dxpad.shape[0]):
-            for i in range(oh):
-                for j in range(ow):
-                    row = U((n * oh + i) * ow + j)
-                    for u in range(KH):
-                        r = U(i * sh + u * dh)
-                        if dw == 1:
-                            dst, src = j * sw * ch, u * run
-                            for q in range(run):
-                                dxpad[U(n), r, U(dst + q)] += col[row, U(src + q)]
-                        else:
-                            for v in range(KW):
-                                dst, src = (j * sw + v * dw) * ch, u * run + v * ch
-                                for c in range(ch):
-                                    dxpad[U(n), r, U(dst + c)] += col[row, U(src + c)]
-
-    return col2im
+    return move
 
 
 def _make_one_channel(KH: int, KW: int) -> Any:  # noqa: N803

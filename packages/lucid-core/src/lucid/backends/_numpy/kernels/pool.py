@@ -17,7 +17,7 @@ from typing import Any
 from lucid import kernels
 from lucid.backends._numpy import _parallel
 from lucid.backends._numpy.kernels import _compiled
-from lucid.kernels import ConvGeometry, channels_first, channels_last
+from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spatial
 
 _JIT = "_pool_jit"
 # Elements of input from which the compiled passes split the batch over the cores (they hold
@@ -38,14 +38,6 @@ def _planes(arr: Any, xp: Any) -> Any:
     return None
 
 
-def _pad(planes: Any, g: ConvGeometry, value: float, xp: Any) -> Any:
-    """``(B, H, W, C)`` planes padded to ``g.padded`` (ceil mode's overhang included)."""
-    if tuple(planes.shape[1:3]) == tuple(g.padded):
-        return planes
-    pads = ((0, 0), *((lo, p - n - lo) for lo, p, n in zip(g.pad_lo, g.padded, g.in_size)), (0, 0))
-    return xp.pad(planes, pads, constant_values=value)
-
-
 def _jit(x: Any, g: ConvGeometry) -> Any:
     if g.nd != 2 or x.size == 0 or x.dtype.char not in "fd":  # float32, float64
         return None
@@ -63,7 +55,7 @@ class CpuMaxPool:
         if planes is None:
             return kernels.MaxPoolArrays.forward(backend, x, g, want_index)
         n, c = x.shape[0], x.shape[1]
-        xpad = _pad(planes, g, -float("inf"), xp)
+        xpad = pad_spatial(planes, g, xp, -float("inf"))  # planes are channels-last
         b, cp = planes.shape[0], planes.shape[3]
         out = xp.empty((b, *g.out_size, cp), dtype=x.dtype)
         idx = xp.empty(out.shape, dtype=xp.int8 if g.taps < 128 else xp.int32)
@@ -103,8 +95,7 @@ class CpuMaxPool:
         ok = _parallel.map_blocks(work, _blocks(b, dxpad), dxpad.size, _PARALLEL_ELEMENTS)
         if not all(ok):
             return kernels.MaxPoolArrays.scatter(backend, grad, idx, shape, g)
-        crop = (slice(None), *(slice(lo, lo + m) for lo, m in zip(g.pad_lo, g.in_size)))
-        return _to_nchw(dxpad[crop], n, c, xp)
+        return _to_nchw(dxpad[(slice(None),) + g.crop()], n, c, xp)
 
 
 def _blocks(b: int, planes: Any) -> list[tuple[int, int]]:
