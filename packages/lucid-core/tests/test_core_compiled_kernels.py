@@ -189,19 +189,138 @@ def test_compiled_max_pool_equals_numpy(numpy_only, dtype, layout, shape, k, s, 
         np.testing.assert_array_equal(CpuMaxPool.forward(backend, x, g, True)[0], want_out)
 
 
-def test_max_pool_of_a_batch_split_over_threads_equals_one_block(numpy_only) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Compiled passes split over two of numba's threads from any size (where it can: a
+    thread-safe layer), and a ``threads_used`` list of what each pass asked for."""
+    from lucid.backends import _blas
+    from lucid.backends._numpy.kernels import _winograd_jit
+
+    used: list[int] = []
+    real = _winograd_jit.split_threads
+
+    def spy(elements: int) -> int:
+        used.append(real(elements))
+        return used[-1]
+
+    monkeypatch.setattr(_winograd_jit, "SPLIT_ELEMENTS", 0)
+    monkeypatch.setattr(_blas, "workers", lambda: 2)
+    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
+    for mod in ("_im2col_jit", "_pool_jit"):
+        monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
+    return used
+
+
+def test_max_pool_of_a_batch_split_over_threads_equals_one_block(split) -> None:  # type: ignore[no-untyped-def]
     from lucid.backends._numpy.kernels import pool
     from lucid.kernels import MaxPoolArrays, pool_geometry
 
     backend = get_backend("cpu")
-    x = _layout(np.random.default_rng(0).standard_normal((64, 32, 32, 32)).astype(np.float32),
+    x = _layout(np.random.default_rng(0).standard_normal((7, 5, 12, 12)).astype(np.float32),
                 "channels_last")  # fmt: skip
-    assert x.size >= pool._PARALLEL_ELEMENTS
-    g = pool_geometry((32, 32), (2, 2), (2, 2), (0, 0), (1, 1), False)
+    g = pool_geometry((12, 12), (3, 3), (2, 2), (1, 1), (1, 1), False)  # overlapping windows
     out, idx = pool.CpuMaxPool.forward(backend, x, g, True)
+    dy = np.random.default_rng(1).standard_normal(out.shape).astype(np.float32)
+    dx = pool.CpuMaxPool.scatter(backend, dy, idx, x.shape, g)
+    assert split[:2] == [min(2, split[0]), min(2, split[0])]
     want_out, want_idx = MaxPoolArrays.forward(backend, x, g, True)
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(dx, MaxPoolArrays.scatter(backend, dy, want_idx, x.shape, g))
+
+
+def test_split_passes_equal_the_serial_ones_bit_for_bit(split) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import _im2col_jit
+
+    rng = np.random.default_rng(3)
+    grid = rng.standard_normal((5, 9, 9 * 3)).astype(np.float32)
+    col = np.empty((5 * 25, 9 * 3), np.float32)
+    _im2col_jit.im2col(3, 3, grid, 1, 1, 1, 1, 5, 5, col)
+    back = np.zeros_like(grid)
+    _im2col_jit.col2im(3, 3, col, 1, 1, 1, 1, 5, 5, back)
+    xflat = rng.standard_normal((5, 12 * 12)).astype(np.float32)
+    w = rng.standard_normal((4, 9)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    planes = np.empty((5, 4, 9 * 12 + 10), np.float32)
+    out = np.empty((5, 10, 10, 4), np.float32)
+    _im2col_jit.conv_one_channel(3, 3, xflat, 12, w, b, planes, out)
+    assert len(split) == 3 and split[0] >= 1
+    split.clear()
+    from lucid.backends import _blas
+
+    _blas.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
+    col1, back1, out1 = np.empty_like(col), np.zeros_like(grid), np.empty_like(out)
+    _im2col_jit.im2col(3, 3, grid, 1, 1, 1, 1, 5, 5, col1)
+    _im2col_jit.col2im(3, 3, col1, 1, 1, 1, 1, 5, 5, back1)
+    _im2col_jit.conv_one_channel(3, 3, xflat, 12, w, b, np.empty_like(planes), out1)
+    assert split == [1, 1, 1]
+    np.testing.assert_array_equal(col, col1)
+    np.testing.assert_array_equal(back, back1)
+    np.testing.assert_array_equal(out, out1)
+
+
+def test_no_split_in_a_forked_child_or_while_openblas_spins(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends import _blas
+    from lucid.backends._numpy.kernels import _winograd_jit
+
+    monkeypatch.setattr(_blas, "workers", lambda: 2)
+    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
+    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": None})
+    cores = _winograd_jit.numba.config.NUMBA_NUM_THREADS
+    assert _winograd_jit.split_threads(1 << 20) == min(2, cores)
+    assert _winograd_jit.split_threads(10) == 1  # too small to pay for the fork-join
+    _blas.blas_threads.threaded()  # a product just ran on OpenBLAS's threads: they spin
+    assert _winograd_jit.split_threads(1 << 20) == 1
+    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
+    monkeypatch.setattr(_winograd_jit, "_split", {"pid": -1, "ok": True})  # as after a fork
+    assert _winograd_jit.split_threads(1 << 20) == 1
+    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": False})  # workqueue layer
+    assert _winograd_jit.split_threads(1 << 20) == 1
+
+
+def test_a_split_keeps_products_off_openblas_threads_for_a_while(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends import _blas
+    from lucid.backends._numpy.kernels import _winograd_jit
+
+    monkeypatch.setattr(_blas.blas_threads, "_pool_used", -1e9)
+    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": True})
+    assert _blas.blas_threads.pool_idle()
+    x = np.arange(64.0).reshape(2, 32)
+    out = np.zeros(2)
+    serial = _winograd_jit.numba.njit(_serial_sums)
+    _winograd_jit.run_split("test_sums_split", _split_sums, serial, (x, out), 2)
+    np.testing.assert_array_equal(out, x.sum(axis=1))
+    assert not _blas.blas_threads.pool_idle()
+
+
+def _serial_sums(x, out):  # type: ignore[no-untyped-def]
+    for i in range(x.shape[0]):
+        out[i] = x[i].sum()
+
+
+def _split_sums():  # type: ignore[no-untyped-def]
+    from numba import prange
+
+    def sums(x, out, k):  # type: ignore[no-untyped-def]
+        for t in prange(k):
+            inner(x[t : t + 1], out[t : t + 1])  # noqa: F821  (run_split's global)
+
+    return sums
+
+
+def test_a_split_that_cannot_compile_runs_the_serial_pass(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import _winograd_jit
+
+    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": None})
+
+    def broken():  # type: ignore[no-untyped-def]
+        raise RuntimeError("no threading layer")
+
+    monkeypatch.setattr(_winograd_jit, "specialised", lambda *a, **k: broken())
+    out = np.zeros(2)
+    _winograd_jit.run_split("x", None, lambda x, o: o.__setitem__(slice(None), 7.0),
+                            (np.zeros(2), out), 2)  # fmt: skip
+    assert (out == 7.0).all() and _winograd_jit._split["ok"] is False
 
 
 CONVS = [  # x shape, C_out, kernel, stride, padding, dilation
@@ -303,9 +422,30 @@ def test_one_input_channel_convolution_compiled_matches_numpy(  # type: ignore[n
     keep: dict[object, object] = {}
     y = cpu.conv_forward(backend, x, w, b, g, keep)
     assert not keep  # no column matrix was built, so none is kept for the weight gradient
+    dy = _layout(rng.standard_normal(y.shape).astype(dtype), "channels_last")
+    dw = cpu.conv_weight_grad(backend, x, dy, g)
+    assert dw.shape == w.shape and dw.dtype == w.dtype
     with numpy_only:
         assert not cpu._one_channel(x, g)
         tol = 1e-5 if dtype == np.float32 else 1e-12  # the taps sum in another order than GEMM's
         np.testing.assert_allclose(y, cpu.conv_forward(backend, x, w, b, g), rtol=tol, atol=tol)
+        want = cpu.conv_weight_grad(backend, x, dy, g)
+        np.testing.assert_allclose(dw, want, rtol=tol, atol=tol * np.abs(want).max())
     strided = conv_geometry(shape[2:], k, (2, 2), tuple((q, q) for q in p), (1, 1), 1)
     assert not cpu._one_channel(x, strided)
+
+
+def test_one_input_channel_weight_gradient_split_over_threads(split) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import im2col as cpu
+
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((5, 1, 12, 12)).astype(np.float64)
+    dy = _layout(rng.standard_normal((5, 3, 12, 12)), "channels_last")
+    g = conv_geometry((12, 12), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    dw = cpu.conv_weight_grad(backend, x, dy, g)
+    assert split == [min(2, split[0])]
+    xp = np.pad(x[:, 0], ((0, 0), (1, 1), (1, 1)))
+    want = np.stack([np.stack([np.einsum("nij,noij->o", xp[:, u:u + 12, v:v + 12], dy)
+                               for v in range(3)], -1) for u in range(3)], -2)  # fmt: skip
+    np.testing.assert_allclose(dw[:, 0], want, rtol=1e-12, atol=1e-12)

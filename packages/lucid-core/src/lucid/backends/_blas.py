@@ -42,6 +42,11 @@ PARALLEL_FLOPS = 50e6
 # step 16% slower (its Winograd weight transforms, 2-9 MFLOP, left spinners on the pool's cores).
 THREADED_FLOPS = 2e6
 POOL_IDLE_S = 0.5
+# How long OpenBLAS's threads spin after a threaded call (about 2^28 cycles): a compiled pass
+# split over numba's threads (``_winograd_jit.split_threads``) waits that long after one, and a
+# product stays on one BLAS thread for POOL_IDLE_S after such a pass. Either spinning while the
+# other wants its core cost a whole scheduler time slice: ~8 ms for a 0.5 ms im2col + GEMM.
+BLAS_SPIN_S = 0.2
 _CPUS = os.cpu_count() or 1  # os.cpu_count() is a system call: once per process
 # Row block for the batched form of a long, narrow ``a^T @ b``.
 _BLOCK_ROWS = 1024
@@ -63,7 +68,8 @@ class BlasThreads:
         self._saved: list[int] = []
         self._requested: int | None = None  # set by lucid.set_num_threads
         self._lock = threading.Lock()
-        self._pool_used = -POOL_IDLE_S  # time.monotonic() of the last pool() call
+        self._pool_used = -POOL_IDLE_S  # time.monotonic() of the last pool() call (or split)
+        self._threaded_at = -BLAS_SPIN_S  # time.monotonic() of the last threaded BLAS call
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -128,6 +134,18 @@ class BlasThreads:
         this is not one of its threads)."""
         return time.monotonic() - self._pool_used >= POOL_IDLE_S and not _in_worker()
 
+    def busy(self) -> None:
+        """lucid's own threads are in use (a pass split over numba's threads just ran)."""
+        self._pool_used = time.monotonic()
+
+    def threaded(self) -> None:
+        """A product runs on OpenBLAS's own threads now (they spin for BLAS_SPIN_S after)."""
+        self._threaded_at = time.monotonic()
+
+    def blas_spinning(self) -> bool:
+        """Whether OpenBLAS's threads may still be spinning after a threaded product."""
+        return time.monotonic() - self._threaded_at < BLAS_SPIN_S
+
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads for the kernels (new after a fork).
 
@@ -190,6 +208,7 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         if split is not None:
             return split
     elif flops >= THREADED_FLOPS and m > 1 and n > 1 and blas_threads.pool_idle():
+        blas_threads.threaded()
         return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
@@ -276,6 +295,7 @@ def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list
     if _in_worker():
         return [work(item) for item in items]  # already inside a worker
     if len(items) == 1 and flops >= PARALLEL_FLOPS:
+        blas_threads.threaded()
         return [work(items[0])]
     budget = blas_threads.budget()
     if flops < PARALLEL_FLOPS:  # inline; its products choose their BLAS threads (``matmul``)

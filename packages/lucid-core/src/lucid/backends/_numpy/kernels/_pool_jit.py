@@ -23,18 +23,58 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends._numpy.kernels._winograd_jit import U, specialised
+from numba import prange
+
+from lucid.backends._numpy.kernels._winograd_jit import U, run_split, specialised, split_threads
 
 
 def forward(kh: int, kw: int, *args: Any) -> None:
-    """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window."""
-    specialised(f"max_forward_{kh}x{kw}", _make_forward, kh, kw)(*args)
+    """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window, the
+    batch split over numba's threads when big enough (``split_threads``)."""
+    name = f"max_forward_{kh}x{kw}"
+    _run(name, specialised(name, _make_forward, kh, kw), _make_split_forward, args, args[0].size)
 
 
 def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
-    """Run the compiled ``(g, idx, sh, sw, dh, dw, dxpad)`` pass of a ``kh x kw`` window."""
+    """Run the compiled ``(g, idx, sh, sw, dh, dw, dxpad)`` pass of a ``kh x kw`` window, the
+    batch split over numba's threads when big enough."""
     name = f"max_backward_{kh}x{kw}{'_overlap' if overlap else ''}"
-    specialised(name, _make_backward, kh, kw, overlap)(*args)
+    fn = specialised(name, _make_backward, kh, kw, overlap)
+    _run(name, fn, _make_split_backward, args, args[-1].size)
+
+
+def _run(name: str, fn: Any, make_split: Any, args: Any, size: int) -> None:
+    k = split_threads(size)
+    if k == 1:
+        fn(*args)
+        return
+    run_split(name + "_split", make_split, fn, args, k)
+
+
+# Each pass's arrays have the batch first: a split gives each thread its share of the batch.
+inner: Any = None
+
+
+def _make_split_forward() -> Any:
+    def forward_split(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any, idx: Any,
+                      k: int) -> None:  # fmt: skip
+        n = out.shape[0]
+        for t in prange(k):
+            s, e = n * t // k, n * (t + 1) // k
+            inner(xpad[s:e], sh, sw, dh, dw, out[s:e], idx[s:e])
+
+    return forward_split
+
+
+def _make_split_backward() -> Any:
+    def backward_split(g: Any, idx: Any, sh: int, sw: int, dh: int, dw: int, dxpad: Any,
+                       k: int) -> None:  # fmt: skip
+        n = g.shape[0]
+        for t in prange(k):
+            s, e = n * t // k, n * (t + 1) // k
+            inner(g[s:e], idx[s:e], sh, sw, dh, dw, dxpad[s:e])
+
+    return backward_split
 
 
 def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)

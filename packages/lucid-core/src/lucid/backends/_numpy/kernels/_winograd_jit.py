@@ -17,7 +17,9 @@ NumPy. Every caller passes a freshly allocated ``out``.
 
 from __future__ import annotations
 
+import os
 import threading
+import types
 from typing import Any
 
 import numba
@@ -41,24 +43,92 @@ _jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAlia
 U = np.uint64
 
 
+# The same, with ``numba.prange`` loops run on numba's threads (``parallel``).
+_jit_parallel = numba.njit(
+    nogil=True, cache=True, fastmath=False, parallel=True, pipeline_class=_NoAliasCompiler
+)
+
 _specialised: dict[str, Any] = {}
 _specialise_lock = threading.Lock()
 
 
-def specialised(name: str, make: Any, *constants: Any) -> Any:
+def specialised(
+    name: str, make: Any, *constants: Any, parallel: bool = False, inner: Any = None
+) -> Any:
     """The function ``make(*constants)`` returns, compiled as ``_jit`` does under ``name``, made
     once per process (a lock: the pool's threads may ask at once). For loops whose sizes are
     compile-time constants in their closure; numba caches each on disk under its qualified
-    name, keyed by its closure's values too."""
+    name, keyed by its closure's values too. ``parallel``: compiled as ``_jit_parallel`` (its
+    ``numba.prange`` loops on numba's threads). ``inner``: a compiled function the made one
+    calls as its global ``inner`` (a global, not a closure value: numba keys its disk cache on
+    the pickled closure, and a pickled dispatcher differs from process to process)."""
     fn = _specialised.get(name)
     if fn is None:
         with _specialise_lock:
             fn = _specialised.get(name)
             if fn is None:
                 py = make(*constants)
+                if inner is not None:
+                    py = types.FunctionType(py.__code__, {**py.__globals__, "inner": inner},
+                                            name, py.__defaults__, py.__closure__)  # fmt: skip
                 py.__name__ = py.__qualname__ = name
-                fn = _specialised[name] = _jit(py)
+                fn = _specialised[name] = (_jit_parallel if parallel else _jit)(py)
     return fn
+
+
+# -- splitting a compiled pass over the cores, on numba's own threads -----------------------
+# A compiled loop over the batch can run its samples on numba's threads (``prange``): one call
+# from Python, a fork-join in native code (~6 us with numba's OpenMP layer on 2 cores, against
+# ~40 us and the GIL for a hand-off to lucid's Python pool). Only with a thread-safe layer
+# (OpenMP or TBB; numba's own "workqueue" takes ~400 us a call here and must not be entered
+# from two threads at once), in the process that first used it (GNU OpenMP is not fork-safe:
+# a DataLoader worker forked after a parallel call runs its kernels on one thread), from
+# outside lucid's pool and only for passes of ``SPLIT_ELEMENTS`` and more.
+SPLIT_ELEMENTS = 1 << 15
+_split: dict[str, Any] = {"pid": None, "ok": None}
+
+
+def split_threads(elements: int) -> int:
+    """How many of numba's threads a compiled pass over ``elements`` elements should use (1:
+    run the serial version)."""
+    if elements < SPLIT_ELEMENTS or _split["ok"] is False:
+        return 1
+    from lucid.backends import _blas
+
+    k = _blas.workers()
+    if k <= 1 or _blas._in_worker() or _blas.blas_threads.blas_spinning():
+        return 1
+    pid = os.getpid()
+    if _split["pid"] is None:
+        _split["pid"] = pid
+    elif _split["pid"] != pid:
+        return 1
+    k = min(k, int(getattr(numba.config, "NUMBA_NUM_THREADS", 1)))
+    if numba.get_num_threads() != k:  # a per-thread setting in numba
+        numba.set_num_threads(k)
+    return k
+
+
+def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
+    """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
+    ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
+    (or ``fallback()``) where the parallel build fails (no threading layer), and from then on.
+    Products then stay off OpenBLAS's threads for a while (``_blas``); after the first call,
+    splitting goes on only on a thread-safe layer."""
+    from lucid.backends import _blas
+
+    try:
+        specialised(name, make, parallel=True, inner=serial)(*args, k)
+    except Exception:  # noqa: BLE001  (numba found no threading layer it can load)
+        _split["ok"] = False
+        fallback() if fallback is not None else serial(*args)
+        return
+    _blas.blas_threads.busy()
+    if _split["ok"] is None:
+        try:
+            _split["ok"] = numba.np.ufunc.parallel.threading_layer() in ("omp", "tbb")  # type: ignore[no-untyped-call]
+        except ValueError:
+            _split["ok"] = False
 
 
 @_jit

@@ -98,6 +98,19 @@ def _conv_one_channel(backend: Any, xl: Any, w: Any, bias: Any, g: ConvGeometry)
     return channels_first(out, xp)
 
 
+def _weight_one_channel(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any:
+    """The weight gradient of ``_conv_one_channel``'s convolution without a column matrix: one
+    dot product over the padded width per sample, output channel and tap (LeNet-5's conv1:
+    ~1.1 ms with im2col + GEMM, ~0.6 ms on one core, ~0.35 ms on two). None where numba fails."""
+    xp = backend.xp
+    xflat = xp.reshape(xp.ascontiguousarray(pad_spatial(xl, g, xp)), (xl.shape[0], -1))
+    dyc = xp.ascontiguousarray(dyl)
+    dw = xp.empty((dyc.shape[-1], g.taps))  # float64 sums
+    if not _compiled.run(_JIT, "weight_one_channel", *g.kernel, xflat, g.padded[1], dyc, dw):
+        return None
+    return xp.reshape(dw.astype(dyc.dtype), (dyc.shape[-1], 1, *g.kernel))
+
+
 def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
     """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each."""
     per = max(1, _CHUNK_BYTES // max(1, sample_bytes))
@@ -266,6 +279,10 @@ def conv_weight_grad(
     xl = channels_last(x, xp)
     dyl = channels_last(dy, xp)
     rows_per = math.prod(g.out_size)
+    if c == 1 and _one_channel(x, g):
+        dw = _weight_one_channel(backend, xl, dyl, g)
+        if dw is not None:
+            return dw
 
     def one(s: int, e: int) -> Any:
         col = kept.get((s, e)) if kept else None

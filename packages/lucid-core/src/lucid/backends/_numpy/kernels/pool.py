@@ -1,7 +1,7 @@
 """The NumPy backend's max pooling: compiled 2-D loops where numba is installed, else core's.
 
 ``kernels.MAX_POOL_ARRAYS`` for NumPy. With ``lucid-core[numba]`` a 2-D float pool runs as one
-compiled pass forward and one backward (``_pool_jit``), on the batch in blocks over every core
+compiled pass forward and one backward (``_pool_jit``), the batch split over numba's threads
 when big enough; every other case (1-D, 3-D, integers, no numba, ``LUCID_NUMBA=0``) is core's
 ``kernels.MaxPoolArrays``, the tested oracle. Both give the same maxima and winning taps.
 
@@ -15,15 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import kernels
-from lucid.backends._numpy import _parallel
 from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spatial
 
 _JIT = "_pool_jit"
-# Elements of input from which the compiled passes split the batch over the cores (they hold
-# no GIL). LeNet-5's first pool (301K elements, 0.2 ms) was slower split in two: 11.95 ->
-# 11.18 ms a train step with it kept on one thread (2 cores, medians of 9 interleaved rounds).
-_PARALLEL_ELEMENTS = 1 << 21
 
 
 def _planes(arr: Any, xp: Any) -> Any:
@@ -56,17 +51,10 @@ class CpuMaxPool:
             return kernels.MaxPoolArrays.forward(backend, x, g, want_index)
         n, c = x.shape[0], x.shape[1]
         xpad = pad_spatial(planes, g, xp, -float("inf"))  # planes are channels-last
-        b, cp = planes.shape[0], planes.shape[3]
-        out = xp.empty((b, *g.out_size, cp), dtype=x.dtype)
+        out = xp.empty((planes.shape[0], *g.out_size, planes.shape[3]), dtype=x.dtype)
         idx = xp.empty(out.shape, dtype=xp.int8 if g.taps < 128 else xp.int32)
         geo = (*g.stride, *g.dilation)
-
-        def work(r: tuple[int, int]) -> bool:
-            s, e = r
-            return _compiled.run(_JIT, "forward", *g.kernel, xpad[s:e], *geo, out[s:e], idx[s:e])
-
-        ok = _parallel.map_blocks(work, _blocks(b, planes), x.size, _PARALLEL_ELEMENTS)
-        if not all(ok):
+        if not _compiled.run(_JIT, "forward", *g.kernel, xpad, *geo, out, idx):
             return kernels.MaxPoolArrays.forward(backend, x, g, want_index)
         return _to_nchw(out, n, c, xp), (_to_nchw(idx, n, c, xp) if want_index else None)
 
@@ -82,26 +70,12 @@ class CpuMaxPool:
             gp = xp.ascontiguousarray(channels_last(grad, xp))
         else:
             gp = xp.reshape(xp.ascontiguousarray(grad), ip.shape)
-        b = ip.shape[0]
-        dxpad = xp.zeros((b, *g.padded, ip.shape[3]), dtype=grad.dtype)
+        dxpad = xp.zeros((ip.shape[0], *g.padded, ip.shape[3]), dtype=grad.dtype)
         overlap = any(s < w for s, w in zip(g.stride, g.window))
         geo = (*g.stride, *g.dilation)
-
-        def work(r: tuple[int, int]) -> bool:
-            s, e = r
-            return _compiled.run(_JIT, "backward", *g.kernel, overlap, gp[s:e], ip[s:e], *geo,
-                                 dxpad[s:e])  # fmt: skip
-
-        ok = _parallel.map_blocks(work, _blocks(b, dxpad), dxpad.size, _PARALLEL_ELEMENTS)
-        if not all(ok):
+        if not _compiled.run(_JIT, "backward", *g.kernel, overlap, gp, ip, *geo, dxpad):
             return kernels.MaxPoolArrays.scatter(backend, grad, idx, shape, g)
         return _to_nchw(dxpad[(slice(None),) + g.crop()], n, c, xp)
-
-
-def _blocks(b: int, planes: Any) -> list[tuple[int, int]]:
-    """About 64K elements per block, at least one plane."""
-    per = max(1, (1 << 16) // max(1, planes[0].size))
-    return _parallel.blocks(b, per)
 
 
 def _to_nchw(planes: Any, n: int, c: int, xp: Any) -> Any:
