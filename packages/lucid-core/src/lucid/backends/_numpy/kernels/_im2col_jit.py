@@ -74,7 +74,7 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
     planes = np.zeros((k, cout, (oh - 1) * wp + ow), dtype=dy.dtype)  # padding columns stay 0
     parts = np.zeros((k, cout, kh * kw))
     name = f"weight_one_channel_{kh}x{kw}"
-    fn = _specialised_fast(name, kh, kw)
+    fn = specialised(name, _make_weight_one_channel, kh, kw, jit=_jit_fast)
     if k == 1:
         fn(xflat, wp, dy, planes[0], parts[0])
     else:
@@ -91,16 +91,6 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
 _jit_fast = numba.njit(
     nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=_NoAliasCompiler
 )
-_fast: dict[str, Any] = {}
-
-
-def _specialised_fast(name: str, kh: int, kw: int) -> Any:
-    fn = _fast.get(name)
-    if fn is None:
-        py = _make_weight_one_channel(kh, kw)
-        py.__name__ = py.__qualname__ = name
-        fn = _fast.setdefault(name, _jit_fast(py))
-    return fn
 
 
 def _make_move(KH: int, KW: int, ADD: bool) -> Any:  # noqa: N803 (compile-time constants)

@@ -53,7 +53,12 @@ _specialise_lock = threading.Lock()
 
 
 def specialised(
-    name: str, make: Any, *constants: Any, parallel: bool = False, inner: Any = None
+    name: str,
+    make: Any,
+    *constants: Any,
+    parallel: bool = False,
+    inner: Any = None,
+    jit: Any = None,
 ) -> Any:
     """The function ``make(*constants)`` returns, compiled as ``_jit`` does under ``name``, made
     once per process (a lock: the pool's threads may ask at once). For loops whose sizes are
@@ -61,7 +66,8 @@ def specialised(
     name, keyed by its closure's values too. ``parallel``: compiled as ``_jit_parallel`` (its
     ``numba.prange`` loops on numba's threads). ``inner``: a compiled function the made one
     calls as its global ``inner`` (a global, not a closure value: numba keys its disk cache on
-    the pickled closure, and a pickled dispatcher differs from process to process)."""
+    the pickled closure, and a pickled dispatcher differs from process to process). ``jit``: another
+    numba decorator to compile with (fast-math reductions)."""
     fn = _specialised.get(name)
     if fn is None:
         with _specialise_lock:
@@ -72,7 +78,7 @@ def specialised(
                     py = types.FunctionType(py.__code__, {**py.__globals__, "inner": inner},
                                             name, py.__defaults__, py.__closure__)  # fmt: skip
                 py.__name__ = py.__qualname__ = name
-                fn = _specialised[name] = (_jit_parallel if parallel else _jit)(py)
+                fn = _specialised[name] = (jit or (_jit_parallel if parallel else _jit))(py)
     return fn
 
 
