@@ -206,7 +206,7 @@ def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(_winograd_jit, "SPLIT_ELEMENTS", 0)
     monkeypatch.setattr(_blas, "workers", lambda: 2)
     monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    for mod in ("_im2col_jit", "_pool_jit"):
+    for mod in ("_winograd_jit", "_im2col_jit"):  # run() and the weight gradient ask
         monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
     return used
 

@@ -27,6 +27,7 @@ from numba import prange
 from lucid.backends._numpy.kernels._winograd_jit import (
     U,
     _NoAliasCompiler,
+    run,
     run_split,
     specialised,
     split_threads,
@@ -45,24 +46,15 @@ def col2im(kh: int, kw: int, col: Any, *args: Any) -> None:
 
 
 def _move(name: str, kh: int, kw: int, add: bool, grid: Any, geo: Any, col: Any, size: int) -> None:
-    k = split_threads(size)
-    move = specialised(name, _make_move, kh, kw, add)
-    if k == 1:
-        move(grid, *geo, col)
-        return
-    run_split(name + "_split", _make_split_move, move, (grid, *geo, col), k)
+    run(name, specialised(name, _make_move, kh, kw, add), _make_split_move, (grid, *geo, col), size)
 
 
 def conv_one_channel(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xflat, wp, w, bias, planes, out)`` convolution of one input channel,
     its samples split over numba's threads when big enough (``split_threads``)."""
     name = f"conv_one_channel_{kh}x{kw}"
-    conv = specialised(name, _make_one_channel, kh, kw)
-    k = split_threads(args[-1].size)
-    if k == 1:
-        conv(*args)
-        return
-    run_split(name + "_split", _make_split_one_channel, conv, args, k)
+    run(name, specialised(name, _make_one_channel, kh, kw), _make_split_one_channel, args,
+        args[-1].size)  # fmt: skip
 
 
 def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) -> None:

@@ -25,14 +25,14 @@ from typing import Any
 
 from numba import prange
 
-from lucid.backends._numpy.kernels._winograd_jit import U, run_split, specialised, split_threads
+from lucid.backends._numpy.kernels._winograd_jit import U, run, specialised
 
 
 def forward(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window, the
     batch split over numba's threads when big enough (``split_threads``)."""
     name = f"max_forward_{kh}x{kw}"
-    _run(name, specialised(name, _make_forward, kh, kw), _make_split_forward, args, args[0].size)
+    run(name, specialised(name, _make_forward, kh, kw), _make_split_forward, args, args[0].size)
 
 
 def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
@@ -40,15 +40,7 @@ def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
     batch split over numba's threads when big enough."""
     name = f"max_backward_{kh}x{kw}{'_overlap' if overlap else ''}"
     fn = specialised(name, _make_backward, kh, kw, overlap)
-    _run(name, fn, _make_split_backward, args, args[-1].size)
-
-
-def _run(name: str, fn: Any, make_split: Any, args: Any, size: int) -> None:
-    k = split_threads(size)
-    if k == 1:
-        fn(*args)
-        return
-    run_split(name + "_split", make_split, fn, args, k)
+    run(name, fn, _make_split_backward, args, args[-1].size)
 
 
 # Each pass's arrays have the batch first: a split gives each thread its share of the batch.

@@ -115,6 +115,16 @@ def split_threads(elements: int) -> int:
     return k
 
 
+def run(name: str, serial: Any, make_split: Any, args: Any, elements: int) -> None:
+    """``serial(*args)``, a compiled pass over ``elements`` elements, split over numba's threads
+    (``make_split``, compiled under ``name + "_split"``) where ``split_threads`` says so."""
+    k = split_threads(elements)
+    if k == 1:
+        serial(*args)
+    else:
+        run_split(name + "_split", make_split, serial, args, k)
+
+
 def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
     """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
     ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
