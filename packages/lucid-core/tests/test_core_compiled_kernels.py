@@ -206,7 +206,7 @@ def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(_winograd_jit, "SPLIT_ELEMENTS", 0)
     monkeypatch.setattr(_blas, "workers", lambda: 2)
     monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    for mod in ("_winograd_jit", "_im2col_jit"):  # run() and the weight gradient ask
+    for mod in ("_winograd_jit", "_im2col_jit", "_gemm_jit"):  # every pass that asks
         monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
     return used
 
@@ -449,3 +449,79 @@ def test_one_input_channel_weight_gradient_split_over_threads(split) -> None:  #
     want = np.stack([np.stack([np.einsum("nij,noij->o", xp[:, u:u + 12, v:v + 12], dy)
                                for v in range(3)], -1) for u in range(3)], -2)  # fmt: skip
     np.testing.assert_allclose(dw[:, 0], want, rtol=1e-12, atol=1e-12)
+
+
+# -- mid-sized products on numba's threads (``_gemm_jit``) ----------------------------------
+def _gemm_operands(rng, dtype, m, k, n, layout):  # type: ignore[no-untyped-def]
+    """``a (m, k)``, ``b (k, n)``: row-major (C) or transposed row-major views (T)."""
+    a = rng.standard_normal((k, m) if layout[0] == "T" else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if layout[1] == "T" else (k, n)).astype(dtype)
+    return (a.T if layout[0] == "T" else a), (b.T if layout[1] == "T" else b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["CC", "CT", "TC", "TT"])
+@pytest.mark.parametrize("m, k, n", [(7, 5, 3), (130, 150, 16), (75, 640, 16)])
+def test_compiled_gemm_split_over_threads_matches_numpy(split, dtype, layout, m, k, n) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import _gemm_jit
+
+    a, b = _gemm_operands(np.random.default_rng(m + k + n), dtype, m, k, n, layout)
+    out = _gemm_jit.matmul(a, b, 2.0 * m * k * n)
+    if split[0] == 1:  # no thread-safe threading layer here: the caller runs NumPy's product
+        assert out is None
+        return
+    assert split == [2] and out.dtype == dtype and out.shape == (m, n)
+    assert out.flags.c_contiguous
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k))
+
+
+def test_compiled_gemm_declines_what_it_does_not_do(split) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels import _gemm_jit
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 30)).astype(np.float32)
+    b = rng.standard_normal((30, 20)).astype(np.float32)
+    assert _gemm_jit.matmul(a[:, ::2], b[::2], 1e7) is None  # strided columns: not a BLAS layout
+    assert _gemm_jit.matmul(a, b.astype(np.float64), 1e7) is None  # mixed dtypes
+    assert _gemm_jit.matmul(a.astype(np.int64), b.astype(np.int64), 1e7) is None
+    assert _gemm_jit.matmul(a[:1], b, 1e7) is None  # a single row: a vector product
+    split.clear()
+    from lucid.backends import _blas
+
+    _blas.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
+    assert _gemm_jit.matmul(a, b, 1e7) is None and split == [1]  # one thread: NumPy's product
+
+
+def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """After a compiled pass (lucid's threads just busy), ``_blas.matmul`` and ``tn_matmul``
+    hand products between THREADED_FLOPS and PARALLEL_FLOPS to ``_gemm_jit``, with the same
+    values as NumPy's; while lucid's threads are idle a product goes to OpenBLAS as before."""
+    from lucid.backends import _blas
+    from lucid.backends._numpy.kernels import _gemm_jit
+
+    assert _compiled.load("_im2col_jit") is not None and _compiled.in_use()
+    calls: list[tuple[int, ...]] = []
+    real = _gemm_jit.matmul
+
+    def spy(a, b, flops):  # type: ignore[no-untyped-def]
+        calls.append((*a.shape, b.shape[1]))
+        return real(a, b, flops)
+
+    monkeypatch.setattr(_gemm_jit, "matmul", spy)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((1600, 150)).astype(np.float32)  # 7.7 MFLOP with b
+    b = rng.standard_normal((150, 16)).astype(np.float32)
+    dy = rng.standard_normal((1600, 16)).astype(np.float32)
+    monkeypatch.setattr(_blas.blas_threads, "_pool_used", -1e9)  # lucid's threads idle
+    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
+    _blas.matmul(a, b)
+    assert calls == []
+    _blas.blas_threads.busy()  # as after a compiled pass split over numba's threads
+    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
+    y = _blas.matmul(a, b)
+    dw = _blas.tn_matmul(a, dy)
+    assert calls == [(1600, 150, 16), (150, 1600, 16)]
+    np.testing.assert_allclose(y, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dw, a.T.astype(np.float64) @ dy, rtol=1e-4, atol=1e-3)

@@ -33,8 +33,12 @@ def _check(mine, theirs, x_shape, seed=0, **call):
     ty.backward(torch.tensor(g))
     np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=RTOL, atol=ATOL)
     for name, p in theirs.named_parameters():
-        mine_grad = getattr(mine, name).grad.numpy()
-        np.testing.assert_allclose(mine_grad, p.grad.numpy(), rtol=RTOL, atol=ATOL * 10)
+        mine_grad, want = getattr(mine, name).grad.numpy(), p.grad.numpy()
+        # A weight gradient sums batch * positions products: an entry near 0 among entries of
+        # ~100 carries the float32 rounding of those (~1e-6 of the largest), whichever order
+        # the sums take (lucid's threaded and inline paths differ, as BLAS's do).
+        atol = max(ATOL * 10, 2e-6 * float(np.abs(want).max()))
+        np.testing.assert_allclose(mine_grad, want, rtol=RTOL, atol=atol)
 
 
 @pytest.mark.parametrize(

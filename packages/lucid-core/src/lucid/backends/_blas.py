@@ -207,11 +207,29 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         split = _split_matmul(a, b, m, n, budget)
         if split is not None:
             return split
-    elif flops >= THREADED_FLOPS and m > 1 and n > 1 and blas_threads.pool_idle():
-        blas_threads.threaded()
-        return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
+    elif flops >= THREADED_FLOPS and m > 1 and n > 1:
+        if blas_threads.pool_idle():
+            blas_threads.threaded()
+            return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
+        split = _compiled_matmul(a, b, flops)
+        if split is not None:
+            return split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
+
+
+def _compiled_matmul(a: Any, b: Any, flops: float) -> Any:
+    """``a @ b`` split over numba's threads (``kernels._gemm_jit``) where the compiled kernels
+    are in use in this process (their passes just ran on those threads, so OpenBLAS's threads
+    and lucid's pool would wait for them to let go of the cores); else None."""
+    if a.ndim != 2 or b.ndim != 2:
+        return None
+    from lucid.backends._numpy.kernels import _compiled
+
+    if not _compiled.in_use():
+        return None
+    gemm = _compiled.load("_gemm_jit")
+    return None if gemm is None else gemm.matmul(a, b, flops)
 
 
 def _in_worker() -> bool:
@@ -269,6 +287,11 @@ def tn_matmul(a: Any, b: Any) -> Any:
     """``a.T @ b`` for ``a: (rows, K)``, ``b: (rows, M)``."""
     rows, k = a.shape
     m = b.shape[1]
+    flops = 2.0 * rows * k * m
+    if THREADED_FLOPS <= flops < PARALLEL_FLOPS and not _in_worker():
+        split = _compiled_matmul(a.T, b, flops)
+        if split is not None:
+            return split
     blocks = rows // _BLOCK_ROWS
     if k * m > _SMALL_RESULT or blocks < 2:
         return matmul(a.T, b)

@@ -33,6 +33,12 @@ def load(name: str) -> Any:
     return mod or None
 
 
+def in_use() -> bool:
+    """Whether some compiled kernel module has been loaded (and has not failed) in this
+    process."""
+    return any(_modules.values())
+
+
 def run(name: str, fn: str, *args: Any) -> bool:
     """Call ``<name>.<fn>(*args)``; False (and None from ``load(name)`` from now on) if it fails."""
     try:

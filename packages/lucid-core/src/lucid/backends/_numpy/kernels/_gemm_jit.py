@@ -1,0 +1,139 @@
+"""Mid-sized matrix products on numba's threads (``lucid-core[numba]``): NumPy's own OpenBLAS
+GEMM, one call per thread on a block of the result's rows, from a compiled parallel loop.
+
+Why: once the compiled passes split over numba's OpenMP threads (pooling, im2col, col2im), a
+product cannot use OpenBLAS's threads nor lucid's Python pool next to them without waiting a
+scheduler time slice for the other runtime's spinning threads to let go of the cores (``_blas``:
+~8 ms for a 0.5 ms im2col + GEMM). So such products ran on one core: LeNet-5's conv2 forward,
+input and weight gradients (6400 x 150 x 16 each, ~0.5 ms). Here the same BLAS kernel runs
+on the same threads as the passes around it: one threading runtime for every op of a step,
+as in PyTorch, each block on one BLAS thread (``single_blas_thread``).
+
+The GEMM is reached through its C symbol: llvmlite learns its address (``add_symbol``) and
+the compiled loops call it by name, so they are cached on disk like the other kernels. Only
+the 64-bit-integer (ILP64) CBLAS of NumPy's wheels is used (``scipy_cblas_sgemm64_`` since
+NumPy 2, ``cblas_sgemm64_`` before); elsewhere (Accelerate, a system BLAS) importing this
+module fails and products stay as ``_blas.matmul`` runs them.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+from typing import Any
+
+import llvmlite.binding as llvm  # type: ignore[import-untyped]
+import numpy as np
+from numba import prange, types
+from threadpoolctl import threadpool_info
+
+from lucid.backends._numpy.kernels._winograd_jit import _jit, run_split, split_threads
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+def _numpy_openblas() -> Any:
+    """NumPy's OpenBLAS as a ``ctypes.CDLL`` (the one threadpoolctl finds inside numpy's folder,
+    else the only OpenBLAS loaded)."""
+    libs = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    root = str(Path(np.__file__).resolve().parents[1])
+    own = [i for i in libs if str(Path(i["filepath"]).resolve()).startswith(root)]
+    pick = own or (libs if len(libs) == 1 else [])
+    if not pick:
+        raise ImportError("no OpenBLAS of NumPy's found")
+    return ctypes.CDLL(pick[0]["filepath"])
+
+
+def _register() -> None:
+    lib = _numpy_openblas()
+    for prec in "sd":
+        for symbol in (f"scipy_cblas_{prec}gemm64_", f"cblas_{prec}gemm64_"):
+            fn = getattr(lib, symbol, None)
+            if fn is not None:
+                llvm.add_symbol(f"lucid_cblas_{prec}gemm64", ctypes.cast(fn, ctypes.c_void_p).value)
+                break
+        else:
+            raise ImportError(f"NumPy's OpenBLAS has no ILP64 cblas_{prec}gemm")
+
+
+_register()
+
+# cblas_?gemm(order, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), pointers
+# passed as 64-bit integers (the same registers in the C calling convention).
+_i32, _i64 = types.int32, types.int64
+_SGEMM: Any = types.ExternalFunction(
+    "lucid_cblas_sgemm64",
+    types.void(_i32, _i32, _i32, _i64, _i64, _i64, types.float32, _i64, _i64, _i64, _i64,
+               types.float32, _i64, _i64),
+)  # fmt: skip
+_DGEMM: Any = types.ExternalFunction(
+    "lucid_cblas_dgemm64",
+    types.void(_i32, _i32, _i32, _i64, _i64, _i64, types.float64, _i64, _i64, _i64, _i64,
+               types.float64, _i64, _i64),
+)  # fmt: skip
+
+
+@_jit
+def _sgemm(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int, ldb: int,
+           c: int, ldc: int) -> None:  # fmt: skip
+    """``c = op(a) @ op(b)`` (float32, row-major, addresses as integers)."""
+    _SGEMM(_ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), a, lda, b, ldb, np.float32(0.0), c, ldc)
+
+
+@_jit
+def _dgemm(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int, ldb: int,
+           c: int, ldc: int) -> None:  # fmt: skip
+    """``c = op(a) @ op(b)`` (float64)."""
+    _DGEMM(_ROW_MAJOR, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
+
+
+inner: Any = None
+
+
+def _make_split() -> Any:
+    def gemm_split(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int, ldb: int,
+                   c: int, ldc: int, a_step: int, c_step: int, t: int) -> None:  # fmt: skip
+        for i in prange(t):
+            s, e = m * i // t, m * (i + 1) // t
+            inner(ta, tb, e - s, n, k, a + s * a_step, lda, b, ldb, c + s * c_step, ldc)
+
+    return gemm_split
+
+
+def _operand(x: Any) -> tuple[int, int, int] | None:
+    """``(trans, ld, bytes from one row of op(x) to the next)`` of a 2-D operand stored
+    row-major (C-like) or as the transpose of a row-major matrix (F-like); None otherwise."""
+    size = x.itemsize
+    r, c = x.strides
+    if c == size and r >= x.shape[1] * size and r % size == 0:
+        return _NO_TRANS, r // size, r
+    if r == size and c >= x.shape[0] * size and c % size == 0:
+        return _TRANS, c // size, size
+    return None
+
+
+def matmul(a: Any, b: Any, flops: float) -> Any:
+    """``a @ b`` of 2-D float32 or float64 arrays (same dtype, each row-major or a transposed
+    row-major view) with its rows split over numba's threads; None where it does not apply
+    (other layouts, or ``split_threads`` says one thread)."""
+    if a.dtype != b.dtype or a.dtype.char not in "fd" or min(*a.shape, b.shape[1]) < 2:
+        return None
+    opa, opb = _operand(a), _operand(b)
+    if opa is None or opb is None:
+        return None
+    t = split_threads(int(flops))
+    if t == 1:
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    out = np.empty((m, n), dtype=a.dtype)
+    (ta, lda, a_step), (tb, ldb, _) = opa, opb
+    args = (ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb, out.ctypes.data, n,
+            a_step, n * out.itemsize)  # fmt: skip
+    serial = _sgemm if a.dtype.char == "f" else _dgemm
+    name = f"{'s' if a.dtype.char == 'f' else 'd'}gemm_split"
+    from lucid.backends import _blas
+
+    with _blas.blas_threads.single_blas_thread():
+        run_split(name, _make_split, serial, args, t, lambda: np.matmul(a, b, out=out))
+    return out
