@@ -14,6 +14,7 @@ the other's. Without torch only the lucid column is printed.
     python tools/bench/train_step.py                      # both models, all configurations
     python tools/bench/train_step.py --models lenet5 --rounds 11
     python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
+    python tools/bench/train_step.py --apart              # + each framework in its own process
     LUCID_NUMBA=0 python tools/bench/train_step.py        # without lucid-core[numba] kernels
 """
 
@@ -131,7 +132,10 @@ def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
 
 def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[str, Any]:
     """In a fresh process: ``mode`` "time" (both, interleaved) or one framework's peak memory."""
-    frameworks = ["lucid", "torch"] if mode == "time" else [mode]
+    if mode.startswith("time:"):  # one framework timed in a process of its own (--apart)
+        mode, frameworks = "time", [mode[5:]]
+    else:
+        frameworks = ["lucid", "torch"] if mode == "time" else [mode]
     if "torch" in frameworks and importlib.util.find_spec("torch") is None:
         frameworks.remove("torch")
     if not frameworks:
@@ -180,6 +184,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, help="timed rounds (default 7 LeNet, 3 ResNet)")
     ap.add_argument("--batch-resnet", type=int, default=128, help="ResNet batch (default 128)")
     ap.add_argument("--quick", action="store_true", help="LeNet only, 3 rounds, env as given")
+    ap.add_argument(
+        "--apart",
+        action="store_true",
+        help="also time each framework in a process of its own (no interleaving)",
+    )
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -221,6 +230,10 @@ def main() -> None:
         for label, env in envs:
             for threads in ("default", "1"):
                 t = _run(env, name, "time", threads, rounds, batch) or {}
+                if args.apart:  # each framework alone in its process: no shared allocator,
+                    for fw in ("lucid", "torch"):  # no second OpenMP runtime beside it
+                        alone = _run(env, name, f"time:{fw}", threads, rounds, batch) or {}
+                        t.setdefault("apart", {})[fw] = alone.get("median", {}).get(fw)
                 mem = {fw: _run(env, name, fw, threads, rounds, batch) for fw in ("lucid", "torch")}
                 med, loss0 = t.get("median", {}), t.get("loss0", {})
                 lt, tt = med.get("lucid"), med.get("torch")
@@ -232,6 +245,11 @@ def main() -> None:
                       f"{_fmt(tt, '9.2f', 1e3):>9s} {_fmt(ratio, '6.2f'):>6s} "
                       f"{_fmt(peak['lucid'], '10.0f'):>10s} {_fmt(peak['torch'], '10.0f'):>10s} "
                       f"{_fmt(dl, '9.1e'):>9s}", flush=True)  # fmt: skip
+                if "apart" in t:
+                    la, ta = t["apart"].get("lucid"), t["apart"].get("torch")
+                    ra = la / ta if la and ta else None
+                    row = f"{'  (apart)':16s} {thr:>12s} {label:>8s} {_fmt(la, '9.2f', 1e3)} "
+                    print(row + f"{_fmt(ta, '9.2f', 1e3):>9s} {_fmt(ra, '6.2f'):>6s}", flush=True)
     print(
         f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
         "per step; MiB = VmHWM of a process running that framework alone (imports included)"
