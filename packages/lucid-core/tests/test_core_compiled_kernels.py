@@ -525,3 +525,18 @@ def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, mon
     assert calls == [(1600, 150, 16), (150, 1600, 16)]
     np.testing.assert_allclose(y, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(dw, a.T.astype(np.float64) @ dy, rtol=1e-4, atol=1e-3)
+
+
+def test_compiled_gemm_needs_numpys_own_openblas(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Another BLAS (Accelerate, MKL, a second OpenBLAS that is not NumPy's): no module, so
+    ``_compiled.load`` gives None and products run as ``_blas.matmul`` always did."""
+    from lucid.backends._numpy.kernels import _gemm_jit
+
+    assert "openblas" in str(_gemm_jit._numpy_openblas()._name).lower()
+    monkeypatch.setattr(_gemm_jit, "threadpool_info", lambda: [{"internal_api": "mkl"}])
+    with pytest.raises(ImportError, match="no OpenBLAS of NumPy's"):
+        _gemm_jit._numpy_openblas()
+    two = [{"internal_api": "openblas", "filepath": f"/elsewhere/lib{i}.so"} for i in (1, 2)]
+    monkeypatch.setattr(_gemm_jit, "threadpool_info", lambda: two)
+    with pytest.raises(ImportError):
+        _gemm_jit._numpy_openblas()

@@ -19,6 +19,7 @@ module fails and products stay as ``_blas.matmul`` runs them.
 from __future__ import annotations
 
 import ctypes
+import os
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,12 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
 def _numpy_openblas() -> Any:
-    """NumPy's OpenBLAS as a ``ctypes.CDLL`` (the one threadpoolctl finds inside numpy's folder,
-    else the only OpenBLAS loaded)."""
+    """NumPy's OpenBLAS as a ``ctypes.CDLL`` (the one threadpoolctl finds in numpy's folder or
+    its wheel's ``numpy.libs``, else the only OpenBLAS loaded)."""
     libs = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
-    root = str(Path(np.__file__).resolve().parents[1])
-    own = [i for i in libs if str(Path(i["filepath"]).resolve()).startswith(root)]
+    pkg = Path(np.__file__).resolve().parent
+    roots = (str(pkg) + os.sep, str(pkg.parent / "numpy.libs") + os.sep)
+    own = [i for i in libs if str(Path(i["filepath"]).resolve()).startswith(roots)]
     pick = own or (libs if len(libs) == 1 else [])
     if not pick:
         raise ImportError("no OpenBLAS of NumPy's found")
@@ -45,7 +47,12 @@ def _numpy_openblas() -> Any:
 
 
 def _register() -> None:
-    lib = _numpy_openblas()
+    """Tell llvmlite where NumPy's ``cblas_sgemm``/``dgemm`` are; ImportError where it can't
+    (``_compiled.load`` then keeps products as they were)."""
+    try:
+        lib = _numpy_openblas()
+    except OSError as exc:  # a library threadpoolctl listed that ctypes cannot open
+        raise ImportError(f"NumPy's OpenBLAS cannot be opened: {exc}") from exc
     for prec in "sd":
         for symbol in (f"scipy_cblas_{prec}gemm64_", f"cblas_{prec}gemm64_"):
             fn = getattr(lib, symbol, None)
