@@ -35,34 +35,41 @@ def numpy_only(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     return _Off()
 
 
+@pytest.mark.parametrize("f", [F2, winograd.F4], ids=["F2", "F4"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n, tiles, c", [(1, (1, 1), 1), (2, (3, 5), 7), (3, (8, 8), 64)])
-def test_compiled_transforms_equal_numpy_bit_for_bit(numpy_only, dtype, n, tiles, c) -> None:  # type: ignore[no-untyped-def]
-    assert winograd._jit(F2, np.dtype(dtype)) is not None
+def test_compiled_transforms_equal_numpy_bit_for_bit(numpy_only, f, dtype, n, tiles, c) -> None:  # type: ignore[no-untyped-def]
+    """F(2x2, 3x3)'s hand-unrolled transforms and F(4x4, 3x3)'s generated ones."""
+    assert winograd._jit(f, np.dtype(dtype)) is not None
     rng = np.random.default_rng(n * 100 + c)
     th, tw = tiles
-    xpad = rng.standard_normal((n, 2 * th + 2, 2 * tw + 2, c)).astype(dtype)
-    dy = rng.standard_normal((n, 2 * th, 2 * tw, c)).astype(dtype)
-    prod = rng.standard_normal((16, n * th * tw, c)).astype(dtype)
-    out_jit = np.full((n, th, 2, tw, 2, c), np.nan, dtype)
-    out_np = np.full((n, th, 2, tw, 2, c), np.nan, dtype)
-    v_jit = winograd._input_transform(F2, xpad, tiles)
-    g_jit = winograd._output_grad_transform(F2, dy, tiles)
-    winograd._output_transform(F2, prod, out_jit)
+    m, t = f.m, f.t
+    xpad = rng.standard_normal((n, m * th + 2, m * tw + 2, c)).astype(dtype)
+    dy = rng.standard_normal((n, m * th, m * tw, c)).astype(dtype)
+    prod = rng.standard_normal((t * t, n * th * tw, c)).astype(dtype)
+    out_jit = np.full((n, th, m, tw, m, c), np.nan, dtype)
+    out_np = np.full((n, th, m, tw, m, c), np.nan, dtype)
+    v_jit = winograd._input_transform(f, xpad, tiles)
+    g_jit = winograd._output_grad_transform(f, dy, tiles)
+    winograd._output_transform(f, prod, out_jit)
     with numpy_only:
-        assert winograd._jit(F2, np.dtype(dtype)) is None
-        v_np = winograd._input_transform(F2, xpad, tiles)
-        g_np = winograd._output_grad_transform(F2, dy, tiles)
-        winograd._output_transform(F2, prod, out_np)
+        assert winograd._jit(f, np.dtype(dtype)) is None
+        v_np = winograd._input_transform(f, xpad, tiles)
+        g_np = winograd._output_grad_transform(f, dy, tiles)
+        winograd._output_transform(f, prod, out_np)
     np.testing.assert_array_equal(v_jit, v_np)
     np.testing.assert_array_equal(g_jit, g_np)
     np.testing.assert_array_equal(out_jit, out_np)
 
 
+@pytest.mark.parametrize("tiling", ["F2", "F4"])
 @pytest.mark.parametrize("size, pad", [(8, 1), (7, 1), (6, 0), (5, 2)])
 def test_whole_convolutions_equal_with_the_compiled_transforms_on_and_off(
-    numpy_only, size: int, pad: int
+    numpy_only, monkeypatch, size: int, pad: int, tiling: str
 ) -> None:  # type: ignore[no-untyped-def]
+    """The same tiling with and without numba: bit for bit. (Left to choose, the compiled path
+    takes F(4x4, 3x3) for outputs of 8 and more, NumPy's F(2x2, 3x3) everywhere.)"""
+    monkeypatch.setattr(winograd, "TILING", tiling)
     rng = np.random.default_rng(size)
     x = rng.standard_normal((3, 16, size, size)).astype(np.float32)
     w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
@@ -79,9 +86,21 @@ def test_whole_convolutions_equal_with_the_compiled_transforms_on_and_off(
         np.testing.assert_array_equal(dw, winograd.conv_weight_grad(backend, x, dy, g))
 
 
-def test_other_tilings_and_dtypes_use_numpy() -> None:
-    assert winograd._jit(winograd.F4, np.dtype(np.float32)) is None
+def test_other_dtypes_use_numpy() -> None:
     assert winograd._jit(F2, np.dtype(np.float16)) is None
+    assert winograd._jit(winograd.F4, np.dtype(np.float16)) is None
+
+
+def test_auto_tiling_takes_f4_where_compiled_and_big_enough(numpy_only) -> None:  # type: ignore[no-untyped-def]
+    def geo(size: int):  # type: ignore[no-untyped-def]
+        return conv_geometry((size, size), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+
+    assert winograd.TILING == "auto"
+    assert winograd.tiling(geo(32)) is winograd.F4 and winograd.tiling(geo(8)) is winograd.F4
+    assert winograd.tiling(geo(4)) is F2  # too few tiles to pay for F4's transforms
+    assert winograd.tiling(geo(10)) is F2  # not a whole number of 4x4 tiles
+    with numpy_only:  # F4's NumPy transforms measured slower than F2's: F2 without numba
+        assert winograd.tiling(geo(32)) is F2
 
 
 def test_a_numba_that_fails_falls_back_to_numpy_with_one_warning(
@@ -540,3 +559,20 @@ def test_compiled_gemm_needs_numpys_own_openblas(monkeypatch) -> None:  # type: 
     monkeypatch.setattr(_gemm_jit, "threadpool_info", lambda: two)
     with pytest.raises(ImportError):
         _gemm_jit._numpy_openblas()
+
+
+def test_generated_f4_transforms_are_up_to_date() -> None:
+    """``_winograd4_jit.py`` is what ``tools/codegen/winograd_jit.py`` writes from the tables."""
+    import importlib.util
+    from pathlib import Path
+
+    from lucid.backends._numpy.kernels import _winograd4_jit
+
+    root = Path(__file__).resolve().parents[3]
+    gen = root / "tools" / "codegen" / "winograd_jit.py"
+    if not gen.is_file():
+        pytest.skip("not in a checkout of the repository")
+    spec = importlib.util.spec_from_file_location("winograd_codegen", gen)
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    assert Path(_winograd4_jit.__file__).read_text() == mod.generate(winograd.F4)

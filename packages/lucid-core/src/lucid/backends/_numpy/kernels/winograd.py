@@ -100,29 +100,43 @@ _MIN_FILL = 0.75
 _MIN_TILES = 256
 # ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
+# ``LUCID_WINOGRAD=F2`` or ``F4`` fixes the tiling (``tiling``); "auto" chooses per layer.
+TILING = os.environ.get("LUCID_WINOGRAD", "auto")
+# F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
+# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
+# Smaller outputs have too few tiles to pay for the transforms (4x4: im2col instead).
+_F4_MIN_SIZE = 8
 # F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
 # ``_winograd_jit``): one pass each, without the GIL. ``LUCID_NUMBA=0`` keeps the NumPy ones.
-_JIT = "_winograd_jit"
+# F(4x4, 3x3)'s are generated from its tables (``tools/codegen/winograd_jit.py``).
+_JIT = {2: "_winograd_jit", 4: "_winograd4_jit"}
 
 
 def _jit(f: Tiling, dtype: Any) -> Any:
     """The compiled transforms for ``f`` and ``dtype``, or None (NumPy's are used)."""
-    if f is not F2 or dtype not in _DTYPES:
+    if f.m not in _JIT or dtype not in _DTYPES:
         return None
-    return _compiled.load(_JIT)
+    return _compiled.load(_JIT[f.m])
 
 
-def _run_jit(name: str, *args: Any) -> bool:
+def _run_jit(f: Tiling, name: str, *args: Any) -> bool:
     """Run the compiled transform ``name``; False (NumPy's from then on) where numba fails."""
-    return _compiled.run(_JIT, name, *args)
+    return _compiled.run(_JIT[f.m], name, *args)
 
 
 Ranges = list[tuple[int, int]]
-_KEY = "winograd"  # kept transformed inputs are filed under (_KEY, start, end)
+_KEY = "winograd"  # kept transformed inputs are filed under (_KEY, tile side, start, end)
 
 
 def tiling(g: ConvGeometry) -> Tiling:
-    """The tiling for a geometry: F(2x2, 3x3) for all (see the module's docstring)."""
+    """The tiling for a geometry: ``LUCID_WINOGRAD`` if set to ``F2`` or ``F4``; else F(4x4,
+    3x3) where its compiled transforms load and the output is a whole number of 4x4 tiles,
+    F(2x2, 3x3) elsewhere (see the module's docstring)."""
+    if TILING != "auto":
+        return F4 if TILING == "F4" else F2
+    h, w = g.out_size
+    if h % 4 == 0 and w % 4 == 0 and min(h, w) >= _F4_MIN_SIZE and _compiled.load(_JIT[4]):
+        return F4
     return F2
 
 
@@ -191,13 +205,30 @@ def _extent(f: Tiling, tiles: tuple[int, int], halo: int) -> tuple[int, int]:
     return f.m * tiles[0] + halo, f.m * tiles[1] + halo
 
 
+# F(4x4, 3x3)'s compiled transforms write 36 planes at once: planes a multiple of 4 KiB apart
+# fall into the same cache sets (input transform of a 32 x 64 x 32 x 32 batch 34 ms; with the
+# planes 64 bytes further apart each, 4.7 ms). F(2x2, 3x3)'s 16 planes stay contiguous (its
+# loops measured faster on a contiguous array).
+_PLANE_PAD = 64
+
+
+def _planes(f: Tiling, shape: tuple[int, ...], dtype: Any) -> Any:
+    """An uninitialised ``(t, t, *shape)`` array for a compiled transform to write."""
+    t = f.t
+    if f.m == 2:
+        return np.empty((t, t, *shape), dtype=dtype)
+    size = int(np.prod(shape))
+    buf = np.empty((t * t, size + _PLANE_PAD // np.dtype(dtype).itemsize), dtype=dtype)
+    return np.reshape(buf[:, :size], (t, t, *shape))
+
+
 def _input_transform(f: Tiling, xpad: Any, tiles: tuple[int, int]) -> Any:
     """``B^T d B`` of every tile of a padded ``(n, H, W, C)``: ``(t*t, n*th*tw, C)``."""
     n, c, t, m = xpad.shape[0], xpad.shape[-1], f.t, f.m
     th, tw = tiles
     if _jit(f, xpad.dtype) is not None:
-        v = np.empty((t, t, n, th, tw, c), dtype=xpad.dtype)
-        if _run_jit("input_transform", xpad, th, tw, v):
+        v = _planes(f, (n, th, tw, c), xpad.dtype)
+        if _run_jit(f, "input_transform", xpad, th, tw, v):
             return np.reshape(v, (t * t, n * th * tw, c))
     rows = [xpad[:, j : j + m * (th - 1) + 1 : m] for j in range(t)]
     half = np.empty((t, n, th, xpad.shape[2], c), dtype=xpad.dtype)
@@ -218,7 +249,7 @@ def _output_transform(f: Tiling, prod: Any, out: Any) -> None:
     n, th, _, tw, _, k = out.shape
     prod = np.reshape(prod, (t, t, n, th, tw, k))
     if _jit(f, prod.dtype) is not None and out.dtype == prod.dtype:
-        if _run_jit("output_transform", prod, out):
+        if _run_jit(f, "output_transform", prod, out):
             return
     half = np.empty((m, t, n, th, tw, k), dtype=prod.dtype)
     for i in range(m):
@@ -235,8 +266,8 @@ def _output_grad_transform(f: Tiling, dy: Any, tiles: tuple[int, int]) -> Any:
     n, k = dy.shape[0], dy.shape[-1]
     th, tw = tiles
     if _jit(f, dy.dtype) is not None:
-        v = np.empty((t, t, n, th, tw, k), dtype=dy.dtype)
-        if _run_jit("output_grad_transform", dy, th, tw, v):
+        v = _planes(f, (n, th, tw, k), dy.dtype)
+        if _run_jit(f, "output_grad_transform", dy, th, tw, v):
             return np.reshape(v, (t * t, n * th * tw, k))
     d6 = np.reshape(dy, (n, th, m, tw, m, k))
     half = np.empty((t, n, th, tw, m, k), dtype=dy.dtype)
@@ -320,7 +351,7 @@ def _convolve(
         s, e = r
         v = _input_transform(f, _padded(xl[s:e], lo, _extent(f, tiles, 2)), tiles)
         if keep is not None:
-            keep[_KEY, s, e] = v
+            keep[_KEY, f.m, s, e] = v
         out = np.reshape(y[s:e], (e - s, tiles[0], f.m, tiles[1], f.m, k))
         _output_transform(f, _blas.matmul(v, u), out)
         if bias is not None:
@@ -370,7 +401,7 @@ def conv_weight_grad(
     xl, dyl = channels_last(x, np), channels_last(dy, np)
 
     def one(s: int, e: int) -> Any:
-        v = kept.get((_KEY, s, e)) if kept else None
+        v = kept.get((_KEY, f.m, s, e)) if kept else None
         if v is None:
             v = _input_transform(f, _padded(xl[s:e], g.pad_lo, _extent(f, tiles, 2)), tiles)
         dm = _output_grad_transform(f, _covering(dyl[s:e], _extent(f, tiles, 0)), tiles)
