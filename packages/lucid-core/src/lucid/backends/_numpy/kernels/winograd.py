@@ -14,8 +14,11 @@ The batch is processed in cache-sized chunks on the BLAS workers (``_blas.run_ch
 
 F(2x2, 3x3)'s transforms have coefficients 0, +-1 and 1/2, so its float32 error is that of
 im2col's GEMM (about 3e-7 of the output's scale). ``F4``, F(4x4, 3x3), cuts the GEMM work a
-further 1.8x but has coefficients up to 8 and 20x the error (about 8e-6), and measured no
-faster on ResNet-18's layers here (its transforms cost more): it is kept for comparison only.
+further 1.8x but has coefficients up to 8 and 20x the error (about 8e-6, as in the F(4x4)
+kernels of cuDNN and oneDNN). With its transforms compiled (``lucid-core[numba]``,
+``_winograd4_jit``) it is the faster one for outputs of 8x8 and more (ResNet-18-CIFAR b128 step
+1.96 -> 1.65-1.68 s with the Haswell GEMM kernel); in NumPy its transforms cost more than the
+GEMM work it saves, so without numba every layer takes F(2x2, 3x3) (``tiling``).
 """
 
 from __future__ import annotations
