@@ -14,7 +14,7 @@ after changing a table or the order of ``_combine``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lucid.backends._numpy.kernels.winograd import F4, Tiling
 
@@ -47,11 +47,37 @@ def _combine(coefs: Sequence[float], names: Sequence[str], table: list[float]) -
     return expr
 
 
+def _kernel(
+    signature: str, ranges: Sequence[str], var: str, rows: Sequence[Sequence[float]], side: int,
+    table: list[float], load: Callable[[int, int], str], store: Callable[[int, int], str],
+) -> list[str]:  # fmt: skip
+    """A compiled loop over samples, tiles and channels whose body computes
+    ``rows @ X @ rows^T`` of the ``side x side`` block ``X`` that ``load`` reads: a row pass
+    into ``h``, then a column pass written where ``store`` says."""
+    ind = " " * 20
+    n = len(rows)
+    body = [f"{ind}x{r}{s} = {load(r, s)}" for r in range(side) for s in range(side)]
+    body += [f"{ind}h{a}{s} = " + _combine(rows[a], [f"x{r}{s}" for r in range(side)], table)
+             for a in range(n) for s in range(side)]  # fmt: skip
+    body += [f"{ind}{store(a, e)} = " + _combine(rows[e], [f"h{a}{r}" for r in range(side)], table)
+             for a in range(n) for e in range(n)]  # fmt: skip
+    b, i, j, c = ranges
+    return [
+        "",
+        "",
+        "@_jit",
+        f"def {signature} -> None:",
+        f"    for b in range({b}):",
+        f"        for i in range({i}):",
+        f"            for j in range({j}):",
+        f"                for {var} in range({c}):",
+        *body,
+    ]
+
+
 def generate(f: Tiling) -> str:
     t, m = f.t, f.m
     table = _coefs(f)
-    a = f.a
-    ind = " " * 20
     out = [
         f'"""Winograd F({m}x{m}, 3x3)\'s transforms as compiled loops (``lucid-core[numba]``).',
         "",
@@ -94,68 +120,25 @@ def generate(f: Tiling) -> str:
         "def output_grad_transform(dy: Any, th: int, tw: int, out: Any) -> None:",
         f'    """``out[p, q, b, i, j, k] = (A dY A^T)[p, q]`` of the {m}x{m} tile at ({m}i, {m}j)."""',  # noqa: E501
         "    _output_grad_transform(dy, th, tw, _coefs(dy.dtype), out)",
-        "",
-        "",
-        "@_jit",
-        "def _input_transform(xpad: Any, th: int, tw: int, cf: Any, out: Any) -> None:",
-        "    for b in range(xpad.shape[0]):",
-        "        for i in range(th):",
-        "            for j in range(tw):",
-        "                for c in range(xpad.shape[3]):",
     ]
-    for u in range(t):
-        for v in range(t):
-            out.append(f"{ind}d{u}{v} = xpad[b, {m} * i + {u}, {m} * j + {v}, c]")
-    for p in range(t):
-        for v in range(t):
-            rhs = _combine(f.bt[p], [f"d{u}{v}" for u in range(t)], table)
-            out.append(f"{ind}t{p}{v} = {rhs}")
-    for p in range(t):
-        for q in range(t):
-            rhs = _combine(f.bt[q], [f"t{p}{v}" for v in range(t)], table)
-            out.append(f"{ind}out[{p}, {q}, b, i, j, c] = {rhs}")
-    out += [
-        "",
-        "",
-        "@_jit",
-        "def _output_transform(prod: Any, cf: Any, out: Any) -> None:",
-        "    for b in range(out.shape[0]):",
-        "        for i in range(out.shape[1]):",
-        "            for j in range(out.shape[3]):",
-        "                for k in range(out.shape[5]):",
-    ]
-    for r in range(t):
-        for s in range(t):
-            out.append(f"{ind}p{r}{s} = prod[{r}, {s}, b, i, j, k]")
-    for x in range(m):
-        for s in range(t):
-            rhs = _combine(f.at[x], [f"p{r}{s}" for r in range(t)], table)
-            out.append(f"{ind}h{x}{s} = {rhs}")
-    for x in range(m):
-        for e in range(m):
-            rhs = _combine(f.at[e], [f"h{x}{r}" for r in range(t)], table)
-            out.append(f"{ind}out[b, i, {x}, j, {e}, k] = {rhs}")
-    out += [
-        "",
-        "",
-        "@_jit",
-        "def _output_grad_transform(dy: Any, th: int, tw: int, cf: Any, out: Any) -> None:",
-        "    for b in range(dy.shape[0]):",
-        "        for i in range(th):",
-        "            for j in range(tw):",
-        "                for k in range(dy.shape[3]):",
-    ]
-    for r in range(m):
-        for s in range(m):
-            out.append(f"{ind}y{r}{s} = dy[b, {m} * i + {r}, {m} * j + {s}, k]")
-    for p in range(t):
-        for s in range(m):
-            rhs = _combine(a[p], [f"y{r}{s}" for r in range(m)], table)
-            out.append(f"{ind}h{p}{s} = {rhs}")
-    for p in range(t):
-        for q in range(t):
-            rhs = _combine(a[q], [f"h{p}{r}" for r in range(m)], table)
-            out.append(f"{ind}out[{p}, {q}, b, i, j, k] = {rhs}")
+    out += _kernel(
+        "_input_transform(xpad: Any, th: int, tw: int, cf: Any, out: Any)",
+        ("xpad.shape[0]", "th", "tw", "xpad.shape[3]"), "c", f.bt, t, table,
+        lambda u, v: f"xpad[b, {m} * i + {u}, {m} * j + {v}, c]",
+        lambda p, q: f"out[{p}, {q}, b, i, j, c]",
+    )  # fmt: skip
+    out += _kernel(
+        "_output_transform(prod: Any, cf: Any, out: Any)",
+        ("out.shape[0]", "out.shape[1]", "out.shape[3]", "out.shape[5]"), "k", f.at, t, table,
+        lambda r, s: f"prod[{r}, {s}, b, i, j, k]",
+        lambda x, e: f"out[b, i, {x}, j, {e}, k]",
+    )  # fmt: skip
+    out += _kernel(
+        "_output_grad_transform(dy: Any, th: int, tw: int, cf: Any, out: Any)",
+        ("dy.shape[0]", "th", "tw", "dy.shape[3]"), "k", f.a, m, table,
+        lambda r, s: f"dy[b, {m} * i + {r}, {m} * j + {s}, k]",
+        lambda p, q: f"out[{p}, {q}, b, i, j, k]",
+    )  # fmt: skip
     return "\n".join(out) + "\n"
 
 

@@ -288,7 +288,7 @@ def tn_matmul(a: Any, b: Any) -> Any:
     rows, k = a.shape
     m = b.shape[1]
     flops = 2.0 * rows * k * m
-    if THREADED_FLOPS <= flops < PARALLEL_FLOPS and not _in_worker():
+    if THREADED_FLOPS <= flops < PARALLEL_FLOPS:  # (split_threads says 1 in a pool worker)
         split = _compiled_matmul(a.T, b, flops)
         if split is not None:
             return split
