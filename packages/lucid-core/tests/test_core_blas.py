@@ -104,3 +104,58 @@ def test_a_pool_of_another_size_replaces_the_old_one() -> None:
     assert new is not old and new is blas_threads.pool(2)
     assert old._shutdown  # its idle threads exit instead of piling up
     assert list(new.map(lambda v: v * 2, [1, 2, 3])) == [2, 4, 6]
+
+
+def test_the_thread_budget_inside_single_blas_thread_is_the_users_setting() -> None:
+    """Kernels that split work on the pool ask for the budget while the BLAS libraries are held
+    at one thread (batch norm's blocks): they must see the setting, not that 1."""
+    if not _blas_threads() or max(_blas_threads()) < 2:
+        pytest.skip("needs a BLAS with 2+ threads")
+    outside = blas_threads.budget()
+    with blas_threads.single_blas_thread():
+        assert all(n == 1 for n in _blas_threads())
+        assert blas_threads.budget() == outside == _blas.workers()
+    assert blas_threads.budget() == outside
+
+
+@pytest.mark.parametrize("n, per, workers", [(128, 28, 2), (128, 7, 2), (10, 3, 3), (5, 100, 2),
+                                             (3, 1, 2), (128, 128, 2), (7, 2, 1)])  # fmt: skip
+def test_batch_chunks_give_every_worker_an_equal_share(
+    monkeypatch: pytest.MonkeyPatch, n: int, per: int, workers: int
+) -> None:
+    monkeypatch.setattr(_blas, "workers", lambda: workers)
+    ranges = _blas.batch_chunks(n, per)
+    assert ranges[0][0] == 0 and ranges[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # contiguous, in order
+    sizes = [e - s for s, e in ranges]
+    assert min(sizes) >= 1 and max(sizes) - min(sizes) <= 1
+    assert max(sizes) <= per or len(ranges) == n  # no bigger than asked (unless 1 sample each)
+    wanted = -(-n // per)
+    if wanted > 1:
+        assert len(ranges) % workers == 0 or len(ranges) == n
+    else:
+        assert len(ranges) == 1  # one chunk stays one (a single big item runs inline)
+
+
+def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A convolution's weight transform runs just before its chunks go to the pool: a product
+    split on numba's OpenMP threads would leave them spinning on the pool's cores."""
+    rng = np.random.default_rng(2)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic())  # the pool is busy
+    monkeypatch.setattr(_blas, "_compiled_matmul", lambda *a: pytest.fail("split on numba"))
+    seen: list[list[int]] = []
+    real = np.matmul
+
+    def spy(x: np.ndarray, y: np.ndarray, **kw: object) -> np.ndarray:
+        seen.append(_blas_threads())
+        return real(x, y, **kw)
+
+    for sa, sb in [((36, 9), (9, 64 * 64)), ((36, 9), (9, 512 * 512)), ((4096, 36), (36, 9))]:
+        a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+        seen.clear()
+        monkeypatch.setattr(_blas.np, "matmul", spy)
+        got = _blas.pool_matmul(a, b)
+        monkeypatch.setattr(_blas.np, "matmul", real)
+        np.testing.assert_allclose(got, real(a, b), rtol=1e-5, atol=1e-5)
+        assert seen and all(all(n == 1 for n in threads) for threads in seen)

@@ -112,9 +112,8 @@ def _weight_one_channel(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any
 
 
 def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
-    """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each."""
-    per = max(1, _CHUNK_BYTES // max(1, sample_bytes))
-    return [(s, min(n, s + per)) for s in range(0, n, per)]
+    """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each (``batch_chunks``)."""
+    return _blas.batch_chunks(n, _CHUNK_BYTES // max(1, sample_bytes))
 
 
 def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
@@ -307,7 +306,7 @@ def conv_weight_grad(
     parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
     dwm = parts[0]
     for p in parts[1:]:
-        dwm = dwm + p
+        dwm += p
     return weight_from_matrix(dwm, g.kernel, xp)
 
 

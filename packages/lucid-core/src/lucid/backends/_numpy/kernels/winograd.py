@@ -87,7 +87,7 @@ F4 = Tiling(
 # measured 4.40 -> 4.05 s and 4.30 -> 4.25 s per ResNet-18 b128 step (medians of 5 and 3
 # interleaved rounds; 2 MiB: 4.72 s). The machine's noise is +-10%: small, but every run agreed.
 _CHUNK_BYTES = 8 << 20
-_CHUNK_TILES = 128
+_CHUNK_TILES = 64
 # Transformed inputs up to this size (all chunks) are kept for the weight gradient. They are
 # 4x the input: keeping ResNet-18's layer3/layer4 ones at batch 128 (150 MB) raised the peak by
 # 180 MB to save ~2% of the step.
@@ -100,15 +100,18 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _MIN_CHANNELS = 64
 _MIN_CHANNELS_INPUT_GRAD = 16
 _MIN_FILL = 0.75
-_MIN_TILES = 256
+# Tiles in the batch, per output tile side: both 1024 output pixels. F(4x4): ResNet-18-CIFAR's
+# layer 4 at batch 128 (4x4 outputs, one tile a sample) forward + backward 98 -> 86 ms against
+# F(2x2)'s 512 tiles (15 interleaved rounds; with _CHUNK_TILES 128, one chunk on one core, 102 ms).
+_MIN_TILES = {2: 256, 4: 64}
 # ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
 # ``LUCID_WINOGRAD=F2`` or ``F4`` fixes the tiling (``tiling``); "auto" chooses per layer.
 TILING = os.environ.get("LUCID_WINOGRAD", "auto")
 # F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
-# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
-# Smaller outputs have too few tiles to pay for the transforms (4x4: im2col instead).
-_F4_MIN_SIZE = 8
+# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8),
+# and its 4x4 layer 4 too (``_MIN_TILES``).
+_F4_MIN_SIZE = 4
 # F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
 # ``_winograd_jit``): one pass each, without the GIL. ``LUCID_NUMBA=0`` keeps the NumPy ones.
 # F(4x4, 3x3)'s are generated from its tables (``tools/codegen/winograd_jit.py``).
@@ -164,7 +167,7 @@ def _pays(x: Any, channels: int, g: ConvGeometry, size: Sequence[int], min_chann
     f = tiling(g)
     th, tw = _tiles(f, size)
     fill = size[0] * size[1] / (f.m * f.m * th * tw)
-    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES
+    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES[f.m]
 
 
 def pays(x: Any, c_out: int, g: ConvGeometry) -> bool:
@@ -302,13 +305,13 @@ def weight_transform(f: Tiling, w: Any, flipped: bool = False) -> Any:
     else:
         flat = np.reshape(np.transpose(w, (1, 0, 2, 3)), (-1, 9))
     rows, cols = (w.shape[0], w.shape[1]) if flipped else (w.shape[1], w.shape[0])
-    return np.reshape(_blas.matmul(kron, flat.T), (-1, rows, cols))
+    return np.reshape(_blas.pool_matmul(kron, flat.T), (-1, rows, cols))
 
 
 def _weight_from_transformed(f: Tiling, du: Any) -> Any:
     """``G^T dU G`` (the transpose of ``weight_transform``): ``(t*t, K, C)`` -> ``(K, C, 3, 3)``."""
     k, c = du.shape[1], du.shape[2]
-    flat = _blas.matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
+    flat = _blas.pool_matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
     return np.reshape(flat, (k, c, 3, 3))
 
 
@@ -329,10 +332,11 @@ def _covering(yl: Any, extent: tuple[int, int]) -> Any:
 
 
 def _chunks(f: Tiling, n: int, tiles: tuple[int, int], c: int, k: int, itemsize: int) -> Ranges:
-    """Batch ranges whose transformed inputs and products hold about ``_CHUNK_BYTES`` each."""
+    """Batch ranges whose transformed inputs and products hold about ``_CHUNK_BYTES`` each
+    (``batch_chunks``: a multiple of the workers, near-equal)."""
     per_sample = f.t * f.t * tiles[0] * tiles[1] * (c + k) * itemsize
     per = max(1, _CHUNK_BYTES // per_sample, -(-_CHUNK_TILES // (tiles[0] * tiles[1])))
-    return [(s, min(n, s + per)) for s in range(0, n, per)]
+    return _blas.batch_chunks(n, per)
 
 
 def _flops(f: Tiling, n: int, tiles: tuple[int, int], c: int, k: int) -> float:
@@ -422,5 +426,5 @@ def conv_weight_grad(
                              _flops(f, n, tiles, c, k))  # fmt: skip
     du = parts[0]
     for p in parts[1:]:
-        du = du + p
+        du += p  # (each share's sum is a fresh array: no third 38 MB one at layer 4)
     return _weight_from_transformed(f, du)
