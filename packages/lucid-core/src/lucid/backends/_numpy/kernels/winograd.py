@@ -87,7 +87,7 @@ F4 = Tiling(
 # measured 4.40 -> 4.05 s and 4.30 -> 4.25 s per ResNet-18 b128 step (medians of 5 and 3
 # interleaved rounds; 2 MiB: 4.72 s). The machine's noise is +-10%: small, but every run agreed.
 _CHUNK_BYTES = 8 << 20
-_CHUNK_TILES = 64
+_CHUNK_TILES = 128
 # Transformed inputs up to this size (all chunks) are kept for the weight gradient. They are
 # 4x the input: keeping ResNet-18's layer3/layer4 ones at batch 128 (150 MB) raised the peak by
 # 180 MB to save ~2% of the step.
@@ -100,18 +100,18 @@ _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _MIN_CHANNELS = 64
 _MIN_CHANNELS_INPUT_GRAD = 16
 _MIN_FILL = 0.75
-# Tiles in the batch, per output tile side: both 1024 output pixels. F(4x4): ResNet-18-CIFAR's
-# layer 4 at batch 128 (4x4 outputs, one tile a sample) forward + backward 98 -> 86 ms against
-# F(2x2)'s 512 tiles (15 interleaved rounds; with _CHUNK_TILES 128, one chunk on one core, 102 ms).
-_MIN_TILES = {2: 256, 4: 64}
+_MIN_TILES = 256
 # ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
 # ``LUCID_WINOGRAD=F2`` or ``F4`` fixes the tiling (``tiling``); "auto" chooses per layer.
 TILING = os.environ.get("LUCID_WINOGRAD", "auto")
 # F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
-# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8),
-# and its 4x4 layer 4 too (``_MIN_TILES``).
-_F4_MIN_SIZE = 4
+# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
+# Smaller outputs have too few tiles to pay for the transforms (4x4: im2col instead). F(4x4) on
+# ResNet-18-CIFAR's 4x4 layer 4 (one tile a sample) measured 98 -> 86 ms forward + backward
+# alone, but in a training step its 38 MB transformed weights and weight-gradient sums (2.25x
+# F(2x2)'s, past glibc's 32 MB mmap threshold: fresh pages every call) stalled 40-90 ms at times.
+_F4_MIN_SIZE = 8
 # F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
 # ``_winograd_jit``): one pass each, without the GIL. ``LUCID_NUMBA=0`` keeps the NumPy ones.
 # F(4x4, 3x3)'s are generated from its tables (``tools/codegen/winograd_jit.py``).
@@ -167,7 +167,7 @@ def _pays(x: Any, channels: int, g: ConvGeometry, size: Sequence[int], min_chann
     f = tiling(g)
     th, tw = _tiles(f, size)
     fill = size[0] * size[1] / (f.m * f.m * th * tw)
-    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES[f.m]
+    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES
 
 
 def pays(x: Any, c_out: int, g: ConvGeometry) -> bool:
