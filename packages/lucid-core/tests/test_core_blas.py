@@ -152,7 +152,8 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
         return real(x, y, **kw)
 
     for sa, sb in [((36, 9), (9, 64 * 64)), ((36, 9), (9, 512 * 512)), ((4096, 36), (36, 9))]:
-        a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+        a = rng.standard_normal(sa).astype(np.float32)
+        b = rng.standard_normal(sb).astype(np.float32)
         seen.clear()
         monkeypatch.setattr(_blas.np, "matmul", spy)
         got = _blas.pool_matmul(a, b)
