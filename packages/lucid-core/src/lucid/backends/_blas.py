@@ -190,6 +190,13 @@ def get_num_threads() -> int:
 GEMM_IN_FLOAT32: set[Any] = {np.dtype(np.float16)}
 
 
+def _product(a: Any, b: Any) -> tuple[int, int, float]:
+    """``a @ b``'s rows, columns and FLOPs (a vector operand counts as one row or column)."""
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return m, n, 2.0 * max(a.size * n, b.size * m)
+
+
 def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     """``numpy.matmul``: big products split on lucid's pool, mid-sized ones (from
     ``THREADED_FLOPS``) on OpenBLAS's threads outside the pool, the rest on one BLAS thread."""
@@ -197,9 +204,7 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         return _matmul_in_float32(a, b, out, **kwargs)
     if out is not None or kwargs or a.ndim == 0 or b.ndim == 0:
         return np.matmul(a, b, out=out, **kwargs)
-    m = a.shape[-2] if a.ndim > 1 else 1
-    n = b.shape[-1] if b.ndim > 1 else 1
-    flops = 2.0 * max(a.size * n, b.size * m)
+    m, n, flops = _product(a, b)
     if flops <= _TINY_FLOPS:
         return np.matmul(a, b)
     budget = blas_threads.budget()
@@ -230,8 +235,7 @@ def pool_matmul(a: Any, b: Any) -> Any:
     15 split weight transforms a step; the passive policy itself made LeNet-5 20% slower."""
     if _in_worker() or a.ndim < 2 or b.ndim < 2:
         return matmul(a, b)
-    m, n = a.shape[-2], b.shape[-1]
-    if 2.0 * max(a.size * n, b.size * m) < PARALLEL_FLOPS or blas_threads.budget() == 1:
+    if _product(a, b)[2] < PARALLEL_FLOPS or blas_threads.budget() == 1:
         with blas_threads.single_blas_thread():
             return np.matmul(a, b)
     return matmul(a, b)

@@ -107,7 +107,7 @@ ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
 TILING = os.environ.get("LUCID_WINOGRAD", "auto")
 # F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
 # OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
-# Smaller outputs have too few tiles to pay for the transforms (4x4: im2col instead). F(4x4) on
+# Smaller outputs have too few tiles to pay for the transforms (4x4: F(2x2) instead). F(4x4) on
 # ResNet-18-CIFAR's 4x4 layer 4 (one tile a sample) measured 98 -> 86 ms forward + backward
 # alone, but in a training step its 38 MB transformed weights and weight-gradient sums (2.25x
 # F(2x2)'s, past glibc's 32 MB mmap threshold: fresh pages every call) stalled 40-90 ms at times.
@@ -426,5 +426,5 @@ def conv_weight_grad(
                              _flops(f, n, tiles, c, k))  # fmt: skip
     du = parts[0]
     for p in parts[1:]:
-        du += p  # (each share's sum is a fresh array: no third 38 MB one at layer 4)
+        du += p  # (each share's sum is a fresh array: no third one allocated)
     return _weight_from_transformed(f, du)
