@@ -101,3 +101,17 @@ def test_other_dtypes_and_shapes_keep_the_ops_rules() -> None:
         f = lucid.zeros(2, 3)
         f.add_(lucid.tensor([1.0, 2.0, 3.0]))  # broadcast
         np.testing.assert_array_equal(f.numpy(), [[1, 2, 3], [1, 2, 3]])
+
+
+def test_writes_into_the_tensors_own_memory() -> None:
+    # NumPy: the last ufunc writes into the array itself (no temporary), strided views included.
+    base = np.zeros((4, 6), np.float32)
+    t = lucid.from_numpy(base[:, ::2])
+    before = t.array
+    with lucid.no_grad():
+        t.add_(lucid.ones(4, 3), alpha=-0.5)
+        t.mul_(4.0)
+        t.lerp_(lucid.full((4, 3), 2.0), 0.25)
+    assert t.array is before
+    np.testing.assert_array_equal(base[:, ::2], np.full((4, 3), -1.0, np.float32))
+    np.testing.assert_array_equal(base[:, 1::2], np.zeros((4, 3), np.float32))

@@ -174,8 +174,10 @@ def test_linalg_values_and_gradients(name: str) -> None:
 
 
 def test_det_gradient_at_a_singular_matrix() -> None:
-    # PyTorch returns 0 here (det(A) * A^-T with det(A) == 0); the true derivative at a rank
-    # n-1 matrix is its cofactor matrix, which lucid returns (checked by finite differences).
+    # The true derivative at a rank n-1 matrix is its cofactor matrix, which lucid returns
+    # (checked by finite differences). PyTorch's value depends on its LAPACK's LU: where the last
+    # pivot comes out exactly 0 it returns 0 (det(A) * A^-T with det(A) == 0, seen on AMD Zen 5),
+    # where it comes out ~1e-16 it returns the cofactors (seen on Intel Xeon): either is accepted.
     a = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
     lx = lucid.tensor(a, requires_grad=True)
     LA.det(lx).backward()
@@ -188,9 +190,9 @@ def test_det_gradient_at_a_singular_matrix() -> None:
     np.testing.assert_allclose(lx.grad.numpy(), numeric, atol=1e-6, rtol=1e-7)
     tx = torch.tensor(a, requires_grad=True)
     TLA.det(tx).backward()
-    np.testing.assert_allclose(
-        tx.grad.numpy(), 0.0, atol=1e-12, rtol=1e-10
-    )  # PyTorch's (documented) value
+    tg = tx.grad.numpy()
+    zero = np.allclose(tg, 0.0, atol=1e-12, rtol=1e-10)
+    assert zero or np.allclose(tg, numeric, atol=1e-6, rtol=1e-7), tg
 
 
 def test_matrix_rank_matches() -> None:

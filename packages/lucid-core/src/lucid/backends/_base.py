@@ -87,6 +87,11 @@ class Backend:
         keep."""
         return src
 
+    def inplace_out(self, arr: Any) -> Any:
+        """``arr`` where an elementwise function may write its result straight into it
+        (``fn(x, y, out=arr)``, as NumPy's ufuncs take), else None (immutable arrays)."""
+        return None
+
     def getitem(self, arr: Any, index: Any) -> Any:
         """``arr[index]`` (an index from ``lucid.ops.indexing``: ints, slices, arrays)."""
         return arr[index]

@@ -124,6 +124,9 @@ class NumpyBackend(Backend):
             return dst
         return np.asarray(src)
 
+    def inplace_out(self, arr: Any) -> Any:
+        return arr if type(arr) is np.ndarray and arr.flags.writeable else None
+
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         out = arr.copy()
         np.add.at(out, index, values)
