@@ -79,7 +79,7 @@ def test_registration_refuses_a_kernel_that_breaks_its_contract() -> None:
 
 def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> None:
     backend = get_backend("cpu")
-    expected = {kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS}
+    expected = {kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS, kernels.RELU_GRAD}
     assert set(backend.kernels) == expected
     for contract, impl in backend.kernels.items():
         assert contract in kernels.CONTRACTS

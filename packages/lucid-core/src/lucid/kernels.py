@@ -46,6 +46,7 @@ __all__ = [
     "LOG_SOFTMAX",
     "MAX_POOL",
     "MAX_POOL_ARRAYS",
+    "RELU_GRAD",
     "SDPA",
     "SOFTMAX",
     "ConvGeometry",
@@ -379,6 +380,16 @@ class UnaryKernel(Protocol):
     def backward(ctx: Any, g: Any, /) -> Any: ...
 
 
+class ReluGradKernel(Protocol):
+    """ReLU's gradient ``g * (out > 0)`` (``out``: ReLU's output): ``forward(ctx, g, out)``;
+    ``backward(ctx, h)`` returns ``(h * (out > 0), None)``."""
+
+    @staticmethod
+    def forward(ctx: Any, g: Any, out: Any, /) -> Any: ...
+    @staticmethod
+    def backward(ctx: Any, h: Any, /) -> Any: ...
+
+
 class SoftmaxKernel(Protocol):
     """softmax, log_softmax: ``forward(ctx, x, dim)``."""
 
@@ -564,6 +575,7 @@ ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
 ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
 ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
 GELU: KernelContract[GeluKernel] = KernelContract("gelu", GeluKernel)
+RELU_GRAD: KernelContract[ReluGradKernel] = KernelContract("relu_grad", ReluGradKernel)
 CONV: KernelContract[ConvKernel] = KernelContract("conv", ConvKernel)
 CONV_TRANSPOSE: KernelContract[ConvTransposeKernel] = KernelContract(
     "conv_transpose", ConvTransposeKernel
@@ -579,6 +591,6 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 )
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
-    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL,
-    BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL,
+    AVG_POOL, BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip

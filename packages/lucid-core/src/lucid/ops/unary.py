@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from lucid import kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
@@ -209,7 +210,10 @@ class Relu(Function):
 
 class _PositiveMask(Function):
     """``g * (out > 0)``, ReLU's gradient, in one op (the mask is a constant: ``out`` gets no
-    gradient), so its double backward is the same op."""
+    gradient), so its double backward is the same op. A backend may fuse it
+    (``kernels.RELU_GRAD``)."""
+
+    kernel = kernels.RELU_GRAD
 
     @staticmethod
     def forward(ctx: Any, g: Any, out: Any) -> Any:

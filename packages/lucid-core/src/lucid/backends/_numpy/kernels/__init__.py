@@ -6,6 +6,7 @@ for the weight gradient), Winograd F(2x2, 3x3) for stride-1 3x3 layers where it 
 faster (``winograd``; ``LUCID_CONV=im2col`` turns it off) and depthwise convolutions as tap
 loops (``depthwise``). Batch norm: blocked one-read statistics and gradient sums in x's memory
 order (``batchnorm``). Max pooling: compiled 2-D loops with ``lucid-core[numba]`` (``pool``).
+ReLU's gradient: one compiled pass on every core with ``lucid-core[numba]`` (``relu``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from lucid import kernels
 from lucid.backends._base import Backend
-from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col, pool, winograd
+from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col, pool, relu, winograd
 from lucid.kernels import ConvGeometry
 
 
@@ -59,3 +60,4 @@ def register(backend: Backend) -> None:
     kernels.CONV_ARRAYS.register(backend, CpuConv)
     kernels.BATCH_NORM.register(backend, batchnorm.CpuBatchNorm)
     kernels.MAX_POOL_ARRAYS.register(backend, pool.CpuMaxPool)
+    kernels.RELU_GRAD.register(backend, relu.CpuReluGrad)
