@@ -202,8 +202,13 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     ``THREADED_FLOPS``) on OpenBLAS's threads outside the pool, the rest on one BLAS thread."""
     if a.dtype in GEMM_IN_FLOAT32 or b.dtype in GEMM_IN_FLOAT32:
         return _matmul_in_float32(a, b, out, **kwargs)
-    if out is not None or kwargs or a.ndim == 0 or b.ndim == 0:
+    if kwargs or a.ndim == 0 or b.ndim == 0:
         return np.matmul(a, b, out=out, **kwargs)
+    if out is not None:
+        if _in_worker():  # a chunk on the pool: one BLAS thread already (``run_chunks``)
+            return np.matmul(a, b, out=out)
+        np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
+        return out
     m, n, flops = _product(a, b)
     if flops <= _TINY_FLOPS:
         return np.matmul(a, b)

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid.backends import _blas
 from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import (
@@ -28,8 +30,6 @@ from lucid.kernels import (
     channels_last,
     im2col,
     pad_spatial,
-    weight_from_matrix,
-    weight_matrix,
 )
 
 # Bytes of column matrix per chunk: a few MB keeps the copy and its GEMM in L2/L3.
@@ -116,6 +116,31 @@ def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
     return _blas.batch_chunks(n, _CHUNK_BYTES // max(1, sample_bytes))
 
 
+def _weight_rows(w: Any, groups: int) -> Any:
+    """``(C_out, C/G, *kernel)`` -> ``(G, C_out/G, taps * C/G)``, C-contiguous: the transpose of
+    ``lucid.kernels.weight_matrix``, whose columns are im2col's (tap, channel) order. Copying a
+    weight in this order reads it in runs; ``weight_matrix``'s own order reads it with a stride
+    of a whole filter (512 x 256 x 3 x 3: 0.5 ms against 4.0 ms). GEMMs take the transposed
+    view at the same speed."""
+    cout, cg = w.shape[0], w.shape[1]
+    kernel = w.shape[2:]
+    nd = len(kernel)
+    wr = np.reshape(w, (groups, cout // groups, cg, *kernel))
+    wr = np.transpose(wr, (0, 1, *range(3, nd + 3), 2))
+    return np.reshape(wr, (groups, cout // groups, math.prod(kernel) * cg))
+
+
+def _weight_from_rows(wr: Any, kernel: tuple[int, ...]) -> Any:
+    """The inverse of ``_weight_rows``, contiguous (``lucid.kernels.weight_from_matrix`` from
+    a ``(taps * C, C_out)`` matrix took 7.9 ms for 512 x 256 x 3 x 3; this takes 0.5 ms)."""
+    groups, coutg, kg = wr.shape
+    nd = len(kernel)
+    cg = kg // math.prod(kernel)
+    w = np.reshape(wr, (groups, coutg, *kernel, cg))
+    w = np.transpose(w, (0, 1, nd + 2, *range(2, nd + 2)))
+    return np.reshape(w, (groups * coutg, cg, *kernel))
+
+
 def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
     """``(rows, G, K) x (G, K, M) -> (rows, G*M)``: one GEMM, or one batched GEMM over groups."""
     rows, groups = col.shape[0], col.shape[1]
@@ -147,24 +172,26 @@ def conv_forward(
         out = _conv_one_channel(backend, xl, w, bias, g)
         if out is not None:
             return out
-    wm = weight_matrix(w, g.groups, xp)
+    wm = np.transpose(_weight_rows(w, g.groups), (0, 2, 1))  # (G, taps*C/G, C_out/G)
+    out = np.empty((n, *g.out_size, cout), dtype=np.result_type(x.dtype, w.dtype))
 
-    def work(r: tuple[int, int]) -> Any:
+    def work(r: tuple[int, int]) -> None:
         s, e = r
         col = col_matrix(backend, xl[s:e], g)
         if keep is not None:
             keep[r] = col
-        out = _grouped_matmul(col, wm, xp)
+        dst = np.reshape(out[s:e], ((e - s) * rows_per, cout))  # the chunk's rows of out
+        if g.groups == 1:  # the GEMM writes there (no whole-batch concatenate after)
+            xp.matmul(np.reshape(col, (col.shape[0], col.shape[2])), wm[0], out=dst)
+        else:
+            dst[...] = _grouped_matmul(col, wm, xp)
         if bias is not None:
-            out += bias
-        return xp.reshape(out, (e - s, *g.out_size, cout))
+            dst += bias
 
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
     if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
         keep = None
-    flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
-    parts = _blas.run_chunks(work, ranges, flops)
-    out = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
+    _blas.run_chunks(work, ranges, _flops(n * rows_per, c * g.taps // g.groups, cout))
     return channels_first(out, xp)
 
 
@@ -203,7 +230,7 @@ def _col2im_channels_last(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any
     xp = backend.xp
     cout, cg, groups, nd = dy.shape[1], w.shape[1], g.groups, g.nd
     dyl = channels_last(dy, xp)
-    wm_t = xp.transpose(weight_matrix(w, groups, xp), (0, 2, 1))  # (G, C_out/G, taps*Cg)
+    wm_t = _weight_rows(w, groups)  # (G, C_out/G, taps*Cg)
     rows_per = math.prod(g.out_size)
     crop = (slice(None), *g.crop(), slice(None))
     to_nhwgc = (1, *range(2, nd + 2), 0, nd + 2)
@@ -243,7 +270,7 @@ def _col2im_channels_first(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> An
     xp = backend.xp
     c = w.shape[1]
     dyl = channels_last(dy, xp)
-    wm = weight_matrix(w, 1, xp)[0]  # (taps*C, C_out)
+    wm = _weight_rows(w, 1)[0].T  # (taps*C, C_out)
     crop = (slice(None), slice(None), *g.crop())
 
     def work(r: tuple[int, int]) -> Any:
@@ -272,9 +299,7 @@ def conv_weight_grad(
     groups = g.groups
     kg = g.taps * (c // groups)
     if n == 0:
-        return weight_from_matrix(
-            xp.zeros((groups, kg, cout // groups), dtype=x.dtype), g.kernel, xp
-        )
+        return _weight_from_rows(xp.zeros((groups, cout // groups, kg), dtype=x.dtype), g.kernel)
     xl = channels_last(x, xp)
     dyl = channels_last(dy, xp)
     rows_per = math.prod(g.out_size)
@@ -288,11 +313,11 @@ def conv_weight_grad(
         if col is None:
             col = col_matrix(backend, xl[s:e], g)  # (rows, G, Kg)
         dyc = rows_of(dyl, s, e, xp)
-        if groups == 1:
-            return _blas.tn_matmul(xp.reshape(col, (col.shape[0], kg)), dyc)[None]
-        colg = xp.transpose(col, (1, 2, 0))  # (G, Kg, rows)
-        dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 0, 2))
-        return xp.matmul(colg, dyg)
+        if groups == 1:  # (1, C_out, Kg): _weight_rows' layout
+            return _blas.tn_matmul(dyc, xp.reshape(col, (col.shape[0], kg)))[None]
+        colg = xp.transpose(col, (1, 0, 2))  # (G, rows, Kg)
+        dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 2, 0))
+        return xp.matmul(dyg, colg)
 
     def share(ranges: list[tuple[int, int]]) -> Any:
         acc = one(*ranges[0])
@@ -304,10 +329,10 @@ def conv_weight_grad(
     k = min(_blas.workers(), len(ranges))
     shares = [ranges[i::k] for i in range(k)]
     parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
-    dwm = parts[0]
+    dwr = parts[0]
     for p in parts[1:]:
-        dwm += p
-    return weight_from_matrix(dwm, g.kernel, xp)
+        dwr += p
+    return _weight_from_rows(dwr, g.kernel)
 
 
 def channel_sum(backend: Any, dy: Any) -> Any:
