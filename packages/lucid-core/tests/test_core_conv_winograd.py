@@ -202,3 +202,32 @@ def test_lucid_conv_in_the_environment_switches_winograd(value: str, enabled: bo
     env = {"LUCID_CONV": value, "PATH": ""}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == str(enabled), out.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_products_in_row_blocks_equal_one_batched_gemm(monkeypatch, dtype) -> None:  # type: ignore[no-untyped-def]
+    # On the pool, products with small right matrices run in row blocks (a remainder included).
+    monkeypatch.setattr(winograd, "_SMALL_ROWS", 7)
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal((16, 30, 12)).astype(dtype)
+    u = rng.standard_normal((16, 12, 9)).astype(dtype)
+    calls: list[tuple[int, ...]] = []
+    matmul = winograd._blas.matmul
+
+    def counting(a: Any, b: Any, **kw: Any) -> Any:
+        calls.append(a.shape)
+        return matmul(a, b, **kw)
+
+    monkeypatch.setattr(winograd._blas, "matmul", counting)
+    inline = winograd._products(v, u)  # not on the pool: one batched GEMM
+    assert calls == [(16, 30, 12)]
+    on_pool = blas_threads.pool(2).submit(winograd._products, v, u).result()
+    assert calls[1:] == [(16, 7, 12)] * 4 + [(16, 2, 12)]
+    ref = np.einsum("prc,pck->prk", v.astype(np.float64), u.astype(np.float64))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for got in (inline, on_pool):
+        assert got.shape == ref.shape and got.dtype == dtype
+        np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+    big = rng.standard_normal((4, 30, 128)).astype(dtype), rng.standard_normal((4, 128, 128))
+    got = blas_threads.pool(2).submit(winograd._products, big[0], big[1].astype(dtype)).result()
+    np.testing.assert_allclose(got, big[0] @ big[1].astype(dtype), rtol=tol, atol=tol)
