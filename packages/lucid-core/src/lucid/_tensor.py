@@ -617,7 +617,7 @@ class Tensor(TensorMethods):
         error state (no warnings), with the version bump of any in-place op. ``out`` is the
         array itself where the backend can write a result into it (NumPy: the last ufunc
         writes there, one pass and no temporary: an optimizer step over ResNet-18's 11M
-        parameters 43 -> 20 ms), else None (the result is computed, then assigned)."""
+        parameters 43 -> 28 ms), else None (the result is computed, then assigned)."""
         backend = self._backend
         out = backend.inplace_out(self._data)
         quiet = backend.fp_quiet

@@ -28,6 +28,9 @@ from lucid.backends import _blas
 # machine (load 6-9 on 2 cores) every split size was slower: a worker waits for a core and the
 # GIL. So only the largest activations are split.
 PARALLEL_ELEMENTS = 1 << 22
+# Compiled passes (``lucid-core[numba]``) hold no GIL, so their blocks go to every core from this
+# size (batch norm's passes, ReLU's gradient): NumPy's ufuncs only from ``PARALLEL_ELEMENTS``.
+COMPILED_PARALLEL_ELEMENTS = 1 << 19
 # Elements per block: a few blocks per worker (few GIL hand-offs), each about a millisecond.
 BLOCK_ELEMENTS = 1 << 20
 

@@ -40,9 +40,6 @@ SMALL_ELEMENTS = 1 << 15
 SMALL_PLANES_ELEMENTS = 1 << 19
 # OpenBLAS runs GEMVs of up to about this many elements on one thread by itself.
 _GEMV_ONE_THREAD = 9216
-# The compiled passes (lucid-core[numba]) hold no GIL, so their blocks go to every core from
-# this size (NumPy's blocks from _parallel.PARALLEL_ELEMENTS).
-_COMPILED_PARALLEL_ELEMENTS = 1 << 19
 # A channels-last row holds channel runs up to this long (see ``_Layout``).
 _ROW_ELEMENTS = 1024
 
@@ -103,7 +100,7 @@ class _Layout:
         """``[work(r) for r in self.ranges]`` on every core for big x, one BLAS thread each."""
         if self.mat.size <= _GEMV_ONE_THREAD:
             return [work(r) for r in self.ranges]
-        threshold = _COMPILED_PARALLEL_ELEMENTS if _jit(self) is not None else None
+        threshold = _parallel.COMPILED_PARALLEL_ELEMENTS if _jit(self) is not None else None
         with _blas.blas_threads.single_blas_thread():
             return _parallel.map_blocks(work, self.ranges, self.mat.size, threshold)
 

@@ -147,10 +147,8 @@ def _weight_from_rows(wr: Any, kernel: tuple[int, ...]) -> Any:
 
 
 def _grouped_matmul(col: Any, wm: Any, xp: Any) -> Any:
-    """``(rows, G, K) x (G, K, M) -> (rows, G*M)``: one GEMM, or one batched GEMM over groups."""
+    """``(rows, G, K) x (G, K, M) -> (rows, G*M)``: one batched GEMM over the groups."""
     rows, groups = col.shape[0], col.shape[1]
-    if groups == 1:
-        return xp.matmul(xp.reshape(col, (rows, col.shape[2])), wm[0])
     out = xp.matmul(xp.transpose(col, (1, 0, 2)), wm)  # (G, rows, M)
     return xp.reshape(xp.transpose(out, (1, 0, 2)), (rows, groups * wm.shape[2]))
 

@@ -3,7 +3,8 @@
 ``g * (out > 0)`` is two passes in NumPy (a boolean mask, then a multiply reading it back),
 each on one core below ``_parallel.PARALLEL_ELEMENTS``. With ``lucid-core[numba]`` it is one
 compiled pass (``_relu_jit``) over the arrays' memory, in blocks on every core from
-``_COMPILED_PARALLEL_ELEMENTS``: the same bits. Arrays that do not share one dense memory
+``_parallel.COMPILED_PARALLEL_ELEMENTS`` (ResNet-18's layer 3 and 4 gradients, 2M and 1M
+elements, included): the same bits. Arrays that do not share one dense memory
 layout, other dtypes and small arrays take NumPy's expression.
 """
 
@@ -18,9 +19,6 @@ from lucid.backends._numpy.kernels import _compiled
 
 _JIT = "_relu_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# The compiled pass holds no GIL: blocks go to every core from this size (ResNet-18's layer 3
-# and 4 gradients, 2M and 1M elements, included; NumPy's ufuncs split from 4M).
-_COMPILED_PARALLEL_ELEMENTS = 1 << 19
 _BLOCK_ELEMENTS = 1 << 18
 # Smaller arrays: NumPy's two ufunc calls are as fast as a compiled call.
 _SMALL_ELEMENTS = 1 << 14
@@ -47,13 +45,13 @@ def _fused(g: Any, out: Any) -> Any:
         or _compiled.load(_JIT) is None
     ):
         return None
-    gf, of = _flat(g), _flat(out)
-    if gf is None or of is None:
+    gf = _flat(g)
+    if gf is None:
         return None
-    res = np.empty_like(g)  # g's memory order, as NumPy's multiply keeps it
-    rf = _flat(res)
-    if rf is None:
-        return None
+    # out has g's strides and res takes them (NumPy's multiply keeps g's memory order): both
+    # are dense in the same order.
+    res = np.empty_like(g)
+    of, rf = _flat(out), _flat(res)
     failed: list[bool] = []
 
     def work(r: tuple[int, int]) -> None:
@@ -63,7 +61,7 @@ def _fused(g: Any, out: Any) -> Any:
 
     n = gf.shape[0]
     _parallel.map_blocks(work, _parallel.blocks(n, _BLOCK_ELEMENTS), n,
-                         _COMPILED_PARALLEL_ELEMENTS)  # fmt: skip
+                         _parallel.COMPILED_PARALLEL_ELEMENTS)  # fmt: skip
     return None if failed else res
 
 
