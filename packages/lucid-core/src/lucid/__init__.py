@@ -10,12 +10,12 @@ from __future__ import annotations
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
+# First: lucid.backends and lucid.utils extend their own paths from this one (plugins, siblings).
 __path__ = pkgutil.extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
-from lucid import autograd  # noqa: E402, I001  (first: it defines Function before Tensor)
-from lucid import _tensor  # noqa: E402
-from lucid._creation import (  # noqa: E402
+from lucid import _binder, _siblings, autograd  # noqa: I001
+from lucid._creation import (
     arange,
     as_tensor,
     empty,
@@ -38,8 +38,8 @@ from lucid._creation import (  # noqa: E402
     zeros,
     zeros_like,
 )
-from lucid._device import device  # noqa: E402
-from lucid.dtypes import (  # noqa: E402
+from lucid._device import device
+from lucid.dtypes import (
     bfloat16,
     complex64,
     complex128,
@@ -56,9 +56,9 @@ from lucid.dtypes import (  # noqa: E402
     set_default_dtype,
     uint8,
 )
-from lucid.dtypes import bool_ as bool  # noqa: E402, A001
-from lucid._tensor import Tensor  # noqa: E402
-from lucid.autograd import (  # noqa: E402
+from lucid.dtypes import bool_ as bool  # noqa: A001
+from lucid._tensor import Tensor
+from lucid.autograd import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
@@ -66,8 +66,8 @@ from lucid.autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
-from lucid.ops import *  # noqa: E402, F403
-from lucid.random import (  # noqa: E402
+from lucid.ops import *  # noqa: F403
+from lucid.random import (
     Generator,
     bernoulli,
     get_rng_state,
@@ -80,25 +80,24 @@ from lucid.random import (  # noqa: E402
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, linalg, special, viz  # noqa: E402
-from lucid import distributions  # noqa: E402
-from lucid import _siblings  # noqa: E402
-from lucid._legacy import (  # noqa: E402
+from lucid import accelerator, backends, cuda, linalg, special, viz
+from lucid import distributions
+from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )  # fmt: skip
-from lucid.backends._blas import get_num_threads, set_num_threads  # noqa: E402
-from lucid.backends._precision import (  # noqa: E402
+from lucid.backends._blas import get_num_threads, set_num_threads
+from lucid.backends._precision import (
     get_float32_matmul_precision,
     set_float32_matmul_precision,
 )
-from lucid.autograd import functional as _functional  # noqa: E402, F401
-from lucid.linalg import det, logdet, matrix_power, slogdet  # noqa: E402
-from lucid.linalg import inv as inverse  # noqa: E402
-from lucid.linalg import pinv as pinverse  # noqa: E402
-from lucid.serialization import load, save  # noqa: E402
-from lucid import amp  # noqa: E402
-from lucid.amp.autocast_mode import (  # noqa: E402
+from lucid.autograd import functional as _functional  # noqa: F401
+from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid.linalg import inv as inverse
+from lucid.linalg import pinv as pinverse
+from lucid.serialization import load, save
+from lucid import amp
+from lucid.amp.autocast_mode import (
     autocast,
     clear_autocast_cache,
     get_autocast_dtype,
@@ -109,7 +108,7 @@ from lucid.amp.autocast_mode import (  # noqa: E402
     set_autocast_enabled,
 )
 
-_tensor._install_methods()
+_binder.bind()
 _siblings.install_finder()
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error

@@ -9,61 +9,12 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes
-from lucid.backends import Backend, get_backend
+from lucid._tensor import Tensor, to_array
+from lucid.backends import get_backend
 
 
-def _to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
-    """Turn user data (Tensor, array, nested lists, scalar) into a backend array."""
-    from lucid._tensor import Tensor
-
-    dt = None if dtype is None else dtypes.to_dtype(dtype)
-    if isinstance(data, Tensor):
-        backend = get_backend(device) if device is not None else data.backend
-        arr = data.backend.to_numpy(data._data) if backend is not data.backend else data._data
-        if backend is data.backend:
-            arr = backend.copy(arr) if dt is None else backend.astype(backend.copy(arr), dt)
-            return arr, backend
-        data = arr
-    backend = get_backend(device)
-    if dt is None and not _is_array(data):
-        dt = _infer_dtype(data)
-    if _is_array(data) and not isinstance(data, np.ndarray) and backend.name != "numpy":
-        return backend.asarray(data, dt), backend
-    arr = np.asarray(data)
-    if dt is None:
-        return backend.from_numpy(arr) if backend.name != "numpy" else arr, backend
-    if backend.name == "numpy":
-        return np.asarray(arr, dtype=backend.native_dtype(dt)), backend
-    return backend.asarray(arr, dt), backend
-
-
-def _is_array(data: Any) -> bool:
-    return hasattr(data, "shape") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
-
-
-def _infer_dtype(data: Any) -> dtypes.dtype:
-    """Python data: floats become the default float, ints int64, bools bool (as torch)."""
-    arr = np.asarray(data)
-    kind = arr.dtype.kind
-    if kind == "f":
-        return dtypes.get_default_dtype()
-    if kind in "iu":
-        return dtypes.int64
-    if kind == "b":
-        return dtypes.bool_
-    if kind == "c":
-        return dtypes.complex64
-    if arr.dtype == object:
-        raise TypeError(
-            f"can't convert {type(data).__name__} of mixed or unknown types to a tensor"
-        )
-    return dtypes.BY_NAME.get(arr.dtype.name, dtypes.get_default_dtype())
-
-
-def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Make a new tensor holding a copy of ``data``."""
-    from lucid._tensor import Tensor
-
     if isinstance(data, Tensor):
         data = data.detach()
     elif isinstance(data, np.ndarray):
@@ -73,23 +24,19 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return from_data(data, dtype, device, requires_grad)
 
 
-def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A Tensor of ``data`` with its dtype inferred (``lucid.tensor``'s rule, without its
     copy of arrays): what lucid's own code calls, where ``Tensor(n)`` would mean a size."""
-    from lucid._tensor import Tensor
-
-    arr, backend = _to_array(data, dtype, device)
+    arr, backend = to_array(data, dtype, device)
     t = Tensor.from_backend_array(arr, backend)
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
-def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """Convert ``data`` to a tensor, sharing memory where it can (no copy of a tensor or array of
     the same dtype and device)."""
-    from lucid._tensor import Tensor
-
     if isinstance(data, Tensor) and dtype is None and device is None:
         return data
     if isinstance(data, Tensor):
@@ -97,10 +44,8 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Any:
     return from_data(data, dtype, device)
 
 
-def from_numpy(arr: np.ndarray) -> Any:
+def from_numpy(arr: np.ndarray) -> Tensor:
     """A CPU tensor sharing memory with ``arr``."""
-    from lucid._tensor import Tensor
-
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     return Tensor.from_backend_array(arr, get_backend("cpu"))
@@ -131,9 +76,7 @@ def _dim_size(s: Any, pos: int) -> int:
         ) from None
 
 
-def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: bool) -> Any:
-    from lucid._tensor import Tensor
-
+def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: bool) -> Tensor:
     backend = get_backend(device)
     if dtype is None:
         dt = dtypes.scalar_dtype(value) if not isinstance(value, float) else None
@@ -145,24 +88,24 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
     return t.requires_grad_(True) if rg else t
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size filled with zeros, as ``torch.zeros``."""
     return _filled(_shape(size), 0.0, dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size filled with ones, as ``torch.ones``."""
     return _filled(_shape(size), 1.0, dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of the given size with uninitialized values, as ``torch.empty``."""
     return _filled(_shape(size), 0.0, dtype, device, requires_grad)
 
 
 def full(
     size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Any:
+) -> Tensor:
     """A tensor of the given size filled with ``fill_value``, as ``torch.full``."""
     return _filled(_shape((size,)), fill_value, dtype, device, requires_grad)
 
@@ -171,24 +114,24 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of zeros with the size of ``t``, as ``torch.zeros_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 
 
-def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor of ones with the size of ``t``, as ``torch.ones_like``."""
     return _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
 
 
-def empty_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+def empty_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """An uninitialized tensor with the size of ``t``, as ``torch.empty_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 
 
 def full_like(
     t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Any:
+) -> Tensor:
     """A tensor with the size of ``t`` filled with ``fill_value``, as ``torch.full_like``."""
     return _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
 
@@ -200,11 +143,9 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Any:
+) -> Tensor:
     """A 1-D tensor of values from ``start`` to ``end`` (exclusive) in steps of ``step``, as
     ``torch.arange``."""
-    from lucid._tensor import Tensor
-
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -225,7 +166,7 @@ def linspace(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Any:
+) -> Tensor:
     """A 1-D tensor of ``steps`` values evenly spaced from ``start`` to ``end`` inclusive, as
     ``torch.linspace``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
@@ -237,7 +178,7 @@ def linspace(
 
 def logspace(
     start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None, device: Any = None
-) -> Any:
+) -> Tensor:
     """A 1-D tensor of ``steps`` values evenly spaced on a log scale from ``base**start`` to
     ``base**end``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
@@ -246,7 +187,7 @@ def logspace(
 
 def eye(
     n: int, m: int | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Any:
+) -> Tensor:
     """A 2-D tensor with ones on the diagonal and zeros elsewhere, as ``torch.eye``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
     for name, size in (("n", n), ("m", m)):
@@ -257,9 +198,7 @@ def eye(
 
 def _random(
     kind: str, size: Sequence[Any], dtype: Any, device: Any, generator: Any, rg: bool
-) -> Any:
-    from lucid._tensor import Tensor
-
+) -> Tensor:
     backend = get_backend(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
     if not dt.is_floating_point:
@@ -279,7 +218,7 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Any:
+) -> Tensor:
     """Samples from N(0, 1)."""
     return _random("normal", size, dtype, device, generator, requires_grad)
 
@@ -290,18 +229,18 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-) -> Any:
+) -> Tensor:
     """Samples from U[0, 1)."""
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 
-def randn_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+def randn_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
     """A tensor with the size of ``t`` of samples from the standard normal, as
     ``torch.randn_like``."""
     return randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
 
 
-def rand_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Any:
+def rand_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
     """A tensor with the size of ``t`` of samples uniform on ``[0, 1)``, as ``torch.rand_like``."""
     return rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
 
@@ -319,10 +258,8 @@ def randint(
     generator: Any = None,
     dtype: Any = None,
     device: Any = None,
-) -> Any:
+) -> Tensor:
     """Integers uniformly from [low, high) (``randint(high, size)`` also works)."""
-    from lucid._tensor import Tensor
-
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -339,7 +276,7 @@ def randint(
     return Tensor.from_backend_array(arr, backend)
 
 
-def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Any:
+def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
     """A tensor with the size of ``t`` of random integers in ``[low, high)``, as
     ``torch.randint_like``."""
     return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+NOT_COMPILED = (
+    "Lucid has no CUDA device (lucid.cuda.is_available() is False): use 'cpu', or MLX's GPU as "
+    "device 'mlx' where lucid.accelerator.is_available() (pip install lucid-backend-mlx)"
+)
+
 
 class device:  # noqa: N801 - PyTorch's name
     """A device a tensor lives on: a type (``"cpu"``, ``"mlx"``) and an optional index, as

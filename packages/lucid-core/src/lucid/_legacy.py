@@ -11,12 +11,10 @@ PyTorch's do; they are not Tensor subclasses (``type(x)`` stays ``lucid.Tensor``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lucid import dtypes
-
-if TYPE_CHECKING:
-    from lucid.backends import Backend
+from lucid._tensor import Tensor
 
 TYPE_NAMES = {
     dtypes.float32: "FloatTensor",
@@ -41,15 +39,11 @@ class tensortype(type):  # noqa: N801 - PyTorch's name
     dtype: dtypes.dtype
 
     def __call__(cls, *args: Any, device: Any = None) -> Any:
-        from lucid._tensor import Tensor
-
         if len(args) == 1 and isinstance(args[0], Tensor):
             return args[0].to(cls.dtype)
         return Tensor(*args, dtype=cls.dtype, device=device)
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        from lucid._tensor import Tensor
-
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cpu"
 
     def __repr__(cls) -> str:
@@ -85,17 +79,3 @@ def dtype_of_type(spec: Any) -> dtypes.dtype:
         if prefix in ("torch", "lucid") and name in LEGACY_TYPES:
             return LEGACY_TYPES[name].dtype
     return dtypes.to_dtype(spec)
-
-
-def sized_array(
-    first: int | None, size: tuple[Any, ...], dtype: Any, device: Any
-) -> tuple[Any, Backend]:
-    """The ``(array, backend)`` of ``Tensor(2, 3)`` / ``Tensor()``: zeros of that size (``(0,)``
-    for none), in the default float dtype unless ``dtype`` is given."""
-    from lucid._creation import zeros
-
-    shape = (0,) if first is None else (first, *size)
-    if any(type(s) is not int for s in shape):
-        raise TypeError(f"Tensor(): expected sizes as ints, got {shape!r}")
-    made = zeros(shape, dtype=dtypes.get_default_dtype() if dtype is None else dtype, device=device)
-    return made._data, made._backend

@@ -1,7 +1,9 @@
-"""``lucid.Tensor``: a backend array plus what autograd needs to know about it.
+"""``lucid.Tensor`` bare: a backend array plus the fields autograd keeps on it.
 
-Arithmetic and the many methods are one-liners that call the functions in ``lucid.ops``;
-the autograd bookkeeping lives in ``lucid.autograd``.
+This module is layer 2 of lucid-core (see CONTRIBUTING, "Layers inside lucid-core"): it imports
+only dtypes, devices and backends. Arithmetic, the ops' methods, conversions that record a graph
+and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
+``array_methods.py`` does), so that Tensor and the ops do not import each other.
 """
 
 from __future__ import annotations
@@ -10,41 +12,29 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lucid import _legacy, dtypes
+import numpy as np
+
+from lucid import dtypes
+from lucid._device import NOT_COMPILED
 from lucid._device import device as _device_cls
+from lucid._repr import tensor_repr
 from lucid._tensor_methods import TensorMethods
-from lucid.autograd import grad_mode
-from lucid.autograd.function import (
-    VersionCounter,
-    _observers,
-    rebind_saved_output,
-    replace_saved_output_array,
-    snapshot_saved_input,
-)
 from lucid.backends import Backend, get_backend
-from lucid.cuda import NOT_COMPILED
 from lucid.utils.hooks import RemovableHandle
-from lucid.utils.to_args import parse_to
 
 # Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
 _bool = bool
 _int = int
 _float = float
-_NUMBERS = (int, float)  # exact types: bool and complex take the ops' promotion rules
 
 
-def _array_of(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else x
+class VersionCounter:
+    """Counts in-place changes of a tensor's data (shared by views of one buffer)."""
 
+    __slots__ = ("value",)
 
-def _scaled(xp: Any, b: Any, value: Any) -> Any:
-    """``b * value`` as the ops scale (not at all for 1)."""
-    return b if value == 1 else xp.multiply(b, value)
-
-
-def _ufunc(fn: Any, x: Any, y: Any, out: Any) -> Any:
-    """``fn(x, y)``, written into ``out`` where the backend gave one (see ``_write_plain``)."""
-    return fn(x, y) if out is None else fn(x, y, out=out)
+    def __init__(self) -> None:
+        self.value = 0
 
 
 class Tensor(TensorMethods):
@@ -83,16 +73,14 @@ class Tensor(TensorMethods):
         """PyTorch's legacy constructor: ``Tensor(data)`` holds ``data`` in the default float
         dtype (a Tensor keeps its own), ``Tensor(2, 3)`` and ``Tensor()`` are zero-filled of
         that size (``(0,)`` for none); ``dtype`` overrides. ``lucid.tensor`` infers dtypes."""
-        from lucid._creation import _to_array
-
         if data is None or type(data) is _int:
-            arr, backend = _legacy.sized_array(data, size, dtype, device)
+            arr, backend = sized_array(data, size, dtype, device)
         elif size:
             raise TypeError(f"Tensor(): expected data or sizes (ints), got {(data, *size)!r}")
         else:
             if dtype is None and not isinstance(data, Tensor):
                 dtype = dtypes.get_default_dtype()
-            arr, backend = _to_array(data, dtype, device)
+            arr, backend = to_array(data, dtype, device)
         self._data = arr
         self._backend = backend
         self.grad: Tensor | None = None
@@ -302,24 +290,7 @@ class Tensor(TensorMethods):
         self.requires_grad = False
         return self
 
-    # -- new tensors like this one (same dtype and device unless given) ---------------------------
-    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
-                   requires_grad: bool = False) -> Tensor:  # fmt: skip
-        """A new tensor from ``data``, with this tensor's dtype and device unless given."""
-        from lucid._creation import tensor
-
-        return tensor(data, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
-                      requires_grad=requires_grad)  # fmt: skip
-
-    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:  # fmt: skip
-        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
-        unless given."""
-        from lucid._creation import full
-
-        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,  # type: ignore[no-any-return]
-                    requires_grad=requires_grad)  # fmt: skip
-
+    # -- conversions and new tensors, through the methods the binder attaches ------------------
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
                   requires_grad: bool = False) -> Tensor:  # fmt: skip
         """A tensor of zeros, with this tensor's dtype and device unless given."""
@@ -335,42 +306,6 @@ class Tensor(TensorMethods):
         """An uninitialized tensor, with this tensor's dtype and device unless given."""
         return self.new_full(_size(size), 0, dtype, device, requires_grad)
 
-    def _fresh_copy(self) -> Tensor:
-        return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
-
-    def clone(self) -> Tensor:
-        """A copy of the tensor with its own storage; gradients flow back to the original."""
-        return _ops.clone(self)
-
-    def contiguous(self, memory_format: Any = None) -> Tensor:
-        """``self``, or a copy where ``self`` is a view whose layout is not row-major (a
-        transposed or strided view), so that ``view`` works on the result as in torch."""
-        strides = _ops.shape.layout_strides(self)
-        if strides is None or _ops.shape.is_contiguous_layout(self.shape, strides):
-            return self
-        return self.clone()
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
-        device, dtype, _, copy = parse_to(*args, **kwargs)
-        out = self
-        if device is not None:
-            backend = get_backend(str(device))
-            if backend is not self._backend:
-                out = _ops.to_device(out, backend)
-        if dtype is not None and dtype is not out.dtype:
-            out = _ops.cast(out, dtype)
-        if copy and out is self:
-            out = self.clone()
-        return out
-
-    def type(self, dtype: Any = None, non_blocking: _bool = False) -> Any:
-        """No argument: the legacy type's name (``'lucid.FloatTensor'``). With a dtype, a
-        legacy type (``lucid.LongTensor``) or its name (``'torch.LongTensor'``): converted."""
-        if dtype is None:
-            return _legacy.type_name(self.dtype, self._backend.device.partition(":")[0])
-        return self.to(_legacy.dtype_of_type(dtype))
-
     def type_as(self, other: Tensor) -> Tensor:
         """This tensor converted to ``other``'s dtype."""
         return self.to(other.dtype)
@@ -378,23 +313,6 @@ class Tensor(TensorMethods):
     def cpu(self) -> Tensor:
         """This tensor on the ``"cpu"`` device (itself if already there)."""
         return self.to("cpu")
-
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
-        """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
-        raise AssertionError(NOT_COMPILED)
-
-    @property
-    def is_cuda(self) -> _bool:
-        """Whether the tensor is on a CUDA device: always False in lucid."""
-        return False
-
-    def pin_memory(self, device: Any = None) -> Tensor:
-        """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""
-        return self
-
-    def is_pinned(self, device: Any = None) -> _bool:
-        """Whether the tensor is in pinned memory: always False in lucid."""
-        return False
 
     def float(self) -> Tensor:
         """``self.to(lucid.float32)``."""
@@ -431,6 +349,41 @@ class Tensor(TensorMethods):
     def byte(self) -> Tensor:
         """``self.to(lucid.uint8)``."""
         return self.to(dtypes.uint8)
+
+    def __contains__(self, value: Any) -> _bool:
+        return _bool((self == value).any())
+
+    @property
+    def T(self) -> Tensor:  # noqa: N802
+        """The tensor with its dimensions reversed."""
+        return self.permute(tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802
+        """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
+        return self.transpose(-2, -1)
+
+
+    def _fresh_copy(self) -> Tensor:
+        """A tensor with its own copy of this one's array, outside autograd."""
+        return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
+
+    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+        """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
+        raise AssertionError(NOT_COMPILED)
+
+    @property
+    def is_cuda(self) -> _bool:
+        """Whether the tensor is on a CUDA device: always False in lucid."""
+        return False
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""
+        return self
+
+    def is_pinned(self, device: Any = None) -> _bool:
+        """Whether the tensor is in pinned memory: always False in lucid."""
+        return False
 
     # -- autograd ----------------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: _bool = True) -> Tensor:
@@ -483,194 +436,14 @@ class Tensor(TensorMethods):
         hooks[handle.id] = hook
         return handle
 
-    def backward(
-        self,
-        gradient: Tensor | None = None,
-        retain_graph: _bool | None = None,
-        create_graph: _bool = False,
-        inputs: Any = None,
-    ) -> None:
-        """Compute the gradient of this tensor with respect to the graph's leaves, into their
-        ``.grad``."""
-        from lucid.autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    # -- in-place machinery ------------------------------------------------------------------------
-    def _check_inplace(self) -> None:
-        if not grad_mode._state.enabled:
-            return
-        if self.requires_grad and self.grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        base = self._base
-        if base is not None and base.requires_grad and base.grad_fn is None:
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-
-    def _set_data_inplace(self, new: Any) -> Tensor:
-        """Write ``new`` into this tensor (in place where the backend allows); bump the version."""
-        self._rebind_inplace(self._backend.assign(self._data, new))
-        self._counter().value += 1
-        return self
-
-    def _rebind_inplace(self, arr: Any) -> None:
-        """Hold ``arr``, the result of an in-place change of this tensor. Where the backend made
-        a new array rather than writing into the old one (MLX; views that are copies), the
-        tensor this one is the ``.data`` or ``detach()`` of gets it too, unless that tensor has
-        since been given other storage (the version counter is not bumped again: ``.data`` has
-        its own, ``detach()`` shares it)."""
-        old = self._data
-        self._data = arr
-        link = self._storage_of
-        if link is None or arr is old:
-            return
-        owner = link()
-        if owner is None or owner._data is not old:
-            return
-        owner._rebind_inplace(arr)
-        if owner.grad_fn is not None:
-            replace_saved_output_array(owner.grad_fn, old, arr)
-        if owner._base is not None and not owner._backend.views_share_memory:
-            owner._write_back()
-
-    def _inplace_result(self, result: Tensor) -> Tensor:
-        """Make ``self`` hold ``result`` (computed out of place), keeping autograd consistent."""
-        self._check_inplace()
-        if result._data.dtype != self._data.dtype:
-            if not _can_cast(result.dtype, self.dtype):
-                raise RuntimeError(
-                    f"result type {result.dtype.name.capitalize()} can't be cast to the desired "
-                    f"output type {self.dtype.name.capitalize()}"
-                )
-            result = result.to(self.dtype)
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self.shape)} doesn't match the broadcast shape "
-                f"{list(result.shape)}"
-            )
-        if not result.requires_grad and grad_mode._state.enabled and self._in_graph():
-            # A constant written over a tensor in a graph: its old value gets zero gradient.
-            result = _ops.shape.Overwrite.apply(self, result)
-        node = result.grad_fn
-        if node is not None and node._saved:
-            snapshot_saved_input(node, self)
-        rebased = self._rebase_view(result) if self._base is not None else None
-        self._set_data_inplace(result._data)
-        if self._base is not None and not self._backend.views_share_memory:
-            self._write_back()
-        # Adopt the result's graph only when it was recorded (not e.g. copy_(param) under
-        # no_grad, where ``result`` may be the source tensor itself).
-        recorded = result.requires_grad and grad_mode._state.enabled
-        if recorded and result.grad_fn is not None and result._vc is not None:
-            # The node's saved output is now this tensor: later in-place changes of it must
-            # be caught by the version check.
-            rebind_saved_output(result.grad_fn, result._vc, self._counter())
-        if rebased is not None:
-            return self._adopt(rebased)
-        return self._adopt(result) if recorded else self
-
-    def _write_back(self) -> None:
-        """Put this view's new value into its base (backends whose views are copies)."""
-        src = self._view_src
-        write_back = getattr(src[1], "write_back", None) if src is not None else None
-        if write_back is None:
-            raise RuntimeError(
-                f"in-place change of a view is not supported on device '{self.device}' for "
-                "this view (only views made by one indexing, reshape or permute step); use "
-                "index assignment on the base tensor or an out-of-place op"
-            )
-        base = src[0]
-        base._rebind_inplace(write_back(base._data, self._data))
-
-    def _plain_update(self, operands: tuple[Any, ...], scalar: Any, numbers: _bool = True) -> _bool:
-        """Whether an in-place update of ``self`` from ``operands`` and the Python number
-        ``scalar`` can skip the op machinery (an optimizer's or a running statistic's update):
-        nothing records or observes ops, ``self`` is a floating tensor that is no view, and
-        each operand is a tensor of its dtype, shape and backend (or, with ``numbers``, a
-        Python number), so no promotion, broadcasting or graph is involved. The update then
-        runs the ufuncs the ops would run, in their order: the same bits."""
-        if grad_mode._state.enabled or _observers or self._base is not None:
-            return False
-        if type(scalar) not in _NUMBERS or not self._backend.weak_python_scalars:
-            return False
-        if not self.dtype.is_floating_point:
-            return False
-        mine = self._data
-        for x in operands:
-            if not isinstance(x, Tensor):
-                if numbers and type(x) in _NUMBERS:
-                    continue
-                return False
-            data = x._data
-            if x._backend is not self._backend or data.dtype != mine.dtype:
-                return False
-            if data.shape != mine.shape:
-                return False
-        return True
-
-    def _write_plain(self, compute: Callable[[Any, Any, Any], Any]) -> Tensor:
-        """``self = compute(xp, self's array, out)`` in place, under the ops' floating-point
-        error state (no warnings), with the version bump of any in-place op. ``out`` is the
-        array itself where the backend can write a result into it (NumPy: the last ufunc
-        writes there, one pass and no temporary: an optimizer step over ResNet-18's 11M
-        parameters 43 -> 28 ms), else None (the result is computed, then assigned)."""
-        backend = self._backend
-        out = backend.inplace_out(self._data)
-        quiet = backend.fp_quiet
-        token = None if quiet is None else quiet[0].set(quiet[1])
-        try:
-            new = compute(backend.xp, self._data, out)
-        finally:
-            if quiet is not None:
-                quiet[0].reset(token)
-        if out is not None and new is out:
-            self._counter().value += 1
-            return self
-        return self._set_data_inplace(new)
-
-    def _in_graph(self) -> _bool:
-        base = self._base
-        return self.requires_grad or (base is not None and base.requires_grad)
-
-    def _rebase_view(self, result: Tensor) -> Tensor | None:
-        """In-place change of an indexed view under autograd: give the base the graph of
-        ``base[index] = result`` (PyTorch's CopySlices) and return the view's new value
-        ``new_base[index]``. Other views keep their graph (see CONTRIBUTING)."""
-        base = self._base
-        assert base is not None
-        if not (grad_mode._state.enabled and (base.requires_grad or result.requires_grad)):
-            return None
-        src = self._view_src
-        rebase = getattr(src[1], "rebase", None) if src is not None else None
-        if rebase is None:
-            return None
-        new_base, new_view = rebase(base, result)
-        base._adopt(new_base)
-        return new_view  # type: ignore[no-any-return]
-
-    def _adopt(self, result: Tensor) -> Tensor:
-        self.requires_grad = True
-        self.grad_fn = result.grad_fn
-        self._output_nr = result._output_nr
-        return self
-
-    # -- repr --------------------------------------------------------------------------------------
+    # -- repr and Python protocols --------------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from lucid._repr import tensor_repr
-
         return tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:
             return format(self.item(), spec)
         return format(repr(self), spec)
-
-    def __contains__(self, value: Any) -> _bool:
-        return _bool((self == value).any())
 
     def __hash__(self) -> _int:
         return id(self)
@@ -684,376 +457,11 @@ class Tensor(TensorMethods):
         return (_rebuild, (self._backend.to_numpy(self._data), str(self.device),
                            self.requires_grad))  # fmt: skip
 
-    # -- dunders -----------------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _ops.sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _ops.sub(other, self)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _ops.mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _ops.mul(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _ops.div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.div(other, self)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_divide(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _ops.floor_divide(other, self)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _ops.remainder(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _ops.remainder(other, self)
-
-    def __pow__(self, other: Any) -> Tensor:
-        return _ops.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _ops.pow(other, self)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
-
-    def __neg__(self) -> Tensor:
-        return _ops.neg(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return _ops.abs(self)
-
-    def __invert__(self) -> Tensor:
-        return _ops.bitwise_not(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _ops.bitwise_and(self, other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _ops.bitwise_or(self, other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _ops.bitwise_xor(self, other)
-
-    def __rand__(self, other: Any) -> Tensor:
-        return _ops.bitwise_and(other, self)
-
-    def __ror__(self, other: Any) -> Tensor:
-        return _ops.bitwise_or(other, self)
-
-    def __rxor__(self, other: Any) -> Tensor:
-        return _ops.bitwise_xor(other, self)
-
-    def __lshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_left_shift(self, other)
-
-    def __rshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_right_shift(self, other)
-
-    def __rlshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_left_shift(other, self)
-
-    def __rrshift__(self, other: Any) -> Tensor:
-        return _ops.bitwise_right_shift(other, self)
-
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.eq(self, other)
-
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return _ops.ne(self, other)
-
-    def __lt__(self, other: Any) -> Tensor:
-        return _ops.lt(self, other)
-
-    def __le__(self, other: Any) -> Tensor:
-        return _ops.le(self, other)
-
-    def __gt__(self, other: Any) -> Tensor:
-        return _ops.gt(self, other)
-
-    def __ge__(self, other: Any) -> Tensor:
-        return _ops.ge(self, other)
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return _ops.getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        _ops.setitem(self, index, value)
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return self.add_(other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self.sub_(other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self.mul_(other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self.div_(other)
-
-    @property
-    def T(self) -> Tensor:  # noqa: N802
-        """The tensor with its dimensions reversed."""
-        return _ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802
-        """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
-        return _ops.transpose(self, -2, -1)
-
-    # -- in-place ops ------------------------------------------------------------------------------
-    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """In-place ``add``: ``self += alpha * other``."""
-        if self._plain_update((other,), alpha) and (alpha == 1 or isinstance(other, Tensor)):
-            b = _array_of(other)
-            return self._write_plain(lambda xp, a, o: _ufunc(xp.add, a, _scaled(xp, b, alpha), o))
-        return self._inplace_result(_ops.add(self, other, alpha=alpha))
-
-    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """In-place ``sub``: ``self -= alpha * other``."""
-        return self._inplace_result(_ops.sub(self, other, alpha=alpha))
-
-    def mul_(self, other: Any) -> Tensor:
-        """In-place ``mul``."""
-        if self._plain_update((other,), 1):
-            b = _array_of(other)
-            return self._write_plain(lambda xp, a, o: _ufunc(xp.multiply, a, b, o))
-        return self._inplace_result(_ops.mul(self, other))
-
-    def div_(self, other: Any) -> Tensor:
-        """In-place ``div``."""
-        return self._inplace_result(_ops.div(self, other))
-
-    def pow_(self, other: Any) -> Tensor:
-        """In-place ``pow``."""
-        return self._inplace_result(_ops.pow(self, other))
-
-    def neg_(self) -> Tensor:
-        """In-place ``neg``."""
-        return self._inplace_result(_ops.neg(self))
-
-    def abs_(self) -> Tensor:
-        """In-place ``abs``."""
-        return self._inplace_result(_ops.abs(self))
-
-    def exp_(self) -> Tensor:
-        """In-place ``exp``."""
-        return self._inplace_result(_ops.exp(self))
-
-    def log_(self) -> Tensor:
-        """In-place ``log``."""
-        return self._inplace_result(_ops.log(self))
-
-    def sqrt_(self) -> Tensor:
-        """In-place ``sqrt``."""
-        return self._inplace_result(_ops.sqrt(self))
-
-    def sigmoid_(self) -> Tensor:
-        """In-place ``sigmoid``."""
-        return self._inplace_result(_ops.sigmoid(self))
-
-    def tanh_(self) -> Tensor:
-        """In-place ``tanh``."""
-        return self._inplace_result(_ops.tanh(self))
-
-    def relu_(self) -> Tensor:
-        """In-place ``relu``."""
-        return self._inplace_result(_ops.relu(self))
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """In-place ``clamp``."""
-        return self._inplace_result(_ops.clamp(self, min, max))
-
-    clip_ = clamp_
-
-    def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
-        """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
-        if self._plain_update((tensor1, tensor2), value, numbers=False):
-            b, c = tensor1._data, tensor2._data
-            return self._write_plain(
-                lambda xp, a, o: _ufunc(xp.add, a, _scaled(xp, xp.multiply(b, c), value), o)
-            )
-        return self._inplace_result(_ops.addcmul(self, tensor1, tensor2, value=value))
-
-    def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
-        """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
-        if self._plain_update((tensor1, tensor2), value, numbers=False):
-            b, c = tensor1._data, tensor2._data
-            return self._write_plain(
-                lambda xp, a, o: _ufunc(xp.add, a, _scaled(xp, xp.true_divide(b, c), value), o)
-            )
-        return self._inplace_result(_ops.addcdiv(self, tensor1, tensor2, value=value))
-
-    def lerp_(self, end: Any, weight: Any) -> Tensor:
-        """In-place ``lerp``: ``self += weight * (end - self)``."""
-        if self._plain_update((end,), weight, numbers=False):
-            b = end._data
-            return self._write_plain(
-                lambda xp, a, o: _ufunc(xp.add, a, xp.multiply(xp.subtract(b, a), weight), o)
-            )
-        return self._inplace_result(_ops.lerp(self, end, weight))
-
-    def maximum_(self, other: Any) -> Tensor:
-        """In-place ``maximum``."""
-        return self._inplace_result(_ops.maximum(self, other))
-
-    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
-        """In-place ``masked_fill``: ``value`` where ``mask`` is True."""
-        return self._inplace_result(_ops.masked_fill(self, mask, value))
-
-    def scatter_(self, dim: _int, index: Any, src: Any = None, *, value: Any = None,
-                 reduce: str | None = None) -> Tensor:  # fmt: skip
-        """In-place ``scatter``."""
-        return self._inplace_result(_ops.scatter(self, dim, index, src, value=value, reduce=reduce))
-
-    def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
-        """In-place ``scatter_add``."""
-        return self._inplace_result(_ops.scatter_add(self, dim, index, src))
-
-    def scatter_reduce_(self, dim: _int, index: Any, src: Any, reduce: str, *,
-                        include_self: _bool = True) -> Tensor:  # fmt: skip
-        """In-place ``scatter_reduce``."""
-        out = _ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
-        return self._inplace_result(out)
-
-    def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
-        """In-place ``index_add``."""
-        return self._inplace_result(_ops.index_add(self, dim, index, source, alpha=alpha))
-
-    def floor_(self) -> Tensor:
-        """In-place ``floor``."""
-        return self._inplace_result(_ops.floor(self))
-
-    def ceil_(self) -> Tensor:
-        """In-place ``ceil``."""
-        return self._inplace_result(_ops.ceil(self))
-
-    def round_(self, *, decimals: _int = 0) -> Tensor:
-        """In-place ``round``."""
-        return self._inplace_result(_ops.round(self, decimals=decimals))
-
-    def trunc_(self) -> Tensor:
-        """In-place ``trunc``."""
-        return self._inplace_result(_ops.trunc(self))
-
-    def square_(self) -> Tensor:
-        """In-place ``square``."""
-        return self._inplace_result(_ops.square(self))
-
-    def reciprocal_(self) -> Tensor:
-        """In-place ``reciprocal``."""
-        return self._inplace_result(_ops.reciprocal(self))
-
-    def rsqrt_(self) -> Tensor:
-        """In-place ``rsqrt``."""
-        return self._inplace_result(_ops.rsqrt(self))
-
-    def sign_(self) -> Tensor:
-        """In-place ``sign``."""
-        return self._inplace_result(_ops.sign(self))
-
-    def fmod_(self, other: Any) -> Tensor:
-        """In-place ``fmod``."""
-        return self._inplace_result(_ops.fmod(self, other))
-
-    def remainder_(self, other: Any) -> Tensor:
-        """In-place ``remainder``."""
-        return self._inplace_result(_ops.remainder(self, other))
-
-    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
-        """In-place ``clamp(min=min)``."""
-        return self._inplace_result(_ops.clamp(self, min, None))
-
-    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
-        """In-place ``clamp(max=max)``."""
-        return self._inplace_result(_ops.clamp(self, None, max))
-
-    def copy_(self, src: Any) -> Tensor:
-        """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype)."""
-        src_t = src if isinstance(src, Tensor) else Tensor(src)
-        if src_t._backend is not self._backend:
-            src_t = src_t.to(self.device)
-        return self._inplace_result(_ops.expand_copy(src_t, self.shape, self.dtype))
-
-    def zero_(self) -> Tensor:
-        """Fill the tensor with zeros, in place."""
-        return self.fill_(0)
-
-    def fill_(self, value: Any) -> Tensor:
-        """Fill the tensor with ``value``, in place."""
-        self._check_inplace()
-        xp = self._backend.xp
-        v = value.item() if isinstance(value, Tensor) else value
-        filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
-        return self._inplace_result(Tensor.from_backend_array(filled, self._backend))
-
-    def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
-        """Fill the tensor with samples uniform on ``[a, b)``, in place."""
-        from lucid._creation import rand
-
-        r = rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
-        with grad_mode.no_grad():
-            return self.copy_(r * (b - a) + a)
-
-    def normal_(self, mean: _float = 0.0, std: _float = 1.0, generator: Any = None) -> Tensor:
-        """Fill the tensor with samples from ``N(mean, std**2)``, in place."""
-        from lucid._creation import randn
-
-        r = randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
-        with grad_mode.no_grad():
-            return self.copy_(r * std + mean)
-
-    # -- methods that call ops ---------------------------------------------------------------------
-    def add(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self + alpha * other`` (``lucid.add``)."""
-        return _ops.add(self, other, alpha=alpha)
-
-    def sub(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self - alpha * other`` (``lucid.sub``)."""
-        return _ops.sub(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        """``self * other`` (``lucid.mul``)."""
-        return _ops.mul(self, other)
-
-    def div(self, other: Any, rounding_mode: str | None = None) -> Tensor:
-        """``self / other``, with optional ``"trunc"`` or ``"floor"`` rounding (``lucid.div``)."""
-        return _ops.div(self, other, rounding_mode=rounding_mode)
-
-    def where(self, condition: Any, other: Any) -> Tensor:
-        """``self`` where ``condition`` is True, else ``other`` (``lucid.where``)."""
-        out: Tensor = _ops.where(condition, self, other)
-        return out
-
 
 def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
-
-
-def _can_cast(src: dtypes.dtype, dst: dtypes.dtype) -> bool:
-    return src.category <= dst.category
 
 
 class _StrongRef:
@@ -1069,18 +477,69 @@ class _StrongRef:
 
 
 def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
-    from lucid._creation import from_data
-
-    rebuilt: Tensor = from_data(arr, device=device, requires_grad=requires_grad)
-    return rebuilt
-
-
-def _install_methods() -> None:
-    """Attach the ops that their table marks as methods (called once, after lucid.ops is
-    imported); a method the class writes out itself (add, where, ...) stays."""
-    for name, fn in _ops.methods().items():
-        if name not in Tensor.__dict__:
-            setattr(Tensor, name, fn)
+    """Unpickle a tensor (``Tensor.__reduce_ex__``; pickles name this function)."""
+    data, backend = to_array(arr, None, device)
+    return Tensor.from_backend_array(data, backend).requires_grad_(requires_grad)
 
 
-from lucid import ops as _ops  # noqa: E402
+# -- user data to backend arrays (Tensor(...), lucid.tensor, lucid.as_tensor) ---------------------
+def to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
+    """Turn user data (Tensor, array, nested lists, scalar) into a backend array."""
+    dt = None if dtype is None else dtypes.to_dtype(dtype)
+    if isinstance(data, Tensor):
+        backend = get_backend(device) if device is not None else data.backend
+        arr = data.backend.to_numpy(data._data) if backend is not data.backend else data._data
+        if backend is data.backend:
+            arr = backend.copy(arr) if dt is None else backend.astype(backend.copy(arr), dt)
+            return arr, backend
+        data = arr
+    backend = get_backend(device)
+    if dt is None and not is_array(data):
+        dt = infer_dtype(data)
+    if is_array(data) and not isinstance(data, np.ndarray) and backend.name != "numpy":
+        return backend.asarray(data, dt), backend
+    arr = np.asarray(data)
+    if dt is None:
+        return backend.from_numpy(arr) if backend.name != "numpy" else arr, backend
+    if backend.name == "numpy":
+        return np.asarray(arr, dtype=backend.native_dtype(dt)), backend
+    return backend.asarray(arr, dt), backend
+
+
+def is_array(data: Any) -> bool:
+    """Whether ``data`` is an array of some library (has a shape and a dtype)."""
+    return hasattr(data, "shape") and hasattr(data, "dtype") and not isinstance(data, (list, tuple))
+
+
+def infer_dtype(data: Any) -> dtypes.dtype:
+    """Python data: floats become the default float, ints int64, bools bool (as torch)."""
+    arr = np.asarray(data)
+    kind = arr.dtype.kind
+    if kind == "f":
+        return dtypes.get_default_dtype()
+    if kind in "iu":
+        return dtypes.int64
+    if kind == "b":
+        return dtypes.bool_
+    if kind == "c":
+        return dtypes.complex64
+    if arr.dtype == object:
+        raise TypeError(
+            f"can't convert {type(data).__name__} of mixed or unknown types to a tensor"
+        )
+    return dtypes.BY_NAME.get(arr.dtype.name, dtypes.get_default_dtype())
+
+
+def sized_array(
+    first: int | None, size: tuple[Any, ...], dtype: Any, device: Any
+) -> tuple[Any, Backend]:
+    """The ``(array, backend)`` of ``Tensor(2, 3)`` / ``Tensor()``: zeros of that size (``(0,)``
+    for none), in the default float dtype unless ``dtype`` is given."""
+    shape = (0,) if first is None else (first, *size)
+    if any(type(s) is not int for s in shape):
+        raise TypeError(f"Tensor(): expected sizes as ints, got {shape!r}")
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    backend = get_backend(device)
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    return backend.xp.full(shape, 0.0, dtype=backend.native_dtype(dt)), backend

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lucid._creation import from_data, ones_like, zeros, zeros_like
+from lucid._tensor import Tensor
 from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.autograd.function import _FREED_MSG, Function
+from lucid.autograd.inplace import set_data_inplace
 
 
 def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
-    from lucid._creation import from_data, ones_like
-    from lucid._tensor import Tensor
-
     result = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not out.requires_grad:
@@ -231,8 +231,6 @@ def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
 
 def _fill_missing(node: Function, grads: list[Any]) -> list[Any]:
     """Zeros for the outputs no gradient reached (multi-output ops see a full set)."""
-    from lucid._creation import zeros
-
     backend = node.out_backend
     return [
         g if g is not None else zeros(shape, dtype=backend.dtype_from_native(dt), device=backend)
@@ -277,7 +275,7 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
             leaf.grad = leaf.grad + g
         else:
             old = leaf.grad
-            old._set_data_inplace(old._data + g._data)
+            set_data_inplace(old, old._data + g._data)
 
 
 def _captured(
@@ -305,3 +303,59 @@ def _captured(
             )
         result.append(g)
     return tuple(result)
+
+
+# -- the public entry points (lucid.autograd.backward / grad) ------------------------------------
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (torch.autograd)."""
+    outs = _as_list(tensors)
+    grads = _as_list(grad_tensors) or [None] * len(outs)
+    if len(grads) != len(outs):
+        raise RuntimeError(f"grad_tensors has {len(grads)} entries but tensors has {len(outs)}")
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is not None:
+        ins = _as_list(inputs)
+        result = run_backward(outs, grads, retain, create_graph, inputs=ins, allow_unused=True)
+        for t, g in zip(ins, result or ()):
+            if g is None:
+                continue
+            g = g if create_graph else g.detach()._fresh_copy()
+            t.grad = g if t.grad is None else t.grad + g
+        return
+    run_backward(outs, grads, retain, create_graph)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Any, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    outs = _as_list(outputs)
+    ins: Sequence[Any] = _as_list(inputs)
+    grads = _as_list(grad_outputs) or [None] * len(outs)
+    retain = create_graph if retain_graph is None else retain_graph
+    result = run_backward(outs, grads, retain, create_graph, inputs=ins,
+                          allow_unused=allow_unused or materialize_grads)  # fmt: skip
+    assert result is not None
+    if materialize_grads:
+        result = tuple(zeros_like(t) if g is None else g for t, g in zip(ins, result))
+    return result

@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import grad_mode
 from lucid.backends import DeviceError, get_backend
 from lucid.kernels import KernelContract
@@ -28,15 +29,6 @@ _FREED_MSG = (
 
 class DoubleBackwardError(RuntimeError):
     """Raised by fused kernels that do not support differentiating their backward."""
-
-
-class VersionCounter:
-    """Counts in-place changes of a tensor's data (shared by views of one buffer)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self) -> None:
-        self.value = 0
 
 
 class Function:
@@ -414,5 +406,3 @@ def _raise_modified(
         "saved it for backward; use an out-of-place operation (or .clone()) instead."
     )
 
-
-from lucid._tensor import Tensor  # noqa: E402

@@ -14,6 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from lucid._creation import randn
+from lucid._generator import Generator
+from lucid._tensor import Tensor
+from lucid.autograd.engine import grad
+
 
 class GradcheckError(RuntimeError):
     """Raised when analytical and numerical gradients disagree."""
@@ -24,7 +29,6 @@ def _tensors(inputs: Any) -> tuple[Any, ...]:
 
 
 def _flat_outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Any]:
-    from lucid._tensor import Tensor
 
     out = fn(*inputs)
     outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -67,8 +71,6 @@ def _numerical(fn: Callable[..., Any], inputs: Sequence[Any], i: int, eps: float
 
 def _analytical(fn: Callable[..., Any], inputs: Sequence[Any], idx: list[int]) -> list[list[Any]]:
     """``result[i][j]``: the (n_in_i, n_out_j) Jacobian block of output j w.r.t. input idx[i]."""
-    from lucid._tensor import Tensor
-    from lucid.autograd import grad
 
     outs = _flat_outputs(fn, inputs)
     targets = [inputs[i] for i in idx]
@@ -155,9 +157,6 @@ def gradgradcheck(
     Without ``grad_outputs`` the vectors v are drawn from a private generator (fixed seed),
     so the check is reproducible and leaves the global random stream untouched.
     """
-    from lucid._creation import randn
-    from lucid.autograd import grad
-    from lucid.random import Generator
 
     ins = _tensors(inputs)
     diff_idx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)]

@@ -12,7 +12,7 @@ import pkgutil
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from lucid.backends import cuda, cudnn, mps  # noqa: E402
-from lucid.backends._base import Backend, DeviceError  # noqa: E402
+from lucid.backends._base import Backend, DeviceError, set_default_generator  # noqa: E402
 from lucid.backends._blas import PARALLEL_FLOPS, BlasThreads, blas_threads  # noqa: E402
 from lucid.backends._registry import (  # noqa: E402
     available_backends,
@@ -33,6 +33,7 @@ __all__ = [
     "canonical_device",
     "get_backend",
     "loaded_backends",
+    "set_default_generator",
     "register_backend",
     "synchronize",
     "cuda",

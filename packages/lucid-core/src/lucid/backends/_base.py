@@ -168,7 +168,19 @@ class Backend:
         return f"<{type(self).__name__} device={self.device!r}>"
 
 
-def _rng(generator: Any) -> Any:
-    from lucid import random as _random
+_default_generator: list[Any] = []  # lucid.random's default_generator, set when it is made
 
-    return (generator or _random.default_generator).numpy_rng
+
+def set_default_generator(generator: Any) -> None:
+    """Make ``generator`` the stream a backend draws from when an op passes none
+    (``lucid._generator`` registers ``lucid.random.default_generator`` here: backends sit
+    below Tensor and never import it)."""
+    _default_generator[:] = [generator]
+
+
+def _rng(generator: Any) -> Any:
+    if generator is None:
+        if not _default_generator:
+            raise RuntimeError("no default generator registered: import lucid first")
+        generator = _default_generator[0]
+    return generator.numpy_rng

@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from lucid._device import NOT_COMPILED
+
 __all__ = [
     "current_device",
     "device_count",
@@ -32,10 +34,6 @@ __all__ = [
     "synchronize",
 ]
 
-NOT_COMPILED = (
-    "Lucid has no CUDA device (lucid.cuda.is_available() is False): use 'cpu', or MLX's GPU as "
-    "device 'mlx' where lucid.accelerator.is_available() (pip install lucid-backend-mlx)"
-)
 
 
 def is_available() -> bool:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
-from lucid.autograd import grad_mode
+from lucid.autograd import grad_mode, inplace
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
 from lucid.ops._util import normalize_dim
@@ -139,13 +139,13 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
         value = value.to(a.dtype)
     if needs_graph:
         v = value if isinstance(value, Tensor) else Tensor(value, dtype=a.dtype, device=a.device)
-        a._inplace_result(IndexPut.apply(a, v, idx))
+        inplace.inplace_result(a, IndexPut.apply(a, v, idx))
         return
     raw = value._data if isinstance(value, Tensor) else value
-    a._rebind_inplace(a.backend.setitem(a._data, idx, raw))
+    inplace.rebind_inplace(a, a.backend.setitem(a._data, idx, raw))
     a._counter().value += 1
     if a._base is not None and not a.backend.views_share_memory:
-        a._write_back()
+        inplace.write_back(a)
 
 
 class Gather(Function):

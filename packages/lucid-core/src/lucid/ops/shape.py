@@ -114,18 +114,6 @@ class Clone(Function):
         return g
 
 
-class Overwrite(Function):
-    """``value`` replacing ``a`` (an in-place write of a constant): ``a`` gets zero gradient."""
-
-    @staticmethod
-    def forward(ctx: Any, a: Any, value: Any) -> Any:
-        return value
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        return g * 0, None
-
-
 class ToDevice(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, target: Any) -> Any:

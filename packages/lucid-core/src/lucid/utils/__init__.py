@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 __path__ = pkgutil.extend_path(__path__, __name__)
 
 from lucid import _siblings  # noqa: E402
-from lucid.utils import files, hooks, to_args  # noqa: E402
+from lucid.utils import files, hooks  # noqa: E402
 
 if not TYPE_CHECKING:
 
@@ -21,4 +21,4 @@ if not TYPE_CHECKING:
         return _siblings.sibling_attribute(__name__, name)
 
 
-__all__ = ["files", "hooks", "to_args"]
+__all__ = ["files", "hooks"]  # lucid.utils.to_args sits above Tensor: import it by name

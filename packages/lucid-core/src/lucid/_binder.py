@@ -1,0 +1,428 @@
+"""The binder: attaches to ``lucid.Tensor`` every method that calls an op (layer 5).
+
+``lucid._tensor`` defines the class bare (storage, dtype/device, autograd fields); the ops
+import Tensor. Here, above both, the dunders, the in-place methods and the op methods are
+written as methods of ``_Methods`` (a Tensor subclass that is never instantiated, so that they
+read as ordinary methods and type-check against Tensor) and copied onto Tensor by
+:func:`bind`, with every op whose table row says ``method`` (as JAX's ``array_methods.py``).
+``tools/gen_stubs.py`` declares them for type checkers in ``lucid/_tensor_methods.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lucid import _creation, _legacy, autograd, dtypes, ops
+from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
+from lucid.autograd.inplace import check_inplace, inplace_result
+from lucid.backends import get_backend
+from lucid.utils.to_args import parse_to
+
+_bool = bool
+_int = int
+_float = float
+
+
+class _Methods(Tensor):
+    """The methods :func:`bind` copies onto Tensor (never instantiated)."""
+
+    __slots__ = ()
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A new tensor from ``data``, with this tensor's dtype and device unless given."""
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)  # fmt: skip
+
+    def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:  # fmt: skip
+        """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
+        unless given."""
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)  # fmt: skip
+
+    def clone(self) -> Tensor:
+        """A copy of the tensor with its own storage; gradients flow back to the original."""
+        return ops.clone(self)
+
+    def contiguous(self, memory_format: Any = None) -> Tensor:
+        """``self``, or a copy where ``self`` is a view whose layout is not row-major (a
+        transposed or strided view), so that ``view`` works on the result as in torch."""
+        strides = ops.shape.layout_strides(self)
+        if strides is None or ops.shape.is_contiguous_layout(self.shape, strides):
+            return self
+        return self.clone()
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
+        device, dtype, _, copy = parse_to(*args, **kwargs)
+        out = self
+        if device is not None:
+            backend = get_backend(str(device))
+            if backend is not self._backend:
+                out = ops.to_device(out, backend)
+        if dtype is not None and dtype is not out.dtype:
+            out = ops.cast(out, dtype)
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def type(self, dtype: Any = None, non_blocking: _bool = False) -> Any:
+        """No argument: the legacy type's name (``'lucid.FloatTensor'``). With a dtype, a
+        legacy type (``lucid.LongTensor``) or its name (``'torch.LongTensor'``): converted."""
+        if dtype is None:
+            return _legacy.type_name(self.dtype, self._backend.device.partition(":")[0])
+        return self.to(_legacy.dtype_of_type(dtype))
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: _bool | None = None,
+        create_graph: _bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Compute the gradient of this tensor with respect to the graph's leaves, into their
+        ``.grad``."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    def __add__(self, other: Any) -> Tensor:
+        return ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return ops.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return ops.sub(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return ops.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return ops.mul(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return ops.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return ops.div(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return ops.floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return ops.floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return ops.remainder(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return ops.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return ops.pow(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return ops.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return ops.abs(self)
+
+    def __invert__(self) -> Tensor:
+        return ops.bitwise_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return ops.bitwise_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return ops.bitwise_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return ops.bitwise_xor(self, other)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return ops.bitwise_and(other, self)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return ops.bitwise_or(other, self)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return ops.bitwise_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return ops.bitwise_left_shift(self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return ops.bitwise_right_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return ops.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return ops.bitwise_right_shift(other, self)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ops.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return ops.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return ops.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return ops.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return ops.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return ops.ge(self, other)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return ops.getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        ops.setitem(self, index, value)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self.add_(other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self.sub_(other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self.mul_(other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self.div_(other)
+
+    # -- in-place ops ------------------------------------------------------------------------------
+    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """In-place ``add``: ``self += alpha * other``."""
+        return inplace_result(self, ops.add(self, other, alpha=alpha))
+
+    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """In-place ``sub``: ``self -= alpha * other``."""
+        return inplace_result(self, ops.sub(self, other, alpha=alpha))
+
+    def mul_(self, other: Any) -> Tensor:
+        """In-place ``mul``."""
+        return inplace_result(self, ops.mul(self, other))
+
+    def div_(self, other: Any) -> Tensor:
+        """In-place ``div``."""
+        return inplace_result(self, ops.div(self, other))
+
+    def pow_(self, other: Any) -> Tensor:
+        """In-place ``pow``."""
+        return inplace_result(self, ops.pow(self, other))
+
+    def neg_(self) -> Tensor:
+        """In-place ``neg``."""
+        return inplace_result(self, ops.neg(self))
+
+    def abs_(self) -> Tensor:
+        """In-place ``abs``."""
+        return inplace_result(self, ops.abs(self))
+
+    def exp_(self) -> Tensor:
+        """In-place ``exp``."""
+        return inplace_result(self, ops.exp(self))
+
+    def log_(self) -> Tensor:
+        """In-place ``log``."""
+        return inplace_result(self, ops.log(self))
+
+    def sqrt_(self) -> Tensor:
+        """In-place ``sqrt``."""
+        return inplace_result(self, ops.sqrt(self))
+
+    def sigmoid_(self) -> Tensor:
+        """In-place ``sigmoid``."""
+        return inplace_result(self, ops.sigmoid(self))
+
+    def tanh_(self) -> Tensor:
+        """In-place ``tanh``."""
+        return inplace_result(self, ops.tanh(self))
+
+    def relu_(self) -> Tensor:
+        """In-place ``relu``."""
+        return inplace_result(self, ops.relu(self))
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+        """In-place ``clamp``."""
+        return inplace_result(self, ops.clamp(self, min, max))
+
+    clip_ = clamp_
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
+        return inplace_result(self, ops.addcmul(self, tensor1, tensor2, value=value))
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
+        """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
+        return inplace_result(self, ops.addcdiv(self, tensor1, tensor2, value=value))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        """In-place ``lerp``: ``self += weight * (end - self)``."""
+        return inplace_result(self, ops.lerp(self, end, weight))
+
+    def maximum_(self, other: Any) -> Tensor:
+        """In-place ``maximum``."""
+        return inplace_result(self, ops.maximum(self, other))
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        """In-place ``masked_fill``: ``value`` where ``mask`` is True."""
+        return inplace_result(self, ops.masked_fill(self, mask, value))
+
+    def scatter_(self, dim: _int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:  # fmt: skip
+        """In-place ``scatter``."""
+        return inplace_result(self, ops.scatter(self, dim, index, src, value=value, reduce=reduce))
+
+    def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
+        """In-place ``scatter_add``."""
+        return inplace_result(self, ops.scatter_add(self, dim, index, src))
+
+    def scatter_reduce_(self, dim: _int, index: Any, src: Any, reduce: str, *,
+                        include_self: _bool = True) -> Tensor:  # fmt: skip
+        """In-place ``scatter_reduce``."""
+        out = ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+        return inplace_result(self, out)
+
+    def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        """In-place ``index_add``."""
+        return inplace_result(self, ops.index_add(self, dim, index, source, alpha=alpha))
+
+    def floor_(self) -> Tensor:
+        """In-place ``floor``."""
+        return inplace_result(self, ops.floor(self))
+
+    def ceil_(self) -> Tensor:
+        """In-place ``ceil``."""
+        return inplace_result(self, ops.ceil(self))
+
+    def round_(self, *, decimals: _int = 0) -> Tensor:
+        """In-place ``round``."""
+        return inplace_result(self, ops.round(self, decimals=decimals))
+
+    def trunc_(self) -> Tensor:
+        """In-place ``trunc``."""
+        return inplace_result(self, ops.trunc(self))
+
+    def square_(self) -> Tensor:
+        """In-place ``square``."""
+        return inplace_result(self, ops.square(self))
+
+    def reciprocal_(self) -> Tensor:
+        """In-place ``reciprocal``."""
+        return inplace_result(self, ops.reciprocal(self))
+
+    def rsqrt_(self) -> Tensor:
+        """In-place ``rsqrt``."""
+        return inplace_result(self, ops.rsqrt(self))
+
+    def sign_(self) -> Tensor:
+        """In-place ``sign``."""
+        return inplace_result(self, ops.sign(self))
+
+    def fmod_(self, other: Any) -> Tensor:
+        """In-place ``fmod``."""
+        return inplace_result(self, ops.fmod(self, other))
+
+    def remainder_(self, other: Any) -> Tensor:
+        """In-place ``remainder``."""
+        return inplace_result(self, ops.remainder(self, other))
+
+    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
+        """In-place ``clamp(min=min)``."""
+        return inplace_result(self, ops.clamp(self, min, None))
+
+    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
+        """In-place ``clamp(max=max)``."""
+        return inplace_result(self, ops.clamp(self, None, max))
+
+    def copy_(self, src: Any) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype)."""
+        src_t = src if isinstance(src, Tensor) else Tensor(src)
+        if src_t._backend is not self._backend:
+            src_t = src_t.to(self.device)
+        return inplace_result(self, ops.expand_copy(src_t, self.shape, self.dtype))
+
+    def zero_(self) -> Tensor:
+        """Fill the tensor with zeros, in place."""
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Tensor:
+        """Fill the tensor with ``value``, in place."""
+        check_inplace(self)
+        xp = self._backend.xp
+        v = value.item() if isinstance(value, Tensor) else value
+        filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
+        return inplace_result(self, Tensor.from_backend_array(filled, self._backend))
+
+    def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
+        """Fill the tensor with samples uniform on ``[a, b)``, in place."""
+        r = _creation.rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
+        with grad_mode.no_grad():
+            return self.copy_(r * (b - a) + a)
+
+    def normal_(self, mean: _float = 0.0, std: _float = 1.0, generator: Any = None) -> Tensor:
+        """Fill the tensor with samples from ``N(mean, std**2)``, in place."""
+        r = _creation.randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
+        with grad_mode.no_grad():
+            return self.copy_(r * std + mean)
+
+
+    # -- methods that call ops ---------------------------------------------------------------------
+    def add(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self + alpha * other`` (``lucid.add``)."""
+        return ops.add(self, other, alpha=alpha)
+
+    def sub(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self - alpha * other`` (``lucid.sub``)."""
+        return ops.sub(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        """``self * other`` (``lucid.mul``)."""
+        return ops.mul(self, other)
+
+    def div(self, other: Any, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``, with optional ``"trunc"`` or ``"floor"`` rounding (``lucid.div``)."""
+        return ops.div(self, other, rounding_mode=rounding_mode)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` is True, else ``other`` (``lucid.where``)."""
+        out: Tensor = ops.where(condition, self, other)
+        return out
+
+
+def methods() -> dict[str, Callable[..., Any]]:
+    """Every method the binder attaches: the op methods, then those written here (which win)."""
+    table = {n: fn for n, fn in ops.methods().items() if n not in vars(Tensor)}
+    own = {n: v for n, v in vars(_Methods).items() if n not in ("__module__", "__doc__", "__slots__")}
+    return {**table, **own}
+
+
+def bind() -> None:
+    """Attach :func:`methods` to Tensor (idempotent; ``lucid/__init__.py`` calls it once)."""
+    for name, fn in methods().items():
+        if callable(fn) and not isinstance(fn, (staticmethod, classmethod)):
+            fn.__qualname__ = f"Tensor.{name}"
+        setattr(Tensor, name, fn)
