@@ -4,7 +4,7 @@ mypy cannot follow exports computed at import time, so two files spell them out:
 
 - ``lucid/ops/__init__.pyi``: what ``lucid.ops`` (and through it ``lucid``) exports;
 - ``lucid/_tensor_methods.py``, below its marker line: the Tensor methods that
-  ``lucid._tensor._install_methods`` attaches, typed with their ops' signatures.
+  ``lucid._binder.bind`` attaches, typed with their ops' signatures.
 
 Run ``python tools/gen_stubs.py`` after changing an op table; ``--check`` exits 1 when a
 committed file differs from what the tables give (``test_core_exports.py`` runs that check).
@@ -83,7 +83,8 @@ def _method(name: str, fn: object) -> list[str]:
     """``def name(self, ...) -> R: ...`` laid out as ruff format would (stable under it)."""
     sig = inspect.signature(fn)  # type: ignore[arg-type]
     params = ["self", *_params(sig)]
-    head, tail = f"        def {name}(", f") -> {sig.return_annotation}: ..."
+    ignore = "  # type: ignore[override]" if name in ("__eq__", "__ne__") else ""
+    head, tail = f"        def {name}(", f") -> {sig.return_annotation}: ...{ignore}"
     one = head + ", ".join(params) + tail
     if len(one) <= 100:
         return [one]
@@ -101,8 +102,11 @@ def methods_stub(current: str) -> str:
         raise ValueError(f"lucid/_tensor_methods.py lost its marker line {MARKER.strip()!r}")
     blocks: list[list[str]] = []
     first: dict[int, str] = {}  # an alias (the same function) points at the first name
-    for name, fn in _ops().methods().items():  # type: ignore[attr-defined]
-        if vars(Tensor).get(name) is not fn:  # written in the class itself (add, where, ...)
+    from lucid import _binder
+
+    own = {n: fn for n, fn in _binder.methods().items() if n in vars(_binder._Methods)}
+    for name, fn in [*_ops().methods().items(), *own.items()]:  # type: ignore[attr-defined]
+        if vars(Tensor).get(name) is not fn:  # written in the class itself (T, float, ...)
             continue
         if id(fn) in first:
             blocks.append([f"        {name} = {first[id(fn)]}"])

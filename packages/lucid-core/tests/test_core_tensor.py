@@ -320,3 +320,18 @@ def test_format_and_contains() -> None:
 def test_numpy_of_a_full_reduction_is_an_array() -> None:
     s = lucid.ones(2, 3).sum()
     assert isinstance(s.numpy(), np.ndarray) and s.numpy().shape == () and s.item() == 6.0
+
+
+def test_tensors_hash_by_identity_after_the_binder_attaches_eq() -> None:
+    # The binder writes __eq__ (elementwise, as torch); a class that defines __eq__ loses its
+    # __hash__, which must not be copied onto Tensor: tensors are dict keys and set members.
+    a, b = lucid.ones(2), lucid.ones(2)
+    table = {a: "a", b: "b"}
+    assert table[a] == "a" and table[b] == "b" and len({a, b, a}) == 2
+    assert hash(a) == id(a)
+
+
+def test_bound_methods_are_named_as_tensor_methods() -> None:
+    assert lucid.Tensor.add_.__qualname__ == "Tensor.add_"
+    assert lucid.Tensor.__add__.__doc__ is None or "add" in lucid.Tensor.__add__.__qualname__
+    assert lucid.Tensor.sum is lucid.sum  # op methods are the ops themselves

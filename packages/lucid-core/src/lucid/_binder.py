@@ -10,6 +10,7 @@ read as ordinary methods and type-check against Tensor) and copied onto Tensor b
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -19,10 +20,6 @@ from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
 from lucid.backends import get_backend
 from lucid.utils.to_args import parse_to
-
-_bool = bool
-_int = int
-_float = float
 
 
 class _Methods(Tensor):
@@ -58,7 +55,7 @@ class _Methods(Tensor):
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
         device, dtype, _, copy = parse_to(*args, **kwargs)
-        out = self
+        out: Tensor = self
         if device is not None:
             backend = get_backend(str(device))
             if backend is not self._backend:
@@ -69,7 +66,7 @@ class _Methods(Tensor):
             out = self.clone()
         return out
 
-    def type(self, dtype: Any = None, non_blocking: _bool = False) -> Any:
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         """No argument: the legacy type's name (``'lucid.FloatTensor'``). With a dtype, a
         legacy type (``lucid.LongTensor``) or its name (``'torch.LongTensor'``): converted."""
         if dtype is None:
@@ -79,8 +76,8 @@ class _Methods(Tensor):
     def backward(
         self,
         gradient: Tensor | None = None,
-        retain_graph: _bool | None = None,
-        create_graph: _bool = False,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
         inputs: Any = None,
     ) -> None:
         """Compute the gradient of this tensor with respect to the graph's leaves, into their
@@ -291,22 +288,22 @@ class _Methods(Tensor):
         """In-place ``masked_fill``: ``value`` where ``mask`` is True."""
         return inplace_result(self, ops.masked_fill(self, mask, value))
 
-    def scatter_(self, dim: _int, index: Any, src: Any = None, *, value: Any = None,
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
                  reduce: str | None = None) -> Tensor:  # fmt: skip
         """In-place ``scatter``."""
         return inplace_result(self, ops.scatter(self, dim, index, src, value=value, reduce=reduce))
 
-    def scatter_add_(self, dim: _int, index: Any, src: Any) -> Tensor:
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
         """In-place ``scatter_add``."""
         return inplace_result(self, ops.scatter_add(self, dim, index, src))
 
-    def scatter_reduce_(self, dim: _int, index: Any, src: Any, reduce: str, *,
-                        include_self: _bool = True) -> Tensor:  # fmt: skip
+    def scatter_reduce_(self, dim: int, index: Any, src: Any, reduce: str, *,
+                        include_self: bool = True) -> Tensor:  # fmt: skip
         """In-place ``scatter_reduce``."""
         out = ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
         return inplace_result(self, out)
 
-    def index_add_(self, dim: _int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
         """In-place ``index_add``."""
         return inplace_result(self, ops.index_add(self, dim, index, source, alpha=alpha))
 
@@ -318,7 +315,7 @@ class _Methods(Tensor):
         """In-place ``ceil``."""
         return inplace_result(self, ops.ceil(self))
 
-    def round_(self, *, decimals: _int = 0) -> Tensor:
+    def round_(self, *, decimals: int = 0) -> Tensor:
         """In-place ``round``."""
         return inplace_result(self, ops.round(self, decimals=decimals))
 
@@ -377,13 +374,13 @@ class _Methods(Tensor):
         filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
         return inplace_result(self, Tensor.from_backend_array(filled, self._backend))
 
-    def uniform_(self, a: _float = 0.0, b: _float = 1.0, generator: Any = None) -> Tensor:
+    def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
         """Fill the tensor with samples uniform on ``[a, b)``, in place."""
         r = _creation.rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * (b - a) + a)
 
-    def normal_(self, mean: _float = 0.0, std: _float = 1.0, generator: Any = None) -> Tensor:
+    def normal_(self, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
         """Fill the tensor with samples from ``N(mean, std**2)``, in place."""
         r = _creation.randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
@@ -416,13 +413,15 @@ class _Methods(Tensor):
 def methods() -> dict[str, Callable[..., Any]]:
     """Every method the binder attaches: the op methods, then those written here (which win)."""
     table = {n: fn for n, fn in ops.methods().items() if n not in vars(Tensor)}
-    own = {n: v for n, v in vars(_Methods).items() if n not in ("__module__", "__doc__", "__slots__")}
+    # Functions only: defining __eq__ makes the class body's __hash__ None, which must not reach
+    # Tensor (tensors hash by identity, as torch's).
+    own = {n: v for n, v in vars(_Methods).items() if inspect.isfunction(v)}
     return {**table, **own}
 
 
 def bind() -> None:
     """Attach :func:`methods` to Tensor (idempotent; ``lucid/__init__.py`` calls it once)."""
     for name, fn in methods().items():
-        if callable(fn) and not isinstance(fn, (staticmethod, classmethod)):
+        if inspect.isfunction(fn) and fn.__qualname__.startswith("_Methods."):
             fn.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, fn)

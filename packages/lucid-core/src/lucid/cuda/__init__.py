@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from lucid._device import NOT_COMPILED
+from lucid._device import NOT_COMPILED as NOT_COMPILED  # the message lucid-nn raises too
 
 __all__ = [
     "current_device",
