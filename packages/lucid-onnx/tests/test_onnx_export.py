@@ -236,6 +236,18 @@ def test_activations_and_elementwise_ops_export() -> None:
     check_export(Mix(), lucid.randn(2, 6), lucid.randn(4, 6))
 
 
+def test_dtype_casts_export() -> None:
+    lucid.manual_seed(0)
+
+    class Casts(nn.Module):
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            wide = x.to(lucid.float64).square().sum(1, keepdim=True).to(lucid.float32)
+            out: lucid.Tensor = (x > 0).to(lucid.float32) * x + wide
+            return out
+
+    check_export(Casts(), lucid.randn(2, 6), lucid.randn(4, 6))
+
+
 def test_indexing_reshapes_and_joins_export() -> None:
     lucid.manual_seed(0)
 

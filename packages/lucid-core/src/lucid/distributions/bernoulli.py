@@ -7,6 +7,7 @@ from functools import cached_property
 from numbers import Number
 from typing import Any
 
+from lucid._creation import arange
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
 from lucid.distributions import constraints
@@ -18,7 +19,7 @@ from lucid.distributions.utils import (
     probs_to_logits,
 )
 from lucid.ops.elementwise import where
-from lucid.random import bernoulli
+from lucid.ops.sampling import bernoulli
 
 
 def one_parameter(probs: Any, logits: Any) -> None:
@@ -98,8 +99,6 @@ class Bernoulli(Distribution):
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """The values of the support, 0 and 1, along a new first dimension."""
-        from lucid._creation import arange
-
         values = arange(2, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape((-1,) + (1,) * len(self._batch_shape))
         out: Tensor = values.expand((2,) + self._batch_shape) if expand else values

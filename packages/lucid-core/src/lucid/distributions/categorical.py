@@ -14,7 +14,7 @@ from lucid.distributions import constraints
 from lucid.distributions.bernoulli import one_parameter
 from lucid.distributions.distribution import Distribution
 from lucid.distributions.utils import broadcast_shapes, finfo, logits_to_probs, probs_to_logits
-from lucid.random import multinomial
+from lucid.ops.sampling import multinomial
 
 
 class Categorical(Distribution):

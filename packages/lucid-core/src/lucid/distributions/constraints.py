@@ -10,6 +10,7 @@ from typing import Any
 
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
+from lucid.linalg import eigvalsh
 
 
 class Constraint:
@@ -199,8 +200,6 @@ class _PositiveDefinite(Constraint):
     event_dim = 2
 
     def check(self, value: Tensor) -> Tensor:
-        from lucid.linalg import eigvalsh
-
         with no_grad():
             symmetric = ((value - value.mT).abs() <= 1e-6).reshape(value.shape[:-2] + (-1,))
             return symmetric.all(-1) & (eigvalsh(value) > 0).all(-1)

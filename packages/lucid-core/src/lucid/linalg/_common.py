@@ -6,7 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 from lucid import dtypes
+from lucid._creation import eye
 from lucid._tensor import Tensor
+from lucid.autograd.function import Function
 
 
 class LinAlgError(RuntimeError):
@@ -51,8 +53,6 @@ def lapack_saved(ctx: Any, name: str, fn: Callable[..., Any], *args: Any, **kwar
 
 def eye_like(a: Tensor) -> Tensor:
     """The identity with ``a``'s trailing square shape, dtype and device."""
-    from lucid._creation import eye
-
     n = a.shape[-1]
     return eye(n, dtype=a.dtype, device=a.device)  # type: ignore[no-any-return]
 
@@ -67,3 +67,20 @@ def off_diagonal_quotient(num: Tensor, vals: Tensor) -> Tensor:
     eye = eye_like(e)
     out: Tensor = num * (1 - eye) / (e + eye)
     return out
+
+
+class Solve(Function):
+    """``X`` with ``A @ X = B`` (B a batch of matrices)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        out = lapack("solve", ctx.xp.linalg.solve, a, b)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, x = ctx.saved_tensors
+        gb = Solve.apply(a.mT, g)
+        ga = -(gb @ x.mT) if ctx.needs_input_grad[0] else None
+        return ga, gb

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from lucid._creation import zeros
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.linalg._common import check_matrix, eye_like, lapack_saved, off_diagonal_quotient
+from lucid.linalg._common import Solve, check_matrix, eye_like, lapack_saved, off_diagonal_quotient
 
 
 def _solve(a: Tensor, b: Tensor) -> Tensor:
-    from lucid.linalg._inverse import Solve
-
     return Solve.apply(a, b)  # type: ignore[no-any-return]
 
 
@@ -83,8 +82,6 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
                            "'reduced' (default), 'r', or 'complete'")  # fmt: skip
     a = check_matrix("qr", A, square=False)
     if mode == "r":
-        from lucid._creation import zeros
-
         _, r = QR.apply(a.detach(), "reduced")
         return QRResult(zeros(0, dtype=a.dtype, device=a.device), r)
     q, r = QR.apply(a, mode)

@@ -8,6 +8,7 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.linalg._common import check_matrix, lapack
+from lucid.ops.join import cat
 
 _B = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
       129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
@@ -45,8 +46,6 @@ class MatrixExp(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         # The adjoint of the Frechet derivative: the top-right block of
         # exp([[A^T, G], [0, A^T]]) (as PyTorch); differentiable again through matrix_exp.
-        from lucid.ops.join import cat
-
         (a,) = ctx.saved_tensors
         n = a.shape[-1]
         at = a.mT

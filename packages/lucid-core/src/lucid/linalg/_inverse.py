@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from lucid._creation import zeros
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.linalg._common import LinAlgError, check_matrix, eye_like, lapack, lapack_saved
+from lucid.linalg._common import LinAlgError, Solve, check_matrix, eye_like, lapack, lapack_saved
+from lucid.linalg._decomp import svd
+from lucid.linalg._norms import matrix_rank
+from lucid.ops.join import cat
 
 
 class Inv(Function):
@@ -23,23 +27,6 @@ class Inv(Function):
 def inv(A: Tensor) -> Tensor:  # noqa: N803
     """The inverse of each square matrix; a singular one raises :class:`LinAlgError`."""
     return Inv.apply(check_matrix("inv", A))  # type: ignore[no-any-return]
-
-
-class Solve(Function):
-    """``X`` with ``A @ X = B`` (B a batch of matrices)."""
-
-    @staticmethod
-    def forward(ctx: Any, a: Any, b: Any) -> Any:
-        out = lapack("solve", ctx.xp.linalg.solve, a, b)
-        ctx.save_for_backward(a, out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        a, x = ctx.saved_tensors
-        gb = Solve.apply(a.mT, g)
-        ga = -(gb @ x.mT) if ctx.needs_input_grad[0] else None
-        return ga, gb
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -96,8 +83,6 @@ class Det(Function):
 
 def _cofactor(a: Tensor) -> Tensor:
     """``adj(A)^T`` through the SVD: det(U V^T) * U diag(prod_{j != i} s_j) V^T."""
-    from lucid.linalg._decomp import svd
-
     u, s, vh = svd(a, full_matrices=False)
     xp = a.backend.xp
     sign = Tensor.from_backend_array(xp.linalg.det(u._data) * xp.linalg.det(vh._data), a.backend)
@@ -109,8 +94,6 @@ def _cofactor(a: Tensor) -> Tensor:
         for o in others[1:]:
             p = p * o
         prods.append(p)
-    from lucid.ops.join import cat
-
     prod_except: Tensor = cat(prods, -1)
     scaled = u * prod_except.unsqueeze(-2)
     out: Tensor = sign.unsqueeze(-1).unsqueeze(-1) * (scaled @ vh)
@@ -270,9 +253,6 @@ def lstsq(
     Computed as ``pinv(A) @ B`` (differentiable in A and B). Like PyTorch's default CPU driver
     ("gelsy") ``residuals`` and ``singular_values`` are empty; ``rank`` is filled in.
     """
-    from lucid._creation import zeros
-    from lucid.linalg._norms import matrix_rank
-
     a = check_matrix("lstsq", A, square=False)
     vector = B.ndim == a.ndim - 1
     b = B.unsqueeze(-1) if vector else B

@@ -8,6 +8,7 @@ from typing import Any
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.linalg._decomp import eigvalsh, svdvals
 from lucid.ops._util import normalize_dim, normalize_dims
 
 
@@ -97,8 +98,6 @@ def matrix_norm(
     dtype: Any = None,
 ) -> Tensor:
     """Matrix norms: "fro", "nuc", inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
-    from lucid.linalg._decomp import svdvals
-
     if A.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
                            f"dimensions, got {A.ndim}")  # fmt: skip
@@ -161,8 +160,6 @@ def matrix_rank(
     hermitian: bool = False,
 ) -> Tensor:
     """The number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient)."""
-    from lucid.linalg._decomp import eigvalsh, svdvals
-
     a = A.detach()
     s = eigvalsh(a).abs() if hermitian else svdvals(a)
     m, n = a.shape[-2], a.shape[-1]

@@ -70,10 +70,26 @@ def to_float(x: Any) -> Any:
     return x
 
 
-def cast(t: Tensor, dt: dtypes.dtype) -> Tensor:
-    from lucid.ops.elementwise import cast as _cast
+class Cast(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, dtype: dtypes.dtype) -> Any:
+        ctx.src = ctx.backend.dtype_of(a)
+        out = ctx.backend.astype(a, dtype)
+        if dtype.category < dtypes.FLOAT:
+            ctx.mark_non_differentiable(out)
+        return out
 
-    return _cast(t, dt)
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g.to(ctx.src), None
+
+
+def cast(a: Tensor, dtype: Any) -> Tensor:
+    """``a`` converted to ``dtype`` (differentiable between floating types)."""
+    dt = dtypes.to_dtype(dtype)
+    if a.dtype is dt:
+        return a
+    return Cast.apply(a, dt)  # type: ignore[no-any-return]
 
 
 def normalize_dim(dim: int, ndim: int) -> int:

@@ -9,6 +9,7 @@ from lucid.amp.autocast_mode import float32_inputs, lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
+from lucid.ops.join import cat
 from lucid.ops.matmul import mv
 
 OPS = OpTable(
@@ -105,8 +106,6 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
         )
     a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
     b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
-    from lucid.ops.join import cat
-
     return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 

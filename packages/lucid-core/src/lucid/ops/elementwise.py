@@ -13,6 +13,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
+from lucid.ops._util import cast as cast  # this module's op (its Function is in _util)
 
 _BOOL = "boolean result"
 _INT = "integer op"
@@ -302,20 +303,6 @@ class Clamp(Function):
         return ga, glo, ghi
 
 
-class Cast(Function):
-    @staticmethod
-    def forward(ctx: Any, a: Any, dtype: dtypes.dtype) -> Any:
-        ctx.src = ctx.backend.dtype_of(a)
-        out = ctx.backend.astype(a, dtype)
-        if dtype.category < dtypes.FLOAT:
-            ctx.mark_non_differentiable(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        return g.to(ctx.src), None
-
-
 class NonDiff(Function):
     """Any op without a gradient (comparisons, logical ops, floor_divide on ints ...)."""
 
@@ -578,14 +565,6 @@ def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     q = tensor1 / tensor2
     out: Tensor = a + (q * value if value != 1 else q)
     return out
-
-
-def cast(a: Tensor, dtype: Any) -> Tensor:
-    """``a`` converted to ``dtype`` (differentiable between floating types)."""
-    dt = dtypes.to_dtype(dtype)
-    if a.dtype is dt:
-        return a
-    return Cast.apply(a, dt)  # type: ignore[no-any-return]
 
 
 # -- comparisons and logical ops ------------------------------------------------------------------

@@ -10,6 +10,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 from lucid.ops._registry import OpTable, op, sample
+from lucid.ops.join import stack
 
 _SIZES = "builds indices from sizes: test_core_batched_matmul_grids and the MLX list"
 OPS = OpTable(
@@ -73,8 +74,6 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
 
 def cartesian_prod(*tensors: Tensor) -> Tensor:
     """Every combination of the entries of 1-D tensors, one per row."""
-    from lucid.ops.join import stack
-
     if len(tensors) == 1:
         return tensors[0]
     grids = meshgrid(*tensors, indexing="ij")

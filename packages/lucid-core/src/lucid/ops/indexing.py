@@ -11,6 +11,7 @@ from lucid.autograd import grad_mode, inplace
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
 from lucid.ops._util import normalize_dim
+from lucid.ops.elementwise import where
 
 _INDEXED = "takes index tensors: core_op_cases"
 OPS = OpTable(
@@ -257,8 +258,6 @@ def _prod_grads(ctx: Any, g: Tensor) -> tuple[Tensor, Tensor]:
     """torch's: products without the entry itself, so single zeros get the right gradient."""
     a, src, out = ctx.saved_tensors
     dim, idx, include = ctx.dim, ctx.index, ctx.include
-    from lucid.ops.elementwise import where
-
     one = g.new_ones(())
     a_nz = where(a == 0, one, a)
     ga = g * ScatterReduce.apply(a_nz, dim, idx, src, "prod", include) / a_nz
@@ -426,8 +425,6 @@ def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
 
 def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
     """``value`` where ``mask`` is true, ``input`` elsewhere (mask broadcasts; keeps dtype)."""
-    from lucid.ops.elementwise import where
-
     if isinstance(mask, Tensor) and mask.dtype is not dtypes.bool_:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
+from lucid._creation import eye, ones
 from lucid._tensor import Tensor
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
@@ -210,8 +211,6 @@ def _onto_diagonals(grad: Tensor, target: str, sub: str, shape: tuple[int, ...])
     """Spread ``grad`` (labels ``target``) over an operand whose labels ``sub`` repeat
     (``"ii"``): einsum with identity matrices puts it on the diagonals, ones broadcast the
     labels that appear in no other operand."""
-    from lucid._creation import eye, ones
-
     size = {c: shape[k] for k, c in enumerate(sub)}
     spare = iter(c for c in _LETTERS if c not in sub and c not in target)
     seen: set[str] = set()

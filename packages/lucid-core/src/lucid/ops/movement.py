@@ -8,6 +8,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, normalize_dims
+from lucid.ops.indexing import IndexAddInto
 
 OPS = OpTable(
     op("flip", sample((3, 2), args=((0,),)), sample((3, 2), args=([0, 1],), tag="list")),
@@ -141,8 +142,6 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """1-D input: a square matrix with it on a diagonal; 2-D input: that diagonal."""
-    from lucid.ops.indexing import IndexAddInto
-
     if input.ndim == 2:
         return input.diagonal(diagonal)
     if input.ndim != 1:
@@ -154,8 +153,6 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
 
 def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
     """Put the last dim on the diagonal of new last-two dims (``dim1=-2, dim2=-1``)."""
-    from lucid.ops.indexing import IndexAddInto
-
     n = input.shape[-1] + abs(int(offset))
     rows, cols = _diag_index(n, n, int(offset), input.backend)
     shape = input.shape[:-1] + (n, n)

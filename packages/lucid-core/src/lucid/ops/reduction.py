@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from lucid import dtypes
+from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, normalize_dims
+from lucid.ops._util import normalize_dim, normalize_dims, to_float
+from lucid.ops.elementwise import maximum, minimum, where
+from lucid.ops.join import cat
+from lucid.ops.unary import abs as _abs
 
 _INDEX = "integer (index) result"
 OPS = OpTable(
@@ -191,8 +195,6 @@ class Scan(Function):
 
 def _cumprod_grad_with_zeros(a: Tensor, g: Tensor, d: int) -> Tensor:
     """d/da_i of sum_j g_j prod_{k<=j} a_k, without dividing by a_i: O(n^2) in the dim size."""
-    from lucid._creation import eye
-
     n = a.shape[d]
     x = a.movedim(d, -1)
     eye_n: Tensor = eye(n, dtype=dtypes.bool_, device=a.device)
@@ -424,8 +426,6 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     if isinstance(dim, Tensor):  # max(a, b): the elementwise form
-        from lucid.ops.elementwise import maximum, minimum
-
         return maximum(a, dim) if largest else minimum(a, dim)
     if dim is None:
         return amax(a) if largest else amin(a)
@@ -488,8 +488,6 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
     """``log(sum(exp(x), dim))`` computed stably (the max is subtracted first)."""
-    from lucid.ops._util import to_float
-
     a: Tensor = to_float(input)
     dims = normalize_dims(dim, a.ndim)
     m = a.detach().amax(dims, keepdim=True)
@@ -507,8 +505,6 @@ def norm(
     dtype: Any = None,
 ) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro"."""
-    from lucid.ops.unary import abs as _abs
-
     a = _float_input("norm", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     if p == "fro" or p == 2:
@@ -569,10 +565,4 @@ def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
-    from lucid.ops._util import to_float
-
     return along(to_float(input), dim, LogCumSumExp.apply)  # type: ignore[no-any-return]
-
-
-from lucid.ops.elementwise import where  # noqa: E402
-from lucid.ops.join import cat  # noqa: E402

@@ -12,6 +12,7 @@ from typing import Any
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
+from lucid.random import default_generator
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
@@ -216,8 +217,6 @@ def randperm(
     requires_grad: bool = False,
 ) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype`` says otherwise)."""
-    from lucid.random import default_generator
-
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got {n}")
     backend = get_backend(device)

@@ -12,6 +12,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
+from lucid.ops.indexing import index_select
 
 OPS = OpTable(
     op("reshape", sample((3, 4), args=((2, 6),), gg=True), sample((3, 4), args=((4, -1),),
@@ -249,8 +250,6 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
     tensor([[0., 1.],
             [2., 3.]])
     """
-    from lucid.ops.indexing import index_select
-
     d = normalize_dim(dimension, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if size < 0 or size > n:

@@ -80,7 +80,7 @@ def _clamp(ctx: Context, call: Call) -> list[str]:
     return one(out)
 
 
-@converts(f"{OPS}elementwise.Cast")
+@converts(f"{OPS}_util.Cast")
 def _cast(ctx: Context, call: Call) -> list[str]:
     return one(ctx.graph.op("Cast", ctx.name(call.args[0]), to=onnx_type(_out_dtype(call))))
 
