@@ -14,6 +14,7 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd import grad as _grad
 from lucid.autograd import grad_mode
+from lucid.ops.join import stack
 
 
 def _as_tuple(x: Any, arg: str, fn: str) -> tuple[tuple[Tensor, ...], bool]:
@@ -168,8 +169,6 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
 def _block(parts: list[Tensor], dim: int, o: Tensor, x: Tensor, create_graph: bool) -> Tensor:
     """One Jacobian block ``d o / d x`` (shape ``o.shape + x.shape``) from its rows (dim 0) or
     columns (dim -1); zeros when ``o`` does not depend on ``x``."""
-    from lucid.ops.join import stack
-
     if not parts:
         return x.new_zeros(o.shape + x.shape)
     block = stack(parts, dim).reshape(o.shape + x.shape)

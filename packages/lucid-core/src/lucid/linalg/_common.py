@@ -54,7 +54,7 @@ def lapack_saved(ctx: Any, name: str, fn: Callable[..., Any], *args: Any, **kwar
 def eye_like(a: Tensor) -> Tensor:
     """The identity with ``a``'s trailing square shape, dtype and device."""
     n = a.shape[-1]
-    return eye(n, dtype=a.dtype, device=a.device)  # type: ignore[no-any-return]
+    return eye(n, dtype=a.dtype, device=a.device)
 
 
 def off_diagonal_quotient(num: Tensor, vals: Tensor) -> Tensor:

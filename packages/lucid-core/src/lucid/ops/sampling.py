@@ -12,7 +12,7 @@ from typing import Any
 from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
-from lucid.random import default_generator
+from lucid._generator import default_generator
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
