@@ -476,10 +476,10 @@ def strongly_connected(graph: dict[str, dict[str, Edge]]) -> list[list[str]]:
     return found
 
 
-def _order(members: list[str], graph: dict[str, dict[str, Edge]]) -> list[str]:
+def _order(members: list[str], graph: dict[str, set[str]]) -> list[str]:
     """Importers before what they import where possible (Eades, Lin and Smyth's heuristic)."""
     left = set(members)
-    out = {m: {t for t in graph[m] if t in left} for m in members}
+    out = {m: graph[m] & left for m in members}
     into = {m: {s for s in members if m in graph[s]} for m in members}
     head: list[str] = []
     tail: list[str] = []
@@ -532,11 +532,56 @@ def _way_back(
     return path[::-1]
 
 
+def _reaches(start: str, goal: str, graph: dict[str, set[str]]) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        node = todo.pop()
+        if node == goal:
+            return True
+        todo += [t for t in graph[node] if t not in seen]
+        seen.update(graph[node])
+    return False
+
+
+def _closing_edges(
+    members: list[str], graph: dict[str, dict[str, Edge]], rank: dict[str, int]
+) -> list[Edge]:
+    """Edges of one component whose removal leaves no cycle: every upward one, then few more.
+
+    Inside each layer the modules are ordered importers first by their module-level imports
+    and the edges pointing back are cut; then each cut edge whose return would close no cycle
+    is put back (module-level ones first): a function-level import is named where one would do.
+    """
+    inside = set(members)
+    edges = [graph[m][t] for m in members for t in sorted(graph[m]) if t in inside]
+    # module-level imports set the order, so that function-level ones are cut where possible
+    at_import = {m: {t for t, e in graph[m].items() if not e.in_function} for m in members}
+    position: dict[str, int] = {}
+    for layer in sorted(set(rank.values())):
+        group = [m for m in members if rank[m] == layer]
+        position.update((m, i) for i, m in enumerate(_order(group, at_import)))
+    upward = [e for e in edges if rank[e.target] > rank[e.source]]
+    cut = [
+        e
+        for e in edges
+        if rank[e.target] == rank[e.source] and position[e.target] < position[e.source]
+    ]
+    kept: dict[str, set[str]] = {m: set() for m in members}
+    for e in edges:
+        if e not in upward and e not in cut:
+            kept[e.source].add(e.target)
+    for e in sorted(cut, key=lambda e: (e.in_function, str(e.path), e.line)):
+        if not _reaches(e.target, e.source, kept):
+            kept[e.source].add(e.target)
+            cut.remove(e)
+    return sorted(upward + cut, key=lambda e: (str(e.path), e.line, e.target))
+
+
 def find_cycles(package: Package, modules: dict[str, Module], edges: list[Edge]) -> list[Cycle]:
     """The import cycles of one distribution, each with a set of edges that closes it.
 
-    Removing every closing edge leaves no cycle: the edges are those that point forward in one
-    order of the component's modules (by layer in lucid-core, then importers first).
+    Removing every closing edge leaves no cycle: in lucid-core they are the upward imports of
+    the cycle and, inside a layer, the edges that point back in one order of its modules.
     """
     graph: dict[str, dict[str, Edge]] = defaultdict(dict)
     for edge in sorted(edges, key=lambda e: (e.in_function, e.line)):  # module level first
@@ -545,17 +590,13 @@ def find_cycles(package: Package, modules: dict[str, Module], edges: list[Edge])
             graph[edge.target]  # noqa: B018  (every module a node)
     cycles = []
     for members in strongly_connected(graph):
-        order = _order(members, graph)[::-1]  # what is imported first
+        rank = dict.fromkeys(members, 0)
         if package.name == CORE:
             rank = {m: (layer.number if (layer := layer_of(modules[m])) else 99) for m in members}
-            order.sort(key=lambda m: rank[m])
-        position = {m: i for i, m in enumerate(order)}
         inside = set(members)
         closing = [
-            [graph[m][t], *_way_back(t, m, graph, inside)]
-            for m in order
-            for t in sorted(graph[m])
-            if t in inside and position[t] > position[m]
+            [edge, *_way_back(edge.target, edge.source, graph, inside)]
+            for edge in _closing_edges(members, graph, rank)
         ]
         cycles.append(Cycle(package.name, members, closing))
     return cycles
