@@ -380,3 +380,18 @@ def test_tools_boundaries_cross_distribution_imports_make_no_core_edge(tiny: Pat
     plant(tiny, "lucid-nn", "lucid/nn/a.py", "import lucid.linalg\nfrom lucid import Tensor")
     plant(tiny, "lucid-core", "lucid/linalg/__init__.py", "from lucid.ops import unary")
     assert messages(tiny) == []
+
+
+def test_tools_boundaries_allowed_cycles_are_notes_except_in_core(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check_boundaries, "CYCLES_ALLOWED", frozenset({"lucid-nn", "lucid-core"}))
+    plant(tiny, "lucid-nn", "lucid/nn/a.py", "from lucid.nn import b")
+    plant(tiny, "lucid-nn", "lucid/nn/b.py", "from lucid.nn import a")
+    report = check_boundaries.analyse(tiny)
+    assert report.violations == []
+    assert [n.message[:36] for n in report.notes] == ["import cycle in lucid-nn (2 modules)"]
+    plant(tiny, "lucid-core", "lucid/ops/unary.py", "from lucid.ops import elementwise")
+    plant(tiny, "lucid-core", "lucid/ops/elementwise.py", "from lucid.ops import unary")
+    report = check_boundaries.analyse(tiny)
+    assert [v.message[:38] for v in report.violations] == ["import cycle in lucid-core (2 modules)"]

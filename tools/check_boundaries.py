@@ -150,15 +150,6 @@ class Edge:
     in_function: bool
     via: str | None = None  # set when target is a package above the module imported
 
-    @property
-    def where(self) -> str:
-        return f"{self.path}:{self.line}"
-
-    def describe(self) -> str:
-        how = " (in a function)" if self.in_function else ""
-        via = f" (the package of {self.via})" if self.via else ""
-        return f"{self.source} -> {self.target}{via}{how}"
-
 
 def module_name(path: Path, src: Path) -> str:
     parts = list(path.relative_to(src).with_suffix("").parts)
