@@ -80,17 +80,18 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.utils.files": FOUNDATION,
     "lucid._siblings": FOUNDATION,
     "lucid._tensor_methods": FOUNDATION,
+    "lucid.utils.__init__": FOUNDATION,
     # 1 backends: arrays only (the NumPy backend, its kernels, threads, numba runtime,
     #   settings); no Tensor, no autograd, no ops, no lucid.random
     "lucid.backends": BACKENDS,
     # 2 tensor: the bare Tensor (storage, dtype/device, autograd fields, properties), its
-    #   printing and creation, generators and seeding, the utils package
+    #   printing and creation, generators and seeding (lucid._generator; lucid.random is their
+    #   public face at the top, with the sampling ops), the arguments of to()
     "lucid._tensor": TENSOR,
     "lucid._repr": TENSOR,
     "lucid._creation": TENSOR,
     "lucid._legacy": TENSOR,
-    "lucid.random": TENSOR,
-    "lucid.utils.__init__": TENSOR,
+    "lucid._generator": TENSOR,
     "lucid.utils.to_args": TENSOR,
     # 3 autograd: Function, grad modes, the engine and graph, gradcheck, in-place and view
     #   machinery; autocast and the grad scaler
@@ -109,6 +110,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
+    "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
 }
 
