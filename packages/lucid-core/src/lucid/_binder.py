@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from lucid import _creation, _legacy, autograd, dtypes, ops
+from lucid import _creation, _legacy, autograd, ops
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
@@ -30,15 +30,16 @@ class _Methods(Tensor):
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
         """A new tensor from ``data``, with this tensor's dtype and device unless given."""
-        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
-                      requires_grad=requires_grad)  # fmt: skip
+        dtype, device = dtype or self.dtype, device or self.device
+        return _creation.tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
     def new_full(self, size: Any, fill_value: Any, dtype: Any = None, device: Any = None,
                  requires_grad: bool = False) -> Tensor:  # fmt: skip
         """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
         unless given."""
-        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                    requires_grad=requires_grad)  # fmt: skip
+        dtype, device = dtype or self.dtype, device or self.device
+        rg = requires_grad
+        return _creation.full(size, fill_value, dtype=dtype, device=device, requires_grad=rg)
 
     def clone(self) -> Tensor:
         """A copy of the tensor with its own storage; gradients flow back to the original."""
@@ -83,6 +84,7 @@ class _Methods(Tensor):
         """Compute the gradient of this tensor with respect to the graph's leaves, into their
         ``.grad``."""
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
     def __add__(self, other: Any) -> Tensor:
         return ops.add(self, other)
 
@@ -385,7 +387,6 @@ class _Methods(Tensor):
         r = _creation.randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * std + mean)
-
 
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:

@@ -24,7 +24,9 @@ def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return from_data(data, dtype, device, requires_grad)
 
 
-def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def from_data(
+    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A Tensor of ``data`` with its dtype inferred (``lucid.tensor``'s rule, without its
     copy of arrays): what lucid's own code calls, where ``Tensor(n)`` would mean a size."""
     arr, backend = to_array(data, dtype, device)
@@ -114,7 +116,9 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
     return (t.dtype if dtype is None else dtype), (t.device if device is None else device)
 
 
-def zeros_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(
+    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A tensor of zeros with the size of ``t``, as ``torch.zeros_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 
@@ -124,7 +128,9 @@ def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool
     return _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
 
 
-def empty_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def empty_like(
+    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """An uninitialized tensor with the size of ``t``, as ``torch.empty_like``."""
     return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
 

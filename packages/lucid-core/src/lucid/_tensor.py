@@ -363,7 +363,6 @@ class Tensor(TensorMethods):
         """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
 
-
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
@@ -436,7 +435,7 @@ class Tensor(TensorMethods):
         hooks[handle.id] = hook
         return handle
 
-    # -- repr and Python protocols --------------------------------------------------------------------------------------
+    # -- repr and Python protocols ---------------------------------------------------------------
     def __repr__(self) -> str:
         return tensor_repr(self)
 

@@ -405,4 +405,3 @@ def _raise_modified(
         f"{expected} instead. Hint: the tensor was changed in place after {node.name[:-9]} "
         "saved it for backward; use an out-of-place operation (or .clone()) instead."
     )
-

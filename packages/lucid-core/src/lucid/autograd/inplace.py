@@ -38,12 +38,13 @@ def check_inplace(t: Tensor) -> None:
     if not grad_mode._state.enabled:
         return
     if t.requires_grad and t.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
     base = t._base
     if base is not None and base.requires_grad and base.grad_fn is None:
         raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place "
-            "operation."
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
 
 

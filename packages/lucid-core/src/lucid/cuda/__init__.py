@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 
-
 def is_available() -> bool:
     """Whether a CUDA device can be used: always False, as on PyTorch's CPU build."""
     return False

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import dtypes
+from lucid._generator import default_generator
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
-from lucid._generator import default_generator
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
