@@ -18,7 +18,7 @@ from lucid.linalg._common import check_matrix, eye_like, lapack_saved, off_diago
 def _solve(a: Tensor, b: Tensor) -> Tensor:
     from lucid.linalg._inverse import Solve
 
-    return Solve.apply(a, b)  # type: ignore[no-any-return]
+    return Solve.apply(a, b)
 
 
 class Cholesky(Function):

@@ -350,7 +350,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Add.apply(a, b)  # type: ignore[no-any-return]
+    return Add.apply(a, b)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -358,7 +358,7 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Sub.apply(a, b)  # type: ignore[no-any-return]
+    return Sub.apply(a, b)
 
 
 subtract = sub
@@ -372,7 +372,7 @@ def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 def mul(a: Any, b: Any) -> Tensor:
     """``a * b`` with PyTorch's type promotion."""
     a, b = promote(a, b)
-    return Mul.apply(a, b)  # type: ignore[no-any-return]
+    return Mul.apply(a, b)
 
 
 multiply = mul
@@ -390,7 +390,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
         ref = a if isinstance(a, Tensor) else b
         if not ref.dtype.is_floating_point:
             if rounding_mode == "floor":
-                return NonDiff.apply("floor_divide", a, b)  # type: ignore[no-any-return]
+                return NonDiff.apply("floor_divide", a, b)
             q = NonDiff.apply("trunc", NonDiff.apply("true_divide", a, b))
             return cast(q, ref.dtype)
     out: Tensor = Div.apply(to_float(a), to_float(b))
@@ -413,13 +413,13 @@ def floor_divide(a: Any, b: Any) -> Tensor:
 def remainder(a: Any, b: Any) -> Tensor:
     """Remainder with the sign of the divisor (Python's ``%``)."""
     a, b = promote(a, b)
-    return Remainder.apply(a, b, "remainder")  # type: ignore[no-any-return]
+    return Remainder.apply(a, b, "remainder")
 
 
 def fmod(a: Any, b: Any) -> Tensor:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
     a, b = promote(a, b)
-    return Remainder.apply(a, b, "fmod")  # type: ignore[no-any-return]
+    return Remainder.apply(a, b, "fmod")
 
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
@@ -429,11 +429,11 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
             a = to_float(a)
         elif a.dtype.category < dtypes.FLOAT and not isinstance(b, complex) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return PowScalar.apply(a, b)  # type: ignore[no-any-return]
+        return PowScalar.apply(a, b)
     a, b = promote(a, b)
     if not isinstance(a, Tensor):
         a = b.new_tensor(a) if isinstance(b, Tensor) else a
-    return Pow.apply(a, b)  # type: ignore[no-any-return]
+    return Pow.apply(a, b)
 
 
 float_power = pow
@@ -442,13 +442,13 @@ float_power = pow
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum; tied elements share the gradient equally."""
     a, b = promote(a, b)
-    return Maximum.apply(a, b)  # type: ignore[no-any-return]
+    return Maximum.apply(a, b)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum; tied elements share the gradient equally."""
     a, b = promote(a, b)
-    return Minimum.apply(a, b)  # type: ignore[no-any-return]
+    return Minimum.apply(a, b)
 
 
 def fmax(a: Any, b: Any) -> Tensor:
@@ -487,7 +487,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (its sign bit, so -0.0 counts as negative)."""
     a, b = _float_pair(input, other)
-    return Copysign.apply(a, b)  # type: ignore[no-any-return]
+    return Copysign.apply(a, b)
 
 
 def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
@@ -507,13 +507,13 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     tensor([0.6931, 1.1269])
     """
     a, b = _float_pair(input, other)
-    return LogAddExp.apply(a, b, False)  # type: ignore[no-any-return]
+    return LogAddExp.apply(a, b, False)
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log2(2**input + 2**other)`` without overflow."""
     a, b = _float_pair(input, other)
-    return LogAddExp.apply(a, b, True)  # type: ignore[no-any-return]
+    return LogAddExp.apply(a, b, True)
 
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -544,7 +544,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         res = dtypes.result_type([a.dtype], [], bound)
         if res is not a.dtype:
             a = cast(a, res)
-    return Clamp.apply(a, min, max)  # type: ignore[no-any-return]
+    return Clamp.apply(a, min, max)
 
 
 clip = clamp
@@ -585,13 +585,13 @@ def cast(a: Tensor, dtype: Any) -> Tensor:
     dt = dtypes.to_dtype(dtype)
     if a.dtype is dt:
         return a
-    return Cast.apply(a, dt)  # type: ignore[no-any-return]
+    return Cast.apply(a, dt)
 
 
 # -- comparisons and logical ops ------------------------------------------------------------------
 def _nondiff(name: str, a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
-    return NonDiff.apply(name, a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply(name, a, b)
 
 
 def eq(a: Any, b: Any) -> Tensor:
@@ -644,7 +644,7 @@ def isclose(
 ) -> Tensor:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool)."""
     a, b = promote(a, b)
-    return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)  # type: ignore[no-any-return]
+    return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)
 
 
 def _bool(x: Any, ref: Any) -> Any:
@@ -655,22 +655,22 @@ def _bool(x: Any, ref: Any) -> Any:
 
 def logical_and(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical and (bool result)."""
-    return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))
 
 
 def logical_or(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical or (bool result)."""
-    return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))
 
 
 def logical_xor(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical xor (bool result)."""
-    return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))
 
 
 def logical_not(a: Tensor) -> Tensor:
     """Elementwise logical not (bool result)."""
-    return NonDiff.apply("logical_not", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_not", a)
 
 
 def _check_bitwise(a: Any) -> None:
@@ -685,7 +685,7 @@ def bitwise_and(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_and", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_and", a, b)
 
 
 def bitwise_or(a: Any, b: Any) -> Tensor:
@@ -693,7 +693,7 @@ def bitwise_or(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_or", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_or", a, b)
 
 
 def bitwise_xor(a: Any, b: Any) -> Tensor:
@@ -701,14 +701,14 @@ def bitwise_xor(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_xor", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_xor", a, b)
 
 
 def bitwise_not(a: Tensor) -> Tensor:
     """Elementwise ``~`` (logical not for bool tensors)."""
     _check_bitwise(a)
     name = "logical_not" if a.dtype is dtypes.bool_ else "invert"
-    return NonDiff.apply(name, a)  # type: ignore[no-any-return]
+    return NonDiff.apply(name, a)
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -750,19 +750,19 @@ def _out_of_range(shift: Any, dt: dtypes.dtype) -> Any:
 
 def isnan(a: Tensor) -> Tensor:
     """True where the element is NaN."""
-    return NonDiff.apply("isnan", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isnan", a)
 
 
 def isinf(a: Tensor) -> Tensor:
     """True where the element is +-inf."""
-    return NonDiff.apply("isinf", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isinf", a)
 
 
 def isfinite(a: Tensor) -> Tensor:
     """True where the element is neither inf nor NaN."""
-    return NonDiff.apply("isfinite", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isfinite", a)
 
 
 def signbit(a: Tensor) -> Tensor:
     """True where the sign bit is set (negative numbers and -0.0)."""
-    return NonDiff.apply("signbit", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("signbit", a)

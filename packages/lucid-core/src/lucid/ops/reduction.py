@@ -319,7 +319,7 @@ def sum(  # noqa: A001
     """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
     input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
-    return Sum.apply(input, dims, keepdim)  # type: ignore[no-any-return]
+    return Sum.apply(input, dims, keepdim)
 
 
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
@@ -412,14 +412,14 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amax", input, dims)
-    return Extreme.apply(input, dims, keepdim, True)  # type: ignore[no-any-return]
+    return Extreme.apply(input, dims, keepdim, True)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amin", input, dims)
-    return Extreme.apply(input, dims, keepdim, False)  # type: ignore[no-any-return]
+    return Extreme.apply(input, dims, keepdim, False)
 
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
@@ -433,7 +433,7 @@ def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> An
     _check_nonempty(name, a, (d,) if a.ndim else ())
     if a.ndim == 0:
         return ValuesIndices(a, a.new_zeros((), dtype=dtypes.int64))
-    values, indices = ExtremeAlong.apply(a, d, keepdim, largest)
+    values, indices = ExtremeAlong.apply_multi(a, d, keepdim, largest)
     return ValuesIndices(values, indices)
 
 
@@ -454,7 +454,7 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
 
     def run(x: Tensor, d: int) -> Tensor:
         _check_nonempty(name, x, (d,))
-        return BoolReduce.apply(x, name, d, keepdim)  # type: ignore[no-any-return]
+        return BoolReduce.apply(x, name, d, keepdim)
 
     return along(a, dim, run)  # type: ignore[no-any-return]
 
@@ -472,13 +472,13 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
     """True where every element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "all", dims, keepdim)  # type: ignore[no-any-return]
+    return BoolReduce.apply(input, "all", dims, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
     """True where some element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "any", dims, keepdim)  # type: ignore[no-any-return]
+    return BoolReduce.apply(input, "any", dims, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
@@ -512,7 +512,7 @@ def norm(
     a = _float_input("norm", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     if p == "fro" or p == 2:
-        return NormP2.apply(a, dims, keepdim)  # type: ignore[no-any-return]
+        return NormP2.apply(a, dims, keepdim)
     if isinstance(p, str):
         raise RuntimeError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
     if p == math.inf:
