@@ -54,7 +54,8 @@ def eye_like(a: Tensor) -> Tensor:
     from lucid._creation import eye
 
     n = a.shape[-1]
-    return eye(n, dtype=a.dtype, device=a.device)  # type: ignore[no-any-return]
+    identity: Tensor = eye(n, dtype=a.dtype, device=a.device)
+    return identity
 
 
 def off_diagonal_quotient(num: Tensor, vals: Tensor) -> Tensor:

@@ -716,7 +716,8 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     or more gives 0, as torch."""
     a, b = _int_pair(input, other)
     out = NonDiff.apply("left_shift", a, b)
-    return where(_out_of_range(b, a.dtype), 0, out)  # type: ignore[no-any-return]
+    shifted: Tensor = where(_out_of_range(b, a.dtype), 0, out)
+    return shifted
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -725,7 +726,8 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     a, b = _int_pair(input, other)
     out = NonDiff.apply("right_shift", a, b)
     fill = (a < 0).to(a.dtype) * -1 if a.dtype.is_signed else 0
-    return where(_out_of_range(b, a.dtype), fill, out)  # type: ignore[no-any-return]
+    shifted: Tensor = where(_out_of_range(b, a.dtype), fill, out)
+    return shifted
 
 
 def _int_pair(input: Any, other: Any) -> tuple[Tensor, Any]:

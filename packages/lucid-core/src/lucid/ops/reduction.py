@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -397,7 +397,7 @@ def prod(
     if dim is None:
         out: Tensor = Prod.apply(input.reshape(-1), 0, False)
         return out.reshape((1,) * input.ndim) if keepdim else out
-    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))  # type: ignore[no-any-return]
+    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
 
 
 def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
@@ -456,7 +456,7 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
         _check_nonempty(name, x, (d,))
         return BoolReduce.apply(x, name, d, keepdim)
 
-    return along(a, dim, run)  # type: ignore[no-any-return]
+    return along(a, dim, run)
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -527,7 +527,10 @@ def norm(
     return out
 
 
-def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], Any]) -> Any:
+_Along = TypeVar("_Along", Tensor, ValuesIndices)  # what ``along``'s ``fn`` returns
+
+
+def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], _Along]) -> _Along:
     """``fn(a, d)`` for ``dim`` normalised to ``d``; a 0-d tensor runs as a 1-element 1-d one
     and its result (a tensor or a tuple of them) comes back 0-d, as torch treats it."""
     d = normalize_dim(dim, a.ndim)
@@ -541,16 +544,16 @@ def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], Any]) -> Any:
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running sum along ``dim`` (integer inputs sum as int64)."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running product along ``dim``; the gradient handles zeros in the input."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))
 
 
 def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:
-    return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))  # type: ignore[no-any-return]
+    return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))
 
 
 def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
@@ -571,7 +574,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
     from lucid.ops._util import to_float
 
-    return along(to_float(input), dim, LogCumSumExp.apply)  # type: ignore[no-any-return]
+    return along(to_float(input), dim, LogCumSumExp.apply)
 
 
 from lucid.ops.elementwise import where  # noqa: E402
