@@ -361,12 +361,9 @@ class SavedTensor:
         counter: VersionCounter | None = None,
         requires_grad: bool = False,
     ) -> None:
-        self.kind = kind
-        self.value = value
-        self.version = version
-        self.output_nr = output_nr
-        self.counter = counter
-        self.requires_grad = requires_grad
+        self.kind, self.value, self.version = kind, value, version
+        # outputs only: the index among the node's outputs, the shared counter, requires_grad
+        self.output_nr, self.counter, self.requires_grad = output_nr, counter, requires_grad
 
     def unpack(self, node: Function) -> Any:
         """The saved item as ``node.saved_tensors`` gives it; raises if it changed in place."""
