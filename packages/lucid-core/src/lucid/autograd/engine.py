@@ -75,12 +75,12 @@ def run_backward(
 ) -> tuple[Any, ...] | None:
     """Backpropagate. With ``inputs`` (autograd.grad), return their grads, don't accumulate."""
     grads = _root_grads(outputs, grad_outputs)
-    pending: dict[Function, list[Any]] = {}
-    leaf_grads: dict[int, list[Any]] = {}
+    task = _GraphTask(retain_graph)
+    pending = task.pending
     roots: list[Function] = []
     for out, g in zip(outputs, grads):
         if out.grad_fn is None:
-            _add_leaf(leaf_grads, out, g)
+            _add_leaf(task.leaf_grads, out, g)
             continue
         node = out.grad_fn
         if node not in pending:
@@ -89,22 +89,94 @@ def run_backward(
         slot = pending[node]
         k = out._output_nr
         slot[k] = g if slot[k] is None else slot[k] + g
-    capture = _capture_map(inputs) if inputs is not None else None
-    deps = _collect(roots)
-    ready = [n for n in roots if deps.get(n, 0) == 0]
-    needed = _needed(roots, capture, inputs) if inputs is not None else None
+    task.deps = _collect(roots)
+    ready = task.ready
+    ready.extend([n for n in roots if task.deps.get(n, 0) == 0])
+    if inputs is not None:
+        task.capture = capture = _capture_map(inputs)
+        task.needed = _needed(roots, capture, inputs)
     with grad_mode.set_grad_enabled(create_graph), autocast_mode.suspended():
         while ready:
             node = ready.pop()
-            _run_node(node, pending.pop(node), pending, deps, ready, leaf_grads, capture,
-                      retain_graph, needed)  # fmt: skip
-        if capture is None:
-            _accumulate(leaf_grads, create_graph)
+            task.run_node(node, pending.pop(node))
+        if task.capture is None:
+            _accumulate(task.leaf_grads, create_graph)
             return None
-        return _captured(inputs or (), capture, leaf_grads, allow_unused)
+        return _captured(inputs or (), task.capture, task.leaf_grads, allow_unused)
 
 
-def _needed(roots: list[Function], capture: Any, inputs: Sequence[Any]) -> set[Function]:
+class _GraphTask:
+    """The state of one backward pass: gradients waiting at each node, the count of edges
+    into each node not yet run, the nodes ready to run, the leaves' summed gradients and,
+    for ``autograd.grad``, where to capture the inputs' gradients and which nodes must run."""
+
+    __slots__ = ("retain_graph", "pending", "deps", "ready", "leaf_grads", "capture", "needed")
+
+    def __init__(self, retain_graph: bool) -> None:
+        self.retain_graph = retain_graph
+        self.pending: dict[Function, list[Any]] = {}  # per node: one gradient slot per output
+        self.deps: dict[Function, int] = {}  # per node: the edges into it still to run
+        self.ready: list[Function] = []  # nodes whose gradients are all summed
+        self.leaf_grads: dict[int, list[Any]] = {}  # id(leaf) -> [leaf, summed gradient]
+        self.capture: dict[tuple[Function, int], Any] | None = None  # (node, output) -> grad
+        self.needed: set[Function] | None = None  # nodes with a path to the inputs
+
+    def run_node(self, node: Function, grads: list[Any]) -> None:
+        """Run ``node``'s backward on its summed ``grads`` and pass the results along its
+        edges: to the next nodes' slots (readying those with nothing more to wait for) and to
+        the leaves' sums; then free what it saved unless the graph is retained."""
+        if node._pre_hooks or node._retained:
+            grads = _apply_output_hooks(node, grads)
+        capture = self.capture
+        if capture is not None:
+            for k, g in enumerate(grads):
+                if (node, k) in capture:
+                    capture[(node, k)] = g
+        edges = node._edges
+        needed = self.needed
+        if _any_not_none(grads) and (needed is None or node in needed):
+            if node._freed and node._had_saved:
+                raise RuntimeError(_FREED_MSG)
+            in_grads = _call_backward(node, grads)
+        else:
+            in_grads = (None,) * len(edges)
+        pending, deps = self.pending, self.deps
+        for edge, g in zip(edges, in_grads):
+            if edge is None:
+                continue
+            if type(edge) is tuple:
+                nxt, k = edge
+                slot = pending.get(nxt)
+                if slot is None:
+                    slot = pending[nxt] = [None] * len(nxt._out_meta)
+                if g is not None:
+                    shape, dtype = nxt._out_meta[k]
+                    data = g._data
+                    if data.shape != shape or data.dtype != dtype:
+                        g = _reduce_to(g, shape, dtype)
+                    old = slot[k]
+                    slot[k] = g if old is None else old + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    self.ready.append(nxt)
+            elif g is not None:
+                data = g._data
+                if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
+                    g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
+                _add_leaf(self.leaf_grads, edge, g)
+        if node._post_hooks:
+            for hook in node._post_hooks:
+                hook(in_grads, grads)
+        if not self.retain_graph:
+            node._had_saved = node._saved is not None
+            node._saved = None
+            node._freed = True
+
+
+def _needed(
+    roots: list[Function], capture: dict[tuple[Function, int], Any], inputs: Sequence[Any]
+) -> set[Function]:
     """Nodes with a path to one of ``inputs``: only their backward must run (autograd.grad)."""
     leaf_ids = {id(t) for t in inputs if t.grad_fn is None}
     targets = {node for node, _ in capture}
@@ -135,71 +207,14 @@ def _needed(roots: list[Function], capture: Any, inputs: Sequence[Any]) -> set[F
     return needed
 
 
-def _capture_map(inputs: Sequence[Any]) -> dict[Any, Any]:
-    capture: dict[Any, Any] = {}
+def _capture_map(inputs: Sequence[Any]) -> dict[tuple[Function, int], Any]:
+    capture: dict[tuple[Function, int], Any] = {}
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         if t.grad_fn is not None:
             capture[(t.grad_fn, t._output_nr)] = None
     return capture
-
-
-def _run_node(
-    node: Function,
-    grads: list[Any],
-    pending: dict[Function, list[Any]],
-    deps: dict[Function, int],
-    ready: list[Function],
-    leaf_grads: dict[int, list[Any]],
-    capture: dict[Any, Any] | None,
-    retain_graph: bool,
-    needed: set[Function] | None = None,
-) -> None:
-    if node._pre_hooks or node._retained:
-        grads = _apply_output_hooks(node, grads)
-    if capture is not None:
-        for k, g in enumerate(grads):
-            if (node, k) in capture:
-                capture[(node, k)] = g
-    edges = node._edges
-    if _any_not_none(grads) and (needed is None or node in needed):
-        if node._freed and node._had_saved:
-            raise RuntimeError(_FREED_MSG)
-        in_grads = _call_backward(node, grads)
-    else:
-        in_grads = (None,) * len(edges)
-    for edge, g in zip(edges, in_grads):
-        if edge is None:
-            continue
-        if type(edge) is tuple:
-            nxt, k = edge
-            slot = pending.get(nxt)
-            if slot is None:
-                slot = pending[nxt] = [None] * len(nxt._out_meta)
-            if g is not None:
-                shape, dtype = nxt._out_meta[k]
-                data = g._data
-                if data.shape != shape or data.dtype != dtype:
-                    g = _reduce_to(g, shape, dtype)
-                old = slot[k]
-                slot[k] = g if old is None else old + g
-            left = deps[nxt] - 1
-            deps[nxt] = left
-            if left == 0:
-                ready.append(nxt)
-        elif g is not None:
-            data = g._data
-            if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
-                g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
-            _add_leaf(leaf_grads, edge, g)
-    if node._post_hooks:
-        for hook in node._post_hooks:
-            hook(in_grads, grads)
-    if not retain_graph:
-        node._had_saved = node._saved is not None
-        node._saved = None
-        node._freed = True
 
 
 def _any_not_none(items: list[Any]) -> bool:
@@ -280,7 +295,7 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
 
 def _captured(
     inputs: Sequence[Any],
-    capture: dict[Any, Any],
+    capture: dict[tuple[Function, int], Any],
     leaf_grads: dict[int, list[Any]],
     allow_unused: bool,
 ) -> tuple[Any, ...]:

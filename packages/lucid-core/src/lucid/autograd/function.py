@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import grad_mode
@@ -85,7 +85,7 @@ class Function:
             if self._freed:
                 raise RuntimeError(_FREED_MSG)
             return ()
-        return tuple([_unpack(self, s) for s in self._saved])
+        return tuple([s.unpack(self) for s in self._saved])
 
     @property
     def name(self) -> str:
@@ -118,7 +118,7 @@ class Function:
     # Graph bookkeeping defaults live on the class so recording an op sets only what differs.
     _to_save: tuple[Any, ...] = ()
     _non_diff: Any = ()
-    _saved: Any = None
+    _saved: list[SavedTensor] | None = None
     _freed = False
     _had_saved = False
     _post_hooks: Any = ()
@@ -126,12 +126,18 @@ class Function:
     _retained: Any = None
 
     @classmethod
-    def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` on the arrays of ``args`` and record the node if a grad is needed."""
+    def _apply(cls, *args: Any, **kwargs: Any) -> Tensor | tuple[Tensor, ...]:
+        """Run ``forward`` on the arrays of ``args`` and record the node if a grad is needed.
+
+        The result is a Tensor, or a tuple of Tensors where ``forward`` returns a tuple (as
+        ``torch.autograd.Function.apply``). ``apply`` and ``apply_multi`` are this method, typed
+        for one output and for several.
+        """
         backend = None
         any_grad = False
         needs = []
         arrays = []
+        result: Tensor | tuple[Tensor, ...]
         for a in args:
             if isinstance(a, Tensor):
                 b = a._backend
@@ -175,6 +181,22 @@ class Function:
         if _observers:
             _observers[-1](cls, args, kwargs, result)
         return result
+
+    if TYPE_CHECKING:
+
+        @classmethod
+        def apply(cls, *args: Any, **kwargs: Any) -> Tensor:
+            """Run the op on ``args`` (Tensors and constants); its output Tensor, recorded for
+            backward where an input requires grad. For a ``forward`` that returns a tuple the
+            result is a tuple of Tensors, as in PyTorch; ``apply_multi`` types that call."""
+
+        @classmethod
+        def apply_multi(cls, *args: Any, **kwargs: Any) -> tuple[Tensor, ...]:
+            """``apply`` for a Function whose ``forward`` returns a tuple: its output Tensors."""
+
+    else:
+        # One implementation, two typed names (no extra call on the per-op path).
+        apply = apply_multi = _apply
 
 
 # Callbacks of ``observe_ops`` blocks, innermost last (an exporter's graph recorder).
@@ -264,7 +286,9 @@ def _device_mismatch(cls: type, args: tuple[Any, ...]) -> None:
     )
 
 
-def _record(ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], out: Any) -> Any:
+def _record(
+    ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], out: Any
+) -> Tensor | tuple[Tensor, ...]:
     backend = ctx.out_backend
     edges: list[Any] = []
     for a, need in zip(args, ctx.needs_input_grad):
@@ -305,89 +329,112 @@ def _record(ctx: Function, impl: Any, args: tuple[Any, ...], arrays: list[Any], 
 
 _PLAIN = (type(None), int, float, bool, complex)
 
+# What a SavedTensor holds.
+_INPUT = 0  # an input Tensor (or an in-place snapshot of one)
+_OUTPUT = 1  # a forward output, kept as its array so no reference cycle forms
+_CONSTANT = 2  # anything else ``save_for_backward`` was given (numbers, arrays, None)
+
+
+class SavedTensor:
+    """One item ``save_for_backward`` kept, with the version it must still have at backward.
+
+    An input is kept as its Tensor; an output as its array, its index among the node's
+    outputs and its version counter (a Tensor would point back at the node: a cycle).
+    """
+
+    __slots__ = ("kind", "value", "version", "output_nr", "counter", "requires_grad")
+
+    def __init__(
+        self,
+        kind: int,
+        value: Any,
+        version: int = 0,
+        output_nr: int = 0,
+        counter: VersionCounter | None = None,
+        requires_grad: bool = False,
+    ) -> None:
+        self.kind, self.value, self.version = kind, value, version
+        # outputs only: the index among the node's outputs, the shared counter, requires_grad
+        self.output_nr, self.counter, self.requires_grad = output_nr, counter, requires_grad
+
+    def unpack(self, node: Function) -> Any:
+        """The saved item as ``node.saved_tensors`` gives it; raises if it changed in place."""
+        kind, obj, version = self.kind, self.value, self.version
+        if kind == _INPUT:
+            current = obj._version
+            if current != version:
+                _raise_modified(obj, node, current, version)
+            return obj
+        if kind == _CONSTANT:
+            if obj is None or type(obj) in _PLAIN:
+                return obj
+            return Tensor.from_backend_array(obj, node.out_backend)
+        vc = self.counter
+        assert vc is not None  # outputs always carry their counter
+        if vc.value != version:
+            _raise_modified(None, node, vc.value, version, self.output_nr)
+        requires_grad = self.requires_grad
+        t = Tensor.from_backend_array(obj, node.out_backend, requires_grad)
+        if requires_grad:
+            t.grad_fn = node
+            t._output_nr = self.output_nr
+        t._vc = vc
+        return t
+
 
 def _resolve_saved(
     items: tuple[Any, ...], args: tuple[Any, ...], arrays: list[Any], outs: Any, results: Any
-) -> list[Any]:
-    """Saved items as records: (0, input Tensor, version), (1, output info, version) or
-    (2, constant, 0). Outputs are kept as arrays, not Tensors, so no reference cycle forms."""
-    saved: list[Any] = []
+) -> list[SavedTensor]:
+    """``save_for_backward``'s items as SavedTensors: inputs (given as Tensors or as their
+    arrays), outputs (found by their arrays) and constants."""
+    saved: list[SavedTensor] = []
     for item in items:
         if type(item) in _PLAIN:
-            saved.append((2, item, 0))
+            saved.append(SavedTensor(_CONSTANT, item))
             continue
         if isinstance(item, Tensor):
-            saved.append((0, item, item._version))
+            saved.append(SavedTensor(_INPUT, item, item._version))
             continue
         for a, arr in zip(args, arrays):
             if arr is item and isinstance(a, Tensor):
-                saved.append((0, a, a._version))
+                saved.append(SavedTensor(_INPUT, a, a._version))
                 break
         else:
             for k, o in enumerate(outs):
                 if o is item:
                     t = results[k]
                     vc = t._counter()
-                    saved.append((1, (o, k, vc, t.requires_grad), vc.value))
+                    saved.append(SavedTensor(_OUTPUT, o, vc.value, k, vc, t.requires_grad))
                     break
             else:
-                saved.append((2, item, 0))
+                saved.append(SavedTensor(_CONSTANT, item))
     return saved
 
 
 def snapshot_saved_input(node: Function, t: Any) -> None:
     """``t`` is about to be overwritten by an in-place op whose node saved it: keep a copy of
     its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
-    for i, (kind, obj, _) in enumerate(node._saved):
-        if kind == 0 and obj is t:
+    for s in node._saved or ():
+        if s.kind == _INPUT and s.value is t:
             copy = Tensor.from_backend_array(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
-            node._saved[i] = (0, copy, 0)
+            s.value, s.version = copy, 0
 
 
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
     """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
-    saved = node._saved
-    if not saved:
-        return
-    for i, (kind, obj, _) in enumerate(saved):
-        if kind == 1 and obj[2] is old:
-            arr, k, _vc, requires_grad = obj
-            saved[i] = (1, (arr, k, new, requires_grad), new.value)
+    for s in node._saved or ():
+        if s.kind == _OUTPUT and s.counter is old:
+            s.counter, s.version = new, new.value
 
 
 def replace_saved_output_array(node: Function, old: Any, new: Any) -> None:
     """A saved output's array ``old`` was replaced by ``new`` without a version bump (an
     in-place change through ``.data`` on a backend whose writes make new arrays): save ``new``,
     as the shared storage would on NumPy."""
-    saved = node._saved
-    if not saved:
-        return
-    for i, (kind, obj, version) in enumerate(saved):
-        if kind == 1 and obj[0] is old:
-            saved[i] = (1, (new, *obj[1:]), version)
-
-
-def _unpack(node: Function, record: tuple[int, Any, int]) -> Any:
-    kind, obj, version = record
-    if kind == 0:
-        current = obj._version
-        if current != version:
-            _raise_modified(obj, node, current, version)
-        return obj
-    if kind == 2:
-        if obj is None or type(obj) in _PLAIN:
-            return obj
-        return Tensor.from_backend_array(obj, node.out_backend)
-    arr, k, vc, requires_grad = obj
-    if vc.value != version:
-        _raise_modified(None, node, vc.value, version, k)
-    t = Tensor.from_backend_array(arr, node.out_backend, requires_grad)
-    if requires_grad:
-        t.grad_fn = node
-        t._output_nr = k
-    t._vc = vc
-    return t
+    for s in node._saved or ():
+        if s.kind == _OUTPUT and s.value is old:
+            s.value = new
 
 
 def _raise_modified(

@@ -7,9 +7,10 @@ import functools
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
-F = TypeVar("F", bound=Callable[..., Any])
+_P = ParamSpec("_P")  # a decorated function's parameters
+_R = TypeVar("_R")  # and its result
 
 
 class _State(threading.local):
@@ -49,13 +50,13 @@ class _GradMode:
     ) -> None:
         _state.enabled = self._prev.pop()
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with self._fresh():
                 return fn(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
     def _fresh(self) -> _GradMode:
         """A new manager of the same mode: each decorated call enters its own."""
@@ -86,16 +87,16 @@ class set_grad_enabled(_GradMode):  # noqa: N801
     def __enter__(self) -> None:
         pass
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: Callable[_P, _R]) -> Callable[_P, _R]:
         _state.enabled = self._prev.pop()
         mode = self._mode
 
         @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
             with set_grad_enabled(mode):
                 return fn(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
 
 class inference_mode(_GradMode):  # noqa: N801

@@ -97,7 +97,7 @@ class _NoDoubleBackward(Function):
 
 def standard_gamma(alpha: Tensor) -> Tensor:
     """Gamma(``alpha``, 1) draws of ``alpha``'s shape; differentiable with respect to alpha."""
-    return StandardGamma.apply(alpha)  # type: ignore[no-any-return]
+    return StandardGamma.apply(alpha)
 
 
 class GammaCDF(Function):
@@ -127,4 +127,4 @@ def _native(backend: Any, arr: Any, like: Any) -> Any:
 
 def gammainc(a: Tensor, x: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function ``P(a, x)`` (0 for ``x <= 0``)."""
-    return GammaCDF.apply(a, x)  # type: ignore[no-any-return]
+    return GammaCDF.apply(a, x)

@@ -43,7 +43,8 @@ class Bernoulli(Distribution):
     ) -> None:
         one_parameter(probs, logits)
         given = probs if probs is not None else logits
-        (param,) = broadcast_all(given)  # type: ignore[arg-type]
+        assert given is not None  # one_parameter checked
+        (param,) = broadcast_all(given)
         if probs is not None:
             self.probs = param
         else:

@@ -36,7 +36,8 @@ class Categorical(Distribution):
             self.probs = param / param.sum(-1, keepdim=True)
             self._param = self.probs
         else:
-            param = _at_least_1d(logits, "logits")  # type: ignore[arg-type]
+            assert logits is not None  # one_parameter checked
+            param = _at_least_1d(logits, "logits")
             self.logits = param - param.logsumexp(-1, keepdim=True)
             self._param = self.logits
         self._num_events = param.shape[-1]

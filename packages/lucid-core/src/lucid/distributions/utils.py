@@ -83,7 +83,7 @@ class _Softplus(OfInput):
 
 def softplus(x: Tensor) -> Tensor:
     """``log(1 + exp(x))``, without overflow; its gradient is ``sigmoid(x)``."""
-    return _Softplus.apply(x)  # type: ignore[no-any-return]
+    return _Softplus.apply(x)
 
 
 def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor) -> Tensor:

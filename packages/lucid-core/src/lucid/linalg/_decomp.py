@@ -17,7 +17,7 @@ from lucid.linalg._common import Solve, check_matrix, eye_like, lapack_saved, of
 
 
 def _solve(a: Tensor, b: Tensor) -> Tensor:
-    return Solve.apply(a, b)  # type: ignore[no-any-return]
+    return Solve.apply(a, b)
 
 
 class Cholesky(Function):

@@ -57,4 +57,4 @@ class MatrixExp(Function):
 
 def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
-    return MatrixExp.apply(check_matrix("matrix_exp", A))  # type: ignore[no-any-return]
+    return MatrixExp.apply(check_matrix("matrix_exp", A))

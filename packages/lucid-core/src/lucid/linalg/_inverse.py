@@ -26,7 +26,7 @@ class Inv(Function):
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803
     """The inverse of each square matrix; a singular one raises :class:`LinAlgError`."""
-    return Inv.apply(check_matrix("inv", A))  # type: ignore[no-any-return]
+    return Inv.apply(check_matrix("inv", A))
 
 
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803
@@ -102,7 +102,7 @@ def _cofactor(a: Tensor) -> Tensor:
 
 def det(A: Tensor) -> Tensor:  # noqa: N803
     """The determinant of each square matrix (differentiable also where A is singular)."""
-    return Det.apply(check_matrix("det", A))  # type: ignore[no-any-return]
+    return Det.apply(check_matrix("det", A))
 
 
 class SlogdetResult(NamedTuple):
@@ -179,7 +179,7 @@ def pinv(
     """The Moore-Penrose pseudo-inverse; singular values below ``max(atol, rtol * s_max)`` are
     treated as zero (``rtol`` defaults to ``max(m, n) * eps``, as PyTorch)."""
     a = check_matrix("pinv", A, square=hermitian)
-    return Pinv.apply(a, atol, rtol, hermitian)  # type: ignore[no-any-return]
+    return Pinv.apply(a, atol, rtol, hermitian)
 
 
 def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803

@@ -86,7 +86,7 @@ def vector_norm(
         return x.abs() if float(ord) != 0 else (x != 0).to(x.dtype)
     if x.numel() == 0 and float(ord) < 0:
         raise RuntimeError("linalg.vector_norm cannot compute the negative norm of an empty tensor")
-    return VectorNorm.apply(x, float(ord), dims, keepdim)  # type: ignore[no-any-return]
+    return VectorNorm.apply(x, float(ord), dims, keepdim)
 
 
 def matrix_norm(

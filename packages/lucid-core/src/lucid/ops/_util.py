@@ -3,7 +3,7 @@ smooth elementwise function whose gradient needs only its input."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias, overload
 
 from lucid import dtypes
 from lucid._creation import from_data
@@ -11,6 +11,8 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 
 Scalar = (int, float, bool, complex)
+# A Python number, as ``promote`` may hand back the scalar side of a tensor-scalar pair.
+PyScalar: TypeAlias = int | float | complex
 
 
 def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
@@ -21,24 +23,32 @@ def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
     return wrapped
 
 
-def promote(a: Any, b: Any) -> tuple[Any, Any]:
-    """Cast the operands of a binary op to PyTorch's result type (scalars stay Python numbers)."""
-    ta = isinstance(a, Tensor)
-    tb = isinstance(b, Tensor)
-    if ta and tb:
-        if a._data.dtype == b._data.dtype:
-            return a, b
-        da, db = a.dtype, b.dtype
-        dims = [d for t, d in ((a, da), (b, db)) if t.ndim > 0]
-        zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
-        res = dtypes.result_type(dims, zero, [])
-        return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
-    if ta:
+@overload
+def promote(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]: ...
+@overload
+def promote(a: Tensor, b: object) -> tuple[Tensor, Tensor | PyScalar]: ...
+@overload
+def promote(a: PyScalar, b: Tensor) -> tuple[Tensor | PyScalar, Tensor]: ...
+@overload
+def promote(a: object, b: object) -> tuple[Tensor | PyScalar, Tensor | PyScalar]: ...
+def promote(a: object, b: object) -> tuple[Tensor | PyScalar, Tensor | PyScalar]:
+    """Cast the operands of a binary op to PyTorch's result type. At least one is a Tensor;
+    the other comes back a Tensor or, where it is a Python number and the backend takes weak
+    scalars (or the Tensor is not 0-d), that number."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a._data.dtype == b._data.dtype:
+                return a, b
+            da, db = a.dtype, b.dtype
+            dims = [d for t, d in ((a, da), (b, db)) if t.ndim > 0]
+            zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
+            res = dtypes.result_type(dims, zero, [])
+            return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
         if isinstance(b, Scalar):
             a = _with_scalar(a, b)
             return a, (b if a._backend.weak_python_scalars or a.ndim else _zero_dim(b, a))
         return promote(a, as_tensor_like(b, a))
-    if tb:
+    if isinstance(b, Tensor):
         if isinstance(a, Scalar):
             b = _with_scalar(b, a)
             return (a if b._backend.weak_python_scalars or b.ndim else _zero_dim(a, b)), b

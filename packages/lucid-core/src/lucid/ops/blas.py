@@ -208,4 +208,4 @@ def cdist(
         use_mm = False
     else:
         use_mm = x1.shape[-2] > 25 or x2.shape[-2] > 25
-    return Cdist.apply(x1, x2, float(p), use_mm)  # type: ignore[no-any-return]
+    return Cdist.apply(x1, x2, float(p), use_mm)

@@ -337,7 +337,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Add.apply(a, b)  # type: ignore[no-any-return]
+    return Add.apply(a, b)
 
 
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
@@ -345,7 +345,7 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Sub.apply(a, b)  # type: ignore[no-any-return]
+    return Sub.apply(a, b)
 
 
 subtract = sub
@@ -359,7 +359,7 @@ def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 def mul(a: Any, b: Any) -> Tensor:
     """``a * b`` with PyTorch's type promotion."""
     a, b = promote(a, b)
-    return Mul.apply(a, b)  # type: ignore[no-any-return]
+    return Mul.apply(a, b)
 
 
 multiply = mul
@@ -377,7 +377,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
         ref = a if isinstance(a, Tensor) else b
         if not ref.dtype.is_floating_point:
             if rounding_mode == "floor":
-                return NonDiff.apply("floor_divide", a, b)  # type: ignore[no-any-return]
+                return NonDiff.apply("floor_divide", a, b)
             q = NonDiff.apply("trunc", NonDiff.apply("true_divide", a, b))
             return cast(q, ref.dtype)
     out: Tensor = Div.apply(to_float(a), to_float(b))
@@ -400,13 +400,13 @@ def floor_divide(a: Any, b: Any) -> Tensor:
 def remainder(a: Any, b: Any) -> Tensor:
     """Remainder with the sign of the divisor (Python's ``%``)."""
     a, b = promote(a, b)
-    return Remainder.apply(a, b, "remainder")  # type: ignore[no-any-return]
+    return Remainder.apply(a, b, "remainder")
 
 
 def fmod(a: Any, b: Any) -> Tensor:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
     a, b = promote(a, b)
-    return Remainder.apply(a, b, "fmod")  # type: ignore[no-any-return]
+    return Remainder.apply(a, b, "fmod")
 
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
@@ -416,11 +416,11 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
             a = to_float(a)
         elif a.dtype.category < dtypes.FLOAT and not isinstance(b, complex) and b < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return PowScalar.apply(a, b)  # type: ignore[no-any-return]
+        return PowScalar.apply(a, b)
     a, b = promote(a, b)
     if not isinstance(a, Tensor):
         a = b.new_tensor(a) if isinstance(b, Tensor) else a
-    return Pow.apply(a, b)  # type: ignore[no-any-return]
+    return Pow.apply(a, b)
 
 
 float_power = pow
@@ -429,13 +429,13 @@ float_power = pow
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum; tied elements share the gradient equally."""
     a, b = promote(a, b)
-    return Maximum.apply(a, b)  # type: ignore[no-any-return]
+    return Maximum.apply(a, b)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum; tied elements share the gradient equally."""
     a, b = promote(a, b)
-    return Minimum.apply(a, b)  # type: ignore[no-any-return]
+    return Minimum.apply(a, b)
 
 
 def fmax(a: Any, b: Any) -> Tensor:
@@ -474,7 +474,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (its sign bit, so -0.0 counts as negative)."""
     a, b = _float_pair(input, other)
-    return Copysign.apply(a, b)  # type: ignore[no-any-return]
+    return Copysign.apply(a, b)
 
 
 def _float_pair(input: Any, other: Any) -> tuple[Tensor, Tensor]:
@@ -494,13 +494,13 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     tensor([0.6931, 1.1269])
     """
     a, b = _float_pair(input, other)
-    return LogAddExp.apply(a, b, False)  # type: ignore[no-any-return]
+    return LogAddExp.apply(a, b, False)
 
 
 def logaddexp2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``log2(2**input + 2**other)`` without overflow."""
     a, b = _float_pair(input, other)
-    return LogAddExp.apply(a, b, True)  # type: ignore[no-any-return]
+    return LogAddExp.apply(a, b, True)
 
 
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -531,7 +531,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
         res = dtypes.result_type([a.dtype], [], bound)
         if res is not a.dtype:
             a = cast(a, res)
-    return Clamp.apply(a, min, max)  # type: ignore[no-any-return]
+    return Clamp.apply(a, min, max)
 
 
 clip = clamp
@@ -570,7 +570,7 @@ def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
 # -- comparisons and logical ops ------------------------------------------------------------------
 def _nondiff(name: str, a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
-    return NonDiff.apply(name, a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply(name, a, b)
 
 
 def eq(a: Any, b: Any) -> Tensor:
@@ -623,7 +623,7 @@ def isclose(
 ) -> Tensor:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool)."""
     a, b = promote(a, b)
-    return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)  # type: ignore[no-any-return]
+    return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)
 
 
 def _bool(x: Any, ref: Any) -> Any:
@@ -634,22 +634,22 @@ def _bool(x: Any, ref: Any) -> Any:
 
 def logical_and(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical and (bool result)."""
-    return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))
 
 
 def logical_or(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical or (bool result)."""
-    return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))
 
 
 def logical_xor(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical xor (bool result)."""
-    return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))
 
 
 def logical_not(a: Tensor) -> Tensor:
     """Elementwise logical not (bool result)."""
-    return NonDiff.apply("logical_not", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("logical_not", a)
 
 
 def _check_bitwise(a: Any) -> None:
@@ -664,7 +664,7 @@ def bitwise_and(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_and", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_and", a, b)
 
 
 def bitwise_or(a: Any, b: Any) -> Tensor:
@@ -672,7 +672,7 @@ def bitwise_or(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_or", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_or", a, b)
 
 
 def bitwise_xor(a: Any, b: Any) -> Tensor:
@@ -680,14 +680,14 @@ def bitwise_xor(a: Any, b: Any) -> Tensor:
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
-    return NonDiff.apply("bitwise_xor", a, b)  # type: ignore[no-any-return]
+    return NonDiff.apply("bitwise_xor", a, b)
 
 
 def bitwise_not(a: Tensor) -> Tensor:
     """Elementwise ``~`` (logical not for bool tensors)."""
     _check_bitwise(a)
     name = "logical_not" if a.dtype is dtypes.bool_ else "invert"
-    return NonDiff.apply(name, a)  # type: ignore[no-any-return]
+    return NonDiff.apply(name, a)
 
 
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -695,7 +695,8 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     or more gives 0, as torch."""
     a, b = _int_pair(input, other)
     out = NonDiff.apply("left_shift", a, b)
-    return where(_out_of_range(b, a.dtype), 0, out)  # type: ignore[no-any-return]
+    shifted: Tensor = where(_out_of_range(b, a.dtype), 0, out)
+    return shifted
 
 
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
@@ -704,7 +705,8 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:  # noqa: A002
     a, b = _int_pair(input, other)
     out = NonDiff.apply("right_shift", a, b)
     fill = (a < 0).to(a.dtype) * -1 if a.dtype.is_signed else 0
-    return where(_out_of_range(b, a.dtype), fill, out)  # type: ignore[no-any-return]
+    shifted: Tensor = where(_out_of_range(b, a.dtype), fill, out)
+    return shifted
 
 
 def _int_pair(input: Any, other: Any) -> tuple[Tensor, Any]:
@@ -729,19 +731,19 @@ def _out_of_range(shift: Any, dt: dtypes.dtype) -> Any:
 
 def isnan(a: Tensor) -> Tensor:
     """True where the element is NaN."""
-    return NonDiff.apply("isnan", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isnan", a)
 
 
 def isinf(a: Tensor) -> Tensor:
     """True where the element is +-inf."""
-    return NonDiff.apply("isinf", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isinf", a)
 
 
 def isfinite(a: Tensor) -> Tensor:
     """True where the element is neither inf nor NaN."""
-    return NonDiff.apply("isfinite", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("isfinite", a)
 
 
 def signbit(a: Tensor) -> Tensor:
     """True where the sign bit is set (negative numbers and -0.0)."""
-    return NonDiff.apply("signbit", a)  # type: ignore[no-any-return]
+    return NonDiff.apply("signbit", a)

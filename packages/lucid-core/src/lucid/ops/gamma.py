@@ -127,7 +127,7 @@ class Digamma(OfInput):
 
 def digamma(input: Tensor) -> Tensor:  # noqa: A002
     """``psi(x)``, the logarithmic derivative of the gamma function (``torch.digamma``)."""
-    return Digamma.apply(to_float(input))  # type: ignore[no-any-return]
+    return Digamma.apply(to_float(input))
 
 
 class Lgamma(OfInput):
@@ -137,4 +137,4 @@ class Lgamma(OfInput):
 
 def lgamma(input: Tensor) -> Tensor:  # noqa: A002
     """``log|Gamma(x)|`` (``torch.lgamma``); its gradient is :func:`digamma`."""
-    return Lgamma.apply(to_float(input))  # type: ignore[no-any-return]
+    return Lgamma.apply(to_float(input))

@@ -127,7 +127,7 @@ class IndexPut(Function):
 def getitem(a: Tensor, index: Any) -> Tensor:
     """``a[index]``: ints, slices, None, Ellipsis, bool masks and index tensors/lists."""
     idx, advanced = _convert_index(index, a.backend)
-    return GetItem.apply(a, idx, advanced)  # type: ignore[no-any-return]
+    return GetItem.apply(a, idx, advanced)
 
 
 def setitem(a: Tensor, index: Any, value: Any) -> None:
@@ -189,12 +189,12 @@ class ScatterAdd(Scatter):
 
 def _gather_at(t: Tensor, dim: int, index: Any) -> Tensor:
     """``t``'s entries at ``index`` along ``dim`` (only ``index``'s extent of the other dims)."""
-    return Gather.apply(_cut(t, tuple(index.shape), keep=dim), dim, index)  # type: ignore[no-any-return]
+    return Gather.apply(_cut(t, tuple(index.shape), keep=dim), dim, index)
 
 
 def _zero_at(t: Tensor, dim: int, index: Any) -> Tensor:
     """``t`` with zeros written at ``index`` along ``dim``."""
-    return Scatter.apply(t, dim, index, t.new_zeros(()))  # type: ignore[no-any-return]
+    return Scatter.apply(t, dim, index, t.new_zeros(()))
 
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -319,7 +319,7 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     idx = _index_array(index, input, "gather")
     _check_index_shape("gather", input, d, idx)
     src = _cut(input, tuple(idx.shape), keep=d)
-    return Gather.apply(src, d, idx)  # type: ignore[no-any-return]
+    return Gather.apply(src, d, idx)
 
 
 def _scatter_src(input: Tensor, src: Any, idx: Any) -> Any:
@@ -346,11 +346,11 @@ def scatter(
     _check_index_shape("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
     s = _scatter_src(input, src, idx)
     if reduce is None:
-        return Scatter.apply(input, d, idx, s)  # type: ignore[no-any-return]
+        return Scatter.apply(input, d, idx, s)
     if reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce!r}")
     kind = "sum" if reduce == "add" else "prod"
-    return ScatterReduce.apply(input, d, idx, s.expand(tuple(idx.shape)), kind, True)  # type: ignore[no-any-return]
+    return ScatterReduce.apply(input, d, idx, s.expand(tuple(idx.shape)), kind, True)
 
 
 def scatter_reduce(
@@ -379,7 +379,7 @@ def scatter_reduce(
     idx = _index_array(index, input, "scatter_reduce")
     _check_index_shape("scatter_reduce", input, d, idx, src)
     s = _scatter_src(input, src, idx)
-    return ScatterReduce.apply(input, d, idx, s, reduce, include_self)  # type: ignore[no-any-return]
+    return ScatterReduce.apply(input, d, idx, s, reduce, include_self)
 
 
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # noqa: A002
@@ -387,7 +387,7 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # 
     d = normalize_dim(dim, input.ndim)
     idx = _index_array(index, input, "scatter_add")
     _check_index_shape("scatter_add", input, d, idx, src)
-    return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx))  # type: ignore[no-any-return]
+    return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx))
 
 
 def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
@@ -460,4 +460,4 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     d = normalize_dim(dim, input.ndim)
     src = source * alpha if alpha != 1 else source
     full = (slice(None),) * d + (index._data,)
-    return input + IndexAddInto.apply(src, input.shape, full, True)  # type: ignore[no-any-return]
+    return input + IndexAddInto.apply(src, input.shape, full, True)

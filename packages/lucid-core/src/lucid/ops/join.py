@@ -50,7 +50,7 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        return (None, *Split.apply(g, ctx.dim, tuple(ctx.sizes)))
+        return (None, *Split.apply_multi(g, ctx.dim, tuple(ctx.sizes)))
 
 
 class Split(Function):
@@ -121,7 +121,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = [t if t.dtype is res else t.to(res) for t in tensors]
     if len(tensors) == 1:
         return tensors[0].clone()
-    return Cat.apply(d, *tensors)  # type: ignore[no-any-return]
+    return Cat.apply(d, *tensors)
 
 
 concatenate = concat = cat
@@ -168,8 +168,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={list(sizes)}"
             )
-    out = Split.apply(tensor, d, sizes)
-    return out if isinstance(out, tuple) else (out,)
+    return Split.apply_multi(tensor, d, sizes)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -199,8 +198,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     d = normalize_dim(dim, input.ndim)
     if input.shape[d] == 0:
         return ()
-    out = Unbind.apply(input, d)
-    return out if isinstance(out, tuple) else (out,)
+    return Unbind.apply_multi(input, d)
 
 
 def repeat(input: Tensor, *sizes: Any) -> Tensor:  # noqa: A002
@@ -273,7 +271,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: Any = 
     if mode == "constant":
         if any(lo < 0 or hi < 0 for lo, hi in widths):
             return _negative_pad(input, widths, value)
-        return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)  # type: ignore[no-any-return]
+        return ConstantPad.apply(input, tuple(widths), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(
             f"pad mode {mode!r} is not supported; expected one of constant, reflect, replicate, "

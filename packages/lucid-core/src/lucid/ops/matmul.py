@@ -79,7 +79,7 @@ def _matmul(a: Any, b: Any) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({_rows(a)}x{ka} and {kb}x"
             f"{b.shape[-1] if b.ndim > 1 else 1})"
         )
-    return Matmul.apply(a, b)  # type: ignore[no-any-return]
+    return Matmul.apply(a, b)
 
 
 def _rows(a: Tensor) -> int:
@@ -279,4 +279,4 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     for t in operands[1:]:
         res = dtypes.promote_types(res, t.dtype)
     ops = [t if t.dtype is res else t.to(res) for t in operands]
-    return Einsum.apply(spec, *ops)  # type: ignore[no-any-return]
+    return Einsum.apply(spec, *ops)

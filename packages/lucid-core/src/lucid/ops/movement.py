@@ -74,7 +74,7 @@ def flip(input: Tensor, *dims: Any) -> Tensor:  # noqa: A002
     d = normalize_dims(tuple(int(x) for x in dims), input.ndim)
     if len(set(d)) != len(d):
         raise RuntimeError(f"dims has duplicates, original flip dims size={len(d)}")
-    return Flip.apply(input, d)  # type: ignore[no-any-return]
+    return Flip.apply(input, d)
 
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
@@ -98,7 +98,7 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
     nd = tuple(normalize_dim(d, input.ndim) for d in ds)
-    return Roll.apply(input, tuple(int(s) for s in sh), nd)  # type: ignore[no-any-return]
+    return Roll.apply(input, tuple(int(s) for s in sh), nd)
 
 
 def _check_2d(name: str, a: Tensor) -> None:
@@ -109,13 +109,13 @@ def _check_2d(name: str, a: Tensor) -> None:
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """Keep the lower triangle (``j <= i + diagonal``) of the last two dims, zero the rest."""
     _check_2d("tril", input)
-    return Triangle.apply(input, int(diagonal), "tril")  # type: ignore[no-any-return]
+    return Triangle.apply(input, int(diagonal), "tril")
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     """Keep the upper triangle (``j >= i + diagonal``) of the last two dims, zero the rest."""
     _check_2d("triu", input)
-    return Triangle.apply(input, int(diagonal), "triu")  # type: ignore[no-any-return]
+    return Triangle.apply(input, int(diagonal), "triu")
 
 
 def _diag_index(n: int, m: int, offset: int, backend: Any) -> tuple[Any, Any]:
@@ -148,7 +148,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     n = input.shape[0] + abs(int(diagonal))
     rows, cols = _diag_index(n, n, int(diagonal), input.backend)
-    return IndexAddInto.apply(input, (n, n), (rows, cols), True)  # type: ignore[no-any-return]
+    return IndexAddInto.apply(input, (n, n), (rows, cols), True)
 
 
 def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
@@ -156,7 +156,7 @@ def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
     n = input.shape[-1] + abs(int(offset))
     rows, cols = _diag_index(n, n, int(offset), input.backend)
     shape = input.shape[:-1] + (n, n)
-    return IndexAddInto.apply(input, shape, (Ellipsis, rows, cols), True)  # type: ignore[no-any-return]
+    return IndexAddInto.apply(input, shape, (Ellipsis, rows, cols), True)
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002

@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -321,7 +321,7 @@ def sum(  # noqa: A001
     """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
     input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
-    return Sum.apply(input, dims, keepdim)  # type: ignore[no-any-return]
+    return Sum.apply(input, dims, keepdim)
 
 
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
@@ -399,7 +399,7 @@ def prod(
     if dim is None:
         out: Tensor = Prod.apply(input.reshape(-1), 0, False)
         return out.reshape((1,) * input.ndim) if keepdim else out
-    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))  # type: ignore[no-any-return]
+    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
 
 
 def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
@@ -414,14 +414,14 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amax", input, dims)
-    return Extreme.apply(input, dims, keepdim, True)  # type: ignore[no-any-return]
+    return Extreme.apply(input, dims, keepdim, True)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty("amin", input, dims)
-    return Extreme.apply(input, dims, keepdim, False)  # type: ignore[no-any-return]
+    return Extreme.apply(input, dims, keepdim, False)
 
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
@@ -433,7 +433,7 @@ def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> An
     _check_nonempty(name, a, (d,) if a.ndim else ())
     if a.ndim == 0:
         return ValuesIndices(a, a.new_zeros((), dtype=dtypes.int64))
-    values, indices = ExtremeAlong.apply(a, d, keepdim, largest)
+    values, indices = ExtremeAlong.apply_multi(a, d, keepdim, largest)
     return ValuesIndices(values, indices)
 
 
@@ -454,9 +454,9 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
 
     def run(x: Tensor, d: int) -> Tensor:
         _check_nonempty(name, x, (d,))
-        return BoolReduce.apply(x, name, d, keepdim)  # type: ignore[no-any-return]
+        return BoolReduce.apply(x, name, d, keepdim)
 
-    return along(a, dim, run)  # type: ignore[no-any-return]
+    return along(a, dim, run)
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
@@ -472,13 +472,13 @@ def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tens
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
     """True where every element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "all", dims, keepdim)  # type: ignore[no-any-return]
+    return BoolReduce.apply(input, "all", dims, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
     """True where some element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "any", dims, keepdim)  # type: ignore[no-any-return]
+    return BoolReduce.apply(input, "any", dims, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
@@ -508,7 +508,7 @@ def norm(
     a = _float_input("norm", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     if p == "fro" or p == 2:
-        return NormP2.apply(a, dims, keepdim)  # type: ignore[no-any-return]
+        return NormP2.apply(a, dims, keepdim)
     if isinstance(p, str):
         raise RuntimeError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
     if p == math.inf:
@@ -523,7 +523,10 @@ def norm(
     return out
 
 
-def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], Any]) -> Any:
+_Along = TypeVar("_Along", Tensor, ValuesIndices)  # what ``along``'s ``fn`` returns
+
+
+def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], _Along]) -> _Along:
     """``fn(a, d)`` for ``dim`` normalised to ``d``; a 0-d tensor runs as a 1-element 1-d one
     and its result (a tensor or a tuple of them) comes back 0-d, as torch treats it."""
     d = normalize_dim(dim, a.ndim)
@@ -537,16 +540,16 @@ def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], Any]) -> Any:
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running sum along ``dim`` (integer inputs sum as int64)."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))
 
 
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """Running product along ``dim``; the gradient handles zeros in the input."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))  # type: ignore[no-any-return]
+    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))
 
 
 def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:
-    return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))  # type: ignore[no-any-return]
+    return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))
 
 
 def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
@@ -565,4 +568,4 @@ def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
-    return along(to_float(input), dim, LogCumSumExp.apply)  # type: ignore[no-any-return]
+    return along(to_float(input), dim, LogCumSumExp.apply)

@@ -153,7 +153,7 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
     target = _infer_shape(shape_arg(shape), a.numel(), a.shape)
     if target == a.shape:
         return a
-    return Reshape.apply(a, target)  # type: ignore[no-any-return]
+    return Reshape.apply(a, target)
 
 
 def view(a: Tensor, *shape: Any) -> Tensor:
@@ -239,7 +239,7 @@ def _view_as_dtype(a: Tensor, dtype: dtypes.dtype) -> Tensor:
         raise RuntimeError(
             f"self.size(-1) must be divisible by {new // old} {what}, but got {a.shape[-1]}"
         )
-    return ViewDtype.apply(a, dtype)  # type: ignore[no-any-return]
+    return ViewDtype.apply(a, dtype)
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
@@ -294,7 +294,7 @@ def permute(a: Tensor, *dims: Any) -> Tensor:
         )
     if d == tuple(range(a.ndim)):
         return a
-    return Permute.apply(a, d)  # type: ignore[no-any-return]
+    return Permute.apply(a, d)
 
 
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -338,7 +338,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     shape = tuple(target)
     if shape == a.shape:
         return a
-    return Expand.apply(a, shape)  # type: ignore[no-any-return]
+    return Expand.apply(a, shape)
 
 
 def broadcast_to(a: Tensor, shape: Any) -> Tensor:
@@ -371,12 +371,12 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
 
 def clone(a: Tensor) -> Tensor:
     """A copy that owns its data; the gradient passes through."""
-    return Clone.apply(a)  # type: ignore[no-any-return]
+    return Clone.apply(a)
 
 
 def to_device(a: Tensor, backend: Any) -> Tensor:
     """The tensor moved to another backend; the gradient moves back."""
-    return ToDevice.apply(a, backend)  # type: ignore[no-any-return]
+    return ToDevice.apply(a, backend)
 
 
 def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
@@ -384,7 +384,7 @@ def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
     if src.shape == shape and src.dtype is dtype:
         return src
     try:
-        return ExpandCopy.apply(src, shape, dtype)  # type: ignore[no-any-return]
+        return ExpandCopy.apply(src, shape, dtype)
     except ValueError:
         raise RuntimeError(
             f"The size of tensor a ({list(shape)}) must match the size of tensor b "
@@ -396,7 +396,7 @@ def unsqueeze(a: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim``."""
     d = normalize_dim(dim, a.ndim + 1)
     shape = a.shape[:d] + (1,) + a.shape[d:]
-    return Reshape.apply(a, shape)  # type: ignore[no-any-return]
+    return Reshape.apply(a, shape)
 
 
 def squeeze(a: Tensor, dim: Any = None) -> Tensor:
@@ -409,7 +409,7 @@ def squeeze(a: Tensor, dim: Any = None) -> Tensor:
         shape = tuple(s for i, s in enumerate(a.shape) if not (i in drop and s == 1))
     if shape == a.shape:
         return a
-    return Reshape.apply(a, shape)  # type: ignore[no-any-return]
+    return Reshape.apply(a, shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002

@@ -122,13 +122,13 @@ def softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """
     x, d = _prepare("softmax", x, dim, dtype)
     if x.ndim == 0:
-        return Softmax.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
-    return Softmax.apply(x, d)  # type: ignore[no-any-return]
+        return Softmax.apply(x.reshape(1), 0).reshape(())
+    return Softmax.apply(x, d)
 
 
 def log_softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``log(softmax(x, dim))`` without forming the softmax (stable for large logits)."""
     x, d = _prepare("log_softmax", x, dim, dtype)
     if x.ndim == 0:
-        return LogSoftmax.apply(x.reshape(1), 0).reshape(())  # type: ignore[no-any-return]
-    return LogSoftmax.apply(x, d)  # type: ignore[no-any-return]
+        return LogSoftmax.apply(x.reshape(1), 0).reshape(())
+    return LogSoftmax.apply(x, d)

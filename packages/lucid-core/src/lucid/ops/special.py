@@ -299,21 +299,21 @@ def _floating(name: str, x: Any) -> Tensor:
 
 def erf(x: Tensor) -> Tensor:
     """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
-    return Erf.apply(_floating("erf", x))  # type: ignore[no-any-return]
+    return Erf.apply(_floating("erf", x))
 
 
 def erfc(x: Tensor) -> Tensor:
     """``1 - erf(x)``, accurate where erf(x) is close to 1."""
-    return Erfc.apply(_floating("erfc", x))  # type: ignore[no-any-return]
+    return Erfc.apply(_floating("erfc", x))
 
 
 def erfinv(x: Tensor) -> Tensor:
     """The inverse of erf on (-1, 1); +-inf at +-1 and nan outside [-1, 1] (as PyTorch)."""
-    return Erfinv.apply(_floating("erfinv", x))  # type: ignore[no-any-return]
+    return Erfinv.apply(_floating("erfinv", x))
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """GELU: ``x * Phi(x)`` with ``approximate="none"`` (erf) or ``"tanh"``."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    return Gelu.apply(_floating("gelu", x), approximate)  # type: ignore[no-any-return]
+    return Gelu.apply(_floating("gelu", x), approximate)

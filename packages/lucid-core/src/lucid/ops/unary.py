@@ -303,7 +303,7 @@ class Neg(_Unsaved):
 
 def _float_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:  # noqa: A002
-        return cls.apply(to_float(input))  # type: ignore[no-any-return]
+        return cls.apply(to_float(input))
 
     op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = doc
@@ -312,7 +312,7 @@ def _float_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
 
 def _same_type_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
     def op(input: Tensor) -> Tensor:  # noqa: A002
-        return cls.apply(input)  # type: ignore[no-any-return]
+        return cls.apply(input)
 
     op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = doc
@@ -355,12 +355,12 @@ frac = _same_type_op(Frac, "x - trunc(x).")
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # noqa: A001, A002
     """Round half to even, like torch (zero gradient)."""
-    return Round.apply(input, decimals)  # type: ignore[no-any-return]
+    return Round.apply(input, decimals)
 
 
 def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """log(p / (1 - p)), the inverse of sigmoid; ``eps`` first clamps p to [eps, 1 - eps]."""
-    return Logit.apply(to_float(input), eps)  # type: ignore[no-any-return]
+    return Logit.apply(to_float(input), eps)
 
 
 def nan_to_num(
@@ -370,13 +370,13 @@ def nan_to_num(
     neginf: float | None = None,
 ) -> Tensor:
     """NaN, +inf and -inf replaced by finite values (gradient only where finite)."""
-    return NanToNum.apply(input, nan, posinf, neginf)  # type: ignore[no-any-return]
+    return NanToNum.apply(input, nan, posinf, neginf)
 
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Angle of the point (other, input), elementwise."""
     y, x = promote(input, other)
-    return Atan2.apply(to_float(y), to_float(x))  # type: ignore[no-any-return]
+    return Atan2.apply(to_float(y), to_float(x))
 
 
 arctan2 = atan2

@@ -11,7 +11,7 @@ from ._pool import MultiProcessIter, WorkerPool, resolve_context
 from ._rng import derive_seed, draw_seed, seeded_default_generator
 from ._worker import WorkerConfig
 from .collate import default_collate, default_convert
-from .dataset import Dataset, IterableDataset
+from .dataset import Dataset, IterableDataset, dataset_len
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 T_co = TypeVar("T_co", covariant=True)
@@ -182,13 +182,13 @@ class DataLoader(Generic[T_co]):
 
     def __len__(self) -> int:
         if isinstance(self.dataset, IterableDataset):
-            n = len(self.dataset)  # type: ignore[arg-type]
+            n = dataset_len(self.dataset)
             if self.batch_size is None:
                 return n
             if self.drop_last:
                 return n // self.batch_size
             return -(-n // self.batch_size)
-        return len(self._index_sampler)  # type: ignore[arg-type]
+        return dataset_len(self._index_sampler)
 
     def shutdown_workers(self) -> None:
         """Stop persistent workers now (they also stop when the loader is collected)."""

@@ -6,8 +6,8 @@ import bisect
 import itertools
 import math
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -56,6 +56,13 @@ class IterableDataset(Dataset[T_co]):
 
     def __add__(self, other: Dataset[Any]) -> ChainDataset:  # type: ignore[override]
         return ChainDataset([self, other])
+
+
+def dataset_len(dataset: object) -> int:
+    """``len(dataset)``: map-style datasets and samplers define ``__len__`` though ``Dataset``
+    does not declare it (as in PyTorch, where an iterable dataset may have no length); one
+    without it raises ``TypeError`` as ``len`` does."""
+    return len(cast(Sized, dataset))
 
 
 def _first_dim(t: Any) -> int:
@@ -131,14 +138,14 @@ class StackDataset(Dataset[Any]):
 class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets."""
 
-    def __init__(self, datasets: Iterable[Dataset[Any]]) -> None:
-        self.datasets: list[Dataset[Any]] = list(datasets)
+    def __init__(self, datasets: Iterable[Dataset[T_co]]) -> None:
+        self.datasets: list[Dataset[T_co]] = list(datasets)
         if not self.datasets:
             raise ValueError("datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
                 raise TypeError("ConcatDataset does not support IterableDataset")
-        sizes = [len(d) for d in self.datasets]  # type: ignore[arg-type]
+        sizes = [dataset_len(d) for d in self.datasets]
         self.cumulative_sizes: list[int] = list(itertools.accumulate(sizes))
 
     def __len__(self) -> int:
@@ -153,7 +160,7 @@ class ConcatDataset(Dataset[T_co]):
         offset = self.cumulative_sizes[which - 1] if which > 0 else 0
         if which >= len(self.datasets):
             raise IndexError(f"index {idx} is out of range for a dataset of length {len(self)}")
-        return self.datasets[which][idx - offset]  # type: ignore[no-any-return]
+        return self.datasets[which][idx - offset]
 
 
 class ChainDataset(IterableDataset[Any]):
@@ -171,7 +178,7 @@ class ChainDataset(IterableDataset[Any]):
     def __len__(self) -> int:
         total = 0
         for d in self.datasets:
-            total += len(d)  # type: ignore[arg-type]
+            total += dataset_len(d)
         return total
 
 
@@ -191,7 +198,8 @@ class Subset(Dataset[T_co]):
         mapped = [int(self.indices[i]) for i in indices]
         getitems = getattr(self.dataset, "__getitems__", None)
         if getitems is not None:
-            return getitems(mapped)  # type: ignore[no-any-return]
+            batch: Sequence[T_co] = getitems(mapped)
+            return batch
         return [self.dataset[i] for i in mapped]
 
     def __len__(self) -> int:
@@ -228,7 +236,7 @@ def random_split(
         >>> len(a), len(b)
         (7, 3)
     """
-    n = len(dataset)  # type: ignore[arg-type]
+    n = dataset_len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1 and n != 1:
         if any(f < 0 or f > 1 for f in lengths):
             raise ValueError(f"Fractions must be in [0, 1], got {list(lengths)}")

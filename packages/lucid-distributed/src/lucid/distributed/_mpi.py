@@ -75,31 +75,40 @@ class MPIEngine:
         return MPIEngine(sub) if member else None
 
     def allreduce(self, buf: np.ndarray, op: ReduceOp) -> Request:
-        return self.comm.Iallreduce(mpi().IN_PLACE, buf, _op(op))  # type: ignore[no-any-return]
+        req: Request = self.comm.Iallreduce(mpi().IN_PLACE, buf, _op(op))
+        return req
 
     def broadcast(self, buf: np.ndarray, root: int) -> Request:
-        return self.comm.Ibcast(buf, root)  # type: ignore[no-any-return]
+        req: Request = self.comm.Ibcast(buf, root)
+        return req
 
     def allgather(self, send: np.ndarray, recv: np.ndarray) -> Request:
-        return self.comm.Iallgather(send, recv)  # type: ignore[no-any-return]
+        req: Request = self.comm.Iallgather(send, recv)
+        return req
 
     def gather(self, send: np.ndarray, recv: np.ndarray | None, root: int) -> Request:
-        return self.comm.Igather(send, recv, root)  # type: ignore[no-any-return]
+        req: Request = self.comm.Igather(send, recv, root)
+        return req
 
     def scatter(self, send: np.ndarray | None, recv: np.ndarray, root: int) -> Request:
-        return self.comm.Iscatter(send, recv, root)  # type: ignore[no-any-return]
+        req: Request = self.comm.Iscatter(send, recv, root)
+        return req
 
     def reduce(self, buf: np.ndarray, root: int, op: ReduceOp) -> Request:
         m = mpi()
         if self.rank == root:
-            return self.comm.Ireduce(m.IN_PLACE, buf, _op(op), root)  # type: ignore[no-any-return]
-        return self.comm.Ireduce(buf, None, _op(op), root)  # type: ignore[no-any-return]
+            req: Request = self.comm.Ireduce(m.IN_PLACE, buf, _op(op), root)
+        else:
+            req = self.comm.Ireduce(buf, None, _op(op), root)
+        return req
 
     def reduce_scatter(self, send: np.ndarray, recv: np.ndarray, op: ReduceOp) -> Request:
-        return self.comm.Ireduce_scatter_block(send, recv, _op(op))  # type: ignore[no-any-return]
+        req: Request = self.comm.Ireduce_scatter_block(send, recv, _op(op))
+        return req
 
     def send(self, buf: np.ndarray, dst: int, tag: int) -> Request:
-        return self.comm.Isend(buf, dst, tag)  # type: ignore[no-any-return]
+        req: Request = self.comm.Isend(buf, dst, tag)
+        return req
 
     def recv(self, buf: np.ndarray, src: int | None, tag: int) -> tuple[Request, Any]:
         """Start receiving into ``buf``; also returns the status that names the sender."""
@@ -117,7 +126,8 @@ class MPIEngine:
         return self.comm.Irecv(buf, status.Get_source(), status.Get_tag()), status
 
     def barrier(self) -> Request:
-        return self.comm.Ibarrier()  # type: ignore[no-any-return]
+        req: Request = self.comm.Ibarrier()
+        return req
 
     def allgather_bytes(self, data: bytes) -> list[bytes]:
         """Every rank's ``data`` (blocking; sizes may differ). Raw bytes, never pickles."""

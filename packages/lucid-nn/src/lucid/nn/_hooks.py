@@ -65,7 +65,7 @@ def wrap_inputs(state: _BackwardHookState, args: tuple[Any, ...]) -> tuple[Any, 
     state.n_inputs = len(idx)
     if not idx:
         return args
-    outs = _InputGrads.apply(state, *(args[i] for i in idx))
+    outs = _InputGrads.apply_multi(state, *(args[i] for i in idx))
     new = list(args)
     for i, t in zip(idx, outs):
         new[i] = t
@@ -79,7 +79,7 @@ def wrap_outputs(state: _BackwardHookState, output: Any) -> Any:
     idx = [i for i, a in enumerate(items) if isinstance(a, Tensor) and a.requires_grad]
     if not idx:
         return output
-    outs = _OutputGrads.apply(state, *(items[i] for i in idx))
+    outs = _OutputGrads.apply_multi(state, *(items[i] for i in idx))
     for i, t in zip(idx, outs):
         items[i] = t
     if single:

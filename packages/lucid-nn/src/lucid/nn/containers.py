@@ -5,11 +5,18 @@ from __future__ import annotations
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from lucid import Tensor
 from lucid.nn.module import Module
 from lucid.nn.parameter import Parameter
+
+
+def _members(container: Module) -> OrderedDict[str, Module]:
+    """A container's ``_modules``, typed as what it holds: Modules (append, insert and item
+    assignment take only Modules; ``Module`` types its slots ``Module | None`` for the
+    ``register_module(name, None)`` of plain modules)."""
+    return cast("OrderedDict[str, Module]", container._modules)
 
 
 def _index(idx: int, n: int, kind: str) -> int:
@@ -46,7 +53,7 @@ class Sequential(Module):
         if isinstance(idx, slice):
             return type(self)(OrderedDict(list(self._modules.items())[idx]))
         key = list(self._modules)[_index(idx, len(self), "Sequential")]
-        return self._modules[key]  # type: ignore[return-value]
+        return _members(self)[key]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         key = list(self._modules)[_index(idx, len(self), "Sequential")]
@@ -94,8 +101,8 @@ class Sequential(Module):
 
     def forward(self, x: Any) -> Any:
         """Call each module on the previous one's output, in order."""
-        for module in self._modules.values():
-            x = module(x)  # type: ignore[misc]
+        for module in _members(self).values():
+            x = module(x)
         return x
 
 
@@ -115,8 +122,8 @@ class ModuleList(Module):
 
     def __getitem__(self, idx: int | slice) -> Module:
         if isinstance(idx, slice):
-            return ModuleList(list(self._modules.values())[idx])  # type: ignore[arg-type]
-        return self._modules[str(_index(idx, len(self), "ModuleList"))]  # type: ignore[return-value]
+            return ModuleList(list(_members(self).values())[idx])
+        return _members(self)[str(_index(idx, len(self), "ModuleList"))]
 
     def __setitem__(self, idx: int, module: Module) -> None:
         setattr(self, str(_index(idx, len(self), "ModuleList")), module)
@@ -132,7 +139,7 @@ class ModuleList(Module):
         return len(self._modules)
 
     def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())  # type: ignore[arg-type]
+        return iter(_members(self).values())
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)
@@ -171,7 +178,7 @@ class ModuleDict(Module):
             self.update(modules)
 
     def __getitem__(self, key: str) -> Module:
-        return self._modules[key]  # type: ignore[return-value]
+        return _members(self)[key]
 
     def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
@@ -194,11 +201,11 @@ class ModuleDict(Module):
 
     def items(self) -> Iterable[tuple[str, Module]]:
         """The ``(key, module)`` pairs, in insertion order."""
-        return self._modules.items()  # type: ignore[return-value]
+        return _members(self).items()
 
     def values(self) -> Iterable[Module]:
         """The modules, in insertion order."""
-        return self._modules.values()  # type: ignore[return-value]
+        return _members(self).values()
 
     def pop(self, key: str) -> Module:
         """Remove the module at ``key`` and return it."""

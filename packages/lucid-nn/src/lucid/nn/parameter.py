@@ -46,7 +46,8 @@ class Parameter(Tensor):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         if id(self) in memo:
-            return memo[id(self)]  # type: ignore[no-any-return]
+            copied: Parameter = memo[id(self)]
+            return copied
         out = Parameter(self.detach().clone(), requires_grad=self.requires_grad)
         memo[id(self)] = out
         return out
@@ -73,7 +74,8 @@ class Buffer(Tensor):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Buffer:
         if id(self) in memo:
-            return memo[id(self)]  # type: ignore[no-any-return]
+            copied: Buffer = memo[id(self)]
+            return copied
         out = Buffer(self.detach().clone(), persistent=self.persistent)
         memo[id(self)] = out
         return out

@@ -18,21 +18,6 @@ from .._rng import numpy_rng
 from . import functional as F
 from .functional import InterpolationMode
 
-__all__ = [
-    "CenterCrop",
-    "Compose",
-    "Lambda",
-    "Normalize",
-    "Pad",
-    "RandomCrop",
-    "RandomHorizontalFlip",
-    "RandomRotation",
-    "RandomVerticalFlip",
-    "Resize",
-    "ToTensor",
-    "batch_transform",
-]
-
 
 def batch_transform(transform: Any) -> Callable[[Any], Any] | None:
     """The batched form of ``transform`` (a callable on a stacked batch), or None."""

@@ -152,7 +152,7 @@ class _PReLU(Function):
 
 
 def _masked(x: Tensor, kind: str, a: float, b: float) -> Tensor:
-    return _MaskedLinear.apply(x, kind, float(a), float(b))  # type: ignore[no-any-return]
+    return _MaskedLinear.apply(x, kind, float(a), float(b))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -241,7 +241,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
-    return _Softplus.apply(check_float("softplus", input), float(beta), float(threshold))  # type: ignore[no-any-return]
+    return _Softplus.apply(check_float("softplus", input), float(beta), float(threshold))
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -252,7 +252,7 @@ def softsign(input: Tensor) -> Tensor:
 
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(x))``, computed stably as ``-softplus(-x)``."""
-    return _LogSigmoid.apply(check_float("logsigmoid", input))  # type: ignore[no-any-return]
+    return _LogSigmoid.apply(check_float("logsigmoid", input))
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -343,4 +343,4 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         weight = weight.reshape(*([1] * input.ndim))
     else:
         weight = weight.reshape(())
-    return _PReLU.apply(input, weight)  # type: ignore[no-any-return]
+    return _PReLU.apply(input, weight)

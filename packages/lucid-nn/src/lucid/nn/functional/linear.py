@@ -55,7 +55,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: expected input and weight to have the same dtype, but got input "
             f"{input.dtype} and weight {weight.dtype}"
         )
-    return _Linear.apply(input, weight, bias)  # type: ignore[no-any-return]
+    return _Linear.apply(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

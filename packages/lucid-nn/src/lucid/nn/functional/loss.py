@@ -316,8 +316,8 @@ def cross_entropy(
     loss = _CrossEntropy.apply(x, flat.array, w, int(ignore_index), float(label_smoothing),
                                reduction)  # fmt: skip
     if reduction == "none":
-        return loss.reshape(*target.shape)  # type: ignore[no-any-return]
-    return loss  # type: ignore[no-any-return]
+        return loss.reshape(*target.shape)
+    return loss
 
 
 def _target_error(name: str, c: int) -> Callable[[int], IndexError]:

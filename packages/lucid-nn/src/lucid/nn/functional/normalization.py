@@ -174,7 +174,7 @@ def batch_norm(
             _update_running(running_mean, mean, momentum)
         if running_var is not None:
             _update_running(running_var, var * (n / (n - 1)), momentum)
-        return y  # type: ignore[no-any-return]
+        return y
     if running_mean is None or running_var is None:
         raise RuntimeError("batch_norm: running_mean and running_var must be defined in eval mode")
     scale = (running_var + eps).rsqrt()
@@ -207,7 +207,7 @@ def layer_norm(
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.shape != shape:
             raise RuntimeError(f"layer_norm: {name} of shape {t.shape} does not match {shape}")
-    return _LayerNorm.apply(input, weight, bias, nd, float(eps))  # type: ignore[no-any-return]
+    return _LayerNorm.apply(input, weight, bias, nd, float(eps))
 
 
 def group_norm(

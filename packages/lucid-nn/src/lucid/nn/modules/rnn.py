@@ -56,6 +56,14 @@ def _gru_step(xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> T
     return out
 
 
+def _reset_uniform(module: Module, hidden_size: int) -> None:
+    """PyTorch's recurrent init: every parameter uniform on ``[-1/sqrt(hidden_size),
+    1/sqrt(hidden_size)]`` (all zero for ``hidden_size`` 0)."""
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0.0
+    for p in module.parameters():
+        init.uniform_(p, -bound, bound)
+
+
 def _step_for(mode: str) -> Callable[..., State]:
     if mode == "LSTM":
         return _lstm_step
@@ -139,9 +147,7 @@ class RNNBase(Module):
     def reset_parameters(self) -> None:
         """Reinitialize every weight and bias uniform on ``[-1/sqrt(hidden_size),
         1/sqrt(hidden_size)]``."""
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound)
+        _reset_uniform(self, self.hidden_size)
 
     def flatten_parameters(self) -> None:
         """No-op (cuDNN's weight packing in PyTorch); kept so ported code runs unchanged."""
@@ -405,9 +411,7 @@ class RNNCellBase(Module):
     def reset_parameters(self) -> None:
         """Reinitialize every weight and bias uniform on ``[-1/sqrt(hidden_size),
         1/sqrt(hidden_size)]``."""
-        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
-        for p in self.parameters():
-            init.uniform_(p, -bound, bound)
+        _reset_uniform(self, self.hidden_size)
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"

@@ -137,7 +137,8 @@ class TransformerEncoderLayer(_TransformerLayer):
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             return x + self._ff_block(self.norm2(x), self.dropout2)
         x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-        return self.norm2(x + self._ff_block(x, self.dropout2))  # type: ignore[no-any-return]
+        out: Tensor = self.norm2(x + self._ff_block(x, self.dropout2))
+        return out
 
 
 class TransformerDecoderLayer(_TransformerLayer):
@@ -173,7 +174,8 @@ class TransformerDecoderLayer(_TransformerLayer):
             return x + self._ff_block(self.norm3(x), self.dropout3)
         x = self.norm1(x + self._sa_block(x, *sa))
         x = self.norm2(x + self._mha_block(x, memory, *ca))
-        return self.norm3(x + self._ff_block(x, self.dropout3))  # type: ignore[no-any-return]
+        out: Tensor = self.norm3(x + self._ff_block(x, self.dropout3))
+        return out
 
 
 def _clones(module: Module, n: int) -> ModuleList:
