@@ -99,7 +99,7 @@ def cast(a: Tensor, dtype: Any) -> Tensor:
     dt = dtypes.to_dtype(dtype)
     if a.dtype is dt:
         return a
-    return Cast.apply(a, dt)  # type: ignore[no-any-return]
+    return Cast.apply(a, dt)
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
