@@ -42,7 +42,13 @@ class ASGD(Optimizer):
         foreach: bool | None = None,
     ) -> None:
         defaults = dict(
-            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
