@@ -244,3 +244,37 @@ def test_foreach_is_a_group_option_and_state_dicts_without_it_load() -> None:
     _grads([a, b], 1)
     opt.step()
     assert opt.state[a]["momentum_buffer"].shape == (1,)
+
+
+def test_a_subclass_that_changes_the_per_tensor_update_runs_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class HalfStepSGD(optim.SGD):
+        def _update(self, p: Any, grad: Any, state: Any, group: Any) -> None:
+            super()._update(p, grad * 0.5, state, group)
+
+    spy = _Spy(monkeypatch)
+    w = lucid.tensor([1.0, 2.0], requires_grad=True)
+    opt = HalfStepSGD([w], lr=1.0)
+    w.grad = lucid.tensor([1.0, 1.0])
+    opt.step()
+    assert spy.count == 1
+    np.testing.assert_allclose(w.detach().numpy(), [0.5, 1.5], rtol=1e-6, atol=0)
+
+
+def test_a_step_count_loaded_as_a_float_keeps_the_multi_tensor_update(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PyTorch keeps ``step`` as a float tensor: loaded, it is a Python float."""
+    w = lucid.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.Adam([w], lr=0.1)
+    _grads([w], 0)
+    opt.step()
+    sd = opt.state_dict()
+    sd["state"][0]["step"] = lucid.tensor(1.0)
+    opt.load_state_dict(sd)
+    assert type(opt.state[w]["step"]) is float
+    spy = _Spy(monkeypatch)
+    _grads([w], 1)
+    opt.step()
+    assert spy.count == 0 and opt.state[w]["step"] == 2.0

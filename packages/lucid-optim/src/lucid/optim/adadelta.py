@@ -91,7 +91,7 @@ def _multi_tensor_adadelta(
     rest = []
     for i, (p, grad, state) in enumerate(zip(params, grads, states)):
         written = [state["square_avg"], state["acc_delta"]]
-        if not (type(state["step"]) is int and _foreach.takes(p, grad, written)):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
             rest.append(i)
             continue
         state["step"] += 1

@@ -93,7 +93,7 @@ def _multi_tensor_adagrad(
         return list(range(len(params)))
     rest = []
     for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        if not (type(state["step"]) is int and _foreach.takes(p, grad, [state["sum"]])):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, [state["sum"]])):
             rest.append(i)
             continue
         state["step"] += 1

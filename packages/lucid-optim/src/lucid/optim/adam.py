@@ -122,7 +122,7 @@ def _multi_tensor_adam(
         moments = [state["exp_avg"], state["exp_avg_sq"]]
         if amsgrad:
             moments.append(state["max_exp_avg_sq"])
-        if not (type(state["step"]) is int and _foreach.takes(p, grad, moments)):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
             rest.append(i)
             continue
         state["step"] += 1

@@ -100,7 +100,7 @@ def _multi_tensor_asgd(
     rest = []
     for i, (p, grad, state) in enumerate(zip(params, grads, states)):
         eta, mu = state["eta"], state["mu"]
-        plain = type(state["step"]) is int and _foreach.numbers(eta, mu)
+        plain = _foreach.numbers(state["step"]) and _foreach.numbers(eta, mu)
         if not (plain and _foreach.takes(p, grad, [state["ax"]])):
             rest.append(i)
             continue

@@ -96,7 +96,7 @@ def _multi_tensor_nadam(
     rest = []
     for i, (p, grad, state) in enumerate(zip(params, grads, states)):
         moments = [state["exp_avg"], state["exp_avg_sq"]]
-        plain = type(state["step"]) is int and _foreach.numbers(state["mu_product"])
+        plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
         if not (plain and _foreach.takes(p, grad, moments)):
             rest.append(i)
             continue

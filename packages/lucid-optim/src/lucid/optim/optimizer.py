@@ -254,7 +254,11 @@ class Optimizer:
             params.append(p)
             grads.append(grad)
             states.append(state)
-        if group.get("foreach") is False or lucid.is_grad_enabled():
+        if (
+            group.get("foreach") is False
+            or lucid.is_grad_enabled()
+            or not _multi_tensor_fits(type(self))
+        ):
             self._single_tensor_update(params, grads, states, group)
             return
         rest = self._multi_tensor_update(params, grads, states, group)
@@ -439,6 +443,19 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
+
+
+@functools.cache
+def _multi_tensor_fits(cls: type[Optimizer]) -> bool:
+    """Whether ``cls``'s multi-tensor update was written for its per-tensor one: no subclass
+    below the class that wrote ``_multi_tensor_update`` changed ``_update`` or
+    ``_init_state`` (a user's variant of SGD then runs its own ``_update``)."""
+    for klass in cls.__mro__:
+        if "_multi_tensor_update" in vars(klass):
+            return True
+        if "_update" in vars(klass) or "_init_state" in vars(klass):
+            return False
+    return False
 
 
 def _typename(obj: Any) -> str:

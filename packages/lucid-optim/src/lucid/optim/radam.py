@@ -86,7 +86,7 @@ def _multi_tensor_radam(
     rest = []
     for i, (p, grad, state) in enumerate(zip(params, grads, states)):
         moments = [state["exp_avg"], state["exp_avg_sq"]]
-        if not (type(state["step"]) is int and _foreach.takes(p, grad, moments)):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
             rest.append(i)
             continue
         state["step"] += 1

@@ -112,7 +112,7 @@ def _multi_tensor_rmsprop(
             written.append(state["momentum_buffer"])
         if centered:
             written.append(state["grad_avg"])
-        if not (type(state["step"]) is int and _foreach.takes(p, grad, written)):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
             rest.append(i)
             continue
         state["step"] += 1
