@@ -142,7 +142,7 @@ def test_what_the_multi_tensor_update_leaves_to_the_per_tensor_one(
 ) -> None:
     spy = _Spy(monkeypatch)
     w = lucid.tensor([1.0, 2.0], requires_grad=True)
-    opt = optim.Adam([w], lr=np.float64(0.1))  # a NumPy scalar promotes: the ops decide
+    opt: Optimizer = optim.Adam([w], lr=np.float64(0.1))  # a NumPy scalar promotes: the ops decide
     _grads([w], 0)
     opt.step()
     assert spy.count == 1

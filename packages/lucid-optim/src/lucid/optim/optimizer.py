@@ -445,7 +445,6 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
-@functools.cache
 def _multi_tensor_fits(cls: type[Optimizer]) -> bool:
     """Whether ``cls``'s multi-tensor update was written for its per-tensor one: no subclass
     below the class that wrote ``_multi_tensor_update`` changed ``_update`` or
