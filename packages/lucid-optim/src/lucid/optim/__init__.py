@@ -2,6 +2,15 @@
 
 Every optimizer works on any leaf tensor that requires grad (so on ``nn.Parameter``s) and
 follows ``torch.optim``'s names, defaults, ``param_groups`` and ``state_dict`` layout.
+
+As in PyTorch, an algorithm has a per-tensor update and, where it measures faster, a
+multi-tensor one over the whole parameter group, chosen by the ``foreach`` option:
+``None`` (the default) takes the multi-tensor update wherever the backend can write arrays in
+place (NumPy; PyTorch's CPU default is the per-tensor one), ``True`` asks for it, ``False``
+turns it off. Both give the same bits: the multi-tensor update runs the same ufuncs in the
+same order, on the arrays, writing into the parameters and the state (no op calls, no
+temporaries beyond a small scratch buffer). Parameters it cannot take (MLX arrays, complex
+or mixed dtypes, hyper-parameters that are not Python numbers) take the per-tensor update.
 """
 
 from . import lr_scheduler

@@ -11,6 +11,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_common
 from .optimizer import Optimizer, ParamGroup
 
@@ -63,3 +64,29 @@ class AdamFamily(Optimizer):
         state["exp_avg"].lerp_(grad, 1 - beta1)
         average_square_(state["exp_avg_sq"], grad, beta2)
         return state["step"], grad
+
+
+def moments_arrays(
+    xp: Any, p: Any, grad: Any, m: Any, v: Any, t1: Any, t2: Any, group: ParamGroup
+) -> Any:
+    """:meth:`AdamFamily._moments` on arrays (after the step count): the gradient negated
+    for ``maximize``, the weight decay, then both moments, written into ``p``, ``m``, ``v``.
+    Returns the gradient the moments saw (``grad`` itself or in ``t1``); uses ``t2``."""
+    weight_decay = group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    d = xp.negative(grad, out=t1) if group["maximize"] else grad
+    if weight_decay != 0:
+        if group.get("decoupled_weight_decay", False):
+            xp.multiply(p, 1 - group["lr"] * weight_decay, out=p)
+        else:
+            d = xp.add(d, _foreach.scaled(xp, p, weight_decay, t2), out=t1)
+    xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
+    xp.multiply(v, beta2, out=v)
+    xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - beta2, t2), out=v)
+    return d
+
+
+def plain_adam_group(group: ParamGroup) -> bool:
+    """Whether the Adam family's hyper-parameters are plain Python numbers (see
+    ``_foreach.numbers``)."""
+    return _foreach.numbers(group["lr"], group["eps"], group["weight_decay"], *group["betas"])

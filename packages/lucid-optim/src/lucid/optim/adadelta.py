@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
 from ._updates import average_square_, l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -21,6 +22,8 @@ class Adadelta(Optimizer):
     :math:`v \leftarrow \rho v + (1-\rho) g^2`,
     :math:`\Delta = \sqrt{u + \epsilon} / \sqrt{v + \epsilon}\; g`,
     :math:`u \leftarrow \rho u + (1-\rho)\Delta^2`, :math:`p \leftarrow p - \text{lr}\,\Delta`.
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -32,8 +35,16 @@ class Adadelta(Optimizer):
         weight_decay: float = 0.0,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(
+            lr=lr,
+            rho=rho,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+        )
         super().__init__(params, defaults)
 
     def _check_group_options(self, group: ParamGroup) -> None:
@@ -58,3 +69,44 @@ class Adadelta(Optimizer):
         delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
         average_square_(acc_delta, delta, rho)
         p.add_(delta, alpha=-group["lr"])
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_adadelta(params, grads, states, group)
+
+
+def _multi_tensor_adadelta(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+    if not _foreach.numbers(lr, rho, eps, weight_decay):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        written = [state["square_avg"], state["acc_delta"]]
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        with _foreach.array_update(p.backend, [p, *written]) as xp:
+            for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *written], 3):
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                xp.multiply(v, rho, out=v)
+                xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
+                std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
+                delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
+                delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
+                xp.multiply(u, rho, out=u)
+                sq = xp.multiply(delta, delta, out=t2)
+                xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
+                xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
+    return rest

@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
 from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -21,6 +22,8 @@ class Adagrad(Optimizer):
     :math:`s \leftarrow s + g^2`,
     :math:`p \leftarrow p - \eta_t\, g / (\sqrt{s} + \epsilon)` with
     :math:`\eta_t = \text{lr} / (1 + (t-1)\,\text{lr\_decay})`.
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -33,6 +36,7 @@ class Adagrad(Optimizer):
         eps: float = 1e-10,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -41,6 +45,7 @@ class Adagrad(Optimizer):
             weight_decay=weight_decay,
             initial_accumulator_value=initial_accumulator_value,
             maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -62,3 +67,44 @@ class Adagrad(Optimizer):
         state["sum"].addcmul_(grad, grad, value=1)
         std = state["sum"].sqrt().add_(group["eps"])
         p.addcdiv_(grad, std, value=-clr)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_adagrad(params, grads, states, group)
+
+
+def _multi_tensor_adagrad(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adagrad._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, lr_decay, eps, weight_decay = (
+        group["lr"],
+        group["lr_decay"],
+        group["eps"],
+        group["weight_decay"],
+    )
+    if not _foreach.numbers(lr, lr_decay, eps, weight_decay):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, [state["sum"]])):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        clr = lr / (1 + (state["step"] - 1) * lr_decay)
+        with _foreach.array_update(p.backend, [p, state["sum"]]) as xp:
+            for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, state["sum"]], 2):
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                xp.add(total, xp.multiply(d, d, out=t2), out=total)
+                std = xp.add(xp.sqrt(total, out=t2), eps, out=t2)
+                q = xp.true_divide(d, std, out=t2)
+                xp.add(pa, _foreach.scaled(xp, q, -clr, t2), out=pa)
+    return rest

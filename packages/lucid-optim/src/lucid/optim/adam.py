@@ -8,7 +8,8 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
-from ._updates import AdamFamily
+from . import _foreach
+from ._updates import AdamFamily, moments_arrays, plain_adam_group
 from .optimizer import ParamGroup
 
 __all__ = ["Adam", "AdamW"]
@@ -24,6 +25,9 @@ class Adam(AdamFamily):
     ``amsgrad`` uses the running maximum of :math:`v`; ``weight_decay`` adds
     :math:`\lambda p` to the gradient, or with ``decoupled_weight_decay=True`` (AdamW)
     multiplies :math:`p` by :math:`1 - \text{lr}\,\lambda` first.
+
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -36,6 +40,7 @@ class Adam(AdamFamily):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         defaults = dict(
@@ -45,6 +50,7 @@ class Adam(AdamFamily):
             weight_decay=weight_decay,
             amsgrad=amsgrad,
             maximize=maximize,
+            foreach=foreach,
             decoupled_weight_decay=decoupled_weight_decay,
         )
         super().__init__(params, defaults)
@@ -64,6 +70,15 @@ class Adam(AdamFamily):
         denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
         p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - beta1**step))
 
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_adam(params, grads, states, group)
+
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter), as ``torch.optim.AdamW``."""
@@ -78,6 +93,7 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         super().__init__(
             params,
@@ -87,5 +103,38 @@ class AdamW(Adam):
             weight_decay,
             amsgrad,
             maximize=maximize,
+            foreach=foreach,
             decoupled_weight_decay=True,
         )
+
+
+def _multi_tensor_adam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    if not plain_adam_group(group):
+        return list(range(len(params)))
+    lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
+    beta1, beta2 = group["betas"]
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        moments = [state["exp_avg"], state["exp_avg_sq"]]
+        if amsgrad:
+            moments.append(state["max_exp_avg_sq"])
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        value = -lr / (1 - beta1**step)
+        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+            for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
+                moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+                if vmax:
+                    v = xp.maximum(vmax[0], v, out=vmax[0])
+                denom = xp.true_divide(xp.sqrt(v, out=t1), bias_correction2_sqrt, out=t1)
+                xp.add(denom, eps, out=denom)
+                xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, denom, out=t1), value, t1), out=pa)
+    return rest

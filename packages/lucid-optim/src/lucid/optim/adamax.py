@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_common
 from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -21,6 +22,8 @@ class Adamax(Optimizer):
     :math:`m \leftarrow \beta_1 m + (1-\beta_1) g`,
     :math:`u \leftarrow \max(\beta_2 u, |g| + \epsilon)`,
     :math:`p \leftarrow p - \frac{\text{lr}}{1-\beta_1^t} m / u`.
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -32,8 +35,16 @@ class Adamax(Optimizer):
         weight_decay: float = 0.0,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+        )
         super().__init__(params, defaults)
 
     def _check_group_options(self, group: ParamGroup) -> None:
@@ -53,3 +64,41 @@ class Adamax(Optimizer):
         exp_inf.mul_(beta2).maximum_(grad.abs().add_(group["eps"]))
         clr = group["lr"] / (1 - beta1 ** state["step"])
         p.addcdiv_(exp_avg, exp_inf, value=-clr)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_adamax(params, grads, states, group)
+
+
+def _multi_tensor_adamax(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adamax._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    if not _foreach.numbers(lr, eps, weight_decay, beta1, beta2):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        written = [state["exp_avg"], state["exp_inf"]]
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        clr = lr / (1 - beta1 ** state["step"])
+        with _foreach.array_update(p.backend, [p, *written]) as xp:
+            for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *written], 2):
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
+                xp.multiply(u, beta2, out=u)
+                xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
+                xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
+    return rest

@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
 from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -21,6 +22,8 @@ class ASGD(Optimizer):
     :math:`p \leftarrow (1 - \lambda\eta_t)\,p - \eta_t g`, with
     :math:`\eta_t = \text{lr} / (1 + \lambda\,\text{lr}\,t)^\alpha`; from step ``t0`` on the
     average ``ax`` of the iterates is kept in the state.
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _supports_complex = True
@@ -36,9 +39,16 @@ class ASGD(Optimizer):
         weight_decay: float = 0.0,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
-            lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, maximize=maximize
+            lr=lr,
+            lambd=lambd,
+            alpha=alpha,
+            t0=t0,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -67,3 +77,46 @@ class ASGD(Optimizer):
             ax.copy_(p.detach())
         state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         state["mu"] = 1 / max(1, step - group["t0"])
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_asgd(params, grads, states, group)
+
+
+def _multi_tensor_asgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`ASGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (complex parameters among them)."""
+    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+    weight_decay = group["weight_decay"]
+    if not _foreach.numbers(lr, lambd, alpha, t0, weight_decay):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        eta, mu = state["eta"], state["mu"]
+        plain = _foreach.numbers(state["step"]) and _foreach.numbers(eta, mu)
+        if not (plain and _foreach.takes(p, grad, [state["ax"]])):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        step = state["step"]
+        with _foreach.array_update(p.backend, [p, state["ax"]]) as xp:
+            for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, state["ax"]], 2):
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                xp.multiply(pa, 1 - lambd * eta, out=pa)
+                xp.add(pa, _foreach.scaled(xp, d, -eta, t2), out=pa)
+                if mu != 1:
+                    xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
+                else:
+                    xp.copyto(ax, pa)
+        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
+        state["mu"] = 1 / max(1, step - t0)
+    return rest

@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_common
 from ._updates import decay_weights_
 from .optimizer import Optimizer, ParamGroup
@@ -35,6 +36,9 @@ class Lion(Optimizer):
         >>> opt.step()
         >>> [round(v, 6) for v in w.tolist()]
         [0.9, -0.9]
+
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -45,8 +49,15 @@ class Lion(Optimizer):
         weight_decay: float = 0.0,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
-        defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            weight_decay=weight_decay,
+            maximize=maximize,
+            foreach=foreach,
+        )
         super().__init__(params, defaults)
 
     def _check_group_options(self, group: ParamGroup) -> None:
@@ -62,3 +73,38 @@ class Lion(Optimizer):
         decay_weights_(p, lr, group["weight_decay"])
         p.add_(exp_avg.lerp(grad, 1 - beta1).sign(), alpha=-lr)
         exp_avg.lerp_(grad, 1 - beta2)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_lion(params, grads, states, group)
+
+
+def _multi_tensor_lion(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Lion._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    if not _foreach.numbers(lr, weight_decay, beta1, beta2):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        if not _foreach.takes(p, grad, [state["exp_avg"]]):
+            rest.append(i)
+            continue
+        with _foreach.array_update(p.backend, [p, state["exp_avg"]]) as xp:
+            for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, state["exp_avg"]], 2):
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    xp.multiply(pa, 1 - lr * weight_decay, out=pa)
+                c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
+                c = xp.sign(xp.add(m, c, out=t2), out=t2)
+                xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
+                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
+    return rest

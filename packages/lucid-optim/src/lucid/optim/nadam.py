@@ -7,8 +7,9 @@ from typing import Any
 
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
-from ._updates import AdamFamily
+from ._updates import AdamFamily, moments_arrays, plain_adam_group
 from .optimizer import ParamGroup
 
 __all__ = ["NAdam"]
@@ -21,6 +22,9 @@ class NAdam(AdamFamily):
     ``momentum_decay`` :math:`\psi`; the update mixes the current gradient and the first moment
     with weights :math:`(1-\mu_t)/(1-\prod_{i\le t}\mu_i)` and
     :math:`\mu_{t+1}/(1-\prod_{i\le t+1}\mu_i)`. ``decoupled_weight_decay=True`` gives NAdamW.
+
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _scalar_state = ("step", "mu_product")
@@ -36,6 +40,7 @@ class NAdam(AdamFamily):
         decoupled_weight_decay: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -45,6 +50,7 @@ class NAdam(AdamFamily):
             momentum_decay=momentum_decay,
             decoupled_weight_decay=decoupled_weight_decay,
             maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -67,3 +73,48 @@ class NAdam(AdamFamily):
         denom = state["exp_avg_sq"].div(1 - beta2**step).sqrt().add_(group["eps"])
         p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         p.addcdiv_(state["exp_avg"], denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_nadam(params, grads, states, group)
+
+
+def _multi_tensor_nadam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    if not (plain_adam_group(group) and _foreach.numbers(group["momentum_decay"])):
+        return list(range(len(params)))
+    lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
+    beta1, beta2 = group["betas"]
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        moments = [state["exp_avg"], state["exp_avg_sq"]]
+        plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
+        if not (plain and _foreach.takes(p, grad, moments)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        step = state["step"]
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
+        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+            for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *moments], 3):
+                d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+                denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
+                denom = xp.add(denom, eps, out=t2)
+                q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
+                xp.add(pa, q, out=pa)
+                q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
+                xp.add(pa, q, out=pa)
+    return rest

@@ -8,7 +8,10 @@ An algorithm subclasses :class:`Optimizer` and writes only two methods for one p
                                                 # when the group has ``maximize=True``)
 
 The base class runs them for every parameter that has a gradient, without recording a graph.
-Whole-problem algorithms (LBFGS) override ``_step(closure)`` instead.
+As in PyTorch, an algorithm may also write a multi-tensor update over the whole group,
+``_multi_tensor_update(params, grads, states, group)`` (its ``_multi_tensor_<name>``), used
+unless the group says ``foreach=False``. Whole-problem algorithms (LBFGS) override
+``_step(closure)`` instead.
 """
 
 from __future__ import annotations
@@ -238,7 +241,9 @@ class Optimizer:
         return params + state
 
     def _step_group(self, group: ParamGroup) -> None:
-        maximize = group.get("maximize", False)
+        params: list[Tensor] = []
+        grads: list[Tensor] = []
+        states: list[dict[str, Any]] = []
         for p in group["params"]:
             grad = p.grad
             if grad is None:
@@ -246,7 +251,45 @@ class Optimizer:
             state = self.state[p]
             if not state:
                 self._init_state(p, state, group)
+            params.append(p)
+            grads.append(grad)
+            states.append(state)
+        if (
+            group.get("foreach") is False
+            or lucid.is_grad_enabled()
+            or not _multi_tensor_fits(type(self))
+        ):
+            self._single_tensor_update(params, grads, states, group)
+            return
+        rest = self._multi_tensor_update(params, grads, states, group)
+        if rest:
+            pick = [params[i] for i in rest], [grads[i] for i in rest], [states[i] for i in rest]
+            self._single_tensor_update(*pick, group)
+
+    def _single_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> None:
+        """The per-tensor update of each parameter: ``_update``, with the gradient negated when
+        the group has ``maximize=True``."""
+        maximize = group.get("maximize", False)
+        for p, grad, state in zip(params, grads, states):
             self._update(p, -grad if maximize else grad, state, group)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        """Update the whole group at once (PyTorch's ``foreach``), with the same results as the
+        per-tensor update; return the positions left to the per-tensor update (the base class
+        has no multi-tensor update: all of them)."""
+        return list(range(len(params)))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         """Fill the (empty) state of parameter ``p`` before its first update."""
@@ -400,6 +443,18 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
+
+
+def _multi_tensor_fits(cls: type[Optimizer]) -> bool:
+    """Whether ``cls``'s multi-tensor update was written for its per-tensor one: no subclass
+    below the class that wrote ``_multi_tensor_update`` changed ``_update`` or
+    ``_init_state`` (a user's variant of SGD then runs its own ``_update``)."""
+    for klass in cls.__mro__:
+        if "_multi_tensor_update" in vars(klass):
+            return True
+        if "_update" in vars(klass) or "_init_state" in vars(klass):
+            return False
+    return False
 
 
 def _typename(obj: Any) -> str:

@@ -7,7 +7,8 @@ from typing import Any
 
 from lucid import Tensor
 
-from ._updates import AdamFamily
+from . import _foreach
+from ._updates import AdamFamily, moments_arrays, plain_adam_group
 from .optimizer import ParamGroup
 
 __all__ = ["RAdam"]
@@ -20,6 +21,9 @@ class RAdam(AdamFamily):
     (:math:`\rho_t \le 5`) the step is plain bias-corrected momentum; afterwards it is Adam's
     step scaled by the rectification term :math:`r_t`. ``decoupled_weight_decay=True`` gives
     RAdamW.
+
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -32,6 +36,7 @@ class RAdam(AdamFamily):
         decoupled_weight_decay: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -40,6 +45,7 @@ class RAdam(AdamFamily):
             weight_decay=weight_decay,
             decoupled_weight_decay=decoupled_weight_decay,
             maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -57,6 +63,49 @@ class RAdam(AdamFamily):
             p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_radam(params, grads, states, group)
+
+
+def _multi_tensor_radam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    if not plain_adam_group(group):
+        return list(range(len(params)))
+    lr, eps = group["lr"], group["eps"]
+    beta1, beta2 = group["betas"]
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        moments = [state["exp_avg"], state["exp_avg_sq"]]
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2 = 1 - beta2**step
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+            for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
+                moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+                x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)
+                if rho_t > 5.0:
+                    adaptive_lr = xp.add(xp.sqrt(v, out=t1), eps, out=t1)
+                    adaptive_lr = xp.true_divide(bias_correction2**0.5, adaptive_lr, out=t1)
+                    x = xp.multiply(
+                        xp.multiply(x, adaptive_lr, out=t2), _rectification(rho_t, rho_inf), out=t2
+                    )
+                xp.add(pa, xp.multiply(x, -1.0, out=t2), out=pa)
+    return rest
 
 
 def _rectification(rho_t: float, rho_inf: float) -> float:

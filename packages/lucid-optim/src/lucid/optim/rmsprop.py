@@ -8,6 +8,7 @@ from typing import Any
 import lucid
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
 from ._updates import average_square_, l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -22,6 +23,8 @@ class RMSprop(Optimizer):
     running mean gradient :math:`\bar g` from :math:`v`; the step is
     :math:`g / (\sqrt{v} + \epsilon)`, accumulated into a momentum buffer when
     ``momentum > 0``.
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(
@@ -35,6 +38,7 @@ class RMSprop(Optimizer):
         centered: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -44,6 +48,7 @@ class RMSprop(Optimizer):
             momentum=momentum,
             centered=centered,
             maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -80,3 +85,59 @@ class RMSprop(Optimizer):
             p.add_(buf, alpha=-lr)
         else:
             p.addcdiv_(grad, avg, value=-lr)
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_rmsprop(params, grads, states, group)
+
+
+def _multi_tensor_rmsprop(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RMSprop._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+    weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+    if not _foreach.numbers(lr, alpha, eps, weight_decay, momentum):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        written = [state["square_avg"]]
+        if momentum > 0:
+            written.append(state["momentum_buffer"])
+        if centered:
+            written.append(state["grad_avg"])
+        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
+            rest.append(i)
+            continue
+        state["step"] += 1
+        with _foreach.array_update(p.backend, [p, *written]) as xp:
+            for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *written], 2):
+                buf = more.pop(0) if momentum > 0 else None
+                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                xp.multiply(v, alpha, out=v)
+                xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - alpha, t2), out=v)
+                if centered:
+                    g_avg = more[0]
+                    diff = xp.multiply(xp.subtract(d, g_avg, out=t2), 1 - alpha, out=t2)
+                    xp.add(g_avg, diff, out=g_avg)
+                    avg = xp.multiply(xp.multiply(g_avg, g_avg, out=t2), -1, out=t2)
+                    avg = xp.sqrt(xp.add(v, avg, out=t2), out=t2)
+                else:
+                    avg = xp.sqrt(v, out=t2)
+                avg = xp.add(avg, eps, out=t2)
+                q = xp.true_divide(d, avg, out=t2)
+                if buf is not None:
+                    xp.multiply(buf, momentum, out=buf)
+                    xp.add(buf, q, out=buf)
+                    xp.add(pa, _foreach.scaled(xp, buf, -lr, t2), out=pa)
+                else:
+                    xp.add(pa, _foreach.scaled(xp, q, -lr, t2), out=pa)
+    return rest

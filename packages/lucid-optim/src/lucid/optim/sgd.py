@@ -7,6 +7,7 @@ from typing import Any
 
 from lucid import Tensor
 
+from . import _foreach
 from ._checks import check_nonnegative
 from ._updates import l2_penalty
 from .optimizer import Optimizer, ParamGroup
@@ -21,6 +22,9 @@ class SGD(Optimizer):
     :math:`b \leftarrow \mu b + (1 - \tau) g` (the first step sets :math:`b = g`),
     :math:`p \leftarrow p - \text{lr}\,(g + \mu b)` with ``nesterov``, else
     :math:`p \leftarrow p - \text{lr}\, b`.
+
+    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
+    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _supports_complex = True
@@ -35,6 +39,7 @@ class SGD(Optimizer):
         nesterov: bool = False,
         *,
         maximize: bool = False,
+        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -43,6 +48,7 @@ class SGD(Optimizer):
             weight_decay=weight_decay,
             nesterov=nesterov,
             maximize=maximize,
+            foreach=foreach,
         )
         super().__init__(params, defaults)
 
@@ -64,3 +70,42 @@ class SGD(Optimizer):
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         p.add_(grad, alpha=-group["lr"])
+
+    def _multi_tensor_update(
+        self,
+        params: list[Tensor],
+        grads: list[Tensor],
+        states: list[dict[str, Any]],
+        group: ParamGroup,
+    ) -> list[int]:
+        return _multi_tensor_sgd(params, grads, states, group)
+
+
+def _multi_tensor_sgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (a first momentum step, which makes the buffer, among them)."""
+    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+    weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+    if not _foreach.numbers(lr, momentum, dampening, weight_decay):
+        return list(range(len(params)))
+    rest = []
+    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+        buf = state.get("momentum_buffer") if momentum != 0 else None
+        bufs = [] if buf is None else [buf]
+        if (momentum != 0 and buf is None) or not _foreach.takes(p, grad, bufs):
+            rest.append(i)
+            continue
+        with _foreach.array_update(p.backend, [p, *bufs]) as xp:
+            for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *bufs], 2):
+                d = xp.negative(ga, out=t1) if maximize else ga
+                if weight_decay != 0:
+                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
+                if ba:
+                    b = ba[0]
+                    xp.multiply(b, momentum, out=b)
+                    xp.add(b, _foreach.scaled(xp, d, 1 - dampening, t2), out=b)
+                    d = xp.add(d, _foreach.scaled(xp, b, momentum, t2), out=t1) if nesterov else b
+                xp.add(pa, _foreach.scaled(xp, d, -lr, t2), out=pa)
+    return rest

@@ -1,0 +1,104 @@
+"""What the multi-tensor (foreach) updates share: which parameters they can take, and the
+loop that runs an update's ufuncs on the arrays themselves, writing the results into them.
+
+A ``_multi_tensor_<name>`` update runs, for each parameter, the ufuncs its per-tensor update's
+ops run, in the same order and with the same Python-number operands, so it gives the same bits.
+It only leaves out the ops' per-call work (promotion, graph checks, one Tensor per result) and
+their temporaries: results land in the parameter's and the state's arrays (``out=``), and
+intermediate values in a small scratch buffer. It is used on backends whose arrays can be
+written in place (NumPy); elsewhere (MLX) every parameter takes the per-tensor update.
+
+Only public lucid-core API is used: ``Tensor.array``, ``Backend.inplace_out`` (the array a
+ufunc may write into), ``Backend.fp_quiet`` (the ops' floating-point error state) and
+``lucid.autograd.graph.increment_version`` (the version bump of any in-place op).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from lucid import Tensor
+from lucid.autograd.graph import increment_version
+
+__all__ = ["CHUNK", "array_update", "numbers", "pieces", "scaled", "takes"]
+
+# Elements per piece: the arrays of one piece stay in cache from one ufunc to the next.
+CHUNK = 1 << 16
+
+_NUMBERS = (int, float)  # exact types: numpy scalars, bools and tensors take the ops' rules
+
+
+def numbers(*values: Any) -> bool:
+    """Whether every hyper-parameter is a plain Python ``int`` or ``float`` (a NumPy scalar or
+    a tensor changes the ops' type promotion, so those groups take the per-tensor update)."""
+    return all(type(v) in _NUMBERS for v in values)
+
+
+def takes(p: Tensor, grad: Tensor, written: Sequence[Tensor], read: Sequence[Tensor] = ()) -> bool:
+    """Whether the array-level update can take parameter ``p``: a floating tensor whose array
+    can be written in place, on a backend with NumPy 2's weak Python scalars, and the gradient,
+    the state tensors it ``written`` into and those it only ``read`` all of ``p``'s backend,
+    dtype and shape (so no promotion or broadcasting is involved)."""
+    backend = p.backend
+    if not (backend.weak_python_scalars and p.dtype.is_floating_point):
+        return False
+    if backend.inplace_out(p.array) is None:
+        return False
+    dtype, shape = p.dtype, p.shape
+    for t in (grad, *written, *read):
+        if t.backend is not backend or t.dtype is not dtype or t.shape != shape:
+            return False
+    return all(backend.inplace_out(t.array) is not None for t in written)
+
+
+@contextmanager
+def array_update(backend: Any, written: list[Tensor]) -> Iterator[Any]:
+    """Run the block under the ops' floating-point error state (no NumPy warnings, as PyTorch
+    gives none) and bump the version of every tensor in ``written`` after it; yield ``xp``."""
+    quiet = backend.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        yield backend.xp
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+        increment_version(written)
+
+
+def pieces(
+    xp: Any, tensors: Sequence[Tensor], scratch: int
+) -> Iterator[tuple[list[Any], list[Any]]]:
+    """The tensors' arrays in matching pieces, each with ``scratch`` buffers of its shape:
+    flat ``CHUNK``-element slices when every tensor is contiguous, else the whole arrays.
+    Writing into a piece writes into the tensor."""
+    arrays = [t.array for t in tensors]
+    first = arrays[0]
+    if not all(_contiguous(t.backend.strides(a), t.shape) for t, a in zip(tensors, arrays)):
+        yield arrays, [xp.empty_like(first) for _ in range(scratch)]
+        return
+    flat = [xp.reshape(a, (-1,)) for a in arrays]
+    n = flat[0].shape[0]
+    buffers = [xp.empty((min(n, CHUNK),), dtype=first.dtype) for _ in range(scratch)]
+    for start in range(0, n, CHUNK):
+        stop = min(n, start + CHUNK)
+        yield [a[start:stop] for a in flat], [b[: stop - start] for b in buffers]
+
+
+def scaled(xp: Any, x: Any, value: Any, out: Any) -> Any:
+    """``x * value`` as the ops scale an ``alpha``/``value`` operand: not at all for 1."""
+    return x if value == 1 else xp.multiply(x, value, out=out)
+
+
+def _contiguous(strides: tuple[int, ...] | None, shape: tuple[int, ...]) -> bool:
+    """Whether an array of ``shape`` with ``strides`` (in elements) is in C order, so that its
+    flat reshape is a view of it."""
+    if strides is None:
+        return False
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
