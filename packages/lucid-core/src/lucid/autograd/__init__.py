@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lucid.autograd import graph, inplace
 from lucid.autograd.engine import backward, grad
 from lucid.autograd.function import (
     DoubleBackwardError,
@@ -25,6 +26,7 @@ __all__ = [
     "backward",
     "enable_grad",
     "grad",
+    "graph",
     "gradcheck",
     "gradgradcheck",
     "inference_mode",
