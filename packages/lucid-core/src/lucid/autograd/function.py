@@ -329,52 +329,48 @@ def _record(
 
 _PLAIN = (type(None), int, float, bool, complex)
 
-# What a SavedTensor holds.
-_INPUT = 0  # an input Tensor (or an in-place snapshot of one)
-_OUTPUT = 1  # a forward output, kept as its array so no reference cycle forms
-_CONSTANT = 2  # anything else ``save_for_backward`` was given (numbers, arrays, None)
-
 
 class SavedTensor:
-    """One item ``save_for_backward`` kept, with the version it must still have at backward.
+    """One item ``save_for_backward`` kept: an input Tensor with the version it must still have
+    at backward, or a constant (a number, None, an array that is neither input nor output)."""
 
-    An input is kept as its Tensor; an output as its array, its index among the node's
-    outputs and its version counter (a Tensor would point back at the node: a cycle).
-    """
+    __slots__ = ("value", "version")
 
-    __slots__ = ("kind", "value", "version", "output_nr", "counter", "requires_grad")
+    def __init__(self, value: Any, version: int) -> None:
+        self.value, self.version = value, version
+
+    def unpack(self, node: Function) -> Any:
+        """The item as ``node.saved_tensors`` gives it; raises if the input changed in place."""
+        obj = self.value
+        if isinstance(obj, Tensor):
+            current = obj._version
+            if current != self.version:
+                _raise_modified(obj, node, current, self.version)
+            return obj
+        if obj is None or type(obj) in _PLAIN:
+            return obj
+        return Tensor.from_backend_array(obj, node.out_backend)
+
+
+class SavedOutput(SavedTensor):
+    """A saved forward output, kept as its array (a Tensor would point back at the node: a
+    reference cycle) with its index among the node's outputs and its version counter."""
+
+    __slots__ = ("output_nr", "counter", "requires_grad")
 
     def __init__(
-        self,
-        kind: int,
-        value: Any,
-        version: int = 0,
-        output_nr: int = 0,
-        counter: VersionCounter | None = None,
-        requires_grad: bool = False,
+        self, array: Any, output_nr: int, counter: VersionCounter, requires_grad: bool
     ) -> None:
-        self.kind, self.value, self.version = kind, value, version
-        # outputs only: the index among the node's outputs, the shared counter, requires_grad
+        self.value, self.version = array, counter.value
         self.output_nr, self.counter, self.requires_grad = output_nr, counter, requires_grad
 
     def unpack(self, node: Function) -> Any:
-        """The saved item as ``node.saved_tensors`` gives it; raises if it changed in place."""
-        kind, obj, version = self.kind, self.value, self.version
-        if kind == _INPUT:
-            current = obj._version
-            if current != version:
-                _raise_modified(obj, node, current, version)
-            return obj
-        if kind == _CONSTANT:
-            if obj is None or type(obj) in _PLAIN:
-                return obj
-            return Tensor.from_backend_array(obj, node.out_backend)
+        """The output as a Tensor of ``node``; raises if it changed in place since."""
         vc = self.counter
-        assert vc is not None  # outputs always carry their counter
-        if vc.value != version:
-            _raise_modified(None, node, vc.value, version, self.output_nr)
+        if vc.value != self.version:
+            _raise_modified(None, node, vc.value, self.version, self.output_nr)
         requires_grad = self.requires_grad
-        t = Tensor.from_backend_array(obj, node.out_backend, requires_grad)
+        t = Tensor.from_backend_array(self.value, node.out_backend, requires_grad)
         if requires_grad:
             t.grad_fn = node
             t._output_nr = self.output_nr
@@ -390,24 +386,23 @@ def _resolve_saved(
     saved: list[SavedTensor] = []
     for item in items:
         if type(item) in _PLAIN:
-            saved.append(SavedTensor(_CONSTANT, item))
+            saved.append(SavedTensor(item, 0))
             continue
         if isinstance(item, Tensor):
-            saved.append(SavedTensor(_INPUT, item, item._version))
+            saved.append(SavedTensor(item, item._version))
             continue
         for a, arr in zip(args, arrays):
             if arr is item and isinstance(a, Tensor):
-                saved.append(SavedTensor(_INPUT, a, a._version))
+                saved.append(SavedTensor(a, a._version))
                 break
         else:
             for k, o in enumerate(outs):
                 if o is item:
                     t = results[k]
-                    vc = t._counter()
-                    saved.append(SavedTensor(_OUTPUT, o, vc.value, k, vc, t.requires_grad))
+                    saved.append(SavedOutput(o, k, t._counter(), t.requires_grad))
                     break
             else:
-                saved.append(SavedTensor(_CONSTANT, item))
+                saved.append(SavedTensor(item, 0))
     return saved
 
 
@@ -415,7 +410,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
     """``t`` is about to be overwritten by an in-place op whose node saved it: keep a copy of
     its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
     for s in node._saved or ():
-        if s.kind == _INPUT and s.value is t:
+        if s.value is t:  # only a saved input holds a Tensor
             copy = Tensor.from_backend_array(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
             s.value, s.version = copy, 0
@@ -424,7 +419,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
     """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
     for s in node._saved or ():
-        if s.kind == _OUTPUT and s.counter is old:
+        if isinstance(s, SavedOutput) and s.counter is old:
             s.counter, s.version = new, new.value
 
 
@@ -433,7 +428,7 @@ def replace_saved_output_array(node: Function, old: Any, new: Any) -> None:
     in-place change through ``.data`` on a backend whose writes make new arrays): save ``new``,
     as the shared storage would on NumPy."""
     for s in node._saved or ():
-        if s.kind == _OUTPUT and s.value is old:
+        if isinstance(s, SavedOutput) and s.value is old:
             s.value = new
 
 
