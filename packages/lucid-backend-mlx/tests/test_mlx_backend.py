@@ -366,13 +366,16 @@ def test_every_native_kernel_receives_and_returns_arrays_only(
         return True
 
     seen: list[str] = []
-    for contract, impl in list(be.kernels.items()):
+    contracts: dict[Any, Any] = dict(be.kernels)
+    for contract, impl in contracts.items():
         for name in ("forward", "backward"):
             fn = getattr(impl, name, None)
             if fn is None:
                 continue
 
-            def method(*args: object, _fn: Any = fn, _n: str = contract.name + "." + name) -> object:
+            label = f"{contract.name}.{name}"
+
+            def method(*args: object, _fn: Any = fn, _n: str = label) -> object:
                 assert all(plain(a) for a in args[1:]), _n
                 out = _fn(*args)
                 assert plain(out), _n

@@ -1,5 +1,6 @@
-"""Fused-kernel contracts (lucid.kernels): checked registration, array-only kernels, the NumPy
-backend's first-use setup (its kernels, and glibc's allocator tuned then, not on ``import lucid``)."""
+"""Fused-kernel contracts (lucid.kernels): checked registration, array-only kernels, and the
+NumPy backend's first-use setup (its kernels, and glibc's allocator tuned then, not on
+``import lucid``)."""
 
 from __future__ import annotations
 

@@ -121,9 +121,8 @@ class MaxPool(Function):
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
                 ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
         fused = kernels.MAX_POOL.find(ctx.backend)
-        done = None if fused is None else fused.forward(
-            ctx.backend, x, kernel, stride, padding, dilation, ceil_mode, return_indices
-        )
+        args = (x, kernel, stride, padding, dilation, ceil_mode, return_indices)
+        done = None if fused is None else fused.forward(ctx.backend, *args)
         ctx.fused = None if done is None else fused
         if done is not None:
             y, ctx.residuals = done
@@ -202,9 +201,8 @@ class AvgPool(Function):
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
                 count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
         fused = kernels.AVG_POOL.find(ctx.backend)
-        done = None if fused is None else fused.forward(
-            ctx.backend, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
-        )
+        args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        done = None if fused is None else fused.forward(ctx.backend, *args)
         ctx.fused = None if done is None else fused
         if done is not None:
             y, ctx.residuals = done

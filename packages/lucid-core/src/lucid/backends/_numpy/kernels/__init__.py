@@ -5,8 +5,9 @@ Convolution: the arithmetic of lucid.nn's reference im2col + GEMM, organised for
 for the weight gradient), Winograd F(2x2, 3x3) for stride-1 3x3 layers where it measured
 faster (``winograd``) and depthwise convolutions as tap loops (``depthwise``): ``conv_kernel``
 chooses, with its thresholds beside it. Batch norm: blocked one-read statistics and gradient
-sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with ``lucid-core[numba]`` (``pool``).
-ReLU's gradient: one compiled pass on every core with ``lucid-core[numba]`` (``relu``).
+sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
+``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
+``lucid-core[numba]`` (``relu``).
 """
 
 from __future__ import annotations
