@@ -15,9 +15,9 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
   ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``SDPA``): ``forward`` returns the output(s)
   and ``residuals`` (arrays and plain values of the kernel's choosing, kept by the Function
-  and handed back once to ``backward``), or None to decline (the Function's reference code
-  runs); ``backward`` returns one array or None per array input, given ``needs`` (which of
-  them need a gradient). Such an op has no double backward.
+  and handed back to ``backward``), or None to decline (the Function's reference code
+  runs); ``backward`` returns one array or None per array input, given ``needs`` (one bool
+  per argument of the op: does it need a gradient). Such an op has no double backward.
 
 ``CONTRACT.register(backend, Impl)`` is checked by mypy against the contract's ``Protocol`` and
 at run time against its methods' arity.
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 ImplT = TypeVar("ImplT")
-Needs = tuple[bool, ...]  # per array input of the op: does it need a gradient
+Needs = tuple[bool, ...]  # per argument of the op, in order: does it need a gradient
 
 
 # -- forward only: the Function's backward is written in lucid ops -------------------------------
