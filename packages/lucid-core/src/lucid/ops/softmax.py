@@ -1,9 +1,9 @@
 """softmax and log_softmax: fused, numerically stable (the max is subtracted first).
 
-Both are Functions naming a fused-op contract (``contract``): a backend may compute the values
-with its own array kernel.
-A plain backward is one fused array expression; under ``create_graph=True`` the same formula
-runs in lucid ops on the saved output, so it is differentiable again.
+Both are Functions naming a fused-kernel contract (``contract``): a backend may compute the
+values with its own array kernel. A plain backward is one fused array expression; under
+``create_graph=True`` the same formula runs in lucid ops on the saved output, so it is
+differentiable again.
 """
 
 from __future__ import annotations

@@ -115,14 +115,10 @@ class _LayerNorm(Function):
         return y
 
     @staticmethod
+    @once_differentiable
     def backward(ctx: Any, g: Tensor) -> Any:
         if ctx.fused is not None:
             return fused_backward(ctx, g)
-        return _LayerNorm._backward(ctx, g)
-
-    @staticmethod
-    @once_differentiable
-    def _backward(ctx: Any, g: Tensor) -> Any:
         xp, axes, w = ctx.xp, ctx.axes, ctx.w
         gy, xhat = g.array, ctx.xhat
         gx = gw = gb = None
