@@ -1,7 +1,7 @@
 """The MLX "sdpa" kernel against the same formula in lucid ops on "cpu": masks, dead rows, grads.
 
 lucid.nn is not a dependency of this package, so the kernel is reached the way lucid.nn reaches
-it: through a Function whose ``kernel`` is the ``kernels.SDPA`` contract.
+it: through a Function that finds the ``kernels.SDPA`` kernel and keeps its residuals.
 """
 
 from __future__ import annotations
@@ -24,11 +24,20 @@ RNG = np.random.default_rng(0)
 
 
 class _SDPA(Function):
-    kernel = kernels.SDPA
+    @staticmethod
+    def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, p: float, causal: bool,
+                scale: Any) -> Any:  # fmt: skip
+        ctx.fused = kernels.SDPA.find(ctx.backend)
+        assert ctx.fused is not None, "the MLX backend should have an 'sdpa' kernel"
+        out, ctx.residuals = ctx.fused.forward(ctx.backend, q, k, v, mask, p, causal, scale,
+                                               ctx.needs_input_grad[:4])  # fmt: skip
+        return out
 
     @staticmethod
-    def forward(ctx: Any, *args: Any) -> Any:
-        raise AssertionError("the MLX backend should have run its 'sdpa' kernel")
+    def backward(ctx: Any, g: Tensor) -> Any:
+        grads = ctx.fused.backward(ctx.backend, ctx.residuals, g.array, ctx.needs_input_grad)
+        wrapped = [None if a is None else Tensor.from_backend_array(a, ctx.backend) for a in grads]
+        return (*wrapped, *([None] * (7 - len(wrapped))))
 
 
 def sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, p: float = 0.0) -> Tensor:

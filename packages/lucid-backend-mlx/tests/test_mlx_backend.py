@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -326,9 +328,10 @@ def test_softmax_kernel_runs_and_keeps_double_backward() -> None:
     kernel = get_backend("mlx").kernels[kernels.SOFTMAX]
     original = kernel.forward
 
-    def spy(ctx: object, x: object, dim: int) -> object:
+    def spy(backend: object, x: object, dim: int) -> object:
+        assert isinstance(x, mx.array)  # arrays, not Tensors
         calls.append(dim)
-        return original(ctx, x, dim)
+        return original(backend, x, dim)
 
     kernel.forward = staticmethod(spy)
     try:
@@ -345,3 +348,56 @@ def test_softmax_kernel_runs_and_keeps_double_backward() -> None:
     assert calls == [1]
     for want, got in zip(grads["cpu"], grads["mlx"]):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_every_native_kernel_receives_and_returns_arrays_only(
+    be: lmx.MlxBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each MLX kernel, spied on through the public ops (as lucid.nn calls them on "mlx"): its
+    arguments and results hold MLX arrays and plain values, never a Tensor or a Function."""
+    from lucid import kernels
+    from lucid.autograd.function import Function
+
+    def plain(value: object) -> bool:
+        if isinstance(value, (lucid.Tensor, Function)):
+            return False
+        if isinstance(value, (tuple, list)):
+            return all(plain(v) for v in value)
+        return True
+
+    seen: list[str] = []
+    contracts: dict[Any, Any] = dict(be.kernels)
+    for contract, impl in contracts.items():
+        for name in ("forward", "backward"):
+            fn = getattr(impl, name, None)
+            if fn is None:
+                continue
+
+            label = f"{contract.name}.{name}"
+
+            def method(*args: object, _fn: Any = fn, _n: str = label) -> object:
+                assert all(plain(a) for a in args[1:]), _n
+                out = _fn(*args)
+                assert plain(out), _n
+                seen.append(_n)
+                return out
+
+            monkeypatch.setattr(impl, name, staticmethod(method))
+    x = lucid.tensor(np.random.default_rng(5).standard_normal((2, 3, 8, 8)).astype(np.float32),
+                     device="mlx", requires_grad=True)  # fmt: skip
+    y = lucid.softmax(x, dim=1) + lucid.special.erf(x) + lucid.special.erfinv(x.tanh() * 0.5)
+    y.sum().backward()
+    assert {"softmax.forward", "erf.forward", "erfinv.forward"} <= set(seen)
+    # The whole-op kernels, called as lucid.nn's Functions call them.
+    xa, wa = x.detach().array, mx.ones((4, 3, 3, 3))
+    ks = be.kernels
+    out, res = ks[kernels.CONV].forward(be, xa, wa, None, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    ks[kernels.CONV].backward(be, res, out, (True, True, False))
+    pooled = ks[kernels.MAX_POOL].forward(be, xa, (2, 2), (2, 2), (0, 0), (1, 1), False, False)
+    assert pooled is not None
+    ks[kernels.MAX_POOL].backward(be, pooled[1], pooled[0], (True,))
+    assert ks[kernels.MAX_POOL].forward(be, xa, (2, 2), (2, 2), (0, 0), (1, 1), False, True) is None
+    normed = ks[kernels.LAYER_NORM].forward(be, xa, None, None, 1, 1e-5)
+    assert normed is not None
+    ks[kernels.LAYER_NORM].backward(be, normed[1], normed[0], (True, False, False))
+    assert {"conv.backward", "max_pool.backward", "layer_norm.backward"} <= set(seen)

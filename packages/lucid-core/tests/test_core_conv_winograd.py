@@ -18,7 +18,7 @@ import pytest
 
 from lucid import kernels
 from lucid.backends import blas_threads, get_backend
-from lucid.backends._numpy.kernels import CpuConv, im2col, winograd
+from lucid.backends._numpy.kernels import ConvStep, CpuConv, conv_kernel, im2col, winograd
 
 # (batch, C_in, C_out, (H, W), padding pairs): odd sizes, padding 0/1/2 and uneven, batch 1,
 # channel counts that are multiples of nothing.
@@ -169,17 +169,33 @@ def _resnet_layer(n: int, c: int, size: int) -> tuple[Any, Any, Any]:
     return np.zeros((n, c, size, size), np.float32), np.zeros((c, c, 3, 3), np.float32), g
 
 
+def _path(step: ConvStep, x: Any, c_out: int, g: Any) -> str:
+    return conv_kernel(step, x, x.shape[1], c_out, g)
+
+
 def test_it_is_chosen_for_resnet_layers_and_not_for_small_ones() -> None:
     x, w, g = _resnet_layer(128, 64, 32)
-    assert winograd.pays(x, 64, g) and winograd.pays_input_grad(x, w, g)
+    assert _path("forward", x, 64, g) == _path("input_grad", x, 64, g) == "winograd"
+    assert _path("weight_grad", x, 64, g) == "winograd"
     x, w, g = _resnet_layer(128, 512, 4)
-    assert winograd.pays(x, 512, g)
+    assert _path("forward", x, 512, g) == "winograd"
     x, w, g = _resnet_layer(2, 512, 4)  # 8 tiles: the weight transform would dominate
-    assert not winograd.pays(x, 512, g)
+    assert _path("forward", x, 512, g) == "im2col"
     x, w, g = _resnet_layer(128, 3, 32)  # few input channels: im2col's GEMM is fine
-    assert not winograd.pays(x, 64, g)
+    assert _path("forward", x, 64, g) == "im2col"
     x, w, g = _resnet_layer(128, 64, 5)  # 3x3 tiles of 2x2 for 5x5: 31% wasted
-    assert not winograd.pays(x, 64, g)
+    assert _path("forward", x, 64, g) == "im2col"
+    x, w, g = _resnet_layer(128, 32, 32)  # the input gradient pays from fewer channels
+    assert _path("forward", x, 32, g) == "im2col" and _path("input_grad", x, 32, g) == "winograd"
+
+
+def test_depthwise_convolutions_take_the_tap_loops_at_every_step() -> None:
+    g = kernels.conv_geometry((8, 8), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 16)
+    x = np.zeros((2, 16, 8, 8), np.float32)
+    steps: tuple[ConvStep, ...] = ("forward", "input_grad", "weight_grad")
+    assert [_path(step, x, 16, g) for step in steps] == ["depthwise"] * 3
+    assert _path("forward", x[:0], 16, g) == "im2col"  # an empty batch
+    assert _path("forward", x, 32, g) == "im2col"  # two filters a channel: grouped im2col
 
 
 def test_the_cpu_kernel_runs_winograd_where_it_pays_and_im2col_when_turned_off(

@@ -1,5 +1,6 @@
-"""Fused-op contracts (lucid.kernels): checked registration, dispatch, and the NumPy backend's
-first-use setup (its kernels, and glibc's allocator tuned then, not on ``import lucid``)."""
+"""Fused-kernel contracts (lucid.kernels): checked registration, array-only kernels, and the
+NumPy backend's first-use setup (its kernels, and glibc's allocator tuned then, not on
+``import lucid``)."""
 
 from __future__ import annotations
 
@@ -13,43 +14,34 @@ import pytest
 
 import lucid
 from lucid import kernels
-from lucid.backends import get_backend
+from lucid.autograd.function import Function
+from lucid.backends import Backend, get_backend
 
 
 class _SpySoftmax:
-    calls: list[int] = []
+    calls: list[tuple[type, type, int]] = []
 
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        _SpySoftmax.calls.append(dim)
-        ctx.dim = dim
+    def forward(backend: Any, x: Any, dim: int) -> Any:
+        _SpySoftmax.calls.append((type(backend), type(x), dim))
         out = np.exp(x - x.max(axis=dim, keepdims=True))
         out /= out.sum(axis=dim, keepdims=True)
-        ctx.save_for_backward(out)
         return out
 
-    @staticmethod
-    def backward(ctx: Any, g: Any) -> Any:
-        return type(ctx).backward(ctx, g)
 
-
-class _NoBackward:
+class _NoForward:
     @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
+    def backward(backend: Any, x: Any) -> Any:
         return x
 
 
 class _WrongArity:
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int, extra: int) -> Any:
+    def forward(backend: Any, x: Any, dim: int, extra: int) -> Any:
         return x
 
-    @staticmethod
-    def backward(ctx: Any, g: Any) -> Any:
-        return g
 
-
-def test_a_registered_kernel_replaces_the_op_and_keeps_its_backward(
+def test_a_registered_kernel_computes_the_values_and_the_function_keeps_its_backward(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     backend = get_backend("cpu")
@@ -60,21 +52,102 @@ def test_a_registered_kernel_replaces_the_op_and_keeps_its_backward(
     x = lucid.tensor(a, requires_grad=True)
     y = lucid.softmax(x, dim=1)
     y[:, 0].sum().backward()
-    assert _SpySoftmax.calls == [1]
+    assert _SpySoftmax.calls == [(type(backend), np.ndarray, 1)]  # arrays, not Tensors
     e = np.exp(a - a.max(axis=1, keepdims=True))
     s = e / e.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(y.detach().numpy(), s, rtol=1e-12, atol=1e-12)
     want = s * ((np.arange(4) == 0) - s[:, :1])
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12, atol=1e-12)
+    # The Function's backward is written in lucid ops: differentiable again.
+    x2 = lucid.tensor(a, requires_grad=True)
+    (g,) = lucid.autograd.grad((lucid.softmax(x2, dim=1) ** 2).sum(), [x2], create_graph=True)
+    (gg,) = lucid.autograd.grad(g.sum(), [x2])
+    assert gg.shape == (3, 4) and bool(lucid.isfinite(gg).all())
 
 
 def test_registration_refuses_a_kernel_that_breaks_its_contract() -> None:
     backend = get_backend("cpu")
-    with pytest.raises(TypeError, match="needs a backward"):
-        kernels.ERF.register(backend, _NoBackward)
+    with pytest.raises(TypeError, match="needs a forward"):
+        kernels.ERF.register(backend, _NoForward)
     with pytest.raises(TypeError, match="must take the 3 positional arguments"):
         kernels.SOFTMAX.register(backend, _WrongArity)
     assert kernels.SOFTMAX not in backend.kernels and kernels.ERF not in backend.kernels
+
+
+# -- every kernel sees arrays and plain values, never a Tensor or a Function context ------------
+def _plain(value: Any) -> bool:
+    """No Tensor and no autograd node anywhere in ``value`` (tuples, lists, dicts walked)."""
+    if isinstance(value, (lucid.Tensor, Function)):
+        return False
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(v) for v in value.values())
+    return True
+
+
+def _spied(impl: Any, seen: list[str]) -> Any:
+    """``impl`` with every method checking that it gets and gives arrays and plain values."""
+
+    def wrap(name: str, fn: Any) -> Any:
+        def method(*args: Any) -> Any:
+            assert isinstance(args[0], Backend), name
+            assert all(_plain(a) for a in args[1:]), f"{name} got {args[1:]!r}"
+            out = fn(*args)
+            assert _plain(out), f"{name} returned {out!r}"
+            seen.append(name)
+            return out
+
+        return staticmethod(method)
+
+    names = [n for n in dir(impl) if not n.startswith("_") and callable(getattr(impl, n))]
+    return type("Spied" + impl.__name__, (), {n: wrap(n, getattr(impl, n)) for n in names})
+
+
+def test_the_numpy_kernels_receive_and_return_arrays_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = get_backend("cpu")
+    monkeypatch.setattr(backend, "kernels", dict(backend.kernels))
+    seen: list[str] = []
+    for contract, impl in list(backend.kernels.items()):
+        contract.register(backend, _spied(impl, seen))
+    rng = np.random.default_rng(3)
+    # ReLU's gradient (and its double backward, the same op), through autograd.
+    x = lucid.tensor(rng.standard_normal((64, 512)), requires_grad=True)
+    (g,) = lucid.autograd.grad((lucid.relu(x) ** 2).sum(), [x], create_graph=True)
+    (gg,) = lucid.autograd.grad(g.sum(), [x])
+    np.testing.assert_allclose(gg.numpy(), 2.0 * (x.detach().numpy() > 0), rtol=0, atol=0)
+    assert seen.count("forward") >= 2
+    # The array-level kernels, called as lucid.nn calls them.
+    cpu = backend.kernels
+    a = rng.standard_normal((4, 8, 32, 32))
+    g2 = kernels.conv_geometry((32, 32), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    w = rng.standard_normal((8, 8, 3, 3))
+    conv = cpu[kernels.CONV_ARRAYS]
+    y = conv.forward(backend, a, w, None, g2, {})
+    conv.input_grad(backend, y, w, g2)
+    conv.weight_grad(backend, a, y, g2, None)
+    conv.channel_sum(backend, y)
+    pool = kernels.MAX_POOL_ARRAYS.find(backend)
+    assert pool is not None and pool is cpu[kernels.MAX_POOL_ARRAYS]
+    pg = kernels.pool_geometry((32, 32), (2, 2), (2, 2), (0, 0), (1, 1), False)
+    out, idx = pool.forward(backend, a, pg, True)
+    pool.scatter(backend, out, idx, a.shape, pg)
+    bn = cpu[kernels.BATCH_NORM]
+    cl = np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)  # a conv's layout
+    done = bn.forward(backend, cl, None, None, 1e-5)
+    assert done is not None  # 32K channels-last elements: the blocked kernel takes it
+    bn.backward(backend, cl, done[0], done[3], (True, False, False))
+    assert {"forward", "input_grad", "weight_grad", "channel_sum", "scatter", "backward"} <= set(
+        seen
+    )
+
+
+def test_the_batch_norm_kernel_declines_what_it_does_not_take() -> None:
+    bn = get_backend("cpu").kernels[kernels.BATCH_NORM]
+    small = np.random.default_rng(4).standard_normal((2, 3, 4))
+    assert bn.forward(get_backend("cpu"), small, None, None, 1e-5) is None
 
 
 def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> None:
@@ -91,6 +164,14 @@ def test_every_contract_has_a_distinct_name_and_a_protocol_with_methods() -> Non
     assert len(set(names)) == len(names)
     for c in kernels.CONTRACTS:
         assert "forward" in vars(c.protocol), c
+
+
+def test_the_package_keeps_every_name_of_its_modules() -> None:
+    from lucid.kernels import contracts, geometry, reference
+
+    for module in (contracts, geometry, reference):
+        for name in module.__all__:
+            assert getattr(kernels, name) is getattr(module, name), name
 
 
 def test_pool_geometry_follows_torch_ceil_mode() -> None:

@@ -1,13 +1,14 @@
 """softmax and log_softmax: fused, numerically stable (the max is subtracted first).
 
-Both are Functions naming a fused-op contract (``kernel``): a backend may swap in its own.
-A plain backward is one fused array expression; under ``create_graph=True`` the same formula
-runs in lucid ops on the saved output, so it is differentiable again.
+Both are Functions naming a fused-kernel contract (``contract``): a backend may compute the
+values with its own array kernel. A plain backward is one fused array expression; under
+``create_graph=True`` the same formula runs in lucid ops on the saved output, so it is
+differentiable again.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
@@ -35,9 +36,13 @@ class _Normalize(Function):
     formula, over arrays (``array_grad``, a plain backward) and over Tensors (``grad``,
     recorded under ``create_graph=True``); both read the saved output."""
 
+    contract: ClassVar[kernels.KernelContract[kernels.SoftmaxKernel]]
+
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
-        out = type(ctx).values(ctx.xp, x, dim)
+        cls = type(ctx)
+        fused = cls.contract.find(ctx.backend)  # a backend's own kernel, arrays in and out
+        out = cls.values(ctx.xp, x, dim) if fused is None else fused.forward(ctx.backend, x, dim)
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
@@ -65,7 +70,7 @@ class _Normalize(Function):
 
 
 class Softmax(_Normalize):
-    kernel = kernels.SOFTMAX
+    contract = kernels.SOFTMAX
 
     @staticmethod
     def values(xp: Any, x: Any, dim: int) -> Any:
@@ -84,7 +89,7 @@ class Softmax(_Normalize):
 
 
 class LogSoftmax(_Normalize):
-    kernel = kernels.LOG_SOFTMAX
+    contract = kernels.LOG_SOFTMAX
 
     @staticmethod
     def values(xp: Any, x: Any, dim: int) -> Any:

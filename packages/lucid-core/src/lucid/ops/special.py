@@ -2,7 +2,8 @@
 
 NumPy has no erf, so the default forward evaluates fdlibm's rational approximations with
 ``xp`` arithmetic (float64 accuracy ~1 ulp); a backend whose ``xp`` has ``erf``/``erfinv``
-(MLX) uses its own, and each op names its fused-op contract (``kernel``) for backend overrides.
+(MLX) uses its own, and each op names its fused-op contract (``contract``): a backend's array
+kernel may compute the values; the backward stays in lucid ops.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
@@ -229,24 +230,36 @@ def _erfc_slope(x: Tensor) -> Tensor:
     return -_erf_slope(x)  # erfc = 1 - erf
 
 
-class Erf(OfInput):
-    kernel = kernels.ERF
+class _Unary(OfInput):
+    """``OfInput`` whose values a backend kernel may compute (``contract``)."""
+
+    contract: ClassVar[kernels.KernelContract[kernels.UnaryKernel]]
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        ctx.save_for_backward(x)
+        cls = type(ctx)
+        fused = cls.contract.find(ctx.backend)
+        return cls.values(ctx.xp, x) if fused is None else fused.forward(ctx.backend, x)
+
+
+class Erf(_Unary):
+    contract = kernels.ERF
     values = staticmethod(erf_array)
     derivative = staticmethod(_erf_slope)
 
 
-class Erfc(OfInput):
-    kernel = kernels.ERFC
+class Erfc(_Unary):
+    contract = kernels.ERFC
     values = staticmethod(erfc_array)
     derivative = staticmethod(_erfc_slope)
 
 
 class Erfinv(Function):
-    kernel = kernels.ERFINV
-
     @staticmethod
     def forward(ctx: Any, y: Any) -> Any:
-        out = erfinv_array(ctx.xp, y)
+        fused = kernels.ERFINV.find(ctx.backend)
+        out = erfinv_array(ctx.xp, y) if fused is None else fused.forward(ctx.backend, y)
         ctx.save_for_backward(out)
         return out
 
@@ -264,13 +277,14 @@ _TANH_K = math.sqrt(2.0 / math.pi)
 class Gelu(Function):
     """``x * Phi(x)`` (exact, through erf) or the tanh approximation."""
 
-    kernel = kernels.GELU
-
     @staticmethod
     def forward(ctx: Any, x: Any, approximate: str) -> Any:
         xp = ctx.xp
         ctx.approximate = approximate
         ctx.save_for_backward(x)
+        fused = kernels.GELU.find(ctx.backend)
+        if fused is not None:
+            return fused.forward(ctx.backend, x, approximate)
         if approximate == "tanh":
             return 0.5 * x * (1.0 + xp.tanh(_TANH_K * (x + 0.044715 * x * x * x)))
         return 0.5 * x * (1.0 + erf_array(xp, x * _SQRT_HALF))

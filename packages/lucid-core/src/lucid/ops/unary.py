@@ -211,14 +211,14 @@ class Relu(Function):
 class _PositiveMask(Function):
     """``g * (out > 0)``, ReLU's gradient, in one op (the mask is a constant: ``out`` gets no
     gradient), so its double backward is the same op. A backend may fuse it
-    (``kernels.RELU_GRAD``)."""
-
-    kernel = kernels.RELU_GRAD
+    (``kernels.RELU_GRAD``, arrays in and out)."""
 
     @staticmethod
     def forward(ctx: Any, g: Any, out: Any) -> Any:
         ctx.save_for_backward(out)
-        return ctx.xp.multiply(g, ctx.xp.greater(out, 0))
+        return kernels.RELU_GRAD.get(ctx.backend, kernels.ReluGradArrays).forward(
+            ctx.backend, g, out
+        )
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:

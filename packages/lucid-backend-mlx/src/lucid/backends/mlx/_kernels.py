@@ -1,10 +1,11 @@
-"""Fused kernels: MLX-native implementations of the contracts in ``lucid.kernels``.
+"""Fused kernels: MLX-native implementations of the array-level contracts in ``lucid.kernels``.
 
-Each class has the ``forward``/``backward`` staticmethods of the Function it replaces (same
-signatures; ``ctx`` is that Function's node); ``register`` files them under their contracts.
-Forwards call MLX's native kernel. Where the default backward is written in lucid ops it stays
-(so double backward keeps working); the convolutions' backward is MLX's own ``vjp`` of the
-native kernel, which has no double backward (``once_differentiable``). MLX convolutions are
+Each class maps MLX arrays to MLX arrays (``backend`` gives the stream and random keys); the
+Functions in lucid.ops and lucid.nn own the graph and keep what a kernel's forward returns for
+its backward (``residuals``). Softmax, erf and GELU compute the values natively; their backward
+stays the Function's own, in lucid ops (so double backward keeps working). The whole-op kernels
+(convolutions, pooling, layer norm, attention) return ``(output, residuals)`` and their backward
+is MLX's own ``vjp`` of the native computation (no double backward). MLX convolutions are
 channels-last: the transposes happen here. Pooling windows come from core's ``pool_geometry``,
 the same geometry lucid.nn's reference pooling uses.
 """
@@ -18,62 +19,41 @@ from typing import Any
 import numpy as np
 
 import mlx.core as mx
-from lucid import Tensor, kernels
-from lucid.autograd.function import once_differentiable
+from lucid import kernels
 from lucid.backends import Backend
-from lucid.kernels import ConvGeometry, avg_pool_divisor, pool_geometry
+from lucid.kernels import ConvGeometry, Needs, avg_pool_divisor, pool_geometry
 
 
-# -- softmax family and special functions: native forward, lucid-op backward -------------------
-class _LucidBackward:
-    """A native forward whose backward is the replaced Function's own (written in lucid ops)."""
-
+# -- softmax family and special functions: native values, the Function's lucid-op backward ------
+class Softmax:
     @staticmethod
-    def backward(ctx: Any, *grads: Any) -> Any:
-        return type(ctx).backward(ctx, *grads)
+    def forward(backend: Any, x: Any, dim: int) -> Any:
+        return mx.softmax(x, dim, precise=True, stream=backend.stream)
 
 
-def _saved_output(ctx: Any, out: Any) -> Any:
-    ctx.save_for_backward(out)
-    return out
-
-
-class Softmax(_LucidBackward):
+class LogSoftmax:
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        ctx.dim = dim
-        return _saved_output(ctx, mx.softmax(x, dim, precise=True, stream=ctx.backend.stream))
+    def forward(backend: Any, x: Any, dim: int) -> Any:
+        s = backend.stream
+        return mx.subtract(x, mx.logsumexp(x, dim, keepdims=True, stream=s), stream=s)
 
 
-class LogSoftmax(_LucidBackward):
+class Erf:
     @staticmethod
-    def forward(ctx: Any, x: Any, dim: int) -> Any:
-        s = ctx.backend.stream
-        ctx.dim = dim
-        return _saved_output(
-            ctx, mx.subtract(x, mx.logsumexp(x, dim, keepdims=True, stream=s), stream=s)
-        )
+    def forward(backend: Any, x: Any) -> Any:
+        return mx.erf(x, stream=backend.stream)
 
 
-class Erf(_LucidBackward):
+class Erfinv:
     @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
-        ctx.save_for_backward(x)
-        return mx.erf(x, stream=ctx.backend.stream)
+    def forward(backend: Any, y: Any) -> Any:
+        return mx.erfinv(y, stream=backend.stream)
 
 
-class Erfinv(_LucidBackward):
+class Gelu:
     @staticmethod
-    def forward(ctx: Any, y: Any) -> Any:
-        return _saved_output(ctx, mx.erfinv(y, stream=ctx.backend.stream))
-
-
-class Gelu(_LucidBackward):
-    @staticmethod
-    def forward(ctx: Any, x: Any, approximate: str) -> Any:
-        ctx.approximate = approximate
-        ctx.save_for_backward(x)
-        s = ctx.backend.stream
+    def forward(backend: Any, x: Any, approximate: str) -> Any:
+        s = backend.stream
         if approximate == "tanh":
             k = math.sqrt(2.0 / math.pi)
             inner = mx.tanh(k * (x + 0.044715 * x * x * x), stream=s)
@@ -90,38 +70,30 @@ def _to_first(a: Any) -> Any:
     return mx.transpose(a, (0, a.ndim - 1, *range(1, a.ndim - 1)))
 
 
-def _wrap(ctx: Any, arr: Any) -> Tensor:
-    return Tensor.from_backend_array(arr, ctx.backend)
-
-
 class _NativeConv:
-    """Shared forward/backward of a convolution computed by ``conv_fn(x, w) -> y`` (NC... layout).
+    """Shared forward/backward of a convolution computed by ``conv(x, w) -> y`` (NC... layout).
 
-    ``ctx.conv`` holds the function of (x, w) that the forward ran, so the backward is its vjp.
+    The residuals hold ``conv`` with its inputs, so the backward is its vjp.
     """
 
     @staticmethod
-    def finish(ctx: Any, x: Any, w: Any, bias: Any, conv: Any) -> Any:
-        ctx.conv = conv
-        ctx.save_for_backward(x, w)
+    def finish(x: Any, w: Any, bias: Any, conv: Any) -> tuple[Any, Any]:
         out = conv(x, w)
         if bias is not None:
             out = out + mx.reshape(bias, (-1,) + (1,) * (out.ndim - 2))
-        return out
+        return out, (conv, x, w)
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, g: Tensor) -> Any:
-        x, w = ctx.saved_tensors
-        need = ctx.needs_input_grad
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs) -> tuple[Any, ...]:
+        conv, x, w = residuals
         gx = gw = gb = None
-        if need[0] or need[1]:
-            _, (dx, dw) = mx.vjp(ctx.conv, [x.array, w.array], [g.array])
-            gx = _wrap(ctx, dx) if need[0] else None
-            gw = _wrap(ctx, dw) if need[1] else None
-        if need[2]:
-            gb = _wrap(ctx, mx.sum(g.array, axis=[0, *range(2, g.ndim)]))
-        return (gx, gw, gb) + (None,) * (len(need) - 3)
+        if needs[0] or needs[1]:
+            _, (dx, dw) = mx.vjp(conv, [x, w], [g])
+            gx = dx if needs[0] else None
+            gw = dw if needs[1] else None
+        if needs[2]:
+            gb = mx.sum(g, axis=[0, *range(2, g.ndim)])
+        return gx, gw, gb
 
 
 def _conv_fn(stream: Any, stride: Any, lo: Any, hi: Any, dilation: Any, groups: int) -> Any:
@@ -136,16 +108,18 @@ def _conv_fn(stream: Any, stride: Any, lo: Any, hi: Any, dilation: Any, groups: 
 
 
 class Convolution(_NativeConv):
-    """conv1d/2d/3d: ``forward(ctx, x, weight, bias, stride, padding_pairs, dilation, groups)``."""
+    """conv1d/2d/3d: ``forward(backend, x, weight, bias, stride, padding_pairs, dilation,
+    groups)``."""
 
     @staticmethod
     def forward(
-        ctx: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any, groups: int
-    ) -> Any:
+        backend: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+        groups: int
+    ) -> tuple[Any, Any]:  # fmt: skip
         lo = [p[0] for p in padding]
         hi = [p[1] for p in padding]
-        conv = _conv_fn(ctx.backend.stream, stride, lo, hi, dilation, groups)
-        return _NativeConv.finish(ctx, x, w, bias, conv)
+        conv = _conv_fn(backend.stream, stride, lo, hi, dilation, groups)
+        return _NativeConv.finish(x, w, bias, conv)
 
 
 def _transpose_fn(
@@ -171,15 +145,15 @@ def _transpose_fn(
 
 
 class ConvolutionTranspose(_NativeConv):
-    """conv_transpose1d/2d/3d: ``forward(ctx, x, weight, bias, stride, padding_pairs,
+    """conv_transpose1d/2d/3d: ``forward(backend, x, weight, bias, stride, padding_pairs,
     output_padding, groups, dilation)``."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, out_pad: Any,
-                groups: int, dilation: Any) -> Any:  # fmt: skip
+    def forward(backend: Any, x: Any, w: Any, bias: Any, stride: Any, padding: Any, out_pad: Any,
+                groups: int, dilation: Any) -> tuple[Any, Any]:  # fmt: skip
         kernel = tuple(w.shape[2:])
-        conv = _transpose_fn(ctx.backend.stream, kernel, stride, padding, out_pad, groups, dilation)
-        return _NativeConv.finish(ctx, x, w, bias, conv)
+        conv = _transpose_fn(backend.stream, kernel, stride, padding, out_pad, groups, dilation)
+        return _NativeConv.finish(x, w, bias, conv)
 
 
 # -- pooling: strided windows of the padded input, reduced; backward is their vjp ----------------
@@ -235,32 +209,24 @@ def _untile(cot: Any, shape: tuple[int, ...], g: ConvGeometry) -> Any:
     return mx.pad(t, pads) if any(p[1] for p in pads) else t
 
 
-class _NativePool:
-    @staticmethod
-    @once_differentiable
-    def vjp_backward(ctx: Any, g: Tensor) -> Any:
-        _, (dx,) = mx.vjp(ctx.pool, [ctx.x], [g.array])
-        return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
-
-
 class MaxPool:
-    """max_pool{1,2,3}d: ``forward(ctx, x, kernel, stride, padding, dilation, ceil_mode,
-    return_indices)``; with ``return_indices`` the default implementation runs.
+    """max_pool{1,2,3}d: ``forward(backend, x, kernel, stride, padding, dilation, ceil_mode,
+    return_indices)``; with ``return_indices`` it declines (the reference runs).
 
     The gradient goes to the first maximum of each window, as PyTorch's (MLX's own vjp of max
     would split it between ties, which are common after a ReLU).
     """
 
     @staticmethod
-    def forward(ctx: Any, x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any,
-                ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
-        ctx.native = not return_indices
-        if not ctx.native:
-            return type(ctx).forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, True)
-
+    def forward(backend: Any, x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any,
+                ceil_mode: bool, return_indices: bool) -> tuple[Any, Any] | None:  # fmt: skip
+        if return_indices:
+            return None
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
-        ctx.tiles = _tiles(g)
-        if ctx.tiles:  # disjoint windows that tile the input: reshapes, no strided windows
+        windows: Any = None
+        win_shape: Any = None
+        tiles = _tiles(g)
+        if tiles:  # disjoint windows that tile the input: reshapes, no strided windows
             flat = _tile_windows(x, g)
         else:
 
@@ -269,36 +235,30 @@ class MaxPool:
 
             win = windows(x)
             flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
-            ctx.windows, ctx.win_shape = windows, win.shape
+            win_shape = win.shape
         idx = mx.argmax(flat, axis=-1, keepdims=True)
-        ctx.x, ctx.idx, ctx.geom = x, idx, g
-        return mx.squeeze(mx.take_along_axis(flat, idx, axis=-1), -1)
+        out = mx.squeeze(mx.take_along_axis(flat, idx, axis=-1), -1)
+        return out, (x, idx, g, tiles, windows, win_shape)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, *rest: Any) -> Any:
-        if ctx.native:
-            return MaxPool._first_max_backward(ctx, g)
-        return type(ctx).backward(ctx, g, *rest)
-
-    @staticmethod
-    @once_differentiable
-    def _first_max_backward(ctx: Any, g: Tensor) -> Any:
-        onehot = mx.arange(ctx.geom.taps) == ctx.idx
-        cot = mx.where(onehot, mx.expand_dims(g.array, -1), 0.0).astype(g.array.dtype)
-        if ctx.tiles:
-            dx = _untile(cot, ctx.x.shape, ctx.geom)
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs) -> tuple[Any, ...]:
+        x, idx, geom, tiles, windows, win_shape = residuals
+        onehot = mx.arange(geom.taps) == idx
+        cot = mx.where(onehot, mx.expand_dims(g, -1), 0.0).astype(g.dtype)
+        if tiles:
+            dx = _untile(cot, x.shape, geom)
         else:
-            _, (dx,) = mx.vjp(ctx.windows, [ctx.x], [mx.reshape(cot, ctx.win_shape)])
-        return (_wrap(ctx, dx),) + (None,) * (len(ctx.needs_input_grad) - 1)
+            _, (dx,) = mx.vjp(windows, [x], [mx.reshape(cot, win_shape)])
+        return (dx,)
 
 
 class AvgPool:
-    """avg_pool{1,2,3}d: ``forward(ctx, x, kernel, stride, padding, ceil_mode,
-    count_include_pad, divisor_override)``."""
+    """avg_pool{1,2,3}d: ``forward(backend, x, kernel, stride, padding, ceil_mode,
+    count_include_pad, divisor_override)``; the backward is the pool's vjp."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
-                count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
+    def forward(backend: Any, x: Any, kernel: Any, stride: Any, padding: Any, ceil_mode: bool,
+                count_include_pad: bool, divisor_override: Any) -> tuple[Any, Any]:  # fmt: skip
         ones = (1,) * len(kernel)
         g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
         if divisor_override:
@@ -310,54 +270,48 @@ class AvgPool:
             win, axes = _windows(a, g, 0.0)
             return mx.sum(win, axis=axes) * scale
 
-        ctx.native, ctx.pool, ctx.x = True, pool, x
-        return pool(x).astype(x.dtype)
+        return pool(x).astype(x.dtype), (pool, x)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        return _NativePool.vjp_backward(ctx, g)
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs) -> tuple[Any, ...]:
+        pool, x = residuals
+        _, (dx,) = mx.vjp(pool, [x], [g])
+        return (dx,)
 
 
 # -- layer norm over the last dim: mx.fast.layer_norm ---------------------------------------------
 class LayerNorm:
-    """``forward(ctx, x, weight, bias, nd, eps)``; nd > 1 runs the default implementation."""
+    """``forward(backend, x, weight, bias, nd, eps)``; nd > 1 declines (the reference runs)."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
-        ctx.native = nd == 1
-        if not ctx.native:
-            return type(ctx).forward(ctx, x, weight, bias, nd, eps)
-        ctx.args = (x, weight, bias)
-        ctx.eps = eps
-        return mx.fast.layer_norm(x, weight, bias, eps, stream=ctx.backend.stream)
+    def forward(
+        backend: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float
+    ) -> tuple[Any, Any] | None:
+        if nd != 1:
+            return None
+        y = mx.fast.layer_norm(x, weight, bias, eps, stream=backend.stream)
+        return y, (x, weight, bias, eps)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        if not ctx.native:
-            return type(ctx).backward(ctx, g)
-        return LayerNorm._vjp(ctx, g)
-
-    @staticmethod
-    @once_differentiable
-    def _vjp(ctx: Any, g: Tensor) -> Any:
-        x, w, b = ctx.args
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs) -> tuple[Any, ...]:
+        x, w, b, eps = residuals
         present = [a for a in (x, w, b) if a is not None]
 
         def f(*arrays: Any) -> Any:
             it = iter(arrays)
             return mx.fast.layer_norm(next(it), next(it) if w is not None else None,
-                                      next(it) if b is not None else None, ctx.eps)  # fmt: skip
+                                      next(it) if b is not None else None, eps)  # fmt: skip
 
-        _, grads = mx.vjp(f, present, [g.array])
+        _, grads = mx.vjp(f, present, [g])
         it = iter(grads)
-        out = [_wrap(ctx, next(it)) if a is not None else None for a in (x, w, b)]
-        need = ctx.needs_input_grad
-        return tuple(o if n else None for o, n in zip(out, need)) + (None, None)
+        out = [next(it) if a is not None else None for a in (x, w, b)]
+        return tuple(o if n else None for o, n in zip(out, needs))
 
 
 # -- scaled dot-product attention: mx.fast.scaled_dot_product_attention --------------------------
 class ScaledDotProductAttention:
-    """``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)`` (lucid.nn's "sdpa").
+    """``forward(backend, q, k, v, attn_mask, dropout_p, is_causal, scale, needs)`` (lucid.nn's
+    "sdpa"; ``needs`` for q, k, v and the mask).
 
     (B, H, L, E) inputs without dropout run MLX's fused kernel (grouped-query heads included);
     other ranks and dropout run the same formula in MLX ops. A query whose keys are all masked
@@ -365,43 +319,38 @@ class ScaledDotProductAttention:
     """
 
     @staticmethod
-    def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, dropout_p: float,
-                is_causal: bool, scale: Any) -> Any:  # fmt: skip
+    def forward(backend: Any, q: Any, k: Any, v: Any, mask: Any, dropout_p: float,
+                is_causal: bool, scale: Any, needs: Needs) -> tuple[Any, Any]:  # fmt: skip
         length, source = q.shape[-2], k.shape[-2]
         factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
         if is_causal:  # top-left aligned, as torch (MLX's "causal" aligns bottom-right)
             mask = mx.arange(source)[None, :] <= mx.arange(length)[:, None]
         keep = None
         if dropout_p > 0.0:
-            key = ctx.backend._next_key(None)
+            key = backend._next_key(None)
             shape = (*q.shape[:-1], source)
             keep = mx.random.bernoulli(1.0 - dropout_p, shape, key=key)
         fused = keep is None and q.ndim == 4 and k.ndim == 4 and q.shape[0] == k.shape[0]
         fused = fused and (mask is None or mask.ndim <= 4)
         attend = _fused_attention if fused else _attention
         dead = None if mask is None or is_causal else _dead_rows(mask)
-        ctx.attend = functools.partial(
-            _guarded, attend, dead, factor=factor, keep=keep, p=dropout_p
-        )
-        diff_mask = mask is not None and mask.dtype != mx.bool_ and ctx.needs_input_grad[3]
-        ctx.primals = [q, k, v, mask] if diff_mask else [q, k, v]
-        ctx.mask = mask
-        return ctx.attend(q, k, v, mask)
+        attend = functools.partial(_guarded, attend, dead, factor=factor, keep=keep, p=dropout_p)
+        diff_mask = mask is not None and mask.dtype != mx.bool_ and needs[3]
+        primals = [q, k, v, mask] if diff_mask else [q, k, v]
+        return attend(q, k, v, mask), (attend, primals, mask)
 
     @staticmethod
-    @once_differentiable
-    def backward(ctx: Any, g: Tensor) -> Any:
-        primals = ctx.primals
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs) -> tuple[Any, ...]:
+        attend, primals, mask = residuals
         if len(primals) == 3:
 
             def fn(q: Any, k: Any, v: Any) -> Any:
-                return ctx.attend(q, k, v, ctx.mask)
+                return attend(q, k, v, mask)
 
         else:
-            fn = ctx.attend
-        _, grads = mx.vjp(fn, primals, [g.array])
-        out = [_wrap(ctx, a) if need else None for a, need in zip(grads, ctx.needs_input_grad)]
-        return (*out, *([None] * (7 - len(out))))
+            fn = attend
+        _, grads = mx.vjp(fn, primals, [g])
+        return tuple(a if need else None for a, need in zip(grads, needs))
 
 
 def _dead_rows(mask: Any) -> Any:

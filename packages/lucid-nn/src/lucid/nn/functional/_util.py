@@ -7,6 +7,7 @@ from typing import Any
 
 from lucid import Tensor
 from lucid.autograd import no_grad
+from lucid.autograd.function import once_differentiable
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -63,6 +64,15 @@ def maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
 def wrap(ctx: Any, arr: Any) -> Tensor:
     """A constant Tensor around a backend array computed inside a Function."""
     return Tensor.from_backend_array(arr, ctx.backend)
+
+
+@once_differentiable
+def fused_backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
+    """The gradients from a whole-op kernel (``ctx.fused``: arrays in, arrays out) and the
+    residuals its forward returned (``ctx.residuals``), None for the op's other arguments."""
+    grads = ctx.fused.backward(ctx.backend, ctx.residuals, g.array, ctx.needs_input_grad)
+    out = [None if a is None else wrap(ctx, a) for a in grads]
+    return (*out, *([None] * (len(ctx.needs_input_grad) - len(out))))
 
 
 def check_float(name: str, x: Any) -> Tensor:

@@ -2,7 +2,8 @@
 
 Written with lucid ops (matmul, masked_fill, softmax, dropout), so autograd and double backward
 come from the ops. A backend with a fused attention kernel registers it for ``kernels.SDPA``
-(``forward(ctx, q, k, v, attn_mask, dropout_p, is_causal, scale)``); it is used when present.
+(arrays in, arrays out: ``forward(backend, q, k, v, attn_mask, dropout_p, is_causal, scale,
+needs)`` and its vector-Jacobian product); ``FusedSDPA`` runs it when present.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
+from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
 from lucid.nn.functional.linear import linear
@@ -22,13 +24,22 @@ __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 class FusedSDPA(Function):
-    """Placeholder for a backend's fused attention; only ever run as a ``kernels.SDPA`` kernel."""
-
-    kernel = kernels.SDPA
+    """A backend's fused attention (``kernels.SDPA``): its forward and its vector-Jacobian
+    product, on arrays; no double backward."""
 
     @staticmethod
-    def forward(ctx: Any, *args: Any) -> Any:
-        raise NotImplementedError("FusedSDPA runs only as a backend kernel override")
+    def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, dropout_p: float, is_causal: bool,
+                scale: Any) -> Any:  # fmt: skip
+        ctx.fused = kernels.SDPA.find(ctx.backend)
+        if ctx.fused is None:
+            raise NotImplementedError(f"the {ctx.backend.device!r} backend has no SDPA kernel")
+        y, ctx.residuals = ctx.fused.forward(ctx.backend, q, k, v, mask, dropout_p, is_causal,
+                                             scale, ctx.needs_input_grad[:4])  # fmt: skip
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return fused_backward(ctx, g)
 
 
 def causal_mask(length: int, source: int, like: Tensor) -> Tensor:

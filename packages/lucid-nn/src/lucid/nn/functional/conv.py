@@ -6,9 +6,10 @@ written with the other two, so double backward (gradient penalties, gradgradchec
 special cases. Their arithmetic is the backend's ``lucid.kernels.CONV_ARRAYS`` kernel (NumPy's
 is chunked and threaded), else the reference im2col + GEMM in ``_im2col``.
 
-The public ops name the contracts ``kernels.CONV`` and ``kernels.CONV_TRANSPOSE``: a backend
-with a native convolution (MLX) replaces the whole op. Their ``padding`` argument is a tuple of
-``(before, after)`` pairs, one per spatial dim.
+A backend with a native convolution (MLX) may instead compute the whole public op, forward and
+vector-Jacobian product, as array kernels (``kernels.CONV``, ``kernels.CONV_TRANSPOSE``; no
+double backward then). The ops' ``padding`` argument is a tuple of ``(before, after)`` pairs,
+one per spatial dim.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
+from lucid.nn.functional._util import fused_backward
 
 __all__ = [
     "conv1d",
@@ -114,20 +116,25 @@ class _ChannelSum(Function):
         return h.reshape((1, shape[1]) + (1,) * (len(shape) - 2)).expand(shape)
 
 
-# -- public ops (a backend may replace them: kernels.CONV, kernels.CONV_TRANSPOSE) ---------------
+# -- public ops (a backend may compute them whole: kernels.CONV, kernels.CONV_TRANSPOSE) ---------
 class Convolution(Function):
     """``forward(ctx, x, weight, bias, stride, padding_pairs, dilation, groups)``."""
-
-    kernel = kernels.CONV
 
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
                 groups: int) -> Any:  # fmt: skip
+        ctx.fused = kernels.CONV.find(ctx.backend)
+        if ctx.fused is not None:
+            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
+                                                 dilation, groups)  # fmt: skip
+            return y
         geom = conv_geometry(x.shape[2:], w.shape[2:], stride, padding, dilation, groups)
         return _Conv.forward(ctx, x, w, bias, geom)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
+        if ctx.fused is not None:
+            return fused_backward(ctx, g)
         return (*_conv_backward(ctx, g), None, None, None, None)
 
 
@@ -135,11 +142,14 @@ class ConvolutionTranspose(Function):
     """``forward(ctx, x, weight, bias, stride, padding_pairs, output_padding, groups,
     dilation)``."""
 
-    kernel = kernels.CONV_TRANSPOSE
-
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, out_pad: Ints,
                 groups: int, dilation: Ints) -> Any:  # fmt: skip
+        ctx.fused = kernels.CONV_TRANSPOSE.find(ctx.backend)
+        if ctx.fused is not None:
+            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
+                                                 out_pad, groups, dilation)  # fmt: skip
+            return y
         geom = transpose_geometry(x.shape[2:], w.shape[2:], stride, padding, out_pad, dilation,
                                   groups)  # fmt: skip
         ctx.geom = geom
@@ -151,6 +161,8 @@ class ConvolutionTranspose(Function):
 
     @staticmethod
     def backward(ctx: Any, h: Tensor) -> Any:
+        if ctx.fused is not None:
+            return fused_backward(ctx, h)
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         gx = _Conv.apply(h, w, None, ctx.geom) if need[0] else None

@@ -1,9 +1,9 @@
 """Normalisation: batch_norm, layer_norm (fused, hand-written backward), group_norm,
 instance_norm, local_response_norm, normalize.
 
-batch_norm and layer_norm are single Functions naming a fused-op contract
-(``kernels.BATCH_NORM``, ``kernels.LAYER_NORM``) so a backend can supply its own kernel. They
-have no double backward (a clear DoubleBackwardError says so).
+batch_norm and layer_norm are single Functions that a backend's array kernel may compute
+(``kernels.BATCH_NORM``, ``kernels.LAYER_NORM``: arrays in, arrays out, or None to let the
+reference below run). They have no double backward (a clear DoubleBackwardError says so).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import lucid
 from lucid import Tensor, kernels
 from lucid.autograd import Function, no_grad
 from lucid.autograd.function import once_differentiable
-from lucid.nn.functional._util import check_float, wrap
+from lucid.nn.functional._util import check_float, fused_backward, wrap
 
 __all__ = [
     "batch_norm",
@@ -42,10 +42,16 @@ class _BatchNorm(Function):
     does several times faster than a strided multi-axis reduction.
     """
 
-    kernel = kernels.BATCH_NORM
-
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+        fused = kernels.BATCH_NORM.find(ctx.backend)
+        done = None if fused is None else fused.forward(ctx.backend, x, weight, bias, eps)
+        ctx.fused = None if done is None else fused
+        if done is not None:
+            y, batch_mean, batch_var, ctx.stats = done
+            ctx.save_for_backward(x)  # the kernel's backward reads x: checked for in-place changes
+            ctx.mark_non_differentiable(batch_mean, batch_var)
+            return y, batch_mean, batch_var
         xp = ctx.xp
         n, c = x.shape[:2]
         x3 = x.reshape(n, c, -1)
@@ -67,6 +73,11 @@ class _BatchNorm(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, g: Tensor, _gm: Any, _gv: Any) -> Any:
+        if ctx.fused is not None:
+            (x,) = ctx.saved_tensors
+            grads = ctx.fused.backward(ctx.backend, x.array, g.array, ctx.stats,
+                                       ctx.needs_input_grad[:3])  # fmt: skip
+            return (*[None if a is None else wrap(ctx, a) for a in grads], None)
         xp, xhat, ones, w = ctx.xp, ctx.xhat, ctx.ones, ctx.w
         n, c = xhat.shape[:2]
         g3 = g.array.reshape(xhat.shape)
@@ -86,10 +97,14 @@ class _BatchNorm(Function):
 class _LayerNorm(Function):
     """Normalise over the last ``nd`` dims, then an elementwise affine (optional)."""
 
-    kernel = kernels.LAYER_NORM
-
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
+        fused = kernels.LAYER_NORM.find(ctx.backend)
+        done = None if fused is None else fused.forward(ctx.backend, x, weight, bias, nd, eps)
+        ctx.fused = None if done is None else fused
+        if done is not None:
+            y, ctx.residuals = done
+            return y
         axes = tuple(range(x.ndim - nd, x.ndim))
         xhat, invstd, _, _ = _normalize(ctx.xp, x, axes, eps)
         y = xhat if weight is None else xhat * weight
@@ -102,6 +117,8 @@ class _LayerNorm(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, g: Tensor) -> Any:
+        if ctx.fused is not None:
+            return fused_backward(ctx, g)
         xp, axes, w = ctx.xp, ctx.axes, ctx.w
         gy, xhat = g.array, ctx.xhat
         gx = gw = gb = None

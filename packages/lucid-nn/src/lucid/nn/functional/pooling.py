@@ -6,8 +6,9 @@ The loops are over kernel taps (4 for a 2x2 pool), never over pixels. Each op's 
 Function whose own backward is the op again (both are linear in the gradient), so double
 backward works.
 
-The public ops name the contracts ``kernels.MAX_POOL`` and ``kernels.AVG_POOL``, so a backend
-may replace them (MLX does); the geometry is core's ``lucid.kernels.pool_geometry``. Max
+A backend may compute the public ops whole, forward and vector-Jacobian product, as array
+kernels (``kernels.MAX_POOL``, ``kernels.AVG_POOL``: MLX does); the geometry is core's
+``lucid.kernels.pool_geometry``. Max
 pooling's arithmetic (the windows' max and winning tap, the gradient's scatter) is the backend's
 ``kernels.MAX_POOL_ARRAYS`` (NumPy compiles the 2-D case where numba is installed), core's
 ``kernels.MaxPoolArrays`` by default.
@@ -30,6 +31,7 @@ from lucid.kernels import (
     pool_geometry,
     scatter_taps,
 )
+from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.conv import int_tuple
 
 __all__ = [
@@ -115,11 +117,16 @@ class _MaxPoolGather(Function):
 class MaxPool(Function):
     """``forward(ctx, x, kernel, stride, padding, dilation, ceil_mode, return_indices)``."""
 
-    kernel = kernels.MAX_POOL
-
     @staticmethod
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
                 ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
+        fused = kernels.MAX_POOL.find(ctx.backend)
+        args = (x, kernel, stride, padding, dilation, ceil_mode, return_indices)
+        done = None if fused is None else fused.forward(ctx.backend, *args)
+        ctx.fused = None if done is None else fused
+        if done is not None:
+            y, ctx.residuals = done
+            return y
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
         want = return_indices or ctx.needs_input_grad[0]
         out, idx = _max_arrays(ctx).forward(ctx.backend, x, g, want)
@@ -132,6 +139,8 @@ class MaxPool(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor, *_: Any) -> Any:
+        if ctx.fused is not None:
+            return fused_backward(ctx, g)
         gx = _MaxPoolGrad.apply(g, ctx.idx, ctx.geom, ctx.shape)
         return gx, None, None, None, None, None, None
 
@@ -188,11 +197,16 @@ def _avg_forward(backend: Any, x: Any, inv: Any, g: ConvGeometry) -> Any:
 class AvgPool(Function):
     """``forward(ctx, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)``."""
 
-    kernel = kernels.AVG_POOL
-
     @staticmethod
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
                 count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
+        fused = kernels.AVG_POOL.find(ctx.backend)
+        args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        done = None if fused is None else fused.forward(ctx.backend, *args)
+        ctx.fused = None if done is None else fused
+        if done is not None:
+            y, ctx.residuals = done
+            return y
         ones = (1,) * len(kernel)
         g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
         inv = _inv_divisor(ctx.xp, g, count_include_pad, divisor_override, x.dtype)
@@ -201,6 +215,8 @@ class AvgPool(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
+        if ctx.fused is not None:
+            return fused_backward(ctx, g)
         gx = _AvgPoolGrad.apply(g, ctx.inv, ctx.geom, ctx.shape)
         return gx, None, None, None, None, None, None
 

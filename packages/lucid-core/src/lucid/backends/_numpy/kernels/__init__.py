@@ -3,41 +3,76 @@
 Convolution: the arithmetic of lucid.nn's reference im2col + GEMM, organised for the CPU
 (``im2col``: cache-sized chunks on a thread per core, two col2im layouts, forward columns kept
 for the weight gradient), Winograd F(2x2, 3x3) for stride-1 3x3 layers where it measured
-faster (``winograd``; ``LUCID_CONV=im2col`` turns it off) and depthwise convolutions as tap
-loops (``depthwise``). Batch norm: blocked one-read statistics and gradient sums in x's memory
-order (``batchnorm``). Max pooling: compiled 2-D loops with ``lucid-core[numba]`` (``pool``).
-ReLU's gradient: one compiled pass on every core with ``lucid-core[numba]`` (``relu``).
+faster (``winograd``) and depthwise convolutions as tap loops (``depthwise``): ``conv_kernel``
+chooses, with its thresholds beside it. Batch norm: blocked one-read statistics and gradient
+sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
+``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
+``lucid-core[numba]`` (``relu``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from lucid import kernels
 from lucid.backends._base import Backend
 from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col, pool, relu, winograd
 from lucid.kernels import ConvGeometry
 
+# -- which convolution kernel runs: decided here, and only here ----------------------------------
+# Winograd where it measured faster than im2col (single thread, docs/performance.md): channels
+# in and out at least this many (the input gradient from fewer, as im2col's col2im is dear),
+# tiles covering the output at least this fully, and enough tiles in the batch to pay for the
+# weight transform. ``LUCID_CONV=im2col`` turns it off (``winograd.ENABLED``).
+WINOGRAD_MIN_CHANNELS = 64
+WINOGRAD_MIN_CHANNELS_INPUT_GRAD = 16
+WINOGRAD_MIN_FILL = 0.75
+WINOGRAD_MIN_TILES = 256
+
+ConvStep = Literal["forward", "input_grad", "weight_grad"]
+ConvPath = Literal["depthwise", "winograd", "im2col"]
+
+
+def conv_kernel(step: ConvStep, a: Any, c_in: int, c_out: int, g: ConvGeometry) -> ConvPath:
+    """The kernel that runs ``step`` of a convolution from ``c_in`` to ``c_out`` channels.
+
+    ``a`` is the step's batch array (x; dy for the input gradient). Depthwise convolutions (one
+    input and one output channel per group) run as tap loops; 3x3 stride-1 layers big enough
+    (the thresholds above) as Winograd; everything else as chunked im2col + GEMM.
+    """
+    if a.shape[0] > 0 and g.groups > 1 and c_in == g.groups == c_out:
+        return "depthwise"
+    if step == "input_grad":
+        min_channels, size = WINOGRAD_MIN_CHANNELS_INPUT_GRAD, g.in_size
+    else:
+        min_channels, size = WINOGRAD_MIN_CHANNELS, g.out_size
+    if winograd.ENABLED and winograd.applies(a, g) and min(c_in, c_out) >= min_channels:
+        fill, tiles = winograd.coverage(g, size)
+        if fill >= WINOGRAD_MIN_FILL and a.shape[0] * tiles >= WINOGRAD_MIN_TILES:
+            return "winograd"
+    return "im2col"
+
 
 class CpuConv:
-    """``kernels.CONV_ARRAYS`` for NumPy: depthwise tap loops, Winograd for the 3x3 layers where
-    it pays, else chunked im2col + GEMM."""
+    """``kernels.CONV_ARRAYS`` for NumPy: the kernel ``conv_kernel`` picks for each step."""
 
     @staticmethod
     def forward(
         backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None
     ) -> Any:
-        if x.shape[0] > 0 and depthwise.is_depthwise(w, g):
+        path = conv_kernel("forward", x, x.shape[1], w.shape[0], g)
+        if path == "depthwise":
             return depthwise.forward(backend, x, w, bias, g)
-        if winograd.pays(x, w.shape[0], g):
+        if path == "winograd":
             return winograd.conv_forward(backend, x, w, bias, g, keep)
         return im2col.conv_forward(backend, x, w, bias, g, keep)
 
     @staticmethod
     def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
-        if dy.shape[0] > 0 and depthwise.is_depthwise(w, g):
+        path = conv_kernel("input_grad", dy, w.shape[1] * g.groups, w.shape[0], g)
+        if path == "depthwise":
             return depthwise.input_grad(backend, dy, w, g)
-        if winograd.pays_input_grad(dy, w, g):
+        if path == "winograd":
             return winograd.conv_input_grad(backend, dy, w, g)
         return im2col.conv_input_grad(backend, dy, w, g)
 
@@ -45,9 +80,10 @@ class CpuConv:
     def weight_grad(
         backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None
     ) -> Any:
-        if x.shape[0] > 0 and g.groups > 1 and x.shape[1] == g.groups == dy.shape[1]:
+        path = conv_kernel("weight_grad", x, x.shape[1], dy.shape[1], g)
+        if path == "depthwise":
             return depthwise.weight_grad(backend, x, dy, g)
-        if winograd.pays(x, dy.shape[1], g):
+        if path == "winograd":
             return winograd.conv_weight_grad(backend, x, dy, g, kept)
         return im2col.conv_weight_grad(backend, x, dy, g, kept)
 
@@ -57,6 +93,7 @@ class CpuConv:
 
 
 def register(backend: Backend) -> None:
+    """File the NumPy backend's kernels under their contracts."""
     kernels.CONV_ARRAYS.register(backend, CpuConv)
     kernels.BATCH_NORM.register(backend, batchnorm.CpuBatchNorm)
     kernels.MAX_POOL_ARRAYS.register(backend, pool.CpuMaxPool)

@@ -16,7 +16,7 @@ merged in float64 (Chan, Golub and LeVeque's pairwise update).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -24,9 +24,6 @@ from lucid.backends import _blas
 from lucid.backends._numpy import _parallel
 from lucid.backends._numpy.kernels import _compiled
 from lucid.kernels import channels_first, channels_last
-
-if TYPE_CHECKING:
-    from lucid import Tensor
 
 # Elements per block: a float32 block and its temporary fit in a core's L2 cache (1 MiB here);
 # 32K-element blocks measured 1.3x slower (Python per block), 512K no faster.
@@ -217,58 +214,40 @@ def input_grad(lay: _Layout, dy: Any, a: Any, b: Any, c: Any) -> Any:
 
 
 class CpuBatchNorm:
-    """``kernels.BATCH_NORM`` for NumPy: blocked one-read statistics and gradient sums."""
+    """``kernels.BATCH_NORM`` for NumPy: blocked one-read statistics and gradient sums; None
+    (the reference runs) for other layouts, dtypes and small inputs."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+    def forward(
+        backend: Any, x: Any, weight: Any, bias: Any, eps: float
+    ) -> tuple[Any, Any, Any, Any] | None:
         lay = _layout(x)
-        ctx.fused = lay is not None
         if lay is None:
-            return type(ctx).forward(ctx, x, weight, bias, eps)
+            return None
         mean, var = batch_stats(lay)
         invstd = 1.0 / np.sqrt(var + eps)
         scale = invstd if weight is None else invstd * weight
         shift = -mean * scale if bias is None else bias - mean * scale
         y = normalize(lay, scale, shift)
-        ctx.save_for_backward(x)
-        ctx.mean, ctx.invstd, ctx.w = mean, invstd, weight
-        batch_mean, batch_var = mean.astype(x.dtype), var.astype(x.dtype)
-        ctx.mark_non_differentiable(batch_mean, batch_var)
-        return y, batch_mean, batch_var
+        return y, mean.astype(x.dtype), var.astype(x.dtype), (mean, invstd, weight)
 
     @staticmethod
-    def backward(ctx: Any, g: Tensor, g_mean: Any, g_var: Any) -> Any:
-        if not ctx.fused:
-            return type(ctx).backward(ctx, g, g_mean, g_var)
-        # Imported here: lucid imports this backend while autograd and Tensor are being defined.
-        from lucid.autograd.function import once_differentiable
-
-        return once_differentiable(_grads)(ctx, g)
-
-
-def _grads(ctx: Any, g: Tensor) -> Any:
-    """The gradients of x, weight and bias (those asked for) from the saved x and statistics."""
-    (x,) = ctx.saved_tensors
-    lay = _layout(x._data)
-    assert lay is not None  # the forward took this layout
-    dy = lay.view(g._data)
-    mean, invstd, w = ctx.mean, ctx.invstd, ctx.w
-    gb, gc = grad_sums(lay, dy, mean)
-    gw = gc * invstd  # sum(dy * x_hat)
-    need, dt = ctx.needs_input_grad, lay.mat.dtype
-    gx = None
-    if need[0]:
-        # dx = w * invstd * (dy - gb / m - x_hat * gw / m), per channel: (x * b + c + dy) * a
-        m = lay.mat.size // lay.c
-        b = -invstd * gw / m
-        a = invstd if w is None else invstd * w
-        gx = _wrap(ctx, input_grad(lay, dy, a, b, -gb / m - mean * b))
-    gw_t = _wrap(ctx, gw.astype(dt)) if need[1] else None
-    gb_t = _wrap(ctx, gb.astype(dt)) if need[2] else None
-    return gx, gw_t, gb_t, None
-
-
-def _wrap(ctx: Any, arr: Any) -> Tensor:
-    from lucid import Tensor
-
-    return Tensor.from_backend_array(arr, ctx.backend)
+    def backward(
+        backend: Any, x: Any, g: Any, stats: Any, needs: tuple[bool, ...]
+    ) -> tuple[Any, Any, Any]:
+        """The gradients of x, weight and bias (those in ``needs``) from x and the statistics."""
+        lay = _layout(x)
+        assert lay is not None  # the forward took this layout
+        dy = lay.view(g)
+        mean, invstd, w = stats
+        gb, gc = grad_sums(lay, dy, mean)
+        gw = gc * invstd  # sum(dy * x_hat)
+        dt = lay.mat.dtype
+        gx = None
+        if needs[0]:
+            # dx = w * invstd * (dy - gb / m - x_hat * gw / m), per channel: (x * b + c + dy) * a
+            m = lay.mat.size // lay.c
+            b = -invstd * gw / m
+            a = invstd if w is None else invstd * w
+            gx = input_grad(lay, dy, a, b, -gb / m - mean * b)
+        return gx, (gw.astype(dt) if needs[1] else None), (gb.astype(dt) if needs[2] else None)

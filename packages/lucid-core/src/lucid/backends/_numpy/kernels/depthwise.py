@@ -19,11 +19,6 @@ from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spati
 _LEAD = (slice(None),)
 
 
-def is_depthwise(w: Any, g: ConvGeometry) -> bool:
-    """One input channel per group and one output channel per group."""
-    return g.groups > 1 and w.shape[1] == 1 and w.shape[0] == g.groups
-
-
 def _tap_weights(w: Any, xp: Any) -> Any:
     """``(C, 1, *kernel)`` -> ``(taps, C)``."""
     return xp.transpose(xp.reshape(w, (w.shape[0], -1)))

@@ -12,7 +12,7 @@ the tap numbers and the gradient keep the input's layout (no copies).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from lucid import kernels
 from lucid.backends._numpy.kernels import _compiled
@@ -39,14 +39,20 @@ def _jit(x: Any, g: ConvGeometry) -> Any:
     return _compiled.load(_JIT)
 
 
+def pool_kernel(a: Any, g: ConvGeometry) -> Literal["compiled", "arrays"]:
+    """Which max-pool kernel runs for ``a`` (the input forward, the gradient backward): the
+    compiled loops for non-empty float32/float64 2-D pools where numba loads (and where the
+    layout gives them planes without a copy, ``_planes``), else core's ``MaxPoolArrays``."""
+    return "arrays" if _jit(a, g) is None else "compiled"
+
+
 class CpuMaxPool:
     """``kernels.MAX_POOL_ARRAYS`` for NumPy."""
 
     @staticmethod
     def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool) -> tuple[Any, Any]:
         xp = backend.xp
-        jit = _jit(x, g)
-        planes = _planes(x, xp) if jit is not None else None
+        planes = _planes(x, xp) if pool_kernel(x, g) == "compiled" else None
         if planes is None:
             return kernels.MaxPoolArrays.forward(backend, x, g, want_index)
         n, c = x.shape[0], x.shape[1]
@@ -61,8 +67,7 @@ class CpuMaxPool:
     @staticmethod
     def scatter(backend: Any, grad: Any, idx: Any, shape: tuple[int, ...], g: ConvGeometry) -> Any:
         xp = backend.xp
-        jit = _jit(grad, g)
-        ip = _planes(idx, xp) if jit is not None else None
+        ip = _planes(idx, xp) if pool_kernel(grad, g) == "compiled" else None
         if ip is None:
             return kernels.MaxPoolArrays.scatter(backend, grad, idx, shape, g)
         n, c = shape[0], shape[1]

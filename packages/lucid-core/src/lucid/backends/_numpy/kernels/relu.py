@@ -16,6 +16,7 @@ import numpy as np
 
 from lucid.backends._numpy import _parallel
 from lucid.backends._numpy.kernels import _compiled
+from lucid.kernels.reference import relu_grad
 
 _JIT = "_relu_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -66,21 +67,10 @@ def _fused(g: Any, out: Any) -> Any:
 
 
 class CpuReluGrad:
-    """``kernels.RELU_GRAD`` for NumPy: ``_PositiveMask``'s forward fused, its backward the
-    same op again."""
+    """``kernels.RELU_GRAD`` for NumPy: one compiled pass where it applies, else the reference
+    expression."""
 
     @staticmethod
-    def forward(ctx: Any, g: Any, out: Any) -> Any:
-        ctx.save_for_backward(out)
+    def forward(backend: Any, g: Any, out: Any) -> Any:
         res = _fused(g, out)
-        if res is None:
-            xp = ctx.xp
-            res = xp.multiply(g, xp.greater(out, 0))
-        return res
-
-    @staticmethod
-    def backward(ctx: Any, h: Any) -> Any:
-        from lucid.ops.unary import _PositiveMask
-
-        (out,) = ctx.saved_tensors
-        return _PositiveMask.apply(h, out), None
+        return relu_grad(backend.xp, g, out) if res is None else res

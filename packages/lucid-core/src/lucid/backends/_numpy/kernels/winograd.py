@@ -93,14 +93,6 @@ _CHUNK_TILES = 128
 # 180 MB to save ~2% of the step.
 _KEEP_BYTES = 8 << 20
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# Where Winograd measured faster than im2col (single thread, docs/performance.md): channels in
-# and out at least this many (the input gradient from fewer, as im2col's col2im is dear), tiles
-# covering the output at least this fully (odd sizes waste a row and a column of each), and
-# enough tiles in the batch to pay for the weight transform.
-_MIN_CHANNELS = 64
-_MIN_CHANNELS_INPUT_GRAD = 16
-_MIN_FILL = 0.75
-_MIN_TILES = 256
 # ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
 ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
 # ``LUCID_WINOGRAD=F2`` or ``F4`` fixes the tiling (``tiling``); "auto" chooses per layer.
@@ -167,24 +159,12 @@ def applies(x: Any, g: ConvGeometry) -> bool:
     )
 
 
-def _pays(x: Any, channels: int, g: ConvGeometry, size: Sequence[int], min_channels: int) -> bool:
-    """The thresholds above, for an output of spatial ``size`` tiled by ``tiling(g)``."""
-    if not (ENABLED and applies(x, g) and channels >= min_channels):
-        return False
+def coverage(g: ConvGeometry, size: Sequence[int]) -> tuple[float, int]:
+    """How fully ``tiling(g)``'s tiles cover an output of spatial ``size`` (odd sizes waste a
+    row and a column of each tile), and how many tiles one sample takes."""
     f = tiling(g)
     th, tw = _tiles(f, size)
-    fill = size[0] * size[1] / (f.m * f.m * th * tw)
-    return fill >= _MIN_FILL and x.shape[0] * th * tw >= _MIN_TILES
-
-
-def pays(x: Any, c_out: int, g: ConvGeometry) -> bool:
-    """Whether the forward and the weight gradient of ``x`` to ``c_out`` channels run here."""
-    return _pays(x, min(x.shape[1], c_out), g, g.out_size, _MIN_CHANNELS)
-
-
-def pays_input_grad(dy: Any, w: Any, g: ConvGeometry) -> bool:
-    """Whether the input gradient runs here (im2col's col2im costs more: smaller layers pay)."""
-    return _pays(dy, min(w.shape[:2]), g, g.in_size, _MIN_CHANNELS_INPUT_GRAD)
+    return size[0] * size[1] / (f.m * f.m * th * tw), th * tw
 
 
 # -- linear combinations of strided views (the transforms) ------------------------------------

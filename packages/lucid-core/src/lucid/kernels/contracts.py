@@ -1,0 +1,321 @@
+"""Fused-kernel contracts: what a backend kernel for conv, pool, norm, attention ... implements.
+
+Every contract is array-level. A kernel is a class of staticmethods that take the backend (for
+``xp``, streams, random keys), backend arrays and plain Python values (geometry, flags), and
+return arrays: it never sees a Function context, a Tensor or autograd. The Function that names
+the contract (in lucid.ops or lucid.nn) owns the graph: it looks the kernel up
+(``CONTRACT.find(backend)`` or ``CONTRACT.get(backend, default)``), keeps what its backward
+needs and wraps the arrays back into Tensors. Three shapes of contract:
+
+- forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``ERF``, ``ERFC``, ``ERFINV``, ``GELU``,
+  ``RELU_GRAD``): the kernel computes the values, the Function's backward stays in lucid ops
+  (so double backward keeps working);
+- pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
+  compose (forward, input gradient, weight gradient...), each a differentiable op again;
+- whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
+  ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``SDPA``): ``forward`` returns the output(s)
+  and ``residuals`` (arrays and plain values of the kernel's choosing, kept by the Function
+  and handed back to ``backward``), or None to decline (the Function's reference code
+  runs); ``backward`` returns one array or None per array input, given ``needs`` (one bool
+  per argument of the op: does it need a gradient). Such an op has no double backward.
+
+``CONTRACT.register(backend, Impl)`` is checked by mypy against the contract's ``Protocol`` and
+at run time against its methods' arity.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from lucid.kernels.geometry import ConvGeometry, Ints, Pairs
+
+if TYPE_CHECKING:
+    from lucid.backends import Backend
+
+__all__ = [
+    "AVG_POOL",
+    "BATCH_NORM",
+    "CONTRACTS",
+    "CONV",
+    "CONV_ARRAYS",
+    "CONV_TRANSPOSE",
+    "ERF",
+    "ERFC",
+    "ERFINV",
+    "GELU",
+    "LAYER_NORM",
+    "LOG_SOFTMAX",
+    "MAX_POOL",
+    "MAX_POOL_ARRAYS",
+    "RELU_GRAD",
+    "SDPA",
+    "SOFTMAX",
+    "AvgPoolKernel",
+    "BatchNormKernel",
+    "ConvArraysKernel",
+    "ConvKernel",
+    "ConvTransposeKernel",
+    "GeluKernel",
+    "KernelContract",
+    "LayerNormKernel",
+    "MaxPoolArraysKernel",
+    "MaxPoolKernel",
+    "Needs",
+    "ReluGradKernel",
+    "SdpaKernel",
+    "SoftmaxKernel",
+    "UnaryKernel",
+]
+
+ImplT = TypeVar("ImplT")
+Needs = tuple[bool, ...]  # per argument of the op, in order: does it need a gradient
+
+
+# -- forward only: the Function's backward is written in lucid ops -------------------------------
+# Positional-only, so an implementation may name its parameters as it likes.
+class UnaryKernel(Protocol):
+    """erf, erfc, erfinv: ``forward(backend, x) -> y``."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any, /) -> Any: ...
+
+
+class SoftmaxKernel(Protocol):
+    """softmax, log_softmax along ``dim``: ``forward(backend, x, dim) -> y``."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any, dim: int, /) -> Any: ...
+
+
+class GeluKernel(Protocol):
+    """``forward(backend, x, approximate) -> y`` with ``approximate`` "none" or "tanh"."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any, approximate: str, /) -> Any: ...
+
+
+class ReluGradKernel(Protocol):
+    """ReLU's gradient from its output: ``forward(backend, g, out) -> g * (out > 0)``."""
+
+    @staticmethod
+    def forward(backend: Any, g: Any, out: Any, /) -> Any: ...
+
+
+# -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
+class ConvArraysKernel(Protocol):
+    """Convolution arithmetic for a geometry; lucid.nn's conv Functions compose these.
+
+    ``forward`` may store column matrices in ``keep`` (a dict, or None when the weight needs
+    no gradient); the same dict comes back to ``weight_grad`` as ``kept``, used once.
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None, /
+    ) -> Any: ...
+    @staticmethod
+    def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry, /) -> Any: ...
+    @staticmethod
+    def weight_grad(
+        backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None, /
+    ) -> Any: ...
+    @staticmethod
+    def channel_sum(backend: Any, dy: Any, /) -> Any: ...
+
+
+class MaxPoolArraysKernel(Protocol):
+    """Max pooling arithmetic for a geometry; lucid.nn's max-pool Functions compose these.
+
+    ``forward`` returns ``(out, idx)``: ``idx`` holds each output's winning tap number (in
+    ``g.all_taps()`` order), or is None when not wanted; ``scatter`` gets it back.
+    """
+
+    @staticmethod
+    def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool, /) -> tuple[Any, Any]: ...
+    @staticmethod
+    def scatter(
+        backend: Any, grad: Any, idx: Any, shape: tuple[int, ...], g: ConvGeometry, /
+    ) -> Any: ...
+
+
+# -- whole ops with their own vector-Jacobian product -------------------------------------------
+class ConvKernel(Protocol):
+    """conv1d/2d/3d (NC... layout; ``padding`` is one ``(before, after)`` pair per dim).
+
+    ``forward -> (y, residuals)``; ``backward -> (dx, dw, dbias)`` (None where not needed).
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
+        groups: int, /
+    ) -> tuple[Any, Any]: ...  # fmt: skip
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+class ConvTransposeKernel(Protocol):
+    """conv_transpose1d/2d/3d; ``w`` is ``(C_in, C_out / groups, *kernel)``.
+
+    ``forward -> (y, residuals)``; ``backward -> (dx, dw, dbias)``.
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs,
+        output_padding: Ints, groups: int, dilation: Ints, /
+    ) -> tuple[Any, Any]: ...  # fmt: skip
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+class MaxPoolKernel(Protocol):
+    """max_pool1d/2d/3d without indices: ``forward -> (y, residuals)`` or None (the reference
+    runs; it always does with ``return_indices``); ``backward -> (dx,)``."""
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
+        ceil_mode: bool, return_indices: bool, /
+    ) -> tuple[Any, Any] | None: ...  # fmt: skip
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+class AvgPoolKernel(Protocol):
+    """avg_pool1d/2d/3d: ``forward -> (y, residuals)`` or None; ``backward -> (dx,)``."""
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
+        count_include_pad: bool, divisor_override: Any, /
+    ) -> tuple[Any, Any] | None: ...  # fmt: skip
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+class BatchNormKernel(Protocol):
+    """Training-mode batch norm over all dims but 1.
+
+    ``forward -> (y, batch_mean, batch_var, stats)`` (the mean and biased variance in x's
+    dtype), or None; the Function keeps ``x`` (checked against later in-place changes) and gives
+    it back to ``backward(backend, x, g, stats, needs) -> (dx, dweight, dbias)``.
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, weight: Any, bias: Any, eps: float, /
+    ) -> tuple[Any, Any, Any, Any] | None: ...
+    @staticmethod
+    def backward(
+        backend: Any, x: Any, g: Any, stats: Any, needs: Needs, /
+    ) -> tuple[Any, Any, Any]: ...
+
+
+class LayerNormKernel(Protocol):
+    """Layer norm over the last ``nd`` dims: ``forward -> (y, residuals)`` or None;
+    ``backward -> (dx, dweight, dbias)``."""
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float, /
+    ) -> tuple[Any, Any] | None: ...
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+class SdpaKernel(Protocol):
+    """Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``).
+
+    ``forward(backend, q, k, v, attn_mask, dropout_p, is_causal, scale, needs) ->
+    (y, residuals)``, ``needs`` for (q, k, v, attn_mask); ``backward -> (dq, dk, dv, dmask)``.
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, q: Any, k: Any, v: Any, attn_mask: Any, dropout_p: float, is_causal: bool,
+        scale: Any, needs: Needs, /
+    ) -> tuple[Any, Any]: ...  # fmt: skip
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+
+
+# -- contracts: the typed keys of ``Backend.kernels`` -----------------------------------------
+@dataclass(frozen=True, eq=False)
+class KernelContract(Generic[ImplT]):
+    """A fused op a backend may implement: its name and the ``Protocol`` its kernel follows."""
+
+    name: str
+    protocol: Any
+
+    def register(self, backend: Backend, impl: ImplT) -> None:
+        """Run ``impl`` on ``backend`` wherever an op names this contract."""
+        self.check(impl)
+        backend.kernels[self] = impl
+
+    def get(self, backend: Backend, default: ImplT) -> ImplT:
+        """The kernel ``backend`` registered for this contract, else ``default``."""
+        found: ImplT = backend.kernels.get(self, default)
+        return found
+
+    def find(self, backend: Backend) -> ImplT | None:
+        """The kernel ``backend`` registered for this contract, else None."""
+        found: ImplT | None = backend.kernels.get(self)
+        return found
+
+    def check(self, impl: Any) -> None:
+        """Raise TypeError unless ``impl`` has each method of the protocol, taking its
+        positional arguments."""
+        for method, arity in _methods(self.protocol):
+            fn = getattr(impl, method, None)
+            if not callable(fn):
+                raise TypeError(f"a {self.name!r} kernel needs a {method}() method; "
+                                f"{impl!r} has none")  # fmt: skip
+            try:
+                inspect.signature(fn).bind(*range(arity))
+            except TypeError:
+                raise TypeError(
+                    f"{impl!r}.{method} must take the {arity} positional arguments of "
+                    f"{self.protocol.__name__}.{method}, got {inspect.signature(fn)}"
+                ) from None
+
+    def __repr__(self) -> str:
+        return f"KernelContract({self.name!r}, {self.protocol.__name__})"
+
+
+def _methods(protocol: Any) -> list[tuple[str, int]]:
+    out = []
+    for name, fn in vars(protocol).items():
+        if isinstance(fn, staticmethod):
+            params = inspect.signature(fn.__func__).parameters.values()
+            out.append((name, sum(p.kind is p.POSITIONAL_ONLY for p in params)))
+    return out
+
+
+SOFTMAX: KernelContract[SoftmaxKernel] = KernelContract("softmax", SoftmaxKernel)
+LOG_SOFTMAX: KernelContract[SoftmaxKernel] = KernelContract("log_softmax", SoftmaxKernel)
+ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
+ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
+ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
+GELU: KernelContract[GeluKernel] = KernelContract("gelu", GeluKernel)
+RELU_GRAD: KernelContract[ReluGradKernel] = KernelContract("relu_grad", ReluGradKernel)
+CONV: KernelContract[ConvKernel] = KernelContract("conv", ConvKernel)
+CONV_TRANSPOSE: KernelContract[ConvTransposeKernel] = KernelContract(
+    "conv_transpose", ConvTransposeKernel
+)
+MAX_POOL: KernelContract[MaxPoolKernel] = KernelContract("max_pool", MaxPoolKernel)
+AVG_POOL: KernelContract[AvgPoolKernel] = KernelContract("avg_pool", AvgPoolKernel)
+BATCH_NORM: KernelContract[BatchNormKernel] = KernelContract("batch_norm", BatchNormKernel)
+LAYER_NORM: KernelContract[LayerNormKernel] = KernelContract("layer_norm", LayerNormKernel)
+SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
+CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
+MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
+    "max_pool_arrays", MaxPoolArraysKernel
+)
+
+CONTRACTS: tuple[KernelContract[Any], ...] = (
+    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL,
+    AVG_POOL, BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+)  # fmt: skip
