@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lucid.autograd import graph, inplace
+from lucid.autograd import graph, inplace  # noqa: F401  (submodules reachable as attributes)
 from lucid.autograd.engine import backward, grad
 from lucid.autograd.function import (
     DoubleBackwardError,

@@ -11,12 +11,11 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import grad_mode
 from lucid.backends import DeviceError, get_backend
-from lucid.kernels import KernelContract
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -45,8 +44,6 @@ class Function:
     ...         return 2 * x * grad
     """
 
-    # The fused-op contract (``lucid.kernels``) a backend may implement in place of this class.
-    kernel: ClassVar[KernelContract[Any] | None] = None
     # Outputs share the first input's data (reshape, permute, slicing...): they share its
     # version counter too, so in-place changes through either are seen by saved-tensor checks.
     # A forward may set ``ctx.is_view`` per call (basic vs advanced indexing).
@@ -56,7 +53,7 @@ class Function:
     xp: Any
     needs_input_grad: tuple[bool, ...]
     _edges: list[Any]  # per input: None, a leaf Tensor, or (producer node, output index)
-    _impl: Any  # the class whose backward runs (a backend kernel may replace this one)
+    _impl: Any  # the class whose backward runs (the node's own)
     _out_meta: tuple[tuple[Any, Any], ...]  # (shape, native dtype) of each output
 
     @staticmethod
@@ -154,7 +151,7 @@ class Function:
                 arrays.append(a)
         if backend is None:
             backend = get_backend(kwargs.pop("device", None))
-        impl = cls if cls.kernel is None else backend.kernels.get(cls.kernel, cls)
+        impl = cls
         ctx = cls.__new__(cls)
         ctx.backend = ctx.out_backend = backend
         ctx.xp = backend.xp
