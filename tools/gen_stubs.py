@@ -113,6 +113,8 @@ def methods_stub(current: str) -> str:
         else:
             first[id(fn)] = name
             blocks.append(_method(name, fn))
+    # The binder's in-place twins take their op's own arguments: declared as its aliases.
+    blocks += [[f"        {name} = {name[:-1]}"] for name in _binder.TWINS]
     lines = blocks[0]
     for prev, block in zip(blocks, blocks[1:]):
         if _is_def(prev) != _is_def(block):  # ruff format's blank line around an assignment

@@ -232,44 +232,6 @@ class _Methods(Tensor):
         """In-place ``pow``."""
         return inplace_result(self, ops.pow(self, other))
 
-    def neg_(self) -> Tensor:
-        """In-place ``neg``."""
-        return inplace_result(self, ops.neg(self))
-
-    def abs_(self) -> Tensor:
-        """In-place ``abs``."""
-        return inplace_result(self, ops.abs(self))
-
-    def exp_(self) -> Tensor:
-        """In-place ``exp``."""
-        return inplace_result(self, ops.exp(self))
-
-    def log_(self) -> Tensor:
-        """In-place ``log``."""
-        return inplace_result(self, ops.log(self))
-
-    def sqrt_(self) -> Tensor:
-        """In-place ``sqrt``."""
-        return inplace_result(self, ops.sqrt(self))
-
-    def sigmoid_(self) -> Tensor:
-        """In-place ``sigmoid``."""
-        return inplace_result(self, ops.sigmoid(self))
-
-    def tanh_(self) -> Tensor:
-        """In-place ``tanh``."""
-        return inplace_result(self, ops.tanh(self))
-
-    def relu_(self) -> Tensor:
-        """In-place ``relu``."""
-        return inplace_result(self, ops.relu(self))
-
-    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-        """In-place ``clamp``."""
-        return inplace_result(self, ops.clamp(self, min, max))
-
-    clip_ = clamp_
-
     def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
         """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
         return inplace_result(self, ops.addcmul(self, tensor1, tensor2, value=value))
@@ -278,68 +240,9 @@ class _Methods(Tensor):
         """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
         return inplace_result(self, ops.addcdiv(self, tensor1, tensor2, value=value))
 
-    def lerp_(self, end: Any, weight: Any) -> Tensor:
-        """In-place ``lerp``: ``self += weight * (end - self)``."""
-        return inplace_result(self, ops.lerp(self, end, weight))
-
     def maximum_(self, other: Any) -> Tensor:
         """In-place ``maximum``."""
         return inplace_result(self, ops.maximum(self, other))
-
-    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
-        """In-place ``masked_fill``: ``value`` where ``mask`` is True."""
-        return inplace_result(self, ops.masked_fill(self, mask, value))
-
-    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
-                 reduce: str | None = None) -> Tensor:  # fmt: skip
-        """In-place ``scatter``."""
-        return inplace_result(self, ops.scatter(self, dim, index, src, value=value, reduce=reduce))
-
-    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
-        """In-place ``scatter_add``."""
-        return inplace_result(self, ops.scatter_add(self, dim, index, src))
-
-    def scatter_reduce_(self, dim: int, index: Any, src: Any, reduce: str, *,
-                        include_self: bool = True) -> Tensor:  # fmt: skip
-        """In-place ``scatter_reduce``."""
-        out = ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
-        return inplace_result(self, out)
-
-    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
-        """In-place ``index_add``."""
-        return inplace_result(self, ops.index_add(self, dim, index, source, alpha=alpha))
-
-    def floor_(self) -> Tensor:
-        """In-place ``floor``."""
-        return inplace_result(self, ops.floor(self))
-
-    def ceil_(self) -> Tensor:
-        """In-place ``ceil``."""
-        return inplace_result(self, ops.ceil(self))
-
-    def round_(self, *, decimals: int = 0) -> Tensor:
-        """In-place ``round``."""
-        return inplace_result(self, ops.round(self, decimals=decimals))
-
-    def trunc_(self) -> Tensor:
-        """In-place ``trunc``."""
-        return inplace_result(self, ops.trunc(self))
-
-    def square_(self) -> Tensor:
-        """In-place ``square``."""
-        return inplace_result(self, ops.square(self))
-
-    def reciprocal_(self) -> Tensor:
-        """In-place ``reciprocal``."""
-        return inplace_result(self, ops.reciprocal(self))
-
-    def rsqrt_(self) -> Tensor:
-        """In-place ``rsqrt``."""
-        return inplace_result(self, ops.rsqrt(self))
-
-    def sign_(self) -> Tensor:
-        """In-place ``sign``."""
-        return inplace_result(self, ops.sign(self))
 
     def fmod_(self, other: Any) -> Tensor:
         """In-place ``fmod``."""
@@ -348,14 +251,6 @@ class _Methods(Tensor):
     def remainder_(self, other: Any) -> Tensor:
         """In-place ``remainder``."""
         return inplace_result(self, ops.remainder(self, other))
-
-    def clamp_min_(self, min: Any) -> Tensor:  # noqa: A002
-        """In-place ``clamp(min=min)``."""
-        return inplace_result(self, ops.clamp(self, min, None))
-
-    def clamp_max_(self, max: Any) -> Tensor:  # noqa: A002
-        """In-place ``clamp(max=max)``."""
-        return inplace_result(self, ops.clamp(self, None, max))
 
     def copy_(self, src: Any) -> Tensor:
         """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype)."""
@@ -411,18 +306,42 @@ class _Methods(Tensor):
         return out
 
 
+# In-place twins of ops that take the op's own arguments: ``t.exp_()`` makes ``t`` hold
+# ``lucid.exp(t)``; ``gen_stubs`` declares each as an alias of its op's stub (``exp_ = exp``).
+INPLACE_TWINS = (
+    "abs", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "exp", "floor", "index_add", "lerp",
+    "log", "masked_fill", "neg", "reciprocal", "relu", "round", "rsqrt", "scatter", "scatter_add",
+    "scatter_reduce", "sigmoid", "sign", "sqrt", "square", "tanh", "trunc",
+)  # fmt: skip
+
+
+def _inplace_twin(name: str) -> Callable[..., Tensor]:
+    op = getattr(ops, name)
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace_result(self, op(self, *args, **kwargs))
+
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"In-place ``{name}``: ``self`` takes the value of ``lucid.{name}(self)``."
+    setattr(method, "__wrapped__", op)  # noqa: B010  (inspect.signature shows the op's)
+    return method
+
+
+TWINS: dict[str, Callable[..., Tensor]] = {f"{n}_": _inplace_twin(n) for n in INPLACE_TWINS}
+
+
 def methods() -> dict[str, Callable[..., Any]]:
     """Every method the binder attaches: the op methods, then those written here (which win)."""
     table = {n: fn for n, fn in ops.methods().items() if n not in vars(Tensor)}
     # Functions only: defining __eq__ makes the class body's __hash__ None, which must not reach
     # Tensor (tensors hash by identity, as torch's).
     own = {n: v for n, v in vars(_Methods).items() if inspect.isfunction(v)}
-    return {**table, **own}
+    return {**table, **TWINS, **own}
 
 
 def bind() -> None:
     """Attach :func:`methods` to Tensor (idempotent; ``lucid/__init__.py`` calls it once)."""
     for name, fn in methods().items():
-        if inspect.isfunction(fn) and fn.__qualname__.startswith("_Methods."):
+        if inspect.isfunction(fn) and fn.__qualname__.startswith(("_Methods.", f"{name}")):
             fn.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, fn)
