@@ -63,12 +63,13 @@ STEPS = 12
 
 
 def _params(rng: np.random.Generator, dtype: str) -> list[lucid.Tensor]:
-    """A vector, a matrix, one parameter of several pieces (> CHUNK elements) and one whose
-    array is a transposed (non-contiguous) view."""
+    """A vector, a matrix, one parameter of several pieces (> CHUNK elements) and two whose
+    arrays are transposed (non-contiguous) views, a small one and one above CHUNK."""
     shapes = [(5,), (3, 4), (_foreach.CHUNK + 7,)]
     params = [lucid.tensor(rng.normal(size=s).astype(dtype), requires_grad=True) for s in shapes]
-    params.append(lucid.tensor(rng.normal(size=(6, 9)).astype(dtype)).T.detach())
-    params[-1].requires_grad_(True)
+    for shape in ((6, 9), (_foreach.CHUNK // 128 + 1, 128)):
+        params.append(lucid.tensor(rng.normal(size=shape).astype(dtype)).T.detach())
+        params[-1].requires_grad_(True)
     return params
 
 
