@@ -100,7 +100,7 @@ def _multi_tensor_adadelta(
             state["step"] += 1
             written += [p, *own]
             for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(v, rho, out=v)

@@ -105,7 +105,7 @@ def _multi_tensor_adagrad(
             clr = lr / (1 + (state["step"] - 1) * lr_decay)
             written += [p, state["sum"]]
             for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, state["sum"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.add(total, xp.multiply(d, d, out=t2), out=total)

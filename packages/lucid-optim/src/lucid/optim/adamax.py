@@ -97,7 +97,7 @@ def _multi_tensor_adamax(
             clr = lr / (1 - beta1 ** state["step"])
             written += [p, *own]
             for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)

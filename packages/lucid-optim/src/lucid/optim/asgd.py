@@ -111,7 +111,7 @@ def _multi_tensor_asgd(
             step = state["step"]
             written += [p, state["ax"]]
             for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, state["ax"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(pa, 1 - lambd * eta, out=pa)

@@ -103,7 +103,7 @@ def _multi_tensor_lion(
                 continue
             written += [p, state["exp_avg"]]
             for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, state["exp_avg"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     xp.multiply(pa, 1 - lr * weight_decay, out=pa)
                 c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)

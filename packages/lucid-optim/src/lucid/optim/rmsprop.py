@@ -122,7 +122,7 @@ def _multi_tensor_rmsprop(
             written += [p, *own]
             for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
                 buf = more.pop(0) if momentum > 0 else None
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(v, alpha, out=v)

@@ -87,7 +87,11 @@ def _multi_tensor_sgd(
     """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
     the per-tensor update (a first momentum step, which makes the buffer, among them)."""
     lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-    weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+    weight_decay, nesterov, maximize = (
+        group["weight_decay"],
+        group["nesterov"],
+        group.get("maximize", False),
+    )
     backend = _foreach.backend_of(params)
     if backend is None or not _foreach.numbers(lr, momentum, dampening, weight_decay):
         return list(range(len(params)))
