@@ -110,7 +110,9 @@ def main() -> None:
     shapes = SHAPES if args.shapes == "lenet5" else resnet18_shapes()
     wanted = args.optimizers.split(",")
     cases = [(name, options) for name, options in CASES if name in wanted]
-    foreach = {"unset": {}, "true": {"foreach": True}, "false": {"foreach": False}}[args.foreach]
+    lucid_foreach = {"unset": {}, "true": {"foreach": True}, "false": {"foreach": False}}[
+        args.foreach
+    ]
     rng = np.random.default_rng(0)
     init = [rng.normal(size=s).astype(np.float32) for s in shapes]
     grads = [rng.normal(size=s).astype(np.float32) for s in shapes]
@@ -119,7 +121,7 @@ def main() -> None:
             params = [lucid.tensor(a.copy(), requires_grad=True) for a in init]
             for p, g in zip(params, grads):
                 p.grad = lucid.tensor(g)
-            opt = getattr(optim, name)(params, **options, **foreach)
+            opt = getattr(optim, name)(params, **options, **lucid_foreach)
             print(f"{name} {_median_ms(opt.step, args.repeats):.3f}")
         return
     try:
@@ -134,7 +136,7 @@ def main() -> None:
         params = [lucid.tensor(a.copy(), requires_grad=True) for a in init]
         for p, g in zip(params, grads):
             p.grad = lucid.tensor(g)
-        lucid_opt = getattr(optim, name)(params, **options, **foreach)
+        lucid_opt = getattr(optim, name)(params, **options, **lucid_foreach)
         lucid_ms = _median_ms(lucid_opt.step, args.repeats)
         row = f"{name:10} {np_ms:8.3f} {lucid_ms:8.3f}"
         if torch is not None:

@@ -36,6 +36,9 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("RMSprop", dict(lr=0.01, centered=True)),
     ("RMSprop", dict(lr=0.01, momentum=0.9, weight_decay=0.1)),
     ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, momentum=0.5, maximize=True)),
+    ("Rprop", dict(lr=0.01)),
+    ("Rprop", dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-3, 0.05))),
+    ("Rprop", dict(lr=0.01, maximize=True)),
     ("Adam", dict(lr=0.01)),
     ("Adam", dict(lr=0.01, amsgrad=True)),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)),
@@ -63,12 +66,13 @@ STEPS = 12
 
 
 def _params(rng: np.random.Generator, dtype: str) -> list[lucid.Tensor]:
-    """A vector, a matrix, one parameter of several pieces (> CHUNK elements) and one whose
-    array is a transposed (non-contiguous) view."""
+    """A vector, a matrix, one parameter of several pieces (> CHUNK elements) and two whose
+    arrays are transposed (non-contiguous) views, a small one and one above CHUNK."""
     shapes = [(5,), (3, 4), (_foreach.CHUNK + 7,)]
     params = [lucid.tensor(rng.normal(size=s).astype(dtype), requires_grad=True) for s in shapes]
-    params.append(lucid.tensor(rng.normal(size=(6, 9)).astype(dtype)).T.detach())
-    params[-1].requires_grad_(True)
+    for shape in ((6, 9), (_foreach.CHUNK // 128 + 1, 128)):
+        params.append(lucid.tensor(rng.normal(size=shape).astype(dtype)).T.detach())
+        params[-1].requires_grad_(True)
     return params
 
 

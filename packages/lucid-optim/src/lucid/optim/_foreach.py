@@ -22,7 +22,7 @@ from typing import Any
 from lucid import Tensor
 from lucid.autograd.graph import increment_version
 
-__all__ = ["CHUNK", "array_update", "numbers", "pieces", "scaled", "takes"]
+__all__ = ["CHUNK", "array_update", "backend_of", "numbers", "pieces", "scaled", "takes"]
 
 # Elements per piece: the arrays of one piece stay in cache from one ufunc to the next.
 CHUNK = 1 << 16
@@ -36,19 +36,32 @@ def numbers(*values: Any) -> bool:
     return all(type(v) in _NUMBERS for v in values)
 
 
-def takes(p: Tensor, grad: Tensor, written: Sequence[Tensor], read: Sequence[Tensor] = ()) -> bool:
-    """Whether the array-level update can take parameter ``p``: a floating tensor whose array
-    can be written in place, on a backend with NumPy 2's weak Python scalars, and the gradient,
-    the state tensors it ``written`` into and those it only ``read`` all of ``p``'s backend,
-    dtype and shape (so no promotion or broadcasting is involved)."""
-    backend = p.backend
-    if not (backend.weak_python_scalars and p.dtype.is_floating_point):
+def backend_of(params: Sequence[Tensor]) -> Any:
+    """The backend the array-level update runs on for this group (its first parameter's), or
+    None where it cannot run: no parameter, or a backend without NumPy 2's weak Python scalars
+    (where the ops promote differently)."""
+    if not params:
+        return None
+    backend = params[0].backend
+    return backend if backend.weak_python_scalars else None
+
+
+def takes(
+    backend: Any, p: Tensor, grad: Tensor, written: Sequence[Tensor], read: Sequence[Tensor] = ()
+) -> bool:
+    """Whether the array-level update can take parameter ``p``: a floating tensor of
+    ``backend`` whose array can be written in place, and the gradient, the state tensors it
+    ``written`` into and those it only ``read`` all of its backend, dtype and shape (so no
+    promotion or broadcasting is involved)."""
+    a = p.array
+    if p.backend is not backend or backend.inplace_out(a) is None:
         return False
-    if backend.inplace_out(p.array) is None:
+    if not p.dtype.is_floating_point:
         return False
-    dtype, shape = p.dtype, p.shape
+    dtype, shape = a.dtype, a.shape
     for t in (grad, *written, *read):
-        if t.backend is not backend or t.dtype is not dtype or t.shape != shape:
+        b = t.array
+        if t.backend is not backend or b.dtype != dtype or b.shape != shape:
             return False
     return all(backend.inplace_out(t.array) is not None for t in written)
 
@@ -56,7 +69,8 @@ def takes(p: Tensor, grad: Tensor, written: Sequence[Tensor], read: Sequence[Ten
 @contextmanager
 def array_update(backend: Any, written: list[Tensor]) -> Iterator[Any]:
     """Run the block under the ops' floating-point error state (no NumPy warnings, as PyTorch
-    gives none) and bump the version of every tensor in ``written`` after it; yield ``xp``."""
+    gives none), then bump the version of every tensor the block put in ``written``; yield
+    ``backend.xp``."""
     quiet = backend.fp_quiet
     token = None if quiet is None else quiet[0].set(quiet[1])
     try:
@@ -71,16 +85,18 @@ def pieces(
     xp: Any, tensors: Sequence[Tensor], scratch: int
 ) -> Iterator[tuple[list[Any], list[Any]]]:
     """The tensors' arrays in matching pieces, each with ``scratch`` buffers of its shape:
-    flat ``CHUNK``-element slices when every tensor is contiguous, else the whole arrays.
-    Writing into a piece writes into the tensor."""
+    whole arrays up to ``CHUNK`` elements (or when one is not contiguous), else flat
+    ``CHUNK``-element slices. Writing into a piece writes into the tensor."""
     arrays = [t.array for t in tensors]
     first = arrays[0]
-    if not all(_contiguous(t.backend.strides(a), t.shape) for t, a in zip(tensors, arrays)):
+    n = first.size
+    if n <= CHUNK or not all(
+        _contiguous(t.backend.strides(a), a.shape) for t, a in zip(tensors, arrays)
+    ):
         yield arrays, [xp.empty_like(first) for _ in range(scratch)]
         return
     flat = [xp.reshape(a, (-1,)) for a in arrays]
-    n = flat[0].shape[0]
-    buffers = [xp.empty((min(n, CHUNK),), dtype=first.dtype) for _ in range(scratch)]
+    buffers = [xp.empty((CHUNK,), dtype=first.dtype) for _ in range(scratch)]
     for start in range(0, n, CHUNK):
         stop = min(n, start + CHUNK)
         yield [a[start:stop] for a in flat], [b[: stop - start] for b in buffers]

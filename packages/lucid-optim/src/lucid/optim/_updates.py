@@ -74,7 +74,7 @@ def moments_arrays(
     Returns the gradient the moments saw (``grad`` itself or in ``t1``); uses ``t2``."""
     weight_decay = group["weight_decay"]
     beta1, beta2 = group["betas"]
-    d = xp.negative(grad, out=t1) if group["maximize"] else grad
+    d = xp.negative(grad, out=t1) if group.get("maximize", False) else grad
     if weight_decay != 0:
         if group.get("decoupled_weight_decay", False):
             xp.multiply(p, 1 - group["lr"] * weight_decay, out=p)

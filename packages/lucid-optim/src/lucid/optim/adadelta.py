@@ -86,18 +86,21 @@ def _multi_tensor_adadelta(
     """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
     left to the per-tensor update."""
     lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-    if not _foreach.numbers(lr, rho, eps, weight_decay):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, rho, eps, weight_decay):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        written = [state["square_avg"], state["acc_delta"]]
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        with _foreach.array_update(p.backend, [p, *written]) as xp:
-            for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *written], 3):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            own = [state["square_avg"], state["acc_delta"]]
+            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            written += [p, *own]
+            for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(v, rho, out=v)

@@ -89,18 +89,23 @@ def _multi_tensor_adagrad(
         group["eps"],
         group["weight_decay"],
     )
-    if not _foreach.numbers(lr, lr_decay, eps, weight_decay):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, lr_decay, eps, weight_decay):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, [state["sum"]])):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        clr = lr / (1 + (state["step"] - 1) * lr_decay)
-        with _foreach.array_update(p.backend, [p, state["sum"]]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            if not (
+                _foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, [state["sum"]])
+            ):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            clr = lr / (1 + (state["step"] - 1) * lr_decay)
+            written += [p, state["sum"]]
             for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, state["sum"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.add(total, xp.multiply(d, d, out=t2), out=total)

@@ -113,23 +113,26 @@ def _multi_tensor_adam(
 ) -> list[int]:
     """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
     the per-tensor update."""
-    if not plain_adam_group(group):
+    backend = _foreach.backend_of(params)
+    if backend is None or not plain_adam_group(group):
         return list(range(len(params)))
     lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
     beta1, beta2 = group["betas"]
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        moments = [state["exp_avg"], state["exp_avg_sq"]]
-        if amsgrad:
-            moments.append(state["max_exp_avg_sq"])
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        step = state["step"]
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-        value = -lr / (1 - beta1**step)
-        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            moments = [state["exp_avg"], state["exp_avg_sq"]]
+            if amsgrad:
+                moments.append(state["max_exp_avg_sq"])
+            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, moments)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            step = state["step"]
+            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+            value = -lr / (1 - beta1**step)
+            written += [p, *moments]
             for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
                 moments_arrays(xp, pa, ga, m, v, t1, t2, group)
                 if vmax:

@@ -82,19 +82,22 @@ def _multi_tensor_adamax(
     left to the per-tensor update."""
     lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
     beta1, beta2 = group["betas"]
-    if not _foreach.numbers(lr, eps, weight_decay, beta1, beta2):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, eps, weight_decay, beta1, beta2):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        written = [state["exp_avg"], state["exp_inf"]]
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        clr = lr / (1 - beta1 ** state["step"])
-        with _foreach.array_update(p.backend, [p, *written]) as xp:
-            for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *written], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            own = [state["exp_avg"], state["exp_inf"]]
+            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            clr = lr / (1 - beta1 ** state["step"])
+            written += [p, *own]
+            for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)

@@ -95,20 +95,23 @@ def _multi_tensor_asgd(
     the per-tensor update (complex parameters among them)."""
     lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
     weight_decay = group["weight_decay"]
-    if not _foreach.numbers(lr, lambd, alpha, t0, weight_decay):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, lambd, alpha, t0, weight_decay):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        eta, mu = state["eta"], state["mu"]
-        plain = _foreach.numbers(state["step"]) and _foreach.numbers(eta, mu)
-        if not (plain and _foreach.takes(p, grad, [state["ax"]])):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        step = state["step"]
-        with _foreach.array_update(p.backend, [p, state["ax"]]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            eta, mu = state["eta"], state["mu"]
+            plain = _foreach.numbers(state["step"]) and _foreach.numbers(eta, mu)
+            if not (plain and _foreach.takes(backend, p, grad, [state["ax"]])):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            step = state["step"]
+            written += [p, state["ax"]]
             for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, state["ax"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(pa, 1 - lambd * eta, out=pa)
@@ -117,6 +120,6 @@ def _multi_tensor_asgd(
                     xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
                 else:
                     xp.copyto(ax, pa)
-        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
-        state["mu"] = 1 / max(1, step - t0)
+            state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
+            state["mu"] = 1 / max(1, step - t0)
     return rest

@@ -91,16 +91,19 @@ def _multi_tensor_lion(
     the per-tensor update."""
     lr, weight_decay = group["lr"], group["weight_decay"]
     beta1, beta2 = group["betas"]
-    if not _foreach.numbers(lr, weight_decay, beta1, beta2):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, weight_decay, beta1, beta2):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        if not _foreach.takes(p, grad, [state["exp_avg"]]):
-            rest.append(i)
-            continue
-        with _foreach.array_update(p.backend, [p, state["exp_avg"]]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            if not _foreach.takes(backend, p, grad, [state["exp_avg"]]):
+                rest.append(i)
+                continue
+            written += [p, state["exp_avg"]]
             for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, state["exp_avg"]], 2):
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     xp.multiply(pa, 1 - lr * weight_decay, out=pa)
                 c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)

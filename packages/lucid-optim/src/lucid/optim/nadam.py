@@ -89,26 +89,31 @@ def _multi_tensor_nadam(
 ) -> list[int]:
     """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
     to the per-tensor update."""
-    if not (plain_adam_group(group) and _foreach.numbers(group["momentum_decay"])):
+    backend = _foreach.backend_of(params)
+    if backend is None or not (
+        plain_adam_group(group) and _foreach.numbers(group["momentum_decay"])
+    ):
         return list(range(len(params)))
     lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
     beta1, beta2 = group["betas"]
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        moments = [state["exp_avg"], state["exp_avg_sq"]]
-        plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
-        if not (plain and _foreach.takes(p, grad, moments)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        step = state["step"]
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-        state["mu_product"] *= mu
-        mu_product = state["mu_product"]
-        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
-        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
-        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            moments = [state["exp_avg"], state["exp_avg_sq"]]
+            plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
+            if not (plain and _foreach.takes(backend, p, grad, moments)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            step = state["step"]
+            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+            state["mu_product"] *= mu
+            mu_product = state["mu_product"]
+            grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+            avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
+            written += [p, *moments]
             for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *moments], 3):
                 d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
                 denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)

@@ -9,9 +9,11 @@ An algorithm subclasses :class:`Optimizer` and writes only two methods for one p
 
 The base class runs them for every parameter that has a gradient, without recording a graph.
 As in PyTorch, an algorithm may also write a multi-tensor update over the whole group,
-``_multi_tensor_update(params, grads, states, group)`` (its ``_multi_tensor_<name>``), used
-unless the group says ``foreach=False``. Whole-problem algorithms (LBFGS) override
-``_step(closure)`` instead.
+``_multi_tensor_update(params, grads, states, group)`` (its ``_multi_tensor_<name>``, on the
+arrays, see ``_foreach``): it gets the raw gradients, handles ``maximize`` itself and returns
+the positions it leaves to ``_update``. It runs unless the group says ``foreach=False`` or a
+subclass changed ``_update``/``_init_state`` below it. Whole-problem algorithms (LBFGS)
+override ``_step(closure)`` instead.
 """
 
 from __future__ import annotations

@@ -79,22 +79,25 @@ def _multi_tensor_radam(
 ) -> list[int]:
     """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
     to the per-tensor update."""
-    if not plain_adam_group(group):
+    backend = _foreach.backend_of(params)
+    if backend is None or not plain_adam_group(group):
         return list(range(len(params)))
     lr, eps = group["lr"], group["eps"]
     beta1, beta2 = group["betas"]
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        moments = [state["exp_avg"], state["exp_avg_sq"]]
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, moments)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        step = state["step"]
-        bias_correction2 = 1 - beta2**step
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        with _foreach.array_update(p.backend, [p, *moments]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            moments = [state["exp_avg"], state["exp_avg_sq"]]
+            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, moments)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            step = state["step"]
+            bias_correction2 = 1 - beta2**step
+            rho_inf = 2 / (1 - beta2) - 1
+            rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+            written += [p, *moments]
             for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
                 moments_arrays(xp, pa, ga, m, v, t1, t2, group)
                 x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)

@@ -103,23 +103,26 @@ def _multi_tensor_rmsprop(
     left to the per-tensor update."""
     lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
     weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-    if not _foreach.numbers(lr, alpha, eps, weight_decay, momentum):
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, alpha, eps, weight_decay, momentum):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        written = [state["square_avg"]]
-        if momentum > 0:
-            written.append(state["momentum_buffer"])
-        if centered:
-            written.append(state["grad_avg"])
-        if not (_foreach.numbers(state["step"]) and _foreach.takes(p, grad, written)):
-            rest.append(i)
-            continue
-        state["step"] += 1
-        with _foreach.array_update(p.backend, [p, *written]) as xp:
-            for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *written], 2):
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            own = [state["square_avg"]]
+            if momentum > 0:
+                own.append(state["momentum_buffer"])
+            if centered:
+                own.append(state["grad_avg"])
+            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
+                rest.append(i)
+                continue
+            state["step"] += 1
+            written += [p, *own]
+            for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
                 buf = more.pop(0) if momentum > 0 else None
-                d = xp.negative(ga, out=t1) if group["maximize"] else ga
+                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
                 if weight_decay != 0:
                     d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
                 xp.multiply(v, alpha, out=v)

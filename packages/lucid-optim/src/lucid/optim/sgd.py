@@ -87,17 +87,24 @@ def _multi_tensor_sgd(
     """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
     the per-tensor update (a first momentum step, which makes the buffer, among them)."""
     lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-    weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-    if not _foreach.numbers(lr, momentum, dampening, weight_decay):
+    weight_decay, nesterov, maximize = (
+        group["weight_decay"],
+        group["nesterov"],
+        group.get("maximize", False),
+    )
+    backend = _foreach.backend_of(params)
+    if backend is None or not _foreach.numbers(lr, momentum, dampening, weight_decay):
         return list(range(len(params)))
-    rest = []
-    for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-        buf = state.get("momentum_buffer") if momentum != 0 else None
-        bufs = [] if buf is None else [buf]
-        if (momentum != 0 and buf is None) or not _foreach.takes(p, grad, bufs):
-            rest.append(i)
-            continue
-        with _foreach.array_update(p.backend, [p, *bufs]) as xp:
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with _foreach.array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            buf = state.get("momentum_buffer") if momentum != 0 else None
+            bufs = [] if buf is None else [buf]
+            if (momentum != 0 and buf is None) or not _foreach.takes(backend, p, grad, bufs):
+                rest.append(i)
+                continue
+            written += [p, *bufs]
             for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *bufs], 2):
                 d = xp.negative(ga, out=t1) if maximize else ga
                 if weight_decay != 0:
