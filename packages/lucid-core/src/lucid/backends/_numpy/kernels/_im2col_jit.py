@@ -1,6 +1,6 @@
 """2-D im2col and col2im as compiled loops, with numba (``lucid-core[numba]``).
 
-Optional: ``im2col`` uses these where numba is installed and ``LUCID_NUMBA`` is not ``0``, for
+Optional: ``im2col`` uses these where numba is installed and enabled (``lucid.backends.cpu``), for
 2-D convolutions of one group. In NumPy the column matrix is built, and the column gradient
 added back, one kernel tap at a time over strided views: 25 passes for a 5x5 kernel, each moving
 runs of ``C`` values (one value, for a first layer on images). Here each is one pass over the
@@ -24,9 +24,9 @@ import numba
 import numpy as np
 from numba import prange
 
-from lucid.backends._numpy.kernels._winograd_jit import (
+from lucid.backends._numpy._numba import (
+    NoAliasCompiler,
     U,
-    _NoAliasCompiler,
     run,
     run_split,
     specialised,
@@ -66,7 +66,7 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
     planes = np.zeros((k, cout, (oh - 1) * wp + ow), dtype=dy.dtype)  # padding columns stay 0
     parts = np.zeros((k, cout, kh * kw))
     name = f"weight_one_channel_{kh}x{kw}"
-    fn = specialised(name, _make_weight_one_channel, kh, kw, jit=_jit_fast)
+    fn = specialised(name, _make_weight_one_channel, kh, kw, decorator=_jit_fast)
     if k == 1:
         fn(xflat, wp, dy, planes[0], parts[0])
     else:
@@ -81,7 +81,7 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
 # conv1 on one core. The order differs from a GEMM's anyway; each sample's sums are float32
 # runs of one output plane, added up in float64.
 _jit_fast = numba.njit(
-    nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=_NoAliasCompiler
+    nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=NoAliasCompiler
 )
 
 
