@@ -58,7 +58,7 @@ def test_mid_sized_products_use_openblas_threads_unless_lucids_threads_ran_last(
     _gemm.matmul(a, b)
     assert seen[-1] == _blas_threads()  # still: OpenBLAS's threads ran last
     blas_threads.pool(2)  # the pool was just used
-    assert not blas_threads.openblas_may_run() and blas_threads.last == _parallel.LUCID
+    assert not blas_threads.openblas_may_run() and blas_threads.last == _parallel.POOL
     _gemm.matmul(a, b)
     assert all(n == 1 for n in seen[-1])
     _gemm.matmul(a, b)
@@ -149,7 +149,7 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
     split on numba's OpenMP threads would leave them spinning on the pool's cores."""
     rng = np.random.default_rng(2)
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
-    monkeypatch.setattr(blas_threads, "last", _parallel.LUCID)  # the pool just ran
+    monkeypatch.setattr(blas_threads, "last", _parallel.POOL)  # the pool just ran
     monkeypatch.setattr(_gemm, "_compiled_matmul", lambda *a: pytest.fail("split on numba"))
     seen: list[list[int]] = []
     real = np.matmul

@@ -226,6 +226,7 @@ def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(_numba, "SPLIT_ELEMENTS", 0)
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
     monkeypatch.setattr(_numba, "split_threads", spy)  # ``_numba.run``'s
     for mod in ("_im2col_jit", "_gemm_jit"):  # every pass that asks
         monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
@@ -284,14 +285,17 @@ def test_no_split_in_a_forked_child_or_after_openblas_ran_last(monkeypatch) -> N
     layer = _numba.thread_layer
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
     monkeypatch.setattr(layer, "pid", None)
     monkeypatch.setattr(layer, "ok", None)
     cores = _numba.numba.config.NUMBA_NUM_THREADS
     assert _numba.split_threads(1 << 20) == min(2, cores)
     assert _numba.split_threads(10) == 1  # too small to pay for the fork-join
-    _parallel.blas_threads.ran(_parallel.OPENBLAS)  # a product ran on OpenBLAS's threads last
+    _parallel.blas_threads.ran(_parallel.OPENBLAS)  # OpenBLAS's threads ran since numba's split
     assert _numba.split_threads(1 << 20) == 1
-    _parallel.blas_threads.pool(2)  # lucid's pool ran since
+    _parallel.blas_threads.pool(2)  # the pool's threads do not spin: still OpenBLAS's after
+    assert _numba.split_threads(1 << 20) == 1
+    _parallel.blas_threads.ran(_parallel.NUMBA)  # (a split, as ``run_split`` records it)
     assert _numba.split_threads(1 << 20) == min(2, cores)
     monkeypatch.setattr(layer, "pid", -1)  # as after a fork
     monkeypatch.setattr(layer, "ok", True)
@@ -538,9 +542,8 @@ def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, mon
     monkeypatch.setattr(_parallel.blas_threads, "last", None)  # no parallel work yet
     _gemm.matmul(a, b)
     assert calls == []
-    _parallel.blas_threads.ran(_parallel.LUCID)  # as after a compiled pass on numba's threads
+    _parallel.blas_threads.ran(_parallel.NUMBA)  # as after a compiled pass on numba's threads
     y = _gemm.matmul(a, b)
-    _parallel.blas_threads.ran(_parallel.LUCID)
     dw = _gemm.tn_matmul(a, dy)
     assert calls == [(1600, 150, 16), (150, 1600, 16)]
     np.testing.assert_allclose(y, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

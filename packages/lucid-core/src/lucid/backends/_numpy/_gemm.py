@@ -1,8 +1,8 @@
 """Matrix products for the NumPy backend: which threads run each GEMM, by its shape.
 
 OpenBLAS wakes all its threads for any GEMM past a tiny size. For the narrow GEMMs of small
-models (LeNet's 64 x 400 x 120) one thread is faster than two, and on a loaded machine the
-waiting threads make a 0.1 ms GEMM take tens of milliseconds. Big GEMMs (ResNet) gain from
+models (LeNet's 64 x 400 x 120) one thread is often faster than two, and on a loaded machine
+the waiting threads make a short GEMM take many times longer. Big GEMMs (ResNet) gain from
 every thread, but OpenBLAS's threads spin for a while after each threaded call, holding the
 cores that the pool's threads need next. So ``matmul`` runs
 
@@ -12,7 +12,7 @@ cores that the pool's threads need next. So ``matmul`` runs
 - mid-sized ones (``THREADED_FLOPS`` and up) on OpenBLAS's threads where the last parallel work
   was not lucid's (``_parallel``), else split over numba's threads where the compiled kernels
   are in use, else on one BLAS thread;
-- the rest on one BLAS thread (the switch costs about 3 us).
+- the rest on one BLAS thread (switching the setting is cheap: docs/performance.md).
 
 A GEMM whose inner dimension is huge and whose result is tiny (a weight gradient ``col^T @ dy``
 with 50,000 rows and a 25 x 6 result) runs far below peak in every BLAS; ``tn_matmul`` does it

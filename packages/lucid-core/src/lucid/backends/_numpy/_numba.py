@@ -15,9 +15,9 @@ Threads: a compiled pass over the batch may split over numba's threads (``run``)
 Python, a fork-join in native code, far cheaper than a hand-off to lucid's Python pool. Only
 with a thread-safe layer (OpenMP or TBB; numba's own "workqueue" is slow and must not be entered
 from two threads at once), in the process that first used it (GNU OpenMP is not fork-safe), from
-outside lucid's pool, on the thread budget of ``_parallel``, when OpenBLAS's threads did not run
-the last parallel work (``_parallel``), and only for passes of ``SPLIT_ELEMENTS`` and more
-(``split_threads``; the state is ``thread_layer``).
+outside lucid's pool, on the thread budget of ``_parallel``, unless OpenBLAS's threads ran
+parallel work since numba's last split (``_parallel``), and only for passes of
+``SPLIT_ELEMENTS`` and more (``split_threads``; the state is ``thread_layer``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 from lucid.backends._numpy import _parallel
-from lucid.backends._numpy._parallel import LUCID, blas_threads
+from lucid.backends._numpy._parallel import NUMBA, blas_threads
 
 
 class NoAliasCompiler(CompilerBase):
@@ -114,7 +114,7 @@ def split_threads(elements: int) -> int:
     if elements < SPLIT_ELEMENTS or thread_layer.ok is False:
         return 1
     k = _parallel.workers()
-    if k <= 1 or _parallel.in_worker() or not blas_threads.lucid_may_split():
+    if k <= 1 or _parallel.in_worker() or not blas_threads.numba_may_split():
         return 1
     pid = os.getpid()
     if thread_layer.pid is None:
@@ -141,7 +141,7 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
     """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
     ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
     (or ``fallback()``) where the parallel build fails (no threading layer), and from then on.
-    The split counts as parallel work on lucid's threads (``_parallel``); after the first call,
+    The split counts as parallel work on numba's threads (``_parallel``); after the first call,
     splitting goes on only on a thread-safe layer."""
     try:
         specialised(name, make, parallel=True, inner=serial)(*args, k)
@@ -149,7 +149,7 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
         thread_layer.ok = False
         fallback() if fallback is not None else serial(*args)
         return
-    blas_threads.ran(LUCID)
+    blas_threads.ran(NUMBA)
     if thread_layer.ok is None:
         try:
             layer = numba.np.ufunc.parallel.threading_layer()  # type: ignore[no-untyped-call]

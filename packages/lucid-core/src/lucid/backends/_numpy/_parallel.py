@@ -9,9 +9,10 @@ a big GEMM; NumPy and BLAS release the GIL) and numba's OpenMP threads (a compil
 After parallel work each runtime's threads spin on the cores for a while, and work handed to
 another runtime then waits for them. So lucid remembers which runtime ran the last parallel
 work (``blas_threads.last``) and sends the next work the same way: a mid-sized GEMM goes to
-OpenBLAS's threads unless lucid's threads ran last, a compiled pass splits over numba's threads
-unless OpenBLAS's ran last. The rule depends on the order of the calls only, never on the clock
-(docs/performance.md, "One runtime at a time").
+OpenBLAS's threads unless lucid's threads (the pool, numba's) ran last; a compiled pass splits
+over numba's threads unless OpenBLAS's threads ran since numba's last split. The rules depend on
+the order of the calls only, never on the clock (docs/performance.md, "One runtime at a time");
+``set_num_threads`` starts them afresh.
 
 Work inside the pool's threads (``in_worker``) runs inline on one BLAS thread: nothing nests.
 """
@@ -38,8 +39,9 @@ COMPILED_PARALLEL_ELEMENTS = 1 << 19
 _CPUS = os.cpu_count() or 1  # a system call: once per process
 _WORKER_PREFIX = "lucid-conv"  # the pool's thread names
 
-Runtime = Literal["lucid", "openblas"]
-LUCID: Runtime = "lucid"  # lucid's pool or numba's threads
+Runtime = Literal["pool", "numba", "openblas"]
+POOL: Runtime = "pool"  # lucid's pool of Python threads
+NUMBA: Runtime = "numba"  # numba's threads (a compiled pass split by ``_numba.run_split``)
 OPENBLAS: Runtime = "openblas"  # OpenBLAS's own threads
 
 T = TypeVar("T")
@@ -64,6 +66,7 @@ class BlasThreads:
         self._requested: int | None = None  # set by set_num_threads
         self._lock = threading.Lock()
         self.last: Runtime | None = None  # the runtime of the last parallel work (None: none yet)
+        self.openblas_after_numba = False  # OpenBLAS's threads ran since numba's last split
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -93,6 +96,7 @@ class BlasThreads:
         """Run on ``n`` threads: every BLAS library's setting and the pool's size."""
         with self._lock:
             self._requested = n
+            self.last, self.openblas_after_numba = None, False  # the runtimes' rules afresh
             if self._users:  # inside single_blas_thread: the last one out restores n
                 self._saved = [n] * len(self._saved)
                 return
@@ -128,16 +132,18 @@ class BlasThreads:
     def ran(self, runtime: Runtime) -> None:
         """Parallel work just ran on ``runtime``'s threads (they may spin on the cores now)."""
         self.last = runtime
+        if runtime != POOL:
+            self.openblas_after_numba = runtime == OPENBLAS
 
     def openblas_may_run(self) -> bool:
-        """Whether a product may go to OpenBLAS's own threads: lucid's threads did not run the
-        last parallel work, and this is not one of the pool's threads."""
-        return self.last != LUCID and not in_worker()
+        """Whether a product may go to OpenBLAS's own threads: lucid's threads (the pool,
+        numba's) did not run the last parallel work, and this is not one of the pool's threads."""
+        return self.last not in (POOL, NUMBA) and not in_worker()
 
-    def lucid_may_split(self) -> bool:
-        """Whether a compiled pass may split over numba's threads: OpenBLAS's threads did not
-        run the last parallel work."""
-        return self.last != OPENBLAS
+    def numba_may_split(self) -> bool:
+        """Whether a compiled pass may split over numba's threads: OpenBLAS's threads have not
+        run parallel work since numba's last split (their spin would hold numba's cores)."""
+        return not self.openblas_after_numba
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads (new after a fork); asking for it counts as
@@ -146,7 +152,7 @@ class BlasThreads:
         Callers ask for the thread budget; a pool of another size replaces the old one, whose
         idle threads are told to exit (a pool per size would pile up threads).
         """
-        self.last = LUCID
+        self.last = POOL
         with self._lock:
             # A forked child inherits the pool object but not its threads: make a new one.
             stale = self._pool_pid != os.getpid()

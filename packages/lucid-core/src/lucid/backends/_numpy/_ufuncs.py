@@ -2,9 +2,9 @@
 
 NumPy's ufuncs, casts and copies release the GIL, but each runs on one core. Over a large array
 (a ResNet activation is 8M floats) an op cut into row blocks, taken in turn by the calling thread
-and the pool's workers, runs on every core. Handing a block to a worker costs some 40 us (far more
-when the machine is loaded), so only arrays of ``_parallel.PARALLEL_ELEMENTS`` and more are split;
-below that one core is faster.
+and the pool's workers, runs on every core. Handing a block to a worker costs tens of
+microseconds (far more on a loaded machine), so only arrays of ``_parallel.PARALLEL_ELEMENTS`` and
+more are split: below that one core is faster (docs/performance.md).
 
 ``ThreadedUfunc`` wraps a ufunc for the backend's namespace (``xp.add(a, b)`` on big arrays runs
 blocked; every other use, ``xp.add.at`` included, is the ufunc's own); ``astype`` casts so.

@@ -5,7 +5,7 @@ Why: once the compiled passes split over numba's OpenMP threads (pooling, im2col
 product cannot use OpenBLAS's threads nor lucid's Python pool next to them without waiting a
 scheduler time slice for the other runtime's spinning threads to let go of the cores
 (``_parallel``, docs/performance.md). So such products ran on one core: LeNet-5's conv2 forward,
-input and weight gradients (6400 x 150 x 16 each, ~0.5 ms). Here the same BLAS kernel runs
+input and weight gradients (6400 x 150 x 16 each). Here the same BLAS kernel runs
 on the same threads as the passes around it: one threading runtime for every op of a step,
 as in PyTorch, each block on one BLAS thread (``single_blas_thread``).
 
