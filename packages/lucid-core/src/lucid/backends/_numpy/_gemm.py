@@ -30,9 +30,11 @@ from lucid.backends._numpy._parallel import OPENBLAS, blas_threads, in_worker
 
 # OpenBLAS runs products below about this many FLOPs on one thread by itself.
 _TINY_FLOPS = 2 * 64**3
-# From this many FLOPs a product gains from a few threads (a small model's 2-30 MFLOP GEMMs).
+# From this many FLOPs a product gains from a few threads (a small model's GEMMs;
+# docs/performance.md, "One runtime at a time").
 THREADED_FLOPS = 2e6
-# Row block for the batched form of a long, narrow ``a^T @ b``.
+# Row block for the batched form of a long, narrow ``a^T @ b``, which every BLAS runs far below
+# peak as one GEMM (docs/performance.md).
 _BLOCK_ROWS = 1024
 # Use the batched form when the result has at most this many elements.
 _SMALL_RESULT = 64 * 64

@@ -89,7 +89,8 @@ def specialised(
     return fn
 
 
-# Passes over fewer elements run serially: the fork-join costs more than it saves.
+# Passes over fewer elements run serially: the fork-join costs more than it saves
+# (docs/performance.md).
 SPLIT_ELEMENTS = 1 << 15
 
 

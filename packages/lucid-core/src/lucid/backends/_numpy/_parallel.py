@@ -33,7 +33,8 @@ PARALLEL_FLOPS = 50e6
 # below it, and on a loaded machine, the hand-off costs more than a second core saves
 # (docs/performance.md, "BatchNorm and big elementwise ops on every core").
 PARALLEL_ELEMENTS = 1 << 22
-# Compiled passes (``lucid-core[numba]``) hold no GIL, so their blocks split from this size.
+# Compiled passes (``lucid-core[numba]``) hold no GIL, so their blocks split from this size
+# (docs/performance.md).
 COMPILED_PARALLEL_ELEMENTS = 1 << 19
 
 _CPUS = os.cpu_count() or 1  # a system call: once per process
