@@ -209,10 +209,12 @@ def main() -> None:
           f"python {platform.python_version()}  numpy {np.__version__}  "
           f"lucid {metadata.version('lucid-core')}  torch {tver}")  # fmt: skip
     nver = metadata.version("numba") if importlib.util.find_spec("numba") else None
-    numba_on = nver is not None and os.environ.get("LUCID_NUMBA", "1") != "0"
+    import lucid  # here, not at the top: a torch-only worker must not load it (its VmHWM)
+
+    numba_on = nver is not None and lucid.backends.cpu.numba_enabled
     print(f"lucid-core[numba]: {'numba ' + nver if nver else 'numba not installed'}, Winograd's "
           f"transforms {'compiled' if numba_on else 'in NumPy'}"
-          + ("  (LUCID_NUMBA=0)" if nver and not numba_on else ""))  # fmt: skip
+          + ("  (lucid.backends.cpu: numba off)" if nver and not numba_on else ""))  # fmt: skip
     print(f"cores: os.cpu_count()={os.cpu_count()}, usable={len(os.sched_getaffinity(0))}; "
           f"load average before: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     shown = ", ".join(f"{k}={given.get(k, '(unset)')}" for k in OB_VARS)

@@ -65,7 +65,7 @@ def _kernel(
     return [
         "",
         "",
-        "@_jit",
+        "@jit",
         f"def {signature} -> None:",
         f"    for b in range({b}):",
         f"        for i in range({i}):",
@@ -93,7 +93,7 @@ def generate(f: Tiling) -> str:
         "",
         "import numpy as np",
         "",
-        "from lucid.backends._numpy.kernels._winograd_jit import _jit",
+        "from lucid.backends._numpy._numba import jit",
         "",
         "# The coefficients other than 0 and +-1, in the data's dtype (``cf``).",
         f"COEFS = {tuple(table)!r}",

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
 import lucid
-from lucid.backends import _blas, blas_threads
+from lucid.backends import blas_threads
+from lucid.backends._numpy import _gemm, _parallel
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
@@ -28,17 +27,18 @@ def test_matmul_matches_numpy_and_restores_threads(
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal(sa), rng.standard_normal(sb)
     before = _blas_threads()
-    np.testing.assert_allclose(_blas.matmul(a, b), np.matmul(a, b), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_gemm.matmul(a, b), np.matmul(a, b), rtol=1e-12, atol=1e-12)
     got = (lucid.tensor(a) @ lucid.tensor(b)).numpy()
     np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12, atol=1e-12)
     assert _blas_threads() == before
 
 
-def test_mid_sized_products_use_openblas_threads_only_while_the_pool_is_idle(
+def test_mid_sized_products_use_openblas_threads_unless_lucids_threads_ran_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A small model's products (nothing else of lucid's running) take OpenBLAS's threads;
-    right after the kernels' pool ran they stay on one (their spin would take its cores)."""
+    after the kernels' pool ran they stay on one (their spin would take its cores), until
+    OpenBLAS's threads run parallel work again. No clock decides."""
     seen: list[list[int]] = []
     real = np.matmul
 
@@ -46,22 +46,29 @@ def test_mid_sized_products_use_openblas_threads_only_while_the_pool_is_idle(
         seen.append(_blas_threads())
         return real(a, b, **kw)
 
-    monkeypatch.setattr(_blas.np, "matmul", spy)
+    monkeypatch.setattr(_gemm.np, "matmul", spy)
+    monkeypatch.setattr(_gemm, "_compiled_matmul", lambda *a: None)  # numba's: tested elsewhere
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
     a, b = np.ones((64, 400), np.float32), np.ones((400, 120), np.float32)  # LeNet's fc1: 6 MFLOP
-    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic() - 2 * _blas.POOL_IDLE_S)
-    assert blas_threads.pool_idle()
-    _blas.matmul(a, b)
+    monkeypatch.setattr(blas_threads, "last", None)  # no parallel work yet
+    assert blas_threads.openblas_may_run()
+    _gemm.matmul(a, b)
     assert seen and seen[-1] == _blas_threads()  # as set: not forced to one thread
+    assert blas_threads.last == _parallel.OPENBLAS
+    _gemm.matmul(a, b)
+    assert seen[-1] == _blas_threads()  # still: OpenBLAS's threads ran last
     blas_threads.pool(2)  # the pool was just used
-    assert not blas_threads.pool_idle()
-    _blas.matmul(a, b)
+    assert not blas_threads.openblas_may_run() and blas_threads.last == _parallel.POOL
+    _gemm.matmul(a, b)
     assert all(n == 1 for n in seen[-1])
+    _gemm.matmul(a, b)
+    assert all(n == 1 for n in seen[-1])  # however long ago: the order decides, not the clock
+    assert blas_threads.pool(2).submit(blas_threads.openblas_may_run).result() is False
     small = np.ones((8, 8), np.float32)
-    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic() - 2 * _blas.POOL_IDLE_S)
-    _blas.matmul(np.ones((1, 4000), np.float32), np.ones((4000, 600), np.float32))  # a GEMV
+    monkeypatch.setattr(blas_threads, "last", None)
+    _gemm.matmul(np.ones((1, 4000), np.float32), np.ones((4000, 600), np.float32))  # a GEMV
     assert all(n == 1 for n in seen[-1])
-    assert _blas.matmul(small, small).shape == (8, 8)
+    assert _gemm.matmul(small, small).shape == (8, 8)
 
 
 @pytest.mark.parametrize(
@@ -86,11 +93,11 @@ def test_big_products_are_split_on_the_pool_with_one_blas_thread_each(
         return real(x, y, **kw)
 
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
-    monkeypatch.setattr(_blas, "PARALLEL_FLOPS", 1e6)
+    monkeypatch.setattr(_parallel, "PARALLEL_FLOPS", 1e6)
     before = _blas_threads()
-    monkeypatch.setattr(_blas.np, "matmul", spy)
-    got = _blas.matmul(a, b)
-    monkeypatch.setattr(_blas.np, "matmul", real)
+    monkeypatch.setattr(_gemm.np, "matmul", spy)
+    got = _gemm.matmul(a, b)
+    monkeypatch.setattr(_gemm.np, "matmul", real)
     np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12, atol=1e-12)
     assert len(seen) == 2, seen  # two blocks
     assert any(name.startswith("lucid-conv") for name, _ in seen)  # one of them on the pool
@@ -114,7 +121,7 @@ def test_the_thread_budget_inside_single_blas_thread_is_the_users_setting() -> N
     outside = blas_threads.budget()
     with blas_threads.single_blas_thread():
         assert all(n == 1 for n in _blas_threads())
-        assert blas_threads.budget() == outside == _blas.workers()
+        assert blas_threads.budget() == outside == _parallel.workers()
     assert blas_threads.budget() == outside
 
 
@@ -123,8 +130,8 @@ def test_the_thread_budget_inside_single_blas_thread_is_the_users_setting() -> N
 def test_batch_chunks_give_every_worker_an_equal_share(
     monkeypatch: pytest.MonkeyPatch, n: int, per: int, workers: int
 ) -> None:
-    monkeypatch.setattr(_blas, "workers", lambda: workers)
-    ranges = _blas.batch_chunks(n, per)
+    monkeypatch.setattr(_parallel, "workers", lambda: workers)
+    ranges = _parallel.batch_chunks(n, per)
     assert ranges[0][0] == 0 and ranges[-1][1] == n
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))  # contiguous, in order
     sizes = [e - s for s, e in ranges]
@@ -142,8 +149,8 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
     split on numba's OpenMP threads would leave them spinning on the pool's cores."""
     rng = np.random.default_rng(2)
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
-    monkeypatch.setattr(blas_threads, "_pool_used", time.monotonic())  # the pool is busy
-    monkeypatch.setattr(_blas, "_compiled_matmul", lambda *a: pytest.fail("split on numba"))
+    monkeypatch.setattr(blas_threads, "last", _parallel.POOL)  # the pool just ran
+    monkeypatch.setattr(_gemm, "_compiled_matmul", lambda *a: pytest.fail("split on numba"))
     seen: list[list[int]] = []
     real = np.matmul
 
@@ -155,8 +162,8 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
         a = rng.standard_normal(sa).astype(np.float32)
         b = rng.standard_normal(sb).astype(np.float32)
         seen.clear()
-        monkeypatch.setattr(_blas.np, "matmul", spy)
-        got = _blas.pool_matmul(a, b)
-        monkeypatch.setattr(_blas.np, "matmul", real)
+        monkeypatch.setattr(_gemm.np, "matmul", spy)
+        got = _gemm.pool_matmul(a, b)
+        monkeypatch.setattr(_gemm.np, "matmul", real)
         np.testing.assert_allclose(got, real(a, b), rtol=1e-5, atol=1e-5)
         assert seen and all(all(n == 1 for n in threads) for threads in seen)

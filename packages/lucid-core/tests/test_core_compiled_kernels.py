@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lucid.backends import get_backend
-from lucid.backends._numpy.kernels import _compiled, batchnorm, winograd
+from lucid.backends import cpu, get_backend
+from lucid.backends._numpy import _compiled, _gemm, _parallel
+from lucid.backends._numpy.kernels import batchnorm, winograd
 from lucid.kernels import conv_geometry
 
 pytest.importorskip("numba")
@@ -27,10 +28,10 @@ def numpy_only(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
 
     class _Off:
         def __enter__(self) -> None:
-            monkeypatch.setattr(_compiled, "NUMBA", False)
+            monkeypatch.setattr(cpu, "numba_enabled", False)
 
         def __exit__(self, *exc: object) -> None:
-            monkeypatch.setattr(_compiled, "NUMBA", True)
+            monkeypatch.setattr(cpu, "numba_enabled", True)
 
     return _Off()
 
@@ -69,7 +70,7 @@ def test_whole_convolutions_equal_with_the_compiled_transforms_on_and_off(
 ) -> None:  # type: ignore[no-untyped-def]
     """The same tiling with and without numba: bit for bit. (Left to choose, the compiled path
     takes F(4x4, 3x3) for outputs of 8 and more, NumPy's F(2x2, 3x3) everywhere.)"""
-    monkeypatch.setattr(winograd, "TILING", tiling)
+    monkeypatch.setattr(cpu, "winograd_tiling", tiling)
     rng = np.random.default_rng(size)
     x = rng.standard_normal((3, 16, size, size)).astype(np.float32)
     w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
@@ -95,7 +96,7 @@ def test_auto_tiling_takes_f4_where_compiled_and_big_enough(numpy_only) -> None:
     def geo(size: int):  # type: ignore[no-untyped-def]
         return conv_geometry((size, size), (3, 3), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
 
-    assert winograd.TILING == "auto"
+    assert cpu.winograd_tiling == "auto"
     assert winograd.tiling(geo(32)) is winograd.F4 and winograd.tiling(geo(8)) is winograd.F4
     assert winograd.tiling(geo(4)) is F2  # too few tiles to pay for F4's transforms
     assert winograd.tiling(geo(12)) is winograd.F4
@@ -117,9 +118,9 @@ def test_a_numba_that_fails_falls_back_to_numpy_with_one_warning(
 
     rng = np.random.default_rng(3)
     xpad = rng.standard_normal((2, 6, 6, 5)).astype(np.float32)
-    monkeypatch.setattr(_compiled, "NUMBA", False)
+    monkeypatch.setattr(cpu, "numba_enabled", False)
     want = winograd._input_transform(F2, xpad, (2, 2))
-    monkeypatch.setattr(_compiled, "NUMBA", True)
+    monkeypatch.setattr(cpu, "numba_enabled", True)
     monkeypatch.setitem(_compiled._modules, "_winograd_jit", Broken)
     with pytest.warns(
         RuntimeWarning, match="numba could not run the compiled kernel _winograd_jit"
@@ -213,20 +214,21 @@ def test_compiled_max_pool_equals_numpy(numpy_only, dtype, layout, shape, k, s, 
 def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Compiled passes split over two of numba's threads from any size (where it can: a
     thread-safe layer), and a ``threads_used`` list of what each pass asked for."""
-    from lucid.backends import _blas
-    from lucid.backends._numpy.kernels import _winograd_jit
+    from lucid.backends._numpy import _numba
 
     used: list[int] = []
-    real = _winograd_jit.split_threads
+    real = _numba.split_threads
 
     def spy(elements: int) -> int:
         used.append(real(elements))
         return used[-1]
 
-    monkeypatch.setattr(_winograd_jit, "SPLIT_ELEMENTS", 0)
-    monkeypatch.setattr(_blas, "workers", lambda: 2)
-    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    for mod in ("_winograd_jit", "_im2col_jit", "_gemm_jit"):  # every pass that asks
+    monkeypatch.setattr(_numba, "SPLIT_ELEMENTS", 0)
+    monkeypatch.setattr(_parallel, "workers", lambda: 2)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_numba, "split_threads", spy)  # ``_numba.run``'s
+    for mod in ("_im2col_jit", "_gemm_jit"):  # every pass that asks
         monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
     return used
 
@@ -266,9 +268,7 @@ def test_split_passes_equal_the_serial_ones_bit_for_bit(split) -> None:  # type:
     _im2col_jit.conv_one_channel(3, 3, xflat, 12, w, b, planes, out)
     assert len(split) == 3 and split[0] >= 1
     split.clear()
-    from lucid.backends import _blas
-
-    _blas.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
+    _parallel.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
     col1, back1, out1 = np.empty_like(col), np.zeros_like(grid), np.empty_like(out)
     _im2col_jit.im2col(3, 3, grid, 1, 1, 1, 1, 5, 5, col1)
     _im2col_jit.col2im(3, 3, col1, 1, 1, 1, 1, 5, 5, back1)
@@ -279,38 +279,45 @@ def test_split_passes_equal_the_serial_ones_bit_for_bit(split) -> None:  # type:
     np.testing.assert_array_equal(out, out1)
 
 
-def test_no_split_in_a_forked_child_or_while_openblas_spins(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from lucid.backends import _blas
-    from lucid.backends._numpy.kernels import _winograd_jit
+def test_no_split_in_a_forked_child_or_after_openblas_ran_last(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy import _numba
 
-    monkeypatch.setattr(_blas, "workers", lambda: 2)
-    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": None})
-    cores = _winograd_jit.numba.config.NUMBA_NUM_THREADS
-    assert _winograd_jit.split_threads(1 << 20) == min(2, cores)
-    assert _winograd_jit.split_threads(10) == 1  # too small to pay for the fork-join
-    _blas.blas_threads.threaded()  # a product just ran on OpenBLAS's threads: they spin
-    assert _winograd_jit.split_threads(1 << 20) == 1
-    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    monkeypatch.setattr(_winograd_jit, "_split", {"pid": -1, "ok": True})  # as after a fork
-    assert _winograd_jit.split_threads(1 << 20) == 1
-    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": False})  # workqueue layer
-    assert _winograd_jit.split_threads(1 << 20) == 1
+    layer = _numba.thread_layer
+    monkeypatch.setattr(_parallel, "workers", lambda: 2)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(layer, "pid", None)
+    monkeypatch.setattr(layer, "ok", None)
+    cores = _numba.numba.config.NUMBA_NUM_THREADS
+    assert _numba.split_threads(1 << 20) == min(2, cores)
+    assert _numba.split_threads(10) == 1  # too small to pay for the fork-join
+    _parallel.blas_threads.ran(_parallel.OPENBLAS)  # OpenBLAS's threads ran since numba's split
+    assert _numba.split_threads(1 << 20) == 1
+    _parallel.blas_threads.pool(2)  # the pool's threads do not spin: still OpenBLAS's after
+    assert _numba.split_threads(1 << 20) == 1
+    _parallel.blas_threads.ran(_parallel.NUMBA)  # (a split, as ``run_split`` records it)
+    assert _numba.split_threads(1 << 20) == min(2, cores)
+    monkeypatch.setattr(layer, "pid", -1)  # as after a fork
+    monkeypatch.setattr(layer, "ok", True)
+    assert _numba.split_threads(1 << 20) == 1
+    monkeypatch.setattr(layer, "pid", None)
+    monkeypatch.setattr(layer, "ok", False)  # the workqueue layer
+    assert _numba.split_threads(1 << 20) == 1
 
 
-def test_a_split_keeps_products_off_openblas_threads_for_a_while(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from lucid.backends import _blas
-    from lucid.backends._numpy.kernels import _winograd_jit
+def test_a_split_keeps_products_off_openblas_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy import _numba
 
-    monkeypatch.setattr(_blas.blas_threads, "_pool_used", -1e9)
-    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": True})
-    assert _blas.blas_threads.pool_idle()
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_numba.thread_layer, "pid", None)
+    monkeypatch.setattr(_numba.thread_layer, "ok", True)
+    assert _parallel.blas_threads.openblas_may_run()
     x = np.arange(64.0).reshape(2, 32)
     out = np.zeros(2)
-    serial = _winograd_jit.numba.njit(_serial_sums)
-    _winograd_jit.run_split("test_sums_split", _split_sums, serial, (x, out), 2)
+    serial = _numba.numba.njit(_serial_sums)
+    _numba.run_split("test_sums_split", _split_sums, serial, (x, out), 2)
     np.testing.assert_array_equal(out, x.sum(axis=1))
-    assert not _blas.blas_threads.pool_idle()
+    assert not _parallel.blas_threads.openblas_may_run()
 
 
 def _serial_sums(x, out):  # type: ignore[no-untyped-def]
@@ -329,18 +336,19 @@ def _split_sums():  # type: ignore[no-untyped-def]
 
 
 def test_a_split_that_cannot_compile_runs_the_serial_pass(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from lucid.backends._numpy.kernels import _winograd_jit
+    from lucid.backends._numpy import _numba
 
-    monkeypatch.setattr(_winograd_jit, "_split", {"pid": None, "ok": None})
+    monkeypatch.setattr(_numba.thread_layer, "pid", None)
+    monkeypatch.setattr(_numba.thread_layer, "ok", None)
 
     def broken():  # type: ignore[no-untyped-def]
         raise RuntimeError("no threading layer")
 
-    monkeypatch.setattr(_winograd_jit, "specialised", lambda *a, **k: broken())
+    monkeypatch.setattr(_numba, "specialised", lambda *a, **k: broken())
     out = np.zeros(2)
-    _winograd_jit.run_split("x", None, lambda x, o: o.__setitem__(slice(None), 7.0),
-                            (np.zeros(2), out), 2)  # fmt: skip
-    assert (out == 7.0).all() and _winograd_jit._split["ok"] is False
+    _numba.run_split("x", None, lambda x, o: o.__setitem__(slice(None), 7.0),
+                     (np.zeros(2), out), 2)  # fmt: skip
+    assert (out == 7.0).all() and _numba.thread_layer.ok is False
 
 
 CONVS = [  # x shape, C_out, kernel, stride, padding, dilation
@@ -403,7 +411,7 @@ def test_pools_numba_does_not_compile_use_numpy() -> None:
 def test_a_kernel_size_asked_for_by_two_threads_at_once_is_made_once() -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    from lucid.backends._numpy.kernels import _winograd_jit
+    from lucid.backends._numpy import _numba
     from lucid.backends._numpy.kernels import im2col as cpu
     from lucid.kernels import channels_last, im2col
 
@@ -416,7 +424,7 @@ def test_a_kernel_size_asked_for_by_two_threads_at_once_is_made_once() -> None:
         cols = list(pool.map(lambda _: cpu.col_matrix(backend, xl, g), range(4)))
     for col in cols:
         np.testing.assert_array_equal(col, im2col(backend, xl, g))
-    assert "im2col_4x1" in _winograd_jit._specialised
+    assert "im2col_4x1" in _numba.compiled
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -508,17 +516,14 @@ def test_compiled_gemm_declines_what_it_does_not_do(split) -> None:  # type: ign
     assert _gemm_jit.matmul(a.astype(np.int64), b.astype(np.int64), 1e7) is None
     assert _gemm_jit.matmul(a[:1], b, 1e7) is None  # a single row: a vector product
     split.clear()
-    from lucid.backends import _blas
-
-    _blas.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
+    _parallel.workers = lambda: 1  # type: ignore[assignment]  (undone by monkeypatch)
     assert _gemm_jit.matmul(a, b, 1e7) is None and split == [1]  # one thread: NumPy's product
 
 
 def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """After a compiled pass (lucid's threads just busy), ``_blas.matmul`` and ``tn_matmul``
+    """After a compiled pass (lucid's threads ran last), ``_gemm.matmul`` and ``tn_matmul``
     hand products between THREADED_FLOPS and PARALLEL_FLOPS to ``_gemm_jit``, with the same
-    values as NumPy's; while lucid's threads are idle a product goes to OpenBLAS as before."""
-    from lucid.backends import _blas
+    values as NumPy's; where OpenBLAS's threads ran last a product goes to them as before."""
     from lucid.backends._numpy.kernels import _gemm_jit
 
     assert _compiled.load("_im2col_jit") is not None and _compiled.in_use()
@@ -534,14 +539,12 @@ def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, mon
     a = rng.standard_normal((1600, 150)).astype(np.float32)  # 7.7 MFLOP with b
     b = rng.standard_normal((150, 16)).astype(np.float32)
     dy = rng.standard_normal((1600, 16)).astype(np.float32)
-    monkeypatch.setattr(_blas.blas_threads, "_pool_used", -1e9)  # lucid's threads idle
-    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    _blas.matmul(a, b)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)  # no parallel work yet
+    _gemm.matmul(a, b)
     assert calls == []
-    _blas.blas_threads.busy()  # as after a compiled pass split over numba's threads
-    monkeypatch.setattr(_blas.blas_threads, "_threaded_at", -1e9)
-    y = _blas.matmul(a, b)
-    dw = _blas.tn_matmul(a, dy)
+    _parallel.blas_threads.ran(_parallel.NUMBA)  # as after a compiled pass on numba's threads
+    y = _gemm.matmul(a, b)
+    dw = _gemm.tn_matmul(a, dy)
     assert calls == [(1600, 150, 16), (150, 1600, 16)]
     np.testing.assert_allclose(y, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(dw, a.T.astype(np.float64) @ dy, rtol=1e-4, atol=1e-3)
@@ -549,7 +552,7 @@ def test_mid_sized_products_go_to_numba_threads_after_compiled_passes(split, mon
 
 def test_compiled_gemm_needs_numpys_own_openblas(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Another BLAS (Accelerate, MKL, a second OpenBLAS that is not NumPy's): no module, so
-    ``_compiled.load`` gives None and products run as ``_blas.matmul`` always did."""
+    ``_compiled.load`` gives None and products run as ``_gemm.matmul`` always did."""
     from lucid.backends._numpy.kernels import _gemm_jit
 
     assert "openblas" in str(_gemm_jit._numpy_openblas()._name).lower()

@@ -9,6 +9,7 @@ checked too, at the 1e-4 its larger coefficients need in float32.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -18,6 +19,8 @@ import pytest
 
 from lucid import kernels
 from lucid.backends import blas_threads, get_backend
+from lucid.backends import cpu as cpu_settings
+from lucid.backends._numpy import _gemm
 from lucid.backends._numpy.kernels import ConvStep, CpuConv, conv_kernel, im2col, winograd
 
 # (batch, C_in, C_out, (H, W), padding pairs): odd sizes, padding 0/1/2 and uneven, batch 1,
@@ -87,7 +90,7 @@ def cpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
         monkeypatch.setattr(blas_threads, "budget", lambda: 2)
         monkeypatch.setattr(winograd, "_CHUNK_BYTES", 1)
         monkeypatch.setattr(winograd, "_CHUNK_TILES", 1)
-        monkeypatch.setattr("lucid.backends._blas.PARALLEL_FLOPS", 0.0)
+        monkeypatch.setattr("lucid.backends._numpy._parallel.PARALLEL_FLOPS", 0.0)
     return get_backend("cpu")
 
 
@@ -207,15 +210,16 @@ def test_the_cpu_kernel_runs_winograd_where_it_pays_and_im2col_when_turned_off(
     monkeypatch.setattr(winograd, "conv_forward", lambda *a: calls.append("winograd"))
     monkeypatch.setattr(im2col, "conv_forward", lambda *a: calls.append("im2col"))
     CpuConv.forward(cpu, x, w, None, g, None)
-    monkeypatch.setattr(winograd, "ENABLED", False)
+    with cpu_settings.flags(winograd_enabled=False):  # read at each call
+        CpuConv.forward(cpu, x, w, None, g, None)
     CpuConv.forward(cpu, x, w, None, g, None)
-    assert calls == ["winograd", "im2col"]
+    assert calls == ["winograd", "im2col", "winograd"]
 
 
 @pytest.mark.parametrize("value, enabled", [("im2col", False), ("auto", True)])
 def test_lucid_conv_in_the_environment_switches_winograd(value: str, enabled: bool) -> None:
-    code = "from lucid.backends._numpy.kernels import winograd; print(winograd.ENABLED)"
-    env = {"LUCID_CONV": value, "PATH": ""}
+    code = "import lucid; print(lucid.backends.cpu.winograd_enabled)"
+    env = {"LUCID_CONV": value, "PATH": "", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == str(enabled), out.stderr
 
@@ -228,13 +232,13 @@ def test_small_products_in_row_blocks_equal_one_batched_gemm(monkeypatch, dtype)
     v = rng.standard_normal((16, 30, 12)).astype(dtype)
     u = rng.standard_normal((16, 12, 9)).astype(dtype)
     calls: list[tuple[int, ...]] = []
-    matmul = winograd._blas.matmul
+    matmul = _gemm.matmul
 
     def counting(a: Any, b: Any, **kw: Any) -> Any:
         calls.append(a.shape)
         return matmul(a, b, **kw)
 
-    monkeypatch.setattr(winograd._blas, "matmul", counting)
+    monkeypatch.setattr(_gemm, "matmul", counting)
     inline = winograd._products(v, u)  # not on the pool: one batched GEMM
     assert calls == [(16, 30, 12)]
     on_pool = blas_threads.pool(2).submit(winograd._products, v, u).result()

@@ -1,4 +1,5 @@
-"""Big elementwise ops of the NumPy backend split across threads (``_numpy/_parallel``).
+"""Big elementwise ops of the NumPy backend split across threads (``_numpy/_ufuncs`` on the
+pool of ``_numpy/_parallel``).
 
 Blocked results must be NumPy's own: values, dtype and memory order, for every broadcasting
 form. The fixture forces two workers and tiny blocks so that small arrays take the blocked path.
@@ -14,7 +15,7 @@ import pytest
 
 import lucid
 from lucid.backends import blas_threads, get_backend
-from lucid.backends._numpy import _parallel
+from lucid.backends._numpy import _parallel, _ufuncs
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def xp(monkeypatch: pytest.MonkeyPatch) -> Any:
     """The backend namespace with two workers, 4-element blocks and an 8-element threshold."""
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
     monkeypatch.setattr(_parallel, "PARALLEL_ELEMENTS", 8)
-    monkeypatch.setattr(_parallel, "BLOCK_ELEMENTS", 4)
+    monkeypatch.setattr(_ufuncs, "BLOCK_ELEMENTS", 4)
     return get_backend("cpu").xp
 
 
@@ -54,7 +55,7 @@ def test_blocked_binary_ufuncs_give_numpys_result(xp: Any, name: str, form: str)
     a = _channels_last((3, 4, 5, 6))
     args = OPERANDS[form](a)
     got, want = getattr(xp, name)(*args), getattr(np, name)(*args)
-    assert isinstance(getattr(xp, name), _parallel.ThreadedUfunc)
+    assert isinstance(getattr(xp, name), _ufuncs.ThreadedUfunc)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert _order(got) == _order(want)
     np.testing.assert_array_equal(got, want)

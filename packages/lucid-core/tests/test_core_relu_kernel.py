@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.backends._numpy.kernels import _compiled, relu
+from lucid.backends._numpy.kernels import relu
 from lucid.kernels import RELU_GRAD
 
 pytest.importorskip("numba")
@@ -67,7 +67,7 @@ def test_the_compiled_pass_is_what_runs_for_dense_float_arrays() -> None:
 
 
 def test_without_numba_numpys_expression_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_compiled, "NUMBA", False)
+    monkeypatch.setattr(lucid.backends.cpu, "numba_enabled", False)
     g = np.ones((64, 512), np.float32)
     out = np.linspace(-1, 1, 64 * 512, dtype=np.float32).reshape(64, 512)
     assert relu._fused(g, out) is None

@@ -49,7 +49,7 @@ def cpu(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> obje
 
         monkeypatch.setattr(blas_threads, "budget", lambda: 2)
         monkeypatch.setattr(im2col, "_CHUNK_BYTES", 1 << 10)
-        monkeypatch.setattr("lucid.backends._blas.PARALLEL_FLOPS", 0.0)
+        monkeypatch.setattr("lucid.backends._numpy._parallel.PARALLEL_FLOPS", 0.0)
     return get_backend("cpu")
 
 

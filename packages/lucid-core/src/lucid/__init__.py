@@ -86,7 +86,7 @@ from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
 )  # fmt: skip
-from lucid.backends._blas import get_num_threads, set_num_threads
+from lucid.backends import get_num_threads, set_num_threads
 from lucid.backends._precision import (
     get_float32_matmul_precision,
     set_float32_matmul_precision,

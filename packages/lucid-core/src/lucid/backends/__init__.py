@@ -3,6 +3,10 @@
 NumPy is built in as device ``"cpu"``. Plugins register a factory under the entry-point group
 ``lucid.backends`` (name -> callable taking the device string and returning a Backend); they
 are loaded on first use. This package is extendable so plugins can ship ``lucid.backends.<x>``.
+
+``lucid.backends.cpu`` holds the NumPy backend's switches (compiled kernels, Winograd), read at
+each call, as ``torch.backends.cudnn`` does; ``get_num_threads``/``set_num_threads`` the thread
+budget its BLAS, its pool and numba's threads share.
 """
 
 from __future__ import annotations
@@ -13,7 +17,14 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from lucid.backends import cuda, cudnn, mps  # noqa: E402
 from lucid.backends._base import Backend, DeviceError, set_default_generator  # noqa: E402
-from lucid.backends._blas import PARALLEL_FLOPS, BlasThreads, blas_threads  # noqa: E402
+from lucid.backends._numpy._parallel import (  # noqa: E402
+    PARALLEL_FLOPS,
+    BlasThreads,
+    blas_threads,
+    get_num_threads,
+    set_num_threads,
+)
+from lucid.backends._numpy._settings import CpuSettings, cpu  # noqa: E402
 from lucid.backends._registry import (  # noqa: E402
     available_backends,
     canonical_device,
@@ -27,7 +38,11 @@ __all__ = [
     "PARALLEL_FLOPS",
     "Backend",
     "BlasThreads",
+    "CpuSettings",
     "blas_threads",
+    "cpu",
+    "get_num_threads",
+    "set_num_threads",
     "DeviceError",
     "available_backends",
     "canonical_device",

@@ -1,7 +1,13 @@
 """The built-in NumPy backend (device "cpu"): arrays, the BLAS-aware namespace, fast kernels.
 
-Creating the first NumPy backend also tunes glibc's allocator (``_alloc``; ``LUCID_MALLOPT=0``
-turns that off), so ``import lucid`` alone changes nothing in the process.
+Creating the first NumPy backend also tunes glibc's allocator (``_alloc``;
+``lucid.backends.cpu.tune_malloc = False`` turns that off), so ``import lucid`` alone changes
+nothing in the process.
+
+The CPU speed code lives here: ``_settings`` (``lucid.backends.cpu``, the switches, seeded from
+the environment), ``_parallel`` (the threads: one pool, one budget shared with BLAS), ``_gemm``
+(which threads run each matrix product), ``_ufuncs`` (big elementwise ops on every core),
+``_compiled`` (which compiled kernels are available) and ``_numba`` (their runtime).
 """
 
 from __future__ import annotations
@@ -12,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from lucid import dtypes
-from lucid.backends import _blas
 from lucid.backends._base import Backend
-from lucid.backends._numpy import _alloc, _errstate, _parallel, kernels
+from lucid.backends._numpy import _alloc, _errstate, _gemm, _ufuncs, kernels
 
 _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
@@ -33,7 +38,7 @@ def _load_bfloat16() -> Any:
     native = np.dtype(ml_dtypes.bfloat16)
     _NATIVE[dtypes.bfloat16] = native
     _FROM_NATIVE[native] = dtypes.bfloat16
-    _blas.GEMM_IN_FLOAT32.add(native)
+    _gemm.GEMM_IN_FLOAT32.add(native)
     return native
 
 
@@ -48,7 +53,7 @@ def _einsum(*operands: Any, **kwargs: Any) -> Any:
 
 class _NumpyNamespace(types.ModuleType):
     """``numpy`` as op code sees it: every numpy name, with ``matmul`` choosing BLAS threads and
-    the common ufuncs splitting big arrays across the cores (``_parallel``)."""
+    the common ufuncs splitting big arrays across the cores (``_ufuncs``)."""
 
     def __getattr__(self, name: str) -> Any:  # names numpy loads lazily
         return getattr(np, name)
@@ -57,9 +62,9 @@ class _NumpyNamespace(types.ModuleType):
 def _namespace() -> Any:
     ns = _NumpyNamespace("lucid.backends.numpy_xp", np.__doc__)
     ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
-    ns.matmul = _blas.matmul  # type: ignore[attr-defined]
+    ns.matmul = _gemm.matmul  # type: ignore[attr-defined]
     ns.einsum = _einsum  # type: ignore[attr-defined]
-    ns.__dict__.update(_parallel.threaded_ufuncs())
+    ns.__dict__.update(_ufuncs.threaded_ufuncs())
     return ns
 
 
@@ -111,7 +116,7 @@ class NumpyBackend(Backend):
         return np.array(arr, copy=True)
 
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
-        return _parallel.astype(arr, self.native_dtype(dtype))
+        return _ufuncs.astype(arr, self.native_dtype(dtype))
 
     def assign(self, dst: Any, src: Any) -> Any:
         if (

@@ -7,8 +7,9 @@ thread and context only, and restores it after, so users' own NumPy code keeps i
 
 ``QUIET`` is ``(state, value)``: ``token = state.set(value)`` before, ``state.reset(token)``
 after. On NumPy 2 ``state`` is NumPy's own error-state context variable (what
-``np.errstate`` sets; ~0.1 us, where entering a new ``np.errstate`` costs ~2.5 us per op); on
-older NumPy a small object with the same two methods over ``np.seterr`` (per thread there).
+``np.errstate`` sets; far cheaper per op than entering a new ``np.errstate``:
+docs/performance.md); on older NumPy a small object with the same two methods over
+``np.seterr`` (per thread there).
 """
 
 from __future__ import annotations

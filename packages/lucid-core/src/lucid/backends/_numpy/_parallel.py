@@ -1,58 +1,237 @@
-"""Big elementwise work on every core, on the thread pool and thread budget of ``_blas``.
+"""The NumPy backend's threads: one pool, one thread budget shared with BLAS, one ``in_worker``.
 
-NumPy's ufuncs, casts and copies release the GIL, but each runs on one core. Over a large array
-(a ResNet activation is 8M floats) an op cut into row blocks, taken in turn by the calling thread
-and the pool's workers, runs on every core. Handing a block to a worker costs some 40 us (far more
-when the machine is loaded), so only arrays of ``PARALLEL_ELEMENTS`` and more are split; below
-that one core is faster.
+Three runtimes can run lucid's CPU work in parallel: OpenBLAS's own threads (a GEMM), lucid's
+pool of Python threads (chunks of a convolution, blocks of a big elementwise op, row blocks of
+a big GEMM; NumPy and BLAS release the GIL) and numba's OpenMP threads (a compiled pass,
+``_numba``). All of them take their thread count from the one budget here:
+``set_num_threads`` (``torch.set_num_threads``), else the BLAS libraries' own setting.
 
-``ThreadedUfunc`` wraps a ufunc for the backend's namespace (``xp.add(a, b)`` on big arrays runs
-blocked; every other use, ``xp.add.at`` included, is the ufunc's own); ``astype`` casts so.
+After parallel work each runtime's threads spin on the cores for a while, and work handed to
+another runtime then waits for them. So lucid remembers which runtime ran the last parallel
+work (``blas_threads.last``) and sends the next work the same way: a mid-sized GEMM goes to
+OpenBLAS's threads unless lucid's threads (the pool, numba's) ran last; a compiled pass splits
+over numba's threads unless OpenBLAS's threads ran since numba's last split. The rules depend on
+the order of the calls only, never on the clock (docs/performance.md, "One runtime at a time");
+``set_num_threads`` starts them afresh.
+
+Work inside the pool's threads (``in_worker``) runs inline on one BLAS thread: nothing nests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import math
+import os
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, TypeVar
 
-import numpy as np
-
-from lucid.backends import _blas
-
-# Measured on 2 cores (float32 add/multiply/maximum, interleaved rounds, tools/bench/
-# bench_batchnorm.py): on a quiet machine two threads are 1.2-1.4x faster from 4M elements on and
-# slower at 1M (cache-resident; the hand-off costs more than the second core saves). On a loaded
-# machine (load 6-9 on 2 cores) every split size was slower: a worker waits for a core and the
-# GIL. So only the largest activations are split.
+# Above this many FLOPs a GEMM or a chunked op pays for every thread (docs/performance.md).
+PARALLEL_FLOPS = 50e6
+# Elementwise ops (NumPy's ufuncs, which hold the GIL between blocks) split from this size on:
+# below it, and on a loaded machine, the hand-off costs more than a second core saves
+# (docs/performance.md, "BatchNorm and big elementwise ops on every core").
 PARALLEL_ELEMENTS = 1 << 22
-# Compiled passes (``lucid-core[numba]``) hold no GIL, so their blocks go to every core from this
-# size (batch norm's passes, ReLU's gradient): NumPy's ufuncs only from ``PARALLEL_ELEMENTS``.
+# Compiled passes (``lucid-core[numba]``) hold no GIL, so their blocks split from this size
+# (docs/performance.md).
 COMPILED_PARALLEL_ELEMENTS = 1 << 19
-# Elements per block: a few blocks per worker (few GIL hand-offs), each about a millisecond.
-BLOCK_ELEMENTS = 1 << 20
 
+_CPUS = os.cpu_count() or 1  # a system call: once per process
+_WORKER_PREFIX = "lucid-conv"  # the pool's thread names
+
+Runtime = Literal["pool", "numba", "openblas"]
+POOL: Runtime = "pool"  # lucid's pool of Python threads
+NUMBA: Runtime = "numba"  # numba's threads (a compiled pass split by ``_numba.run_split``)
+OPENBLAS: Runtime = "openblas"  # OpenBLAS's own threads
+
+T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _in_worker() -> bool:
-    return threading.current_thread().name.startswith("lucid-conv")  # _blas's pool threads
+def in_worker() -> bool:
+    """Whether this is one of the pool's threads (whose work runs inline, on one BLAS thread)."""
+    return threading.current_thread().name.startswith(_WORKER_PREFIX)
+
+
+class BlasThreads:
+    """The thread budget, the BLAS libraries' thread settings (through threadpoolctl when
+    installed), the pool, and which runtime ran the last parallel work."""
+
+    def __init__(self) -> None:
+        self._libs: list[Any] | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = os.getpid()
+        self._users = 0
+        self._saved: list[int] = []
+        self._requested: int | None = None  # set by set_num_threads
+        self._lock = threading.Lock()
+        self.last: Runtime | None = None  # the runtime of the last parallel work (None: none yet)
+        self.openblas_after_numba = False  # OpenBLAS's threads ran since numba's last split
+
+    def libs(self) -> list[Any]:
+        """The BLAS libraries threadpoolctl found in this process (empty without it)."""
+        if self._libs is None:
+            try:
+                from threadpoolctl import ThreadpoolController
+
+                ctl = ThreadpoolController().select(user_api="blas")
+                self._libs = [lib for lib in ctl.lib_controllers if lib.num_threads]
+            except Exception:  # noqa: BLE001  (no threadpoolctl, or a BLAS it can't drive)
+                self._libs = []
+        return self._libs
+
+    def budget(self) -> int:
+        """How many threads the user's setting allows: ``set_num_threads``, else the BLAS
+        libraries' own setting (1 without threadpoolctl)."""
+        if self._requested is not None:
+            return max(1, min(self._requested, _CPUS))
+        libs = self.libs()
+        if not libs:
+            return 1
+        # Inside ``single_blas_thread`` the libraries say 1: the setting is the saved one.
+        counts = self._saved if self._users and self._saved else [lib.num_threads for lib in libs]
+        return max(1, min(int(min(counts)), _CPUS))
+
+    def set_budget(self, n: int) -> None:
+        """Run on ``n`` threads: every BLAS library's setting and the pool's size."""
+        with self._lock:
+            self._requested = n
+            self.last, self.openblas_after_numba = None, False  # the runtimes' rules afresh
+            if self._users:  # inside single_blas_thread: the last one out restores n
+                self._saved = [n] * len(self._saved)
+                return
+            for lib in self.libs():
+                lib.set_num_threads(n)
+
+    def requested(self) -> int:
+        """The thread count set by ``set_budget``, else what ``budget`` allows."""
+        return self.budget() if self._requested is None else self._requested
+
+    @contextlib.contextmanager
+    def single_blas_thread(self) -> Iterator[None]:
+        """One BLAS thread inside; the setting is restored when the last user leaves (several
+        Python threads may be inside at once)."""
+        libs = self.libs()
+        with self._lock:
+            if self._users == 0:
+                self._saved = [lib.num_threads for lib in libs]
+                for lib in libs:
+                    if lib.num_threads != 1:
+                        lib.set_num_threads(1)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0:
+                    for lib, n in zip(libs, self._saved):
+                        if n != 1:
+                            lib.set_num_threads(n)
+
+    def ran(self, runtime: Runtime) -> None:
+        """Parallel work just ran on ``runtime``'s threads (they may spin on the cores now)."""
+        self.last = runtime
+        if runtime != POOL:
+            self.openblas_after_numba = runtime == OPENBLAS
+
+    def openblas_may_run(self) -> bool:
+        """Whether a product may go to OpenBLAS's own threads: lucid's threads (the pool,
+        numba's) did not run the last parallel work, and this is not one of the pool's threads."""
+        return self.last not in (POOL, NUMBA) and not in_worker()
+
+    def numba_may_split(self) -> bool:
+        """Whether a compiled pass may split over numba's threads: OpenBLAS's threads have not
+        run parallel work since numba's last split (their spin would hold numba's cores)."""
+        return not self.openblas_after_numba
+
+    def pool(self, workers: int) -> ThreadPoolExecutor:
+        """The thread pool of ``workers`` threads (new after a fork); asking for it counts as
+        parallel work on lucid's threads.
+
+        Callers ask for the thread budget; a pool of another size replaces the old one, whose
+        idle threads are told to exit (a pool per size would pile up threads).
+        """
+        self.last = POOL
+        with self._lock:
+            # A forked child inherits the pool object but not its threads: make a new one.
+            stale = self._pool_pid != os.getpid()
+            if self._pool is None or stale or self._pool._max_workers != workers:
+                if self._pool is not None and not stale:
+                    self._pool.shutdown(wait=False)
+                self._pool = ThreadPoolExecutor(workers, thread_name_prefix=_WORKER_PREFIX)
+                self._pool_pid = os.getpid()
+            return self._pool
+
+
+blas_threads = BlasThreads()
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for lucid's CPU work (``torch.set_num_threads``): the BLAS libraries'
+    threads (through threadpoolctl when installed), lucid's pool and numba's threads."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise RuntimeError(f"set_num_threads expects an int, but got {type(n).__name__}")
+    if n < 1:
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {n}")
+    blas_threads.set_budget(n)
+
+
+def get_num_threads() -> int:
+    """The thread count lucid's CPU work uses (``torch.get_num_threads``)."""
+    return blas_threads.requested()
+
+
+def workers() -> int:
+    """How many threads a big op uses: the thread budget (1 without threadpoolctl)."""
+    return blas_threads.budget()
 
 
 def workers_for(elements: int, threshold: int | None = None) -> int:
     """How many threads an op over ``elements`` elements uses (1: run it inline); ``threshold``
     replaces ``PARALLEL_ELEMENTS`` (work that runs without the GIL splits at smaller sizes)."""
-    if elements < (PARALLEL_ELEMENTS if threshold is None else threshold) or _in_worker():
+    if elements < (PARALLEL_ELEMENTS if threshold is None else threshold) or in_worker():
         return 1
-    return _blas.workers()
+    return workers()
 
 
 def blocks(n: int, per: int) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` covering ``range(n)`` in steps of ``per`` (at least 1)."""
     step = max(1, per)
     return [(s, min(n, s + step)) for s in range(0, n, step)]
+
+
+def batch_chunks(n: int, per: int) -> list[tuple[int, int]]:
+    """``range(n)`` cut into ranges of about ``per`` (at least 1): as many as ``per`` asks for,
+    rounded up to a multiple of the workers and near-equal in size, so that every worker gets
+    the same share (a worker with one chunk more than the others makes them wait). One range
+    stays one."""
+    count = -(-n // max(1, per))
+    if count > 1:
+        k = workers()
+        count = min(n, -(-count // k) * k)
+    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
+
+
+def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list[R]:
+    """``[work(item) for item in items]``, on a thread per core with one-thread BLAS each.
+
+    Small work (under ``PARALLEL_FLOPS``) runs inline, its products on the threads
+    ``_gemm.matmul`` picks; a single big item runs inline with the BLAS threads as set.
+    """
+    if in_worker():
+        return [work(item) for item in items]  # already inside a worker
+    if len(items) == 1 and flops >= PARALLEL_FLOPS:
+        blas_threads.ran(OPENBLAS)
+        return [work(items[0])]
+    budget = blas_threads.budget()
+    if flops < PARALLEL_FLOPS:  # inline; its products choose their BLAS threads
+        return [work(item) for item in items]
+    with blas_threads.single_blas_thread():
+        if budget == 1 or len(items) == 1:
+            return [work(item) for item in items]
+        return list(blas_threads.pool(budget).map(work, items))
 
 
 def map_blocks(
@@ -75,7 +254,7 @@ def map_blocks(
             results[i] = work(ranges[i])
             i = next(counter)
 
-    pool = _blas.blas_threads.pool(_blas.workers())
+    pool = blas_threads.pool(workers())
     futures = [pool.submit(drain) for _ in range(k - 1)]
     try:
         drain()
@@ -83,113 +262,3 @@ def map_blocks(
         for f in futures:
             f.result()  # re-raises a worker's error
     return results
-
-
-def _outer_axis(arr: Any) -> int:
-    """The axis with the largest stride: blocks along it are contiguous runs of memory."""
-    sizes = [(abs(st), ax) for ax, (st, n) in enumerate(zip(arr.strides, arr.shape)) if n > 1]
-    return max(sizes)[1] if sizes else 0
-
-
-def _block_of(op: Any, axis: int, ndim: int, s: int, e: int) -> Any:
-    """The part of operand ``op`` that meets output rows ``s:e`` along ``axis`` (broadcast
-    operands, whole)."""
-    if not isinstance(op, np.ndarray):
-        return op
-    a = axis - (ndim - op.ndim)
-    if a < 0 or op.shape[a] == 1:
-        return op
-    return op[(slice(None),) * a + (slice(s, e),)]
-
-
-def _run_blocked(fill: Callable[[tuple[Any, ...], int, int], None], out: Any, axis: int) -> Any:
-    """Fill ``out`` by ``fill(index, s, e)`` over row blocks ``s:e`` along ``axis``."""
-    rows = out.shape[axis]
-    per = max(1, BLOCK_ELEMENTS * rows // max(1, out.size))
-    lead = (slice(None),) * axis
-
-    def work(r: tuple[int, int]) -> None:
-        fill(lead + (slice(r[0], r[1]),), r[0], r[1])
-
-    map_blocks(work, blocks(rows, per), out.size)
-    return out
-
-
-def _corner(op: Any) -> Any:
-    """A one-element piece of ``op`` with its dtype (to learn a result dtype cheaply)."""
-    if isinstance(op, np.ndarray) and op.ndim and op.size:
-        return op[(slice(0, 1),) * op.ndim]
-    return op
-
-
-def _template(args: Sequence[Any], shape: tuple[int, ...]) -> Any:
-    """An operand of the result's shape, whose memory order the result takes."""
-    for op in args:
-        if isinstance(op, np.ndarray) and op.shape == shape:
-            return op
-    return None
-
-
-def blocked_ufunc(ufunc: Any, args: Sequence[Any]) -> Any:
-    """``ufunc(*args)`` for one-output ufuncs, in row blocks on every core; the result has the
-    dtype and memory order NumPy gives it."""
-    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-    template = _template(args, shape)
-    if template is None or not shape or workers_for(math.prod(shape)) == 1:
-        return ufunc(*args)
-    dtype = ufunc(*[_corner(a) for a in args]).dtype
-    out = np.empty_like(template, dtype=dtype)
-    axis, ndim = _outer_axis(out), len(shape)
-
-    def fill(index: tuple[Any, ...], s: int, e: int) -> None:
-        ufunc(*[_block_of(a, axis, ndim, s, e) for a in args], out=out[index])
-
-    return _run_blocked(fill, out, axis)
-
-
-def astype(arr: Any, dtype: Any) -> Any:
-    """``arr.astype(dtype, copy=False)``; big casts in row blocks on every core."""
-    if arr.dtype == dtype or not arr.ndim or workers_for(arr.size) == 1:
-        return arr.astype(dtype, copy=False)
-    out = np.empty_like(arr, dtype=dtype)
-
-    def fill(index: tuple[Any, ...], s: int, e: int) -> None:
-        np.copyto(out[index], arr[index], casting="unsafe")
-
-    return _run_blocked(fill, out, _outer_axis(out))
-
-
-class ThreadedUfunc:
-    """A ufunc whose plain calls on big arrays run in blocks on every core (``blocked_ufunc``).
-    Keyword calls (``out=``, ``where=``), small arrays and every attribute (``reduce``, ``at``,
-    ``accumulate``, ``nin``) are the ufunc's own."""
-
-    __slots__ = ("ufunc",)
-
-    def __init__(self, ufunc: Any) -> None:
-        self.ufunc = ufunc
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.ufunc, name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not kwargs:
-            for a in args:
-                if type(a) is np.ndarray and a.size >= PARALLEL_ELEMENTS:
-                    return blocked_ufunc(self.ufunc, args)
-        return self.ufunc(*args, **kwargs)
-
-    def __repr__(self) -> str:
-        return f"<threaded ufunc {self.ufunc.__name__!r}>"
-
-
-# The ufuncs that large activations and gradients go through in a training step.
-THREADED_UFUNCS = (
-    "add", "subtract", "multiply", "divide", "true_divide", "maximum", "minimum", "negative",
-    "greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "exp", "log",
-    "sqrt", "tanh", "abs", "absolute", "square",
-)  # fmt: skip
-
-
-def threaded_ufuncs() -> dict[str, ThreadedUfunc]:
-    return {name: ThreadedUfunc(getattr(np, name)) for name in THREADED_UFUNCS}

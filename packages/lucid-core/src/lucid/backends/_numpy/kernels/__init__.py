@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from lucid import kernels
 from lucid.backends._base import Backend
+from lucid.backends._numpy import _settings
 from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col, pool, relu, winograd
 from lucid.kernels import ConvGeometry
 
@@ -23,7 +24,8 @@ from lucid.kernels import ConvGeometry
 # Winograd where it measured faster than im2col (single thread, docs/performance.md): channels
 # in and out at least this many (the input gradient from fewer, as im2col's col2im is dear),
 # tiles covering the output at least this fully, and enough tiles in the batch to pay for the
-# weight transform. ``LUCID_CONV=im2col`` turns it off (``winograd.ENABLED``).
+# weight transform. ``lucid.backends.cpu.winograd_enabled = False`` (``LUCID_CONV=im2col``) turns
+# it off.
 WINOGRAD_MIN_CHANNELS = 64
 WINOGRAD_MIN_CHANNELS_INPUT_GRAD = 16
 WINOGRAD_MIN_FILL = 0.75
@@ -46,7 +48,8 @@ def conv_kernel(step: ConvStep, a: Any, c_in: int, c_out: int, g: ConvGeometry) 
         min_channels, size = WINOGRAD_MIN_CHANNELS_INPUT_GRAD, g.in_size
     else:
         min_channels, size = WINOGRAD_MIN_CHANNELS, g.out_size
-    if winograd.ENABLED and winograd.applies(a, g) and min(c_in, c_out) >= min_channels:
+    on = _settings.cpu.winograd_enabled
+    if on and winograd.applies(a, g) and min(c_in, c_out) >= min_channels:
         fill, tiles = winograd.coverage(g, size)
         if fill >= WINOGRAD_MIN_FILL and a.shape[0] * tiles >= WINOGRAD_MIN_TILES:
             return "winograd"

@@ -1,6 +1,6 @@
 """Batch norm's passes over a channels-last block as compiled loops (``lucid-core[numba]``).
 
-Optional: ``batchnorm`` uses these where numba is installed and ``LUCID_NUMBA`` is not ``0``,
+Optional: ``batchnorm`` uses these where numba is installed and enabled (``lucid.backends.cpu``),
 for x laid out as ``_Layout``'s ``(rows, k * C)`` matrix (a convolution's output). Each pass is
 one loop over a block without the GIL, so ``_parallel`` can hand blocks to every core. The two
 elementwise passes (``normalize``, ``input_grad``) do NumPy's operations in NumPy's order and are
@@ -12,15 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
-from lucid.backends._numpy.kernels._winograd_jit import _NoAliasCompiler
-
-_jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAliasCompiler)
+from lucid.backends._numpy._numba import jit
 
 
-@_jit
+@jit
 def block_stats(blk: Any, c: int, mean: Any, m2: Any) -> None:
     """Per-channel mean and centred sum of squares (float64) of a ``(rows, k * c)`` block."""
     cols = blk.shape[1]
@@ -48,7 +45,7 @@ def block_stats(blk: Any, c: int, mean: Any, m2: Any) -> None:
         m2[j % c] += acc[j]
 
 
-@_jit
+@jit
 def normalize(blk: Any, scale: Any, shift: Any, out: Any) -> None:
     """``out = blk * scale + shift`` (``scale``, ``shift`` tiled along a row)."""
     for i in range(blk.shape[0]):
@@ -56,7 +53,7 @@ def normalize(blk: Any, scale: Any, shift: Any, out: Any) -> None:
             out[i, j] = blk[i, j] * scale[j] + shift[j]
 
 
-@_jit
+@jit
 def grad_sums(blk: Any, dy: Any, mean: Any, c: int, gb: Any, gc: Any) -> None:
     """Per-channel ``sum(dy)`` and ``sum(dy * (x - mean))`` (float64) of a block."""
     cols = blk.shape[1]
@@ -75,7 +72,7 @@ def grad_sums(blk: Any, dy: Any, mean: Any, c: int, gb: Any, gc: Any) -> None:
         gc[j % c] += sc[j]
 
 
-@_jit
+@jit
 def input_grad(blk: Any, dy: Any, a: Any, b: Any, c: Any, out: Any) -> None:
     """``out = (blk * b + c + dy) * a`` (vectors tiled along a row), in NumPy's order."""
     for i in range(blk.shape[0]):

@@ -3,9 +3,9 @@ GEMM, one call per thread on a block of the result's rows, from a compiled paral
 
 Why: once the compiled passes split over numba's OpenMP threads (pooling, im2col, col2im), a
 product cannot use OpenBLAS's threads nor lucid's Python pool next to them without waiting a
-scheduler time slice for the other runtime's spinning threads to let go of the cores (``_blas``:
-~8 ms for a 0.5 ms im2col + GEMM). So such products ran on one core: LeNet-5's conv2 forward,
-input and weight gradients (6400 x 150 x 16 each, ~0.5 ms). Here the same BLAS kernel runs
+scheduler time slice for the other runtime's spinning threads to let go of the cores
+(``_parallel``, docs/performance.md). So such products ran on one core: LeNet-5's conv2 forward,
+input and weight gradients (6400 x 150 x 16 each). Here the same BLAS kernel runs
 on the same threads as the passes around it: one threading runtime for every op of a step,
 as in PyTorch, each block on one BLAS thread (``single_blas_thread``).
 
@@ -13,7 +13,7 @@ The GEMM is reached through its C symbol: llvmlite learns its address (``add_sym
 the compiled loops call it by name, so they are cached on disk like the other kernels. Only
 the 64-bit-integer (ILP64) CBLAS of NumPy's wheels is used (``scipy_cblas_sgemm64_`` since
 NumPy 2, ``cblas_sgemm64_`` before); elsewhere (Accelerate, a system BLAS) importing this
-module fails and products stay as ``_blas.matmul`` runs them.
+module fails and products stay as ``_gemm.matmul`` runs them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ import numpy as np
 from numba import prange, types
 from threadpoolctl import threadpool_info
 
-from lucid.backends._numpy.kernels._winograd_jit import _jit, run_split, split_threads
+from lucid.backends._numpy._numba import jit, run_split, split_threads
+from lucid.backends._numpy._parallel import blas_threads
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -80,14 +81,14 @@ _DGEMM: Any = types.ExternalFunction(
 )  # fmt: skip
 
 
-@_jit
+@jit
 def _sgemm(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int, ldb: int,
            c: int, ldc: int) -> None:  # fmt: skip
     """``c = op(a) @ op(b)`` (float32, row-major, addresses as integers)."""
     _SGEMM(_ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), a, lda, b, ldb, np.float32(0.0), c, ldc)
 
 
-@_jit
+@jit
 def _dgemm(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int, ldb: int,
            c: int, ldc: int) -> None:  # fmt: skip
     """``c = op(a) @ op(b)`` (float64)."""
@@ -139,8 +140,6 @@ def matmul(a: Any, b: Any, flops: float) -> Any:
             a_step, n * out.itemsize)  # fmt: skip
     serial = _sgemm if a.dtype.char == "f" else _dgemm
     name = f"{'s' if a.dtype.char == 'f' else 'd'}gemm_split"
-    from lucid.backends import _blas
-
-    with _blas.blas_threads.single_blas_thread():
+    with blas_threads.single_blas_thread():
         run_split(name, _make_split, serial, args, t, lambda: np.matmul(a, b, out=out))
     return out

@@ -1,11 +1,11 @@
 """2-D im2col and col2im as compiled loops, with numba (``lucid-core[numba]``).
 
-Optional: ``im2col`` uses these where numba is installed and ``LUCID_NUMBA`` is not ``0``, for
+Optional: ``im2col`` uses these where numba is installed and enabled (``lucid.backends.cpu``), for
 2-D convolutions of one group. In NumPy the column matrix is built, and the column gradient
 added back, one kernel tap at a time over strided views: 25 passes for a 5x5 kernel, each moving
 runs of ``C`` values (one value, for a first layer on images). Here each is one pass over the
-rows, without the GIL (``nogil``), so the convolution's chunk threads still run side by side.
-For LeNet-5's second convolution col2im goes from ~1.7 to ~0.2 ms.
+rows, without the GIL (``nogil``), so the convolution's chunk threads still run side by side
+(several times faster: docs/performance.md).
 
 Layouts are the NumPy code's: ``xpad`` is a padded channels-last batch ``(N, Hp, Wp, C)``, the
 column matrix ``(N * OH * OW, KH * KW * C)`` row-major with columns in (tap, channel) order.
@@ -24,9 +24,9 @@ import numba
 import numpy as np
 from numba import prange
 
-from lucid.backends._numpy.kernels._winograd_jit import (
+from lucid.backends._numpy._numba import (
+    NoAliasCompiler,
     U,
-    _NoAliasCompiler,
     run,
     run_split,
     specialised,
@@ -66,7 +66,7 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
     planes = np.zeros((k, cout, (oh - 1) * wp + ow), dtype=dy.dtype)  # padding columns stay 0
     parts = np.zeros((k, cout, kh * kw))
     name = f"weight_one_channel_{kh}x{kw}"
-    fn = specialised(name, _make_weight_one_channel, kh, kw, jit=_jit_fast)
+    fn = specialised(name, _make_weight_one_channel, kh, kw, decorator=_jit_fast)
     if k == 1:
         fn(xflat, wp, dy, planes[0], parts[0])
     else:
@@ -77,11 +77,11 @@ def weight_one_channel(kh: int, kw: int, xflat: Any, wp: int, dy: Any, dw: Any) 
 
 
 # The weight gradient's dot products are float reductions, which LLVM vectorises only when it
-# may reorder them ('reassoc'; 'contract': fused multiply-adds): 7.5 -> 0.76 ms for LeNet-5's
-# conv1 on one core. The order differs from a GEMM's anyway; each sample's sums are float32
-# runs of one output plane, added up in float64.
+# may reorder them ('reassoc'; 'contract': fused multiply-adds; ~10x, docs/performance.md). The
+# order differs from a GEMM's anyway; each sample's sums are float32 runs of one output plane,
+# added up in float64.
 _jit_fast = numba.njit(
-    nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=_NoAliasCompiler
+    nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=NoAliasCompiler
 )
 
 
@@ -122,7 +122,7 @@ def _make_one_channel(KH: int, KW: int) -> Any:  # noqa: N803
         scratch ``(N, C_out, (OH - 1) * Wp + OW)``: each output plane is computed over the
         padded width (``wp - OW`` values per row are computed and dropped), one position at a
         time with its taps unrolled (one store per position; tap by tap over the plane was
-        1.5-2x slower), then stored channels-last in ``out`` ``(N, OH, OW, C_out)``. Each
+        slower), then stored channels-last in ``out`` ``(N, OH, OW, C_out)``. Each
         output sums bias, then the taps in row-major order."""
         oh, ow = out.shape[1], out.shape[2]
         length = planes.shape[2]

@@ -1,17 +1,17 @@
 """2-D max pooling as compiled loops, with numba (``lucid-core[numba]``).
 
-Optional: ``pool`` uses these where numba is installed and ``LUCID_NUMBA`` is not ``0``. In NumPy
-a max pool is a few ufuncs per kernel tap over strided views (a pass over memory each, in runs
-of a few values: a LeNet-5 pool layer is ~1 ms forward); here the forward is one pass that reads
-each window once and writes its max and winning tap, the backward one pass that adds each
-gradient to its window's winner, both without the GIL (``nogil``). 5-6x faster forward.
+Optional: ``pool`` uses these where numba is installed and enabled (``lucid.backends.cpu``).
+In NumPy a max pool is a few ufuncs per kernel tap over strided views (a pass over memory each,
+in runs of a few values); here the forward is one pass that reads each window once and writes
+its max and winning tap, the backward one pass that adds each gradient to its window's winner,
+both without the GIL (``nogil``): several times faster (docs/performance.md).
 
 The arrays are ``(B, H, W, C)``: a channels-last batch, or a channels-first one seen as ``B = N*C``
 planes of one channel; the input comes padded (with -inf), so no window reads out of bounds.
 The kernel size is a compile-time constant (``forward(kh, kw, ...)`` compiles, and caches on
 disk, one function per size): with it LLVM unrolls the tap loops and keeps the running max, its tap
-and the NaN state in registers, as selects. With the size as an argument the same loops were
-2-5x slower (a loop-carried branch per tap, mispredicted on real data), no faster than NumPy.
+and the NaN state in registers, as selects; with the size as an argument the same loops were
+no faster than NumPy (a loop-carried branch per tap, mispredicted on real data).
 
 The semantics are NumPy's code's (``lucid.kernels.MaxPoolArrays``), exactly: taps in row-major
 order, the first tap holding the max is its index, a NaN propagates as ``np.maximum`` does (the
@@ -25,7 +25,7 @@ from typing import Any
 
 from numba import prange
 
-from lucid.backends._numpy.kernels._winograd_jit import U, run, specialised
+from lucid.backends._numpy._numba import U, run, specialised
 
 
 def forward(kh: int, kw: int, *args: Any) -> None:

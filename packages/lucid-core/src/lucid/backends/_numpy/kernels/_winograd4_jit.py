@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends._numpy.kernels._winograd_jit import _jit
+from lucid.backends._numpy._numba import jit
 
 # The coefficients other than 0 and +-1, in the data's dtype (``cf``).
 COEFS = (-8, -5, -4, -2, 2, 4, 8)
@@ -41,7 +41,7 @@ def output_grad_transform(dy: Any, th: int, tw: int, out: Any) -> None:
     _output_grad_transform(dy, th, tw, _coefs(dy.dtype), out)
 
 
-@_jit
+@jit
 def _input_transform(xpad: Any, th: int, tw: int, cf: Any, out: Any) -> None:
     for b in range(xpad.shape[0]):
         for i in range(th):
@@ -157,7 +157,7 @@ def _input_transform(xpad: Any, th: int, tw: int, cf: Any, out: Any) -> None:
                     out[5, 5, b, i, j, c] = h51 * cf[5] + h53 * cf[1] + h55
 
 
-@_jit
+@jit
 def _output_transform(prod: Any, cf: Any, out: Any) -> None:
     for b in range(out.shape[0]):
         for i in range(out.shape[1]):
@@ -241,7 +241,7 @@ def _output_transform(prod: Any, cf: Any, out: Any) -> None:
                     out[b, i, 3, j, 3, k] = h31 - h32 + h33 * cf[6] + h34 * cf[0] + h35
 
 
-@_jit
+@jit
 def _output_grad_transform(dy: Any, th: int, tw: int, cf: Any, out: Any) -> None:
     for b in range(dy.shape[0]):
         for i in range(th):

@@ -1,153 +1,23 @@
 """Winograd F(2x2, 3x3)'s transforms as compiled loops, with numba (``lucid-core[numba]``).
 
-Optional: ``winograd`` imports this module only where numba is installed and ``LUCID_NUMBA`` is
-not ``0``. In NumPy the transforms are some forty adds of strided views per chunk: they pass
-over memory several times, and at two threads each short call contends for the GIL. Here each
-transform is one loop nest over a chunk that reads every input once and writes every output
-once, compiled without the GIL (``nogil``), so the kernels' pool threads run their chunks side
-by side as before, each transform about 3x faster. The arithmetic is the NumPy code's term for
-term (the same adds in the same order, no fast-math), so the results are bit-identical (tested).
-Compiled on first use per dtype and layout, then cached on disk (``cache=True``).
-
-The arrays are compiled as not aliasing each other (``_NoAliasCompiler``: numba's own flag,
-which it sets for its parallel loops): without it LLVM must assume a store to ``out`` may change
-the input and does not vectorise the channel loop, which made the same loops 3x *slower* than
-NumPy. Every caller passes a freshly allocated ``out``.
+Optional: ``winograd`` loads this module (``_compiled.load``) only where numba is installed and
+enabled (``lucid.backends.cpu.numba_enabled``). In NumPy the transforms are some forty adds of
+strided views per chunk: they pass over memory several times, and at two threads each short call
+contends for the GIL. Here each transform is one loop nest over a chunk that reads every input
+once and writes every output once, compiled without the GIL (``_numba.jit``), so the kernels'
+pool threads run their chunks side by side as before, each transform faster
+(docs/performance.md). The arithmetic is the NumPy code's term for term (the same adds in the
+same order, no fast-math), so the results are bit-identical (tested).
 """
 
 from __future__ import annotations
 
-import os
-import threading
-import types
 from typing import Any
 
-import numba
-import numpy as np
-from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from lucid.backends._numpy._numba import jit
 
 
-class _NoAliasCompiler(CompilerBase):
-    """numba's nopython pipeline with the ``noalias`` flag on (array arguments never overlap)."""
-
-    def define_pipelines(self) -> list[Any]:
-        self.state.flags.noalias = True
-        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]  # type: ignore[no-untyped-call]
-
-
-_jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=_NoAliasCompiler)
-
-
-# Indices cast to unsigned: numba then skips its negative-index wraparound, a branch per access
-# that keeps LLVM from vectorising a copy (the compiled im2col was 3-13x faster with it).
-U = np.uint64
-
-
-# The same, with ``numba.prange`` loops run on numba's threads (``parallel``).
-_jit_parallel = numba.njit(
-    nogil=True, cache=True, fastmath=False, parallel=True, pipeline_class=_NoAliasCompiler
-)
-
-_specialised: dict[str, Any] = {}
-_specialise_lock = threading.Lock()
-
-
-def specialised(
-    name: str,
-    make: Any,
-    *constants: Any,
-    parallel: bool = False,
-    inner: Any = None,
-    jit: Any = None,
-) -> Any:
-    """The function ``make(*constants)`` returns, compiled as ``_jit`` does under ``name``, made
-    once per process (a lock: the pool's threads may ask at once). For loops whose sizes are
-    compile-time constants in their closure; numba caches each on disk under its qualified
-    name, keyed by its closure's values too. ``parallel``: compiled as ``_jit_parallel`` (its
-    ``numba.prange`` loops on numba's threads). ``inner``: a compiled function the made one
-    calls as its global ``inner`` (a global, not a closure value: numba keys its disk cache on
-    the pickled closure, and a pickled dispatcher differs from process to process). ``jit``: another
-    numba decorator to compile with (fast-math reductions)."""
-    fn = _specialised.get(name)
-    if fn is None:
-        with _specialise_lock:
-            fn = _specialised.get(name)
-            if fn is None:
-                py = make(*constants)
-                if inner is not None:
-                    py = types.FunctionType(py.__code__, {**py.__globals__, "inner": inner},
-                                            name, py.__defaults__, py.__closure__)  # fmt: skip
-                py.__name__ = py.__qualname__ = name
-                fn = _specialised[name] = (jit or (_jit_parallel if parallel else _jit))(py)
-    return fn
-
-
-# -- splitting a compiled pass over the cores, on numba's own threads -----------------------
-# A compiled loop over the batch can run its samples on numba's threads (``prange``): one call
-# from Python, a fork-join in native code (~6 us with numba's OpenMP layer on 2 cores, against
-# ~40 us and the GIL for a hand-off to lucid's Python pool). Only with a thread-safe layer
-# (OpenMP or TBB; numba's own "workqueue" takes ~400 us a call here and must not be entered
-# from two threads at once), in the process that first used it (GNU OpenMP is not fork-safe:
-# a DataLoader worker forked after a parallel call runs its kernels on one thread), from
-# outside lucid's pool and only for passes of ``SPLIT_ELEMENTS`` and more.
-SPLIT_ELEMENTS = 1 << 15
-_split: dict[str, Any] = {"pid": None, "ok": None}
-
-
-def split_threads(elements: int) -> int:
-    """How many of numba's threads a compiled pass over ``elements`` elements should use (1:
-    run the serial version)."""
-    if elements < SPLIT_ELEMENTS or _split["ok"] is False:
-        return 1
-    from lucid.backends import _blas
-
-    k = _blas.workers()
-    if k <= 1 or _blas._in_worker() or _blas.blas_threads.blas_spinning():
-        return 1
-    pid = os.getpid()
-    if _split["pid"] is None:
-        _split["pid"] = pid
-    elif _split["pid"] != pid:
-        return 1
-    k = min(k, int(getattr(numba.config, "NUMBA_NUM_THREADS", 1)))
-    if numba.get_num_threads() != k:  # a per-thread setting in numba
-        numba.set_num_threads(k)
-    return k
-
-
-def run(name: str, serial: Any, make_split: Any, args: Any, elements: int) -> None:
-    """``serial(*args)``, a compiled pass over ``elements`` elements, split over numba's threads
-    (``make_split``, compiled under ``name + "_split"``) where ``split_threads`` says so."""
-    k = split_threads(elements)
-    if k == 1:
-        serial(*args)
-    else:
-        run_split(name + "_split", make_split, serial, args, k)
-
-
-def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
-    """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
-    ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
-    (or ``fallback()``) where the parallel build fails (no threading layer), and from then on.
-    Products then stay off OpenBLAS's threads for a while (``_blas``); after the first call,
-    splitting goes on only on a thread-safe layer."""
-    from lucid.backends import _blas
-
-    try:
-        specialised(name, make, parallel=True, inner=serial)(*args, k)
-    except Exception:  # noqa: BLE001  (numba found no threading layer it can load)
-        _split["ok"] = False
-        fallback() if fallback is not None else serial(*args)
-        return
-    _blas.blas_threads.busy()
-    if _split["ok"] is None:
-        try:
-            _split["ok"] = numba.np.ufunc.parallel.threading_layer() in ("omp", "tbb")  # type: ignore[no-untyped-call]
-        except ValueError:
-            _split["ok"] = False
-
-
-@_jit
+@jit
 def input_transform(xpad: Any, th: int, tw: int, out: Any) -> None:
     """``out[p, q, b, i, j, c] = (B^T d B)[p, q]`` of the 4x4 tile at (2i, 2j) of sample b."""
     for b in range(xpad.shape[0]):
@@ -204,7 +74,7 @@ def input_transform(xpad: Any, th: int, tw: int, out: Any) -> None:
                     out[3, 3, b, i, j, c] = t31 - t33
 
 
-@_jit
+@jit
 def output_transform(prod: Any, out: Any) -> None:
     """``out[b, i, r, j, s, k] = (A^T M A)[r, s]`` of tile (i, j) of sample b."""
     for b in range(out.shape[0]):
@@ -241,7 +111,7 @@ def output_transform(prod: Any, out: Any) -> None:
                     out[b, i, 1, j, 1, k] = h11 - h12 - h13
 
 
-@_jit
+@jit
 def output_grad_transform(dy: Any, th: int, tw: int, out: Any) -> None:
     """``out[p, q, b, i, j, k] = (A dY A^T)[p, q]`` of the 2x2 tile at (2i, 2j) of dy."""
     for b in range(dy.shape[0]):

@@ -20,9 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends import _blas
-from lucid.backends._numpy import _parallel
-from lucid.backends._numpy.kernels import _compiled
+from lucid.backends._numpy import _compiled, _parallel
 from lucid.kernels import channels_first, channels_last
 
 # Elements per block: a float32 block and its temporary fit in a core's L2 cache (1 MiB here);
@@ -98,7 +96,7 @@ class _Layout:
         if self.mat.size <= _GEMV_ONE_THREAD:
             return [work(r) for r in self.ranges]
         threshold = _parallel.COMPILED_PARALLEL_ELEMENTS if _jit(self) is not None else None
-        with _blas.blas_threads.single_blas_thread():
+        with _parallel.blas_threads.single_blas_thread():
             return _parallel.map_blocks(work, self.ranges, self.mat.size, threshold)
 
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lucid.backends import _blas
+from lucid.backends._numpy import _parallel
 from lucid.backends._numpy.kernels.im2col import chunks
 from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spatial
 
@@ -28,7 +28,7 @@ def _run(work: Callable[[tuple[int, int]], Any], a: Any, g: ConvGeometry) -> lis
     """``work`` over cache-sized batch ranges of ``a`` (``(N, C, ...)``), on the BLAS workers."""
     n, c = a.shape[0], a.shape[1]
     ranges = chunks(n, 4 * math.prod(g.padded) * c * a.itemsize)
-    return _blas.run_chunks(work, ranges, 2.0 * n * math.prod(g.out_size) * c * g.taps)
+    return _parallel.run_chunks(work, ranges, 2.0 * n * math.prod(g.out_size) * c * g.taps)
 
 
 def _joined(parts: list[Any], xp: Any) -> Any:

@@ -9,7 +9,7 @@ channels-last, so the ``(N, C_out, *spatial)`` array handed back is a free trans
 The batch is processed in chunks sized so that one chunk's column matrix stays in cache: the
 copy into the column matrix, the GEMM and the per-tap adds of the backward then hit cache
 instead of memory, which is where a whole-batch im2col loses its time. Big ops run their chunks
-on a thread per core, each with one-thread BLAS (``_blas.run_chunks``), so the copies are
+on a thread per core, each with one-thread BLAS (``_parallel.run_chunks``), so the copies are
 parallel too. Small forward column matrices are kept for the weight gradient. With
 ``lucid-core[numba]``, 2-D convolutions of one group build the column matrix and add the column
 gradient back in compiled loops (``_im2col_jit``) instead of one strided copy per kernel tap.
@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends import _blas
-from lucid.backends._numpy.kernels import _compiled
+from lucid.backends._numpy import _compiled, _gemm, _parallel
 from lucid.kernels import (
     ConvGeometry,
     channels_first,
@@ -118,7 +117,7 @@ def _weight_one_channel(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any
 
 def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
     """Batch ranges whose column matrices hold about ``_CHUNK_BYTES`` each (``batch_chunks``)."""
-    return _blas.batch_chunks(n, _CHUNK_BYTES // max(1, sample_bytes))
+    return _parallel.batch_chunks(n, _CHUNK_BYTES // max(1, sample_bytes))
 
 
 def _weight_rows(w: Any, groups: int) -> Any:
@@ -194,7 +193,7 @@ def conv_forward(
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
     if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
         keep = None
-    _blas.run_chunks(work, ranges, _flops(n * rows_per, c * g.taps // g.groups, cout))
+    _parallel.run_chunks(work, ranges, _flops(n * rows_per, c * g.taps // g.groups, cout))
     return channels_first(out, xp)
 
 
@@ -220,10 +219,10 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
     ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
     if g.groups == 1 and c < _NARROW_CHANNELS and _jit(dy, c, g) is None:
-        parts = _blas.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
+        parts = _parallel.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
         dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
         return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
-    parts = _blas.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
+    parts = _parallel.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
     dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
     return channels_first(dx, xp)
 
@@ -319,8 +318,8 @@ def conv_weight_grad(
         if groups == 1:  # (1, C_out, Kg): _weight_rows' layout
             col2d = xp.reshape(col, (col.shape[0], kg))
             if kg * cout <= _SMALL_WEIGHT:  # col^T dy, seen transposed
-                return xp.transpose(_blas.tn_matmul(col2d, dyc))[None]
-            return _blas.tn_matmul(dyc, col2d)[None]
+                return xp.transpose(_gemm.tn_matmul(col2d, dyc))[None]
+            return _gemm.tn_matmul(dyc, col2d)[None]
         colg = xp.transpose(col, (1, 0, 2))  # (G, rows, Kg)
         dyg = xp.transpose(xp.reshape(dyc, (-1, groups, cout // groups)), (1, 2, 0))
         return xp.matmul(dyg, colg)
@@ -332,9 +331,9 @@ def conv_weight_grad(
         return acc
 
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
-    k = min(_blas.workers(), len(ranges))
+    k = min(_parallel.workers(), len(ranges))
     shares = [ranges[i::k] for i in range(k)]
-    parts = _blas.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
+    parts = _parallel.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
     dwr = parts[0]
     for p in parts[1:]:
         dwr += p

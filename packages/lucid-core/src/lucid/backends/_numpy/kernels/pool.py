@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from lucid import kernels
-from lucid.backends._numpy.kernels import _compiled
+from lucid.backends._numpy import _compiled
 from lucid.kernels import ConvGeometry, channels_first, channels_last, pad_spatial
 
 _JIT = "_pool_jit"

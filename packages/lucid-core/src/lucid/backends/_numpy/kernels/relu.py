@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends._numpy import _parallel
-from lucid.backends._numpy.kernels import _compiled
+from lucid.backends._numpy import _compiled, _parallel
 from lucid.kernels.reference import relu_grad
 
 _JIT = "_relu_jit"

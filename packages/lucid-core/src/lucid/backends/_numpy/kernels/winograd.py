@@ -10,7 +10,7 @@ The input gradient is the same algorithm on ``dy`` with the flipped, transposed 
 stride-1 convolution's transpose is a convolution with padding ``2 - p``). The weight gradient
 works in the transformed domain: ``dU = V^T dM`` over the tiles, ``dw = G^T dU G``, where
 ``V`` is the forward's transformed input (kept for small layers) and ``dM = A dY A^T``.
-The batch is processed in cache-sized chunks on the BLAS workers (``_blas.run_chunks``).
+The batch is processed in cache-sized chunks on the BLAS workers (``_parallel.run_chunks``).
 
 F(2x2, 3x3)'s transforms have coefficients 0, +-1 and 1/2, so its float32 error is that of
 im2col's GEMM (about 3e-7 of the output's scale). ``F4``, F(4x4, 3x3), cuts the GEMM work a
@@ -23,15 +23,13 @@ GEMM work it saves, so without numba every layer takes F(2x2, 3x3) (``tiling``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lucid.backends import _blas
-from lucid.backends._numpy.kernels import _compiled
+from lucid.backends._numpy import _compiled, _gemm, _parallel, _settings
 from lucid.kernels import ConvGeometry, channels_first, channels_last
 
 
@@ -93,10 +91,6 @@ _CHUNK_TILES = 128
 # 180 MB to save ~2% of the step.
 _KEEP_BYTES = 8 << 20
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# ``LUCID_CONV=im2col`` in the environment turns Winograd off (for A/B comparisons).
-ENABLED = os.environ.get("LUCID_CONV", "auto") != "im2col"
-# ``LUCID_WINOGRAD=F2`` or ``F4`` fixes the tiling (``tiling``); "auto" chooses per layer.
-TILING = os.environ.get("LUCID_WINOGRAD", "auto")
 # F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
 # OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
 # Smaller outputs have too few tiles to pay for the transforms (4x4: F(2x2) instead). F(4x4) on
@@ -134,11 +128,12 @@ _KEY = "winograd"  # kept transformed inputs are filed under (_KEY, tile side, s
 
 
 def tiling(g: ConvGeometry) -> Tiling:
-    """The tiling for a geometry: ``LUCID_WINOGRAD`` if set to ``F2`` or ``F4``; else F(4x4,
+    """The tiling for a geometry: ``lucid.backends.cpu.winograd_tiling`` if ``F2`` or ``F4``
+    (seeded from ``LUCID_WINOGRAD``); else F(4x4,
     3x3) where its compiled transforms load and the output is a whole number of 4x4 tiles,
     F(2x2, 3x3) elsewhere (see the module's docstring)."""
-    if TILING != "auto":
-        return F4 if TILING == "F4" else F2
+    if _settings.cpu.winograd_tiling != "auto":
+        return F4 if _settings.cpu.winograd_tiling == "F4" else F2
     h, w = g.out_size
     if h % 4 == 0 and w % 4 == 0 and min(h, w) >= _F4_MIN_SIZE and _compiled.load(_JIT[4]):
         return F4
@@ -292,13 +287,13 @@ def weight_transform(f: Tiling, w: Any, flipped: bool = False) -> Any:
     else:
         flat = np.reshape(np.transpose(w, (1, 0, 2, 3)), (-1, 9))
     rows, cols = (w.shape[0], w.shape[1]) if flipped else (w.shape[1], w.shape[0])
-    return np.reshape(_blas.pool_matmul(kron, flat.T), (-1, rows, cols))
+    return np.reshape(_gemm.pool_matmul(kron, flat.T), (-1, rows, cols))
 
 
 def _weight_from_transformed(f: Tiling, du: Any) -> Any:
     """``G^T dU G`` (the transpose of ``weight_transform``): ``(t*t, K, C)`` -> ``(K, C, 3, 3)``."""
     k, c = du.shape[1], du.shape[2]
-    flat = _blas.pool_matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
+    flat = _gemm.pool_matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
     return np.reshape(flat, (k, c, 3, 3))
 
 
@@ -323,18 +318,18 @@ def _chunks(f: Tiling, n: int, tiles: tuple[int, int], c: int, k: int, itemsize:
     (``batch_chunks``: a multiple of the workers, near-equal)."""
     per_sample = f.t * f.t * tiles[0] * tiles[1] * (c + k) * itemsize
     per = max(1, _CHUNK_BYTES // per_sample, -(-_CHUNK_TILES // (tiles[0] * tiles[1])))
-    return _blas.batch_chunks(n, per)
+    return _parallel.batch_chunks(n, per)
 
 
 def _products(v: Any, u: Any) -> Any:
     """``v @ u``, ``(t*t, tiles, C) x (t*t, C, K)``: in row blocks for small ``C x K`` on the
     pool (``_SMALL_MATRIX``), else one batched GEMM."""
     rows = v.shape[1]
-    if u.shape[1] * u.shape[2] > _SMALL_MATRIX or rows <= _SMALL_ROWS or not _blas._in_worker():
-        return _blas.matmul(v, u)
+    if u.shape[1] * u.shape[2] > _SMALL_MATRIX or rows <= _SMALL_ROWS or not _parallel.in_worker():
+        return _gemm.matmul(v, u)
     out = np.empty((v.shape[0], rows, u.shape[2]), dtype=np.result_type(v.dtype, u.dtype))
     for s in range(0, rows, _SMALL_ROWS):
-        _blas.matmul(v[:, s : s + _SMALL_ROWS], u, out=out[:, s : s + _SMALL_ROWS])
+        _gemm.matmul(v[:, s : s + _SMALL_ROWS], u, out=out[:, s : s + _SMALL_ROWS])
     return out
 
 
@@ -364,7 +359,7 @@ def _convolve(
             y[s:e] += bias
 
     ranges = _chunks(f, n, tiles, c, k, xl.itemsize)
-    _blas.run_chunks(work, ranges, _flops(f, n, tiles, c, k))
+    _parallel.run_chunks(work, ranges, _flops(f, n, tiles, c, k))
     if y.shape[1:3] == tuple(out_size):
         return y
     return y[:, : out_size[0], : out_size[1]]
@@ -411,7 +406,7 @@ def conv_weight_grad(
         if v is None:
             v = _input_transform(f, _padded(xl[s:e], g.pad_lo, _extent(f, tiles, 2)), tiles)
         dm = _output_grad_transform(f, _covering(dyl[s:e], _extent(f, tiles, 0)), tiles)
-        return _blas.matmul(np.transpose(dm, (0, 2, 1)), v)  # (t*t, K, C)
+        return _gemm.matmul(np.transpose(dm, (0, 2, 1)), v)  # (t*t, K, C)
 
     def share(ranges: Ranges) -> Any:
         acc = one(*ranges[0])
@@ -420,8 +415,8 @@ def conv_weight_grad(
         return acc
 
     ranges = _chunks(f, n, tiles, c, k, x.itemsize)
-    workers = min(_blas.workers(), len(ranges))
-    parts = _blas.run_chunks(share, [ranges[i::workers] for i in range(workers)],
+    workers = min(_parallel.workers(), len(ranges))
+    parts = _parallel.run_chunks(share, [ranges[i::workers] for i in range(workers)],
                              _flops(f, n, tiles, c, k))  # fmt: skip
     du = parts[0]
     for p in parts[1:]:

@@ -1,0 +1,172 @@
+"""Matrix products for the NumPy backend: which threads run each GEMM, by its shape.
+
+OpenBLAS wakes all its threads for any GEMM past a tiny size. For the narrow GEMMs of small
+models (LeNet's 64 x 400 x 120) one thread is often faster than two, and on a loaded machine
+the waiting threads make a short GEMM take many times longer. Big GEMMs (ResNet) gain from
+every thread, but OpenBLAS's threads spin for a while after each threaded call, holding the
+cores that the pool's threads need next. So ``matmul`` runs
+
+- tiny products (``_TINY_FLOPS``) as NumPy does;
+- big ones (``_parallel.PARALLEL_FLOPS`` and up) as row or column blocks on lucid's pool, one
+  BLAS thread each;
+- mid-sized ones (``THREADED_FLOPS`` and up) on OpenBLAS's threads where the last parallel work
+  was not lucid's (``_parallel``), else split over numba's threads where the compiled kernels
+  are in use, else on one BLAS thread;
+- the rest on one BLAS thread (switching the setting is cheap: docs/performance.md).
+
+A GEMM whose inner dimension is huge and whose result is tiny (a weight gradient ``col^T @ dy``
+with 50,000 rows and a 25 x 6 result) runs far below peak in every BLAS; ``tn_matmul`` does it
+as one batched matmul over row blocks and a sum. Figures: docs/performance.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid.backends._numpy import _compiled, _parallel
+from lucid.backends._numpy._parallel import OPENBLAS, blas_threads, in_worker
+
+# OpenBLAS runs products below about this many FLOPs on one thread by itself.
+_TINY_FLOPS = 2 * 64**3
+# From this many FLOPs a product gains from a few threads (a small model's GEMMs;
+# docs/performance.md, "One runtime at a time").
+THREADED_FLOPS = 2e6
+# Row block for the batched form of a long, narrow ``a^T @ b``, which every BLAS runs far below
+# peak as one GEMM (docs/performance.md).
+_BLOCK_ROWS = 1024
+# Use the batched form when the result has at most this many elements.
+_SMALL_RESULT = 64 * 64
+
+# Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
+# in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
+# loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
+GEMM_IN_FLOAT32: set[Any] = {np.dtype(np.float16)}
+
+
+def _product(a: Any, b: Any) -> tuple[int, int, float]:
+    """``a @ b``'s rows, columns and FLOPs (a vector operand counts as one row or column)."""
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return m, n, 2.0 * max(a.size * n, b.size * m)
+
+
+def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
+    """``numpy.matmul`` on the threads its size calls for (the module's docstring)."""
+    if a.dtype in GEMM_IN_FLOAT32 or b.dtype in GEMM_IN_FLOAT32:
+        return _matmul_in_float32(a, b, out, **kwargs)
+    if kwargs or a.ndim == 0 or b.ndim == 0:
+        return np.matmul(a, b, out=out, **kwargs)
+    if out is not None:
+        if in_worker():  # a chunk on the pool: one BLAS thread already (``run_chunks``)
+            return np.matmul(a, b, out=out)
+        np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
+        return out
+    m, n, flops = _product(a, b)
+    if flops <= _TINY_FLOPS:
+        return np.matmul(a, b)
+    budget = blas_threads.budget()
+    if budget == 1:
+        return np.matmul(a, b)
+    if flops >= _parallel.PARALLEL_FLOPS and not in_worker():
+        split = _split_matmul(a, b, m, n, budget)
+        if split is not None:
+            return split
+    elif flops >= THREADED_FLOPS and m > 1 and n > 1:
+        if blas_threads.openblas_may_run():
+            blas_threads.ran(OPENBLAS)
+            return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
+        split = _compiled_matmul(a, b, flops)
+        if split is not None:
+            return split
+    with blas_threads.single_blas_thread():
+        return np.matmul(a, b)
+
+
+def pool_matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` for kernels whose next step runs on lucid's pool (a convolution's weight
+    transform, its chunks next): big products split on the pool as ``matmul`` does, the rest on
+    one BLAS thread, never on numba's or OpenBLAS's threads, whose spinning after a parallel
+    region would hold the cores the pool's threads wait for (docs/performance.md)."""
+    if in_worker() or a.ndim < 2 or b.ndim < 2:
+        return matmul(a, b)
+    if _product(a, b)[2] < _parallel.PARALLEL_FLOPS or blas_threads.budget() == 1:
+        with blas_threads.single_blas_thread():
+            return np.matmul(a, b)
+    return matmul(a, b)
+
+
+def _compiled_matmul(a: Any, b: Any, flops: float) -> Any:
+    """``a @ b`` split over numba's threads (``kernels._gemm_jit``) where the compiled kernels
+    are in use in this process (their passes run on those threads, so OpenBLAS's threads and
+    lucid's pool would wait for them to let go of the cores); else None."""
+    if a.ndim != 2 or b.ndim != 2 or not _compiled.in_use():
+        return None
+    gemm = _compiled.load("_gemm_jit")
+    return None if gemm is None else gemm.matmul(a, b, flops)
+
+
+def _split_matmul(a: Any, b: Any, m: int, n: int, k: int) -> Any:
+    """A big ``a @ b`` as ``k`` row (else column) blocks on the pool, one BLAS thread each:
+    never on OpenBLAS's own threads, whose spinning after the call would hold the cores the
+    pool's threads need next (docs/performance.md)."""
+    if a.ndim < 2 or b.ndim < 2:
+        return None  # matrix-vector products are memory-bound: one thread
+    if m >= 2 * k:
+        axis, size = -2, m
+    elif n >= 2 * k:
+        axis, size = -1, n
+    else:
+        return None
+    shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), m, n)
+    out = np.empty(shape, dtype=np.result_type(a.dtype, b.dtype))
+    step = -(-size // k)
+    cuts = [(s, min(size, s + step)) for s in range(0, size, step)]
+
+    def part(r: tuple[int, int]) -> None:
+        sl = slice(*r)
+        if axis == -2:
+            np.matmul(a[..., sl, :], b, out=out[..., sl, :])
+        else:
+            np.matmul(a, b[..., :, sl], out=out[..., :, sl])
+
+    with blas_threads.single_blas_thread():
+        pool = blas_threads.pool(k)
+        futures = [pool.submit(part, r) for r in cuts[1:]]
+        try:
+            part(cuts[0])
+        finally:
+            for f in futures:
+                f.result()
+    return out
+
+
+def _matmul_in_float32(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
+    result = np.result_type(a.dtype, b.dtype)
+    product = matmul(a.astype(np.float32), b.astype(np.float32), **kwargs).astype(result)
+    if out is None:
+        return product
+    np.copyto(out, product)
+    return out
+
+
+def tn_matmul(a: Any, b: Any) -> Any:
+    """``a.T @ b`` for ``a: (rows, K)``, ``b: (rows, M)``."""
+    rows, k = a.shape
+    m = b.shape[1]
+    flops = 2.0 * rows * k * m
+    if THREADED_FLOPS <= flops < _parallel.PARALLEL_FLOPS:  # (one numba thread in a worker)
+        split = _compiled_matmul(a.T, b, flops)
+        if split is not None:
+            return split
+    blocks = rows // _BLOCK_ROWS
+    if k * m > _SMALL_RESULT or blocks < 2:
+        return matmul(a.T, b)
+    main = blocks * _BLOCK_ROWS
+    ab = np.transpose(np.reshape(a[:main], (blocks, _BLOCK_ROWS, k)), (0, 2, 1))
+    bb = np.reshape(b[:main], (blocks, _BLOCK_ROWS, m))
+    out = np.sum(matmul(ab, bb), axis=0)
+    if main < rows:
+        out = out + matmul(a[main:].T, b[main:])
+    return out

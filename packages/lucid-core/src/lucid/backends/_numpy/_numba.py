@@ -1,0 +1,159 @@
+"""The numba runtime of the compiled kernels (``lucid-core[numba]``): how they are compiled and
+on which threads they run. Imported only by the ``kernels/_*_jit.py`` modules, which
+``_compiled.load`` imports where numba is installed and enabled (``lucid.backends.cpu``).
+
+Compiling: ``jit`` (serial loops) and ``jit_parallel`` (``numba.prange`` loops on numba's
+threads) compile without the GIL (``nogil``), so the pool's threads run compiled passes side by
+side, without fast-math (the results are the NumPy code's, bit for bit, where tested so), cached
+on disk. The arrays are compiled as not aliasing each other (``NoAliasCompiler``: numba's own
+flag, which it sets for its parallel loops): without it LLVM must assume a store to ``out`` may
+change the input and does not vectorise the channel loop (docs/performance.md). Every caller
+passes a freshly allocated ``out``. ``specialised`` compiles loops whose sizes are compile-time
+constants, once per process.
+
+Threads: a compiled pass over the batch may split over numba's threads (``run``): one call from
+Python, a fork-join in native code, far cheaper than a hand-off to lucid's Python pool. Only
+with a thread-safe layer (OpenMP or TBB; numba's own "workqueue" is slow and must not be entered
+from two threads at once), in the process that first used it (GNU OpenMP is not fork-safe), from
+outside lucid's pool, on the thread budget of ``_parallel``, unless OpenBLAS's threads ran
+parallel work since numba's last split (``_parallel``), and only for passes of
+``SPLIT_ELEMENTS`` and more (``split_threads``; the state is ``thread_layer``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import types
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+
+from lucid.backends._numpy import _parallel
+from lucid.backends._numpy._parallel import NUMBA, blas_threads
+
+
+class NoAliasCompiler(CompilerBase):
+    """numba's nopython pipeline with the ``noalias`` flag on (array arguments never overlap)."""
+
+    def define_pipelines(self) -> list[Any]:
+        self.state.flags.noalias = True
+        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]  # type: ignore[no-untyped-call]
+
+
+# Serial loops: no GIL, no fast-math, cached on disk, arrays not aliasing.
+jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=NoAliasCompiler)
+
+# The same, with ``numba.prange`` loops run on numba's threads.
+jit_parallel = numba.njit(
+    nogil=True, cache=True, fastmath=False, parallel=True, pipeline_class=NoAliasCompiler
+)
+
+# Indices cast to unsigned: numba then skips its negative-index wraparound, a branch per access
+# that keeps LLVM from vectorising a copy (docs/performance.md).
+U = np.uint64
+
+compiled: dict[str, Any] = {}  # name -> the function ``specialised`` compiled under that name
+_compile_lock = threading.Lock()
+
+
+def specialised(
+    name: str,
+    make: Any,
+    *constants: Any,
+    parallel: bool = False,
+    inner: Any = None,
+    decorator: Any = None,
+) -> Any:
+    """The function ``make(*constants)`` returns, compiled as ``jit`` does under ``name``, made
+    once per process (a lock: the pool's threads may ask at once). For loops whose sizes are
+    compile-time constants in their closure; numba caches each on disk under its qualified
+    name, keyed by its closure's values too. ``parallel``: compiled as ``jit_parallel`` (its
+    ``numba.prange`` loops on numba's threads). ``inner``: a compiled function the made one
+    calls as its global ``inner`` (a global, not a closure value: numba keys its disk cache on
+    the pickled closure, and a pickled dispatcher differs from process to process).
+    ``decorator``: another numba decorator to compile with (fast-math reductions)."""
+    fn = compiled.get(name)
+    if fn is None:
+        with _compile_lock:
+            fn = compiled.get(name)
+            if fn is None:
+                py = make(*constants)
+                if inner is not None:
+                    py = types.FunctionType(py.__code__, {**py.__globals__, "inner": inner},
+                                            name, py.__defaults__, py.__closure__)  # fmt: skip
+                py.__name__ = py.__qualname__ = name
+                fn = compiled[name] = (decorator or (jit_parallel if parallel else jit))(py)
+    return fn
+
+
+# Passes over fewer elements run serially: the fork-join costs more than it saves
+# (docs/performance.md).
+SPLIT_ELEMENTS = 1 << 15
+
+
+class ThreadLayer:
+    """numba's threading layer as lucid uses it: ``ok`` (None until the first split, then
+    whether the layer is thread-safe) and ``pid`` (the process that first split: the only one
+    that splits)."""
+
+    __slots__ = ("ok", "pid")
+
+    def __init__(self) -> None:
+        self.ok: bool | None = None
+        self.pid: int | None = None
+
+
+thread_layer = ThreadLayer()
+
+
+def split_threads(elements: int) -> int:
+    """How many of numba's threads a compiled pass over ``elements`` elements should use (1:
+    run the serial version)."""
+    if elements < SPLIT_ELEMENTS or thread_layer.ok is False:
+        return 1
+    k = _parallel.workers()
+    if k <= 1 or _parallel.in_worker() or not blas_threads.numba_may_split():
+        return 1
+    pid = os.getpid()
+    if thread_layer.pid is None:
+        thread_layer.pid = pid
+    elif thread_layer.pid != pid:
+        return 1
+    k = min(k, int(getattr(numba.config, "NUMBA_NUM_THREADS", 1)))
+    if numba.get_num_threads() != k:  # a per-thread setting in numba
+        numba.set_num_threads(k)
+    return k
+
+
+def run(name: str, serial: Any, make_split: Any, args: Any, elements: int) -> None:
+    """``serial(*args)``, a compiled pass over ``elements`` elements, split over numba's threads
+    (``make_split``, compiled under ``name + "_split"``) where ``split_threads`` says so."""
+    k = split_threads(elements)
+    if k == 1:
+        serial(*args)
+    else:
+        run_split(name + "_split", make_split, serial, args, k)
+
+
+def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
+    """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
+    ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
+    (or ``fallback()``) where the parallel build fails (no threading layer), and from then on.
+    The split counts as parallel work on numba's threads (``_parallel``); after the first call,
+    splitting goes on only on a thread-safe layer."""
+    try:
+        specialised(name, make, parallel=True, inner=serial)(*args, k)
+    except Exception:  # noqa: BLE001  (numba found no threading layer it can load)
+        thread_layer.ok = False
+        fallback() if fallback is not None else serial(*args)
+        return
+    blas_threads.ran(NUMBA)
+    if thread_layer.ok is None:
+        try:
+            layer = numba.np.ufunc.parallel.threading_layer()  # type: ignore[no-untyped-call]
+            thread_layer.ok = layer in ("omp", "tbb")
+        except ValueError:
+            thread_layer.ok = False
