@@ -79,28 +79,32 @@ class UnaryKernel(Protocol):
     """erf, erfc, erfinv: ``forward(backend, x) -> y``."""
 
     @staticmethod
-    def forward(backend: Any, x: Any, /) -> Any: ...
+    def forward(backend: Any, x: Any, /) -> Any:
+        """The function's value at every element of ``x``."""
 
 
 class SoftmaxKernel(Protocol):
     """softmax, log_softmax along ``dim``: ``forward(backend, x, dim) -> y``."""
 
     @staticmethod
-    def forward(backend: Any, x: Any, dim: int, /) -> Any: ...
+    def forward(backend: Any, x: Any, dim: int, /) -> Any:
+        """The (log-)softmax of ``x`` along ``dim``."""
 
 
 class GeluKernel(Protocol):
     """``forward(backend, x, approximate) -> y`` with ``approximate`` "none" or "tanh"."""
 
     @staticmethod
-    def forward(backend: Any, x: Any, approximate: str, /) -> Any: ...
+    def forward(backend: Any, x: Any, approximate: str, /) -> Any:
+        """GELU of ``x``, exact or with the tanh approximation."""
 
 
 class ReluGradKernel(Protocol):
     """ReLU's gradient from its output: ``forward(backend, g, out) -> g * (out > 0)``."""
 
     @staticmethod
-    def forward(backend: Any, g: Any, out: Any, /) -> Any: ...
+    def forward(backend: Any, g: Any, out: Any, /) -> Any:
+        """``g`` where ``out > 0``, else 0."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
@@ -114,15 +118,22 @@ class ConvArraysKernel(Protocol):
     @staticmethod
     def forward(
         backend: Any, x: Any, w: Any, bias: Any, g: ConvGeometry, keep: dict[Any, Any] | None, /
-    ) -> Any: ...
+    ) -> Any:
+        """The cross-correlation of ``x`` with ``w`` plus ``bias`` (columns stored in ``keep``)."""
+
     @staticmethod
-    def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry, /) -> Any: ...
+    def input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry, /) -> Any:
+        """The gradient of ``x`` from the output gradient ``dy``."""
+
     @staticmethod
     def weight_grad(
         backend: Any, x: Any, dy: Any, g: ConvGeometry, kept: dict[Any, Any] | None, /
-    ) -> Any: ...
+    ) -> Any:
+        """The gradient of ``w`` from ``x`` and ``dy`` (``kept`` columns used once)."""
+
     @staticmethod
-    def channel_sum(backend: Any, dy: Any, /) -> Any: ...
+    def channel_sum(backend: Any, dy: Any, /) -> Any:
+        """The bias gradient: ``dy`` summed over every dim but 1."""
 
 
 class MaxPoolArraysKernel(Protocol):
@@ -133,11 +144,14 @@ class MaxPoolArraysKernel(Protocol):
     """
 
     @staticmethod
-    def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool, /) -> tuple[Any, Any]: ...
+    def forward(backend: Any, x: Any, g: ConvGeometry, want_index: bool, /) -> tuple[Any, Any]:
+        """``(out, idx)``: the maxima and, if wanted, each one's tap number."""
+
     @staticmethod
     def scatter(
         backend: Any, grad: Any, idx: Any, shape: tuple[int, ...], g: ConvGeometry, /
-    ) -> Any: ...
+    ) -> Any:
+        """The gradient of ``x``: ``grad`` added at the winning taps ``idx``."""
 
 
 # -- whole ops with their own vector-Jacobian product -------------------------------------------
@@ -151,9 +165,12 @@ class ConvKernel(Protocol):
     def forward(
         backend: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
         groups: int, /
-    ) -> tuple[Any, Any]: ...  # fmt: skip
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 class ConvTransposeKernel(Protocol):
@@ -166,9 +183,12 @@ class ConvTransposeKernel(Protocol):
     def forward(
         backend: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs,
         output_padding: Ints, groups: int, dilation: Ints, /
-    ) -> tuple[Any, Any]: ...  # fmt: skip
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 class MaxPoolKernel(Protocol):
@@ -179,9 +199,12 @@ class MaxPoolKernel(Protocol):
     def forward(
         backend: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
         ceil_mode: bool, return_indices: bool, /
-    ) -> tuple[Any, Any] | None: ...  # fmt: skip
+    ) -> tuple[Any, Any] | None:  # fmt: skip
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 class AvgPoolKernel(Protocol):
@@ -191,9 +214,12 @@ class AvgPoolKernel(Protocol):
     def forward(
         backend: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
         count_include_pad: bool, divisor_override: Any, /
-    ) -> tuple[Any, Any] | None: ...  # fmt: skip
+    ) -> tuple[Any, Any] | None:  # fmt: skip
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 class BatchNormKernel(Protocol):
@@ -207,11 +233,12 @@ class BatchNormKernel(Protocol):
     @staticmethod
     def forward(
         backend: Any, x: Any, weight: Any, bias: Any, eps: float, /
-    ) -> tuple[Any, Any, Any, Any] | None: ...
+    ) -> tuple[Any, Any, Any, Any] | None:
+        """``(y, batch_mean, batch_var, stats)``, or None to decline."""
+
     @staticmethod
-    def backward(
-        backend: Any, x: Any, g: Any, stats: Any, needs: Needs, /
-    ) -> tuple[Any, Any, Any]: ...
+    def backward(backend: Any, x: Any, g: Any, stats: Any, needs: Needs, /) -> tuple[Any, Any, Any]:
+        """``(dx, dweight, dbias)``, None where ``needs`` says no."""
 
 
 class LayerNormKernel(Protocol):
@@ -221,9 +248,12 @@ class LayerNormKernel(Protocol):
     @staticmethod
     def forward(
         backend: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float, /
-    ) -> tuple[Any, Any] | None: ...
+    ) -> tuple[Any, Any] | None:
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 class SdpaKernel(Protocol):
@@ -237,9 +267,12 @@ class SdpaKernel(Protocol):
     def forward(
         backend: Any, q: Any, k: Any, v: Any, attn_mask: Any, dropout_p: float, is_causal: bool,
         scale: Any, needs: Needs, /
-    ) -> tuple[Any, Any]: ...  # fmt: skip
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
+
     @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]: ...
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
 
 
 # -- contracts: the typed keys of ``Backend.kernels`` -----------------------------------------
