@@ -316,8 +316,14 @@ def test_tools_boundaries_type_checking_else_branch_runs(tiny: Path) -> None:
     assert messages(tiny) == [f"lucid._tensor (layer 2 tensor) imports lucid (layer 6 top): {UP}"]
 
 
-def test_tools_boundaries_ancestor_package_of_a_lower_module_is_seen(tiny: Path) -> None:
-    # lucid.utils.hooks is foundation, but importing it runs lucid/utils/__init__.py (tensor)
+def test_tools_boundaries_ancestor_package_of_a_lower_module_is_seen(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were lucid/utils/__init__.py in the tensor layer (it was, while it imported to_args),
+    # importing the foundation module lucid.utils.hooks would run it: an upward import.
+    monkeypatch.setitem(
+        check_boundaries.CORE_LAYERS, "lucid.utils.__init__", check_boundaries.TENSOR
+    )
     plant(tiny, "lucid-core", "lucid/backends/__init__.py", "from lucid.utils import hooks")
     assert messages(tiny) == [
         "lucid.backends (layer 1 backends) imports lucid.utils (layer 2 tensor, the package "

@@ -121,8 +121,10 @@ def test_tools_release_major_bump_of_a_zero_version_goes_to_one(repo: Path) -> N
 
 def test_tools_release_unreleased_section_becomes_the_version(repo: Path) -> None:
     log = repo / "packages/lucid-optim/CHANGELOG.md"
-    text = log.read_text().replace("## 0.1.0", "## Unreleased\n\n- Added Lion.\n\n## 0.1.0", 1)
-    log.write_text(text)
+    # A changelog of its own (the real one may hold an Unreleased section already).
+    log.write_text(
+        "# Changelog\n\n## Unreleased\n\n- Added Lion.\n\n## 0.1.0 - 2026-11-30\n\n- First.\n"
+    )
     assert run(repo, "check").returncode == 0, "an Unreleased section does not break check"
     assert (
         run(repo, "bump", "lucid-optim", "patch", "--no-git", "--date", "2027-01-02").returncode
