@@ -86,7 +86,9 @@ PAGES: tuple[Page, ...] = (
     Page("amp", "Mixed precision", "lucid-core", "torch.amp", "", modules=("lucid.amp",)),
     Page("devices", "Devices and backends", "lucid-core", "torch.device / torch.backends",
          "Devices, the backend protocol, fused-kernel contracts, accelerator queries.",
-         modules=("lucid.backends", "lucid.kernels", "lucid.accelerator", "lucid.cuda"),
+         # lucid.kernels re-exports these three modules' names: documented where they live
+         modules=("lucid.backends", "lucid.kernels.contracts", "lucid.kernels.geometry",
+                  "lucid.kernels.reference", "lucid.accelerator", "lucid.cuda"),
          names=("device",)),
     Page("utils", "Utilities", "lucid-core", "torch.utils", "", modules=("lucid.utils",)),
     Page("nn", "lucid.nn", "lucid-nn", "torch.nn",

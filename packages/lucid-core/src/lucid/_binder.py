@@ -342,6 +342,6 @@ def methods() -> dict[str, Callable[..., Any]]:
 def bind() -> None:
     """Attach :func:`methods` to Tensor (idempotent; ``lucid/__init__.py`` calls it once)."""
     for name, fn in methods().items():
-        if inspect.isfunction(fn) and fn.__qualname__.startswith(("_Methods.", f"{name}")):
-            fn.__qualname__ = f"Tensor.{name}"
+        if fn.__module__ == __name__:  # written here: documented and pickled as Tensor's own
+            fn.__module__, fn.__qualname__ = Tensor.__module__, f"Tensor.{name}"
         setattr(Tensor, name, fn)
