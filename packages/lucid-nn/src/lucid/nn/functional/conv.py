@@ -22,7 +22,7 @@ from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
-from lucid.nn.functional._util import fused_backward
+from lucid.nn.functional._util import fused_backward, fused_forward
 
 __all__ = [
     "conv1d",
@@ -123,10 +123,8 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
                 groups: int) -> Any:  # fmt: skip
-        ctx.fused = kernels.CONV.find(ctx.backend)
-        if ctx.fused is not None:
-            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
-                                                 dilation, groups)  # fmt: skip
+        y = fused_forward(ctx, kernels.CONV, x, w, bias, stride, padding, dilation, groups)
+        if y is not None:
             return y
         geom = conv_geometry(x.shape[2:], w.shape[2:], stride, padding, dilation, groups)
         return _Conv.forward(ctx, x, w, bias, geom)
@@ -145,10 +143,9 @@ class ConvolutionTranspose(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, out_pad: Ints,
                 groups: int, dilation: Ints) -> Any:  # fmt: skip
-        ctx.fused = kernels.CONV_TRANSPOSE.find(ctx.backend)
-        if ctx.fused is not None:
-            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
-                                                 out_pad, groups, dilation)  # fmt: skip
+        y = fused_forward(ctx, kernels.CONV_TRANSPOSE, x, w, bias, stride, padding, out_pad,
+                          groups, dilation)  # fmt: skip
+        if y is not None:
             return y
         geom = transpose_geometry(x.shape[2:], w.shape[2:], stride, padding, out_pad, dilation,
                                   groups)  # fmt: skip
