@@ -81,8 +81,23 @@ class Tensor(TensorMethods):
             if dtype is None and not isinstance(data, Tensor):
                 dtype = dtypes.get_default_dtype()
             arr, backend = to_array(data, dtype, device)
-        self._data = arr
+        self._set_fields(arr, backend, False)
+        if requires_grad:
+            self.requires_grad_(True)  # checks the dtype
+
+    @classmethod
+    def from_backend_array(cls, data: Any, backend: Backend, requires_grad: bool = False) -> Tensor:
+        """Wrap a backend array as a Tensor without copying or checking it (for op and backend
+        code: ``data`` must already be ``backend``'s native array)."""
+        t = object.__new__(Tensor)
+        t._set_fields(data, backend, requires_grad)
+        return t
+
+    def _set_fields(self, data: Any, backend: Backend, requires_grad: bool) -> None:
+        """Every field of a new tensor (both constructors): ``data`` on ``backend``, no graph."""
+        self._data = data
         self._backend = backend
+        self.requires_grad = requires_grad
         self.grad: Tensor | None = None
         self.grad_fn: Any = None
         self._output_nr = 0
@@ -91,27 +106,6 @@ class Tensor(TensorMethods):
         self._base: Tensor | None = None  # the tensor this one is a view of (shares its data)
         self._view_src: Any = None  # (base, node) when made by one view op straight from base
         self._storage_of: Callable[[], Tensor | None] | None = None  # see _sharing_storage
-        self.requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
-
-    @classmethod
-    def from_backend_array(cls, data: Any, backend: Backend, requires_grad: bool = False) -> Tensor:
-        """Wrap a backend array as a Tensor without copying or checking it (for op and backend
-        code: ``data`` must already be ``backend``'s native array)."""
-        t = object.__new__(Tensor)
-        t._data = data
-        t._backend = backend
-        t.requires_grad = requires_grad
-        t.grad = None
-        t.grad_fn = None
-        t._output_nr = 0
-        t._vc = None
-        t._hooks = None
-        t._base = None
-        t._view_src = None
-        t._storage_of = None
-        return t
 
     # -- basic properties -------------------------------------------------------------------------
     @property

@@ -1,3 +1,4 @@
+# ruff: noqa: F403  (the star imports bind each module's __all__)
 """Fused kernels, layer 0 of lucid-core: array-level contracts, window geometry, reference code.
 
 - ``contracts``: the ``Protocol`` each fused kernel follows (arrays in, arrays out) and the
@@ -7,123 +8,14 @@
   gradient), the backends' fallback and the fast kernels' test oracle.
 
 Nothing here imports a backend, a Tensor or autograd. Every public name of the three modules
-is importable from ``lucid.kernels`` too.
+(each module's ``__all__``, the one list of it) is importable from ``lucid.kernels`` too.
 """
 
 from __future__ import annotations
 
-from lucid.kernels.contracts import (
-    AVG_POOL,
-    BATCH_NORM,
-    CONTRACTS,
-    CONV,
-    CONV_ARRAYS,
-    CONV_TRANSPOSE,
-    ERF,
-    ERFC,
-    ERFINV,
-    GELU,
-    LAYER_NORM,
-    LOG_SOFTMAX,
-    MAX_POOL,
-    MAX_POOL_ARRAYS,
-    RELU_GRAD,
-    SDPA,
-    SOFTMAX,
-    AvgPoolKernel,
-    BatchNormKernel,
-    ConvArraysKernel,
-    ConvKernel,
-    ConvTransposeKernel,
-    GeluKernel,
-    KernelContract,
-    LayerNormKernel,
-    MaxPoolArraysKernel,
-    MaxPoolKernel,
-    Needs,
-    ReluGradKernel,
-    SdpaKernel,
-    SoftmaxKernel,
-    UnaryKernel,
-)
-from lucid.kernels.geometry import (
-    ConvGeometry,
-    Ints,
-    Pairs,
-    conv_geometry,
-    out_size,
-    pool_geometry,
-    transpose_geometry,
-)
-from lucid.kernels.reference import (
-    MaxPoolArrays,
-    ReluGradArrays,
-    avg_pool_divisor,
-    channels_first,
-    channels_last,
-    im2col,
-    lowest,
-    pad_planes,
-    pad_spatial,
-    relu_grad,
-    scatter_taps,
-    weight_from_matrix,
-    weight_matrix,
-    windows,
-)
+from lucid.kernels import contracts, geometry, reference
+from lucid.kernels.contracts import *
+from lucid.kernels.geometry import *
+from lucid.kernels.reference import *
 
-__all__ = [
-    "AVG_POOL",
-    "BATCH_NORM",
-    "CONTRACTS",
-    "CONV",
-    "CONV_ARRAYS",
-    "CONV_TRANSPOSE",
-    "ERF",
-    "ERFC",
-    "ERFINV",
-    "GELU",
-    "LAYER_NORM",
-    "LOG_SOFTMAX",
-    "MAX_POOL",
-    "MAX_POOL_ARRAYS",
-    "RELU_GRAD",
-    "SDPA",
-    "SOFTMAX",
-    "AvgPoolKernel",
-    "BatchNormKernel",
-    "ConvArraysKernel",
-    "ConvGeometry",
-    "ConvKernel",
-    "ConvTransposeKernel",
-    "GeluKernel",
-    "Ints",
-    "KernelContract",
-    "LayerNormKernel",
-    "MaxPoolArrays",
-    "MaxPoolArraysKernel",
-    "MaxPoolKernel",
-    "Needs",
-    "Pairs",
-    "ReluGradArrays",
-    "ReluGradKernel",
-    "SdpaKernel",
-    "SoftmaxKernel",
-    "UnaryKernel",
-    "avg_pool_divisor",
-    "channels_first",
-    "channels_last",
-    "conv_geometry",
-    "im2col",
-    "lowest",
-    "out_size",
-    "pad_planes",
-    "pad_spatial",
-    "pool_geometry",
-    "relu_grad",
-    "scatter_taps",
-    "transpose_geometry",
-    "weight_from_matrix",
-    "weight_matrix",
-    "windows",
-]
+__all__ = [*contracts.__all__, *geometry.__all__, *reference.__all__]

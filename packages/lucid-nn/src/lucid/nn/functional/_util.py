@@ -8,6 +8,7 @@ from typing import Any
 from lucid import Tensor
 from lucid.autograd import no_grad
 from lucid.autograd.function import once_differentiable
+from lucid.kernels import KernelContract
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -64,6 +65,20 @@ def maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
 def wrap(ctx: Any, arr: Any) -> Tensor:
     """A constant Tensor around a backend array computed inside a Function."""
     return Tensor.from_backend_array(arr, ctx.backend)
+
+
+def fused_forward(ctx: Any, contract: KernelContract[Any], *args: Any) -> Any:
+    """The output of the backend's whole-op kernel for ``contract`` on ``args`` (arrays and
+    plain values), with ``ctx.fused`` and ``ctx.residuals`` set for ``fused_backward``; None
+    where the backend has no such kernel or its kernel declines (``ctx.fused`` None: the
+    Function's own code runs)."""
+    fused = contract.find(ctx.backend)
+    done = None if fused is None else fused.forward(ctx.backend, *args)
+    ctx.fused = None if done is None else fused
+    if done is None:
+        return None
+    y, ctx.residuals = done
+    return y
 
 
 @once_differentiable

@@ -22,7 +22,7 @@ from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
-from lucid.nn.functional._util import fused_backward
+from lucid.nn.functional._util import fused_backward, fused_forward
 
 __all__ = [
     "conv1d",
@@ -123,10 +123,8 @@ class Convolution(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, dilation: Ints,
                 groups: int) -> Any:  # fmt: skip
-        ctx.fused = kernels.CONV.find(ctx.backend)
-        if ctx.fused is not None:
-            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
-                                                 dilation, groups)  # fmt: skip
+        y = fused_forward(ctx, kernels.CONV, x, w, bias, stride, padding, dilation, groups)
+        if y is not None:
             return y
         geom = conv_geometry(x.shape[2:], w.shape[2:], stride, padding, dilation, groups)
         return _Conv.forward(ctx, x, w, bias, geom)
@@ -145,10 +143,9 @@ class ConvolutionTranspose(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, out_pad: Ints,
                 groups: int, dilation: Ints) -> Any:  # fmt: skip
-        ctx.fused = kernels.CONV_TRANSPOSE.find(ctx.backend)
-        if ctx.fused is not None:
-            y, ctx.residuals = ctx.fused.forward(ctx.backend, x, w, bias, stride, padding,
-                                                 out_pad, groups, dilation)  # fmt: skip
+        y = fused_forward(ctx, kernels.CONV_TRANSPOSE, x, w, bias, stride, padding, out_pad,
+                          groups, dilation)  # fmt: skip
+        if y is not None:
             return y
         geom = transpose_geometry(x.shape[2:], w.shape[2:], stride, padding, out_pad, dilation,
                                   groups)  # fmt: skip
@@ -204,7 +201,12 @@ def _padding_pairs(
     return tuple((p, p) for p in pads)
 
 
-def _check_common(name: str, x: Tensor, w: Tensor, bias: Any, nd: int) -> None:
+def _inputs(
+    name: str, x: Tensor, w: Tensor, bias: Tensor | None, nd: int
+) -> tuple[Tensor, Tensor, Tensor | None, bool]:
+    """Both ops' tensors as autocast gives them, checked, ``x`` with a batch dim; and whether
+    ``x`` came batched."""
+    x, w, bias = lower_precision_inputs(x, w, bias)
     if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(x.shape)}")  # fmt: skip
@@ -217,6 +219,8 @@ def _check_common(name: str, x: Tensor, w: Tensor, bias: Any, nd: int) -> None:
     if bias is not None and bias.dtype is not x.dtype:
         raise RuntimeError(f"{name}: input type ({x.dtype.name}) and bias type "
                            f"({bias.dtype.name}) should be the same")  # fmt: skip
+    batched = x.ndim == nd + 2
+    return (x if batched else x.unsqueeze(0)), w, bias, batched
 
 
 def _check_sizes(
@@ -241,12 +245,8 @@ def _conv(
     nd: int, x: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
     dilation: Any, groups: int
 ) -> Tensor:  # fmt: skip
-    x, weight, bias = lower_precision_inputs(x, weight, bias)
     name = f"conv{nd}d"
-    _check_common(name, x, weight, bias, nd)
-    batched = x.ndim == nd + 2
-    if not batched:
-        x = x.unsqueeze(0)
+    x, weight, bias, batched = _inputs(name, x, weight, bias, nd)
     st = int_tuple(stride, nd, "stride")
     dil = int_tuple(dilation, nd, "dilation")
     kernel = weight.shape[2:]
@@ -275,12 +275,8 @@ def _conv_transpose(
     nd: int, x: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,
     output_padding: Any, groups: int, dilation: Any
 ) -> Tensor:  # fmt: skip
-    x, weight, bias = lower_precision_inputs(x, weight, bias)
     name = f"conv_transpose{nd}d"
-    _check_common(name, x, weight, bias, nd)
-    batched = x.ndim == nd + 2
-    if not batched:
-        x = x.unsqueeze(0)
+    x, weight, bias, batched = _inputs(name, x, weight, bias, nd)
     st = int_tuple(stride, nd, "stride")
     dil = int_tuple(dilation, nd, "dilation")
     opad = int_tuple(output_padding, nd, "output_padding")

@@ -14,7 +14,7 @@ import lucid
 from lucid import Tensor, kernels
 from lucid.autograd import Function, no_grad
 from lucid.autograd.function import once_differentiable
-from lucid.nn.functional._util import check_float, fused_backward, wrap
+from lucid.nn.functional._util import check_float, fused_backward, fused_forward, wrap
 
 __all__ = [
     "batch_norm",
@@ -99,11 +99,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
-        fused = kernels.LAYER_NORM.find(ctx.backend)
-        done = None if fused is None else fused.forward(ctx.backend, x, weight, bias, nd, eps)
-        ctx.fused = None if done is None else fused
-        if done is not None:
-            y, ctx.residuals = done
+        y = fused_forward(ctx, kernels.LAYER_NORM, x, weight, bias, nd, eps)
+        if y is not None:
             return y
         axes = tuple(range(x.ndim - nd, x.ndim))
         xhat, invstd, _, _ = _normalize(ctx.xp, x, axes, eps)

@@ -31,7 +31,7 @@ from lucid.kernels import (
     pool_geometry,
     scatter_taps,
 )
-from lucid.nn.functional._util import fused_backward
+from lucid.nn.functional._util import fused_backward, fused_forward
 from lucid.nn.functional.conv import int_tuple
 
 __all__ = [
@@ -120,12 +120,9 @@ class MaxPool(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, dilation: Ints,
                 ceil_mode: bool, return_indices: bool) -> Any:  # fmt: skip
-        fused = kernels.MAX_POOL.find(ctx.backend)
-        args = (x, kernel, stride, padding, dilation, ceil_mode, return_indices)
-        done = None if fused is None else fused.forward(ctx.backend, *args)
-        ctx.fused = None if done is None else fused
-        if done is not None:
-            y, ctx.residuals = done
+        y = fused_forward(ctx, kernels.MAX_POOL, x, kernel, stride, padding, dilation,
+                          ceil_mode, return_indices)  # fmt: skip
+        if y is not None:
             return y
         g = pool_geometry(x.shape[2:], kernel, stride, padding, dilation, ceil_mode)
         want = return_indices or ctx.needs_input_grad[0]
@@ -200,12 +197,9 @@ class AvgPool(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, kernel: Ints, stride: Ints, padding: Ints, ceil_mode: bool,
                 count_include_pad: bool, divisor_override: Any) -> Any:  # fmt: skip
-        fused = kernels.AVG_POOL.find(ctx.backend)
-        args = (x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
-        done = None if fused is None else fused.forward(ctx.backend, *args)
-        ctx.fused = None if done is None else fused
-        if done is not None:
-            y, ctx.residuals = done
+        y = fused_forward(ctx, kernels.AVG_POOL, x, kernel, stride, padding, ceil_mode,
+                          count_include_pad, divisor_override)  # fmt: skip
+        if y is not None:
             return y
         ones = (1,) * len(kernel)
         g = pool_geometry(x.shape[2:], kernel, stride, padding, ones, ceil_mode)
