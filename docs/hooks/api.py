@@ -352,8 +352,16 @@ def page_markdown(page: Page) -> str:
         if section.constants:
             lines += _constants_table(section.constants)
         for path in section.entries:
-            lines += [f"::: {path}", ""]
+            lines += [f"::: {path}", *_entry_options(path), ""]
     return "\n".join(lines)
+
+
+def _entry_options(path: str) -> list[str]:
+    """mkdocstrings options for one entry: a Protocol's ``__init__`` is typing's placeholder,
+    which griffe cannot resolve to merge into the class."""
+    if getattr(resolve(path), "_is_protocol", False):
+        return ["    options:", "      merge_init_into_class: false"]
+    return []
 
 
 def index_markdown() -> str:
