@@ -23,8 +23,8 @@ import numpy as np
 from lucid.backends._numpy import _compiled, _parallel
 from lucid.kernels import channels_first, channels_last
 
-# Elements per block: a float32 block and its temporary fit in a core's L2 cache (1 MiB here);
-# 32K-element blocks measured 1.3x slower (Python per block), 512K no faster.
+# Elements per block: a float32 block and its temporary fit in a core's L2 cache; smaller
+# blocks pay Python per block, larger ones gain nothing (docs/performance.md, "Kernel constants").
 _BLOCK_ELEMENTS = 1 << 17
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Below these sizes the reference's few whole-array ops are as fast or faster: the blocked passes

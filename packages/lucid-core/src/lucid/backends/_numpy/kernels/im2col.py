@@ -37,9 +37,8 @@ _CHUNK_BYTES = 4 << 20
 # gradient instead of being copied again (small layers, where the copy is a large share).
 _KEEP_COLS_BYTES = 32 << 20
 # Weights up to this many elements (one group) get their gradient as ``col^T dy`` (transposed
-# after), bigger ones as ``dy^T col``: LeNet-5's conv2 (150 x 16 from 6400 rows) 0.28 ms
-# against 0.36 (split on numba's threads, by rows of the result); 512 x 256 x 3 x 3 the same
-# either way, but its ``(taps*C, C_out)`` result took 7.9 ms to copy back into the weight's order.
+# after: few result rows split badly over threads), bigger ones as ``dy^T col`` (its result is
+# already in the weight's order, a copy saved; docs/performance.md, "Kernel constants").
 _SMALL_WEIGHT = 64 * 64
 # Below this many input channels (one group), col2im works channels-first (longer runs).
 _NARROW_CHANNELS = 32

@@ -80,29 +80,22 @@ F4 = Tiling(
     at=((1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1)),
 )
 # Bytes of transformed input + products per chunk, and the fewest tiles per chunk (below that
-# the GEMMs are too short to run at speed). 8 MiB rather than 4: at two threads a chunk's
-# transforms are many short ufunc calls that contend for the GIL, and halving their number
-# measured 4.40 -> 4.05 s and 4.30 -> 4.25 s per ResNet-18 b128 step (medians of 5 and 3
-# interleaved rounds; 2 MiB: 4.72 s). The machine's noise is +-10%: small, but every run agreed.
+# the GEMMs are too short to run at speed). 8 MiB rather than 4: fewer, longer ufunc calls
+# contend less for the GIL at two threads (docs/performance.md, "Kernel constants").
 _CHUNK_BYTES = 8 << 20
 _CHUNK_TILES = 128
-# Transformed inputs up to this size (all chunks) are kept for the weight gradient. They are
-# 4x the input: keeping ResNet-18's layer3/layer4 ones at batch 128 (150 MB) raised the peak by
-# 180 MB to save ~2% of the step.
+# Transformed inputs up to this size (all chunks) are kept for the weight gradient; they are
+# 4x the input, so keeping big layers' costs more memory than the time it saves.
 _KEEP_BYTES = 8 << 20
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# F(4x4, 3x3) from outputs of this side up: ResNet-18-CIFAR b128 step 1.96 -> 1.65-1.68 s with
-# OPENBLAS_CORETYPE=Haswell as set (5 interleaved rounds; 16 and 32 measured within noise of 8).
-# Smaller outputs have too few tiles to pay for the transforms (4x4: F(2x2) instead). F(4x4) on
-# ResNet-18-CIFAR's 4x4 layer 4 (one tile a sample) measured 98 -> 86 ms forward + backward
-# alone, but in a training step its 38 MB transformed weights and weight-gradient sums (2.25x
-# F(2x2)'s, past glibc's 32 MB mmap threshold: fresh pages every call) stalled 40-90 ms at times.
+# F(4x4, 3x3) from outputs of this side up; smaller outputs have too few tiles to pay for its
+# transforms, and its transformed weights on 4x4 outputs pass glibc's mmap threshold (fresh
+# pages every call): F(2x2) there (docs/performance.md, "Kernel constants").
 _F4_MIN_SIZE = 8
 # Products whose right matrices are this small (a 64-channel layer's 64 x 64) run in blocks of
-# _SMALL_ROWS rows on the pool's threads: OpenBLAS's small-matrix kernels (SkylakeX) take a
-# (192 x 64) x (64 x 64) product without packing it. Layer 1 of ResNet-18-CIFAR (F(4x4), 36 x
-# (384 x 64) x (64 x 64) per chunk, cold in cache) 84 -> 144 GFLOP/s on one thread; 66 -> 71
-# with OPENBLAS_CORETYPE=Haswell. From 128 channels on, blocks measured slower.
+# _SMALL_ROWS rows on the pool's threads: OpenBLAS's small-matrix kernels take such a block
+# without packing it; from 128 channels on, blocks are slower (docs/performance.md,
+# "Kernel constants").
 _SMALL_MATRIX = 64 * 64
 _SMALL_ROWS = 192
 # F(2x2, 3x3)'s transforms compiled with numba where it is installed (``lucid-core[numba]``,
@@ -194,9 +187,9 @@ def _extent(f: Tiling, tiles: tuple[int, int], halo: int) -> tuple[int, int]:
 
 
 # F(4x4, 3x3)'s compiled transforms write 36 planes at once: planes a multiple of 4 KiB apart
-# fall into the same cache sets (input transform of a 32 x 64 x 32 x 32 batch 34 ms; with the
-# planes 64 bytes further apart each, 4.7 ms). F(2x2, 3x3)'s 16 planes stay contiguous (its
-# loops measured faster on a contiguous array).
+# fall into the same cache sets, so each is padded 64 bytes further (docs/performance.md,
+# "Kernel constants").
+# F(2x2, 3x3)'s 16 planes stay contiguous (its loops are faster on a contiguous array).
 _PLANE_PAD = 64
 
 
