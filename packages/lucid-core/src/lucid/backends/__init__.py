@@ -15,17 +15,17 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from lucid.backends import cuda, cudnn, mps  # noqa: E402
-from lucid.backends._base import Backend, DeviceError, set_default_generator  # noqa: E402
-from lucid.backends._numpy._parallel import (  # noqa: E402
+from lucid.backends import cuda, cudnn, mps
+from lucid.backends._base import Backend, DeviceError, set_default_generator
+from lucid.backends._numpy._parallel import (
     PARALLEL_FLOPS,
     BlasThreads,
     blas_threads,
     get_num_threads,
     set_num_threads,
 )
-from lucid.backends._numpy._settings import CpuSettings, cpu  # noqa: E402
-from lucid.backends._registry import (  # noqa: E402
+from lucid.backends._numpy._settings import CpuSettings, cpu
+from lucid.backends._registry import (
     available_backends,
     canonical_device,
     get_backend,

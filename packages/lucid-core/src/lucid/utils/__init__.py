@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from lucid import _siblings  # noqa: E402
-from lucid.utils import files, hooks  # noqa: E402
+from lucid import _siblings
+from lucid.utils import files, hooks
 
 if not TYPE_CHECKING:
 
