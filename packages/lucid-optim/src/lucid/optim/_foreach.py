@@ -15,14 +15,24 @@ ufunc may write into), ``Backend.fp_quiet`` (the ops' floating-point error state
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.graph import increment_version
 
-__all__ = ["CHUNK", "array_update", "backend_of", "numbers", "pieces", "scaled", "takes"]
+__all__ = [
+    "CHUNK",
+    "TensorUpdate",
+    "array_update",
+    "backend_of",
+    "numbers",
+    "pieces",
+    "run",
+    "scaled",
+    "takes",
+]
 
 # Elements per piece: the arrays of one piece stay in cache from one ufunc to the next.
 CHUNK = 1 << 16
@@ -79,6 +89,49 @@ def array_update(backend: Any, written: list[Tensor]) -> Iterator[Any]:
         if quiet is not None:
             quiet[0].reset(token)
         increment_version(written)
+
+
+# update(xp, p, grad, state, own): one parameter's update on the arrays, ``own`` the state
+# tensors named by ``run``'s ``keys``
+TensorUpdate = Callable[[Any, Tensor, Tensor, dict[str, Any], list[Tensor]], None]
+
+
+def run(
+    params: list[Tensor],
+    grads: list[Tensor],
+    states: list[dict[str, Any]],
+    hyper: Sequence[Any],
+    keys: Sequence[str],
+    update: TensorUpdate,
+    scalars: Sequence[str] = ("step",),
+) -> list[int]:
+    """The loop of every ``_multi_tensor_<name>`` update: ``update`` each parameter the
+    array-level update can take, under ``array_update``; return the positions of the others
+    (all of them where ``backend_of`` finds no backend or a ``hyper``-parameter is not a plain
+    number), left to the per-tensor update.
+
+    A parameter is taken when its state has every tensor of ``keys`` (in that order, the
+    ``own`` tensors ``update`` writes into), those and the gradient pass ``takes`` and its
+    ``scalars`` state entries are plain numbers.
+    """
+    backend = backend_of(params)
+    if backend is None or not numbers(*hyper):
+        return list(range(len(params)))
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            own = [t for k in keys if (t := state.get(k)) is not None]
+            if not (
+                len(own) == len(keys)
+                and all(type(state[k]) in _NUMBERS for k in scalars)
+                and takes(backend, p, grad, own)
+            ):
+                rest.append(i)
+                continue
+            written += [p, *own]
+            update(xp, p, grad, state, own)
+    return rest
 
 
 def pieces(

@@ -66,6 +66,18 @@ class AdamFamily(Optimizer):
         return state["step"], grad
 
 
+def penalized_arrays(
+    xp: Any, p: Any, grad: Any, maximize: bool, weight_decay: float, t1: Any, t2: Any
+) -> Any:
+    """The gradient a per-tensor update sees, on arrays: ``grad`` negated for ``maximize``,
+    plus ``weight_decay * p`` (:func:`l2_penalty`). Returns ``grad`` itself or ``t1``; uses
+    ``t2``."""
+    d = xp.negative(grad, out=t1) if maximize else grad
+    if weight_decay != 0:
+        d = xp.add(d, _foreach.scaled(xp, p, weight_decay, t2), out=t1)
+    return d
+
+
 def moments_arrays(
     xp: Any, p: Any, grad: Any, m: Any, v: Any, t1: Any, t2: Any, group: ParamGroup
 ) -> Any:
@@ -74,19 +86,23 @@ def moments_arrays(
     Returns the gradient the moments saw (``grad`` itself or in ``t1``); uses ``t2``."""
     weight_decay = group["weight_decay"]
     beta1, beta2 = group["betas"]
-    d = xp.negative(grad, out=t1) if group.get("maximize", False) else grad
-    if weight_decay != 0:
-        if group.get("decoupled_weight_decay", False):
-            xp.multiply(p, 1 - group["lr"] * weight_decay, out=p)
-        else:
-            d = xp.add(d, _foreach.scaled(xp, p, weight_decay, t2), out=t1)
+    if group.get("decoupled_weight_decay", False):
+        decay_weights_arrays(xp, p, group["lr"], weight_decay)
+        weight_decay = 0
+    d = penalized_arrays(xp, p, grad, group.get("maximize", False), weight_decay, t1, t2)
     xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
     xp.multiply(v, beta2, out=v)
     xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - beta2, t2), out=v)
     return d
 
 
-def plain_adam_group(group: ParamGroup) -> bool:
-    """Whether the Adam family's hyper-parameters are plain Python numbers (see
-    ``_foreach.numbers``)."""
-    return _foreach.numbers(group["lr"], group["eps"], group["weight_decay"], *group["betas"])
+def decay_weights_arrays(xp: Any, p: Any, lr: float, weight_decay: float) -> None:
+    """:func:`decay_weights_` on an array."""
+    if weight_decay != 0:
+        xp.multiply(p, 1 - lr * weight_decay, out=p)
+
+
+def adam_hyper(group: ParamGroup) -> tuple[Any, ...]:
+    """The Adam family's hyper-parameters that the array-level update needs as plain Python
+    numbers (see ``_foreach.run``)."""
+    return (group["lr"], group["eps"], group["weight_decay"], *group["betas"])

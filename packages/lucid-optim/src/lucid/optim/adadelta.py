@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import check_nonnegative
-from ._updates import average_square_, l2_penalty
+from ._updates import average_square_, l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adadelta"]
@@ -86,30 +86,21 @@ def _multi_tensor_adadelta(
     """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
     left to the per-tensor update."""
     lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, rho, eps, weight_decay):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["square_avg"], state["acc_delta"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            written += [p, *own]
-            for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.multiply(v, rho, out=v)
-                xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
-                std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
-                delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
-                delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
-                xp.multiply(u, rho, out=u)
-                sq = xp.multiply(delta, delta, out=t2)
-                xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
-                xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
-    return rest
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(v, rho, out=v)
+            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
+            std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
+            delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
+            delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
+            xp.multiply(u, rho, out=u)
+            sq = xp.multiply(delta, delta, out=t2)
+            xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
+
+    hyper = (lr, rho, eps, weight_decay)
+    return _foreach.run(params, grads, states, hyper, ["square_avg", "acc_delta"], update)

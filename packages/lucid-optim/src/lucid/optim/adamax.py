@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import check_common
-from ._updates import l2_penalty
+from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adamax"]
@@ -82,26 +82,17 @@ def _multi_tensor_adamax(
     left to the per-tensor update."""
     lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
     beta1, beta2 = group["betas"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, eps, weight_decay, beta1, beta2):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["exp_avg"], state["exp_inf"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            clr = lr / (1 - beta1 ** state["step"])
-            written += [p, *own]
-            for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
-                xp.multiply(u, beta2, out=u)
-                xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
-                xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
-    return rest
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        clr = lr / (1 - beta1 ** state["step"])
+        for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
+            xp.multiply(u, beta2, out=u)
+            xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
+
+    hyper = (lr, eps, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg", "exp_inf"], update)

@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import check_common
-from ._updates import decay_weights_
+from ._updates import decay_weights_, decay_weights_arrays, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Lion"]
@@ -91,23 +91,16 @@ def _multi_tensor_lion(
     the per-tensor update."""
     lr, weight_decay = group["lr"], group["weight_decay"]
     beta1, beta2 = group["betas"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, weight_decay, beta1, beta2):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            if not _foreach.takes(backend, p, grad, [state["exp_avg"]]):
-                rest.append(i)
-                continue
-            written += [p, state["exp_avg"]]
-            for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, state["exp_avg"]], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    xp.multiply(pa, 1 - lr * weight_decay, out=pa)
-                c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
-                c = xp.sign(xp.add(m, c, out=t2), out=t2)
-                xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
-                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
-    return rest
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            decay_weights_arrays(xp, pa, lr, weight_decay)
+            c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
+            c = xp.sign(xp.add(m, c, out=t2), out=t2)
+            xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
+
+    hyper = (lr, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg"], update, scalars=())

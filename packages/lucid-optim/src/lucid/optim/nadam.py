@@ -9,7 +9,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import check_nonnegative
-from ._updates import AdamFamily, moments_arrays, plain_adam_group
+from ._updates import AdamFamily, adam_hyper, moments_arrays
 from .optimizer import ParamGroup
 
 __all__ = ["NAdam"]
@@ -89,37 +89,28 @@ def _multi_tensor_nadam(
 ) -> list[int]:
     """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
     to the per-tensor update."""
-    backend = _foreach.backend_of(params)
-    if backend is None or not (
-        plain_adam_group(group) and _foreach.numbers(group["momentum_decay"])
-    ):
-        return list(range(len(params)))
     lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
     beta1, beta2 = group["betas"]
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            moments = [state["exp_avg"], state["exp_avg_sq"]]
-            plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
-            if not (plain and _foreach.takes(backend, p, grad, moments)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            step = state["step"]
-            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-            state["mu_product"] *= mu
-            mu_product = state["mu_product"]
-            grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
-            avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
-            written += [p, *moments]
-            for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *moments], 3):
-                d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-                denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
-                denom = xp.add(denom, eps, out=t2)
-                q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
-                xp.add(pa, q, out=pa)
-                q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
-                xp.add(pa, q, out=pa)
-    return rest
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
+        for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
+            denom = xp.add(denom, eps, out=t2)
+            q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
+            xp.add(pa, q, out=pa)
+            q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
+            xp.add(pa, q, out=pa)
+
+    hyper = (*adam_hyper(group), psi)
+    keys = ["exp_avg", "exp_avg_sq"]
+    scalars = ("step", "mu_product")
+    return _foreach.run(params, grads, states, hyper, keys, update, scalars)

@@ -10,6 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import check_nonnegative
+from ._updates import penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Rprop"]
@@ -83,34 +84,27 @@ def _multi_tensor_rprop(
     per-tensor update."""
     etaminus, etaplus = group["etas"]
     step_size_min, step_size_max = group["step_sizes"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(etaminus, etaplus, step_size_min, step_size_max):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["prev"], state["step_size"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            written += [p, *own]
-            dtype = p.array.dtype
-            one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
-            for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
-                flipped = xp.less(sign, 0)
-                xp.copyto(t3, one)
-                xp.copyto(t3, plus, where=xp.greater(sign, 0))
-                xp.copyto(t3, minus, where=flipped)
-                xp.multiply(size, t3, out=size)
-                xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
-                kept = t2
-                xp.copyto(kept, d)
-                xp.copyto(kept, zero, where=flipped)
-                step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
-                xp.add(pa, step, out=pa)
-                xp.copyto(prev, kept)
-    return rest
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        dtype = p.array.dtype
+        one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
+        for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
+            flipped = xp.less(sign, 0)
+            xp.copyto(t3, one)
+            xp.copyto(t3, plus, where=xp.greater(sign, 0))
+            xp.copyto(t3, minus, where=flipped)
+            xp.multiply(size, t3, out=size)
+            xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
+            kept = t2
+            xp.copyto(kept, d)
+            xp.copyto(kept, zero, where=flipped)
+            step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
+            xp.add(pa, step, out=pa)
+            xp.copyto(prev, kept)
+
+    hyper = (etaminus, etaplus, step_size_min, step_size_max)
+    return _foreach.run(params, grads, states, hyper, ["prev", "step_size"], update)
