@@ -12,7 +12,7 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
+from ._checks import ADAM_OPTIONS
 from .optimizer import Optimizer, ParamGroup
 
 
@@ -45,8 +45,7 @@ class AdamFamily(Optimizer):
     """The shared part of Adam, RAdam and NAdam: their checks, their first and second moment
     estimates (``exp_avg``, ``exp_avg_sq``) and how a step starts."""
 
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
+    _checked_options = ADAM_OPTIONS
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

@@ -9,7 +9,6 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import average_square_, l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -25,6 +24,8 @@ class Adadelta(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ("lr", "rho", "eps", "weight_decay")
 
     def __init__(
         self,
@@ -46,13 +47,6 @@ class Adadelta(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        if not 0.0 <= group["rho"] <= 1.0:
-            raise ValueError(f"Invalid rho value: {group['rho']}")
-        check_nonnegative("epsilon value", group["eps"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

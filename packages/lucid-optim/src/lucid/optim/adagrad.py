@@ -9,7 +9,6 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -25,6 +24,8 @@ class Adagrad(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
     def __init__(
         self,
@@ -48,13 +49,6 @@ class Adagrad(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("lr_decay value", group["lr_decay"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
-        check_nonnegative("initial_accumulator_value value", group["initial_accumulator_value"])
-        check_nonnegative("epsilon value", group["eps"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

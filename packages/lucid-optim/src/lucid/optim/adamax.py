@@ -9,7 +9,7 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
+from ._checks import ADAM_OPTIONS
 from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -25,6 +25,8 @@ class Adamax(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ADAM_OPTIONS
 
     def __init__(
         self,
@@ -46,9 +48,6 @@ class Adamax(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

@@ -9,7 +9,6 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -28,6 +27,8 @@ class ASGD(Optimizer):
 
     _supports_complex = True
     _scalar_state = ("step", "eta", "mu")
+
+    _checked_options = ("lr", "weight_decay")
 
     def __init__(
         self,
@@ -51,10 +52,6 @@ class ASGD(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

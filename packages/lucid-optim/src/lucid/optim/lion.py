@@ -9,7 +9,7 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
+from ._checks import ADAM_OPTIONS
 from ._updates import decay_weights_, decay_weights_arrays, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -41,6 +41,8 @@ class Lion(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ADAM_OPTIONS
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -59,9 +61,6 @@ class Lion(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["exp_avg"] = lucid.zeros_like(p)

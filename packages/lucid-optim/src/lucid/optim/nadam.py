@@ -8,7 +8,7 @@ from typing import Any
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
+from ._checks import ADAM_OPTIONS
 from ._updates import AdamFamily, adam_hyper, moments_arrays
 from .optimizer import ParamGroup
 
@@ -28,6 +28,8 @@ class NAdam(AdamFamily):
     """
 
     _scalar_state = ("step", "mu_product")
+
+    _checked_options = (*ADAM_OPTIONS, "momentum_decay")
 
     def __init__(
         self,
@@ -53,10 +55,6 @@ class NAdam(AdamFamily):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        super()._check_group_options(group)
-        check_nonnegative("momentum_decay value", group["momentum_decay"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state.update(step=0, mu_product=1.0)  # PyTorch's key order: step, mu_product, moments

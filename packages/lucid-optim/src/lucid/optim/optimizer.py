@@ -31,6 +31,8 @@ from lucid import Tensor
 from lucid.backends import synchronize
 from lucid.utils.hooks import RemovableHandle
 
+from ._checks import check_options
+
 __all__ = ["Optimizer", "required", "RemovableHandle"]
 
 StateDict = dict[str, Any]
@@ -96,6 +98,8 @@ class Optimizer:
     # State entries kept as Python numbers; a loaded 0-d tensor (PyTorch keeps ``step`` as
     # one) becomes a number again.
     _scalar_state: tuple[str, ...] = ("step",)
+    # The hyper-parameters the base check validates, in the order PyTorch checks them.
+    _checked_options: tuple[str, ...] = ("lr",)
     _in_step = False
     _opt_called = False  # set by the first step(); schedulers check it
 
@@ -191,9 +195,9 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def _check_group_options(self, group: ParamGroup) -> None:
-        """Validate one group's hyper-parameters (a subclass hook; the base checks ``lr``)."""
-        if "lr" in group and not group["lr"] >= 0.0:
-            raise ValueError(f"Invalid learning rate: {group['lr']}")
+        """Validate one group's hyper-parameters: ``_checked_options`` (see
+        ``_checks.check_options``); a subclass adds its other checks."""
+        check_options(group, self._checked_options)
 
     # -- stepping -------------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:

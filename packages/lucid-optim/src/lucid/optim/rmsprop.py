@@ -9,7 +9,6 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import average_square_, l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -26,6 +25,8 @@ class RMSprop(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ("lr", "eps", "momentum", "weight_decay", "alpha")
 
     def __init__(
         self,
@@ -51,13 +52,6 @@ class RMSprop(Optimizer):
             foreach=foreach,
         )
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("epsilon value", group["eps"])
-        check_nonnegative("momentum value", group["momentum"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
-        check_nonnegative("alpha value", group["alpha"])
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

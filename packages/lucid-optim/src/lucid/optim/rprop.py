@@ -9,7 +9,6 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -27,6 +26,8 @@ class Rprop(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ("lr", "etas")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -39,12 +40,6 @@ class Rprop(Optimizer):
     ) -> None:
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize, foreach=foreach)
         super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        etaminus, etaplus = group["etas"]
-        if not 0.0 < etaminus < 1.0 < etaplus:
-            raise ValueError(f"Invalid eta values: {etaminus}, {etaplus}")
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

@@ -8,7 +8,6 @@ from typing import Any
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
 from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
@@ -28,6 +27,8 @@ class SGD(Optimizer):
     """
 
     _supports_complex = True
+
+    _checked_options = ("lr", "momentum", "weight_decay")
 
     def __init__(
         self,
@@ -53,9 +54,7 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("momentum value", group["momentum"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
+        super()._check_group_options(group)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
