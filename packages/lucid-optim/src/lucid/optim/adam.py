@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._updates import AdamFamily, adam_hyper, moments_arrays
-from .optimizer import ParamGroup
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["Adam", "AdamW"]
 
@@ -43,17 +43,7 @@ class Adam(AdamFamily):
         foreach: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            foreach=foreach,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         super()._init_state(p, state, group)

@@ -11,7 +11,7 @@ from lucid import Tensor
 from . import _foreach
 from ._checks import ADAM_OPTIONS
 from ._updates import l2_penalty, penalized_arrays
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Adamax"]
 
@@ -39,15 +39,7 @@ class Adamax(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

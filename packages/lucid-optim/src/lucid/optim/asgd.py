@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._updates import l2_penalty, penalized_arrays
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["ASGD"]
 
@@ -42,16 +42,7 @@ class ASGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            lambd=lambd,
-            alpha=alpha,
-            t0=t0,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

@@ -10,7 +10,7 @@ from lucid import Tensor
 from . import _foreach
 from ._checks import ADAM_OPTIONS
 from ._updates import AdamFamily, adam_hyper, moments_arrays
-from .optimizer import ParamGroup
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["NAdam"]
 
@@ -44,17 +44,7 @@ class NAdam(AdamFamily):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum_decay=momentum_decay,
-            decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state.update(step=0, mu_product=1.0)  # PyTorch's key order: step, mu_product, moments

@@ -451,6 +451,14 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
+def _defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+    """An algorithm's ``defaults`` from its ``__init__``'s ``locals()``: every argument but
+    ``self`` and ``params``, in the signature's order (PyTorch's ``defaults`` order)."""
+    return {
+        k: v for k, v in arguments.items() if k not in ("self", "params") and not k.startswith("__")
+    }
+
+
 def _multi_tensor_fits(cls: type[Optimizer]) -> bool:
     """Whether ``cls``'s multi-tensor update was written for its per-tensor one: no subclass
     below the class that wrote ``_multi_tensor_update`` changed ``_update`` or

@@ -9,7 +9,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._updates import AdamFamily, adam_hyper, moments_arrays
-from .optimizer import ParamGroup
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["RAdam"]
 
@@ -38,16 +38,7 @@ class RAdam(AdamFamily):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         step, _ = self._moments(p, grad, state, group)

@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._updates import penalized_arrays
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Rprop"]
 
@@ -38,8 +38,7 @@ class Rprop(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize, foreach=foreach)
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0

@@ -9,7 +9,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._updates import l2_penalty, penalized_arrays
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["SGD"]
 
@@ -42,16 +42,7 @@ class SGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _check_group_options(self, group: ParamGroup) -> None:
         super()._check_group_options(group)
