@@ -15,6 +15,32 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["Adadelta"]
 
 
+def _multi_tensor_adadelta(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(v, rho, out=v)
+            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
+            std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
+            delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
+            delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
+            xp.multiply(u, rho, out=u)
+            sq = xp.multiply(delta, delta, out=t2)
+            xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
+
+    hyper = (lr, rho, eps, weight_decay)
+    return _foreach.run(params, grads, states, hyper, ["square_avg", "acc_delta"], update)
+
+
 class Adadelta(Optimizer):
     r"""Adadelta (Zeiler, 2012), as ``torch.optim.Adadelta``.
 
@@ -56,37 +82,4 @@ class Adadelta(Optimizer):
         average_square_(acc_delta, delta, rho)
         p.add_(delta, alpha=-group["lr"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adadelta(params, grads, states, group)
-
-
-def _multi_tensor_adadelta(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            xp.multiply(v, rho, out=v)
-            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
-            std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
-            delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
-            delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
-            xp.multiply(u, rho, out=u)
-            sq = xp.multiply(delta, delta, out=t2)
-            xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
-            xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
-
-    hyper = (lr, rho, eps, weight_decay)
-    return _foreach.run(params, grads, states, hyper, ["square_avg", "acc_delta"], update)
+    _multi_tensor_update = staticmethod(_multi_tensor_adadelta)

@@ -15,6 +15,28 @@ from .optimizer import Optimizer, ParamGroup
 __all__ = ["Adagrad"]
 
 
+def _multi_tensor_adagrad(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adagrad._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        clr = lr / (1 + (state["step"] - 1) * lr_decay)
+        for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.add(total, xp.multiply(d, d, out=t2), out=total)
+            std = xp.add(xp.sqrt(total, out=t2), eps, out=t2)
+            q = xp.true_divide(d, std, out=t2)
+            xp.add(pa, _foreach.scaled(xp, q, -clr, t2), out=pa)
+
+    hyper = (lr, lr_decay, eps, weight_decay)
+    return _foreach.run(params, grads, states, hyper, ["sum"], update)
+
+
 class Adagrad(Optimizer):
     r"""Adagrad (Duchi et al., 2011), as ``torch.optim.Adagrad``.
 
@@ -62,33 +84,4 @@ class Adagrad(Optimizer):
         std = state["sum"].sqrt().add_(group["eps"])
         p.addcdiv_(grad, std, value=-clr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adagrad(params, grads, states, group)
-
-
-def _multi_tensor_adagrad(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adagrad._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
-    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        clr = lr / (1 + (state["step"] - 1) * lr_decay)
-        for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            xp.add(total, xp.multiply(d, d, out=t2), out=total)
-            std = xp.add(xp.sqrt(total, out=t2), eps, out=t2)
-            q = xp.true_divide(d, std, out=t2)
-            xp.add(pa, _foreach.scaled(xp, q, -clr, t2), out=pa)
-
-    hyper = (lr, lr_decay, eps, weight_decay)
-    return _foreach.run(params, grads, states, hyper, ["sum"], update)
+    _multi_tensor_update = staticmethod(_multi_tensor_adagrad)

@@ -15,6 +15,31 @@ from .optimizer import ParamGroup, _defaults
 __all__ = ["Adam", "AdamW"]
 
 
+def _multi_tensor_adam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        value = -lr / (1 - beta1**step)
+        for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            if vmax:
+                v = xp.maximum(vmax[0], v, out=vmax[0])
+            denom = xp.true_divide(xp.sqrt(v, out=t1), bias_correction2_sqrt, out=t1)
+            xp.add(denom, eps, out=denom)
+            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, denom, out=t1), value, t1), out=pa)
+
+    keys = ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"] if amsgrad else ["exp_avg", "exp_avg_sq"]
+    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
+
+
 class Adam(AdamFamily):
     r"""Adam (Kingma & Ba, 2014), as ``torch.optim.Adam``.
 
@@ -60,14 +85,7 @@ class Adam(AdamFamily):
         denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
         p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - beta1**step))
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adam(params, grads, states, group)
+    _multi_tensor_update = staticmethod(_multi_tensor_adam)
 
 
 class AdamW(Adam):
@@ -96,28 +114,3 @@ class AdamW(Adam):
             foreach=foreach,
             decoupled_weight_decay=True,
         )
-
-
-def _multi_tensor_adam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update."""
-    lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
-    beta1, beta2 = group["betas"]
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        step = state["step"]
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-        value = -lr / (1 - beta1**step)
-        for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-            if vmax:
-                v = xp.maximum(vmax[0], v, out=vmax[0])
-            denom = xp.true_divide(xp.sqrt(v, out=t1), bias_correction2_sqrt, out=t1)
-            xp.add(denom, eps, out=denom)
-            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, denom, out=t1), value, t1), out=pa)
-
-    keys = ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"] if amsgrad else ["exp_avg", "exp_avg_sq"]
-    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)

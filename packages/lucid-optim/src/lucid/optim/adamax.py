@@ -16,6 +16,29 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["Adamax"]
 
 
+def _multi_tensor_adamax(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adamax._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        clr = lr / (1 - beta1 ** state["step"])
+        for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
+            xp.multiply(u, beta2, out=u)
+            xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
+
+    hyper = (lr, eps, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg", "exp_inf"], update)
+
+
 class Adamax(Optimizer):
     r"""Adamax (Kingma & Ba, 2014, section 7), as ``torch.optim.Adamax``.
 
@@ -56,34 +79,4 @@ class Adamax(Optimizer):
         clr = group["lr"] / (1 - beta1 ** state["step"])
         p.addcdiv_(exp_avg, exp_inf, value=-clr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adamax(params, grads, states, group)
-
-
-def _multi_tensor_adamax(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adamax._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        clr = lr / (1 - beta1 ** state["step"])
-        for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
-            xp.multiply(u, beta2, out=u)
-            xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
-            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
-
-    hyper = (lr, eps, weight_decay, beta1, beta2)
-    return _foreach.run(params, grads, states, hyper, ["exp_avg", "exp_inf"], update)
+    _multi_tensor_update = staticmethod(_multi_tensor_adamax)

@@ -15,6 +15,34 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["ASGD"]
 
 
+def _multi_tensor_asgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`ASGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (complex parameters among them)."""
+    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        eta, mu = state["eta"], state["mu"]
+        state["step"] += 1
+        step = state["step"]
+        for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(pa, 1 - lambd * eta, out=pa)
+            xp.add(pa, _foreach.scaled(xp, d, -eta, t2), out=pa)
+            if mu != 1:
+                xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
+            else:
+                xp.copyto(ax, pa)
+        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
+        state["mu"] = 1 / max(1, step - t0)
+
+    hyper = (lr, lambd, alpha, t0, weight_decay)
+    scalars = ("step", "eta", "mu")
+    return _foreach.run(params, grads, states, hyper, ["ax"], update, scalars)
+
+
 class ASGD(Optimizer):
     r"""Averaged SGD (Polyak & Juditsky, 1992), as ``torch.optim.ASGD``.
 
@@ -66,39 +94,4 @@ class ASGD(Optimizer):
         state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         state["mu"] = 1 / max(1, step - group["t0"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_asgd(params, grads, states, group)
-
-
-def _multi_tensor_asgd(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`ASGD._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update (complex parameters among them)."""
-    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        eta, mu = state["eta"], state["mu"]
-        state["step"] += 1
-        step = state["step"]
-        for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            xp.multiply(pa, 1 - lambd * eta, out=pa)
-            xp.add(pa, _foreach.scaled(xp, d, -eta, t2), out=pa)
-            if mu != 1:
-                xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
-            else:
-                xp.copyto(ax, pa)
-        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
-        state["mu"] = 1 / max(1, step - t0)
-
-    hyper = (lr, lambd, alpha, t0, weight_decay)
-    scalars = ("step", "eta", "mu")
-    return _foreach.run(params, grads, states, hyper, ["ax"], update, scalars)
+    _multi_tensor_update = staticmethod(_multi_tensor_asgd)

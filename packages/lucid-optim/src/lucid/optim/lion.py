@@ -16,6 +16,28 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["Lion"]
 
 
+def _multi_tensor_lion(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Lion._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            decay_weights_arrays(xp, pa, lr, weight_decay)
+            c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
+            c = xp.sign(xp.add(m, c, out=t2), out=t2)
+            xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
+
+    hyper = (lr, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg"], update, scalars=())
+
+
 class Lion(Optimizer):
     r"""Lion ("EvoLved Sign Momentum"), as in the paper and ``mlx.optimizers.Lion``.
 
@@ -66,33 +88,4 @@ class Lion(Optimizer):
         p.add_(exp_avg.lerp(grad, 1 - beta1).sign(), alpha=-lr)
         exp_avg.lerp_(grad, 1 - beta2)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_lion(params, grads, states, group)
-
-
-def _multi_tensor_lion(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Lion._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update."""
-    lr, weight_decay = group["lr"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
-            decay_weights_arrays(xp, pa, lr, weight_decay)
-            c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
-            c = xp.sign(xp.add(m, c, out=t2), out=t2)
-            xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
-            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
-
-    hyper = (lr, weight_decay, beta1, beta2)
-    return _foreach.run(params, grads, states, hyper, ["exp_avg"], update, scalars=())
+    _multi_tensor_update = staticmethod(_multi_tensor_lion)

@@ -15,6 +15,38 @@ from .optimizer import ParamGroup, _defaults
 __all__ = ["NAdam"]
 
 
+def _multi_tensor_nadam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
+        for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
+            denom = xp.add(denom, eps, out=t2)
+            q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
+            xp.add(pa, q, out=pa)
+            q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
+            xp.add(pa, q, out=pa)
+
+    hyper = (*adam_hyper(group), psi)
+    keys = ["exp_avg", "exp_avg_sq"]
+    scalars = ("step", "mu_product")
+    return _foreach.run(params, grads, states, hyper, keys, update, scalars)
+
+
 class NAdam(AdamFamily):
     r"""NAdam, as ``torch.optim.NAdam``.
 
@@ -62,43 +94,4 @@ class NAdam(AdamFamily):
         p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         p.addcdiv_(state["exp_avg"], denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_nadam(params, grads, states, group)
-
-
-def _multi_tensor_nadam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
-    to the per-tensor update."""
-    lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
-    beta1, beta2 = group["betas"]
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        step = state["step"]
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-        state["mu_product"] *= mu
-        mu_product = state["mu_product"]
-        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
-        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
-        for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-            d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-            denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
-            denom = xp.add(denom, eps, out=t2)
-            q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
-            xp.add(pa, q, out=pa)
-            q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
-            xp.add(pa, q, out=pa)
-
-    hyper = (*adam_hyper(group), psi)
-    keys = ["exp_avg", "exp_avg_sq"]
-    scalars = ("step", "mu_product")
-    return _foreach.run(params, grads, states, hyper, keys, update, scalars)
+    _multi_tensor_update = staticmethod(_multi_tensor_nadam)

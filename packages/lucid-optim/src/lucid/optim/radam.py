@@ -14,6 +14,35 @@ from .optimizer import ParamGroup, _defaults
 __all__ = ["RAdam"]
 
 
+def _multi_tensor_radam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    lr, eps = group["lr"], group["eps"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2 = 1 - beta2**step
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)
+            if rho_t > 5.0:
+                adaptive_lr = xp.add(xp.sqrt(v, out=t1), eps, out=t1)
+                adaptive_lr = xp.true_divide(bias_correction2**0.5, adaptive_lr, out=t1)
+                x = xp.multiply(
+                    xp.multiply(x, adaptive_lr, out=t2), _rectification(rho_t, rho_inf), out=t2
+                )
+            xp.add(pa, xp.multiply(x, -1.0, out=t2), out=pa)
+
+    keys = ["exp_avg", "exp_avg_sq"]
+    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
+
+
 class RAdam(AdamFamily):
     r"""RAdam, as ``torch.optim.RAdam``.
 
@@ -55,43 +84,7 @@ class RAdam(AdamFamily):
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_radam(params, grads, states, group)
-
-
-def _multi_tensor_radam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
-    to the per-tensor update."""
-    lr, eps = group["lr"], group["eps"]
-    beta1, beta2 = group["betas"]
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        step = state["step"]
-        bias_correction2 = 1 - beta2**step
-        rho_inf = 2 / (1 - beta2) - 1
-        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-            x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)
-            if rho_t > 5.0:
-                adaptive_lr = xp.add(xp.sqrt(v, out=t1), eps, out=t1)
-                adaptive_lr = xp.true_divide(bias_correction2**0.5, adaptive_lr, out=t1)
-                x = xp.multiply(
-                    xp.multiply(x, adaptive_lr, out=t2), _rectification(rho_t, rho_inf), out=t2
-                )
-            xp.add(pa, xp.multiply(x, -1.0, out=t2), out=pa)
-
-    keys = ["exp_avg", "exp_avg_sq"]
-    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
+    _multi_tensor_update = staticmethod(_multi_tensor_radam)
 
 
 def _rectification(rho_t: float, rho_inf: float) -> float:

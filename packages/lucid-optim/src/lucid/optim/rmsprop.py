@@ -15,6 +15,48 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["RMSprop"]
 
 
+def _multi_tensor_rmsprop(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RMSprop._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+    weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            buf = more.pop(0) if momentum > 0 else None
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(v, alpha, out=v)
+            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - alpha, t2), out=v)
+            if centered:
+                g_avg = more[0]
+                diff = xp.multiply(xp.subtract(d, g_avg, out=t2), 1 - alpha, out=t2)
+                xp.add(g_avg, diff, out=g_avg)
+                avg = xp.multiply(xp.multiply(g_avg, g_avg, out=t2), -1, out=t2)
+                avg = xp.sqrt(xp.add(v, avg, out=t2), out=t2)
+            else:
+                avg = xp.sqrt(v, out=t2)
+            avg = xp.add(avg, eps, out=t2)
+            q = xp.true_divide(d, avg, out=t2)
+            if buf is not None:
+                xp.multiply(buf, momentum, out=buf)
+                xp.add(buf, q, out=buf)
+                xp.add(pa, _foreach.scaled(xp, buf, -lr, t2), out=pa)
+            else:
+                xp.add(pa, _foreach.scaled(xp, q, -lr, t2), out=pa)
+
+    keys = ["square_avg"]
+    if momentum > 0:
+        keys.append("momentum_buffer")
+    if centered:
+        keys.append("grad_avg")
+    hyper = (lr, alpha, eps, weight_decay, momentum)
+    return _foreach.run(params, grads, states, hyper, keys, update)
+
+
 class RMSprop(Optimizer):
     r"""RMSprop (Hinton), as ``torch.optim.RMSprop``.
 
@@ -70,53 +112,4 @@ class RMSprop(Optimizer):
         else:
             p.addcdiv_(grad, avg, value=-lr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_rmsprop(params, grads, states, group)
-
-
-def _multi_tensor_rmsprop(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`RMSprop._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-    weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            buf = more.pop(0) if momentum > 0 else None
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            xp.multiply(v, alpha, out=v)
-            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - alpha, t2), out=v)
-            if centered:
-                g_avg = more[0]
-                diff = xp.multiply(xp.subtract(d, g_avg, out=t2), 1 - alpha, out=t2)
-                xp.add(g_avg, diff, out=g_avg)
-                avg = xp.multiply(xp.multiply(g_avg, g_avg, out=t2), -1, out=t2)
-                avg = xp.sqrt(xp.add(v, avg, out=t2), out=t2)
-            else:
-                avg = xp.sqrt(v, out=t2)
-            avg = xp.add(avg, eps, out=t2)
-            q = xp.true_divide(d, avg, out=t2)
-            if buf is not None:
-                xp.multiply(buf, momentum, out=buf)
-                xp.add(buf, q, out=buf)
-                xp.add(pa, _foreach.scaled(xp, buf, -lr, t2), out=pa)
-            else:
-                xp.add(pa, _foreach.scaled(xp, q, -lr, t2), out=pa)
-
-    keys = ["square_avg"]
-    if momentum > 0:
-        keys.append("momentum_buffer")
-    if centered:
-        keys.append("grad_avg")
-    hyper = (lr, alpha, eps, weight_decay, momentum)
-    return _foreach.run(params, grads, states, hyper, keys, update)
+    _multi_tensor_update = staticmethod(_multi_tensor_rmsprop)

@@ -15,6 +15,40 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["Rprop"]
 
 
+def _multi_tensor_rprop(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Rprop._update` on the arrays (see ``_foreach``); ``masked_fill`` becomes a
+    masked ``copyto`` of the value in the tensor's dtype. Returns the positions it left to the
+    per-tensor update."""
+    etaminus, etaplus = group["etas"]
+    step_size_min, step_size_max = group["step_sizes"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        dtype = p.array.dtype
+        one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
+        for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
+            flipped = xp.less(sign, 0)
+            xp.copyto(t3, one)
+            xp.copyto(t3, plus, where=xp.greater(sign, 0))
+            xp.copyto(t3, minus, where=flipped)
+            xp.multiply(size, t3, out=size)
+            xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
+            kept = t2
+            xp.copyto(kept, d)
+            xp.copyto(kept, zero, where=flipped)
+            step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
+            xp.add(pa, step, out=pa)
+            xp.copyto(prev, kept)
+
+    hyper = (etaminus, etaplus, step_size_min, step_size_max)
+    return _foreach.run(params, grads, states, hyper, ["prev", "step_size"], update)
+
+
 class Rprop(Optimizer):
     r"""Resilient backpropagation (Riedmiller & Braun, 1993), as ``torch.optim.Rprop``.
 
@@ -60,45 +94,4 @@ class Rprop(Optimizer):
         p.addcmul_(grad.sign(), step_size, value=-1)
         state["prev"].copy_(grad)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_rprop(params, grads, states, group)
-
-
-def _multi_tensor_rprop(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Rprop._update` on the arrays (see ``_foreach``); ``masked_fill`` becomes a
-    masked ``copyto`` of the value in the tensor's dtype. Returns the positions it left to the
-    per-tensor update."""
-    etaminus, etaplus = group["etas"]
-    step_size_min, step_size_max = group["step_sizes"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        state["step"] += 1
-        dtype = p.array.dtype
-        one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
-        for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
-            sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
-            flipped = xp.less(sign, 0)
-            xp.copyto(t3, one)
-            xp.copyto(t3, plus, where=xp.greater(sign, 0))
-            xp.copyto(t3, minus, where=flipped)
-            xp.multiply(size, t3, out=size)
-            xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
-            kept = t2
-            xp.copyto(kept, d)
-            xp.copyto(kept, zero, where=flipped)
-            step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
-            xp.add(pa, step, out=pa)
-            xp.copyto(prev, kept)
-
-    hyper = (etaminus, etaplus, step_size_min, step_size_max)
-    return _foreach.run(params, grads, states, hyper, ["prev", "step_size"], update)
+    _multi_tensor_update = staticmethod(_multi_tensor_rprop)

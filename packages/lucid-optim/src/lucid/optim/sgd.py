@@ -14,6 +14,30 @@ from .optimizer import Optimizer, ParamGroup, _defaults
 __all__ = ["SGD"]
 
 
+def _multi_tensor_sgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (a first momentum step, which makes the buffer, among them)."""
+    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+    weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            if ba:
+                b = ba[0]
+                xp.multiply(b, momentum, out=b)
+                xp.add(b, _foreach.scaled(xp, d, 1 - dampening, t2), out=b)
+                d = xp.add(d, _foreach.scaled(xp, b, momentum, t2), out=t1) if nesterov else b
+            xp.add(pa, _foreach.scaled(xp, d, -lr, t2), out=pa)
+
+    hyper = (lr, momentum, dampening, weight_decay)
+    keys = ["momentum_buffer"] if momentum != 0 else []
+    return _foreach.run(params, grads, states, hyper, keys, update, scalars=())
+
+
 class SGD(Optimizer):
     r"""Stochastic gradient descent (optionally with momentum), as ``torch.optim.SGD``.
 
@@ -61,35 +85,4 @@ class SGD(Optimizer):
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         p.add_(grad, alpha=-group["lr"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_sgd(params, grads, states, group)
-
-
-def _multi_tensor_sgd(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update (a first momentum step, which makes the buffer, among them)."""
-    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-    weight_decay, nesterov = group["weight_decay"], group["nesterov"]
-    maximize = group.get("maximize", False)
-
-    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
-        for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
-            if ba:
-                b = ba[0]
-                xp.multiply(b, momentum, out=b)
-                xp.add(b, _foreach.scaled(xp, d, 1 - dampening, t2), out=b)
-                d = xp.add(d, _foreach.scaled(xp, b, momentum, t2), out=t1) if nesterov else b
-            xp.add(pa, _foreach.scaled(xp, d, -lr, t2), out=pa)
-
-    hyper = (lr, momentum, dampening, weight_decay)
-    keys = ["momentum_buffer"] if momentum != 0 else []
-    return _foreach.run(params, grads, states, hyper, keys, update, scalars=())
+    _multi_tensor_update = staticmethod(_multi_tensor_sgd)
