@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
@@ -46,11 +45,7 @@ class AdamFamily(Optimizer):
     estimates (``exp_avg``, ``exp_avg_sq``) and how a step starts."""
 
     _checked_options = ADAM_OPTIONS
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_avg_sq"] = lucid.zeros_like(p)
+    _zero_state = ("exp_avg", "exp_avg_sq")
 
     def _moments(
         self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
@@ -52,6 +51,7 @@ class Adadelta(Optimizer):
     """
 
     _checked_options = ("lr", "rho", "eps", "weight_decay")
+    _zero_state = ("square_avg", "acc_delta")
 
     def __init__(
         self,
@@ -65,11 +65,6 @@ class Adadelta(Optimizer):
         foreach: bool | None = None,
     ) -> None:
         super().__init__(params, _defaults(locals()))
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["square_avg"] = lucid.zeros_like(p)
-        state["acc_delta"] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         rho, eps = group["rho"], group["eps"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
@@ -50,6 +49,7 @@ class Adamax(Optimizer):
     """
 
     _checked_options = ADAM_OPTIONS
+    _zero_state = ("exp_avg", "exp_inf")
 
     def __init__(
         self,
@@ -63,11 +63,6 @@ class Adamax(Optimizer):
         foreach: bool | None = None,
     ) -> None:
         super().__init__(params, _defaults(locals()))
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_inf"] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         beta1, beta2 = group["betas"]

@@ -98,6 +98,9 @@ class Optimizer:
     # State entries kept as Python numbers; a loaded 0-d tensor (PyTorch keeps ``step`` as
     # one) becomes a number again.
     _scalar_state: tuple[str, ...] = ("step",)
+    # The state tensors the base ``_init_state`` starts at zero, after a ``step`` count, in
+    # PyTorch's key order.
+    _zero_state: tuple[str, ...] = ()
     # The hyper-parameters the base check validates, in the order PyTorch checks them.
     _checked_options: tuple[str, ...] = ("lr",)
     _in_step = False
@@ -298,7 +301,13 @@ class Optimizer:
         return list(range(len(params)))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        """Fill the (empty) state of parameter ``p`` before its first update."""
+        """Fill the (empty) state of parameter ``p`` before its first update: with
+        ``_zero_state`` (empty in the base class: nothing), ``step`` 0 and a zero tensor like
+        ``p`` for each name."""
+        if self._zero_state:
+            state["step"] = 0
+            for name in self._zero_state:
+                state[name] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         """Update ``p`` in place from ``grad`` (already negated when maximizing)."""

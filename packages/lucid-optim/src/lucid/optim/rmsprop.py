@@ -69,6 +69,7 @@ class RMSprop(Optimizer):
     """
 
     _checked_options = ("lr", "eps", "momentum", "weight_decay", "alpha")
+    _zero_state = ("square_avg",)
 
     def __init__(
         self,
@@ -86,8 +87,7 @@ class RMSprop(Optimizer):
         super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["square_avg"] = lucid.zeros_like(p)
+        super()._init_state(p, state, group)
         if group["momentum"] > 0:
             state["momentum_buffer"] = lucid.zeros_like(p)
         if group["centered"]:

@@ -61,6 +61,7 @@ class Rprop(Optimizer):
     """
 
     _checked_options = ("lr", "etas")
+    _zero_state = ("prev",)
 
     def __init__(
         self,
@@ -75,8 +76,7 @@ class Rprop(Optimizer):
         super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["prev"] = lucid.zeros_like(p)
+        super()._init_state(p, state, group)
         state["step_size"] = lucid.full_like(p, group["lr"])
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
