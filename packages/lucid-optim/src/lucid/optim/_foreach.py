@@ -122,11 +122,10 @@ def run(
     with array_update(backend, written) as xp:
         for i, (p, grad, state) in enumerate(zip(params, grads, states)):
             own = [t for k in keys if (t := state.get(k)) is not None]
-            if not (
-                len(own) == len(keys)
-                and all(type(state[k]) in _NUMBERS for k in scalars)
-                and takes(backend, p, grad, own)
-            ):
+            plain = len(own) == len(keys)
+            for k in scalars:  # a loop, not all(<generator>): this runs once per parameter
+                plain = plain and type(state[k]) in _NUMBERS
+            if not (plain and takes(backend, p, grad, own)):
                 rest.append(i)
                 continue
             written += [p, *own]

@@ -80,20 +80,16 @@ def moments_arrays(
     Returns the gradient the moments saw (``grad`` itself or in ``t1``); uses ``t2``."""
     weight_decay = group["weight_decay"]
     beta1, beta2 = group["betas"]
-    if group.get("decoupled_weight_decay", False):
-        decay_weights_arrays(xp, p, group["lr"], weight_decay)
-        weight_decay = 0
-    d = penalized_arrays(xp, p, grad, group.get("maximize", False), weight_decay, t1, t2)
+    d = xp.negative(grad, out=t1) if group.get("maximize", False) else grad
+    if weight_decay != 0:
+        if group.get("decoupled_weight_decay", False):
+            xp.multiply(p, 1 - group["lr"] * weight_decay, out=p)
+        else:
+            d = xp.add(d, _foreach.scaled(xp, p, weight_decay, t2), out=t1)
     xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
     xp.multiply(v, beta2, out=v)
     xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - beta2, t2), out=v)
     return d
-
-
-def decay_weights_arrays(xp: Any, p: Any, lr: float, weight_decay: float) -> None:
-    """:func:`decay_weights_` on an array."""
-    if weight_decay != 0:
-        xp.multiply(p, 1 - lr * weight_decay, out=p)
 
 
 def adam_hyper(group: ParamGroup) -> tuple[Any, ...]:

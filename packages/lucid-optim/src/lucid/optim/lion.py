@@ -10,7 +10,7 @@ from lucid import Tensor
 
 from . import _foreach
 from ._checks import ADAM_OPTIONS
-from ._updates import decay_weights_, decay_weights_arrays, penalized_arrays
+from ._updates import decay_weights_, penalized_arrays
 from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Lion"]
@@ -28,7 +28,8 @@ def _multi_tensor_lion(
     def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
         for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
             d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
-            decay_weights_arrays(xp, pa, lr, weight_decay)
+            if weight_decay != 0:
+                xp.multiply(pa, 1 - lr * weight_decay, out=pa)
             c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
             c = xp.sign(xp.add(m, c, out=t2), out=t2)
             xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
