@@ -1,6 +1,6 @@
 """Bit-for-bit check of lucid.optim between two source trees (not a pytest file).
 
-``dump`` runs every optimizer and option combination of ``CASES`` for ``STEPS`` steps on
+``dump`` runs every optimizer and option case (``optim_cases.ALL_CASES``) for ``STEPS`` steps on
 seeded parameters and gradients (float16/32/64; a vector, a matrix, a parameter above the
 multi-tensor update's piece size, a non-contiguous gradient every other step) and saves every
 parameter and state value to an ``.npz``; ``compare`` says which arrays differ in any bit.

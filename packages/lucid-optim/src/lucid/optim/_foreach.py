@@ -6,7 +6,10 @@ ops run, in the same order and with the same Python-number operands, so it gives
 It only leaves out the ops' per-call work (promotion, graph checks, one Tensor per result) and
 their temporaries: results land in the parameter's and the state's arrays (``out=``), and
 intermediate values in a small scratch buffer. It is used on backends whose arrays can be
-written in place (NumPy); elsewhere (MLX) every parameter takes the per-tensor update.
+written in place (NumPy); elsewhere (MLX) every parameter takes the per-tensor update. Each
+gives ``run`` (the loop they share: which parameters it takes, the floating-point state, the
+version bumps, the positions left to the per-tensor update) its hyper-parameters, its state
+tensors' names and a function that updates one parameter's arrays.
 
 Only public lucid-core API is used: ``Tensor.array``, ``Backend.inplace_out`` (the array a
 ufunc may write into), ``Backend.fp_quiet`` (the ops' floating-point error state) and
