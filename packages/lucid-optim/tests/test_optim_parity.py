@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from optim_cases import TORCH_CASES
 
 import lucid
 import lucid.optim as optim
@@ -27,51 +28,7 @@ STEPS = 50
 TOL = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6)}
 
 # (lucid/torch class name, constructor options); every option PyTorch has is covered
-OPTIMIZER_CASES: list[tuple[str, dict[str, Any]]] = [
-    ("SGD", dict(lr=0.05)),
-    ("SGD", dict(lr=0.05, momentum=0.9)),
-    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.5)),
-    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.1)),
-    ("SGD", dict(lr=0.05, momentum=0.5, weight_decay=0.1, maximize=True)),
-    ("ASGD", dict(lr=0.05)),
-    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=10, weight_decay=0.1)),
-    ("ASGD", dict(lr=0.05, t0=5, maximize=True)),
-    ("Adagrad", dict(lr=0.1)),
-    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2)),
-    ("Adagrad", dict(lr=0.1, eps=1e-6, maximize=True)),
-    ("Adadelta", dict(lr=1.0)),
-    ("Adadelta", dict(lr=0.5, rho=0.5, eps=1e-4, weight_decay=0.1)),
-    ("Adadelta", dict(lr=1.0, maximize=True)),
-    ("RMSprop", dict(lr=0.01)),
-    ("RMSprop", dict(lr=0.01, centered=True)),
-    ("RMSprop", dict(lr=0.01, momentum=0.9, weight_decay=0.1)),
-    ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, momentum=0.5, maximize=True)),
-    ("Rprop", dict(lr=0.01)),
-    ("Rprop", dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-3, 0.05))),
-    ("Rprop", dict(lr=0.01, maximize=True)),
-    ("Adam", dict(lr=0.01)),
-    ("Adam", dict(lr=0.01, amsgrad=True)),
-    ("Adam", dict(lr=0.01, betas=(0.8, 0.9), eps=1e-6, weight_decay=0.1)),
-    ("Adam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
-    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1, maximize=True)),
-    ("AdamW", dict(lr=0.01)),
-    ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
-    ("AdamW", dict(lr=0.01, maximize=True)),
-    ("Adamax", dict(lr=0.02)),
-    ("Adamax", dict(lr=0.02, betas=(0.8, 0.9), weight_decay=0.1)),
-    ("Adamax", dict(lr=0.02, maximize=True)),
-    ("NAdam", dict(lr=0.02)),
-    ("NAdam", dict(lr=0.02, momentum_decay=0.01, weight_decay=0.1)),
-    ("NAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True)),
-    ("NAdam", dict(lr=0.02, maximize=True)),
-    ("RAdam", dict(lr=0.01)),
-    ("RAdam", dict(lr=0.01, weight_decay=0.1)),
-    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
-    ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), maximize=True)),
-    ("Adafactor", dict(lr=0.01)),
-    ("Adafactor", dict(lr=0.01, beta2_decay=-0.5, d=2.0, weight_decay=0.1)),
-    ("Adafactor", dict(lr=0.05, eps=(1e-20, 1e-2), maximize=True)),
-]
+OPTIMIZER_CASES = TORCH_CASES
 
 
 @contextlib.contextmanager

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+# The checks of the Adam family, Adamax and Lion, in PyTorch's order.
+ADAM_OPTIONS: tuple[str, ...] = ("lr", "eps", "betas", "weight_decay")
+
+# How PyTorch's messages name a hyper-parameter; any other is "<name> value".
+_LABELS = {"lr": "learning rate", "eps": "epsilon value"}
+
 
 def check_nonnegative(what: str, value: Any) -> None:
     """Raise ``ValueError("Invalid <what>: <value>")`` unless ``value >= 0``."""
@@ -21,12 +27,22 @@ def check_betas(betas: Sequence[float]) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
-def check_common(group: dict[str, Any]) -> None:
-    """lr, eps, betas and weight_decay, where the group has them, in PyTorch's order."""
-    check_nonnegative("learning rate", group["lr"])
-    if "eps" in group and not isinstance(group["eps"], (tuple, list)):
-        check_nonnegative("epsilon value", group["eps"])
-    if "betas" in group:
-        check_betas(group["betas"])
-    if "weight_decay" in group:
-        check_nonnegative("weight_decay value", group["weight_decay"])
+def check_options(group: dict[str, Any], names: Sequence[str]) -> None:
+    """Check the hyper-parameters ``names`` that the group has, in that order (PyTorch's, so
+    the first bad one is the one reported): ``betas`` each in [0, 1), ``rho`` in [0, 1],
+    ``etas`` as ``0 < etaminus < 1 < etaplus``, every other one ``>= 0``."""
+    for name in names:
+        if name not in group:
+            continue
+        value = group[name]
+        if name == "betas":
+            check_betas(value)
+        elif name == "rho":
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Invalid rho value: {value}")
+        elif name == "etas":
+            etaminus, etaplus = value
+            if not 0.0 < etaminus < 1.0 < etaplus:
+                raise ValueError(f"Invalid eta values: {etaminus}, {etaplus}")
+        else:
+            check_nonnegative(_LABELS.get(name, f"{name} value"), value)

@@ -6,7 +6,10 @@ ops run, in the same order and with the same Python-number operands, so it gives
 It only leaves out the ops' per-call work (promotion, graph checks, one Tensor per result) and
 their temporaries: results land in the parameter's and the state's arrays (``out=``), and
 intermediate values in a small scratch buffer. It is used on backends whose arrays can be
-written in place (NumPy); elsewhere (MLX) every parameter takes the per-tensor update.
+written in place (NumPy); elsewhere (MLX) every parameter takes the per-tensor update. Each
+gives ``run`` (the loop they share: which parameters it takes, the floating-point state, the
+version bumps, the positions left to the per-tensor update) its hyper-parameters, its state
+tensors' names and a function that updates one parameter's arrays.
 
 Only public lucid-core API is used: ``Tensor.array``, ``Backend.inplace_out`` (the array a
 ufunc may write into), ``Backend.fp_quiet`` (the ops' floating-point error state) and
@@ -15,14 +18,24 @@ ufunc may write into), ``Backend.fp_quiet`` (the ops' floating-point error state
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.graph import increment_version
 
-__all__ = ["CHUNK", "array_update", "backend_of", "numbers", "pieces", "scaled", "takes"]
+__all__ = [
+    "CHUNK",
+    "TensorUpdate",
+    "array_update",
+    "backend_of",
+    "numbers",
+    "pieces",
+    "run",
+    "scaled",
+    "takes",
+]
 
 # Elements per piece: the arrays of one piece stay in cache from one ufunc to the next.
 CHUNK = 1 << 16
@@ -79,6 +92,48 @@ def array_update(backend: Any, written: list[Tensor]) -> Iterator[Any]:
         if quiet is not None:
             quiet[0].reset(token)
         increment_version(written)
+
+
+# update(xp, p, grad, state, own): one parameter's update on the arrays, ``own`` the state
+# tensors named by ``run``'s ``keys``
+TensorUpdate = Callable[[Any, Tensor, Tensor, dict[str, Any], list[Tensor]], None]
+
+
+def run(
+    params: list[Tensor],
+    grads: list[Tensor],
+    states: list[dict[str, Any]],
+    hyper: Sequence[Any],
+    keys: Sequence[str],
+    update: TensorUpdate,
+    scalars: Sequence[str] = ("step",),
+) -> list[int]:
+    """The loop of every ``_multi_tensor_<name>`` update: ``update`` each parameter the
+    array-level update can take, under ``array_update``; return the positions of the others
+    (all of them where ``backend_of`` finds no backend or a ``hyper``-parameter is not a plain
+    number), left to the per-tensor update.
+
+    A parameter is taken when its state has every tensor of ``keys`` (in that order, the
+    ``own`` tensors ``update`` writes into), those and the gradient pass ``takes`` and its
+    ``scalars`` state entries are plain numbers.
+    """
+    backend = backend_of(params)
+    if backend is None or not numbers(*hyper):
+        return list(range(len(params)))
+    rest: list[int] = []
+    written: list[Tensor] = []
+    with array_update(backend, written) as xp:
+        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
+            own = [t for k in keys if (t := state.get(k)) is not None]
+            plain = len(own) == len(keys)
+            for k in scalars:  # a loop, not all(<generator>): this runs once per parameter
+                plain = plain and type(state[k]) in _NUMBERS
+            if not (plain and takes(backend, p, grad, own)):
+                rest.append(i)
+                continue
+            written += [p, *own]
+            update(xp, p, grad, state, own)
+    return rest
 
 
 def pieces(

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
+from ._checks import ADAM_OPTIONS
 from .optimizer import Optimizer, ParamGroup
 
 
@@ -45,13 +44,8 @@ class AdamFamily(Optimizer):
     """The shared part of Adam, RAdam and NAdam: their checks, their first and second moment
     estimates (``exp_avg``, ``exp_avg_sq``) and how a step starts."""
 
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_avg_sq"] = lucid.zeros_like(p)
+    _checked_options = ADAM_OPTIONS
+    _zero_state = ("exp_avg", "exp_avg_sq")
 
     def _moments(
         self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup
@@ -64,6 +58,18 @@ class AdamFamily(Optimizer):
         state["exp_avg"].lerp_(grad, 1 - beta1)
         average_square_(state["exp_avg_sq"], grad, beta2)
         return state["step"], grad
+
+
+def penalized_arrays(
+    xp: Any, p: Any, grad: Any, maximize: bool, weight_decay: float, t1: Any, t2: Any
+) -> Any:
+    """The gradient a per-tensor update sees, on arrays: ``grad`` negated for ``maximize``,
+    plus ``weight_decay * p`` (:func:`l2_penalty`). Returns ``grad`` itself or ``t1``; uses
+    ``t2``."""
+    d = xp.negative(grad, out=t1) if maximize else grad
+    if weight_decay != 0:
+        d = xp.add(d, _foreach.scaled(xp, p, weight_decay, t2), out=t1)
+    return d
 
 
 def moments_arrays(
@@ -86,7 +92,7 @@ def moments_arrays(
     return d
 
 
-def plain_adam_group(group: ParamGroup) -> bool:
-    """Whether the Adam family's hyper-parameters are plain Python numbers (see
-    ``_foreach.numbers``)."""
-    return _foreach.numbers(group["lr"], group["eps"], group["weight_decay"], *group["betas"])
+def adam_hyper(group: ParamGroup) -> tuple[Any, ...]:
+    """The Adam family's hyper-parameters that the array-level update needs as plain Python
+    numbers (see ``_foreach.run``)."""
+    return (group["lr"], group["eps"], group["weight_decay"], *group["betas"])

@@ -5,15 +5,39 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import average_square_, l2_penalty
-from .optimizer import Optimizer, ParamGroup
+from ._updates import average_square_, l2_penalty, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Adadelta"]
+
+
+def _multi_tensor_adadelta(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(v, rho, out=v)
+            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
+            std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
+            delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
+            delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
+            xp.multiply(u, rho, out=u)
+            sq = xp.multiply(delta, delta, out=t2)
+            xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
+
+    hyper = (lr, rho, eps, weight_decay)
+    return _foreach.run(params, grads, states, hyper, ["square_avg", "acc_delta"], update)
 
 
 class Adadelta(Optimizer):
@@ -26,6 +50,9 @@ class Adadelta(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ("lr", "rho", "eps", "weight_decay")
+    _zero_state = ("square_avg", "acc_delta")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -37,27 +64,7 @@ class Adadelta(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            rho=rho,
-            eps=eps,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        if not 0.0 <= group["rho"] <= 1.0:
-            raise ValueError(f"Invalid rho value: {group['rho']}")
-        check_nonnegative("epsilon value", group["eps"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["square_avg"] = lucid.zeros_like(p)
-        state["acc_delta"] = lucid.zeros_like(p)
+        super().__init__(params, _defaults(locals()))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         rho, eps = group["rho"], group["eps"]
@@ -70,46 +77,4 @@ class Adadelta(Optimizer):
         average_square_(acc_delta, delta, rho)
         p.add_(delta, alpha=-group["lr"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adadelta(params, grads, states, group)
-
-
-def _multi_tensor_adadelta(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adadelta._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, rho, eps, weight_decay = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, rho, eps, weight_decay):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["square_avg"], state["acc_delta"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            written += [p, *own]
-            for (pa, ga, v, u), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.multiply(v, rho, out=v)
-                xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - rho, t2), out=v)
-                std = xp.sqrt(xp.add(v, eps, out=t2), out=t2)
-                delta = xp.sqrt(xp.add(u, eps, out=t3), out=t3)
-                delta = xp.multiply(xp.true_divide(delta, std, out=t3), d, out=t3)
-                xp.multiply(u, rho, out=u)
-                sq = xp.multiply(delta, delta, out=t2)
-                xp.add(u, _foreach.scaled(xp, sq, 1 - rho, t2), out=u)
-                xp.add(pa, _foreach.scaled(xp, delta, -lr, t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_adadelta)

@@ -10,7 +10,7 @@ import lucid
 from lucid import Tensor
 
 from ._updates import decay_weights_
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Adafactor"]
 
@@ -39,15 +39,7 @@ class Adafactor(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            beta2_decay=beta2_decay,
-            eps=eps,
-            d=d,
-            weight_decay=weight_decay,
-            maximize=maximize,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _check_group_options(self, group: ParamGroup) -> None:
         eps1, eps2 = group["eps"]

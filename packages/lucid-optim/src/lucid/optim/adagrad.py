@@ -9,11 +9,32 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import l2_penalty
+from ._updates import l2_penalty, penalized_arrays
 from .optimizer import Optimizer, ParamGroup
 
 __all__ = ["Adagrad"]
+
+
+def _multi_tensor_adagrad(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adagrad._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        clr = lr / (1 + (state["step"] - 1) * lr_decay)
+        for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.add(total, xp.multiply(d, d, out=t2), out=total)
+            std = xp.add(xp.sqrt(total, out=t2), eps, out=t2)
+            q = xp.true_divide(d, std, out=t2)
+            xp.add(pa, _foreach.scaled(xp, q, -clr, t2), out=pa)
+
+    hyper = (lr, lr_decay, eps, weight_decay)
+    return _foreach.run(params, grads, states, hyper, ["sum"], update)
 
 
 class Adagrad(Optimizer):
@@ -25,6 +46,8 @@ class Adagrad(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 
     def __init__(
         self,
@@ -49,13 +72,6 @@ class Adagrad(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("lr_decay value", group["lr_decay"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
-        check_nonnegative("initial_accumulator_value value", group["initial_accumulator_value"])
-        check_nonnegative("epsilon value", group["eps"])
-
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0
         state["sum"] = lucid.full_like(p, group["initial_accumulator_value"])
@@ -68,48 +84,4 @@ class Adagrad(Optimizer):
         std = state["sum"].sqrt().add_(group["eps"])
         p.addcdiv_(grad, std, value=-clr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adagrad(params, grads, states, group)
-
-
-def _multi_tensor_adagrad(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adagrad._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, lr_decay, eps, weight_decay = (
-        group["lr"],
-        group["lr_decay"],
-        group["eps"],
-        group["weight_decay"],
-    )
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, lr_decay, eps, weight_decay):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            if not (
-                _foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, [state["sum"]])
-            ):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            clr = lr / (1 + (state["step"] - 1) * lr_decay)
-            written += [p, state["sum"]]
-            for (pa, ga, total), (t1, t2) in _foreach.pieces(xp, [p, grad, state["sum"]], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.add(total, xp.multiply(d, d, out=t2), out=total)
-                std = xp.add(xp.sqrt(total, out=t2), eps, out=t2)
-                q = xp.true_divide(d, std, out=t2)
-                xp.add(pa, _foreach.scaled(xp, q, -clr, t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_adagrad)

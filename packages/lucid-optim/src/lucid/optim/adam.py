@@ -9,10 +9,35 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._updates import AdamFamily, moments_arrays, plain_adam_group
-from .optimizer import ParamGroup
+from ._updates import AdamFamily, adam_hyper, moments_arrays
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["Adam", "AdamW"]
+
+
+def _multi_tensor_adam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        value = -lr / (1 - beta1**step)
+        for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            if vmax:
+                v = xp.maximum(vmax[0], v, out=vmax[0])
+            denom = xp.true_divide(xp.sqrt(v, out=t1), bias_correction2_sqrt, out=t1)
+            xp.add(denom, eps, out=denom)
+            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, denom, out=t1), value, t1), out=pa)
+
+    keys = ["exp_avg", "exp_avg_sq", "max_exp_avg_sq"] if amsgrad else ["exp_avg", "exp_avg_sq"]
+    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
 
 
 class Adam(AdamFamily):
@@ -43,17 +68,7 @@ class Adam(AdamFamily):
         foreach: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            amsgrad=amsgrad,
-            maximize=maximize,
-            foreach=foreach,
-            decoupled_weight_decay=decoupled_weight_decay,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         super()._init_state(p, state, group)
@@ -70,14 +85,7 @@ class Adam(AdamFamily):
         denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(group["eps"])
         p.addcdiv_(state["exp_avg"], denom, value=-group["lr"] / (1 - beta1**step))
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adam(params, grads, states, group)
+    _multi_tensor_update = staticmethod(_multi_tensor_adam)
 
 
 class AdamW(Adam):
@@ -106,38 +114,3 @@ class AdamW(Adam):
             foreach=foreach,
             decoupled_weight_decay=True,
         )
-
-
-def _multi_tensor_adam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adam._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update."""
-    backend = _foreach.backend_of(params)
-    if backend is None or not plain_adam_group(group):
-        return list(range(len(params)))
-    lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
-    beta1, beta2 = group["betas"]
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            moments = [state["exp_avg"], state["exp_avg_sq"]]
-            if amsgrad:
-                moments.append(state["max_exp_avg_sq"])
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, moments)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            step = state["step"]
-            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-            value = -lr / (1 - beta1**step)
-            written += [p, *moments]
-            for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
-                moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-                if vmax:
-                    v = xp.maximum(vmax[0], v, out=vmax[0])
-                denom = xp.true_divide(xp.sqrt(v, out=t1), bias_correction2_sqrt, out=t1)
-                xp.add(denom, eps, out=denom)
-                xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, denom, out=t1), value, t1), out=pa)
-    return rest

@@ -5,15 +5,37 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
-from ._updates import l2_penalty
-from .optimizer import Optimizer, ParamGroup
+from ._checks import ADAM_OPTIONS
+from ._updates import l2_penalty, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Adamax"]
+
+
+def _multi_tensor_adamax(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Adamax._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        clr = lr / (1 - beta1 ** state["step"])
+        for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
+            xp.multiply(u, beta2, out=u)
+            xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
+            xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
+
+    hyper = (lr, eps, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg", "exp_inf"], update)
 
 
 class Adamax(Optimizer):
@@ -26,6 +48,9 @@ class Adamax(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ADAM_OPTIONS
+    _zero_state = ("exp_avg", "exp_inf")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -37,23 +62,7 @@ class Adamax(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
-
-    def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["exp_avg"] = lucid.zeros_like(p)
-        state["exp_inf"] = lucid.zeros_like(p)
+        super().__init__(params, _defaults(locals()))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         beta1, beta2 = group["betas"]
@@ -65,43 +74,4 @@ class Adamax(Optimizer):
         clr = group["lr"] / (1 - beta1 ** state["step"])
         p.addcdiv_(exp_avg, exp_inf, value=-clr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_adamax(params, grads, states, group)
-
-
-def _multi_tensor_adamax(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Adamax._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, eps, weight_decay, beta1, beta2):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["exp_avg"], state["exp_inf"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            clr = lr / (1 - beta1 ** state["step"])
-            written += [p, *own]
-            for (pa, ga, m, u), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2), out=m)
-                xp.multiply(u, beta2, out=u)
-                xp.maximum(u, xp.add(xp.abs(d, out=t2), eps, out=t2), out=u)
-                xp.add(pa, _foreach.scaled(xp, xp.true_divide(m, u, out=t2), -clr, t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_adamax)

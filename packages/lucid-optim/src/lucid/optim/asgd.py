@@ -9,11 +9,38 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import l2_penalty
-from .optimizer import Optimizer, ParamGroup
+from ._updates import l2_penalty, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["ASGD"]
+
+
+def _multi_tensor_asgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`ASGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (complex parameters among them)."""
+    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
+    weight_decay, maximize = group["weight_decay"], group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        eta, mu = state["eta"], state["mu"]
+        state["step"] += 1
+        step = state["step"]
+        for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(pa, 1 - lambd * eta, out=pa)
+            xp.add(pa, _foreach.scaled(xp, d, -eta, t2), out=pa)
+            if mu != 1:
+                xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
+            else:
+                xp.copyto(ax, pa)
+        state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
+        state["mu"] = 1 / max(1, step - t0)
+
+    hyper = (lr, lambd, alpha, t0, weight_decay)
+    scalars = ("step", "eta", "mu")
+    return _foreach.run(params, grads, states, hyper, ["ax"], update, scalars)
 
 
 class ASGD(Optimizer):
@@ -29,6 +56,8 @@ class ASGD(Optimizer):
     _supports_complex = True
     _scalar_state = ("step", "eta", "mu")
 
+    _checked_options = ("lr", "weight_decay")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -41,20 +70,7 @@ class ASGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            lambd=lambd,
-            alpha=alpha,
-            t0=t0,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["step"] = 0
@@ -78,48 +94,4 @@ class ASGD(Optimizer):
         state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
         state["mu"] = 1 / max(1, step - group["t0"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_asgd(params, grads, states, group)
-
-
-def _multi_tensor_asgd(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`ASGD._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update (complex parameters among them)."""
-    lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]
-    weight_decay = group["weight_decay"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, lambd, alpha, t0, weight_decay):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            eta, mu = state["eta"], state["mu"]
-            plain = _foreach.numbers(state["step"]) and _foreach.numbers(eta, mu)
-            if not (plain and _foreach.takes(backend, p, grad, [state["ax"]])):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            step = state["step"]
-            written += [p, state["ax"]]
-            for (pa, ga, ax), (t1, t2) in _foreach.pieces(xp, [p, grad, state["ax"]], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.multiply(pa, 1 - lambd * eta, out=pa)
-                xp.add(pa, _foreach.scaled(xp, d, -eta, t2), out=pa)
-                if mu != 1:
-                    xp.add(ax, xp.multiply(xp.subtract(pa, ax, out=t2), mu, out=t2), out=ax)
-                else:
-                    xp.copyto(ax, pa)
-            state["eta"] = lr / ((1 + lambd * lr * step) ** alpha)
-            state["mu"] = 1 / max(1, step - t0)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_asgd)

@@ -9,7 +9,7 @@ import lucid
 from lucid import Tensor
 
 from ._line_search import strong_wolfe
-from .optimizer import Optimizer, ParamGroup
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["LBFGS"]
 
@@ -50,16 +50,7 @@ class LBFGS(Optimizer):
     ) -> None:
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = dict(
-            lr=lr,
-            max_iter=max_iter,
-            max_eval=max_eval,
-            tolerance_grad=tolerance_grad,
-            tolerance_change=tolerance_change,
-            history_size=history_size,
-            line_search_fn=line_search_fn,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params: list[Tensor] = self.param_groups[0]["params"]

@@ -9,11 +9,34 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_common
-from ._updates import decay_weights_
-from .optimizer import Optimizer, ParamGroup
+from ._checks import ADAM_OPTIONS
+from ._updates import decay_weights_, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Lion"]
+
+
+def _multi_tensor_lion(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Lion._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update."""
+    lr, weight_decay = group["lr"], group["weight_decay"]
+    beta1, beta2 = group["betas"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            if weight_decay != 0:
+                xp.multiply(pa, 1 - lr * weight_decay, out=pa)
+            c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
+            c = xp.sign(xp.add(m, c, out=t2), out=t2)
+            xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
+            xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
+
+    hyper = (lr, weight_decay, beta1, beta2)
+    return _foreach.run(params, grads, states, hyper, ["exp_avg"], update, scalars=())
 
 
 class Lion(Optimizer):
@@ -41,6 +64,8 @@ class Lion(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ADAM_OPTIONS
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -51,17 +76,7 @@ class Lion(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            weight_decay=weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_common(group)
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state["exp_avg"] = lucid.zeros_like(p)
@@ -74,40 +89,4 @@ class Lion(Optimizer):
         p.add_(exp_avg.lerp(grad, 1 - beta1).sign(), alpha=-lr)
         exp_avg.lerp_(grad, 1 - beta2)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_lion(params, grads, states, group)
-
-
-def _multi_tensor_lion(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Lion._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update."""
-    lr, weight_decay = group["lr"], group["weight_decay"]
-    beta1, beta2 = group["betas"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, weight_decay, beta1, beta2):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            if not _foreach.takes(backend, p, grad, [state["exp_avg"]]):
-                rest.append(i)
-                continue
-            written += [p, state["exp_avg"]]
-            for (pa, ga, m), (t1, t2) in _foreach.pieces(xp, [p, grad, state["exp_avg"]], 2):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    xp.multiply(pa, 1 - lr * weight_decay, out=pa)
-                c = xp.multiply(xp.subtract(d, m, out=t2), 1 - beta1, out=t2)
-                c = xp.sign(xp.add(m, c, out=t2), out=t2)
-                xp.add(pa, _foreach.scaled(xp, c, -lr, t2), out=pa)
-                xp.add(m, xp.multiply(xp.subtract(d, m, out=t2), 1 - beta2, out=t2), out=m)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_lion)

@@ -8,11 +8,43 @@ from typing import Any
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import AdamFamily, moments_arrays, plain_adam_group
-from .optimizer import ParamGroup
+from ._checks import ADAM_OPTIONS
+from ._updates import AdamFamily, adam_hyper, moments_arrays
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["NAdam"]
+
+
+def _multi_tensor_nadam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        state["mu_product"] *= mu
+        mu_product = state["mu_product"]
+        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+        avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
+        for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
+            denom = xp.add(denom, eps, out=t2)
+            q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
+            xp.add(pa, q, out=pa)
+            q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
+            xp.add(pa, q, out=pa)
+
+    hyper = (*adam_hyper(group), psi)
+    keys = ["exp_avg", "exp_avg_sq"]
+    scalars = ("step", "mu_product")
+    return _foreach.run(params, grads, states, hyper, keys, update, scalars)
 
 
 class NAdam(AdamFamily):
@@ -29,6 +61,8 @@ class NAdam(AdamFamily):
 
     _scalar_state = ("step", "mu_product")
 
+    _checked_options = (*ADAM_OPTIONS, "momentum_decay")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -42,21 +76,7 @@ class NAdam(AdamFamily):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum_decay=momentum_decay,
-            decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        super()._check_group_options(group)
-        check_nonnegative("momentum_decay value", group["momentum_decay"])
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         state.update(step=0, mu_product=1.0)  # PyTorch's key order: step, mu_product, moments
@@ -74,52 +94,4 @@ class NAdam(AdamFamily):
         p.addcdiv_(grad, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
         p.addcdiv_(state["exp_avg"], denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_nadam(params, grads, states, group)
-
-
-def _multi_tensor_nadam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`NAdam._update` on the arrays (see ``_foreach``); returns the positions it left
-    to the per-tensor update."""
-    backend = _foreach.backend_of(params)
-    if backend is None or not (
-        plain_adam_group(group) and _foreach.numbers(group["momentum_decay"])
-    ):
-        return list(range(len(params)))
-    lr, psi, eps = group["lr"], group["momentum_decay"], group["eps"]
-    beta1, beta2 = group["betas"]
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            moments = [state["exp_avg"], state["exp_avg_sq"]]
-            plain = _foreach.numbers(state["step"]) and _foreach.numbers(state["mu_product"])
-            if not (plain and _foreach.takes(backend, p, grad, moments)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            step = state["step"]
-            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-            state["mu_product"] *= mu
-            mu_product = state["mu_product"]
-            grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
-            avg_value = -lr * mu_next / (1.0 - mu_product * mu_next)
-            written += [p, *moments]
-            for (pa, ga, m, v), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *moments], 3):
-                d = moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-                denom = xp.sqrt(xp.true_divide(v, 1 - beta2**step, out=t2), out=t2)
-                denom = xp.add(denom, eps, out=t2)
-                q = _foreach.scaled(xp, xp.true_divide(d, denom, out=t3), grad_value, t3)
-                xp.add(pa, q, out=pa)
-                q = _foreach.scaled(xp, xp.true_divide(m, denom, out=t3), avg_value, t3)
-                xp.add(pa, q, out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_nadam)

@@ -31,6 +31,8 @@ from lucid import Tensor
 from lucid.backends import synchronize
 from lucid.utils.hooks import RemovableHandle
 
+from ._checks import check_options
+
 __all__ = ["Optimizer", "required", "RemovableHandle"]
 
 StateDict = dict[str, Any]
@@ -96,6 +98,11 @@ class Optimizer:
     # State entries kept as Python numbers; a loaded 0-d tensor (PyTorch keeps ``step`` as
     # one) becomes a number again.
     _scalar_state: tuple[str, ...] = ("step",)
+    # The state tensors the base ``_init_state`` starts at zero, after a ``step`` count, in
+    # PyTorch's key order.
+    _zero_state: tuple[str, ...] = ()
+    # The hyper-parameters the base check validates, in the order PyTorch checks them.
+    _checked_options: tuple[str, ...] = ("lr",)
     _in_step = False
     _opt_called = False  # set by the first step(); schedulers check it
 
@@ -191,9 +198,9 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def _check_group_options(self, group: ParamGroup) -> None:
-        """Validate one group's hyper-parameters (a subclass hook; the base checks ``lr``)."""
-        if "lr" in group and not group["lr"] >= 0.0:
-            raise ValueError(f"Invalid learning rate: {group['lr']}")
+        """Validate one group's hyper-parameters: ``_checked_options`` (see
+        ``_checks.check_options``); a subclass adds its other checks."""
+        check_options(group, self._checked_options)
 
     # -- stepping -------------------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -294,7 +301,13 @@ class Optimizer:
         return list(range(len(params)))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        """Fill the (empty) state of parameter ``p`` before its first update."""
+        """Fill the (empty) state of parameter ``p`` before its first update: with
+        ``_zero_state`` (empty in the base class: nothing), ``step`` 0 and a zero tensor like
+        ``p`` for each name."""
+        if self._zero_state:
+            state["step"] = 0
+            for name in self._zero_state:
+                state[name] = lucid.zeros_like(p)
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         """Update ``p`` in place from ``grad`` (already negated when maximizing)."""
@@ -445,6 +458,14 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
+
+
+def _defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+    """An algorithm's ``defaults`` from its ``__init__``'s ``locals()``: every argument but
+    ``self`` and ``params``, in the signature's order (PyTorch's ``defaults`` order)."""
+    return {
+        k: v for k, v in arguments.items() if k not in ("self", "params") and not k.startswith("__")
+    }
 
 
 def _multi_tensor_fits(cls: type[Optimizer]) -> bool:

@@ -8,10 +8,39 @@ from typing import Any
 from lucid import Tensor
 
 from . import _foreach
-from ._updates import AdamFamily, moments_arrays, plain_adam_group
-from .optimizer import ParamGroup
+from ._updates import AdamFamily, adam_hyper, moments_arrays
+from .optimizer import ParamGroup, _defaults
 
 __all__ = ["RAdam"]
+
+
+def _multi_tensor_radam(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
+    to the per-tensor update."""
+    lr, eps = group["lr"], group["eps"]
+    beta1, beta2 = group["betas"]
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        step = state["step"]
+        bias_correction2 = 1 - beta2**step
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            moments_arrays(xp, pa, ga, m, v, t1, t2, group)
+            x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)
+            if rho_t > 5.0:
+                adaptive_lr = xp.add(xp.sqrt(v, out=t1), eps, out=t1)
+                adaptive_lr = xp.true_divide(bias_correction2**0.5, adaptive_lr, out=t1)
+                x = xp.multiply(
+                    xp.multiply(x, adaptive_lr, out=t2), _rectification(rho_t, rho_inf), out=t2
+                )
+            xp.add(pa, xp.multiply(x, -1.0, out=t2), out=pa)
+
+    keys = ["exp_avg", "exp_avg_sq"]
+    return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
 
 
 class RAdam(AdamFamily):
@@ -38,16 +67,7 @@ class RAdam(AdamFamily):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            betas=betas,
-            eps=eps,
-            weight_decay=weight_decay,
-            decoupled_weight_decay=decoupled_weight_decay,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         step, _ = self._moments(p, grad, state, group)
@@ -64,51 +84,7 @@ class RAdam(AdamFamily):
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_radam(params, grads, states, group)
-
-
-def _multi_tensor_radam(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`RAdam._update` on the arrays (see ``_foreach``); returns the positions it left
-    to the per-tensor update."""
-    backend = _foreach.backend_of(params)
-    if backend is None or not plain_adam_group(group):
-        return list(range(len(params)))
-    lr, eps = group["lr"], group["eps"]
-    beta1, beta2 = group["betas"]
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            moments = [state["exp_avg"], state["exp_avg_sq"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, moments)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            step = state["step"]
-            bias_correction2 = 1 - beta2**step
-            rho_inf = 2 / (1 - beta2) - 1
-            rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-            written += [p, *moments]
-            for (pa, ga, m, v), (t1, t2) in _foreach.pieces(xp, [p, grad, *moments], 2):
-                moments_arrays(xp, pa, ga, m, v, t1, t2, group)
-                x = xp.multiply(xp.true_divide(m, 1 - beta1**step, out=t2), lr, out=t2)
-                if rho_t > 5.0:
-                    adaptive_lr = xp.add(xp.sqrt(v, out=t1), eps, out=t1)
-                    adaptive_lr = xp.true_divide(bias_correction2**0.5, adaptive_lr, out=t1)
-                    x = xp.multiply(
-                        xp.multiply(x, adaptive_lr, out=t2), _rectification(rho_t, rho_inf), out=t2
-                    )
-                xp.add(pa, xp.multiply(x, -1.0, out=t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_radam)
 
 
 def _rectification(rho_t: float, rho_inf: float) -> float:

@@ -9,11 +9,52 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import average_square_, l2_penalty
-from .optimizer import Optimizer, ParamGroup
+from ._updates import average_square_, l2_penalty, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["RMSprop"]
+
+
+def _multi_tensor_rmsprop(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`RMSprop._update` on the arrays (see ``_foreach``); returns the positions it
+    left to the per-tensor update."""
+    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+    weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            buf = more.pop(0) if momentum > 0 else None
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            xp.multiply(v, alpha, out=v)
+            xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - alpha, t2), out=v)
+            if centered:
+                g_avg = more[0]
+                diff = xp.multiply(xp.subtract(d, g_avg, out=t2), 1 - alpha, out=t2)
+                xp.add(g_avg, diff, out=g_avg)
+                avg = xp.multiply(xp.multiply(g_avg, g_avg, out=t2), -1, out=t2)
+                avg = xp.sqrt(xp.add(v, avg, out=t2), out=t2)
+            else:
+                avg = xp.sqrt(v, out=t2)
+            avg = xp.add(avg, eps, out=t2)
+            q = xp.true_divide(d, avg, out=t2)
+            if buf is not None:
+                xp.multiply(buf, momentum, out=buf)
+                xp.add(buf, q, out=buf)
+                xp.add(pa, _foreach.scaled(xp, buf, -lr, t2), out=pa)
+            else:
+                xp.add(pa, _foreach.scaled(xp, q, -lr, t2), out=pa)
+
+    keys = ["square_avg"]
+    if momentum > 0:
+        keys.append("momentum_buffer")
+    if centered:
+        keys.append("grad_avg")
+    hyper = (lr, alpha, eps, weight_decay, momentum)
+    return _foreach.run(params, grads, states, hyper, keys, update)
 
 
 class RMSprop(Optimizer):
@@ -26,6 +67,9 @@ class RMSprop(Optimizer):
     ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
+
+    _checked_options = ("lr", "eps", "momentum", "weight_decay", "alpha")
+    _zero_state = ("square_avg",)
 
     def __init__(
         self,
@@ -40,28 +84,10 @@ class RMSprop(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            alpha=alpha,
-            eps=eps,
-            weight_decay=weight_decay,
-            momentum=momentum,
-            centered=centered,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("epsilon value", group["eps"])
-        check_nonnegative("momentum value", group["momentum"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
-        check_nonnegative("alpha value", group["alpha"])
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["square_avg"] = lucid.zeros_like(p)
+        super()._init_state(p, state, group)
         if group["momentum"] > 0:
             state["momentum_buffer"] = lucid.zeros_like(p)
         if group["centered"]:
@@ -86,61 +112,4 @@ class RMSprop(Optimizer):
         else:
             p.addcdiv_(grad, avg, value=-lr)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_rmsprop(params, grads, states, group)
-
-
-def _multi_tensor_rmsprop(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`RMSprop._update` on the arrays (see ``_foreach``); returns the positions it
-    left to the per-tensor update."""
-    lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-    weight_decay, momentum, centered = group["weight_decay"], group["momentum"], group["centered"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, alpha, eps, weight_decay, momentum):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["square_avg"]]
-            if momentum > 0:
-                own.append(state["momentum_buffer"])
-            if centered:
-                own.append(state["grad_avg"])
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            written += [p, *own]
-            for (pa, ga, v, *more), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
-                buf = more.pop(0) if momentum > 0 else None
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                xp.multiply(v, alpha, out=v)
-                xp.add(v, _foreach.scaled(xp, xp.multiply(d, d, out=t2), 1 - alpha, t2), out=v)
-                if centered:
-                    g_avg = more[0]
-                    diff = xp.multiply(xp.subtract(d, g_avg, out=t2), 1 - alpha, out=t2)
-                    xp.add(g_avg, diff, out=g_avg)
-                    avg = xp.multiply(xp.multiply(g_avg, g_avg, out=t2), -1, out=t2)
-                    avg = xp.sqrt(xp.add(v, avg, out=t2), out=t2)
-                else:
-                    avg = xp.sqrt(v, out=t2)
-                avg = xp.add(avg, eps, out=t2)
-                q = xp.true_divide(d, avg, out=t2)
-                if buf is not None:
-                    xp.multiply(buf, momentum, out=buf)
-                    xp.add(buf, q, out=buf)
-                    xp.add(pa, _foreach.scaled(xp, buf, -lr, t2), out=pa)
-                else:
-                    xp.add(pa, _foreach.scaled(xp, q, -lr, t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_rmsprop)

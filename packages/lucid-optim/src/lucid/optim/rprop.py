@@ -9,10 +9,44 @@ import lucid
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from .optimizer import Optimizer, ParamGroup
+from ._updates import penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["Rprop"]
+
+
+def _multi_tensor_rprop(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`Rprop._update` on the arrays (see ``_foreach``); ``masked_fill`` becomes a
+    masked ``copyto`` of the value in the tensor's dtype. Returns the positions it left to the
+    per-tensor update."""
+    etaminus, etaplus = group["etas"]
+    step_size_min, step_size_max = group["step_sizes"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        state["step"] += 1
+        dtype = p.array.dtype
+        one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
+        for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
+            d = penalized_arrays(xp, pa, ga, maximize, 0, t1, t2)
+            sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
+            flipped = xp.less(sign, 0)
+            xp.copyto(t3, one)
+            xp.copyto(t3, plus, where=xp.greater(sign, 0))
+            xp.copyto(t3, minus, where=flipped)
+            xp.multiply(size, t3, out=size)
+            xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
+            kept = t2
+            xp.copyto(kept, d)
+            xp.copyto(kept, zero, where=flipped)
+            step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
+            xp.add(pa, step, out=pa)
+            xp.copyto(prev, kept)
+
+    hyper = (etaminus, etaplus, step_size_min, step_size_max)
+    return _foreach.run(params, grads, states, hyper, ["prev", "step_size"], update)
 
 
 class Rprop(Optimizer):
@@ -26,6 +60,9 @@ class Rprop(Optimizer):
     tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
+    _checked_options = ("lr", "etas")
+    _zero_state = ("prev",)
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -36,18 +73,10 @@ class Rprop(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, maximize=maximize, foreach=foreach)
-        super().__init__(params, defaults)
-
-    def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        etaminus, etaplus = group["etas"]
-        if not 0.0 < etaminus < 1.0 < etaplus:
-            raise ValueError(f"Invalid eta values: {etaminus}, {etaplus}")
+        super().__init__(params, _defaults(locals()))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
-        state["step"] = 0
-        state["prev"] = lucid.zeros_like(p)
+        super()._init_state(p, state, group)
         state["step_size"] = lucid.full_like(p, group["lr"])
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
@@ -65,52 +94,4 @@ class Rprop(Optimizer):
         p.addcmul_(grad.sign(), step_size, value=-1)
         state["prev"].copy_(grad)
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_rprop(params, grads, states, group)
-
-
-def _multi_tensor_rprop(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`Rprop._update` on the arrays (see ``_foreach``); ``masked_fill`` becomes a
-    masked ``copyto`` of the value in the tensor's dtype. Returns the positions it left to the
-    per-tensor update."""
-    etaminus, etaplus = group["etas"]
-    step_size_min, step_size_max = group["step_sizes"]
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(etaminus, etaplus, step_size_min, step_size_max):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            own = [state["prev"], state["step_size"]]
-            if not (_foreach.numbers(state["step"]) and _foreach.takes(backend, p, grad, own)):
-                rest.append(i)
-                continue
-            state["step"] += 1
-            written += [p, *own]
-            dtype = p.array.dtype
-            one, minus, plus, zero = (xp.asarray(v, dtype=dtype) for v in (1, etaminus, etaplus, 0))
-            for (pa, ga, prev, size), (t1, t2, t3) in _foreach.pieces(xp, [p, grad, *own], 3):
-                d = xp.negative(ga, out=t1) if group.get("maximize", False) else ga
-                sign = xp.sign(xp.multiply(d, prev, out=t2), out=t2)
-                flipped = xp.less(sign, 0)
-                xp.copyto(t3, one)
-                xp.copyto(t3, plus, where=xp.greater(sign, 0))
-                xp.copyto(t3, minus, where=flipped)
-                xp.multiply(size, t3, out=size)
-                xp.minimum(xp.maximum(size, step_size_min, out=size), step_size_max, out=size)
-                kept = t2
-                xp.copyto(kept, d)
-                xp.copyto(kept, zero, where=flipped)
-                step = xp.multiply(xp.multiply(xp.sign(kept, out=t3), size, out=t3), -1, out=t3)
-                xp.add(pa, step, out=pa)
-                xp.copyto(prev, kept)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_rprop)

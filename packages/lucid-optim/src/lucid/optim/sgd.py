@@ -8,11 +8,34 @@ from typing import Any
 from lucid import Tensor
 
 from . import _foreach
-from ._checks import check_nonnegative
-from ._updates import l2_penalty
-from .optimizer import Optimizer, ParamGroup
+from ._updates import l2_penalty, penalized_arrays
+from .optimizer import Optimizer, ParamGroup, _defaults
 
 __all__ = ["SGD"]
+
+
+def _multi_tensor_sgd(
+    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
+) -> list[int]:
+    """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
+    the per-tensor update (a first momentum step, which makes the buffer, among them)."""
+    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+    weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+    maximize = group.get("maximize", False)
+
+    def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
+        for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
+            d = penalized_arrays(xp, pa, ga, maximize, weight_decay, t1, t2)
+            if ba:
+                b = ba[0]
+                xp.multiply(b, momentum, out=b)
+                xp.add(b, _foreach.scaled(xp, d, 1 - dampening, t2), out=b)
+                d = xp.add(d, _foreach.scaled(xp, b, momentum, t2), out=t1) if nesterov else b
+            xp.add(pa, _foreach.scaled(xp, d, -lr, t2), out=pa)
+
+    hyper = (lr, momentum, dampening, weight_decay)
+    keys = ["momentum_buffer"] if momentum != 0 else []
+    return _foreach.run(params, grads, states, hyper, keys, update, scalars=())
 
 
 class SGD(Optimizer):
@@ -29,6 +52,8 @@ class SGD(Optimizer):
 
     _supports_complex = True
 
+    _checked_options = ("lr", "momentum", "weight_decay")
+
     def __init__(
         self,
         params: Iterable[Any],
@@ -41,21 +66,10 @@ class SGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
     ) -> None:
-        defaults = dict(
-            lr=lr,
-            momentum=momentum,
-            dampening=dampening,
-            weight_decay=weight_decay,
-            nesterov=nesterov,
-            maximize=maximize,
-            foreach=foreach,
-        )
-        super().__init__(params, defaults)
+        super().__init__(params, _defaults(locals()))
 
     def _check_group_options(self, group: ParamGroup) -> None:
-        check_nonnegative("learning rate", group["lr"])
-        check_nonnegative("momentum value", group["momentum"])
-        check_nonnegative("weight_decay value", group["weight_decay"])
+        super()._check_group_options(group)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
@@ -71,48 +85,4 @@ class SGD(Optimizer):
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         p.add_(grad, alpha=-group["lr"])
 
-    def _multi_tensor_update(
-        self,
-        params: list[Tensor],
-        grads: list[Tensor],
-        states: list[dict[str, Any]],
-        group: ParamGroup,
-    ) -> list[int]:
-        return _multi_tensor_sgd(params, grads, states, group)
-
-
-def _multi_tensor_sgd(
-    params: list[Tensor], grads: list[Tensor], states: list[dict[str, Any]], group: ParamGroup
-) -> list[int]:
-    """:meth:`SGD._update` on the arrays (see ``_foreach``); returns the positions it left to
-    the per-tensor update (a first momentum step, which makes the buffer, among them)."""
-    lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-    weight_decay, nesterov, maximize = (
-        group["weight_decay"],
-        group["nesterov"],
-        group.get("maximize", False),
-    )
-    backend = _foreach.backend_of(params)
-    if backend is None or not _foreach.numbers(lr, momentum, dampening, weight_decay):
-        return list(range(len(params)))
-    rest: list[int] = []
-    written: list[Tensor] = []
-    with _foreach.array_update(backend, written) as xp:
-        for i, (p, grad, state) in enumerate(zip(params, grads, states)):
-            buf = state.get("momentum_buffer") if momentum != 0 else None
-            bufs = [] if buf is None else [buf]
-            if (momentum != 0 and buf is None) or not _foreach.takes(backend, p, grad, bufs):
-                rest.append(i)
-                continue
-            written += [p, *bufs]
-            for (pa, ga, *ba), (t1, t2) in _foreach.pieces(xp, [p, grad, *bufs], 2):
-                d = xp.negative(ga, out=t1) if maximize else ga
-                if weight_decay != 0:
-                    d = xp.add(d, _foreach.scaled(xp, pa, weight_decay, t2), out=t1)
-                if ba:
-                    b = ba[0]
-                    xp.multiply(b, momentum, out=b)
-                    xp.add(b, _foreach.scaled(xp, d, 1 - dampening, t2), out=b)
-                    d = xp.add(d, _foreach.scaled(xp, b, momentum, t2), out=t1) if nesterov else b
-                xp.add(pa, _foreach.scaled(xp, d, -lr, t2), out=pa)
-    return rest
+    _multi_tensor_update = staticmethod(_multi_tensor_sgd)
