@@ -24,6 +24,7 @@ from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.graph import increment_version
+from lucid.ops.shape import is_contiguous_layout
 
 __all__ = [
     "CHUNK",
@@ -165,11 +166,4 @@ def scaled(xp: Any, x: Any, value: Any, out: Any) -> Any:
 def _contiguous(strides: tuple[int, ...] | None, shape: tuple[int, ...]) -> bool:
     """Whether an array of ``shape`` with ``strides`` (in elements) is in C order, so that its
     flat reshape is a view of it."""
-    if strides is None:
-        return False
-    expected = 1
-    for size, stride in zip(reversed(shape), reversed(strides)):
-        if size != 1 and stride != expected:
-            return False
-        expected *= size
-    return True
+    return strides is not None and is_contiguous_layout(shape, strides)

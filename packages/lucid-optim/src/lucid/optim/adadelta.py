@@ -45,10 +45,7 @@ class Adadelta(Optimizer):
 
     :math:`v \leftarrow \rho v + (1-\rho) g^2`,
     :math:`\Delta = \sqrt{u + \epsilon} / \sqrt{v + \epsilon}\; g`,
-    :math:`u \leftarrow \rho u + (1-\rho)\Delta^2`, :math:`p \leftarrow p - \text{lr}\,\Delta`.
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
-    """
+    :math:`u \leftarrow \rho u + (1-\rho)\Delta^2`, :math:`p \leftarrow p - \text{lr}\,\Delta`."""
 
     _checked_options = ("lr", "rho", "eps", "weight_decay")
     _zero_state = ("square_avg", "acc_delta")

@@ -42,10 +42,7 @@ class Adagrad(Optimizer):
 
     :math:`s \leftarrow s + g^2`,
     :math:`p \leftarrow p - \eta_t\, g / (\sqrt{s} + \epsilon)` with
-    :math:`\eta_t = \text{lr} / (1 + (t-1)\,\text{lr\_decay})`.
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
-    """
+    :math:`\eta_t = \text{lr} / (1 + (t-1)\,\text{lr\_decay})`."""
 
     _checked_options = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
 

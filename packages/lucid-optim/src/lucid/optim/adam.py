@@ -50,9 +50,6 @@ class Adam(AdamFamily):
     ``amsgrad`` uses the running maximum of :math:`v`; ``weight_decay`` adds
     :math:`\lambda p` to the gradient, or with ``decoupled_weight_decay=True`` (AdamW)
     multiplies :math:`p` by :math:`1 - \text{lr}\,\lambda` first.
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(

@@ -43,10 +43,7 @@ class Adamax(Optimizer):
 
     :math:`m \leftarrow \beta_1 m + (1-\beta_1) g`,
     :math:`u \leftarrow \max(\beta_2 u, |g| + \epsilon)`,
-    :math:`p \leftarrow p - \frac{\text{lr}}{1-\beta_1^t} m / u`.
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
-    """
+    :math:`p \leftarrow p - \frac{\text{lr}}{1-\beta_1^t} m / u`."""
 
     _checked_options = ADAM_OPTIONS
     _zero_state = ("exp_avg", "exp_inf")

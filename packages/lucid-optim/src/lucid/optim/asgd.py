@@ -48,10 +48,7 @@ class ASGD(Optimizer):
 
     :math:`p \leftarrow (1 - \lambda\eta_t)\,p - \eta_t g`, with
     :math:`\eta_t = \text{lr} / (1 + \lambda\,\text{lr}\,t)^\alpha`; from step ``t0`` on the
-    average ``ax`` of the iterates is kept in the state.
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
-    """
+    average ``ax`` of the iterates is kept in the state."""
 
     _supports_complex = True
     _scalar_state = ("step", "eta", "mu")

@@ -59,9 +59,6 @@ class Lion(Optimizer):
         >>> opt.step()
         >>> [round(v, 6) for v in w.tolist()]
         [0.9, -0.9]
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _checked_options = ADAM_OPTIONS

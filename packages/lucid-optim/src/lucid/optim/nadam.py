@@ -54,9 +54,6 @@ class NAdam(AdamFamily):
     ``momentum_decay`` :math:`\psi`; the update mixes the current gradient and the first moment
     with weights :math:`(1-\mu_t)/(1-\prod_{i\le t}\mu_i)` and
     :math:`\mu_{t+1}/(1-\prod_{i\le t+1}\mu_i)`. ``decoupled_weight_decay=True`` gives NAdamW.
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _scalar_state = ("step", "mu_product")

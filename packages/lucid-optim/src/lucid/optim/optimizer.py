@@ -81,6 +81,10 @@ class Optimizer:
             ``defaults`` for that group.
         defaults: the default value of each hyper-parameter.
 
+    Every algorithm takes ``foreach`` (PyTorch's meaning): ``None``, the default, updates the
+    whole group at once where it can (NumPy arrays written in place), ``False`` one tensor at a
+    time, ``True`` asks for the group update; all give the same bits (see :mod:`lucid.optim`).
+
     Example::
 
         >>> import lucid, lucid.optim as optim

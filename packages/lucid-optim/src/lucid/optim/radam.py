@@ -50,9 +50,6 @@ class RAdam(AdamFamily):
     (:math:`\rho_t \le 5`) the step is plain bias-corrected momentum; afterwards it is Adam's
     step scaled by the rectification term :math:`r_t`. ``decoupled_weight_decay=True`` gives
     RAdamW.
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     def __init__(

@@ -63,10 +63,7 @@ class RMSprop(Optimizer):
     :math:`v \leftarrow \alpha v + (1-\alpha) g^2`; ``centered`` subtracts the square of the
     running mean gradient :math:`\bar g` from :math:`v`; the step is
     :math:`g / (\sqrt{v} + \epsilon)`, accumulated into a momentum buffer when
-    ``momentum > 0``.
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
-    """
+    ``momentum > 0``."""
 
     _checked_options = ("lr", "eps", "momentum", "weight_decay", "alpha")
     _zero_state = ("square_avg",)

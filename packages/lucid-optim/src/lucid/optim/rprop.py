@@ -55,9 +55,6 @@ class Rprop(Optimizer):
     Each coordinate's step size grows by ``etas[1]`` while its gradient keeps its sign and
     shrinks by ``etas[0]`` when the sign flips (that step is then skipped), clipped to
     ``step_sizes``; the parameter moves by the step size against the gradient's sign.
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _checked_options = ("lr", "etas")

@@ -45,9 +45,6 @@ class SGD(Optimizer):
     :math:`b \leftarrow \mu b + (1 - \tau) g` (the first step sets :math:`b = g`),
     :math:`p \leftarrow p - \text{lr}\,(g + \mu b)` with ``nesterov``, else
     :math:`p \leftarrow p - \text{lr}\, b`.
-
-    ``foreach=None`` (the default) updates the whole group at once on NumPy, ``False`` one
-    tensor at a time; both give the same bits (see :mod:`lucid.optim`).
     """
 
     _supports_complex = True
