@@ -58,14 +58,7 @@ from lucid.dtypes import (
 )
 from lucid.dtypes import bool_ as bool  # noqa: A001
 from lucid._tensor import Tensor
-from lucid.autograd import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
+from lucid.autograd.grad_mode import *  # noqa: F403  (no_grad, enable_grad, ...: its __all__)
 from lucid.ops import *  # noqa: F403
 from lucid.random import (
     Generator,
@@ -134,7 +127,7 @@ __all__ = [
     "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
     "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
-    "uint8", "bool", "Tensor", "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "uint8", "bool", "Tensor",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions",
@@ -145,7 +138,8 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
-    "inference_mode", "is_inference_mode_enabled", "amp", "autocast", "clear_autocast_cache",
+    "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
     "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",
 ]  # fmt: skip
+__all__ += autograd.grad_mode.__all__

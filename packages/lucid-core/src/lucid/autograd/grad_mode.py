@@ -12,6 +12,15 @@ from typing import Any, ParamSpec, TypeVar
 _P = ParamSpec("_P")  # a decorated function's parameters
 _R = TypeVar("_R")  # and its result
 
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
 
 class _State(threading.local):
     """Per-thread, as in PyTorch: a no_grad block in one thread leaves the others alone."""
