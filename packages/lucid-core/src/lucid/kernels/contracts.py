@@ -67,6 +67,7 @@ __all__ = [
     "SdpaKernel",
     "SoftmaxKernel",
     "UnaryKernel",
+    "WholeOpKernel",
 ]
 
 ImplT = TypeVar("ImplT")
@@ -155,7 +156,16 @@ class MaxPoolArraysKernel(Protocol):
 
 
 # -- whole ops with their own vector-Jacobian product -------------------------------------------
-class ConvKernel(Protocol):
+class WholeOpKernel(Protocol):
+    """What every whole-op kernel has besides its ``forward``: the vector-Jacobian product
+    from the residuals its ``forward`` returned."""
+
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
+        """The input gradients, None where ``needs`` says no."""
+
+
+class ConvKernel(WholeOpKernel, Protocol):
     """conv1d/2d/3d (NC... layout; ``padding`` is one ``(before, after)`` pair per dim).
 
     ``forward -> (y, residuals)``; ``backward -> (dx, dw, dbias)`` (None where not needed).
@@ -168,12 +178,8 @@ class ConvKernel(Protocol):
     ) -> tuple[Any, Any]:  # fmt: skip
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
 
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
-
-class ConvTransposeKernel(Protocol):
+class ConvTransposeKernel(WholeOpKernel, Protocol):
     """conv_transpose1d/2d/3d; ``w`` is ``(C_in, C_out / groups, *kernel)``.
 
     ``forward -> (y, residuals)``; ``backward -> (dx, dw, dbias)``.
@@ -186,12 +192,8 @@ class ConvTransposeKernel(Protocol):
     ) -> tuple[Any, Any]:  # fmt: skip
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
 
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
-
-class MaxPoolKernel(Protocol):
+class MaxPoolKernel(WholeOpKernel, Protocol):
     """max_pool1d/2d/3d without indices: ``forward -> (y, residuals)`` or None (the reference
     runs; it always does with ``return_indices``); ``backward -> (dx,)``."""
 
@@ -202,12 +204,8 @@ class MaxPoolKernel(Protocol):
     ) -> tuple[Any, Any] | None:  # fmt: skip
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
 
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
-
-class AvgPoolKernel(Protocol):
+class AvgPoolKernel(WholeOpKernel, Protocol):
     """avg_pool1d/2d/3d: ``forward -> (y, residuals)`` or None; ``backward -> (dx,)``."""
 
     @staticmethod
@@ -216,10 +214,6 @@ class AvgPoolKernel(Protocol):
         count_include_pad: bool, divisor_override: Any, /
     ) -> tuple[Any, Any] | None:  # fmt: skip
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
-
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
 
 class BatchNormKernel(Protocol):
@@ -241,7 +235,7 @@ class BatchNormKernel(Protocol):
         """``(dx, dweight, dbias)``, None where ``needs`` says no."""
 
 
-class LayerNormKernel(Protocol):
+class LayerNormKernel(WholeOpKernel, Protocol):
     """Layer norm over the last ``nd`` dims: ``forward -> (y, residuals)`` or None;
     ``backward -> (dx, dweight, dbias)``."""
 
@@ -251,12 +245,8 @@ class LayerNormKernel(Protocol):
     ) -> tuple[Any, Any] | None:
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
 
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
-
-class SdpaKernel(Protocol):
+class SdpaKernel(WholeOpKernel, Protocol):
     """Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``).
 
     ``forward(backend, q, k, v, attn_mask, dropout_p, is_causal, scale, needs) ->
@@ -269,10 +259,6 @@ class SdpaKernel(Protocol):
         scale: Any, needs: Needs, /
     ) -> tuple[Any, Any]:  # fmt: skip
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
-
-    @staticmethod
-    def backward(backend: Any, residuals: Any, g: Any, needs: Needs, /) -> tuple[Any, ...]:
-        """The input gradients, None where ``needs`` says no."""
 
 
 # -- contracts: the typed keys of ``Backend.kernels`` -----------------------------------------
@@ -319,11 +305,14 @@ class KernelContract(Generic[ImplT]):
 
 
 def _methods(protocol: Any) -> list[tuple[str, int]]:
+    """Each method of ``protocol`` (its own and its base protocols') and its arity."""
+    found: dict[str, Any] = {}
+    for klass in reversed(protocol.__mro__):
+        found.update((n, f) for n, f in vars(klass).items() if isinstance(f, staticmethod))
     out = []
-    for name, fn in vars(protocol).items():
-        if isinstance(fn, staticmethod):
-            params = inspect.signature(fn.__func__).parameters.values()
-            out.append((name, sum(p.kind is p.POSITIONAL_ONLY for p in params)))
+    for name, fn in found.items():
+        params = inspect.signature(fn.__func__).parameters.values()
+        out.append((name, sum(p.kind is p.POSITIONAL_ONLY for p in params)))
     return out
 
 
