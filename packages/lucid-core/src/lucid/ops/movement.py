@@ -65,8 +65,12 @@ class Triangle(Function):
         return Triangle.apply(g, ctx.k, ctx.kind), None, None
 
 
-def flip(input: Tensor, *dims: Any) -> Tensor:  # noqa: A002
-    """Reverse the order of elements along ``dims`` (``x.flip(0)`` or ``lucid.flip(x, [0])``)."""
+def flip(input: Tensor, *dim_args: Any, dims: Any = None) -> Tensor:  # noqa: A002
+    """Reverse the order of elements along ``dims`` (``x.flip(0)``, ``lucid.flip(x, [0])`` or
+    torch's keyword ``lucid.flip(x, dims=[0])``)."""
+    if dims is not None and dim_args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    dims = dim_args if dims is None else (dims,)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if not dims or input.ndim == 0:

@@ -356,11 +356,15 @@ def _correction(correction: Any, unbiased: Any) -> Any:
     return 1 if correction is None else correction
 
 
+def _old_unbiased(dim: Any, unbiased: Any) -> tuple[Any, Any]:
+    """``var(x, False)``: a bool where ``dim`` goes is torch's old positional ``unbiased``."""
+    return (None, dim) if isinstance(dim, bool) else (dim, unbiased)
+
+
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
         *, correction: Any = None) -> Tensor:  # fmt: skip
     """Variance over ``dim`` with ``correction`` (1: Bessel's, the default; 0: population)."""
-    if isinstance(dim, bool):  # var(x, False): the old positional `unbiased`
-        dim, unbiased = None, dim
+    dim, unbiased = _old_unbiased(dim, unbiased)
     a = _float_input("var", input, None)
     c = _correction(correction, unbiased)
     dims = normalize_dims(dim, a.ndim)
@@ -378,12 +382,14 @@ def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
              *, correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(var, mean)`` over ``dim``."""
+    dim, unbiased = _old_unbiased(dim, unbiased)
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
 def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
              *, correction: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
     """``(std, mean)`` over ``dim``."""
+    dim, unbiased = _old_unbiased(dim, unbiased)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
