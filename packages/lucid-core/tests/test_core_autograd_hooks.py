@@ -216,3 +216,24 @@ def test_anomaly_mode_reports_errors_raised_in_backward() -> None:
         y = Boom.apply(x)  # recorded here
         with pytest.raises(RuntimeError, match="Function 'BoomBackward0' raised: bad backward"):
             y.sum().backward()
+
+
+def test_disable_saved_tensors_hooks_refuses_new_hooks() -> None:
+    from lucid.autograd.graph import disable_saved_tensors_hooks
+
+    with disable_saved_tensors_hooks("no hooks here"):
+        with pytest.raises(RuntimeError, match="no hooks here"):
+            with saved_tensors_hooks(lambda t: t, lambda t: t):
+                pass
+    with saved_tensors_hooks(lambda t: t, lambda t: t):  # allowed again
+        pass
+
+
+def test_post_accumulate_hook_runs_for_backward_with_inputs() -> None:
+    x = _x(1.0, 2.0)
+    seen: list[np.ndarray] = []
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.numpy().copy()))
+    (x * 3.0).sum().backward(inputs=[x])
+    assert len(seen) == 1
+    np.testing.assert_array_equal(seen[0], [3.0, 3.0])
+    assert lucid.is_anomaly_enabled() is False and lucid.is_anomaly_check_nan_enabled() is True

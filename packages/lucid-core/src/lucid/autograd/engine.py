@@ -395,6 +395,10 @@ def backward(
                 continue
             g = g if create_graph else g.detach()._fresh_copy()
             t.grad = g if t.grad is None else t.grad + g
+            post = getattr(t, "_post_acc_hooks", None)
+            if post:
+                for hook in list(post.values()):
+                    hook(t)
         return
     run_backward(outs, grads, retain, create_graph)
 

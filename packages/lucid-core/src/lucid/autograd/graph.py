@@ -21,7 +21,15 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, saved_tensors_hooks_stack
 
-__all__ = ["Node", "increment_version", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = [
+    "Node",
+    "disable_saved_tensors_hooks",
+    "increment_version",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]
+
+_disabled: list[str] = []  # the messages of active disable_saved_tensors_hooks blocks
 
 Node = Function
 """The class of every backward node (``tensor.grad_fn``): lucid's ``Function`` is both the op's
@@ -62,12 +70,31 @@ class saved_tensors_hooks:  # noqa: N801
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self) -> None:
+        if _disabled:
+            raise RuntimeError(_disabled[-1])
         saved_tensors_hooks_stack.append((self.pack_hook, self.unpack_hook))
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         saved_tensors_hooks_stack.pop()
+
+
+class disable_saved_tensors_hooks:  # noqa: N801
+    """Inside the block, entering a ``saved_tensors_hooks`` raises ``RuntimeError`` with
+    ``error_message`` (``torch.autograd.graph.disable_saved_tensors_hooks``): for code whose
+    saved tensors must stay as they are. Hooks already active keep applying."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        _disabled.append(self.error_message)
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _disabled.pop()
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801
