@@ -126,3 +126,13 @@ def test_per_sample_gradients_match_torch_func() -> None:
     )
     for name in tparams:
         np.testing.assert_allclose(per[name].numpy(), tper[name].numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_checkpoint_replays_dropout_masks() -> None:
+    lucid.manual_seed(4)
+    drop = nn.Dropout(0.5)
+    x = lucid.randn(500, requires_grad=True)
+    y = checkpoint(drop, x, use_reentrant=False)
+    y.sum().backward()
+    kept = y.detach().numpy() != 0
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(kept, 2.0, 0.0))
