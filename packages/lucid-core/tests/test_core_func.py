@@ -232,6 +232,8 @@ def test_vmap_errors() -> None:
         vmap(lambda a, b: a + b)(_rand(2), _rand(3))
     with pytest.raises(ValueError, match="at least one"):
         vmap(lambda a: a, in_dims=None)(_rand(2))
+    with pytest.raises(ValueError, match="expected `in_dims` to be int"):
+        vmap(lambda a: a, in_dims=[0])(_rand(2))
     with pytest.raises(ValueError, match="in_dims is not compatible"):
         vmap(lambda a: a, in_dims=(0, 0))(_rand(2))
     with pytest.raises(ValueError, match="dimensionality 1"):

@@ -1,8 +1,10 @@
 """Anomaly detection for autograd (``torch.autograd.detect_anomaly``).
 
 While it is on, every recorded op keeps the stack of the forward call that made it; a backward
-that fails, or (with ``check_nan``) that produces NaN, reports the op by its node name and
-prints that forward stack, so the line of the model that made the bad value is found at once.
+that fails, or (with ``check_nan``) that produces NaN, warns with the op's node name and that
+forward stack (as PyTorch does) before the error propagates, so the line of the model that made
+the bad value is found at once. A NaN raises PyTorch's ``RuntimeError`` ("Function
+'SqrtBackward0' returned nan values in its 0th output."); other errors keep their type.
 It slows the forward down (one stack capture per op); turn it on to hunt, not to train.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, ParamSpec, TypeVar
@@ -78,7 +81,7 @@ class detect_anomaly(_AnomalyMode):  # noqa: N801
     ...     try:
     ...         y.backward()
     ...     except RuntimeError as e:
-    ...         print(str(e).splitlines()[0])  # doctest: +ELLIPSIS
+    ...         print(str(e).splitlines()[0])
     Function 'SqrtBackward0' returned nan values in its 0th output.
     """
 
@@ -99,12 +102,24 @@ class set_detect_anomaly(_AnomalyMode):  # noqa: N801
         pass
 
 
-def raise_anomaly(node: Any, message: str, cause: BaseException | None = None) -> None:
-    """Raise ``message`` about ``node`` with the stack of its forward call appended."""
+def forward_trace(node: Any) -> str:
+    """The stack of the forward call that recorded ``node``, as PyTorch prints it."""
     trace = node._trace
-    where = (
-        "\nTraceback of forward call that caused the error:\n" + "".join(trace)
-        if trace
-        else "\n(no forward traceback: the op was recorded before anomaly detection was on)"
+    if not trace:
+        return "(no forward traceback: the op was recorded before anomaly detection was on)"
+    return "Traceback of forward call that caused the error:\n" + "".join(trace)
+
+
+def warn_anomaly(node: Any) -> None:
+    """Warn, as PyTorch does, that backward failed in ``node``, with its forward stack."""
+    warnings.warn(f"Error detected in {node.name}. {forward_trace(node)}", stacklevel=4)
+
+
+def raise_nan(node: Any, index: int) -> None:
+    """Raise PyTorch's error for a NaN in ``node``'s ``index``-th result (after the warning);
+    the forward stack is appended to the message too, for where warnings are not shown."""
+    warn_anomaly(node)
+    raise RuntimeError(
+        f"Function '{node.name}' returned nan values in its {index}th output.\n"
+        + forward_trace(node)
     )
-    raise RuntimeError(message + where) from cause

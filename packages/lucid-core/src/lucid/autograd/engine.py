@@ -254,15 +254,13 @@ def _call_backward_checked(node: Function, grads: list[Any]) -> tuple[Any, ...]:
     ``check_nan``), is reported with the forward stack that recorded ``node``."""
     try:
         result = _call_backward(node, grads)
-    except Exception as exc:
-        anomaly_mode.raise_anomaly(node, f"Function '{node.name}' raised: {exc}", exc)
-        raise  # (raise_anomaly always raises)
+    except Exception:
+        anomaly_mode.warn_anomaly(node)
+        raise
     if anomaly_mode._state.check_nan:
         for i, g in enumerate(result):
             if g is not None and bool(g._backend.xp.isnan(g._data).any()):
-                anomaly_mode.raise_anomaly(
-                    node, f"Function '{node.name}' returned nan values in its {i}th output."
-                )
+                anomaly_mode.raise_nan(node, i)
     return result
 
 

@@ -338,7 +338,7 @@ def _record(
     ctx._edges = edges
     ctx._impl = impl
     if anomaly_mode._state.enabled:  # the forward's stack, for a backward error to print
-        ctx._trace = traceback.format_stack()[:-3]
+        ctx._trace = traceback.format_stack()[:-2]
     make = Tensor.from_backend_array
     if type(out) is not tuple:  # the common single-output case, without loops
         t = make(out, backend, True)

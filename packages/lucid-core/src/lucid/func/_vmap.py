@@ -73,6 +73,12 @@ def vmap(
                 f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
                 "you are trying to vmap over a function with no inputs. The latter is unsupported."
             )
+        if not isinstance(in_dims, (int, tuple)) and in_dims is not None:
+            raise ValueError(
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int "
+                "or a (potentially nested) tuple matching the structure of inputs, got: "
+                f"{type(in_dims)}."
+            )
         dims_tree = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if isinstance(in_dims, tuple) and len(in_dims) != len(args):
             raise ValueError(
