@@ -375,3 +375,18 @@ def test_stack_module_state_and_ensembling() -> None:
         np.testing.assert_allclose(out[i].detach().numpy(), m(x).detach().numpy(), **TOL)
     with pytest.raises(RuntimeError, match="at least one model"):
         stack_module_state([])
+
+
+def test_linearize_gives_jvps_at_the_point() -> None:
+    from lucid.func import linearize
+
+    x, w = _rand(3), _rand(4, 3, seed=1)
+    f = lambda a: (w @ a).sin()  # noqa: E731
+    out, jvp_fn = linearize(f, x)
+    np.testing.assert_allclose(out.numpy(), f(x).numpy(), **TOL)
+    jac = _fd_jac(f, x)
+    for seed in (2, 3):  # one forward, many products
+        t = _rand(3, seed=seed)
+        np.testing.assert_allclose(jvp_fn(t).numpy(), jac @ t.numpy(), rtol=1e-6, atol=1e-8)
+    with pytest.raises(RuntimeError, match="does not match its primal's shape"):
+        jvp_fn(_rand(2))

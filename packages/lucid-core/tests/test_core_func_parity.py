@@ -112,3 +112,11 @@ def test_checkpoint_gradients_match_torch() -> None:
     np.testing.assert_allclose(
         _np(lucid.autograd.grad(y.sum(), xg)[0]), _np(torch.autograd.grad(ty.sum(), txg)[0]), **TOL
     )
+
+
+def test_linearize_matches_torch() -> None:
+    x, tx = _pair(4, seed=11)
+    v, tv = _pair(4, seed=12)
+    _, fn = lf.linearize(lambda a: a.exp() * a.cos(), x)
+    _, tfn = tf.linearize(lambda a: a.exp() * a.cos(), tx)
+    np.testing.assert_allclose(_np(fn(v)), _np(tfn(tv)), **TOL)

@@ -1,5 +1,5 @@
 """Function transforms (``torch.func``): ``grad``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
-``hessian``, ``vmap``, ``functional_call``, ``stack_module_state``.
+``hessian``, ``linearize``, ``vmap``, ``functional_call``, ``stack_module_state``.
 
 They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`` and
 ``jvp(grad(f))`` second derivatives) and work on every backend. How lucid computes them:
@@ -17,7 +17,16 @@ They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`
 from __future__ import annotations
 
 from lucid.func._functional_call import functional_call, stack_module_state
-from lucid.func._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+from lucid.func._transforms import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
+)
 from lucid.func._vmap import vmap
 
 __all__ = [
@@ -28,6 +37,7 @@ __all__ = [
     "jacfwd",
     "jacrev",
     "jvp",
+    "linearize",
     "stack_module_state",
     "vjp",
     "vmap",

@@ -28,7 +28,7 @@ from lucid.func._pytree import TreeSpec, tree_flatten, tree_unflatten
 from lucid.ops.join import stack
 from lucid.ops.shape import Reshape
 
-__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "vjp"]
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
 
 
 class _Level(threading.local):
@@ -349,6 +349,59 @@ def jvp(
         out, aux = _detach_tree(out), _detach_tree(aux)
     result = (out, tree_unflatten(tangents_out, out_spec))
     return (*result, aux) if has_aux else result
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector product
+    at ``primals`` (``torch.func.linearize``): ``func`` runs once and each ``jvp_fn`` call
+    costs one backward pass through the saved double-vjp graph.
+
+    >>> import lucid
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), lucid.tensor([0.0, 1.0]))
+    >>> jvp_fn(lucid.tensor([2.0, 0.0]))
+    tensor([2., 0.])
+    """
+    prepared = _Prepared(primals, tuple(range(len(primals))), "linearize")
+    with _Inside():
+        out = func(*prepared.args)
+        out_leaves, out_spec = tree_flatten(out)
+        for o in out_leaves:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(
+                    f"linearize(f, *primals): Expected f(*primals) to return only tensors, got "
+                    f"unsupported type {type(o).__name__}"
+                )
+        us = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        vjps = _grads(out_leaves, prepared.inner, us, True)
+    _, p_spec = tree_flatten(primals)
+    keep_at_call = _keep_graph(prepared)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        t_leaves, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(
+                "linearize: Expected the tangents to have the structure of the primals; got "
+                f"{t_spec!r} for primals of structure {p_spec!r}"
+            )
+        for t, x in zip(t_leaves, prepared.inner):
+            if not isinstance(t, Tensor) or tuple(t.shape) != tuple(x.shape):
+                raise RuntimeError(
+                    f"linearize: a tangent of shape "
+                    f"{tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__} does not "
+                    f"match its primal's shape {tuple(x.shape)}"
+                )
+        keep = keep_at_call or any(t.requires_grad for t in t_leaves)
+        pairs = [(v, t) for v, t in zip(vjps, t_leaves) if v.requires_grad]
+        got: Any = (None,) * len(us)
+        if pairs:
+            got = engine.grad([v for v, _ in pairs], us, grad_outputs=[t for _, t in pairs],
+                              retain_graph=True, create_graph=keep, allow_unused=True)  # fmt: skip
+        res = [zeros_like(o) if g is None else g for g, o in zip(got, out_leaves)]
+        if not keep:
+            res = [g.detach() for g in res]
+        return tree_unflatten(res, out_spec)
+
+    return (out if keep_at_call else _detach_tree(out)), jvp_fn
 
 
 # -- Jacobians -----------------------------------------------------------------------------------
