@@ -244,3 +244,19 @@ def test_post_accumulate_hook_runs_for_backward_with_inputs() -> None:
     assert len(seen) == 1
     np.testing.assert_array_equal(seen[0], [3.0, 3.0])
     assert lucid.is_anomaly_enabled() is False and lucid.is_anomaly_check_nan_enabled() is True
+
+
+def test_an_in_place_op_packs_the_value_it_overwrites() -> None:
+    x = _x(0.5, -1.5)
+    packed: list[np.ndarray] = []
+
+    def pack(t: lucid.Tensor) -> lucid.Tensor:
+        packed.append(t.detach().numpy().copy())
+        return t
+
+    with saved_tensors_hooks(pack, lambda t: t):
+        a = x * 2.0
+        a.pow_(3)
+    (g,) = lucid.autograd.grad(a.sum(), x)
+    np.testing.assert_allclose(g.numpy(), 24 * x.detach().numpy() ** 2, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(packed[-1], [1.0, -3.0])  # the value before pow_

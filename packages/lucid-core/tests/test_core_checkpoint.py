@@ -178,3 +178,19 @@ def test_memory_falls_on_a_deep_mlp_and_gradients_are_identical() -> None:
     assert held0 > depth * activation  # each layer keeps at least one activation
     assert held1 < held0 / 3, (held0, held1)  # measured: 6.5 MB -> 1.6 MB
     assert peak1 < peak0 * 0.75, (peak0, peak1)  # measured: 6.9 MB -> 2.0 MB
+
+
+def test_in_place_ops_inside_a_checkpoint() -> None:
+    (w,) = _weights(1, 4, seed=11)
+    x = lucid.tensor(np.random.default_rng(12).standard_normal((3, 4)), dtype=D, requires_grad=True)
+
+    def block(h: lucid.Tensor) -> lucid.Tensor:
+        a = h @ w
+        a.relu_()  # as nn.ReLU(inplace=True)
+        b = a * 2.0 + 0.5
+        b.pow_(3)  # its node saved b before the overwrite
+        return b.sum()
+
+    for a, b in zip(_grads(checkpoint(block, x, use_reentrant=False), [x, w]),
+                    _grads(block(x), [x, w])):  # fmt: skip
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)

@@ -74,7 +74,12 @@ def test_ensemble_through_stack_module_state() -> None:
 
 def test_checkpointed_modules_give_the_same_gradients() -> None:
     lucid.manual_seed(2)
-    blocks = nn.ModuleList([nn.Sequential(nn.Linear(8, 8), nn.GELU()) for _ in range(4)])
+    blocks = nn.ModuleList(
+        [
+            nn.Sequential(nn.Linear(8, 8), nn.ReLU(inplace=True), nn.Linear(8, 8), nn.GELU())
+            for _ in range(4)
+        ]
+    )
     x = lucid.randn(3, 8)
     h = x
     for b in blocks:

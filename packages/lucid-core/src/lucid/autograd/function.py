@@ -460,12 +460,15 @@ class HookedSaved(SavedTensor):
     hook returned, and what it needs to rebuild the tensor's place in the graph on unpack
     (its version counter, its producer node and output index); never the array itself."""
 
-    __slots__ = ("unpack_fn", "counter", "grad_fn", "output_nr", "requires_grad", "leaf", "kind")
+    __slots__ = ("pack_fn", "unpack_fn", "counter", "grad_fn", "output_nr", "requires_grad",
+                 "leaf", "kind", "source")  # fmt: skip
 
-    def __init__(self, packed: Any, unpack_fn: Callable[[Any], Any], counter: Any, version: int,
-                 kind: str) -> None:  # fmt: skip
-        self.value, self.version, self.unpack_fn = packed, version, unpack_fn
+    def __init__(self, hooks: tuple[Callable[[Tensor], Any], Callable[[Any], Any]], obj: Tensor,
+                 counter: Any, version: int, kind: str) -> None:  # fmt: skip
+        self.pack_fn, self.unpack_fn = hooks
+        self.value, self.version = self.pack_fn(obj), version
         self.counter, self.kind = counter, kind
+        self.source = 0  # id() of the input Tensor packed (for snapshot_saved_input)
         self.grad_fn: Any = None
         self.output_nr = 0
         self.requires_grad = False
@@ -501,28 +504,28 @@ class HookedSaved(SavedTensor):
 
 def _pack_saved(saved: list[SavedTensor], backend: Any) -> list[SavedTensor]:
     """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays)."""
-    pack, unpack = saved_tensors_hooks_stack[-1]
+    hooks = saved_tensors_hooks_stack[-1]
     out: list[SavedTensor] = []
     for s in saved:
         obj = s.value
         if isinstance(s, SavedOutput):
             t = Tensor.from_backend_array(obj, backend)  # no grad_fn: no node -> hook cycle
-            h = HookedSaved(pack(t), unpack, s.counter, s.version, "output")
+            h = HookedSaved(hooks, t, s.counter, s.version, "output")
             h.requires_grad, h.output_nr = s.requires_grad, s.output_nr
         elif isinstance(obj, Tensor):
             if obj.requires_grad and obj.grad_fn is None:
-                h = HookedSaved(pack(obj), unpack, obj._counter(), s.version, "input")
+                h = HookedSaved(hooks, obj, obj._counter(), s.version, "input")
                 h.leaf = obj
             else:
-                h = HookedSaved(pack(obj.detach()), unpack, obj._counter(), s.version, "input")
+                h = HookedSaved(hooks, obj.detach(), obj._counter(), s.version, "input")
                 h.grad_fn, h.output_nr = obj.grad_fn, obj._output_nr
                 h.requires_grad = obj.requires_grad
+            h.source = id(obj)
         elif obj is None or type(obj) in _PLAIN:
             out.append(s)
             continue
         else:  # an array the forward made (a mask, an index): a tensor to PyTorch
-            h = HookedSaved(pack(Tensor.from_backend_array(obj, backend)), unpack, None, 0,
-                            "const")  # fmt: skip
+            h = HookedSaved(hooks, Tensor.from_backend_array(obj, backend), None, 0, "const")
         out.append(h)
     return out
 
@@ -531,7 +534,12 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
     """``t`` is about to be overwritten by an in-place op whose node saved it: keep a copy of
     its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
     for s in node._saved or ():
-        if s.value is t and type(s) is SavedTensor:  # only a saved input holds a Tensor
+        if type(s) is HookedSaved and s.kind == "input" and s.source == id(t):
+            # packed before the overwrite: pack the copy instead (the hooks see it as PyTorch's
+            # saved original), and nobody else can change the copy
+            s.value = s.pack_fn(Tensor.from_backend_array(t._backend.copy(t._data), t._backend))
+            s.counter, s.source = None, 0
+        elif s.value is t and type(s) is SavedTensor:  # only a saved input holds a Tensor
             copy = Tensor.from_backend_array(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
             s.value, s.version = copy, 0
