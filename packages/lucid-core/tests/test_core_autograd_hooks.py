@@ -260,3 +260,16 @@ def test_an_in_place_op_packs_the_value_it_overwrites() -> None:
     (g,) = lucid.autograd.grad(a.sum(), x)
     np.testing.assert_allclose(g.numpy(), 24 * x.detach().numpy() ** 2, rtol=1e-12, atol=0)
     np.testing.assert_array_equal(packed[-1], [1.0, -3.0])  # the value before pow_
+
+
+def test_an_output_adopted_in_place_keeps_its_version_check_under_hooks() -> None:
+    x = _x(0.5, 1.0)
+    with saved_tensors_hooks(lambda t: t, lambda t: t):
+        a = x * 1.0
+        a.exp_()  # exp saved its output, which a adopts
+        b = a.sum() * 1.0
+    (g,) = lucid.autograd.grad(b, x, retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), np.exp([0.5, 1.0]), rtol=1e-12, atol=0)
+    a.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        lucid.autograd.grad(b, x)

@@ -548,7 +548,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
     """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
     for s in node._saved or ():
-        if isinstance(s, SavedOutput) and s.counter is old:
+        if isinstance(s, (SavedOutput, HookedSaved)) and s.counter is old:
             s.counter, s.version = new, new.value
 
 
