@@ -59,6 +59,7 @@ from lucid.dtypes import (
 from lucid.dtypes import bool_ as bool  # noqa: A001
 from lucid._tensor import Tensor
 from lucid.autograd.grad_mode import *  # noqa: F403  (no_grad, enable_grad, ...: its __all__)
+from lucid.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from lucid.ops import *  # noqa: F403
 from lucid.random import (
     Generator,
@@ -74,7 +75,9 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cuda, linalg, special, viz
-from lucid import distributions
+from lucid import distributions, func
+from lucid.func import vmap
+from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -130,7 +133,7 @@ __all__ = [
     "uint8", "bool", "Tensor",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions",
+    "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "half", "float", "double", "long", "int", "short",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",

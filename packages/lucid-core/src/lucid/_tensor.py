@@ -58,6 +58,7 @@ class Tensor(TensorMethods):
         "_base",
         "_view_src",
         "_storage_of",
+        "_post_acc_hooks",  # left unset until a hook is registered (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -425,6 +426,24 @@ class Tensor(TensorMethods):
             if node._pre_hooks is None:
                 node._pre_hooks = {}
             hooks = node._pre_hooks.setdefault(self._output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` once this leaf's ``.grad`` has been accumulated in a backward
+        pass (``torch.Tensor.register_post_accumulate_grad_hook``): the hook sees the final
+        ``.grad`` and returns None (it may, say, step an optimizer on this parameter alone)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks: dict[int, Callable[[Tensor], None]] | None = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = {}
+            self._post_acc_hooks = hooks
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle
