@@ -200,9 +200,7 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
 
-    def _weight_norm_compat_hook(
-        state_dict: dict[str, Any], prefix: str, *args: Any
-    ) -> None:
+    def _weight_norm_compat_hook(state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
         g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
         if g_key in state_dict and v_key in state_dict:
             state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)

@@ -86,9 +86,7 @@ class ParametrizationList(ModuleList):
     original: Tensor
     unsafe: bool
 
-    def __init__(
-        self, modules: Sequence[Module], original: Tensor, unsafe: bool = False
-    ) -> None:
+    def __init__(self, modules: Sequence[Module], original: Tensor, unsafe: bool = False) -> None:
         if len(modules) == 0:
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
@@ -109,7 +107,7 @@ class ParametrizationList(ModuleList):
             )
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
-        if self.is_tensor:
+        if isinstance(new, Tensor):
             self._register_one(original, new)
         else:
             self._register_several(original, new)
@@ -174,8 +172,7 @@ class ParametrizationList(ModuleList):
             for module in reversed(list(self)):
                 if not hasattr(module, "right_inverse"):
                     raise RuntimeError(
-                        f"parametrization {type(module).__name__} does not implement "
-                        "right_inverse."
+                        f"parametrization {type(module).__name__} does not implement right_inverse."
                     )
                 result = module.right_inverse(result)
             if self.is_tensor:
