@@ -13,6 +13,8 @@ from __future__ import annotations
 from enum import Enum, auto
 from typing import Any
 
+import numpy as np
+
 import lucid
 import lucid.linalg
 from lucid import Tensor, dtypes
@@ -43,6 +45,22 @@ def _make_orthogonal(a: Tensor) -> Tensor:
     signs: Tensor = r.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
     result: Tensor = q * signs
     return result
+
+
+def _householder_reflectors(q: Tensor) -> Tensor:
+    """``torch.geqrf``'s reflectors of ``q`` (LAPACK, through NumPy's raw QR) with the diagonal
+    replaced by its sign (flipped where tau is 0), as torch's orthogonal right_inverse."""
+    host = np.asarray(q.detach().numpy())
+    flat = host.reshape(-1, *host.shape[-2:])
+    out = np.empty_like(flat)
+    for i, mat in enumerate(flat):
+        h, tau = np.linalg.qr(mat, mode="raw")  # h is geqrf's output, transposed
+        a = np.array(h.T, dtype=host.dtype)
+        diag = np.sign(np.diagonal(a)).copy()
+        diag[tau == 0.0] *= -1
+        np.fill_diagonal(a, diag)
+        out[i] = a
+    return lucid.as_tensor(out.reshape(host.shape), dtype=q.dtype, device=q.device)
 
 
 def householder_product(a: Tensor, tau: Tensor) -> Tensor:
@@ -119,7 +137,8 @@ class _Orthogonal(Module):
             )
         Q_init = Q
         n, k = Q.shape[-2], Q.shape[-1]
-        if n < k:
+        transposed = n < k
+        if transposed:
             Q = Q.mT
             n, k = k, n
         if not hasattr(self, "base"):
@@ -128,11 +147,8 @@ class _Orthogonal(Module):
                     "It is not possible to assign to the matrix exponential or the Cayley "
                     "parametrizations when use_trivialization=False."
                 )
-            raise NotImplementedError(
-                "orthogonal(..., use_trivialization=False) with the householder map needs "
-                "torch.geqrf, which lucid does not have; use use_trivialization=True "
-                "(the default)"
-            )
+            A = _householder_reflectors(Q)
+            return A.mT if transposed else A
         if n == k:
             Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
         else:
@@ -154,9 +170,10 @@ def orthogonal(
     """Constrain ``module.<name>`` (a matrix or a batch of them) to be orthogonal.
 
     ``orthogonal_map``: ``"matrix_exp"`` (default for square matrices), ``"cayley"`` or
-    ``"householder"`` (default otherwise). Lucid has no ``geqrf``, so
-    ``use_trivialization=False`` is supported only for ``matrix_exp``/``cayley`` and only
-    without assigning to the weight (as torch, which refuses that assignment too).
+    ``"householder"`` (default otherwise). With ``use_trivialization=True`` (default) the
+    weight is ``base @ map(original)`` with a ``base`` buffer refreshed on assignment; with
+    ``False`` the map alone (assigning to the weight then works for ``householder`` only,
+    as in torch).
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
