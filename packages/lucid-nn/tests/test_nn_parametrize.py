@@ -99,6 +99,36 @@ def test_cached_computes_once() -> None:
     assert len(calls) == 2
 
 
+@pytest.mark.parametrize(
+    ("module", "shape"),
+    [
+        (nn.Linear(3, 2), (1, 3)),
+        (nn.Conv1d(2, 2, 1), (1, 2, 3)),
+        (nn.ConvTranspose2d(2, 2, 1), (1, 2, 2, 2)),
+        (nn.Bilinear(2, 2, 1), None),
+    ],
+)
+def test_layers_read_a_parametrized_weight_once_per_call(
+    module: nn.Module, shape: tuple[int, ...] | None
+) -> None:
+    """Each read runs the parametrization (spectral norm's power iteration in training), so
+    a forward must read it once, as torch's layers do."""
+    calls = []
+
+    class Counting(nn.Module):
+        def forward(self, X: lucid.Tensor) -> lucid.Tensor:
+            calls.append(1)
+            return X * 1.0
+
+    P.register_parametrization(module, "weight", Counting())
+    calls.clear()
+    if shape is None:
+        module(lucid.ones(1, 2), lucid.ones(1, 2))
+    else:
+        module(lucid.ones(*shape))
+    assert len(calls) == 1
+
+
 def test_parametrized_module_deepcopies_but_does_not_pickle() -> None:
     m = parametrizations.weight_norm(nn.Linear(3, 2))
     twin = copy.deepcopy(m)
