@@ -338,3 +338,55 @@ def test_functional_call_ties_weights() -> None:
     _close(_functional_call(m, {"a.weight": two}, (x,), tie_weights=False), 2 * x @ m.b.weight.mT)
     with pytest.raises(ValueError, match="which are tied"):
         _functional_call(m, {"a.weight": two, "b.weight": lucid.eye(2)}, (x,))
+
+
+def test_transfer_parametrizations_and_params() -> None:
+    lucid.manual_seed(0)
+    src = parametrizations.weight_norm(nn.Linear(3, 2))
+    dst = nn.Linear(3, 2)
+    P.transfer_parametrizations_and_params(src, dst)
+    assert type(dst).__name__ == "ParametrizedLinear"
+    assert dst.parametrizations.weight.original0 is src.parametrizations.weight.original0
+    _close(dst.weight, src.weight)
+
+
+def _on(device: str) -> dict[str, np.ndarray]:
+    """Weights of a small parametrized/pruned net built from fixed values on ``device``."""
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, make in (
+        ("weight_norm", lambda m: parametrizations.weight_norm(m)),
+        ("spectral", lambda m: parametrizations.spectral_norm(m)),
+        ("householder", lambda m: parametrizations.orthogonal(m, orthogonal_map="householder")),
+        ("cayley", lambda m: parametrizations.orthogonal(m, orthogonal_map="cayley")),
+        ("pruned", lambda m: prune.ln_structured(m, "weight", amount=1, n=2, dim=0)),
+    ):
+        m = nn.Linear(3, 5)
+        m.load_state_dict(
+            {"weight": rng.standard_normal((5, 3)).astype(np.float32), "bias": np.zeros(5)}
+        )
+        m = make(m.to(device))
+        if name == "spectral":  # same start for the power iteration on both devices
+            m.parametrizations.weight[0]._u.copy_(lucid.ones(5).to(device) / 5**0.5)
+            m.parametrizations.weight[0]._v.copy_(lucid.ones(3).to(device) / 3**0.5)
+        x = lucid.tensor(rng.standard_normal((2, 3)).astype(np.float32)).to(device)
+        out[name] = m(x).detach().numpy()
+    return out
+
+
+def test_mlx_matches_numpy() -> None:
+    pytest.importorskip("mlx.core")
+    mlx, cpu = _on("mlx"), _on("cpu")
+    for name in ("weight_norm", "spectral", "pruned", "cayley"):
+        np.testing.assert_allclose(mlx[name], cpu[name], rtol=1e-4, atol=1e-5, err_msg=name)
+    # householder: base is completed with random columns (different generators per device)
+    assert mlx["householder"].shape == cpu["householder"].shape
+
+
+def test_skip_init_builds_on_the_device_and_checks_the_class() -> None:
+    m = nn.utils.skip_init(nn.Linear, 3, 2)
+    assert isinstance(m, nn.Linear) and m.weight.shape == (2, 3) and m.weight.device.type == "cpu"
+    with pytest.raises(RuntimeError, match="Expected a Module"):
+        nn.utils.skip_init(int, 3)  # type: ignore[type-var]
+    with pytest.raises(RuntimeError, match="must support a 'device' arg"):
+        nn.utils.skip_init(nn.ReLU)

@@ -317,14 +317,12 @@ def test_functional_call_matches_torch_func() -> None:
 def test_public_names_match_torch_nn_utils() -> None:
     names = dir(torch.nn.utils)
     missing = {n for n in names if not n.startswith("_") and not hasattr(lucid_utils, n)}
-    # not yet in lucid: the clip_grad.py additions, the meta-device skip_init, and
-    # channels-last conversion (lucid has no memory formats)
+    # not yet in lucid: the clip_grad.py additions and channels-last conversion (lucid has
+    # no memory formats)
     assert missing <= {
         "clip_grad_norm",
         "clip_grads_with_norm_",
         "get_total_norm",
-        "skip_init",
-        "init",
         "memory_format",
         "convert_conv2d_weight_memory_format",
         "convert_conv3d_weight_memory_format",

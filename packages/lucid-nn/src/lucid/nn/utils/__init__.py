@@ -3,6 +3,7 @@
 and spectral normalisation, ``prune``, conv/linear + batch-norm ``fusion``, ``stateless``."""
 
 from lucid.nn.utils import fusion as fusion
+from lucid.nn.utils import init as init
 from lucid.nn.utils import parametrizations as parametrizations
 from lucid.nn.utils import parametrize as parametrize
 from lucid.nn.utils import prune as prune
@@ -16,6 +17,7 @@ from lucid.nn.utils.fusion import (
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
 )
+from lucid.nn.utils.init import skip_init
 from lucid.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
 from lucid.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
@@ -27,6 +29,7 @@ __all__ = [
     "fuse_linear_bn_eval",
     "fuse_linear_bn_weights",
     "fusion",
+    "init",
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
@@ -34,6 +37,7 @@ __all__ = [
     "remove_spectral_norm",
     "remove_weight_norm",
     "rnn",
+    "skip_init",
     "spectral_norm",
     "stateless",
     "vector_to_parameters",
