@@ -21,7 +21,7 @@ pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 tprune = pytest.importorskip("torch.nn.utils.prune")  # torch.nn.utils does not import it
 
-TOL = {"rtol": 1e-5, "atol": 1e-6}
+RTOL, ATOL = 1e-5, 1e-6
 
 
 def to_lucid(state: Any) -> dict[str, lucid.Tensor]:
@@ -36,14 +36,16 @@ def assert_same_state(ours: nn.Module, theirs: Any) -> None:
     mine, want = ours.state_dict(), theirs.state_dict()
     assert list(mine) == list(want)
     for k in want:
-        np.testing.assert_allclose(mine[k].numpy(), want[k].numpy(), err_msg=k, **TOL)
+        np.testing.assert_allclose(
+            mine[k].numpy(), want[k].numpy(), err_msg=k, rtol=RTOL, atol=ATOL
+        )
 
 
 def run_both(ours: nn.Module, theirs: Any, shape: tuple[int, ...], seed: int = 0) -> None:
     """Same input through both; outputs and every parameter's gradient agree."""
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     out_l, out_t = ours(lucid.tensor(x)), theirs(torch.tensor(x))
-    np.testing.assert_allclose(out_l.detach().numpy(), out_t.detach().numpy(), **TOL)
+    np.testing.assert_allclose(out_l.detach().numpy(), out_t.detach().numpy(), rtol=RTOL, atol=ATOL)
     (out_l * out_l).sum().backward()
     (out_t * out_t).sum().backward()
     grads_t = dict(theirs.named_parameters())
@@ -276,7 +278,10 @@ def test_fuse_conv_bn_matches_torch(transpose: bool) -> None:
     assert_same_state(f_l, f_t)
     x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
     np.testing.assert_allclose(
-        f_l(lucid.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), **TOL
+        f_l(lucid.tensor(x)).detach().numpy(),
+        theirs(torch.tensor(x)).detach().numpy(),
+        rtol=RTOL,
+        atol=ATOL,
     )
 
 
@@ -306,7 +311,7 @@ def test_functional_call_matches_torch_func() -> None:
     w_l = lucid.tensor(new["0.weight"], requires_grad=True)
     out_t = torch.func.functional_call(theirs, {"0.weight": w_t}, (torch.tensor(x),))
     out_l = _functional_call(ours, {"0.weight": w_l}, (lucid.tensor(x),))
-    np.testing.assert_allclose(out_l.detach().numpy(), out_t.detach().numpy(), **TOL)
+    np.testing.assert_allclose(out_l.detach().numpy(), out_t.detach().numpy(), rtol=RTOL, atol=ATOL)
     out_t.square().sum().backward()
     out_l.square().sum().backward()
     np.testing.assert_allclose(w_l.grad.numpy(), w_t.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -17,7 +17,7 @@ nn = pytest.importorskip("lucid.nn")
 import lucid.optim as optim  # noqa: E402
 from lucid.optim import swa_utils  # noqa: E402
 
-TOL = {"rtol": 1e-5, "atol": 1e-5}  # float32 SGD steps through batch norm drift by ulps
+RTOL, ATOL = 1e-5, 1e-5  # float32 SGD steps through batch norm drift by ulps
 
 
 def _models() -> tuple[Any, Any]:
@@ -32,7 +32,9 @@ def _same_state(ours: Any, theirs: Any) -> None:
     mine, want = ours.state_dict(), theirs.state_dict()
     assert list(mine) == list(want)
     for k in want:
-        np.testing.assert_allclose(mine[k].numpy(), want[k].numpy(), err_msg=k, **TOL)
+        np.testing.assert_allclose(
+            mine[k].numpy(), want[k].numpy(), err_msg=k, rtol=RTOL, atol=ATOL
+        )
 
 
 @pytest.mark.parametrize(
@@ -72,7 +74,10 @@ def test_averaged_model_matches_torch(kind: str) -> None:
     avg_l.eval()
     avg_t.eval()
     np.testing.assert_allclose(
-        avg_l(lucid.tensor(x)).detach().numpy(), avg_t(torch.tensor(x)).detach().numpy(), **TOL
+        avg_l(lucid.tensor(x)).detach().numpy(),
+        avg_t(torch.tensor(x)).detach().numpy(),
+        rtol=RTOL,
+        atol=ATOL,
     )
     fresh = swa_utils.AveragedModel(nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)))
     fresh.load_state_dict({k: lucid.tensor(v.numpy()) for k, v in avg_t.state_dict().items()})

@@ -9,6 +9,8 @@ from lucid.nn.utils import parametrize as parametrize
 from lucid.nn.utils import prune as prune
 from lucid.nn.utils import rnn as rnn
 from lucid.nn.utils import stateless as stateless
+from lucid.nn.utils._spectral_norm_hook import remove_spectral_norm, spectral_norm
+from lucid.nn.utils._weight_norm_hook import remove_weight_norm, weight_norm
 from lucid.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
 from lucid.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from lucid.nn.utils.fusion import (
@@ -18,8 +20,6 @@ from lucid.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from lucid.nn.utils.init import skip_init
-from lucid.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
-from lucid.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm_",

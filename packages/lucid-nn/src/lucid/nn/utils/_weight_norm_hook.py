@@ -1,5 +1,8 @@
 """Legacy weight normalisation by a forward pre-hook (``torch.nn.utils.weight_norm``).
 
+The module is private: torch's ``torch.nn.utils.weight_norm`` module path is shadowed by the
+function of that name, so lucid keeps the function alone public.
+
 Prefer :func:`lucid.nn.utils.parametrizations.weight_norm`. The state_dict keys are
 ``<name>_g`` and ``<name>_v``; ``module.<name>`` is recomputed before every forward.
 """

@@ -1,5 +1,8 @@
 """Legacy spectral normalisation by a forward pre-hook (``torch.nn.utils.spectral_norm``).
 
+The module is private: torch's ``torch.nn.utils.spectral_norm`` module path is shadowed by the
+function of that name, so lucid keeps the function alone public.
+
 Prefer :func:`lucid.nn.utils.parametrizations.spectral_norm`. The state_dict keys are
 ``<name>_orig`` (the parameter), ``<name>_u`` and ``<name>_v`` (the power-iteration
 buffers); ``module.<name>`` is recomputed before every forward.
