@@ -105,6 +105,9 @@ PAGES: tuple[Page, ...] = (
     Page("optim", "lucid.optim", "lucid-optim", "torch.optim", "", modules=("lucid.optim",)),
     Page("lr-scheduler", "lucid.optim.lr_scheduler", "lucid-optim", "torch.optim.lr_scheduler",
          "", modules=("lucid.optim.lr_scheduler",)),
+    Page("swa-utils", "lucid.optim.swa_utils", "lucid-optim", "torch.optim.swa_utils",
+         "Weight averaging (SWA, EMA), its lr schedule and batch-norm refresh; needs lucid-nn "
+         "(the `nn` extra).", modules=("lucid.optim.swa_utils",)),
     Page("data", "lucid.data", "lucid-data", "torch.utils.data / torchvision.datasets",
          "Datasets, samplers, `DataLoader`; image datasets and transforms. "
          "`lucid.utils.data` is the same module under PyTorch's name.",

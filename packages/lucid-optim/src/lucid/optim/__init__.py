@@ -50,8 +50,7 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
     "required",
-    "swa_utils",
-]
+]  # not swa_utils: `from lucid.optim import *` must work without lucid-nn
 
 if TYPE_CHECKING:
     from . import swa_utils as swa_utils
