@@ -332,3 +332,29 @@ def test_public_names_match_torch_nn_utils() -> None:
         "convert_conv2d_weight_memory_format",
         "convert_conv3d_weight_memory_format",
     }
+
+
+def test_checkpoint_files_of_a_parametrized_model_move_both_ways(tmp_path: Any) -> None:
+    """A parametrized, pruned model saved by torch (safetensors) loads into lucid, and lucid's
+    file loads back into torch; the repr is torch's."""
+    st = pytest.importorskip("safetensors.torch")
+
+    def build(lib: Any, utils: Any, pr: Any) -> Any:
+        net = lib.Sequential(lib.Conv2d(2, 4, 3), lib.ReLU(), lib.Flatten(), lib.Linear(36, 3))
+        utils.parametrizations.spectral_norm(net[0])
+        utils.parametrizations.weight_norm(net[3])
+        pr.l1_unstructured(net[3], "bias", amount=1)
+        return net
+
+    torch.manual_seed(0)
+    theirs = build(torch.nn, torch.nn.utils, tprune)
+    st.save_file(theirs.state_dict(), str(tmp_path / "torch.safetensors"))
+    ours = build(nn, lucid_utils, prune)
+    ours.load_state_dict(lucid.load(tmp_path / "torch.safetensors"))
+    assert repr(ours) == repr(theirs)
+    assert_same_state(ours, theirs)
+    run_both(ours, theirs, (2, 2, 5, 5))  # trains both: power iteration, gradients
+    lucid.save(ours.state_dict(), tmp_path / "lucid.safetensors")
+    back = build(torch.nn, torch.nn.utils, tprune)
+    back.load_state_dict(st.load_file(str(tmp_path / "lucid.safetensors")))
+    assert_same_state(ours, back)
