@@ -390,3 +390,22 @@ def test_skip_init_builds_on_the_device_and_checks_the_class() -> None:
         nn.utils.skip_init(int, 3)  # type: ignore[type-var]
     with pytest.raises(RuntimeError, match="must support a 'device' arg"):
         nn.utils.skip_init(nn.ReLU)
+
+
+def test_load_state_dict_pre_hooks_see_a_copy_with_their_prefix() -> None:
+    seen = []
+
+    def rename(module: nn.Module, state: dict, prefix: str, *rest: object) -> None:
+        seen.append((type(module).__name__, prefix))
+        state[prefix + "weight"] = state.pop(prefix + "w")
+
+    net = nn.Sequential(nn.Linear(2, 2, bias=False))
+    handle = net[0].register_load_state_dict_pre_hook(rename)
+    twin = copy.deepcopy(net)
+    given = {"0.w": lucid.ones(2, 2)}
+    twin.load_state_dict(given)
+    assert seen == [("Linear", "0.")] and list(given) == ["0.w"]  # the caller's dict is kept
+    _close(twin[0].weight, lucid.ones(2, 2))
+    handle.remove()
+    with pytest.raises(RuntimeError, match='Unexpected key\\(s\\) in state_dict: "0.w"'):
+        net.load_state_dict(given)

@@ -447,13 +447,10 @@ class Module:
         """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
         error_msgs)`` runs before ``load_state_dict`` reads this module's keys; it may rewrite
         ``state_dict`` (a copy) in place. ``with_module=True`` passes the module first."""
-        fn = hook
-        if with_module:
-
-            def fn(*args: Any) -> Any:
-                return hook(self, *args)
-
-        return _add_hook(self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict()), fn)
+        registry = self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict())
+        # _WithKwargs marks "pass the module too": resolved at call time, so a deepcopy's
+        # hooks get the copy
+        return _add_hook(registry, hook, with_kwargs=with_module)
 
     def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -477,9 +474,13 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         for prefix, m in hooked:
+            dotted = prefix + "." if prefix else ""
             for hook in list(m._load_state_dict_pre_hooks.values()):
-                dotted = prefix + "." if prefix else ""
-                hook(copied, dotted, {}, strict, missing, unexpected, errors)
+                args: tuple[Any, ...] = (copied, dotted, {}, strict, missing, unexpected, errors)
+                if type(hook) is _WithKwargs:
+                    hook.fn(m, *args)
+                else:
+                    hook(*args)
         return copied, errors
 
     # -- moving and casting -------------------------------------------------------------------
