@@ -216,6 +216,10 @@ def test_orthogonal_errors() -> None:
         parametrizations.orthogonal(nn.Linear(3, 3), "bias")
     with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp"'):
         parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr")
+    complex_layer = nn.Linear(2, 2)
+    complex_layer.weight = nn.Parameter(lucid.zeros(2, 2, dtype=lucid.complex64))
+    with pytest.raises(NotImplementedError, match="complex weight"):
+        parametrizations.orthogonal(complex_layer)
     m = parametrizations.orthogonal(nn.Linear(3, 3), "weight", "cayley", use_trivialization=False)
     with pytest.raises(NotImplementedError, match="use_trivialization=False"):
         m.weight = lucid.eye(3)

@@ -182,6 +182,11 @@ def orthogonal(
         raise ValueError(
             f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
         )
+    if weight.is_complex():
+        raise NotImplementedError(
+            "orthogonal() on a complex weight (unitary matrices) is not supported in lucid; "
+            f"got dtype {weight.dtype}"
+        )
     if orthogonal_map is None:
         square = weight.shape[-2] == weight.shape[-1]
         orthogonal_map = "matrix_exp" if square else "householder"
