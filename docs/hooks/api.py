@@ -104,11 +104,17 @@ PAGES: tuple[Page, ...] = (
     Page("nn-functional", "lucid.nn.functional", "lucid-nn", "torch.nn.functional", "",
          modules=("lucid.nn.functional",)),
     Page("nn-init", "lucid.nn.init", "lucid-nn", "torch.nn.init", "", modules=("lucid.nn.init",)),
-    Page("nn-utils", "lucid.nn.utils", "lucid-nn", "torch.nn.utils", "",
+    Page("nn-utils", "lucid.nn.utils", "lucid-nn", "torch.nn.utils",
+         "Gradient clipping, parameter vectors, packed sequences; parametrizations (weight "
+         "and spectral norm, orthogonal) and their legacy hooks, pruning, conv/linear + "
+         "batch-norm fusion, `stateless.functional_call`.",
          modules=("lucid.nn.utils",)),
     Page("optim", "lucid.optim", "lucid-optim", "torch.optim", "", modules=("lucid.optim",)),
     Page("lr-scheduler", "lucid.optim.lr_scheduler", "lucid-optim", "torch.optim.lr_scheduler",
          "", modules=("lucid.optim.lr_scheduler",)),
+    Page("swa-utils", "lucid.optim.swa_utils", "lucid-optim", "torch.optim.swa_utils",
+         "Weight averaging (SWA, EMA), its lr schedule and batch-norm refresh; needs lucid-nn "
+         "(the `nn` extra).", modules=("lucid.optim.swa_utils",)),
     Page("data", "lucid.data", "lucid-data", "torch.utils.data / torchvision.datasets",
          "Datasets, samplers, `DataLoader`; image datasets and transforms. "
          "`lucid.utils.data` is the same module under PyTorch's name.",
