@@ -199,6 +199,7 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
         if first:
             first.clear()
             model.train()
+
     clip = fw.nn.utils.clip_grad_norm_
     if name == "gpt":
         # nanoGPT's configure_optimizers: weight decay on the 2-D parameters only
@@ -371,7 +372,9 @@ def _fmt(v: float | None, spec: str, scale: float = 1.0) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18,gpt,lstm,charrnn")
+    ap.add_argument(
+        "--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18,gpt,lstm,charrnn"
+    )
     ap.add_argument("--rounds", type=int, help="timed rounds (default 7 LeNet, 3 ResNet)")
     ap.add_argument("--batch-resnet", type=int, default=128, help="ResNet batch (default 128)")
     ap.add_argument("--quick", action="store_true", help="LeNet only, 3 rounds, env as given")

@@ -8,8 +8,10 @@ the contract (in lucid.ops or lucid.nn) owns the graph: it looks the kernel up
 needs and wraps the arrays back into Tensors. Three shapes of contract:
 
 - forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``ERF``, ``ERFC``, ``ERFINV``, ``GELU``,
-  ``RELU_GRAD``): the kernel computes the values, the Function's backward stays in lucid ops
-  (so double backward keeps working);
+  ``GELU_GRAD``, ``RELU_GRAD``): the kernel computes the values, the Function's backward stays
+  in lucid ops (so double backward keeps working; ``GELU_GRAD`` is GELU's first backward, used
+  only where no graph is being built); ``ERF``, ``ERFC``, ``GELU`` and ``GELU_GRAD`` kernels may
+  return None for an input they do not take (the op's reference code runs);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -45,6 +47,7 @@ __all__ = [
     "ERFC",
     "ERFINV",
     "GELU",
+    "GELU_GRAD",
     "LAYER_NORM",
     "LOG_SOFTMAX",
     "MAX_POOL",
@@ -57,6 +60,7 @@ __all__ = [
     "ConvArraysKernel",
     "ConvKernel",
     "ConvTransposeKernel",
+    "GeluGradKernel",
     "GeluKernel",
     "KernelContract",
     "LayerNormKernel",
@@ -98,6 +102,14 @@ class GeluKernel(Protocol):
     @staticmethod
     def forward(backend: Any, x: Any, approximate: str, /) -> Any:
         """GELU of ``x``, exact or with the tanh approximation."""
+
+
+class GeluGradKernel(Protocol):
+    """GELU's gradient: ``forward(backend, g, x, approximate) -> g * gelu'(x)``, or None."""
+
+    @staticmethod
+    def forward(backend: Any, g: Any, x: Any, approximate: str, /) -> Any:
+        """``g`` times GELU's derivative at ``x`` (exact or tanh form), or None to decline."""
 
 
 class ReluGradKernel(Protocol):
@@ -322,6 +334,7 @@ ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
 ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
 ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
 GELU: KernelContract[GeluKernel] = KernelContract("gelu", GeluKernel)
+GELU_GRAD: KernelContract[GeluGradKernel] = KernelContract("gelu_grad", GeluGradKernel)
 RELU_GRAD: KernelContract[ReluGradKernel] = KernelContract("relu_grad", ReluGradKernel)
 CONV: KernelContract[ConvKernel] = KernelContract("conv", ConvKernel)
 CONV_TRANSPOSE: KernelContract[ConvTransposeKernel] = KernelContract(
@@ -338,6 +351,6 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 )
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
-    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL,
-    AVG_POOL, BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, GELU_GRAD, RELU_GRAD, CONV, CONV_TRANSPOSE,
+    MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip
