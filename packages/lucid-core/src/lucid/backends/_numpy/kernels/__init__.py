@@ -8,7 +8,8 @@ chooses, with its thresholds beside it. Batch norm: blocked one-read statistics 
 sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 ``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
 ``lucid-core[numba]`` (``relu``). erf, erfc, GELU and its gradient: one compiled pass, or a
-float32 rational approximation in a few ufunc passes (``special``).
+float32 rational approximation in a few ufunc passes (``special``). LSTM: a layer as one op,
+gates in place (``lstm``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lucid.backends._numpy.kernels import (
     batchnorm,
     depthwise,
     im2col,
+    lstm,
     pool,
     relu,
     special,
@@ -114,3 +116,4 @@ def register(backend: Backend) -> None:
     kernels.ERFC.register(backend, special.CpuErfc)
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
+    kernels.LSTM.register(backend, lstm.CpuLstm)
