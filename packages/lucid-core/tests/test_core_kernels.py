@@ -153,8 +153,10 @@ def test_the_batch_norm_kernel_declines_what_it_does_not_take() -> None:
 
 def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> None:
     backend = get_backend("cpu")
-    expected = {kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS, kernels.RELU_GRAD,
-                kernels.ERF, kernels.ERFC, kernels.GELU, kernels.GELU_GRAD, kernels.LSTM}  # fmt: skip
+    expected = {
+        kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS, kernels.RELU_GRAD,
+        kernels.ERF, kernels.ERFC, kernels.GELU, kernels.GELU_GRAD, kernels.LSTM,
+    }  # fmt: skip
     assert set(backend.kernels) == expected
     for contract, impl in backend.kernels.items():
         assert contract in kernels.CONTRACTS
