@@ -47,7 +47,7 @@ def _array_norms(grads: list[Tensor], p: float) -> list[float] | None:
 def _total(norms: list[float], p: float) -> float:
     if p == math.inf:
         return max(norms)
-    return math.fsum(n**p for n in norms) ** (1.0 / p)
+    return float(math.fsum(n**p for n in norms) ** (1.0 / p))
 
 
 def clip_grad_norm_(
