@@ -156,6 +156,7 @@ def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> 
     expected = {
         kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS, kernels.RELU_GRAD,
         kernels.ERF, kernels.ERFC, kernels.GELU, kernels.GELU_GRAD, kernels.LSTM,
+        kernels.LAYER_NORM,
     }  # fmt: skip
     assert set(backend.kernels) == expected
     for contract, impl in backend.kernels.items():

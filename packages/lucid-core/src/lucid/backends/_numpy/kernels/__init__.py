@@ -9,7 +9,7 @@ sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 ``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
 ``lucid-core[numba]`` (``relu``). erf, erfc, GELU and its gradient: one compiled pass, or a
 float32 rational approximation in a few ufunc passes (``special``). LSTM: a layer as one op,
-gates in place (``lstm``).
+gates in place (``lstm``). Layer norm: one compiled pass over the rows each way (``layernorm``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from lucid.backends._numpy.kernels import (
     batchnorm,
     depthwise,
     im2col,
+    layernorm,
     lstm,
     pool,
     relu,
@@ -117,3 +118,4 @@ def register(backend: Backend) -> None:
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
     kernels.LSTM.register(backend, lstm.CpuLstm)
+    kernels.LAYER_NORM.register(backend, layernorm.CpuLayerNorm)
