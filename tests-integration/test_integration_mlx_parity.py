@@ -308,6 +308,14 @@ CASES: list[Case] = [
     ),
     C(lambda a, b: resolve("hstack")([a, b]), F(*S), F(3, 2), id="hstack", uses=("hstack",)),
     C(lambda a, b: resolve("vstack")([a, b]), F(*S), F(2, 4), id="vstack", uses=("vstack",)),
+    C(lambda a, b: resolve("dstack")([a, b]), F(*S), F(*S), id="dstack", uses=("dstack",)),
+    C(
+        lambda a, b: resolve("column_stack")([a, b]),
+        F(3),
+        F(3, 2),
+        id="column_stack",
+        uses=("column_stack",),
+    ),
     C(lambda a, b: resolve("cat")([a, b], dim=1), F(*S), F(3, 2), id="cat", uses=("cat",)),
     C(lambda a, b: resolve("stack")([a, b], dim=0), F(*S), F(*S), id="stack", uses=("stack",)),
     C(lambda x: x.to(lucid.float64).to(lucid.float32), F(*S), id="cast", uses=("cast",)),
@@ -836,6 +844,7 @@ NOT_OPS = {
     "numel",
     "equal",
     "allclose",  # return a Python bool
+    "broadcast_shapes",  # returns a shape
 }
 
 

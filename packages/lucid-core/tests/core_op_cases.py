@@ -376,6 +376,106 @@ EXTRA_CASES: list[Case] = [
         [(3,), (2, 4)],
         covers=("einsum",),
     ),
+    # -- arranging lists of tensors --
+    Case("dstack", lambda L, a, b: L.dstack([a, b]), [(3, 2), (3, 2)]),
+    Case("dstack_1d", lambda L, a, b: L.dstack((a, b)), [(4,), (4,)], covers=("dstack",)),
+    Case("column_stack", lambda L, a, b, c: L.column_stack([a, b, c]), [(3,), (3, 2), (3,)]),
+    Case("row_stack", lambda L, a, b: L.row_stack([a, b]), [(3,), (2, 3)], covers=("vstack",)),
+    Case(
+        "atleast_3d_list",
+        lambda L, a, b: L.atleast_3d([a, b]),
+        [(3,), (2, 2)],
+        covers=("atleast_3d",),
+    ),
+    Case(
+        "quantile_q_tensor",
+        lambda L, a: L.quantile(a, L.tensor([0.0, 0.4, 1.0], dtype=a.dtype), dim=1),
+        [(3, 5)],
+        domain="away",
+        covers=("quantile",),
+    ),
+    Case(
+        "nanquantile_nan",
+        lambda L, a: L.nanquantile(L.where(a > 1.5, L.nan, a), 0.6, dim=0, keepdim=True),
+        [(5, 3)],
+        domain="away",
+        covers=("nanquantile",),
+    ),
+    Case(
+        "quantile_nan",
+        lambda L, a: L.quantile(L.where(a > 1.5, L.nan, a), 0.6, dim=0),
+        [(5, 3)],
+        domain="away",
+        grad=False,
+        covers=("quantile",),
+    ),
+    Case(
+        "nansum_nan",
+        lambda L, a: L.nansum(L.where(a > 1.0, L.nan, a), 1),
+        [(3, 5)],
+        gg=True,
+        covers=("nansum",),
+    ),
+    Case(
+        "nanmean_nan",
+        lambda L, a: L.where(a > 1.0, L.nan, a).nanmean(),
+        [(3, 5)],
+        covers=("nanmean",),
+    ),
+    Case(
+        "cov_weights",
+        lambda L, a: L.cov(
+            a,
+            fweights=L.tensor([1, 2, 1, 3]),
+            aweights=L.tensor([0.5, 1.0, 2.0, 0.25], dtype=a.dtype),
+        ),
+        [(3, 4)],
+        covers=("cov",),
+    ),
+    Case(
+        "diff_prepend",
+        lambda L, a, b: L.diff(a, dim=0, prepend=b, append=b),
+        [(3, 4), (1, 4)],
+        covers=("diff",),
+    ),
+    Case(
+        "histogram_bins_tensor",
+        lambda L, a: L.histogram(
+            a, L.tensor([-2.0, -0.5, 0.0, 1.0, 3.0], dtype=a.dtype), weight=a.abs()
+        ),
+        [(30,)],
+        grad=False,
+        covers=("histogram",),
+    ),
+    Case(
+        "sinc_zero",
+        lambda L, a: L.sinc(a * L.tensor([0.0, 1.0, 1.0], dtype=a.dtype)),
+        [(3,)],
+        covers=("sinc",),
+    ),
+    Case(
+        "nansum_int",
+        lambda L, a: L.nansum(a, 0),
+        [(3, 4)],
+        domain="int",
+        grad=False,
+        covers=("nansum",),
+    ),
+    Case(
+        "mode_int", lambda L, a: L.mode(a % 3), [(4, 6)], domain="int", grad=False, covers=("mode",)
+    ),
+    Case("diff_int", lambda L, a: L.diff(a), [(4,)], domain="int", grad=False, covers=("diff",)),
+    Case(
+        "diff_bool",
+        lambda L, a: L.diff(a, n=2),
+        [(6,)],
+        domain="bool",
+        grad=False,
+        covers=("diff",),
+    ),
+    Case(
+        "isin_scalar", lambda L, a: L.isin(a, 3), [(5,)], domain="int", grad=False, covers=("isin",)
+    ),
 ]
 
 CASES: list[Case] = row_cases() + EXTRA_CASES

@@ -7,6 +7,7 @@ imports those optional subpackages.
 
 from __future__ import annotations
 
+import math as _math
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,7 @@ if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays a
         return _siblings.sibling_attribute(__name__, name)
 
 
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi  # torch.e, torch.inf, ...
 half = float16
 float = float32  # noqa: A001
 double = float64
@@ -131,7 +133,7 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions",
-    "half", "float", "double", "long", "int", "short",
+    "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",

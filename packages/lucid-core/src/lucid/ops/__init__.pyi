@@ -4,6 +4,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from lucid.ops import arrange as arrange
 from lucid.ops import blas as blas
 from lucid.ops import elementwise as elementwise
 from lucid.ops import gamma as gamma
@@ -15,8 +16,28 @@ from lucid.ops import reduction as reduction
 from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
 from lucid.ops import special as special
+from lucid.ops import stats as stats
 from lucid.ops import unary as unary
 from lucid.ops._registry import Op
+from lucid.ops.arrange import argwhere as argwhere
+from lucid.ops.arrange import atleast_3d as atleast_3d
+from lucid.ops.arrange import block_diag as block_diag
+from lucid.ops.arrange import broadcast_shapes as broadcast_shapes
+from lucid.ops.arrange import broadcast_tensors as broadcast_tensors
+from lucid.ops.arrange import column_stack as column_stack
+from lucid.ops.arrange import deg2rad as deg2rad
+from lucid.ops.arrange import dsplit as dsplit
+from lucid.ops.arrange import dstack as dstack
+from lucid.ops.arrange import hsplit as hsplit
+from lucid.ops.arrange import isin as isin
+from lucid.ops.arrange import kron as kron
+from lucid.ops.arrange import rad2deg as rad2deg
+from lucid.ops.arrange import rot90 as rot90
+from lucid.ops.arrange import row_stack as row_stack
+from lucid.ops.arrange import select as select
+from lucid.ops.arrange import sinc as sinc
+from lucid.ops.arrange import unique_consecutive as unique_consecutive
+from lucid.ops.arrange import vsplit as vsplit
 from lucid.ops.blas import addbmm as addbmm
 from lucid.ops.blas import addmm as addmm
 from lucid.ops.blas import addmv as addmv
@@ -203,6 +224,18 @@ from lucid.ops.sorting import unique as unique
 from lucid.ops.special import erf as erf
 from lucid.ops.special import erfc as erfc
 from lucid.ops.special import erfinv as erfinv
+from lucid.ops.stats import aminmax as aminmax
+from lucid.ops.stats import corrcoef as corrcoef
+from lucid.ops.stats import cov as cov
+from lucid.ops.stats import cumulative_trapezoid as cumulative_trapezoid
+from lucid.ops.stats import diff as diff
+from lucid.ops.stats import histogram as histogram
+from lucid.ops.stats import mode as mode
+from lucid.ops.stats import nanmean as nanmean
+from lucid.ops.stats import nanquantile as nanquantile
+from lucid.ops.stats import nansum as nansum
+from lucid.ops.stats import quantile as quantile
+from lucid.ops.stats import trapezoid as trapezoid
 from lucid.ops.unary import abs as abs
 from lucid.ops.unary import absolute as absolute
 from lucid.ops.unary import acos as acos
@@ -490,4 +523,35 @@ __all__ = [
     "erfinv",
     "lgamma",
     "digamma",
+    "nansum",
+    "nanmean",
+    "aminmax",
+    "quantile",
+    "nanquantile",
+    "mode",
+    "cov",
+    "corrcoef",
+    "diff",
+    "trapezoid",
+    "cumulative_trapezoid",
+    "histogram",
+    "broadcast_tensors",
+    "broadcast_shapes",
+    "select",
+    "rot90",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "dstack",
+    "column_stack",
+    "row_stack",
+    "atleast_3d",
+    "block_diag",
+    "kron",
+    "isin",
+    "argwhere",
+    "unique_consecutive",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
 ]
