@@ -58,3 +58,111 @@ def test_select_and_splits_reject_bad_arguments() -> None:
         lucid.dsplit(x, 2)
     with pytest.raises(RuntimeError, match="rotation dims"):
         lucid.rot90(x, 1, [0, 0])
+
+
+def _nuc_cases() -> list[tuple[np.ndarray, dict[str, object]]]:
+    rng = np.random.default_rng(2)
+    return [(rng.standard_normal((3, 4)), {}),
+            (rng.standard_normal((2, 3, 4)), {"dim": (0, 2), "keepdim": True})]  # fmt: skip
+
+
+def test_norm_nuc_gradcheck_and_matches_singular_values() -> None:
+    from lucid.autograd import gradcheck
+
+    for a, kw in _nuc_cases():
+        x = lucid.tensor(a, requires_grad=True)
+        assert gradcheck(lambda t, kw=kw: lucid.norm(t, "nuc", **kw), (x,))
+    a = _nuc_cases()[0][0]
+    want = np.linalg.svd(a, compute_uv=False).sum()
+    np.testing.assert_allclose(lucid.norm(lucid.tensor(a), p="nuc").item(), want, rtol=1e-12,
+                               atol=1e-12)  # fmt: skip
+
+
+@pytest.mark.parity
+def test_norm_nuc_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    for a, kw in _nuc_cases():
+        outs = []
+        for L in (lucid, torch):
+            x = L.tensor(a, requires_grad=True)
+            y = L.norm(x, p="nuc", **kw)
+            y.sum().backward()
+            outs.append((y.detach().numpy(), x.grad.numpy()))
+        for got, want in zip(outs[0], outs[1]):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# -- linalg: lu_factor / lu_solve / cholesky_solve, torch's top-level svd/qr/cholesky --------------
+def _mats() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 4))
+    return {"A": a, "B": rng.standard_normal((4, 2)), "W": rng.standard_normal((2, 3, 5)),
+            "S": a @ a.T + 4 * np.eye(4)}  # fmt: skip
+
+
+def _sym(s: object) -> object:
+    """The symmetric part: cholesky reads one triangle, so finite differences need this."""
+    return (s + s.mT) / 2  # type: ignore[attr-defined,operator]
+
+
+LINALG_CALLS = {
+    "lu_factor": (lambda L, m: L.linalg.lu_factor(m["A"]).LU, ("A",)),
+    "lu_factor_wide": (lambda L, m: L.linalg.lu_factor(m["W"]).LU, ("W",)),
+    "lu_solve": (lambda L, m: L.linalg.lu_solve(*L.linalg.lu_factor(m["A"]), m["B"]), ("A", "B")),
+    "lu_solve_adjoint": (
+        lambda L, m: L.linalg.lu_solve(*L.linalg.lu_factor(m["A"]), m["B"], adjoint=True),
+        ("A", "B"),
+    ),
+    "lu_solve_right": (
+        lambda L, m: L.linalg.lu_solve(*L.linalg.lu_factor(m["A"]), m["B"].mT, left=False),
+        ("A", "B"),
+    ),
+    "cholesky_solve": (
+        lambda L, m: L.cholesky_solve(m["B"], L.linalg.cholesky(_sym(m["S"]))),
+        ("S", "B"),
+    ),
+    "svd_legacy": (lambda L, m: (lambda r: r.U @ r.S.diag_embed() @ r.V.mT)(L.svd(m["W"])), ("W",)),
+    "qr_legacy": (lambda L, m: L.qr(m["A"], some=False).R.abs(), ("A",)),
+    "qr_wide": (lambda L, m: (lambda r: r.Q @ r.R + r.R.abs())(L.linalg.qr(m["W"])), ("W",)),
+    "cholesky_upper": (lambda L, m: L.cholesky(_sym(m["S"]), upper=True), ("S",)),
+}
+
+
+def _run(L: object, name: str) -> tuple[object, dict[str, object]]:
+    fn, uses = LINALG_CALLS[name]
+    mats = {k: L.tensor(v, requires_grad=k in uses) for k, v in _mats().items()}  # type: ignore[attr-defined]
+    return fn(L, mats), mats
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_CALLS))
+def test_linalg_additions_gradcheck(name: str) -> None:
+    from lucid.autograd import gradcheck
+
+    fn, uses = LINALG_CALLS[name]
+    base = {k: lucid.tensor(v) for k, v in _mats().items()}
+    ins = [lucid.tensor(_mats()[k], requires_grad=True) for k in uses]
+    assert gradcheck(lambda *xs: fn(lucid, {**base, **dict(zip(uses, xs))}), ins)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(LINALG_CALLS))
+def test_linalg_additions_match_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    results = []
+    for L in (lucid, torch):
+        out, mats = _run(L, name)
+        w = np.random.default_rng(5).standard_normal(tuple(out.shape))  # type: ignore[attr-defined]
+        (out * L.tensor(w)).sum().backward()  # type: ignore[attr-defined]
+        grads = [mats[k].grad.numpy() for k in LINALG_CALLS[name][1]]  # type: ignore[attr-defined]
+        results.append([out.detach().numpy(), *grads])  # type: ignore[attr-defined]
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+def test_lu_pivots_follow_lapack_and_eig_names_the_missing_complex_dtype() -> None:
+    lu, piv = lucid.linalg.lu_factor(lucid.tensor([[0.0, 1.0], [2.0, 3.0]]))
+    assert piv.dtype is lucid.int32 and piv.tolist() == [2, 2]
+    np.testing.assert_allclose(lu.numpy(), [[2.0, 3.0], [0.0, 1.0]], rtol=0, atol=0)
+    for fn in (lucid.linalg.eig, lucid.linalg.eigvals):
+        with pytest.raises(NotImplementedError, match="complex"):
+            fn(lucid.eye(2))

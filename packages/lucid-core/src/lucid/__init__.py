@@ -87,6 +87,8 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -134,7 +136,8 @@ __all__ = [
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions",
     "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
-    "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
+    "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
+    "cholesky_solve",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

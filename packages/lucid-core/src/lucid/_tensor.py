@@ -357,6 +357,25 @@ class Tensor(TensorMethods):
         """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
 
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a batch of matrices (``mT`` for real dtypes)."""
+        if self.ndim < 2:
+            raise RuntimeError(
+                f"tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor."
+            )
+        return self.transpose(-2, -1)  # real tensors only: the conjugate is the identity
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a matrix (0-d, 1-d or 2-d; ``T`` for real dtypes)."""
+        if self.ndim > 2:
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            )
+        return self.T  # real tensors only: the conjugate is the identity
+
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)

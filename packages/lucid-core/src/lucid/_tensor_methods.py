@@ -34,9 +34,7 @@ class TensorMethods:
         def remainder(self, b: Any) -> Tensor: ...
         def fmod(self, b: Any) -> Tensor: ...
         def pow(self, b: Any) -> Tensor: ...
-
-        float_power = pow
-
+        def float_power(self, exponent: Any) -> Tensor: ...
         def maximum(self, b: Any) -> Tensor: ...
         def minimum(self, b: Any) -> Tensor: ...
         def fmax(self, b: Any) -> Tensor: ...
@@ -111,13 +109,18 @@ class TensorMethods:
         def take_along_dim(self, indices: Tensor, dim: int | None = ...) -> Tensor: ...
         def masked_fill(self, mask: Any, value: Any) -> Tensor: ...
         def masked_select(self, mask: Tensor) -> Tensor: ...
+        def index_fill(self, dim: int, index: Tensor, value: Any) -> Tensor: ...
+        def index_copy(self, dim: int, index: Tensor, source: Tensor) -> Tensor: ...
+        def index_put(self, indices: Any, values: Any, accumulate: bool = ...) -> Tensor: ...
         def split(self, split_size_or_sections: Any, dim: int = ...) -> tuple[Tensor, ...]: ...
         def chunk(self, chunks: int, dim: int = ...) -> tuple[Tensor, ...]: ...
         def tensor_split(self, sections: Any, dim: int = ...) -> tuple[Tensor, ...]: ...
         def unbind(self, dim: int = ...) -> tuple[Tensor, ...]: ...
         def repeat(self, *sizes: Any) -> Tensor: ...
         def tile(self, dims: Any) -> Tensor: ...
-        def repeat_interleave(self, repeats: int, dim: int | None = ...) -> Tensor: ...
+        def repeat_interleave(
+            self, repeats: Any = ..., dim: int | None = ..., *, output_size: int | None = ...
+        ) -> Tensor: ...
         def matmul(self, b: Any) -> Tensor: ...
         def mm(self, mat2: Tensor) -> Tensor: ...
         def mv(self, vec: Tensor) -> Tensor: ...
@@ -229,6 +232,9 @@ class TensorMethods:
         arctan = atan
 
         def atan2(self, other: Any) -> Tensor: ...
+
+        arctan2 = atan2
+
         def sinh(self) -> Tensor: ...
         def cosh(self) -> Tensor: ...
         def tanh(self) -> Tensor: ...
@@ -431,6 +437,17 @@ class TensorMethods:
         def fill_(self, value: Any) -> Tensor: ...
         def uniform_(self, a: float = ..., b: float = ..., generator: Any = ...) -> Tensor: ...
         def normal_(self, mean: float = ..., std: float = ..., generator: Any = ...) -> Tensor: ...
+        def float_power_(self, exponent: Any) -> Tensor: ...
+        def exponential_(self, lambd: float = ..., *, generator: Any = ...) -> Tensor: ...
+        def cauchy_(
+            self, median: float = ..., sigma: float = ..., *, generator: Any = ...
+        ) -> Tensor: ...
+        def log_normal_(
+            self, mean: float = ..., std: float = ..., *, generator: Any = ...
+        ) -> Tensor: ...
+        def geometric_(self, p: float, *, generator: Any = ...) -> Tensor: ...
+        def bernoulli_(self, p: Any = ..., *, generator: Any = ...) -> Tensor: ...
+        def random_(self, *args: Any, generator: Any = ..., **kwargs: Any) -> Tensor: ...
         def add(self, other: Any, alpha: Any = ...) -> Tensor: ...
         def sub(self, other: Any, alpha: Any = ...) -> Tensor: ...
         def mul(self, other: Any) -> Tensor: ...
@@ -438,18 +455,87 @@ class TensorMethods:
         def where(self, condition: Any, other: Any) -> Tensor: ...
 
         abs_ = abs
+        absolute_ = absolute
+        acos_ = acos
+        acosh_ = acosh
+        addbmm_ = addbmm
+        addmm_ = addmm
+        addmv_ = addmv
+        arccos_ = arccos
+        arccosh_ = arccosh
+        arcsin_ = arcsin
+        arcsinh_ = arcsinh
+        arctan_ = arctan
+        arctan2_ = arctan2
+        arctanh_ = arctanh
+        asin_ = asin
+        asinh_ = asinh
+        atan_ = atan
+        atan2_ = atan2
+        atanh_ = atanh
+        baddbmm_ = baddbmm
+        bitwise_and_ = bitwise_and
+        bitwise_left_shift_ = bitwise_left_shift
+        bitwise_not_ = bitwise_not
+        bitwise_or_ = bitwise_or
+        bitwise_right_shift_ = bitwise_right_shift
+        bitwise_xor_ = bitwise_xor
         ceil_ = ceil
         clamp_ = clamp
         clamp_max_ = clamp_max
         clamp_min_ = clamp_min
         clip_ = clip
+        copysign_ = copysign
+        cos_ = cos
+        cosh_ = cosh
+        cumprod_ = cumprod
+        cumsum_ = cumsum
+        deg2rad_ = deg2rad
+        digamma_ = digamma
+        divide_ = divide
+        eq_ = eq
+        erf_ = erf
+        erfc_ = erfc
+        erfinv_ = erfinv
         exp_ = exp
+        exp2_ = exp2
+        expm1_ = expm1
+        fix_ = fix
         floor_ = floor
+        floor_divide_ = floor_divide
+        frac_ = frac
+        ge_ = ge
+        greater_ = greater
+        greater_equal_ = greater_equal
+        gt_ = gt
+        hypot_ = hypot
         index_add_ = index_add
+        index_copy_ = index_copy
+        index_fill_ = index_fill
+        index_put_ = index_put
+        le_ = le
         lerp_ = lerp
+        less_ = less
+        less_equal_ = less_equal
+        lgamma_ = lgamma
         log_ = log
+        log10_ = log10
+        log1p_ = log1p
+        log2_ = log2
+        logical_and_ = logical_and
+        logical_not_ = logical_not
+        logical_or_ = logical_or
+        logical_xor_ = logical_xor
+        logit_ = logit
+        lt_ = lt
         masked_fill_ = masked_fill
+        multiply_ = multiply
+        nan_to_num_ = nan_to_num
+        ne_ = ne
         neg_ = neg
+        negative_ = negative
+        not_equal_ = not_equal
+        rad2deg_ = rad2deg
         reciprocal_ = reciprocal
         relu_ = relu
         round_ = round
@@ -457,9 +543,19 @@ class TensorMethods:
         scatter_ = scatter
         scatter_add_ = scatter_add
         scatter_reduce_ = scatter_reduce
+        sgn_ = sgn
         sigmoid_ = sigmoid
         sign_ = sign
+        sin_ = sin
+        sinc_ = sinc
+        sinh_ = sinh
         sqrt_ = sqrt
         square_ = square
+        subtract_ = subtract
+        tan_ = tan
         tanh_ = tanh
+        tril_ = tril
+        triu_ = triu
+        true_divide_ = true_divide
         trunc_ = trunc
+        xlogy_ = xlogy

@@ -116,6 +116,9 @@ from lucid.ops.grids import triu_indices as triu_indices
 from lucid.ops.indexing import gather as gather
 from lucid.ops.indexing import getitem as getitem
 from lucid.ops.indexing import index_add as index_add
+from lucid.ops.indexing import index_copy as index_copy
+from lucid.ops.indexing import index_fill as index_fill
+from lucid.ops.indexing import index_put as index_put
 from lucid.ops.indexing import index_select as index_select
 from lucid.ops.indexing import masked_fill as masked_fill
 from lucid.ops.indexing import masked_select as masked_select
@@ -362,6 +365,9 @@ __all__ = [
     "take_along_dim",
     "masked_fill",
     "masked_select",
+    "index_fill",
+    "index_copy",
+    "index_put",
     "cat",
     "stack",
     "hstack",
