@@ -166,3 +166,107 @@ def test_lu_pivots_follow_lapack_and_eig_names_the_missing_complex_dtype() -> No
     for fn in (lucid.linalg.eig, lucid.linalg.eigvals):
         with pytest.raises(NotImplementedError, match="complex"):
             fn(lucid.eye(2))
+
+
+# -- in-place random fills -------------------------------------------------------------------------
+FILLS = {
+    # name: (call, mean, variance) of the distribution
+    "exponential_": (lambda t, g: t.exponential_(2.0, generator=g), 0.5, 0.25),
+    "log_normal_": (lambda t, g: t.log_normal_(0.0, 0.5, generator=g), np.exp(0.125),
+                    (np.exp(0.25) - 1) * np.exp(0.25)),
+    "geometric_": (lambda t, g: t.geometric_(0.25, generator=g), 4.0, 0.75 / 0.0625),
+    "bernoulli_": (lambda t, g: t.bernoulli_(0.3, generator=g), 0.3, 0.21),
+    "random_": (lambda t, g: t.random_(3, 7, generator=g), 4.5, 1.25),
+    "uniform_": (lambda t, g: t.uniform_(-1.0, 3.0, generator=g), 1.0, 16 / 12),
+    "normal_": (lambda t, g: t.normal_(1.0, 2.0, generator=g), 1.0, 4.0),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FILLS))
+def test_random_fills_have_their_moments_and_follow_the_generator(name: str) -> None:
+    fill, mean, var = FILLS[name]
+    n = 200_000
+    t = lucid.zeros(n, dtype=lucid.float64)
+    out = fill(t, lucid.Generator().manual_seed(0))
+    assert out is t and t.dtype is lucid.float64
+    x = t.numpy()
+    # 6 standard errors of the mean and (roughly) of the variance
+    assert abs(x.mean() - mean) < 6 * np.sqrt(var / n) + 1e-12
+    assert abs(x.var() - var) < 0.05 * var
+    again = fill(lucid.zeros(n, dtype=lucid.float64), lucid.Generator().manual_seed(0))
+    np.testing.assert_array_equal(again.numpy(), x)
+
+
+def test_cauchy_median_and_fill_errors() -> None:
+    t = lucid.zeros(100_000, dtype=lucid.float64).cauchy_(1.0, 0.5)
+    assert abs(float(np.median(t.numpy())) - 1.0) < 0.02
+    assert set(lucid.zeros(50, dtype=lucid.int64).random_(2).tolist()) <= {0, 1}
+    with pytest.raises(RuntimeError, match="lambda > 0"):
+        lucid.zeros(3).exponential_(-1.0)
+    with pytest.raises(RuntimeError, match=r"p to be in \(0, 1\)"):
+        lucid.zeros(3).geometric_(1.5)
+    with pytest.raises(RuntimeError, match="floating point"):
+        lucid.zeros(3, dtype=lucid.int64).exponential_()
+    with pytest.raises(RuntimeError, match="requires dtype Double"):
+        lucid.zeros(3).float_power_(2)
+    w = lucid.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        w.sin_()
+
+
+def test_h_and_mh_transpose_matrices() -> None:
+    x = lucid.arange(6.0).reshape(2, 3)
+    assert x.H.shape == (3, 2) and x.mH.shape == (3, 2)
+    assert lucid.zeros(2, 3, 4).mH.shape == (2, 4, 3)
+    with pytest.raises(RuntimeError, match="only supported on matrices"):
+        lucid.zeros(2, 3, 4).H
+
+
+def test_size_is_a_tuple_like_torch_size() -> None:
+    import json
+    import pickle
+
+    s = lucid.zeros(2, 3).shape
+    assert isinstance(s, lucid.Size) and isinstance(s, tuple)
+    assert s == (2, 3) and (2, 3) == s and hash(s) == hash((2, 3))
+    assert repr(s) == "lucid.Size([2, 3])" and s.numel() == 6
+    assert isinstance(s[1:], lucid.Size) and s[1:] == (3,) and isinstance(s[0], int)
+    assert isinstance(s + (4,), lucid.Size) and s + (4,) == (2, 3, 4)
+    assert type((4,) + s) is tuple and (4,) + s == (4, 2, 3)
+    assert lucid.zeros(2, 3).size() == s and lucid.Size([2, 3]) == s
+    back = pickle.loads(pickle.dumps(s))
+    assert back == s and type(back) is lucid.Size
+    assert json.dumps(s) == "[2, 3]"
+    assert lucid.zeros(s).shape == s and np.zeros(s).shape == (2, 3)
+    assert lucid.zeros(()).shape == () and lucid.zeros(()).shape.numel() == 1
+
+
+def test_linalg_tensor_methods_call_the_functions() -> None:
+    rng = np.random.default_rng(4)
+    a = lucid.tensor(rng.standard_normal((3, 3)))
+    s = a @ a.mT + 3 * lucid.eye(3, dtype=lucid.float64)
+    b = lucid.tensor(rng.standard_normal((3, 2)))
+    pairs = [
+        (a.det(), lucid.linalg.det(a)), (a.logdet(), lucid.logdet(a)),
+        (a.slogdet().logabsdet, lucid.linalg.slogdet(a).logabsdet),
+        (a.inverse(), lucid.linalg.inv(a)), (a.pinverse(), lucid.linalg.pinv(a)),
+        (a.matrix_power(3), a @ a @ a), (a.matrix_exp(), lucid.linalg.matrix_exp(a)),
+        (a.svd().V, lucid.linalg.svd(a).Vh.mT), (a.qr().R, lucid.linalg.qr(a).R),
+        (s.cholesky(upper=True), lucid.linalg.cholesky(s).mT),
+        (b.cholesky_solve(s.cholesky()), lucid.linalg.solve(s, b)),
+    ]  # fmt: skip
+    for got, want in pairs:
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_shape_changing_inplace_methods() -> None:
+    base = lucid.arange(6.0)
+    x = base.reshape(2, 3)
+    assert x.unsqueeze_(0) is x and x.shape == (1, 2, 3)
+    assert x.squeeze_().shape == (2, 3) and x.t_().shape == (3, 2)
+    x[0, 1] = 100.0  # still a view of base: writes through as in torch
+    assert base.tolist() == [0.0, 1.0, 2.0, 100.0, 4.0, 5.0]
+    assert x.transpose_(0, 1).shape == (2, 3) and x.swapdims_(0, 1).swapaxes_(1, 0).shape == (2, 3)
+    w = lucid.zeros(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out-of-place t"):
+        w.t_()

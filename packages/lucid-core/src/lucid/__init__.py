@@ -58,7 +58,7 @@ from lucid.dtypes import (
     uint8,
 )
 from lucid.dtypes import bool_ as bool  # noqa: A001
-from lucid._tensor import Tensor
+from lucid._tensor import Size, Tensor
 from lucid.autograd.grad_mode import *  # noqa: F403  (no_grad, enable_grad, ...: its __all__)
 from lucid.ops import *  # noqa: F403
 from lucid.random import (
@@ -87,6 +87,7 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid.linalg import _methods as _linalg_methods
 from lucid.linalg._legacy import cholesky, qr, svd
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
@@ -105,6 +106,8 @@ from lucid.amp.autocast_mode import (
 )
 
 _binder.bind()
+for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
+    setattr(Tensor, _name, _method)
 _siblings.install_finder()
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
@@ -131,7 +134,7 @@ __all__ = [
     "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
     "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
-    "uint8", "bool", "Tensor",
+    "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions",

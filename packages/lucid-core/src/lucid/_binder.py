@@ -364,6 +364,30 @@ class _Methods(Tensor):
                               device=self.device)  # fmt: skip
         return _fill_from(self, r)
 
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        """In-place ``squeeze``: this tensor takes the new shape (see :func:`_reshape_inplace`)."""
+        return _reshape_inplace(self, ops.squeeze(self, dim), "squeeze_")
+
+    def unsqueeze_(self, dim: int) -> Tensor:
+        """In-place ``unsqueeze``: this tensor takes the new shape."""
+        return _reshape_inplace(self, ops.unsqueeze(self, dim), "unsqueeze_")
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        """In-place ``transpose``: this tensor takes the new layout."""
+        return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "transpose_")
+
+    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+        """In-place ``swapaxes`` (``transpose_``)."""
+        return _reshape_inplace(self, ops.transpose(self, axis0, axis1), "swapaxes_")
+
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+        """In-place ``swapdims`` (``transpose_``)."""
+        return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "swapdims_")
+
+    def t_(self) -> Tensor:
+        """In-place ``t``: this tensor takes the transposed layout."""
+        return _reshape_inplace(self, ops.t(self), "t_")
+
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
         """``self + alpha * other`` (``lucid.add``)."""
@@ -402,6 +426,22 @@ def _uniform(t: Tensor, generator: Any) -> Tensor:
 def _float_fill(t: Tensor, name: str) -> None:
     if not t.dtype.is_floating_point:
         raise RuntimeError(f"{name} expects a floating point tensor, got {t.dtype}")
+
+
+def _reshape_inplace(t: Tensor, result: Tensor, name: str) -> Tensor:
+    """``t`` takes ``result``'s shape and layout (a view of its own data), as torch's in-place
+    shape methods. Only outside autograd, and for a view only where views share memory (not
+    on MLX): lucid's graph and view write-back follow a tensor's shape (docs/differences.md)."""
+    copied_view = t._base is not None and not t._backend.views_share_memory
+    if (grad_mode.is_grad_enabled() and t.requires_grad) or copied_view:
+        raise RuntimeError(
+            f"{name}(): lucid changes a shape in place only for tensors that do not require "
+            f"grad (and, on MLX, are not views); use the out-of-place {name[:-1]}() instead"
+        )
+    check_inplace(t)
+    t._data = result._data
+    t._counter().value += 1
+    return t
 
 
 def _random_top(dtype: dtypes.dtype) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 import numpy as np
 
@@ -26,6 +26,46 @@ from lucid.utils.hooks import RemovableHandle
 _bool = bool
 _int = int
 _float = float
+
+
+class Size(tuple[int, ...]):
+    """The shape of a tensor (``torch.Size``): a tuple of ints, equal to the plain tuple of the
+    same sizes, whose slices and sums with tuples stay ``Size``.
+
+    >>> lucid.zeros(2, 3).shape
+    lucid.Size([2, 3])
+    >>> lucid.zeros(2, 3).shape == (2, 3)
+    True
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> Size: ...
+    def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
+        if isinstance(key, slice):
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __add__(self, other: tuple[Any, ...]) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + other)
+
+    def __reduce__(self) -> tuple[type[Size], tuple[tuple[int, ...]]]:
+        return (Size, (tuple(self),))
 
 
 class VersionCounter:
@@ -144,9 +184,9 @@ class Tensor(TensorMethods):
         return self._backend
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        """The size of each dimension, as a tuple (``torch.Tensor.shape``)."""
-        return tuple(self._data.shape)
+    def shape(self) -> Size:
+        """The size of each dimension, a :class:`Size` (a tuple; ``torch.Tensor.shape``)."""
+        return Size(self._data.shape)
 
     @property
     def ndim(self) -> int:
