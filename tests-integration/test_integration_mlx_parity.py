@@ -407,6 +407,20 @@ CASES: list[Case] = [
     ],
     C(lambda x: x.view(lucid.int32), F(*S), grad=False, id="view-dtype", uses=("view",)),
     C(
+        lambda x, v: resolve("masked_scatter")(x, x > 0, v),
+        F(*S),
+        F(12),
+        id="masked_scatter",
+        uses=("masked_scatter",),
+    ),
+    C(
+        lambda i: resolve("unravel_index")(i, (3, 4)),
+        I(12, 5),
+        grad=False,
+        id="unravel_index",
+        uses=("unravel_index",),
+    ),
+    C(
         lambda x: resolve("index_fill")(x, 1, lucid.tensor([3, 0], device=x.device), -0.5),
         F(*S),
         id="index_fill",
@@ -896,6 +910,12 @@ NOT_OPS = {
     "equal",
     "allclose",  # return a Python bool
     "broadcast_shapes",  # returns a shape
+    "can_cast",
+    "is_complex",
+    "is_floating_point",
+    "is_nonzero",
+    "is_same_size",
+    "result_type",  # predicates and dtypes
 }
 
 

@@ -593,6 +593,22 @@ EXTRA_CASES: list[Case] = [
         covers=("pow",),
     ),
     Case(
+        "masked_scatter",
+        lambda L, a, b: L.masked_scatter(a, a > 0, b),
+        [(3, 4), (12,)],
+        domain="away",
+    ),
+    Case(
+        "masked_scatter_broadcast",
+        lambda L, a, b: a.masked_scatter(_idx(L, [True, False, False, True]), b),
+        [(3, 4), (2, 4)],
+        covers=("masked_scatter",),
+    ),
+    Case("trapz", lambda L, a: L.trapz(a, dim=0), [(3, 4)], covers=("trapezoid",)),
+    Case(
+        "unravel_index", lambda L, a: L.unravel_index(a, (3, 4)), [(5,)], domain="int", grad=False
+    ),
+    Case(
         "isin_scalar", lambda L, a: L.isin(a, 3), [(5,)], domain="int", grad=False, covers=("isin",)
     ),
 ]

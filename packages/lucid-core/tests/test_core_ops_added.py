@@ -270,3 +270,21 @@ def test_shape_changing_inplace_methods() -> None:
     w = lucid.zeros(2, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="out-of-place t"):
         w.t_()
+
+
+def test_unravel_index_and_predicates() -> None:
+    rows, cols = lucid.unravel_index(lucid.tensor([4, -1, 7]), (2, 4))
+    assert rows.tolist() == [1, 1, 1] and cols.tolist() == [0, 3, 3]
+    with pytest.raises(RuntimeError, match="must be in range"):
+        lucid.unravel_index(lucid.tensor([8]), (2, 4))
+    x = lucid.zeros(2, 3)
+    assert lucid.is_tensor(x) and not lucid.is_tensor([1.0]) and lucid.numel(x) == 6
+    assert lucid.is_floating_point(x) and not lucid.is_complex(x)
+    assert lucid.is_same_size(x, lucid.ones(2, 3)) and not lucid.is_same_size(x, lucid.ones(3))
+    assert lucid.is_nonzero(lucid.tensor([2])) and not lucid.is_nonzero(lucid.tensor(0.0))
+    with pytest.raises(RuntimeError, match="more than one value"):
+        lucid.is_nonzero(x)
+    assert lucid.result_type(lucid.tensor([1, 2]), 2.5) is lucid.float32
+    assert lucid.result_type(lucid.tensor([1, 2]), lucid.tensor(1.0)) is lucid.float32
+    assert lucid.can_cast(lucid.int64, lucid.float16)
+    assert not lucid.can_cast(lucid.float32, lucid.int32)

@@ -16,6 +16,7 @@ from typing import Any
 from lucid.ops._registry import Op
 from lucid.ops.arrange import *
 from lucid.ops.blas import *
+from lucid.ops.compose import *
 from lucid.ops.elementwise import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
@@ -36,7 +37,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange")
+                 "arrange", "compose")
 )  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from lucid.ops import arrange as arrange
 from lucid.ops import blas as blas
+from lucid.ops import compose as compose
 from lucid.ops import elementwise as elementwise
 from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
@@ -45,6 +46,35 @@ from lucid.ops.blas import baddbmm as baddbmm
 from lucid.ops.blas import bmm as bmm
 from lucid.ops.blas import cdist as cdist
 from lucid.ops.blas import cross as cross
+from lucid.ops.compose import addr as addr
+from lucid.ops.compose import can_cast as can_cast
+from lucid.ops.compose import chain_matmul as chain_matmul
+from lucid.ops.compose import combinations as combinations
+from lucid.ops.compose import diagflat as diagflat
+from lucid.ops.compose import diagonal_scatter as diagonal_scatter
+from lucid.ops.compose import dist as dist
+from lucid.ops.compose import gcd as gcd
+from lucid.ops.compose import heaviside as heaviside
+from lucid.ops.compose import is_complex as is_complex
+from lucid.ops.compose import is_floating_point as is_floating_point
+from lucid.ops.compose import is_nonzero as is_nonzero
+from lucid.ops.compose import is_same_size as is_same_size
+from lucid.ops.compose import is_tensor as is_tensor
+from lucid.ops.compose import isneginf as isneginf
+from lucid.ops.compose import isposinf as isposinf
+from lucid.ops.compose import isreal as isreal
+from lucid.ops.compose import lcm as lcm
+from lucid.ops.compose import ldexp as ldexp
+from lucid.ops.compose import masked_scatter as masked_scatter
+from lucid.ops.compose import msort as msort
+from lucid.ops.compose import numel as numel
+from lucid.ops.compose import positive as positive
+from lucid.ops.compose import renorm as renorm
+from lucid.ops.compose import result_type as result_type
+from lucid.ops.compose import select_scatter as select_scatter
+from lucid.ops.compose import slice_scatter as slice_scatter
+from lucid.ops.compose import unravel_index as unravel_index
+from lucid.ops.compose import vander as vander
 from lucid.ops.elementwise import add as add
 from lucid.ops.elementwise import addcdiv as addcdiv
 from lucid.ops.elementwise import addcmul as addcmul
@@ -239,6 +269,7 @@ from lucid.ops.stats import nanquantile as nanquantile
 from lucid.ops.stats import nansum as nansum
 from lucid.ops.stats import quantile as quantile
 from lucid.ops.stats import trapezoid as trapezoid
+from lucid.ops.stats import trapz as trapz
 from lucid.ops.unary import abs as abs
 from lucid.ops.unary import absolute as absolute
 from lucid.ops.unary import acos as acos
@@ -539,6 +570,7 @@ __all__ = [
     "corrcoef",
     "diff",
     "trapezoid",
+    "trapz",
     "cumulative_trapezoid",
     "histogram",
     "broadcast_tensors",
@@ -560,4 +592,33 @@ __all__ = [
     "sinc",
     "deg2rad",
     "rad2deg",
+    "msort",
+    "diagflat",
+    "vander",
+    "combinations",
+    "unravel_index",
+    "addr",
+    "dist",
+    "renorm",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "ldexp",
+    "isposinf",
+    "isneginf",
+    "isreal",
+    "positive",
+    "chain_matmul",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "masked_scatter",
+    "is_tensor",
+    "is_nonzero",
+    "is_same_size",
+    "result_type",
+    "can_cast",
+    "numel",
+    "is_floating_point",
+    "is_complex",
 ]

@@ -44,6 +44,7 @@ OPS = OpTable(
     op("diff", sample((3, 5), gg=True), sample((3, 5), dim=0, n=2, tag="n2")),
     op("trapezoid", sample((3, 5), gg=True), sample((3, 5), dx=0.5, dim=0, tag="dx"),
        sample((3, 5), (3, 5), tag="x"), method=False),
+    op("trapz", alias="trapezoid", method=False),
     op("cumulative_trapezoid", sample((3, 5), gg=True), sample((3, 5), (5,), tag="x"),
        method=False),
     op("histogram", sample((20,), args=(4,), tag="bins"),
@@ -367,6 +368,9 @@ def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: Any = None, dim: int = 
     mids = (y.narrow(d, 1, k - 1) + y.narrow(d, 0, k - 1)) / 2
     total: Tensor = (mids * spacing).sum(d)
     return total
+
+
+trapz = trapezoid
 
 
 def cumulative_trapezoid(
