@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 import numpy as np
 
@@ -26,6 +26,46 @@ from lucid.utils.hooks import RemovableHandle
 _bool = bool
 _int = int
 _float = float
+
+
+class Size(tuple[int, ...]):
+    """The shape of a tensor (``torch.Size``): a tuple of ints, equal to the plain tuple of the
+    same sizes, whose slices and sums with tuples stay ``Size``.
+
+    >>> lucid.zeros(2, 3).shape
+    lucid.Size([2, 3])
+    >>> lucid.zeros(2, 3).shape == (2, 3)
+    True
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> Size: ...
+    def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
+        if isinstance(key, slice):
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __add__(self, other: tuple[Any, ...]) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + other)
+
+    def __reduce__(self) -> tuple[type[Size], tuple[tuple[int, ...]]]:
+        return (Size, (tuple(self),))
 
 
 class VersionCounter:
@@ -145,9 +185,9 @@ class Tensor(TensorMethods):
         return self._backend
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        """The size of each dimension, as a tuple (``torch.Tensor.shape``)."""
-        return tuple(self._data.shape)
+    def shape(self) -> Size:
+        """The size of each dimension, a :class:`Size` (a tuple; ``torch.Tensor.shape``)."""
+        return Size(self._data.shape)
 
     @property
     def ndim(self) -> int:
@@ -357,6 +397,25 @@ class Tensor(TensorMethods):
     def mT(self) -> Tensor:  # noqa: N802
         """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a batch of matrices (``mT`` for real dtypes)."""
+        if self.ndim < 2:
+            raise RuntimeError(
+                f"tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor."
+            )
+        return self.transpose(-2, -1)  # real tensors only: the conjugate is the identity
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a matrix (0-d, 1-d or 2-d; ``T`` for real dtypes)."""
+        if self.ndim > 2:
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            )
+        return self.T  # real tensors only: the conjugate is the identity
 
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""

@@ -35,6 +35,7 @@ from lucid.linalg._inverse import (
     solve,
     solve_triangular,
 )
+from lucid.linalg._lu import LUFactorResult, eig, eigvals, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
 
@@ -55,8 +56,9 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 
 __all__ = [
-    "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult",
-    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "logdet", "lstsq", "matrix_exp",
+    "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult",
+    "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
     "solve_triangular", "svd", "svdvals", "vector_norm",
