@@ -13,6 +13,7 @@ from lucid.nn.functional.grid import *  # noqa: F403
 from lucid.nn.functional.linear import *  # noqa: F403
 from lucid.nn.functional.loss import *  # noqa: F403
 from lucid.nn.functional.normalization import *  # noqa: F403
+from lucid.nn.functional.padding import *  # noqa: F403
 from lucid.nn.functional.pooling import *  # noqa: F403
 from lucid.nn.functional.sparse import *  # noqa: F403
 from lucid.nn.functional.vision import *  # noqa: F403

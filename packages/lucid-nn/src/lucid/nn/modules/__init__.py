@@ -14,6 +14,7 @@ from lucid.nn.modules.fold import *  # noqa: F403
 from lucid.nn.modules.linear import *  # noqa: F403
 from lucid.nn.modules.loss import *  # noqa: F403
 from lucid.nn.modules.normalization import *  # noqa: F403
+from lucid.nn.modules.padding import *  # noqa: F403
 from lucid.nn.modules.pixelshuffle import *  # noqa: F403
 from lucid.nn.modules.pooling import *  # noqa: F403
 from lucid.nn.modules.rnn import *  # noqa: F403
