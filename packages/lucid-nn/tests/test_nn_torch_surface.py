@@ -129,3 +129,104 @@ def test_norms_without_bias_and_empty_batches() -> None:
     assert F.instance_norm(lucid.randn(0, 4, 3)).shape == (0, 4, 3)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         nn.BatchNorm1d(4)(lucid.randn(1, 4))
+
+
+# ---- losses ------------------------------------------------------------------------------
+
+
+def _mm_reference(x: np.ndarray, y: np.ndarray, p: int, margin: float, w: np.ndarray | None):
+    n, c = x.shape
+    out = np.zeros(n)
+    for i in range(n):
+        for j in range(c):
+            if j != y[i]:
+                z = max(0.0, margin - x[i, y[i]] + x[i, j]) ** p
+                out[i] += z * (1.0 if w is None else w[y[i]])
+    return out / c
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_multi_margin_loss(p: int) -> None:
+    x, w = t64(5, 4), lucid.tensor(RNG.uniform(0.5, 2, 4))
+    y = lucid.tensor(RNG.integers(0, 4, 5))
+    got = F.multi_margin_loss(x, y, p=p, margin=0.7, weight=w, reduction="none")
+    want = _mm_reference(x.detach().numpy(), y.numpy(), p, 0.7, w.numpy())
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a: F.multi_margin_loss(a, y, p=p, weight=w), (x,))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2"):
+        F.multi_margin_loss(x, y, p=3)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(x, lucid.tensor([0, 1, 2, 3, 4]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[5\], but got \[2\]"):
+        F.multi_margin_loss(x, lucid.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="inconsistent weight size"):
+        nn.MultiMarginLoss(weight=lucid.ones(3))(x, y)
+
+
+def test_multilabel_margin_loss() -> None:
+    x = t64(3, 4)
+    y = lucid.tensor([[3, 0, -1, 1], [1, 2, 3, 0], [-1, 2, 0, 0]])
+    a = x.detach().numpy()
+    want = []
+    for row, tgt in zip(a, y.numpy().tolist()):
+        tgt = tgt[: tgt.index(-1)] if -1 in tgt else tgt
+        others = [i for i in range(4) if i not in tgt]
+        want.append(sum(max(0, 1 - row[j] + row[i]) for j in tgt for i in others) / 4)
+    got = F.multilabel_margin_loss(x, y, reduction="none")
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda a: nn.MultiLabelMarginLoss()(a, y), (x,))
+    with pytest.raises(RuntimeError, match="out of range"):
+        F.multilabel_margin_loss(x, lucid.tensor([[0, 1, -1, 5]] * 3))
+    with pytest.raises(RuntimeError, match="inconsistent target size"):
+        F.multilabel_margin_loss(x, lucid.tensor([[0, 1]] * 3))
+
+
+def test_triplet_margin_with_distance_loss() -> None:
+    a, p, n = t64(4, 3), t64(4, 3), t64(4, 3)
+
+    def cos_dist(u: lucid.Tensor, v: lucid.Tensor) -> lucid.Tensor:
+        return 1 - F.cosine_similarity(u, v)
+
+    got = F.triplet_margin_with_distance_loss(a, p, n, distance_function=cos_dist, swap=True,
+                                              reduction="none")  # fmt: skip
+    d_neg = np.minimum(cos_dist(a, n).detach().numpy(), cos_dist(p, n).detach().numpy())
+    want = np.maximum(1.0 + cos_dist(a, p).detach().numpy() - d_neg, 0)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda *t: nn.TripletMarginWithDistanceLoss(margin=2.0)(*t), (a, p, n))
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        F.triplet_margin_with_distance_loss(a, p, n, margin=0)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        F.triplet_margin_with_distance_loss(a, p, n[0])
+    assert "PairwiseDistance" in repr(nn.TripletMarginWithDistanceLoss())
+
+
+def test_ctc_loss_gradcheck_and_values() -> None:
+    x = t64(7, 2, 4)
+    targets, lengths = lucid.tensor([[1, 2, 2], [3, 1, 0]]), (7, 6)
+
+    def loss(a: lucid.Tensor) -> lucid.Tensor:
+        return F.ctc_loss(F.log_softmax(a, 2), targets, lengths, (3, 2), reduction="sum")
+
+    assert gradcheck(loss, (x,))
+    # one frame per label and no blanks: the only path's probability
+    lp = F.log_softmax(t64(2, 3, grad=False), 1)
+    got = F.ctc_loss(lp, lucid.tensor([1, 2]), lucid.tensor(2), lucid.tensor(2), reduction="sum")
+    np.testing.assert_allclose(got.item(), -(lp[0, 1] + lp[1, 2]).item(), rtol=1e-12)
+    # an impossible alignment: inf, or 0 with zero_infinity
+    short = F.ctc_loss(lp, lucid.tensor([1, 1]), lucid.tensor(2), lucid.tensor(2), reduction="none")
+    assert short.item() == float("inf")
+    m = nn.CTCLoss(zero_infinity=True, reduction="none")
+    assert m(lp, lucid.tensor([1, 1]), lucid.tensor(2), lucid.tensor(2)).item() == 0.0
+
+
+def test_ctc_loss_errors() -> None:
+    lp = F.log_softmax(lucid.randn(6, 2, 5), 2)
+    tg = lucid.tensor([[1, 2, 3], [1, 1, 0]])
+    with pytest.raises(RuntimeError, match="input_lengths to have value at most 6"):
+        F.ctc_loss(lp, tg, lucid.tensor([7, 5]), lucid.tensor([3, 2]))
+    with pytest.raises(RuntimeError, match="size at least 4 at dimension 1"):
+        F.ctc_loss(lp, tg, lucid.tensor([6, 5]), lucid.tensor([4, 2]))
+    with pytest.raises(RuntimeError, match="blank must be in label range"):
+        F.ctc_loss(lp, tg, lucid.tensor([6, 5]), lucid.tensor([3, 2]), blank=5)
+    with pytest.raises(RuntimeError, match="input_lengths must be of size batch_size"):
+        F.ctc_loss(lp, tg, lucid.tensor([6]), lucid.tensor([3, 2]))
