@@ -33,6 +33,7 @@ common_modules = pytest.importorskip("torch.testing._internal.common_modules")
 
 # the modules this suite holds to every torch sample (grows as modules land)
 MODULES = [
+    "AdaptiveMaxPool3d",
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
@@ -43,10 +44,15 @@ MODULES = [
     "ConstantPad1d",
     "ConstantPad2d",
     "ConstantPad3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "GroupNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "MultiLabelMarginLoss",
     "MultiMarginLoss",
     "RMSNorm",

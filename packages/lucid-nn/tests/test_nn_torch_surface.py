@@ -230,3 +230,57 @@ def test_ctc_loss_errors() -> None:
         F.ctc_loss(lp, tg, lucid.tensor([6, 5]), lucid.tensor([3, 2]), blank=5)
     with pytest.raises(RuntimeError, match="input_lengths must be of size batch_size"):
         F.ctc_loss(lp, tg, lucid.tensor([6]), lucid.tensor([3, 2]))
+
+
+# ---- pooling -----------------------------------------------------------------------------
+
+
+def test_adaptive_max_pool3d_and_lp_pool3d() -> None:
+    x = t64(1, 2, 5, 4, 3)
+    y, idx = F.adaptive_max_pool3d(x, (2, 3, 2), return_indices=True)
+    a = x.detach().numpy()
+    # the first window of torch's rule: [0, ceil(5/2)) x [0, ceil(4/3)) x [0, ceil(3/2))
+    np.testing.assert_allclose(
+        y[:, :, 0, 0, 0].detach().numpy(), a[:, :, :3, :2, :2].max((2, 3, 4))
+    )
+    assert idx.dtype == lucid.int64 and y.shape == (1, 2, 2, 3, 2)
+    assert gradcheck(lambda t: F.adaptive_max_pool3d(t, (2, 3, 2)), (x,))
+    assert gradcheck(lambda t: nn.LPPool3d(2, 2, stride=(1, 2, 2))(t.abs() + 0.1), (x,))
+    lp = F.lp_pool3d(x.abs(), 3, 2)
+    want = (np.abs(a)[:, :, :4, :4, :2] ** 3).reshape(1, 2, 2, 2, 2, 2, 1, 2).sum((3, 5, 7))
+    np.testing.assert_allclose(lp.detach().numpy(), want ** (1 / 3), rtol=1e-12)
+    assert F.max_pool2d_with_indices(lucid.randn(1, 1, 4, 4), 2)[1].dtype == lucid.int64
+    with pytest.raises(RuntimeError, match="Expected 4D or 5D tensor"):
+        F.adaptive_max_pool3d(lucid.randn(3, 4), 2)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_fractional_max_pool(nd: int) -> None:
+    shape = (2, 3, 9, 8) if nd == 2 else (2, 3, 5, 6, 5)
+    x = t64(*shape)
+    samples = lucid.rand(2, 3, nd, dtype=lucid.float64)
+    pool = F.fractional_max_pool2d if nd == 2 else F.fractional_max_pool3d
+    out = (4,) * nd if nd == 2 else (3, 4, 3)
+    y, idx = pool(x, 2, out, return_indices=True, _random_samples=samples)
+    assert y.shape == (2, 3, *out) and idx.dtype == lucid.int64
+    # each output is the input at its index, and the largest of a 2-wide window there
+    flat = x.detach().numpy().reshape(2, 3, -1)
+    np.testing.assert_array_equal(
+        np.take_along_axis(flat, idx.numpy().reshape(2, 3, -1), 2),
+        y.detach().numpy().reshape(2, 3, -1),
+    )
+    assert gradcheck(lambda t: pool(t, 2, out, _random_samples=samples), (x,))
+    # the same seed draws the same windows
+    lucid.manual_seed(5)
+    a = pool(x, 2, output_ratio=(0.5,) * nd)
+    lucid.manual_seed(5)
+    b = pool(x, 2, output_ratio=(0.5,) * nd)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    cls = nn.FractionalMaxPool2d if nd == 2 else nn.FractionalMaxPool3d
+    with pytest.raises(ValueError, match="either an output size, or a pooling ratio"):
+        cls(2)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        cls(2, output_ratio=1.5)
+    with pytest.raises(RuntimeError, match="too large relative to input"):
+        pool(x, 3, (8,) * nd)
+    assert list(cls(2, output_size=3).state_dict()) == []
