@@ -284,3 +284,58 @@ def test_fractional_max_pool(nd: int) -> None:
     with pytest.raises(RuntimeError, match="too large relative to input"):
         pool(x, 3, (8,) * nd)
     assert list(cls(2, output_size=3).state_dict()) == []
+
+
+# ---- lazy layers -------------------------------------------------------------------------
+
+
+def test_lazy_linear_materialises_on_first_forward() -> None:
+    m = nn.LazyLinear(3)
+    assert repr(m) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+    assert m.has_uninitialized_params()
+    sd = m.state_dict()
+    assert list(sd) == ["weight", "bias"] and isinstance(sd["weight"], nn.UninitializedParameter)
+    assert repr(sd["weight"]) == "<UninitializedParameter>"
+    lucid.manual_seed(0)
+    y = m(lucid.randn(2, 5))
+    assert type(m) is nn.Linear and m.in_features == 5 and y.shape == (2, 3)
+    assert type(m.weight) is nn.Parameter and m.weight.shape == (3, 5)
+    bound = 1 / np.sqrt(5)  # Linear's init
+    assert np.abs(m.weight.detach().numpy()).max() <= bound
+    y.sum().backward()
+    assert m.weight.grad is not None and m.bias.grad.shape == (3,)
+
+
+def test_lazy_layers_load_a_state_dict_and_infer_channels() -> None:
+    built = nn.Conv2d(2, 4, 3)
+    lazy = nn.LazyConv2d(4, 3)
+    lazy.load_state_dict(built.state_dict())
+    assert lazy.weight.shape == (4, 2, 3, 3)
+    x = lucid.randn(1, 2, 5, 5)
+    np.testing.assert_allclose(lazy(x).detach().numpy(), built(x).detach().numpy(), rtol=1e-6)
+    assert type(lazy) is nn.Conv2d
+    t = nn.LazyConvTranspose1d(6, 2, groups=2)
+    t(lucid.randn(1, 4, 7))
+    assert t.weight.shape == (4, 3, 2) and type(t) is nn.ConvTranspose1d
+    with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\)"):
+        nn.LazyConv2d(4, 3)(lucid.randn(5, 5))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv1d(4, 3, groups=2)(lucid.randn(1, 3, 8))
+
+
+def test_lazy_norms() -> None:
+    bn = nn.LazyBatchNorm1d()
+    assert list(bn.state_dict()) == [
+        "weight", "bias", "running_mean", "running_var", "num_batches_tracked",
+    ]  # fmt: skip
+    bn(lucid.randn(4, 3))
+    assert type(bn) is nn.BatchNorm1d and bn.num_features == 3
+    assert bn.num_batches_tracked.item() == 1 and bn.running_mean.shape == (3,)
+    inorm = nn.LazyInstanceNorm2d(affine=False, track_running_stats=False)
+    assert inorm.state_dict() == {}
+    inorm(lucid.randn(2, 3, 4, 4))  # nothing to materialise: num_features stays 0 (torch's)
+    assert type(inorm) is nn.InstanceNorm2d and inorm.num_features == 0
+    loaded = nn.LazyBatchNorm1d()
+    loaded.load_state_dict(nn.BatchNorm1d(5).state_dict())
+    loaded(lucid.randn(3, 5))
+    assert loaded.num_features == 5 and type(loaded) is nn.BatchNorm1d

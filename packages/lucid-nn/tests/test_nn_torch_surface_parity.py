@@ -58,3 +58,29 @@ def test_triplet_margin_with_distance_loss_matches_torch(swap: bool) -> None:
     ly.backward()
     for lt, tt in zip(ls, ts):
         np.testing.assert_allclose(lt.grad.numpy(), tt.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["LazyLinear", "LazyBatchNorm2d", "LazyInstanceNorm1d"])
+def test_lazy_layers_match_torch_once_built(name: str) -> None:
+    """Built from the same first input, with torch's weights loaded: torch's outputs, gradients
+    and running statistics, and the same state_dict keys before and after."""
+    shape = {"LazyLinear": (4, 5), "LazyBatchNorm2d": (3, 2, 4, 4), "LazyInstanceNorm1d": (2, 3, 6)}
+    args = (3,) if name == "LazyLinear" else ()
+    kwargs = {"affine": True} if name == "LazyInstanceNorm1d" else {}
+    tm, lm = getattr(torch.nn, name)(*args, **kwargs), getattr(lucid.nn, name)(*args, **kwargs)
+    assert list(tm.state_dict()) == list(lm.state_dict())
+    x = RNG.standard_normal(shape[name]).astype(np.float32)
+    with torch.no_grad():
+        tm(torch.tensor(x))
+    with lucid.no_grad():
+        lm(lucid.tensor(x))
+    assert type(lm).__name__ == type(tm).__name__
+    lm.load_state_dict({k: lucid.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
+    ty, ly = tm(tx), lm(lx)
+    np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    ty.sum().backward()
+    ly.sum().backward()
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for k, v in tm.state_dict().items():
+        np.testing.assert_allclose(lm.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
