@@ -339,3 +339,43 @@ def test_lazy_norms() -> None:
     loaded.load_state_dict(nn.BatchNorm1d(5).state_dict())
     loaded(lucid.randn(3, 5))
     assert loaded.num_features == 5 and type(loaded) is nn.BatchNorm1d
+
+
+# ---- embedding_bag -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_values_and_gradcheck(mode: str) -> None:
+    w = t64(6, 3)
+    idx = lucid.tensor([1, 2, 4, 4, 0, 5, 2])
+    offsets = lucid.tensor([0, 2, 2, 5])  # bags [1, 2], [], [4, 4, 0], [5, 2]
+    got = F.embedding_bag(idx, w, offsets, mode=mode, padding_idx=0).detach().numpy()
+    a = w.detach().numpy()
+    reduce = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode]
+    for b, rows in enumerate([[1, 2], [], [4, 4], [5, 2]]):  # index 0 is padding
+        want = reduce(a[rows], 0) if rows else np.zeros(3)
+        np.testing.assert_allclose(got[b], want, rtol=1e-12)
+    assert gradcheck(lambda t: F.embedding_bag(idx, t, offsets, mode=mode), (w,))
+    bag = nn.EmbeddingBag(6, 3, mode=mode, include_last_offset=True)
+    assert bag(idx, lucid.tensor([0, 2, 7])).shape == (2, 3)
+    assert repr(bag) == f"EmbeddingBag(6, 3, mode='{mode}')"
+
+
+def test_embedding_bag_per_sample_weights_and_errors() -> None:
+    w, psw = t64(5, 2), t64(2, 3)
+    idx = lucid.tensor([[0, 1, 1], [4, 3, 2]])
+    got = F.embedding_bag(idx, w, mode="sum", per_sample_weights=psw)
+    want = (w.detach().numpy()[idx.numpy()] * psw.detach().numpy()[..., None]).sum(1)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda a, b: F.embedding_bag(idx, a, mode="sum", per_sample_weights=b),
+                     (w, psw))  # fmt: skip
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        F.embedding_bag(idx, w, per_sample_weights=psw)
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        F.embedding_bag(lucid.tensor([1, 2]), w)
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        F.embedding_bag(lucid.tensor([1, 2]), w, lucid.tensor([1]))
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        F.embedding_bag(idx, w, lucid.tensor([0]))
+    with pytest.raises(RuntimeError, match="index out of range"):
+        F.embedding_bag(lucid.tensor([1, 7]), w, lucid.tensor([0]))

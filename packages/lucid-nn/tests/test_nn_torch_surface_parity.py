@@ -84,3 +84,34 @@ def test_lazy_layers_match_torch_once_built(name: str) -> None:
     np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
     for k, v in tm.state_dict().items():
         np.testing.assert_allclose(lm.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("layout", ["2d", "offsets", "last_offset"])
+def test_embedding_bag_matches_torch(mode: str, layout: str) -> None:
+    w = RNG.standard_normal((10, 3)).astype(np.float32)
+    inp = RNG.integers(0, 10, (4, 5) if layout == "2d" else 12)
+    inp.flat[1], inp.flat[2] = 2, inp.flat[0]  # a padding entry and a repeated index
+    off = {"2d": None, "offsets": [0, 3, 3, 7], "last_offset": [0, 3, 3, 7, 12]}[layout]
+    psw = RNG.standard_normal(inp.shape).astype(np.float32) if mode == "sum" else None
+    kw = {"mode": mode, "padding_idx": 2, "include_last_offset": layout == "last_offset"}
+    tw, lw = torch.tensor(w, requires_grad=True), lucid.tensor(w, requires_grad=True)
+    ty = TF.embedding_bag(
+        torch.tensor(inp),
+        tw,
+        None if off is None else torch.tensor(off),
+        per_sample_weights=None if psw is None else torch.tensor(psw),
+        **kw,
+    )
+    ly = F.embedding_bag(
+        lucid.tensor(inp),
+        lw,
+        None if off is None else lucid.tensor(off),
+        per_sample_weights=None if psw is None else lucid.tensor(psw),
+        **kw,
+    )
+    np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = RNG.standard_normal(tuple(ty.shape)).astype(np.float32)
+    ty.backward(torch.tensor(g))
+    ly.backward(lucid.tensor(g))
+    np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
