@@ -15,7 +15,7 @@ from lucid import Tensor, as_tensor, dtypes
 from lucid.autograd import no_grad
 from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
-from lucid.nn.parameter import Buffer, Parameter
+from lucid.nn.parameter import Buffer, Parameter, is_lazy
 from lucid.utils.hooks import RemovableHandle
 from lucid.utils.to_args import parse_to
 
@@ -417,6 +417,10 @@ class Module:
         for key, target in targets.items():
             if key not in state_dict:
                 continue
+            if is_lazy(target):  # a lazy layer takes the shape it is given (torch's)
+                if is_lazy(state_dict[key]):
+                    continue
+                target.materialize(tuple(state_dict[key].shape))  # type: ignore[attr-defined]
             value = _as_tensor(state_dict[key], target)
             if value.shape != target.shape:
                 errors.append(
