@@ -273,3 +273,23 @@ def test_an_output_adopted_in_place_keeps_its_version_check_under_hooks() -> Non
     a.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         lucid.autograd.grad(b, x)
+
+
+def test_hooks_are_per_thread() -> None:
+    import threading
+
+    packed: list[str] = []
+    x = _x(1.0, 2.0)
+    seen_in_thread: list[int] = []
+
+    def other() -> None:
+        before = len(packed)
+        (x.exp() * x).sum()  # records (x requires grad), saves tensors
+        seen_in_thread.append(len(packed) - before)
+
+    with saved_tensors_hooks(lambda t: packed.append("main") or t, lambda t: t):
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        x.exp()
+    assert seen_in_thread == [0] and packed == ["main"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tracemalloc
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -194,3 +195,23 @@ def test_in_place_ops_inside_a_checkpoint() -> None:
     for a, b in zip(_grads(checkpoint(block, x, use_reentrant=False), [x, w]),
                     _grads(block(x), [x, w])):  # fmt: skip
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+
+
+def test_context_fn_wraps_the_first_run_and_each_recomputation() -> None:
+    from contextlib import contextmanager
+
+    from lucid.utils.checkpoint import noop_context_fn
+
+    log: list[str] = []
+
+    @contextmanager
+    def tag(name: str) -> Any:
+        log.append(name)
+        yield
+
+    x = lucid.ones(3, dtype=D, requires_grad=True)
+    y = checkpoint(lambda h: h.exp(), x, use_reentrant=False,
+                   context_fn=lambda: (tag("forward"), tag("recompute")))  # fmt: skip
+    y.sum().backward()
+    assert log == ["forward", "recompute"]
+    assert all(hasattr(c, "__enter__") for c in noop_context_fn())

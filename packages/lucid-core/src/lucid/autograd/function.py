@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -349,7 +350,7 @@ def _record(
         ctx._out_meta = ((out.shape, out.dtype),)
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
-            if saved_tensors_hooks_stack:
+            if saved_hooks.stack:
                 ctx._saved = _pack_saved(ctx._saved, backend)
             ctx._to_save = ()
         return t
@@ -365,7 +366,7 @@ def _record(
     ctx._out_meta = tuple((o.shape, o.dtype) for o in out)
     if ctx._to_save:
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
-        if saved_tensors_hooks_stack:
+        if saved_hooks.stack:
             ctx._saved = _pack_saved(ctx._saved, backend)
         ctx._to_save = ()
     return tuple(results)
@@ -450,9 +451,15 @@ def _resolve_saved(
     return saved
 
 
-# The (pack, unpack) pairs of active ``autograd.graph.saved_tensors_hooks`` blocks, innermost
-# last; only the innermost pair applies (as in PyTorch).
-saved_tensors_hooks_stack: list[tuple[Callable[[Tensor], Any], Callable[[Any], Tensor]]] = []
+class _SavedHooks(threading.local):
+    """The (pack, unpack) pairs of this thread's active ``autograd.graph.saved_tensors_hooks``
+    blocks, innermost last; only the innermost pair applies. Per thread, as in PyTorch."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Tensor], Any], Callable[[Any], Tensor]]] = []
+
+
+saved_hooks = _SavedHooks()
 
 
 class HookedSaved(SavedTensor):
@@ -504,7 +511,7 @@ class HookedSaved(SavedTensor):
 
 def _pack_saved(saved: list[SavedTensor], backend: Any) -> list[SavedTensor]:
     """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays)."""
-    hooks = saved_tensors_hooks_stack[-1]
+    hooks = saved_hooks.stack[-1]
     out: list[SavedTensor] = []
     for s in saved:
         obj = s.value

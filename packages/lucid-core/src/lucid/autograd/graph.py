@@ -14,12 +14,13 @@ at ``backward()`` instead of giving a silently wrong gradient.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function, saved_tensors_hooks_stack
+from lucid.autograd.function import Function, saved_hooks
 
 __all__ = [
     "Node",
@@ -29,7 +30,15 @@ __all__ = [
     "saved_tensors_hooks",
 ]
 
-_disabled: list[str] = []  # the messages of active disable_saved_tensors_hooks blocks
+
+class _Disabled(threading.local):
+    """The messages of this thread's active ``disable_saved_tensors_hooks`` blocks."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+
+_disabled = _Disabled()
 
 Node = Function
 """The class of every backward node (``tensor.grad_fn``): lucid's ``Function`` is both the op's
@@ -70,14 +79,14 @@ class saved_tensors_hooks:  # noqa: N801
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self) -> None:
-        if _disabled:
-            raise RuntimeError(_disabled[-1])
-        saved_tensors_hooks_stack.append((self.pack_hook, self.unpack_hook))
+        if _disabled.messages:
+            raise RuntimeError(_disabled.messages[-1])
+        saved_hooks.stack.append((self.pack_hook, self.unpack_hook))
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        saved_tensors_hooks_stack.pop()
+        saved_hooks.stack.pop()
 
 
 class disable_saved_tensors_hooks:  # noqa: N801
@@ -89,12 +98,12 @@ class disable_saved_tensors_hooks:  # noqa: N801
         self.error_message = error_message
 
     def __enter__(self) -> None:
-        _disabled.append(self.error_message)
+        _disabled.messages.append(self.error_message)
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        _disabled.pop()
+        _disabled.messages.pop()
 
 
 class save_on_cpu(saved_tensors_hooks):  # noqa: N801

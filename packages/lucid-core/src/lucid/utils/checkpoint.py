@@ -21,7 +21,7 @@ from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.autograd.graph import saved_tensors_hooks
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 
 class CheckpointError(RuntimeError):
@@ -74,11 +74,16 @@ class _Frame:
         return saved
 
 
+def noop_context_fn() -> tuple[Any, Any]:
+    """``checkpoint``'s default ``context_fn``: two context managers that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
 def checkpoint(
     function: Callable[..., Any],
     *args: Any,
     use_reentrant: bool | None = None,
-    context_fn: Callable[[], tuple[Any, Any]] | None = None,
+    context_fn: Callable[[], tuple[Any, Any]] = noop_context_fn,
     determinism_check: str = "default",
     debug: bool = False,
     preserve_rng_state: bool = True,
@@ -111,7 +116,9 @@ def checkpoint(
         )
     if not callable(function):
         raise TypeError(f"checkpoint expects a callable, but got {type(function).__name__}")
-    first_ctx = context_fn()[0] if context_fn is not None else contextlib.nullcontext()
+    if not callable(context_fn):
+        raise TypeError(f"context_fn must be callable, but got {type(context_fn).__name__}")
+    first_ctx = context_fn()[0]
     rng_state = _generator.get_rng_state() if preserve_rng_state else None
     autocast_enabled = dict(autocast_mode._state.enabled)
 
@@ -128,8 +135,7 @@ def checkpoint(
                 _generator.set_rng_state(rng_state)
             stack.enter_context(_autocast_as(autocast_enabled))
             stack.enter_context(grad_mode.enable_grad())
-            if context_fn is not None:  # fresh managers for each recomputation
-                stack.enter_context(context_fn()[1])
+            stack.enter_context(context_fn()[1])  # fresh managers for each recomputation
             stack.enter_context(saved_tensors_hooks(keep, _identity))
             function(*args, **kwargs)
         return saved
