@@ -288,3 +288,25 @@ def test_unravel_index_and_predicates() -> None:
     assert lucid.result_type(lucid.tensor([1, 2]), lucid.tensor(1.0)) is lucid.float32
     assert lucid.can_cast(lucid.int64, lucid.float16)
     assert not lucid.can_cast(lucid.float32, lucid.int32)
+
+
+def test_tensor_surface_methods() -> None:
+    x = lucid.zeros(7, 3)
+    x.fill_diagonal_(1.0, wrap=True)
+    assert x.sum().item() == 6.0 and x[4, 0].item() == 1.0 and x[3].sum().item() == 0.0
+    assert lucid.zeros(2, 2, 2).fill_diagonal_(5.0).sum().item() == 10.0
+    z = lucid.arange(6.0).reshape(2, 3)
+    assert z.stride() == (3, 1) and z.t().stride() == (1, 3) and z.stride(0) == 3
+    assert z.is_contiguous() and not z.t().is_contiguous()
+    assert (z.nbytes, z.itemsize, z.is_cpu, z.get_device(), z.ndimension()) == (24, 4, True, -1, 2)
+    assert z.is_signed() and not z.bool().is_signed()
+    assert z.conj() is z and z.real is z and not z.is_conj() and z.adjoint().shape == (3, 2)
+    with pytest.raises(RuntimeError, match="non-complex"):
+        z.imag
+    np.testing.assert_allclose((z - 2).angle().numpy(), [[np.pi, np.pi, 0], [0, 0, 0]], atol=1e-6,
+                               rtol=0)  # fmt: skip
+    assert [t.shape for t in z.split_with_sizes([1, 2], 1)] == [(2, 1), (2, 2)]
+    assert z.char().dtype is lucid.int8 and z.share_memory_() is z
+    assert lucid.tensor([1.0, 2.0]).vdot(lucid.tensor([3.0, 4.0])).item() == 11.0
+    p = lucid.tensor([0.0, 1.0])
+    assert p.bernoulli().tolist() == [0.0, 1.0] and p.multinomial(2, True).tolist() == [1, 1]
