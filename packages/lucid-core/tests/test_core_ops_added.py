@@ -125,6 +125,21 @@ LINALG_CALLS = {
     "qr_legacy": (lambda L, m: L.qr(m["A"], some=False).R.abs(), ("A",)),
     "qr_wide": (lambda L, m: (lambda r: r.Q @ r.R + r.R.abs())(L.linalg.qr(m["W"])), ("W",)),
     "cholesky_upper": (lambda L, m: L.cholesky(_sym(m["S"]), upper=True), ("S",)),
+    "linalg_lu": (lambda L, m: (lambda r: r.P @ r.L + r.U)(L.linalg.lu(m["A"])), ("A",)),
+    "linalg_lu_tall": (
+        lambda L, m: (lambda r: r.L.sum(-1) + r.U.sum())(L.linalg.lu(m["W"].mT)),
+        ("W",),
+    ),
+    "cond": (lambda L, m: L.linalg.cond(m["A"]), ("A",)),
+    "cond_fro": (lambda L, m: L.linalg.cond(m["A"], "fro"), ("A",)),
+    "vander": (lambda L, m: L.linalg.vander(m["B"], N=3), ("B",)),
+    "vecdot": (lambda L, m: L.linalg.vecdot(m["A"], m["B"][:, :1], dim=0), ("A", "B")),
+    "tensorinv": (lambda L, m: L.linalg.tensorinv(m["A"].reshape(4, 2, 2), 1), ("A",)),
+    "tensorsolve": (
+        lambda L, m: L.linalg.tensorsolve(m["A"].reshape(2, 2, 4), m["B"][:, 0].reshape(2, 2)),
+        ("A", "B"),
+    ),
+    "solve_ex": (lambda L, m: L.linalg.solve_ex(m["S"], m["B"]).result, ("S", "B")),
 }
 
 
@@ -144,6 +159,10 @@ def test_linalg_additions_gradcheck(name: str) -> None:
     assert gradcheck(lambda *xs: fn(lucid, {**base, **dict(zip(uses, xs))}), ins)
 
 
+# torch 2.13's own backward fails here (an in-place change of linalg_inv_ex's output).
+TORCH_BACKWARD_FAILS = {"cond_fro"}
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(LINALG_CALLS))
 def test_linalg_additions_match_torch(name: str) -> None:
@@ -152,6 +171,9 @@ def test_linalg_additions_match_torch(name: str) -> None:
     for L in (lucid, torch):
         out, mats = _run(L, name)
         w = np.random.default_rng(5).standard_normal(tuple(out.shape))  # type: ignore[attr-defined]
+        if name in TORCH_BACKWARD_FAILS:
+            results.append([out.detach().numpy()])  # type: ignore[attr-defined]
+            continue
         (out * L.tensor(w)).sum().backward()  # type: ignore[attr-defined]
         grads = [mats[k].grad.numpy() for k in LINALG_CALLS[name][1]]  # type: ignore[attr-defined]
         results.append([out.detach().numpy(), *grads])  # type: ignore[attr-defined]
