@@ -125,6 +125,21 @@ LINALG_CALLS = {
     "qr_legacy": (lambda L, m: L.qr(m["A"], some=False).R.abs(), ("A",)),
     "qr_wide": (lambda L, m: (lambda r: r.Q @ r.R + r.R.abs())(L.linalg.qr(m["W"])), ("W",)),
     "cholesky_upper": (lambda L, m: L.cholesky(_sym(m["S"]), upper=True), ("S",)),
+    "linalg_lu": (lambda L, m: (lambda r: r.P @ r.L + r.U)(L.linalg.lu(m["A"])), ("A",)),
+    "linalg_lu_tall": (
+        lambda L, m: (lambda r: r.L.sum(-1) + r.U.sum())(L.linalg.lu(m["W"].mT)),
+        ("W",),
+    ),
+    "cond": (lambda L, m: L.linalg.cond(m["A"]), ("A",)),
+    "cond_fro": (lambda L, m: L.linalg.cond(m["A"], "fro"), ("A",)),
+    "vander": (lambda L, m: L.linalg.vander(m["B"], N=3), ("B",)),
+    "vecdot": (lambda L, m: L.linalg.vecdot(m["A"], m["B"][:, :1], dim=0), ("A", "B")),
+    "tensorinv": (lambda L, m: L.linalg.tensorinv(m["A"].reshape(4, 2, 2), 1), ("A",)),
+    "tensorsolve": (
+        lambda L, m: L.linalg.tensorsolve(m["A"].reshape(2, 2, 4), m["B"][:, 0].reshape(2, 2)),
+        ("A", "B"),
+    ),
+    "solve_ex": (lambda L, m: L.linalg.solve_ex(m["S"], m["B"]).result, ("S", "B")),
 }
 
 
@@ -144,6 +159,10 @@ def test_linalg_additions_gradcheck(name: str) -> None:
     assert gradcheck(lambda *xs: fn(lucid, {**base, **dict(zip(uses, xs))}), ins)
 
 
+# torch 2.13's own backward fails here (an in-place change of linalg_inv_ex's output).
+TORCH_BACKWARD_FAILS = {"cond_fro"}
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", sorted(LINALG_CALLS))
 def test_linalg_additions_match_torch(name: str) -> None:
@@ -152,6 +171,9 @@ def test_linalg_additions_match_torch(name: str) -> None:
     for L in (lucid, torch):
         out, mats = _run(L, name)
         w = np.random.default_rng(5).standard_normal(tuple(out.shape))  # type: ignore[attr-defined]
+        if name in TORCH_BACKWARD_FAILS:
+            results.append([out.detach().numpy()])  # type: ignore[attr-defined]
+            continue
         (out * L.tensor(w)).sum().backward()  # type: ignore[attr-defined]
         grads = [mats[k].grad.numpy() for k in LINALG_CALLS[name][1]]  # type: ignore[attr-defined]
         results.append([out.detach().numpy(), *grads])  # type: ignore[attr-defined]
@@ -288,3 +310,25 @@ def test_unravel_index_and_predicates() -> None:
     assert lucid.result_type(lucid.tensor([1, 2]), lucid.tensor(1.0)) is lucid.float32
     assert lucid.can_cast(lucid.int64, lucid.float16)
     assert not lucid.can_cast(lucid.float32, lucid.int32)
+
+
+def test_tensor_surface_methods() -> None:
+    x = lucid.zeros(7, 3)
+    x.fill_diagonal_(1.0, wrap=True)
+    assert x.sum().item() == 6.0 and x[4, 0].item() == 1.0 and x[3].sum().item() == 0.0
+    assert lucid.zeros(2, 2, 2).fill_diagonal_(5.0).sum().item() == 10.0
+    z = lucid.arange(6.0).reshape(2, 3)
+    assert z.stride() == (3, 1) and z.t().stride() == (1, 3) and z.stride(0) == 3
+    assert z.is_contiguous() and not z.t().is_contiguous()
+    assert (z.nbytes, z.itemsize, z.is_cpu, z.get_device(), z.ndimension()) == (24, 4, True, -1, 2)
+    assert z.is_signed() and not z.bool().is_signed()
+    assert z.conj() is z and z.real is z and not z.is_conj() and z.adjoint().shape == (3, 2)
+    with pytest.raises(RuntimeError, match="non-complex"):
+        z.imag
+    np.testing.assert_allclose((z - 2).angle().numpy(), [[np.pi, np.pi, 0], [0, 0, 0]], atol=1e-6,
+                               rtol=0)  # fmt: skip
+    assert [t.shape for t in z.split_with_sizes([1, 2], 1)] == [(2, 1), (2, 2)]
+    assert z.char().dtype is lucid.int8 and z.share_memory_() is z
+    assert lucid.tensor([1.0, 2.0]).vdot(lucid.tensor([3.0, 4.0])).item() == 11.0
+    p = lucid.tensor([0.0, 1.0])
+    assert p.bernoulli().tolist() == [0.0, 1.0] and p.multinomial(2, True).tolist() == [1, 1]

@@ -388,6 +388,117 @@ class _Methods(Tensor):
         """In-place ``t``: this tensor takes the transposed layout."""
         return _reshape_inplace(self, ops.t(self), "t_")
 
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
+        """0/1 samples with probability ``self`` (or ``p``) (``lucid.bernoulli``)."""
+        return ops.sampling.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> Tensor:  # fmt: skip
+        """Indices drawn from the rows of ``self`` as weights (``lucid.multinomial``)."""
+        return ops.sampling.multinomial(self, num_samples, replacement, generator=generator)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
+        """Fill the main diagonal (all dims equal, or a tall 2-D matrix; ``wrap`` restarts it
+        every ``ncols + 1`` rows), in place."""
+        n = self.ndim
+        if n < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if n > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        size = min(self.shape)
+        if n == 2 and wrap and self.shape[0] > self.shape[1] + 1:
+            step = self.shape[1] + 1
+            rows = [r for r in range(self.shape[0]) if r % step < self.shape[1]]
+            pos: tuple[Any, ...] = (rows, [r % step for r in rows])
+        else:
+            pos = tuple([list(range(size))] * n)
+        index = tuple(_creation.tensor(p, dtype=dtypes.int64, device=self.device) for p in pos)
+        mask = self.new_zeros(self.shape, dtype=dtypes.bool_)
+        mask[index] = True
+        return inplace_result(self, ops.masked_fill(self, mask, fill_value))
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the layout is row-major (a transposed or strided view is not)."""
+        strides = ops.shape.layout_strides(self)
+        return strides is None or ops.shape.is_contiguous_layout(self.shape, strides)
+
+    def stride(self, dim: int | None = None) -> Any:
+        """The element strides (row-major where lucid does not know the layout)."""
+        strides = ops.shape.layout_strides(self)
+        if strides is None:
+            out, acc = [], 1
+            for s in reversed(self.shape):
+                out.append(acc)
+                acc *= max(s, 1)
+            strides = tuple(reversed(out))
+        return strides if dim is None else strides[dim]
+
+    def ndimension(self) -> int:
+        """The number of dimensions (``dim()``)."""
+        return self.ndim
+
+    def get_device(self) -> int:
+        """-1 for CPU tensors (torch's convention), else the device index (0)."""
+        return -1 if self.is_cpu else 0
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (every dtype but bool and uint8)."""
+        return self.dtype.name not in ("bool", "uint8")
+
+    def share_memory_(self) -> Tensor:
+        """No-op: CPU tensors already share memory with the processes lucid forks."""
+        return self
+
+    def conj(self) -> Tensor:
+        """The complex conjugate: ``self`` for real tensors (lucid's)."""
+        return self
+
+    def resolve_conj(self) -> Tensor:
+        """``self`` (lucid has no lazy conjugate bit)."""
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        """``self`` (lucid has no lazy negation bit)."""
+        return self
+
+    def is_conj(self) -> bool:
+        """False: lucid has no lazy conjugate bit."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: lucid has no lazy negation bit."""
+        return False
+
+    def angle(self) -> Tensor:
+        """The argument: pi for negative entries, 0 otherwise (NaN stays NaN)."""
+        x = self if self.dtype.is_floating_point else self.to(dtypes.get_default_dtype())
+        out: Tensor = ops.where(x < 0, math.pi, x * 0)
+        return out
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (``mH``)."""
+        return self.mH
+
+    def char(self) -> Tensor:
+        """``self.to(int8)``."""
+        return self.to(dtypes.int8)
+
+    def split_with_sizes(self, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Split into pieces of ``split_sizes`` along ``dim``."""
+        return ops.split(self, list(split_sizes), dim)
+
+    def unsafe_split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """``split`` (lucid's pieces are views with autograd either way)."""
+        return ops.split(self, split_size, dim)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """``chunk``."""
+        return ops.chunk(self, chunks, dim)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        """A copy of ``narrow(dim, start, length)``."""
+        return ops.narrow(self, dim, start, length).clone()
+
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
         """``self + alpha * other`` (``lucid.add``)."""
@@ -470,7 +581,8 @@ INPLACE_TWINS = (
     "multiply", "nan_to_num", "ne", "neg", "negative", "not_equal", "rad2deg", "reciprocal",
     "relu", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
     "sign", "sin", "sinc", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "tril", "triu",
-    "true_divide", "trunc", "xlogy",
+    "true_divide", "trunc", "xlogy", "addr", "gcd", "lcm", "heaviside", "ldexp", "renorm",
+    "masked_scatter",
 )  # fmt: skip
 
 

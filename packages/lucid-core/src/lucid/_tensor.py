@@ -8,6 +8,7 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 
 from __future__ import annotations
 
+import builtins
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, SupportsIndex, overload
@@ -397,6 +398,31 @@ class Tensor(TensorMethods):
     def mT(self) -> Tensor:  # noqa: N802
         """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
+
+    @property
+    def itemsize(self) -> builtins.int:
+        """Bytes per element."""
+        return int(self.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """Bytes of the elements (``numel() * itemsize``)."""
+        return int(self.numel() * self.dtype.itemsize)
+
+    @property
+    def is_cpu(self) -> builtins.bool:
+        """Whether the tensor is on the CPU (NumPy) backend."""
+        return str(self.device).startswith("cpu")
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: ``self`` for real tensors."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part: refused for real tensors, as torch."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
     @property
     def mH(self) -> Tensor:  # noqa: N802

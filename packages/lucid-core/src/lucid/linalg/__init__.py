@@ -22,6 +22,25 @@ from lucid.linalg._decomp import (
     svdvals,
 )
 from lucid.linalg._exp import matrix_exp
+from lucid.linalg._extra import (
+    CholeskyExResult,
+    InvExResult,
+    LUFactorExResult,
+    LUResult,
+    SolveExResult,
+    cholesky_ex,
+    cond,
+    diagonal,
+    inv_ex,
+    lu,
+    lu_factor_ex,
+    matmul,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+)
 from lucid.linalg._inverse import (
     LstsqResult,
     SlogdetResult,
@@ -56,6 +75,9 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 
 __all__ = [
+    "CholeskyExResult", "InvExResult", "LUFactorExResult", "LUResult", "SolveExResult",
+    "cholesky_ex", "cond", "diagonal", "inv_ex", "lu", "lu_factor_ex", "matmul", "solve_ex",
+    "tensorinv", "tensorsolve", "vander", "vecdot",
     "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult",
     "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
     "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",

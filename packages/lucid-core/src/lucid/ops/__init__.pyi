@@ -614,11 +614,11 @@ __all__ = [
     "diagonal_scatter",
     "masked_scatter",
     "is_tensor",
-    "is_nonzero",
-    "is_same_size",
     "result_type",
     "can_cast",
     "numel",
     "is_floating_point",
     "is_complex",
+    "is_nonzero",
+    "is_same_size",
 ]

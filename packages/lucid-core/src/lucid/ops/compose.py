@@ -52,9 +52,9 @@ OPS = OpTable(
     op("diagonal_scatter", sample((3, 4), (3,)), sample((2, 3, 4), (2, 3), offset=1, dim1=1,
        dim2=2, tag="batched")),
     op("masked_scatter", untested="takes a mask: core_op_cases"),
-    *[op(n, method=False, untested=_PRED) for n in ("is_tensor", "is_nonzero", "is_same_size",
-                                                    "result_type", "can_cast")],
-    *[op(n, untested=_PRED) for n in ("numel", "is_floating_point", "is_complex")],
+    *[op(n, method=False, untested=_PRED) for n in ("is_tensor", "result_type", "can_cast")],
+    *[op(n, untested=_PRED) for n in ("numel", "is_floating_point", "is_complex", "is_nonzero",
+                                      "is_same_size")],
 )  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
