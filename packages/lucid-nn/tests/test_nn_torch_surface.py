@@ -379,3 +379,41 @@ def test_embedding_bag_per_sample_weights_and_errors() -> None:
         F.embedding_bag(idx, w, lucid.tensor([0]))
     with pytest.raises(RuntimeError, match="index out of range"):
         F.embedding_bag(lucid.tensor([1, 7]), w, lucid.tensor([0]))
+
+
+# ---- integer and bool inputs -------------------------------------------------------------
+
+
+def test_integer_inputs_where_torch_takes_them() -> None:
+    x = lucid.tensor([[-3, 0, 2, 5, 7]])
+    assert F.hardtanh(x).tolist() == [[-1, 0, 1, 1, 1]] and F.hardtanh(x).dtype == lucid.int64
+    assert F.hardtanh(x, -1.5, 2.5).tolist() == [[-1, 0, 2, 2, 2]]  # bounds truncated
+    assert F.relu6(x.to(lucid.int32)).tolist() == [[0, 0, 2, 5, 6]]
+    assert F.threshold(x, 1, 20).tolist() == [[20, 20, 2, 5, 7]]
+    pooled = F.avg_pool2d(lucid.arange(-8, 8).reshape(1, 1, 4, 4), 2)
+    assert pooled.dtype == lucid.int64 and pooled.tolist() == [[[[-5, -3], [2, 4]]]]
+    assert F.lp_pool1d(lucid.arange(8).reshape(1, 1, 8), 2, 2).dtype == lucid.float32
+
+
+def test_integer_inputs_where_torch_refuses_them() -> None:
+    b = lucid.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Bool inputs not supported for hardtanh"):
+        F.relu6(b)
+    with pytest.raises(NotImplementedError, match="threshold_cpu"):
+        F.threshold(b, 0, 1)
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        F.relu(b)
+    with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+        F.hardtanh(lucid.tensor([1, 2], dtype=lucid.uint8))
+    i = lucid.arange(12).reshape(1, 2, 6)
+    for fn, kernel in [
+        (lambda: F.hardshrink(i), "hardshrink_cpu"),
+        (lambda: F.silu(i), "silu_cpu"),
+        (lambda: F.leaky_relu(i), "floating point"),
+        (lambda: F.avg_pool1d(i.to(lucid.int32), 2), "avg_pool2d\" not implemented for 'Int'"),
+        (lambda: F.max_pool1d(i, 2), "max_pool1d_impl"),
+        (lambda: F.adaptive_max_pool1d(i, 3), "adaptive_max_pool2d"),
+        (lambda: F.adaptive_avg_pool1d(i, 3), "adaptive_avg_pool2d"),
+    ]:
+        with pytest.raises(NotImplementedError, match=kernel):
+            fn()
