@@ -59,6 +59,7 @@ MODULES = [
     "LazyConvTranspose1d",
     "LazyConvTranspose2d",
     "LazyConvTranspose3d",
+    "LinearCrossEntropyLoss",
     "MultiLabelMarginLoss",
     "MultiMarginLoss",
     "RMSNorm",

@@ -417,3 +417,61 @@ def test_integer_inputs_where_torch_refuses_them() -> None:
     ]:
         with pytest.raises(NotImplementedError, match=kernel):
             fn()
+
+
+# ---- the rest of torch.nn.functional -------------------------------------------------------
+
+
+def test_pdist_conv_tbc_channel_shuffle() -> None:
+    x = t64(5, 3)
+    a = x.detach().numpy()
+    want = [np.abs(a[i] - a[j]).sum() for i in range(5) for j in range(i + 1, 5)]
+    np.testing.assert_allclose(F.pdist(x, 1).detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda t: F.pdist(t), (x,))
+    inp, w, b = t64(6, 2, 3), t64(2, 3, 4), t64(4)
+    y = F.conv_tbc(inp, w, b, 1)
+    assert y.shape == (7, 2, 4)
+    assert gradcheck(lambda *t: F.conv_tbc(*t, 1), (inp, w, b))
+    c = lucid.arange(12.0).reshape(1, 6, 2)
+    assert nn.ChannelShuffle(2)(c)[0, :, 0].tolist() == [0.0, 6.0, 2.0, 8.0, 4.0, 10.0]
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        F.channel_shuffle(c, 4)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D"):
+        F.pdist(lucid.randn(3))
+
+
+def test_rrelu_gumbel_and_inplace_activations() -> None:
+    x = t64(200)
+    lucid.manual_seed(1)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    a, b = x.detach().numpy(), y.detach().numpy()
+    neg = a < 0
+    assert np.all(b[~neg] == a[~neg])
+    assert np.all((b[neg] / a[neg] >= 0.1) & (b[neg] / a[neg] <= 0.3))
+    m = nn.RReLU(0.1, 0.3).eval()
+    np.testing.assert_allclose(m(x).detach().numpy(), np.where(neg, 0.2 * a, a), rtol=1e-12)
+    g = F.gumbel_softmax(t64(50, 4, grad=False), tau=0.5, hard=True)
+    assert g.numpy().sum(1).tolist() == [1.0] * 50 and set(np.unique(g.numpy())) <= {0.0, 1.0}
+    logits = t64(3, 4)
+    soft = F.gumbel_softmax(logits, tau=2.0)
+    np.testing.assert_allclose(soft.detach().numpy().sum(1), np.ones(3), rtol=1e-12)
+    z = lucid.tensor([-1.0, 2.0])
+    assert F.relu_(z) is z and z.tolist() == [0.0, 2.0]
+    assert F.hardtanh_(lucid.tensor([3.0])).tolist() == [1.0]
+
+
+def test_linear_cross_entropy() -> None:
+    x, w, b = t64(4, 3), t64(5, 3), t64(5)
+    target = lucid.tensor([0, 4, 2, 2])
+    got = F.linear_cross_entropy(x, w, target, linear_bias=b)
+    want = F.cross_entropy(F.linear(x, w, b), target)
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    assert gradcheck(lambda *t: F.linear_cross_entropy(t[0], t[1], target, linear_bias=t[2]),
+                     (x, w, b))  # fmt: skip
+    m = nn.LinearCrossEntropyLoss(3, 5, out_features=(2,), bias=True)
+    assert m.linear.weight.shape == (10, 3)
+    assert m(t64(4, 3, grad=False).to(lucid.float32), lucid.tensor([[0, 1]] * 4)).shape == ()
+    with pytest.raises(RuntimeError, match="expected equal input and linear_weight"):
+        F.linear_cross_entropy(t64(4, 2), w, target)
+    with pytest.raises(RuntimeError, match="expected weight shape to be"):
+        nn.LinearCrossEntropyLoss(3, 5, weight=lucid.ones(4))

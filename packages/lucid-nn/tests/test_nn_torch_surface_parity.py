@@ -115,3 +115,25 @@ def test_embedding_bag_matches_torch(mode: str, layout: str) -> None:
     ty.backward(torch.tensor(g))
     ly.backward(lucid.tensor(g))
     np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_pdist_conv_tbc_crossmaplrn_match_torch() -> None:
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    for p in (1.0, 2.0, 3.0):
+        tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
+        ty, ly = TF.pdist(tx, p), F.pdist(lx, p)
+        np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5)
+        ty.sum().backward()
+        ly.sum().backward()
+        np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    inp, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((7, 2, 3), (3, 3, 4), (4,)))
+    ty = TF.conv_tbc(torch.tensor(inp), torch.tensor(w), torch.tensor(b), 1)
+    ly = F.conv_tbc(lucid.tensor(inp), lucid.tensor(w), lucid.tensor(b), 1)
+    np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-5, atol=1e-5)
+    img = RNG.random((2, 6, 3, 3)).astype(np.float32)
+    for size in (3, 4):
+        ty = torch.nn.CrossMapLRN2d(size, 1e-2)(torch.tensor(img))
+        ly = lucid.nn.CrossMapLRN2d(size, 1e-2)(lucid.tensor(img))
+        np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(lucid.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    assert repr(lucid.nn.RReLU()) == repr(torch.nn.RReLU())

@@ -10,6 +10,7 @@ from lucid.nn.modules.container import *  # noqa: F403
 from lucid.nn.modules.conv import *  # noqa: F403
 from lucid.nn.modules.distance import *  # noqa: F403
 from lucid.nn.modules.dropout import *  # noqa: F403
+from lucid.nn.modules.extra import *  # noqa: F403
 from lucid.nn.modules.fold import *  # noqa: F403
 from lucid.nn.modules.lazy import *  # noqa: F403
 from lucid.nn.modules.linear import *  # noqa: F403
