@@ -475,3 +475,27 @@ def test_linear_cross_entropy() -> None:
         F.linear_cross_entropy(t64(4, 2), w, target)
     with pytest.raises(RuntimeError, match="expected weight shape to be"):
         nn.LinearCrossEntropyLoss(3, 5, weight=lucid.ones(4))
+
+
+def test_adaptive_log_softmax_and_loss_edges() -> None:
+    m = nn.AdaptiveLogSoftmaxWithLoss(16, 10, [3, 6]).double()
+    x = t64(4, 16)
+    target = lucid.tensor([0, 4, 7, 9])
+    out, loss = m(x, target)
+    full = m.log_prob(x)
+    np.testing.assert_allclose(np.exp(full.detach().numpy()).sum(1), np.ones(4), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), full.detach().numpy()[range(4), [0, 4, 7, 9]],
+                               rtol=1e-12)  # fmt: skip
+    assert gradcheck(lambda a: m(a, target).loss, (x,))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(16, 10, [6, 3])
+    with pytest.raises(RuntimeError, match="Target values should be in \\[0, 9\\]"):
+        m(x, lucid.tensor([0, 1, 2, 10]))
+    # kl_div: 0 * log 0 is 0, a negative target gives nan (torch's xlogy)
+    kl = F.kl_div(lucid.zeros(3), lucid.tensor([0.0, -1.0, 0.5]), reduction="none")
+    assert kl[0].item() == 0.0 and np.isnan(kl[1].item())
+    # cross entropy with every target ignored: nan loss, zero gradient
+    logits = lucid.randn(2, 3, requires_grad=True)
+    ce = F.cross_entropy(logits, lucid.tensor([-100, -100]))
+    ce.backward()
+    assert np.isnan(ce.item()) and logits.grad.numpy().tolist() == [[0.0] * 3] * 2
