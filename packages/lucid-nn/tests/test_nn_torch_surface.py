@@ -379,3 +379,123 @@ def test_embedding_bag_per_sample_weights_and_errors() -> None:
         F.embedding_bag(idx, w, lucid.tensor([0]))
     with pytest.raises(RuntimeError, match="index out of range"):
         F.embedding_bag(lucid.tensor([1, 7]), w, lucid.tensor([0]))
+
+
+# ---- integer and bool inputs -------------------------------------------------------------
+
+
+def test_integer_inputs_where_torch_takes_them() -> None:
+    x = lucid.tensor([[-3, 0, 2, 5, 7]])
+    assert F.hardtanh(x).tolist() == [[-1, 0, 1, 1, 1]] and F.hardtanh(x).dtype == lucid.int64
+    assert F.hardtanh(x, -1.5, 2.5).tolist() == [[-1, 0, 2, 2, 2]]  # bounds truncated
+    assert F.relu6(x.to(lucid.int32)).tolist() == [[0, 0, 2, 5, 6]]
+    assert F.threshold(x, 1, 20).tolist() == [[20, 20, 2, 5, 7]]
+    pooled = F.avg_pool2d(lucid.arange(-8, 8).reshape(1, 1, 4, 4), 2)
+    assert pooled.dtype == lucid.int64 and pooled.tolist() == [[[[-5, -3], [2, 4]]]]
+    assert F.lp_pool1d(lucid.arange(8).reshape(1, 1, 8), 2, 2).dtype == lucid.float32
+
+
+def test_integer_inputs_where_torch_refuses_them() -> None:
+    b = lucid.tensor([True, False])
+    with pytest.raises(RuntimeError, match="Bool inputs not supported for hardtanh"):
+        F.relu6(b)
+    with pytest.raises(NotImplementedError, match="threshold_cpu"):
+        F.threshold(b, 0, 1)
+    with pytest.raises(RuntimeError, match="Boolean inputs not supported for relu"):
+        F.relu(b)
+    with pytest.raises(RuntimeError, match="unsigned type with negative limits"):
+        F.hardtanh(lucid.tensor([1, 2], dtype=lucid.uint8))
+    i = lucid.arange(12).reshape(1, 2, 6)
+    for fn, kernel in [
+        (lambda: F.hardshrink(i), "hardshrink_cpu"),
+        (lambda: F.silu(i), "silu_cpu"),
+        (lambda: F.leaky_relu(i), "floating point"),
+        (lambda: F.avg_pool1d(i.to(lucid.int32), 2), "avg_pool2d\" not implemented for 'Int'"),
+        (lambda: F.max_pool1d(i, 2), "max_pool1d_impl"),
+        (lambda: F.adaptive_max_pool1d(i, 3), "adaptive_max_pool2d"),
+        (lambda: F.adaptive_avg_pool1d(i, 3), "adaptive_avg_pool2d"),
+    ]:
+        with pytest.raises(NotImplementedError, match=kernel):
+            fn()
+
+
+# ---- the rest of torch.nn.functional -------------------------------------------------------
+
+
+def test_pdist_conv_tbc_channel_shuffle() -> None:
+    x = t64(5, 3)
+    a = x.detach().numpy()
+    want = [np.abs(a[i] - a[j]).sum() for i in range(5) for j in range(i + 1, 5)]
+    np.testing.assert_allclose(F.pdist(x, 1).detach().numpy(), want, rtol=1e-12)
+    assert gradcheck(lambda t: F.pdist(t), (x,))
+    inp, w, b = t64(6, 2, 3), t64(2, 3, 4), t64(4)
+    y = F.conv_tbc(inp, w, b, 1)
+    assert y.shape == (7, 2, 4)
+    assert gradcheck(lambda *t: F.conv_tbc(*t, 1), (inp, w, b))
+    c = lucid.arange(12.0).reshape(1, 6, 2)
+    assert nn.ChannelShuffle(2)(c)[0, :, 0].tolist() == [0.0, 6.0, 2.0, 8.0, 4.0, 10.0]
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        F.channel_shuffle(c, 4)
+    with pytest.raises(RuntimeError, match="pdist only supports 2D"):
+        F.pdist(lucid.randn(3))
+
+
+def test_rrelu_gumbel_and_inplace_activations() -> None:
+    x = t64(200)
+    lucid.manual_seed(1)
+    y = F.rrelu(x, 0.1, 0.3, training=True)
+    a, b = x.detach().numpy(), y.detach().numpy()
+    neg = a < 0
+    assert np.all(b[~neg] == a[~neg])
+    assert np.all((b[neg] / a[neg] >= 0.1) & (b[neg] / a[neg] <= 0.3))
+    m = nn.RReLU(0.1, 0.3).eval()
+    np.testing.assert_allclose(m(x).detach().numpy(), np.where(neg, 0.2 * a, a), rtol=1e-12)
+    g = F.gumbel_softmax(t64(50, 4, grad=False), tau=0.5, hard=True)
+    assert g.numpy().sum(1).tolist() == [1.0] * 50 and set(np.unique(g.numpy())) <= {0.0, 1.0}
+    logits = t64(3, 4)
+    soft = F.gumbel_softmax(logits, tau=2.0)
+    np.testing.assert_allclose(soft.detach().numpy().sum(1), np.ones(3), rtol=1e-12)
+    z = lucid.tensor([-1.0, 2.0])
+    assert F.relu_(z) is z and z.tolist() == [0.0, 2.0]
+    assert F.hardtanh_(lucid.tensor([3.0])).tolist() == [1.0]
+
+
+def test_linear_cross_entropy() -> None:
+    x, w, b = t64(4, 3), t64(5, 3), t64(5)
+    target = lucid.tensor([0, 4, 2, 2])
+    got = F.linear_cross_entropy(x, w, target, linear_bias=b)
+    want = F.cross_entropy(F.linear(x, w, b), target)
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    assert gradcheck(lambda *t: F.linear_cross_entropy(t[0], t[1], target, linear_bias=t[2]),
+                     (x, w, b))  # fmt: skip
+    m = nn.LinearCrossEntropyLoss(3, 5, out_features=(2,), bias=True)
+    assert m.linear.weight.shape == (10, 3)
+    assert m(t64(4, 3, grad=False).to(lucid.float32), lucid.tensor([[0, 1]] * 4)).shape == ()
+    with pytest.raises(RuntimeError, match="expected equal input and linear_weight"):
+        F.linear_cross_entropy(t64(4, 2), w, target)
+    with pytest.raises(RuntimeError, match="expected weight shape to be"):
+        nn.LinearCrossEntropyLoss(3, 5, weight=lucid.ones(4))
+
+
+def test_adaptive_log_softmax_and_loss_edges() -> None:
+    m = nn.AdaptiveLogSoftmaxWithLoss(16, 10, [3, 6]).double()
+    x = t64(4, 16)
+    target = lucid.tensor([0, 4, 7, 9])
+    out, loss = m(x, target)
+    full = m.log_prob(x)
+    np.testing.assert_allclose(np.exp(full.detach().numpy()).sum(1), np.ones(4), rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), full.detach().numpy()[range(4), [0, 4, 7, 9]],
+                               rtol=1e-12)  # fmt: skip
+    assert gradcheck(lambda a: m(a, target).loss, (x,))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(16, 10, [6, 3])
+    with pytest.raises(RuntimeError, match="Target values should be in \\[0, 9\\]"):
+        m(x, lucid.tensor([0, 1, 2, 10]))
+    # kl_div: 0 * log 0 is 0, a negative target gives nan (torch's xlogy)
+    kl = F.kl_div(lucid.zeros(3), lucid.tensor([0.0, -1.0, 0.5]), reduction="none")
+    assert kl[0].item() == 0.0 and np.isnan(kl[1].item())
+    # cross entropy with every target ignored: nan loss, zero gradient
+    logits = lucid.randn(2, 3, requires_grad=True)
+    ce = F.cross_entropy(logits, lucid.tensor([-100, -100]))
+    ce.backward()
+    assert np.isnan(ce.item()) and logits.grad.numpy().tolist() == [[0.0] * 3] * 2

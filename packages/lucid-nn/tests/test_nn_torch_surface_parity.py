@@ -115,3 +115,46 @@ def test_embedding_bag_matches_torch(mode: str, layout: str) -> None:
     ty.backward(torch.tensor(g))
     ly.backward(lucid.tensor(g))
     np.testing.assert_allclose(lw.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_pdist_conv_tbc_crossmaplrn_match_torch() -> None:
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    for p in (1.0, 2.0, 3.0):
+        tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
+        ty, ly = TF.pdist(tx, p), F.pdist(lx, p)
+        np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5)
+        ty.sum().backward()
+        ly.sum().backward()
+        np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    inp, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((7, 2, 3), (3, 3, 4), (4,)))
+    ty = TF.conv_tbc(torch.tensor(inp), torch.tensor(w), torch.tensor(b), 1)
+    ly = F.conv_tbc(lucid.tensor(inp), lucid.tensor(w), lucid.tensor(b), 1)
+    np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-5, atol=1e-5)
+    img = RNG.random((2, 6, 3, 3)).astype(np.float32)
+    for size in (3, 4):
+        ty = torch.nn.CrossMapLRN2d(size, 1e-2)(torch.tensor(img))
+        ly = lucid.nn.CrossMapLRN2d(size, 1e-2)(lucid.tensor(img))
+        np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(lucid.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    assert repr(lucid.nn.RReLU()) == repr(torch.nn.RReLU())
+
+
+def test_adaptive_log_softmax_matches_torch() -> None:
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 10], div_value=2.0, head_bias=True)
+    lm = lucid.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [4, 10], div_value=2.0, head_bias=True)
+    assert list(tm.state_dict()) == list(lm.state_dict()) and repr(lm) == repr(tm)
+    lm.load_state_dict({k: lucid.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    x, t = RNG.standard_normal((6, 8)).astype(np.float32), np.array([0, 3, 5, 9, 15, 19])
+    tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
+    to, lo = tm(tx, torch.tensor(t)), lm(lx, lucid.tensor(t))
+    np.testing.assert_allclose(lo.output.detach().numpy(), to.output.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)  # fmt: skip
+    to.loss.backward()
+    lo.loss.backward()
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    lparams = dict(lm.named_parameters())
+    for k, p in tm.named_parameters():
+        np.testing.assert_allclose(lparams[k].grad.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(lm.log_prob(lx).detach().numpy(), tm.log_prob(tx).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    assert lm.predict(lx).tolist() == tm.predict(tx).tolist()

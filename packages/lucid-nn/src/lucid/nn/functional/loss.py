@@ -258,8 +258,9 @@ class _CrossEntropy(Function):
             grad = grad * gd.reshape(m, 1)
         elif ctx.reduction == "sum":
             grad = grad * gd
-        else:
-            grad = grad * (gd / ctx.denom)
+        else:  # every target ignored: the loss is nan, its gradient 0 (torch's)
+            nonzero = ctx.denom != 0
+            grad = grad * (xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1))
         return wrap(ctx, grad.astype(probs.dtype)), None, None, None, None, None
 
 
@@ -413,9 +414,10 @@ def kl_div(
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = (target > 0).to(target.dtype)
-        safe = target * pos + (1 - pos)  # log(1) = 0 where target == 0: 0 * log 0 := 0
-        loss = target * (safe.log() - input)
+        # torch's xlogy(t, t) - t * input: 0 * log 0 := 0; a negative target gives nan
+        zero = (target == 0).to(target.dtype)
+        safe = target + zero
+        loss = target * safe.log() - target * input
     if reduction == "batchmean":
         result: Tensor = loss.sum() / (input.shape[0] if input.ndim else 1)
         return result

@@ -259,6 +259,16 @@ def _prepare(
     return x, batched, k, s, p, d
 
 
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                "uint8": "Byte", "bool": "Bool", "float16": "Half"}  # fmt: skip
+
+
+def _torch_name(dtype: Any) -> str:
+    """The dtype as torch's "not implemented for 'Long'" messages name it."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    return f"'{_TORCH_NAMES.get(name, name)}'"
+
+
 def _check_out(name: str, x: Tensor, g: ConvGeometry) -> None:
     if any(o <= 0 for o in g.out_size):
         raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output size "
@@ -271,8 +281,9 @@ def _max_pool(
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
     x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
-    if x.dtype == lucid.bool or x.dtype.is_complex:
-        raise NotImplementedError(f'"{name}" not implemented for {x.dtype.name} input')
+    if x.dtype == lucid.bool or x.dtype.is_complex or (nd == 1 and not x.dtype.is_floating_point):
+        kernel = "max_pool1d_impl" if nd == 1 else name  # torch's kernel names
+        raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
     out = MaxPool.apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
     if batched:
@@ -288,8 +299,13 @@ def _avg_pool(
 ) -> Tensor:  # fmt: skip
     name = f"avg_pool{nd}d"
     x, batched, k, s, p, _ = _prepare(name, x, nd, kernel_size, stride, padding, 1)
+    if x.dtype is lucid.int64:  # torch's CPU kernel: int64 sums divided, truncated to 0
+        wide = _avg_pool(nd, x.to(lucid.float64), k, s, p, ceil_mode, count_include_pad,
+                         divisor_override)  # fmt: skip
+        result: Tensor = wide.trunc().to(lucid.int64)
+        return result if batched else result.squeeze(0)
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
+        raise NotImplementedError(f'"avg_pool2d" not implemented for {_torch_name(x.dtype)}')
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, (1,) * nd, ceil_mode))
@@ -521,6 +537,15 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
 
 def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
+    if not x.dtype.is_floating_point and nd == 2 and output_size in (1, (1, 1), [1, 1]):
+        raise RuntimeError(  # torch takes a mean for a 1x1 output
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_torch_name(x.dtype)[1:-1]}"
+        )
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"adaptive_avg_pool2d" not implemented for {_torch_name(x.dtype)}'
+        )
     x, batched, out = _adaptive_sizes(name, x, nd, output_size)
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):
@@ -558,6 +583,10 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
 
 def _adaptive_max(nd: int, x: Tensor, output_size: Any, return_indices: bool) -> Any:
     name = f"adaptive_max_pool{nd}d"
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"adaptive_max_pool2d" not implemented for {_torch_name(x.dtype)}'
+        )
     x, batched, out = _adaptive_sizes(name, x, nd, output_size)
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):

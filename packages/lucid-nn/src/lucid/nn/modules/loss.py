@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.functional._util import legacy_reduction
+from lucid.nn.functional.linear_cross_entropy import LinearCrossEntropyOptions
 from lucid.nn.module import Module
 from lucid.nn.modules.distance import PairwiseDistance
+from lucid.nn.modules.linear import Linear
 
 __all__ = [
     "BCELoss",
@@ -21,6 +25,8 @@ __all__ = [
     "HuberLoss",
     "KLDivLoss",
     "L1Loss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "MSELoss",
     "MarginRankingLoss",
     "MultiLabelMarginLoss",
@@ -332,3 +338,50 @@ class CTCLoss(_Loss):
     ) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)  # fmt: skip
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits of an inner ``Linear(in_features, C * prod(out_features))``
+    (``torch.nn.LinearCrossEntropyLoss``); the weight is ``self.linear.weight``."""
+
+    def __init__(
+        self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (),
+        bias: bool = False, device: Any = None, dtype: Any = None, reduction: str = "mean",
+        weight: Tensor | None = None, ignore_index: int | None = None,
+        label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None,
+    ) -> None:  # fmt: skip
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)  # fmt: skip
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        w = self.linear.weight.reshape(self.num_classes, *self.out_features,
+                                       self.linear.in_features)  # fmt: skip
+        b = self.linear.bias
+        bias = None if b is None else b.reshape(self.num_classes, *self.out_features)
+        return F.linear_cross_entropy(
+            input, w, target, linear_bias=bias, weight=self.weight, reduction=self.reduction,
+            ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+            options=self.options,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
+        )
