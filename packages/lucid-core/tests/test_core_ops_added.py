@@ -332,3 +332,34 @@ def test_tensor_surface_methods() -> None:
     assert lucid.tensor([1.0, 2.0]).vdot(lucid.tensor([3.0, 4.0])).item() == 11.0
     p = lucid.tensor([0.0, 1.0])
     assert p.bernoulli().tolist() == [0.0, 1.0] and p.multinomial(2, True).tolist() == [1, 1]
+
+
+def test_finfo_iinfo_and_top_level_helpers() -> None:
+    f = lucid.finfo(lucid.float32)
+    assert (f.bits, f.eps, f.resolution, f.dtype) == (32, 2.0**-23, 1e-6, "float32")
+    assert f.max == float(np.finfo(np.float32).max) and f.tiny == f.smallest_normal
+    assert lucid.finfo().bits == 32 and lucid.finfo(lucid.bfloat16).eps == 2.0**-7
+    i = lucid.iinfo(lucid.int16)
+    assert (i.bits, i.min, i.max) == (16, -32768, 32767)
+    with pytest.raises(TypeError, match="floating point"):
+        lucid.finfo(lucid.int32)
+    with pytest.raises(TypeError, match="integer"):
+        lucid.iinfo(lucid.float32)
+    arr = np.arange(3.0)
+    shared = lucid.asarray(arr)
+    assert np.shares_memory(shared.numpy(), arr) and not np.shares_memory(
+        lucid.asarray(arr, copy=True).numpy(), arr
+    )
+    assert lucid.asarray([1, 2], dtype=lucid.float64, requires_grad=True).requires_grad
+    assert lucid.scalar_tensor(3).dtype is lucid.float32 and lucid.scalar_tensor(3).shape == ()
+    assert lucid.typename(lucid.zeros(2)) == "lucid.FloatTensor" and lucid.typename(3) == "int"
+
+    def fn(x: lucid.Tensor) -> lucid.Tensor:
+        return x * 2
+
+    assert lucid.compile(fn) is fn and lucid.compile(mode="max-autotune")(fn) is fn
+    lucid.use_deterministic_algorithms(True, warn_only=True)
+    assert lucid.are_deterministic_algorithms_enabled()
+    assert lucid.is_deterministic_algorithms_warn_only_enabled()
+    lucid.use_deterministic_algorithms(False)
+    assert not lucid.are_deterministic_algorithms_enabled()
