@@ -140,6 +140,9 @@ LINALG_CALLS = {
         ("A", "B"),
     ),
     "solve_ex": (lambda L, m: L.linalg.solve_ex(m["S"], m["B"]).result, ("S", "B")),
+    "lu_legacy": (lambda L, m: L.lu_solve(m["B"], *L.lu(m["A"])), ("A", "B")),
+    "lu_unpack": (lambda L, m: (lambda r: r.L + r.U)(L.lu_unpack(*L.lu(m["A"]))), ("A",)),
+    "cholesky_inverse": (lambda L, m: L.cholesky_inverse(L.linalg.cholesky(_sym(m["S"]))), ("S",)),
 }
 
 
@@ -363,3 +366,10 @@ def test_finfo_iinfo_and_top_level_helpers() -> None:
     assert lucid.is_deterministic_algorithms_warn_only_enabled()
     lucid.use_deterministic_algorithms(False)
     assert not lucid.are_deterministic_algorithms_enabled()
+
+
+def test_resize_keeps_row_major_elements() -> None:
+    x = lucid.arange(6.0)
+    assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert x.resize_(5).tolist() == [0.0, 1.0, 2.0, 3.0, 0.0]
+    assert x.resize_as_(lucid.zeros(1, 5)).shape == (1, 5)

@@ -100,7 +100,8 @@ from lucid._compat import (  # noqa: A004  (torch.compile)
 )
 from lucid.linalg import _methods as _linalg_methods
 from lucid.linalg import matrix_exp
-from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
+from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
@@ -152,7 +153,8 @@ __all__ = [
     "distributions",
     "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
-    "cholesky_solve", "matrix_exp", "finfo", "iinfo", "asarray", "scalar_tensor", "typename",
+    "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",
+    "finfo", "iinfo", "asarray", "scalar_tensor", "typename",
     "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",

@@ -384,6 +384,24 @@ class _Methods(Tensor):
         """In-place ``swapdims`` (``transpose_``)."""
         return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "swapdims_")
 
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """Give this tensor the shape ``sizes`` in place: the elements kept in row-major
+        order, new ones zero (torch leaves them uninitialised); outside autograd only."""
+        shape = ops._util.shape_arg(sizes)
+        n = 1
+        for k in shape:
+            n *= k
+        flat = self.reshape(-1)
+        if n <= flat.numel():
+            data = flat[:n].reshape(shape)
+        else:
+            data = ops.cat([flat, flat.new_zeros((n - flat.numel(),))]).reshape(shape)
+        return _reshape_inplace(self, data.clone(), "resize_")
+
+    def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
+        """``resize_(other.shape)``."""
+        return self.resize_(other.shape)
+
     def t_(self) -> Tensor:
         """In-place ``t``: this tensor takes the transposed layout."""
         return _reshape_inplace(self, ops.t(self), "t_")
@@ -582,7 +600,7 @@ INPLACE_TWINS = (
     "relu", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
     "sign", "sin", "sinc", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "tril", "triu",
     "true_divide", "trunc", "xlogy", "addr", "gcd", "lcm", "heaviside", "ldexp", "renorm",
-    "masked_scatter",
+    "masked_scatter", "index_reduce", "put",
 )  # fmt: skip
 
 
