@@ -373,3 +373,12 @@ def test_resize_keeps_row_major_elements() -> None:
     assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
     assert x.resize_(5).tolist() == [0.0, 1.0, 2.0, 3.0, 0.0]
     assert x.resize_as_(lucid.zeros(1, 5)).shape == (1, 5)
+
+
+def test_data_ptr_storage_offset_apply_and_map() -> None:
+    x = lucid.arange(6.0).reshape(2, 3)
+    assert x.data_ptr() == x.detach().data_ptr() and x.storage_offset() == 0
+    assert x[1].storage_offset() == 3 and x[:, 1:].storage_offset() == 1
+    assert x.clone().apply_(lambda v: v * 2).tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    got = x.clone().map_(x[0], lambda a, b: a - b).tolist()
+    assert got == [[0.0, 0.0, 0.0], [3.0, 3.0, 3.0]]

@@ -451,6 +451,35 @@ class _Methods(Tensor):
             strides = tuple(reversed(out))
         return strides if dim is None else strides[dim]
 
+    def data_ptr(self) -> int:
+        """The address of the first element (NumPy arrays); on backends that hide it, an id
+        that tensors sharing one array (``detach()``, ``.data``) have in common."""
+        ctypes = getattr(self._data, "ctypes", None)
+        return int(ctypes.data) if ctypes is not None else id(self._data)
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the base tensor's data and this view's first one (0
+        for a tensor that is no view, or where the backend hides addresses)."""
+        base = self._base
+        if base is None or getattr(self._data, "ctypes", None) is None:
+            return 0
+        return (self.data_ptr() - base.data_ptr()) // max(int(self.dtype.itemsize), 1)
+
+    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element ``x`` by ``callable(x)``, in place (Python-speed; outside
+        autograd, as torch)."""
+        values = [callable(v) for v in self.reshape(-1).tolist()]
+        new = _creation.tensor(values, dtype=self.dtype, device=self.device).reshape(self.shape)
+        return _fill_from(self, new)
+
+    def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element ``x`` by ``callable(x, y)`` with ``y`` from ``tensor``
+        (broadcast), in place."""
+        other = tensor.expand(self.shape).reshape(-1).tolist()
+        values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
+        new = _creation.tensor(values, dtype=self.dtype, device=self.device).reshape(self.shape)
+        return _fill_from(self, new)
+
     def ndimension(self) -> int:
         """The number of dimensions (``dim()``)."""
         return self.ndim
