@@ -586,6 +586,22 @@ CASES: list[Case] = [
     ],
     C(lambda x: x.view(lucid.int32), F(*S), grad=False, id="view-dtype", uses=("view",)),
     C(
+        lambda x, v: resolve("index_reduce")(
+            x, 0, lucid.tensor([0, 2, 0, 1], device=x.device), v, "amax"
+        ),
+        F(*S),
+        F(4, 4),
+        id="index_reduce",
+        uses=("index_reduce",),
+    ),
+    C(
+        lambda x, v: resolve("put")(x, lucid.tensor([0, 11, 4], device=x.device), v),
+        F(*S),
+        F(3),
+        id="put",
+        uses=("put",),
+    ),
+    C(
         lambda x, v: resolve("masked_scatter")(x, x > 0, v),
         F(*S),
         F(12),

@@ -106,6 +106,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._binder": BINDER,
     # 6 top: what users import, built on everything below
     "lucid.__init__": TOP,
+    "lucid._compat": TOP,
     "lucid.linalg": TOP,
     "lucid.distributions": TOP,
     "lucid.serialization": TOP,

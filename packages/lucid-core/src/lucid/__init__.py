@@ -90,8 +90,21 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid._compat import (  # noqa: A004  (torch.compile)
+    are_deterministic_algorithms_enabled,
+    asarray,
+    compile,
+    finfo,
+    iinfo,
+    is_deterministic_algorithms_warn_only_enabled,
+    scalar_tensor,
+    typename,
+    use_deterministic_algorithms,
+)
 from lucid.linalg import _methods as _linalg_methods
-from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg import matrix_exp
+from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
+from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
@@ -143,7 +156,10 @@ __all__ = [
     "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
-    "cholesky_solve",
+    "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",
+    "finfo", "iinfo", "asarray", "scalar_tensor", "typename",
+    "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

@@ -55,6 +55,7 @@ from lucid.ops.compose import diagonal_scatter as diagonal_scatter
 from lucid.ops.compose import dist as dist
 from lucid.ops.compose import gcd as gcd
 from lucid.ops.compose import heaviside as heaviside
+from lucid.ops.compose import index_reduce as index_reduce
 from lucid.ops.compose import is_complex as is_complex
 from lucid.ops.compose import is_floating_point as is_floating_point
 from lucid.ops.compose import is_nonzero as is_nonzero
@@ -69,6 +70,7 @@ from lucid.ops.compose import masked_scatter as masked_scatter
 from lucid.ops.compose import msort as msort
 from lucid.ops.compose import numel as numel
 from lucid.ops.compose import positive as positive
+from lucid.ops.compose import put as put
 from lucid.ops.compose import renorm as renorm
 from lucid.ops.compose import result_type as result_type
 from lucid.ops.compose import select_scatter as select_scatter
@@ -613,6 +615,8 @@ __all__ = [
     "slice_scatter",
     "diagonal_scatter",
     "masked_scatter",
+    "index_reduce",
+    "put",
     "is_tensor",
     "result_type",
     "can_cast",
