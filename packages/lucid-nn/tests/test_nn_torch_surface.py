@@ -521,3 +521,18 @@ def test_adaptive_log_softmax_and_loss_edges() -> None:
     ce = F.cross_entropy(logits, lucid.tensor([-100, -100]))
     ce.backward()
     assert np.isnan(ce.item()) and logits.grad.numpy().tolist() == [[0.0] * 3] * 2
+
+
+def test_nn_grad_is_the_convolutions_vjp() -> None:
+    x, w = t64(1, 2, 6, 5), t64(4, 2, 3, 3)
+    out = F.conv2d(x, w, None, 1, 1)
+    go = lucid.randn(*out.shape, dtype=lucid.float64)
+    gx, gw = lucid.autograd.grad(out, (x, w), go)
+    np.testing.assert_allclose(nn.grad.conv2d_input(x.shape, w, go, 1, 1).numpy(), gx.numpy(),
+                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(nn.grad.conv2d_weight(x, w.shape, go, 1, 1).numpy(), gw.numpy(),
+                               rtol=1e-12)  # fmt: skip
+    lin = nn.Linear(6, 0)  # a zero-width layer backpropagates zeros (torch's)
+    z = lucid.randn(3, 6, requires_grad=True)
+    lin(z).sum().backward()
+    assert z.grad.shape == (3, 6) and lin.weight.grad.shape == (0, 6)
