@@ -10,6 +10,11 @@ import lucid
 from lucid import nn
 from lucid.models._registry import register_model
 
+_PAPER = (
+    "Dosovitskiy et al., "
+    '"An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale", ICLR 2021'
+)
+
 
 class MLPBlock(nn.Sequential):
     def __init__(self, dim: int, mlp_dim: int, dropout: float) -> None:
@@ -88,7 +93,13 @@ class VisionTransformer(nn.Module):
         return self.heads(self.encoder(x)[:, 0])
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=2_693_578,
+    input_size=(3, 32, 32),
+    reference="paper",
+)
 def vit_tiny_patch4_32(**kwargs: Any) -> VisionTransformer:
     """ViT-Tiny for 32x32 images (patch 4, dim 192, depth 6, 3 heads), 2,693,578 parameters."""
     return VisionTransformer(**kwargs)
