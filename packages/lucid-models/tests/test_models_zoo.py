@@ -47,9 +47,26 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "regnet_x_400mf": ((2, 3, 32, 32), {"num_classes": 10}),
     "regnet_y_400mf": ((2, 3, 32, 32), {"num_classes": 10}),
     "convnext_tiny": ((2, 3, 32, 32), {"num_classes": 10}),
+    "swin_t": ((2, 3, 32, 32), {"num_classes": 10}),
+    "mobilenet_v1_025": ((2, 3, 32, 32), {"num_classes": 10}),
+    "seresnet18": ((2, 3, 32, 32), {"num_classes": 10}),
+    "xception": ((2, 3, 71, 71), {"num_classes": 10}),
+    "zfnet": ((1, 3, 224, 224), {"num_classes": 10}),
+    "swin_v2_t": ((2, 3, 32, 32), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
-FORWARD_ONLY = {"alexnet", "vgg11_bn"}
+FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}
+
+# Counts the papers state (in millions, to the digits they give) for the families torchvision
+# lacks: MobileNet v1's Table 6, SENet's SE-ResNet-50, Xception's Table 3 (exact).
+PAPER_COUNTS = {
+    "mobilenet_v1": "4.2",
+    "mobilenet_v1_075": "2.6",
+    "mobilenet_v1_050": "1.3",
+    "mobilenet_v1_025": "0.5",
+    "seresnet50": "28.1",
+    "xception": "22.855952",
+}
 
 
 def test_registry_lists_and_filters() -> None:
@@ -110,6 +127,13 @@ def test_parameter_count(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(nn.init, fn, lambda tensor, *args, **kwargs: tensor)
     model = models.create_model(name)
     assert sum(p.numel() for p in model.parameters()) == models.model_info(name).num_params
+
+
+@pytest.mark.parametrize("name", sorted(PAPER_COUNTS))
+def test_parameter_count_matches_the_paper(name: str) -> None:
+    stated = PAPER_COUNTS[name]
+    digits = len(stated.partition(".")[2])
+    assert f"{models.model_info(name).num_params / 1e6:.{digits}f}" == stated
 
 
 def test_forward_list_covers_every_family() -> None:

@@ -30,7 +30,13 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
-from lucid.models.densenet import DenseNet, densenet121
+from lucid.models.densenet import (
+    DenseNet,
+    densenet121,
+    densenet161,
+    densenet169,
+    densenet201,
+)
 from lucid.models.efficientnet import (
     EfficientNet,
     efficientnet_b0,
@@ -72,6 +78,13 @@ from lucid.models.mnasnet import (
     mnasnet1_3,
 )
 from lucid.models.mobilenet import MobileNetV2, mobilenet_v2
+from lucid.models.mobilenetv1 import (
+    MobileNetV1,
+    mobilenet_v1,
+    mobilenet_v1_025,
+    mobilenet_v1_050,
+    mobilenet_v1_075,
+)
 from lucid.models.mobilenetv3 import (
     MobileNetV3,
     mobilenet_v3_large,
@@ -111,6 +124,17 @@ from lucid.models.resnet import (
     wide_resnet50_2,
     wide_resnet101_2,
 )
+from lucid.models.senet import (
+    SEBasicBlock,
+    SEBottleneck,
+    seresnet18,
+    seresnet34,
+    seresnet50,
+    seresnet101,
+    seresnet152,
+    seresnext50_32x4d,
+    seresnext101_32x4d,
+)
 from lucid.models.shufflenet import (
     ShuffleNetV2,
     shufflenet_v2_x0_5,
@@ -122,6 +146,15 @@ from lucid.models.squeezenet import (
     SqueezeNet,
     squeezenet1_0,
     squeezenet1_1,
+)
+from lucid.models.swin import (
+    SwinTransformer,
+    swin_b,
+    swin_s,
+    swin_t,
+    swin_v2_b,
+    swin_v2_s,
+    swin_v2_t,
 )
 from lucid.models.vgg import (
     VGG,
@@ -143,6 +176,8 @@ from lucid.models.vit import (
     vit_l_32,
     vit_tiny_patch4_32,
 )
+from lucid.models.xception import Xception, xception
+from lucid.models.zfnet import ZFNet, zfnet
 
 __all__ = [
     "alexnet",
@@ -152,6 +187,9 @@ __all__ = [
     "convnext_tiny",
     "create_model",
     "densenet121",
+    "densenet161",
+    "densenet169",
+    "densenet201",
     "efficientnet_b0",
     "efficientnet_b1",
     "efficientnet_b2",
@@ -175,6 +213,10 @@ __all__ = [
     "mnasnet0_75",
     "mnasnet1_0",
     "mnasnet1_3",
+    "mobilenet_v1",
+    "mobilenet_v1_025",
+    "mobilenet_v1_050",
+    "mobilenet_v1_075",
     "mobilenet_v2",
     "mobilenet_v3_large",
     "mobilenet_v3_small",
@@ -204,12 +246,25 @@ __all__ = [
     "resnext101_32x8d",
     "resnext101_64x4d",
     "resnext50_32x4d",
+    "seresnet101",
+    "seresnet152",
+    "seresnet18",
+    "seresnet34",
+    "seresnet50",
+    "seresnext101_32x4d",
+    "seresnext50_32x4d",
     "shufflenet_v2_x0_5",
     "shufflenet_v2_x1_0",
     "shufflenet_v2_x1_5",
     "shufflenet_v2_x2_0",
     "squeezenet1_0",
     "squeezenet1_1",
+    "swin_b",
+    "swin_s",
+    "swin_t",
+    "swin_v2_b",
+    "swin_v2_s",
+    "swin_v2_t",
     "vgg11",
     "vgg11_bn",
     "vgg13",
@@ -227,6 +282,8 @@ __all__ = [
     "wide_resnet101_2",
     "wide_resnet28_10",
     "wide_resnet50_2",
+    "xception",
+    "zfnet",
     "AlexNet",
     "ConvNeXt",
     "DenseNet",
@@ -239,14 +296,20 @@ __all__ = [
     "LeNet4",
     "LeNet5",
     "MNASNet",
+    "MobileNetV1",
     "MobileNetV2",
     "MobileNetV3",
     "ModelInfo",
     "RegNet",
     "ResNet",
+    "SEBasicBlock",
+    "SEBottleneck",
     "ShuffleNetV2",
     "SqueezeNet",
+    "SwinTransformer",
     "VGG",
     "VisionTransformer",
     "WideResNet",
+    "Xception",
+    "ZFNet",
 ]
