@@ -92,12 +92,13 @@ class GoogLeNet(nn.Module):
         transform_input: bool = False,
         dropout: float = 0.2,
         dropout_aux: float = 0.7,
+        in_channels: int = 3,
     ) -> None:
         super().__init__()
         self.aux_logits = aux_logits
         self.transform_input = transform_input
         c = BasicConv2d
-        self.conv1 = c(3, 64, kernel_size=7, stride=2, padding=3)
+        self.conv1 = c(in_channels, 64, kernel_size=7, stride=2, padding=3)
         self.maxpool1 = nn.MaxPool2d(3, stride=2, ceil_mode=True)
         self.conv2 = c(64, 64, kernel_size=1)
         self.conv3 = c(64, 192, kernel_size=3, padding=1)

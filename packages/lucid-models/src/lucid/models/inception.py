@@ -200,12 +200,13 @@ class Inception3(nn.Module):
         aux_logits: bool = True,
         transform_input: bool = False,
         dropout: float = 0.5,
+        in_channels: int = 3,
     ) -> None:
         super().__init__()
         self.aux_logits = aux_logits
         self.transform_input = transform_input
         c = BasicConv2d
-        self.Conv2d_1a_3x3 = c(3, 32, kernel_size=3, stride=2)
+        self.Conv2d_1a_3x3 = c(in_channels, 32, kernel_size=3, stride=2)
         self.Conv2d_2a_3x3 = c(32, 32, kernel_size=3)
         self.Conv2d_2b_3x3 = c(32, 64, kernel_size=3, padding=1)
         self.maxpool1 = nn.MaxPool2d(kernel_size=3, stride=2)
