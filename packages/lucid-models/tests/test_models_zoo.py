@@ -58,7 +58,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}
 
 # Counts the papers state (in millions, to the digits they give) for the families torchvision
-# lacks: MobileNet v1's Table 6, SENet's SE-ResNet-50, Xception's Table 3 (exact).
+# lacks: MobileNet v1's Table 6, SENet's SE-ResNet-50, Xception's Table 3 (exact), DeiT's
+# Table 1 (ViT-S; it gives ViT-Ti's 5.7M as "5M").
 PAPER_COUNTS = {
     "mobilenet_v1": "4.2",
     "mobilenet_v1_075": "2.6",
@@ -66,6 +67,7 @@ PAPER_COUNTS = {
     "mobilenet_v1_025": "0.5",
     "seresnet50": "28.1",
     "xception": "22.855952",
+    "vit_s_16": "22",
 }
 
 

@@ -174,6 +174,8 @@ from lucid.models.vit import (
     vit_h_14,
     vit_l_16,
     vit_l_32,
+    vit_s_16,
+    vit_ti_16,
     vit_tiny_patch4_32,
 )
 from lucid.models.xception import Xception, xception
@@ -278,6 +280,8 @@ __all__ = [
     "vit_h_14",
     "vit_l_16",
     "vit_l_32",
+    "vit_s_16",
+    "vit_ti_16",
     "vit_tiny_patch4_32",
     "wide_resnet101_2",
     "wide_resnet28_10",

@@ -62,6 +62,21 @@ class PatchMergingV2(nn.Module):
         return self.norm(self.reduction(_patch_merging_pad(x)))
 
 
+def _roll(x: Any, shifts: tuple[int, int], dims: tuple[int, int]) -> Any:
+    """``torch.roll`` by slicing and concatenation (exports to ONNX, which has no Roll)."""
+    for shift, dim in zip(shifts, dims):
+        n = x.shape[dim]
+        shift %= n
+        if shift:
+            x = lucid.cat([x.narrow(dim, n - shift, shift), x.narrow(dim, 0, n - shift)], dim)
+    return x
+
+
+def _normalize(x: Any) -> Any:
+    """``F.normalize(x, dim=-1)`` from elementary ops (ONNX has no mapping for the p-norm)."""
+    return x / (x * x).sum(-1, keepdim=True).sqrt().clamp(min=1e-12)
+
+
 def _shift_mask(pad_h: int, pad_w: int, window: list[int], shift: list[int]) -> Any:
     """-100 between tokens of a window that came from different regions before the shift."""
     img = np.zeros((pad_h, pad_w), dtype=np.float32)
@@ -105,7 +120,7 @@ def shifted_window_attention(
     if window_size[1] >= pad_w:
         shift[1] = 0
     if sum(shift) > 0:
-        x = lucid.roll(x, shifts=(-shift[0], -shift[1]), dims=(1, 2))
+        x = _roll(x, (-shift[0], -shift[1]), (1, 2))
     nh, nw = pad_h // window_size[0], pad_w // window_size[1]
     n_win, tokens = nh * nw, window_size[0] * window_size[1]
     x = x.reshape(b, nh, window_size[0], nw, window_size[1], c).permute(0, 1, 3, 2, 4, 5)
@@ -119,7 +134,7 @@ def shifted_window_attention(
     qkv = qkv.reshape(b * n_win, tokens, 3, num_heads, c // num_heads).permute(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]
     if logit_scale is not None:
-        attn = F.normalize(q, dim=-1) @ F.normalize(k, dim=-1).transpose(-2, -1)
+        attn = _normalize(q) @ _normalize(k).transpose(-2, -1)
         attn = attn * logit_scale.clamp(max=math.log(100.0)).exp()
     else:
         attn = (q * (c // num_heads) ** -0.5) @ k.transpose(-2, -1)
@@ -134,7 +149,7 @@ def shifted_window_attention(
     x = x.reshape(b, nh, nw, window_size[0], window_size[1], c).permute(0, 1, 3, 2, 4, 5)
     x = x.reshape(b, pad_h, pad_w, c)
     if sum(shift) > 0:
-        x = lucid.roll(x, shifts=(shift[0], shift[1]), dims=(1, 2))
+        x = _roll(x, (shift[0], shift[1]), (1, 2))
     return x[:, :h, :w, :]
 
 

@@ -176,3 +176,35 @@ def vit_h_14(**kwargs: Any) -> VisionTransformer:
     kwargs.setdefault("num_classes", 1000)
     return VisionTransformer(patch_size=14, num_layers=32, num_heads=16, hidden_dim=1280,
                              mlp_dim=5120, **kwargs)  # fmt: skip
+
+
+_DEIT = (
+    'Touvron et al., "Training data-efficient image transformers & distillation through '
+    'attention", ICML 2021'
+)
+
+
+@register_model(
+    task="image-classification", paper=_DEIT, num_params=5_717_416,
+    input_size=(3, 224, 224), reference="paper",
+)  # fmt: skip
+def vit_ti_16(**kwargs: Any) -> VisionTransformer:
+    """ViT-Ti/16 (DeiT-Ti's shape: dim 192, 3 heads, depth 12), 5,717,416 parameters for 1000
+    classes (the DeiT paper: 5M)."""
+    kwargs.setdefault("image_size", 224)
+    kwargs.setdefault("num_classes", 1000)
+    return VisionTransformer(patch_size=16, num_layers=12, num_heads=3, hidden_dim=192,
+                             mlp_dim=768, **kwargs)  # fmt: skip
+
+
+@register_model(
+    task="image-classification", paper=_DEIT, num_params=22_050_664,
+    input_size=(3, 224, 224), reference="paper",
+)  # fmt: skip
+def vit_s_16(**kwargs: Any) -> VisionTransformer:
+    """ViT-S/16 (DeiT-S's shape: dim 384, 6 heads, depth 12), 22,050,664 parameters for 1000
+    classes (the DeiT paper: 22M)."""
+    kwargs.setdefault("image_size", 224)
+    kwargs.setdefault("num_classes", 1000)
+    return VisionTransformer(patch_size=16, num_layers=12, num_heads=6, hidden_dim=384,
+                             mlp_dim=1536, **kwargs)  # fmt: skip
