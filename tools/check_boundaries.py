@@ -107,6 +107,7 @@ CORE_LAYERS: dict[str, Layer] = {
     # 6 top: what users import, built on everything below
     "lucid.__init__": TOP,
     "lucid.linalg": TOP,
+    "lucid.fft": TOP,
     "lucid.distributions": TOP,
     "lucid.serialization": TOP,
     "lucid.viz": TOP,

@@ -75,7 +75,7 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, linalg, special, viz
+from lucid import accelerator, backends, cuda, fft, linalg, special, viz
 from lucid import distributions, func
 from lucid.func import vmap
 from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
@@ -140,7 +140,7 @@ __all__ = [
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve",

@@ -45,7 +45,10 @@ def _reduce_to(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if tuple(g.shape) != tuple(shape):
         g = g.sum_to_size(shape)
     if g._data.dtype != dtype:
-        g = g.to(g.backend.dtype_from_native(dtype))
+        target = g.backend.dtype_from_native(dtype)
+        if g.dtype.is_complex and not target.is_complex:
+            g = g.real  # a real input's gradient is the real part (PyTorch's convention)
+        g = g.to(target)
     return g
 
 
@@ -229,14 +232,34 @@ def _any_not_none(items: list[Any]) -> bool:
     return False
 
 
+def _conjugates(node: Function, grads: list[Any]) -> bool:
+    """Whether ``node`` is a built-in holomorphic op that sees a complex gradient.
+
+    PyTorch's convention hands a complex input ``g * conj(f'(z))``, the conjugate of the real
+    formula ``g * f'(z)`` applied to ``conj(g)``; so the ops of ``lucid.ops`` write their
+    formulas once, as for real numbers, and this runs them between two conjugations. The
+    non-holomorphic ops (``abs``, ``real``, ``angle``, FFTs...) set ``complex_aware`` and write
+    the convention themselves; custom Functions are left as written, as in torch.
+    """
+    impl = node._impl
+    if getattr(impl, "complex_aware", False) or not impl.__module__.startswith("lucid.ops."):
+        return False
+    return any(g.dtype.is_complex for g in grads)
+
+
 def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
     for g in grads:
         if g is None:
             grads = _fill_missing(node, grads)
             break
+    conj = _conjugates(node, grads)
+    if conj:
+        grads = [g.conj() for g in grads]
     result: tuple[Any, ...] = node._impl.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
+    if conj:
+        result = tuple(r.conj() if isinstance(r, Tensor) else r for r in result)
     n = len(node._edges)
     if len(result) != n:
         if len(result) > n and all(r is None for r in result[n:]):
