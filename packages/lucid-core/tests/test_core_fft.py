@@ -257,3 +257,53 @@ def test_rope_with_polar_and_view_as_complex() -> None:
     ref0 = xr[..., 0] * np.cos(ang) - xr[..., 1] * np.sin(ang)
     ref1 = xr[..., 0] * np.sin(ang) + xr[..., 1] * np.cos(ang)
     assert close(out.numpy(), np.stack([ref0, ref1], -1).reshape(2, seq, dim), atol=1e-5)
+
+
+# -- windows and the short-time transform -----------------------------------------------------
+
+
+@pytest.mark.parametrize("periodic", (True, False))
+@pytest.mark.parametrize("n", (0, 1, 2, 7, 8))
+def test_windows_match_numpy(n: int, periodic: bool) -> None:
+    m = n + 1 if periodic else n
+    refs: dict[str, Callable[[int], Any]] = {
+        "hann_window": np.hanning, "hamming_window": np.hamming,
+        "blackman_window": np.blackman, "bartlett_window": np.bartlett,
+        "kaiser_window": lambda k: np.kaiser(k, 12.0),
+    }  # fmt: skip
+    for name, ref in refs.items():
+        out = getattr(lucid, name)(n, periodic)
+        assert out.dtype is lucid.float32 and tuple(out.shape) == (n,)
+        want = np.ones(n) if n <= 1 else ref(m)[:n]
+        assert close(out.numpy(), want, atol=1e-6), name
+    assert lucid.hann_window(4, dtype=lucid.float64).dtype is lucid.float64
+    with pytest.raises(RuntimeError, match="floating point"):
+        lucid.hann_window(4, dtype=lucid.int64)
+
+
+def _np_stft(x: np.ndarray, n_fft: int, hop: int, window: np.ndarray) -> Any:
+    xp = np.pad(x, (n_fft // 2, n_fft // 2), mode="reflect")
+    frames = np.stack([xp[i : i + n_fft] for i in range(0, len(xp) - n_fft + 1, hop)])
+    return np.fft.rfft(frames * window).T
+
+
+def test_stft_matches_numpy_and_istft_inverts() -> None:
+    x = RNG.standard_normal(64)
+    win = lucid.hann_window(16, dtype=lucid.float64)
+    s = lucid.stft(lucid.tensor(x), 16, hop_length=4, window=win, return_complex=True)
+    assert s.dtype is lucid.complex128
+    assert close(s.numpy(), _np_stft(x, 16, 4, win.numpy()))
+    back = lucid.istft(s, 16, hop_length=4, window=win, length=64)
+    assert close(back.numpy(), x)
+    batch = lucid.tensor(np.stack([x, -x]), dtype=lucid.float32)
+    sb = lucid.stft(batch, 16, window=lucid.hann_window(16), return_complex=True)
+    assert sb.dtype is lucid.complex64 and tuple(sb.shape) == (2, 9, 17)
+    assert close(lucid.istft(sb, 16, window=lucid.hann_window(16)).numpy()[1], -x, atol=1e-5)
+    with pytest.raises(RuntimeError, match="return_complex"):
+        lucid.stft(lucid.tensor(x), 16)
+    fd_check(lambda t: lucid.stft(t, 8, hop_length=3, window=lucid.hann_window(8,
+             dtype=lucid.float64), return_complex=True), x[:20].copy())  # fmt: skip
+    fd_check(
+        lambda t: lucid.istft(t, 8, hop_length=2),
+        np.fft.rfft(x[:24].reshape(3, 8), axis=1).T.copy(),
+    )

@@ -182,3 +182,54 @@ def test_rotary_embedding_matches_torch() -> None:
     (yb**2 * torch.tensor(q)).sum().backward()
     assert a.grad is not None and b.grad is not None
     assert close(a.grad.numpy(), b.grad.numpy(), atol=1e-4)
+
+
+# -- windows, stft, istft -------------------------------------------------------------------
+
+WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_windows_match_torch(name: str) -> None:
+    for n in (0, 1, 2, 7, 8):
+        for periodic in (True, False):
+            a = getattr(lucid, name)(n, periodic).numpy()
+            b = getattr(torch, name)(n, periodic).numpy()
+            assert a.dtype == b.dtype and close(a, b)
+
+
+STFT_CASES: list[dict[str, Any]] = [
+    {"n_fft": 16},
+    {"n_fft": 16, "hop_length": 5, "win_length": 12, "window": True},
+    {"n_fft": 15, "center": False, "normalized": True},
+    {"n_fft": 16, "pad_mode": "constant", "onesided": False},
+]
+
+
+@pytest.mark.filterwarnings("ignore:The length of signal is shorter")  # both warn, as torch
+@pytest.mark.parametrize("case", STFT_CASES)
+def test_stft_istft_match_torch(case: dict[str, Any]) -> None:
+    kw = dict(case)
+    use_window = kw.pop("window", False)
+    wl = kw.get("win_length", kw["n_fft"])
+    wa = lucid.hann_window(wl, dtype=lucid.float64) if use_window else None
+    wb = torch.hann_window(wl, dtype=torch.float64) if use_window else None
+    x = RNG.standard_normal((2, 100))
+    a, b = lucid.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    sa = lucid.stft(a, window=wa, return_complex=True, **kw)
+    sb = torch.stft(b, window=wb, return_complex=True, **kw)
+    assert tuple(sa.shape) == tuple(sb.shape) and close(tnp(sa), tnp(sb))
+    sa.abs().sum().backward()
+    sb.abs().sum().backward()
+    assert a.grad is not None and b.grad is not None
+    assert close(a.grad.numpy(), b.grad.numpy())
+    ikw = {k: v for k, v in kw.items() if k != "pad_mode"}
+    ia, ib = sa.detach().requires_grad_(), sb.detach().requires_grad_()
+    ya = lucid.istft(ia, window=wa, length=100, **ikw)
+    yb = torch.istft(ib, window=wb, length=100, **ikw)
+    assert close(tnp(ya), tnp(yb))
+    u = RNG.standard_normal(tuple(yb.shape))
+    (ya * lucid.tensor(u)).sum().backward()
+    (yb * torch.tensor(u)).sum().backward()
+    assert ia.grad is not None and ib.grad is not None
+    assert close(ia.grad.numpy(), tnp(ib.grad))

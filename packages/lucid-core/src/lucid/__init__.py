@@ -78,6 +78,15 @@ from lucid.random import (
 from lucid import accelerator, backends, cuda, fft, linalg, special, viz
 from lucid import distributions, func
 from lucid.func import vmap
+from lucid.fft._spectral import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    istft,
+    kaiser_window,
+    stft,
+)
 from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
@@ -144,6 +153,8 @@ __all__ = [
     "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "stft", "istft",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
