@@ -69,7 +69,7 @@ def _as(ctx: Any, arr: Any, dt: dtypes.dtype) -> Any:
     return arr if ctx.backend.dtype_of(arr) is dt else ctx.backend.astype(arr, dt)
 
 
-class C2C(Function):
+class FftC2C(Function):
     """The complex transform of one dim (``inverse`` picks the sign of the exponent)."""
 
     complex_aware = True
@@ -88,10 +88,10 @@ class C2C(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         # the adjoint: the opposite direction with the dual normalisation
-        return C2C.apply(g, ctx.dim, not ctx.inverse, _DUAL[ctx.norm]), None, None, None
+        return FftC2C.apply(g, ctx.dim, not ctx.inverse, _DUAL[ctx.norm]), None, None, None
 
 
-class R2C(Function):
+class FftR2C(Function):
     """The one-sided transform of a real dim (``n // 2 + 1`` outputs)."""
 
     complex_aware = True
@@ -109,10 +109,10 @@ class R2C(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         # torch's fft_r2c_backward: zero-fill the missing half, inverse c2c, real part
         full = Resize.apply(g, ctx.dim, ctx.n)
-        return C2C.apply(full, ctx.dim, True, _DUAL[ctx.norm]).real, None, None
+        return FftC2C.apply(full, ctx.dim, True, _DUAL[ctx.norm]).real, None, None
 
 
-class C2R(Function):
+class FftC2R(Function):
     """The real inverse of a one-sided spectrum of ``n // 2 + 1`` entries along ``dim``."""
 
     complex_aware = True
@@ -129,7 +129,7 @@ class C2R(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         # torch's fft_c2r_backward: rfft, then double the entries whose mirror image lies
         # outside the one-sided half (1 .. n - (n // 2 + 1))
-        gi = R2C.apply(g, ctx.dim, _DUAL[ctx.norm])
+        gi = FftR2C.apply(g, ctx.dim, _DUAL[ctx.norm])
         m = gi.shape[ctx.dim]
         double = ctx.n - m
         if double > 0:
@@ -246,7 +246,7 @@ def _c2c(x: Tensor, dims: list[int], sizes: list[int | None], inverse: bool, nor
             x = _resize(x, d, n)
         if x.shape[d] < 1:
             _check_n(x.shape[d])
-        x = C2C.apply(x, d, inverse, norm)
+        x = FftC2C.apply(x, d, inverse, norm)
     return x
 
 
@@ -324,7 +324,7 @@ def _r2c(x: Tensor, dims: list[int], sizes: list[int | None], norm: str, name: s
     if sizes[-1] is not None:
         x = _resize(x, last, sizes[-1])
     _check_n(x.shape[last])
-    out = R2C.apply(x, last, norm)
+    out = FftR2C.apply(x, last, norm)
     return _c2c(out, dims[:-1], sizes[:-1], False, norm)
 
 
@@ -337,7 +337,7 @@ def _c2r(x: Tensor, dims: list[int], sizes: list[int | None], norm: str, name: s
     n = sizes[-1] if sizes[-1] is not None else 2 * (x.shape[last] - 1)
     _check_n(n)
     x = _resize(x, last, n // 2 + 1)
-    return C2R.apply(x, last, n, norm)
+    return FftC2R.apply(x, last, n, norm)
 
 
 def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:  # noqa: A002

@@ -103,7 +103,8 @@ class Angle(_Aware):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         ctx.save_for_backward(a)
-        return ctx.xp.angle(a)
+        xp = ctx.xp
+        return xp.arctan2(xp.imag(a), xp.real(a))  # (MLX has no angle; 0 or pi for reals)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
