@@ -307,3 +307,10 @@ def test_stft_matches_numpy_and_istft_inverts() -> None:
         lambda t: lucid.istft(t, 8, hop_length=2),
         np.fft.rfft(x[:24].reshape(3, 8), axis=1).T.copy(),
     )
+
+
+def test_complex_repr() -> None:
+    assert repr(lucid.tensor([1 + 2j, 3 - 1j])) == "tensor([1.+2.j, 3.-1.j])"
+    assert repr(lucid.tensor([0.5 - 1.25j], dtype=lucid.complex128)) == (
+        "tensor([0.5000-1.2500j], dtype=lucid.complex128)"
+    )

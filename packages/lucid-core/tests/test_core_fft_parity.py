@@ -233,3 +233,14 @@ def test_stft_istft_match_torch(case: dict[str, Any]) -> None:
     (yb * torch.tensor(u)).sum().backward()
     assert ia.grad is not None and ib.grad is not None
     assert close(ia.grad.numpy(), tnp(ib.grad))
+
+
+def test_complex_repr_matches_torch() -> None:
+    cases: list[Any] = [
+        [1 + 2j, 3 - 1j], [[1.5 + 2j, -3j], [0.25, 1e-3j]], [1e10 + 1j, 2j], [0j], 1 + 1j,
+        [float("nan") + 1j, float("inf") - 2j], RNG.standard_normal(1500) + 1j,
+    ]  # fmt: skip
+    for c in cases:
+        for dt in ("complex64", "complex128"):
+            mine = repr(lucid.tensor(c, dtype=getattr(lucid, dt))).replace("lucid.", "torch.")
+            assert mine == repr(torch.tensor(c, dtype=getattr(torch, dt)))
