@@ -47,6 +47,7 @@ CREATION = (
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "long", "int", "short",
+    "cfloat", "cdouble",
 )  # fmt: skip
 LEGACY_TENSORS = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

@@ -314,3 +314,13 @@ def test_complex_repr() -> None:
     assert repr(lucid.tensor([0.5 - 1.25j], dtype=lucid.complex128)) == (
         "tensor([0.5000-1.2500j], dtype=lucid.complex128)"
     )
+
+
+def test_complex_random_and_aliases() -> None:
+    assert lucid.cfloat is lucid.complex64 and lucid.cdouble is lucid.complex128
+    lucid.manual_seed(0)
+    z = lucid.randn(20000, dtype=lucid.cfloat)
+    assert z.dtype is lucid.complex64
+    assert abs(z.real.var().item() - 0.5) < 0.03 and abs(z.imag.var().item() - 0.5) < 0.03
+    u = lucid.rand(20000, dtype=lucid.cdouble)
+    assert u.dtype is lucid.complex128 and 0 <= u.real.min().item() and u.imag.max().item() < 1

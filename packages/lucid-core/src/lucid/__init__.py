@@ -137,6 +137,8 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 # Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
 # Append names imported above here too.
@@ -150,7 +152,7 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-    "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
+    "half", "float", "double", "long", "int", "short", "cfloat", "cdouble", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
