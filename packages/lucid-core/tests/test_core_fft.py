@@ -324,3 +324,19 @@ def test_complex_random_and_aliases() -> None:
     assert abs(z.real.var().item() - 0.5) < 0.03 and abs(z.imag.var().item() - 0.5) < 0.03
     u = lucid.rand(20000, dtype=lucid.cdouble)
     assert u.dtype is lucid.complex128 and 0 <= u.real.min().item() and u.imag.max().item() < 1
+
+
+def test_linalg_eig_values_and_grads() -> None:
+    a = RNG.standard_normal((2, 4, 4))
+    lam, vec = lucid.linalg.eig(lucid.tensor(a))
+    assert lam.dtype is lucid.complex128 and vec.dtype is lucid.complex128
+    v, w = vec.numpy(), lam.numpy()
+    assert close(a @ v, v * w[..., None, :], atol=1e-10)
+    assert close(np.linalg.norm(v, axis=-2), 1.0)
+    assert lucid.linalg.eigvals(lucid.tensor(a, dtype=lucid.float32)).dtype is lucid.complex64
+    # losses that do not depend on the eigenvectors' phases
+    fd_check(lambda t: lucid.linalg.eigvals(t), a[0].copy())
+    fd_check(lambda t: lucid.linalg.eig(t).eigenvectors.abs() ** 2, a[0].copy())
+    fd_check(lambda t: lucid.linalg.eigvals(t), Z[:, :3].copy())
+    with pytest.raises(RuntimeError, match="ill-defined"):
+        lucid.linalg.eig(lucid.tensor(a[0], requires_grad=True)).eigenvectors.real.sum().backward()

@@ -244,3 +244,22 @@ def test_complex_repr_matches_torch() -> None:
         for dt in ("complex64", "complex128"):
             mine = repr(lucid.tensor(c, dtype=getattr(lucid, dt))).replace("lucid.", "torch.")
             assert mine == repr(torch.tensor(c, dtype=getattr(torch, dt)))
+
+
+@pytest.mark.parametrize("kind", ("real", "complex"))
+def test_linalg_eig_grads_match_torch(kind: str) -> None:
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((2, 4, 4))
+    if kind == "complex":
+        a = a + 1j * rng.standard_normal((2, 4, 4))
+    u = rng.standard_normal((2, 4, 4))
+
+    def loss(m: Any, t: Any) -> Any:
+        lam, vec = m.linalg.eig(t)
+        return (lam.abs() ** 2).sum() + ((vec.abs() ** 4) * m.tensor(u)).sum()
+
+    la, lb = lucid.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    loss(lucid, la).backward()
+    loss(torch, lb).backward()
+    assert la.grad is not None and lb.grad is not None
+    assert close(la.grad.numpy(), tnp(lb.grad), atol=1e-8)

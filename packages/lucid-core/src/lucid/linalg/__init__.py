@@ -21,6 +21,7 @@ from lucid.linalg._decomp import (
     svd,
     svdvals,
 )
+from lucid.linalg._eig import EigResult, eig, eigvals
 from lucid.linalg._exp import matrix_exp
 from lucid.linalg._inverse import (
     LstsqResult,
@@ -35,7 +36,7 @@ from lucid.linalg._inverse import (
     solve,
     solve_triangular,
 )
-from lucid.linalg._lu import LUFactorResult, eig, eigvals, lu_factor, lu_solve
+from lucid.linalg._lu import LUFactorResult, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
 
@@ -56,8 +57,8 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 
 __all__ = [
-    "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult",
-    "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "EigResult", "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult",
+    "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
     "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
