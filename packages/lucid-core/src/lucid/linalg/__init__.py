@@ -58,7 +58,8 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 __all__ = [
     "EigResult", "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult",
-    "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals",
+    "eigvalsh", "inv",
     "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
