@@ -242,9 +242,27 @@ def _conjugates(node: Function, grads: list[Any]) -> bool:
     the convention themselves; custom Functions are left as written, as in torch.
     """
     impl = node._impl
-    if getattr(impl, "complex_aware", False) or not impl.__module__.startswith("lucid.ops."):
+    rule = _CONJ_RULE.get(impl)
+    if rule is None:
+        aware = getattr(impl, "complex_aware", False)
+        rule = not aware and impl.__module__.startswith("lucid.ops.")
+        _CONJ_RULE[impl] = rule
+    if not rule:
         return False
-    return any(g.dtype.is_complex for g in grads)
+    for g in grads:
+        native = g._data.dtype
+        is_complex = _COMPLEX_NATIVE.get(native)
+        if is_complex is None:
+            is_complex = _COMPLEX_NATIVE[native] = g.dtype.is_complex
+        if is_complex:
+            return True
+    return False
+
+
+# Cached per Function class and per native dtype: the backward pass asks for every node, and
+# Tensor.dtype is a backend call.
+_CONJ_RULE: dict[type, bool] = {}
+_COMPLEX_NATIVE: dict[Any, bool] = {}
 
 
 def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
