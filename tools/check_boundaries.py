@@ -108,6 +108,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.__init__": TOP,
     "lucid._compat": TOP,
     "lucid.linalg": TOP,
+    "lucid.fft": TOP,
     "lucid.distributions": TOP,
     "lucid.serialization": TOP,
     "lucid.viz": TOP,

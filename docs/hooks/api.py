@@ -47,6 +47,7 @@ CREATION = (
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "long", "int", "short",
+    "cfloat", "cdouble",
 )  # fmt: skip
 LEGACY_TENSORS = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
@@ -78,6 +79,13 @@ PAGES: tuple[Page, ...] = (
          "`hessian`, `vmap`, `functional_call`, `stack_module_state`.",
          modules=("lucid.func",), names=("vmap",)),
     Page("linalg", "Linear algebra", "lucid-core", "torch.linalg", "", modules=("lucid.linalg",)),
+    Page("fft", "lucid.fft", "lucid-core", "torch.fft",
+         "Discrete Fourier transforms, with the window functions and the short-time transform "
+         "(`lucid.stft`, `lucid.istft`) of the top-level namespace. Complex tensors: see "
+         "`lucid.ops.complex` on the ops page and the differences page.",
+         modules=("lucid.fft",),
+         names=("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                "kaiser_window", "stft", "istft")),
     Page("random", "Random sampling", "lucid-core", "torch.random",
          "Seeding, generators, and sampling functions.", modules=("lucid.random",)),
     Page("serialization", "Serialization", "lucid-core", "torch.save / torch.load",

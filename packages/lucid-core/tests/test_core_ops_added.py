@@ -184,13 +184,13 @@ def test_linalg_additions_match_torch(name: str) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
 
 
-def test_lu_pivots_follow_lapack_and_eig_names_the_missing_complex_dtype() -> None:
+def test_lu_pivots_follow_lapack_and_eig_is_complex() -> None:
     lu, piv = lucid.linalg.lu_factor(lucid.tensor([[0.0, 1.0], [2.0, 3.0]]))
     assert piv.dtype is lucid.int32 and piv.tolist() == [2, 2]
     np.testing.assert_allclose(lu.numpy(), [[2.0, 3.0], [0.0, 1.0]], rtol=0, atol=0)
-    for fn in (lucid.linalg.eig, lucid.linalg.eigvals):
-        with pytest.raises(NotImplementedError, match="complex"):
-            fn(lucid.eye(2))
+    # eig (test_core_fft.py tests it fully): complex as torch's, also for real eigenvalues
+    assert lucid.linalg.eig(lucid.eye(2)).eigenvalues.dtype is lucid.complex64
+    assert lucid.linalg.eigvals(lucid.eye(2)).tolist() == [1, 1]
 
 
 # -- in-place random fills -------------------------------------------------------------------------

@@ -75,9 +75,18 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, linalg, special, viz
+from lucid import accelerator, backends, cuda, fft, linalg, special, viz
 from lucid import distributions, func
 from lucid.func import vmap
+from lucid.fft._spectral import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    istft,
+    kaiser_window,
+    stft,
+)
 from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
@@ -141,6 +150,8 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 # Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
 # Append names imported above here too.
@@ -153,13 +164,15 @@ __all__ = [
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-    "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
+    "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "half", "float", "double", "long", "int", "short", "cfloat", "cdouble", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",
     "finfo", "iinfo", "asarray", "scalar_tensor", "typename",
     "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
     "is_deterministic_algorithms_warn_only_enabled",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "stft", "istft",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

@@ -43,6 +43,14 @@ class _Methods(Tensor):
         rg = requires_grad
         return _creation.full(size, fill_value, dtype=dtype, device=device, requires_grad=rg)
 
+    def _real_part(self) -> Tensor:
+        """``Tensor.real``'s value (the property lives on Tensor; the op is above it)."""
+        return ops.real(self)
+
+    def _imag_part(self) -> Tensor:
+        """``Tensor.imag``'s value."""
+        return ops.imag(self)
+
     def clone(self) -> Tensor:
         """A copy of the tensor with its own storage; gradients flow back to the original."""
         return ops.clone(self)

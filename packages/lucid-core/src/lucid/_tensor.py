@@ -432,7 +432,7 @@ class Tensor(TensorMethods):
                 f"tensor.mH is only supported on matrices or batches of matrices. Got "
                 f"{self.ndim}-D tensor."
             )
-        return self.transpose(-2, -1)  # real tensors only: the conjugate is the identity
+        return self.transpose(-2, -1).conj()
 
     @property
     def H(self) -> Tensor:  # noqa: N802
@@ -441,7 +441,25 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
             )
-        return self.T  # real tensors only: the conjugate is the identity
+        return self.T.conj()
+
+    @property
+    def real(self) -> Tensor:
+        """The real part (a view, writable on NumPy); a real tensor itself."""
+        return self._real_part()
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._real_part().copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a view, writable on NumPy)."""
+        return self._imag_part()
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._imag_part().copy_(value)
 
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""
