@@ -107,6 +107,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.linalg": TOP,
     "lucid.distributions": TOP,
     "lucid.serialization": TOP,
+    "lucid._torch_pickle": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,

@@ -76,7 +76,8 @@ PAGES: tuple[Page, ...] = (
     Page("random", "Random sampling", "lucid-core", "torch.random",
          "Seeding, generators, and sampling functions.", modules=("lucid.random",)),
     Page("serialization", "Serialization", "lucid-core", "torch.save / torch.load",
-         "Checkpoints in safetensors format: loading never runs code.",
+         "Checkpoints: safetensors, and torch.save's formats read with torch's weights-only "
+         "allowlist.",
          modules=("lucid.serialization",)),
     Page("viz", "Graph drawing", "lucid-core", "torchviz", "", modules=("lucid.viz",)),
     Page("special", "Special functions", "lucid-core", "torch.special", "",
