@@ -252,6 +252,12 @@ class Rebuilder:
         """``torch._tensor._rebuild_from_type_v2``: a tensor of a subclass (func(*args))."""
         if not isinstance(args, tuple):
             raise FormatError(f"_rebuild_from_type_v2 expects a tuple of arguments, got {args!r}")
+        rebuilders = (self.rebuild_tensor, self.rebuild_tensor_v2, self.rebuild_tensor_v3,
+                      self.rebuild_parameter, self.rebuild_parameter_with_state)  # fmt: skip
+        if func not in rebuilders:
+            raise FormatError(
+                f"_rebuild_from_type_v2 calls only torch's rebuild functions, got {func!r}"
+            )
         ret = func(*args)
         if new_type is TORCH_TENSOR or new_type is TORCH_PARAMETER or new_type is Tensor:
             return ret
