@@ -108,6 +108,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.distributions": TOP,
     "lucid.serialization": TOP,
     "lucid._torch_pickle": TOP,
+    "lucid.utils.tensorboard": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
