@@ -109,6 +109,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.serialization": TOP,
     "lucid._torch_pickle": TOP,
     "lucid.utils.tensorboard": TOP,
+    "lucid.profiler": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,

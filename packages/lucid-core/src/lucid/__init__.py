@@ -74,7 +74,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cuda, linalg, special, viz
-from lucid import distributions
+from lucid import distributions, profiler
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -130,7 +130,7 @@ __all__ = [
     "uint8", "bool", "Tensor",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions",
+    "distributions", "profiler",
     "half", "float", "double", "long", "int", "short",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
