@@ -110,6 +110,8 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._torch_pickle": TOP,
     "lucid.utils.tensorboard": TOP,
     "lucid.profiler": TOP,
+    "lucid._interop": TOP,
+    "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,

@@ -74,7 +74,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cuda, linalg, special, viz
-from lucid import distributions, profiler
+from lucid import _interop, distributions, profiler
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -103,6 +103,7 @@ from lucid.amp.autocast_mode import (
 
 _binder.bind()
 _siblings.install_finder()
+_interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
 
