@@ -111,6 +111,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.utils.tensorboard": TOP,
     "lucid.profiler": TOP,
     "lucid._interop": TOP,
+    "lucid.utils.dlpack": TOP,
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,

@@ -75,6 +75,7 @@ from lucid.random import (
 
 from lucid import accelerator, backends, cuda, linalg, special, viz
 from lucid import _interop, distributions, profiler
+from lucid.utils.dlpack import from_dlpack
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -131,7 +132,7 @@ __all__ = [
     "uint8", "bool", "Tensor",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions", "profiler",
+    "distributions", "profiler", "from_dlpack",
     "half", "float", "double", "long", "int", "short",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",

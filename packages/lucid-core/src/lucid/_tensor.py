@@ -446,6 +446,19 @@ class Tensor(TensorMethods):
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:  # fmt: skip
+        """This tensor's memory as a DLPack capsule (zero-copy on "cpu"; see ``from_dlpack``)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        arr = self._data if self._backend.device == "cpu" else self._backend.to_numpy(self._data)
+        kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return arr.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[_int, _int]:
+        """``(1, 0)``: DLPack's CPU (an MLX tensor is exported through a CPU copy)."""
+        return (1, 0)
+
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (_rebuild, (self._backend.to_numpy(self._data), str(self.device),
                            self.requires_grad))  # fmt: skip
