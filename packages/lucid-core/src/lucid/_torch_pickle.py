@@ -35,6 +35,7 @@ import math
 import pickle
 import re
 import struct
+import sys
 import zipfile
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -262,9 +263,17 @@ class Rebuilder:
         if new_type is TORCH_TENSOR or new_type is TORCH_PARAMETER or new_type is Tensor:
             return ret
         if isinstance(new_type, type) and issubclass(new_type, Tensor):
+            if state and not (
+                isinstance(state, dict)
+                and all(isinstance(k, str) and not k.startswith("__") for k in state)
+                and all(v is None or isinstance(v, (bool, int, float, str)) for v in state.values())
+            ):
+                raise FormatError(
+                    f"a {new_type.__name__}'s attributes must be plain values, got {state!r:.80}"
+                )
             obj = new_type.__new__(new_type)
             obj._set_fields(ret._data, ret.backend, ret.requires_grad)
-            if isinstance(state, dict) and state:
+            if state:
                 obj.__dict__.update(state)
             return obj
         raise FormatError(f"_rebuild_from_type_v2 can't make a tensor of type {new_type!r}")
@@ -388,6 +397,14 @@ def torch_globals(rb: Rebuilder) -> dict[str, Any]:
         rc[f"torch.{cls}"] = StorageType(name, cls)
     for cls in _OTHER_STORAGES:
         rc[f"torch.{cls}"] = StorageType(None, cls)
+    for name in _DTYPES:  # lucid's own dtypes, as a whole lucid module pickles them
+        rc[f"lucid.dtypes.{name}"] = dtypes.to_dtype(name)
+    # lucid's Parameter and Buffer, as torch allows torch.nn.Parameter: only when lucid.nn is
+    # already imported (lucid-core does not import it; a program loading modules has)
+    nn_parameter = sys.modules.get("lucid.nn.parameter")
+    for cls in ("Parameter", "Buffer"):
+        if nn_parameter is not None and isinstance(getattr(nn_parameter, cls, None), type):
+            rc[f"lucid.nn.parameter.{cls}"] = getattr(nn_parameter, cls)
     untyped = StorageType("uint8", "UntypedStorage")
     rc["torch.UntypedStorage"] = rc["torch.storage.UntypedStorage"] = untyped
     return rc
