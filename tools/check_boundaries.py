@@ -112,6 +112,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.profiler": TOP,
     "lucid._interop": TOP,
     "lucid.utils.dlpack": TOP,
+    "lucid.multiprocessing": TOP,
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
