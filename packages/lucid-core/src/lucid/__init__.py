@@ -76,7 +76,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cuda, fft, linalg, special, viz
-from lucid import distributions, func
+from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
 from lucid.fft._spectral import (
     bartlett_window,
@@ -88,6 +88,7 @@ from lucid.fft._spectral import (
     stft,
 )
 from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
+from lucid.utils.dlpack import from_dlpack
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -134,6 +135,7 @@ _binder.bind()
 for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
     setattr(Tensor, _name, _method)
 _siblings.install_finder()
+_interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
 
@@ -165,6 +167,7 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "profiler", "from_dlpack",
     "half", "float", "double", "long", "int", "short", "cfloat", "cdouble", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",
