@@ -109,6 +109,8 @@ class Caller:
     def __call__(self, sample_input: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> Any:
         if self.function is not None:
             return self.function(sample_input, *args, **kwargs)
+        if not isinstance(sample_input, lucid.Tensor):  # torch.Tensor.x(2, t): unbound, too
+            return getattr(lucid.Tensor, self.method)(sample_input, *args, **kwargs)
         return getattr(sample_input, self.method)(*args, **kwargs)
 
 

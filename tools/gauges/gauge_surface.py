@@ -93,6 +93,10 @@ def _documented(namespace: str, name: str, value: Any) -> bool:
             return False
         if name.endswith("Storage") and name != "UntypedStorage":
             return False  # the legacy typed storages
+    kind = type(value)
+    if not isinstance(value, type) and (kind.__module__ or "").startswith("torch._C"):
+        if kind.__name__ not in C_CLASSES_DOCUMENTED:
+            return False  # values of TorchScript's enums (torch.AVG, torch.SUM)
     if module.startswith(HELPER_MODULES) or module == "typing":
         return False
     if not callable(value) and namespace != "torch":
@@ -110,7 +114,12 @@ def public_names(namespace: str, obj: Any) -> list[str]:
     for name in candidates:
         if name.startswith("_") or not hasattr(obj, name):
             continue
-        if _documented(namespace, name, getattr(obj, name)):
+        value = getattr(obj, name)
+        if declared is None and isinstance(value, type):
+            home = getattr(value, "__module__", "") or ""
+            if not (home == namespace or home.startswith(namespace + ".")):
+                continue  # a class imported from elsewhere (torch.Tensor in F, typing's)
+        if _documented(namespace, name, value):
             names.add(name)
     return sorted(names)
 

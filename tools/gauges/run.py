@@ -25,6 +25,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from gauge_common import (  # noqa: E402
+    KINDS,
     check_floors,
     load_deliberate,
     raised_floors,
@@ -76,6 +77,41 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
     )
 
 
+def markdown_table(report: dict[str, Any]) -> str:
+    """The headline numbers as a Markdown table (docs/gauges.md)."""
+    rows = ["| gauge | measured |", "| --- | --- |"]
+    if "opinfo" in report:
+        s = report["opinfo"]["summary"]
+        rows.append(
+            f"| OpInfo samples | {s['samples_pass']} of {s['samples']} pass "
+            f"({s['samples_pass_pct']}%); {s['present_samples_pass_pct']}% on the ops lucid has |"
+        )
+        rows.append(
+            f"| OpInfo ops | {s['ops_all_pass']} of {s['ops_with_samples']} pass every sample; "
+            f"{s['ops_missing']} missing; {s['excluded']} entries excluded |"
+        )
+        kinds = ", ".join(f"{k} {s['by_kind'][k]}" for k in KINDS if k in s["by_kind"])
+        rows.append(f"| OpInfo samples by verdict | {kinds} |")
+    if "modules" in report:
+        s = report["modules"]["summary"]
+        rows.append(
+            f"| ModuleInfo | {s['modules_all_pass']} of {s['modules']} modules pass every "
+            f"sample; {s['modules_missing']} missing; {s['samples_pass']} of {s['samples']} "
+            "samples pass |"
+        )
+    if "errors" in report:
+        s = report["errors"]["summary"]
+        rows.append(
+            f"| Error inputs | of {s['inputs']} inputs torch rejects lucid raises on "
+            f"{s['raised']} ({s['same_class']} the same class), returns a result on "
+            f"{s['returned']}, lacks the op for {s['missing']} |"
+        )
+    if "surface" in report:
+        for ns, v in report["surface"]["summary"]["namespaces"].items():
+            rows.append(f"| `{ns}` | {v['present']} of {v['total']} names ({v['present_pct']}%) |")
+    return "\n".join(rows)
+
+
 def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
     """The numbers that floors.json holds (absolute counts: they only rise as lucid improves)."""
     numbers: dict[str, float] = {}
@@ -124,10 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raise-floors", action="store_true", help="write the new floors")
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per op")
     parser.add_argument("--top", type=int, metavar="N", help="print the N first gaps of each kind")
+    parser.add_argument("--markdown", action="store_true", help="print the numbers as a table")
     parser.add_argument("--from-json", type=Path, help="print --top gaps of an earlier run")
     args = parser.parse_args(argv)
     if args.from_json:
-        for line in top_gaps(json.loads(args.from_json.read_text()), args.top or 40):
+        earlier = json.loads(args.from_json.read_text())
+        if args.markdown:
+            print(markdown_table(earlier))
+        for line in top_gaps(earlier, args.top or 40) if args.top or not args.markdown else []:
             print(line)
         return 0
     only = [g.strip() for g in args.only.split(",") if g.strip()]
@@ -137,11 +177,36 @@ def main(argv: list[str] | None = None) -> int:
     patterns = [p.strip() for p in args.ops.split(",")] if args.ops else None
     profile_cap = PROFILES[args.profile]
     cap = profile_cap if args.max_samples is None else args.max_samples
-    max_samples = cap or None
     progress = (lambda line: print("  " + line, file=sys.stderr)) if args.verbose else None
     deliberate = load_deliberate(DIFFERENCES)
-    warnings.simplefilter("ignore")
 
+    import gauge_bridge  # torch and lucid: one thread each for the run (samples are tiny;
+    # OpenMP's idle threads spin on a shared machine), restored after
+
+    threads = gauge_bridge.torch.get_num_threads(), gauge_bridge.lucid.get_num_threads()
+    gauge_bridge.torch.set_num_threads(1)
+    gauge_bridge.lucid.set_num_threads(1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch's samples warn about deprecated overloads
+            return _run(args, parser, only, patterns, cap, profile_cap, deliberate, progress)
+    finally:
+        gauge_bridge.torch.set_num_threads(threads[0])
+        gauge_bridge.lucid.set_num_threads(threads[1])
+
+
+def _run(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    only: list[str],
+    patterns: list[str] | None,
+    cap: int,
+    profile_cap: int,
+    deliberate: Any,
+    progress: Any,
+) -> int:
+    """The gauges of `only`, the JSON, the floors (main's arguments, parsed)."""
+    max_samples = cap or None
     report: dict[str, Any] = {"deliberate": [list(e) for e in deliberate.entries]}
     timings: dict[str, float] = {}
     for name in only:
