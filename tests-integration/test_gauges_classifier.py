@@ -199,3 +199,24 @@ def test_gauges_floor_file_is_well_formed() -> None:
 
     floors = json.loads((GAUGES / "floors.json").read_text())
     assert floors and all(isinstance(v, int | float) for v in floors.values())
+
+
+def test_gauges_top_gaps_rank_missing_ops_by_samples_and_name_what_fails() -> None:
+    def op(name: str, counts: dict[str, int], examples: list[dict[str, str]]) -> dict:
+        return {"torch": name, "variant": "", "counts": counts, "examples": examples}
+
+    missing = {"kind": "missing", "dtype": "float32", "sample": "", "detail": "no lucid.diff"}
+    error = {"kind": "error", "dtype": "int64", "sample": "T(5,)", "detail": "RuntimeError: int"}
+    report = {
+        "opinfo": {
+            "ops": [
+                op("torch.rot90", {"missing": 3}, []),
+                op("torch.diff", {"missing": 9}, [missing]),
+                op("torch.nn.functional.relu6", {"pass": 4, "error": 2}, [error]),
+            ]
+        }
+    }
+    lines = common.top_gaps(report, limit=5)
+    ranked = [line for line in lines if line.startswith("   ")]
+    assert "torch.diff: no lucid.diff" in ranked[0] and "torch.rot90" in ranked[1]
+    assert any("relu6 [error] int64 T(5,): RuntimeError: int" in line for line in lines)

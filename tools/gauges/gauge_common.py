@@ -308,13 +308,21 @@ def top_gaps(report: Mapping[str, Any], limit: int = 40) -> list[str]:
     def label(o: Mapping[str, Any]) -> str:
         return o["torch"] + (f" ({o['variant']})" if o.get("variant") else "")
 
+    def lacking(o: Mapping[str, Any]) -> str:
+        names = {e["detail"] for e in o["examples"] if e["kind"] == "missing"}
+        return "; ".join(sorted(names))[:120]
+
     missing = sorted(
-        ((o["counts"].get("missing", 0), label(o)) for o in ops if o["counts"].get("missing")),
+        (
+            (o["counts"].get("missing", 0), label(o), lacking(o))
+            for o in ops
+            if o["counts"].get("missing")
+        ),
         key=lambda m: (-m[0], m[1]),
     )
     if missing:
         lines.append(f"OpInfo: missing ops by samples they would unlock ({len(missing)} ops)")
-        lines += [f"  {n:5d}  {name}" for n, name in missing[:limit]]
+        lines += [f"  {n:5d}  {name}: {why}" for n, name, why in missing[:limit]]
     failing = []
     for o in ops:
         for kind in ("error", "shape", "dtype", "value", "gradient"):
