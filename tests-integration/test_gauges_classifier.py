@@ -220,3 +220,32 @@ def test_gauges_top_gaps_rank_missing_ops_by_samples_and_name_what_fails() -> No
     ranked = [line for line in lines if line.startswith("   ")]
     assert "torch.diff: no lucid.diff" in ranked[0] and "torch.rot90" in ranked[1]
     assert any("relu6 [error] int64 T(5,): RuntimeError: int" in line for line in lines)
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"gauges_{name}", GAUGES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gauges_torchvision_names_are_read_from_sources(tmp_path: Path) -> None:
+    tv = _load("gauge_torchvision")
+    pkg = tmp_path / "torchvision"
+    (pkg / "transforms").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "transforms" / "__init__.py").write_text(
+        "from .transforms import *\nfrom ._augment import CutMix, _helper\nfrom typing import Any\n"
+    )
+    (pkg / "transforms" / "transforms.py").write_text(
+        "__all__ = ['Compose', 'Resize']\n__all__ += ['Normalize']\n"
+        "class Compose: ...\nclass Resize: ...\nclass Normalize: ...\nclass NotExported: ...\n"
+    )
+    (pkg / "utils.py").write_text(
+        "from torchvision.transforms import Compose\ndef make_grid(x): ...\n_helper = 1\n"
+    )
+    names = tv.public_names(tmp_path, "torchvision.transforms")
+    assert names == {"Compose", "Resize", "Normalize", "CutMix"}
+    assert tv.public_names(tmp_path, "torchvision.utils") == {"Compose", "make_grid"}
+    assert tv.public_names(tmp_path, "torchvision.absent") == set()

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import tempfile
 import types
+from pathlib import Path
 from typing import Any
 
 import gauge_bridge as bridge  # noqa: F401  (stubs expecttest; imports torch and lucid)
+import gauge_torchvision
 import torch
 from gauge_common import Deliberate, percent
 
@@ -155,18 +158,30 @@ def signature_gap(t_obj: Any, l_obj: Any) -> str:
     return f"lucid lacks parameters {lacking}" if lacking else ""
 
 
-def gauge_surface(deliberate: Deliberate) -> dict[str, Any]:
-    """Every namespace's names: present, missing, deliberate, signature mismatches."""
+def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> dict[str, Any]:
+    """Every namespace's names: present, missing, deliberate, signature mismatches.
+
+    `torchvision`: a folder holding torchvision's sources (or its wheel) to read its
+    namespaces from; without it they are not measured.
+    """
     namespaces: dict[str, Any] = {}
     totals = {"present": 0, "total": 0, "signature_mismatch": 0, "deliberate": 0}
+    listed: dict[str, tuple[str, list[str]]] = {}
     for t_ns, l_ns in NAMESPACES.items():
-        t_obj = resolve(t_ns)
+        listed[t_ns] = (l_ns, public_names(t_ns, resolve(t_ns)))
+    if torchvision is not None:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = gauge_torchvision.source_root(torchvision, Path(scratch))
+            for t_ns, l_ns in gauge_torchvision.TORCHVISION_NAMESPACES.items():
+                names = sorted(gauge_torchvision.public_names(root, t_ns))
+                listed[t_ns] = (l_ns, names)
+    for t_ns, (l_ns, names) in listed.items():
+        t_obj = resolve(t_ns) if not t_ns.startswith("torchvision") else None
         l_obj = resolve(l_ns)
         missing: list[str] = []
         mismatched: dict[str, str] = {}
         deliberate_names: dict[str, str] = {}
         present = 0
-        names = public_names(t_ns, t_obj)
         for name in names:
             reason = deliberate.reason(f"{t_ns}.{name}")
             if reason:

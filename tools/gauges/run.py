@@ -155,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         help="first N samples per op and dtype (per module and mode); 0: all. "
         "Default: the profile's",
     )
+    parser.add_argument(
+        "--torchvision",
+        type=Path,
+        help="torchvision's wheel or extracted sources: add its namespaces to the surface",
+    )
     parser.add_argument("--floors", type=Path, default=FLOORS)
     parser.add_argument("--check-floors", action="store_true", help="exit 1 below a floor")
     parser.add_argument("--raise-floors", action="store_true", help="write the new floors")
@@ -226,7 +231,7 @@ def _run(
         else:
             from gauge_surface import gauge_surface
 
-            section = gauge_surface(deliberate)
+            section = gauge_surface(deliberate, args.torchvision)
         timings[name] = round(time.perf_counter() - start, 1)
         report[name] = section
         print(summary_line(name, section, timings[name]), flush=True)
