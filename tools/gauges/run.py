@@ -185,17 +185,24 @@ def main(argv: list[str] | None = None) -> int:
     progress = (lambda line: print("  " + line, file=sys.stderr)) if args.verbose else None
     deliberate = load_deliberate(DIFFERENCES)
 
-    import gauge_bridge  # torch and lucid: one thread each for the run (samples are tiny;
-    # OpenMP's idle threads spin on a shared machine), restored after
+    import gauge_bridge
+    from torch.testing._internal import common_utils
 
+    # torch and lucid: one thread each for the run (samples are tiny; OpenMP's idle threads
+    # spin on a shared machine), restored after
     threads = gauge_bridge.torch.get_num_threads(), gauge_bridge.lucid.get_num_threads()
     gauge_bridge.torch.set_num_threads(1)
     gauge_bridge.lucid.set_num_threads(1)
+    # torch's sample iterators look for the running unittest test with inspect.stack() (for
+    # their debug output; there is none here): under pytest's deep stacks that was 4/5 of the run
+    extract_test_fn = common_utils.extract_test_fn
+    common_utils.extract_test_fn = lambda: None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch's samples warn about deprecated overloads
             return _run(args, parser, only, patterns, cap, profile_cap, deliberate, progress)
     finally:
+        common_utils.extract_test_fn = extract_test_fn
         gauge_bridge.torch.set_num_threads(threads[0])
         gauge_bridge.lucid.set_num_threads(threads[1])
 
