@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import re
 import time
 import types
 from collections import Counter
@@ -402,6 +403,7 @@ def gauge_errors(
     from torch.testing._internal.common_methods_invocations import op_db
 
     counts: Counter[str] = Counter()
+    messages: Counter[str] = Counter()  # of same-class raises: torch's message pattern matched
     per_op: list[dict[str, Any]] = []
     for op in select(op_db, patterns):
         if op.error_inputs_func is None or excluded_reason(op):
@@ -425,7 +427,11 @@ def gauge_errors(
             if outcome is None:
                 continue
             tally[outcome] += 1
-            if outcome != "same_class" and len(examples) < EXAMPLES_PER_KIND:
+            if outcome == "same_class":
+                messages["same" if not detail else "different"] += 1
+                outcome = "message_differs" if detail else outcome
+            shown = sum(1 for e in examples if e["outcome"] == outcome)
+            if outcome != "same_class" and shown < EXAMPLES_PER_KIND:
                 examples.append({"outcome": outcome, "detail": detail})
         if tally:
             counts.update(tally)
@@ -446,6 +452,7 @@ def gauge_errors(
         "inputs": total,
         "raised": raised,
         "same_class": counts["same_class"],
+        "same_message": messages["same"],
         "other_class": counts["other_class"],
         "returned": counts["returned"],
         "missing": counts["missing"],
@@ -488,7 +495,16 @@ def run_error_input(op: Any, caller: Caller, error_input: Any) -> tuple[str | No
         want = expected if isinstance(expected, tuple) else (expected,)
         name = "/".join(e.__name__ for e in want)
         if isinstance(exc, want):
-            return "same_class", ""
+            pattern = error_input.error_regex or ""
+            try:
+                same = re.search(pattern, str(exc)) is not None
+            except re.error:
+                same = pattern in str(exc)
+            # torch's message pattern: the house rule is PyTorch's error wording
+            return (
+                "same_class",
+                "" if same else f"torch says /{pattern[:80]}/, lucid {short_error(exc)}",
+            )
         return "other_class", f"torch raises {name}, lucid {short_error(exc)}"
     want_name = getattr(expected, "__name__", str(expected))
     return "returned", f"torch raises {want_name} ({error_input.error_regex[:80]}); " + (

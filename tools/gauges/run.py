@@ -63,7 +63,8 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
     if name == "errors":
         return (
             f"errors:  of {s['inputs']} inputs torch rejects, lucid raises on {s['raised']} "
-            f"({s['same_class']} the same class), returns a result on {s['returned']}, "
+            f"({s['same_class']} the same class, {s['same_message']} also torch's message), "
+            f"returns a result on {s['returned']}, "
             f"lacks the op for {s['missing']} [{seconds:.0f} s]"
         )
     parts = ", ".join(
@@ -103,7 +104,8 @@ def markdown_table(report: dict[str, Any]) -> str:
         s = report["errors"]["summary"]
         rows.append(
             f"| Error inputs | of {s['inputs']} inputs torch rejects lucid raises on "
-            f"{s['raised']} ({s['same_class']} the same class), returns a result on "
+            f"{s['raised']} ({s['same_class']} the same class, {s['same_message']} also "
+            f"torch's message), returns a result on "
             f"{s['returned']}, lacks the op for {s['missing']} |"
         )
     if "surface" in report:
@@ -127,6 +129,7 @@ def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
         s = report["errors"]["summary"]
         numbers["errors.raised"] = s["raised"]
         numbers["errors.same_class"] = s["same_class"]
+        numbers["errors.same_message"] = s["same_message"]
         # the worst gap: a result for an input torch rejects; its floor is a ceiling, negated
         numbers["errors.minus_returned"] = -s["returned"]
     if "surface" in report:
