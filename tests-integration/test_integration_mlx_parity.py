@@ -140,7 +140,8 @@ def _scatter_with(reduce: str | None) -> Callable[..., Any]:
 
 
 # The only cases that may skip, each with the reason.
-MLX_SKIP: dict[str, str] = {}
+_NO_COMPLEX = "lucid has no complex tensors yet: raises NotImplementedError on every backend"
+MLX_SKIP: dict[str, str] = {"linalg.eig": _NO_COMPLEX, "linalg.eigvals": _NO_COMPLEX}
 
 S = (3, 4)
 UNARY = [
@@ -281,6 +282,90 @@ CASES: list[Case] = [
     C("linalg.vector_norm", F(3, 4), ord=3, dim=1),
     C("linalg.logdet", SPD(3, 3), rtol=1e-3, atol=1e-4),
     C("linalg.matrix_exp", F(3, 3), rtol=1e-3, atol=1e-4),
+    C(
+        lambda a: resolve("linalg.lu_factor")(a)[0],
+        F(4, 4),
+        id="linalg.lu_factor",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.lu_factor",),
+    ),
+    C(
+        lambda a, b: resolve("linalg.lu_solve")(*resolve("linalg.lu_factor")(a), b),
+        SPD(3, 3),
+        F(3, 2),
+        id="linalg.lu_solve",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.lu_solve",),
+    ),
+    C(
+        lambda a, b: resolve("cholesky_solve")(b, resolve("linalg.cholesky")(a)),
+        SPD(3, 3),
+        F(3, 2),
+        id="cholesky_solve",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("cholesky_solve",),
+    ),
+    C(
+        lambda a: resolve("linalg.lu")(a),
+        F(4, 3),
+        id="linalg.lu",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.lu",),
+    ),
+    C(
+        lambda a: resolve("linalg.lu_factor_ex")(a)[0],
+        F(3, 3),
+        id="linalg.lu_factor_ex",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.lu_factor_ex",),
+    ),
+    C(
+        lambda a: resolve("linalg.inv_ex")(a)[0],
+        SPD(3, 3),
+        id="linalg.inv_ex",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.inv_ex",),
+    ),
+    C(
+        lambda a: resolve("linalg.cholesky_ex")(a)[0],
+        SPD(3, 3),
+        id="linalg.cholesky_ex",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.cholesky_ex",),
+    ),
+    C(
+        lambda a, b: resolve("linalg.solve_ex")(a, b)[0],
+        SPD(3, 3),
+        F(3, 2),
+        id="linalg.solve_ex",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.solve_ex",),
+    ),
+    C("linalg.cond", SPD(3, 3), rtol=1e-3, atol=1e-4),
+    C("linalg.diagonal", F(3, 4), offset=1),
+    C("linalg.matmul", F(3, 4), F(4, 2)),
+    C("linalg.vecdot", F(3, 4), F(3, 4)),
+    C("linalg.vander", F(2, 3)),
+    C("linalg.tensorinv", SPD(4, 4), 1, rtol=1e-3, atol=1e-4),
+    C(
+        lambda a, b: resolve("linalg.tensorsolve")(a.reshape(2, 2, 4), b.reshape(2, 2)),
+        SPD(4, 4),
+        F(4),
+        id="linalg.tensorsolve",
+        rtol=1e-3,
+        atol=1e-4,
+        uses=("linalg.tensorsolve",),
+    ),
+    C("linalg.eig", F(3, 3)),
+    C("linalg.eigvals", F(3, 3)),
     C("linalg.solve_triangular", SPD(3, 3), F(3, 2), upper=False, rtol=1e-3, atol=1e-4),
     C(
         lambda a, b: resolve("linalg.lstsq")(a, b).solution,
@@ -308,6 +393,14 @@ CASES: list[Case] = [
     ),
     C(lambda a, b: resolve("hstack")([a, b]), F(*S), F(3, 2), id="hstack", uses=("hstack",)),
     C(lambda a, b: resolve("vstack")([a, b]), F(*S), F(2, 4), id="vstack", uses=("vstack",)),
+    C(lambda a, b: resolve("dstack")([a, b]), F(*S), F(*S), id="dstack", uses=("dstack",)),
+    C(
+        lambda a, b: resolve("column_stack")([a, b]),
+        F(3),
+        F(3, 2),
+        id="column_stack",
+        uses=("column_stack",),
+    ),
     C(lambda a, b: resolve("cat")([a, b], dim=1), F(*S), F(3, 2), id="cat", uses=("cat",)),
     C(lambda a, b: resolve("stack")([a, b], dim=0), F(*S), F(*S), id="stack", uses=("stack",)),
     C(lambda x: x.to(lucid.float64).to(lucid.float32), F(*S), id="cast", uses=("cast",)),
@@ -369,6 +462,42 @@ CASES: list[Case] = [
         for include in (True, False)
     ],
     C(lambda x: x.view(lucid.int32), F(*S), grad=False, id="view-dtype", uses=("view",)),
+    C(
+        lambda x, v: resolve("masked_scatter")(x, x > 0, v),
+        F(*S),
+        F(12),
+        id="masked_scatter",
+        uses=("masked_scatter",),
+    ),
+    C(
+        lambda i: resolve("unravel_index")(i, (3, 4)),
+        I(12, 5),
+        grad=False,
+        id="unravel_index",
+        uses=("unravel_index",),
+    ),
+    C(
+        lambda x: resolve("index_fill")(x, 1, lucid.tensor([3, 0], device=x.device), -0.5),
+        F(*S),
+        id="index_fill",
+        uses=("index_fill",),
+    ),
+    C(
+        lambda x, v: resolve("index_copy")(x, 0, lucid.tensor([2, 0], device=x.device), v),
+        F(*S),
+        F(2, 4),
+        id="index_copy",
+        uses=("index_copy",),
+    ),
+    C(
+        lambda x, v: resolve("index_put")(
+            x, (lucid.tensor([0, 2, 0], device=x.device),), v, accumulate=True
+        ),
+        F(*S),
+        F(4),
+        id="index_put",
+        uses=("index_put",),
+    ),
     C(
         lambda x, i, v: resolve("index_add")(x, 0, i, v),
         F(*S),
@@ -836,6 +965,13 @@ NOT_OPS = {
     "numel",
     "equal",
     "allclose",  # return a Python bool
+    "broadcast_shapes",  # returns a shape
+    "can_cast",
+    "is_complex",
+    "is_floating_point",
+    "is_nonzero",
+    "is_same_size",
+    "result_type",  # predicates and dtypes
 }
 
 

@@ -94,10 +94,11 @@ def test_tools_boundaries_copy_is_clean(workspace: Path) -> None:
 
 
 def test_tools_boundaries_catches_undeclared_sibling_import(workspace: Path) -> None:
-    planted = plant(workspace, "lucid-optim", "lucid/optim/_planted.py", "import lucid.nn")
+    # lucid-data declares only lucid-core (lucid-optim has lucid-nn as its [nn] extra)
+    planted = plant(workspace, "lucid-data", "lucid/data/_planted.py", "import lucid.nn")
     returncode, lines = run_tool(workspace)
     assert returncode == 1
-    assert f"{planted}:2: lucid-optim imports lucid.nn, shipped by lucid-nn" in lines[0]
+    assert f"{planted}:2: lucid-data imports lucid.nn, shipped by lucid-nn" in lines[0]
     assert f"boundary check FAILED: {1 + len(BASELINE)} violation(s)" in lines[-1]
 
 

@@ -97,6 +97,8 @@ CORE_LAYERS: dict[str, Layer] = {
     #   machinery; autocast and the grad scaler
     "lucid.autograd": AUTOGRAD,
     "lucid.amp": AUTOGRAD,
+    # activation checkpointing: saved-tensor hooks (autograd) and the RNG state (tensor)
+    "lucid.utils.checkpoint": AUTOGRAD,
     # 4 ops: the op tables and their Functions, lucid.special
     "lucid.ops": OPS,
     "lucid.special": OPS,
@@ -112,6 +114,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.cuda": TOP,
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
+    "lucid.func": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

@@ -37,8 +37,9 @@ import numpy as np
 
 OB_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 TORCH_RESNET = Path(__file__).resolve().parents[1] / "experiments" / "torch_resnet.py"
-STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1}
-DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3}
+STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1, "gpt": 5, "lstm": 3, "charrnn": 20}
+DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3, "gpt": 7, "lstm": 7, "charrnn": 7}
+SEQ_MODELS = ("gpt", "lstm", "charrnn")
 # Pause before each round: OpenBLAS's idle threads spin for ~0.1 s after their last call (and
 # OpenMP's for a while), and in one process those of the framework timed last would take a
 # core from the one timed next (torch's LeNet-5 rounds measured 6.0 -> 10-11 ms after lucid's).
@@ -72,6 +73,190 @@ def _torch_model(torch: Any, name: str) -> Any:
     return LeNet5()
 
 
+# -- transformer and recurrent workloads: one model code for both frameworks (same API) --------
+GPT = {"vocab": 65, "block": 64, "layers": 4, "heads": 4, "embd": 128, "batch": 12}
+LSTM = {"vocab": 10_000, "emb": 200, "hidden": 200, "layers": 2, "bptt": 35, "batch": 20,
+        "dropout": 0.2, "lr": 20.0, "clip": 0.25}  # fmt: skip
+CHARRNN = {"letters": 57, "hidden": 128, "categories": 18, "length": 10, "lr": 0.005}
+
+
+def _gpt(nn: Any, F: Any) -> Any:
+    """nanoGPT's model (bias=False, dropout 0, tied embeddings) in ``nn``/``F``'s framework."""
+    c = GPT
+
+    class Block(nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            e = c["embd"]
+            self.ln_1 = nn.LayerNorm(e, bias=False)
+            self.c_attn = nn.Linear(e, 3 * e, bias=False)
+            self.attn_proj = nn.Linear(e, e, bias=False)
+            self.ln_2 = nn.LayerNorm(e, bias=False)
+            self.c_fc = nn.Linear(e, 4 * e, bias=False)
+            self.gelu = nn.GELU()
+            self.mlp_proj = nn.Linear(4 * e, e, bias=False)
+
+        def forward(self, x: Any) -> Any:
+            b, t, e = x.shape
+            h = c["heads"]
+            q, k, v = self.c_attn(self.ln_1(x)).split(e, dim=2)
+            q, k, v = (z.view(b, t, h, e // h).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(b, t, e))
+            return x + self.mlp_proj(self.gelu(self.c_fc(self.ln_2(x))))
+
+    class GPTModel(nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte = nn.Embedding(c["vocab"], c["embd"])
+            self.wpe = nn.Embedding(c["block"], c["embd"])
+            self.h = nn.ModuleList([Block() for _ in range(c["layers"])])
+            self.ln_f = nn.LayerNorm(c["embd"], bias=False)
+            self.lm_head = nn.Linear(c["embd"], c["vocab"], bias=False)
+            self.wte.weight = self.lm_head.weight  # tied, as nanoGPT
+
+        def forward(self, idx: Any, pos: Any, targets: Any) -> Any:
+            x = self.wte(idx) + self.wpe(pos)
+            for block in self.h:
+                x = block(x)
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+    return GPTModel()
+
+
+def _lstm(nn: Any, F: Any) -> Any:
+    """pytorch/examples word_language_model's RNNModel (LSTM) in ``nn``'s framework."""
+    c = LSTM
+
+    class RNNModel(nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop = nn.Dropout(c["dropout"])
+            self.encoder = nn.Embedding(c["vocab"], c["emb"])
+            self.rnn = nn.LSTM(c["emb"], c["hidden"], c["layers"], dropout=c["dropout"])
+            self.decoder = nn.Linear(c["hidden"], c["vocab"])
+
+        def forward(self, x: Any, hidden: Any) -> Any:
+            emb = self.drop(self.encoder(x))
+            output, hidden = self.rnn(emb, hidden)
+            decoded = self.decoder(self.drop(output)).view(-1, c["vocab"])
+            return F.log_softmax(decoded, dim=1), hidden
+
+    return RNNModel()
+
+
+def _charrnn(nn: Any, F: Any, cat: Any) -> Any:
+    """pytorch/tutorials' char-RNN name classifier (a Linear per character, batch 1)."""
+    c = CHARRNN
+
+    class CharRNN(nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            n = c["letters"] + c["hidden"]
+            self.i2h = nn.Linear(n, c["hidden"])
+            self.i2o = nn.Linear(n, c["categories"])
+            self.softmax = nn.LogSoftmax(dim=1)
+
+        def forward(self, x: Any, hidden: Any) -> Any:
+            combined = cat((x, hidden), 1)
+            return self.softmax(self.i2o(combined)), self.i2h(combined)
+
+    return CharRNN()
+
+
+def _seq_data(name: str) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    if name == "gpt":
+        idx = rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["block"] + 1)).astype(np.int64)
+        return {"x": idx[:, :-1].copy(), "y": idx[:, 1:].copy(),
+                "pos": np.arange(GPT["block"], dtype=np.int64)}  # fmt: skip
+    if name == "lstm":
+        ids = rng.integers(0, LSTM["vocab"], (LSTM["bptt"] + 1, LSTM["batch"])).astype(np.int64)
+        return {"x": ids[:-1].copy(), "y": ids[1:].reshape(-1).copy()}
+    eye = np.eye(CHARRNN["letters"], dtype=np.float32)
+    letters = rng.integers(0, CHARRNN["letters"], CHARRNN["length"])
+    return {"x": eye[letters][:, None, :].copy(),
+            "y": rng.integers(0, CHARRNN["categories"], (1,)).astype(np.int64)}  # fmt: skip
+
+
+def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
+    """``(step, weights)`` for ``fw`` (lucid or torch): one training step as the recipe's."""
+    nn, F = fw.nn, fw.nn.functional
+    fw.manual_seed(0)
+    t = {k: fw.from_numpy(v) for k, v in data.items()}
+    build = {"gpt": lambda: _gpt(nn, F), "lstm": lambda: _lstm(nn, F),
+             "charrnn": lambda: _charrnn(nn, F, fw.cat)}[name]  # fmt: skip
+    model = build()
+    if weights is not None:
+        model.load_state_dict({k: fw.from_numpy(v.copy()) for k, v in weights.items()})
+    weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    params = list(model.parameters())
+    model.eval()  # the first step without dropout: the two frameworks' losses compare
+    first = [True]
+
+    def mode() -> None:
+        if first:
+            first.clear()
+            model.train()
+
+    clip = fw.nn.utils.clip_grad_norm_
+    if name == "gpt":
+        # nanoGPT's configure_optimizers: weight decay on the 2-D parameters only
+        decay = [p for p in params if p.dim() >= 2]
+        rest = [p for p in params if p.dim() < 2]
+        opt = fw.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": rest, "weight_decay": 0.0}],
+                             lr=1e-3, betas=(0.9, 0.99))  # fmt: skip
+
+        def step() -> float:
+            loss = model(t["x"], t["pos"], t["y"])
+            loss.backward()
+            clip(params, 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            mode()
+            return float(loss.item())
+
+        return step, weights
+    if name == "lstm":
+        c = LSTM
+        zeros = fw.zeros(c["layers"], c["batch"], c["hidden"])
+        hidden = [(zeros, zeros)]
+
+        def step() -> float:  # word_language_model's train(): repackage, clip, p.data.add_
+            h = tuple(z.detach() for z in hidden[0])
+            model.zero_grad()
+            output, h = model(t["x"], h)
+            loss = F.nll_loss(output, t["y"])
+            loss.backward()
+            clip(params, c["clip"])
+            with fw.no_grad():
+                for p in params:
+                    p.add_(p.grad, alpha=-c["lr"])
+            hidden[0] = h
+            mode()
+            return float(loss.item())
+
+        return step, weights
+    c = CHARRNN
+
+    def step() -> float:  # the tutorial's train(): hidden from zeros, a Linear per letter
+        hidden = fw.zeros(1, c["hidden"])
+        model.zero_grad()
+        for i in range(t["x"].shape[0]):
+            output, hidden = model(t["x"][i], hidden)
+        loss = F.nll_loss(output, t["y"])
+        loss.backward()
+        with fw.no_grad():
+            for p in params:
+                p.add_(p.grad, alpha=-c["lr"])
+        mode()
+        return float(loss.item())
+
+    return step, weights
+
+
 def _mib(field: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -81,6 +266,13 @@ def _mib(field: str) -> float:
 
 def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
     """One ``step() -> loss`` per framework, same weights, same batch."""
+    if name in SEQ_MODELS:
+        data = _seq_data(name)
+        out: dict[str, Any] = {}
+        weights = None
+        for fw in frameworks:
+            out[fw], weights = _seq_stepper(__import__(fw), name, data, weights)
+        return out
     rng = np.random.default_rng(0)
     shape = (1, 28, 28) if name == "lenet5" else (3, 32, 32)
     xs = rng.standard_normal((batch, *shape)).astype(np.float32)
@@ -180,7 +372,9 @@ def _fmt(v: float | None, spec: str, scale: float = 1.0) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18")
+    ap.add_argument(
+        "--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18,gpt,lstm,charrnn"
+    )
     ap.add_argument("--rounds", type=int, help="timed rounds (default 7 LeNet, 3 ResNet)")
     ap.add_argument("--batch-resnet", type=int, default=128, help="ResNet batch (default 128)")
     ap.add_argument("--quick", action="store_true", help="LeNet only, 3 rounds, env as given")
@@ -198,7 +392,7 @@ def main() -> None:
     models = ["lenet5"] if args.quick else [m.strip() for m in args.models.split(",") if m]
     bad = set(models) - set(STEPS_PER_ROUND)
     if bad:
-        ap.error(f"unknown model(s) {sorted(bad)}; choose from lenet5,resnet18")
+        ap.error(f"unknown model(s) {sorted(bad)}; choose from {','.join(STEPS_PER_ROUND)}")
     has_torch = importlib.util.find_spec("torch") is not None
     given = {k: os.environ[k] for k in OB_VARS if k in os.environ}
     envs = [("as set", dict(os.environ))]
@@ -227,7 +421,8 @@ def main() -> None:
             f"{'|dloss0|':>9s}")  # fmt: skip
     print(head + "\n" + "-" * len(head), flush=True)
     for name in models:
-        batch = 64 if name == "lenet5" else args.batch_resnet
+        batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
+                 "lstm": LSTM["batch"], "charrnn": 1}[name]  # fmt: skip
         rounds = 3 if args.quick else args.rounds or DEFAULT_ROUNDS[name]
         for label, env in envs:
             for threads in ("default", "1"):

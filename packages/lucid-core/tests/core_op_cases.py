@@ -376,6 +376,241 @@ EXTRA_CASES: list[Case] = [
         [(3,), (2, 4)],
         covers=("einsum",),
     ),
+    # -- arranging lists of tensors --
+    Case("dstack", lambda L, a, b: L.dstack([a, b]), [(3, 2), (3, 2)]),
+    Case("dstack_1d", lambda L, a, b: L.dstack((a, b)), [(4,), (4,)], covers=("dstack",)),
+    Case("column_stack", lambda L, a, b, c: L.column_stack([a, b, c]), [(3,), (3, 2), (3,)]),
+    Case("row_stack", lambda L, a, b: L.row_stack([a, b]), [(3,), (2, 3)], covers=("vstack",)),
+    Case(
+        "atleast_3d_list",
+        lambda L, a, b: L.atleast_3d([a, b]),
+        [(3,), (2, 2)],
+        covers=("atleast_3d",),
+    ),
+    Case(
+        "quantile_q_tensor",
+        lambda L, a: L.quantile(a, L.tensor([0.0, 0.4, 1.0], dtype=a.dtype), dim=1),
+        [(3, 5)],
+        domain="away",
+        covers=("quantile",),
+    ),
+    Case(
+        "nanquantile_nan",
+        lambda L, a: L.nanquantile(L.where(a > 1.5, L.nan, a), 0.6, dim=0, keepdim=True),
+        [(5, 3)],
+        domain="away",
+        covers=("nanquantile",),
+    ),
+    Case(
+        "quantile_nan",
+        lambda L, a: L.quantile(L.where(a > 1.5, L.nan, a), 0.6, dim=0),
+        [(5, 3)],
+        domain="away",
+        grad=False,
+        covers=("quantile",),
+    ),
+    Case(
+        "nansum_nan",
+        lambda L, a: L.nansum(L.where(a > 1.0, L.nan, a), 1),
+        [(3, 5)],
+        gg=True,
+        covers=("nansum",),
+    ),
+    Case(
+        "nanmean_nan",
+        lambda L, a: L.where(a > 1.0, L.nan, a).nanmean(),
+        [(3, 5)],
+        covers=("nanmean",),
+    ),
+    Case(
+        "cov_weights",
+        lambda L, a: L.cov(
+            a,
+            fweights=L.tensor([1, 2, 1, 3]),
+            aweights=L.tensor([0.5, 1.0, 2.0, 0.25], dtype=a.dtype),
+        ),
+        [(3, 4)],
+        covers=("cov",),
+    ),
+    Case(
+        "diff_prepend",
+        lambda L, a, b: L.diff(a, dim=0, prepend=b, append=b),
+        [(3, 4), (1, 4)],
+        covers=("diff",),
+    ),
+    Case(
+        "histogram_bins_tensor",
+        lambda L, a: L.histogram(
+            a, L.tensor([-2.0, -0.5, 0.0, 1.0, 3.0], dtype=a.dtype), weight=a.abs()
+        ),
+        [(30,)],
+        grad=False,
+        covers=("histogram",),
+    ),
+    Case(
+        "sinc_zero",
+        lambda L, a: L.sinc(a * L.tensor([0.0, 1.0, 1.0], dtype=a.dtype)),
+        [(3,)],
+        covers=("sinc",),
+    ),
+    Case(
+        "nansum_int",
+        lambda L, a: L.nansum(a, 0),
+        [(3, 4)],
+        domain="int",
+        grad=False,
+        covers=("nansum",),
+    ),
+    Case(
+        "mode_int", lambda L, a: L.mode(a % 3), [(4, 6)], domain="int", grad=False, covers=("mode",)
+    ),
+    Case("diff_int", lambda L, a: L.diff(a), [(4,)], domain="int", grad=False, covers=("diff",)),
+    Case(
+        "diff_bool",
+        lambda L, a: L.diff(a, n=2),
+        [(6,)],
+        domain="bool",
+        grad=False,
+        covers=("diff",),
+    ),
+    # -- indexed writes (issue 29) --
+    Case("index_fill", lambda L, a: L.index_fill(a, 1, _idx(L, [0, 2]), -1.5), [(3, 4)]),
+    Case(
+        "index_fill_tensor_value",
+        lambda L, a, v: a.index_fill(0, _idx(L, [2, 0]), v.sum()),
+        [(3, 4), (2,)],
+        covers=("index_fill",),
+    ),
+    Case(
+        "index_fill_0d",
+        lambda L, a: L.index_fill(a, 0, _idx(L, 0), 2.0),
+        [()],
+        covers=("index_fill",),
+    ),
+    Case("index_copy", lambda L, a, b: L.index_copy(a, 0, _idx(L, [2, 0]), b), [(3, 4), (2, 4)]),
+    Case(
+        "index_copy_dim1",
+        lambda L, a, b: a.index_copy(1, _idx(L, [3, 1]), b),
+        [(2, 4), (2, 2)],
+        covers=("index_copy",),
+    ),
+    Case(
+        "index_put",
+        lambda L, a, b: L.index_put(a, (_idx(L, [0, 2]), _idx(L, [1, 3])), b),
+        [(3, 4), (2,)],
+    ),
+    Case(
+        "index_put_accumulate",
+        lambda L, a, b: a.index_put((_idx(L, [0, 2, 0]),), b, accumulate=True),
+        [(3, 4), (4,)],
+        covers=("index_put",),
+    ),
+    Case(
+        "index_put_mask",
+        lambda L, a, b: L.index_put(a, (a > 0,), b.sum()),
+        [(3, 4), (2,)],
+        covers=("index_put",),
+    ),
+    Case(
+        "inplace_index_twins",
+        lambda L, a, b: (a * 1).index_fill_(0, _idx(L, [1]), 0.5).index_copy_(1, _idx(L, [0]), b),
+        [(3, 2), (3, 1)],
+        covers=("index_fill", "index_copy"),
+    ),
+    Case(
+        "inplace_unary_twins",
+        lambda L, a: (a * 1).sin_().atan_().mul_(2),
+        [(3, 4)],
+        covers=("sin", "atan"),
+    ),
+    Case(
+        "inplace_cumsum_tril",
+        lambda L, a: (a * 1).cumsum_(1).tril_(),
+        [(3, 3)],
+        covers=("cumsum", "tril"),
+    ),
+    # -- 0-d and empty inputs, Tensor repeats --
+    Case(
+        "index_select_0d",
+        lambda L, a: L.index_select(a, 0, _idx(L, [0])),
+        [()],
+        covers=("index_select",),
+    ),
+    Case("gather_0d", lambda L, a: L.gather(a, 0, _idx(L, 0)), [()], covers=("gather",)),
+    Case("transpose_0d", lambda L, a: a.transpose(0, -1) * 2, [()], covers=("transpose",)),
+    Case(
+        "scatter_0d", lambda L, a, b: L.scatter(a, 0, _idx(L, 0), b), [(), ()], covers=("scatter",)
+    ),
+    Case(
+        "scatter_add_0d",
+        lambda L, a, b: L.scatter_add(a, 0, _idx(L, 0), b),
+        [(), ()],
+        covers=("scatter_add",),
+    ),
+    Case(
+        "index_select_empty",
+        lambda L, a: L.index_select(a, 1, L.tensor([], dtype=L.int64)),
+        [(3, 2)],
+        covers=("index_select",),
+    ),
+    Case(
+        "repeat_interleave_tensor",
+        lambda L, a: L.repeat_interleave(a, _idx(L, [2, 0, 1]), dim=0),
+        [(3, 2)],
+        covers=("repeat_interleave",),
+    ),
+    Case(
+        "repeat_interleave_counts",
+        lambda L, a: L.repeat_interleave(a),
+        [(4,)],
+        domain="int",
+        grad=False,
+        covers=("repeat_interleave",),
+    ),
+    Case(
+        "float_power_int",
+        lambda L, a: L.float_power(a, 2),
+        [(4,)],
+        domain="int",
+        grad=False,
+        covers=("float_power",),
+    ),
+    Case(
+        "square_bool",
+        lambda L, a: L.square(a),
+        [(4,)],
+        domain="bool",
+        grad=False,
+        covers=("square",),
+    ),
+    Case("sign_bool", lambda L, a: L.sign(a), [(4,)], domain="bool", grad=False, covers=("sign",)),
+    Case(
+        "pow_int_negative",
+        lambda L, a: L.pow(a - 2, a - 3),
+        [(8,)],
+        domain="int",
+        grad=False,
+        covers=("pow",),
+    ),
+    Case(
+        "masked_scatter",
+        lambda L, a, b: L.masked_scatter(a, a > 0, b),
+        [(3, 4), (12,)],
+        domain="away",
+    ),
+    Case(
+        "masked_scatter_broadcast",
+        lambda L, a, b: a.masked_scatter(_idx(L, [True, False, False, True]), b),
+        [(3, 4), (2, 4)],
+        covers=("masked_scatter",),
+    ),
+    Case("trapz", lambda L, a: L.trapz(a, dim=0), [(3, 4)], covers=("trapezoid",)),
+    Case(
+        "unravel_index", lambda L, a: L.unravel_index(a, (3, 4)), [(5,)], domain="int", grad=False
+    ),
+    Case(
+        "isin_scalar", lambda L, a: L.isin(a, 3), [(5,)], domain="int", grad=False, covers=("isin",)
+    ),
 ]
 
 CASES: list[Case] = row_cases() + EXTRA_CASES

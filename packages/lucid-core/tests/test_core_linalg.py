@@ -239,10 +239,12 @@ def test_vector_gradients_are_undefined_at_repeated_values() -> None:
     assert not np.isfinite(_np(x.grad)).all()
 
 
-def test_qr_gradient_not_implemented_for_wide_inputs() -> None:
-    q, r = LA.qr(_r(2, 4))
-    with pytest.raises(RuntimeError, match="m >= n"):
+def test_qr_gradient_of_complete_mode_needs_a_wide_or_square_input() -> None:
+    q, r = LA.qr(_r(4, 2), mode="complete")
+    with pytest.raises(RuntimeError, match="m <= n"):
         (q.sum() + r.sum()).backward()
+    wide = _r(2, 4)
+    assert gradcheck(lambda a: LA.qr(a), (wide,))  # wide reduced: torch's formula
 
 
 def test_full_matrices_extra_vectors_have_no_gradient() -> None:

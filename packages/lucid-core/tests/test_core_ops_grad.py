@@ -58,7 +58,13 @@ def test_gradgradcheck(case: Any) -> None:
     assert gradgradcheck(lambda *a: _call(case, a), xs)
 
 
-@pytest.mark.parametrize("case", GRAD_CASES, ids=lambda c: c.name)
+# Ops whose result is float64 whatever the input's float dtype (torch's semantics).
+DOUBLE_RESULT = {"float_power"}
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in GRAD_CASES if not set(c.ops()) & DOUBLE_RESULT], ids=lambda c: c.name
+)
 def test_float32_stays_float32(case: Any) -> None:
     xs = [lucid.tensor(a, dtype=lucid.float32) if a.dtype.kind == "f" else lucid.tensor(a)
           for a in case.arrays()]  # fmt: skip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -19,8 +20,15 @@ def _run(L: Any, case: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
     return [o.detach().numpy() for o in outs], grads
 
 
+# Ops whose backward fails in torch itself (torch 2.13: vander's in-place AsStrided error);
+# their gradients are checked by finite differences only (test_core_ops_grad).
+TORCH_BACKWARD_FAILS = {"vander"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_matches_torch(case: Any) -> None:
+    if TORCH_BACKWARD_FAILS & set(case.ops()):
+        case = dataclasses.replace(case, grad=False)
     outs, grads = _run(lucid, case)
     t_outs, t_grads = _run(torch, case)
     assert len(outs) == len(t_outs)

@@ -103,6 +103,25 @@ def test_mnist_reads_every_layout(tmp_path: Path, layout: str, gz: bool) -> None
     assert "Split: Test" in repr(test)
 
 
+def test_mnist_attributes_have_torchvisions_types(tmp_path: Path) -> None:
+    # torchvision's MNIST.data is a uint8 Tensor and .targets an int64 Tensor: programs call
+    # Tensor methods on them (pytorch/examples siamese_network: data.unsqueeze(1).clone())
+    arrays = fake_mnist()
+    write_mnist(tmp_path, arrays, True)
+    ds = MNIST(tmp_path)
+    assert isinstance(ds.data, lucid.Tensor) and ds.data.dtype == lucid.uint8
+    assert isinstance(ds.targets, lucid.Tensor) and ds.targets.dtype == lucid.int64
+    assert ds.data.unsqueeze(1).clone().shape == (12, 1, 28, 28)
+    labels = arrays["train-labels-idx1-ubyte"]
+    np.testing.assert_array_equal((ds.targets == 3).numpy(), labels == 3)
+    # a program may replace them (a subset by mask), and samples follow
+    keep = ds.targets < 5
+    ds.data, ds.targets = ds.data[keep], ds.targets[keep]
+    assert len(ds) == int((labels < 5).sum())
+    batch = ds.__getitems__([0, 1])
+    assert [t for _, t in batch] == labels[labels < 5][:2].tolist()
+
+
 def test_mnist_transforms_and_batched_getitems_match_per_sample(tmp_path: Path) -> None:
     write_mnist(tmp_path, fake_mnist())
     ds = MNIST(
@@ -222,7 +241,7 @@ def test_cifar100_reads_fine_labels(tmp_path: Path) -> None:
     write_tar(tmp_path / "cifar-100-python.tar.gz", "cifar-100-python", files)
     ds = CIFAR100(tmp_path)
     assert len(ds) == 6 and len(ds.classes) == 100
-    assert ds.targets.tolist() == pickle.loads(files["train"])["fine_labels"]
+    assert ds.targets == pickle.loads(files["train"])["fine_labels"]  # a list, as torchvision
 
 
 def test_cifar_batch_path_matches_per_sample(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def test_real_mnist(mnist_dir: Path) -> None:
     train, test = MNIST(mnist_dir), MNIST(mnist_dir, train=False)
     assert train.data.shape == (60000, 28, 28) and len(test) == 10000
     assert np.bincount(train.targets).tolist() == TRAIN_COUNTS
-    assert train.data.mean() / 255 == pytest.approx(0.1307, abs=1e-4, rel=0)
+    assert train.data.float().mean().item() / 255 == pytest.approx(0.1307, abs=1e-4, rel=0)
     assert train.targets[:5].tolist() == [5, 0, 4, 1, 9]
     train.transform = T.Compose([T.ToTensor(), T.Normalize((0.1307,), (0.3081,))])
     x, y = next(iter(DataLoader(train, batch_size=256)))

@@ -90,6 +90,7 @@ class _Declines:
 
 def test_a_kernel_that_declines_leaves_the_reference_bit_for_bit(cpu: Any) -> None:
     x, w, b = _leaf(4, 7, 16), _leaf(16), _leaf(16)
+    cpu.kernels.pop(kernels.LAYER_NORM, None)  # the reference: the Function's own code
     ref = F.layer_norm(x, (16,), w, b)
     ref_grads = lucid.autograd.grad(ref.sum(), [x, w, b])
     kernels.LAYER_NORM.register(cpu, _Declines)

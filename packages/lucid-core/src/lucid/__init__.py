@@ -7,6 +7,7 @@ imports those optional subpackages.
 
 from __future__ import annotations
 
+import math as _math
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +58,9 @@ from lucid.dtypes import (
     uint8,
 )
 from lucid.dtypes import bool_ as bool  # noqa: A001
-from lucid._tensor import Tensor
+from lucid._tensor import Size, Tensor
 from lucid.autograd.grad_mode import *  # noqa: F403  (no_grad, enable_grad, ...: its __all__)
+from lucid.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from lucid.ops import *  # noqa: F403
 from lucid.random import (
     Generator,
@@ -74,7 +76,9 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cuda, linalg, special, viz
-from lucid import distributions
+from lucid import distributions, func
+from lucid.func import vmap
+from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -86,6 +90,9 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid.linalg import _methods as _linalg_methods
+from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -102,6 +109,8 @@ from lucid.amp.autocast_mode import (
 )
 
 _binder.bind()
+for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
+    setattr(Tensor, _name, _method)
 _siblings.install_finder()
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
@@ -112,6 +121,7 @@ if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays a
         return _siblings.sibling_attribute(__name__, name)
 
 
+e, inf, nan, pi = _math.e, _math.inf, _math.nan, _math.pi  # torch.e, torch.inf, ...
 half = float16
 float = float32  # noqa: A001
 double = float64
@@ -127,12 +137,13 @@ __all__ = [
     "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
     "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
-    "uint8", "bool", "Tensor",
+    "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions",
-    "half", "float", "double", "long", "int", "short",
-    "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse",
+    "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
+    "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
+    "cholesky_solve",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

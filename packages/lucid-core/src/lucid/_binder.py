@@ -11,14 +11,16 @@ read as ordinary methods and type-check against Tensor) and copied onto Tensor b
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
-from lucid import _creation, _legacy, autograd, ops
+from lucid import _creation, _legacy, autograd, dtypes, ops
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
 from lucid.backends import get_backend
+from lucid.ops._util import scalar_type_name
 from lucid.utils.to_args import parse_to
 
 
@@ -283,6 +285,220 @@ class _Methods(Tensor):
         with grad_mode.no_grad():
             return self.copy_(r * std + mean)
 
+    def float_power_(self, exponent: Any) -> Tensor:
+        """In-place ``float_power``: ``self`` must already be float64 (complex128), as in
+        torch, since the result is computed in double precision."""
+        wide = dtypes.complex128 if self.dtype.is_complex else dtypes.float64
+        if self.dtype is not wide:
+            raise RuntimeError(
+                f"the base given to float_power_ has dtype {scalar_type_name(self.dtype)} but "
+                f"the operation's result requires dtype {scalar_type_name(wide)}"
+            )
+        return inplace_result(self, ops.float_power(self, exponent))
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of the exponential distribution of rate ``lambd``, in place."""
+        _float_fill(self, "exponential_")
+        if not lambd > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        u = _uniform(self, generator)
+        return _fill_from(self, -(-u).log1p() / lambd)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of the Cauchy distribution (``median``, scale ``sigma``)."""
+        _float_fill(self, "cauchy_")
+        if not sigma > 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        u = _uniform(self, generator)
+        return _fill_from(self, (math.pi * (u - 0.5)).tan() * sigma + median)
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+        """Fill with ``exp(N(mean, std**2))`` samples, in place."""
+        _float_fill(self, "log_normal_")
+        if not std > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+        r = _creation.randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
+        return _fill_from(self, (r * std + mean).exp())
+
+    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
+        """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        u = _uniform(self, generator)
+        return _fill_from(self, ((-u).log1p() / math.log1p(-p)).ceil().clamp(min=1))
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 0/1 samples that are 1 with probability ``p`` (a number or a tensor that
+        broadcasts to ``self``), in place."""
+        if isinstance(p, Tensor):
+            probs = p
+            if bool(((probs < 0) | (probs > 1)).any()):
+                raise RuntimeError("bernoulli expects all probabilities to be in [0, 1]")
+        elif not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        else:
+            probs = p
+        u = _uniform(self, generator)
+        return _fill_from(self, u < probs)
+
+    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        """Fill with integers uniform on ``[from, to)``: ``random_(to)``, ``random_(from,
+        to)``; without ``to``, up to the largest integer the dtype holds exactly."""
+        low, high = 0, kwargs.pop("to", None)
+        low = kwargs.pop("from", low)
+        if kwargs:
+            raise TypeError(f"random_() got unexpected keyword arguments {sorted(kwargs)}")
+        if len(args) == 1:
+            high = args[0]
+        elif len(args) == 2:
+            low, high = args
+        elif len(args) > 2:
+            raise TypeError(f"random_() takes at most 2 positional arguments ({len(args)} given)")
+        if high is None:
+            high = _random_top(self.dtype)
+        if not low < high:
+            raise RuntimeError(
+                f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )
+        r = _creation.randint(int(low), int(high), tuple(self.shape), generator=generator,
+                              device=self.device)  # fmt: skip
+        return _fill_from(self, r)
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        """In-place ``squeeze``: this tensor takes the new shape (see :func:`_reshape_inplace`)."""
+        return _reshape_inplace(self, ops.squeeze(self, dim), "squeeze_")
+
+    def unsqueeze_(self, dim: int) -> Tensor:
+        """In-place ``unsqueeze``: this tensor takes the new shape."""
+        return _reshape_inplace(self, ops.unsqueeze(self, dim), "unsqueeze_")
+
+    def transpose_(self, dim0: int, dim1: int) -> Tensor:
+        """In-place ``transpose``: this tensor takes the new layout."""
+        return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "transpose_")
+
+    def swapaxes_(self, axis0: int, axis1: int) -> Tensor:
+        """In-place ``swapaxes`` (``transpose_``)."""
+        return _reshape_inplace(self, ops.transpose(self, axis0, axis1), "swapaxes_")
+
+    def swapdims_(self, dim0: int, dim1: int) -> Tensor:
+        """In-place ``swapdims`` (``transpose_``)."""
+        return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "swapdims_")
+
+    def t_(self) -> Tensor:
+        """In-place ``t``: this tensor takes the transposed layout."""
+        return _reshape_inplace(self, ops.t(self), "t_")
+
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
+        """0/1 samples with probability ``self`` (or ``p``) (``lucid.bernoulli``)."""
+        return ops.sampling.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *,
+                    generator: Any = None) -> Tensor:  # fmt: skip
+        """Indices drawn from the rows of ``self`` as weights (``lucid.multinomial``)."""
+        return ops.sampling.multinomial(self, num_samples, replacement, generator=generator)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Tensor:
+        """Fill the main diagonal (all dims equal, or a tall 2-D matrix; ``wrap`` restarts it
+        every ``ncols + 1`` rows), in place."""
+        n = self.ndim
+        if n < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if n > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        size = min(self.shape)
+        if n == 2 and wrap and self.shape[0] > self.shape[1] + 1:
+            step = self.shape[1] + 1
+            rows = [r for r in range(self.shape[0]) if r % step < self.shape[1]]
+            pos: tuple[Any, ...] = (rows, [r % step for r in rows])
+        else:
+            pos = tuple([list(range(size))] * n)
+        index = tuple(_creation.tensor(p, dtype=dtypes.int64, device=self.device) for p in pos)
+        mask = self.new_zeros(self.shape, dtype=dtypes.bool_)
+        mask[index] = True
+        return inplace_result(self, ops.masked_fill(self, mask, fill_value))
+
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the layout is row-major (a transposed or strided view is not)."""
+        strides = ops.shape.layout_strides(self)
+        return strides is None or ops.shape.is_contiguous_layout(self.shape, strides)
+
+    def stride(self, dim: int | None = None) -> Any:
+        """The element strides (row-major where lucid does not know the layout)."""
+        strides = ops.shape.layout_strides(self)
+        if strides is None:
+            out, acc = [], 1
+            for s in reversed(self.shape):
+                out.append(acc)
+                acc *= max(s, 1)
+            strides = tuple(reversed(out))
+        return strides if dim is None else strides[dim]
+
+    def ndimension(self) -> int:
+        """The number of dimensions (``dim()``)."""
+        return self.ndim
+
+    def get_device(self) -> int:
+        """-1 for CPU tensors (torch's convention), else the device index (0)."""
+        return -1 if self.is_cpu else 0
+
+    def is_signed(self) -> bool:
+        """Whether the dtype holds negative values (every dtype but bool and uint8)."""
+        return self.dtype.name not in ("bool", "uint8")
+
+    def share_memory_(self) -> Tensor:
+        """No-op: CPU tensors already share memory with the processes lucid forks."""
+        return self
+
+    def conj(self) -> Tensor:
+        """The complex conjugate: ``self`` for real tensors (lucid's)."""
+        return self
+
+    def resolve_conj(self) -> Tensor:
+        """``self`` (lucid has no lazy conjugate bit)."""
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        """``self`` (lucid has no lazy negation bit)."""
+        return self
+
+    def is_conj(self) -> bool:
+        """False: lucid has no lazy conjugate bit."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: lucid has no lazy negation bit."""
+        return False
+
+    def angle(self) -> Tensor:
+        """The argument: pi for negative entries, 0 otherwise (NaN stays NaN)."""
+        x = self if self.dtype.is_floating_point else self.to(dtypes.get_default_dtype())
+        out: Tensor = ops.where(x < 0, math.pi, x * 0)
+        return out
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (``mH``)."""
+        return self.mH
+
+    def char(self) -> Tensor:
+        """``self.to(int8)``."""
+        return self.to(dtypes.int8)
+
+    def split_with_sizes(self, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Split into pieces of ``split_sizes`` along ``dim``."""
+        return ops.split(self, list(split_sizes), dim)
+
+    def unsafe_split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """``split`` (lucid's pieces are views with autograd either way)."""
+        return ops.split(self, split_size, dim)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """``chunk``."""
+        return ops.chunk(self, chunks, dim)
+
+    def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
+        """A copy of ``narrow(dim, start, length)``."""
+        return ops.narrow(self, dim, start, length).clone()
+
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
         """``self + alpha * other`` (``lucid.add``)."""
@@ -306,12 +522,67 @@ class _Methods(Tensor):
         return out
 
 
+def _fill_from(t: Tensor, values: Tensor) -> Tensor:
+    """``t`` filled with ``values`` in place (a random fill: no graph)."""
+    with grad_mode.no_grad():
+        return t.copy_(values)
+
+
+def _uniform(t: Tensor, generator: Any) -> Tensor:
+    """U[0, 1) samples of ``t``'s shape (in the default float for a non-float ``t``)."""
+    dt = t.dtype if t.dtype.is_floating_point else dtypes.get_default_dtype()
+    return _creation.rand(*t.shape, dtype=dt, device=t.device, generator=generator)
+
+
+def _float_fill(t: Tensor, name: str) -> None:
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point tensor, got {t.dtype}")
+
+
+def _reshape_inplace(t: Tensor, result: Tensor, name: str) -> Tensor:
+    """``t`` takes ``result``'s shape and layout (a view of its own data), as torch's in-place
+    shape methods. Only outside autograd, and for a view only where views share memory (not
+    on MLX): lucid's graph and view write-back follow a tensor's shape (docs/differences.md)."""
+    copied_view = t._base is not None and not t._backend.views_share_memory
+    if (grad_mode.is_grad_enabled() and t.requires_grad) or copied_view:
+        raise RuntimeError(
+            f"{name}(): lucid changes a shape in place only for tensors that do not require "
+            f"grad (and, on MLX, are not views); use the out-of-place {name[:-1]}() instead"
+        )
+    check_inplace(t)
+    t._data = result._data
+    t._counter().value += 1
+    return t
+
+
+def _random_top(dtype: dtypes.dtype) -> int:
+    """``random_``'s default upper bound: 2**mantissa + 1 for floats, the max for ints."""
+    if dtype is dtypes.bool_:
+        return 2
+    mantissa: dict[str, int] = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+    if dtype.name in mantissa:
+        return int(2 ** mantissa[dtype.name]) + 1
+    bits = int(dtype.itemsize) * 8
+    return int(2**bits) if dtype.name == "uint8" else int(2 ** (bits - 1))
+
+
 # In-place twins of ops that take the op's own arguments: ``t.exp_()`` makes ``t`` hold
 # ``lucid.exp(t)``; ``gen_stubs`` declares each as an alias of its op's stub (``exp_ = exp``).
 INPLACE_TWINS = (
-    "abs", "ceil", "clamp", "clamp_max", "clamp_min", "clip", "exp", "floor", "index_add", "lerp",
-    "log", "masked_fill", "neg", "reciprocal", "relu", "round", "rsqrt", "scatter", "scatter_add",
-    "scatter_reduce", "sigmoid", "sign", "sqrt", "square", "tanh", "trunc",
+    "abs", "absolute", "acos", "acosh", "addbmm", "addmm", "addmv", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctan2", "arctanh", "asin", "asinh", "atan", "atan2", "atanh",
+    "baddbmm", "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or",
+    "bitwise_right_shift", "bitwise_xor", "ceil", "clamp", "clamp_max", "clamp_min", "clip",
+    "copysign", "cos", "cosh", "cumprod", "cumsum", "deg2rad", "digamma", "divide", "eq", "erf",
+    "erfc", "erfinv", "exp", "exp2", "expm1", "fix", "floor", "floor_divide", "frac", "ge",
+    "greater", "greater_equal", "gt", "hypot", "index_add", "index_copy", "index_fill",
+    "index_put", "le", "lerp", "less", "less_equal", "lgamma", "log", "log10", "log1p", "log2",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "lt", "masked_fill",
+    "multiply", "nan_to_num", "ne", "neg", "negative", "not_equal", "rad2deg", "reciprocal",
+    "relu", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
+    "sign", "sin", "sinc", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "tril", "triu",
+    "true_divide", "trunc", "xlogy", "addr", "gcd", "lcm", "heaviside", "ldexp", "renorm",
+    "masked_scatter",
 )  # fmt: skip
 
 

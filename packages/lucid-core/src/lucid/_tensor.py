@@ -8,9 +8,10 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 
 from __future__ import annotations
 
+import builtins
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, SupportsIndex, overload
 
 import numpy as np
 
@@ -26,6 +27,46 @@ from lucid.utils.hooks import RemovableHandle
 _bool = bool
 _int = int
 _float = float
+
+
+class Size(tuple[int, ...]):
+    """The shape of a tensor (``torch.Size``): a tuple of ints, equal to the plain tuple of the
+    same sizes, whose slices and sums with tuples stay ``Size``.
+
+    >>> lucid.zeros(2, 3).shape
+    lucid.Size([2, 3])
+    >>> lucid.zeros(2, 3).shape == (2, 3)
+    True
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"lucid.Size({list(self)})"
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape holds."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, key: slice) -> Size: ...
+    def __getitem__(self, key: SupportsIndex | slice) -> int | Size:
+        if isinstance(key, slice):
+            return Size(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __add__(self, other: tuple[Any, ...]) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + other)
+
+    def __reduce__(self) -> tuple[type[Size], tuple[tuple[int, ...]]]:
+        return (Size, (tuple(self),))
 
 
 class VersionCounter:
@@ -58,6 +99,7 @@ class Tensor(TensorMethods):
         "_base",
         "_view_src",
         "_storage_of",
+        "_post_acc_hooks",  # left unset until a hook is registered (read with getattr)
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
@@ -144,9 +186,9 @@ class Tensor(TensorMethods):
         return self._backend
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        """The size of each dimension, as a tuple (``torch.Tensor.shape``)."""
-        return tuple(self._data.shape)
+    def shape(self) -> Size:
+        """The size of each dimension, a :class:`Size` (a tuple; ``torch.Tensor.shape``)."""
+        return Size(self._data.shape)
 
     @property
     def ndim(self) -> int:
@@ -357,6 +399,50 @@ class Tensor(TensorMethods):
         """The tensor with its last two dimensions swapped (a batch of transposed matrices)."""
         return self.transpose(-2, -1)
 
+    @property
+    def itemsize(self) -> builtins.int:
+        """Bytes per element."""
+        return int(self.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """Bytes of the elements (``numel() * itemsize``)."""
+        return int(self.numel() * self.dtype.itemsize)
+
+    @property
+    def is_cpu(self) -> builtins.bool:
+        """Whether the tensor is on the CPU (NumPy) backend."""
+        return str(self.device).startswith("cpu")
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: ``self`` for real tensors."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part: refused for real tensors, as torch."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a batch of matrices (``mT`` for real dtypes)."""
+        if self.ndim < 2:
+            raise RuntimeError(
+                f"tensor.mH is only supported on matrices or batches of matrices. Got "
+                f"{self.ndim}-D tensor."
+            )
+        return self.transpose(-2, -1)  # real tensors only: the conjugate is the identity
+
+    @property
+    def H(self) -> Tensor:  # noqa: N802
+        """The conjugate transpose of a matrix (0-d, 1-d or 2-d; ``T`` for real dtypes)."""
+        if self.ndim > 2:
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
+            )
+        return self.T  # real tensors only: the conjugate is the identity
+
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
@@ -425,6 +511,24 @@ class Tensor(TensorMethods):
             if node._pre_hooks is None:
                 node._pre_hooks = {}
             hooks = node._pre_hooks.setdefault(self._output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` once this leaf's ``.grad`` has been accumulated in a backward
+        pass (``torch.Tensor.register_post_accumulate_grad_hook``): the hook sees the final
+        ``.grad`` and returns None (it may, say, step an optimizer on this parameter alone)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        hooks: dict[int, Callable[[Tensor], None]] | None = getattr(self, "_post_acc_hooks", None)
+        if hooks is None:
+            hooks = {}
+            self._post_acc_hooks = hooks
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         return handle

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lucid.autograd import grad_mode, graph, inplace  # noqa: F401  (submodules reachable as attributes)
+from lucid.autograd import anomaly_mode, grad_mode, graph, inplace  # noqa: F401  (submodules reachable as attributes)
+from lucid.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from lucid.autograd.engine import backward, grad
 from lucid.autograd.function import (
     DoubleBackwardError,
@@ -17,6 +18,8 @@ __all__ = [
     "DoubleBackwardError",
     "Function",
     "backward",
+    "detect_anomaly",
+    "set_detect_anomaly",
     "grad",
     "graph",
     "gradcheck",

@@ -13,7 +13,7 @@ from typing import Any
 from lucid._creation import from_data, ones_like, zeros, zeros_like
 from lucid._tensor import Tensor
 from lucid.amp import autocast_mode
-from lucid.autograd import grad_mode
+from lucid.autograd import anomaly_mode, grad_mode
 from lucid.autograd.function import _FREED_MSG, Function
 from lucid.autograd.inplace import set_data_inplace
 
@@ -127,6 +127,8 @@ class _GraphTask:
         the leaves' sums; then free what it saved unless the graph is retained."""
         if node._pre_hooks or node._retained:
             grads = _apply_output_hooks(node, grads)
+        if node._node_pre_hooks:
+            grads = _apply_node_hooks(node._node_pre_hooks, grads, (grads,), "prehook")
         capture = self.capture
         if capture is not None:
             for k, g in enumerate(grads):
@@ -137,9 +139,15 @@ class _GraphTask:
         if _any_not_none(grads) and (needed is None or node in needed):
             if node._freed and node._had_saved:
                 raise RuntimeError(_FREED_MSG)
-            in_grads = _call_backward(node, grads)
+            if anomaly_mode._state.enabled:
+                in_grads = _call_backward_checked(node, grads)
+            else:
+                in_grads = _call_backward(node, grads)
         else:
             in_grads = (None,) * len(edges)
+        if node._post_hooks:
+            in_grads = tuple(_apply_node_hooks(node._post_hooks, in_grads, (in_grads, grads),
+                                               "hook"))  # fmt: skip
         pending, deps = self.pending, self.deps
         for edge, g in zip(edges, in_grads):
             if edge is None:
@@ -165,9 +173,6 @@ class _GraphTask:
                 if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
                     g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
                 _add_leaf(self.leaf_grads, edge, g)
-        if node._post_hooks:
-            for hook in node._post_hooks:
-                hook(in_grads, grads)
         if not self.retain_graph:
             node._had_saved = node._saved is not None
             node._saved = None
@@ -244,6 +249,40 @@ def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
     return result
 
 
+def _call_backward_checked(node: Function, grads: list[Any]) -> tuple[Any, ...]:
+    """``_call_backward`` under anomaly detection: an error, or a NaN in a result (with
+    ``check_nan``), is reported with the forward stack that recorded ``node``."""
+    try:
+        result = _call_backward(node, grads)
+    except Exception:
+        anomaly_mode.warn_anomaly(node)
+        raise
+    if anomaly_mode._state.check_nan:
+        for i, g in enumerate(result):
+            if g is not None and bool(g._backend.xp.isnan(g._data).any()):
+                anomaly_mode.raise_nan(node, i)
+    return result
+
+
+def _apply_node_hooks(
+    hooks: dict[int, Any], grads_in: Any, args: tuple[Any, ...], kind: str
+) -> list[Any]:
+    """Run a node's ``register_hook``/``register_prehook`` hooks; each may replace ``grads``."""
+    grads: list[Any] = list(grads_in)
+    for hook in list(hooks.values()):
+        r = hook(*args)
+        if r is not None:
+            r = list(r) if isinstance(r, (tuple, list)) else [r]
+            if len(r) != len(grads):
+                raise RuntimeError(
+                    f"hook '{getattr(hook, '__name__', hook)}' has returned an incorrect number "
+                    f"of values (got {len(r)}, but expected {len(grads)})"
+                )
+            grads = r
+            args = (tuple(grads),) if kind == "prehook" else (tuple(grads), args[1])
+    return grads
+
+
 def _fill_missing(node: Function, grads: list[Any]) -> list[Any]:
     """Zeros for the outputs no gradient reached (multi-output ops see a full set)."""
     backend = node.out_backend
@@ -291,6 +330,10 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
         else:
             old = leaf.grad
             set_data_inplace(old, old._data + g._data)
+        post = getattr(leaf, "_post_acc_hooks", None)  # unset on most tensors: no slot cost
+        if post:
+            for hook in list(post.values()):
+                hook(leaf)
 
 
 def _captured(
@@ -350,6 +393,10 @@ def backward(
                 continue
             g = g if create_graph else g.detach()._fresh_copy()
             t.grad = g if t.grad is None else t.grad + g
+            post = getattr(t, "_post_acc_hooks", None)
+            if post:
+                for hook in list(post.values()):
+                    hook(t)
         return
     run_backward(outs, grads, retain, create_graph)
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
+import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor, VersionCounter
-from lucid.autograd import grad_mode
+from lucid.autograd import anomaly_mode, grad_mode
 from lucid.backends import DeviceError, get_backend
+from lucid.utils.hooks import RemovableHandle
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -85,13 +88,15 @@ class Function:
         return tuple([s.unpack(self) for s in self._saved])
 
     @property
-    def name(self) -> str:
-        """The backward node's name, such as ``"MulBackward0"``."""
-        return type(self).__name__ + "Backward0"
+    def name(self) -> NodeName:
+        """The backward node's name, such as ``"MulBackward0"``; also callable, as PyTorch's
+        ``grad_fn.name()``."""
+        return NodeName(type(self).__name__ + "Backward0")
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        """The nodes this one passes gradients to, each with its output index."""
+        """The nodes this one passes gradients to, each with its output index; a leaf that
+        requires grad shows as an ``AccumulateGrad`` node."""
         out: list[tuple[Any, int]] = []
         for e in self._edges:
             if e is None:
@@ -102,11 +107,34 @@ class Function:
                 out.append((AccumulateGrad(e), 0))
         return tuple(out)
 
-    def register_hook(self, hook: Callable[..., Any]) -> None:
-        """Register ``hook(grad_inputs, grad_outputs)``, run after this node's backward."""
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """A dict for the user's own notes about this node (``Node.metadata``), empty at first."""
+        md: dict[str, Any] | None = self.__dict__.get("_metadata")
+        if md is None:
+            md = {}
+            self._metadata = md
+        return md
+
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(grad_inputs, grad_outputs)``, run after this node's backward.
+
+        ``grad_inputs`` are the gradients the node computed for its inputs, ``grad_outputs``
+        the ones it received; a hook may return a new tuple of ``grad_inputs`` to pass on."""
         if not self._post_hooks:
-            self._post_hooks = []
-        self._post_hooks.append(hook)
+            self._post_hooks = {}
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = hook
+        return handle
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(grad_outputs)``, run before this node's backward; it may return a
+        new tuple of ``grad_outputs`` to use instead (``Node.register_prehook``)."""
+        if not self._node_pre_hooks:
+            self._node_pre_hooks = {}
+        handle = RemovableHandle(self._node_pre_hooks)
+        self._node_pre_hooks[handle.id] = hook
+        return handle
 
     def __repr__(self) -> str:
         return f"<{self.name} object>"
@@ -118,8 +146,10 @@ class Function:
     _saved: list[SavedTensor] | None = None
     _freed = False
     _had_saved = False
-    _post_hooks: Any = ()
-    _pre_hooks: Any = None
+    _post_hooks: Any = None  # register_hook: {id: hook(grad_inputs, grad_outputs)}
+    _node_pre_hooks: Any = None  # register_prehook: {id: hook(grad_outputs)}
+    _pre_hooks: Any = None  # Tensor.register_hook on non-leaf outputs: {output_nr: {id: hook}}
+    _trace: Any = None  # anomaly mode: the forward's stack, printed when backward fails
     _retained: Any = None
 
     @classmethod
@@ -222,16 +252,28 @@ def observe_ops(
         _observers.remove(callback)
 
 
+class NodeName(str):
+    """A node's name: a ``str`` (lucid's ``grad_fn.name``) that is also callable, returning
+    itself (PyTorch's ``grad_fn.name()``)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class AccumulateGrad:
     """A view of a leaf's gradient sink, for ``next_functions`` and graph drawing."""
 
     def __init__(self, variable: Any) -> None:
         self.variable = variable
         self.next_functions: tuple[tuple[Any, int], ...] = ()
+        self.metadata: dict[str, Any] = {}
 
     @property
-    def name(self) -> str:
-        return "AccumulateGrad"
+    def name(self) -> NodeName:
+        """``"AccumulateGrad"`` (callable too, as ``Node.name()``)."""
+        return NodeName("AccumulateGrad")
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
@@ -296,6 +338,8 @@ def _record(
             edges.append(None)
     ctx._edges = edges
     ctx._impl = impl
+    if anomaly_mode._state.enabled:  # the forward's stack, for a backward error to print
+        ctx._trace = traceback.format_stack()[:-2]
     make = Tensor.from_backend_array
     if type(out) is not tuple:  # the common single-output case, without loops
         t = make(out, backend, True)
@@ -306,6 +350,8 @@ def _record(
         ctx._out_meta = ((out.shape, out.dtype),)
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
+            if saved_hooks.stack:
+                ctx._saved = _pack_saved(ctx._saved, backend)
             ctx._to_save = ()
         return t
     non_diff = ctx._non_diff
@@ -320,6 +366,8 @@ def _record(
     ctx._out_meta = tuple((o.shape, o.dtype) for o in out)
     if ctx._to_save:
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
+        if saved_hooks.stack:
+            ctx._saved = _pack_saved(ctx._saved, backend)
         ctx._to_save = ()
     return tuple(results)
 
@@ -403,11 +451,102 @@ def _resolve_saved(
     return saved
 
 
+class _SavedHooks(threading.local):
+    """The (pack, unpack) pairs of this thread's active ``autograd.graph.saved_tensors_hooks``
+    blocks, innermost last; only the innermost pair applies. Per thread, as in PyTorch."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Tensor], Any], Callable[[Any], Tensor]]] = []
+
+
+saved_hooks = _SavedHooks()
+
+
+class HookedSaved(SavedTensor):
+    """A saved item that went through a ``saved_tensors_hooks`` pack hook: it keeps what the
+    hook returned, and what it needs to rebuild the tensor's place in the graph on unpack
+    (its version counter, its producer node and output index); never the array itself."""
+
+    __slots__ = ("pack_fn", "unpack_fn", "counter", "grad_fn", "output_nr", "requires_grad",
+                 "leaf", "kind", "source")  # fmt: skip
+
+    def __init__(self, hooks: tuple[Callable[[Tensor], Any], Callable[[Any], Any]], obj: Tensor,
+                 counter: Any, version: int, kind: str) -> None:  # fmt: skip
+        self.pack_fn, self.unpack_fn = hooks
+        self.value, self.version = self.pack_fn(obj), version
+        self.counter, self.kind = counter, kind
+        self.source = 0  # id() of the input Tensor packed (for snapshot_saved_input)
+        self.grad_fn: Any = None
+        self.output_nr = 0
+        self.requires_grad = False
+        self.leaf: Tensor | None = None  # a leaf that requires grad is kept itself (its grads
+        # must reach that very object under double backward; it is alive anyway)
+
+    def unpack(self, node: Function) -> Any:
+        """Call the unpack hook and give its tensor this item's place in the graph."""
+        vc = self.counter
+        if vc is not None and vc.value != self.version:
+            output_nr = self.output_nr if self.kind == "output" else None
+            _raise_modified(None, node, vc.value, self.version, output_nr)
+        if self.leaf is not None:
+            self.unpack_fn(self.value)  # the hook still runs (it may count or move data)
+            return self.leaf
+        t = self.unpack_fn(self.value)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"the unpack hook of saved_tensors_hooks must return a Tensor, but returned "
+                f"{type(t).__name__}"
+            )
+        if self.kind == "const":
+            return t
+        out = Tensor.from_backend_array(t._data, t._backend, self.requires_grad)
+        if self.kind == "output":
+            if self.requires_grad:
+                out.grad_fn, out._output_nr = node, self.output_nr
+        else:
+            out.grad_fn, out._output_nr = self.grad_fn, self.output_nr
+        out._vc = vc
+        return out
+
+
+def _pack_saved(saved: list[SavedTensor], backend: Any) -> list[SavedTensor]:
+    """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays)."""
+    hooks = saved_hooks.stack[-1]
+    out: list[SavedTensor] = []
+    for s in saved:
+        obj = s.value
+        if isinstance(s, SavedOutput):
+            t = Tensor.from_backend_array(obj, backend)  # no grad_fn: no node -> hook cycle
+            h = HookedSaved(hooks, t, s.counter, s.version, "output")
+            h.requires_grad, h.output_nr = s.requires_grad, s.output_nr
+        elif isinstance(obj, Tensor):
+            if obj.requires_grad and obj.grad_fn is None:
+                h = HookedSaved(hooks, obj, obj._counter(), s.version, "input")
+                h.leaf = obj
+            else:
+                h = HookedSaved(hooks, obj.detach(), obj._counter(), s.version, "input")
+                h.grad_fn, h.output_nr = obj.grad_fn, obj._output_nr
+                h.requires_grad = obj.requires_grad
+            h.source = id(obj)
+        elif obj is None or type(obj) in _PLAIN:
+            out.append(s)
+            continue
+        else:  # an array the forward made (a mask, an index): a tensor to PyTorch
+            h = HookedSaved(hooks, Tensor.from_backend_array(obj, backend), None, 0, "const")
+        out.append(h)
+    return out
+
+
 def snapshot_saved_input(node: Function, t: Any) -> None:
     """``t`` is about to be overwritten by an in-place op whose node saved it: keep a copy of
     its current value (and graph position) instead, as PyTorch does for ``y.pow_(3)``."""
     for s in node._saved or ():
-        if s.value is t:  # only a saved input holds a Tensor
+        if type(s) is HookedSaved and s.kind == "input" and s.source == id(t):
+            # packed before the overwrite: pack the copy instead (the hooks see it as PyTorch's
+            # saved original), and nobody else can change the copy
+            s.value = s.pack_fn(Tensor.from_backend_array(t._backend.copy(t._data), t._backend))
+            s.counter, s.source = None, 0
+        elif s.value is t and type(s) is SavedTensor:  # only a saved input holds a Tensor
             copy = Tensor.from_backend_array(t._backend.copy(t._data), t._backend, t.requires_grad)
             copy.grad_fn, copy._output_nr = t.grad_fn, t._output_nr
             s.value, s.version = copy, 0
@@ -416,7 +555,7 @@ def snapshot_saved_input(node: Function, t: Any) -> None:
 def rebind_saved_output(node: Function, old: VersionCounter, new: VersionCounter) -> None:
     """Point saved outputs counted by ``old`` at ``new`` (an in-place op adopted the output)."""
     for s in node._saved or ():
-        if isinstance(s, SavedOutput) and s.counter is old:
+        if isinstance(s, (SavedOutput, HookedSaved)) and s.counter is old:
             s.counter, s.version = new, new.value
 
 

@@ -1,5 +1,10 @@
-"""Autograd bookkeeping for code that works on a tensor's array directly, as
-``torch.autograd.graph``.
+"""The autograd graph's public seams, as ``torch.autograd.graph``.
+
+- :class:`saved_tensors_hooks` / :class:`save_on_cpu`: choose what a recorded op keeps for
+  backward (activation checkpointing and offloading are built on them).
+- :class:`Node`: what ``tensor.grad_fn`` is (``name()``, ``next_functions``, ``metadata``,
+  ``register_hook``, ``register_prehook``); every recorded op's node is one.
+- :func:`increment_version`: tell autograd about a write it cannot see.
 
 Code that writes into ``t.array`` itself (an optimizer's multi-tensor update, a custom kernel)
 bypasses the ops, so autograd does not learn that ``t`` changed. :func:`increment_version` tells
@@ -9,11 +14,116 @@ at ``backward()`` instead of giving a silently wrong gradient.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
+from types import TracebackType
+from typing import Any
 
 from lucid._tensor import Tensor
+from lucid.autograd.function import Function, saved_hooks
 
-__all__ = ["increment_version"]
+__all__ = [
+    "Node",
+    "disable_saved_tensors_hooks",
+    "increment_version",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]
+
+
+class _Disabled(threading.local):
+    """The messages of this thread's active ``disable_saved_tensors_hooks`` blocks."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+
+_disabled = _Disabled()
+
+Node = Function
+"""The class of every backward node (``tensor.grad_fn``): lucid's ``Function`` is both the op's
+context and its node, so ``isinstance(t.grad_fn, Node)`` holds for every recorded op."""
+
+
+class saved_tensors_hooks:  # noqa: N801
+    """Pack/unpack hooks for the tensors recorded ops save for backward, inside a block.
+
+    ``pack_hook(tensor)`` runs when an op saves ``tensor`` and may return anything; the op
+    keeps only that. ``unpack_hook(packed)`` runs when backward needs the tensor and must
+    return a Tensor of the same value. The graph position (``grad_fn``, version check) is
+    kept by autograd itself, so hooks only move data. Blocks nest; the innermost applies.
+
+    >>> import lucid
+    >>> seen = []
+    >>> def pack(t):
+    ...     seen.append(tuple(t.shape))
+    ...     return t.detach().numpy().copy()
+    >>> def unpack(a):
+    ...     return lucid.from_numpy(a)
+    >>> x = lucid.ones(3, requires_grad=True)
+    >>> with saved_tensors_hooks(pack, unpack):
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad, seen
+    (tensor([2., 2., 2.]), [(3,), (3,)])
+    """
+
+    def __init__(
+        self, pack_hook: Callable[[Tensor], Any], unpack_hook: Callable[[Any], Tensor]
+    ) -> None:
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError(
+                f"saved_tensors_hooks expects two callables, but got {type(pack_hook).__name__} "
+                f"and {type(unpack_hook).__name__}"
+            )
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> None:
+        if _disabled.messages:
+            raise RuntimeError(_disabled.messages[-1])
+        saved_hooks.stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        saved_hooks.stack.pop()
+
+
+class disable_saved_tensors_hooks:  # noqa: N801
+    """Inside the block, entering a ``saved_tensors_hooks`` raises ``RuntimeError`` with
+    ``error_message`` (``torch.autograd.graph.disable_saved_tensors_hooks``): for code whose
+    saved tensors must stay as they are. Hooks already active keep applying."""
+
+    def __init__(self, error_message: str) -> None:
+        self.error_message = error_message
+
+    def __enter__(self) -> None:
+        _disabled.messages.append(self.error_message)
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        _disabled.messages.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801
+    """Keep the tensors saved for backward on the CPU (NumPy) and move each back to its own
+    device when backward needs it (``torch.autograd.graph.save_on_cpu``): accelerator memory
+    held by the graph falls to the parameters and the live activations. A saved tensor
+    already on the CPU is kept as it is (no copy). ``pin_memory`` and ``device_type`` are
+    accepted for PyTorch's signature; neither has a meaning here.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack(t: Tensor) -> tuple[Any, Tensor]:
+            device = t.device
+            return device, (t if device == "cpu" else t.to("cpu"))
+
+        def unpack(packed: tuple[Any, Tensor]) -> Tensor:
+            device, t = packed
+            return t if device == "cpu" else t.to(device)
+
+        super().__init__(pack, unpack)
 
 
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:

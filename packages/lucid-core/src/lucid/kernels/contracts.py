@@ -8,16 +8,19 @@ the contract (in lucid.ops or lucid.nn) owns the graph: it looks the kernel up
 needs and wraps the arrays back into Tensors. Three shapes of contract:
 
 - forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``ERF``, ``ERFC``, ``ERFINV``, ``GELU``,
-  ``RELU_GRAD``): the kernel computes the values, the Function's backward stays in lucid ops
-  (so double backward keeps working);
+  ``GELU_GRAD``, ``RELU_GRAD``): the kernel computes the values, the Function's backward stays
+  in lucid ops (so double backward keeps working; ``GELU_GRAD`` is GELU's first backward, used
+  only where no graph is being built); ``ERF``, ``ERFC``, ``GELU`` and ``GELU_GRAD`` kernels may
+  return None for an input they do not take (the op's reference code runs);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
-  ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``SDPA``): ``forward`` returns the output(s)
-  and ``residuals`` (arrays and plain values of the kernel's choosing, kept by the Function
-  and handed back to ``backward``), or None to decline (the Function's reference code
+  ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``LSTM``, ``SDPA``): ``forward`` returns the
+  output(s) and ``residuals`` (arrays and plain values of the kernel's choosing, kept by the
+  Function and handed back to ``backward``), or None to decline (the Function's reference code
   runs); ``backward`` returns one array or None per array input, given ``needs`` (one bool
-  per argument of the op: does it need a gradient). Such an op has no double backward.
+  per argument of the op: does it need a gradient). Such an op has no double backward (the
+  LSTM Function builds one from its reference code).
 
 ``CONTRACT.register(backend, Impl)`` is checked by mypy against the contract's ``Protocol`` and
 at run time against its methods' arity.
@@ -45,7 +48,9 @@ __all__ = [
     "ERFC",
     "ERFINV",
     "GELU",
+    "GELU_GRAD",
     "LAYER_NORM",
+    "LSTM",
     "LOG_SOFTMAX",
     "MAX_POOL",
     "MAX_POOL_ARRAYS",
@@ -57,9 +62,11 @@ __all__ = [
     "ConvArraysKernel",
     "ConvKernel",
     "ConvTransposeKernel",
+    "GeluGradKernel",
     "GeluKernel",
     "KernelContract",
     "LayerNormKernel",
+    "LstmKernel",
     "MaxPoolArraysKernel",
     "MaxPoolKernel",
     "Needs",
@@ -98,6 +105,14 @@ class GeluKernel(Protocol):
     @staticmethod
     def forward(backend: Any, x: Any, approximate: str, /) -> Any:
         """GELU of ``x``, exact or with the tanh approximation."""
+
+
+class GeluGradKernel(Protocol):
+    """GELU's gradient: ``forward(backend, g, x, approximate) -> g * gelu'(x)``, or None."""
+
+    @staticmethod
+    def forward(backend: Any, g: Any, x: Any, approximate: str, /) -> Any:
+        """``g`` times GELU's derivative at ``x`` (exact or tanh form), or None to decline."""
 
 
 class ReluGradKernel(Protocol):
@@ -246,6 +261,24 @@ class LayerNormKernel(WholeOpKernel, Protocol):
         """``(y, residuals)`` for ``backward``, or None to decline (the Function's code runs)."""
 
 
+class LstmKernel(WholeOpKernel, Protocol):
+    """One LSTM layer in one direction over a padded sequence (torch's gate order i, f, g, o).
+
+    ``forward(backend, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse) -> ((y, h_n, c_n),
+    residuals)`` with ``x`` ``(L, N, I)``, ``h0``/``c0`` ``(N, H)``, biases possibly None, all
+    floating arrays of one dtype (the caller checks); ``backward(backend, residuals, (dy, dh_n,
+    dc_n), needs) -> (dx, dh0, dc0, dw_ih, dw_hh, db_ih, db_hh)``, a gradient of the outputs
+    possibly None (zero).
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+        reverse: bool, /
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``((y, h_n, c_n), residuals)`` for ``backward``."""
+
+
 class SdpaKernel(WholeOpKernel, Protocol):
     """Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``).
 
@@ -322,6 +355,7 @@ ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
 ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
 ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
 GELU: KernelContract[GeluKernel] = KernelContract("gelu", GeluKernel)
+GELU_GRAD: KernelContract[GeluGradKernel] = KernelContract("gelu_grad", GeluGradKernel)
 RELU_GRAD: KernelContract[ReluGradKernel] = KernelContract("relu_grad", ReluGradKernel)
 CONV: KernelContract[ConvKernel] = KernelContract("conv", ConvKernel)
 CONV_TRANSPOSE: KernelContract[ConvTransposeKernel] = KernelContract(
@@ -331,6 +365,7 @@ MAX_POOL: KernelContract[MaxPoolKernel] = KernelContract("max_pool", MaxPoolKern
 AVG_POOL: KernelContract[AvgPoolKernel] = KernelContract("avg_pool", AvgPoolKernel)
 BATCH_NORM: KernelContract[BatchNormKernel] = KernelContract("batch_norm", BatchNormKernel)
 LAYER_NORM: KernelContract[LayerNormKernel] = KernelContract("layer_norm", LayerNormKernel)
+LSTM: KernelContract[LstmKernel] = KernelContract("lstm", LstmKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
@@ -338,6 +373,6 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 )
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
-    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL,
-    AVG_POOL, BATCH_NORM, LAYER_NORM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, GELU_GRAD, RELU_GRAD, CONV, CONV_TRANSPOSE,
+    MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip

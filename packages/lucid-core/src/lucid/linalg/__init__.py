@@ -22,6 +22,25 @@ from lucid.linalg._decomp import (
     svdvals,
 )
 from lucid.linalg._exp import matrix_exp
+from lucid.linalg._extra import (
+    CholeskyExResult,
+    InvExResult,
+    LUFactorExResult,
+    LUResult,
+    SolveExResult,
+    cholesky_ex,
+    cond,
+    diagonal,
+    inv_ex,
+    lu,
+    lu_factor_ex,
+    matmul,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+)
 from lucid.linalg._inverse import (
     LstsqResult,
     SlogdetResult,
@@ -35,6 +54,7 @@ from lucid.linalg._inverse import (
     solve,
     solve_triangular,
 )
+from lucid.linalg._lu import LUFactorResult, eig, eigvals, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
 
@@ -55,8 +75,12 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 
 
 __all__ = [
-    "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult",
-    "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "logdet", "lstsq", "matrix_exp",
+    "CholeskyExResult", "InvExResult", "LUFactorExResult", "LUResult", "SolveExResult",
+    "cholesky_ex", "cond", "diagonal", "inv_ex", "lu", "lu_factor_ex", "matmul", "solve_ex",
+    "tensorinv", "tensorsolve", "vander", "vecdot",
+    "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult",
+    "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
     "solve_triangular", "svd", "svdvals", "vector_norm",

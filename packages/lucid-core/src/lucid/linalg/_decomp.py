@@ -14,6 +14,7 @@ from lucid._creation import zeros
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.linalg._common import Solve, check_matrix, eye_like, lapack_saved, off_diagonal_quotient
+from lucid.ops.join import cat
 
 
 def _solve(a: Tensor, b: Tensor) -> Tensor:
@@ -59,23 +60,35 @@ class QR(Function):
     @staticmethod
     def backward(ctx: Any, gq: Tensor, gr: Tensor) -> Any:
         m, n = ctx.shape[-2], ctx.shape[-1]
-        if m < n or (ctx.mode == "complete" and m > n):
+        if ctx.mode == "complete" and m > n:
             raise RuntimeError(
-                "linalg.qr: the derivative is only implemented for inputs with m >= n and "
-                f"mode='reduced' (or square inputs); got {m}x{n} with mode={ctx.mode!r}"
+                "linalg.qr: the derivative of mode='complete' is only implemented for inputs "
+                f"with m <= n; got {m}x{n}"
             )
-        # Liao et al. 2019: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T.
         q, r = ctx.saved_tensors
-        mm = r @ gr.mT - gq.mT @ q
-        sym = mm.tril(-1) + mm.tril(-1).mT + mm * eye_like(mm)
-        b = gq + q @ sym
-        return _solve(r, b.mT).mT, None
+        if m < n:
+            # A = [X | Y] with X = Q U square, Y = Q V (R = [U | V]): X's part is the square
+            # case with gQ + Y gV^T, Y's is Q gV (torch's linalg_qr_backward).
+            u, v = r.narrow(-1, 0, m), r.narrow(-1, m, n - m)
+            gu, gv = gr.narrow(-1, 0, m), gr.narrow(-1, m, n - m)
+            gx = _qr_square_backward(q, u, gq + (q @ v) @ gv.mT, gu)
+            return cat([gx, q @ gv], -1), None
+        return _qr_square_backward(q, r, gq, gr), None
+
+
+def _qr_square_backward(q: Tensor, r: Tensor, gq: Tensor, gr: Tensor) -> Tensor:
+    """Liao et al. 2019 for m >= n: M = R gR^T - gQ^T Q; gA = (gQ + Q copyltu(M)) R^-T."""
+    mm = r @ gr.mT - gq.mT @ q
+    sym = mm.tril(-1) + mm.tril(-1).mT + mm * eye_like(mm)
+    b = gq + q @ sym
+    out: Tensor = _solve(r, b.mT).mT
+    return out
 
 
 def qr(A: Tensor, mode: str = "reduced") -> QRResult:  # noqa: N803
     """``(Q, R)`` with ``A = Q @ R``; ``mode`` is "reduced", "complete" or "r" (Q empty).
 
-    Gradients are implemented for m >= n with mode "reduced" (and square inputs).
+    Gradients are implemented for mode "reduced" (any shape) and "complete" with m <= n.
     """
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "

@@ -14,7 +14,9 @@ from types import ModuleType
 from typing import Any
 
 from lucid.ops._registry import Op
+from lucid.ops.arrange import *
 from lucid.ops.blas import *
+from lucid.ops.compose import *
 from lucid.ops.elementwise import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
@@ -27,13 +29,15 @@ from lucid.ops.shape import *
 from lucid.ops.softmax import *
 from lucid.ops.sorting import *
 from lucid.ops.special import *
+from lucid.ops.stats import *
 from lucid.ops.unary import *
 
 # By import path: some op names (softmax) hide their module's attribute on this package.
 MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
-                 "unary", "blas", "grids", "softmax", "sorting", "special", "gamma")
+                 "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
+                 "arrange", "compose")
 )  # fmt: skip
 
 

@@ -4,7 +4,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from lucid.ops import arrange as arrange
 from lucid.ops import blas as blas
+from lucid.ops import compose as compose
 from lucid.ops import elementwise as elementwise
 from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
@@ -15,8 +17,28 @@ from lucid.ops import reduction as reduction
 from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
 from lucid.ops import special as special
+from lucid.ops import stats as stats
 from lucid.ops import unary as unary
 from lucid.ops._registry import Op
+from lucid.ops.arrange import argwhere as argwhere
+from lucid.ops.arrange import atleast_3d as atleast_3d
+from lucid.ops.arrange import block_diag as block_diag
+from lucid.ops.arrange import broadcast_shapes as broadcast_shapes
+from lucid.ops.arrange import broadcast_tensors as broadcast_tensors
+from lucid.ops.arrange import column_stack as column_stack
+from lucid.ops.arrange import deg2rad as deg2rad
+from lucid.ops.arrange import dsplit as dsplit
+from lucid.ops.arrange import dstack as dstack
+from lucid.ops.arrange import hsplit as hsplit
+from lucid.ops.arrange import isin as isin
+from lucid.ops.arrange import kron as kron
+from lucid.ops.arrange import rad2deg as rad2deg
+from lucid.ops.arrange import rot90 as rot90
+from lucid.ops.arrange import row_stack as row_stack
+from lucid.ops.arrange import select as select
+from lucid.ops.arrange import sinc as sinc
+from lucid.ops.arrange import unique_consecutive as unique_consecutive
+from lucid.ops.arrange import vsplit as vsplit
 from lucid.ops.blas import addbmm as addbmm
 from lucid.ops.blas import addmm as addmm
 from lucid.ops.blas import addmv as addmv
@@ -24,6 +46,35 @@ from lucid.ops.blas import baddbmm as baddbmm
 from lucid.ops.blas import bmm as bmm
 from lucid.ops.blas import cdist as cdist
 from lucid.ops.blas import cross as cross
+from lucid.ops.compose import addr as addr
+from lucid.ops.compose import can_cast as can_cast
+from lucid.ops.compose import chain_matmul as chain_matmul
+from lucid.ops.compose import combinations as combinations
+from lucid.ops.compose import diagflat as diagflat
+from lucid.ops.compose import diagonal_scatter as diagonal_scatter
+from lucid.ops.compose import dist as dist
+from lucid.ops.compose import gcd as gcd
+from lucid.ops.compose import heaviside as heaviside
+from lucid.ops.compose import is_complex as is_complex
+from lucid.ops.compose import is_floating_point as is_floating_point
+from lucid.ops.compose import is_nonzero as is_nonzero
+from lucid.ops.compose import is_same_size as is_same_size
+from lucid.ops.compose import is_tensor as is_tensor
+from lucid.ops.compose import isneginf as isneginf
+from lucid.ops.compose import isposinf as isposinf
+from lucid.ops.compose import isreal as isreal
+from lucid.ops.compose import lcm as lcm
+from lucid.ops.compose import ldexp as ldexp
+from lucid.ops.compose import masked_scatter as masked_scatter
+from lucid.ops.compose import msort as msort
+from lucid.ops.compose import numel as numel
+from lucid.ops.compose import positive as positive
+from lucid.ops.compose import renorm as renorm
+from lucid.ops.compose import result_type as result_type
+from lucid.ops.compose import select_scatter as select_scatter
+from lucid.ops.compose import slice_scatter as slice_scatter
+from lucid.ops.compose import unravel_index as unravel_index
+from lucid.ops.compose import vander as vander
 from lucid.ops.elementwise import add as add
 from lucid.ops.elementwise import addcdiv as addcdiv
 from lucid.ops.elementwise import addcmul as addcmul
@@ -95,6 +146,9 @@ from lucid.ops.grids import triu_indices as triu_indices
 from lucid.ops.indexing import gather as gather
 from lucid.ops.indexing import getitem as getitem
 from lucid.ops.indexing import index_add as index_add
+from lucid.ops.indexing import index_copy as index_copy
+from lucid.ops.indexing import index_fill as index_fill
+from lucid.ops.indexing import index_put as index_put
 from lucid.ops.indexing import index_select as index_select
 from lucid.ops.indexing import masked_fill as masked_fill
 from lucid.ops.indexing import masked_select as masked_select
@@ -203,6 +257,19 @@ from lucid.ops.sorting import unique as unique
 from lucid.ops.special import erf as erf
 from lucid.ops.special import erfc as erfc
 from lucid.ops.special import erfinv as erfinv
+from lucid.ops.stats import aminmax as aminmax
+from lucid.ops.stats import corrcoef as corrcoef
+from lucid.ops.stats import cov as cov
+from lucid.ops.stats import cumulative_trapezoid as cumulative_trapezoid
+from lucid.ops.stats import diff as diff
+from lucid.ops.stats import histogram as histogram
+from lucid.ops.stats import mode as mode
+from lucid.ops.stats import nanmean as nanmean
+from lucid.ops.stats import nanquantile as nanquantile
+from lucid.ops.stats import nansum as nansum
+from lucid.ops.stats import quantile as quantile
+from lucid.ops.stats import trapezoid as trapezoid
+from lucid.ops.stats import trapz as trapz
 from lucid.ops.unary import abs as abs
 from lucid.ops.unary import absolute as absolute
 from lucid.ops.unary import acos as acos
@@ -329,6 +396,9 @@ __all__ = [
     "take_along_dim",
     "masked_fill",
     "masked_select",
+    "index_fill",
+    "index_copy",
+    "index_put",
     "cat",
     "stack",
     "hstack",
@@ -490,4 +560,65 @@ __all__ = [
     "erfinv",
     "lgamma",
     "digamma",
+    "nansum",
+    "nanmean",
+    "aminmax",
+    "quantile",
+    "nanquantile",
+    "mode",
+    "cov",
+    "corrcoef",
+    "diff",
+    "trapezoid",
+    "trapz",
+    "cumulative_trapezoid",
+    "histogram",
+    "broadcast_tensors",
+    "broadcast_shapes",
+    "select",
+    "rot90",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "dstack",
+    "column_stack",
+    "row_stack",
+    "atleast_3d",
+    "block_diag",
+    "kron",
+    "isin",
+    "argwhere",
+    "unique_consecutive",
+    "sinc",
+    "deg2rad",
+    "rad2deg",
+    "msort",
+    "diagflat",
+    "vander",
+    "combinations",
+    "unravel_index",
+    "addr",
+    "dist",
+    "renorm",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "ldexp",
+    "isposinf",
+    "isneginf",
+    "isreal",
+    "positive",
+    "chain_matmul",
+    "select_scatter",
+    "slice_scatter",
+    "diagonal_scatter",
+    "masked_scatter",
+    "is_tensor",
+    "result_type",
+    "can_cast",
+    "numel",
+    "is_floating_point",
+    "is_complex",
+    "is_nonzero",
+    "is_same_size",
 ]

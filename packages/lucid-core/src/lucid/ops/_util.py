@@ -147,3 +147,15 @@ class OfInput(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         (x,) = ctx.saved_tensors
         return g * type(ctx).derivative(x)
+
+
+_SCALAR_TYPE_NAMES = {
+    "float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+
+
+def scalar_type_name(dtype: dtypes.dtype) -> str:
+    """torch's C++ name of a dtype, as its error messages print it (float64 -> Double)."""
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)

@@ -32,7 +32,8 @@ OPS = OpTable(
     op("remainder", sample((4,), (4,), domain="pos", ref="remainder")),
     op("fmod", sample((4,), (4,), domain="pos", ref="fmod")),
     op("pow", sample((2, 3), (2, 3), domain="pos", gg=True, ref="power", tag="tensor")),
-    op("float_power", alias="pow"),
+    op("float_power", sample((3, 4), domain="pos", args=(1.5,)),
+       sample((3, 4), (3, 4), domain="pos", tag="tensor")),
     op("maximum", sample((3, 4), (3, 4), ref="maximum")),
     op("minimum", sample((3, 4), (4,), ref="minimum")),
     op("fmax", sample((3, 4), (3, 4), ref="fmax")),
@@ -131,7 +132,11 @@ class Div(Function):
 class Pow(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
-        out = ctx.xp.power(a, b)
+        xp = ctx.xp
+        if ctx.backend.dtype_of(b).category == dtypes.INT and bool(xp.any(b < 0)):
+            out = _int_power(xp, a, b)
+        else:
+            out = xp.power(a, b)
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -147,6 +152,18 @@ class Pow(Function):
             # and keeps inf * log(0) = -inf where a == 0 and b < 0.
             gb = g * where((a == 0) & (b >= 0), 0.0, out * a.log())
         return ga, gb
+
+
+def _int_power(xp: Any, a: Any, b: Any) -> Any:
+    """Integer ``a ** b`` with negative exponents in ``b`` as torch computes them: 1 for a base
+    of 1, +-1 for -1, 0 for any other base (where NumPy raises)."""
+    neg = b < 0
+    pos = xp.power(a, xp.where(neg, xp.zeros_like(b), b))
+    one = xp.ones_like(pos)
+    odd = xp.remainder(b, 2) != 0
+    minus_one = xp.where(odd, -one, one)
+    small = xp.where(a == 1, one, xp.where(a == -1, minus_one, xp.zeros_like(pos)))
+    return xp.where(neg, small, pos)
 
 
 class LogAddExp(Function):
@@ -423,7 +440,19 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
     return Pow.apply(a, b)
 
 
-float_power = pow
+def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
+    """``input ** exponent`` computed in double precision: float64 (complex128 for complex
+    operands) whatever the inputs' dtypes, as torch."""
+    tensors = [t for t in (input, exponent) if isinstance(t, Tensor)]
+    cplx = any(t.dtype.is_complex for t in tensors) or any(
+        isinstance(t, complex) for t in (input, exponent)
+    )
+    wide = dtypes.complex128 if cplx else dtypes.float64
+    a = input.to(wide) if isinstance(input, Tensor) else input
+    b = exponent.to(wide) if isinstance(exponent, Tensor) else exponent
+    if isinstance(a, Tensor) and isinstance(b, (int, float, complex)) and not isinstance(b, bool):
+        return PowScalar.apply(a, b)
+    return pow(a, b)
 
 
 def maximum(a: Any, b: Any) -> Tensor:

@@ -10,7 +10,7 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode, inplace
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
-from lucid.ops._util import normalize_dim
+from lucid.ops._util import normalize_dim, scalar_type_name
 from lucid.ops.elementwise import where
 
 _INDEXED = "takes index tensors: core_op_cases"
@@ -19,7 +19,8 @@ OPS = OpTable(
     op("setitem", method=False, untested="Tensor.__setitem__: core_op_cases' setitem cases"),
     *[op(n, untested=_INDEXED) for n in ("gather", "scatter", "scatter_add", "scatter_reduce",
                                          "index_select", "index_add", "take", "take_along_dim",
-                                         "masked_fill", "masked_select")],
+                                         "masked_fill", "masked_select", "index_fill",
+                                         "index_copy", "index_put")],
 )  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
@@ -316,15 +317,24 @@ def _cut(t: Tensor, shape: tuple[int, ...], keep: int | None = None) -> Tensor:
 def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on), as torch.gather."""
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 0:  # a 0-d input takes a 0-d (or one-entry) index at position 0
+        flat = index.reshape(1) if isinstance(index, Tensor) else index
+        return gather(input.reshape(1), 0, flat).reshape(getattr(index, "shape", ()))
     idx = _index_array(index, input, "gather")
     _check_index_shape("gather", input, d, idx)
     src = _cut(input, tuple(idx.shape), keep=d)
     return Gather.apply(src, d, idx)
 
 
-def _scatter_src(input: Tensor, src: Any, idx: Any) -> Any:
+def _flat(index: Any) -> Any:
+    """A 0-d (or one-entry) index as a 1-entry 1-D one."""
+    return index.reshape(1) if isinstance(index, Tensor) else index
+
+
+def _scatter_src(input: Tensor, src: Any, idx: Any, name: str = "scatter") -> Any:
     if isinstance(src, Tensor):
-        src = src if src.dtype is input.dtype else src.to(input.dtype)
+        if src.dtype is not input.dtype:
+            raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
         return _cut(src, tuple(idx.shape))
     return input.new_tensor(src)
 
@@ -341,6 +351,10 @@ def scatter(
     """A copy of ``input`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
     if src is None:
         src = value
+    if input.ndim == 0:  # one entry: the 1-element case, reshaped back
+        flat_src = src.reshape(1) if isinstance(src, Tensor) else src
+        out1 = scatter(input.reshape(1), 0, _flat(index), flat_src, reduce=reduce)
+        return out1.reshape(())
     d = normalize_dim(dim, input.ndim)
     idx = _index_array(index, input, "scatter")
     _check_index_shape("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
@@ -375,19 +389,25 @@ def scatter_reduce(
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
+    if input.ndim == 0:
+        one = scatter_reduce(input.reshape(1), 0, _flat(index), src.reshape(1), reduce,
+                             include_self=include_self)  # fmt: skip
+        return one.reshape(())
     d = normalize_dim(dim, input.ndim)
     idx = _index_array(index, input, "scatter_reduce")
     _check_index_shape("scatter_reduce", input, d, idx, src)
-    s = _scatter_src(input, src, idx)
+    s = _scatter_src(input, src, idx, "scatter_reduce")
     return ScatterReduce.apply(input, d, idx, s, reduce, include_self)
 
 
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (duplicates add up)."""
+    if input.ndim == 0:
+        return scatter_add(input.reshape(1), 0, _flat(index), src.reshape(1)).reshape(())
     d = normalize_dim(dim, input.ndim)
     idx = _index_array(index, input, "scatter_add")
     _check_index_shape("scatter_add", input, d, idx, src)
-    return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx))
+    return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx, "scatter_add"))
 
 
 def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
@@ -396,6 +416,12 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     idx = index if isinstance(index, Tensor) else Tensor(index, device=input.device)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if input.ndim == 0:
+        if idx.numel() != 1:
+            raise RuntimeError(
+                f"index_select(): Index to scalar can have only 1 value, got {idx.numel()} value(s)"
+            )
+        return getitem(input.reshape(1), idx.reshape(1)).reshape(())
     return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
@@ -461,3 +487,99 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     src = source * alpha if alpha != 1 else source
     full = (slice(None),) * d + (index._data,)
     return input + IndexAddInto.apply(src, input.shape, full, True)
+
+
+def _dim_index(name: str, input: Tensor, dim: int, index: Any) -> tuple[int, Tensor]:  # noqa: A002
+    """``dim`` normalised and ``index`` as a 1-D int64 tensor (a 0-d one is one entry)."""
+    d = normalize_dim(dim, input.ndim)
+    idx = index if isinstance(index, Tensor) else from_data(index, device=input.device)
+    if idx.dtype.category != dtypes.INT:
+        raise IndexError(f"{name}(): Expected a long tensor for index, but got {idx.dtype}")
+    if idx.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, got {idx.ndim} dims")
+    return d, idx.reshape(-1)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with the entries at ``index`` along ``dim`` set to ``value`` (a
+    number or a 0-d tensor, which gets the gradient of the entries it fills)."""
+    d, idx = _dim_index("index_fill", input, dim, index)
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
+    size = input.shape[d] if input.ndim else 1
+    hit = input.new_zeros((size,), dtype=dtypes.bool_)
+    hit = setitem_copy(hit, idx, True)
+    shape = [1] * input.ndim
+    if input.ndim:
+        shape[d] = size
+    v = value.to(input.dtype) if isinstance(value, Tensor) else input.new_tensor(value)
+    out: Tensor = where(hit.reshape(tuple(shape)), v, input)
+    return out
+
+
+def setitem_copy(a: Tensor, index: Any, value: Any) -> Tensor:
+    """Out of place ``a[index] = value`` (no graph: for masks and other constants)."""
+    idx, _ = _convert_index(index, a.backend)
+    raw = value._data if isinstance(value, Tensor) else value
+    data = a.backend.setitem(a.backend.copy(a._data), idx, raw)
+    return Tensor.from_backend_array(data, a.backend)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``source``'s slices along ``dim`` written at ``index``
+    (``out[..., index[i], ...] = source[..., i, ...]``)."""
+    d, idx = _dim_index("index_copy", input, dim, index)
+    want = input.shape[:d] + (idx.shape[0],) + input.shape[d + 1 :] if input.ndim else (1,)
+    src = source.reshape(want) if input.ndim == 0 else source
+    if tuple(src.shape) != tuple(want):
+        raise RuntimeError(
+            f"index_copy_(): Source/destination tensor must have same slice shapes. "
+            f"Destination slice shape: {list(input.shape)} at dimension {d} and source slice "
+            f"shape: {list(source.shape)} at dimension {d}; index has {idx.shape[0]} entries"
+        )
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{scalar_type_name(input.dtype)} and (source) {scalar_type_name(source.dtype)}"
+        )
+    x = input.reshape(1) if input.ndim == 0 else input
+    full = (slice(None),) * d + (idx._data,)
+    out: Tensor = IndexPut.apply(x, src, full)
+    return out.reshape(()) if input.ndim == 0 else out
+
+
+def index_put(
+    input: Tensor,  # noqa: A002
+    indices: Any,
+    values: Any,
+    accumulate: bool = False,
+) -> Tensor:
+    """A copy of ``input`` with ``input[indices] = values`` (``indices`` a tuple of index or
+    mask tensors); ``accumulate`` adds instead, duplicates included."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(
+            f"index_put(): indices must be a tuple of tensors, got {type(indices).__name__}"
+        )
+    for t in indices:
+        if isinstance(t, Tensor) and t.dtype.category != dtypes.INT and t.dtype is not dtypes.bool_:
+            raise IndexError(
+                f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}"
+            )
+    idx, advanced = _convert_index(tuple(indices), input.backend)
+    v = values if isinstance(values, Tensor) else input.new_tensor(values)
+    if v.dtype is not input.dtype:
+        raise RuntimeError(
+            f"Index put requires the source and destination dtypes match, got "
+            f"{scalar_type_name(input.dtype)} for the destination and "
+            f"{scalar_type_name(v.dtype)} for the source."
+        )
+    target = tuple(input.backend.getitem(input._data, idx).shape)
+    if tuple(v.shape) != target:
+        v = v.expand(target)
+    if accumulate:
+        return input + IndexAddInto.apply(v, input.shape, idx, advanced)
+    out: Tensor = IndexPut.apply(input, v, idx)
+    return out

@@ -226,17 +226,63 @@ def tile(input: Tensor, dims: Any) -> Tensor:  # noqa: A002
     return repeat(input, reps)
 
 
-def repeat_interleave(input: Tensor, repeats: int, dim: int | None = None) -> Tensor:  # noqa: A002
-    """Repeat each element ``repeats`` times along ``dim`` (flattened without)."""
+def repeat_interleave(
+    input: Tensor,  # noqa: A002
+    repeats: Any = None,
+    dim: int | None = None,
+    *,
+    output_size: int | None = None,
+) -> Tensor:
+    """Repeat each element ``repeats`` times along ``dim`` (flattened without); ``repeats`` an
+    int or a tensor of one count per element. ``repeat_interleave(counts)`` alone repeats each
+    index ``i`` ``counts[i]`` times."""
+    if repeats is None:  # torch.repeat_interleave(repeats): the indices, repeated
+        counts = input
+        if counts.ndim > 1 or counts.dtype.category != dtypes.INT:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        positions = Tensor.from_backend_array(
+            counts.backend.xp.arange(counts.shape[0] if counts.ndim else 1), counts.backend
+        ).to(dtypes.int64)
+        return repeat_interleave(positions, counts.reshape(-1), 0, output_size=output_size)
     if dim is None:
         input, dim = input.reshape(-1), 0
     d = normalize_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
+        repeats = int(repeats.item())
+    if isinstance(repeats, Tensor):
+        return _repeat_by_counts(input, repeats, d, output_size)
+    if int(repeats) < 0:
+        raise RuntimeError("repeats can not be negative")
     a = input.unsqueeze(d + 1)
     shape = list(a.shape)
     shape[d + 1] = int(repeats)
     out_shape = list(input.shape)
     out_shape[d] *= int(repeats)
     return a.expand(tuple(shape)).reshape(tuple(out_shape))
+
+
+def _repeat_by_counts(input: Tensor, counts: Tensor, d: int, output_size: int | None) -> Tensor:  # noqa: A002
+    """Entry ``i`` along ``d`` repeated ``counts[i]`` times: an index_select of the positions
+    found by searching the running total of the counts."""
+    if counts.ndim != 1 or counts.dtype.category != dtypes.INT:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if counts.shape[0] != input.shape[d]:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{counts.shape[0]} and input.size({d}) = {input.shape[d]}"
+        )
+    backend = counts.backend
+    xp = backend.xp
+    if counts.numel() and int(backend.to_numpy(xp.min(counts._data))) < 0:
+        raise RuntimeError("repeats can not be negative")
+    ends = xp.cumsum(counts._data)
+    total = int(backend.to_numpy(ends[-1])) if counts.numel() else 0
+    if output_size is not None and output_size != total:
+        raise RuntimeError(f"allocated size does not match required size: {output_size} vs {total}")
+    idx = xp.searchsorted(ends, xp.arange(total), side="right")
+    index = Tensor.from_backend_array(backend.astype(idx, dtypes.int64), backend)
+    out: Tensor = input.index_select(d, index)
+    return out
 
 
 class ConstantPad(Function):

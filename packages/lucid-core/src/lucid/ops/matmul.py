@@ -20,7 +20,7 @@ OPS = OpTable(
     op("mm", sample((2, 3), (3, 2))),
     op("mv", sample((2, 3), (3,))),
     op("dot", sample((4,), (4,), gg=True)),
-    op("vdot", alias="dot", method=False),
+    op("vdot", alias="dot"),
     op("outer", sample((3,), (2,), ref="outer")),
     op("ger", alias="outer"),
     op("inner", sample((2, 3), (4, 3), ref="inner")),

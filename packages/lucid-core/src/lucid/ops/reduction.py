@@ -14,7 +14,7 @@ import numpy as np
 from lucid import dtypes
 from lucid._creation import eye
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, normalize_dims, to_float
 from lucid.ops.elementwise import maximum, minimum, where
@@ -178,16 +178,17 @@ class Scan(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, name: str) -> Any:
         out = getattr(ctx.xp, name)(a, axis=dim)
-        ctx.save_for_backward(a, out)
+        if name == "cumprod":  # cumsum's gradient needs neither (in-place changes stay legal)
+            ctx.save_for_backward(a, out)
         ctx.dim, ctx.kind = dim, name
         return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        a, out = ctx.saved_tensors
         d = ctx.dim
         if ctx.kind == "cumsum":
             return g.flip(d).cumsum(d).flip(d), None, None
+        a, out = ctx.saved_tensors
         if not bool((a == 0).any()):
             return (g * out).flip(d).cumsum(d).flip(d) / a, None, None
         return _cumprod_grad_with_zeros(a, g, d), None, None
@@ -289,6 +290,35 @@ class NormP2(Function):
         a, out, g = _restore_reduced(ctx, g)
         safe = where(out == 0, out.new_ones(()), out)
         return g * a / safe, None, None
+
+
+class NuclearNorm(Function):
+    """Sum of the singular values of the matrices in the last two dims; the gradient is
+    ``U @ Vh`` (first order: ``lucid.linalg.matrix_norm(x, "nuc")`` differentiates twice)."""
+
+    @staticmethod
+    def forward(ctx: Any, a: Any) -> Any:
+        u, s, vh = ctx.xp.linalg.svd(a, full_matrices=False)
+        ctx.save_for_backward(u, vh)
+        return ctx.xp.sum(s, axis=-1)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx: Any, g: Tensor) -> Any:
+        u, vh = ctx.saved_tensors
+        return g.unsqueeze(-1).unsqueeze(-1) * (u @ vh)
+
+
+def _nuclear(a: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    dims = (a.ndim - 2, a.ndim - 1) if dim is None else tuple(normalize_dim(d, a.ndim) for d in dim)
+    if len(dims) != 2 or dims[0] == dims[1]:
+        raise RuntimeError(f"nuclear norm requires a 'dim' argument of size 2, got dim={dim}")
+    rest = [k for k in range(a.ndim) if k not in dims]
+    out: Tensor = NuclearNorm.apply(a.permute(*rest, *dims))
+    if keepdim:
+        for d in sorted(dims):
+            out = out.unsqueeze(d)
+    return out
 
 
 class BoolReduce(Function):
@@ -515,8 +545,14 @@ def norm(
     dims = normalize_dims(dim, a.ndim)
     if p == "fro" or p == 2:
         return NormP2.apply(a, dims, keepdim)
+    if p == "nuc":
+        if dim is None and a.ndim != 2:
+            raise RuntimeError(
+                f"nuclear norm without a dim requires a 2-D input, got {a.ndim} dimensions"
+            )
+        return _nuclear(a, dim, keepdim)
     if isinstance(p, str):
-        raise RuntimeError(f"norm: p={p!r} is not supported here; use lucid.linalg.matrix_norm")
+        raise RuntimeError(f"norm: p={p!r} is not supported; expected 'fro', 'nuc' or a number")
     if p == math.inf:
         return amax(_abs(a), dims, keepdim)
     if p == -math.inf:

@@ -301,6 +301,8 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     n = a.ndim
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
+    if n == 0:  # dims 0 and -1 name the one (absent) dim of a 0-d tensor
+        return a
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(a, tuple(dims))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import OfInput
 
@@ -240,7 +241,8 @@ class _Unary(OfInput):
         ctx.save_for_backward(x)
         cls = type(ctx)
         fused = cls.contract.find(ctx.backend)
-        return cls.values(ctx.xp, x) if fused is None else fused.forward(ctx.backend, x)
+        out = None if fused is None else fused.forward(ctx.backend, x)
+        return cls.values(ctx.xp, x) if out is None else out
 
 
 class Erf(_Unary):
@@ -283,8 +285,9 @@ class Gelu(Function):
         ctx.approximate = approximate
         ctx.save_for_backward(x)
         fused = kernels.GELU.find(ctx.backend)
-        if fused is not None:
-            return fused.forward(ctx.backend, x, approximate)
+        out = None if fused is None else fused.forward(ctx.backend, x, approximate)
+        if out is not None:
+            return out
         if approximate == "tanh":
             return 0.5 * x * (1.0 + xp.tanh(_TANH_K * (x + 0.044715 * x * x * x)))
         return 0.5 * x * (1.0 + erf_array(xp, x * _SQRT_HALF))
@@ -292,6 +295,11 @@ class Gelu(Function):
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (x,) = ctx.saved_tensors
+        fused = None if is_grad_enabled() else kernels.GELU_GRAD.find(ctx.backend)
+        if fused is not None:  # no graph to build: one array pass (double backward below)
+            dx = fused.forward(ctx.backend, g.array, x.array, ctx.approximate)
+            if dx is not None:
+                return Tensor.from_backend_array(dx, ctx.backend), None
         if ctx.approximate == "tanh":
             t = (_TANH_K * (x + 0.044715 * x * x * x)).tanh()
             dt = (1 - t * t) * (_TANH_K * (1 + 3 * 0.044715 * x * x))

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from lucid import kernels
+from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
@@ -43,7 +43,7 @@ OPS = OpTable(
     op("atan", sample((3,), ref="arctan")),
     op("arctan", alias="atan"),
     op("atan2", sample((3,), (3,), ref="arctan2")),
-    op("arctan2", alias="atan2", method=False),
+    op("arctan2", alias="atan2"),
     op("sinh", sample((3,), ref="sinh")),
     op("cosh", sample((3,), ref="cosh")),
     op("tanh", sample((3,), gg=True, ref="tanh")),
@@ -342,14 +342,27 @@ asinh = arcsinh = _float_op(Asinh, "Inverse hyperbolic sine.")
 acosh = arccosh = _float_op(Acosh, "Inverse hyperbolic cosine.")
 atanh = arctanh = _float_op(Atanh, "Inverse hyperbolic tangent.")
 sigmoid = _float_op(Sigmoid, "1 / (1 + exp(-x)), computed without overflow.")
-square = _same_type_op(Square, "x * x.")
+
+
+def square(input: Tensor) -> Tensor:  # noqa: A002
+    """x * x (a bool input squares as int64, as torch)."""
+    return Square.apply(input.to(dtypes.int64) if input.dtype is dtypes.bool_ else input)
+
+
 abs = absolute = _same_type_op(Abs, "Absolute value.")  # noqa: A001
 neg = negative = _same_type_op(Neg, "-x.")
 relu = _same_type_op(Relu, "max(x, 0); the gradient at 0 is 0.")
 floor = _same_type_op(Floor, "Largest integer <= x (zero gradient).")
 ceil = _same_type_op(Ceil, "Smallest integer >= x (zero gradient).")
 trunc = fix = _same_type_op(Trunc, "Round toward zero (zero gradient).")
-sign = sgn = _same_type_op(Sign, "-1, 0 or 1 (zero gradient).")
+
+
+def sign(input: Tensor) -> Tensor:  # noqa: A002
+    """-1, 0 or 1 (zero gradient); a bool input comes back as a copy."""
+    return input.clone() if input.dtype is dtypes.bool_ else Sign.apply(input)
+
+
+sgn = sign
 frac = _same_type_op(Frac, "x - trunc(x).")
 
 

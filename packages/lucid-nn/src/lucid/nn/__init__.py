@@ -25,6 +25,8 @@ from lucid.nn.modules import *  # noqa: F403
 from lucid.nn.parallel import DataParallel as DataParallel
 from lucid.nn.parameter import Buffer as Buffer
 from lucid.nn.parameter import Parameter as Parameter
+from lucid.nn.parameter import UninitializedBuffer as UninitializedBuffer
+from lucid.nn.parameter import UninitializedParameter as UninitializedParameter
 
 if not TYPE_CHECKING:
 

@@ -15,7 +15,7 @@ from lucid import Tensor, as_tensor, dtypes
 from lucid.autograd import no_grad
 from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
-from lucid.nn.parameter import Buffer, Parameter
+from lucid.nn.parameter import Buffer, Parameter, is_lazy
 from lucid.utils.hooks import RemovableHandle
 from lucid.utils.to_args import parse_to
 
@@ -66,6 +66,7 @@ class Module:
     _forward_pre_hooks: OrderedDict[int, Any]
     _forward_hooks: OrderedDict[int, Any]
     _backward_hooks: OrderedDict[int, Any]
+    _load_state_dict_pre_hooks: OrderedDict[int, Any]
     _state_dict_pass_attr: AbstractSet[str] = frozenset()
     """Names of own parameters/buffers/submodules left out of ``state_dict`` (caches...)."""
 
@@ -79,6 +80,7 @@ class Module:
         sa(self, "_forward_pre_hooks", OrderedDict())
         sa(self, "_forward_hooks", OrderedDict())
         sa(self, "_backward_hooks", OrderedDict())
+        sa(self, "_load_state_dict_pre_hooks", OrderedDict())
         if type(self)._state_dict_pass_attr is Module._state_dict_pass_attr:
             sa(self, "_state_dict_pass_attr", set())
 
@@ -407,14 +409,18 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        state_dict, errors = self._run_load_state_dict_pre_hooks(state_dict, strict)
         targets = dict(self._state_targets())
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
-        errors = []
         values: list[tuple[Tensor, Tensor]] = []
         for key, target in targets.items():
             if key not in state_dict:
                 continue
+            if is_lazy(target):  # a lazy layer takes the shape it is given (torch's)
+                if is_lazy(state_dict[key]):
+                    continue
+                target.materialize(tuple(state_dict[key].shape))  # type: ignore[attr-defined]
             value = _as_tensor(state_dict[key], target)
             if value.shape != target.shape:
                 errors.append(
@@ -438,6 +444,48 @@ class Module:
             for target, value in values:
                 target.copy_(value)
         return _IncompatibleKeys(missing, unexpected)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., Any], with_module: bool = False
+    ) -> RemovableHandle:
+        """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)`` runs before ``load_state_dict`` reads this module's keys; it may rewrite
+        ``state_dict`` (a copy) in place. ``with_module=True`` passes the module first."""
+        registry = self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict())
+        # _WithKwargs marks "pass the module too": resolved at call time, so a deepcopy's
+        # hooks get the copy
+        return _add_hook(registry, hook, with_kwargs=with_module)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` runs before ``load_state_dict`` reads this module."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _run_load_state_dict_pre_hooks(
+        self, state_dict: Mapping[str, Any], strict: bool
+    ) -> tuple[Mapping[str, Any], list[str]]:
+        """Give each module's load pre-hooks a copy of ``state_dict`` to rewrite (torch's
+        order: a module before its children); the error messages they add come back."""
+        errors: list[str] = []
+        hooked = [
+            (prefix, m)
+            for prefix, m in self.named_modules()
+            if m.__dict__.get("_load_state_dict_pre_hooks")
+        ]
+        if not hooked:
+            return state_dict, errors
+        copied = OrderedDict(state_dict)
+        missing: list[str] = []
+        unexpected: list[str] = []
+        for prefix, m in hooked:
+            dotted = prefix + "." if prefix else ""
+            for hook in list(m._load_state_dict_pre_hooks.values()):
+                args: tuple[Any, ...] = (copied, dotted, {}, strict, missing, unexpected, errors)
+                if type(hook) is _WithKwargs:
+                    hook.fn(m, *args)
+                else:
+                    hook(*args)
+        return copied, errors
 
     # -- moving and casting -------------------------------------------------------------------
     def _apply(self: T, fn: Callable[[Tensor], Tensor], memo: set[int] | None = None) -> T:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import Tensor, as_tensor
+from lucid import Tensor, as_tensor, empty
 
 
 def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
@@ -87,3 +87,60 @@ def _rebuild_parameter(arr: Any, device: str, requires_grad: bool) -> Parameter:
 
 def _rebuild_buffer(arr: Any, device: str, persistent: bool) -> Buffer:
     return Buffer(as_tensor(arr, device=device), persistent=persistent)
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (``torch.nn.parameter``'s): a lazy
+    module ``materialize``s it on its first forward, or on loading a state_dict."""
+
+    cls_to_become: type[Tensor]
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Give the tensor ``shape`` (uninitialised values) and make it a ``cls_to_become``."""
+        me: Any = self
+        device = me.device if device is None else device
+        dtype = me.dtype if dtype is None else dtype
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        grad = me.requires_grad
+        _take_data(me, empty(*shape, dtype=dtype, device=device), None, None)
+        me.__class__ = self.cls_to_become
+        if grad:
+            me.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        me: Any = self
+        if id(self) not in memo:
+            cls: Any = type(self)
+            memo[id(self)] = cls(me.requires_grad, me.device, me.dtype)
+        return memo[id(self)]
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter of a lazy module before its first forward (``torch.nn.UninitializedParameter``);
+    it becomes a ``Parameter`` when materialised."""
+
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None):
+        super().__init__(None, requires_grad, dtype=dtype, device=device)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Buffer):
+    """A Buffer of a lazy module before its first forward (``torch.nn.UninitializedBuffer``);
+    it becomes a ``Buffer`` when materialised."""
+
+    cls_to_become = Buffer
+
+    def __init__(
+        self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+        persistent: bool = True,
+    ) -> None:  # fmt: skip
+        super().__init__(None, persistent=persistent, dtype=dtype, device=device)
+
+
+def is_lazy(value: Any) -> bool:
+    """Whether ``value`` is an uninitialised (lazy) parameter or buffer."""
+    return isinstance(value, UninitializedTensorMixin)

@@ -13,6 +13,9 @@ temporaries beyond a small scratch buffer). Parameters it cannot take (MLX array
 or mixed dtypes, hyper-parameters that are not Python numbers) take the per-tensor update.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import lr_scheduler
 from .adadelta import Adadelta
 from .adafactor import Adafactor
@@ -47,4 +50,15 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
     "required",
-]
+]  # not swa_utils: `from lucid.optim import *` must work without lucid-nn
+
+if TYPE_CHECKING:
+    from . import swa_utils as swa_utils
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``optim.swa_utils`` is imported on first use: it needs lucid-nn (the ``nn`` extra),
+        which the rest of lucid.optim does not."""
+        if name == "swa_utils":
+            return importlib.import_module("lucid.optim.swa_utils")
+        raise AttributeError(f"module 'lucid.optim' has no attribute '{name}'")

@@ -134,7 +134,8 @@ class NumpyBackend(Backend):
 
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         out = arr.copy()
-        np.add.at(out, index, values)
+        if not _add_rows(out, index, values):
+            np.add.at(out, index, values)
         return out
 
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
@@ -158,6 +159,35 @@ class NumpyBackend(Backend):
         out = arr.copy()
         _SCATTER_UFUNCS[reduce].at(out, _along_axis(index, dim), values)
         return out
+
+
+def _add_rows(out: Any, index: Any, values: Any) -> bool:
+    """``np.add.at(out, index, values)`` for whole rows picked by one integer array (an
+    embedding's gradient): the rows sorted by index and summed per index by ``reduceat``, 4-5x
+    faster than ``add.at`` on 2-D values (docs/performance.md); False where it does not apply."""
+    if isinstance(index, tuple):
+        if len(index) != 1:
+            return False
+        index = index[0]
+    if (
+        not isinstance(index, np.ndarray)
+        or index.dtype.kind not in "iu"
+        or out.ndim < 2
+        or not out.flags.c_contiguous
+        or index.size < 2
+        or values.shape != index.shape + out.shape[1:]
+        or values.dtype != out.dtype
+    ):
+        return False
+    idx = index.reshape(-1)
+    if idx.dtype.kind == "i" and idx.min() < 0:
+        idx = np.where(idx < 0, idx + out.shape[0], idx)  # out of range: NumPy's IndexError below
+    order = np.argsort(idx, kind="stable")
+    ordered = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    rows = values.reshape(idx.size, -1)[order]
+    out.reshape(out.shape[0], -1)[ordered[starts]] += np.add.reduceat(rows, starts, axis=0)
+    return True
 
 
 _SCATTER_UFUNCS = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}

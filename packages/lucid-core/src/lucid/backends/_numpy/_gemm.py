@@ -63,6 +63,11 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
             return np.matmul(a, b, out=out)
         np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
         return out
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        # A stack of matrices times one matrix is one GEMM over all the rows: NumPy runs one
+        # GEMM per matrix of the stack (a Linear on (12, 64, 128): 1.6x slower).
+        flat = matmul(a.reshape(-1, a.shape[-1]), b)
+        return flat.reshape(*a.shape[:-1], b.shape[-1])
     m, n, flops = _product(a, b)
     if flops <= _TINY_FLOPS:
         return np.matmul(a, b)

@@ -46,6 +46,12 @@ class NoAliasCompiler(CompilerBase):
 # Serial loops: no GIL, no fast-math, cached on disk, arrays not aliasing.
 jit = numba.njit(nogil=True, cache=True, fastmath=False, pipeline_class=NoAliasCompiler)
 
+# The same with NumPy's error model: a division by zero gives inf/NaN instead of Python's check,
+# a branch per division that keeps LLVM from vectorising an elementwise loop (docs/performance.md).
+jit_math = numba.njit(
+    nogil=True, cache=True, fastmath=False, error_model="numpy", pipeline_class=NoAliasCompiler
+)
+
 # The same, with ``numba.prange`` loops run on numba's threads.
 jit_parallel = numba.njit(
     nogil=True, cache=True, fastmath=False, parallel=True, pipeline_class=NoAliasCompiler

@@ -80,7 +80,9 @@ class CIFAR10(TrainTestDataset):
     some file is the published one, every file must be. A mismatch raises ``IntegrityError``
     naming the file, the expected and the actual md5.
 
-    Samples are ``(image, label)``: a ``32 x 32 x 3`` uint8 numpy array and an int.
+    ``data`` is a uint8 NumPy array (N x 32 x 32 x 3) and ``targets`` a list of ints, as in
+    torchvision. Samples are ``(image, label)``: a ``32 x 32 x 3`` uint8 numpy array and an
+    int.
     """
 
     base_folder: ClassVar[str] = "cifar-10-batches-py"
@@ -114,7 +116,7 @@ class CIFAR10(TrainTestDataset):
         self.data = np.ascontiguousarray(
             np.concatenate(data).reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
         )
-        self.targets = np.concatenate(targets)
+        self.targets = np.concatenate(targets).tolist()  # a list of ints, as torchvision
         meta = _unpickle(blobs[self.meta["filename"]], self.meta["filename"])
         self.classes = [str(c) for c in meta[self.meta["key"]]]
 

@@ -12,6 +12,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from lucid import from_numpy
+
 from .utils import IntegrityError, download_url, md5_mismatch, record_verified, verified_md5
 from .vision import TrainTestDataset
 
@@ -89,9 +91,11 @@ class MNIST(TrainTestDataset):
     ``download=True`` missing files are fetched from ``mirrors`` (tried in order, md5-checked)
     into ``root/MNIST/raw``.
 
-    Samples are ``(image, label)``: a ``28 x 28`` uint8 numpy array and an int. A file of
-    the published size must have the published md5 (of its uncompressed bytes; checked once
-    per file version), else ``IntegrityError`` names it; subsets are not held to it.
+    ``data`` is a uint8 Tensor (N x 28 x 28) and ``targets`` an int64 Tensor, as in
+    torchvision. Samples are ``(image, label)``: a ``28 x 28`` uint8 numpy array and an int.
+    A file of the published size must have the published md5 (of its uncompressed bytes;
+    checked once per file version), else ``IntegrityError`` names it; subsets are not held
+    to it.
 
     MNIST is by Yann LeCun and Corinna Cortes, under the CC BY-SA 3.0 licence.
     """
@@ -131,8 +135,11 @@ class MNIST(TrainTestDataset):
     def _load(self) -> None:
         images_path, labels_path = self._split_files()
         images_stem, labels_stem = self._stems(self.train)
-        self.data = self._read_checked(images_path, images_stem, ndim=3)
-        self.targets = self._read_checked(labels_path, labels_stem, ndim=1).astype(np.int64)
+        # torchvision's types: a uint8 Tensor of the images, an int64 Tensor of the labels
+        # (sharing the arrays read: no copy)
+        self.data = from_numpy(self._read_checked(images_path, images_stem, ndim=3))
+        labels = self._read_checked(labels_path, labels_stem, ndim=1).astype(np.int64)
+        self.targets = from_numpy(labels)
         if len(self.data) != len(self.targets):
             raise RuntimeError(
                 f"{images_path} holds {len(self.data)} images but {labels_path} holds "

@@ -9,6 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from lucid import Tensor
+
 from .._batch import StackedSamples
 from ..dataset import Dataset
 from ..transforms import batch_transform
@@ -16,8 +18,16 @@ from ..transforms import batch_transform
 __all__ = ["VisionDataset"]
 
 
+def _array(values: Any) -> Any:
+    """``values`` as something NumPy indexes fast: a Tensor's array (no copy on the NumPy
+    backend), an array or list as it is."""
+    return values.numpy() if isinstance(values, Tensor) else values
+
+
 class VisionDataset(Dataset[tuple[Any, Any]]):
-    """Base of the image datasets: ``data`` (N x H x W [x C] uint8) and ``targets`` (int64).
+    """Base of the image datasets: ``data`` (N x H x W [x C] uint8) and ``targets`` (labels),
+    of the types torchvision gives each dataset (a uint8 Tensor for MNIST's ``data``, a NumPy
+    array for CIFAR's; an int64 Tensor or a list of ints for ``targets``).
 
     ``dataset[i]`` is ``(image, target)`` with the image as a uint8 numpy array (``H x W`` or
     ``H x W x C``) and the target an int, each passed through its transform if given. A batch
@@ -26,8 +36,8 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
     flips, ...), else image by image.
     """
 
-    data: np.ndarray
-    targets: np.ndarray
+    data: Any
+    targets: Any
     classes: list[str]
 
     def __init__(
@@ -49,8 +59,8 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
         return len(self.data)
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self.data[index]
-        target: Any = int(self.targets[index])
+        img: Any = _array(self.data)[index]
+        target: Any = int(_array(self.targets)[index])
         if self.transform is not None:
             img = self.transform(img)
         if self.target_transform is not None:
@@ -67,10 +77,13 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
         ):
             return [self[i] for i in indices]
         idx = np.asarray(indices, dtype=np.int64)
-        images: Any = self.data[idx]
+        images: Any = _array(self.data)[idx]
         if image_fn is not None:
             images = image_fn(images)
-        targets: Any = self.targets[idx]
+        labels = _array(self.targets)
+        targets: Any = (
+            labels[idx] if isinstance(labels, np.ndarray) else np.asarray([labels[i] for i in idx])
+        )
         targets = target_fn(targets) if target_fn is not None else targets.tolist()
         return StackedSamples(images, targets)
 

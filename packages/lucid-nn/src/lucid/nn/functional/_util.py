@@ -93,6 +93,6 @@ def fused_backward(ctx: Any, g: Tensor) -> tuple[Tensor | None, ...]:
 def check_float(name: str, x: Any) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(f"{name}(): expected a floating point input, got {x.dtype}")
+    if not x.dtype.is_floating_point:  # torch: NotImplementedError ("not implemented for")
+        raise NotImplementedError(f"{name}(): expected a floating point input, got {x.dtype}")
     return x

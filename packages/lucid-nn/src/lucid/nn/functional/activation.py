@@ -155,8 +155,41 @@ def _masked(x: Tensor, kind: str, a: float, b: float) -> Tensor:
     return _MaskedLinear.apply(x, kind, float(a), float(b))
 
 
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                "uint8": "Byte", "bool": "Bool"}  # fmt: skip
+
+
+def _refuse_integers(kernel: str, input: Tensor, bool_only: bool = False) -> None:
+    """torch's CPU kernels that have no integer (or no bool) version raise this."""
+    if not isinstance(input, Tensor) or input.dtype.is_floating_point or input.dtype.is_complex:
+        return
+    name = str(input.dtype).rsplit(".", 1)[-1]
+    if bool_only and name != "bool":
+        return
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_TORCH_NAMES.get(name, name)}'")
+
+
+def _integer_piecewise(name: str, input: Tensor, kind: str, a: float, b: float) -> Tensor:
+    """hardtanh/threshold on an integer tensor (torch computes them in its dtype; no grad)."""
+    if input.dtype is lucid.bool:
+        if kind == "threshold":
+            raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+        raise RuntimeError(f"Bool inputs not supported for {name}")
+    if kind == "hardtanh":  # the bounds in the input's dtype (truncated), as torch's
+        if input.dtype is lucid.uint8 and (a < 0 or b < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        result: Tensor = input.clamp(int(a), int(b))
+        return result
+    keep = input > a
+    value = lucid.full((), int(b), dtype=input.dtype, device=input.device)
+    result = lucid.where(keep, input, value)
+    return result
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(x, 0)``. NOTE: the gradient at 0 is 0, as in PyTorch."""
+    if isinstance(input, Tensor) and input.dtype is lucid.bool:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return maybe_inplace(input, lucid.relu(input), inplace)
 
 
@@ -179,12 +212,19 @@ def hardtanh(
         raise ValueError(
             f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
         )
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point:
+        return maybe_inplace(
+            input, _integer_piecewise("hardtanh", input, "hardtanh", min_val, max_val), inplace
+        )
     out = _masked(check_float("hardtanh", input), "hardtanh", min_val, max_val)
     return maybe_inplace(input, out, inplace)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x if x > threshold else value``."""
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point:
+        out = _integer_piecewise("threshold", input, "threshold", threshold, value)
+        return maybe_inplace(input, out, inplace)
     out = _masked(check_float("threshold", input), "threshold", threshold, value)
     return maybe_inplace(input, out, inplace)
 
@@ -231,6 +271,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (a.k.a. swish)."""
+    _refuse_integers("silu_cpu", input)
     return maybe_inplace(input, input * input.sigmoid(), inplace)
 
 
@@ -246,6 +287,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)``."""
+    _refuse_integers("abs_cpu", input, bool_only=True)
     result: Tensor = input / (input.abs() + 1)
     return result
 
@@ -267,12 +309,18 @@ def tanh(input: Tensor) -> Tensor:
 
 def tanhshrink(input: Tensor) -> Tensor:
     """``x - tanh(x)``."""
+    if isinstance(input, Tensor) and input.dtype is lucid.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     result: Tensor = input - input.tanh()
     return result
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x if |x| > lambd else 0``."""
+    _refuse_integers("hardshrink_cpu", input)
     keep = (input.abs() > lambd).to(input.dtype)
     result: Tensor = input * keep
     return result
@@ -280,6 +328,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
+    _refuse_integers("softshrink_check", input)
     up = (input > lambd).to(input.dtype)
     down = (input < -lambd).to(input.dtype)
     return (input - lambd) * up + (input + lambd) * down

@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import lucid
 from lucid import Tensor, arange, dtypes
 from lucid.amp.autocast_mode import float32_op
 from lucid.autograd import Function
@@ -38,12 +39,15 @@ __all__ = [
     "l1_loss",
     "margin_ranking_loss",
     "mse_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
     "nll_loss",
     "poisson_nll_loss",
     "smooth_l1_loss",
     "soft_margin_loss",
     "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 
@@ -254,8 +258,9 @@ class _CrossEntropy(Function):
             grad = grad * gd.reshape(m, 1)
         elif ctx.reduction == "sum":
             grad = grad * gd
-        else:
-            grad = grad * (gd / ctx.denom)
+        else:  # every target ignored: the loss is nan, its gradient 0 (torch's)
+            nonzero = ctx.denom != 0
+            grad = grad * (xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1))
         return wrap(ctx, grad.astype(probs.dtype)), None, None, None, None, None
 
 
@@ -409,9 +414,10 @@ def kl_div(
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = (target > 0).to(target.dtype)
-        safe = target * pos + (1 - pos)  # log(1) = 0 where target == 0: 0 * log 0 := 0
-        loss = target * (safe.log() - input)
+        # torch's xlogy(t, t) - t * input: 0 * log 0 := 0; a negative target gives nan
+        zero = (target == 0).to(target.dtype)
+        safe = target + zero
+        loss = target * safe.log() - target * input
     if reduction == "batchmean":
         result: Tensor = loss.sum() / (input.shape[0] if input.ndim else 1)
         return result
@@ -570,3 +576,120 @@ def multilabel_soft_margin_loss(
     if weight is not None:
         loss = loss * weight
     return apply_reduction(loss.mean(input.ndim - 1), reduction)
+
+
+def _class_scores(name: str, input: Tensor, target: Tensor) -> tuple[Tensor, Tensor, bool]:
+    """(input as (N, C), target as (N,)-like, whether the input was one vector)."""
+    check_float(name, input)
+    if input.ndim > 2 or input.numel() == 0 and input.ndim and input.shape[-1] == 0:
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
+    vector = input.ndim <= 1
+    x = input.reshape(1, -1) if vector else input
+    if target.dtype.is_floating_point or target.dtype is lucid.bool:
+        raise RuntimeError(f"{name}: expected target of an integer dtype, got {target.dtype}")
+    return x, target.reshape(-1) if vector and name == "multi_margin_loss" else target, vector
+
+
+def _reduce_samples(loss: Tensor, reduction: str, vector: bool) -> Tensor:
+    if reduction == "none":
+        return loss.reshape(()) if vector else loss
+    return apply_reduction(loss, reduction)
+
+
+@float32_op
+def multi_margin_loss(
+    input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:  # fmt: skip
+    """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per
+    sample, each term scaled by ``weight[y]`` when given."""
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x, y, vector = _class_scores("multi_margin_loss", input, target)
+    n, c = x.shape
+    if y.ndim > 1 or y.numel() != n:
+        raise RuntimeError(
+            f"multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    if n and bool(((y < 0) | (y >= c)).any()):
+        raise RuntimeError("target out of range")
+    y = y.reshape(n, 1)
+    z = (x - x.gather(1, y) + margin).clamp(min=0.0)
+    if p == 2:
+        z = z * z
+    others = (arange(c, device=x.device).reshape(1, c) != y).to(z.dtype)  # skip i == y
+    if weight is not None:
+        z = z * weight.to(z.dtype)[y.reshape(n)].reshape(n, 1)
+    loss = (z * others).sum(1) / c
+    return _reduce_samples(loss, reduction, vector)
+
+
+@float32_op
+def multilabel_margin_loss(
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:  # fmt: skip
+    """Multi-label hinge loss: ``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C`` over the target
+    classes ``y_j`` (the row's entries before its first -1) and the non-target classes ``i``."""
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    x, y, vector = _class_scores("multilabel_margin_loss", input, target)
+    if (
+        (target.ndim > 1 or not vector)
+        and target.shape != input.shape
+        or (vector and target.numel() != x.shape[1])
+    ):
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    n, c = x.shape
+    y = y.reshape(n, c)
+    if y.numel() and bool(((y < -1) | (y >= c)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    # a slot counts while no -1 came before it in its row
+    valid = ((y == -1).to(lucid.int64).cumsum(1) == 0).to(x.dtype)  # (N, J)
+    safe = y.clamp(min=0)
+    is_target = lucid.zeros(n, c, dtype=x.dtype, device=x.device)
+    if n and c:
+        is_target = is_target.scatter_add(1, safe, valid).clamp(max=1.0)
+    picked = x.gather(1, safe)  # (N, J)
+    z = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0.0)  # (N, J, C)
+    z = z * valid.unsqueeze(2) * (1 - is_target).unsqueeze(1)
+    loss = z.sum((1, 2)) / c
+    return _reduce_samples(loss, reduction, vector)
+
+
+def triplet_margin_with_distance_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    *,
+    distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (default: the pairwise
+    2-norm distance); ``swap`` takes ``min(d(a, n), d(p, n))`` as the negative distance."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not (anchor.ndim == positive.ndim == negative.ndim):
+        raise RuntimeError(
+            f"The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )
+    dist = pairwise_distance if distance_function is None else distance_function
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_neg = lucid.minimum(d_neg, dist(positive, negative))
+    return apply_reduction((margin + d_pos - d_neg).clamp(min=0.0), reduction)

@@ -1,5 +1,5 @@
 """Normalisation: batch_norm, layer_norm (fused, hand-written backward), group_norm,
-instance_norm, local_response_norm, normalize.
+instance_norm, local_response_norm, normalize, rms_norm.
 
 batch_norm and layer_norm are single Functions that a backend's array kernel may compute
 (``kernels.BATCH_NORM``, ``kernels.LAYER_NORM``: arrays in, arrays out, or None to let the
@@ -23,6 +23,7 @@ __all__ = [
     "layer_norm",
     "local_response_norm",
     "normalize",
+    "rms_norm",
 ]
 
 
@@ -177,7 +178,9 @@ def batch_norm(
                 f"(input of shape {tuple(input.shape)})"
             )
     if training:
-        n = input.numel() // c
+        n = input.numel() // c if c else 0
+        if input.numel() == 0:  # torch: an empty batch passes through, the stats stay
+            return _affine(input, weight, bias)
         if n <= 1:
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size "
@@ -239,6 +242,8 @@ def group_norm(
             f"input of shape {tuple(input.shape)} and num_groups={num_groups}"
         )
     n = input.shape[0]
+    if input.numel() == 0:  # an empty batch passes through (torch's result)
+        return _affine(input, weight, bias)
     y = _LayerNorm.apply(input.reshape(n, num_groups, -1), None, None, 1, float(eps))
     return _affine(y.reshape(*input.shape), weight, bias)
 
@@ -261,6 +266,8 @@ def instance_norm(
             f"{tuple(input.shape)}"
         )
     n, c = input.shape[:2]
+    if input.numel() == 0:  # an empty batch passes through (torch's result)
+        return _affine(input, weight, bias)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("instance_norm: running stats are needed when use_input_stats=False")
@@ -332,3 +339,40 @@ def normalize(
     norm = input.norm(p, dim, keepdim=True)
     result: Tensor = input / norm.clamp(min=eps)
     return result
+
+
+_EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52}
+
+
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | tuple[int, ...] | list[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims (Zhang &
+    Sennrich, 2019): ``x / sqrt(mean(x**2) + eps) * weight``; ``eps=None`` is the machine
+    epsilon of the input's dtype (torch's default)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"rms_norm(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for {input.dtype}')
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    nd = len(shape)
+    if nd > input.ndim or input.shape[input.ndim - nd :] != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}"
+        )
+    if eps is None:
+        eps = _EPS[str(input.dtype).rsplit(".", 1)[-1]]
+    dims = tuple(range(input.ndim - nd, input.ndim))
+    y: Tensor = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    return y

@@ -1,4 +1,5 @@
-"""Pooling: max/avg pool 1d/2d/3d, adaptive avg/max pool, lp pool (``torch.nn.functional``).
+"""Pooling: max/avg pool 1d/2d/3d, adaptive avg/max pool, lp pool, fractional max pool
+(``torch.nn.functional``).
 
 Pooling works on strided views of the padded input, one per kernel tap (a basic slice, no
 copy): max pooling keeps a running maximum and the winning tap, average pooling a running sum.
@@ -20,6 +21,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor, kernels
 from lucid.autograd.function import Function
@@ -39,15 +42,27 @@ __all__ = [
     "adaptive_avg_pool2d",
     "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices",
     "avg_pool1d",
     "avg_pool2d",
     "avg_pool3d",
     "lp_pool1d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
     "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
+    "max_pool2d_with_indices",
     "max_pool3d",
+    "max_pool3d_with_indices",
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
@@ -244,6 +259,16 @@ def _prepare(
     return x, batched, k, s, p, d
 
 
+_TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                "uint8": "Byte", "bool": "Bool", "float16": "Half"}  # fmt: skip
+
+
+def _torch_name(dtype: Any) -> str:
+    """The dtype as torch's "not implemented for 'Long'" messages name it."""
+    name = str(dtype).rsplit(".", 1)[-1]
+    return f"'{_TORCH_NAMES.get(name, name)}'"
+
+
 def _check_out(name: str, x: Tensor, g: ConvGeometry) -> None:
     if any(o <= 0 for o in g.out_size):
         raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output size "
@@ -256,8 +281,9 @@ def _max_pool(
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
     x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
-    if x.dtype == lucid.bool or x.dtype.is_complex:
-        raise NotImplementedError(f'"{name}" not implemented for {x.dtype.name} input')
+    if x.dtype == lucid.bool or x.dtype.is_complex or (nd == 1 and not x.dtype.is_floating_point):
+        kernel = "max_pool1d_impl" if nd == 1 else name  # torch's kernel names
+        raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
     out = MaxPool.apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
     if batched:
@@ -273,8 +299,13 @@ def _avg_pool(
 ) -> Tensor:  # fmt: skip
     name = f"avg_pool{nd}d"
     x, batched, k, s, p, _ = _prepare(name, x, nd, kernel_size, stride, padding, 1)
+    if x.dtype is lucid.int64:  # torch's CPU kernel: int64 sums divided, truncated to 0
+        wide = _avg_pool(nd, x.to(lucid.float64), k, s, p, ceil_mode, count_include_pad,
+                         divisor_override)  # fmt: skip
+        result: Tensor = wide.trunc().to(lucid.int64)
+        return result if batched else result.squeeze(0)
     if not x.dtype.is_floating_point:
-        raise RuntimeError(f"{name}: expected a floating point input, got {x.dtype.name}")
+        raise NotImplementedError(f'"avg_pool2d" not implemented for {_torch_name(x.dtype)}')
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, (1,) * nd, ceil_mode))
@@ -311,6 +342,36 @@ def max_pool3d(
 ) -> Any:  # fmt: skip
     """3-D max pooling over ``(N, C, D, H, W)``."""
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``max_pool1d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _max_pool(1, input, kernel_size, stride, padding, dilation,
+                                           ceil_mode, True)  # fmt: skip
+    return out
+
+
+def max_pool2d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``max_pool2d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _max_pool(2, input, kernel_size, stride, padding, dilation,
+                                           ceil_mode, True)  # fmt: skip
+    return out
+
+
+def max_pool3d_with_indices(
+    input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+    ceil_mode: bool = False, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``max_pool3d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _max_pool(3, input, kernel_size, stride, padding, dilation,
+                                           ceil_mode, True)  # fmt: skip
+    return out
 
 
 def avg_pool1d(
@@ -476,6 +537,15 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
 
 def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
+    if not x.dtype.is_floating_point and nd == 2 and output_size in (1, (1, 1), [1, 1]):
+        raise RuntimeError(  # torch takes a mean for a 1x1 output
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_torch_name(x.dtype)[1:-1]}"
+        )
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"adaptive_avg_pool2d" not implemented for {_torch_name(x.dtype)}'
+        )
     x, batched, out = _adaptive_sizes(name, x, nd, output_size)
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):
@@ -513,6 +583,10 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
 
 def _adaptive_max(nd: int, x: Tensor, output_size: Any, return_indices: bool) -> Any:
     name = f"adaptive_max_pool{nd}d"
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"adaptive_max_pool2d" not implemented for {_torch_name(x.dtype)}'
+        )
     x, batched, out = _adaptive_sizes(name, x, nd, output_size)
     in_size = x.shape[2:]
     if all(i % o == 0 for i, o in zip(in_size, out)):
@@ -592,6 +666,36 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = 
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """Max pooling to a fixed ``(D_out, H_out, W_out)``; with ``return_indices`` also the
+    argmax (flat within each plane)."""
+    return _adaptive_max(3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _adaptive_max(1, input, output_size, True)
+    return out
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _adaptive_max(2, input, output_size, True)
+    return out
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _adaptive_max(3, input, output_size, True)
+    return out
+
+
 # -- power-average pooling -----------------------------------------------------------------------
 def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any,
              ceil_mode: bool) -> Tensor:  # fmt: skip
@@ -614,3 +718,129 @@ def lp_pool2d(
 ) -> Tensor:
     """Power-average pooling ``(sum x^p)^(1/p)`` over 2-D windows, as torch's."""
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """Power-average pooling ``(sum x^p)^(1/p)`` over 3-D windows, as torch's."""
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# -- fractional max pooling ----------------------------------------------------------------------
+def _intervals(sample: Any, in_size: int, out_size: int, pool: int) -> Any:
+    """torch's window starts for one dim, from the per-plane samples in [0, 1) (computed in
+    the samples' dtype, as torch's kernel does, so the windows are the same)."""
+    dt = sample.dtype.type
+    idx = np.arange(out_size - 1, dtype=sample.dtype)
+    starts = np.empty(sample.shape + (out_size,), dtype=np.int64)
+    if out_size > 1:
+        alpha = dt(in_size - pool) / dt(out_size - 1)
+        s = sample[..., None]
+        starts[..., :-1] = ((idx + s) * alpha).astype(np.int64) - (s * alpha).astype(np.int64)
+    starts[..., -1] = in_size - pool
+    return starts
+
+
+def _fractional(nd: int, input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
+                return_indices: bool, samples: Tensor | None) -> Any:  # fmt: skip
+    name = f"fractional_max_pool{nd}d"
+    check_tensor_dims = (nd + 1, nd + 2)
+    if input.ndim not in check_tensor_dims:
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
+        )
+    batched = input.ndim == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    k = int_tuple(kernel_size, nd, "kernel_size")
+    in_size = x.shape[2:]
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = (output_ratio,) * nd if isinstance(output_ratio, (int, float)) else output_ratio
+        if len(ratio) != nd:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             "of Ints.")  # fmt: skip
+        out = tuple(int(i * r) for i, r in zip(in_size, ratio))
+    else:
+        out = int_tuple(output_size, nd, "output_size")
+    n, c = x.shape[:2]
+    for i, (o, kk, size) in enumerate(zip(out, k, in_size)):
+        if o + kk - 1 > size:
+            what = ("time", "height", "width")[3 - nd + i]
+            raise RuntimeError(f"{name}_out(): pool {what} {kk} too large relative to input "
+                               f"{what} {size}")  # fmt: skip
+    if samples is None:
+        samples = lucid.rand(n, c, nd, dtype=x.dtype, device=x.device)
+    if samples.ndim != 3 or samples.shape[0] < n or samples.shape[1:] != (c, nd):
+        raise RuntimeError(
+            f"{name}(): expected _random_samples of shape {[n, c, nd]}, got {list(samples.shape)}"
+        )
+    # the windows are chosen on the host (a few small integer arrays); the values are then a
+    # gather, so autograd and the device are lucid's
+    smp = np.asarray(samples.detach().numpy())[:n]
+    # torch's kernels read the samples as (W, H) in 2-D and as (T, H, W) in 3-D
+    order = (1, 0) if nd == 2 else (0, 1, 2)
+    starts = [_intervals(smp[..., order[d]], in_size[d], out[d], k[d]) for d in range(nd)]
+    xv = np.asarray(x.detach().numpy()).reshape(n, c, -1)
+    best_val = np.full((n, c, *out), -np.inf, dtype=xv.dtype)
+    best_idx = np.zeros((n, c, *out), dtype=np.int64)
+    strides = [math.prod(in_size[d + 1 :]) for d in range(nd)]
+    for offset in np.ndindex(*k):  # row-major over the window: the first maximum wins
+        flat = np.zeros((n, c, *out), dtype=np.int64)
+        for d in range(nd):
+            shape = [n, c] + [1] * nd
+            shape[2 + d] = out[d]
+            flat = flat + ((starts[d] + offset[d]) * strides[d]).reshape(shape)
+        val = np.take_along_axis(xv, flat.reshape(n, c, -1), 2).reshape(flat.shape)
+        take = (val > best_val) | (np.isnan(val) & ~np.isnan(best_val))
+        if offset == (0,) * nd:
+            take = np.ones_like(take)
+        best_val = np.where(take, val, best_val)
+        best_idx = np.where(take, flat, best_idx)
+    idx = lucid.tensor(best_idx, device=x.device)
+    y = x.reshape(n, c, -1).gather(2, idx.reshape(n, c, -1)).reshape(n, c, *out)
+    if not batched:
+        y, idx = y.squeeze(0), idx.squeeze(0)
+    return (y, idx) if return_indices else y
+
+
+def fractional_max_pool2d(
+    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+    return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> Any:  # fmt: skip
+    """Fractional max pooling (Graham, 2014): ``kernel_size`` windows at pseudo-random
+    starts that shrink the input to ``output_size`` (or ``output_ratio`` of it). The starts
+    come from ``_random_samples`` ``(N, C, 2)`` in [0, 1), drawn with ``lucid.rand`` (so
+    ``lucid.manual_seed`` fixes them) when not given."""
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices,
+                       _random_samples)  # fmt: skip
+
+
+def fractional_max_pool3d(
+    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+    return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> Any:  # fmt: skip
+    """Fractional max pooling over 3-D windows; ``_random_samples`` is ``(N, C, 3)``."""
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices,
+                       _random_samples)  # fmt: skip
+
+
+def fractional_max_pool2d_with_indices(
+    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+    return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``fractional_max_pool2d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _fractional(2, input, kernel_size, output_size, output_ratio,
+                                             True, _random_samples)  # fmt: skip
+    return out
+
+
+def fractional_max_pool3d_with_indices(
+    input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+    return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """``fractional_max_pool3d`` with its indices (torch's name)."""
+    out: tuple[Tensor, Tensor] = _fractional(3, input, kernel_size, output_size, output_ratio,
+                                             True, _random_samples)  # fmt: skip
+    return out

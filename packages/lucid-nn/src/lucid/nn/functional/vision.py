@@ -1,4 +1,4 @@
-"""Resampling and rearranging images: interpolate/upsample, pixel_shuffle, pad.
+"""Resampling and rearranging images: interpolate/upsample, pixel_shuffle.
 
 Interpolation is separable: along each spatial dim the output gathers one (nearest) or two
 (linear) input slices with ``index_select`` and blends them, all with lucid ops, so autograd
@@ -13,11 +13,9 @@ from typing import Any
 
 import lucid
 from lucid import Tensor
-from lucid.ops.join import pad as pad
 
 __all__ = [
     "interpolate",
-    "pad",
     "pixel_shuffle",
     "pixel_unshuffle",
     "upsample",

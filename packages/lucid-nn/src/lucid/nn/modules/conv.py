@@ -93,9 +93,9 @@ class _ConvNd(Module):
                 out += [self.padding[i], self.padding[i]]
         return out
 
-    def _check_input(self, x: Any, channels: int) -> None:
+    def _check_input(self, x: Any, channels: int, weight: Tensor) -> None:
         name = type(self).__name__
-        check_tensor(name, x, self.weight)
+        check_tensor(name, x, weight)
         nd = self._nd
         if x.ndim not in (nd + 1, nd + 2):
             raise ValueError(f"{name} expected {nd + 1}D (unbatched) or {nd + 2}D (batched) "
@@ -133,13 +133,14 @@ class _Conv(_ConvNd):
                          groups, bias, padding_mode, 0, device, dtype)  # fmt: skip
 
     def forward(self, input: Tensor) -> Tensor:
-        self._check_input(input, self.in_channels)
+        weight = self.weight  # read once: a parametrized weight is computed on each read
+        self._check_input(input, self.in_channels, weight)
         conv = (F.conv1d, F.conv2d, F.conv3d)[self._nd - 1]
         if self.padding_mode != "zeros":
             padded = F.pad(input, self._reversed_padding(), mode=self.padding_mode)
-            return conv(padded, self.weight, self.bias, self.stride, 0, self.dilation,
+            return conv(padded, weight, self.bias, self.stride, 0, self.dilation,
                         self.groups)  # fmt: skip
-        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+        return conv(input, weight, self.bias, self.stride, self.padding, self.dilation,
                     self.groups)  # fmt: skip
 
 
@@ -222,10 +223,11 @@ class _ConvTranspose(_ConvNd):
         return tuple(result)
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
-        self._check_input(input, self.in_channels)
+        weight = self.weight  # read once: a parametrized weight is computed on each read
+        self._check_input(input, self.in_channels, weight)
         opad = self._output_padding(input, output_size)
         convt = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
-        return convt(input, self.weight, self.bias, self.stride, self.padding, opad, self.groups,
+        return convt(input, weight, self.bias, self.stride, self.padding, opad, self.groups,
                      self.dilation)  # fmt: skip
 
 

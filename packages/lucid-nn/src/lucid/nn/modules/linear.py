@@ -61,13 +61,14 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input: Tensor) -> Tensor:
-        check_tensor("Linear", input, self.weight)
+        weight = self.weight  # read once: a parametrized weight is computed on each read
+        check_tensor("Linear", input, weight)
         if input.ndim == 0 or input.shape[-1] != self.in_features:
             raise ValueError(
                 f"Linear expected input with {self.in_features} features in the last dim, got "
                 f"{tuple(input.shape)}"
             )
-        return F.linear(input, self.weight, self.bias)
+        return F.linear(input, weight, self.bias)
 
     def extra_repr(self) -> str:
         return (
@@ -105,14 +106,15 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
-        check_tensor("Bilinear", input1, self.weight)
-        check_tensor("Bilinear", input2, self.weight)
+        weight = self.weight  # read once: a parametrized weight is computed on each read
+        check_tensor("Bilinear", input1, weight)
+        check_tensor("Bilinear", input2, weight)
         if input1.shape[-1:] != (self.in1_features,) or input2.shape[-1:] != (self.in2_features,):
             raise ValueError(
                 f"Bilinear expected inputs with {self.in1_features} and {self.in2_features} "
                 f"features in the last dim, got {tuple(input1.shape)} and {tuple(input2.shape)}"
             )
-        return F.bilinear(input1, input2, self.weight, self.bias)
+        return F.bilinear(input1, input2, weight, self.bias)
 
     def extra_repr(self) -> str:
         return (

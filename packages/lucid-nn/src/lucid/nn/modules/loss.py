@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.functional._util import legacy_reduction
+from lucid.nn.functional.linear_cross_entropy import LinearCrossEntropyOptions
 from lucid.nn.module import Module
+from lucid.nn.modules.distance import PairwiseDistance
+from lucid.nn.modules.linear import Linear
 
 __all__ = [
     "BCELoss",
     "BCEWithLogitsLoss",
+    "CTCLoss",
     "CosineEmbeddingLoss",
     "CrossEntropyLoss",
     "GaussianNLLLoss",
@@ -17,14 +25,19 @@ __all__ = [
     "HuberLoss",
     "KLDivLoss",
     "L1Loss",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
     "MSELoss",
     "MarginRankingLoss",
+    "MultiLabelMarginLoss",
     "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
     "NLLLoss",
     "PoissonNLLLoss",
     "SmoothL1Loss",
     "SoftMarginLoss",
     "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -247,3 +260,128 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss between scores ``(N, C)`` and class indices ``(N,)``."""
+
+    def __init__(
+        self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+        size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.ndim}D instead"
+            )
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)  # fmt: skip
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each target row lists class indices, ended by -1."""
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance function (default: ``PairwiseDistance()``)."""
+
+    def __init__(
+        self,
+        *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0,
+        swap: bool = False,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function: Callable[[Tensor, Tensor], Tensor] | None = (
+            distance_function if distance_function is not None else PairwiseDistance()
+        )
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss over unsegmented sequences (Graves et al.,
+    2006); ``log_probs`` are log-softmax outputs of shape ``(T, N, C)``."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(
+        self,
+        log_probs: Tensor,
+        targets: Tensor,
+        input_lengths: Tensor | Sequence[int],
+        target_lengths: Tensor | Sequence[int],
+    ) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)  # fmt: skip
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits of an inner ``Linear(in_features, C * prod(out_features))``
+    (``torch.nn.LinearCrossEntropyLoss``); the weight is ``self.linear.weight``."""
+
+    def __init__(
+        self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (),
+        bias: bool = False, device: Any = None, dtype: Any = None, reduction: str = "mean",
+        weight: Tensor | None = None, ignore_index: int | None = None,
+        label_smoothing: float = 0.0, options: LinearCrossEntropyOptions | None = None,
+    ) -> None:  # fmt: skip
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias,
+                             device=device, dtype=dtype)  # fmt: skip
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        w = self.linear.weight.reshape(self.num_classes, *self.out_features,
+                                       self.linear.in_features)  # fmt: skip
+        b = self.linear.bias
+        bias = None if b is None else b.reshape(self.num_classes, *self.out_features)
+        return F.linear_cross_entropy(
+            input, w, target, linear_bias=bias, weight=self.weight, reduction=self.reduction,
+            ignore_index=self.ignore_index, label_smoothing=self.label_smoothing,
+            options=self.options,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
+        )

@@ -1,5 +1,5 @@
 """Normalisation layers: BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LayerNorm, GroupNorm,
-LocalResponseNorm."""
+LocalResponseNorm, RMSNorm."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ __all__ = [
     "InstanceNorm3d",
     "LayerNorm",
     "LocalResponseNorm",
+    "RMSNorm",
 ]
 
 
@@ -45,6 +46,8 @@ class _NormBase(Module):
         track_running_stats: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         self.num_features = num_features
@@ -55,7 +58,10 @@ class _NormBase(Module):
         kw = {"dtype": dtype, "device": device}
         if affine:
             self.weight = Parameter(lucid.empty(num_features, **kw))
-            self.bias = Parameter(lucid.empty(num_features, **kw))
+            if bias:
+                self.bias = Parameter(lucid.empty(num_features, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -80,7 +86,8 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input(self, input: Tensor) -> None:
         name = self._get_name()
@@ -108,7 +115,8 @@ class _NormBase(Module):
     def extra_repr(self) -> str:
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 
@@ -161,8 +169,12 @@ class _InstanceNorm(_NormBase):
         track_running_stats: bool = False,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         name = self._get_name()
@@ -269,6 +281,8 @@ class GroupNorm(Module):
         affine: bool = True,
         device: Any = None,
         dtype: Any = None,
+        *,
+        bias: bool = True,
     ) -> None:
         super().__init__()
         if num_channels % num_groups:
@@ -280,7 +294,10 @@ class GroupNorm(Module):
         kw = {"dtype": dtype, "device": device}
         if affine:
             self.weight = Parameter(lucid.ones(num_channels, **kw))
-            self.bias = Parameter(lucid.zeros(num_channels, **kw))
+            if bias:
+                self.bias = Parameter(lucid.zeros(num_channels, **kw))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -289,7 +306,8 @@ class GroupNorm(Module):
         """Reset the affine weight to ones and bias to zeros."""
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         check_tensor("GroupNorm", input, self.weight)
@@ -301,7 +319,10 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class LocalResponseNorm(Module):
@@ -320,3 +341,40 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dims (Zhang &
+    Sennrich, 2019); ``eps=None`` is the machine epsilon of the input's dtype."""
+
+    def __init__(
+        self,
+        normalized_shape: int | tuple[int, ...] | list[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        self.normalized_shape = tuple(shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(lucid.ones(*self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        """Reset the elementwise weight to ones."""
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        check_tensor("RMSNorm", x, self.weight)
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )

@@ -16,11 +16,15 @@ __all__ = [
     "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -215,7 +219,7 @@ class _AdaptiveMaxPoolNd(_PoolNd):
 
     def forward(self, input: Tensor) -> Any:
         _check(self, input, self._nd)
-        pool = F.adaptive_max_pool1d if self._nd == 1 else F.adaptive_max_pool2d
+        pool = (F.adaptive_max_pool1d, F.adaptive_max_pool2d, F.adaptive_max_pool3d)[self._nd - 1]
         return pool(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
@@ -230,6 +234,10 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd, nd=2):
     """Max pooling of ``(N, C, H, W)`` to a fixed size."""
 
 
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd, nd=3):
+    """Max pooling of ``(N, C, D, H, W)`` to a fixed size."""
+
+
 class _LPPoolNd(_PoolNd):
     def __init__(
         self, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
@@ -242,7 +250,7 @@ class _LPPoolNd(_PoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         _check(self, input, self._nd)
-        pool = F.lp_pool1d if self._nd == 1 else F.lp_pool2d
+        pool = (F.lp_pool1d, F.lp_pool2d, F.lp_pool3d)[self._nd - 1]
         return pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
@@ -256,3 +264,54 @@ class LPPool1d(_LPPoolNd, nd=1):
 
 class LPPool2d(_LPPoolNd, nd=2):
     """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, H, W)``."""
+
+
+class LPPool3d(_LPPoolNd, nd=3):
+    """Power-average pooling ``(sum x^p)^(1/p)`` over windows of ``(N, C, D, H, W)``."""
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(
+        self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+        return_indices: bool = False, _random_samples: Tensor | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        nd = self._nd
+        name = type(self).__name__
+        self.kernel_size = _tuple(kernel_size, nd)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else _tuple(output_size, nd)
+        self.output_ratio = None if output_ratio is None else _tuple(output_ratio, nd)
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        pool = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)  # fmt: skip
+
+
+def _tuple(value: Any, n: int) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling (Graham, 2014) of ``(N, C, H, W)``: windows at pseudo-random
+    starts (``lucid.rand`` per forward unless ``_random_samples`` is given)."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, D, H, W)``."""
+
+    _nd = 3

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
+from lucid.autograd import Function, enable_grad
+from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.nn import functional as F
 from lucid.nn import init
 from lucid.nn.module import Module
@@ -54,6 +56,66 @@ def _gru_step(xw: Tensor, state: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> T
     n = (xn + r * hn).tanh()
     out: Tensor = n + z * (state - n)
     return out
+
+
+def _lstm_reference(x: Tensor, h0: Tensor, c0: Tensor, w_ih: Tensor, w_hh: Tensor,
+                    b_ih: Tensor | None, b_hh: Tensor | None,
+                    reverse: bool) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """One LSTM layer and direction over padded steps in lucid ops: the fused kernel's oracle
+    and its double backward."""
+    proj = F.linear(x, w_ih, b_ih)
+    steps = proj.unbind(0)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    outs: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
+    state = (h0, c0)
+    for t in order:
+        state = _lstm_step(steps[t], state, w_hh, b_hh)
+        outs[t] = state[0]
+    return lucid.stack(outs, 0), state[0], state[1]
+
+
+class _FusedLSTM(Function):
+    """One LSTM layer and direction as one op: a backend's ``kernels.LSTM`` computes it (arrays
+    in, arrays out), forward and backward. Where a graph of the gradient is wanted
+    (``create_graph=True``) the backward runs ``_lstm_reference`` on the saved inputs and
+    differentiates it, so double backward works as through the reference."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+                reverse: bool) -> Any:  # fmt: skip
+        fused = kernels.LSTM.find(ctx.backend)
+        assert fused is not None  # _fusable checked
+        out, ctx.residuals = fused.forward(ctx.backend, x, h0, c0, w_ih, w_hh, b_ih, b_hh,
+                                           reverse)  # fmt: skip
+        ctx.fused, ctx.reverse = fused, reverse
+        ctx.save_for_backward(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, dy: Any, dh: Any, dc: Any) -> Any:
+        saved = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if is_grad_enabled():  # a graph of the gradient: differentiate the reference
+            with enable_grad():
+                x, h0, c0, w_ih, w_hh, b_ih, b_hh = saved
+                outs = _lstm_reference(x, h0, c0, w_ih, w_hh, b_ih, b_hh, ctx.reverse)
+                pairs = [(o, gr) for o, gr in zip(outs, (dy, dh, dc)) if gr is not None]
+                wanted = [t for t, need in zip(saved, needs) if need]
+                got = iter(lucid.autograd.grad([o for o, _ in pairs], wanted,
+                                               [gr for _, gr in pairs], create_graph=True,
+                                               allow_unused=True))  # fmt: skip
+            return (*[next(got) if need else None for need in needs[:7]], None)
+        arrays = tuple(None if gr is None else gr.array for gr in (dy, dh, dc))
+        grads = ctx.fused.backward(ctx.backend, ctx.residuals, arrays, needs)
+        wrap = Tensor.from_backend_array
+        return (*[None if a is None else wrap(a, ctx.backend) for a in grads], None)
+
+
+def _fusable(x: Tensor, params: list[Tensor | None]) -> bool:
+    """Whether ``_FusedLSTM`` runs: a backend with ``kernels.LSTM`` and one float dtype."""
+    if kernels.LSTM.find(x._backend) is None or x.dtype not in (lucid.float32, lucid.float64):
+        return False
+    return all(p is None or (p.dtype == x.dtype and p._backend is x._backend) for p in params)
 
 
 def _reset_uniform(module: Module, hidden_size: int) -> None:
@@ -231,6 +293,15 @@ class RNNBase(Module):
         w_ih, w_hh = getattr(self, f"weight_ih{sfx}"), getattr(self, f"weight_hh{sfx}")
         b_ih = getattr(self, f"bias_ih{sfx}") if self.bias else None
         b_hh = getattr(self, f"bias_hh{sfx}") if self.bias else None
+        if (
+            self.mode == "LSTM"
+            and not self.proj_size
+            and batch_sizes is None
+            and _fusable(xs, [state[0], state[1], w_ih, w_hh, b_ih, b_hh])
+        ):
+            ys, h, c = _FusedLSTM.apply_multi(xs, state[0], state[1], w_ih, w_hh, b_ih, b_hh,
+                                              reverse)  # fmt: skip
+            return ys, (h, c)
         step = _step_for(self.mode)
         if self.proj_size:
             step = functools.partial(_lstm_step, w_hr=getattr(self, f"weight_hr{sfx}"))

@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor
 from lucid.autograd import no_grad
@@ -17,26 +19,69 @@ def _grads(parameters: Any) -> list[Tensor]:
     return [p.grad for p in parameters if p.grad is not None]
 
 
+def _array_norms(grads: list[Tensor], p: float) -> list[float] | None:
+    """Each gradient's ``p``-norm in one pass over its NumPy array (a BLAS dot product for
+    ``p = 2``), or None where some gradient is not a NumPy array."""
+    arrays = [g.array for g in grads]
+    if not all(type(a) is np.ndarray for a in arrays):
+        return None
+    out = []
+    for a in arrays:
+        flat = a.reshape(-1)
+        if p == 2.0:
+            out.append(math.sqrt(float(np.dot(flat, flat))) if flat.size else 0.0)
+        elif p == math.inf:
+            if not flat.size:
+                raise RuntimeError(
+                    "_foreach_norm cannot compute the infinity norm on an empty tensor because "
+                    "the operation does not have an identity"
+                )
+            out.append(float(np.max(np.abs(flat))))
+        elif p == 1.0:
+            out.append(float(np.sum(np.abs(flat))))
+        else:
+            out.append(float(np.sum(np.abs(flat) ** p)) ** (1.0 / p))
+    return out
+
+
+def _total(norms: list[float], p: float) -> float:
+    if p == math.inf:
+        return max(norms)
+    return float(math.fsum(n**p for n in norms) ** (1.0 / p))
+
+
 def clip_grad_norm_(
     parameters: Iterable[Tensor] | Tensor,
     max_norm: float,
     norm_type: float = 2.0,
     error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
 ) -> Tensor:
     """Scale all gradients together so their joint ``norm_type``-norm is at most ``max_norm``.
 
-    Returns the total norm before clipping (a 0-d tensor), as PyTorch does.
+    Returns the total norm before clipping (a 0-d tensor), as PyTorch does. ``foreach`` (None:
+    where it applies) computes the norms on the gradients' arrays, one pass each, as PyTorch's
+    foreach implementation; ``foreach=True`` on gradients that are not NumPy arrays raises, as
+    PyTorch does for a device without it; ``False`` runs lucid ops per gradient.
     """
     grads = _grads(parameters)
     if not grads:
         result: Tensor = lucid.tensor(0.0)
         return result
+    p = float(norm_type)
+    norms = None if foreach is False else _array_norms(grads, p)
+    if norms is None and foreach:
+        raise RuntimeError(
+            f"foreach=True was passed, but can't use the foreach API on {grads[0].device.type} "
+            "tensors"
+        )
     with no_grad():
-        if norm_type == math.inf:
-            norms = [g.abs().amax() for g in grads]
-            total = norms[0] if len(norms) == 1 else lucid.stack(norms).amax()
+        if norms is not None:
+            total = lucid.tensor(_total(norms, p), dtype=grads[0].dtype, device=grads[0].device)
+        elif p == math.inf:
+            each = [g.abs().amax() for g in grads]
+            total = each[0] if len(each) == 1 else lucid.stack(each).amax()
         else:
-            p = float(norm_type)
             acc = [(g.abs() ** p).sum() for g in grads]
             total = acc[0]
             for a in acc[1:]:

@@ -7,7 +7,9 @@ faster (``winograd``) and depthwise convolutions as tap loops (``depthwise``): `
 chooses, with its thresholds beside it. Batch norm: blocked one-read statistics and gradient
 sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 ``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
-``lucid-core[numba]`` (``relu``).
+``lucid-core[numba]`` (``relu``). erf, erfc, GELU and its gradient: one compiled pass, or a
+float32 rational approximation in a few ufunc passes (``special``). LSTM: a layer as one op,
+gates in place (``lstm``). Layer norm: one compiled pass over the rows each way (``layernorm``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ from typing import Any, Literal
 from lucid import kernels
 from lucid.backends._base import Backend
 from lucid.backends._numpy import _settings
-from lucid.backends._numpy.kernels import batchnorm, depthwise, im2col, pool, relu, winograd
+from lucid.backends._numpy.kernels import (
+    batchnorm,
+    depthwise,
+    im2col,
+    layernorm,
+    lstm,
+    pool,
+    relu,
+    special,
+    winograd,
+)  # fmt: skip
 from lucid.kernels import ConvGeometry
 
 # -- which convolution kernel runs: decided here, and only here ----------------------------------
@@ -101,3 +113,9 @@ def register(backend: Backend) -> None:
     kernels.BATCH_NORM.register(backend, batchnorm.CpuBatchNorm)
     kernels.MAX_POOL_ARRAYS.register(backend, pool.CpuMaxPool)
     kernels.RELU_GRAD.register(backend, relu.CpuReluGrad)
+    kernels.ERF.register(backend, special.CpuErf)
+    kernels.ERFC.register(backend, special.CpuErfc)
+    kernels.GELU.register(backend, special.CpuGelu)
+    kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
+    kernels.LSTM.register(backend, lstm.CpuLstm)
+    kernels.LAYER_NORM.register(backend, layernorm.CpuLayerNorm)

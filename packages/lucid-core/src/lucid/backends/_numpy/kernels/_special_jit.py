@@ -1,0 +1,177 @@
+"""erf, erfc and GELU (forward and gradient) as compiled elementwise passes (``lucid-core[numba]``).
+
+Optional: ``special`` uses these where numba is installed and enabled (``lucid.backends.cpu``).
+NumPy has no erf: its code evaluates a rational approximation in several ufunc passes (and the
+op's float64 reference, fdlibm, in four branches over every element). Here each is one vectorised
+pass without the GIL (split over numba's threads from 4M elements, ``SPLIT_ELEMENTS``), for
+float32: ``special``'s rational approximations evaluated in float64 (erf within 1 ulp of the
+correctly rounded float32 value), written with selects, not branches, and compiled with NumPy's
+error model (``_numba.jit_math``), so that LLVM vectorises the loop. numba's ``math.erf`` and
+``math.tanh`` are scalar calls, 20-100x slower than these loops (docs/performance.md): not
+used; float64 takes the op's own code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numba
+from numba import prange
+
+from lucid.backends._numpy._numba import U, jit_math, run
+from lucid.backends._numpy.kernels.special import (
+    ERF_CLAMP,
+    ERF_P,
+    ERF_Q,
+    ERFC_HI,
+    ERFC_LO,
+    ERFCX_P,
+    ERFCX_Q,
+)  # fmt: skip
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_K = math.sqrt(2.0 / math.pi)
+_TANH_A = 0.044715
+_P0, _P1, _P2, _P3, _P4, _P5 = ERF_P
+_Q0, _Q1, _Q2, _Q3, _Q4, _Q5 = ERF_Q
+_R0, _R1, _R2, _R3, _R4 = ERFCX_P
+_S0, _S1, _S2, _S3, _S4, _S5 = ERFCX_Q
+
+
+@numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _erf_rational(v: float) -> float:
+    """float32-accurate erf of a float64 ``v``: ``v * P(v^2) / Q(v^2)`` on [-4, 4], +-1 past,
+    NaN for NaN. Selects, not branches (numba's min/max branch): LLVM vectorises the loops."""
+    c = v if v < ERF_CLAMP else ERF_CLAMP
+    c = c if c > -ERF_CLAMP else -ERF_CLAMP
+    z = c * c
+    p = _P0 + z * (_P1 + z * (_P2 + z * (_P3 + z * (_P4 + z * _P5))))
+    q = _Q0 + z * (_Q1 + z * (_Q2 + z * (_Q3 + z * (_Q4 + z * _Q5))))
+    r = c * p / q
+    r = r if r < 1.0 else 1.0
+    r = r if r > -1.0 else -1.0
+    return r if v == v else v
+
+
+@numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _erfc_rational(v: float) -> float:
+    """float32-accurate erfc of a float64 ``v``: ``1 - erf`` below 0.5, ``exp(-v^2) P(v) /
+    Q(v)`` above."""
+    t = v if v > ERFC_LO else ERFC_LO
+    t = t if t < ERFC_HI else ERFC_HI
+    p = _R0 + t * (_R1 + t * (_R2 + t * (_R3 + t * _R4)))
+    q = _S0 + t * (_S1 + t * (_S2 + t * (_S3 + t * (_S4 + t * _S5))))
+    tail = math.exp(-v * v) * p / q
+    return tail if v >= ERFC_LO else 1.0 - _erf_rational(v)
+
+
+@jit_math
+def erf_rational(x: Any, out: Any) -> None:
+    """``out = erf(x)`` for float32 1-D arrays."""
+    for i in range(x.shape[0]):
+        out[U(i)] = _erf_rational(numba.float64(x[U(i)]))
+
+
+@jit_math
+def erfc_rational(x: Any, out: Any) -> None:
+    """``out = erfc(x)`` for float32 1-D arrays."""
+    for i in range(x.shape[0]):
+        out[U(i)] = _erfc_rational(numba.float64(x[U(i)]))
+
+
+@jit_math
+def gelu_rational(x: Any, out: Any) -> None:
+    """``out = x * Phi(x)`` for float32, through the rational erf in float64."""
+    for i in range(x.shape[0]):
+        v = numba.float64(x[U(i)])
+        out[U(i)] = 0.5 * v * (1.0 + _erf_rational(v * _SQRT_HALF))
+
+
+@jit_math
+def gelu_tanh(x: Any, out: Any) -> None:
+    """``out = 0.5 x (1 + tanh(u))``, ``u = sqrt(2/pi) (x + 0.044715 x^3)``, as the equal
+    ``x * sigmoid(2u)`` (one float32 exp; numba's tanh is a slow scalar call)."""
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        u = numba.float32(_TANH_K) * (v + numba.float32(_TANH_A) * v * v * v)
+        out[U(i)] = v / (numba.float32(1.0) + math.exp(numba.float32(-2.0) * u))
+
+
+@jit_math
+def gelu_grad_rational(g: Any, x: Any, out: Any) -> None:
+    """``out = g * (Phi(x) + x phi(x))`` for float32 (the cdf in float64, phi's exp in float32)."""
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        pdf = numba.float64(math.exp(numba.float32(-0.5) * v * v)) * _INV_SQRT_2PI
+        v64 = numba.float64(v)
+        cdf = 0.5 * (1.0 + _erf_rational(v64 * _SQRT_HALF))
+        out[U(i)] = g[U(i)] * (cdf + v64 * pdf)
+
+
+@jit_math
+def gelu_grad_tanh(g: Any, x: Any, out: Any) -> None:
+    """The tanh approximation's gradient times ``g``: with ``s = sigmoid(2u)``,
+    ``s + 2 x s (1 - s) u'``, in float32."""
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        u = numba.float32(_TANH_K) * (v + numba.float32(_TANH_A) * v * v * v)
+        du = numba.float32(_TANH_K) * (numba.float32(1.0) + numba.float32(3.0 * _TANH_A) * v * v)
+        s = numba.float32(1.0) / (numba.float32(1.0) + math.exp(numba.float32(-2.0) * u))
+        out[U(i)] = g[U(i)] * (s + numba.float32(2.0) * v * s * (numba.float32(1.0) - s) * du)
+
+
+UNARY = {
+    "erf_rational": erf_rational,
+    "erfc_rational": erfc_rational,
+    "gelu_rational": gelu_rational,
+    "gelu_tanh": gelu_tanh,
+}
+BINARY = {"gelu_grad_rational": gelu_grad_rational, "gelu_grad_tanh": gelu_grad_tanh}
+
+
+# Passes over fewer elements stay on the calling thread: a vectorised pass takes ~1.3 ns an
+# element, so below this a split saves under ~1 ms, and on a loaded 2-core machine the second
+# thread waits a scheduler slice for its core (a 0.5 ms GELU took 16-32 ms split at load 8).
+SPLIT_ELEMENTS = 1 << 22
+
+
+def unary(name: str, x: Any, out: Any) -> None:
+    """``UNARY[name](x, out)`` over 1-D arrays, split over numba's threads when very big."""
+    if x.shape[0] < SPLIT_ELEMENTS:
+        UNARY[name](x, out)
+    else:
+        run(name, UNARY[name], _make_split_unary, (x, out), x.shape[0])
+
+
+def binary(name: str, g: Any, x: Any, out: Any) -> None:
+    """``BINARY[name](g, x, out)`` over 1-D arrays, split over numba's threads when very big."""
+    if x.shape[0] < SPLIT_ELEMENTS:
+        BINARY[name](g, x, out)
+    else:
+        run(name, BINARY[name], _make_split_binary, (g, x, out), x.shape[0])
+
+
+# -- the same passes split over numba's threads: each calls the serial one as ``inner`` -------
+inner: Any = None
+
+
+def _make_split_unary() -> Any:
+    def split(x: Any, out: Any, k: int) -> None:
+        n = x.shape[0]
+        for t in prange(k):
+            s, e = n * t // k, n * (t + 1) // k
+            inner(x[s:e], out[s:e])
+
+    return split
+
+
+def _make_split_binary() -> Any:
+    def split(g: Any, x: Any, out: Any, k: int) -> None:
+        n = x.shape[0]
+        for t in prange(k):
+            s, e = n * t // k, n * (t + 1) // k
+            inner(g[s:e], x[s:e], out[s:e])
+
+    return split

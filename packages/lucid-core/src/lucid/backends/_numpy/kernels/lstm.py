@@ -1,0 +1,127 @@
+"""One LSTM layer over a whole padded sequence for the NumPy backend (``kernels.LSTM``).
+
+lucid-nn's reference LSTM records ~20 ops a time step (a GEMM, the gate chunks, three
+sigmoids, two tanhs, the products), each with autograd's bookkeeping, and the same again
+backward: ~3,200 recorded ops a word_language_model step. Here a layer is one op: the input
+projection for all steps in one GEMM, then per step the recurrent GEMM and the gates in a few
+in-place ufuncs on preallocated buffers (sigmoid as ``0.5 tanh(x / 2) + 0.5``, so the four
+gates are one tanh pass), and backward the same in reverse with the weight gradients as one GEMM
+each over all steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CpuLstm"]
+
+
+def _gate_affine(h: int, dtype: Any) -> tuple[Any, Any]:
+    """Per-column scale and shift turning ``tanh(scale * z)`` into the four gates' activations:
+    sigmoid for i, f, o (scale 0.5, then ``0.5 t + 0.5``), tanh for g."""
+    scale = np.full(4 * h, 0.5, dtype=dtype)
+    scale[2 * h : 3 * h] = 1.0
+    shift = np.full(4 * h, 0.5, dtype=dtype)
+    shift[2 * h : 3 * h] = 0.0
+    return scale, shift
+
+
+def _cell_forward(gates: Any, c_prev: Any, c: Any, h: Any, scale: Any, shift: Any) -> None:
+    """Pre-activations ``gates`` (N, 4H) -> activations in place; ``c``, ``h`` written."""
+    n = c.shape[1]
+    gates *= scale
+    np.tanh(gates, out=gates)
+    gates *= scale
+    gates += shift
+    i, f, g, o = gates[:, :n], gates[:, n : 2 * n], gates[:, 2 * n : 3 * n], gates[:, 3 * n :]
+    np.multiply(f, c_prev, out=c)
+    c += i * g
+    np.tanh(c, out=h)
+    h *= o
+
+
+def _cell_backward(acts: Any, c: Any, c_prev: Any, dh: Any, dc: Any, dgates: Any) -> None:
+    """From the activations and the state gradients: the pre-activation gradients ``dgates``;
+    ``dc`` becomes the previous cell state's gradient."""
+    n = c.shape[1]
+    i, f, g, o = acts[:, :n], acts[:, n : 2 * n], acts[:, 2 * n : 3 * n], acts[:, 3 * n :]
+    tc = np.tanh(c)
+    di, df, dg, do = (dgates[:, k * n : (k + 1) * n] for k in range(4))
+    np.multiply(dh, tc, out=do)  # d o (activation)
+    do *= o
+    do *= 1.0 - o
+    tc *= tc
+    np.subtract(1.0, tc, out=tc)
+    tc *= o
+    tc *= dh
+    dc += tc  # dc now the full gradient of c at this step
+    np.multiply(dc, g, out=di)
+    di *= i
+    di *= 1.0 - i
+    np.multiply(dc, c_prev, out=df)
+    df *= f
+    df *= 1.0 - f
+    np.multiply(dc, i, out=dg)
+    dg *= 1.0 - g * g
+    dc *= f
+
+
+class CpuLstm:
+    """``kernels.LSTM`` for NumPy: the layer as one op, gates in place (see the module)."""
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, h0: Any, c0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+        reverse: bool,
+    ) -> tuple[Any, Any]:  # fmt: skip
+        steps, n, _ = x.shape
+        hid = w_hh.shape[1]
+        acts = np.matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, 4 * hid)
+        for b in (b_ih, b_hh):
+            if b is not None:
+                acts += b
+        cs = np.empty((steps, n, hid), dtype=x.dtype)
+        ys = np.empty((steps, n, hid), dtype=x.dtype)
+        scale, shift = _gate_affine(hid, x.dtype)
+        w_hh_t = w_hh.T
+        h, c = h0, c0
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            acts[t] += h @ w_hh_t
+            _cell_forward(acts[t], c, cs[t], ys[t], scale, shift)
+            h, c = ys[t], cs[t]
+        residuals = (x, h0, c0, w_ih, w_hh, acts, cs, ys, reverse)
+        return (ys, h.copy(), c.copy()), residuals
+
+    @staticmethod
+    def backward(backend: Any, residuals: Any, g: Any, needs: Any) -> tuple[Any, ...]:
+        x, h0, c0, w_ih, w_hh, acts, cs, ys, reverse = residuals
+        dy, dh_n, dc_n = g
+        steps, n, hid = cs.shape
+        dh = np.zeros_like(h0) if dh_n is None else dh_n.astype(h0.dtype, copy=True)
+        dc = np.zeros_like(c0) if dc_n is None else dc_n.astype(c0.dtype, copy=True)
+        dgates = np.empty_like(acts)
+        order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            if dy is not None:
+                dh += dy[t]
+            c_prev = c0 if k == 0 else cs[order[k - 1]]
+            _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t])
+            dh = dgates[t] @ w_hh
+        d2 = dgates.reshape(steps * n, 4 * hid)
+        dx = np.matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
+        dw_ih = d2.T @ x.reshape(steps * n, -1) if needs[3] else None
+        dw_hh = None
+        if needs[4]:
+            prev = (
+                np.concatenate([ys[1:], h0[None]])
+                if reverse
+                else np.concatenate([h0[None], ys[:-1]])
+            )
+            dw_hh = d2.T @ prev.reshape(steps * n, hid)
+        db_ih = d2.sum(0) if needs[5] else None
+        db_hh = d2.sum(0) if needs[6] else None
+        dh0 = dh if needs[1] else None
+        return dx, dh0, dc if needs[2] else None, dw_ih, dw_hh, db_ih, db_hh

@@ -1,0 +1,186 @@
+"""erf, erfc and GELU (forward and gradient) for the NumPy backend (``kernels.ERF``,
+``kernels.ERFC``, ``kernels.GELU``, ``kernels.GELU_GRAD``).
+
+float32 only. With ``lucid-core[numba]``: one compiled pass per call (``_special_jit``).
+Without it, float32 arrays take a float32 rational approximation in a few ufunc passes, where
+the op's own code (fdlibm's four branches, evaluated over every element for branch-free
+arrays) took ~25: erf as ``x P(x^2) / Q(x^2)`` on [-4, 4] (degree 5/5, fitted here for float32,
+within 4e-7 relative of erf), erfc above 0.5 as ``exp(-x^2) P(x) / Q(x)`` (degree 4/5, within
+4e-7 relative, the exponential in float64 so that the tail keeps its relative accuracy).
+float64 (fdlibm's accuracy), float16/bfloat16 and other dtypes decline (None): the op's
+reference code runs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lucid.backends._numpy import _compiled
+
+__all__ = [
+    "ERFCX_P", "ERFCX_Q", "ERFC_HI", "ERFC_LO", "ERF_CLAMP", "ERF_P", "ERF_Q", "CpuErf",
+    "CpuErfc", "CpuGelu", "CpuGeluGrad",
+]  # fmt: skip
+
+_JIT = "_special_jit"
+_F32 = np.dtype(np.float32)
+
+# erf(x) = x P(x^2) / Q(x^2) on |x| <= 4 (float32's erf is 1 from 3.92 on); lowest order first.
+ERF_CLAMP = 4.0
+ERF_P = (
+    1.128379139941372, 0.19350760480183266, 0.053096048353368105, 0.0038815320788953373,
+    0.00028449188288146135, 1.9866424212670786e-06,
+)  # fmt: skip
+ERF_Q = (
+    1.0, 0.5048242162159257, 0.11533384523460843, 0.015203649942615262, 0.0011850693679601552,
+    3.741482800874539e-05,
+)  # fmt: skip
+# erfc(x) exp(x^2) = P(x) / Q(x) on [0.5, 10.1] (float32's erfc is 0 past 10.06).
+ERFC_LO, ERFC_HI = 0.5, 11.0
+ERFCX_P = (
+    1.0000099246872487, 1.31403537752246, 0.8181207652922099, 0.2734759782907012,
+    0.04369193226673534,
+)  # fmt: skip
+ERFCX_Q = (
+    1.0, 2.4425113965637015, 2.573768760747272, 1.4885831002657375, 0.48473548684144235,
+    0.07744164959877436,
+)  # fmt: skip
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_K = math.sqrt(2.0 / math.pi)
+_TANH_A = 0.044715
+# Below this many elements NumPy's passes cost about what a compiled call does.
+_SMALL_ELEMENTS = 256
+
+
+def _horner(coeffs: tuple[float, ...], z: Any) -> Any:
+    acc = np.full_like(z, coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        acc *= z
+        acc += c
+    return acc
+
+
+def erf_f32(x: Any) -> Any:
+    """erf of a float32 array in float32 ufunc passes (NaN in, NaN out; +-inf -> +-1)."""
+    v = np.clip(x, -ERF_CLAMP, ERF_CLAMP)
+    z = v * v
+    r = _horner(ERF_P, z)
+    r /= _horner(ERF_Q, z)
+    r *= v
+    return np.clip(r, -1.0, 1.0, out=r)
+
+
+def erfc_f32(x: Any) -> Any:
+    """erfc of a float32 array: ``1 - erf`` below 0.5, the scaled tail above it."""
+    t = np.clip(x, ERFC_LO, ERFC_HI)
+    tail = _horner(ERFCX_P, t)
+    tail /= _horner(ERFCX_Q, t)
+    x64 = x.astype(np.float64)
+    tail *= np.exp(-(x64 * x64))
+    near = 1.0 - erf_f32(x)
+    return np.where(x >= ERFC_LO, tail, near)
+
+
+def _flat(*arrays: Any) -> tuple[Any, ...] | None:
+    """The arrays as 1-D C-ordered views (copies where not contiguous), or None where their
+    shapes differ."""
+    if any(a.shape != arrays[0].shape for a in arrays[1:]):
+        return None
+    return tuple(np.ascontiguousarray(a).reshape(-1) for a in arrays)
+
+
+def _compiled_unary(name: str, x: Any) -> Any:
+    """``name``'s compiled pass over ``x``, or None where numba is not in use (or failed)."""
+    if x.size < _SMALL_ELEMENTS or _compiled.load(_JIT) is None:
+        return None
+    (xf,) = _flat(x) or (None,)
+    out = np.empty(x.shape, dtype=x.dtype)
+    ok = _compiled.run(_JIT, "unary", name, xf, out.reshape(-1))
+    return out if ok else None
+
+
+def _compiled_binary(name: str, g: Any, x: Any) -> Any:
+    if x.size < _SMALL_ELEMENTS or _compiled.load(_JIT) is None:
+        return None
+    flat = _flat(g, x)
+    if flat is None:
+        return None
+    out = np.empty(x.shape, dtype=x.dtype)
+    ok = _compiled.run(_JIT, "binary", name, *flat, out.reshape(-1))
+    return out if ok else None
+
+
+def _float32(*arrays: Any) -> bool:
+    """Whether every array is float32 (other dtypes take the op's own code)."""
+    return all(a.dtype == _F32 for a in arrays)
+
+
+class CpuErf:
+    """``kernels.ERF`` for NumPy (float32): compiled, or the rational in ufunc passes."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any) -> Any:
+        if not _float32(x):
+            return None
+        out = _compiled_unary("erf_rational", x)
+        return erf_f32(x) if out is None else out
+
+
+class CpuErfc:
+    """``kernels.ERFC`` for NumPy (float32): compiled, or the rational in ufunc passes."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any) -> Any:
+        if not _float32(x):
+            return None
+        out = _compiled_unary("erfc_rational", x)
+        return erfc_f32(x) if out is None else out
+
+
+class CpuGelu:
+    """``kernels.GELU`` for NumPy (float32): compiled, or (exact form) through the rational erf
+    in ufunc passes; the tanh form without numba is the op's own (one tanh ufunc)."""
+
+    @staticmethod
+    def forward(backend: Any, x: Any, approximate: str) -> Any:
+        if not _float32(x):
+            return None
+        out = _compiled_unary("gelu_tanh" if approximate == "tanh" else "gelu_rational", x)
+        if out is None and approximate != "tanh":
+            y = erf_f32(x * np.float32(_SQRT_HALF))
+            y += 1.0
+            y *= x
+            y *= 0.5
+            out = y
+        return out
+
+
+class CpuGeluGrad:
+    """``kernels.GELU_GRAD`` for NumPy: ``g * gelu'(x)`` for float32, compiled or in ufunc
+    passes (the derivative's formula as arrays, without the recorded ops' overhead)."""
+
+    @staticmethod
+    def forward(backend: Any, g: Any, x: Any, approximate: str) -> Any:
+        if not _float32(g, x) or g.shape != x.shape:
+            return None
+        name = "gelu_grad_tanh" if approximate == "tanh" else "gelu_grad_rational"
+        out = _compiled_binary(name, g, x)
+        if out is not None:
+            return out
+        if approximate == "tanh":
+            t = np.tanh(_TANH_K * (x + _TANH_A * x * x * x))
+            dt = (1.0 - t * t) * (_TANH_K * (1.0 + 3.0 * _TANH_A * x * x))
+            return g * (0.5 * (1.0 + t) + 0.5 * x * dt)
+        cdf = erf_f32(x * np.float32(_SQRT_HALF))
+        cdf += 1.0
+        cdf *= 0.5
+        pdf = np.exp(-0.5 * x * x)
+        pdf *= x
+        pdf *= _INV_SQRT_2PI
+        cdf += pdf
+        cdf *= g
+        return cdf

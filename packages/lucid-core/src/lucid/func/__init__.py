@@ -1,0 +1,44 @@
+"""Function transforms (``torch.func``): ``grad``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
+``hessian``, ``linearize``, ``vmap``, ``functional_call``, ``stack_module_state``.
+
+They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`` and
+``jvp(grad(f))`` second derivatives) and work on every backend. How lucid computes them:
+
+- ``grad``/``vjp``/``jacrev`` run lucid's reverse-mode autograd, recording the backward graph
+  only where an enclosing transform differentiates again.
+- ``jvp`` uses the double-vjp identity (exact, on reverse mode); ``jacfwd`` computes the same
+  Jacobian as ``jacrev``.
+- ``vmap`` runs the function once per batch element and stacks the results (no batching
+  rules yet: exact, at the speed of a Python loop over the batch).
+- ``functional_call`` swaps a module's parameters and buffers for the call (any object laid
+  out as ``nn.Module``; lucid-core does not import lucid-nn).
+"""
+
+from __future__ import annotations
+
+from lucid.func._functional_call import functional_call, stack_module_state
+from lucid.func._transforms import (
+    grad,
+    grad_and_value,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linearize,
+    vjp,
+)
+from lucid.func._vmap import vmap
+
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "stack_module_state",
+    "vjp",
+    "vmap",
+]

@@ -1,0 +1,45 @@
+"""The NumPy backend's ``index_add`` for whole rows (an embedding's gradient): sorted rows summed
+per index by ``reduceat`` give ``np.add.at``'s values (to rounding: reduceat sums pairwise),
+with repeats, negative indices, several index dims and trailing dims; the other index forms
+still go to ``add.at``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid
+
+_CPU = lucid.backends.get_backend("cpu")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("rows", "tail", "index_shape"), [(65, (128,), (12, 64)), (10, (3, 4), (50,)), (7, (2,), (2,))]
+)
+def test_rows_match_add_at(dtype: str, rows: int, tail: tuple[int, ...],
+                           index_shape: tuple[int, ...]) -> None:  # fmt: skip
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal((rows, *tail)).astype(dtype)
+    index = rng.integers(-rows, rows, index_shape)
+    values = rng.standard_normal(index_shape + tail).astype(dtype)
+    want = base.copy()
+    np.add.at(want, index, values)
+    got = _CPU.index_add(base, index, values)
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-13, atol=1e-6)
+    zeros = np.zeros_like(base)
+    want0 = zeros.copy()
+    np.add.at(want0, index, values)
+    np.testing.assert_allclose(_CPU.index_add(zeros, (index,), values), want0, rtol=1e-6, atol=1e-6)
+
+
+def test_other_forms_and_errors() -> None:
+    base = np.zeros((4, 3), np.float32)
+    v = np.ones(3, np.float32)
+    got = _CPU.index_add(base, (np.array([1, 1]), np.array([0, 2])), np.ones(2, np.float32))
+    assert got[1, 0] == 1 and got[1, 2] == 1 and got.sum() == 2
+    np.testing.assert_array_equal(
+        _CPU.index_add(base, np.array([2, 2]), v), [[0] * 3] * 2 + [[2] * 3] + [[0] * 3]
+    )
+    with pytest.raises(IndexError):
+        _CPU.index_add(base, np.array([0, 4]), np.ones((2, 3), np.float32))

@@ -1,0 +1,87 @@
+"""Layer norm's compiled kernel (``kernels.LAYER_NORM`` on NumPy, ``lucid-core[numba]``) against
+lucid-nn's reference code (the kernel unregistered): outputs and the three gradients, float64
+to 1e-12 and float32 to 2e-6 (atol and rtol), with and without affine parameters, over one
+and two normalised dims, non-contiguous input; an in-place change of the input after forward
+does not change the gradients; without numba the kernel declines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid import kernels
+from lucid.backends import cpu
+from lucid.nn import functional as F
+
+pytest.importorskip("numba")
+_CPU = lucid.backends.get_backend("cpu")
+_TOL = {lucid.float64: 1e-12, lucid.float32: 2e-6}
+
+
+def _run(x: np.ndarray, shape: tuple[int, ...], affine: bool, dtype: Any, fused: bool,
+         transpose: bool = False) -> list[np.ndarray]:  # fmt: skip
+    rng = np.random.default_rng(1)
+    saved = _CPU.kernels.pop(kernels.LAYER_NORM) if not fused else None
+    try:
+        t = lucid.from_numpy(x).to(dtype)
+        if transpose:
+            t = t.transpose(0, 1)
+        t.requires_grad_()
+        w = b = None
+        if affine:
+            w = lucid.from_numpy(rng.standard_normal(shape)).to(dtype).requires_grad_()
+            b = lucid.from_numpy(rng.standard_normal(shape)).to(dtype).requires_grad_()
+        y = F.layer_norm(t, shape, w, b, 1e-5)
+        g = lucid.from_numpy(rng.standard_normal(tuple(y.shape))).to(dtype)
+        y.backward(g)
+        out = [y.detach().numpy().copy(), t.grad.numpy().copy()]  # type: ignore[union-attr]
+        if affine:
+            out += [w.grad.numpy().copy(), b.grad.numpy().copy()]  # type: ignore[union-attr]
+        return out
+    finally:
+        if saved is not None:
+            _CPU.kernels[kernels.LAYER_NORM] = saved
+
+
+@pytest.mark.parametrize("dtype", [lucid.float64, lucid.float32])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize(("xshape", "shape", "transpose"),
+                         [((4, 6, 32), (32,), False), ((3, 5, 4, 6), (4, 6), False),
+                          ((6, 4, 16), (16,), True)])  # fmt: skip
+def test_kernel_equals_the_reference(dtype: Any, affine: bool, xshape: tuple[int, ...],
+                                     shape: tuple[int, ...], transpose: bool) -> None:  # fmt: skip
+    x = np.random.default_rng(0).standard_normal(xshape) * 3 + 1
+    got = _run(x, shape, affine, dtype, True, transpose)
+    want = _run(x, shape, affine, dtype, False, transpose)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=_TOL[dtype], atol=_TOL[dtype])
+
+
+def test_the_kernel_runs_and_declines_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.ones((2, 8), np.float32)
+    k = kernels.LAYER_NORM.find(_CPU)
+    assert k is not None and k.forward(_CPU, x, None, None, 1, 1e-5) is not None
+    monkeypatch.setattr(cpu, "numba_enabled", False)
+    assert k.forward(_CPU, x, None, None, 1, 1e-5) is None
+
+
+def test_inplace_change_of_the_input_after_forward() -> None:
+    x = lucid.randn(4, 8, requires_grad=True)
+    h = x * 1.0
+    y = F.layer_norm(h, (8,))
+    ref = F.layer_norm(h.detach().clone().requires_grad_(), (8,))
+    with lucid.no_grad():
+        h.add_(5.0)
+    g = lucid.randn(4, 8)
+    try:
+        y.backward(g)
+    except RuntimeError:
+        return  # refusing, as torch does, is right too
+    h2 = h.detach() - 5.0
+    h2.requires_grad_()
+    F.layer_norm(h2, (8,)).backward(g)
+    np.testing.assert_allclose(x.grad.numpy(), h2.grad.numpy(), rtol=1e-5, atol=1e-6)  # type: ignore[union-attr]
+    assert ref is not None
