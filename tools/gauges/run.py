@@ -64,7 +64,8 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
         return (
             f"errors:  of {s['inputs']} inputs torch rejects, lucid raises on {s['raised']} "
             f"({s['same_class']} the same class, {s['same_message']} also torch's message), "
-            f"returns a result on {s['returned']}, "
+            f"returns a result on {s['returned']} ({s.get('returned_generic', 0)} where "
+            "torch's test names no error), "
             f"lacks the op for {s['missing']} [{seconds:.0f} s]"
         )
     parts = ", ".join(
@@ -105,8 +106,9 @@ def markdown_table(report: dict[str, Any]) -> str:
         rows.append(
             f"| Error inputs | of {s['inputs']} inputs torch rejects lucid raises on "
             f"{s['raised']} ({s['same_class']} the same class, {s['same_message']} also "
-            f"torch's message), returns a result on "
-            f"{s['returned']}, lacks the op for {s['missing']} |"
+            f"torch's message), returns a result on {s['returned']} "
+            f"({s.get('returned_generic', 0)} where torch's test names no error), lacks the op "
+            f"for {s['missing']} |"
         )
     if "surface" in report:
         for ns, v in report["surface"]["summary"]["namespaces"].items():
@@ -166,6 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floors", type=Path, default=FLOORS)
     parser.add_argument("--check-floors", action="store_true", help="exit 1 below a floor")
     parser.add_argument("--raise-floors", action="store_true", help="write the new floors")
+    parser.add_argument(
+        "--set-floors",
+        action="store_true",
+        help="write this run's numbers as the floors, lower ones too (when the gauge changes)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per op")
     parser.add_argument("--top", type=int, metavar="N", help="print the N first gaps of each kind")
     parser.add_argument("--markdown", action="store_true", help="print the numbers as a table")
@@ -257,7 +264,12 @@ def _run(
             print(line)
     floors = json.loads(args.floors.read_text()) if args.floors.is_file() else {}
     relevant = {k: v for k, v in floors.items() if k in numbers}
-    if args.raise_floors:
+    if args.set_floors:
+        write_json(
+            args.floors, {**{k: v for k, v in floors.items() if k not in numbers}, **numbers}
+        )
+        print(f"floors set to this run's numbers in {args.floors}")
+    elif args.raise_floors:
         new = {**floors, **raised_floors(numbers, relevant)}
         new.update({k: v for k, v in numbers.items() if k not in floors})
         write_json(args.floors, new)
