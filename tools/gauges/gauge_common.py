@@ -358,7 +358,8 @@ def top_gaps(report: Mapping[str, Any], limit: int = 40) -> list[str]:
             f"Error inputs: ops that return a result or raise another class ({len(returned)})"
         )
         for _, o in returned[:limit]:
-            detail = o["examples"][0]["detail"][:130] if o["examples"] else ""
+            worst = sorted(o["examples"], key=lambda e: e["outcome"] != "returned")
+            detail = worst[0]["detail"][:130] if worst else ""
             lines.append(f"  {o['torch']} {o['counts']} {detail}")
     for ns, v in report.get("surface", {}).get("namespaces", {}).items():
         if v["missing"]:

@@ -65,12 +65,21 @@ def run_module_sample(info: Any, cls: Any, sample: Any, training: bool, seed: in
     except Unconvertible as exc:
         return f"unconvertible argument: {exc}"
     torch.manual_seed(seed)
-    t_module = info.module_cls(*c_args, **c_kwargs)
-    t_module.train(training)
+    try:
+        t_module = info.module_cls(*c_args, **c_kwargs)
+        t_module.train(training)
+        lazy = isinstance(t_module, torch.nn.modules.lazy.LazyModuleMixin)
+        if lazy:  # a first forward gives the parameters their shapes
+            t_module(*bridge.clone_torch(f_args), **bridge.clone_torch(f_kwargs))
+    except Exception:
+        return "torch raises"
     try:
         with time_limit(SAMPLE_SECONDS):
             l_module = cls(*l_c_args, **l_c_kwargs)
             l_module.train(training)
+            if lazy:
+                warm_args, warm_kwargs = ToLucid()((f_args, f_kwargs))
+                l_module(*warm_args, **warm_kwargs)
             problem = copy_state(t_module, l_module)
     except GaugeTimeout as exc:
         return Verdict("error", str(exc))
@@ -79,7 +88,10 @@ def run_module_sample(info: Any, cls: Any, sample: Any, training: bool, seed: in
     if problem:
         return Verdict("error", problem)
     torch.manual_seed(seed)
-    t_out = t_module(*f_args, **f_kwargs)
+    try:
+        t_out = t_module(*f_args, **f_kwargs)
+    except Exception:
+        return "torch raises"
     try:
         with time_limit(SAMPLE_SECONDS):
             l_out = l_module(*l_f_args, **l_f_kwargs)
@@ -111,6 +123,31 @@ def run_module_sample(info: Any, cls: Any, sample: Any, training: bool, seed: in
     return compare_grads(expected, got, names)
 
 
+def module_verdicts(
+    info: Any, cls: Any, training: bool, dtype: torch.dtype, max_samples: int | None
+) -> list[tuple[Any, Verdict | str]]:
+    """Each sample of one mode and dtype with its verdict (a string: why it is skipped)."""
+    torch.manual_seed(0)  # module_inputs_func draws from torch's global generator
+    try:
+        with time_limit(60):
+            samples = info.module_inputs_func(
+                info, device="cpu", dtype=dtype, requires_grad=True, training=training
+            )[:max_samples]
+    except (Exception, GaugeTimeout):
+        return []
+    verdicts: list[tuple[Any, Verdict | str]] = []
+    for index, sample in enumerate(samples):
+        if cls is None:
+            verdict: Verdict | str = Verdict("missing", f"no lucid.{info.name}")
+        else:
+            try:
+                verdict = run_module_sample(info, cls, sample, training, index)
+            except (Exception, GaugeTimeout) as exc:
+                verdict = Verdict("error", f"gauge: {short_error(exc)}")
+        verdicts.append((sample, verdict))
+    return verdicts
+
+
 def gauge_modules(
     deliberate: Deliberate,
     patterns: list[str] | None = None,
@@ -135,26 +172,12 @@ def gauge_modules(
         examples: list[dict[str, str]] = []
         start = time.perf_counter()
         for training in (True, False):
-            torch.manual_seed(0)  # module_inputs_func draws from torch's global generator
-            try:
-                with time_limit(60):
-                    samples = info.module_inputs_func(
-                        info,
-                        device="cpu",
-                        dtype=torch.float32,
-                        requires_grad=True,
-                        training=training,
-                    )[:max_samples]
-            except (Exception, GaugeTimeout):
-                continue
-            for index, sample in enumerate(samples):
-                if cls is None:
-                    verdict = Verdict("missing", f"no lucid.{info.name}")
-                else:
-                    try:
-                        verdict = run_module_sample(info, cls, sample, training, index)
-                    except (Exception, GaugeTimeout) as exc:
-                        verdict = Verdict("error", f"gauge: {short_error(exc)}")
+            verdicts = module_verdicts(info, cls, training, torch.float32, max_samples)
+            if verdicts and all(v == "torch raises" for _, v in verdicts):
+                # torch's own samples for this module work only in float64 (FractionalMaxPool's
+                # _random_samples are double)
+                verdicts = module_verdicts(info, cls, training, torch.float64, max_samples)
+            for sample, verdict in verdicts:
                 if isinstance(verdict, str):
                     skipped[verdict] += 1
                     continue
