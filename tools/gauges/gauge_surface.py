@@ -1,0 +1,222 @@
+"""Gauge 4: the public names of torch's documented namespaces, present in lucid at the same path.
+
+A namespace's names are its `__all__` where torch defines one, else its public `dir()` less
+imported modules and names defined outside torch (typing helpers). For each name present in
+both, the call signature is compared where both can be inspected: every parameter torch names
+must exist in lucid (or lucid takes **kwargs).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import tempfile
+import types
+from pathlib import Path
+from typing import Any
+
+import gauge_bridge as bridge  # noqa: F401  (stubs expecttest; imports torch and lucid)
+import gauge_torchvision
+import torch
+from gauge_common import Deliberate, percent
+
+# torch namespace -> lucid namespace
+NAMESPACES = {
+    "torch": "lucid",
+    "torch.Tensor": "lucid.Tensor",
+    "torch.nn": "lucid.nn",
+    "torch.nn.functional": "lucid.nn.functional",
+    "torch.nn.init": "lucid.nn.init",
+    "torch.nn.utils": "lucid.nn.utils",
+    "torch.optim": "lucid.optim",
+    "torch.optim.lr_scheduler": "lucid.optim.lr_scheduler",
+    "torch.utils.data": "lucid.utils.data",
+    "torch.linalg": "lucid.linalg",
+    "torch.special": "lucid.special",
+    "torch.distributions": "lucid.distributions",
+    "torch.autograd": "lucid.autograd",
+}
+
+
+def resolve(path: str) -> Any:
+    """The object at a dotted path (importing modules on the way), or None."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except Exception:
+            continue
+        for part in parts[cut:]:
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return None
+        return obj
+    return None
+
+
+# Classes torch binds from C++ that its documentation covers; the other torch._C classes in
+# torch.__all__ are TorchScript's IR and type system (Block, Graph, AnyType...), not the API.
+C_CLASSES_DOCUMENTED = {
+    "Generator",
+    "Size",
+    "device",
+    "dtype",
+    "layout",
+    "memory_format",
+    "finfo",
+    "iinfo",
+    "Stream",
+    "Event",
+    "Tag",
+}
+# torch.__all__ names that torch's documentation leaves out: backend kernels and tracing helpers
+# (the `*_copy` view variants are excluded too).
+BACKEND_PREFIXES = ("cudnn_", "miopen_", "mkldnn_", "fbgemm_", "quantized_", "native_", "sym_")
+# Modules whose helpers leak into torch namespaces' dir(): typing and dispatch machinery.
+HELPER_MODULES = (
+    "typing",
+    "torch._jit_internal",
+    "torch.overrides",
+    "torch._tensor",
+    "torch.types",
+    "torch._C._jit",
+    "torch.jit",
+)
+
+
+def _documented(namespace: str, name: str, value: Any) -> bool:
+    if isinstance(value, types.ModuleType):
+        return f"{namespace}.{name}" in NAMESPACES
+    module = getattr(value, "__module__", None) or ""
+    if namespace == "torch" and name.startswith(BACKEND_PREFIXES) or name.endswith("_copy"):
+        return False
+    if isinstance(value, type):
+        from_c = getattr(torch._C, name, None) is value or module.startswith("torch._C")
+        if from_c and name not in C_CLASSES_DOCUMENTED:
+            return False
+        if name.endswith("Storage") and name != "UntypedStorage":
+            return False  # the legacy typed storages
+    kind = type(value)
+    if not isinstance(value, type) and (kind.__module__ or "").startswith("torch._C"):
+        if kind.__name__ not in C_CLASSES_DOCUMENTED:
+            return False  # values of TorchScript's enums (torch.AVG, torch.SUM)
+    if module.startswith(HELPER_MODULES) or module == "typing":
+        return False
+    if not callable(value) and namespace != "torch":
+        return False  # module constants (TYPE_CHECKING, mode tables)
+    return True
+
+
+def public_names(namespace: str, obj: Any) -> list[str]:
+    """The names torch documents in a namespace (see the module docstring)."""
+    if isinstance(obj, type):
+        return sorted(n for n in dir(obj) if not n.startswith("_"))
+    declared = getattr(obj, "__all__", None)
+    candidates = [str(n) for n in declared] if declared is not None else dir(obj)
+    names = set()
+    for name in candidates:
+        if name.startswith("_") or not hasattr(obj, name):
+            continue
+        value = getattr(obj, name)
+        if declared is None and isinstance(value, type):
+            home = getattr(value, "__module__", "") or ""
+            if not (home == namespace or home.startswith(namespace + ".")):
+                continue  # a class imported from elsewhere (torch.Tensor in F, typing's)
+        if _documented(namespace, name, value):
+            names.add(name)
+    return sorted(names)
+
+
+def _parameters(obj: Any) -> tuple[list[str], bool] | None:
+    """Named parameters (without self) and whether **kwargs is taken; None if uninspectable."""
+    target = obj.__init__ if isinstance(obj, type) else obj
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        return None
+    names, var_kw = [], False
+    for p in signature.parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            var_kw = True
+        elif p.kind is not p.VAR_POSITIONAL and p.name not in ("self", "cls"):
+            names.append(p.name)
+    return names, var_kw
+
+
+def signature_gap(t_obj: Any, l_obj: Any) -> str:
+    """'' when compatible or not inspectable, else the torch parameters lucid lacks."""
+    if isinstance(t_obj, type) and t_obj.__init__ is object.__init__:
+        return ""
+    t_params, l_params = _parameters(t_obj), _parameters(l_obj)
+    if t_params is None or l_params is None:
+        return ""
+    t_names, _ = t_params
+    l_names, l_kw = l_params
+    if l_kw:
+        return ""
+    lacking = [n for n in t_names if n not in l_names]
+    return f"lucid lacks parameters {lacking}" if lacking else ""
+
+
+def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> dict[str, Any]:
+    """Every namespace's names: present, missing, deliberate, signature mismatches.
+
+    `torchvision`: a folder holding torchvision's sources (or its wheel) to read its
+    namespaces from; without it they are not measured.
+    """
+    namespaces: dict[str, Any] = {}
+    totals = {"present": 0, "total": 0, "signature_mismatch": 0, "deliberate": 0}
+    listed: dict[str, tuple[str, list[str]]] = {}
+    for t_ns, l_ns in NAMESPACES.items():
+        listed[t_ns] = (l_ns, public_names(t_ns, resolve(t_ns)))
+    if torchvision is not None:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = gauge_torchvision.source_root(torchvision, Path(scratch))
+            for t_ns, l_ns in gauge_torchvision.TORCHVISION_NAMESPACES.items():
+                names = sorted(gauge_torchvision.public_names(root, t_ns))
+                listed[t_ns] = (l_ns, names)
+    for t_ns, (l_ns, names) in listed.items():
+        t_obj = resolve(t_ns) if not t_ns.startswith("torchvision") else None
+        l_obj = resolve(l_ns)
+        missing: list[str] = []
+        mismatched: dict[str, str] = {}
+        deliberate_names: dict[str, str] = {}
+        present = 0
+        for name in names:
+            reason = deliberate.reason(f"{t_ns}.{name}")
+            if reason:
+                deliberate_names[name] = reason
+                continue
+            found = getattr(l_obj, name, None) if l_obj is not None else None
+            if found is None and l_obj is not None and not hasattr(l_obj, name):
+                missing.append(name)
+                continue
+            if l_obj is None:
+                missing.append(name)
+                continue
+            present += 1
+            gap = signature_gap(getattr(t_obj, name, None), found)
+            if gap:
+                mismatched[name] = gap
+        counted = len(names) - len(deliberate_names)
+        namespaces[t_ns] = {
+            "lucid": l_ns,
+            "present": present,
+            "total": counted,
+            "present_pct": percent(present, counted),
+            "missing": missing,
+            "signature_mismatch": mismatched,
+            "deliberate": deliberate_names,
+        }
+        totals["present"] += present
+        totals["total"] += counted
+        totals["signature_mismatch"] += len(mismatched)
+        totals["deliberate"] += len(deliberate_names)
+    summary = {
+        **totals,
+        "namespaces": {
+            ns: {"present": v["present"], "total": v["total"], "present_pct": v["present_pct"]}
+            for ns, v in namespaces.items()
+        },
+    }
+    return {"summary": summary, "namespaces": namespaces}
