@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cifar import CIFAR10, CIFAR100
+from .fakedata import FakeData
 from .mnist import MNIST, FashionMNIST, read_idx
 from .utils import (
     DownloadError,
@@ -19,6 +20,7 @@ __all__ = [
     "CIFAR100",
     "MNIST",
     "DownloadError",
+    "FakeData",
     "FashionMNIST",
     "IntegrityError",
     "VisionDataset",

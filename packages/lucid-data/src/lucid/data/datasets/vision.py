@@ -42,11 +42,12 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     def __init__(
         self,
-        root: str | os.PathLike[str],
+        root: str | os.PathLike[str] | None = None,
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
-        self.root = os.fspath(os.path.expanduser(root))
+        # torchvision's root is optional (FakeData has none) and then stays None
+        self.root: Any = None if root is None else os.fspath(os.path.expanduser(root))
         self.transform = transform
         self.target_transform = target_transform
 
@@ -93,7 +94,8 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     def __repr__(self) -> str:
         lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}"]
-        lines.append(f"    Root location: {self.root}")
+        if self.root is not None:
+            lines.append(f"    Root location: {self.root}")
         lines += [f"    {line}" for line in self.extra_repr().splitlines()]
         for name in ("transform", "target_transform"):
             t = getattr(self, name)

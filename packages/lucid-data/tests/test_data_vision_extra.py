@@ -1,0 +1,60 @@
+"""FakeData, ImageFolder/DatasetFolder and the MNIST family (KMNIST, EMNIST, QMNIST)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.data import DataLoader
+from lucid.data import transforms as T
+from lucid.data.datasets import FakeData
+
+# ---------------------------------------------------------------- FakeData
+
+
+def test_fakedata_same_sample_for_same_index_and_offset_changes_it() -> None:
+    ds = FakeData(size=5, image_size=(3, 6, 7), num_classes=4)
+    img, label = ds[2]
+    assert img.dtype == np.uint8 and img.shape == (6, 7, 3)
+    assert isinstance(label, int) and 0 <= label < 4
+    again, label2 = ds[2]
+    np.testing.assert_array_equal(img, again)
+    assert label == label2
+    assert not np.array_equal(ds[1][0], img)
+    shifted = FakeData(size=5, image_size=(3, 6, 7), num_classes=4, random_offset=1)
+    np.testing.assert_array_equal(shifted[1][0], img)  # seed index + offset
+
+
+def test_fakedata_follows_torchvisions_recipe_through_lucids_generator() -> None:
+    ds = FakeData(size=3, image_size=(1, 4, 5), num_classes=7, random_offset=10)
+    gen = lucid.Generator()
+    gen.manual_seed(11)
+    draw = lucid.randn(1, 4, 5, generator=gen).numpy()
+    label = int(lucid.randint(0, 7, (1,), generator=gen).item())
+    expected = (np.trunc(draw.astype(np.float64) * 255).astype(np.int64) % 256).astype(np.uint8)
+    img, got = ds[1]
+    assert img.shape == (4, 5)  # one channel: H x W, as a PIL "L" image
+    np.testing.assert_array_equal(img, expected[0])
+    assert got == label
+
+
+def test_fakedata_leaves_the_default_generator_alone_and_bounds() -> None:
+    lucid.manual_seed(0)
+    a = lucid.rand(3).numpy()
+    lucid.manual_seed(0)
+    FakeData(size=2, image_size=(3, 4, 4))[1]
+    np.testing.assert_array_equal(lucid.rand(3).numpy(), a)
+    with pytest.raises(IndexError, match="FakeData index out of range"):
+        FakeData(size=2)[2]
+    with pytest.raises(ValueError, match="image_size"):
+        FakeData(image_size=(5, 4, 4))
+    assert len(FakeData()) == 1000 and FakeData().image_size == (3, 224, 224)
+
+
+def test_fakedata_through_to_tensor_and_the_dataloader() -> None:
+    ds = FakeData(size=6, image_size=(3, 8, 8), transform=T.ToTensor(), target_transform=None)
+    x, y = next(iter(DataLoader(ds, batch_size=4, shuffle=True)))
+    assert tuple(x.shape) == (4, 3, 8, 8) and x.dtype == lucid.float32
+    assert tuple(y.shape) == (4,)
+    assert "Root location" not in repr(ds) and "Number of datapoints: 6" in repr(ds)
