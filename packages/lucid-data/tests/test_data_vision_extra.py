@@ -58,3 +58,34 @@ def test_fakedata_through_to_tensor_and_the_dataloader() -> None:
     assert tuple(x.shape) == (4, 3, 8, 8) and x.dtype == lucid.float32
     assert tuple(y.shape) == (4,)
     assert "Root location" not in repr(ds) and "Number of datapoints: 6" in repr(ds)
+
+
+# ---------------------------------------------------------------- models
+
+
+def test_models_is_lucid_models_reached_lazily() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, lucid.data as tv\n"
+        "assert 'lucid.models' not in sys.modules, 'lucid.data imported lucid.models'\n"
+        "import lucid.models\n"
+        "from lucid.data.models import resnet18\n"
+        "assert tv.models.resnet18 is lucid.models.resnet18 is resnet18\n"
+        "assert 'resnet18' in dir(tv.models)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_models_without_lucid_models_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    import lucid.data
+
+    monkeypatch.delattr(lucid, "models", raising=False)
+    monkeypatch.setitem(sys.modules, "lucid.models", None)
+    with pytest.raises(AttributeError, match="pip install lucid-models"):
+        lucid.data.models.resnet18  # noqa: B018
