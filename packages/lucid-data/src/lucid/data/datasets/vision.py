@@ -53,8 +53,13 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     @property
     def class_to_idx(self) -> dict[str, int]:
-        """Each class name's label index."""
-        return {name: i for i, name in enumerate(self.classes)}
+        """Each class name's label index (set by datasets that find their classes)."""
+        given: dict[str, int] | None = self.__dict__.get("_class_to_idx")
+        return given if given is not None else {name: i for i, name in enumerate(self.classes)}
+
+    @class_to_idx.setter
+    def class_to_idx(self, value: dict[str, int]) -> None:
+        self.__dict__["_class_to_idx"] = value
 
     def __len__(self) -> int:
         return len(self.data)
