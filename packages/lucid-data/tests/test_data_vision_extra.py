@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import lzma
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +14,10 @@ import lucid
 from lucid.data import DataLoader
 from lucid.data import transforms as T
 from lucid.data.datasets import (
+    EMNIST,
     IMG_EXTENSIONS,
+    KMNIST,
+    QMNIST,
     DatasetFolder,
     FakeData,
     ImageFolder,
@@ -172,3 +178,75 @@ def test_default_loader_without_pillow_names_the_extra(
     with pytest.raises(ImportError, match=r"pip install 'lucid-data\[images\]'"):
         ds[0]
     assert default_loader is not None
+
+
+# ---------------------------------------------------------------- KMNIST, EMNIST, QMNIST
+
+
+def _idx(arr: np.ndarray, code: int) -> bytes:
+    header = struct.pack(">BBBB", 0, 0, code, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    return header + arr.astype(">i4" if code == 0x0C else np.uint8).tobytes()
+
+
+def test_kmnist_reads_mnist_files_in_its_own_folder(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    raw = tmp_path / "KMNIST" / "raw"
+    raw.mkdir(parents=True)
+    arrays = {
+        "train": (rng.integers(0, 256, (6, 28, 28)), rng.integers(0, 10, 6)),
+        "t10k": (rng.integers(0, 256, (3, 28, 28)), rng.integers(0, 10, 3)),
+    }
+    for prefix, (images, labels) in arrays.items():
+        (raw / f"{prefix}-images-idx3-ubyte.gz").write_bytes(gzip.compress(_idx(images, 8)))
+        (raw / f"{prefix}-labels-idx1-ubyte").write_bytes(_idx(labels, 8))
+    ds = KMNIST(tmp_path, train=False)
+    assert isinstance(ds.data, lucid.Tensor) and ds.data.dtype == lucid.uint8
+    assert ds.targets.dtype == lucid.int64 and ds.classes[1] == "ki"
+    np.testing.assert_array_equal(ds.data.numpy(), arrays["t10k"][0])
+    img, label = ds[2]
+    np.testing.assert_array_equal(img, arrays["t10k"][0][2])
+    assert label == int(arrays["t10k"][1][2])
+
+
+def test_emnist_split_files_and_classes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    images, labels = rng.integers(0, 256, (4, 28, 28)), rng.integers(1, 27, 4)
+    (tmp_path / "emnist-letters-train-images-idx3-ubyte.gz").write_bytes(
+        gzip.compress(_idx(images, 8))
+    )
+    (tmp_path / "emnist-letters-train-labels-idx1-ubyte.gz").write_bytes(
+        gzip.compress(_idx(labels, 8))
+    )
+    ds = EMNIST(tmp_path, split="letters")
+    assert ds.classes[:3] == ["N/A", "a", "b"] and len(ds) == 4
+    assert [ds[i][1] for i in range(4)] == labels.tolist()
+    assert "Split: letters" in repr(ds)
+    assert len(EMNIST.classes_split_dict["byclass"]) == 62
+    assert len(EMNIST.classes_split_dict["balanced"]) == 47
+    with pytest.raises(ValueError, match="Unknown value 'nope' for argument split"):
+        EMNIST(tmp_path, split="nope")
+    with pytest.raises(RuntimeError, match="emnist-letters-test-images-idx3-ubyte"):
+        EMNIST(tmp_path, split="letters", train=False)
+
+
+def test_qmnist_subsets_compat_and_xz_files(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    images = rng.integers(0, 256, (10005, 2, 2))  # (small images: the reader takes any size)
+    rows = rng.integers(0, 100000, (10005, 8))
+    (tmp_path / "qmnist-test-images-idx3-ubyte.gz").write_bytes(gzip.compress(_idx(images, 8)))
+    (tmp_path / "qmnist-test-labels-idx2-int.xz").write_bytes(lzma.compress(_idx(rows, 0x0C)))
+    ds = QMNIST(tmp_path, train=False)
+    assert ds.what == "test" and len(ds) == 10005
+    assert tuple(ds.targets.shape) == (10005, 8) and ds.targets.dtype == lucid.int64
+    np.testing.assert_array_equal(ds.targets.numpy(), rows)
+    assert ds[3][1] == int(rows[3, 0])
+    full = QMNIST(tmp_path, what="test50k", compat=False)
+    assert len(full) == 5
+    img, row = full[1]
+    np.testing.assert_array_equal(img, images[10001])
+    np.testing.assert_array_equal(row.numpy(), rows[10001])
+    assert len(QMNIST(tmp_path, what="test10k")) == 10000
+    with pytest.raises(ValueError, match="argument what"):
+        QMNIST(tmp_path, what="val")
+    with pytest.raises(RuntimeError, match="qmnist-train-images-idx3-ubyte"):
+        QMNIST(tmp_path)

@@ -15,7 +15,7 @@ from .folder import (
     make_dataset,
     pil_loader,
 )
-from .mnist import MNIST, FashionMNIST, read_idx
+from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
 from .utils import (
     DownloadError,
     IntegrityError,
@@ -38,7 +38,10 @@ __all__ = [
     "pil_loader",
     "CIFAR10",
     "CIFAR100",
+    "EMNIST",
+    "KMNIST",
     "MNIST",
+    "QMNIST",
     "DownloadError",
     "FakeData",
     "FashionMNIST",
