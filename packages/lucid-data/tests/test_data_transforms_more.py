@@ -145,3 +145,20 @@ def test_pixel_value_transforms() -> None:
     bright = F.adjust_brightness(img, 2.0)
     np.testing.assert_array_equal(bright, np.array([[0, 200, 255, 255]], np.uint8))
     assert F.get_image_size(_hwc()) == [8, 6] and F.get_dimensions(_hwc()) == [3, 6, 8]
+
+
+def test_v2_path_and_its_own_transforms() -> None:
+    from lucid.data.transforms import v2
+
+    assert v2.RandomResizedCrop is T.RandomResizedCrop and v2.functional is F
+    img = _hwc(7, (4, 5, 3))
+    pipeline = v2.Compose([v2.ToImage(), v2.ToDtype(lucid.float32, scale=True), v2.Identity()])
+    out = pipeline(img)
+    assert out.dtype == lucid.float32 and tuple(out.shape) == (3, 4, 5)
+    np.testing.assert_allclose(out.numpy(), np.moveaxis(img, -1, 0) / 255.0, rtol=1e-6, atol=1e-7)
+    assert v2.ToDtype(lucid.float32)(v2.ToImage()(img)).numpy().max() > 1  # no scaling
+    lucid.manual_seed(4)
+    noisy = v2.GaussianNoise(sigma=0.5)(out).numpy()
+    assert noisy.min() >= 0 and noisy.max() <= 1 and not np.allclose(noisy, out.numpy())
+    with pytest.raises(ValueError, match="float dtype"):
+        v2.GaussianNoise()(v2.ToImage()(img))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import functional
+from . import functional, v2
 from .augment import (
     ConvertImageDtype,
     FiveCrop,
@@ -70,4 +70,5 @@ __all__ = [
     "ToTensor",
     "batch_transform",
     "functional",
+    "v2",
 ]
