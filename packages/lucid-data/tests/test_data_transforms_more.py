@@ -162,3 +162,21 @@ def test_v2_path_and_its_own_transforms() -> None:
     assert noisy.min() >= 0 and noisy.max() <= 1 and not np.allclose(noisy, out.numpy())
     with pytest.raises(ValueError, match="float dtype"):
         v2.GaussianNoise()(v2.ToImage()(img))
+
+
+def test_sharpness_autocontrast_equalize_on_hwc() -> None:
+    img = np.array([[10, 20], [30, 40]], np.uint8)[..., None].repeat(3, axis=-1)
+    auto = T.RandomAutocontrast(p=1.0)(img)
+    np.testing.assert_array_equal(auto[..., 0], [[0, 85], [170, 255]])
+    flat = np.full((3, 3, 3), 7, np.uint8)
+    np.testing.assert_array_equal(F.autocontrast(flat), flat)  # constant channel kept
+    assert T.RandomAdjustSharpness(2.0, p=1.0)(img) is img  # (2 x 2: nothing inside)
+    big = _hwc(8, (6, 6, 3))
+    np.testing.assert_array_equal(F.adjust_sharpness(big, 1.0), big)
+    eq = T.RandomEqualize(p=1.0)(big)
+    assert eq.shape == big.shape and eq.dtype == np.uint8
+    with pytest.raises(TypeError, match="Only torch.uint8"):
+        F.equalize(lucid.ones(3, 4, 4))
+    with pytest.raises(ValueError, match="Gamma"):
+        F.adjust_gamma(big, -1)
+    np.testing.assert_array_equal(F.adjust_gamma(big, 1.0), big)

@@ -112,3 +112,40 @@ def test_grayscale_and_uint8_conversion_match_torch() -> None:
     )
     as_u8 = F.convert_image_dtype(lucid.tensor(x), lucid.uint8).numpy()
     np.testing.assert_array_equal(as_u8, t.mul(255 + 1.0 - 1e-3).to(torch.uint8).numpy())
+
+
+def test_sharpness_autocontrast_equalize_match_torchvisions_tensor_code() -> None:
+    x = np.random.default_rng(4).integers(20, 200, (3, 9, 10), dtype=np.uint8)
+    t = torch.from_numpy(x)
+    # adjust_sharpness: 3x3 smoothing of the inner pixels, rounded, then blended (truncated)
+    kernel = torch.ones(3, 3)
+    kernel[1, 1] = 5.0
+    kernel = (kernel / kernel.sum()).expand(3, 1, 3, 3)
+    inner = torch.nn.functional.conv2d(t[None].float(), kernel, groups=3)[0].round().to(t.dtype)
+    blurred = t.clone()
+    blurred[..., 1:-1, 1:-1] = inner
+    sharp = (1.7 * t + (1.0 - 1.7) * blurred).clamp(0, 255).to(t.dtype)
+    np.testing.assert_array_equal(F.adjust_sharpness(lucid.tensor(x), 1.7).numpy(), sharp)
+    # autocontrast
+    lo = t.amin(dim=(-2, -1), keepdim=True).float()
+    hi = t.amax(dim=(-2, -1), keepdim=True).float()
+    auto = ((t - lo) * (255 / (hi - lo))).clamp(0, 255).to(t.dtype)
+    np.testing.assert_array_equal(F.autocontrast(lucid.tensor(x)).numpy(), auto.numpy())
+
+    # equalize
+    def scale_channel(chan):  # type: ignore[no-untyped-def]
+        hist = torch.bincount(chan.reshape(-1), minlength=256)
+        nonzero = hist[hist != 0]
+        step = torch.div(nonzero[:-1].sum(), 255, rounding_mode="floor")
+        if step == 0:
+            return chan
+        lut = torch.div(
+            torch.cumsum(hist, 0) + torch.div(step, 2, rounding_mode="floor"),
+            step,
+            rounding_mode="floor",
+        )
+        lut = torch.nn.functional.pad(lut, [1, 0])[:-1].clamp(0, 255)
+        return lut[chan.to(torch.int64)].to(torch.uint8)
+
+    eq = torch.stack([scale_channel(t[c]) for c in range(3)])
+    np.testing.assert_array_equal(F.equalize(lucid.tensor(x)).numpy(), eq.numpy())

@@ -26,9 +26,12 @@ __all__ = [
     "GaussianBlur",
     "Grayscale",
     "PILToTensor",
+    "RandomAdjustSharpness",
     "RandomAffine",
     "RandomApply",
+    "RandomAutocontrast",
     "RandomChoice",
+    "RandomEqualize",
     "RandomErasing",
     "RandomGrayscale",
     "RandomInvert",
@@ -473,6 +476,33 @@ class RandomSolarize(_RandomPixelOp):
 
     def _apply(self, img: Any) -> Any:
         return F.solarize(img, self.threshold)
+
+
+class RandomAdjustSharpness(_RandomPixelOp):
+    """Adjust the sharpness by ``sharpness_factor`` with probability ``p``."""
+
+    def __init__(self, sharpness_factor: float, p: float = 0.5) -> None:
+        super().__init__(p)
+        if sharpness_factor < 0:
+            raise ValueError("sharpness_factor should be non-negative")
+        self.sharpness_factor = sharpness_factor
+
+    def _apply(self, img: Any) -> Any:
+        return F.adjust_sharpness(img, self.sharpness_factor)
+
+
+class RandomAutocontrast(_RandomPixelOp):
+    """Stretch each channel's contrast (``functional.autocontrast``) with probability ``p``."""
+
+    def _apply(self, img: Any) -> Any:
+        return F.autocontrast(img)
+
+
+class RandomEqualize(_RandomPixelOp):
+    """Equalize the histogram of a uint8 image with probability ``p``."""
+
+    def _apply(self, img: Any) -> Any:
+        return F.equalize(img)
 
 
 class ConvertImageDtype:

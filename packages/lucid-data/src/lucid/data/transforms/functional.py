@@ -22,12 +22,16 @@ __all__ = [
     "InterpolationMode",
     "adjust_brightness",
     "adjust_contrast",
+    "adjust_gamma",
     "adjust_hue",
     "adjust_saturation",
+    "adjust_sharpness",
+    "autocontrast",
     "affine",
     "center_crop",
     "convert_image_dtype",
     "crop",
+    "equalize",
     "erase",
     "five_crop",
     "gaussian_blur",
@@ -780,3 +784,84 @@ def _blend_gray(x: np.ndarray, factor: float, mean: bool) -> np.ndarray:
     other = gray.mean(axis=(-3, -2, -1), keepdims=True) if mean else gray
     out: np.ndarray = np.clip(factor * x + (1 - factor) * other, 0, 1)
     return out
+
+
+def _blend_same(img: np.ndarray, other: np.ndarray, ratio: float) -> np.ndarray:
+    """torchvision's ``_blend``: ``ratio * img + (1 - ratio) * other`` clamped, cast back
+    (truncating, as ``Tensor.to``)."""
+    work = _work_float(img)  # (torch computes in float32 for integer images)
+    mixed = np.float32(ratio) * work + np.float32(1.0 - ratio) * other.astype(work.dtype)
+    out: np.ndarray = np.clip(mixed, 0, _bound(img)).astype(img.dtype)
+    return out
+
+
+def _work_float(x: np.ndarray) -> np.ndarray:
+    """``x`` as the float array torchvision computes in: its own float dtype, else float32."""
+    return x if x.dtype.kind == "f" else x.astype(np.float32)
+
+
+def adjust_sharpness(img: Any, sharpness_factor: float) -> Any:
+    """Blend with a smoothed copy (kernel ``[[1,1,1],[1,5,1],[1,1,1]] / 13`` on the inner
+    pixels): 0 blurred, 1 unchanged, 2 sharper, as torchvision's."""
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    x, restore = _as_chw(img)
+    h, w = x.shape[-2], x.shape[-1]
+    if h <= 2 or w <= 2:
+        return img
+    kernel = np.ones((3, 3))
+    kernel[1, 1] = 5.0
+    kernel /= kernel.sum()
+    work = x.astype(np.float64)
+    inner = sum(
+        kernel[dy, dx] * work[..., dy : dy + h - 2, dx : dx + w - 2]
+        for dy in range(3)
+        for dx in range(3)
+    )
+    blurred = work.copy()
+    blurred[..., 1:-1, 1:-1] = _cast_back(np.asarray(inner), x.dtype)
+    return restore(_blend_same(x, blurred, sharpness_factor))
+
+
+def autocontrast(img: Any) -> Any:
+    """Stretch each channel to span the full range (a constant channel is kept)."""
+    x, restore = _as_chw(img)
+    bound = _bound(x)
+    work = _work_float(x)
+    low = work.min(axis=(-2, -1), keepdims=True)
+    high = work.max(axis=(-2, -1), keepdims=True)
+    flat = high == low
+    # bound / (high - low) as torch computes a scalar over a tensor: reciprocal, then times
+    recip = work.dtype.type(1) / np.where(flat, 1, high - low)
+    scale = np.where(flat, 1, recip * work.dtype.type(bound))
+    low = np.where(flat, 0, low)
+    return restore(np.clip((work - low) * scale, 0, bound).astype(x.dtype))
+
+
+def _equalize_channel(chan: np.ndarray) -> np.ndarray:
+    hist = np.bincount(chan.reshape(-1), minlength=256)
+    nonzero = hist[hist != 0]
+    step = int(nonzero[:-1].sum()) // 255
+    if step == 0:
+        return chan
+    lut = (np.cumsum(hist) + step // 2) // step
+    lut = np.clip(np.concatenate([[0], lut[:-1]]), 0, 255)
+    out: np.ndarray = lut[chan.astype(np.int64)].astype(np.uint8)
+    return out
+
+
+def equalize(img: Any) -> Any:
+    """Equalize the histogram of each channel of a uint8 image, as torchvision's."""
+    x, restore = _as_chw(img)
+    if x.dtype != np.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {x.dtype}")
+    flat = x.reshape((-1, *x.shape[-2:]))
+    out = np.stack([_equalize_channel(c) for c in flat]).reshape(x.shape)
+    return restore(out)
+
+
+def adjust_gamma(img: Any, gamma: float, gain: float = 1) -> Any:
+    """``gain * img ** gamma`` on values scaled to [0, 1], clamped."""
+    if gamma < 0:
+        raise ValueError("Gamma should be a non-negative real number")
+    return _color_op(img, lambda v: np.clip(gain * np.power(v, gamma), 0, 1))
