@@ -180,3 +180,17 @@ def test_sharpness_autocontrast_equalize_on_hwc() -> None:
     with pytest.raises(ValueError, match="Gamma"):
         F.adjust_gamma(big, -1)
     np.testing.assert_array_equal(F.adjust_gamma(big, 1.0), big)
+
+
+def test_linear_transformation() -> None:
+    rng = np.random.default_rng(9)
+    x = rng.random((2, 2, 3)).astype(np.float32)
+    m = rng.random((12, 12)).astype(np.float32)
+    mean = rng.random(12).astype(np.float32)
+    out = T.LinearTransformation(lucid.tensor(m), lucid.tensor(mean))(lucid.tensor(x))
+    expected = ((x.reshape(1, 12) - mean) @ m).reshape(2, 2, 3)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="should be square"):
+        T.LinearTransformation(lucid.ones(3, 4), lucid.ones(3))
+    with pytest.raises(ValueError, match="incompatible shape"):
+        T.LinearTransformation(lucid.ones(4, 4), lucid.ones(4))(lucid.tensor(x))

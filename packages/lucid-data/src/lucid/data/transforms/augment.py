@@ -25,6 +25,7 @@ __all__ = [
     "FiveCrop",
     "GaussianBlur",
     "Grayscale",
+    "LinearTransformation",
     "PILToTensor",
     "RandomAdjustSharpness",
     "RandomAffine",
@@ -503,6 +504,44 @@ class RandomEqualize(_RandomPixelOp):
 
     def _apply(self, img: Any) -> Any:
         return F.equalize(img)
+
+
+class LinearTransformation:
+    """Flatten a ``C x H x W`` Tensor image, subtract ``mean_vector``, multiply by the square
+    ``transformation_matrix`` (``D x D``, ``D = C * H * W``; e.g. ZCA whitening), reshape."""
+
+    def __init__(self, transformation_matrix: Any, mean_vector: Any) -> None:
+        matrix, _ = F.unwrap(transformation_matrix)
+        mean, _ = F.unwrap(mean_vector)
+        if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(
+                "transformation_matrix should be square. Got "
+                f"{tuple(matrix.shape)} rectangular matrix."
+            )
+        if mean.shape[0] != matrix.shape[0]:
+            raise ValueError(
+                f"mean_vector should have the same length {mean.shape[0]} as any one of the "
+                f"dimensions of the transformation_matrix [{tuple(matrix.shape)}]"
+            )
+        self.transformation_matrix = transformation_matrix
+        self.mean_vector = mean_vector
+
+    def __call__(self, tensor: Any) -> Any:
+        arr, wrap = F.unwrap(tensor)
+        matrix, _ = F.unwrap(self.transformation_matrix)
+        mean, _ = F.unwrap(self.mean_vector)
+        n = int(np.prod(arr.shape[-3:]))
+        if n != matrix.shape[0]:
+            raise ValueError(
+                "Input tensor and transformation matrix have incompatible shape."
+                f"[{arr.shape[-3]} x {arr.shape[-2]} x {arr.shape[-1]}] != {matrix.shape[0]}"
+            )
+        flat = arr.reshape(-1, n) - mean.astype(arr.dtype)
+        out = (flat @ matrix.astype(arr.dtype)).reshape(arr.shape)
+        return wrap(out)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(transformation_matrix=..., mean_vector=...)"
 
 
 class ConvertImageDtype:
