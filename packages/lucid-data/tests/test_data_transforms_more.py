@@ -194,3 +194,16 @@ def test_linear_transformation() -> None:
         T.LinearTransformation(lucid.ones(3, 4), lucid.ones(3))
     with pytest.raises(ValueError, match="incompatible shape"):
         T.LinearTransformation(lucid.ones(4, 4), lucid.ones(4))(lucid.tensor(x))
+
+
+def test_random_perspective() -> None:
+    img = _hwc(10, (8, 10, 3))
+    start = [[0, 0], [9, 0], [9, 7], [0, 7]]
+    np.testing.assert_array_equal(F.perspective(img, start, start, "nearest"), img)
+    lucid.manual_seed(5)
+    start2, end = T.RandomPerspective.get_params(10, 8, 0.5)
+    assert start2 == start
+    assert 0 <= end[0][0] <= 2 and 0 <= end[0][1] <= 2 and 7 <= end[2][0] <= 9
+    out = T.RandomPerspective(p=1.0)(img)
+    assert out.shape == img.shape and out.dtype == np.uint8
+    assert T.RandomPerspective(p=0.0)(img) is img

@@ -149,3 +149,34 @@ def test_sharpness_autocontrast_equalize_match_torchvisions_tensor_code() -> Non
 
     eq = torch.stack([scale_channel(t[c]) for c in range(3)])
     np.testing.assert_array_equal(F.equalize(lucid.tensor(x)).numpy(), eq.numpy())
+
+
+def test_perspective_matches_torchvisions_grid() -> None:
+    x = np.random.default_rng(5).random((2, 9, 12))
+    start = [[0, 0], [11, 0], [11, 8], [0, 8]]
+    end = [[2, 1], [10, 0], [9, 7], [1, 8]]
+    ours = F.perspective(lucid.tensor(x), start, end, "bilinear", [0.3, 0.6]).numpy()
+    a = torch.zeros(8, 8, dtype=torch.float64)
+    for i, (p1, p2) in enumerate(zip(end, start)):
+        a[2 * i] = torch.tensor([p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]])
+        a[2 * i + 1] = torch.tensor([0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]])
+    b = torch.tensor(start, dtype=torch.float64).view(8)
+    c = torch.linalg.lstsq(a, b, driver="gels").solution.to(torch.float32).tolist()
+    h, w = x.shape[-2:]
+    theta1 = torch.tensor([[[c[0], c[1], c[2]], [c[3], c[4], c[5]]]], dtype=torch.float64)
+    theta2 = torch.tensor([[[c[6], c[7], 1.0], [c[6], c[7], 1.0]]], dtype=torch.float64)
+    base = torch.empty(1, h, w, 3, dtype=torch.float64)
+    base[..., 0].copy_(torch.linspace(0.5, w - 0.5, w, dtype=torch.float64))
+    base[..., 1].copy_(torch.linspace(0.5, h - 0.5, h, dtype=torch.float64).unsqueeze(-1))
+    base[..., 2].fill_(1)
+    g1 = base.view(1, h * w, 3).bmm(
+        theta1.transpose(1, 2) / torch.tensor([0.5 * w, 0.5 * h], dtype=torch.float64)
+    )
+    g2 = base.view(1, h * w, 3).bmm(theta2.transpose(1, 2))
+    grid = (g1 / g2 - 1.0).view(1, h, w, 2)
+    xt = torch.cat([torch.from_numpy(x), torch.ones(1, h, w, dtype=torch.float64)])[None]
+    out = torch.nn.functional.grid_sample(xt, grid, "bilinear", "zeros", align_corners=False)[0]
+    mask = out[-1:].expand(2, h, w)
+    fill = torch.tensor([0.3, 0.6], dtype=torch.float64).view(-1, 1, 1)
+    theirs = (out[:2] * mask + (1 - mask) * fill).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9)

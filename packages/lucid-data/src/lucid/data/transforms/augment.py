@@ -37,6 +37,7 @@ __all__ = [
     "RandomGrayscale",
     "RandomInvert",
     "RandomOrder",
+    "RandomPerspective",
     "RandomPosterize",
     "RandomResizedCrop",
     "RandomSolarize",
@@ -283,6 +284,51 @@ class RandomAffine:
             f"{type(self).__name__}(degrees={self.degrees}, translate={self.translate}, "
             f"scale={self.scale}, shear={self.shear})"
         )
+
+
+class RandomPerspective:
+    """With probability ``p``, move each corner inwards by up to ``distortion_scale`` of half
+    the size and warp (``functional.perspective``), with torchvision's draws."""
+
+    def __init__(
+        self,
+        distortion_scale: float = 0.5,
+        p: float = 0.5,
+        interpolation: InterpolationMode | str = InterpolationMode.BILINEAR,
+        fill: float | Sequence[float] = 0,
+    ) -> None:
+        self.p = p
+        self.interpolation = F._interpolation(interpolation)
+        self.distortion_scale = distortion_scale
+        self.fill = fill
+
+    @staticmethod
+    def get_params(
+        width: int, height: int, distortion_scale: float
+    ) -> tuple[list[list[int]], list[list[int]]]:
+        """``(startpoints, endpoints)``: the corners and where they move."""
+        rng = numpy_rng()
+        dw, dh = int(distortion_scale * (width // 2)), int(distortion_scale * (height // 2))
+
+        def draw(low: int, high: int) -> int:
+            return int(rng.integers(low, high))
+
+        topleft = [draw(0, dw + 1), draw(0, dh + 1)]
+        topright = [draw(width - dw - 1, width), draw(0, dh + 1)]
+        botright = [draw(width - dw - 1, width), draw(height - dh - 1, height)]
+        botleft = [draw(0, dw + 1), draw(height - dh - 1, height)]
+        start = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return start, [topleft, topright, botright, botleft]
+
+    def __call__(self, img: Any) -> Any:
+        if numpy_rng().random() >= self.p:
+            return img
+        width, height = F.get_image_size(img)
+        start, end = self.get_params(width, height, self.distortion_scale)
+        return F.perspective(img, start, end, self.interpolation, self.fill)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(p={self.p})"
 
 
 class Grayscale:

@@ -42,6 +42,7 @@ __all__ = [
     "invert",
     "normalize",
     "pad",
+    "perspective",
     "pil_to_tensor",
     "posterize",
     "resize",
@@ -432,13 +433,25 @@ def _apply_affine(
     interpolation: InterpolationMode | str,
     fill: float | Sequence[float] | None,
 ) -> Any:
-    mode = _interpolation(interpolation)
-    x, restore = _as_chw(img)
-    h, w = x.shape[-2], x.shape[-1]
+    h, w = image_size(img)
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
     xc, yc = xs - (w - 1) / 2, ys - (h - 1) / 2
     sx = matrix[0] * xc + matrix[1] * yc + matrix[2] + (w - 1) / 2
     sy = matrix[3] * xc + matrix[4] * yc + matrix[5] + (h - 1) / 2
+    return _apply_grid(img, sx, sy, interpolation, fill)
+
+
+def _apply_grid(
+    img: Any,
+    sx: np.ndarray,
+    sy: np.ndarray,
+    interpolation: InterpolationMode | str,
+    fill: float | Sequence[float] | None,
+) -> Any:
+    """Each output pixel sampled at source pixel ``(sy, sx)``, torchvision's fill mask."""
+    mode = _interpolation(interpolation)
+    x, restore = _as_chw(img)
+    h, w = x.shape[-2], x.shape[-1]
     nearest = mode is InterpolationMode.NEAREST
     work = x.astype(np.float64)
     out = _grid_sample(work, sx, sy, nearest)
@@ -865,3 +878,41 @@ def adjust_gamma(img: Any, gamma: float, gain: float = 1) -> Any:
     if gamma < 0:
         raise ValueError("Gamma should be a non-negative real number")
     return _color_op(img, lambda v: np.clip(gain * np.power(v, gamma), 0, 1))
+
+
+def _perspective_coeffs(
+    startpoints: Sequence[Sequence[int]], endpoints: Sequence[Sequence[int]]
+) -> list[float]:
+    """The 8 coefficients mapping ``endpoints`` to ``startpoints`` (least squares, rounded
+    to float32 as torchvision's)."""
+    a = np.zeros((2 * len(startpoints), 8))
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, np.float64).reshape(-1)
+    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
+    return [float(v) for v in res]
+
+
+def perspective(
+    img: Any,
+    startpoints: Sequence[Sequence[int]],
+    endpoints: Sequence[Sequence[int]],
+    interpolation: InterpolationMode | str = InterpolationMode.BILINEAR,
+    fill: float | Sequence[float] | None = None,
+) -> Any:
+    """Warp so that the four corners ``startpoints`` (``[x, y]``: top-left, top-right,
+    bottom-right, bottom-left) move to ``endpoints``, as torchvision's tensor
+    ``perspective``."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(
+            f"Please provide only four points for startpoints and endpoints, got "
+            f"{len(startpoints)} and {len(endpoints)}"
+        )
+    c = _perspective_coeffs(startpoints, endpoints)
+    h, w = image_size(img)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64) + 0.5
+    den = c[6] * xs + c[7] * ys + 1.0
+    sx = (c[0] * xs + c[1] * ys + c[2]) / den - 0.5
+    sy = (c[3] * xs + c[4] * ys + c[5]) / den - 0.5
+    return _apply_grid(img, sx, sy, interpolation, fill)
