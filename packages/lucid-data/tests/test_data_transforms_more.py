@@ -207,3 +207,20 @@ def test_random_perspective() -> None:
     out = T.RandomPerspective(p=1.0)(img)
     assert out.shape == img.shape and out.dtype == np.uint8
     assert T.RandomPerspective(p=0.0)(img) is img
+
+
+def test_elastic_transform() -> None:
+    img = _hwc(11, (8, 10, 3))
+    zero = lucid.zeros(1, 8, 10, 2)
+    np.testing.assert_array_equal(F.elastic_transform(img, zero, "nearest"), img)
+    shift = np.zeros((1, 8, 10, 2), np.float32)
+    shift[..., 0] = 2 / 10  # one pixel right in the source: the image moves left
+    moved = F.elastic_transform(img, lucid.tensor(shift), "nearest", fill=0)
+    np.testing.assert_array_equal(moved[:, :-1], img[:, 1:])
+    lucid.manual_seed(6)
+    disp = T.ElasticTransform.get_params([50.0, 50.0], [5.0, 5.0], [8, 10])
+    assert tuple(disp.shape) == (1, 8, 10, 2) and disp.dtype == lucid.float32
+    out = T.ElasticTransform(alpha=20.0, sigma=2.0)(img)
+    assert out.shape == img.shape and out.dtype == np.uint8
+    with pytest.raises(ValueError, match="displacement shape"):
+        F.elastic_transform(img, lucid.zeros(1, 3, 3, 2))

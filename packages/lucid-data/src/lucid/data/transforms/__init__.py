@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import functional, v2
 from .augment import (
     ConvertImageDtype,
+    ElasticTransform,
     FiveCrop,
     GaussianBlur,
     Grayscale,
@@ -48,6 +49,7 @@ __all__ = [
     "ColorJitter",
     "Compose",
     "ConvertImageDtype",
+    "ElasticTransform",
     "FiveCrop",
     "GaussianBlur",
     "Grayscale",

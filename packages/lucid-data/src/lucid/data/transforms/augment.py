@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+import lucid
+
 from .._rng import numpy_rng
 from . import functional as F
 from .functional import InterpolationMode
@@ -22,6 +24,7 @@ from .transforms import _setup_angle, _size_pair
 
 __all__ = [
     "ConvertImageDtype",
+    "ElasticTransform",
     "FiveCrop",
     "GaussianBlur",
     "Grayscale",
@@ -329,6 +332,56 @@ class RandomPerspective:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p={self.p})"
+
+
+class ElasticTransform:
+    """Displace pixels by smooth random fields: uniform noise in [-1, 1] blurred by a
+    Gaussian of ``sigma`` and scaled by ``alpha``, with torchvision's recipe."""
+
+    def __init__(
+        self,
+        alpha: float | Sequence[float] = 50.0,
+        sigma: float | Sequence[float] = 5.0,
+        interpolation: InterpolationMode | str = InterpolationMode.BILINEAR,
+        fill: float | Sequence[float] = 0,
+    ) -> None:
+        alphas = [float(alpha)] * 2 if isinstance(alpha, (int, float)) else list(alpha)
+        sigmas = [float(sigma)] * 2 if isinstance(sigma, (int, float)) else list(sigma)
+        if len(alphas) == 1:
+            alphas = alphas * 2
+        if len(sigmas) == 1:
+            sigmas = sigmas * 2
+        if len(alphas) != 2:
+            raise ValueError(f"If alpha is a sequence its length should be 2. Got {len(alphas)}")
+        if len(sigmas) != 2:
+            raise ValueError(f"If sigma is a sequence its length should be 2. Got {len(sigmas)}")
+        self.alpha = [float(a) for a in alphas]
+        self.sigma = [float(s) for s in sigmas]
+        self.interpolation = F._interpolation(interpolation)
+        self.fill = fill
+
+    @staticmethod
+    def get_params(alpha: Sequence[float], sigma: Sequence[float], size: Sequence[int]) -> Any:
+        """The displacement field, a ``1 x H x W x 2`` Tensor (``size`` is ``[H, W]``)."""
+        rng = numpy_rng()
+        fields = []
+        for k in range(2):
+            d = rng.random((1, 1, size[0], size[1])) * 2 - 1
+            if sigma[k] > 0.0:
+                ks = int(8 * sigma[k] + 1)
+                ks += 1 - ks % 2  # (odd)
+                d = F.gaussian_blur(d, [ks, ks], [sigma[k], sigma[k]])
+            fields.append(d * alpha[k] / size[k])  # (x scaled by H, y by W: torchvision's)
+        disp = np.concatenate(fields, axis=1).transpose(0, 2, 3, 1).astype(np.float32)
+        return lucid.from_numpy(np.ascontiguousarray(disp))
+
+    def __call__(self, img: Any) -> Any:
+        _, height, width = F.get_dimensions(img)
+        displacement = self.get_params(self.alpha, self.sigma, [height, width])
+        return F.elastic_transform(img, displacement, self.interpolation, self.fill)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(alpha={self.alpha}, sigma={self.sigma})"
 
 
 class Grayscale:

@@ -31,6 +31,7 @@ __all__ = [
     "center_crop",
     "convert_image_dtype",
     "crop",
+    "elastic_transform",
     "equalize",
     "erase",
     "five_crop",
@@ -915,4 +916,24 @@ def perspective(
     den = c[6] * xs + c[7] * ys + 1.0
     sx = (c[0] * xs + c[1] * ys + c[2]) / den - 0.5
     sy = (c[3] * xs + c[4] * ys + c[5]) / den - 0.5
+    return _apply_grid(img, sx, sy, interpolation, fill)
+
+
+def elastic_transform(
+    img: Any,
+    displacement: Any,
+    interpolation: InterpolationMode | str = InterpolationMode.BILINEAR,
+    fill: float | Sequence[float] | None = None,
+) -> Any:
+    """Move each pixel by ``displacement`` (``1 x H x W x 2``, in ``grid_sample``'s
+    normalised [-1, 1] units, x then y), as torchvision's tensor ``elastic_transform``."""
+    disp, _ = unwrap(displacement)
+    h, w = image_size(img)
+    if disp.shape != (1, h, w, 2):
+        raise ValueError(
+            f"Argument displacement shape should be (1, {h}, {w}, 2), but given {disp.shape}"
+        )
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float64)
+    sx = xs + disp[0, ..., 0].astype(np.float64) * w / 2
+    sy = ys + disp[0, ..., 1].astype(np.float64) * h / 2
     return _apply_grid(img, sx, sy, interpolation, fill)

@@ -17,6 +17,7 @@ from .._rng import numpy_rng
 from . import functional
 from .augment import (
     ConvertImageDtype,
+    ElasticTransform,
     FiveCrop,
     GaussianBlur,
     Grayscale,
@@ -59,6 +60,7 @@ __all__ = [
     "ColorJitter",
     "Compose",
     "ConvertImageDtype",
+    "ElasticTransform",
     "FiveCrop",
     "GaussianBlur",
     "GaussianNoise",
