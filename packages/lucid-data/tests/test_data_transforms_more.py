@@ -224,3 +224,28 @@ def test_elastic_transform() -> None:
     assert out.shape == img.shape and out.dtype == np.uint8
     with pytest.raises(ValueError, match="displacement shape"):
         F.elastic_transform(img, lucid.zeros(1, 3, 3, 2))
+
+
+def test_v2_mixup_cutmix_rgb_channel_permutation() -> None:
+    from lucid.data.transforms import v2
+
+    rng = np.random.default_rng(12)
+    images = lucid.tensor(rng.random((4, 3, 6, 8)).astype(np.float32))
+    labels = lucid.tensor(np.array([0, 1, 2, 1]))
+    lucid.manual_seed(7)
+    mixed, soft = v2.MixUp(num_classes=3)(images, labels)
+    assert tuple(mixed.shape) == (4, 3, 6, 8) and tuple(soft.shape) == (4, 3)
+    np.testing.assert_allclose(soft.numpy().sum(1), 1.0, rtol=1e-6, atol=1e-6)
+    lam = float(soft.numpy()[0, 0])  # image 0 (label 0) mixed with image 3 (label 1)
+    expected = images.numpy()[0] * lam + images.numpy()[3] * (1 - lam)
+    np.testing.assert_allclose(mixed.numpy()[0], expected, rtol=1e-5, atol=1e-6)
+    cut, soft2 = v2.CutMix(num_classes=3)((images, labels))
+    changed = (cut.numpy() != images.numpy()).any(axis=1)[0].mean()
+    np.testing.assert_allclose(1 - soft2.numpy()[0, 0], changed, rtol=0, atol=0.2)
+    with pytest.raises(ValueError, match="Alpha"):
+        v2.MixUp(alpha=0)
+    gray = np.zeros((4, 5), np.uint8)
+    assert v2.RGB()(gray).shape == (4, 5, 3)
+    img = _hwc(13, (4, 5, 3))
+    perm = v2.RandomChannelPermutation()(img)
+    assert sorted(perm[0, 0].tolist()) == sorted(img[0, 0].tolist())

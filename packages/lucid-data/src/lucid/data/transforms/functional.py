@@ -612,7 +612,7 @@ def rgb_to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
     numpy images, truncated (torchvision's tensor cast) for Tensors."""
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
-    x, restore = _as_chw(img)
+    x, _ = _as_chw(img)
     if x.shape[-3] not in (1, 3):
         raise TypeError(
             f"Input image tensor permitted channel values are [1, 3], but found {x.shape[-3]}"
@@ -627,9 +627,11 @@ def rgb_to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         gray = x
     out = np.repeat(gray, num_output_channels, axis=-3) if num_output_channels == 3 else gray
     arr, wrap = unwrap(img)
-    if num_output_channels == 1 and _is_hwc(img, arr):
-        return wrap(np.ascontiguousarray(out[..., 0, :, :]))  # an "L" image: H x W
-    return restore(np.ascontiguousarray(out))
+    if _is_hwc(img, arr):
+        if num_output_channels == 1:
+            return wrap(np.ascontiguousarray(out[..., 0, :, :]))  # an "L" image: H x W
+        return wrap(np.ascontiguousarray(np.moveaxis(out, -3, -1)))
+    return wrap(np.ascontiguousarray(out))
 
 
 def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:

@@ -1,5 +1,6 @@
 """``lucid.data.transforms.v2``: torchvision.transforms.v2's path to the same transforms, and
-v2's own ``ToImage``, ``ToDtype``, ``ToPureTensor``, ``Identity`` and ``GaussianNoise``.
+v2's own ``ToImage``, ``ToDtype``, ``ToPureTensor``, ``Identity``, ``GaussianNoise``, ``RGB``,
+``RandomChannelPermutation``, ``MixUp`` and ``CutMix``.
 
 v2's transforms act on images (uint8 ``H x W x C`` numpy arrays, ``C x H x W`` Tensors) as
 v1's do; bounding boxes, masks and the other ``tv_tensors`` are not supported.
@@ -60,6 +61,7 @@ __all__ = [
     "ColorJitter",
     "Compose",
     "ConvertImageDtype",
+    "CutMix",
     "ElasticTransform",
     "FiveCrop",
     "GaussianBlur",
@@ -69,13 +71,16 @@ __all__ = [
     "InterpolationMode",
     "Lambda",
     "LinearTransformation",
+    "MixUp",
     "Normalize",
     "PILToTensor",
+    "RGB",
     "Pad",
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomApply",
     "RandomAutocontrast",
+    "RandomChannelPermutation",
     "RandomChoice",
     "RandomCrop",
     "RandomEqualize",
@@ -181,3 +186,98 @@ class GaussianNoise:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(mean={self.mean}, sigma={self.sigma}, clip={self.clip})"
+
+
+class RGB:
+    """A 1-channel image repeated to 3 channels; a 3-channel image as it is."""
+
+    def __call__(self, inpt: Any) -> Any:
+        return functional.rgb_to_grayscale(inpt, 3) if _channels(inpt) == 1 else inpt
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _channels(inpt: Any) -> int:
+    return functional.get_image_num_channels(inpt)
+
+
+class RandomChannelPermutation:
+    """The channels of an image in a random order."""
+
+    def __call__(self, inpt: Any) -> Any:
+        x, _ = functional.unwrap(inpt)
+        order = numpy_rng().permutation(_channels(inpt))
+        hwc = isinstance(inpt, np.ndarray) and x.dtype == np.uint8 and x.ndim >= 3
+        return functional.unwrap(inpt)[1](x[..., order] if hwc else x[..., order, :, :])
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class _BatchMix:
+    """Shared by MixUp and CutMix: a batch ``(images, labels)`` (``N x C x H x W`` float
+    Tensor, ``N`` int labels) -> mixed images and soft ``N x num_classes`` labels."""
+
+    def __init__(self, *, alpha: float = 1.0, num_classes: int | None = None) -> None:
+        if alpha <= 0:
+            raise ValueError("Alpha param must be positive.")
+        self.alpha = float(alpha)
+        self.num_classes = num_classes
+
+    def _split(self, inputs: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, Any]:
+        batch = inputs[0] if len(inputs) == 1 else inputs
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            raise ValueError(
+                f"{type(self).__name__} expects (images, labels), got {type(batch).__name__}"
+            )
+        images, labels = batch
+        arr, wrap = functional.unwrap(images)
+        lab, _ = functional.unwrap(labels)
+        if arr.ndim != 4:
+            raise ValueError(f"Batch should be 4-d (N x C x H x W), got shape {arr.shape}")
+        if lab.ndim != 1 or lab.shape[0] != arr.shape[0]:
+            raise ValueError(
+                f"Expected labels of shape ({arr.shape[0]},) for the batch, got {lab.shape}"
+            )
+        return arr, lab.astype(np.int64), wrap
+
+    def _soft(self, labels: np.ndarray, lam: float, dtype: np.dtype[Any]) -> Any:
+        n = self.num_classes if self.num_classes is not None else int(labels.max()) + 1
+        one_hot = np.eye(n, dtype=dtype)[labels]
+        return lucid.from_numpy(np.roll(one_hot, 1, axis=0) * (1 - lam) + one_hot * lam)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(alpha={self.alpha}, num_classes={self.num_classes})"
+
+
+class MixUp(_BatchMix):
+    """Blend each image of a batch with the next one (``lam ~ Beta(alpha, alpha)``), and
+    their one-hot labels alike, as torchvision.transforms.v2's."""
+
+    def __call__(self, *inputs: Any) -> tuple[Any, Any]:
+        images, labels, wrap = self._split(inputs)
+        lam = float(numpy_rng().beta(self.alpha, self.alpha))
+        mixed = np.roll(images, 1, axis=0) * (1.0 - lam) + images * lam
+        return wrap(mixed.astype(images.dtype)), self._soft(labels, lam, images.dtype)
+
+
+class CutMix(_BatchMix):
+    """Paste a random box from the next image of the batch into each image (area fraction
+    ``1 - lam``, ``lam ~ Beta(alpha, alpha)``) and mix the one-hot labels by the box's area,
+    as torchvision.transforms.v2's."""
+
+    def __call__(self, *inputs: Any) -> tuple[Any, Any]:
+        images, labels, wrap = self._split(inputs)
+        rng = numpy_rng()
+        lam = float(rng.beta(self.alpha, self.alpha))
+        h, w = images.shape[-2:]
+        r_x, r_y = int(rng.integers(0, w)), int(rng.integers(0, h))
+        r = 0.5 * float(np.sqrt(1.0 - lam))
+        r_w_half, r_h_half = int(r * w), int(r * h)
+        x1, y1 = max(r_x - r_w_half, 0), max(r_y - r_h_half, 0)
+        x2, y2 = min(r_x + r_w_half, w), min(r_y + r_h_half, h)
+        out = images.copy()
+        out[..., y1:y2, x1:x2] = np.roll(images, 1, axis=0)[..., y1:y2, x1:x2]
+        lam_adjusted = 1.0 - (x2 - x1) * (y2 - y1) / (w * h)
+        return wrap(out), self._soft(labels, lam_adjusted, images.dtype)
