@@ -249,3 +249,33 @@ def test_v2_mixup_cutmix_rgb_channel_permutation() -> None:
     img = _hwc(13, (4, 5, 3))
     perm = v2.RandomChannelPermutation()(img)
     assert sorted(perm[0, 0].tolist()) == sorted(img[0, 0].tolist())
+
+
+@pytest.mark.parametrize("layout", ["hwc", "tensor"])
+def test_randaugment_and_trivialaugment_run_every_op(layout: str) -> None:
+    from lucid.data.transforms.autoaugment import _apply_op
+
+    img: object = _hwc(14, (12, 10, 3))
+    if layout == "tensor":
+        img = lucid.tensor(np.moveaxis(_hwc(14, (12, 10, 3)), -1, 0).copy())
+    ops = ["ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness", "Color"]
+    ops += ["Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize"]
+    ops += ["Invert", "Identity"]
+    for op in ops:
+        out = _apply_op(
+            img, op, 4.0 if op == "Posterize" else 0.3, F.InterpolationMode.NEAREST, None
+        )
+        assert F.get_dimensions(out) == F.get_dimensions(img), op
+    with pytest.raises(ValueError, match="not recognized"):
+        _apply_op(img, "Blur", 0.0, F.InterpolationMode.NEAREST, None)
+    lucid.manual_seed(8)
+    for t in (
+        T.RandAugment(),
+        T.TrivialAugmentWide(fill=0),
+        T.RandAugment(num_ops=4, fill=[1, 2, 3]),
+    ):
+        out = t(img)
+        assert F.get_dimensions(out) == [3, 12, 10]
+    ra = T.RandAugment()._augmentation_space(31, (12, 10))
+    assert ra["Posterize"][0][0] == 8 and ra["Posterize"][0][-1] == 4
+    np.testing.assert_allclose(ra["TranslateX"][0][-1], 150.0 / 331.0 * 10, rtol=1e-12, atol=0)

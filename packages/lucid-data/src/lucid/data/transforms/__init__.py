@@ -27,6 +27,7 @@ from .augment import (
     RandomSolarize,
     TenCrop,
 )
+from .autoaugment import RandAugment, TrivialAugmentWide
 from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
@@ -59,6 +60,7 @@ __all__ = [
     "Normalize",
     "PILToTensor",
     "Pad",
+    "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomApply",
@@ -80,6 +82,7 @@ __all__ = [
     "Resize",
     "TenCrop",
     "ToTensor",
+    "TrivialAugmentWide",
     "batch_transform",
     "functional",
     "v2",

@@ -40,6 +40,7 @@ from .augment import (
     RandomSolarize,
     TenCrop,
 )
+from .autoaugment import RandAugment, TrivialAugmentWide
 from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
@@ -76,6 +77,7 @@ __all__ = [
     "PILToTensor",
     "RGB",
     "Pad",
+    "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
     "RandomApply",
@@ -101,6 +103,7 @@ __all__ = [
     "ToImage",
     "ToPureTensor",
     "ToTensor",
+    "TrivialAugmentWide",
     "functional",
 ]
 
