@@ -465,6 +465,22 @@ class Tensor(TensorMethods):
         """Whether the tensor is on a CUDA device: always False in lucid."""
         return False
 
+    @property
+    def is_xpu(self) -> _bool:
+        """Whether the tensor is on an Intel XPU: always False in lucid."""
+        return False
+
+    @property
+    def is_mps(self) -> _bool:
+        """Whether the tensor is on Apple's MPS device: always False (lucid's Apple GPU path is
+        the MLX backend, device ``"mlx"``)."""
+        return False
+
+    @property
+    def is_meta(self) -> _bool:
+        """Whether the tensor is on the meta device: always False (lucid has none)."""
+        return False
+
     def pin_memory(self, device: Any = None) -> Tensor:
         """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""
         return self
