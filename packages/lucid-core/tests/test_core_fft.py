@@ -340,3 +340,16 @@ def test_linalg_eig_values_and_grads() -> None:
     fd_check(lambda t: lucid.linalg.eigvals(t), Z[:, :3].copy())
     with pytest.raises(RuntimeError, match="ill-defined"):
         lucid.linalg.eig(lucid.tensor(a[0], requires_grad=True)).eigenvectors.real.sum().backward()
+
+
+def test_complex_linalg_grads_and_refusals() -> None:
+    a = Z[:, :3] + 3 * np.eye(3)
+    fd_check(lambda t: lucid.linalg.inv(t), a.copy())
+    fd_check(lambda t: lucid.linalg.det(t), a.copy())
+    fd_check(lambda t: lucid.linalg.vector_norm(t, ord=3), a.copy())
+    with pytest.raises(NotImplementedError, match="linalg.pinv: complex"):
+        lucid.linalg.pinv(lucid.tensor(a))
+    with pytest.raises(NotImplementedError, match="linalg.svd: the gradient"):
+        lucid.linalg.svdvals(lucid.tensor(a, requires_grad=True))
+    vals = lucid.linalg.svdvals(lucid.tensor(a))  # values without grad are torch's
+    assert close(vals.numpy(), np.linalg.svd(a, compute_uv=False))

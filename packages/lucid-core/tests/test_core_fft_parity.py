@@ -263,3 +263,23 @@ def test_linalg_eig_grads_match_torch(kind: str) -> None:
     loss(torch, lb).backward()
     assert la.grad is not None and lb.grad is not None
     assert close(la.grad.numpy(), tnp(lb.grad), atol=1e-8)
+
+
+LINALG: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("inv", lambda m, a: m.linalg.inv(a)),
+    ("det", lambda m, a: m.linalg.det(a)),
+    ("slogdet", lambda m, a: m.linalg.slogdet(a)[1]),
+    ("solve", lambda m, a: m.linalg.solve(a, a[:, :2] * 2)),
+    ("matrix_exp", lambda m, a: m.linalg.matrix_exp(a * 0.3)),
+    ("matrix_power", lambda m, a: m.linalg.matrix_power(a, 3)),
+    ("norm", lambda m, a: m.linalg.norm(a)),
+    ("vector_norm", lambda m, a: m.linalg.vector_norm(a, ord=3)),
+    ("trace", lambda m, a: m.trace(a)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), LINALG, ids=[n for n, _ in LINALG])
+def test_complex_linalg_matches_torch(name: str, fn: Callable[[Any, Any], Any]) -> None:
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    compare(lambda t: fn(lucid, t), lambda t: fn(torch, t), a)
