@@ -11,6 +11,8 @@ import pytest
 
 import lucid
 import lucid.fft as lfft
+from lucid.autograd import gradcheck, gradgradcheck
+from lucid.autograd.function import Function
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((3, 6))
@@ -353,3 +355,24 @@ def test_complex_linalg_grads_and_refusals() -> None:
         lucid.linalg.svdvals(lucid.tensor(a, requires_grad=True))
     vals = lucid.linalg.svdvals(lucid.tensor(a))  # values without grad are torch's
     assert close(vals.numpy(), np.linalg.svd(a, compute_uv=False))
+
+
+def test_gradcheck_takes_complex_inputs_and_outputs() -> None:
+    z = lucid.tensor(Z[:2, :3].copy(), requires_grad=True)
+    assert gradcheck(lambda t: lucid.fft.fft(t, norm="ortho"), (z,))
+    assert gradcheck(lambda t: lucid.fft.irfft(t, n=5), (z,))
+    assert gradcheck(lambda t: (t * t.conj()).exp() / (t + 3), (z,))
+    assert gradgradcheck(lambda t: lucid.fft.fft(t) * t, (z,))
+
+    class NoConj(Function):  # the real formula without torch's conjugate: must be caught
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (a,) = ctx.saved_tensors
+            return g * a * 2
+
+    assert not gradcheck(lambda t: NoConj.apply(t), (z,), raise_exception=False)
