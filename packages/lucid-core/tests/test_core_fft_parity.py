@@ -207,6 +207,7 @@ STFT_CASES: list[dict[str, Any]] = [
 
 
 @pytest.mark.filterwarnings("ignore:The length of signal is shorter")  # both warn, as torch
+@pytest.mark.filterwarnings("ignore:A window was not provided")
 @pytest.mark.parametrize("case", STFT_CASES)
 def test_stft_istft_match_torch(case: dict[str, Any]) -> None:
     kw = dict(case)
