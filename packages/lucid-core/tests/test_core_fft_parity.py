@@ -97,6 +97,14 @@ OPS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("sum_mean", lambda t, m: t.mean(0) + t.sum(0)),
     ("index_cat", lambda t, m: m.cat([t[:, 1:3], t[:, ::3]], dim=1)),
     ("einsum", lambda t, m: m.einsum("ij,kj->ik", t, t)),
+    ("vdot", lambda t, m: m.vdot(t[0], t[1])),
+    ("var_std", lambda t, m: t.var(1) + t.std(0)[:3]),
+    ("sigmoid", lambda t, m: t.sigmoid()),
+    ("cumsum_cumprod", lambda t, m: t.cumsum(1) + t.cumprod(1)),
+    ("gather_where", lambda t, m: m.where(t.real > 0, t, t * 2).gather(1, m.tensor([[0, 1]] * 3))),
+    ("kron_outer", lambda t, m: m.kron(t[:2, :2], t[1:, 2:4]).sum() + m.outer(t[0], t[1])),
+    ("addmm_mv", lambda t, m: m.addmm(t[:, :3], t, t.mT) + m.mv(t, t[0]).unsqueeze(1)),
+    ("trig_inverse", lambda t, m: t.tan() + (t * 0.3).asin() + (t * 0.3).atanh() + t.rsqrt()),
 ]
 
 
