@@ -303,6 +303,8 @@ def test_stft_matches_numpy_and_istft_inverts() -> None:
     assert close(lucid.istft(sb, 16, window=lucid.hann_window(16)).numpy()[1], -x, atol=1e-5)
     with pytest.raises(RuntimeError, match="return_complex"):
         lucid.stft(lucid.tensor(x), 16)
+    as_method = lucid.tensor(x).stft(16, hop_length=4, window=win, return_complex=True)
+    assert close(as_method.istft(16, hop_length=4, window=win, length=64).numpy(), x)
     fd_check(lambda t: lucid.stft(t, 8, hop_length=3, window=lucid.hann_window(8,
              dtype=lucid.float64), return_complex=True), x[:20].copy())  # fmt: skip
     fd_check(
