@@ -134,6 +134,8 @@ from lucid.amp.autocast_mode import (
 _binder.bind()
 for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
     setattr(Tensor, _name, _method)
+for _name, _method in (("stft", stft), ("istft", istft)):  # fft sits above the binder too
+    setattr(Tensor, _name, _method)
 _siblings.install_finder()
 _interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 

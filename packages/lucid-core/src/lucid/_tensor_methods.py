@@ -42,6 +42,16 @@ class TensorMethods:
         def lu(self, pivot: bool = ..., get_infos: bool = ...) -> tuple[Tensor, ...]: ...
         def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor: ...  # noqa: N803
 
+        # -- lucid.stft / istft (lucid/fft/_spectral.py, attached by lucid/__init__.py) --
+        def stft(self, n_fft: int, hop_length: int | None = ..., win_length: int | None = ...,
+                 window: Tensor | None = ..., center: bool = ..., pad_mode: str = ...,
+                 normalized: bool = ..., onesided: bool | None = ...,
+                 return_complex: bool | None = ...) -> Tensor: ...  # fmt: skip
+        def istft(self, n_fft: int, hop_length: int | None = ..., win_length: int | None = ...,
+                  window: Tensor | None = ..., center: bool = ..., normalized: bool = ...,
+                  onesided: bool | None = ..., length: int | None = ...,
+                  return_complex: bool = ...) -> Tensor: ...  # fmt: skip
+
         # -- written by tools/gen_stubs.py from the op tables; do not edit below --
         def subtract(self, b: Any, *, alpha: Any = ...) -> Tensor: ...
         def multiply(self, b: Any) -> Tensor: ...
@@ -144,9 +154,6 @@ class TensorMethods:
         def mm(self, mat2: Tensor) -> Tensor: ...
         def mv(self, vec: Tensor) -> Tensor: ...
         def dot(self, other: Tensor) -> Tensor: ...
-
-        vdot = dot
-
         def outer(self, vec2: Tensor) -> Tensor: ...
 
         ger = outer
