@@ -21,7 +21,7 @@ OPS = OpTable(
     op("mm", sample((2, 3), (3, 2))),
     op("mv", sample((2, 3), (3,))),
     op("dot", sample((4,), (4,), gg=True)),
-    op("vdot", sample((3,), (3,)), method=False),
+    op("vdot", sample((3,), (3,))),
     op("outer", sample((3,), (2,), ref="outer")),
     op("ger", alias="outer"),
     op("inner", sample((2, 3), (4, 3), ref="inner")),
