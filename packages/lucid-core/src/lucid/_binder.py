@@ -78,8 +78,8 @@ class _Methods(Tensor):
         device, dtype, _, copy, fmt = parse_to(*args, **kwargs)
         if fmt is not _memory_format.preserve_format:
             _memory_format.check_rank(fmt, self.ndim)
-            if not self.is_contiguous(memory_format=fmt):
-                return self.contiguous(memory_format=fmt).to(device, dtype)
+            if _memory_format.suggest(self.shape, self.stride()) is not fmt:
+                return ops.shape.to_memory_format(self, fmt).to(device, dtype)
         out: Tensor = self
         if device is not None:
             backend = get_backend(str(device))

@@ -90,6 +90,22 @@ def is_channels_last_contiguous(
     return True
 
 
+def suggest(shape: tuple[int, ...], strides: tuple[int, ...]) -> memory_format:
+    """torch's ``suggest_memory_format``: the channels-last format where the strides order
+    the dims as it does (its ``is_channels_last_strides_2d/3d``), else contiguous_format."""
+    fmt = channels_last_format_of(len(shape))
+    if fmt is None or strides[1] == 0:
+        return contiguous_format
+    low = 0
+    for d in reversed(_PERM[fmt]):
+        if shape[d] == 0 or strides[d] < low:
+            return contiguous_format
+        if d == 0 and low == strides[1]:  # N111 and sliced N11W read as contiguous, as torch
+            return contiguous_format
+        low = strides[d] * (shape[d] if shape[d] > 1 else 1)
+    return fmt
+
+
 def channels_last_format_of(ndim: int) -> memory_format | None:
     """The channels-last format for a tensor of ``ndim`` dims, if there is one."""
     return channels_last if ndim == 4 else channels_last_3d if ndim == 5 else None
@@ -101,7 +117,7 @@ def to_layout(xp: Any, arr: Any, fmt: memory_format) -> Any:
     if perm is None:
         return xp.ascontiguousarray(arr)
     inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
-    out = xp.transpose(xp.ascontiguousarray(xp.transpose(arr, perm)), inverse)
+    out = xp.transpose(xp.array(xp.transpose(arr, perm), order="C", copy=True), inverse)
     mark(out)
     return out
 
@@ -109,7 +125,11 @@ def to_layout(xp: Any, arr: Any, fmt: memory_format) -> Any:
 def mark(arr: Any) -> None:
     """Remember ``arr`` as the storage of a channels-last tensor."""
     key = id(arr)
-    _marked[key] = weakref.ref(arr, lambda _r, key=key: _marked.pop(key, None))
+
+    def forget(_ref: Any) -> None:
+        _marked.pop(key, None)
+
+    _marked[key] = weakref.ref(arr, forget)
 
 
 def is_marked(arr: Any) -> bool:
@@ -127,7 +147,20 @@ def marked_strides(arr: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
     if fmt is None or strides is None:
         return None
     elem = tuple(s // arr.itemsize for s in strides)
-    return elem if is_channels_last_contiguous(fmt, shape, elem) else None
+    if not is_channels_last_contiguous(fmt, shape, elem):
+        return None
+    return channels_last_strides(fmt, shape)  # torch's strides, size-1 dims included
+
+
+def channels_last_strides(fmt: memory_format, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides torch gives a dense tensor of ``shape`` in ``fmt`` (its
+    ``get_channels_last_strides_2d/3d``)."""
+    out = [0] * len(shape)
+    acc = 1
+    for d in reversed(_PERM[fmt]):
+        out[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(out)
 
 
 def propagate(in_arrays: Any, out: Any) -> None:
@@ -136,11 +169,10 @@ def propagate(in_arrays: Any, out: Any) -> None:
         return
     for o in out if type(out) is tuple else (out,):
         shape = getattr(o, "shape", None)
-        fmt = None if shape is None else channels_last_format_of(len(shape))
         strides = getattr(o, "strides", None)
-        if fmt is None or strides is None:
+        if shape is None or strides is None:
             continue
+        fmt = channels_last_format_of(len(shape))
         elem = tuple(s // o.itemsize for s in strides)
-        c_contig = bool(o.flags.c_contiguous)
-        if not c_contig and is_channels_last_contiguous(fmt, tuple(shape), elem):
+        if fmt is not None and is_channels_last_contiguous(fmt, tuple(shape), elem):
             mark(o)
