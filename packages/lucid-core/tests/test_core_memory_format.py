@@ -140,3 +140,16 @@ def test_channels_last_3d_vs_torch() -> None:
     assert c.stride() == tc.stride()
     assert c.is_contiguous() == tc.is_contiguous()
     assert c.contiguous().stride() == tc.contiguous().stride()
+
+
+def test_mlx_accepts_formats_and_reports_contiguous() -> None:
+    pytest.importorskip("mlx.core")
+    pytest.importorskip("lucid.backends.mlx")
+    x = lucid.tensor(np.arange(96, dtype=np.float32).reshape(2, 3, 4, 4), device="mlx")
+    c = x.to(memory_format=lucid.channels_last)  # MLX has no strides: contiguous_format
+    assert c.stride() == (48, 16, 4, 1) and c.is_contiguous()
+    assert not c.is_contiguous(memory_format=lucid.channels_last)
+    assert lucid.zeros_like(x, memory_format=lucid.channels_last).device == x.device
+    np.testing.assert_array_equal(c.numpy(), x.numpy())
+    with pytest.raises(RuntimeError, match="required rank 4 tensor"):
+        x[0].contiguous(memory_format=lucid.channels_last)
