@@ -519,36 +519,6 @@ class _Methods(Tensor):
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
 
-    def share_memory_(self) -> Tensor:
-        """No-op: CPU tensors already share memory with the processes lucid forks."""
-        return self
-
-    def conj(self) -> Tensor:
-        """The complex conjugate: ``self`` for real tensors (lucid's)."""
-        return self
-
-    def resolve_conj(self) -> Tensor:
-        """``self`` (lucid has no lazy conjugate bit)."""
-        return self
-
-    def resolve_neg(self) -> Tensor:
-        """``self`` (lucid has no lazy negation bit)."""
-        return self
-
-    def is_conj(self) -> bool:
-        """False: lucid has no lazy conjugate bit."""
-        return False
-
-    def is_neg(self) -> bool:
-        """False: lucid has no lazy negation bit."""
-        return False
-
-    def angle(self) -> Tensor:
-        """The argument: pi for negative entries, 0 otherwise (NaN stays NaN)."""
-        x = self if self.dtype.is_floating_point else self.to(dtypes.get_default_dtype())
-        out: Tensor = ops.where(x < 0, math.pi, x * 0)
-        return out
-
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (``mH``)."""
         return self.mH

@@ -416,16 +416,6 @@ class Tensor(TensorMethods):
         return str(self.device).startswith("cpu")
 
     @property
-    def real(self) -> Tensor:
-        """The real part: ``self`` for real tensors."""
-        return self
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary part: refused for real tensors, as torch."""
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-    @property
     def mH(self) -> Tensor:  # noqa: N802
         """The conjugate transpose of a batch of matrices (``mT`` for real dtypes)."""
         if self.ndim < 2:
