@@ -82,6 +82,13 @@ def test_like_functions_follow_memory_format(fn: str) -> None:
         make(_x((2, 3, 4)), *args, memory_format=lucid.channels_last)
 
 
+def test_empty_takes_a_memory_format() -> None:
+    assert lucid.empty(2, 3, 4, 5, memory_format=lucid.channels_last).stride() == (60, 1, 15, 3)
+    assert lucid.empty(2, 3, 4, 5).is_contiguous()
+    with pytest.raises(RuntimeError, match="unsupported memory format Preserve"):
+        lucid.empty(2, 3, 4, 5, memory_format=lucid.preserve_format)
+
+
 def test_bad_formats_raise_as_torch() -> None:
     t3 = _x((2, 3, 4))
     for call in (

@@ -100,9 +100,18 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     return _filled(_shape(size), 1.0, dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size with uninitialized values, as ``torch.empty``."""
-    return _filled(_shape(size), 0.0, dtype, device, requires_grad)
+def empty(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
+    """A tensor of the given size with uninitialized values, as ``torch.empty``
+    (``memory_format`` defaults to ``lucid.contiguous_format``)."""
+    out = _filled(_shape(size), 0.0, dtype, device, requires_grad)
+    if memory_format is None:
+        return out
+    if memory_format is _memory_format.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    return _in_format(out, out, memory_format, "empty")
 
 
 def full(
