@@ -49,6 +49,11 @@ def test_convert_conv_weight_memory_format() -> None:
     m = nn.utils.convert_conv2d_weight_memory_format(_model(), lucid.channels_last)
     assert m[0].weight.is_contiguous(memory_format=lucid.channels_last)
     assert m[4].weight.is_contiguous(memory_format=lucid.channels_last)
+    mt = nn.utils.convert_conv2d_weight_memory_format(
+        nn.Sequential(nn.ConvTranspose2d(3, 2, 2), nn.Linear(2, 2)), lucid.channels_last
+    )
+    assert mt[0].weight.is_contiguous(memory_format=lucid.channels_last)
+    assert mt[1].weight.is_contiguous()
     m3 = nn.utils.convert_conv3d_weight_memory_format(
         nn.Sequential(nn.Conv3d(2, 2, 2)), lucid.channels_last_3d
     )
