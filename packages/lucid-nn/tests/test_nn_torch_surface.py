@@ -529,9 +529,9 @@ def test_nn_grad_is_the_convolutions_vjp() -> None:
     go = lucid.randn(*out.shape, dtype=lucid.float64)
     gx, gw = lucid.autograd.grad(out, (x, w), go)
     np.testing.assert_allclose(nn.grad.conv2d_input(x.shape, w, go, 1, 1).numpy(), gx.numpy(),
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
     np.testing.assert_allclose(nn.grad.conv2d_weight(x, w.shape, go, 1, 1).numpy(), gw.numpy(),
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
     lin = nn.Linear(6, 0)  # a zero-width layer backpropagates zeros (torch's)
     z = lucid.randn(3, 6, requires_grad=True)
     lin(z).sum().backward()

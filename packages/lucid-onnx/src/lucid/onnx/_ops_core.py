@@ -204,7 +204,7 @@ def _permute(ctx: Context, call: Call) -> list[str]:
     return one(ctx.graph.op("Transpose", ctx.name(x), perm=[int(d) for d in dims]))
 
 
-@converts(f"{OPS}shape.Clone", f"{OPS}shape.ToDevice")
+@converts(f"{OPS}shape.Clone", f"{OPS}shape.ToDevice", f"{OPS}shape.ToMemoryFormat")
 def _identity(ctx: Context, call: Call) -> list[str]:
     return one(ctx.graph.op("Identity", ctx.name(call.args[0])))
 
