@@ -10,9 +10,8 @@ generated from them.
 
 from __future__ import annotations
 
-import functools
-
 import fnmatch
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -183,5 +182,4 @@ def _takes_weights_argument(f: F, key: str) -> F:
             )
         return f(*args, **kwargs)
 
-    builder.__wrapped__ = f  # type: ignore[attr-defined]
     return builder  # type: ignore[return-value]
