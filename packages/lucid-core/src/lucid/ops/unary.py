@@ -368,6 +368,7 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
         )
     return input.clone() if input.dtype is dtypes.bool_ else Sign.apply(input)
 
+
 frac = _same_type_op(Frac, "x - trunc(x).")
 
 
