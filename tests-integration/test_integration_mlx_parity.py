@@ -143,6 +143,129 @@ def _scatter_with(reduce: str | None) -> Callable[..., Any]:
 _NO_COMPLEX = "lucid has no complex tensors yet: raises NotImplementedError on every backend"
 MLX_SKIP: dict[str, str] = {"linalg.eig": _NO_COMPLEX, "linalg.eigvals": _NO_COMPLEX}
 
+
+def _fn(name: str) -> Callable[..., Any]:
+    return resolve(f"nn.functional.{name}")
+
+
+def _on(x: Any, values: list[Any]) -> Any:
+    """An integer tensor of ``values`` on ``x``'s device (offsets, lengths, fixed targets)."""
+    return lucid.tensor(values, device=x.device)
+
+
+def _torch_surface_cases() -> list[Case]:
+    """The ``nn.functional`` names added to match torch's surface."""
+    fn = "nn.functional."
+    # in-place forms run on a non-leaf copy, so the gradient flows through the in-place op
+    inplace = [
+        C(lambda x, n=n, a=a: _fn(n)(x * 1, *a), F(*S), id=n, uses=(fn + n,))
+        for n, a in [
+            ("relu_", ()),
+            ("elu_", (0.7,)),
+            ("selu_", ()),
+            ("celu_", (0.7,)),
+            ("leaky_relu_", (0.1,)),
+            ("hardtanh_", (-0.5, 0.5)),
+            ("threshold_", (0.1, 20.0)),
+            ("rrelu_", (0.1, 0.3, False)),
+        ]
+    ]
+    pools = [
+        *[C(fn + f"max_pool{nd}d_with_indices", F(2, 3, *[4] * nd), 2) for nd in (1, 2, 3)],
+        *[
+            C(fn + f"adaptive_max_pool{nd}d_with_indices", F(2, 3, *[5] * nd), 2)
+            for nd in (1, 2, 3)
+        ],
+        C(fn + "adaptive_max_pool3d", F(1, 2, 4, 4, 4), output_size=2),
+        C(fn + "lp_pool3d", P(1, 2, 4, 4, 4), 2.0, 2),
+    ]
+    # fractional pools draw their windows from `_random_samples`: the same fixed samples on
+    # both backends (lucid.rand's MLX stream differs from NumPy's)
+    fractional = [
+        C(
+            lambda x, u, nd=nd, ind=ind: _fn(f"fractional_max_pool{nd}d{ind}")(
+                x, 2, output_size=3, _random_samples=u.detach().abs()
+            ),
+            F(2, 3, *[7] * nd),
+            U(2, 3, nd),
+            id=f"fractional_max_pool{nd}d{ind}",
+            uses=(f"{fn}fractional_max_pool{nd}d{ind}",),
+        )
+        for nd in (2, 3)
+        for ind in ("", "_with_indices")
+    ]
+    return [
+        *inplace,
+        *pools,
+        *fractional,
+        C(fn + "rrelu", F(*S), 0.1, 0.3, training=False),
+        # gumbel_softmax samples lucid.rand, whose MLX stream differs from NumPy's: compare
+        # what holds for every draw (each row sums to one; its gradient is zero)
+        *[
+            C(
+                lambda x, h=h: _fn("gumbel_softmax")(x, tau=0.5, hard=h).sum(-1),
+                F(*S),
+                id=f"gumbel_softmax-rowsum-{'hard' if h else 'soft'}",
+                uses=(fn + "gumbel_softmax",),
+            )
+            for h in (False, True)
+        ],
+        C(fn + "channel_shuffle", F(2, 6, 3, 3), 3),
+        C(fn + "native_channel_shuffle", F(2, 6, 3, 3), 3),
+        C(fn + "conv_tbc", F(6, 2, 3), F(3, 3, 4), F(4), pad=1),
+        C(
+            lambda x, t: _fn("ctc_loss")(x.log_softmax(2), t + 1, [6, 5], [3, 2]),
+            F(6, 2, 5),
+            I(4, 2, 3),
+            id="ctc_loss",
+            uses=(fn + "ctc_loss",),
+        ),
+        *[
+            C(
+                lambda i, w, m=m: _fn("embedding_bag")(i, w, _on(i, [0, 3, 5]), mode=m),
+                I(10, 8),
+                F(10, 4),
+                id=f"embedding_bag-{m}",
+                uses=(fn + "embedding_bag",),
+            )
+            for m in ("sum", "mean", "max")
+        ],
+        C(
+            lambda i, w, p: _fn("embedding_bag")(i, w, mode="sum", per_sample_weights=p),
+            I(10, 2, 4),
+            F(10, 4),
+            F(2, 4),
+            id="embedding_bag-per_sample_weights",
+            uses=(fn + "embedding_bag",),
+        ),
+        C(fn + "linear_cross_entropy", F(4, 6), F(5, 6), I(5, 4)),
+        C(fn + "multi_margin_loss", F(4, 5), I(5, 4)),
+        C(fn + "multi_margin_loss", F(4, 5), I(5, 4), p=2, margin=0.5, id="multi_margin_loss-p2"),
+        C(
+            lambda x: _fn("multilabel_margin_loss")(
+                x, _on(x, [[3, 0, -1, 1], [0, 1, 2, 3], [1, -1, 0, 0]])
+            ),
+            F(3, 4),
+            id="multilabel_margin_loss",
+            uses=(fn + "multilabel_margin_loss",),
+        ),
+        C(fn + "pdist", F(5, 4)),
+        C(fn + "pdist", F(5, 4), 1.0, id="pdist-p1"),
+        C(fn + "rms_norm", F(2, 3, 4), (4,), F(4)),
+        C(fn + "triplet_margin_with_distance_loss", F(3, 5), F(3, 5), F(3, 5)),
+        C(
+            lambda a, p, n: _fn("triplet_margin_with_distance_loss")(
+                a, p, n, distance_function=lambda u, v: (u - v).abs().sum(-1), swap=True
+            ),
+            F(3, 5),
+            F(3, 5),
+            F(3, 5),
+            id="triplet_margin_with_distance_loss-l1-swap",
+            uses=(fn + "triplet_margin_with_distance_loss",),
+        ),
+    ]
+
+
 S = (3, 4)
 UNARY = [
     "nn.functional.relu6",
@@ -462,6 +585,22 @@ CASES: list[Case] = [
         for include in (True, False)
     ],
     C(lambda x: x.view(lucid.int32), F(*S), grad=False, id="view-dtype", uses=("view",)),
+    C(
+        lambda x, v: resolve("index_reduce")(
+            x, 0, lucid.tensor([0, 2, 0, 1], device=x.device), v, "amax"
+        ),
+        F(*S),
+        F(4, 4),
+        id="index_reduce",
+        uses=("index_reduce",),
+    ),
+    C(
+        lambda x, v: resolve("put")(x, lucid.tensor([0, 11, 4], device=x.device), v),
+        F(*S),
+        F(3),
+        id="put",
+        uses=("put",),
+    ),
     C(
         lambda x, v: resolve("masked_scatter")(x, x > 0, v),
         F(*S),
@@ -851,6 +990,7 @@ CASES: list[Case] = [
         uses=("nn.functional.soft_margin_loss",),
     ),
     C("nn.functional.prelu", F(3, 4), P(1)),
+    *_torch_surface_cases(),
 ]
 
 

@@ -47,6 +47,7 @@ CREATION = (
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
     "float64", "complex64", "complex128", "half", "float", "double", "long", "int", "short",
+    "cfloat", "cdouble",
 )  # fmt: skip
 LEGACY_TENSORS = (
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
@@ -78,10 +79,18 @@ PAGES: tuple[Page, ...] = (
          "`hessian`, `vmap`, `functional_call`, `stack_module_state`.",
          modules=("lucid.func",), names=("vmap",)),
     Page("linalg", "Linear algebra", "lucid-core", "torch.linalg", "", modules=("lucid.linalg",)),
+    Page("fft", "lucid.fft", "lucid-core", "torch.fft",
+         "Discrete Fourier transforms, with the window functions and the short-time transform "
+         "(`lucid.stft`, `lucid.istft`) of the top-level namespace. Complex tensors: see "
+         "`lucid.ops.complex` on the ops page and the differences page.",
+         modules=("lucid.fft",),
+         names=("hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                "kaiser_window", "stft", "istft")),
     Page("random", "Random sampling", "lucid-core", "torch.random",
          "Seeding, generators, and sampling functions.", modules=("lucid.random",)),
     Page("serialization", "Serialization", "lucid-core", "torch.save / torch.load",
-         "Checkpoints in safetensors format: loading never runs code.",
+         "Checkpoints: safetensors, and torch.save's formats read with torch's weights-only "
+         "allowlist.",
          modules=("lucid.serialization",)),
     Page("viz", "Graph drawing", "lucid-core", "torchviz", "", modules=("lucid.viz",)),
     Page("special", "Special functions", "lucid-core", "torch.special", "",
@@ -98,6 +107,19 @@ PAGES: tuple[Page, ...] = (
     Page("utils", "Utilities", "lucid-core", "torch.utils",
          "Hook handles, file helpers and activation checkpointing (`lucid.utils.checkpoint`).",
          modules=("lucid.utils", "lucid.utils.checkpoint")),
+    Page("nn-einops", "lucid.nn.einops", "lucid-nn", "einops.layers.torch",
+         "einops's `Rearrange`, `Reduce` and `EinMix` layers as lucid modules (needs einops).",
+         modules=("lucid.nn.einops",)),
+    Page("multiprocessing", "lucid.multiprocessing", "lucid-core", "torch.multiprocessing",
+         "Python's multiprocessing with `spawn`; shared-memory tensors for Hogwild.",
+         modules=("lucid.multiprocessing",)),
+    Page("profiler", "lucid.profiler", "lucid-core", "torch.profiler",
+         "Op-by-op timings of forward and backward, summary tables, Chrome traces.",
+         modules=("lucid.profiler",)),
+    Page("tensorboard", "lucid.utils.tensorboard", "lucid-core",
+         "torch.utils.tensorboard",
+         "`SummaryWriter`: TensorBoard event files (needs the `tensorboard` package).",
+         modules=("lucid.utils.tensorboard", "lucid.utils.tensorboard.summary")),
     Page("nn", "lucid.nn", "lucid-nn", "torch.nn",
          "Module, Parameter, Buffer, containers and layers.",
          modules=("lucid.nn", "lucid.nn.parallel")),

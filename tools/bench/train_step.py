@@ -347,14 +347,17 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
     if mode != "time":
         return {**res, "peak": _mib("VmHWM")}
     times: dict[str, list[float]] = {fw: [] for fw in steps}
+    cpu: dict[str, list[float]] = {fw: [] for fw in steps}
     for _ in range(rounds):
         for fw, f in steps.items():
             time.sleep(SETTLE_S)  # the other framework's BLAS/OpenMP threads stop spinning
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(k):
                 f()
             times[fw].append((time.perf_counter() - t0) / k)
-    return {**res, "median": {fw: statistics.median(t) for fw, t in times.items()}}
+            cpu[fw].append((time.process_time() - c0) / k)
+    return {**res, "median": {fw: statistics.median(t) for fw, t in times.items()},
+            "cpu": {fw: statistics.median(t) for fw, t in cpu.items()}}  # fmt: skip
 
 
 def _run(env: dict[str, str], *args: Any) -> dict[str, Any] | None:
@@ -364,6 +367,13 @@ def _run(env: dict[str, str], *args: Any) -> dict[str, Any] | None:
         print(f"  worker {args} failed (rc {p.returncode}):\n{p.stderr[-1500:]}", flush=True)
         return None
     return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def cpu_col(t: dict[str, Any]) -> str:
+    """Each framework's process CPU time per step (not waiting for a core: on a loaded machine
+    the fairer figure at one thread), "lucid/torch" in ms."""
+    c = t.get("cpu", {})
+    return f"{_fmt(c.get('lucid'), '.1f', 1e3)}/{_fmt(c.get('torch'), '.1f', 1e3)}"
 
 
 def _fmt(v: float | None, spec: str, scale: float = 1.0) -> str:
@@ -418,7 +428,7 @@ def main() -> None:
         print("torch is not importable: lucid's column alone")
     head = (f"{'model':16s} {'threads l/t':>12s} {'OPENBLAS':>8s} {'lucid ms':>9s} "
             f"{'torch ms':>9s} {'l/t':>6s} {'lucid MiB':>10s} {'torch MiB':>10s} "
-            f"{'|dloss0|':>9s}")  # fmt: skip
+            f"{'|dloss0|':>9s} {'cpu l/t ms':>15s}")  # fmt: skip
     print(head + "\n" + "-" * len(head), flush=True)
     for name in models:
         batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
@@ -441,7 +451,7 @@ def main() -> None:
                 print(f"{name + f' b{batch}':16s} {thr:>12s} {label:>8s} {_fmt(lt, '9.2f', 1e3)} "
                       f"{_fmt(tt, '9.2f', 1e3):>9s} {_fmt(ratio, '6.2f'):>6s} "
                       f"{_fmt(peak['lucid'], '10.0f'):>10s} {_fmt(peak['torch'], '10.0f'):>10s} "
-                      f"{_fmt(dl, '9.1e'):>9s}", flush=True)  # fmt: skip
+                      f"{_fmt(dl, '9.1e'):>9s} {cpu_col(t):>15s}", flush=True)  # fmt: skip
                 if "apart" in t:
                     la, ta = t["apart"].get("lucid"), t["apart"].get("torch")
                     ra = la / ta if la and ta else None
@@ -449,7 +459,8 @@ def main() -> None:
                     print(row + f"{_fmt(ta, '9.2f', 1e3):>9s} {_fmt(ra, '6.2f'):>6s}", flush=True)
     print(
         f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
-        "per step; MiB = VmHWM of a process running that framework alone (imports included)"
+        "per step; MiB = VmHWM of a process running that framework alone (imports included); "
+        "cpu = median process CPU time per step (all its threads)"
     )
 
 

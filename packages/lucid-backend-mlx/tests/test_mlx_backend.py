@@ -273,6 +273,13 @@ def test_xp_matches_numpy(be: lmx.MlxBackend, name: str, fn: object) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_xp_array_takes_numpy_bool_arrays(be: lmx.MlxBackend) -> None:
+    mask = np.array([[True, False], [False, True]])
+    got = be.xp.asarray(mask)
+    assert got.dtype == mx.bool_
+    np.testing.assert_array_equal(np.array(got), mask)
+
+
 def test_xp_names_missing_in_mlx_say_where_to_add_them(be: lmx.MlxBackend) -> None:
     with pytest.raises(AttributeError, match="_xp.py"):
         be.xp.no_such_numpy_function  # noqa: B018

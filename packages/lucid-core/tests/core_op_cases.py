@@ -608,6 +608,29 @@ EXTRA_CASES: list[Case] = [
     Case(
         "unravel_index", lambda L, a: L.unravel_index(a, (3, 4)), [(5,)], domain="int", grad=False
     ),
+    *[
+        Case(
+            f"index_reduce_{r}",
+            lambda L, a, b, r=r: L.index_reduce(a, 0, _idx(L, [0, 2, 0, 1]), b, r),
+            [(3, 4), (4, 4)],
+            domain="away",
+            covers=("index_reduce",),
+        )
+        for r in ("prod", "mean", "amax", "amin")
+    ],
+    Case(
+        "index_reduce_exclude",
+        lambda L, a, b: a.index_reduce(1, _idx(L, [2, 2]), b, "mean", include_self=False),
+        [(3, 4), (3, 2)],
+        covers=("index_reduce",),
+    ),
+    Case("put", lambda L, a, b: L.put(a, _idx(L, [0, -1, 4]), b), [(3, 4), (3,)]),
+    Case(
+        "put_accumulate",
+        lambda L, a, b: a.put(_idx(L, [[1, 1], [5, 0]]), b, accumulate=True),
+        [(3, 4), (2, 2)],
+        covers=("put",),
+    ),
     Case(
         "isin_scalar", lambda L, a: L.isin(a, 3), [(5,)], domain="int", grad=False, covers=("isin",)
     ),

@@ -57,7 +57,7 @@ def test_saved_tensor_hooks_see_the_same_tensors_and_give_the_same_grads() -> No
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-12, atol=0)
     assert len(mine) == len(theirs)
     for a in mine:
-        assert any(np.allclose(a, b) for b in theirs)
+        assert any(np.allclose(a, b, rtol=1e-12, atol=1e-12) for b in theirs)
 
 
 def test_node_hooks_and_post_accumulate_hooks_match_torch() -> None:

@@ -24,7 +24,7 @@ from lucid.func import (
 )
 
 D = lucid.float64
-TOL = {"rtol": 1e-7, "atol": 1e-9}
+RTOL, ATOL = 1e-7, 1e-9
 
 
 def _rand(*shape: int, seed: int = 0) -> lucid.Tensor:
@@ -78,11 +78,11 @@ def test_grad_argnums_pytrees_and_aux() -> None:
     p = {"w": a, "v": b}
     (gp, gc), aux = grad(f, argnums=(0, 1), has_aux=True)(p, a)
     assert aux == "aux"
-    np.testing.assert_allclose(gp["w"].numpy(), a.numpy(), **TOL)
-    np.testing.assert_allclose(gp["v"].numpy(), 2 * b.numpy(), **TOL)
-    np.testing.assert_allclose(gc.numpy(), a.numpy(), **TOL)
+    np.testing.assert_allclose(gp["w"].numpy(), a.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(gp["v"].numpy(), 2 * b.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(gc.numpy(), a.numpy(), rtol=RTOL, atol=ATOL)
     g, (value, aux2) = grad_and_value(f, has_aux=True)(p, a)
-    np.testing.assert_allclose(value.numpy(), f(p, a)[0].numpy(), **TOL)
+    np.testing.assert_allclose(value.numpy(), f(p, a)[0].numpy(), rtol=RTOL, atol=ATOL)
     assert set(g) == {"w", "v"} and aux2 == "aux"
     assert grad(f, argnums=-1, has_aux=True)(p, a)[0].shape == (3,)
 
@@ -108,14 +108,14 @@ def test_grad_errors() -> None:
 def test_nested_grad_is_the_second_derivative() -> None:
     x = _rand(4)
     g2 = grad(lambda t: grad(lambda u: (u**3).sum())(t).sum())(x)
-    np.testing.assert_allclose(g2.numpy(), 6 * x.numpy(), **TOL)
+    np.testing.assert_allclose(g2.numpy(), 6 * x.numpy(), rtol=RTOL, atol=ATOL)
 
 
 def test_no_perturbation_confusion() -> None:
     # d/dx [x * d/dy (x*y)] = d/dx [x * x] = 2x, not x (the inner grad must not see the outer x)
     x = lucid.tensor(3.0, dtype=D)
     out = grad(lambda x: grad(lambda y: (x * y).sum())(lucid.tensor(1.0, dtype=D)) * x)(x)
-    assert float(out) == pytest.approx(6.0)
+    assert float(out) == pytest.approx(6.0, rel=1e-12, abs=1e-12)
 
 
 def test_grad_keeps_the_outer_graph() -> None:
@@ -123,7 +123,7 @@ def test_grad_keeps_the_outer_graph() -> None:
     g = grad(lambda t: (t**3).sum())(x)  # 3 x^2, still a function of x
     assert g.requires_grad
     (gx,) = lucid.autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(gx.numpy(), 6 * x.detach().numpy(), **TOL)
+    np.testing.assert_allclose(gx.numpy(), 6 * x.detach().numpy(), rtol=RTOL, atol=ATOL)
 
 
 # -- vjp, jvp ------------------------------------------------------------------------------------
@@ -135,8 +135,8 @@ def test_vjp_against_the_jacobian() -> None:
     (gx,) = vjp_fn(u)
     np.testing.assert_allclose(gx.numpy(), u.numpy() @ _fd_jac(f, x), rtol=1e-6, atol=1e-8)
     (again,) = vjp_fn(u)  # may be called more than once
-    np.testing.assert_allclose(again.numpy(), gx.numpy(), **TOL)
-    np.testing.assert_allclose(out.numpy(), f(x).numpy(), **TOL)
+    np.testing.assert_allclose(again.numpy(), gx.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(out.numpy(), f(x).numpy(), rtol=RTOL, atol=ATOL)
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         vjp_fn(_rand(3))
     with pytest.raises(RuntimeError, match="same as pytree structure"):
@@ -148,7 +148,7 @@ def test_vjp_with_pytree_output_and_aux() -> None:
     (o1, o2), fn, aux = vjp(lambda t: ((t * 2.0, t.sum()), 7), x, has_aux=True)
     assert aux == 7
     (g,) = fn((lucid.ones(3, dtype=D), lucid.tensor(1.0, dtype=D)))
-    np.testing.assert_allclose(g.numpy(), np.full(3, 3.0), **TOL)
+    np.testing.assert_allclose(g.numpy(), np.full(3, 3.0), rtol=RTOL, atol=ATOL)
 
 
 def test_jvp_against_finite_differences() -> None:
@@ -157,7 +157,7 @@ def test_jvp_against_finite_differences() -> None:
     f = lambda a: (w @ a).sin() * a.sum()  # noqa: E731
     out, tangent = jvp(f, (x,), (t,))
     np.testing.assert_allclose(tangent.numpy(), _fd_jac(f, x) @ t.numpy(), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(out.numpy(), f(x).numpy(), **TOL)
+    np.testing.assert_allclose(out.numpy(), f(x).numpy(), rtol=RTOL, atol=ATOL)
     with pytest.raises(RuntimeError, match="Expected primals and tangents to be tuples"):
         jvp(f, x, t)
     with pytest.raises(RuntimeError, match="same shapes"):
@@ -186,15 +186,17 @@ def test_jacrev_structure_with_argnums_tuple() -> None:
     jac = jacrev(lambda x, y: {"o": x.sum() * y}, argnums=(0, 1))(a, b)
     assert set(jac) == {"o"} and isinstance(jac["o"], tuple)
     assert jac["o"][0].shape == (3, 2) and jac["o"][1].shape == (3, 3)
-    np.testing.assert_allclose(jac["o"][1].numpy(), np.eye(3) * a.numpy().sum(), **TOL)
+    np.testing.assert_allclose(
+        jac["o"][1].numpy(), np.eye(3) * a.numpy().sum(), rtol=RTOL, atol=ATOL
+    )
 
 
 def test_hessian_and_jacrev_of_jacrev() -> None:
     x = _rand(3)
     h = hessian(_f)(x)
     np.testing.assert_allclose(h.numpy(), _fd_jac(grad(_f), x), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(jacrev(jacrev(_f))(x).numpy(), h.numpy(), **TOL)
-    np.testing.assert_allclose(h.numpy(), h.numpy().T, **TOL)
+    np.testing.assert_allclose(jacrev(jacrev(_f))(x).numpy(), h.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(h.numpy(), h.numpy().T, rtol=RTOL, atol=ATOL)
 
 
 # -- vmap ----------------------------------------------------------------------------------------
@@ -203,11 +205,13 @@ def test_vmap_matches_a_loop_with_in_and_out_dims() -> None:
     prod, total = vmap(lambda a, b: (a * b[:3], a.sum()), in_dims=(1, 1), out_dims=(1, 0))(x, y)
     assert prod.shape == (3, 4) and total.shape == (4,)
     for i in range(4):
-        np.testing.assert_allclose(prod.numpy()[:, i], x.numpy()[:, i] * y.numpy()[:3, i], **TOL)
-        assert float(total[i]) == pytest.approx(x.numpy()[:, i].sum())
+        np.testing.assert_allclose(
+            prod.numpy()[:, i], x.numpy()[:, i] * y.numpy()[:3, i], rtol=RTOL, atol=ATOL
+        )
+        assert float(total[i]) == pytest.approx(x.numpy()[:, i].sum(), rel=1e-12, abs=1e-12)
     x2, m = _rand(4, 3, seed=2), _rand(3, 2, seed=3)
     out2 = vmap(lambda a, b: a @ b, in_dims=(0, None))(x2, m)
-    np.testing.assert_allclose(out2.numpy(), x2.numpy() @ m.numpy(), **TOL)
+    np.testing.assert_allclose(out2.numpy(), x2.numpy() @ m.numpy(), rtol=RTOL, atol=ATOL)
     kept = vmap(lambda a: (a * 2.0, m), out_dims=(0, None))(x2)
     assert kept[1] is m
 
@@ -218,13 +222,15 @@ def test_vmap_pytree_in_dims_and_negative_dims() -> None:
     out = vmap(lambda d, x: d["w"] * d["s"] + x, in_dims=({"w": -1, "s": None}, 0))(
         p, _rand(3, 5, seed=1)
     )
-    np.testing.assert_allclose(out.numpy(), (w.numpy() * 2).T + _rand(3, 5, seed=1).numpy(), **TOL)
+    np.testing.assert_allclose(
+        out.numpy(), (w.numpy() * 2).T + _rand(3, 5, seed=1).numpy(), rtol=RTOL, atol=ATOL
+    )
 
 
 def test_vmap_nested_and_chunk_size() -> None:
     x = _rand(2, 3, 4)
     out = vmap(vmap(lambda r: r.sum()), chunk_size=1)(x)
-    np.testing.assert_allclose(out.numpy(), x.numpy().sum(-1), **TOL)
+    np.testing.assert_allclose(out.numpy(), x.numpy().sum(-1), rtol=RTOL, atol=ATOL)
 
 
 def test_vmap_errors() -> None:
@@ -253,7 +259,7 @@ def test_vmap_randomness_modes() -> None:
     same = vmap(lambda a: a + lucid.randn(3, dtype=D), randomness="same")(x).numpy()
     np.testing.assert_array_equal(same, np.broadcast_to(same[0], same.shape))
     diff = vmap(lambda a: a + lucid.randn(3, dtype=D), randomness="different")(x).numpy()
-    assert not np.allclose(diff[0], diff[1])
+    assert not np.allclose(diff[0], diff[1], rtol=1e-5, atol=1e-8)
 
 
 def test_per_sample_gradients_equal_a_loop() -> None:
@@ -266,16 +272,18 @@ def test_per_sample_gradients_equal_a_loop() -> None:
     for i in range(5):
         wi = w.detach().requires_grad_(True)
         loss(wi, x[i], y[i]).backward()
-        np.testing.assert_allclose(per[i].numpy(), wi.grad.numpy(), **TOL)
+        np.testing.assert_allclose(per[i].numpy(), wi.grad.numpy(), rtol=RTOL, atol=ATOL)
 
 
 def test_vmap_of_jacrev_and_grad_of_vmap() -> None:
     x = _rand(3, 2)
     jac = vmap(jacrev(lambda a: a.sin()))(x)
     for i in range(3):
-        np.testing.assert_allclose(jac[i].numpy(), np.diag(np.cos(x.numpy()[i])), **TOL)
+        np.testing.assert_allclose(
+            jac[i].numpy(), np.diag(np.cos(x.numpy()[i])), rtol=RTOL, atol=ATOL
+        )
     g = grad(lambda a: vmap(lambda r: (r**2).sum())(a).sum())(x)
-    np.testing.assert_allclose(g.numpy(), 2 * x.numpy(), **TOL)
+    np.testing.assert_allclose(g.numpy(), 2 * x.numpy(), rtol=RTOL, atol=ATOL)
 
 
 # -- functional_call -----------------------------------------------------------------------------
@@ -326,11 +334,14 @@ def test_functional_call_swaps_and_restores() -> None:
     x = _rand(3, 2, seed=2)
     out = functional_call(m, {"a.weight": w_new}, (x,), {"shift": 1.0})
     expected = x.numpy() @ w_new.numpy().T @ w_new.numpy().T + 1.0  # tied: both replaced
-    np.testing.assert_allclose(out.numpy(), expected, **TOL)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=RTOL, atol=ATOL)
     assert m.a.weight is w_old and m.b.weight is w_old
     untied = functional_call(m, {"a.weight": w_new}, x, tie_weights=False)
     np.testing.assert_allclose(
-        untied.detach().numpy(), x.numpy() @ w_new.numpy().T @ w_old.detach().numpy().T, **TOL
+        untied.detach().numpy(),
+        x.numpy() @ w_new.numpy().T @ w_old.detach().numpy().T,
+        rtol=RTOL,
+        atol=ATOL,
     )
 
 
@@ -339,9 +350,11 @@ def test_functional_call_several_dicts_buffers_and_gradients() -> None:
     w = _rand(2, 3, seed=4)
     x = _rand(4, 3, seed=5)
     out = functional_call(m, ({"weight": w}, {"scale": lucid.tensor(3.0, dtype=D)}), (x,))
-    np.testing.assert_allclose(out.numpy(), 3 * x.numpy() @ w.numpy().T, **TOL)
+    np.testing.assert_allclose(out.numpy(), 3 * x.numpy() @ w.numpy().T, rtol=RTOL, atol=ATOL)
     g = grad(lambda p: functional_call(m, p, (x,)).sum())({"weight": w})
-    np.testing.assert_allclose(g["weight"].numpy(), np.tile(x.numpy().sum(0), (2, 1)), **TOL)
+    np.testing.assert_allclose(
+        g["weight"].numpy(), np.tile(x.numpy().sum(0), (2, 1)), rtol=RTOL, atol=ATOL
+    )
     assert m.weight.grad is None
 
 
@@ -372,7 +385,9 @@ def test_stack_module_state_and_ensembling() -> None:
     x = _rand(5, 3, seed=8)
     out = vmap(lambda p, b: functional_call(models[0], (p, b), (x,)))(params, buffers)
     for i, m in enumerate(models):
-        np.testing.assert_allclose(out[i].detach().numpy(), m(x).detach().numpy(), **TOL)
+        np.testing.assert_allclose(
+            out[i].detach().numpy(), m(x).detach().numpy(), rtol=RTOL, atol=ATOL
+        )
     with pytest.raises(RuntimeError, match="at least one model"):
         stack_module_state([])
 
@@ -383,7 +398,7 @@ def test_linearize_gives_jvps_at_the_point() -> None:
     x, w = _rand(3), _rand(4, 3, seed=1)
     f = lambda a: (w @ a).sin()  # noqa: E731
     out, jvp_fn = linearize(f, x)
-    np.testing.assert_allclose(out.numpy(), f(x).numpy(), **TOL)
+    np.testing.assert_allclose(out.numpy(), f(x).numpy(), rtol=RTOL, atol=ATOL)
     jac = _fd_jac(f, x)
     for seed in (2, 3):  # one forward, many products
         t = _rand(3, seed=seed)

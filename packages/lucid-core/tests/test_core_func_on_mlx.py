@@ -15,7 +15,7 @@ pytestmark = pytest.mark.mlx
 mx = pytest.importorskip("mlx.core")
 pytest.importorskip("lucid.backends.mlx")
 
-TOL = {"rtol": 1e-5, "atol": 1e-5}
+RTOL, ATOL = 1e-5, 1e-5
 
 
 def _f(a: lucid.Tensor) -> lucid.Tensor:
@@ -28,12 +28,14 @@ def test_transforms_match_numpy() -> None:
     xm = x.to("mlx")
     per = vmap(grad(_f))(xm)
     assert per.device == "mlx"
-    np.testing.assert_allclose(per.cpu().numpy(), vmap(grad(_f))(x).numpy(), **TOL)
+    np.testing.assert_allclose(per.cpu().numpy(), vmap(grad(_f))(x).numpy(), rtol=RTOL, atol=ATOL)
     h = hessian(_f)(xm[0])
-    np.testing.assert_allclose(h.cpu().numpy(), hessian(_f)(x[0]).numpy(), **TOL)
+    np.testing.assert_allclose(h.cpu().numpy(), hessian(_f)(x[0]).numpy(), rtol=RTOL, atol=ATOL)
     v = lucid.randn(3)
     _, hv = jvp(grad(_f), (xm[0],), (v.to("mlx"),))
-    np.testing.assert_allclose(hv.cpu().numpy(), (hessian(_f)(x[0]) @ v).numpy(), **TOL)
+    np.testing.assert_allclose(
+        hv.cpu().numpy(), (hessian(_f)(x[0]) @ v).numpy(), rtol=RTOL, atol=ATOL
+    )
 
 
 def test_checkpoint_and_save_on_cpu_match_numpy() -> None:
@@ -49,5 +51,5 @@ def test_checkpoint_and_save_on_cpu_match_numpy() -> None:
     wc = w.requires_grad_(True)
     (g0,) = lucid.autograd.grad((x @ wc).tanh().sum(), wc)
     assert g.device == "mlx" and g2.device == "mlx"
-    np.testing.assert_allclose(g.cpu().numpy(), g0.numpy(), **TOL)
-    np.testing.assert_allclose(g2.cpu().numpy(), g0.numpy(), **TOL)
+    np.testing.assert_allclose(g.cpu().numpy(), g0.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(g2.cpu().numpy(), g0.numpy(), rtol=RTOL, atol=ATOL)

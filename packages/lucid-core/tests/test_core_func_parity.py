@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 tf = pytest.importorskip("torch.func")
 tck = pytest.importorskip("torch.utils.checkpoint")
 
-TOL = {"rtol": 1e-10, "atol": 1e-12}
+RTOL, ATOL = 1e-10, 1e-12
 
 
 def _pair(*shape: int, seed: int = 0) -> tuple[lucid.Tensor, Any]:
@@ -39,7 +39,7 @@ def test_grad_argnums_and_value() -> None:
     (gx, gw), v = lf.grad_and_value(lambda a, b: _f(lucid, a, b), argnums=(0, 1))(x, w)
     (tgx, tgw), tv = tf.grad_and_value(lambda a, b: _f(torch, a, b), argnums=(0, 1))(tx, tw)
     for a, b in ((gx, tgx), (gw, tgw), (v, tv)):
-        np.testing.assert_allclose(_np(a), _np(b), **TOL)
+        np.testing.assert_allclose(_np(a), _np(b), rtol=RTOL, atol=ATOL)
 
 
 def test_jacrev_jacfwd_hessian() -> None:
@@ -49,11 +49,15 @@ def test_jacrev_jacfwd_hessian() -> None:
     def g(lib: Any) -> Any:
         return lambda a: lib.sin(a @ w if lib is lucid else a @ tw) * a[:3]
 
-    np.testing.assert_allclose(_np(lf.jacrev(g(lucid))(x)), _np(tf.jacrev(g(torch))(tx)), **TOL)
-    np.testing.assert_allclose(_np(lf.jacfwd(g(lucid))(x)), _np(tf.jacfwd(g(torch))(tx)), **TOL)
+    np.testing.assert_allclose(
+        _np(lf.jacrev(g(lucid))(x)), _np(tf.jacrev(g(torch))(tx)), rtol=RTOL, atol=ATOL
+    )
+    np.testing.assert_allclose(
+        _np(lf.jacfwd(g(lucid))(x)), _np(tf.jacfwd(g(torch))(tx)), rtol=RTOL, atol=ATOL
+    )
     h = lf.hessian(lambda a: _f(lucid, a.reshape(1, 4), w))(x)
     th = tf.hessian(lambda a: _f(torch, a.reshape(1, 4), tw))(tx)
-    np.testing.assert_allclose(_np(h), _np(th), **TOL)
+    np.testing.assert_allclose(_np(h), _np(th), rtol=RTOL, atol=ATOL)
 
 
 def test_vjp_and_jvp_and_hvp() -> None:
@@ -61,18 +65,18 @@ def test_vjp_and_jvp_and_hvp() -> None:
     v, tv = _pair(5, seed=3)
     out, fn = lf.vjp(lambda a: a.exp() * a.sin(), x)
     tout, tfn = tf.vjp(lambda a: a.exp() * a.sin(), tx)
-    np.testing.assert_allclose(_np(fn(v)[0]), _np(tfn(tv)[0]), **TOL)
-    np.testing.assert_allclose(_np(out), _np(tout), **TOL)
+    np.testing.assert_allclose(_np(fn(v)[0]), _np(tfn(tv)[0]), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(_np(out), _np(tout), rtol=RTOL, atol=ATOL)
     _, jv = lf.jvp(lambda a: a.exp() * a.sin(), (x,), (v,))
     _, tjv = tf.jvp(lambda a: a.exp() * a.sin(), (tx,), (tv,))
-    np.testing.assert_allclose(_np(jv), _np(tjv), **TOL)
+    np.testing.assert_allclose(_np(jv), _np(tjv), rtol=RTOL, atol=ATOL)
 
     def scalar(lib: Any) -> Any:
         return lambda a: (lib.cos(a) * a.pow(2)).sum()
 
     _, hvp = lf.jvp(lf.grad(scalar(lucid)), (x,), (v,))
     _, thvp = tf.jvp(tf.grad(scalar(torch)), (tx,), (tv,))
-    np.testing.assert_allclose(_np(hvp), _np(thvp), **TOL)
+    np.testing.assert_allclose(_np(hvp), _np(thvp), rtol=RTOL, atol=ATOL)
 
 
 def test_vmap_of_grad_and_of_jacrev_with_pytrees() -> None:
@@ -85,10 +89,10 @@ def test_vmap_of_grad_and_of_jacrev_with_pytrees() -> None:
 
     per = lf.vmap(lf.grad(loss(lucid)), in_dims=(None, 0, 0))({"w": w}, x, y)
     tper = tf.vmap(tf.grad(loss(torch)), in_dims=(None, 0, 0))({"w": tw}, tx, ty)
-    np.testing.assert_allclose(_np(per["w"]), _np(tper["w"]), **TOL)
+    np.testing.assert_allclose(_np(per["w"]), _np(tper["w"]), rtol=RTOL, atol=ATOL)
     jac = lf.vmap(lf.jacrev(lambda a: a.sin() * a.sum()), in_dims=1, out_dims=-1)(x)
     tjac = tf.vmap(tf.jacrev(lambda a: a.sin() * a.sum()), in_dims=1, out_dims=-1)(tx)
-    np.testing.assert_allclose(_np(jac), _np(tjac), **TOL)
+    np.testing.assert_allclose(_np(jac), _np(tjac), rtol=RTOL, atol=ATOL)
 
 
 def test_checkpoint_gradients_match_torch() -> None:
@@ -106,11 +110,14 @@ def test_checkpoint_gradients_match_torch() -> None:
     grads = lucid.autograd.grad(run(lucid, xg, lw, checkpoint_sequential), [xg, *lw])
     tgrads = torch.autograd.grad(run(torch, txg, tw, tck.checkpoint_sequential), [txg, *tw])
     for a, b in zip(grads, tgrads):
-        np.testing.assert_allclose(_np(a), _np(b), **TOL)
+        np.testing.assert_allclose(_np(a), _np(b), rtol=RTOL, atol=ATOL)
     y = checkpoint(lambda h, *, s: (h * s).sin(), xg, s=2.0, use_reentrant=False)
     ty = tck.checkpoint(lambda h, *, s: (h * s).sin(), txg, s=2.0, use_reentrant=False)
     np.testing.assert_allclose(
-        _np(lucid.autograd.grad(y.sum(), xg)[0]), _np(torch.autograd.grad(ty.sum(), txg)[0]), **TOL
+        _np(lucid.autograd.grad(y.sum(), xg)[0]),
+        _np(torch.autograd.grad(ty.sum(), txg)[0]),
+        rtol=RTOL,
+        atol=ATOL,
     )
 
 
@@ -119,4 +126,4 @@ def test_linearize_matches_torch() -> None:
     v, tv = _pair(4, seed=12)
     _, fn = lf.linearize(lambda a: a.exp() * a.cos(), x)
     _, tfn = tf.linearize(lambda a: a.exp() * a.cos(), tx)
-    np.testing.assert_allclose(_np(fn(v)), _np(tfn(tv)), **TOL)
+    np.testing.assert_allclose(_np(fn(v)), _np(tfn(tv)), rtol=RTOL, atol=ATOL)

@@ -140,6 +140,9 @@ LINALG_CALLS = {
         ("A", "B"),
     ),
     "solve_ex": (lambda L, m: L.linalg.solve_ex(m["S"], m["B"]).result, ("S", "B")),
+    "lu_legacy": (lambda L, m: L.lu_solve(m["B"], *L.lu(m["A"])), ("A", "B")),
+    "lu_unpack": (lambda L, m: (lambda r: r.L + r.U)(L.lu_unpack(*L.lu(m["A"]))), ("A",)),
+    "cholesky_inverse": (lambda L, m: L.cholesky_inverse(L.linalg.cholesky(_sym(m["S"]))), ("S",)),
 }
 
 
@@ -181,13 +184,13 @@ def test_linalg_additions_match_torch(name: str) -> None:
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
 
 
-def test_lu_pivots_follow_lapack_and_eig_names_the_missing_complex_dtype() -> None:
+def test_lu_pivots_follow_lapack_and_eig_is_complex() -> None:
     lu, piv = lucid.linalg.lu_factor(lucid.tensor([[0.0, 1.0], [2.0, 3.0]]))
     assert piv.dtype is lucid.int32 and piv.tolist() == [2, 2]
     np.testing.assert_allclose(lu.numpy(), [[2.0, 3.0], [0.0, 1.0]], rtol=0, atol=0)
-    for fn in (lucid.linalg.eig, lucid.linalg.eigvals):
-        with pytest.raises(NotImplementedError, match="complex"):
-            fn(lucid.eye(2))
+    # eig (test_core_fft.py tests it fully): complex as torch's, also for real eigenvalues
+    assert lucid.linalg.eig(lucid.eye(2)).eigenvalues.dtype is lucid.complex64
+    assert lucid.linalg.eigvals(lucid.eye(2)).tolist() == [1, 1]
 
 
 # -- in-place random fills -------------------------------------------------------------------------
@@ -332,3 +335,50 @@ def test_tensor_surface_methods() -> None:
     assert lucid.tensor([1.0, 2.0]).vdot(lucid.tensor([3.0, 4.0])).item() == 11.0
     p = lucid.tensor([0.0, 1.0])
     assert p.bernoulli().tolist() == [0.0, 1.0] and p.multinomial(2, True).tolist() == [1, 1]
+
+
+def test_finfo_iinfo_and_top_level_helpers() -> None:
+    f = lucid.finfo(lucid.float32)
+    assert (f.bits, f.eps, f.resolution, f.dtype) == (32, 2.0**-23, 1e-6, "float32")
+    assert f.max == float(np.finfo(np.float32).max) and f.tiny == f.smallest_normal
+    assert lucid.finfo().bits == 32 and lucid.finfo(lucid.bfloat16).eps == 2.0**-7
+    i = lucid.iinfo(lucid.int16)
+    assert (i.bits, i.min, i.max) == (16, -32768, 32767)
+    with pytest.raises(TypeError, match="floating point"):
+        lucid.finfo(lucid.int32)
+    with pytest.raises(TypeError, match="integer"):
+        lucid.iinfo(lucid.float32)
+    arr = np.arange(3.0)
+    shared = lucid.asarray(arr)
+    assert np.shares_memory(shared.numpy(), arr) and not np.shares_memory(
+        lucid.asarray(arr, copy=True).numpy(), arr
+    )
+    assert lucid.asarray([1, 2], dtype=lucid.float64, requires_grad=True).requires_grad
+    assert lucid.scalar_tensor(3).dtype is lucid.float32 and lucid.scalar_tensor(3).shape == ()
+    assert lucid.typename(lucid.zeros(2)) == "lucid.FloatTensor" and lucid.typename(3) == "int"
+
+    def fn(x: lucid.Tensor) -> lucid.Tensor:
+        return x * 2
+
+    assert lucid.compile(fn) is fn and lucid.compile(mode="max-autotune")(fn) is fn
+    lucid.use_deterministic_algorithms(True, warn_only=True)
+    assert lucid.are_deterministic_algorithms_enabled()
+    assert lucid.is_deterministic_algorithms_warn_only_enabled()
+    lucid.use_deterministic_algorithms(False)
+    assert not lucid.are_deterministic_algorithms_enabled()
+
+
+def test_resize_keeps_row_major_elements() -> None:
+    x = lucid.arange(6.0)
+    assert x.resize_(2, 2) is x and x.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert x.resize_(5).tolist() == [0.0, 1.0, 2.0, 3.0, 0.0]
+    assert x.resize_as_(lucid.zeros(1, 5)).shape == (1, 5)
+
+
+def test_data_ptr_storage_offset_apply_and_map() -> None:
+    x = lucid.arange(6.0).reshape(2, 3)
+    assert x.data_ptr() == x.detach().data_ptr() and x.storage_offset() == 0
+    assert x[1].storage_offset() == 3 and x[:, 1:].storage_offset() == 1
+    assert x.clone().apply_(lambda v: v * 2).tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    got = x.clone().map_(x[0], lambda a, b: a - b).tolist()
+    assert got == [[0.0, 0.0, 0.0], [3.0, 3.0, 3.0]]

@@ -91,9 +91,11 @@ def test_file_objects_and_loaded_tensors_are_writable() -> None:
 
 def test_unsupported_objects_are_rejected_with_their_path(tmp_path: Path) -> None:
     with pytest.raises(SerializationError, match=r"object at 'a\.b'"):
-        lucid.save({"a": {"b": object()}}, tmp_path / "f")
+        lucid.save({"a": {"b": object()}}, tmp_path / "f", format="safetensors")
     with pytest.raises(SerializationError, match="dict key of type"):
-        lucid.save({frozenset(): 1}, tmp_path / "f")
+        lucid.save({frozenset(): 1}, tmp_path / "f", format="safetensors")
+    with pytest.raises(SerializationError, match="pickling it failed"):
+        lucid.save({"a": lambda: 1}, tmp_path / "f")  # pickled in torch's format: not picklable
     assert not (tmp_path / "f").exists()
     assert os.listdir(tmp_path) == []
 

@@ -1,5 +1,6 @@
 """lucid.save/lucid.load beyond tensors: numpy arrays, plain values and argparse.Namespace keep
-their types; class instances are refused (no pickle); torch's keywords and safe_globals."""
+their types; class instances are pickled in torch's format and load only with
+weights_only=False (or when registered with add_safe_globals); torch's keywords."""
 
 from __future__ import annotations
 
@@ -57,22 +58,39 @@ def test_namespace_round_trips(tmp_path: Path) -> None:
     assert isinstance(back["config"].betas, tuple)  # type: ignore[index]
 
 
-def test_a_whole_module_is_refused_with_the_state_dict_advice(tmp_path: Path) -> None:
-    class Net:
-        def state_dict(self) -> dict[str, lucid.Tensor]:
-            return {"w": lucid.ones(1)}
+class Net:
+    """A whole object holding tensors (as an nn.Module does), at module level: picklable."""
 
-    advice = r"Net at 'model'.*never unpickles.*state_dict\(\)"
+    def __init__(self) -> None:
+        self.w = lucid.arange(6.0).reshape(2, 3).requires_grad_()
+        self.config = {"layers": (1, 2)}
+
+    def state_dict(self) -> dict[str, lucid.Tensor]:
+        return {"w": self.w}
+
+
+def test_a_whole_object_is_pickled_and_loads_only_when_asked(tmp_path: Path) -> None:
+    lucid.save({"model": Net(), "epoch": 3}, tmp_path / "m.pt")
+    with pytest.raises(serialization.UnpicklingError, match=r"GLOBAL .*Net was not an allowed"):
+        lucid.load(tmp_path / "m.pt")
+    back = lucid.load(tmp_path / "m.pt", weights_only=False)
+    assert back["epoch"] == 3 and isinstance(back["model"], Net)
+    assert back["model"].w.requires_grad and back["model"].config == {"layers": (1, 2)}
+    np.testing.assert_array_equal(back["model"].w.detach().numpy(), np.arange(6.0).reshape(2, 3))
+    with serialization.safe_globals([Net]):
+        assert isinstance(lucid.load(tmp_path / "m.pt")["model"], Net)
+
+
+def test_format_safetensors_refuses_objects_with_the_state_dict_advice(tmp_path: Path) -> None:
+    advice = r"Net at 'model'.*weights_only=False.*state_dict\(\)"
     with pytest.raises(SerializationError, match=advice):
-        lucid.save({"model": Net()}, tmp_path / "m")
-    assert not (tmp_path / "m").exists()
-
-
-def test_other_objects_and_unsupported_arrays_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(SerializationError, match="type object at 'o'.*never pickles"):
-        lucid.save({"o": object()}, tmp_path / "o")
+        lucid.save({"model": Net()}, tmp_path / "m", format="safetensors")
+    with pytest.raises(SerializationError, match="type object at 'o'"):
+        lucid.save({"o": object()}, tmp_path / "o", format="safetensors")
     with pytest.raises(SerializationError, match="numpy array of dtype <U2 at 'names'"):
-        lucid.save({"names": np.array(["ab"])}, tmp_path / "o")
+        lucid.save({"names": np.array(["ab"])}, tmp_path / "o", format="safetensors")
+    with pytest.raises(ValueError, match="format must be"):
+        lucid.save({}, tmp_path / "o", format="pickle")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -84,6 +102,11 @@ def test_load_and_save_accept_torchs_keywords(tmp_path: Path) -> None:
     assert back["w"].tolist() == [1.0, 1.0]
     buf.seek(0)
     assert lucid.load(buf, None, None, weights_only=False)["w"].shape == (2,)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="explicit pickle_module"):
+        lucid.load(buf, pickle_module=__import__("pickle"), weights_only=True)
+    with pytest.raises(ValueError, match="must be a file path .* mmap"):
+        lucid.load(buf, mmap=True)
 
 
 def test_safe_globals_record_and_restore() -> None:

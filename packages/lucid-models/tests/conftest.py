@@ -38,3 +38,66 @@ def mnist_small(tmp_path_factory: pytest.TempPathFactory, mnist_dir: Path) -> Pa
         _write_idx(root / f"{prefix}-images-idx3-ubyte.gz", np.asarray(ds.data)[:n])
         _write_idx(root / f"{prefix}-labels-idx1-ubyte.gz", np.asarray(ds.targets)[:n])
     return root
+
+
+TORCHVISION_VERSION = "0.28.0"
+
+
+def _torchvision_source() -> Path:
+    """A folder holding torchvision's pure-Python package (``<folder>/torchvision``).
+
+    ``LUCID_TORCHVISION_SRC`` names one; otherwise the wheel is fetched once with
+    ``pip download torchvision==0.28.0 --no-deps`` into ``~/.cache/lucid-models-tests`` and
+    unpacked there. torchvision is never installed: its model code is imported from the folder.
+    """
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    env = os.environ.get("LUCID_TORCHVISION_SRC")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lucid-models-tests"
+    src = cache / f"torchvision-{TORCHVISION_VERSION}"
+    if (src / "torchvision" / "models" / "__init__.py").is_file():
+        return src
+    wheels = cache / "wheels"
+    cmd = [sys.executable, "-m", "pip", "download", f"torchvision=={TORCHVISION_VERSION}",
+           "--no-deps", "--quiet", "-d", str(wheels)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    found = sorted(wheels.glob(f"torchvision-{TORCHVISION_VERSION}-*.whl"))
+    if done.returncode or not found:
+        why = done.stderr.strip()[-200:]
+        pytest.skip(f"torchvision {TORCHVISION_VERSION}'s source is not here and `pip download` "
+                    f"failed ({why}); set LUCID_TORCHVISION_SRC")  # fmt: skip
+    tmp = cache / f".unpack-{os.getpid()}"
+    with zipfile.ZipFile(found[0]) as zf:
+        zf.extractall(tmp, [n for n in zf.namelist() if n.startswith("torchvision/")])
+    tmp.rename(src) if not src.exists() else None
+    return src
+
+
+@pytest.fixture(scope="session")
+def tvm() -> object:
+    """``torchvision.models`` 0.28, imported from its source with torch 2.13 (parity env).
+
+    Its compiled ops do not load without the matching C++ extension: the modules that register
+    them (``torchvision._meta_registrations``) are stubbed; the model code needs none of them.
+    """
+    import importlib
+    import sys
+    import types
+
+    pytest.importorskip("torch")
+    if "torchvision.models" not in sys.modules:
+        src = str(_torchvision_source())
+        if src not in sys.path:
+            sys.path.append(src)
+        stub = "torchvision._meta_registrations"
+        sys.modules.setdefault(stub, types.ModuleType(stub))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module("torchvision.models")

@@ -587,3 +587,31 @@ def test_without_output_a_new_run_takes_a_new_folder_and_resume_the_last(
     assert artifacts.default_output(Path("runs/lenet5-mnist"), resume=False) == Path(
         "runs/lenet5-mnist-3"
     )
+
+
+def test_auxiliary_outputs_train_with_weighted_losses(mnist_small: Path, tmp_path: Path) -> None:
+    """A model that returns (main, auxiliary) logits in training, as GoogLeNet and Inception v3
+    do, trains: the auxiliary head gets gradients (its weights move)."""
+    from lucid import nn
+    from lucid.models import register_model
+
+    class TwoHeads(nn.Module):
+        def __init__(self, num_classes: int = 10, in_channels: int = 1) -> None:
+            super().__init__()
+            self.body = nn.Sequential(nn.Flatten(), nn.Linear(in_channels * 28 * 28, 16), nn.ReLU())
+            self.main = nn.Linear(16, num_classes)
+            self.aux = nn.Linear(16, num_classes)
+
+        def forward(self, x: Any) -> Any:
+            h = self.body(x)
+            return (self.main(h), self.aux(h)) if self.training else self.main(h)
+
+    register_model(TwoHeads, name="two_heads_test")
+    lucid.manual_seed(0)
+    before = TwoHeads().aux.weight.detach().numpy().copy()
+    out = tmp_path / "run"
+    argv = ["two_heads_test", "--data-root", str(mnist_small), "--output", str(out)]
+    extra = ["--no-progress", "--epochs", "1", "--subset", "128", "--scheduler", "none"]
+    assert main([*argv, *extra]) == 0
+    after = _weights(out / "last.safetensors")["aux.weight"]
+    assert float(np.abs(before - after).max()) > 1e-4

@@ -31,17 +31,28 @@ def test_pad_values_against_numpy() -> None:
     a = RNG.standard_normal((2, 3, 4))
     x = lucid.tensor(a)
     np.testing.assert_allclose(
-        F.pad(x, (2, 1), "reflect").numpy(), np.pad(a, ((0, 0), (0, 0), (2, 1)), "reflect")
+        F.pad(x, (2, 1), "reflect").numpy(),
+        np.pad(a, ((0, 0), (0, 0), (2, 1)), "reflect"),
+        rtol=1e-12,
+        atol=1e-12,
     )
     np.testing.assert_allclose(
-        F.pad(x, (2, 1, 1, 0), "replicate").numpy(), np.pad(a, ((0, 0), (1, 0), (2, 1)), "edge")
+        F.pad(x, (2, 1, 1, 0), "replicate").numpy(),
+        np.pad(a, ((0, 0), (1, 0), (2, 1)), "edge"),
+        rtol=1e-12,
+        atol=1e-12,
     )
     np.testing.assert_allclose(
-        F.pad(x, (2, 1), "circular").numpy(), np.pad(a, ((0, 0), (0, 0), (2, 1)), "wrap")
+        F.pad(x, (2, 1), "circular").numpy(),
+        np.pad(a, ((0, 0), (0, 0), (2, 1)), "wrap"),
+        rtol=1e-12,
+        atol=1e-12,
     )
     np.testing.assert_allclose(
         F.pad(x, (1, 1), value=2.5).numpy(),
         np.pad(a, ((0, 0), (0, 0), (1, 1)), constant_values=2.5),
+        rtol=1e-12,
+        atol=1e-12,
     )
 
 
@@ -86,7 +97,9 @@ def test_rms_norm_values_and_gradcheck() -> None:
     x, w = t64(2, 3, 4), t64(3, 4)
     a = x.detach().numpy()
     want = a / np.sqrt((a * a).mean((1, 2), keepdims=True) + 1e-6) * w.detach().numpy()
-    np.testing.assert_allclose(F.rms_norm(x, (3, 4), w, 1e-6).detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(
+        F.rms_norm(x, (3, 4), w, 1e-6).detach().numpy(), want, rtol=1e-12, atol=1e-12
+    )
     assert gradcheck(lambda a, b: F.rms_norm(a, [4], b[0]), (x, w))
     # eps=None: the dtype's machine epsilon
     z = lucid.zeros(2, 3)
@@ -191,7 +204,7 @@ def test_triplet_margin_with_distance_loss() -> None:
                                               reduction="none")  # fmt: skip
     d_neg = np.minimum(cos_dist(a, n).detach().numpy(), cos_dist(p, n).detach().numpy())
     want = np.maximum(1.0 + cos_dist(a, p).detach().numpy() - d_neg, 0)
-    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda *t: nn.TripletMarginWithDistanceLoss(margin=2.0)(*t), (a, p, n))
     with pytest.raises(ValueError, match="margin must be greater than 0"):
         F.triplet_margin_with_distance_loss(a, p, n, margin=0)
@@ -211,7 +224,7 @@ def test_ctc_loss_gradcheck_and_values() -> None:
     # one frame per label and no blanks: the only path's probability
     lp = F.log_softmax(t64(2, 3, grad=False), 1)
     got = F.ctc_loss(lp, lucid.tensor([1, 2]), lucid.tensor(2), lucid.tensor(2), reduction="sum")
-    np.testing.assert_allclose(got.item(), -(lp[0, 1] + lp[1, 2]).item(), rtol=1e-12)
+    np.testing.assert_allclose(got.item(), -(lp[0, 1] + lp[1, 2]).item(), rtol=1e-12, atol=1e-12)
     # an impossible alignment: inf, or 0 with zero_infinity
     short = F.ctc_loss(lp, lucid.tensor([1, 1]), lucid.tensor(2), lucid.tensor(2), reduction="none")
     assert short.item() == float("inf")
@@ -241,14 +254,17 @@ def test_adaptive_max_pool3d_and_lp_pool3d() -> None:
     a = x.detach().numpy()
     # the first window of torch's rule: [0, ceil(5/2)) x [0, ceil(4/3)) x [0, ceil(3/2))
     np.testing.assert_allclose(
-        y[:, :, 0, 0, 0].detach().numpy(), a[:, :, :3, :2, :2].max((2, 3, 4))
+        y[:, :, 0, 0, 0].detach().numpy(),
+        a[:, :, :3, :2, :2].max((2, 3, 4)),
+        rtol=1e-12,
+        atol=1e-12,
     )
     assert idx.dtype == lucid.int64 and y.shape == (1, 2, 2, 3, 2)
     assert gradcheck(lambda t: F.adaptive_max_pool3d(t, (2, 3, 2)), (x,))
     assert gradcheck(lambda t: nn.LPPool3d(2, 2, stride=(1, 2, 2))(t.abs() + 0.1), (x,))
     lp = F.lp_pool3d(x.abs(), 3, 2)
     want = (np.abs(a)[:, :, :4, :4, :2] ** 3).reshape(1, 2, 2, 2, 2, 2, 1, 2).sum((3, 5, 7))
-    np.testing.assert_allclose(lp.detach().numpy(), want ** (1 / 3), rtol=1e-12)
+    np.testing.assert_allclose(lp.detach().numpy(), want ** (1 / 3), rtol=1e-12, atol=1e-12)
     assert F.max_pool2d_with_indices(lucid.randn(1, 1, 4, 4), 2)[1].dtype == lucid.int64
     with pytest.raises(RuntimeError, match="Expected 4D or 5D tensor"):
         F.adaptive_max_pool3d(lucid.randn(3, 4), 2)
@@ -312,7 +328,9 @@ def test_lazy_layers_load_a_state_dict_and_infer_channels() -> None:
     lazy.load_state_dict(built.state_dict())
     assert lazy.weight.shape == (4, 2, 3, 3)
     x = lucid.randn(1, 2, 5, 5)
-    np.testing.assert_allclose(lazy(x).detach().numpy(), built(x).detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        lazy(x).detach().numpy(), built(x).detach().numpy(), rtol=1e-6, atol=1e-7
+    )
     assert type(lazy) is nn.Conv2d
     t = nn.LazyConvTranspose1d(6, 2, groups=2)
     t(lucid.randn(1, 4, 7))
@@ -354,7 +372,7 @@ def test_embedding_bag_values_and_gradcheck(mode: str) -> None:
     reduce = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode]
     for b, rows in enumerate([[1, 2], [], [4, 4], [5, 2]]):  # index 0 is padding
         want = reduce(a[rows], 0) if rows else np.zeros(3)
-        np.testing.assert_allclose(got[b], want, rtol=1e-12)
+        np.testing.assert_allclose(got[b], want, rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda t: F.embedding_bag(idx, t, offsets, mode=mode), (w,))
     bag = nn.EmbeddingBag(6, 3, mode=mode, include_last_offset=True)
     assert bag(idx, lucid.tensor([0, 2, 7])).shape == (2, 3)
@@ -366,7 +384,7 @@ def test_embedding_bag_per_sample_weights_and_errors() -> None:
     idx = lucid.tensor([[0, 1, 1], [4, 3, 2]])
     got = F.embedding_bag(idx, w, mode="sum", per_sample_weights=psw)
     want = (w.detach().numpy()[idx.numpy()] * psw.detach().numpy()[..., None]).sum(1)
-    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda a, b: F.embedding_bag(idx, a, mode="sum", per_sample_weights=b),
                      (w, psw))  # fmt: skip
     with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
@@ -426,7 +444,7 @@ def test_pdist_conv_tbc_channel_shuffle() -> None:
     x = t64(5, 3)
     a = x.detach().numpy()
     want = [np.abs(a[i] - a[j]).sum() for i in range(5) for j in range(i + 1, 5)]
-    np.testing.assert_allclose(F.pdist(x, 1).detach().numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(F.pdist(x, 1).detach().numpy(), want, rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda t: F.pdist(t), (x,))
     inp, w, b = t64(6, 2, 3), t64(2, 3, 4), t64(4)
     y = F.conv_tbc(inp, w, b, 1)
@@ -449,12 +467,14 @@ def test_rrelu_gumbel_and_inplace_activations() -> None:
     assert np.all(b[~neg] == a[~neg])
     assert np.all((b[neg] / a[neg] >= 0.1) & (b[neg] / a[neg] <= 0.3))
     m = nn.RReLU(0.1, 0.3).eval()
-    np.testing.assert_allclose(m(x).detach().numpy(), np.where(neg, 0.2 * a, a), rtol=1e-12)
+    np.testing.assert_allclose(
+        m(x).detach().numpy(), np.where(neg, 0.2 * a, a), rtol=1e-12, atol=1e-12
+    )
     g = F.gumbel_softmax(t64(50, 4, grad=False), tau=0.5, hard=True)
     assert g.numpy().sum(1).tolist() == [1.0] * 50 and set(np.unique(g.numpy())) <= {0.0, 1.0}
     logits = t64(3, 4)
     soft = F.gumbel_softmax(logits, tau=2.0)
-    np.testing.assert_allclose(soft.detach().numpy().sum(1), np.ones(3), rtol=1e-12)
+    np.testing.assert_allclose(soft.detach().numpy().sum(1), np.ones(3), rtol=1e-12, atol=1e-12)
     z = lucid.tensor([-1.0, 2.0])
     assert F.relu_(z) is z and z.tolist() == [0.0, 2.0]
     assert F.hardtanh_(lucid.tensor([3.0])).tolist() == [1.0]
@@ -465,7 +485,7 @@ def test_linear_cross_entropy() -> None:
     target = lucid.tensor([0, 4, 2, 2])
     got = F.linear_cross_entropy(x, w, target, linear_bias=b)
     want = F.cross_entropy(F.linear(x, w, b), target)
-    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12, atol=1e-12)
     assert gradcheck(lambda *t: F.linear_cross_entropy(t[0], t[1], target, linear_bias=t[2]),
                      (x, w, b))  # fmt: skip
     m = nn.LinearCrossEntropyLoss(3, 5, out_features=(2,), bias=True)
@@ -483,9 +503,11 @@ def test_adaptive_log_softmax_and_loss_edges() -> None:
     target = lucid.tensor([0, 4, 7, 9])
     out, loss = m(x, target)
     full = m.log_prob(x)
-    np.testing.assert_allclose(np.exp(full.detach().numpy()).sum(1), np.ones(4), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.exp(full.detach().numpy()).sum(1), np.ones(4), rtol=1e-12, atol=1e-12
+    )
     np.testing.assert_allclose(out.detach().numpy(), full.detach().numpy()[range(4), [0, 4, 7, 9]],
-                               rtol=1e-12)  # fmt: skip
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
     assert gradcheck(lambda a: m(a, target).loss, (x,))
     with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
         nn.AdaptiveLogSoftmaxWithLoss(16, 10, [6, 3])
@@ -499,3 +521,18 @@ def test_adaptive_log_softmax_and_loss_edges() -> None:
     ce = F.cross_entropy(logits, lucid.tensor([-100, -100]))
     ce.backward()
     assert np.isnan(ce.item()) and logits.grad.numpy().tolist() == [[0.0] * 3] * 2
+
+
+def test_nn_grad_is_the_convolutions_vjp() -> None:
+    x, w = t64(1, 2, 6, 5), t64(4, 2, 3, 3)
+    out = F.conv2d(x, w, None, 1, 1)
+    go = lucid.randn(*out.shape, dtype=lucid.float64)
+    gx, gw = lucid.autograd.grad(out, (x, w), go)
+    np.testing.assert_allclose(nn.grad.conv2d_input(x.shape, w, go, 1, 1).numpy(), gx.numpy(),
+                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(nn.grad.conv2d_weight(x, w.shape, go, 1, 1).numpy(), gw.numpy(),
+                               rtol=1e-12)  # fmt: skip
+    lin = nn.Linear(6, 0)  # a zero-width layer backpropagates zeros (torch's)
+    z = lucid.randn(3, 6, requires_grad=True)
+    lin(z).sum().backward()
+    assert z.grad.shape == (3, 6) and lin.weight.grad.shape == (0, 6)

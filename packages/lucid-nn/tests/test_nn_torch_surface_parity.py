@@ -53,7 +53,7 @@ def test_triplet_margin_with_distance_loss_matches_torch(swap: bool) -> None:
     ls = [lucid.tensor(v, requires_grad=True) for v in (a, p, n)]
     ty = TF.triplet_margin_with_distance_loss(*ts, margin=0.5, swap=swap)
     ly = F.triplet_margin_with_distance_loss(*ls, margin=0.5, swap=swap)
-    np.testing.assert_allclose(ly.item(), ty.item(), rtol=1e-5)
+    np.testing.assert_allclose(ly.item(), ty.item(), rtol=1e-5, atol=1e-6)
     ty.backward()
     ly.backward()
     for lt, tt in zip(ls, ts):
@@ -122,7 +122,7 @@ def test_pdist_conv_tbc_crossmaplrn_match_torch() -> None:
     for p in (1.0, 2.0, 3.0):
         tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
         ty, ly = TF.pdist(tx, p), F.pdist(lx, p)
-        np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5)
+        np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
         ty.sum().backward()
         ly.sum().backward()
         np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
@@ -158,3 +158,31 @@ def test_adaptive_log_softmax_matches_torch() -> None:
     np.testing.assert_allclose(lm.log_prob(lx).detach().numpy(), tm.log_prob(tx).detach().numpy(),
                                rtol=1e-5, atol=1e-6)  # fmt: skip
     assert lm.predict(lx).tolist() == tm.predict(tx).tolist()
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_nn_grad_conv_gradients_match_torch(nd: int) -> None:
+    x = RNG.standard_normal((2, 4, *([5] * nd))).astype(np.float32)
+    w = RNG.standard_normal((6, 2, *([3] * nd))).astype(np.float32)
+    args = (2, 1, 1, 2)  # stride, padding, dilation, groups
+    conv = getattr(TF, f"conv{nd}d")
+    go = RNG.standard_normal(tuple(conv(torch.tensor(x), torch.tensor(w), None, *args).shape))
+    go = go.astype(np.float32)
+    tgi = getattr(torch.nn.grad, f"conv{nd}d_input")(x.shape, torch.tensor(w), torch.tensor(go),
+                                                     *args)  # fmt: skip
+    lgi = getattr(lucid.nn.grad, f"conv{nd}d_input")(x.shape, lucid.tensor(w), lucid.tensor(go),
+                                                     *args)  # fmt: skip
+    np.testing.assert_allclose(lgi.numpy(), tgi.numpy(), rtol=1e-4, atol=1e-5)
+    tgw = getattr(torch.nn.grad, f"conv{nd}d_weight")(torch.tensor(x), w.shape, torch.tensor(go),
+                                                      *args)  # fmt: skip
+    lgw = getattr(lucid.nn.grad, f"conv{nd}d_weight")(lucid.tensor(x), w.shape, lucid.tensor(go),
+                                                      *args)  # fmt: skip
+    np.testing.assert_allclose(lgw.numpy(), tgw.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_factory_kwargs_matches_torch() -> None:
+    kw = {"device": "cpu", "factory_kwargs": {"dtype": "float32"}}
+    assert lucid.nn.factory_kwargs(kw) == torch.nn.factory_kwargs(kw)
+    assert lucid.nn.factory_kwargs(None) == {}
+    with pytest.raises(TypeError, match="unexpected kwargs"):
+        lucid.nn.factory_kwargs({"bogus": 1})

@@ -21,6 +21,7 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 import lucid.onnx
+from lucid.onnx._trace import run as run_trace
 from lucid.onnx.errors import UnsupportedOperatorError
 from lucid.onnx.verification import verify
 
@@ -74,6 +75,16 @@ def test_two_layer_lstm_exports_unrolled() -> None:
     lucid.manual_seed(0)
     lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
     check_export(lstm, lucid.randn(2, 5, 8), lucid.randn(3, 5, 8))
+
+
+def test_fused_lstm_exports_as_its_reference_ops() -> None:
+    # the NumPy backend's fused LSTM kernel is recorded as one op; the exporter unrolls it
+    lucid.manual_seed(0)
+    lstm = nn.LSTM(4, 5, num_layers=2, bias=False, batch_first=True, bidirectional=True)
+    x = lucid.randn(2, 3, 4)
+    ops = {call.name for call in run_trace(lstm.eval(), (x,)).calls}
+    assert "_FusedLSTM" in ops
+    check_export(lstm, x, lucid.randn(4, 3, 4))
 
 
 class TinyGPT(nn.Module):

@@ -75,10 +75,20 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, linalg, special, viz
-from lucid import distributions, func
+from lucid import accelerator, backends, cuda, fft, linalg, special, viz
+from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
+from lucid.fft._spectral import (
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    istft,
+    kaiser_window,
+    stft,
+)
 from lucid.utils import checkpoint as _checkpoint  # noqa: F401  (lucid.utils.checkpoint reachable)
+from lucid.utils.dlpack import from_dlpack
 from lucid._legacy import (
     BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, ComplexDoubleTensor, ComplexFloatTensor,
     DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -90,8 +100,21 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid._compat import (  # noqa: A004  (torch.compile)
+    are_deterministic_algorithms_enabled,
+    asarray,
+    compile,
+    finfo,
+    iinfo,
+    is_deterministic_algorithms_warn_only_enabled,
+    scalar_tensor,
+    typename,
+    use_deterministic_algorithms,
+)
 from lucid.linalg import _methods as _linalg_methods
-from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg import matrix_exp
+from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
+from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
@@ -112,6 +135,7 @@ _binder.bind()
 for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
     setattr(Tensor, _name, _method)
 _siblings.install_finder()
+_interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
 if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays an error
 
@@ -128,6 +152,8 @@ double = float64
 long = int64
 int = int32  # noqa: A001
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 # Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
 # Append names imported above here too.
@@ -140,10 +166,16 @@ __all__ = [
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
-    "distributions", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
-    "half", "float", "double", "long", "int", "short", "e", "inf", "nan", "pi",
+    "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "profiler", "from_dlpack",
+    "half", "float", "double", "long", "int", "short", "cfloat", "cdouble", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
-    "cholesky_solve",
+    "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",
+    "finfo", "iinfo", "asarray", "scalar_tensor", "typename",
+    "compile", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+    "is_deterministic_algorithms_warn_only_enabled",
+    "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
+    "stft", "istft",
     "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",

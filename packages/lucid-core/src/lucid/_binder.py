@@ -43,6 +43,14 @@ class _Methods(Tensor):
         rg = requires_grad
         return _creation.full(size, fill_value, dtype=dtype, device=device, requires_grad=rg)
 
+    def _real_part(self) -> Tensor:
+        """``Tensor.real``'s value (the property lives on Tensor; the op is above it)."""
+        return ops.real(self)
+
+    def _imag_part(self) -> Tensor:
+        """``Tensor.imag``'s value."""
+        return ops.imag(self)
+
     def clone(self) -> Tensor:
         """A copy of the tensor with its own storage; gradients flow back to the original."""
         return ops.clone(self)
@@ -384,6 +392,24 @@ class _Methods(Tensor):
         """In-place ``swapdims`` (``transpose_``)."""
         return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "swapdims_")
 
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """Give this tensor the shape ``sizes`` in place: the elements kept in row-major
+        order, new ones zero (torch leaves them uninitialised); outside autograd only."""
+        shape = ops._util.shape_arg(sizes)
+        n = 1
+        for k in shape:
+            n *= k
+        flat = self.reshape(-1)
+        if n <= flat.numel():
+            data = flat[:n].reshape(shape)
+        else:
+            data = ops.cat([flat, flat.new_zeros((n - flat.numel(),))]).reshape(shape)
+        return _reshape_inplace(self, data.clone(), "resize_")
+
+    def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
+        """``resize_(other.shape)``."""
+        return self.resize_(other.shape)
+
     def t_(self) -> Tensor:
         """In-place ``t``: this tensor takes the transposed layout."""
         return _reshape_inplace(self, ops.t(self), "t_")
@@ -432,6 +458,35 @@ class _Methods(Tensor):
                 acc *= max(s, 1)
             strides = tuple(reversed(out))
         return strides if dim is None else strides[dim]
+
+    def data_ptr(self) -> int:
+        """The address of the first element (NumPy arrays); on backends that hide it, an id
+        that tensors sharing one array (``detach()``, ``.data``) have in common."""
+        ctypes = getattr(self._data, "ctypes", None)
+        return int(ctypes.data) if ctypes is not None else id(self._data)
+
+    def storage_offset(self) -> int:
+        """Elements between the start of the base tensor's data and this view's first one (0
+        for a tensor that is no view, or where the backend hides addresses)."""
+        base = self._base
+        if base is None or getattr(self._data, "ctypes", None) is None:
+            return 0
+        return (self.data_ptr() - base.data_ptr()) // max(int(self.dtype.itemsize), 1)
+
+    def apply_(self, callable: Callable[[Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element ``x`` by ``callable(x)``, in place (Python-speed; outside
+        autograd, as torch)."""
+        values = [callable(v) for v in self.reshape(-1).tolist()]
+        new = _creation.tensor(values, dtype=self.dtype, device=self.device).reshape(self.shape)
+        return _fill_from(self, new)
+
+    def map_(self, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:  # noqa: A002
+        """Replace each element ``x`` by ``callable(x, y)`` with ``y`` from ``tensor``
+        (broadcast), in place."""
+        other = tensor.expand(self.shape).reshape(-1).tolist()
+        values = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), other)]
+        new = _creation.tensor(values, dtype=self.dtype, device=self.device).reshape(self.shape)
+        return _fill_from(self, new)
 
     def ndimension(self) -> int:
         """The number of dimensions (``dim()``)."""
@@ -582,7 +637,7 @@ INPLACE_TWINS = (
     "relu", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
     "sign", "sin", "sinc", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "tril", "triu",
     "true_divide", "trunc", "xlogy", "addr", "gcd", "lcm", "heaviside", "ldexp", "renorm",
-    "masked_scatter",
+    "masked_scatter", "index_reduce", "put",
 )  # fmt: skip
 
 

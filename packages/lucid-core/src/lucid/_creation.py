@@ -207,6 +207,13 @@ def _random(
 ) -> Tensor:
     backend = get_backend(device)
     dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    if dt.is_complex:  # torch's: each part drawn alone, normal parts of variance 1/2
+        part = dtypes.float64 if dt is dtypes.complex128 else dtypes.float32
+        pair = _random(kind, (*_shape(size), 2), part, device, generator, False)._data
+        scale = 0.5**0.5 if kind == "normal" else 1.0
+        arr = backend.astype(pair[..., 0] * scale + pair[..., 1] * (scale * 1j), dt)
+        t = Tensor.from_backend_array(arr, backend)
+        return t.requires_grad_(True) if rg else t
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{kind}\" not implemented for '{dt.name}'")
     shape = _shape(size)

@@ -57,6 +57,21 @@ class _Formatter:
         return " " * (self.width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """torch's complex elements: a formatter for the real parts and one for the imaginary
+    parts, joined as ``1.5000+2.0000j``."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.re = _Formatter(values.real, True)
+        self.im = _Formatter(values.imag, True)
+        self.width = self.re.width + self.im.width + 1  # the +/- between them
+
+    def format(self, value: Any) -> str:
+        value = complex(value)
+        imag = (self.im.format(value.imag) + "j").lstrip()
+        return self.re.format(value.real) + ("" if imag[0] in "+-" else "+") + imag
+
+
 def _summarized(arr: np.ndarray) -> np.ndarray:
     """The edge items of every dim (what the formatter sizes itself on when summarising)."""
     for d in range(arr.ndim):
@@ -67,7 +82,10 @@ def _summarized(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+_Fmt = _Formatter | _ComplexFormatter
+
+
+def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Fmt) -> str:
     per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
     vals = arr.tolist()
     if summarize and len(vals) > 2 * EDGEITEMS:
@@ -79,7 +97,7 @@ def _vector(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> s
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+def _nested(arr: np.ndarray, indent: int, summarize: bool, fmt: _Fmt) -> str:
     if arr.ndim == 0:
         return fmt.format(arr.item())
     if arr.ndim == 1:
@@ -97,7 +115,10 @@ def _body(arr: np.ndarray, dt: dtypes.dtype, indent: int) -> str:
     if arr.size == 0:
         return "[]"
     summarize = arr.size > THRESHOLD
-    fmt = _Formatter(_summarized(arr) if summarize else arr, dt.is_floating_point)
+    values = _summarized(arr) if summarize else arr
+    fmt: _Fmt = (
+        _ComplexFormatter(values) if dt.is_complex else _Formatter(values, dt.is_floating_point)
+    )
     return _nested(arr, indent, summarize, fmt)
 
 
@@ -126,7 +147,9 @@ def tensor_repr(t: Any) -> str:
         suffixes.append(f"device='{t.device}'")
     if arr.size == 0 and arr.ndim != 1:
         suffixes.append(f"size={tuple(arr.shape)}")
-    if dt not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_):
+    default = dtypes.get_default_dtype()
+    default_complex = dtypes.complex128 if default is dtypes.float64 else dtypes.complex64
+    if dt not in (default, default_complex, dtypes.int64, dtypes.bool_):
         suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name}>")

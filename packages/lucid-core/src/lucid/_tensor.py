@@ -9,6 +9,7 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 from __future__ import annotations
 
 import builtins
+import mmap
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, SupportsIndex, overload
@@ -432,7 +433,7 @@ class Tensor(TensorMethods):
                 f"tensor.mH is only supported on matrices or batches of matrices. Got "
                 f"{self.ndim}-D tensor."
             )
-        return self.transpose(-2, -1)  # real tensors only: the conjugate is the identity
+        return self.transpose(-2, -1).conj()
 
     @property
     def H(self) -> Tensor:  # noqa: N802
@@ -441,7 +442,25 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor."
             )
-        return self.T  # real tensors only: the conjugate is the identity
+        return self.T.conj()
+
+    @property
+    def real(self) -> Tensor:
+        """The real part (a view, writable on NumPy); a real tensor itself."""
+        return self._real_part()
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self._real_part().copy_(value)
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor (a view, writable on NumPy)."""
+        return self._imag_part()
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self._imag_part().copy_(value)
 
     def _fresh_copy(self) -> Tensor:
         """A tensor with its own copy of this one's array, outside autograd."""
@@ -549,6 +568,44 @@ class Tensor(TensorMethods):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def share_memory_(self) -> Tensor:
+        """Move the data into memory shared with child processes (``Tensor.share_memory_``).
+
+        On "cpu" the array moves into an anonymous shared mapping, so processes forked after
+        this (``lucid.multiprocessing`` with the "fork" start method) write into the same
+        memory: Hogwild training. A no-op where the tensor is already shared, and on MLX.
+        """
+        if self._backend.device != "cpu" or self.is_shared():
+            return self
+        arr = self._data
+        buf = mmap.mmap(-1, max(arr.nbytes, 1))  # anonymous: MAP_SHARED, inherited by fork
+        shared = np.frombuffer(buf, dtype=arr.dtype, count=arr.size).reshape(arr.shape)
+        shared[...] = arr
+        self._data = shared
+        return self
+
+    def is_shared(self) -> _bool:
+        """Whether the data is in shared memory (after ``share_memory_``)."""
+        base = self._data
+        while base is not None:
+            if isinstance(base, memoryview):
+                return isinstance(base.obj, mmap.mmap)
+            base = getattr(base, "base", None)
+        return False
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:  # fmt: skip
+        """This tensor's memory as a DLPack capsule (zero-copy on "cpu"; see ``from_dlpack``)."""
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        arr = self._data if self._backend.device == "cpu" else self._backend.to_numpy(self._data)
+        kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return arr.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[_int, _int]:
+        """``(1, 0)``: DLPack's CPU (an MLX tensor is exported through a CPU copy)."""
+        return (1, 0)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (_rebuild, (self._backend.to_numpy(self._data), str(self.device),

@@ -1,35 +1,46 @@
-"""``lucid.save`` / ``lucid.load``: the safetensors format, written and read by hand.
+"""``lucid.save`` / ``lucid.load``: safetensors written and read by hand, and PyTorch's formats.
 
-A file is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
-shape and byte range, then the raw little-endian bytes. Anything that is not a tensor (dicts
-with int keys, lists, tuples, numbers, strings, None, ``argparse.Namespace``: an optimizer's
-``state_dict``, a training script's config) is kept as JSON in the header's ``__metadata__``
-with references to the tensors by name; numpy arrays are stored as tensors and load back as
-numpy arrays. Loading parses JSON and copies bytes: it never unpickles and never runs code, so
-whole ``nn.Module`` objects and other class instances are refused on save (save their
-``state_dict()``), and ``safe_globals`` / ``add_safe_globals`` only record their arguments.
+A lucid file is safetensors: an 8-byte little-endian header length, a JSON header naming each
+tensor's dtype, shape and byte range, then the raw little-endian bytes. Anything that is not a
+tensor (dicts with int keys, lists, tuples, numbers, strings, None, ``argparse.Namespace``: an
+optimizer's ``state_dict``, a training script's config) is kept as JSON in the header's
+``__metadata__`` with references to the tensors by name; numpy arrays are stored as tensors and
+load back as numpy arrays. Reading one parses JSON and copies bytes: it never runs code.
+
+Files written by ``torch.save`` (its zip format and its legacy one) load with PyTorch's
+security model: by default (``weights_only=True``) an allowlist unpickler reads them, which
+rebuilds tensors, plain containers, numbers, strings, ``torch.Size``, dtypes and the classes
+registered with :func:`add_safe_globals`, imports nothing, calls nothing else and refuses any
+other global by name; ``weights_only=False`` unpickles whole objects, and only when asked.
+``lucid.save`` of an object that is not tensors and containers (a whole ``nn.Module``)
+pickles it in torch's zip format, as ``torch.save`` does; ``format="torch"`` writes a state
+dict in torch's zip format, which ``torch.load(weights_only=True)`` reads.
 
 Files from ``safetensors.torch.save_file`` load as a ``{name: Tensor}`` dict, and a dict of
 tensors saved here loads there under the same names. Writes are atomic: the data goes to a
 temporary file in the same directory, is fsynced, then renamed over the target; a temporary
 file left by a killed save is removed by the next save of that target. A file that is not a
-valid safetensors file raises ``SerializationError`` saying what is wrong with it (a
-``torch.save`` checkpoint is named as one).
+valid file of these formats raises ``SerializationError`` saying what is wrong with it.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import math
 import os
+import pickle
+import struct
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Union
 
 import numpy as np
 
-from lucid import dtypes
+from lucid import _torch_pickle, dtypes
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 from lucid.utils.files import atomic_write
@@ -62,28 +73,93 @@ class SerializationError(RuntimeError):
     """A file that is not a valid lucid/safetensors file, or an object that can't be saved."""
 
 
+class UnpicklingError(SerializationError, pickle.UnpicklingError):
+    """What the ``weights_only=True`` loader refused (``pickle.UnpicklingError``, as torch).
+
+    The message names the global or the operation it met and how to load the file anyway.
+    """
+
+
+_UNSAFE_MESSAGE = (
+    "Re-running `lucid.load` with `weights_only` set to `False` will likely succeed, but it can "
+    "result in arbitrary code execution. Do it only if you got the file from a trusted source."
+)
+
+
 # -- saving ----------------------------------------------------------------------------------
 
 
 def save(obj: Any, f: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2,
-         _use_new_zipfile_serialization: bool = True) -> None:  # fmt: skip
-    """Save a tensor or a nested structure of tensors and plain values to ``f``.
+         _use_new_zipfile_serialization: bool = True, *,
+         format: str | None = None) -> None:  # fmt: skip
+    """Save a tensor, a nested structure of tensors and plain values, or any object, to ``f``.
 
-    Saves tensors, numpy arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes
-    and ``argparse.Namespace``, nested; each comes back as the same type. PyTorch's pickle
-    arguments are accepted and unused (nothing is pickled).
+    Tensors, numpy arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes and
+    ``argparse.Namespace``, nested, go into a safetensors file and each comes back as the same
+    type. Any other object (a whole ``nn.Module``) is pickled in ``torch.save``'s zip format,
+    its tensors stored out of line as torch does; loading it back takes
+    ``lucid.load(f, weights_only=False)``, as in PyTorch.
+
+    ``format``: ``None`` (the choice above), ``"safetensors"`` (refuse what safetensors can't
+    hold) or ``"torch"`` (torch's zip format even for a state dict: ``torch.load(f)`` reads
+    it with ``weights_only=True``; tensors are written as CPU tensors). ``pickle_protocol``
+    is used for torch's format; ``pickle_module`` and ``_use_new_zipfile_serialization`` are
+    accepted and unused (lucid writes torch's zip format, never the legacy one).
 
     >>> lucid.save({"w": lucid.ones(2, 3), "step": 10}, "ckpt.safetensors")
     >>> lucid.load("ckpt.safetensors")["step"]
     10
     """
+    if format not in (None, "safetensors", "torch"):
+        raise ValueError(f"format must be None, 'safetensors' or 'torch', got {format!r}")
     tensors: dict[str, Any] = {}
-    structure = _encode(obj, "", tensors, {})
+    try:
+        structure = _encode(obj, "", tensors, {})
+    except SerializationError:
+        if format == "safetensors":
+            raise
+        _save_torch(obj, f, pickle_protocol, subclasses=True)
+        return
+    if format == "torch":
+        _save_torch(obj, f, pickle_protocol, subclasses=False)
+        return
     header, arrays = _build_header(tensors, structure)
+    _write(f, lambda out: _write_payload(out, header, arrays))
+
+
+def _write(f: PathLike | IO[bytes], write: Callable[[IO[bytes]], object]) -> None:
     if isinstance(f, (str, os.PathLike)):
-        atomic_write(f, lambda out: _write_payload(out, header, arrays))
+        atomic_write(f, write)
     else:
-        _write_payload(f, header, arrays)
+        write(f)
+
+
+def _save_torch(obj: Any, f: PathLike | IO[bytes], protocol: int, subclasses: bool) -> None:
+    """``obj`` pickled in torch.save's zip format (``subclasses``: keep Parameter/Buffer types)."""
+    if isinstance(f, (str, os.PathLike)):
+        archive = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+    else:
+        archive = "archive"
+    archive = "".join(c if c.isalnum() or c in "_-." else "_" for c in archive)
+
+    def write(out: IO[bytes]) -> None:
+        try:
+            _torch_pickle.write_zip(out, obj, archive, protocol, subclasses, _raw_array)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            raise SerializationError(
+                f"can't save an object of type {type(obj).__name__}: pickling it failed "
+                f"({type(exc).__name__}: {exc})"
+            ) from None
+
+    _write(f, write)
+
+
+def _raw_array(t: Tensor) -> np.ndarray:
+    """A tensor's elements as torch stores them: C order, little-endian, bfloat16 as bits."""
+    if t.dtype.name == "complex128":
+        arr = np.asarray(t.backend.to_numpy(t._data), dtype="<c16")
+        return arr if arr.flags.c_contiguous else arr.copy()
+    return _stored_array(t)
 
 
 def _encode(obj: Any, path: str, tensors: dict[str, Any], seen: dict[int, str]) -> Any:
@@ -133,10 +209,10 @@ def _refusal(obj: Any, path: str) -> str:
     kind = type(obj).__name__
     where = path or "<root>"
     text = (
-        f"can't save an object of type {kind} at {where!r}: lucid.save stores tensors, numpy "
-        "arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes and "
-        "argparse.Namespace. It never pickles objects (and lucid.load never unpickles, so a "
-        "checkpoint can't run code): "
+        f"can't save an object of type {kind} at {where!r} as safetensors, which stores "
+        "tensors, numpy arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes and "
+        "argparse.Namespace (without format='safetensors' lucid.save pickles other objects in "
+        "torch's format, which loads only with weights_only=False): "
     )
     if callable(getattr(obj, "state_dict", None)):
         return (
@@ -231,28 +307,134 @@ MapLocation = Any  # None, a device, a {saved: target} dict, or (tensor, saved) 
 def load(f: PathLike | IO[bytes], map_location: MapLocation = None, pickle_module: Any = None,
          *, weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args: Any) -> Any:  # fmt: skip
-    """Load what :func:`save` wrote (or any safetensors file, as a ``{name: Tensor}`` dict).
+    """Load what :func:`save` or ``torch.save`` wrote, or any safetensors file.
 
     ``map_location``: a device ("cpu", "mlx") for every tensor, a dict mapping saved devices
     to devices, or a callable ``(tensor, saved_device) -> tensor``. By default tensors go back
-    to the device they were saved from. bfloat16 data loads as bfloat16 where the device has
-    it (on "cpu" through ml_dtypes) and as float32 where it has not. numpy arrays load as
-    numpy arrays. Loading never unpickles, so every load is what PyTorch calls
-    ``weights_only=True``; PyTorch's other keywords are accepted and unused.
+    to the device they were saved from (a torch checkpoint saved on "cuda" needs
+    ``map_location="cpu"``, as on PyTorch without CUDA). bfloat16 data loads as bfloat16 where
+    the device has it (on "cpu" through ml_dtypes) and as float32 where it has not. numpy
+    arrays load as numpy arrays.
+
+    ``weights_only`` (default True, False when a ``pickle_module`` is given, as torch):
+    torch.save files are read by an allowlist unpickler that only rebuilds tensors, plain
+    containers, numbers, strings, ``torch.Size`` and dtypes and the classes registered with
+    :func:`add_safe_globals`; anything else raises :class:`UnpicklingError` naming it, before
+    any of it runs. ``weights_only=False`` unpickles arbitrary objects (a whole module): only
+    for files you trust. Tensors of a torch checkpoint load as ``Tensor`` (an
+    ``nn.Parameter`` of torch's as a Tensor that requires grad). ``mmap=True`` maps the
+    storages of a file path instead of reading them (copy-on-write, as torch's default
+    ``MAP_PRIVATE``). Safetensors files never run code whatever ``weights_only`` says.
     """
+    if weights_only is None:
+        weights_only = pickle_module is None
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
+    encoding = pickle_load_args.pop("encoding", "utf-8")
     if isinstance(f, (str, os.PathLike)):
         where: Any = os.fspath(f)
         with open(where, "rb") as fh:
-            buf = _read_all(fh)
+            head = fh.read(len(_TORCH_LEGACY_MAGIC))
+        if head.startswith(b"PK\x03\x04"):
+            with _torch_errors(where), zipfile.ZipFile(where) as zf:
+                return _load_torch_zip(zf, map_location, weights_only, encoding,
+                                       where if mmap else None)  # fmt: skip
+        _check_mmap(mmap, head, where)
+        if mmap and os.path.getsize(where) >= 8:
+            buf: Any = np.memmap(where, mode="c", dtype=np.uint8)
+        else:
+            with open(where, "rb") as fh:
+                buf = _read_all(fh)
     else:
+        if mmap:
+            raise ValueError("f must be a file path in order to use the mmap argument")
         where = getattr(f, "name", "<stream>")
         buf = bytearray(f.read())
+        if buf.startswith(b"PK\x03\x04"):
+            with _torch_errors(where), zipfile.ZipFile(io.BytesIO(buf)) as zf:
+                return _load_torch_zip(zf, map_location, weights_only, encoding, None)
+    if bytes(buf[: len(_TORCH_LEGACY_MAGIC)]) == _TORCH_LEGACY_MAGIC:
+        loader = _loader(map_location, weights_only, encoding)
+        with _torch_errors(where):
+            return _torch_pickle.load_legacy(bytes(buf), loader)
     try:
         return _load_buffer(buf, where, map_location)
     except RecursionError:
         raise SerializationError(
             f"{where}: corrupt file: its header or structure is nested too deeply to read"
         ) from None
+
+
+def _check_mmap(mmap: bool | None, head: bytes, where: str) -> None:
+    if mmap and head == _TORCH_LEGACY_MAGIC:
+        raise RuntimeError(
+            "mmap can only be used with files saved with "
+            f"`torch.save({where}, _use_new_zipfile_serialization=True), "
+            "please torch.save your checkpoint with this option in order to use mmap."
+        )
+
+
+def _loader(map_location: MapLocation, weights_only: bool, encoding: str
+            ) -> _torch_pickle.Loader:  # fmt: skip
+    def place(arr: np.ndarray, saved: str, bf16: bool) -> Tensor:
+        if map_location is None and saved != "cpu":
+            raise _PlacementError(
+                f"Attempting to deserialize object on device {saved!r}, which lucid does not "
+                f"have; use lucid.load with map_location='cpu' (or a lucid device) to map "
+                "your storages to it."
+            )
+        try:
+            return _place(arr, saved, map_location, bf16)
+        except Exception as exc:
+            raise _PlacementError from exc
+
+    return _torch_pickle.Loader(place, weights_only, _user_globals(), encoding)
+
+
+def _load_torch_zip(zf: zipfile.ZipFile, map_location: MapLocation, weights_only: bool,
+                    encoding: str, mmap_path: str | None) -> Any:  # fmt: skip
+    return _torch_pickle.load_zip(zf, _loader(map_location, weights_only, encoding), mmap_path)
+
+
+@contextlib.contextmanager
+def _torch_errors(where: Any) -> Iterator[None]:
+    """Errors of reading a torch.save file as lucid raises them (torch's words where it has)."""
+    try:
+        yield
+    except _PlacementError as exc:
+        cause = exc.__cause__
+        if cause is None:
+            raise RuntimeError(str(exc)) from None
+        raise cause from None
+    except pickle.UnpicklingError as exc:
+        if isinstance(exc, UnpicklingError):
+            raise
+        raise UnpicklingError(f"{where}: {_weights_only_message(str(exc))}") from None
+    except (_torch_pickle.FormatError, zipfile.BadZipFile, EOFError, struct.error, zlib.error,
+            zipfile.LargeZipFile) as exc:  # fmt: skip
+        raise SerializationError(f"{where}: not a valid torch.save file: {exc}") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
+            RecursionError, UnicodeDecodeError) as exc:  # fmt: skip
+        raise SerializationError(
+            f"{where}: corrupt torch.save file ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _weights_only_message(message: str) -> str:
+    """torch's explanation around what the weights-only unpickler refused."""
+    docs = (
+        "\n\nCheck the documentation of lucid.load to learn more about types accepted by "
+        "default with weights_only."
+    )
+    if "was not an allowed global by default" in message:
+        return (
+            "Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, do those steps only if you trust the source of the checkpoint. "
+            f"\n\t(1) {_UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` "
+            "please check the recommended steps in the following error message.\n\t"
+            "WeightsUnpickler error: " + message + docs
+        )
+    return f"Weights only load failed. {_UNSAFE_MESSAGE}\n\nWeightsUnpickler error: {message}{docs}"
 
 
 def _load_buffer(buf: bytearray, where: Any, map_location: MapLocation) -> Any:
@@ -306,21 +488,15 @@ def _parse_header(buf: bytearray, where: Any) -> tuple[dict[str, Any], int]:
 _TORCH_LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
 
 
-def _refuse_foreign(buf: bytearray, where: Any) -> None:
-    """Name the format of a file that is a torch.save checkpoint or another pickle."""
+def _refuse_foreign(buf: Any, where: Any) -> None:
+    """Name the format of a file that is a plain pickle or a zip archive of another kind."""
     kind = _foreign_kind(bytes(buf[:4096]), bytes(buf[-65536:]))
     if kind is None:
         return
-    if kind.startswith("a torch.save"):
-        raise SerializationError(
-            f"{where}: this is a torch.save file ({kind[len('a torch.save file, ') :]}), not a "
-            "safetensors file; lucid never unpickles (unpickling can run code); convert it with "
-            "safetensors: in PyTorch, safetensors.torch.save_file(torch.load(path), "
-            "'model.safetensors'), then lucid.load('model.safetensors')"
-        )
     raise SerializationError(
-        f"{where}: this is {kind}, not a safetensors file; lucid never unpickles (unpickling "
-        "can run code): save the data with lucid.save or safetensors instead"
+        f"{where}: this is {kind}, not a safetensors or torch.save file; lucid.load does not "
+        "unpickle plain pickle files (unpickling can run code): save the data with lucid.save, "
+        "torch.save or safetensors instead"
     )
 
 
@@ -419,9 +595,11 @@ def _entry(name: str, info: Any, where: Any) -> tuple[str, list[int], tuple[int,
         tag, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
         ok = (
             isinstance(tag, str)
-            and all(isinstance(s, int) and s >= 0 for s in shape)
+            and isinstance(shape, list)
+            and all(type(s) is int and s >= 0 for s in shape)  # (bool is an int subclass)
+            and isinstance(offsets, list)
             and len(offsets) == 2
-            and all(isinstance(o, int) for o in offsets)
+            and all(type(o) is int for o in offsets)
             and 0 <= offsets[0] <= offsets[1]
         )
     except (TypeError, KeyError):
@@ -571,8 +749,8 @@ def _hashable(key: Any) -> Any:
 
 
 # -- safe globals ----------------------------------------------------------------------------
-# PyTorch's allow-list for classes its weights_only unpickler may rebuild. Lucid never
-# unpickles, so the list changes nothing on load; programs that register classes still run.
+# PyTorch's allowlist for classes its weights_only unpickler may rebuild: a torch.save file
+# may name these (GLOBAL, NEWOBJ, REDUCE, BUILD) besides the built-in allowlist.
 
 SafeGlobal = Callable[..., Any] | tuple[Callable[..., Any], str]
 _safe_globals: list[SafeGlobal] = []
@@ -594,8 +772,24 @@ def _checked(safe_globals: Any) -> list[SafeGlobal]:
     return list(safe_globals)
 
 
+def _user_globals() -> dict[str, Any]:
+    """The registered safe globals by the ``module.qualname`` a pickle names them with."""
+    out: dict[str, Any] = {}
+    for g in _safe_globals:
+        if isinstance(g, tuple):
+            out[g[1]] = g[0]
+        else:
+            out[f"{g.__module__}.{g.__qualname__}"] = g
+    return out
+
+
 def add_safe_globals(safe_globals: list[SafeGlobal]) -> None:
-    """Record classes as safe to load (``torch.serialization.add_safe_globals``)."""
+    """Allow a ``weights_only`` load to rebuild these classes and call these functions.
+
+    As ``torch.serialization.add_safe_globals``: each entry is a class/function, named in a
+    pickle by its ``__module__`` and ``__qualname__``, or a ``(class, "module.name")`` pair.
+    Only add what you trust: a pickle may call it with any arguments.
+    """
     _safe_globals.extend(_checked(safe_globals))
 
 

@@ -45,7 +45,10 @@ def _reduce_to(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if tuple(g.shape) != tuple(shape):
         g = g.sum_to_size(shape)
     if g._data.dtype != dtype:
-        g = g.to(g.backend.dtype_from_native(dtype))
+        target = g.backend.dtype_from_native(dtype)
+        if g.dtype.is_complex and not target.is_complex:
+            g = g.real  # a real input's gradient is the real part (PyTorch's convention)
+        g = g.to(target)
     return g
 
 
@@ -229,14 +232,52 @@ def _any_not_none(items: list[Any]) -> bool:
     return False
 
 
+def _conjugates(node: Function, grads: list[Any]) -> bool:
+    """Whether ``node`` is a built-in holomorphic op that sees a complex gradient.
+
+    PyTorch's convention hands a complex input ``g * conj(f'(z))``, the conjugate of the real
+    formula ``g * f'(z)`` applied to ``conj(g)``; so the ops of ``lucid.ops`` write their
+    formulas once, as for real numbers, and this runs them between two conjugations. The
+    non-holomorphic ops (``abs``, ``real``, ``angle``, FFTs...) set ``complex_aware`` and write
+    the convention themselves; custom Functions are left as written, as in torch.
+    """
+    impl = node._impl
+    rule = _CONJ_RULE.get(impl)
+    if rule is None:
+        aware = getattr(impl, "complex_aware", False)
+        rule = not aware and impl.__module__.startswith("lucid.ops.")
+        _CONJ_RULE[impl] = rule
+    if not rule:
+        return False
+    for g in grads:
+        native = g._data.dtype
+        is_complex = _COMPLEX_NATIVE.get(native)
+        if is_complex is None:
+            is_complex = _COMPLEX_NATIVE[native] = g.dtype.is_complex
+        if is_complex:
+            return True
+    return False
+
+
+# Cached per Function class and per native dtype: the backward pass asks for every node, and
+# Tensor.dtype is a backend call.
+_CONJ_RULE: dict[type, bool] = {}
+_COMPLEX_NATIVE: dict[Any, bool] = {}
+
+
 def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
     for g in grads:
         if g is None:
             grads = _fill_missing(node, grads)
             break
+    conj = _conjugates(node, grads)
+    if conj:
+        grads = [g.conj() for g in grads]
     result: tuple[Any, ...] = node._impl.backward(node, *grads)
     if type(result) is not tuple:
         result = (result,)
+    if conj:
+        result = tuple(r.conj() if isinstance(r, Tensor) else r for r in result)
     n = len(node._edges)
     if len(result) != n:
         if len(result) > n and all(r is None for r in result[n:]):

@@ -7,11 +7,11 @@ the contract (in lucid.ops or lucid.nn) owns the graph: it looks the kernel up
 (``CONTRACT.find(backend)`` or ``CONTRACT.get(backend, default)``), keeps what its backward
 needs and wraps the arrays back into Tensors. Three shapes of contract:
 
-- forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``ERF``, ``ERFC``, ``ERFINV``, ``GELU``,
-  ``GELU_GRAD``, ``RELU_GRAD``): the kernel computes the values, the Function's backward stays
-  in lucid ops (so double backward keeps working; ``GELU_GRAD`` is GELU's first backward, used
-  only where no graph is being built); ``ERF``, ``ERFC``, ``GELU`` and ``GELU_GRAD`` kernels may
-  return None for an input they do not take (the op's reference code runs);
+- forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``SOFTMAX_GRAD``, ``LOG_SOFTMAX_GRAD``, ``ERF``,
+  ``ERFC``, ``ERFINV``, ``GELU``, ``GELU_GRAD``, ``RELU_GRAD``): the kernel computes the values,
+  the Function's backward stays in lucid ops (so double backward keeps working; the ``_GRAD``
+  kernels are a first backward, used only where no graph is being built); all but ``ERFINV``
+  and ``RELU_GRAD`` may return None for an input they do not take (the op's reference runs);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -57,6 +57,8 @@ __all__ = [
     "RELU_GRAD",
     "SDPA",
     "SOFTMAX",
+    "SOFTMAX_GRAD",
+    "LOG_SOFTMAX_GRAD",
     "AvgPoolKernel",
     "BatchNormKernel",
     "ConvArraysKernel",
@@ -72,6 +74,7 @@ __all__ = [
     "Needs",
     "ReluGradKernel",
     "SdpaKernel",
+    "SoftmaxGradKernel",
     "SoftmaxKernel",
     "UnaryKernel",
     "WholeOpKernel",
@@ -105,6 +108,15 @@ class GeluKernel(Protocol):
     @staticmethod
     def forward(backend: Any, x: Any, approximate: str, /) -> Any:
         """GELU of ``x``, exact or with the tanh approximation."""
+
+
+class SoftmaxGradKernel(Protocol):
+    """(log-)softmax's gradient from its output: ``forward(backend, g, y, dim) -> dx``, or None."""
+
+    @staticmethod
+    def forward(backend: Any, g: Any, y: Any, dim: int, /) -> Any:
+        """The input gradient from the output gradient ``g`` and the output ``y``, or None to
+        decline (the op's own expression runs)."""
 
 
 class GeluGradKernel(Protocol):
@@ -351,6 +363,10 @@ def _methods(protocol: Any) -> list[tuple[str, int]]:
 
 SOFTMAX: KernelContract[SoftmaxKernel] = KernelContract("softmax", SoftmaxKernel)
 LOG_SOFTMAX: KernelContract[SoftmaxKernel] = KernelContract("log_softmax", SoftmaxKernel)
+SOFTMAX_GRAD: KernelContract[SoftmaxGradKernel] = KernelContract("softmax_grad", SoftmaxGradKernel)
+LOG_SOFTMAX_GRAD: KernelContract[SoftmaxGradKernel] = KernelContract(
+    "log_softmax_grad", SoftmaxGradKernel
+)
 ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
 ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
 ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
@@ -373,6 +389,7 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 )
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
-    SOFTMAX, LOG_SOFTMAX, ERF, ERFC, ERFINV, GELU, GELU_GRAD, RELU_GRAD, CONV, CONV_TRANSPOSE,
-    MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+    SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
+    RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, SDPA,
+    CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip

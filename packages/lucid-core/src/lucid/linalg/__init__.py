@@ -21,6 +21,7 @@ from lucid.linalg._decomp import (
     svd,
     svdvals,
 )
+from lucid.linalg._eig import EigResult, eig, eigvals
 from lucid.linalg._exp import matrix_exp
 from lucid.linalg._extra import (
     CholeskyExResult,
@@ -54,7 +55,7 @@ from lucid.linalg._inverse import (
     solve,
     solve_triangular,
 )
-from lucid.linalg._lu import LUFactorResult, eig, eigvals, lu_factor, lu_solve
+from lucid.linalg._lu import LUFactorResult, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
 
@@ -78,8 +79,9 @@ __all__ = [
     "CholeskyExResult", "InvExResult", "LUFactorExResult", "LUResult", "SolveExResult",
     "cholesky_ex", "cond", "diagonal", "inv_ex", "lu", "lu_factor_ex", "matmul", "solve_ex",
     "tensorinv", "tensorsolve", "vander", "vecdot",
-    "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult",
-    "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+    "EigResult", "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult",
+    "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals",
+    "eigvalsh", "inv",
     "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",

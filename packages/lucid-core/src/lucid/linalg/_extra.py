@@ -55,7 +55,11 @@ def _info(a: Tensor) -> Tensor:
 def lu(A: Tensor, *, pivot: bool = True) -> LUResult:  # noqa: N803
     """``(P, L, U)`` with ``A = P @ L @ U``: P a permutation, L unit lower (m x k), U upper
     (k x n), k = min(m, n)."""
-    lu_, pivots = lu_factor(A, pivot=pivot)
+    return unpack(*lu_factor(A, pivot=pivot))
+
+
+def unpack(lu_: Tensor, pivots: Tensor) -> LUResult:
+    """``(P, L, U)`` from ``lu_factor``'s packed ``LU`` and its pivots."""
     m, n = lu_.shape[-2], lu_.shape[-1]
     k = min(m, n)
     lower = lu_[..., :, :k].tril(-1) + eye(m, k, dtype=lu_.dtype, device=lu_.device)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from lucid._creation import zeros
+from lucid import dtypes
+from lucid._creation import eye, zeros
 from lucid._tensor import Tensor
 from lucid.linalg._common import check_matrix
 from lucid.linalg._decomp import QRResult
 from lucid.linalg._decomp import cholesky as _cholesky
 from lucid.linalg._decomp import qr as _qr
 from lucid.linalg._decomp import svd as _svd
+from lucid.linalg._extra import LUResult, unpack
+from lucid.linalg._lu import cholesky_solve, lu_factor, lu_solve
 
 
 class SVDLegacyResult(NamedTuple):
@@ -48,3 +51,30 @@ def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """The Cholesky factor of a symmetric positive-definite matrix (``torch.cholesky``): lower
     (``A = L @ L.mT``), or upper (``A = U.mT @ U``) with ``upper``."""
     return _cholesky(input, upper=upper)
+
+
+def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, ...]:  # noqa: N803
+    """``(LU, pivots)`` (and ``infos`` of zeros with ``get_infos``): ``torch.lu``, the older
+    name of ``linalg.lu_factor``."""
+    out, pivots = lu_factor(A, pivot=pivot)
+    if get_infos:
+        return out, pivots, zeros(*out.shape[:-2], dtype=dtypes.int32, device=out.device)
+    return out, pivots
+
+
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+              unpack_pivots: bool = True) -> LUResult:  # fmt: skip
+    """``(P, L, U)`` from ``lu_factor``'s packed result (``torch.lu_unpack``)."""
+    return unpack(LU_data, LU_pivots)
+
+
+def lu_solve_legacy(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``X`` with ``A @ X = b`` from ``torch.lu(A)`` (``torch.lu_solve``'s argument order)."""
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+    """The inverse of ``A = L @ L.mT`` (``U.mT @ U`` with ``upper``) from its Cholesky factor."""
+    factor = check_matrix("cholesky_inverse", L)
+    ident = eye(factor.shape[-1], dtype=factor.dtype, device=factor.device)
+    return cholesky_solve(ident.expand(factor.shape), factor, upper)

@@ -10,7 +10,7 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.linalg._exp import matrix_exp
 from lucid.linalg._inverse import det, inv, logdet, matrix_power, pinv, slogdet
-from lucid.linalg._legacy import cholesky, qr, svd
+from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_solve_legacy, qr, svd
 from lucid.linalg._lu import cholesky_solve
 
 
@@ -23,5 +23,6 @@ def _pinverse(self: Tensor, rcond: float = 1e-15) -> Tensor:
 TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inv, "pinverse": _pinverse,
     "matrix_power": matrix_power, "matrix_exp": matrix_exp, "svd": svd, "qr": qr,
-    "cholesky": cholesky, "cholesky_solve": cholesky_solve,
+    "cholesky": cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+    "lu": lu, "lu_solve": lu_solve_legacy,
 }  # fmt: skip

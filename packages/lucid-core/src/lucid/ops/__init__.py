@@ -16,6 +16,7 @@ from typing import Any
 from lucid.ops._registry import Op
 from lucid.ops.arrange import *
 from lucid.ops.blas import *
+from lucid.ops.complex import *
 from lucid.ops.compose import *
 from lucid.ops.elementwise import *
 from lucid.ops.gamma import *
@@ -37,7 +38,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose")
+                 "arrange", "compose", "complex")
 )  # fmt: skip
 
 

@@ -46,6 +46,20 @@ from lucid.ops.blas import baddbmm as baddbmm
 from lucid.ops.blas import bmm as bmm
 from lucid.ops.blas import cdist as cdist
 from lucid.ops.blas import cross as cross
+from lucid.ops.complex import angle as angle
+from lucid.ops.complex import complex as complex
+from lucid.ops.complex import conj as conj
+from lucid.ops.complex import conj_physical as conj_physical
+from lucid.ops.complex import imag as imag
+from lucid.ops.complex import is_conj as is_conj
+from lucid.ops.complex import is_neg as is_neg
+from lucid.ops.complex import polar as polar
+from lucid.ops.complex import real as real
+from lucid.ops.complex import resolve_conj as resolve_conj
+from lucid.ops.complex import resolve_neg as resolve_neg
+from lucid.ops.complex import sgn as sgn
+from lucid.ops.complex import view_as_complex as view_as_complex
+from lucid.ops.complex import view_as_real as view_as_real
 from lucid.ops.compose import addr as addr
 from lucid.ops.compose import can_cast as can_cast
 from lucid.ops.compose import chain_matmul as chain_matmul
@@ -55,6 +69,7 @@ from lucid.ops.compose import diagonal_scatter as diagonal_scatter
 from lucid.ops.compose import dist as dist
 from lucid.ops.compose import gcd as gcd
 from lucid.ops.compose import heaviside as heaviside
+from lucid.ops.compose import index_reduce as index_reduce
 from lucid.ops.compose import is_complex as is_complex
 from lucid.ops.compose import is_floating_point as is_floating_point
 from lucid.ops.compose import is_nonzero as is_nonzero
@@ -69,6 +84,7 @@ from lucid.ops.compose import masked_scatter as masked_scatter
 from lucid.ops.compose import msort as msort
 from lucid.ops.compose import numel as numel
 from lucid.ops.compose import positive as positive
+from lucid.ops.compose import put as put
 from lucid.ops.compose import renorm as renorm
 from lucid.ops.compose import result_type as result_type
 from lucid.ops.compose import select_scatter as select_scatter
@@ -307,7 +323,6 @@ from lucid.ops.unary import reciprocal as reciprocal
 from lucid.ops.unary import relu as relu
 from lucid.ops.unary import round as round
 from lucid.ops.unary import rsqrt as rsqrt
-from lucid.ops.unary import sgn as sgn
 from lucid.ops.unary import sigmoid as sigmoid
 from lucid.ops.unary import sign as sign
 from lucid.ops.unary import sin as sin
@@ -527,7 +542,6 @@ __all__ = [
     "trunc",
     "fix",
     "sign",
-    "sgn",
     "frac",
     "nan_to_num",
     "bmm",
@@ -613,6 +627,8 @@ __all__ = [
     "slice_scatter",
     "diagonal_scatter",
     "masked_scatter",
+    "index_reduce",
+    "put",
     "is_tensor",
     "result_type",
     "can_cast",
@@ -621,4 +637,18 @@ __all__ = [
     "is_complex",
     "is_nonzero",
     "is_same_size",
+    "real",
+    "imag",
+    "conj",
+    "conj_physical",
+    "resolve_conj",
+    "resolve_neg",
+    "is_conj",
+    "is_neg",
+    "angle",
+    "sgn",
+    "polar",
+    "complex",
+    "view_as_real",
+    "view_as_complex",
 ]

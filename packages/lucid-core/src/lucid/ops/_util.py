@@ -81,6 +81,8 @@ def to_float(x: Any) -> Any:
 
 
 class Cast(Function):
+    complex_aware = True  # a real source gets the real part of a complex gradient
+
     @staticmethod
     def forward(ctx: Any, a: Any, dtype: dtypes.dtype) -> Any:
         ctx.src = ctx.backend.dtype_of(a)
@@ -91,6 +93,8 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
+        if g.dtype.is_complex and not ctx.src.is_complex:
+            g = g.real
         return g.to(ctx.src), None
 
 

@@ -52,6 +52,8 @@ OPS = OpTable(
     op("diagonal_scatter", sample((3, 4), (3,)), sample((2, 3, 4), (2, 3), offset=1, dim1=1,
        dim2=2, tag="batched")),
     op("masked_scatter", untested="takes a mask: core_op_cases"),
+    op("index_reduce", untested="takes an index: core_op_cases"),
+    op("put", untested="takes an index: core_op_cases"),
     *[op(n, method=False, untested=_PRED) for n in ("is_tensor", "result_type", "can_cast")],
     *[op(n, untested=_PRED) for n in ("numel", "is_floating_point", "is_complex", "is_nonzero",
                                       "is_same_size")],
@@ -348,6 +350,54 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
     idx, _ = _convert_index(m, input.backend)
     out: Tensor = IndexPut.apply(input, vals, idx)
     return out
+
+
+def index_reduce(
+    input: Tensor,  # noqa: A002
+    dim: int,
+    index: Tensor,
+    source: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` with each slice ``source[..., i, ...]`` along ``dim`` combined into
+    slice ``index[i]`` by ``reduce`` ("prod", "mean", "amax" or "amin")."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(
+            f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
+            f"{reduce}."
+        )
+    d = normalize_dim(dim, input.ndim)
+    if index.ndim > 1 or index.dtype.category != dtypes.INT:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector of integers")
+    if source.ndim and source.shape[d] != index.numel():
+        raise IndexError(
+            f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim) ({source.shape[d]})"
+        )
+    shape = [1] * max(source.ndim, 1)
+    shape[d] = index.numel()
+    full = index.reshape(tuple(shape)).expand(source.shape if source.ndim else (1,))
+    out: Tensor = input.scatter_reduce(d, full, source, reduce, include_self=include_self)
+    return out
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``source``'s entries written (or added, with ``accumulate``)
+    at the flat positions ``index`` (negative ones count from the end)."""
+    if index.numel() != source.numel():
+        raise RuntimeError(
+            f"put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
+        )
+    n = input.numel()
+    flat = index.reshape(-1).to(dtypes.int64)
+    if n and bool(((flat < -n) | (flat >= n)).any()):
+        raise IndexError(f"put_(): index out of range for a tensor of {n} elements")
+    flat = where(flat < 0, flat + n, flat)
+    out: Tensor = input.reshape(-1).index_put((flat,), source.reshape(-1), accumulate)
+    return out.reshape(input.shape)
 
 
 def is_tensor(obj: Any) -> bool:

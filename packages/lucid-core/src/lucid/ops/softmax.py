@@ -37,12 +37,15 @@ class _Normalize(Function):
     recorded under ``create_graph=True``); both read the saved output."""
 
     contract: ClassVar[kernels.KernelContract[kernels.SoftmaxKernel]]
+    grad_contract: ClassVar[kernels.KernelContract[kernels.SoftmaxGradKernel]]
 
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
         cls = type(ctx)
         fused = cls.contract.find(ctx.backend)  # a backend's own kernel, arrays in and out
-        out = cls.values(ctx.xp, x, dim) if fused is None else fused.forward(ctx.backend, x, dim)
+        out = None if fused is None else fused.forward(ctx.backend, x, dim)
+        if out is None:
+            out = cls.values(ctx.xp, x, dim)
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
@@ -52,7 +55,10 @@ class _Normalize(Function):
         (y,) = ctx.saved_tensors
         cls = type(ctx)
         if not grad_mode._state.enabled:  # plain backward: one fused array expression
-            gx = cls.array_grad(ctx.xp, g._data, y._data, ctx.dim)
+            fused = cls.grad_contract.find(ctx.backend)
+            gx = None if fused is None else fused.forward(ctx.backend, g._data, y._data, ctx.dim)
+            if gx is None:
+                gx = cls.array_grad(ctx.xp, g._data, y._data, ctx.dim)
             return Tensor.from_backend_array(gx, g.backend), None
         return cls.grad(g, y, ctx.dim), None
 
@@ -71,6 +77,7 @@ class _Normalize(Function):
 
 class Softmax(_Normalize):
     contract = kernels.SOFTMAX
+    grad_contract = kernels.SOFTMAX_GRAD
 
     @staticmethod
     def values(xp: Any, x: Any, dim: int) -> Any:
@@ -90,6 +97,7 @@ class Softmax(_Normalize):
 
 class LogSoftmax(_Normalize):
     contract = kernels.LOG_SOFTMAX
+    grad_contract = kernels.LOG_SOFTMAX_GRAD
 
     @staticmethod
     def values(xp: Any, x: Any, dim: int) -> Any:

@@ -66,7 +66,6 @@ OPS = OpTable(
     op("trunc", sample((3,), domain="away", ref="trunc")),
     op("fix", alias="trunc"),
     op("sign", sample((3,), domain="away", ref="sign")),
-    op("sgn", alias="sign"),
     op("frac", sample((3,), domain="away")),
     op("nan_to_num", sample((3,), ref="nan_to_num")),
 )
@@ -137,7 +136,7 @@ Sqrt = _unary("Sqrt", "sqrt", lambda g, out: g / (out * 2), saves_output=True)
 Reciprocal = _unary("Reciprocal", "reciprocal", lambda g, out: -g * out * out, saves_output=True)
 Square = _unary("Square", "square", lambda g, a: g * a * 2)
 # NOTE: the gradient at 0 is 0 (sign(0)), as in PyTorch.
-Abs = _unary("Abs", "abs", lambda g, a: g * a.sign())
+Abs = _unary("Abs", "abs", lambda g, a: g * a.sgn())  # sgn: z/|z| for complex
 Sin = _unary("Sin", "sin", lambda g, a: g * a.cos())
 Cos = _unary("Cos", "cos", lambda g, a: -g * a.sin())
 Tan = _unary("Tan", "tan", lambda g, out: g * (out * out + 1), saves_output=True)
@@ -359,10 +358,13 @@ trunc = fix = _same_type_op(Trunc, "Round toward zero (zero gradient).")
 
 def sign(input: Tensor) -> Tensor:  # noqa: A002
     """-1, 0 or 1 (zero gradient); a bool input comes back as a copy."""
+    if input.dtype.is_complex:
+        raise RuntimeError(
+            "Unlike NumPy, lucid.sign is not intended to support complex numbers. Please use "
+            "lucid.sgn instead."
+        )
     return input.clone() if input.dtype is dtypes.bool_ else Sign.apply(input)
 
-
-sgn = sign
 frac = _same_type_op(Frac, "x - trunc(x).")
 
 

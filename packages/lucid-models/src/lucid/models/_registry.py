@@ -1,40 +1,126 @@
 """The model registry: ``create_model(name, **kwargs)``, ``list_models(pattern)``,
-``register_model``."""
+``model_info(name)``, ``register_model``.
+
+Each builder of the zoo is registered with its metadata (:class:`ModelInfo`): the task, the
+paper, the parameter count of the default configuration and the default input size. The counts
+are held to account by the tests (every builder is built and counted; the torchvision families
+are also compared with torchvision's own builders) and the model-zoo page of the docs is
+generated from them.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the registry knows about a builder.
+
+    Attributes:
+        name: the registered name (``create_model(name)``).
+        family: the family (module) it belongs to, e.g. ``"resnet"``.
+        task: ``"image-classification"`` for every classifier of the zoo.
+        paper: the paper that introduced the architecture (authors, title, venue and year).
+        num_params: parameters of the default configuration (``create_model(name)``).
+        input_size: the default input, ``(channels, height, width)``.
+        reference: where ``num_params`` is checked against (e.g. ``"torchvision"``, ``"paper"``).
+    """
+
+    name: str
+    family: str | None = None
+    task: str | None = None
+    paper: str | None = None
+    num_params: int | None = None
+    input_size: tuple[int, ...] | None = None
+    reference: str | None = None
+
+
 _REGISTRY: dict[str, Callable[..., Any]] = {}
+_INFO: dict[str, ModelInfo] = {}
 
 
-def register_model(fn: F | None = None, *, name: str | None = None) -> Any:
-    """Register a model factory under its function name (or ``name``); usable as a decorator.
+@overload
+def register_model(
+    fn: F,
+    *,
+    name: str | None = None,
+    family: str | None = None,
+    task: str | None = None,
+    paper: str | None = None,
+    num_params: int | None = None,
+    input_size: tuple[int, ...] | None = None,
+    reference: str | None = None,
+) -> F: ...
+
+
+@overload
+def register_model(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    family: str | None = None,
+    task: str | None = None,
+    paper: str | None = None,
+    num_params: int | None = None,
+    input_size: tuple[int, ...] | None = None,
+    reference: str | None = None,
+) -> Callable[[F], F]: ...
+
+
+def register_model(
+    fn: F | None = None,
+    *,
+    name: str | None = None,
+    family: str | None = None,
+    task: str | None = None,
+    paper: str | None = None,
+    num_params: int | None = None,
+    input_size: tuple[int, ...] | None = None,
+    reference: str | None = None,
+) -> Any:
+    """Register a model factory under its function name (or ``name``); usable as a decorator,
+    bare or with the metadata of :class:`ModelInfo`.
 
     >>> @register_model
     ... def tiny_mlp(num_classes: int = 10) -> nn.Module: ...
+    >>> @register_model(task="image-classification", num_params=1234, input_size=(1, 28, 28))
+    ... def tiny_cnn(num_classes: int = 10) -> nn.Module: ...
     """
 
     def deco(f: F) -> F:
         key = name or f.__name__
         if key in _REGISTRY and _REGISTRY[key] is not f:
             raise ValueError(f"a model named {key!r} is already registered")
+        module = getattr(f, "__module__", "") or ""
+        fam = family or (module.rsplit(".", 1)[-1] if module.startswith("lucid.models.") else None)
         _REGISTRY[key] = f
+        _INFO[key] = ModelInfo(key, fam, task, paper, num_params, input_size, reference)
         return f
 
     return deco(fn) if fn is not None else deco
 
 
-def list_models(pattern: str | None = None) -> list[str]:
-    """Registered model names, sorted; ``pattern`` is a shell-style wildcard (``"resnet*"``)."""
+def list_models(pattern: str | None = None, *, task: str | None = None) -> list[str]:
+    """Registered model names, sorted; ``pattern`` is a shell-style wildcard (``"resnet*"``),
+    ``task`` keeps the builders registered for that task (``"image-classification"``)."""
     names = sorted(_REGISTRY)
-    if pattern is None:
-        return names
-    return [n for n in names if fnmatch.fnmatch(n, pattern)]
+    if pattern is not None:
+        names = [n for n in names if fnmatch.fnmatch(n, pattern)]
+    if task is not None:
+        names = [n for n in names if _INFO[n].task == task]
+    return names
+
+
+def _unknown(name: str) -> ValueError:
+    close = [n for n in _REGISTRY if n.startswith(name[:3])]
+    hint = f"; did you mean one of {close}?" if close else ""
+    return ValueError(f"unknown model {name!r}{hint} (see lucid.models.list_models())")
 
 
 def create_model(name: str, **kwargs: Any) -> Any:
@@ -42,14 +128,35 @@ def create_model(name: str, **kwargs: Any) -> Any:
     try:
         factory = _REGISTRY[name]
     except KeyError:
-        close = [n for n in _REGISTRY if n.startswith(name[:3])]
-        hint = f"; did you mean one of {close}?" if close else ""
-        raise ValueError(f"unknown model {name!r}{hint} (see lucid.models.list_models())") from None
+        raise _unknown(name) from None
     return factory(**kwargs)
 
 
 def get_model_factory(name: str) -> Callable[..., Any]:
     """The registered function that builds the model ``name``."""
     if name not in _REGISTRY:
-        create_model(name)
+        raise _unknown(name)
     return _REGISTRY[name]
+
+
+def model_info(name: str) -> ModelInfo:
+    """The registry's metadata of ``name``: task, paper, parameter count, default input size.
+
+    >>> model_info("resnet18").num_params
+    11689512
+    """
+    if name not in _INFO:
+        raise _unknown(name)
+    return _INFO[name]
+
+
+def classifier(
+    paper: str,
+    num_params: int,
+    input_size: tuple[int, ...] = (3, 224, 224),
+    reference: str = "torchvision",
+) -> Callable[[F], F]:
+    """``register_model`` for an image classifier: its paper, its parameter count for 1000
+    classes, its default input and where that count is checked (``"torchvision"``, ``"paper"``)."""
+    return register_model(task="image-classification", paper=paper, num_params=num_params,
+                          input_size=input_size, reference=reference)  # fmt: skip

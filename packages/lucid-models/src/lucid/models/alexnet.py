@@ -8,6 +8,11 @@ from typing import Any
 from lucid import nn
 from lucid.models._registry import register_model
 
+_PAPER = (
+    "Krizhevsky et al., "
+    '"ImageNet Classification with Deep Convolutional Neural Networks", NeurIPS 2012'
+)
+
 
 class AlexNet(nn.Module):
     """AlexNet (Krizhevsky et al. 2012), as ``torchvision.models.AlexNet``."""
@@ -33,7 +38,13 @@ class AlexNet(nn.Module):
         return self.classifier(self.avgpool(self.features(x)).flatten(1))
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=61_100_840,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def alexnet(**kwargs: Any) -> AlexNet:
     """AlexNet (Krizhevsky et al. 2012), 61,100,840 parameters for 1000 classes."""
     return AlexNet(**kwargs)

@@ -9,6 +9,8 @@ import lucid
 from lucid import nn
 from lucid.models._registry import register_model
 
+_PAPER = 'Huang et al., "Densely Connected Convolutional Networks", CVPR 2017'
+
 
 class _DenseLayer(nn.Module):
     def __init__(self, cin: int, growth: int, bn_size: int, drop_rate: float) -> None:
@@ -100,7 +102,49 @@ class DenseNet(nn.Module):
         return self.classifier(out)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=7_978_856,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def densenet121(**kwargs: Any) -> DenseNet:
     """DenseNet-121 (Huang et al. 2017), 7,978,856 parameters for 1000 classes."""
     return DenseNet(32, (6, 12, 24, 16), 64, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=28_681_000,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def densenet161(**kwargs: Any) -> DenseNet:
+    """DenseNet-161 (growth rate 48), 28,681,000 parameters for 1000 classes."""
+    return DenseNet(48, (6, 12, 36, 24), 96, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=14_149_480,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def densenet169(**kwargs: Any) -> DenseNet:
+    """DenseNet-169, 14,149,480 parameters for 1000 classes."""
+    return DenseNet(32, (6, 12, 32, 32), 64, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=20_013_928,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def densenet201(**kwargs: Any) -> DenseNet:
+    """DenseNet-201, 20,013,928 parameters for 1000 classes."""
+    return DenseNet(32, (6, 12, 48, 32), 64, **kwargs)

@@ -13,6 +13,8 @@ from typing import Any
 from lucid import nn
 from lucid.models._registry import register_model
 
+_PAPER = 'LeCun et al., "Gradient-Based Learning Applied to Document Recognition", Proc. IEEE 1998'
+
 
 def _act(classic: bool) -> Any:
     return nn.Tanh() if classic else nn.ReLU()
@@ -75,25 +77,49 @@ class LeNet1(nn.Module):
         return self.classifier(self.features(x))
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=3_246,
+    input_size=(1, 28, 28),
+    reference="paper",
+)
 def lenet1(**kwargs: Any) -> LeNet1:
     """LeNet-1 (LeCun et al. 1998), 3,246 parameters for 10 classes."""
     return LeNet1(**kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=51_050,
+    input_size=(1, 28, 28),
+    reference="paper",
+)
 def lenet4(**kwargs: Any) -> LeNet4:
     """LeNet-4 (LeCun et al. 1998), 51,050 parameters for 10 classes."""
     return LeNet4(**kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=61_706,
+    input_size=(1, 28, 28),
+    reference="paper",
+)
 def lenet5(**kwargs: Any) -> LeNet5:
     """LeNet-5, modern variant (ReLU, max-pool), 61,706 parameters for 10 classes."""
     return LeNet5(**kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=61_706,
+    input_size=(1, 28, 28),
+    reference="paper",
+)
 def lenet5_classic(**kwargs: Any) -> LeNet5:
     """LeNet-5 as in the paper's spirit (tanh, average pooling), 61,706 parameters."""
     return LeNet5(classic=True, **kwargs)

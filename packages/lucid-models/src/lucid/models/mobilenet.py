@@ -9,6 +9,8 @@ from lucid import nn
 from lucid.models._registry import register_model
 from lucid.models._weights import init_conv_bn_linear
 
+_PAPER = 'Sandler et al., "MobileNetV2: Inverted Residuals and Linear Bottlenecks", CVPR 2018'
+
 
 def _make_divisible(v: float, divisor: int = 8) -> int:
     new_v = max(divisor, int(v + divisor / 2) // divisor * divisor)
@@ -73,7 +75,13 @@ class MobileNetV2(nn.Module):
         return self.classifier(x)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=3_504_872,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def mobilenet_v2(**kwargs: Any) -> MobileNetV2:
     """MobileNetV2 (Sandler et al. 2018), 3,504,872 parameters for 1000 classes."""
     return MobileNetV2(**kwargs)

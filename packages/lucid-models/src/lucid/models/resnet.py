@@ -10,6 +10,11 @@ from typing import Any
 from lucid import nn
 from lucid.models._registry import register_model
 
+_PAPER = 'He et al., "Deep Residual Learning for Image Recognition", CVPR 2016'
+
+_RESNEXT = 'Xie et al., "Aggregated Residual Transformations for Deep Neural Networks", CVPR 2017'
+_WRN = 'Zagoruyko & Komodakis, "Wide Residual Networks", BMVC 2016'
+
 
 def conv3x3(cin: int, cout: int, stride: int = 1) -> Any:
     return nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
@@ -22,8 +27,14 @@ def conv1x1(cin: int, cout: int, stride: int = 1) -> Any:
 class BasicBlock(nn.Module):
     expansion = 1
 
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None) -> None:
+    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None,
+                 groups: int = 1, base_width: int = 64) -> None:  # fmt: skip
         super().__init__()
+        if groups != 1 or base_width != 64:
+            raise ValueError(
+                f"BasicBlock only supports groups=1 and base_width=64, got {groups} and "
+                f"{base_width}"
+            )
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=True)
@@ -42,13 +53,15 @@ class BasicBlock(nn.Module):
 class Bottleneck(nn.Module):
     expansion = 4
 
-    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None) -> None:
+    def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None,
+                 groups: int = 1, base_width: int = 64) -> None:  # fmt: skip
         super().__init__()
-        self.conv1 = conv1x1(inplanes, planes)
-        self.bn1 = nn.BatchNorm2d(planes)
-        self.conv2 = conv3x3(planes, planes, stride)
-        self.bn2 = nn.BatchNorm2d(planes)
-        self.conv3 = conv1x1(planes, planes * self.expansion)
+        width = int(planes * (base_width / 64.0)) * groups
+        self.conv1 = conv1x1(inplanes, width)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, groups=groups, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = conv1x1(width, planes * self.expansion)
         self.bn3 = nn.BatchNorm2d(planes * self.expansion)
         self.relu = nn.ReLU(inplace=True)
         self.downsample = downsample
@@ -63,7 +76,8 @@ class Bottleneck(nn.Module):
 
 
 class ResNet(nn.Module):
-    """torchvision's ResNet; ``cifar=True`` uses a 3x3 stride-1 stem and no max-pool."""
+    """torchvision's ResNet; ``cifar=True`` uses a 3x3 stride-1 stem and no max-pool;
+    ``groups`` and ``width_per_group`` make the ResNeXt and Wide ResNet-50/101 bottlenecks."""
 
     def __init__(
         self,
@@ -73,9 +87,12 @@ class ResNet(nn.Module):
         in_channels: int = 3,
         cifar: bool = False,
         zero_init_residual: bool = False,
+        groups: int = 1,
+        width_per_group: int = 64,
     ) -> None:
         super().__init__()
         self.inplanes = 64
+        self.groups, self.base_width = groups, width_per_group
         if cifar:
             self.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
         else:
@@ -109,9 +126,10 @@ class ResNet(nn.Module):
                 conv1x1(self.inplanes, planes * block.expansion, stride),
                 nn.BatchNorm2d(planes * block.expansion),
             )
-        layers = [block(self.inplanes, planes, stride, downsample)]
+        g, w = self.groups, self.base_width
+        layers = [block(self.inplanes, planes, stride, downsample, g, w)]
         self.inplanes = planes * block.expansion
-        layers += [block(self.inplanes, planes) for _ in range(1, blocks)]
+        layers += [block(self.inplanes, planes, 1, None, g, w) for _ in range(1, blocks)]
         return nn.Sequential(*layers)
 
     def forward(self, x: Any) -> Any:
@@ -120,37 +138,73 @@ class ResNet(nn.Module):
         return self.fc(self.avgpool(x).flatten(1))
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=11_689_512,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def resnet18(**kwargs: Any) -> ResNet:
     """ResNet-18 (He et al. 2016), 11,689,512 parameters for 1000 classes."""
     return ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=21_797_672,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def resnet34(**kwargs: Any) -> ResNet:
     """ResNet-34 (He et al. 2016), 21,797,672 parameters for 1000 classes."""
     return ResNet(BasicBlock, [3, 4, 6, 3], **kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=25_557_032,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def resnet50(**kwargs: Any) -> ResNet:
     """ResNet-50 (He et al. 2016), 25,557,032 parameters for 1000 classes."""
     return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=44_549_160,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def resnet101(**kwargs: Any) -> ResNet:
     """ResNet-101 (He et al. 2016), 44,549,160 parameters for 1000 classes."""
     return ResNet(Bottleneck, [3, 4, 23, 3], **kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=60_192_808,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
 def resnet152(**kwargs: Any) -> ResNet:
     """ResNet-152 (He et al. 2016), 60,192,808 parameters for 1000 classes."""
     return ResNet(Bottleneck, [3, 8, 36, 3], **kwargs)
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_PAPER,
+    num_params=11_173_962,
+    input_size=(3, 32, 32),
+    reference="paper",
+)
 def resnet18_cifar(num_classes: int = 10, **kwargs: Any) -> ResNet:
     """ResNet-18, CIFAR variant (3x3 stem, no max-pool), 11,173,962 parameters for 10 classes."""
     return ResNet(BasicBlock, [2, 2, 2, 2], num_classes=num_classes, cifar=True, **kwargs)
@@ -209,7 +263,73 @@ class WideResNet(nn.Module):
         return self.fc(self.avgpool(x).flatten(1))
 
 
-@register_model
+@register_model(
+    task="image-classification",
+    paper=_WRN,
+    num_params=36_479_194,
+    input_size=(3, 32, 32),
+    reference="paper",
+)
 def wide_resnet28_10(**kwargs: Any) -> WideResNet:
     """Wide ResNet-28-10 for CIFAR (Zagoruyko & Komodakis 2016), 36,479,194 parameters."""
     return WideResNet(28, 10, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_RESNEXT,
+    num_params=25_028_904,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def resnext50_32x4d(**kwargs: Any) -> ResNet:
+    """ResNeXt-50 32x4d, 25,028,904 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 6, 3], groups=32, width_per_group=4, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_RESNEXT,
+    num_params=88_791_336,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def resnext101_32x8d(**kwargs: Any) -> ResNet:
+    """ResNeXt-101 32x8d, 88,791,336 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 23, 3], groups=32, width_per_group=8, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_RESNEXT,
+    num_params=83_455_272,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def resnext101_64x4d(**kwargs: Any) -> ResNet:
+    """ResNeXt-101 64x4d, 83,455,272 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 23, 3], groups=64, width_per_group=4, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_WRN,
+    num_params=68_883_240,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def wide_resnet50_2(**kwargs: Any) -> ResNet:
+    """Wide ResNet-50-2 (bottlenecks twice as wide), 68,883,240 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 6, 3], groups=1, width_per_group=128, **kwargs)
+
+
+@register_model(
+    task="image-classification",
+    paper=_WRN,
+    num_params=126_886_696,
+    input_size=(3, 224, 224),
+    reference="torchvision",
+)
+def wide_resnet101_2(**kwargs: Any) -> ResNet:
+    """Wide ResNet-101-2 (bottlenecks twice as wide), 126,886,696 parameters for 1000 classes."""
+    return ResNet(Bottleneck, [3, 4, 23, 3], groups=1, width_per_group=128, **kwargs)

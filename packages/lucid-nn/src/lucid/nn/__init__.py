@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lucid.nn import common_types as common_types
 from lucid.nn import functional as functional
+from lucid.nn import grad as grad
 from lucid.nn import init as init
 from lucid.nn import parallel as parallel
 from lucid.nn import utils as utils
@@ -27,6 +29,25 @@ from lucid.nn.parameter import Buffer as Buffer
 from lucid.nn.parameter import Parameter as Parameter
 from lucid.nn.parameter import UninitializedBuffer as UninitializedBuffer
 from lucid.nn.parameter import UninitializedParameter as UninitializedParameter
+
+
+def factory_kwargs(kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``device``/``dtype``/``memory_format`` of a layer's ``**kwargs`` (merged with a
+    ``factory_kwargs`` entry), as ``torch.nn.factory_kwargs``."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    unexpected = set(kwargs) - simple - {"factory_kwargs"}
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    out = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple:
+        if key in kwargs:
+            if key in out:
+                raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+            out[key] = kwargs[key]
+    return out
+
 
 if not TYPE_CHECKING:
 

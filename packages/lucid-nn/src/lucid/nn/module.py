@@ -527,6 +527,13 @@ class Module:
 
         return self._apply(convert)
 
+    def share_memory(self: T) -> T:
+        """Move every parameter and buffer into shared memory (``Tensor.share_memory_``), for
+        Hogwild training in forked processes; returns the module."""
+        for t in [*self.parameters(), *self.buffers()]:
+            t.share_memory_()
+        return self
+
     def cpu(self: T) -> T:
         """Move every parameter and buffer to the ``"cpu"`` device; returns the module."""
         return self.to("cpu")

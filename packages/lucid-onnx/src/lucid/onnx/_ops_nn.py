@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid import Tensor
 from lucid.onnx._context import Context, dtype_of
 from lucid.onnx._convert import converts, one
 from lucid.onnx._trace import Call
@@ -146,3 +147,31 @@ def _log_sigmoid(ctx: Context, call: Call) -> list[str]:
 def _prelu(ctx: Context, call: Call) -> list[str]:
     x, w = call.args
     return one(ctx.graph.op("PRelu", ctx.name(x), ctx.name(w)))
+
+
+@converts("lucid.nn.modules.rnn._FusedLSTM")
+def _fused_lstm(ctx: Context, call: Call) -> list[str]:
+    """One LSTM layer and direction (lucid-nn's fused kernel) as the ops its reference
+    (``_lstm_reference``) applies, unrolled over the steps: the same graph as before the
+    kernel, which ``lucid.onnx.load`` runs too (ONNX's ``LSTM`` op is not in its kernels)."""
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse = call.args
+    g = ctx.graph
+    steps, hidden = int(x.shape[0]), int(w_hh.shape[1])
+
+    def linear(a: str, w_t: str, b: Tensor | None) -> str:
+        out = g.op("MatMul", a, w_t)
+        return out if b is None else g.op("Add", out, ctx.name(b))
+
+    w_ih_t, w_hh_t = (g.op("Transpose", ctx.name(w), perm=[1, 0]) for w in (w_ih, w_hh))
+    proj = linear(ctx.name(x), w_ih_t, b_ih)  # every step's input projection in one MatMul
+    parts = g.node("Split", [proj, g.ints([1] * steps)], steps, axis=0)
+    h, c = ctx.name(h0), ctx.name(c0)
+    outs: list[str] = [""] * steps
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        z = g.op("Add", g.op("Squeeze", parts[t], g.ints([0])), linear(h, w_hh_t, b_hh))
+        i, f, cell, o = g.node("Split", [z, g.ints([hidden] * 4)], 4, axis=-1)
+        c = g.op("Add", g.op("Mul", g.op("Sigmoid", i), g.op("Tanh", cell)),
+                 g.op("Mul", g.op("Sigmoid", f), c))  # fmt: skip
+        h = g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", c))
+        outs[t] = g.op("Unsqueeze", h, g.ints([0]))
+    return [g.op("Concat", *outs, axis=0), h, c]

@@ -86,7 +86,9 @@ class MlxNumpy:
         if isinstance(a, mx.array):
             return mx.array(a) if dtype is None else a.astype(dtype, stream=self._s)
         if dtype is None and isinstance(a, np.ndarray):
-            dtype = mx.bfloat16 if a.dtype.name == "bfloat16" else getattr(mx, a.dtype.name)
+            # numpy's "bool" is mx.bool_ (mx.bool does not exist); bfloat16 comes from ml_dtypes
+            name = {"bool": "bool_"}.get(a.dtype.name, a.dtype.name)
+            dtype = mx.bfloat16 if name == "bfloat16" else getattr(mx, name)
         return mx.array(a, dtype=dtype)
 
     def ascontiguousarray(self, a: Any, dtype: Any = None) -> Any:

@@ -351,7 +351,14 @@ def _run_epoch(cfg: TrainConfig, epoch: int, net: Any, run: _Run, ranks: Ranks,
     for x, y in batches:
         x, y = x.to(cfg.device), y.to(cfg.device)
         logits = net(x)
-        loss = F.cross_entropy(logits, y)
+        if isinstance(logits, tuple):  # GoogLeNet/Inception v3 in training: (main, *auxiliary)
+            main, *aux = logits
+            loss = F.cross_entropy(main, y)
+            for a in aux:  # the auxiliary classifiers' losses, weighted 0.3 as in GoogLeNet
+                loss = loss + 0.3 * F.cross_entropy(a, y) if a is not None else loss
+            logits = main
+        else:
+            loss = F.cross_entropy(logits, y)
         opt.zero_grad()
         loss.backward()
         opt.step()

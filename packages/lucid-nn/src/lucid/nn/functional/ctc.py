@@ -49,7 +49,7 @@ class _CTC(Function):
             alphas.append(a)
         ends = xp.take_along_axis(a, last, axis=1)  # (N, 2): the last blank and last label
         nll = -xp.logaddexp(ends[:, 0], ends[:, 1])
-        skip_next = xp.concatenate([skip[:, 2:], xp.zeros((n, 2), dtype=bool)], axis=1)[:, :s]
+        skip_next = xp.concatenate([skip[:, 2:], xp.zeros((n, 2), dtype=skip.dtype)], axis=1)[:, :s]
         is_end = (pos == last[:, :1]) | (pos == last[:, 1:])
         b = xp.full((n, s), -np.inf, dtype=lp.dtype)
         betas: list[Any] = [None] * t_max

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from lucid import Tensor
@@ -30,9 +31,10 @@ class _Linear(Function):
         gx = g @ w if need_x else None
         gw = gb = None
         if need_w or need_b:
-            g2 = g.reshape(-1, g.shape[-1])
+            rows = math.prod(g.shape[:-1])  # not -1: a size-0 dim makes -1 ambiguous
+            g2 = g.reshape(rows, g.shape[-1])
             if need_w:
-                gw = g2.mT @ x.reshape(-1, x.shape[-1])
+                gw = g2.mT @ x.reshape(rows, x.shape[-1])
             if need_b:
                 gb = g2.sum(0)
         return gx, gw, gb

@@ -9,7 +9,9 @@ sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 ``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
 ``lucid-core[numba]`` (``relu``). erf, erfc, GELU and its gradient: one compiled pass, or a
 float32 rational approximation in a few ufunc passes (``special``). LSTM: a layer as one op,
-gates in place (``lstm``). Layer norm: one compiled pass over the rows each way (``layernorm``).
+gates in place (``lstm``). Layer norm: one compiled pass over the rows each way
+(``layernorm``). softmax, log_softmax and their gradients over the last dim: row blocks that
+stay in L2 (``softmax``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from lucid.backends._numpy.kernels import (
     lstm,
     pool,
     relu,
+    softmax,
     special,
     winograd,
 )  # fmt: skip
@@ -119,3 +122,7 @@ def register(backend: Backend) -> None:
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
     kernels.LSTM.register(backend, lstm.CpuLstm)
     kernels.LAYER_NORM.register(backend, layernorm.CpuLayerNorm)
+    kernels.SOFTMAX.register(backend, softmax.CpuSoftmax)
+    kernels.LOG_SOFTMAX.register(backend, softmax.CpuLogSoftmax)
+    kernels.SOFTMAX_GRAD.register(backend, softmax.CpuSoftmaxGrad)
+    kernels.LOG_SOFTMAX_GRAD.register(backend, softmax.CpuLogSoftmaxGrad)

@@ -1,0 +1,74 @@
+"""softmax/log_softmax and their gradients in row blocks (``backends/_numpy/kernels/softmax``):
+the op's own values and gradients bit for bit (the same ufuncs per row), -inf and NaN rows
+included; other dims, layouts and small arrays go to the op's code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid import kernels
+
+_CPU = lucid.backends.get_backend("cpu")
+_CONTRACTS = (kernels.SOFTMAX, kernels.LOG_SOFTMAX, kernels.SOFTMAX_GRAD, kernels.LOG_SOFTMAX_GRAD)
+
+
+@pytest.fixture
+def without_kernels() -> Iterator[None]:
+    saved = {c: _CPU.kernels.pop(c) for c in _CONTRACTS}
+    yield
+    _CPU.kernels.update(saved)
+
+
+def _values_and_grad(fn: str, x: np.ndarray, g: np.ndarray, dim: int) -> tuple[np.ndarray, ...]:
+    t = lucid.from_numpy(x).requires_grad_()
+    y = getattr(lucid, fn)(t, dim)
+    y.backward(lucid.from_numpy(g))
+    assert t.grad is not None
+    return y.detach().numpy().copy(), t.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "dim"), [((700, 1000), -1), ((3, 50, 3000), 2),
+                                            ((3, 50, 3000), 1), ((4, 10), -1)])  # fmt: skip
+def test_blocks_equal_the_op_bit_for_bit(fn: str, dtype: str, shape: tuple[int, ...], dim: int,
+                                         without_kernels: None) -> None:  # fmt: skip
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 5).astype(dtype)
+    x.reshape(-1, shape[-1])[0] = -np.inf
+    x.reshape(-1, shape[-1])[1, 3] = np.nan
+    x.reshape(-1, shape[-1])[2, :7] = 1e30
+    g = rng.standard_normal(shape).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        want = _values_and_grad(fn, x, g, dim)
+        _CPU.kernels.update({c: k for c, k in _SAVED.items()})
+        try:
+            got = _values_and_grad(fn, x, g, dim)
+        finally:
+            for c in _CONTRACTS:
+                _CPU.kernels.pop(c)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_kernels_decline_what_they_do_not_take() -> None:
+    big = np.zeros((600, 1000), np.float32)
+    assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big, 1) is not None
+    assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big, 0) is None  # not the last dim
+    assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big[:, ::2], 1) is None  # strided
+    assert _SAVED[kernels.SOFTMAX].forward(_CPU, big[:10], 1) is None  # small
+    assert _SAVED[kernels.SOFTMAX_GRAD].forward(_CPU, big, big.astype(np.float64), 1) is None
+
+
+def test_double_backward_still_runs_in_lucid_ops() -> None:
+    x = lucid.randn(600, 1000, dtype=lucid.float64, requires_grad=True)
+    (g,) = lucid.autograd.grad(lucid.log_softmax(x, 1)[:, 0].sum(), x, create_graph=True)
+    (gg,) = lucid.autograd.grad((g * g).sum(), x)
+    assert gg.shape == (600, 1000) and np.isfinite(gg.numpy()).all()
+
+
+_SAVED = {c: _CPU.kernels[c] for c in _CONTRACTS}

@@ -1,0 +1,44 @@
+"""The smallest variant of each family of lucid.models exports to ONNX (lucid-onnx): onnxruntime
+and lucid.onnx.load match lucid within 1e-4 at the export's batch size and at another one.
+
+(tests-integration/test_integration_onnx_zoo.py covers the LeNets, ResNet, MobileNetV2,
+DenseNet, ViT, AlexNet and VGG.)"""
+
+from __future__ import annotations
+
+import pytest
+
+import lucid
+import lucid.models as models
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+verify = pytest.importorskip("lucid.onnx.verification").verify
+
+# name -> input size (3 channels, 10 classes): tiny inputs keep the export and runs cheap
+CASES = {
+    "resnext50_32x4d": 32,
+    "seresnet18": 32,
+    "squeezenet1_1": 48,
+    "shufflenet_v2_x0_5": 32,
+    "mnasnet0_5": 32,
+    "mobilenet_v1_025": 32,
+    "mobilenet_v3_small": 32,
+    "efficientnet_b0": 32,
+    "efficientnet_v2_s": 32,
+    "googlenet": 64,
+    "regnet_y_400mf": 32,
+    "convnext_tiny": 32,
+    "swin_t": 32,
+    "swin_v2_t": 32,
+    "xception": 71,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_onnx_export_matches(name: str) -> None:
+    size = CASES[name]
+    lucid.manual_seed(0)
+    model = models.create_model(name, num_classes=10).eval()
+    x, x_other = lucid.randn(2, 3, size, size), lucid.randn(3, 3, size, size)
+    verify(model, x, others=[x_other], rtol=1e-4, atol=1e-4)

@@ -1,0 +1,69 @@
+"""Hogwild: processes forked with lucid.multiprocessing train one model whose parameters are in
+shared memory (Module.share_memory); the parent then holds the trained weights, and its test
+accuracy shows it."""
+
+from __future__ import annotations
+
+import multiprocessing as std_mp
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.multiprocessing as mp
+import lucid.nn as nn
+import lucid.nn.functional as F
+
+pytestmark = pytest.mark.skipif(
+    "fork" not in std_mp.get_all_start_methods(), reason="Hogwild shares memory through fork"
+)
+
+
+def _data(seed: int, n: int) -> tuple[lucid.Tensor, lucid.Tensor]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, 2)).astype(np.float32)
+    y = (x[:, 0] + 2 * x[:, 1] > 0).astype(np.int64)  # linearly separable
+    return lucid.tensor(x), lucid.tensor(y)
+
+
+def _train(rank: int, model: nn.Module, steps: int) -> None:
+    x, y = _data(100 + rank, 256)
+    opt = lucid.optim.SGD(model.parameters(), lr=0.5)
+    for _ in range(steps):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+
+
+def _accuracy(model: nn.Module) -> float:
+    x, y = _data(0, 500)
+    with lucid.no_grad():
+        return float((model(x).argmax(dim=1) == y).float().mean().item())
+
+
+def test_forked_workers_train_the_shared_model() -> None:
+    lucid.manual_seed(0)
+    model = nn.Linear(2, 2)
+    with lucid.no_grad():
+        model.weight.copy_(lucid.tensor([[1.0, 1.0], [1.0, 1.0]]))  # predicts one class
+        model.bias.zero_()
+    model.share_memory()
+    assert all(p.is_shared() for p in model.parameters())
+    before = _accuracy(model)
+    mp.spawn(_train, args=(model, 30), nprocs=2, start_method="fork")
+    after = _accuracy(model)
+    assert before < 0.7 and after > 0.95, (before, after)
+    private = nn.Linear(2, 2)  # not shared: the workers train their own copies
+    start = private.weight.detach().clone()
+    mp.spawn(_train, args=(private, 5), nprocs=1, start_method="fork")
+    assert lucid.equal(private.weight.detach(), start)
+
+
+def test_a_failing_worker_raises_in_the_parent() -> None:
+    with pytest.raises(mp.ProcessRaisedException, match="ValueError: boom"):
+        mp.spawn(_fail, nprocs=2, start_method="fork")
+
+
+def _fail(rank: int) -> None:
+    if rank == 1:
+        raise ValueError("boom")
