@@ -129,7 +129,7 @@ def module_verdicts(
     """Each sample of one mode and dtype with its verdict (a string: why it is skipped)."""
     torch.manual_seed(0)  # module_inputs_func draws from torch's global generator
     try:
-        with time_limit(60):
+        with time_limit(60), bridge.record_module_args():
             samples = info.module_inputs_func(
                 info, device="cpu", dtype=dtype, requires_grad=True, training=training
             )[:max_samples]
