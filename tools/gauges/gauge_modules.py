@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gauge_bridge as bridge
+import gauge_opinfo
 import torch
 from gauge_bridge import GaugeTimeout, ToLucid, Unconvertible, time_limit
 from gauge_common import (
@@ -25,7 +26,7 @@ from gauge_common import (
     percent,
     short_error,
 )
-from gauge_opinfo import EXAMPLES_PER_KIND, SAMPLE_SECONDS, select
+from gauge_opinfo import SAMPLE_SECONDS, select
 
 import lucid
 import lucid.nn
@@ -183,7 +184,7 @@ def gauge_modules(
                     continue
                 counts[verdict.kind] += 1
                 shown = sum(1 for e in examples if e["kind"] == verdict.kind)
-                if verdict.kind != "pass" and shown < EXAMPLES_PER_KIND:
+                if verdict.kind != "pass" and shown < gauge_opinfo.EXAMPLES_PER_KIND:
                     examples.append(
                         {
                             "kind": verdict.kind,

@@ -31,7 +31,7 @@ import lucid
 
 SAMPLE_SECONDS = 20.0  # one sample's torch + lucid calls; past it the sample is an error
 DTYPES = (torch.float32, torch.int64, torch.bool)
-EXAMPLES_PER_KIND = 3  # failing samples kept in the JSON per op and kind
+EXAMPLES_PER_KIND = 3  # failing samples kept in the JSON per op and kind (run.py --examples)
 
 # Entries left out of the gauge, with the reason printed in the report.
 EXCLUDED_PREFIXES = {
