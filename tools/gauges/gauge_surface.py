@@ -209,17 +209,15 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
         deliberate_names: dict[str, str] = {}
         present = 0
         for name in names:
+            has = l_obj is not None and hasattr(l_obj, name)
             reason = deliberate.reason(f"{t_ns}.{name}")
-            if reason:
+            if reason and not has:  # a listed name lucid has after all counts as present
                 deliberate_names[name] = reason
                 continue
-            found = getattr(l_obj, name, None) if l_obj is not None else None
-            if found is None and l_obj is not None and not hasattr(l_obj, name):
+            if not has:
                 missing.append(name)
                 continue
-            if l_obj is None:
-                missing.append(name)
-                continue
+            found = getattr(l_obj, name, None)
             present += 1
             gap = signature_gap(getattr(t_obj, name, None), found, f"{t_ns}.{name}", deliberate)
             if gap:
