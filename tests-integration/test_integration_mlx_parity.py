@@ -57,6 +57,17 @@ class Arg:
         raise ValueError(self.kind)
 
 
+def _complex_parts(a: Any, b: Any) -> Any:
+    """The complex ops on ``z = a + ib``, back in real numbers."""
+    z = resolve("complex")(a, b)
+    w = resolve("polar")(a.abs() + 0.5, b) * resolve("conj")(z)
+    w = w * resolve("sgn")(resolve("conj_physical")(z) + 1)
+    w = resolve("resolve_neg")(resolve("resolve_conj")(w))
+    pairs = resolve("view_as_complex")(resolve("view_as_real")(w) * 0.5)
+    parts = [resolve("real")(pairs), resolve("imag")(pairs), resolve("angle")(z + 2)]
+    return resolve("stack")(parts)
+
+
 def F(*shape: int) -> Arg:  # noqa: N802
     return Arg("f", shape)
 
@@ -140,7 +151,10 @@ def _scatter_with(reduce: str | None) -> Callable[..., Any]:
 
 
 # The only cases that may skip, each with the reason.
-_NO_COMPLEX = "lucid has no complex tensors yet: raises NotImplementedError on every backend"
+_NO_COMPLEX = (
+    "complex results (eigenvectors fixed up to phase, compared by this table's real weighted "
+    "sum): test_core_fft.py and test_core_fft_on_mlx.py check linalg.eig"
+)
 MLX_SKIP: dict[str, str] = {"linalg.eig": _NO_COMPLEX, "linalg.eigvals": _NO_COMPLEX}
 
 
@@ -488,6 +502,27 @@ CASES: list[Case] = [
         uses=("linalg.tensorsolve",),
     ),
     C("linalg.eig", F(3, 3)),
+    # complex ops (complex64 on MLX), compared through real views of their results
+    C(
+        lambda a, b: _complex_parts(a, b),
+        F(3, 4),
+        F(3, 4),
+        id="complex_ops",
+        uses=(
+            "complex",
+            "polar",
+            "view_as_real",
+            "view_as_complex",
+            "real",
+            "imag",
+            "conj",
+            "conj_physical",
+            "resolve_conj",
+            "resolve_neg",
+            "angle",
+            "sgn",
+        ),
+    ),
     C("linalg.eigvals", F(3, 3)),
     C("linalg.solve_triangular", SPD(3, 3), F(3, 2), upper=False, rtol=1e-3, atol=1e-4),
     C(
@@ -1108,6 +1143,8 @@ NOT_OPS = {
     "broadcast_shapes",  # returns a shape
     "can_cast",
     "is_complex",
+    "is_conj",
+    "is_neg",
     "is_floating_point",
     "is_nonzero",
     "is_same_size",

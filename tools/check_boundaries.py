@@ -79,6 +79,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.utils.hooks": FOUNDATION,
     "lucid.utils.files": FOUNDATION,
     "lucid._siblings": FOUNDATION,
+    "lucid._memory_format": FOUNDATION,
     "lucid._tensor_methods": FOUNDATION,
     "lucid.utils.__init__": FOUNDATION,
     # 1 backends: arrays only (the NumPy backend, its kernels, threads, numba runtime,

@@ -11,6 +11,8 @@ import pytest
 
 import lucid
 import lucid.fft as lfft
+from lucid.autograd import gradcheck, gradgradcheck
+from lucid.autograd.function import Function
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((3, 6))
@@ -301,10 +303,12 @@ def test_stft_matches_numpy_and_istft_inverts() -> None:
     assert close(lucid.istft(sb, 16, window=lucid.hann_window(16)).numpy()[1], -x, atol=1e-5)
     with pytest.raises(RuntimeError, match="return_complex"):
         lucid.stft(lucid.tensor(x), 16)
+    as_method = lucid.tensor(x).stft(16, hop_length=4, window=win, return_complex=True)
+    assert close(as_method.istft(16, hop_length=4, window=win, length=64).numpy(), x)
     fd_check(lambda t: lucid.stft(t, 8, hop_length=3, window=lucid.hann_window(8,
              dtype=lucid.float64), return_complex=True), x[:20].copy())  # fmt: skip
     fd_check(
-        lambda t: lucid.istft(t, 8, hop_length=2),
+        lambda t: lucid.istft(t, 8, hop_length=2, window=lucid.ones(8, dtype=lucid.float64)),
         np.fft.rfft(x[:24].reshape(3, 8), axis=1).T.copy(),
     )
 
@@ -340,3 +344,37 @@ def test_linalg_eig_values_and_grads() -> None:
     fd_check(lambda t: lucid.linalg.eigvals(t), Z[:, :3].copy())
     with pytest.raises(RuntimeError, match="ill-defined"):
         lucid.linalg.eig(lucid.tensor(a[0], requires_grad=True)).eigenvectors.real.sum().backward()
+
+
+def test_complex_linalg_grads_and_refusals() -> None:
+    a = Z[:, :3] + 3 * np.eye(3)
+    fd_check(lambda t: lucid.linalg.inv(t), a.copy())
+    fd_check(lambda t: lucid.linalg.det(t), a.copy())
+    fd_check(lambda t: lucid.linalg.vector_norm(t, ord=3), a.copy())
+    with pytest.raises(NotImplementedError, match="linalg.pinv: complex"):
+        lucid.linalg.pinv(lucid.tensor(a))
+    with pytest.raises(NotImplementedError, match="linalg.svd: the gradient"):
+        lucid.linalg.svdvals(lucid.tensor(a, requires_grad=True))
+    vals = lucid.linalg.svdvals(lucid.tensor(a))  # values without grad are torch's
+    assert close(vals.numpy(), np.linalg.svd(a, compute_uv=False))
+
+
+def test_gradcheck_takes_complex_inputs_and_outputs() -> None:
+    z = lucid.tensor(Z[:2, :3].copy(), requires_grad=True)
+    assert gradcheck(lambda t: lucid.fft.fft(t, norm="ortho"), (z,))
+    assert gradcheck(lambda t: lucid.fft.irfft(t, n=5), (z,))
+    assert gradcheck(lambda t: (t * t.conj()).exp() / (t + 3), (z,))
+    assert gradgradcheck(lambda t: lucid.fft.fft(t) * t, (z,))
+
+    class NoConj(Function):  # the real formula without torch's conjugate: must be caught
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (a,) = ctx.saved_tensors
+            return g * a * 2
+
+    assert not gradcheck(lambda t: NoConj.apply(t), (z,), raise_exception=False)

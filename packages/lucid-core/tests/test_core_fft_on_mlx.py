@@ -54,3 +54,13 @@ def test_complex_ops_on_mlx() -> None:
     assert close(s.numpy(), lucid.stft(sig, 8, window=win, return_complex=True).numpy())
     back = lucid.istft(s, 8, window=win.to("mlx"), length=40)
     assert close(back.numpy(), sig.numpy(), atol=1e-4)
+
+
+def test_linalg_eig_on_mlx() -> None:
+    a = np.random.default_rng(3).standard_normal((4, 4)).astype(np.float32)
+    lam, vec = lucid.linalg.eig(lucid.tensor(a).to("mlx"))
+    assert lam.dtype is lucid.complex64 and lam.device.type == "mlx"
+    v, w = vec.numpy(), lam.numpy()
+    assert close(a @ v, v * w[None, :], atol=1e-4)
+    want = np.sort_complex(np.linalg.eigvals(a.astype(np.float64)))
+    assert close(np.sort_complex(w), want, atol=1e-4)

@@ -97,6 +97,14 @@ OPS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("sum_mean", lambda t, m: t.mean(0) + t.sum(0)),
     ("index_cat", lambda t, m: m.cat([t[:, 1:3], t[:, ::3]], dim=1)),
     ("einsum", lambda t, m: m.einsum("ij,kj->ik", t, t)),
+    ("vdot", lambda t, m: m.vdot(t[0], t[1])),
+    ("var_std", lambda t, m: t.var(1) + t.std(0)[:3]),
+    ("sigmoid", lambda t, m: t.sigmoid()),
+    ("cumsum_cumprod", lambda t, m: t.cumsum(1) + t.cumprod(1)),
+    ("gather_where", lambda t, m: m.where(t.real > 0, t, t * 2).gather(1, m.tensor([[0, 1]] * 3))),
+    ("kron_outer", lambda t, m: m.kron(t[:2, :2], t[1:, 2:4]).sum() + m.outer(t[0], t[1])),
+    ("addmm_mv", lambda t, m: m.addmm(t[:, :3], t, t.mT) + m.mv(t, t[0]).unsqueeze(1)),
+    ("trig_inverse", lambda t, m: t.tan() + (t * 0.3).asin() + (t * 0.3).atanh() + t.rsqrt()),
 ]
 
 
@@ -207,6 +215,7 @@ STFT_CASES: list[dict[str, Any]] = [
 
 
 @pytest.mark.filterwarnings("ignore:The length of signal is shorter")  # both warn, as torch
+@pytest.mark.filterwarnings("ignore:A window was not provided")
 @pytest.mark.parametrize("case", STFT_CASES)
 def test_stft_istft_match_torch(case: dict[str, Any]) -> None:
     kw = dict(case)
@@ -263,3 +272,23 @@ def test_linalg_eig_grads_match_torch(kind: str) -> None:
     loss(torch, lb).backward()
     assert la.grad is not None and lb.grad is not None
     assert close(la.grad.numpy(), tnp(lb.grad), atol=1e-8)
+
+
+LINALG: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("inv", lambda m, a: m.linalg.inv(a)),
+    ("det", lambda m, a: m.linalg.det(a)),
+    ("slogdet", lambda m, a: m.linalg.slogdet(a)[1]),
+    ("solve", lambda m, a: m.linalg.solve(a, a[:, :2] * 2)),
+    ("matrix_exp", lambda m, a: m.linalg.matrix_exp(a * 0.3)),
+    ("matrix_power", lambda m, a: m.linalg.matrix_power(a, 3)),
+    ("norm", lambda m, a: m.linalg.norm(a)),
+    ("vector_norm", lambda m, a: m.linalg.vector_norm(a, ord=3)),
+    ("trace", lambda m, a: m.trace(a)),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), LINALG, ids=[n for n, _ in LINALG])
+def test_complex_linalg_matches_torch(name: str, fn: Callable[[Any, Any], Any]) -> None:
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    compare(lambda t: fn(lucid, t), lambda t: fn(torch, t), a)

@@ -615,3 +615,20 @@ def test_auxiliary_outputs_train_with_weighted_losses(mnist_small: Path, tmp_pat
     assert main([*argv, *extra]) == 0
     after = _weights(out / "last.safetensors")["aux.weight"]
     assert float(np.abs(before - after).max()) > 1e-4
+
+
+def test_tensorboard_logs_each_epochs_metrics(mnist_small: Path, tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out = tmp_path / "run"
+    assert _train(mnist_small, out, "--tensorboard") == 0
+    (row,) = _rows(out)
+    acc = EventAccumulator(str(out / "tensorboard"))
+    acc.Reload()
+    for key, tag in artifacts.TENSORBOARD_TAGS.items():
+        (event,) = acc.Scalars(tag)
+        assert event.step == 1
+        assert event.value == pytest.approx(row[key], rel=1e-6, abs=1e-7)
+    assert _train(mnist_small, out, "--tensorboard", "--overwrite") == 0  # the old events go
+    assert len(list((out / "tensorboard").glob("events.out.tfevents.*"))) == 1

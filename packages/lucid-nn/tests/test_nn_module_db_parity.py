@@ -71,13 +71,22 @@ MODULES = [
     "ReplicationPad1d",
     "ReplicationPad2d",
     "ReplicationPad3d",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "ZeroPad1d",
     "ZeroPad2d",
     "ZeroPad3d",
 ]
 _DB = {m.module_cls.__name__: m for m in common_modules.module_db}
 # modules with hundreds of near-identical samples: every n-th one keeps the suite's time small
-_STRIDE = {"CrossEntropyLoss": 3, "LinearCrossEntropyLoss": 20}
+_STRIDE = {
+    "CrossEntropyLoss": 3,
+    "LinearCrossEntropyLoss": 20,
+    "TransformerDecoderLayer": 10,
+    "TransformerEncoder": 6,
+    "TransformerEncoderLayer": 6,
+}
 TOL = 1e-4
 
 
@@ -91,6 +100,16 @@ def _lucid(x: Any) -> Any:
         return {k: _lucid(v) for k, v in x.items()}
     if isinstance(x, torch.dtype):
         return getattr(lucid, str(x).rsplit(".", 1)[-1])
+    if isinstance(x, torch.nn.TransformerEncoderLayer):  # TransformerEncoder's argument
+        return nn.TransformerEncoderLayer(
+            x.self_attn.embed_dim, x.self_attn.num_heads, x.linear1.out_features, x.dropout.p,
+            _lucid(x.activation), x.norm1.eps, x.self_attn.batch_first, x.norm_first,
+            x.linear1.bias is not None,
+        )  # fmt: skip
+    if isinstance(x, torch.nn.Module):
+        return getattr(nn, type(x).__name__)()
+    if callable(x) and getattr(torch.nn.functional, getattr(x, "__name__", ""), None) is x:
+        return getattr(lucid.nn.functional, x.__name__)  # an activation= argument
     return x
 
 

@@ -536,3 +536,12 @@ def test_nn_grad_is_the_convolutions_vjp() -> None:
     z = lucid.randn(3, 6, requires_grad=True)
     lin(z).sum().backward()
     assert z.grad.shape == (3, 6) and lin.weight.grad.shape == (0, 6)
+
+
+def test_loss_argument_errors_as_torch() -> None:
+    x = lucid.rand(3, 4)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, x, lucid.rand(3, 2))
+    assert F.gaussian_nll_loss(x, x, lucid.rand(3, 1)).shape == ()  # one variance per row
+    with pytest.raises(RuntimeError, match="non-positive values for delta"):
+        F.huber_loss(x, x, delta=-1.0)

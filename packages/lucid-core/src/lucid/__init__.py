@@ -40,6 +40,13 @@ from lucid._creation import (
     zeros_like,
 )
 from lucid._device import device
+from lucid._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from lucid.dtypes import (
     bfloat16,
     complex64,
@@ -134,6 +141,8 @@ from lucid.amp.autocast_mode import (
 _binder.bind()
 for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits above the binder
     setattr(Tensor, _name, _method)
+for _name, _method in (("stft", stft), ("istft", istft)):  # fft sits above the binder too
+    setattr(Tensor, _name, _method)
 _siblings.install_finder()
 _interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
@@ -168,6 +177,7 @@ __all__ = [
     "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
+    "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
     "half", "float", "double", "long", "int", "short", "cfloat", "cdouble", "e", "inf", "nan", "pi",
     "det", "logdet", "matrix_power", "slogdet", "inverse", "pinverse", "cholesky", "qr", "svd",
     "cholesky_solve", "cholesky_inverse", "lu", "lu_unpack", "lu_solve", "matrix_exp",

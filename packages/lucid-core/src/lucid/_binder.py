@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from lucid import _creation, _legacy, autograd, dtypes, ops
+from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
@@ -51,21 +51,35 @@ class _Methods(Tensor):
         """``Tensor.imag``'s value."""
         return ops.imag(self)
 
-    def clone(self) -> Tensor:
-        """A copy of the tensor with its own storage; gradients flow back to the original."""
-        return ops.clone(self)
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        """A copy of the tensor with its own storage; gradients flow back to the original.
+        ``memory_format`` (default ``lucid.preserve_format``) lays the copy out as torch's."""
+        fmt = _memory_format.check(memory_format, "clone")
+        if fmt is _memory_format.preserve_format:
+            return ops.clone(self)
+        _memory_format.check_rank(fmt, self.ndim)
+        return ops.shape.to_memory_format(self, fmt)
 
     def contiguous(self, memory_format: Any = None) -> Tensor:
-        """``self``, or a copy where ``self`` is a view whose layout is not row-major (a
-        transposed or strided view), so that ``view`` works on the result as in torch."""
-        strides = ops.shape.layout_strides(self)
-        if strides is None or ops.shape.is_contiguous_layout(self.shape, strides):
+        """``self`` if it is contiguous in ``memory_format`` (default
+        ``lucid.contiguous_format``), else a copy laid out so (a transposed or strided view, a
+        channels-last tensor), so that ``view`` works on the result as in torch."""
+        fmt = _memory_format.check(memory_format, "contiguous")
+        if fmt is _memory_format.preserve_format or memory_format is None:
+            fmt = _memory_format.contiguous_format
+        _memory_format.check_rank(fmt, self.ndim)
+        if self.is_contiguous(memory_format=fmt):
             return self
-        return self.clone()
+        return ops.shape.to_memory_format(self, fmt)
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``."""
-        device, dtype, _, copy = parse_to(*args, **kwargs)
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``; with
+        ``memory_format=`` (``lucid.channels_last`` ...) the result is laid out so."""
+        device, dtype, _, copy, fmt = parse_to(*args, **kwargs)
+        if fmt is not _memory_format.preserve_format:
+            _memory_format.check_rank(fmt, self.ndim)
+            if _memory_format.suggest(self.shape, self.stride()) is not fmt:
+                return ops.shape.to_memory_format(self, fmt).to(device, dtype)
         out: Tensor = self
         if device is not None:
             backend = get_backend(str(device))
@@ -444,8 +458,13 @@ class _Methods(Tensor):
         return inplace_result(self, ops.masked_fill(self, mask, fill_value))
 
     def is_contiguous(self, memory_format: Any = None) -> bool:
-        """Whether the layout is row-major (a transposed or strided view is not)."""
+        """Whether the layout is row-major (a transposed or strided view, a channels-last
+        tensor is not), or with ``memory_format=lucid.channels_last(_3d)``, dense in that
+        order (False for a tensor of another rank), as torch's."""
+        fmt = _memory_format.check(memory_format, "is_contiguous")
         strides = ops.shape.layout_strides(self)
+        if fmt is _memory_format.channels_last or fmt is _memory_format.channels_last_3d:
+            return _memory_format.is_channels_last_contiguous(fmt, self.shape, self.stride())
         return strides is None or ops.shape.is_contiguous_layout(self.shape, strides)
 
     def stride(self, dim: int | None = None) -> Any:
@@ -499,36 +518,6 @@ class _Methods(Tensor):
     def is_signed(self) -> bool:
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
-
-    def share_memory_(self) -> Tensor:
-        """No-op: CPU tensors already share memory with the processes lucid forks."""
-        return self
-
-    def conj(self) -> Tensor:
-        """The complex conjugate: ``self`` for real tensors (lucid's)."""
-        return self
-
-    def resolve_conj(self) -> Tensor:
-        """``self`` (lucid has no lazy conjugate bit)."""
-        return self
-
-    def resolve_neg(self) -> Tensor:
-        """``self`` (lucid has no lazy negation bit)."""
-        return self
-
-    def is_conj(self) -> bool:
-        """False: lucid has no lazy conjugate bit."""
-        return False
-
-    def is_neg(self) -> bool:
-        """False: lucid has no lazy negation bit."""
-        return False
-
-    def angle(self) -> Tensor:
-        """The argument: pi for negative entries, 0 otherwise (NaN stays NaN)."""
-        x = self if self.dtype.is_floating_point else self.to(dtypes.get_default_dtype())
-        out: Tensor = ops.where(x < 0, math.pi, x * 0)
-        return out
 
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (``mH``)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid import dtypes
+from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor, to_array
 from lucid.backends import get_backend
 
@@ -100,9 +100,18 @@ def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool 
     return _filled(_shape(size), 1.0, dtype, device, requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size with uninitialized values, as ``torch.empty``."""
-    return _filled(_shape(size), 0.0, dtype, device, requires_grad)
+def empty(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
+    """A tensor of the given size with uninitialized values, as ``torch.empty``
+    (``memory_format`` defaults to ``lucid.contiguous_format``)."""
+    out = _filled(_shape(size), 0.0, dtype, device, requires_grad)
+    if memory_format is None:
+        return out
+    if memory_format is _memory_format.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    return _in_format(out, out, memory_format, "empty")
 
 
 def full(
@@ -117,29 +126,56 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
 
 
 def zeros_like(
-    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Tensor:
+    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """A tensor of zeros with the size of ``t``, as ``torch.zeros_like``."""
-    return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+    out = _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+    return _in_format(out, t, memory_format, "zeros_like")
 
 
-def ones_like(t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(
+    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """A tensor of ones with the size of ``t``, as ``torch.ones_like``."""
-    return _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
+    out = _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
+    return _in_format(out, t, memory_format, "ones_like")
 
 
 def empty_like(
-    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Tensor:
+    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """An uninitialized tensor with the size of ``t``, as ``torch.empty_like``."""
-    return _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+    out = _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
+    return _in_format(out, t, memory_format, "empty_like")
 
 
 def full_like(
-    t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
-) -> Tensor:
+    t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """A tensor with the size of ``t`` filled with ``fill_value``, as ``torch.full_like``."""
-    return _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
+    out = _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
+    return _in_format(out, t, memory_format, "full_like")
+
+
+def _in_format(out: Tensor, t: Any, memory_format: Any, fn: str) -> Tensor:
+    """``out`` (a new contiguous tensor like ``t``) laid out in ``memory_format``; the default
+    ``preserve_format`` keeps ``t``'s channels-last layout, as torch (other layouts of ``t``
+    read as contiguous)."""
+    fmt = _memory_format.check(memory_format, fn)
+    if fmt is _memory_format.preserve_format:
+        data = getattr(t, "_data", None)
+        if data is None or _memory_format.marked_strides(data, tuple(t.shape)) is None:
+            return out
+        fmt = _memory_format.channels_last_format_of(t.ndim) or fmt
+    _memory_format.check_rank(fmt, out.ndim)
+    if out.backend.strides(out._data) is None or fmt is _memory_format.contiguous_format:
+        return out
+    arr = _memory_format.to_layout(out.backend.xp, out._data, fmt)
+    return Tensor.from_backend_array(arr, out.backend, out.requires_grad)
 
 
 def arange(
@@ -247,15 +283,23 @@ def rand(
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 
-def randn_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+def randn_like(
+    t: Any, dtype: Any = None, device: Any = None, generator: Any = None,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """A tensor with the size of ``t`` of samples from the standard normal, as
     ``torch.randn_like``."""
-    return randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+    out = randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+    return _in_format(out, t, memory_format, "randn_like")
 
 
-def rand_like(t: Any, dtype: Any = None, device: Any = None, generator: Any = None) -> Tensor:
+def rand_like(
+    t: Any, dtype: Any = None, device: Any = None, generator: Any = None,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
     """A tensor with the size of ``t`` of samples uniform on ``[0, 1)``, as ``torch.rand_like``."""
-    return rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+    out = rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
+    return _in_format(out, t, memory_format, "rand_like")
 
 
 def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:

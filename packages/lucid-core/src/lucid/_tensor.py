@@ -416,16 +416,6 @@ class Tensor(TensorMethods):
         return str(self.device).startswith("cpu")
 
     @property
-    def real(self) -> Tensor:
-        """The real part: ``self`` for real tensors."""
-        return self
-
-    @property
-    def imag(self) -> Tensor:
-        """The imaginary part: refused for real tensors, as torch."""
-        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-
-    @property
     def mH(self) -> Tensor:  # noqa: N802
         """The conjugate transpose of a batch of matrices (``mT`` for real dtypes)."""
         if self.ndim < 2:
@@ -473,6 +463,22 @@ class Tensor(TensorMethods):
     @property
     def is_cuda(self) -> _bool:
         """Whether the tensor is on a CUDA device: always False in lucid."""
+        return False
+
+    @property
+    def is_xpu(self) -> _bool:
+        """Whether the tensor is on an Intel XPU: always False in lucid."""
+        return False
+
+    @property
+    def is_mps(self) -> _bool:
+        """Whether the tensor is on Apple's MPS device: always False (lucid's Apple GPU path is
+        the MLX backend, device ``"mlx"``)."""
+        return False
+
+    @property
+    def is_meta(self) -> _bool:
+        """Whether the tensor is on the meta device: always False (lucid has none)."""
         return False
 
     def pin_memory(self, device: Any = None) -> Tensor:

@@ -245,7 +245,7 @@ def _conjugates(node: Function, grads: list[Any]) -> bool:
     rule = _CONJ_RULE.get(impl)
     if rule is None:
         aware = getattr(impl, "complex_aware", False)
-        rule = not aware and impl.__module__.startswith("lucid.ops.")
+        rule = not aware and impl.__module__.startswith(("lucid.ops.", "lucid.linalg."))
         _CONJ_RULE[impl] = rule
     if not rule:
         return False

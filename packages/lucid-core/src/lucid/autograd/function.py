@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lucid import _memory_format
 from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import anomaly_mode, grad_mode
 from lucid.backends import DeviceError, get_backend
@@ -195,6 +196,8 @@ class Function:
         finally:
             if quiet is not None:
                 quiet[0].reset(token)
+        if _memory_format._marked:  # a channels-last tensor exists: keep its layout's name
+            _memory_format.propagate(arrays, out)
         if any_grad and grad_mode._state.enabled:
             result = _record(ctx, impl, args, arrays, out)
         else:

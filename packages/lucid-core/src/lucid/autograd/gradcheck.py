@@ -32,7 +32,40 @@ def _flat_outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Any]:
 
     out = fn(*inputs)
     outs = out if isinstance(out, (tuple, list)) else (out,)
-    return [o for o in outs if isinstance(o, Tensor) and o.dtype.is_floating_point]
+    flat: list[Any] = []
+    for o in outs:
+        if isinstance(o, Tensor) and o.dtype.is_floating_point:
+            flat.append(o)
+        elif isinstance(o, Tensor) and o.dtype.is_complex:
+            flat += [o.real, o.imag]  # a complex output is checked as its two real parts
+    return flat
+
+
+def _realified(fn: Callable[..., Any], ins: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """Complex inputs that require grad as real (..., 2) pairs, and ``fn`` of those.
+
+    PyTorch's convention makes the gradient of a complex input ``dL/dx + i dL/dy``: on the pair
+    it is ``(dL/dx, dL/dy)``, the real gradient, so the real check covers the convention.
+    """
+    cidx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)
+            and x.dtype.is_complex]  # fmt: skip
+    if not cidx:
+        return fn, ins
+    pairs = list(ins)
+    for i in cidx:
+        x = ins[i]
+        host = np.asarray(x.backend.to_numpy(x._data))
+        part = "float64" if host.dtype == np.complex128 else "float32"
+        pair = np.stack([host.real, host.imag], axis=-1)
+        pairs[i] = Tensor(pair, dtype=part, device=x.device).requires_grad_()
+
+    def on_pairs(*args: Any) -> Any:
+        xs = list(args)
+        for i in cidx:
+            xs[i] = xs[i][..., 0] + xs[i][..., 1] * 1j
+        return fn(*xs)
+
+    return on_pairs, tuple(pairs)
 
 
 def _host(t: Any) -> np.ndarray:
@@ -114,7 +147,9 @@ def gradcheck(
 ) -> bool:
     """Compare backward's gradients with central finite differences.
 
-    Inputs that require grad should be float64 tensors; returns True or raises GradcheckError
+    Inputs that require grad should be float64 (or complex128) tensors: a complex input is
+    checked as its real and imaginary parts, in PyTorch's convention (its gradient is
+    ``dL/dx + i dL/dy``), and so is a complex output. Returns True or raises GradcheckError
     with the first mismatching input, the two Jacobians and the largest difference.
     """
     ins = _tensors(inputs)
@@ -122,11 +157,12 @@ def gradcheck(
     if not idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for i in idx:
-        if ins[i].dtype.name != "float64":
+        if ins[i].dtype.name not in ("float64", "complex128"):
             warnings.warn(
                 f"input {i} is {ins[i].dtype}, not float64: gradcheck may fail from rounding",
                 stacklevel=2,
             )
+    fn, ins = _realified(fn, ins)
     analytic = _analytical(fn, ins, idx)
     for pos, i in enumerate(idx):
         numeric = _numerical(fn, ins, i, eps)

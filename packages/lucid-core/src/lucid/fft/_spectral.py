@@ -202,6 +202,16 @@ def stft(
     length = x.shape[-1]
     if not 0 < n_fft <= length:
         raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    if window is None:
+        warnings.warn(
+            "A window was not provided. A rectangular window will be applied,which is known to "
+            "cause spectral leakage. Other windows such as lucid.hann_window or "
+            "lucid.hamming_window are recommended to reduce spectral leakage.To suppress this "
+            "warning and use a rectangular window, explicitly set "
+            "`window=lucid.ones(n_fft, device=<device>)`.",
+            UserWarning,
+            stacklevel=2,
+        )
     w = _full_window(window, win, n_fft, x)
     frames = x.unfold(-1, n_fft, hop) * w  # (batch, frames, n_fft)
     complex_in = x.is_complex() or w.is_complex()
@@ -256,6 +266,15 @@ def istft(
         # as torch: a two-sided spectrum is cut to its first half, which irfft reads
         frames = irfft(cols[..., : n_fft // 2 + 1], n=n_fft, norm=norm)
     ref = frames if not frames.is_complex() else frames.real
+    if window is None:
+        warnings.warn(
+            "A window was not provided. A rectangular window will be applied.Please provide the "
+            "same window used by stft to make the inversion lossless.To suppress this warning "
+            "and use a rectangular window, explicitly set "
+            "`window=lucid.ones(n_fft, device=<device>)`.",
+            UserWarning,
+            stacklevel=2,
+        )
     w = _full_window(window, win, n_fft, ref)
     frames = frames * w
     total = n_fft + hop * (n_frames - 1)

@@ -8,6 +8,7 @@ from typing import Any
 from lucid import dtypes
 from lucid._creation import eye
 from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
 
 
@@ -30,7 +31,26 @@ def check_matrix(name: str, a: Any, square: bool = True) -> Tensor:
         )
     if a.dtype.category < dtypes.FLOAT:
         return a.to(dtypes.get_default_dtype())
+    if a.dtype.is_complex:
+        _check_complex(name, a)
     return a
+
+
+# Complex input: these compute for real matrices only (their formulas transpose, not conjugate),
+# and these differentiate in torch's complex convention only for real input (see
+# docs/differences.md); the rest take complex input with torch's values and gradients.
+_COMPLEX_UNSUPPORTED = frozenset({"pinv", "lstsq"})
+_COMPLEX_NO_GRAD = frozenset({"cholesky", "qr", "svd", "eigh"})
+
+
+def _check_complex(name: str, a: Tensor) -> None:
+    if name in _COMPLEX_UNSUPPORTED:
+        raise NotImplementedError(f"linalg.{name}: complex input is not supported yet")
+    if name in _COMPLEX_NO_GRAD and a.requires_grad and grad_mode.is_grad_enabled():
+        raise NotImplementedError(
+            f"linalg.{name}: the gradient for complex input is not implemented yet (its values "
+            "are); call it on a detached tensor or under lucid.no_grad()"
+        )
 
 
 def lapack(name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -50,13 +50,13 @@ class VectorNorm(Function):
             return x * 0, None, None, None
         if p in (math.inf, -math.inf):
             hit = (x.abs() == norm).to(x.dtype)
-            coef = x.sign() * hit / hit.sum(dim=ctx.dims, keepdim=True)
+            coef = x.sgn() * hit / hit.sum(dim=ctx.dims, keepdim=True)
         elif p == 1:
-            coef = x.sign()
+            coef = x.sgn()
         else:
             safe = norm.where(norm > 0, 1.0)
-            mag = x.abs().where(x != 0, 1.0)  # 0^(p-1) is inf for p < 1; sign(0) zeroes it
-            coef = x.sign() * (mag / safe) ** (p - 1)
+            mag = x.abs().where(x != 0, 1.0)  # 0^(p-1) is inf for p < 1; sgn(0) zeroes it
+            coef = x.sgn() * (mag / safe) ** (p - 1)
             coef = coef.where(norm > 0, 0.0)
         return g * coef, None, None, None
 

@@ -18,7 +18,7 @@ from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
 from lucid.ops.unary import Sign
 
-_T = "complex inputs: test_complex.py"
+_T = "complex inputs: test_core_fft.py"
 OPS = OpTable(
     op("real", method=False, untested=_T),  # Tensor.real/.imag are properties (lucid._tensor)
     op("imag", method=False, untested=_T),

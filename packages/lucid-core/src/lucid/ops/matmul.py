@@ -11,6 +11,7 @@ from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import promote
+from lucid.ops.complex import conj
 
 OPS = OpTable(
     op("matmul", sample((3, 4), (4, 2), gg=True), sample((2, 3, 4), (4, 2), tag="batched"),
@@ -20,7 +21,7 @@ OPS = OpTable(
     op("mm", sample((2, 3), (3, 2))),
     op("mv", sample((2, 3), (3,))),
     op("dot", sample((4,), (4,), gg=True)),
-    op("vdot", alias="dot"),
+    op("vdot", sample((3,), (3,))),
     op("outer", sample((3,), (2,), ref="outer")),
     op("ger", alias="outer"),
     op("inner", sample((2, 3), (4, 3), ref="inner")),
@@ -112,7 +113,9 @@ def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     return _matmul(input, other)
 
 
-vdot = dot
+def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+    """``dot`` with the first vector conjugated (``dot`` for real vectors)."""
+    return dot(conj(input), other)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:  # noqa: A002

@@ -400,7 +400,8 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     dims = normalize_dims(dim, a.ndim)
     d = a - a.mean(dims, keepdim=True)
     n = _count(a.shape, dims) - c
-    return (d * d).sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
+    sq = d * d if not d.is_complex() else d.real * d.real + d.imag * d.imag  # |d|^2, real
+    return sq.sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lucid import dtypes
+from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
@@ -177,12 +177,17 @@ def view(a: Tensor, *shape: Any) -> Tensor:
 def layout_strides(a: Tensor) -> tuple[int, ...] | None:
     """The element strides torch gives ``a``, where lucid knows them: on a backend that shows
     its layout, for a view of a contiguous tensor (transposes, slices, expands of it). A
-    computed tensor is taken as contiguous, as torch's are (None)."""
-    if a._base is None:
+    computed tensor is taken as contiguous, as torch's are (None), unless it is channels-last
+    (``lucid._memory_format``)."""
+    base = a._base
+    if base is None:
+        return _memory_format.marked_strides(a._data, a.shape)
+    base_strides = a.backend.strides(base._data)
+    if base_strides is None:
         return None
-    base_strides = a.backend.strides(a._base._data)
-    if base_strides is None or not is_contiguous_layout(a._base.shape, base_strides):
-        return None
+    if not is_contiguous_layout(base.shape, base_strides):
+        if _memory_format.marked_strides(base._data, base.shape) is None:
+            return None
     return a.backend.strides(a._data)
 
 
@@ -374,6 +379,25 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
 def clone(a: Tensor) -> Tensor:
     """A copy that owns its data; the gradient passes through."""
     return Clone.apply(a)
+
+
+class ToMemoryFormat(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, fmt: Any) -> Any:
+        if ctx.backend.strides(a) is None:  # no strides to arrange (MLX): a plain copy
+            return ctx.backend.copy(a)
+        out = _memory_format.to_layout(ctx.xp, a, fmt)
+        return ctx.backend.copy(out) if out is a else out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g, None
+
+
+def to_memory_format(a: Tensor, fmt: Any) -> Tensor:
+    """A copy of ``a`` laid out densely in ``fmt`` (``contiguous_format`` or a channels-last
+    one); values unchanged, the gradient passes through."""
+    return ToMemoryFormat.apply(a, fmt)
 
 
 def to_device(a: Tensor, backend: Any) -> Tensor:

@@ -181,9 +181,12 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         xp = ctx.xp
-        # Stable for large |a|: exp of a non-positive number only.
-        e = xp.exp(-xp.abs(a))
-        out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
+        if ctx.backend.dtype_of(a).is_complex:  # no order on complex numbers: the plain formula
+            out = 1 / (1 + xp.exp(-a))
+        else:
+            # Stable for large |a|: exp of a non-positive number only.
+            e = xp.exp(-xp.abs(a))
+            out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
         ctx.save_for_backward(out)
         return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import lucid._tensor as _tensor
-from lucid import dtypes
+from lucid import _memory_format, dtypes
 
 __all__ = ["ToArgs", "parse_to"]
 
@@ -17,20 +17,24 @@ class ToArgs(NamedTuple):
     dtype: dtypes.dtype | None
     non_blocking: bool
     copy: bool
+    memory_format: _memory_format.memory_format = _memory_format.preserve_format
 
 
 def parse_to(*args: Any, **kwargs: Any) -> ToArgs:
     """Read ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other_tensor)``.
 
-    Keywords: ``device``, ``dtype``, ``non_blocking``, ``copy``. A tensor argument gives both
+    Keywords: ``device``, ``dtype``, ``non_blocking``, ``copy``, ``memory_format`` (a
+    ``lucid.memory_format``, default ``lucid.preserve_format``). A tensor argument gives both
     its device and its dtype; any other non-dtype positional is the device.
 
-    >>> parse_to("cpu", lucid.float64)
-    ToArgs(device='cpu', dtype=lucid.float64, non_blocking=False, copy=False)
+    >>> parse_to("cpu", lucid.float64)[:4]
+    ('cpu', lucid.float64, False, False)
     """
     device = dtype = None
     non_blocking = copy = False
+    fmt = _memory_format.preserve_format
     if kwargs:
+        fmt = _memory_format.check(kwargs.pop("memory_format", None), "to")
         device, dtype, non_blocking, copy = _keywords(kwargs)
     for a in args:
         if isinstance(a, dtypes.dtype):
@@ -41,7 +45,7 @@ def parse_to(*args: Any, **kwargs: Any) -> ToArgs:
             device = a
     if dtype is not None and type(dtype) is not dtypes.dtype:
         dtype = dtypes.to_dtype(dtype)
-    return ToArgs(device, dtype, non_blocking, copy)
+    return ToArgs(device, dtype, non_blocking, copy, fmt)
 
 
 def _keywords(kwargs: dict[str, Any]) -> tuple[Any, Any, bool, bool]:

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+from . import models
 from ._batch import StackedSamples
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
@@ -56,5 +57,6 @@ __all__ = [
     "default_collate",
     "default_convert",
     "get_worker_info",
+    "models",
     "random_split",
 ]

@@ -10,6 +10,8 @@ generated from them.
 
 from __future__ import annotations
 
+import functools
+
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,9 +101,10 @@ def register_model(
             raise ValueError(f"a model named {key!r} is already registered")
         module = getattr(f, "__module__", "") or ""
         fam = family or (module.rsplit(".", 1)[-1] if module.startswith("lucid.models.") else None)
-        _REGISTRY[key] = f
+        builder = _takes_weights_argument(f, key)
+        _REGISTRY[key] = builder
         _INFO[key] = ModelInfo(key, fam, task, paper, num_params, input_size, reference)
-        return f
+        return builder
 
     return deco(fn) if fn is not None else deco
 
@@ -160,3 +163,25 @@ def classifier(
     classes, its default input and where that count is checked (``"torchvision"``, ``"paper"``)."""
     return register_model(task="image-classification", paper=paper, num_params=num_params,
                           input_size=input_size, reference=reference)  # fmt: skip
+
+
+def _takes_weights_argument(f: F, key: str) -> F:
+    """``f`` taking torchvision's ``weights=None``, ``progress=True`` and legacy
+    ``pretrained=False`` keywords, as its builders do (``resnet18(weights=None)``). Lucid ships
+    no pretrained weights and downloads nothing: any other value raises, saying how to load a
+    checkpoint instead."""
+
+    @functools.wraps(f)
+    def builder(*args: Any, weights: Any = None, progress: bool = True, **kwargs: Any) -> Any:
+        pretrained = kwargs.pop("pretrained", False)
+        if weights is not None or pretrained:
+            given = f"weights={weights!r}" if weights is not None else f"pretrained={pretrained!r}"
+            raise ValueError(
+                f"{key}: lucid.models has no pretrained weights to download (got {given}); "
+                f"build the model with weights=None and load a checkpoint: "
+                f"model.load_state_dict(lucid.load(path)) (torch.save files load too)"
+            )
+        return f(*args, **kwargs)
+
+    builder.__wrapped__ = f  # type: ignore[attr-defined]
+    return builder  # type: ignore[return-value]

@@ -74,7 +74,9 @@ def _roll(x: Any, shifts: tuple[int, int], dims: tuple[int, int]) -> Any:
 
 def _normalize(x: Any) -> Any:
     """``F.normalize(x, dim=-1)`` from elementary ops (ONNX has no mapping for the p-norm)."""
-    return x / (x * x).sum(-1, keepdim=True).sqrt().clamp(min=1e-12)
+    # max(|x|, 1e-12) as F.normalize, clamped before the root: a zero row (a padded token's
+    # key) then has a zero gradient, not 0 * inf
+    return x / (x * x).sum(-1, keepdim=True).clamp(min=1e-24).sqrt()
 
 
 def _shift_mask(pad_h: int, pad_w: int, window: list[int], shift: list[int]) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, TypeVar
 
-from lucid import Tensor, as_tensor, dtypes
+from lucid import Tensor, as_tensor, dtypes, preserve_format
 from lucid.autograd import no_grad
 from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
@@ -510,15 +510,18 @@ class Module:
     def to(self: T, *args: Any, **kwargs: Any) -> T:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``: in place.
 
-        A dtype applies to floating point parameters and buffers only, as in PyTorch.
+        A dtype applies to floating point parameters and buffers only, as in PyTorch;
+        ``memory_format=`` (``lucid.channels_last`` ...) to the 4-D and 5-D ones.
         """
-        device, dtype, _, _ = parse_to(*args, **kwargs)
+        device, dtype, _, _, fmt = parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
             )
 
         def convert(t: Tensor) -> Tensor:
+            if fmt is not preserve_format and t.ndim in (4, 5):  # as torch: 4-D and 5-D only
+                t = t.to(memory_format=fmt)
             if device is not None:
                 t = t.to(device)
             if dtype is not None and t.dtype.is_floating_point:

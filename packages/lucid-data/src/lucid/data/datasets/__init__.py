@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from .cifar import CIFAR10, CIFAR100
-from .mnist import MNIST, FashionMNIST, read_idx
+from .fakedata import FakeData
+from .folder import (
+    IMG_EXTENSIONS,
+    DatasetFolder,
+    ImageFolder,
+    default_loader,
+    find_classes,
+    has_file_allowed_extension,
+    is_image_file,
+    make_dataset,
+    pil_loader,
+)
+from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
 from .utils import (
     DownloadError,
     IntegrityError,
@@ -15,10 +27,23 @@ from .utils import (
 from .vision import VisionDataset
 
 __all__ = [
+    "IMG_EXTENSIONS",
+    "DatasetFolder",
+    "ImageFolder",
+    "default_loader",
+    "find_classes",
+    "has_file_allowed_extension",
+    "is_image_file",
+    "make_dataset",
+    "pil_loader",
     "CIFAR10",
     "CIFAR100",
+    "EMNIST",
+    "KMNIST",
     "MNIST",
+    "QMNIST",
     "DownloadError",
+    "FakeData",
     "FashionMNIST",
     "IntegrityError",
     "VisionDataset",

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import lzma
 import os
+import string
 import struct
+import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from lucid import from_numpy
+from lucid import Tensor, from_numpy
 
 from .utils import IntegrityError, download_url, md5_mismatch, record_verified, verified_md5
 from .vision import TrainTestDataset
 
-__all__ = ["MNIST", "FashionMNIST", "read_idx"]
+__all__ = ["EMNIST", "KMNIST", "MNIST", "QMNIST", "FashionMNIST", "read_idx"]
 
 _IDX_DTYPES: dict[int, np.dtype[Any]] = {
     0x08: np.dtype(np.uint8),
@@ -32,6 +36,11 @@ _IDX_DTYPES: dict[int, np.dtype[Any]] = {
 def _read_bytes(path: Path, gz_md5: str | None = None) -> bytes:
     with open(path, "rb") as f:
         raw = f.read()
+    if raw[:6] == b"\xfd7zXZ\x00":  # QMNIST's NIST files come xz-compressed
+        try:
+            return lzma.decompress(raw)
+        except lzma.LZMAError as e:
+            raise IntegrityError(f"{path}: corrupt or truncated xz file ({e})") from None
     if raw[:2] != b"\x1f\x8b":
         return raw
     try:
@@ -119,6 +128,7 @@ class MNIST(TrainTestDataset):
         "t10k-labels-idx1-ubyte": (10_008, "27ae3e4e09519cfbb04c329615203637"),
     }
     folder_aliases: ClassVar[tuple[str, ...]] = ("mnist",)
+    _label_ndim: ClassVar[int] = 1
     classes: list[str] = [  # noqa: RUF012 - torchvision's public attribute
         "0 - zero",
         "1 - one",
@@ -138,7 +148,8 @@ class MNIST(TrainTestDataset):
         # torchvision's types: a uint8 Tensor of the images, an int64 Tensor of the labels
         # (sharing the arrays read: no copy)
         self.data = from_numpy(self._read_checked(images_path, images_stem, ndim=3))
-        labels = self._read_checked(labels_path, labels_stem, ndim=1).astype(np.int64)
+        labels = self._read_checked(labels_path, labels_stem, ndim=self._label_ndim)
+        labels = labels.astype(np.int64)
         self.targets = from_numpy(labels)
         if len(self.data) != len(self.targets):
             raise RuntimeError(
@@ -167,7 +178,7 @@ class MNIST(TrainTestDataset):
         return [root, self.raw_folder, *aliases]
 
     def _find(self, stem: str) -> Path | None:
-        names = [f"{stem}.gz", stem]
+        names = [f"{stem}.gz", stem, f"{stem}.xz"]
         dotted = stem.replace("-idx", ".idx")  # the names some unpackers produce
         names += [f"{dotted}.gz", dotted]
         for folder in self._folders():
@@ -235,3 +246,219 @@ class FashionMNIST(MNIST):
         "Bag",
         "Ankle boot",
     ]
+
+
+class KMNIST(MNIST):
+    """Kuzushiji-MNIST: cursive Japanese characters, MNIST's format and sizes, 10 classes.
+
+    Files as MNIST's (``root``, ``root/KMNIST/raw`` or ``root/kmnist``).
+    """
+
+    mirrors: ClassVar[list[str]] = ["http://codh.rois.ac.jp/kmnist/dataset/kmnist/"]
+    resources: ClassVar[list[tuple[str, str]]] = [
+        ("train-images-idx3-ubyte.gz", "bdb82020997e1d708af4cf47b453dcf7"),
+        ("train-labels-idx1-ubyte.gz", "e144d726b3acfaa3e44228e80efcd344"),
+        ("t10k-images-idx3-ubyte.gz", "5c965bf0a639b31b8f53240b1b52f4d7"),
+        ("t10k-labels-idx1-ubyte.gz", "7320c461ea6c1c855c0b718fb2a4b134"),
+    ]
+    content_md5: ClassVar[dict[str, tuple[int, str]]] = {}
+    folder_aliases: ClassVar[tuple[str, ...]] = ("kmnist",)
+    classes: list[str] = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]  # noqa: RUF012
+
+
+def _verify_str_arg(value: str, name: str, valid: Sequence[str]) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"Expected type str for argument {name}, but got type {type(value)}.")
+    if value not in valid:
+        raise ValueError(
+            f"Unknown value '{value}' for argument {name}. "
+            f"Valid values are {{{', '.join(repr(v) for v in valid)}}}."
+        )
+    return value
+
+
+_EMNIST_MERGED = set("cijklmopsuvwxyz")
+_EMNIST_ALL = set(string.digits + string.ascii_letters)
+
+
+class EMNIST(MNIST):
+    """EMNIST: handwritten digits and letters from NIST Special Database 19, in six splits
+    (``byclass``, ``bymerge``, ``balanced``, ``letters``, ``digits``, ``mnist``).
+
+    The split's two files (``emnist-<split>-train-images-idx3-ubyte`` and ``...-labels-
+    idx1-ubyte``, ``test`` for the test set; gzipped or plain) are looked for in ``root``,
+    ``root/EMNIST/raw`` and ``root/emnist``; ``download=True`` fetches the whole archive
+    (``gzip.zip``) and extracts its files into ``root/EMNIST/raw``. Images are as the files
+    hold them (transposed relative to MNIST's), as in torchvision.
+    """
+
+    url = "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip"
+    md5 = "58c8d27c78d21e728a6bc7b3cc06412e"
+    splits = ("byclass", "bymerge", "balanced", "letters", "digits", "mnist")
+    classes_split_dict: ClassVar[dict[str, list[str]]] = {
+        "byclass": sorted(_EMNIST_ALL),
+        "bymerge": sorted(_EMNIST_ALL - _EMNIST_MERGED),
+        "balanced": sorted(_EMNIST_ALL - _EMNIST_MERGED),
+        "letters": ["N/A", *string.ascii_lowercase],
+        "digits": list(string.digits),
+        "mnist": list(string.digits),
+    }
+    resources: ClassVar[list[tuple[str, str]]] = []
+    content_md5: ClassVar[dict[str, tuple[int, str]]] = {}
+    folder_aliases: ClassVar[tuple[str, ...]] = ("emnist",)
+
+    def __init__(self, root: str | os.PathLike[str], split: str, **kwargs: Any) -> None:
+        self.split = _verify_str_arg(split, "split", self.splits)
+        super().__init__(root, **kwargs)
+        self.classes = self.classes_split_dict[self.split]
+
+    def _stems(self, train: bool) -> tuple[str, str]:
+        prefix = f"emnist-{self.split}-{'train' if train else 'test'}"
+        return f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"
+
+    def _check_exists(self) -> bool:
+        return all(self._find(stem) is not None for stem in self._stems(self.train))
+
+    def _not_found_message(self) -> str:
+        return self._not_found_text(
+            f"{', '.join(self._stems(self.train))} (gzipped .gz or plain)",
+            f"fetch {self.url} elsewhere and extract its gzip/ files into {self.raw_folder}",
+        )
+
+    def download(self) -> None:
+        """Fetch the archive (md5-checked) and extract its files, unless the split is here."""
+        if self._check_exists():
+            return
+        archive = download_url(self.url, self.raw_folder, "gzip.zip", self.md5)
+        with zipfile.ZipFile(archive) as zf:
+            for member in zf.namelist():
+                name = os.path.basename(member)
+                if name.endswith(".gz"):  # keep them gzipped: the reader unpacks them
+                    (self.raw_folder / name).write_bytes(zf.read(member))
+        archive.unlink()
+
+    def extra_repr(self) -> str:
+        return f"Split: {self.split}\n{super().extra_repr()}"
+
+
+class QMNIST(MNIST):
+    """QMNIST: MNIST's images with their NIST writer and class information, and the 50,000
+    test digits MNIST left out.
+
+    ``what`` is ``train``, ``test`` (60,000 digits), ``test10k`` (the first 10,000, MNIST's
+    test set), ``test50k`` (the other 50,000) or ``nist`` (all NIST digits); by default
+    ``train`` or ``test`` after ``train``. ``targets`` is an int64 Tensor of 8 columns per
+    digit (class, NIST series, writer id, ...); with ``compat=True`` (the default) a sample's
+    target is the class alone, else its row as a Tensor. Files (``qmnist-<train|test>-images-
+    idx3-ubyte`` and ``...-labels-idx2-int``, ``xnist-...`` for ``nist``; gzipped, xz or plain)
+    are looked for in ``root``, ``root/QMNIST/raw`` and ``root/qmnist``.
+    """
+
+    subsets: ClassVar[dict[str, str]] = {
+        "train": "train",
+        "test": "test",
+        "test10k": "test",
+        "test50k": "test",
+        "nist": "nist",
+    }
+    qmnist_resources: ClassVar[dict[str, list[tuple[str, str]]]] = {
+        "train": [
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "qmnist-train-images-idx3-ubyte.gz",
+                "ed72d4157d28c017586c42bc6afe6370",
+            ),
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "qmnist-train-labels-idx2-int.gz",
+                "0058f8dd561b90ffdd0f734c6a30e5e4",
+            ),
+        ],
+        "test": [
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "qmnist-test-images-idx3-ubyte.gz",
+                "1394631089c404de565df7b7aeaf9412",
+            ),
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "qmnist-test-labels-idx2-int.gz",
+                "5b5b05890a5e13444e108efe57b788aa",
+            ),
+        ],
+        "nist": [
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "xnist-images-idx3-ubyte.xz",
+                "7f124b3b8ab81486c9d8c2749c17f834",
+            ),
+            (
+                "https://raw.githubusercontent.com/facebookresearch/qmnist/master/"
+                "xnist-labels-idx2-int.xz",
+                "5ed0e788978e45d4a8bd4b7caec3d79d",
+            ),
+        ],
+    }
+    resources: ClassVar[list[tuple[str, str]]] = []
+    content_md5: ClassVar[dict[str, tuple[int, str]]] = {}
+    folder_aliases: ClassVar[tuple[str, ...]] = ("qmnist",)
+    _label_ndim: ClassVar[int] = 2
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        what: str | None = None,
+        compat: bool = True,
+        train: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if what is None:
+            what = "train" if train else "test"
+        self.what = _verify_str_arg(what, "what", tuple(self.subsets))
+        self.compat = compat
+        super().__init__(root, train, **kwargs)
+
+    def _stems(self, train: bool) -> tuple[str, str]:
+        images, labels = (
+            os.path.basename(url).rsplit(".", 1)[0]
+            for url, _ in self.qmnist_resources[self.subsets[self.what]]
+        )
+        return images, labels
+
+    def _load(self) -> None:
+        super()._load()
+        if self.what == "test10k":
+            self.data, self.targets = self.data[:10000].clone(), self.targets[:10000].clone()
+        elif self.what == "test50k":
+            self.data, self.targets = self.data[10000:].clone(), self.targets[10000:].clone()
+
+    def _not_found_message(self) -> str:
+        urls = ", ".join(url for url, _ in self.qmnist_resources[self.subsets[self.what]])
+        return self._not_found_text(
+            f"{', '.join(self._stems(self.train))} (gzipped .gz, .xz or plain)",
+            f"fetch {urls} elsewhere and place them in {self.raw_folder} by hand",
+        )
+
+    def download(self) -> None:
+        """Fetch the files of ``what`` (md5-checked) unless they are present."""
+        if self._check_exists():
+            return
+        for url, md5 in self.qmnist_resources[self.subsets[self.what]]:
+            download_url(url, self.raw_folder, os.path.basename(url), md5)
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        """``(image, target)``: the target the class (``compat``) or the digit's 8-int row."""
+        img: Any = self.data.numpy()[index]
+        row: Tensor = self.targets[index]
+        target: Any = int(row[0].item()) if self.compat else row
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
+
+    def extra_repr(self) -> str:
+        return f"Split: {self.what}"

@@ -42,18 +42,24 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     def __init__(
         self,
-        root: str | os.PathLike[str],
+        root: str | os.PathLike[str] | None = None,
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
-        self.root = os.fspath(os.path.expanduser(root))
+        # torchvision's root is optional (FakeData has none) and then stays None
+        self.root: Any = None if root is None else os.fspath(os.path.expanduser(root))
         self.transform = transform
         self.target_transform = target_transform
 
     @property
     def class_to_idx(self) -> dict[str, int]:
-        """Each class name's label index."""
-        return {name: i for i, name in enumerate(self.classes)}
+        """Each class name's label index (set by datasets that find their classes)."""
+        given: dict[str, int] | None = self.__dict__.get("_class_to_idx")
+        return given if given is not None else {name: i for i, name in enumerate(self.classes)}
+
+    @class_to_idx.setter
+    def class_to_idx(self, value: dict[str, int]) -> None:
+        self.__dict__["_class_to_idx"] = value
 
     def __len__(self) -> int:
         return len(self.data)
@@ -93,7 +99,8 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
 
     def __repr__(self) -> str:
         lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}"]
-        lines.append(f"    Root location: {self.root}")
+        if self.root is not None:
+            lines.append(f"    Root location: {self.root}")
         lines += [f"    {line}" for line in self.extra_repr().splitlines()]
         for name in ("transform", "target_transform"):
             t = getattr(self, name)

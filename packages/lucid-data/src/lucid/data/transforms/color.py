@@ -104,33 +104,7 @@ def _saturation(x: np.ndarray, factor: float) -> np.ndarray:
 
 
 def _hue(x: np.ndarray, shift: float) -> np.ndarray:
-    if x.shape[-3] != 3:
-        return x
-    h, s, v = _rgb_to_hsv(x)
-    return _hsv_to_rgb((h + shift) % 1.0, s, v)
-
-
-def _rgb_to_hsv(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r, g, b = x[..., 0, :, :], x[..., 1, :, :], x[..., 2, :, :]
-    maxc, minc = x.max(axis=-3), x.min(axis=-3)
-    delta = maxc - minc
-    safe = np.where(delta > 0, delta, 1)
-    s = np.where(maxc > 0, delta / np.where(maxc > 0, maxc, 1), 0)
-    rc, gc, bc = (maxc - r) / safe, (maxc - g) / safe, (maxc - b) / safe
-    h = np.where(r == maxc, bc - gc, np.where(g == maxc, 2 + rc - bc, 4 + gc - rc))
-    h = np.where(delta > 0, (h / 6.0) % 1.0, 0.0)
-    return h, s, maxc
-
-
-def _hsv_to_rgb(h: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
-    i = np.floor(h * 6.0)
-    f = h * 6.0 - i
-    p, q, t = v * (1 - s), v * (1 - s * f), v * (1 - s * (1 - f))
-    i = i.astype(np.int64) % 6
-    choices = [(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)]
-    channels = [np.select([i == k for k in range(6)], [c[ch] for c in choices]) for ch in range(3)]
-    out: np.ndarray = np.stack(channels, axis=-3).astype(np.float32)
-    return out
+    return F.hue_shift(x, shift)
 
 
 _ADJUST = (_brightness, _contrast, _saturation, _hue)

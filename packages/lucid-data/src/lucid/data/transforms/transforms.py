@@ -290,10 +290,12 @@ class Resize:
         size: int | Sequence[int],
         interpolation: InterpolationMode | str = InterpolationMode.BILINEAR,
         max_size: int | None = None,
+        antialias: bool | None = True,
     ) -> None:
         self.size = size
         self.interpolation = F._interpolation(interpolation)
         self.max_size = max_size
+        self.antialias = antialias  # accepted; lucid's resize does not antialias
 
     def __call__(self, img: Any) -> Any:
         return F.resize(img, self.size, self.interpolation, self.max_size)
@@ -306,31 +308,42 @@ class Resize:
         return f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value})"
 
 
+def _setup_angle(x: float | Sequence[float], name: str) -> list[float]:
+    if isinstance(x, (int, float, np.number)):
+        if float(x) < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(x), float(x)]
+    if len(x) != 2:
+        raise ValueError(f"If {name} is a sequence, it must be of len 2.")
+    return [float(d) for d in x]
+
+
 class RandomRotation:
-    """Rotate by an angle drawn uniformly from ``degrees`` (a range, or ``(-d, d)``)."""
+    """Rotate by an angle drawn uniformly from ``degrees`` (a range, or ``(-d, d)``), as
+    torchvision's tensor ``rotate`` (see ``functional.rotate``)."""
 
     def __init__(
         self,
         degrees: float | Sequence[float],
         interpolation: InterpolationMode | str = InterpolationMode.NEAREST,
+        expand: bool = False,
         center: Sequence[float] | None = None,
-        fill: float = 0,
+        fill: float | Sequence[float] = 0,
     ) -> None:
-        if isinstance(degrees, (int, float, np.number)):
-            if float(degrees) < 0:
-                raise ValueError("If degrees is a single number, it must be positive.")
-            self.degrees = (-float(degrees), float(degrees))
-        elif len(degrees) == 2:
-            self.degrees = (float(degrees[0]), float(degrees[1]))
-        else:
-            raise ValueError("If degrees is a sequence, it must be of len 2.")
+        self.degrees = _setup_angle(degrees, "degrees")
         self.interpolation = F._interpolation(interpolation)
+        self.expand = expand
         self.center = center
         self.fill = fill
 
+    @staticmethod
+    def get_params(degrees: Sequence[float]) -> float:
+        """An angle drawn uniformly from ``degrees``."""
+        return float(numpy_rng().uniform(float(degrees[0]), float(degrees[1])))
+
     def __call__(self, img: Any) -> Any:
-        angle = float(numpy_rng().uniform(*self.degrees))
-        return F.rotate(img, angle, self.interpolation, self.center, self.fill)
+        angle = self.get_params(self.degrees)
+        return F.rotate(img, angle, self.interpolation, self.expand, self.center, self.fill)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(degrees={self.degrees})"

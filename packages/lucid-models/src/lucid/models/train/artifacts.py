@@ -16,6 +16,33 @@ from lucid.models.train.errors import TrainError
 RUN_FILES = ("metrics.jsonl", "last.safetensors", "best.safetensors", "curves.png")
 
 
+TENSORBOARD_DIR = "tensorboard"  # --tensorboard's event files, in --output
+# (metrics.jsonl's key -> TensorBoard tag)
+TENSORBOARD_TAGS = {"train_loss": "loss/train", "test_loss": "loss/test",
+                    "train_acc": "accuracy/train", "test_acc": "accuracy/test", "lr": "lr",
+                    "images_per_s": "speed/images_per_s"}  # fmt: skip
+
+
+def check_tensorboard() -> None:
+    """Refuse --tensorboard before training when the tensorboard package is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is None:
+        raise TrainError(
+            "--tensorboard needs the tensorboard package: pip install lucid-core[tensorboard]"
+        )
+
+
+def log_tensorboard(log_dir: Path, row: dict[str, Any]) -> None:
+    """One epoch's metrics row as TensorBoard scalars (step: the epoch) in ``log_dir``."""
+    from lucid.utils.tensorboard import SummaryWriter  # optional: only --tensorboard needs it
+
+    with SummaryWriter(str(log_dir)) as writer:
+        for key, tag in TENSORBOARD_TAGS.items():
+            if key in row:
+                writer.add_scalar(tag, row[key], row["epoch"])
+
+
 def progress(total: int, desc: str, disabled: bool) -> Any:
     from tqdm import tqdm
 
@@ -66,6 +93,8 @@ def start_run(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:
         (out / name).unlink(missing_ok=True)
+    for events in (out / TENSORBOARD_DIR).glob("events.out.tfevents.*"):  # --tensorboard's
+        events.unlink()
 
 
 def append_metrics(path: Path, row: dict[str, Any]) -> None:

@@ -82,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--subset", type=int, default=None, help="use only the first N training images")
     p.add_argument("--augment", action="store_true", help="random crop + flip (CIFAR)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--tensorboard", action="store_true",
+                   help="also log each epoch's metrics for TensorBoard, in --output/tensorboard "
+                   "(needs the tensorboard package)")  # fmt: skip
     p.add_argument("--nproc", type=int, default=None, metavar="N",
                    help="train data-parallel on N processes, --batch-size images each a "
                    "step (default: as many as lucid-run or mpiexec started, else 1)")  # fmt: skip

@@ -56,6 +56,7 @@ class TrainConfig:
     no_progress: bool = False
     threads: int | None = None
     nproc: int = 1  # ranks, each on --batch-size images a step (parallel.py)
+    tensorboard: bool = False  # each epoch's metrics also as TensorBoard scalars
 
 
 def make_optimizer(cfg: TrainConfig, params: Any) -> Any:
@@ -238,6 +239,8 @@ def _check_config(cfg: TrainConfig) -> None:
     except (RuntimeError, ValueError) as exc:  # lucid.backends.DeviceError and malformed names
         raise TrainError(f"--device {cfg.device!r}: {one_line(exc)}") from None
     artifacts.check_output(cfg.output, cfg.resume, cfg.overwrite)
+    if cfg.tensorboard:
+        artifacts.check_tensorboard()
 
 
 def _start_state(cfg: TrainConfig, model: Any, opt: Any, sched: Any, loader: Any,
@@ -331,6 +334,8 @@ def _commit(cfg: TrainConfig, run: _Run, is_best: bool, stop: _Interrupt) -> Non
     save_checkpoint(cfg.output / "last.safetensors", model, opt, sched, state)
     _pause_point("saved-last", epoch, stop)
     artifacts.append_metrics(cfg.output / "metrics.jsonl", state.metrics[-1])
+    if cfg.tensorboard:
+        artifacts.log_tensorboard(cfg.output / artifacts.TENSORBOARD_DIR, state.metrics[-1])
 
 
 def _run_epoch(cfg: TrainConfig, epoch: int, net: Any, run: _Run, ranks: Ranks,

@@ -124,6 +124,8 @@ def huber_loss(
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
     check_reduction(reduction)
     _pointwise("huber_loss", input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = input - target
     inside, ad = _piecewise_quadratic(d, delta)
     loss = inside * (d * d * 0.5) + (1 - inside) * ((ad - 0.5 * delta) * delta)
@@ -552,8 +554,11 @@ def gaussian_nll_loss(
     """``0.5 (log var + (input - target)^2 / var)``, var clamped at ``eps`` (gradient passes)."""
     check_float("gaussian_nll_loss", input)
     check_reduction(reduction)
-    if var.ndim == input.ndim - 1 and var.shape == input.shape[:-1]:
-        var = var.unsqueeze(-1)
+    if var.shape != input.shape:
+        if var.shape == input.shape[:-1]:
+            var = var.unsqueeze(-1)
+        elif not (var.shape[:-1] == input.shape[:-1] and var.ndim and var.shape[-1] == 1):
+            raise ValueError("var is of incorrect size")  # (one var per row is allowed)
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     var = var + (var.clamp(min=eps) - var).detach()  # PyTorch clamps without blocking grads

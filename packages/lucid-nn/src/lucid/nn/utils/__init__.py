@@ -1,6 +1,7 @@
 """Utilities (``torch.nn.utils``): gradient clipping, flattening parameters to one vector,
 ``rnn`` (packed variable-length sequences), ``parametrize`` and ``parametrizations``, weight
-and spectral normalisation, ``prune``, conv/linear + batch-norm ``fusion``, ``stateless``."""
+and spectral normalisation, ``prune``, conv/linear + batch-norm ``fusion``, ``stateless``,
+conv weights' memory format."""
 
 from lucid.nn.utils import fusion as fusion
 from lucid.nn.utils import init as init
@@ -9,6 +10,10 @@ from lucid.nn.utils import parametrize as parametrize
 from lucid.nn.utils import prune as prune
 from lucid.nn.utils import rnn as rnn
 from lucid.nn.utils import stateless as stateless
+from lucid.nn.utils._memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from lucid.nn.utils._spectral_norm_hook import remove_spectral_norm, spectral_norm
 from lucid.nn.utils._weight_norm_hook import remove_weight_norm, weight_norm
 from lucid.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
@@ -24,6 +29,8 @@ from lucid.nn.utils.init import skip_init
 __all__ = [
     "clip_grad_norm_",
     "clip_grad_value_",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
     "fuse_conv_bn_eval",
     "fuse_conv_bn_weights",
     "fuse_linear_bn_eval",
