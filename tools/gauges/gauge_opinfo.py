@@ -126,7 +126,7 @@ def torch_path(op: Any) -> str:
         target = getattr(target, part, None)
         if target is None:
             break
-    if target is not None and not op.name.startswith("__"):
+    if callable(target) and not op.name.startswith("__"):  # not torch.float (a dtype)
         return f"torch.{op.name}"
     return f"torch.Tensor.{op.name}"
 
