@@ -249,3 +249,56 @@ def test_gauges_torchvision_names_are_read_from_sources(tmp_path: Path) -> None:
     assert names == {"Compose", "Resize", "Normalize", "CutMix"}
     assert tv.public_names(tmp_path, "torchvision.utils") == {"Compose", "make_grid"}
     assert tv.public_names(tmp_path, "torchvision.absent") == set()
+
+
+FAKE_REPORT = {
+    "opinfo": {
+        "summary": {
+            "samples": 10,
+            "samples_pass": 7,
+            "samples_pass_pct": 70.0,
+            "present_samples_pass_pct": 87.5,
+            "ops_all_pass": 2,
+            "ops_with_samples": 3,
+            "ops_missing": 1,
+            "excluded": 4,
+            "deliberate": 0,
+            "by_kind": {"missing": 2, "error": 1, "pass": 7},
+        },
+        "ops": [],
+    },
+    "errors": {
+        "summary": {
+            "inputs": 5,
+            "raised": 3,
+            "same_class": 2,
+            "same_message": 1,
+            "returned": 1,
+            "returned_generic": 0,
+            "missing": 1,
+        },
+        "ops": [],
+    },
+}
+
+
+def test_gauges_floor_numbers_are_counts_and_the_returned_count_is_negated() -> None:
+    run = _load("run")
+    numbers = run.floor_numbers(FAKE_REPORT)
+    assert numbers["opinfo.samples_pass"] == 7 and numbers["opinfo.ops_all_pass"] == 2
+    assert numbers["errors.minus_returned"] == -1  # one more result for a bad input: below
+    assert common.check_floors({**numbers, "errors.minus_returned": -2}, numbers)
+
+
+def test_gauges_earlier_run_prints_as_a_markdown_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    run = _load("run")
+    report = tmp_path / "gaps.json"
+    report.write_text(json.dumps(FAKE_REPORT))
+    assert run.main(["--from-json", str(report), "--markdown"]) == 0
+    table = capsys.readouterr().out
+    assert "| OpInfo samples | 7 of 10 pass (70.0%); 87.5% on the ops lucid has |" in table
+    assert "returns a result on 1" in table

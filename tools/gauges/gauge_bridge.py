@@ -146,6 +146,14 @@ class ToLucid:
             return {k: self(v) for k, v in obj.items()}
         if isinstance(obj, slice):
             return slice(self(obj.start), self(obj.stop), self(obj.step))
+        if isinstance(obj, torch.nn.Module) and hasattr(obj, "_gauge_ctor"):
+            # a module argument (TransformerEncoder's layer): lucid's class of the same name,
+            # built from the arguments recorded by `record_module_args`
+            cls = getattr(lucid.nn, type(obj).__name__, None)
+            if cls is None:
+                raise MissingName(f"no lucid.nn.{type(obj).__name__}")
+            args, kwargs = self(obj._gauge_ctor)
+            return cls(*args, **kwargs)
         if isinstance(obj, torch.nn.Module | torch.Storage | torch.UntypedStorage):
             raise Unconvertible(f"a {type(obj).__name__} argument")
         module = getattr(obj, "__module__", None) or ""
@@ -173,6 +181,30 @@ class ToLucid:
             self.grad_pairs.append((t, result))
         self.memo[key] = result
         return result
+
+
+@contextlib.contextmanager
+def record_module_args() -> Iterator[None]:
+    """While active, every torch.nn module built keeps its constructor's arguments, so that a
+    module passed as an argument can be rebuilt in lucid."""
+    patched = []
+    for name in dir(torch.nn):
+        cls = getattr(torch.nn, name)
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module) and "__init__" in vars(cls):
+            original = vars(cls)["__init__"]
+
+            def init(self: Any, *args: Any, __original: Any = original, **kwargs: Any) -> None:
+                if not hasattr(self, "_gauge_ctor"):
+                    object.__setattr__(self, "_gauge_ctor", (args, kwargs))
+                __original(self, *args, **kwargs)
+
+            cls.__init__ = init
+            patched.append((cls, original))
+    try:
+        yield
+    finally:
+        for cls, original in patched:
+            cls.__init__ = original
 
 
 def clone_torch(obj: Any) -> Any:

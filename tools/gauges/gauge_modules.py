@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gauge_bridge as bridge
+import gauge_opinfo
 import torch
 from gauge_bridge import GaugeTimeout, ToLucid, Unconvertible, time_limit
 from gauge_common import (
@@ -25,7 +26,7 @@ from gauge_common import (
     percent,
     short_error,
 )
-from gauge_opinfo import EXAMPLES_PER_KIND, SAMPLE_SECONDS, select
+from gauge_opinfo import SAMPLE_SECONDS, select
 
 import lucid
 import lucid.nn
@@ -129,7 +130,7 @@ def module_verdicts(
     """Each sample of one mode and dtype with its verdict (a string: why it is skipped)."""
     torch.manual_seed(0)  # module_inputs_func draws from torch's global generator
     try:
-        with time_limit(60):
+        with time_limit(60), bridge.record_module_args():
             samples = info.module_inputs_func(
                 info, device="cpu", dtype=dtype, requires_grad=True, training=training
             )[:max_samples]
@@ -183,7 +184,7 @@ def gauge_modules(
                     continue
                 counts[verdict.kind] += 1
                 shown = sum(1 for e in examples if e["kind"] == verdict.kind)
-                if verdict.kind != "pass" and shown < EXAMPLES_PER_KIND:
+                if verdict.kind != "pass" and shown < gauge_opinfo.EXAMPLES_PER_KIND:
                     examples.append(
                         {
                             "kind": verdict.kind,

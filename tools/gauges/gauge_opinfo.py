@@ -31,7 +31,7 @@ import lucid
 
 SAMPLE_SECONDS = 20.0  # one sample's torch + lucid calls; past it the sample is an error
 DTYPES = (torch.float32, torch.int64, torch.bool)
-EXAMPLES_PER_KIND = 3  # failing samples kept in the JSON per op and kind
+EXAMPLES_PER_KIND = 3  # failing samples kept in the JSON per op and kind (run.py --examples)
 
 # Entries left out of the gauge, with the reason printed in the report.
 EXCLUDED_PREFIXES = {
@@ -126,7 +126,7 @@ def torch_path(op: Any) -> str:
         target = getattr(target, part, None)
         if target is None:
             break
-    if target is not None and not op.name.startswith("__"):
+    if callable(target) and not op.name.startswith("__"):  # not torch.float (a dtype)
         return f"torch.{op.name}"
     return f"torch.Tensor.{op.name}"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import tempfile
 import types
 from pathlib import Path
@@ -127,13 +128,31 @@ def public_names(namespace: str, obj: Any) -> list[str]:
     return sorted(names)
 
 
+def _documented_parameters(obj: Any) -> tuple[list[str], bool] | None:
+    """The parameters of a C function's docstring's first line: `add(input, other, *, alpha=1,
+    out=None) -> Tensor`."""
+    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    name = getattr(obj, "__name__", "")
+    match = re.match(rf"{re.escape(name)}\((.*)\)\s*->", lines[0]) if lines and name else None
+    if match is None:
+        return None
+    names, var_kw = [], False
+    for part in match.group(1).split(","):
+        part = part.strip().split("=")[0].split(":")[0].strip()
+        if part.startswith("**"):
+            var_kw = True
+        elif part and not part.startswith("*") and part != "self":
+            names.append(part)
+    return names, var_kw
+
+
 def _parameters(obj: Any) -> tuple[list[str], bool] | None:
     """Named parameters (without self) and whether **kwargs is taken; None if uninspectable."""
     target = obj.__init__ if isinstance(obj, type) else obj
     try:
         signature = inspect.signature(target)
     except (TypeError, ValueError):
-        return None
+        return None if isinstance(obj, type) else _documented_parameters(obj)
     names, var_kw = [], False
     for p in signature.parameters.values():
         if p.kind is p.VAR_KEYWORD:
@@ -143,8 +162,13 @@ def _parameters(obj: Any) -> tuple[list[str], bool] | None:
     return names, var_kw
 
 
-def signature_gap(t_obj: Any, l_obj: Any) -> str:
-    """'' when compatible or not inspectable, else the torch parameters lucid lacks."""
+def signature_gap(
+    t_obj: Any, l_obj: Any, qualname: str = "", deliberate: Deliberate | None = None
+) -> str:
+    """'' when compatible or not inspectable, else the torch parameters lucid lacks.
+
+    `out=` is not compared (lucid has none); a parameter listed as deliberate under
+    `qualname(param)` is not counted."""
     if isinstance(t_obj, type) and t_obj.__init__ is object.__init__:
         return ""
     t_params, l_params = _parameters(t_obj), _parameters(l_obj)
@@ -154,7 +178,9 @@ def signature_gap(t_obj: Any, l_obj: Any) -> str:
     l_names, l_kw = l_params
     if l_kw:
         return ""
-    lacking = [n for n in t_names if n not in l_names]
+    lacking = [n for n in t_names if n not in l_names and n != "out"]
+    if deliberate is not None:
+        lacking = [n for n in lacking if not deliberate.reason(f"{qualname}({n})")]
     return f"lucid lacks parameters {lacking}" if lacking else ""
 
 
@@ -183,19 +209,17 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
         deliberate_names: dict[str, str] = {}
         present = 0
         for name in names:
+            has = l_obj is not None and hasattr(l_obj, name)
             reason = deliberate.reason(f"{t_ns}.{name}")
-            if reason:
+            if reason and not has:  # a listed name lucid has after all counts as present
                 deliberate_names[name] = reason
                 continue
-            found = getattr(l_obj, name, None) if l_obj is not None else None
-            if found is None and l_obj is not None and not hasattr(l_obj, name):
+            if not has:
                 missing.append(name)
                 continue
-            if l_obj is None:
-                missing.append(name)
-                continue
+            found = getattr(l_obj, name, None)
             present += 1
-            gap = signature_gap(getattr(t_obj, name, None), found)
+            gap = signature_gap(getattr(t_obj, name, None), found, f"{t_ns}.{name}", deliberate)
             if gap:
                 mismatched[name] = gap
         counted = len(names) - len(deliberate_names)

@@ -174,6 +174,13 @@ def main(argv: list[str] | None = None) -> int:
         help="write this run's numbers as the floors, lower ones too (when the gauge changes)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per op")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=3,
+        metavar="N",
+        help="failing samples kept in the JSON per op (module) and kind; 0: every one",
+    )
     parser.add_argument("--top", type=int, metavar="N", help="print the N first gaps of each kind")
     parser.add_argument("--markdown", action="store_true", help="print the numbers as a table")
     parser.add_argument("--from-json", type=Path, help="print --top gaps of an earlier run")
@@ -196,7 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     deliberate = load_deliberate(DIFFERENCES)
 
     import gauge_bridge
+    import gauge_opinfo
     from torch.testing._internal import common_utils
+
+    gauge_opinfo.EXAMPLES_PER_KIND = args.examples or 10**9
 
     # torch and lucid: one thread each for the run (samples are tiny; OpenMP's idle threads
     # spin on a shared machine), restored after
