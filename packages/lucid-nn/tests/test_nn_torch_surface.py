@@ -545,3 +545,20 @@ def test_loss_argument_errors_as_torch() -> None:
     assert F.gaussian_nll_loss(x, x, lucid.rand(3, 1)).shape == ()  # one variance per row
     with pytest.raises(RuntimeError, match="non-positive values for delta"):
         F.huber_loss(x, x, delta=-1.0)
+
+
+def test_gaussian_nll_loss_takes_torchs_homoscedastic_var_shapes() -> None:
+    # one size-1 dim where the input differs (torch 2.13's rule), one dim fewer, or a float
+    rng = np.random.default_rng(7)
+    x, t = (lucid.tensor(rng.standard_normal((4, 3, 5, 5))) for _ in range(2))
+    var = lucid.tensor(rng.random((4, 1, 5, 5)) + 0.1)
+    full = var.expand(4, 3, 5, 5).contiguous()
+    got, want = F.gaussian_nll_loss(x, t, var).item(), F.gaussian_nll_loss(x, t, full).item()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    got = F.gaussian_nll_loss(x, t, 0.5).item()
+    want = F.gaussian_nll_loss(x, t, lucid.full_like(x, 0.5)).item()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, t, lucid.ones(4, 3, 1, 1))
+    with pytest.raises(ValueError, match="negative"):
+        F.gaussian_nll_loss(x, t, -1.0)

@@ -548,17 +548,26 @@ def poisson_nll_loss(
 
 @float32_op
 def gaussian_nll_loss(
-    input: Tensor, target: Tensor, var: Tensor, full: bool = False, eps: float = 1e-6,
+    input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
     reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``0.5 (log var + (input - target)^2 / var)``, var clamped at ``eps`` (gradient passes)."""
+    """``0.5 (log var + (input - target)^2 / var)``, var clamped at ``eps`` (gradient passes).
+
+    ``var`` has the input's shape (heteroscedastic), or one dim fewer, or size 1 in exactly one
+    dim where the input differs (homoscedastic, e.g. ``(4, 1, 32, 32)`` for ``(4, 3, 32, 32)``),
+    or is a float, as in torch."""
     check_float("gaussian_nll_loss", input)
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = lucid.full_like(input, var)
     check_reduction(reduction)
     if var.shape != input.shape:
+        mismatched = [v for i, v in zip(input.shape, var.shape) if i != v]
         if var.shape == input.shape[:-1]:
             var = var.unsqueeze(-1)
-        elif not (var.shape[:-1] == input.shape[:-1] and var.ndim and var.shape[-1] == 1):
-            raise ValueError("var is of incorrect size")  # (one var per row is allowed)
+        elif not (input.ndim == var.ndim and sum(mismatched) == 1):
+            raise ValueError("var is of incorrect size")  # (one size-1 dim is allowed)
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
     var = var + (var.clamp(min=eps) - var).detach()  # PyTorch clamps without blocking grads
