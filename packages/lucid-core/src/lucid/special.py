@@ -1,30 +1,593 @@
-"""``lucid.special`` (``torch.special``): error functions, the normal CDF and its inverse, GELU."""
+"""``lucid.special`` (``torch.special``): error, gamma and Bessel functions, the normal CDF,
+orthogonal polynomials, and the special-function names of ordinary ops.
+
+NumPy has none of the special functions, so their forwards are ``xp`` arithmetic (run on
+every backend): the modified Bessel functions I0/I1 by Cephes' Chebyshev expansions (the
+coefficients are Cephes', as in PyTorch), the Hurwitz zeta function by Cephes' Euler-Maclaurin
+summation, erfcx by ``exp(x^2) erfc(x)`` below 5 and its continued fraction above. Gradients are
+lucid ops where PyTorch has them; the orthogonal polynomials have none (as in PyTorch).
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from lucid import dtypes, ops
+from lucid._creation import full_like, ones_like, zeros_like
 from lucid._tensor import Tensor
-from lucid.ops.special import erf, erfc, erfinv, gelu
+from lucid.autograd.function import Function
+from lucid.autograd.grad_mode import no_grad
+from lucid.ops._util import promote
+from lucid.ops.gamma import digamma, trigamma_array
+from lucid.ops.special import erf, erfc, erfc_array, erfinv, gelu
+
+__all__ = [
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "gelu",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
+    "sinc",
+    "softmax",
+    "spherical_bessel_j0",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+]
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+
+# The special-function names of ordinary ops (torch.special aliases them the same way).
+expm1 = ops.expm1
+exp2 = ops.exp2
+log1p = ops.log1p
+logit = ops.logit
+xlogy = ops.xlogy
+softmax = ops.softmax
+log_softmax = ops.log_softmax
+logsumexp = ops.logsumexp
+round = ops.round  # noqa: A001
+sinc = ops.sinc
+gammaln = ops.lgamma
+psi = digamma
+
+
+def _float(name: str, x: Any) -> Tensor:
+    """``x`` as a real floating tensor (integers and bool become the default float)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x.dtype.is_complex:
+        raise RuntimeError(f"{name}(): complex input is not supported, got {x.dtype}")
+    if x.dtype.category < dtypes.FLOAT:
+        return x.to(dtypes.get_default_dtype())
+    return x
 
 
 def ndtr(x: Tensor) -> Tensor:
     """The standard normal CDF ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``."""
-    return 0.5 * erfc(-x * _SQRT_HALF)
+    return 0.5 * erfc(-_float("ndtr", x) * _SQRT_HALF)
 
 
 def ndtri(p: Tensor) -> Tensor:
     """The inverse of :func:`ndtr` (the standard normal quantile function)."""
-    return _SQRT_2 * erfinv(2 * p - 1)
+    return _SQRT_2 * erfinv(2 * _float("ndtri", p) - 1)
 
 
 def expit(x: Tensor) -> Tensor:
     """The logistic sigmoid ``1 / (1 + exp(-x))``."""
-    out: Tensor = x.sigmoid()
+    out: Tensor = _float("expit", x).sigmoid()
     return out
 
 
-__all__ = ["erf", "erfc", "erfinv", "expit", "gelu", "ndtr", "ndtri"]
+class _Xlog1py(Function):
+    @staticmethod
+    def forward(ctx: Any, a: Any, b: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(a, b)
+        zero = xp.logical_and(a == 0, ~xp.isnan(b))
+        return xp.where(zero, 0.0, a * xp.log1p(xp.where(zero, 0.0, b)))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        a, b = ctx.saved_tensors
+        dead = (a == 0) & (b <= -1)  # PyTorch's mask: no -inf * 0 there
+        safe = ops.where(dead, zeros_like(b), b)
+        return g * ops.where(dead, zeros_like(b), safe.log1p()), g * a / (b + 1)
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``input * log1p(other)``, and 0 where ``input == 0`` (unless ``other`` is NaN)."""
+    a, b = _float_pair("xlog1py", input, other)
+    return _Xlog1py.apply(a, b)
+
+
+def entr(x: Tensor) -> Tensor:
+    """Elementwise entropy: ``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (nan stays nan)."""
+    x = _float("entr", x)
+    pos = x > 0
+    safe = ops.where(pos, x, ones_like(x))
+    inner = ops.where(x == 0, zeros_like(x), full_like(x, -math.inf))
+    out: Tensor = ops.where(pos, -safe * safe.log(), ops.where(x.isnan(), x, inner))
+    return out
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
+    """The log of the multivariate gamma function of dimension ``p``."""
+    x = _float("multigammaln", input)
+    if isinstance(p, bool) or not isinstance(p, int) or p < 1:
+        raise RuntimeError(f"p has to be greater than or equal to 1, got p={p}")
+    if x.numel() and bool((x <= (p - 1) / 2).any().item()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    out = x.lgamma() + p * (p - 1) / 4 * math.log(math.pi)
+    for j in range(1, p):
+        out = out + (x - j / 2).lgamma()
+    return out
+
+
+# --- erfcx, log_ndtr -------------------------------------------------------------------------
+
+_CF_TERMS = 60  # the continued fraction at |x| >= 5 converges to double precision in fewer
+
+
+def erfcx_array(xp: Any, x: Any) -> Any:
+    """``exp(x^2) erfc(x)``: direct below 5, the continued fraction of erfc above."""
+    a = xp.abs(x)
+    near = a < 5.0
+    a_near = xp.where(near, a, 0.0)
+    direct = xp.exp(a_near * a_near) * erfc_array(xp, a_near)
+    a_far = xp.where(near, 5.0, a)
+    t = a_far
+    for k in range(_CF_TERMS, 0, -1):
+        t = a_far + (k / 2.0) / t
+    cf = _INV_SQRT_PI / t
+    pos = xp.where(near, direct, cf)
+    # erfcx(-a) = 2 exp(a^2) - erfcx(a); inf once exp(a^2) overflows, as PyTorch
+    a2 = a * a
+    huge = a2 > math.log(float(xp.finfo(x.dtype).max))
+    neg = 2.0 * xp.exp(xp.where(huge, 0.0, a2)) - pos
+    neg = xp.where(huge, xp.full_like(a, math.inf), neg)
+    return xp.where(xp.isnan(x), x, xp.where(x < 0, neg, pos))
+
+
+class _Erfcx(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        out = erfcx_array(ctx.xp, x)
+        ctx.save_for_backward(x)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * (2 * x * erfcx(x) - 2 * _INV_SQRT_PI)
+
+
+def erfcx(input: Tensor) -> Tensor:  # noqa: A002
+    """The scaled complementary error function ``exp(x^2) * erfc(x)``."""
+    return _Erfcx.apply(_float("erfcx", input))
+
+
+class _LogNdtr(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        t = x * _SQRT_HALF
+        low = x < -1.0
+        t_low = xp.where(low, t, -1.0)
+        t_high = xp.where(low, 0.0, t)
+        tail = xp.log(erfcx_array(xp, -t_low) / 2.0) - t_low * t_low
+        body = xp.log1p(-erfc_array(xp, t_high) / 2.0)
+        return xp.where(low, tail, body)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * (_SQRT_2_OVER_PI / erfcx(-x * _SQRT_HALF))  # pdf / cdf
+
+
+def log_ndtr(input: Tensor) -> Tensor:  # noqa: A002
+    """``log(ndtr(x))``, accurate far into the lower tail (through erfcx)."""
+    return _LogNdtr.apply(_float("log_ndtr", input))
+
+
+# --- modified Bessel functions I0, I1 (Cephes) ------------------------------------------------
+
+_I0E_A = (
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-9,
+    -1.30002500998624804212e-8, 6.04699502254191894932e-8, -2.67079385394061173391e-7,
+    1.11738753912010371815e-6, -4.41673835845875056359e-6, 1.64484480707288970893e-5,
+    -5.75419501008210370398e-5, 1.88502885095841655729e-4, -5.76375574538582365885e-4,
+    1.63947561694133579842e-3, -4.32430999505057594430e-3, 1.05464603945949983183e-2,
+    -2.37374148058994688156e-2, 4.93052842396707084878e-2, -9.49010970480476444210e-2,
+    1.71620901522208775349e-1, -3.04682672343198398683e-1, 6.76795274409476084995e-1,
+)  # fmt: skip
+_I0E_B = (
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+    3.39623202570838634515e-9, 2.26666899049817806459e-8, 2.04891858946906374183e-7,
+    2.89137052083475648297e-6, 6.88975834691682398426e-5, 3.36911647825569408990e-3,
+    8.04490411014108831608e-1,
+)  # fmt: skip
+_I1E_A = (
+    2.77791411276104639959e-18, -2.11142121435816608115e-17, 1.55363195773620046921e-16,
+    -1.10559694773538630805e-15, 7.60068429473540693410e-15, -5.04218550472791168711e-14,
+    3.22379336594557470981e-13, -1.98397439776494371520e-12, 1.17361862988909016308e-11,
+    -6.66348972350202774223e-11, 3.62559028155211703701e-10, -1.88724975172282928790e-9,
+    9.38153738649577178388e-9, -4.44505912879632808065e-8, 2.00329475355213526229e-7,
+    -8.56872026469545474066e-7, 3.47025130813767847674e-6, -1.32731636560394358279e-5,
+    4.78156510755005422638e-5, -1.61760815825896745588e-4, 5.12285956168575772895e-4,
+    -1.51357245063125314899e-3, 4.15642294431288815669e-3, -1.05640848946261981558e-2,
+    2.47264490306265168283e-2, -5.29459812080949914269e-2, 1.02643658689847095384e-1,
+    -1.76416518357834055153e-1, 2.52587186443633654823e-1,
+)  # fmt: skip
+_I1E_B = (
+    7.51729631084210481353e-18, 4.41434832307170791151e-18, -4.65030536848935832153e-17,
+    -3.20952592199342395980e-17, 2.96262899764595013876e-16, 3.30820231092092828324e-16,
+    -1.88035477551078244854e-15, -3.81440307243700780478e-15, 1.04202769841288027642e-14,
+    4.27244001671195135429e-14, -2.10154184277266431302e-14, -4.08355111109219731823e-13,
+    -7.19855177624590851209e-13, 2.03562854414708950722e-12, 1.41258074366137813316e-11,
+    3.25260358301548823856e-11, -1.89749581235054123450e-11, -5.58974346219658380687e-10,
+    -3.83538038596423702205e-9, -2.63146884688951950684e-8, -2.51223623787020892529e-7,
+    -3.88256480887769039346e-6, -1.10588938762623716291e-4, -9.76109749136146840777e-3,
+    7.78576235018280120474e-1,
+)  # fmt: skip
+
+
+def _chbevl(x: Any, coeffs: tuple[float, ...]) -> Any:
+    """Cephes' Clenshaw sum of a Chebyshev series (highest coefficient first)."""
+    b0 = x * 0 + coeffs[0]
+    b1 = x * 0
+    b2 = b1
+    for c in coeffs[1:]:
+        b2 = b1
+        b1 = b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _bessel_scaled(xp: Any, x: Any, a_coef: tuple[float, ...], b_coef: tuple[float, ...],
+                   odd: bool) -> Any:  # fmt: skip
+    """``exp(-|x|) I_nu(x)`` for nu = 0 (``odd`` False) or 1."""
+    a = xp.abs(x)
+    small = a <= 8.0
+    far = xp.where(small, 8.0, a)  # keeps 32 / 0 out of the unused branch
+    near = _chbevl(a / 2.0 - 2.0, a_coef)
+    if odd:
+        near = near * a
+    out = xp.where(small, near, _chbevl(32.0 / far - 2.0, b_coef) / xp.sqrt(far))
+    return xp.where(x < 0, -out, out) if odd else out
+
+
+def i0e_array(xp: Any, x: Any) -> Any:
+    """``exp(-|x|) I0(x)``."""
+    return _bessel_scaled(xp, x, _I0E_A, _I0E_B, odd=False)
+
+
+def i1e_array(xp: Any, x: Any) -> Any:
+    """``exp(-|x|) I1(x)``."""
+    return _bessel_scaled(xp, x, _I1E_A, _I1E_B, odd=True)
+
+
+class _BesselI(Function):
+    """I0, I0e, I1 or I1e (``kind``), with PyTorch's gradients."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, kind: str) -> Any:
+        xp = ctx.xp
+        ctx.kind = kind
+        ctx.save_for_backward(x)
+        if kind == "i0e":
+            return i0e_array(xp, x)
+        if kind == "i1e":
+            return i1e_array(xp, x)
+        scaled = i0e_array(xp, x) if kind == "i0" else i1e_array(xp, x)
+        return xp.exp(xp.abs(x)) * scaled  # nan at +-inf (inf * 0), as PyTorch
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        kind = ctx.kind
+        if kind == "i0":
+            return g * i1(x), None
+        if kind == "i0e":
+            return g * (i1e(x) - x.sign() * i0e(x)), None
+        eps = x.dtype.finfo().eps if hasattr(x.dtype, "finfo") else 1e-7
+        tiny = x.abs() <= eps
+        safe = ops.where(tiny, full_like(x, eps), x)
+        if kind == "i1":
+            slope = i0(safe) - i1(safe) / safe
+        else:
+            slope = i0e(safe) - i1e(safe) * (safe.sign() + 1 / safe)
+        return g * ops.where(tiny, full_like(x, 0.5), slope), None
+
+
+def i0(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 0."""
+    return _BesselI.apply(_float("i0", input), "i0")
+
+
+def i0e(input: Tensor) -> Tensor:  # noqa: A002
+    """The exponentially scaled ``exp(-|x|) I0(x)``."""
+    return _BesselI.apply(_float("i0e", input), "i0e")
+
+
+def i1(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 1."""
+    return _BesselI.apply(_float("i1", input), "i1")
+
+
+def i1e(input: Tensor) -> Tensor:  # noqa: A002
+    """The exponentially scaled ``exp(-|x|) I1(x)``."""
+    return _BesselI.apply(_float("i1e", input), "i1e")
+
+
+def modified_bessel_i0(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 0 (as :func:`i0`)."""
+    return i0(input)
+
+
+def modified_bessel_i1(input: Tensor) -> Tensor:  # noqa: A002
+    """The modified Bessel function of the first kind, order 1 (as :func:`i1`)."""
+    return i1(input)
+
+
+def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
+    """The spherical Bessel function of the first kind, order 0: ``sin(x) / x``."""
+    x = _float("spherical_bessel_j0", input)
+    small = x.abs() < 0.5
+    safe = ops.where(small, ones_like(x), x)
+    x2 = x * x  # Taylor series near 0, where sin(x) / x loses digits
+    series = 1 - x2 / 6 * (1 - x2 / 20 * (1 - x2 / 42 * (1 - x2 / 72 * (1 - x2 / 110))))
+    out: Tensor = ops.where(small, series, safe.sin() / safe)
+    out = ops.where(x.isinf(), zeros_like(x), out)
+    return out
+
+
+# --- Hurwitz zeta, polygamma (Cephes) ---------------------------------------------------------
+
+_ZETA_A = (
+    12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+    -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+    1.8152105401943546773e17, -7.1661652561756670113e18,
+)  # fmt: skip
+_ZETA_DIRECT = 9  # terms summed directly (Cephes); then Euler-Maclaurin from q + 9 on
+
+
+def zeta_array(xp: Any, x: Any, q: Any) -> Any:
+    """The Hurwitz zeta function ``sum_k (k + q)^-x`` (x > 1; Cephes' domain rules)."""
+    # Move q up to >= _ZETA_DIRECT by direct summation, then Euler-Maclaurin at w.
+    pole = xp.logical_and(q <= 0, q == xp.floor(q))
+    bad_q = xp.logical_and(q <= 0, xp.logical_and(~pole, x != xp.floor(x)))
+    qs = xp.where(xp.logical_or(pole, bad_q), 1.0, q)
+    a = qs
+    s = a ** (-x)
+    for i in range(_max_shift(xp, qs)):
+        go = xp.logical_or(a <= _ZETA_DIRECT, i < _ZETA_DIRECT)
+        a = xp.where(go, a + 1.0, a)
+        s = s + xp.where(go, a ** (-x), 0.0)
+    w = a
+    b = w ** (-x)
+    s = s + b * w / (x - 1.0) - 0.5 * b
+    fact = x * 0.0 + 1.0
+    k = 0.0
+    for coef in _ZETA_A:
+        fact = fact * (x + k)
+        b = b / w
+        s = s + fact * b / coef
+        k += 1.0
+        fact = fact * (x + k)
+        b = b / w
+        k += 1.0
+    out = xp.where(x == 1.0, math.inf, s)
+    out = xp.where(x < 1.0, math.nan, out)
+    out = xp.where(pole, math.inf, xp.where(bad_q, math.nan, out))
+    return xp.where(xp.logical_or(xp.isnan(x), xp.isnan(q)), math.nan, out)
+
+
+def _max_shift(xp: Any, q: Any) -> int:
+    """Enough unit steps for the smallest finite ``q`` to pass ``_ZETA_DIRECT`` (and >= 9)."""
+    finite = xp.where(xp.isfinite(q), q, float(_ZETA_DIRECT))
+    low = float(finite.min()) if finite.size else float(_ZETA_DIRECT)
+    return _ZETA_DIRECT + max(0, math.ceil(_ZETA_DIRECT - low) + 1)
+
+
+class _Zeta(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any, q: Any) -> Any:
+        return zeta_array(ctx.xp, x, q)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+
+def _float_pair(name: str, a: Any, b: Any) -> tuple[Tensor, Tensor]:
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor):
+        raise TypeError(f"{name}(): expected at least one Tensor argument")
+    ta = a if isinstance(a, Tensor) else ref.new_tensor(a)
+    tb = b if isinstance(b, Tensor) else ref.new_tensor(b)
+    ta, tb = promote(ta, tb)
+    ta, tb = _float(name, ta), _float(name, tb)
+    ta, tb = ops.broadcast_tensors(ta, tb)
+    return ta, tb
+
+
+def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The Hurwitz zeta function ``zeta(x, q) = sum_{k >= 0} (k + q)^-x``."""
+    x, q = _float_pair("zeta", input, other)
+    return _Zeta.apply(x, q)
+
+
+class _Polygamma(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any, n: int) -> Any:
+        ctx.n = n
+        ctx.save_for_backward(x)
+        xp = ctx.xp
+        if n == 1:
+            return trigamma_array(xp, x)
+        scale = (-1.0) ** (n + 1) * math.factorial(n)
+        return scale * zeta_array(xp, x * 0.0 + (n + 1), x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        return g * polygamma(ctx.n + 1, x), None
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
+    """The ``n``-th derivative of the digamma function."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    x = _float("polygamma", input)
+    if n == 0:
+        return digamma(x)
+    return _Polygamma.apply(x, n)
+
+
+# --- orthogonal polynomials (three-term recurrences, no gradient, as PyTorch) -----------------
+
+
+def _poly_args(name: str, x: Any, n: Any) -> tuple[Tensor, Tensor, int]:
+    xt, nt = _float_pair(name, x, n)
+    nt = nt.trunc()
+    top = int(nt.max().item()) if nt.numel() else 0
+    return xt, nt, max(top, 0)
+
+
+def _recurrence(name: str, x: Any, n: Any, p1: Any, step: Any) -> Tensor:
+    """``P_n(x)`` from ``P_0 = 1``, ``P_1 = p1(x)`` and ``P_{k+1} = step(k, x, P_k, P_{k-1})``;
+    0 where ``n < 0``."""
+    with no_grad():
+        xt, nt, top = _poly_args(name, x, n)
+        prev = ones_like(xt)
+        cur = p1(xt)
+        out = ops.where(nt == 0, prev, zeros_like(xt))
+        out = ops.where(nt == 1, cur, out)
+        for k in range(1, top):
+            prev, cur = cur, step(k, xt, cur, prev)
+            out = ops.where(nt == k + 1, cur, out)
+        result: Tensor = ops.where(nt < 0, zeros_like(xt), out)
+        return result
+
+
+def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Chebyshev polynomial of the first kind ``T_n(x)``."""
+    return _recurrence("chebyshev_polynomial_t", input, n, lambda x: x,
+                       lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
+
+
+def chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Chebyshev polynomial of the second kind ``U_n(x)``."""
+    return _recurrence("chebyshev_polynomial_u", input, n, lambda x: 2 * x,
+                       lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
+
+
+def chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Chebyshev polynomial of the third kind ``V_n(x)``."""
+    return _recurrence("chebyshev_polynomial_v", input, n, lambda x: 2 * x - 1,
+                       lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
+
+
+def chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Chebyshev polynomial of the fourth kind ``W_n(x)``."""
+    return _recurrence("chebyshev_polynomial_w", input, n, lambda x: 2 * x + 1,
+                       lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
+
+
+def _shifted(x: Any) -> Any:
+    return 2 * x - 1 if isinstance(x, Tensor) else 2 * float(x) - 1
+
+
+def shifted_chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """``T_n(2x - 1)``, the Chebyshev polynomial of the first kind on [0, 1]."""
+    return chebyshev_polynomial_t(_shifted(input), n)
+
+
+def shifted_chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """``U_n(2x - 1)``, the Chebyshev polynomial of the second kind on [0, 1]."""
+    return chebyshev_polynomial_u(_shifted(input), n)
+
+
+def shifted_chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """``V_n(2x - 1)``, the Chebyshev polynomial of the third kind on [0, 1]."""
+    return chebyshev_polynomial_v(_shifted(input), n)
+
+
+def shifted_chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """``W_n(2x - 1)``, the Chebyshev polynomial of the fourth kind on [0, 1]."""
+    return chebyshev_polynomial_w(_shifted(input), n)
+
+
+def hermite_polynomial_h(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The physicists' Hermite polynomial ``H_n(x)``."""
+    return _recurrence("hermite_polynomial_h", input, n, lambda x: 2 * x,
+                       lambda k, x, p, q: 2 * x * p - 2 * k * q)  # fmt: skip
+
+
+def hermite_polynomial_he(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The probabilists' Hermite polynomial ``He_n(x)``."""
+    return _recurrence("hermite_polynomial_he", input, n, lambda x: x,
+                       lambda k, x, p, q: x * p - k * q)  # fmt: skip
+
+
+def laguerre_polynomial_l(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Laguerre polynomial ``L_n(x)``."""
+    return _recurrence("laguerre_polynomial_l", input, n, lambda x: 1 - x,
+                       lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))  # fmt: skip
+
+
+def legendre_polynomial_p(input: Any, n: Any) -> Tensor:  # noqa: A002
+    """The Legendre polynomial ``P_n(x)``."""
+    return _recurrence("legendre_polynomial_p", input, n, lambda x: x,
+                       lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))  # fmt: skip
