@@ -425,9 +425,9 @@ def zeta_array(xp: Any, x: Any, q: Any) -> Any:
         fact = fact * (x + k)
         b = b / w
         k += 1.0
-    out = xp.where(x == 1.0, math.inf, s)
-    out = xp.where(x < 1.0, math.nan, out)
-    out = xp.where(pole, math.inf, xp.where(bad_q, math.nan, out))
+    out = xp.where(pole, math.inf, xp.where(bad_q, math.nan, s))
+    out = xp.where(x < 1.0, math.nan, out)  # Cephes' order: x's domain before q's poles
+    out = xp.where(x == 1.0, math.inf, out)
     return xp.where(xp.logical_or(xp.isnan(x), xp.isnan(q)), math.nan, out)
 
 
