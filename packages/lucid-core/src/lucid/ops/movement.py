@@ -88,6 +88,8 @@ def fliplr(input: Tensor) -> Tensor:  # noqa: A002
 
 def flipud(input: Tensor) -> Tensor:  # noqa: A002
     """Reverse dim 0."""
+    if input.ndim < 1:
+        raise RuntimeError("flipud: Input must be >= 1-d.")
     return flip(input, 0)
 
 

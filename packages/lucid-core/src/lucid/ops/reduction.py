@@ -16,7 +16,7 @@ from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, normalize_dims, to_float
+from lucid.ops._util import normalize_dim, normalize_dims, require_tensor, to_float
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
 from lucid.ops.unary import abs as _abs
@@ -461,6 +461,7 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
 
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
+    require_tensor(name, a)
     if isinstance(dim, Tensor):  # max(a, b): the elementwise form
         return maximum(a, dim) if largest else minimum(a, dim)
     if dim is None:

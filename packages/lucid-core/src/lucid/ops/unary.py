@@ -15,7 +15,7 @@ from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, to_float
+from lucid.ops._util import promote, require_tensors, to_float
 
 OPS = OpTable(
     op("exp", sample((2, 3), gg=True, ref="exp")),
@@ -365,6 +365,7 @@ def sign(input: Tensor) -> Tensor:  # noqa: A002
         )
     return input.clone() if input.dtype is dtypes.bool_ else Sign.apply(input)
 
+
 frac = _same_type_op(Frac, "x - trunc(x).")
 
 
@@ -390,6 +391,7 @@ def nan_to_num(
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Angle of the point (other, input), elementwise."""
+    require_tensors("atan2", input, other)
     y, x = promote(input, other)
     return Atan2.apply(to_float(y), to_float(x))
 

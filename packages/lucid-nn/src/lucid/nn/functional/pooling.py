@@ -280,7 +280,18 @@ def _max_pool(
     ceil_mode: bool, return_indices: bool
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
+    given = list(x.shape) if isinstance(x, Tensor) else None
     x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
+    if 0 in x.shape[1:]:  # only the batch dim may be empty
+        if nd == 3:
+            raise RuntimeError(
+                f"max_pool3d: Expected input's non-batch dimensions to have positive length, "
+                f"but input has a shape of {given}"
+            )
+        raise RuntimeError(
+            f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
+            f"batch size for input, but got: {given}"
+        )
     if x.dtype == lucid.bool or x.dtype.is_complex or (nd == 1 and not x.dtype.is_floating_point):
         kernel = "max_pool1d_impl" if nd == 1 else name  # torch's kernel names
         raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
