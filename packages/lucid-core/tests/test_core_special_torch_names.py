@@ -205,3 +205,33 @@ def test_incomplete_gamma_matches_torch(name: str, dt: Any) -> None:
     ours = getattr(S, name)(lucid.tensor(a), lucid.tensor(x))
     theirs = getattr(torch.special, name)(torch.tensor(a), torch.tensor(x))
     _check(ours, theirs, dt, rtol=1e-10 if dt is np.float64 else 5e-5)
+
+
+BESSEL_K = ["modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1"]  # fmt: skip
+
+
+def test_bessel_k_known_values_and_no_gradient() -> None:
+    x = _t([1.0, 3.0])
+    k0, k1 = S.modified_bessel_k0(x).numpy(), S.modified_bessel_k1(x).numpy()
+    np.testing.assert_allclose(k0, [0.42102443824070834, 0.03473950438627925], rtol=1e-14)
+    np.testing.assert_allclose(k1, [0.6019072301972346, 0.04015643112819418], rtol=1e-14)
+    np.testing.assert_allclose(S.scaled_modified_bessel_k0(x).numpy(), k0 * np.exp([1.0, 3.0]),
+                               rtol=1e-14)  # fmt: skip
+    edges = S.modified_bessel_k0(_t([0.0, -1.0])).numpy()
+    np.testing.assert_array_equal(edges, [math.inf, math.nan])
+    with pytest.raises(NotImplementedError, match="modified Bessel K"):
+        S.modified_bessel_k1(_t([1.0], grad=True)).sum().backward()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", BESSEL_K)
+def test_bessel_k_matches_torch(name: str, dt: Any) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    edges = [0.0, -1.0, math.inf, math.nan, 2.0, 1e-8]
+    x = np.concatenate([rng.uniform(0, 2, 100), rng.uniform(2, 60, 100), edges]).astype(dt)
+    ours = getattr(S, name)(lucid.tensor(x))
+    _check(ours, getattr(torch.special, name)(torch.tensor(x)), dt,
+           rtol=1e-13 if dt is np.float64 else 3e-6)  # fmt: skip
