@@ -235,3 +235,36 @@ def test_bessel_k_matches_torch(name: str, dt: Any) -> None:
     ours = getattr(S, name)(lucid.tensor(x))
     _check(ours, getattr(torch.special, name)(torch.tensor(x)), dt,
            rtol=1e-13 if dt is np.float64 else 3e-6)  # fmt: skip
+
+
+BESSEL_JY = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
+
+
+def test_bessel_jy_known_values_and_no_gradient() -> None:
+    # Cephes' asymptotic branch (x > 5) is ~1e-10 (absolute) off the true value, as in PyTorch
+    x = _t([1.0, 10.0])
+    np.testing.assert_allclose(S.bessel_j0(x).numpy(), [0.7651976865579666, -0.2459357644513483],
+                               rtol=1e-13, atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(S.bessel_j1(x).numpy(), [0.4400505857449335, 0.0434727461688614],
+                               rtol=1e-12, atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(S.bessel_y0(x).numpy(), [0.0882569642156769, 0.0556711672835994],
+                               rtol=1e-12, atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(S.bessel_y1(x).numpy(), [-0.7812128213002887, 0.2490154242069539],
+                               rtol=1e-12, atol=1e-9)  # fmt: skip
+    np.testing.assert_array_equal(S.bessel_y0(_t([0.0, -1.0])).numpy(), [-math.inf, math.nan])
+    with pytest.raises(NotImplementedError, match="Bessel J and Y"):
+        S.bessel_j0(_t([1.0], grad=True)).sum().backward()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+@pytest.mark.parametrize("name", BESSEL_JY)
+def test_bessel_jy_matches_torch(name: str, dt: Any) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    edges = [0.0, -1.0, math.inf, -math.inf, math.nan, 5.0, -5.0, 1e-8]
+    x = np.concatenate([rng.uniform(-5, 5, 100), rng.uniform(-60, 60, 100), edges]).astype(dt)
+    ours = getattr(S, name)(lucid.tensor(x))
+    _check(ours, getattr(torch.special, name)(torch.tensor(x)), dt,
+           rtol=1e-12 if dt is np.float64 else 1e-5,
+           atol=1e-14 if dt is np.float64 else 1e-6)  # fmt: skip

@@ -23,6 +23,10 @@ from lucid.ops.gamma import digamma, lgamma_array, trigamma_array
 from lucid.ops.special import erf, erfc, erfc_array, erfinv, gelu
 
 __all__ = [
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
     "chebyshev_polynomial_t",
     "chebyshev_polynomial_u",
     "chebyshev_polynomial_v",
@@ -472,6 +476,148 @@ def scaled_modified_bessel_k0(input: Tensor) -> Tensor:  # noqa: A002
 def scaled_modified_bessel_k1(input: Tensor) -> Tensor:  # noqa: A002
     """``exp(x) K_1(x)``."""
     return _BesselK.apply(_float("scaled_modified_bessel_k1", input), 1, True)
+
+
+# Cephes j0.c / j1.c rational approximations (highest power first, as Horner runs them)
+_J0_PP = (7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e00,
+          5.44725003058768775090e00, 8.74716500199817011941e00, 5.30324038235394892183e00,
+          9.99999999999999997821e-01)  # fmt: skip
+_J0_PQ = (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e00,
+          5.47097740330417105182e00, 8.76190883237069594232e00, 5.30605288235394617618e00,
+          1.00000000000000000218e00)  # fmt: skip
+_J0_QP = (-1.13663838898469149931e-02, -1.28252718670509318512e00, -1.95539544257735972385e01,
+          -9.32060152123768231369e01, -1.77681167980488050595e02, -1.47077505154951170175e02,
+          -5.14105326766599330220e01, -6.05014350600728481186e00)  # fmt: skip
+_J0_QQ = (6.43178256118178023184e01, 8.56430025976980587198e02, 3.88240183605401609683e03,
+          7.24046774195652478189e03, 5.93072701187316984827e03, 2.06209331660327847417e03,
+          2.42005740240291393179e02)  # fmt: skip
+_J0_RP = (-4.79443220978201773821e09, 1.95617491946556577543e12, -2.49248344360967716204e14,
+          9.70862251047306323952e15)  # fmt: skip
+_J0_RQ = (4.99563147152651017219e02, 1.73785401676374683123e05, 4.84409658339962045305e07,
+          1.11855537045356834862e10, 2.11277520115489217587e12, 3.10518229857422583814e14,
+          3.18121955943204943306e16, 1.71086294081043136091e18)  # fmt: skip
+_Y0_YP = (1.55924367855235737965e04, -1.46639295903971606143e07, 5.43526477051876500413e09,
+          -9.82136065717911466409e11, 8.75906394395366999549e13, -3.46628303384729719441e15,
+          4.42733268572569800351e16, -1.84950800436986690637e16)  # fmt: skip
+_Y0_YQ = (1.04128353664259848412e03, 6.26107330137134956842e05, 2.68919633393814121987e08,
+          8.64002487103935000337e10, 2.02979612750105546709e13, 3.17157752842975028269e15,
+          2.50596256172653059228e17)  # fmt: skip
+_J1_PP = (7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e00,
+          5.11207951146807644818e00, 8.42404590141772420927e00, 5.21451598682361504063e00,
+          1.00000000000000000254e00)  # fmt: skip
+_J1_PQ = (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e00,
+          5.07386386128601488557e00, 8.39985554327604159757e00, 5.20982848682361821619e00,
+          9.99999999999999997461e-01)  # fmt: skip
+_J1_QP = (5.10862594750176621635e-02, 4.98213872951233449420e00, 7.58238284132545283818e01,
+          3.66779609360150777800e02, 7.10856304998926107277e02, 5.97489612400613639965e02,
+          2.11688757100572135698e02, 2.52070205858023719784e01)  # fmt: skip
+_J1_QQ = (7.42373277035675149943e01, 1.05644886038262816351e03, 4.98641058337653607651e03,
+          9.56231892404756170795e03, 7.99704160447350683650e03, 2.82619278517639096600e03,
+          3.36093607810698293419e02)  # fmt: skip
+_J1_RP = (-8.99971225705559398224e08, 4.52228297998194034323e11, -7.27494245221818276015e13,
+          3.68295732863852883286e15)  # fmt: skip
+_J1_RQ = (6.20836478118054335476e02, 2.56987256757748830383e05, 8.35146791431949253037e07,
+          2.21511595479792499675e10, 4.74914122079991414898e12, 7.84369607876235854894e14,
+          8.95222336184627338078e16, 5.32278620332680085395e18)  # fmt: skip
+_Y1_YP = (1.26320474790178026440e09, -6.47355876379160291031e11, 1.14509511541823727583e14,
+          -8.12770255501325109621e15, 2.02439475713594898196e17,
+          -7.78877196265950026825e17)  # fmt: skip
+_Y1_YQ = (5.94301592346128195359e02, 2.35564092943068577943e05, 7.34811944459721705660e07,
+          1.87601316108706159478e10, 3.88231277496238566008e12, 6.20557727146953693363e14,
+          6.87141087355300489866e16, 3.97270608116560655612e18)  # fmt: skip
+_TWO_OVER_PI = 0.636619772367581343075535053490057448
+_SQRT_2_OVER_PI_J = 0.797884560802865355879892119868763737
+
+
+def _horner(z: Any, coeffs: tuple[float, ...]) -> Any:
+    out = z * 0.0
+    for c in coeffs:
+        out = out * z + c
+    return out
+
+
+def _bessel_far(xp: Any, a: Any, order: int, second_kind: bool) -> Any:
+    """Hankel's asymptotic form of J_n / Y_n for a > 5 (``a`` already clamped there)."""
+    pp, pq, qp, qq = ((_J0_PP, _J0_PQ, _J0_QP, _J0_QQ) if order == 0
+                      else (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ))  # fmt: skip
+    z = 25.0 / (a * a)
+    p = _horner(z, pp) / _horner(z, pq)
+    q = _horner(z, qp) / _horner(z, qq)
+    phase = a - (0.785398163397448309615660845819875721 if order == 0
+                 else 2.356194490192344928846982537459627163)  # fmt: skip
+    if second_kind:
+        val = p * xp.sin(phase) + 5.0 / a * q * xp.cos(phase)
+    else:
+        val = p * xp.cos(phase) - 5.0 / a * q * xp.sin(phase)
+    return val * _SQRT_2_OVER_PI_J / xp.sqrt(a)
+
+
+def bessel_j_array(xp: Any, x: Any, order: int) -> Any:
+    """``J_0`` / ``J_1`` of the first kind (Cephes)."""
+    a = xp.abs(x)
+    near = a <= 5.0
+    an = xp.where(near, a, 1.0)
+    af = xp.where(near, 6.0, a)
+    z = an * an
+    if order == 0:
+        small = (z - 5.78318596294678452118e00) * (z - 3.04712623436620863991e01) * _horner(
+            z, _J0_RP) / _horner(z, _J0_RQ)  # fmt: skip
+        small = xp.where(an < 1e-5, 1.0 - z / 4.0, small)
+    else:
+        small = _horner(z, _J1_RP) / _horner(z, _J1_RQ) * an * (
+            z - 1.46819706421238932572e01) * (z - 4.92184563216946036703e01)  # fmt: skip
+    out = xp.where(near, small, _bessel_far(xp, af, order, False))
+    return xp.where(x < 0, -out, out) if order == 1 else out
+
+
+def bessel_y_array(xp: Any, x: Any, order: int) -> Any:
+    """``Y_0`` / ``Y_1`` of the second kind (Cephes): -inf at 0, nan below."""
+    near = x <= 5.0
+    xn = xp.where(xp.logical_and(near, x > 0), x, 1.0)
+    xf = xp.where(near, 6.0, x)
+    z = xn * xn
+    if order == 0:
+        small = _horner(z, _Y0_YP) / _horner(z, _Y0_YQ) + _TWO_OVER_PI * xp.log(
+            xn) * bessel_j_array(xp, xn, 0)  # fmt: skip
+    else:
+        small = xn * (_horner(z, _Y1_YP) / _horner(z, _Y1_YQ)) + _TWO_OVER_PI * (
+            bessel_j_array(xp, xn, 1) * xp.log(xn) - 1.0 / xn)  # fmt: skip
+    out = xp.where(near, small, _bessel_far(xp, xf, order, True))
+    out = xp.where(x == 0, xp.full_like(out, -math.inf), out)
+    return xp.where(x < 0, xp.full_like(out, math.nan), out)
+
+
+class _BesselJY(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any, order: int, second_kind: bool) -> Any:
+        if second_kind:
+            return bessel_y_array(ctx.xp, x, order)
+        return bessel_j_array(ctx.xp, x, order)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        raise NotImplementedError("the derivative of the Bessel J and Y functions is not "
+                                  "implemented (as in PyTorch)")  # fmt: skip
+
+
+def bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind, order 0."""
+    return _BesselJY.apply(_float("bessel_j0", input), 0, False)
+
+
+def bessel_j1(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the first kind, order 1."""
+    return _BesselJY.apply(_float("bessel_j1", input), 1, False)
+
+
+def bessel_y0(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the second kind, order 0."""
+    return _BesselJY.apply(_float("bessel_y0", input), 0, True)
+
+
+def bessel_y1(input: Tensor) -> Tensor:  # noqa: A002
+    """The Bessel function of the second kind, order 1."""
+    return _BesselJY.apply(_float("bessel_y1", input), 1, True)
 
 
 def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
