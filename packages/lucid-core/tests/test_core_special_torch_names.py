@@ -268,3 +268,24 @@ def test_bessel_jy_matches_torch(name: str, dt: Any) -> None:
     _check(ours, getattr(torch.special, name)(torch.tensor(x)), dt,
            rtol=1e-12 if dt is np.float64 else 1e-5,
            atol=1e-14 if dt is np.float64 else 1e-6)  # fmt: skip
+
+
+def test_airy_ai_known_values() -> None:
+    out = S.airy_ai(_t([0.0, 1.0, -5.0, 200.0, math.inf])).numpy()
+    np.testing.assert_allclose(out[:3], [0.3550280538878172, 0.1352924163128814,
+                                         0.3507610090241142], rtol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(out[3:], [0.0, math.nan])
+    with pytest.raises(NotImplementedError, match="airy_ai"):
+        S.airy_ai(_t([1.0], grad=True)).sum().backward()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_airy_ai_matches_torch(dt: Any) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    edges = [0.0, -2.09, 2.09, 8.3203353, 103.9, math.inf, -math.inf, math.nan]
+    x = np.concatenate([rng.uniform(-3, 3, 100), rng.uniform(-60, 120, 100), edges]).astype(dt)
+    _check(S.airy_ai(lucid.tensor(x)), torch.special.airy_ai(torch.tensor(x)), dt,
+           rtol=1e-12 if dt is np.float64 else 1e-5,
+           atol=1e-14 if dt is np.float64 else 1e-6)  # fmt: skip

@@ -23,6 +23,7 @@ from lucid.ops.gamma import digamma, lgamma_array, trigamma_array
 from lucid.ops.special import erf, erfc, erfc_array, erfinv, gelu
 
 __all__ = [
+    "airy_ai",
     "bessel_j0",
     "bessel_j1",
     "bessel_y0",
@@ -618,6 +619,90 @@ def bessel_y0(input: Tensor) -> Tensor:  # noqa: A002
 def bessel_y1(input: Tensor) -> Tensor:  # noqa: A002
     """The Bessel function of the second kind, order 1."""
     return _BesselJY.apply(_float("bessel_y1", input), 1, True)
+
+
+# Cephes airy.c: Ai(x) by its power series on [-2.09, 2.09], asymptotic forms outside
+_AI_AN = (3.46538101525629032477e-01, 1.20075952739645805542e01, 7.62796053615234516538e01,
+          1.68089224934630576269e02, 1.59756391350164413639e02, 7.05360906840444183113e01,
+          1.40264691163389668864e01, 9.99999999999999995305e-01)  # fmt: skip
+_AI_AD = (5.67594532638770212846e-01, 1.47562562584847203173e01, 8.45138970141474626562e01,
+          1.77318088145400459522e02, 1.64234692871529701831e02, 7.14778400825575695274e01,
+          1.40959135607834029598e01, 1.00000000000000000470e00)  # fmt: skip
+_AI_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+           -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+           -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+           -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+           -1.67787698489114633780e-08)  # fmt: skip
+_AI_AFD = (1.33560420706553243746e01, 3.26825032795224613948e01, 2.67367040941499554804e01,
+           9.18707402907259625840e00, 1.47529146771666414581e00, 1.15687173795188044134e-01,
+           4.40291641615211203805e-03, 7.54720348287414296618e-05,
+           4.51850092970580378464e-07)  # fmt: skip
+_AI_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e00,
+           9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+           5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+           8.11789239554389293311e-08, 3.41551784765923618484e-10)  # fmt: skip
+_AI_AGD = (9.30892908077441974853e00, 1.98352928718312140417e01, 1.55646628932864612953e01,
+           5.47686069422975497931e00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+           4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+           4.91834570062930015649e-09)  # fmt: skip
+_AI_SERIES_TERMS = 30  # |x| < 2.09: the series' terms fall below 1e-16 well before this
+
+
+def airy_ai_array(xp: Any, x: Any) -> Any:
+    """The Airy function Ai (Cephes): nan at +-inf, 0 beyond 103.892, as PyTorch."""
+    neg = x < -2.09
+    pos = x >= 2.09
+    xneg = xp.where(neg, x, -3.0)
+    zeta_n = -2.0 * xneg * xp.sqrt(-xneg) / 3.0
+    z = 1.0 / zeta_n
+    z2 = z * z
+    t = zeta_n + 0.25 * math.pi
+    f_neg = 1.0 + z2 * _horner(z2, _AI_AFN) / _horner(z2, _AI_AFD)
+    g_neg = z * _horner(z2, _AI_AGN) / _horner(z2, _AI_AGD)
+    ai_neg = 5.64189583547756286948e-01 / xp.sqrt(xp.sqrt(-xneg)) * (
+        xp.sin(t) * f_neg - xp.cos(t) * g_neg)  # fmt: skip
+    xpos = xp.where(xp.logical_and(pos, x <= 103.892), x, 3.0)
+    zeta_p = 2.0 * xpos * xp.sqrt(xpos) / 3.0
+    ai_pos = (
+        5.64189583547756286948e-01
+        * (_horner(1.0 / zeta_p, _AI_AN) / _horner(1.0 / zeta_p, _AI_AD))
+        / (2.0 * xp.sqrt(xp.sqrt(xpos)) * xp.exp(zeta_p))
+    )
+    xs = xp.where(xp.logical_or(neg, pos), 0.0, x)
+    cube = xs * xs * xs
+    f, g, m, n = xs * 0 + 1.0, xs, xs * 0 + 1.0, xs
+    k = 1.0
+    for _ in range(_AI_SERIES_TERMS):
+        m = m * cube
+        k += 1.0
+        m = m / k
+        n = n * cube
+        k += 1.0
+        n = n / k
+        m = m / k
+        f = f + m
+        k += 1.0
+        n = n / k
+        g = g + n
+    ai_mid = 0.355028053887817239260 * f - 0.258819403792806798405 * g
+    out = xp.where(neg, ai_neg, xp.where(pos, ai_pos, ai_mid))
+    out = xp.where(x > 103.892, xp.zeros_like(out), out)
+    return xp.where(xp.isinf(x), xp.full_like(out, math.nan), out)
+
+
+class _AiryAi(Function):
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        return airy_ai_array(ctx.xp, x)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        raise NotImplementedError("the derivative of airy_ai is not implemented (as in PyTorch)")
+
+
+def airy_ai(input: Tensor) -> Tensor:  # noqa: A002
+    """The Airy function ``Ai(x)``."""
+    return _AiryAi.apply(_float("airy_ai", input))
 
 
 def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
