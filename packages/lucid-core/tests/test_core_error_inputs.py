@@ -155,3 +155,22 @@ def test_linalg_cross_shapes() -> None:
         lucid.linalg.cross(lucid.zeros(5, 3), lucid.zeros(5, 1))
     with pytest.raises(RuntimeError, match="inputs must have the same number of dimensions"):
         lucid.linalg.cross(lucid.zeros(5, 5, 3), lucid.zeros(5, 3))
+
+
+def test_torch_exception_classes() -> None:
+    with pytest.raises(RuntimeError, match="cov\\(\\): expected input to have two or fewer"):
+        lucid.cov(lucid.zeros(2, 2, 2))
+    with pytest.raises(RuntimeError, match="Input must be >= 2-d"):
+        lucid.fliplr(lucid.zeros(3))
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor"):
+        -T([True])  # noqa: B018
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        lucid.roll(T(1.0), 1, 0)
+    for fn, name in ((lucid.hstack, "hstack"), (lucid.vstack, "vstack"), (lucid.dstack, "dstack")):
+        with pytest.raises(RuntimeError, match=f"{name} expects a non-empty TensorList"):
+            fn([])
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        lucid.amax(lucid.zeros(0, 3))
+    with pytest.raises(IndexError, match="Expected reduction dim"):
+        lucid.amax(lucid.zeros(0, 3), 0)
+    assert (-T([1, 2])).tolist() == [-1, -2]

@@ -68,3 +68,14 @@ def test_huber_loss_delta() -> None:
             RuntimeError, match="huber_loss does not support non-positive values for delta"
         ):
             F.huber_loss(x, x, delta=delta)
+
+
+def test_adaptive_pool_and_conv_exception_classes() -> None:
+    with pytest.raises(RuntimeError, match="argument 'output_size' should contain 1 int"):
+        F.adaptive_avg_pool1d(lucid.zeros(1, 2, 3), ())
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        F.adaptive_avg_pool2d(lucid.zeros(2, 2), (1, 1))
+    with pytest.raises(ValueError, match="Input dimension should be at least 4"):
+        F.adaptive_max_pool3d(lucid.zeros(2, 2, 2), (1, 1, 1))
+    with pytest.raises(RuntimeError, match="padding='same' is not supported for strided"):
+        F.conv3d(lucid.zeros(1, 1, 4, 4, 4), lucid.zeros(1, 1, 2, 2, 2), stride=2, padding="same")

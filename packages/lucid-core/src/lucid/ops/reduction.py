@@ -438,9 +438,10 @@ def prod(
     return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
 
 
-def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
+def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...], full: bool = False) -> None:
     if builtins.any(a.shape[d] == 0 for d in dims) or (not dims and a.numel() == 0):
-        raise IndexError(
+        # torch: RuntimeError for a reduction over all dims, IndexError for a named empty dim
+        raise (RuntimeError if full or not dims else IndexError)(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             f"Specify the reduction dim with the 'dim' argument (input shape {list(a.shape)})."
         )
@@ -449,14 +450,18 @@ def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty(
+        "amax", input, dims, dim is None or (isinstance(dim, (tuple, list)) and not dim)
+    )
     return Extreme.apply(input, dims, keepdim, True)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty(
+        "amin", input, dims, dim is None or (isinstance(dim, (tuple, list)) and not dim)
+    )
     return Extreme.apply(input, dims, keepdim, False)
 
 

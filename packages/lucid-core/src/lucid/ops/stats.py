@@ -260,7 +260,7 @@ def cov(
     1-D input is one variable (a 0-d result). ``fweights``: integer frequency weights per
     observation; ``aweights``: observation weights; ``correction``: 1 for Bessel's."""
     if input.ndim > 2:
-        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")  # fmt: skip
     x = to_float(input)
     x = x.reshape(1, -1) if x.ndim < 2 else x

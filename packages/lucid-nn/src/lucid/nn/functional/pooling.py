@@ -517,6 +517,12 @@ def _adaptive_sizes(
     name: str, x: Tensor, nd: int, output_size: Any
 ) -> tuple[Tensor, bool, tuple[int, ...]]:
     if x.ndim not in (nd + 1, nd + 2):
+        if nd > 1 and isinstance(output_size, (tuple, list)) and x.ndim <= len(output_size):
+            # torch's Python-level check of a sequence output_size (_list_with_default)
+            raise ValueError(
+                f"{name}: Input dimension should be at least {len(output_size) + 1}, got input "
+                f"of size {list(x.shape)}"
+            )
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got input of "
                            f"size {list(x.shape)}")  # fmt: skip
     batched = x.ndim == nd + 2
@@ -528,7 +534,9 @@ def _adaptive_sizes(
         else tuple(output_size)
     )
     if len(sizes) != nd:
-        raise ValueError(f"{name}: output_size must have {nd} elements, got {output_size!r}")
+        raise RuntimeError(
+            f"{name}() argument 'output_size' should contain {nd} int(s) (got {len(sizes)})"
+        )
     out = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes))
     if any(s <= 0 for s in out) or any(s == 0 for s in x.shape[2:]):
         raise RuntimeError(f"{name}: output size {list(out)} and input size {list(x.shape)} must "
