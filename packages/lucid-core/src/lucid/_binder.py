@@ -24,6 +24,14 @@ from lucid.ops._util import scalar_type_name
 from lucid.utils.to_args import parse_to
 
 
+def _reflected_self(name: str, self: Any) -> None:
+    """``Tensor.__radd__(2, t)`` called unbound: torch's TypeError for a non-tensor self."""
+    if not isinstance(self, Tensor):
+        raise TypeError(
+            f"descriptor '{name}' requires a 'Tensor' object but received a '{type(self).__name__}'"
+        )
+
+
 class _Methods(Tensor):
     """The methods :func:`bind` copies onto Tensor (never instantiated)."""
 
@@ -113,48 +121,56 @@ class _Methods(Tensor):
         return ops.add(self, other)
 
     def __radd__(self, other: Any) -> Tensor:
+        _reflected_self("__radd__", self)
         return ops.add(other, self)
 
     def __sub__(self, other: Any) -> Tensor:
         return ops.sub(self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
+        _reflected_self("__rsub__", self)
         return ops.sub(other, self)
 
     def __mul__(self, other: Any) -> Tensor:
         return ops.mul(self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
+        _reflected_self("__rmul__", self)
         return ops.mul(other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
         return ops.div(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
+        _reflected_self("__rtruediv__", self)
         return ops.div(other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
         return ops.floor_divide(self, other)
 
     def __rfloordiv__(self, other: Any) -> Tensor:
+        _reflected_self("__rfloordiv__", self)
         return ops.floor_divide(other, self)
 
     def __mod__(self, other: Any) -> Tensor:
         return ops.remainder(self, other)
 
     def __rmod__(self, other: Any) -> Tensor:
+        _reflected_self("__rmod__", self)
         return ops.remainder(other, self)
 
     def __pow__(self, other: Any) -> Tensor:
         return ops.pow(self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
+        _reflected_self("__rpow__", self)
         return ops.pow(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         return ops.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
+        _reflected_self("__rmatmul__", self)
         return ops.matmul(other, self)
 
     def __neg__(self) -> Tensor:
@@ -179,12 +195,15 @@ class _Methods(Tensor):
         return ops.bitwise_xor(self, other)
 
     def __rand__(self, other: Any) -> Tensor:
+        _reflected_self("__rand__", self)
         return ops.bitwise_and(other, self)
 
     def __ror__(self, other: Any) -> Tensor:
+        _reflected_self("__ror__", self)
         return ops.bitwise_or(other, self)
 
     def __rxor__(self, other: Any) -> Tensor:
+        _reflected_self("__rxor__", self)
         return ops.bitwise_xor(other, self)
 
     def __lshift__(self, other: Any) -> Tensor:
@@ -194,9 +213,11 @@ class _Methods(Tensor):
         return ops.bitwise_right_shift(self, other)
 
     def __rlshift__(self, other: Any) -> Tensor:
+        _reflected_self("__rlshift__", self)
         return ops.bitwise_left_shift(other, self)
 
     def __rrshift__(self, other: Any) -> Tensor:
+        _reflected_self("__rrshift__", self)
         return ops.bitwise_right_shift(other, self)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
@@ -297,12 +318,18 @@ class _Methods(Tensor):
 
     def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
         """Fill the tensor with samples uniform on ``[a, b)``, in place."""
+        if a > b:
+            raise RuntimeError(
+                f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
+            )
         r = _creation.rand(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * (b - a) + a)
 
     def normal_(self, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
         """Fill the tensor with samples from ``N(mean, std**2)``, in place."""
+        if std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
         r = _creation.randn(*self.shape, dtype=self.dtype, device=self.device, generator=generator)
         with grad_mode.no_grad():
             return self.copy_(r * std + mean)

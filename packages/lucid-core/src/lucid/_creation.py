@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -193,12 +194,39 @@ def arange(
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")
+    lo, hi, st = vals
+    if not all(math.isfinite(v) for v in (lo, hi)):
+        raise RuntimeError(f"unsupported range: {lo} -> {hi}")
+    if (st > 0 and lo > hi) or (st < 0 and lo < hi):
+        raise RuntimeError(
+            f"upper bound and lower bound inconsistent with step sign: start={lo}, end={hi}, "
+            f"step={st}"
+        )
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
     dt = dtypes.to_dtype(dtype)
     arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def _check_space_args(name: str, start: Any, end: Any, steps: Any) -> None:
+    """torch's errors for linspace/logspace: an int ``steps`` >= 0, 0-d tensor bounds."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer, Tensor)):
+        kinds = ", ".join(type(v).__name__ for v in (start, end, steps))
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({kinds}), but "
+            f"expected (Number start, Number end, int steps, ...)"
+        )
+    for v in (start, end):
+        if isinstance(v, Tensor) and v.ndim != 0:
+            raise RuntimeError(
+                f"{name} only supports 0-dimensional start and end tensors, but got start "
+                f"with {getattr(start, 'ndim', 0)} dimension(s) and end with "
+                f"{getattr(end, 'ndim', 0)} dimension(s)."
+            )
+    if int(steps) < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
 
 
 def linspace(
@@ -212,8 +240,7 @@ def linspace(
     """A 1-D tensor of ``steps`` values evenly spaced from ``start`` to ``end`` inclusive, as
     ``torch.linspace``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
-    if int(steps) < 0:
-        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    _check_space_args("linspace", start, end, steps)
     arr = np.linspace(float(start), float(end), int(steps))
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -224,6 +251,8 @@ def logspace(
     """A 1-D tensor of ``steps`` values evenly spaced on a log scale from ``base**start`` to
     ``base**end``."""
     dt = dtypes.get_default_dtype() if dtype is None else dtype
+    _check_space_args("logspace", start, end, steps)
+    start, end = (float(v) for v in (start, end))
     return tensor(np.logspace(start, end, int(steps), base=base), dtype=dt, device=device)
 
 

@@ -62,6 +62,17 @@ from lucid.ops.blas import cross as _cross
 
 def cross(input: _Tensor, other: _Tensor, *, dim: int = -1) -> _Tensor:  # noqa: A002
     """The cross product of 3-vectors along ``dim`` (default the last one)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions., got "
+            f"{input.ndim} and {other.ndim}"
+        )
+    if input.ndim and -input.ndim <= dim < input.ndim:
+        n_in, n_other = input.shape[dim], other.shape[dim]
+        if n_in != 3 or n_other != 3:
+            raise RuntimeError(
+                f"linalg.cross: inputs dimension {dim} must have length 3. Got {n_in} and {n_other}"
+            )
     return _cross(input, other, dim=dim)
 
 

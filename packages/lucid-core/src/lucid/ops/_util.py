@@ -73,6 +73,21 @@ def _with_scalar(t: Tensor, s: Any) -> Tensor:
     return t if res is d else cast(t, res)
 
 
+def require_tensor(name: str, value: Any, arg: str = "input", position: int = 1) -> None:
+    """torch's TypeError for a Python number (or other non-tensor) where it takes a Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            f"{name}(): argument '{arg}' (position {position}) must be Tensor, "
+            f"not {type(value).__name__}"
+        )
+
+
+def require_tensors(name: str, input: Any, other: Any, arg: str = "other") -> None:  # noqa: A002
+    """Both operands of a Tensor-only binary op (``maximum``, ``atan2``, ...) are tensors."""
+    require_tensor(name, input)
+    require_tensor(name, other, arg, 2)
+
+
 def to_float(x: Any) -> Any:
     """Integer and bool tensors become the default float (for float-only functions)."""
     if isinstance(x, Tensor) and x.dtype.category < dtypes.FLOAT:

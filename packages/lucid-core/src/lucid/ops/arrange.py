@@ -174,6 +174,8 @@ def atleast_3d(*tensors: Any) -> Any:
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """Stack along dim 2 after :func:`atleast_3d`."""
+    if not len(tensors):
+        raise RuntimeError("dstack expects a non-empty TensorList")
     return cat([_at_least_3d(t) for t in tensors], 2)
 
 

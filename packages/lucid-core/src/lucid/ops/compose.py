@@ -14,7 +14,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, promote, to_float
+from lucid.ops._util import normalize_dim, promote, require_tensors, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.indexing import IndexPut, _convert_index
 from lucid.ops.join import cat
@@ -162,6 +162,10 @@ def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
 def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:  # noqa: A002
     """Each slice along ``dim`` scaled down to p-norm ``maxnorm`` where its norm exceeds it (as
     torch, by ``maxnorm / (norm + 1e-7)``)."""
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
     if maxnorm < 0:
@@ -176,6 +180,7 @@ def renorm(input: Tensor, p: Any, dim: int, maxnorm: Any) -> Tensor:  # noqa: A0
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:  # noqa: A002
     """The step function: 0 below 0, 1 above, ``values`` at 0 (broadcast)."""
+    require_tensors("heaviside", input, values, "values")
     if isinstance(values, Tensor) and values.dtype is not input.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     a, v = promote(input, values)
@@ -186,6 +191,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:  # noqa: A002
 
 
 def _int_pair(name: str, a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
+    require_tensors(name, a, b)
     x, y = promote(a, b)
     if not isinstance(y, Tensor):
         y = from_data(y, dtype=x.dtype, device=a.device)  # type: ignore[union-attr,unused-ignore]
@@ -219,6 +225,7 @@ def lcm(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def ldexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``input * 2**other`` (a float result)."""
+    require_tensors("ldexp", input, other)
     x = to_float(input)
     e = to_float(other) if isinstance(other, Tensor) else float(other)
     out: Tensor = x * (2.0**e if not isinstance(e, Tensor) else e.exp2())

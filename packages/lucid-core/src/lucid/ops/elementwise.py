@@ -12,7 +12,14 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import Scalar, as_tensor_like, promote, to_float
+from lucid.ops._util import (
+    Scalar,
+    as_tensor_like,
+    promote,
+    require_tensor,
+    require_tensors,
+    to_float,
+)
 from lucid.ops._util import cast as cast  # this module's op (its Function is in _util)
 
 _BOOL = "boolean result"
@@ -370,6 +377,7 @@ subtract = sub
 
 def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``b - alpha * a``."""
+    require_tensor("rsub", a)
     return sub(b, a, alpha=alpha)
 
 
@@ -422,6 +430,7 @@ def remainder(a: Any, b: Any) -> Tensor:
 
 def fmod(a: Any, b: Any) -> Tensor:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
+    require_tensor("fmod", a)
     a, b = promote(a, b)
     return Remainder.apply(a, b, "fmod")
 
@@ -457,23 +466,27 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
 
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum; tied elements share the gradient equally."""
+    require_tensors("maximum", a, b)
     a, b = promote(a, b)
     return Maximum.apply(a, b)
 
 
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum; tied elements share the gradient equally."""
+    require_tensors("minimum", a, b)
     a, b = promote(a, b)
     return Minimum.apply(a, b)
 
 
 def fmax(a: Any, b: Any) -> Tensor:
     """Elementwise maximum (NaN handling as :func:`maximum`)."""
+    require_tensors("fmax", a, b)
     return maximum(a, b)
 
 
 def fmin(a: Any, b: Any) -> Tensor:
     """Elementwise minimum (NaN handling as :func:`minimum`)."""
+    require_tensors("fmin", a, b)
     return minimum(a, b)
 
 
@@ -494,6 +507,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
 
 def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``sqrt(input**2 + other**2)`` elementwise."""
+    require_tensors("hypot", input, other)
     a, b = promote(input, other)
     a, b = to_float(a), to_float(b)
     out: Tensor = (a * a + b * b).sqrt()
@@ -502,6 +516,7 @@ def hypot(input: Tensor, other: Any) -> Tensor:  # noqa: A002
 
 def copysign(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """``|input|`` with the sign of ``other`` (its sign bit, so -0.0 counts as negative)."""
+    require_tensor("copysign", input)
     a, b = _float_pair(input, other)
     return Copysign.apply(a, b)
 
@@ -522,6 +537,7 @@ def logaddexp(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     >>> lucid.logaddexp(lucid.tensor([0.0, 1.0]), lucid.tensor([0.0, -1.0]))
     tensor([0.6931, 1.1269])
     """
+    require_tensors("logaddexp", input, other)
     a, b = _float_pair(input, other)
     return LogAddExp.apply(a, b, False)
 
@@ -568,11 +584,13 @@ clip = clamp
 
 def clamp_min(a: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``clamp(a, min, None)``."""
+    require_tensor("clamp_min", a)
     return clamp(a, min, None)
 
 
 def clamp_max(a: Tensor, max: Any) -> Tensor:  # noqa: A002
     """``clamp(a, None, max)``."""
+    require_tensor("clamp_max", a)
     return clamp(a, None, max)
 
 
@@ -598,8 +616,13 @@ def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
 
 # -- comparisons and logical ops ------------------------------------------------------------------
 def _nondiff(name: str, a: Any, b: Any) -> Tensor:
+    require_tensor(_COMPARISON_NAMES.get(name, name), a)
     a, b = promote(a, b)
     return NonDiff.apply(name, a, b)
+
+
+_COMPARISON_NAMES = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+                     "greater": "gt", "greater_equal": "ge"}  # fmt: skip
 
 
 def eq(a: Any, b: Any) -> Tensor:
@@ -651,6 +674,11 @@ def isclose(
     a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> Tensor:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool)."""
+    require_tensors("isclose", a, b)
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     a, b = promote(a, b)
     return NonDiff.apply("isclose", a, b, rtol, atol, equal_nan)
 
@@ -663,16 +691,19 @@ def _bool(x: Any, ref: Any) -> Any:
 
 def logical_and(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical and (bool result)."""
+    require_tensors("logical_and", a, b)
     return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))
 
 
 def logical_or(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical or (bool result)."""
+    require_tensors("logical_or", a, b)
     return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))
 
 
 def logical_xor(a: Tensor, b: Any) -> Tensor:
     """Elementwise logical xor (bool result)."""
+    require_tensors("logical_xor", a, b)
     return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))
 
 

@@ -461,8 +461,17 @@ def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
                 f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s)."
             )
+        if value.dtype.is_complex and not input.dtype.is_complex:
+            raise RuntimeError(
+                f"value cannot be converted to type {input.dtype} without overflow: a "
+                f"{value.dtype} value into a real tensor"
+            )
         value = value if value.dtype is input.dtype else value.to(input.dtype)
     else:
+        if isinstance(value, complex) and not input.dtype.is_complex:
+            raise RuntimeError(
+                f"value cannot be converted to type {input.dtype} without overflow: {value}"
+            )
         value = input.new_tensor(value)
     out: Tensor = where(mask, value, input)
     return out if out.shape == input.shape else out.expand(input.shape)
@@ -484,6 +493,13 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     d = normalize_dim(dim, input.ndim)
+    want = tuple(input.shape[:d]) + tuple(index.shape[:1] or (1,)) + tuple(input.shape[d + 1 :])
+    if source.ndim != 0 and (source.ndim != input.ndim or tuple(source.shape) != want):
+        raise RuntimeError(
+            f"index_add_(): source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(input.shape)} source.shape = "
+            f"{list(source.shape)}"
+        )
     src = source * alpha if alpha != 1 else source
     full = (slice(None),) * d + (index._data,)
     return input + IndexAddInto.apply(src, input.shape, full, True)

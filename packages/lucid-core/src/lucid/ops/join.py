@@ -144,11 +144,15 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    if not len(tensors):
+        raise RuntimeError("hstack expects a non-empty TensorList")
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """Concatenate along dim 0 (1-D tensors become rows)."""
+    if not len(tensors):
+        raise RuntimeError("vstack expects a non-empty TensorList")
     return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in tensors], 0)
 
 

@@ -83,11 +83,15 @@ def flip(input: Tensor, *dim_args: Any, dims: Any = None) -> Tensor:  # noqa: A0
 
 def fliplr(input: Tensor) -> Tensor:  # noqa: A002
     """Reverse dim 1."""
+    if input.ndim < 2:
+        raise RuntimeError("fliplr: Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input: Tensor) -> Tensor:  # noqa: A002
     """Reverse dim 0."""
+    if input.ndim < 1:
+        raise RuntimeError("flipud: Input must be >= 1-d.")
     return flip(input, 0)
 
 
@@ -101,6 +105,8 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     ds = tuple(dims) if isinstance(dims, (tuple, list)) else (int(dims),)
     if len(sh) != len(ds):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:{len(ds)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {ds[0]} but tensor has no dimensions")
     nd = tuple(normalize_dim(d, input.ndim) for d in ds)
     return Roll.apply(input, tuple(int(s) for s in sh), nd)
 

@@ -16,7 +16,7 @@ from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, normalize_dims, to_float
+from lucid.ops._util import normalize_dim, normalize_dims, require_tensor, to_float
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
 from lucid.ops.unary import abs as _abs
@@ -439,9 +439,10 @@ def prod(
     return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
 
 
-def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
+def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...], full: bool = False) -> None:
     if builtins.any(a.shape[d] == 0 for d in dims) or (not dims and a.numel() == 0):
-        raise IndexError(
+        # torch: RuntimeError for a reduction over all dims, IndexError for a named empty dim
+        raise (RuntimeError if full or not dims else IndexError)(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             f"Specify the reduction dim with the 'dim' argument (input shape {list(a.shape)})."
         )
@@ -450,18 +451,23 @@ def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...]) -> None:
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty(
+        "amax", input, dims, dim is None or (isinstance(dim, (tuple, list)) and not dim)
+    )
     return Extreme.apply(input, dims, keepdim, True)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty(
+        "amin", input, dims, dim is None or (isinstance(dim, (tuple, list)) and not dim)
+    )
     return Extreme.apply(input, dims, keepdim, False)
 
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
+    require_tensor(name, a)
     if isinstance(dim, Tensor):  # max(a, b): the elementwise form
         return maximum(a, dim) if largest else minimum(a, dim)
     if dim is None:

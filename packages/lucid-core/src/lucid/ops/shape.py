@@ -474,14 +474,18 @@ def ravel(input: Tensor) -> Tensor:  # noqa: A002
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:  # noqa: A002
     """Move dims ``source`` to positions ``destination`` (ints or sequences)."""
     n = input.ndim
-    src = [normalize_dim(s, n) for s in (source if isinstance(source, (tuple, list)) else [source])]
-    dst = [normalize_dim(d, n) for d in (destination if isinstance(destination, (tuple, list))
-                                         else [destination])]  # fmt: skip
-    if len(src) != len(dst):
+    given_src = list(source) if isinstance(source, (tuple, list)) else [source]
+    given_dst = list(destination) if isinstance(destination, (tuple, list)) else [destination]
+    if len(given_src) != len(given_dst):
         raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
-            f"the same number of dims as destination ({dst} dims)"
+            f"movedim: Invalid source or destination dims: source ({given_src} dims) should "
+            f"contain the same number of dims as destination ({given_dst} dims)"
         )
+    src = [normalize_dim(s, n) for s in given_src]
+    dst = [normalize_dim(d, n) for d in given_dst]
+    for which, dims, given in (("source", src, given_src), ("destination", dst, given_dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{which}` ({given})")
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -493,13 +497,25 @@ moveaxis = movedim
 
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002
     """The slice ``start:start+length`` along ``dim`` (a view in torch; a slice here)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if isinstance(start, Tensor) and (start.ndim != 0 or start.dtype.category != dtypes.INT):
+        raise RuntimeError(
+            f"start must be an 0-dim integral Tensor., got a {start.ndim}-dim {start.dtype} one"
+        )
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d]
     st = int(start)
+    if not -n <= st <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {st})"
+        )
     if st < 0:
         st += n
-    if not (0 <= st <= n and 0 <= length and st + length <= n):
-        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if st + length > n:
+        raise RuntimeError(f"start ({st}) + length ({length}) exceeds dimension size ({n}).")
     index = (slice(None),) * d + (slice(st, st + int(length)),)
     return input[index]
 

@@ -260,7 +260,7 @@ def cov(
     1-D input is one variable (a 0-d result). ``fweights``: integer frequency weights per
     observation; ``aweights``: observation weights; ``correction``: 1 for Bessel's."""
     if input.ndim > 2:
-        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {input.ndim} dimensions")  # fmt: skip
     x = to_float(input)
     x = x.reshape(1, -1) if x.ndim < 2 else x
@@ -273,6 +273,8 @@ def cov(
         if fweights.dtype.category != dtypes.INT:
             raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
                                f"fweights with {fweights.dtype} dtype")  # fmt: skip
+        if fweights.numel() and bool((fweights < 0).any()):
+            raise RuntimeError("cov(): fweights cannot be negative")
         w = fweights.to(x.dtype)
     if aweights is not None:
         if aweights.ndim > 1 or aweights.shape[0:1] != (n,):
@@ -281,6 +283,8 @@ def cov(
         if not aweights.dtype.is_floating_point:
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
                                f"aweights with {aweights.dtype} dtype")  # fmt: skip
+        if aweights.numel() and bool((aweights < 0).any()):
+            raise RuntimeError("cov(): aweights cannot be negative")
         aw = aweights.to(x.dtype)
         w = aw if w is None else w * aw
     if w is None:

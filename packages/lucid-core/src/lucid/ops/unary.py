@@ -15,7 +15,7 @@ from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, to_float
+from lucid.ops._util import promote, require_tensors, to_float
 
 OPS = OpTable(
     op("exp", sample((2, 3), gg=True, ref="exp")),
@@ -352,7 +352,20 @@ def square(input: Tensor) -> Tensor:  # noqa: A002
 
 
 abs = absolute = _same_type_op(Abs, "Absolute value.")  # noqa: A001
-neg = negative = _same_type_op(Neg, "-x.")
+_neg = _same_type_op(Neg, "-x.")
+
+
+def neg(input: Tensor) -> Tensor:  # noqa: A002
+    """-x (a bool tensor is refused, as torch: use ``~`` or ``logical_not``)."""
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool_:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return _neg(input)
+
+
+negative = neg
 relu = _same_type_op(Relu, "max(x, 0); the gradient at 0 is 0.")
 floor = _same_type_op(Floor, "Largest integer <= x (zero gradient).")
 ceil = _same_type_op(Ceil, "Smallest integer >= x (zero gradient).")
@@ -394,6 +407,7 @@ def nan_to_num(
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """Angle of the point (other, input), elementwise."""
+    require_tensors("atan2", input, other)
     y, x = promote(input, other)
     return Atan2.apply(to_float(y), to_float(x))
 

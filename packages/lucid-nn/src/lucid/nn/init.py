@@ -7,7 +7,9 @@ Every function fills its tensor in place under ``no_grad`` and returns it. Sampl
 from __future__ import annotations
 
 import math
-from typing import Any
+import warnings
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -18,20 +20,35 @@ from lucid.autograd import no_grad
 
 __all__ = [
     "calculate_gain",
+    "constant",
     "constant_",
+    "dirac",
     "dirac_",
+    "eye",
     "eye_",
+    "kaiming_normal",
     "kaiming_normal_",
+    "kaiming_uniform",
     "kaiming_uniform_",
+    "normal",
     "normal_",
     "ones_",
+    "orthogonal",
     "orthogonal_",
+    "sparse",
+    "sparse_",
     "trunc_normal_",
+    "uniform",
     "uniform_",
+    "xavier_normal",
     "xavier_normal_",
+    "xavier_uniform",
     "xavier_uniform_",
     "zeros_",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def _rng(generator: Any) -> np.random.Generator:
@@ -215,3 +232,51 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     if rows < cols:
         q = q.T
     return _fill(tensor, gain * q)
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any = None) -> Tensor:
+    """Fill a 2-D tensor as a sparse matrix: N(0, std^2) values, ``ceil(sparsity * rows)``
+    zeros at random rows of each column (Martens, 2010)."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _rng(generator)
+    w = rng.normal(0.0, std, (rows, cols))
+    for col in range(cols):
+        w[rng.permutation(rows)[:num_zeros], col] = 0.0
+    return _fill(tensor, w)
+
+
+def _make_deprecate(meth: Callable[_P, _R]) -> Callable[_P, _R]:
+    """The old non-underscore name of ``meth``: warns ``FutureWarning`` as torch, then calls it."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = (
+        f"{old_name}(...): deprecated in favor of :func:`lucid.nn.init.{new_name}`."
+    )
+    deprecated_init.__name__ = old_name
+    deprecated_init.__qualname__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)

@@ -329,6 +329,11 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd if x > lambd, x + lambd if x < -lambd, else 0``."""
     _refuse_integers("softshrink_check", input)
+    if not lambd >= 0:
+        raise RuntimeError(
+            f"lambda must be in range [0, {lucid.finfo(input.dtype).max:.6g}] for input dtype "
+            f"{input.dtype}, but found {lambd}."
+        )
     up = (input > lambd).to(input.dtype)
     down = (input < -lambd).to(input.dtype)
     return (input - lambd) * up + (input + lambd) * down
@@ -377,6 +382,10 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has 1 or C (= input.shape[1]) entries."""
     input, weight = lower_precision_inputs(input, weight)
     check_float("prelu", input)
+    if weight.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"
+        )
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else input.shape[0] if input.ndim else 1

@@ -192,7 +192,7 @@ def _padding_pairs(
             raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                              "{'valid', 'same'}")  # fmt: skip
         if any(s != 1 for s in stride):
-            raise ValueError("padding='same' is not supported for strided convolutions")
+            raise RuntimeError("padding='same' is not supported for strided convolutions")
         totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
         return tuple((t // 2, t - t // 2) for t in totals)
     pads = int_tuple(padding, n, "padding")

@@ -80,6 +80,11 @@ def rrelu(
     """Randomised leaky ReLU (Xu et al., 2015): in training each non-positive element is scaled
     by a slope drawn from ``U(lower, upper)`` (``lucid.rand``); in eval by their mean."""
     check_float("rrelu", input)
+    if lower > upper:
+        raise RuntimeError(
+            f"Lower bound should be less than or equal to the upper bound, got lower={lower} "
+            f"and upper={upper}"
+        )
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slope = lucid.rand(*input.shape, dtype=input.dtype, device=input.device)

@@ -123,6 +123,10 @@ def huber_loss(
 ) -> Tensor:  # fmt: skip
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
     check_reduction(reduction)
+    if not delta > 0:
+        raise RuntimeError(
+            f"huber_loss does not support non-positive values for delta. Got delta={delta}"
+        )
     _pointwise("huber_loss", input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -507,6 +511,8 @@ def triplet_margin_loss(
 ) -> Tensor:  # fmt: skip
     """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the pairwise p-distance."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(
             f"triplet_margin_loss: anchor {tuple(anchor.shape)}, positive "

@@ -359,6 +359,11 @@ def rms_norm(
         raise NotImplementedError(f'"rms_norm" not implemented for {input.dtype}')
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     nd = len(shape)
+    if nd == 0:
+        raise RuntimeError(
+            f"Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            f"one element, but got normalized_shape = {list(shape)}"
+        )
     if nd > input.ndim or input.shape[input.ndim - nd :] != shape:
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "

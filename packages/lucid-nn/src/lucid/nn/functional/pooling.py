@@ -280,7 +280,18 @@ def _max_pool(
     ceil_mode: bool, return_indices: bool
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
+    given = list(x.shape) if isinstance(x, Tensor) else None
     x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
+    if 0 in x.shape[1:]:  # only the batch dim may be empty
+        if nd == 3:
+            raise RuntimeError(
+                f"max_pool3d: Expected input's non-batch dimensions to have positive length, "
+                f"but input has a shape of {given}"
+            )
+        raise RuntimeError(
+            f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
+            f"batch size for input, but got: {given}"
+        )
     if x.dtype == lucid.bool or x.dtype.is_complex or (nd == 1 and not x.dtype.is_floating_point):
         kernel = "max_pool1d_impl" if nd == 1 else name  # torch's kernel names
         raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
@@ -506,6 +517,12 @@ def _adaptive_sizes(
     name: str, x: Tensor, nd: int, output_size: Any
 ) -> tuple[Tensor, bool, tuple[int, ...]]:
     if x.ndim not in (nd + 1, nd + 2):
+        if nd > 1 and isinstance(output_size, (tuple, list)) and x.ndim <= len(output_size):
+            # torch's Python-level check of a sequence output_size (_list_with_default)
+            raise ValueError(
+                f"{name}: Input dimension should be at least {len(output_size) + 1}, got input "
+                f"of size {list(x.shape)}"
+            )
         raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got input of "
                            f"size {list(x.shape)}")  # fmt: skip
     batched = x.ndim == nd + 2
@@ -517,7 +534,9 @@ def _adaptive_sizes(
         else tuple(output_size)
     )
     if len(sizes) != nd:
-        raise ValueError(f"{name}: output_size must have {nd} elements, got {output_size!r}")
+        raise RuntimeError(
+            f"{name}() argument 'output_size' should contain {nd} int(s) (got {len(sizes)})"
+        )
     out = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes))
     if any(s <= 0 for s in out) or any(s == 0 for s in x.shape[2:]):
         raise RuntimeError(f"{name}: output size {list(out)} and input size {list(x.shape)} must "

@@ -45,6 +45,8 @@ def embedding(
     Rows at ``padding_idx`` get no gradient. With ``max_norm`` the picked rows whose norm
     exceeds it are renormalised in place first, as in PyTorch.
     """
+    if weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got a {weight.ndim}-D weight")
     v = weight.shape[0]
     _check_indices("embedding", input, v)
     if padding_idx is not None and padding_idx < 0:
