@@ -142,6 +142,9 @@ PAGES: tuple[Page, ...] = (
          "`lucid.utils.data` is the same module under PyTorch's name.",
          modules=("lucid.data", "lucid.data.datasets", "lucid.data.transforms",
                   "lucid.data.utils")),
+    Page("data-ops", "lucid.data.ops", "lucid-data", "torchvision.ops",
+         "Detection operators: box IoUs and conversions, NMS, RoI Align/Pool, focal and "
+         "GIoU losses.", modules=("lucid.data.ops",)),
     Page("models", "lucid.models", "lucid-models", "torchvision.models", "",
          modules=("lucid.models",)),
     Page("mlx", "MLX backend", "lucid-backend-mlx", "torch.backends.mps",
