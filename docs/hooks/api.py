@@ -147,6 +147,9 @@ PAGES: tuple[Page, ...] = (
          "GIoU losses.", modules=("lucid.data.ops",)),
     Page("models", "lucid.models", "lucid-models", "torchvision.models", "",
          modules=("lucid.models",)),
+    Page("models-ops", "lucid.models.ops", "lucid-models", "torchvision.ops (layers)",
+         "`FeaturePyramidNetwork`, `MultiScaleRoIAlign`, `RoIAlign`, `RoIPool` and the zoo's "
+         "blocks; also reached as `lucid.data.ops.<name>`.", modules=("lucid.models.ops",)),
     Page("mlx", "MLX backend", "lucid-backend-mlx", "torch.backends.mps",
          "The backend plugin for device `\"mlx\"` (alias `\"gpu\"`).",
          modules=("lucid.backends.mlx",)),

@@ -7,6 +7,11 @@ Box geometry (``box_area``, ``box_iou``, ``generalized_box_iou``, ``distance_box
 torchvision 0.28's signatures and semantics. Everything is built from lucid-core tensor ops,
 so gradients flow through all of them (``nms`` and the index-valued ops return indices).
 
+torchvision's ``ops`` layers (``FeaturePyramidNetwork``, ``MultiScaleRoIAlign``, ``RoIAlign``,
+``RoIPool``, ``Conv2dNormActivation``, ``SqueezeExcitation``, ``StochasticDepth``, ``MLP``...)
+need lucid-nn, which lucid-data does not depend on: they live in ``lucid.models.ops``
+(lucid-models) and are looked up there, on first use, under this module's names.
+
 Example:
     >>> import lucid
     >>> from lucid.data import ops
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +50,37 @@ __all__ = [
 ]
 
 _BOX_FMTS = ("xyxy", "xywh", "cxcywh")
+
+# torchvision.ops' layers, in lucid.models.ops (they need lucid-nn).
+_LAYERS = (
+    "Conv2dNormActivation",
+    "ExtraFPNBlock",
+    "FeaturePyramidNetwork",
+    "LastLevelMaxPool",
+    "LastLevelP6P7",
+    "MLP",
+    "MultiScaleRoIAlign",
+    "Permute",
+    "RoIAlign",
+    "RoIPool",
+    "SqueezeExcitation",
+    "StochasticDepth",
+    "stochastic_depth",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """torchvision.ops' layers: ``lucid.models.ops.<name>`` (lucid-models imported on use)."""
+    if name not in _LAYERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        models = getattr(lucid, "models")  # noqa: B009 - lucid's lazy sibling, imported on use
+    except AttributeError as e:
+        raise AttributeError(
+            f"lucid.data.ops.{name} is lucid.models.ops.{name} (it needs lucid-nn), and "
+            f"lucid.models is not available: {e}"
+        ) from None
+    return getattr(models.ops, name)
 
 
 def _upcast(t: Tensor) -> Tensor:
