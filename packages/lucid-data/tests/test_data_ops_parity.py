@@ -23,12 +23,18 @@ from lucid.data import ops
 pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
-_SRC = os.environ.get("LUCID_TORCHVISION_SRC", "")
+# LUCID_TORCHVISION_SRC, else the copy lucid-models' tests unpack (their conftest.py).
+_CACHE = os.path.join(
+    os.environ.get("XDG_CACHE_HOME", os.path.join(os.path.expanduser("~"), ".cache")),
+    "lucid-models-tests",
+    "torchvision-0.28.0",
+)
+_SRC = os.environ.get("LUCID_TORCHVISION_SRC", _CACHE)
 
 
 def _tv() -> Any:
     if not _SRC or not os.path.isdir(os.path.join(_SRC, "torchvision")):
-        pytest.skip("LUCID_TORCHVISION_SRC does not name an unpacked torchvision wheel")
+        pytest.skip(f"no unpacked torchvision 0.28 at {_SRC!r}: set LUCID_TORCHVISION_SRC")
     if _SRC not in sys.path:
         sys.path.insert(0, _SRC)
     sys.modules.setdefault(
