@@ -142,8 +142,14 @@ PAGES: tuple[Page, ...] = (
          "`lucid.utils.data` is the same module under PyTorch's name.",
          modules=("lucid.data", "lucid.data.datasets", "lucid.data.transforms",
                   "lucid.data.utils")),
+    Page("data-ops", "lucid.data.ops", "lucid-data", "torchvision.ops",
+         "Detection operators: box IoUs and conversions, NMS, RoI Align/Pool, focal and "
+         "GIoU losses.", modules=("lucid.data.ops",)),
     Page("models", "lucid.models", "lucid-models", "torchvision.models", "",
          modules=("lucid.models",)),
+    Page("models-ops", "lucid.models.ops", "lucid-models", "torchvision.ops (layers)",
+         "`FeaturePyramidNetwork`, `MultiScaleRoIAlign`, `RoIAlign`, `RoIPool` and the zoo's "
+         "blocks; also reached as `lucid.data.ops.<name>`.", modules=("lucid.models.ops",)),
     Page("mlx", "MLX backend", "lucid-backend-mlx", "torch.backends.mps",
          "The backend plugin for device `\"mlx\"` (alias `\"gpu\"`).",
          modules=("lucid.backends.mlx",)),

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from . import models
+from . import models, ops
 from ._batch import StackedSamples
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
@@ -58,5 +58,6 @@ __all__ = [
     "default_convert",
     "get_worker_info",
     "models",
+    "ops",
     "random_split",
 ]

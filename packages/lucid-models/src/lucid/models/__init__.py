@@ -14,6 +14,7 @@ its state dicts load unchanged.
 
 from __future__ import annotations
 
+from lucid.models import ops as ops  # torchvision.ops' layers (lucid.data.ops reaches them)
 from lucid.models._registry import (
     ModelInfo,
     create_model,
