@@ -10,6 +10,7 @@ agree.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import subprocess
 import sys
@@ -222,6 +223,14 @@ def _torchvision_stand_in(torch: types.ModuleType) -> types.ModuleType:
     return vision
 
 
+def _torchvision_installed() -> bool:
+    try:
+        importlib.metadata.distribution("torchvision")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
 def test_program_matches_torch_from_the_same_weights(
@@ -231,7 +240,9 @@ def test_program_matches_torch_from_the_same_weights(
     torch: types.ModuleType,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    if importlib.util.find_spec("torchvision") is None:
+    # torchvision installed (not only its model sources on sys.path, as lucid-models' parity
+    # tests put them there without its compiled ops) runs as it is; else the stand-in
+    if not _torchvision_installed():
         vision = _torchvision_stand_in(torch)
         for sub in ("", ".datasets", ".transforms", ".utils"):
             monkeypatch.setitem(sys.modules, f"torchvision{sub}", getattr(vision, sub[1:], vision))
