@@ -56,6 +56,14 @@ from lucid.models.googlenet import (
     GoogLeNetOutputs,
     googlenet,
 )
+from lucid.models.gpt2 import (
+    GPT2LMHeadModel,
+    GPT2Model,
+    gpt2,
+    gpt2_large,
+    gpt2_medium,
+    gpt2_xl,
+)
 from lucid.models.inception import (
     Inception3,
     InceptionOutputs,
@@ -205,6 +213,12 @@ __all__ = [
     "efficientnet_v2_s",
     "get_model_factory",
     "googlenet",
+    "gpt2",
+    "gpt2_large",
+    "gpt2_medium",
+    "gpt2_xl",
+    "GPT2LMHeadModel",
+    "GPT2Model",
     "inception_v3",
     "lenet1",
     "lenet4",

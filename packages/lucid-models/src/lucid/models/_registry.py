@@ -10,9 +10,8 @@ generated from them.
 
 from __future__ import annotations
 
-import functools
-
 import fnmatch
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
