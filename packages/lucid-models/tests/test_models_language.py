@@ -5,6 +5,7 @@ environment."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 import lucid
 import lucid.models as models
 from lucid import nn
+from lucid.models.bert import BertForMaskedLM, BertForSequenceClassification
 from lucid.models.gpt2 import GPT2LMHeadModel
 
 # name -> (task, HF config class name, HF model class name, HF config kwargs)
@@ -25,9 +27,21 @@ HF: dict[str, tuple[str, str, str, dict[str, Any]]] = {
     "gpt2_xl": ("text-generation", "GPT2Config", "GPT2LMHeadModel",
                 {"n_embd": 1600, "n_layer": 48, "n_head": 25}),
 }  # fmt: skip
+_BERT_LARGE = {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+               "intermediate_size": 4096}  # fmt: skip
+HF.update({
+    "bert_base": ("fill-mask", "BertConfig", "BertForMaskedLM", {}),
+    "bert_large": ("fill-mask", "BertConfig", "BertForMaskedLM", _BERT_LARGE),
+    "bert_base_classifier": ("text-classification", "BertConfig",
+                             "BertForSequenceClassification", {}),
+    "bert_large_classifier": ("text-classification", "BertConfig",
+                              "BertForSequenceClassification", _BERT_LARGE),
+})  # fmt: skip
 NAMES = sorted(HF)
 HUGE = 250_000_000  # over it: 1.4-6 GB of float32 weights to build, marked slow
 
+BERT_TINY = {"vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "intermediate_size": 64, "max_position_embeddings": 16}  # fmt: skip
 GPT2_TINY = {"vocab_size": 50, "n_positions": 16, "n_embd": 32, "n_layer": 2, "n_head": 4}
 
 
@@ -40,9 +54,10 @@ def test_metadata() -> None:
     for name in NAMES:
         info = models.model_info(name)
         assert info.task == HF[name][0] and info.reference == "transformers", name
-        assert info.paper and "2019" in info.paper, name
+        assert info.paper and re.search(r"(19|20)\d\d", info.paper), name
         assert f"{info.num_params:,}" in (models.get_model_factory(name).__doc__ or ""), name
-    assert models.list_models("gpt2*", task="text-generation") == NAMES
+    for task in {t for t, *_ in HF.values()}:
+        assert models.list_models(task=task) == sorted(n for n in HF if HF[n][0] == task)
 
 
 @pytest.mark.parametrize(
@@ -83,6 +98,34 @@ def _torch_and_transformers() -> tuple[Any, Any]:
     return torch, pytest.importorskip("transformers", reason=reason)
 
 
+@pytest.mark.parametrize("cls", [BertForMaskedLM, BertForSequenceClassification])
+def test_bert_forward_backward_and_padding_mask(cls: type[nn.Module]) -> None:
+    lucid.manual_seed(0)
+    model = cls(**BERT_TINY)
+    ids = lucid.randint(0, 50, (2, 8))
+    types = lucid.tensor([[0] * 4 + [1] * 4] * 2)
+    mask = lucid.tensor([[1] * 8, [1] * 6 + [0] * 2])
+    model.train()
+    out = model(ids, mask, types)
+    assert out.shape == ((2, 8, 50) if cls is BertForMaskedLM else (2, 2))
+    out.square().mean().backward()
+    assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
+               for p in model.parameters())  # fmt: skip
+    model.eval()
+    with lucid.no_grad():
+        padded = model(ids, mask, types)[1]
+        other = ids.clone()
+        other[1, 6:] = (other[1, 6:] + 1) % 50  # a change under the padding changes nothing
+        again = model(other, mask, types)[1]
+    np.testing.assert_allclose(padded[:6].numpy() if cls is BertForMaskedLM else padded.numpy(),
+                               again[:6].numpy() if cls is BertForMaskedLM else again.numpy(),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    if cls is BertForMaskedLM:
+        head = model.cls.predictions  # type: ignore[union-attr]
+        assert head.decoder.weight is model.bert.embeddings.word_embeddings.weight  # type: ignore[union-attr]
+        assert head.decoder.bias is head.bias
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("name", NAMES)
 def test_parameter_count_matches_transformers(name: str) -> None:
@@ -113,4 +156,25 @@ def test_gpt2_logits_match_transformers() -> None:
         expected = ref(torch.tensor(ids)).logits.numpy()
     with lucid.no_grad():
         got = model(lucid.tensor(ids)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)  # float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("cls", ["BertForMaskedLM", "BertForSequenceClassification"])
+def test_bert_logits_match_transformers(cls: str) -> None:
+    torch, transformers = _torch_and_transformers()
+    torch.manual_seed(0)
+    config = transformers.BertConfig(**BERT_TINY)
+    ref = getattr(transformers, cls)(config).eval()
+    model = getattr(models, cls)(**BERT_TINY).eval()
+    _load_hf(model, ref)  # the same keys
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 50, (2, 12))
+    types = np.array([[0] * 6 + [1] * 6] * 2)
+    mask = np.array([[1] * 12, [1] * 9 + [0] * 3])
+    with torch.no_grad():
+        expected = ref(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask),
+                       token_type_ids=torch.tensor(types)).logits.numpy()  # fmt: skip
+    with lucid.no_grad():
+        got = model(lucid.tensor(ids), lucid.tensor(mask), lucid.tensor(types)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)  # float32

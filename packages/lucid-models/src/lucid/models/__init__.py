@@ -23,6 +23,15 @@ from lucid.models._registry import (
     register_model,
 )
 from lucid.models.alexnet import AlexNet, alexnet
+from lucid.models.bert import (
+    BertForMaskedLM,
+    BertForSequenceClassification,
+    BertModel,
+    bert_base,
+    bert_base_classifier,
+    bert_large,
+    bert_large_classifier,
+)
 from lucid.models.convnext import (
     ConvNeXt,
     convnext_base,
@@ -191,6 +200,13 @@ from lucid.models.zfnet import ZFNet, zfnet
 
 __all__ = [
     "alexnet",
+    "bert_base",
+    "bert_base_classifier",
+    "bert_large",
+    "bert_large_classifier",
+    "BertForMaskedLM",
+    "BertForSequenceClassification",
+    "BertModel",
     "convnext_base",
     "convnext_large",
     "convnext_small",
