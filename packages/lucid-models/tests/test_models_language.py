@@ -16,6 +16,7 @@ import lucid.models as models
 from lucid import nn
 from lucid.models.bert import BertForMaskedLM, BertForSequenceClassification
 from lucid.models.gpt2 import GPT2LMHeadModel
+from lucid.models.transformer import TransformerSeq2Seq, sinusoidal_position_encoding
 
 # name -> (task, HF config class name, HF model class name, HF config kwargs)
 HF: dict[str, tuple[str, str, str, dict[str, Any]]] = {
@@ -37,7 +38,15 @@ HF.update({
     "bert_large_classifier": ("text-classification", "BertConfig",
                               "BertForSequenceClassification", _BERT_LARGE),
 })  # fmt: skip
-NAMES = sorted(HF)
+# Checked against torch.nn.Transformer (+ the shared 37,000 x d_model embedding): name ->
+# (task, torch.nn.Transformer kwargs, the paper's Table 3 count in millions)
+TORCH: dict[str, tuple[str, dict[str, Any], float]] = {
+    "transformer_base": ("translation", {"d_model": 512, "nhead": 8, "dim_feedforward": 2048}, 65),
+    "transformer_big": ("translation", {"d_model": 1024, "nhead": 16, "dim_feedforward": 4096},
+                        213),
+}  # fmt: skip
+NAMES = sorted([*HF, *TORCH])
+TASKS = {**{n: v[0] for n, v in HF.items()}, **{n: v[0] for n, v in TORCH.items()}}
 HUGE = 250_000_000  # over it: 1.4-6 GB of float32 weights to build, marked slow
 
 BERT_TINY = {"vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -53,11 +62,19 @@ def _skip_init(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_metadata() -> None:
     for name in NAMES:
         info = models.model_info(name)
-        assert info.task == HF[name][0] and info.reference == "transformers", name
+        assert info.task == TASKS[name], name
+        assert info.reference == ("transformers" if name in HF else "torch"), name
         assert info.paper and re.search(r"(19|20)\d\d", info.paper), name
         assert f"{info.num_params:,}" in (models.get_model_factory(name).__doc__ or ""), name
-    for task in {t for t, *_ in HF.values()}:
-        assert models.list_models(task=task) == sorted(n for n in HF if HF[n][0] == task)
+    for task in set(TASKS.values()):
+        assert models.list_models(task=task) == sorted(n for n in TASKS if TASKS[n] == task)
+
+
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_transformer_count_is_near_the_paper(name: str) -> None:
+    # Table 3 gives 65M and 213M (rounded, from the authors' tensor2tensor models)
+    count = models.model_info(name).num_params or 0
+    assert abs(count / 1e6 - TORCH[name][2]) / TORCH[name][2] < 0.03
 
 
 @pytest.mark.parametrize(
@@ -126,8 +143,70 @@ def test_bert_forward_backward_and_padding_mask(cls: type[nn.Module]) -> None:
         assert head.decoder.bias is head.bias
 
 
+def test_transformer_forward_backward() -> None:
+    lucid.manual_seed(0)
+    model = TransformerSeq2Seq(vocab_size=50, d_model=32, nhead=4, num_encoder_layers=1,
+                               num_decoder_layers=1, dim_feedforward=64)  # fmt: skip
+    src, tgt = lucid.randint(0, 50, (2, 7)), lucid.randint(0, 50, (2, 5))
+    model.train()
+    out = model(src, tgt)
+    assert out.shape == (2, 5, 50)
+    out.square().mean().backward()
+    assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
+               for p in model.parameters())  # fmt: skip
+    model.eval()
+    with lucid.no_grad():  # causal: the first 3 target positions do not see the later ones
+        np.testing.assert_allclose(model(src, tgt)[:, :3].numpy(), model(src, tgt[:, :3]).numpy(),
+                                   rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
 @pytest.mark.parity
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_transformer_count_matches_torch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    kwargs = TORCH[name][1]
+    with torch.device("meta"):
+        ref = torch.nn.Transformer(**kwargs, batch_first=True)
+    expected = sum(p.numel() for p in ref.parameters()) + 37000 * kwargs["d_model"]
+    assert models.model_info(name).num_params == expected
+
+
+@pytest.mark.parity
+def test_transformer_logits_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    d, vocab = 32, 50
+    ref = torch.nn.ModuleDict({
+        "embedding": torch.nn.Embedding(vocab, d),
+        "transformer": torch.nn.Transformer(d, 4, 2, 2, 64, dropout=0.0, batch_first=True),
+    }).eval()  # fmt: skip
+    model = TransformerSeq2Seq(vocab_size=vocab, d_model=d, nhead=4, num_encoder_layers=2,
+                               num_decoder_layers=2, dim_feedforward=64).eval()  # fmt: skip
+    state = {k: lucid.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()}
+    state["generator.weight"] = state["embedding.weight"]
+    model.load_state_dict(state)
+    rng = np.random.default_rng(0)
+    src, tgt = rng.integers(0, vocab, (2, 9)), rng.integers(0, vocab, (2, 6))
+    pad = np.zeros((2, 9), dtype=bool)
+    pad[1, 7:] = True
+
+    def embed(ids: Any) -> Any:
+        pe = torch.tensor(sinusoidal_position_encoding(ids.shape[1], d).numpy())
+        return ref["embedding"](torch.tensor(ids)) * d**0.5 + pe
+
+    with torch.no_grad():
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(6)
+        y = ref["transformer"](
+            embed(src), embed(tgt), tgt_mask=mask, tgt_is_causal=True,
+            src_key_padding_mask=torch.tensor(pad), memory_key_padding_mask=torch.tensor(pad),
+        )  # fmt: skip
+        expected = (y @ ref["embedding"].weight.T).numpy()
+    with lucid.no_grad():
+        got = model(lucid.tensor(src), lucid.tensor(tgt), src_key_padding_mask=lucid.tensor(pad))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-4, atol=1e-5)  # float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(HF))
 def test_parameter_count_matches_transformers(name: str) -> None:
     torch, transformers = _torch_and_transformers()
     _, config_cls, model_cls, kwargs = HF[name]

@@ -173,6 +173,11 @@ from lucid.models.swin import (
     swin_v2_s,
     swin_v2_t,
 )
+from lucid.models.transformer import (
+    TransformerSeq2Seq,
+    transformer_base,
+    transformer_big,
+)
 from lucid.models.vgg import (
     VGG,
     vgg11,
@@ -297,6 +302,9 @@ __all__ = [
     "swin_v2_b",
     "swin_v2_s",
     "swin_v2_t",
+    "transformer_base",
+    "transformer_big",
+    "TransformerSeq2Seq",
     "vgg11",
     "vgg11_bn",
     "vgg13",
