@@ -1,7 +1,7 @@
-"""The language and generative families of the zoo (GPT-2 ...): registry metadata, parameter
-counts, forward and backward on small configurations; parity against Hugging Face
-``transformers`` (counts of every variant, and logits with HF's state dict loaded) in the parity
-environment."""
+"""The language and generative families of the zoo (GPT-2, BERT, the Transformer, VAE, DCGAN):
+registry metadata, parameter counts, forward and backward on small configurations; in the parity
+environment, counts against Hugging Face ``transformers`` / ``torch.nn.Transformer`` /
+pytorch/examples' code, and outputs with the reference's state dict loaded."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import lucid
 import lucid.models as models
 from lucid import nn
 from lucid.models.bert import BertForMaskedLM, BertForSequenceClassification
+from lucid.models.generative import VAE, DCGANDiscriminator, DCGANGenerator
 from lucid.models.gpt2 import GPT2LMHeadModel
 from lucid.models.transformer import TransformerSeq2Seq, sinusoidal_position_encoding
 
@@ -45,8 +46,13 @@ TORCH: dict[str, tuple[str, dict[str, Any], float]] = {
     "transformer_big": ("translation", {"d_model": 1024, "nhead": 16, "dim_feedforward": 4096},
                         213),
 }  # fmt: skip
-NAMES = sorted([*HF, *TORCH])
-TASKS = {**{n: v[0] for n, v in HF.items()}, **{n: v[0] for n, v in TORCH.items()}}
+# pytorch/examples' vae and dcgan (their code is rebuilt in torch below, for the parity tests)
+EXAMPLES = {"vae_mnist": "image-generation", "dcgan_generator": "image-generation",
+            "dcgan_discriminator": "image-generation"}  # fmt: skip
+NAMES = sorted([*HF, *TORCH, *EXAMPLES])
+TASKS = {**{n: v[0] for n, v in HF.items()}, **{n: v[0] for n, v in TORCH.items()}, **EXAMPLES}
+REFERENCE = {**dict.fromkeys(HF, "transformers"), **dict.fromkeys(TORCH, "torch"),
+             **dict.fromkeys(EXAMPLES, "pytorch-examples")}  # fmt: skip
 HUGE = 250_000_000  # over it: 1.4-6 GB of float32 weights to build, marked slow
 
 BERT_TINY = {"vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -63,7 +69,7 @@ def test_metadata() -> None:
     for name in NAMES:
         info = models.model_info(name)
         assert info.task == TASKS[name], name
-        assert info.reference == ("transformers" if name in HF else "torch"), name
+        assert info.reference == REFERENCE[name], name
         assert info.paper and re.search(r"(19|20)\d\d", info.paper), name
         assert f"{info.num_params:,}" in (models.get_model_factory(name).__doc__ or ""), name
     for task in set(TASKS.values()):
@@ -216,6 +222,7 @@ def test_parameter_count_matches_transformers(name: str) -> None:
 
 
 def _load_hf(model: nn.Module, ref: Any) -> None:
+    """Load the torch module ``ref``'s state dict (same keys) into ``model``."""
     state = {k: lucid.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()}
     model.load_state_dict(state)
 
@@ -257,3 +264,91 @@ def test_bert_logits_match_transformers(cls: str) -> None:
     with lucid.no_grad():
         got = model(lucid.tensor(ids), lucid.tensor(mask), lucid.tensor(types)).numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)  # float32
+
+
+def test_generative_forward_backward() -> None:
+    lucid.manual_seed(0)
+    vae = VAE()
+    x = lucid.rand(4, 1, 28, 28)
+    recon, mu, logvar = vae(x)
+    assert recon.shape == (4, 784) and mu.shape == logvar.shape == (4, 20)
+    kl = -0.5 * (1 + logvar - mu.square() - logvar.exp()).sum()
+    (nn.functional.binary_cross_entropy(recon, x.reshape(-1, 784), reduction="sum") + kl).backward()
+    assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all()) for p in vae.parameters())
+    with pytest.raises(ValueError, match="784 values per sample"):
+        vae(lucid.rand(2, 100))
+    gen, disc = DCGANGenerator(ngf=8), DCGANDiscriminator(ndf=8)
+    fake = gen(lucid.randn(2, 100, 1, 1))
+    assert fake.shape == (2, 3, 64, 64) and bool((fake.abs() <= 1).all())
+    prob = disc(fake)
+    assert prob.shape == (2,)
+    nn.functional.binary_cross_entropy(prob, lucid.ones(2)).backward()
+    for model in (gen, disc):
+        assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
+                   for p in model.parameters())  # fmt: skip
+
+
+def _torch_examples(torch: Any) -> dict[str, Any]:
+    """pytorch/examples' vae/main.py VAE and dcgan/main.py Generator, Discriminator (nz 100,
+    ngf = ndf = 64, nc 3), as written there."""
+    tnn = torch.nn
+
+    class TorchVAE(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = tnn.Linear(784, 400)
+            self.fc21, self.fc22 = tnn.Linear(400, 20), tnn.Linear(400, 20)
+            self.fc3, self.fc4 = tnn.Linear(20, 400), tnn.Linear(400, 784)
+
+        def forward(self, x: Any) -> Any:  # the eval path: decode(mu)
+            h1 = torch.relu(self.fc1(x.view(-1, 784)))
+            mu = self.fc21(h1)
+            return torch.sigmoid(self.fc4(torch.relu(self.fc3(mu))))
+
+    nz, ngf, ndf, nc = 100, 64, 64, 3
+    ct, conv, bn, relu, tanh = tnn.ConvTranspose2d, tnn.Conv2d, tnn.BatchNorm2d, tnn.ReLU, tnn.Tanh
+
+    def lrelu() -> Any:
+        return tnn.LeakyReLU(0.2, inplace=True)
+
+    gen = tnn.Sequential(
+        ct(nz, ngf * 8, 4, 1, 0, bias=False), bn(ngf * 8), relu(True),
+        ct(ngf * 8, ngf * 4, 4, 2, 1, bias=False), bn(ngf * 4), relu(True),
+        ct(ngf * 4, ngf * 2, 4, 2, 1, bias=False), bn(ngf * 2), relu(True),
+        ct(ngf * 2, ngf, 4, 2, 1, bias=False), bn(ngf), relu(True),
+        ct(ngf, nc, 4, 2, 1, bias=False), tanh(),
+    )  # fmt: skip
+    disc = tnn.Sequential(
+        conv(nc, ndf, 4, 2, 1, bias=False), lrelu(),
+        conv(ndf, ndf * 2, 4, 2, 1, bias=False), bn(ndf * 2), lrelu(),
+        conv(ndf * 2, ndf * 4, 4, 2, 1, bias=False), bn(ndf * 4), lrelu(),
+        conv(ndf * 4, ndf * 8, 4, 2, 1, bias=False), bn(ndf * 8), lrelu(),
+        conv(ndf * 8, 1, 4, 1, 0, bias=False), tnn.Sigmoid(),
+    )  # fmt: skip
+    return {"vae_mnist": TorchVAE(), "dcgan_generator": tnn.ModuleDict({"main": gen}),
+            "dcgan_discriminator": tnn.ModuleDict({"main": disc})}  # fmt: skip
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_generative_matches_pytorch_examples(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    ref = _torch_examples(torch)[name]
+    assert sum(p.numel() for p in ref.parameters()) == models.model_info(name).num_params
+    for m in ref.modules():  # BatchNorm statistics that are not the defaults
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 1.5)
+    ref.eval()
+    model = models.create_model(name).eval()
+    _load_hf(model, ref)  # the same keys
+    shape = models.model_info(name).input_size or ()
+    x = np.random.default_rng(0).standard_normal((2, *shape)).astype(np.float32)
+    with torch.no_grad():
+        out = ref(torch.tensor(x)) if name == "vae_mnist" else ref["main"](torch.tensor(x))
+        expected = out.reshape(-1) if name == "dcgan_discriminator" else out
+    with lucid.no_grad():
+        got = model(lucid.tensor(x))
+        got = got[0] if name == "vae_mnist" else got
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)  # float32

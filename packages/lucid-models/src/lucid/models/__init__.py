@@ -60,6 +60,14 @@ from lucid.models.efficientnet import (
     efficientnet_v2_m,
     efficientnet_v2_s,
 )
+from lucid.models.generative import (
+    VAE,
+    DCGANDiscriminator,
+    DCGANGenerator,
+    dcgan_discriminator,
+    dcgan_generator,
+    vae_mnist,
+)
 from lucid.models.googlenet import (
     GoogLeNet,
     GoogLeNetOutputs,
@@ -217,6 +225,10 @@ __all__ = [
     "convnext_small",
     "convnext_tiny",
     "create_model",
+    "dcgan_discriminator",
+    "dcgan_generator",
+    "DCGANDiscriminator",
+    "DCGANGenerator",
     "densenet121",
     "densenet161",
     "densenet169",
@@ -305,6 +317,8 @@ __all__ = [
     "transformer_base",
     "transformer_big",
     "TransformerSeq2Seq",
+    "vae_mnist",
+    "VAE",
     "vgg11",
     "vgg11_bn",
     "vgg13",

@@ -182,5 +182,5 @@ def _takes_weights_argument(f: F, key: str) -> F:
             )
         return f(*args, **kwargs)
 
-    builder.__wrapped__ = f  # type: ignore[attr-defined]
+    builder.__wrapped__ = f
     return builder  # type: ignore[return-value]
