@@ -18,6 +18,7 @@ from lucid.models.bert import BertForMaskedLM, BertForSequenceClassification
 from lucid.models.generative import VAE, DCGANDiscriminator, DCGANGenerator
 from lucid.models.gpt2 import GPT2LMHeadModel
 from lucid.models.transformer import TransformerSeq2Seq, sinusoidal_position_encoding
+from lucid.models.unet import UNet
 
 # name -> (task, HF config class name, HF model class name, HF config kwargs)
 HF: dict[str, tuple[str, str, str, dict[str, Any]]] = {
@@ -49,10 +50,14 @@ TORCH: dict[str, tuple[str, dict[str, Any], float]] = {
 # pytorch/examples' vae and dcgan (their code is rebuilt in torch below, for the parity tests)
 EXAMPLES = {"vae_mnist": "image-generation", "dcgan_generator": "image-generation",
             "dcgan_discriminator": "image-generation"}  # fmt: skip
-NAMES = sorted([*HF, *TORCH, *EXAMPLES])
-TASKS = {**{n: v[0] for n, v in HF.items()}, **{n: v[0] for n, v in TORCH.items()}, **EXAMPLES}
+# computed by the builder from the paper's configuration
+PAPER = {"unet": "image-segmentation"}
+NAMES = sorted([*HF, *TORCH, *EXAMPLES, *PAPER])
+TASKS = {**{n: v[0] for n, v in HF.items()}, **{n: v[0] for n, v in TORCH.items()}, **EXAMPLES,
+         **PAPER}  # fmt: skip
 REFERENCE = {**dict.fromkeys(HF, "transformers"), **dict.fromkeys(TORCH, "torch"),
-             **dict.fromkeys(EXAMPLES, "pytorch-examples")}  # fmt: skip
+             **dict.fromkeys(EXAMPLES, "pytorch-examples"),
+             **dict.fromkeys(PAPER, "paper")}  # fmt: skip
 HUGE = 250_000_000  # over it: 1.4-6 GB of float32 weights to build, marked slow
 
 BERT_TINY = {"vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -286,6 +291,20 @@ def test_generative_forward_backward() -> None:
     for model in (gen, disc):
         assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
                    for p in model.parameters())  # fmt: skip
+
+
+def test_unet_sizes_as_in_the_paper_and_backward() -> None:
+    lucid.manual_seed(0)
+    with lucid.no_grad():  # Figure 1: a 572x572 tile gives a 388x388 map (narrow widths here)
+        assert UNet(base=2)(lucid.randn(1, 1, 572, 572)).shape == (1, 2, 388, 388)
+    model = UNet(base=4, num_classes=3)
+    x = lucid.randn(2, 1, 188, 188, requires_grad=True)  # the smallest valid tile: 4x4 out
+    out = model(x)
+    assert out.shape == (2, 3, 4, 4)
+    nn.functional.cross_entropy(out, lucid.randint(0, 3, (2, 4, 4))).backward()
+    assert x.grad is not None and bool(lucid.isfinite(x.grad).all())
+    assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
+               for p in model.parameters())  # fmt: skip
 
 
 def _torch_examples(torch: Any) -> dict[str, Any]:

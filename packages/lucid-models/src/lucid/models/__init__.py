@@ -186,6 +186,7 @@ from lucid.models.transformer import (
     transformer_base,
     transformer_big,
 )
+from lucid.models.unet import UNet, unet
 from lucid.models.vgg import (
     VGG,
     vgg11,
@@ -317,6 +318,8 @@ __all__ = [
     "transformer_base",
     "transformer_big",
     "TransformerSeq2Seq",
+    "unet",
+    "UNet",
     "vae_mnist",
     "VAE",
     "vgg11",
