@@ -103,8 +103,9 @@ def test_register_model_decorator() -> None:
     assert "tiny_test_linear" in models.list_models(task="toy")
 
 
-ZOO = [n for n in models.list_models() if models.get_model_factory(n).__module__.startswith(
-    "lucid.models.")]  # fmt: skip
+# the classifiers (the language and generative families are tested in test_models_language.py)
+ZOO = [n for n in models.list_models(task=CLASSIFIER)
+       if models.get_model_factory(n).__module__.startswith("lucid.models.")]  # fmt: skip
 
 
 def test_zoo_size_and_metadata() -> None:

@@ -24,6 +24,15 @@ from lucid.models._registry import (
     register_model,
 )
 from lucid.models.alexnet import AlexNet, alexnet
+from lucid.models.bert import (
+    BertForMaskedLM,
+    BertForSequenceClassification,
+    BertModel,
+    bert_base,
+    bert_base_classifier,
+    bert_large,
+    bert_large_classifier,
+)
 from lucid.models.convnext import (
     ConvNeXt,
     convnext_base,
@@ -52,10 +61,26 @@ from lucid.models.efficientnet import (
     efficientnet_v2_m,
     efficientnet_v2_s,
 )
+from lucid.models.generative import (
+    VAE,
+    DCGANDiscriminator,
+    DCGANGenerator,
+    dcgan_discriminator,
+    dcgan_generator,
+    vae_mnist,
+)
 from lucid.models.googlenet import (
     GoogLeNet,
     GoogLeNetOutputs,
     googlenet,
+)
+from lucid.models.gpt2 import (
+    GPT2LMHeadModel,
+    GPT2Model,
+    gpt2,
+    gpt2_large,
+    gpt2_medium,
+    gpt2_xl,
 )
 from lucid.models.inception import (
     Inception3,
@@ -157,6 +182,12 @@ from lucid.models.swin import (
     swin_v2_s,
     swin_v2_t,
 )
+from lucid.models.transformer import (
+    TransformerSeq2Seq,
+    transformer_base,
+    transformer_big,
+)
+from lucid.models.unet import UNet, unet
 from lucid.models.vgg import (
     VGG,
     vgg11,
@@ -184,11 +215,22 @@ from lucid.models.zfnet import ZFNet, zfnet
 
 __all__ = [
     "alexnet",
+    "bert_base",
+    "bert_base_classifier",
+    "bert_large",
+    "bert_large_classifier",
+    "BertForMaskedLM",
+    "BertForSequenceClassification",
+    "BertModel",
     "convnext_base",
     "convnext_large",
     "convnext_small",
     "convnext_tiny",
     "create_model",
+    "dcgan_discriminator",
+    "dcgan_generator",
+    "DCGANDiscriminator",
+    "DCGANGenerator",
     "densenet121",
     "densenet161",
     "densenet169",
@@ -206,6 +248,12 @@ __all__ = [
     "efficientnet_v2_s",
     "get_model_factory",
     "googlenet",
+    "gpt2",
+    "gpt2_large",
+    "gpt2_medium",
+    "gpt2_xl",
+    "GPT2LMHeadModel",
+    "GPT2Model",
     "inception_v3",
     "lenet1",
     "lenet4",
@@ -268,6 +316,13 @@ __all__ = [
     "swin_v2_b",
     "swin_v2_s",
     "swin_v2_t",
+    "transformer_base",
+    "transformer_big",
+    "TransformerSeq2Seq",
+    "unet",
+    "UNet",
+    "vae_mnist",
+    "VAE",
     "vgg11",
     "vgg11_bn",
     "vgg13",
