@@ -145,9 +145,9 @@ def test_masked_fill_value_that_does_not_fit() -> None:
 
 def test_isclose_tolerances() -> None:
     with pytest.raises(RuntimeError, match="rtol must be greater than or equal to zero"):
-        lucid.isclose(T(1.0), T(1.0), rtol=-0.4)
+        lucid.isclose(T(1.0), T(1.0), rtol=-0.4, atol=1e-8)
     with pytest.raises(RuntimeError, match="atol must be greater than or equal to zero"):
-        lucid.isclose(T(1.0), T(1.0), atol=-0.4)
+        lucid.isclose(T(1.0), T(1.0), atol=-0.4, rtol=1e-5)
 
 
 def test_linalg_cross_shapes() -> None:

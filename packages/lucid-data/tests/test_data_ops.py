@@ -46,7 +46,7 @@ def test_box_iou_hand_case() -> None:
     np.testing.assert_allclose(
         ops.generalized_box_iou(a[1:], b[1:]).numpy(), [[-34 / 36]], rtol=1e-6, atol=1e-7
     )
-    np.testing.assert_allclose(ops.box_area(a).numpy(), [4.0, 1.0])
+    np.testing.assert_allclose(ops.box_area(a).numpy(), [4.0, 1.0], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("thr", [0.0, 0.3, 0.5, 0.9])
@@ -86,10 +86,10 @@ def test_roi_align_hand_cases() -> None:
     x = lucid.tensor(np.arange(16.0, dtype=np.float32).reshape(1, 1, 4, 4))
     # One bin, one sample at the box centre (1.5, 1.5): the mean of the four centre pixels.
     out = ops.roi_align(x, lucid.tensor([[0.0, 1.0, 1.0, 2.0, 2.0]]), 1, 1.0, 1, False)
-    np.testing.assert_allclose(out.numpy(), [[[[7.5]]]])
+    np.testing.assert_allclose(out.numpy(), [[[[7.5]]]], rtol=1e-6, atol=1e-6)
     # aligned=True shifts by half a pixel: the same box samples at (1.0, 1.0) -> pixel 5.
     out = ops.roi_align(x, lucid.tensor([[0.0, 1.0, 1.0, 2.0, 2.0]]), 1, 1.0, 1, True)
-    np.testing.assert_allclose(out.numpy(), [[[[5.0]]]])
+    np.testing.assert_allclose(out.numpy(), [[[[5.0]]]], rtol=1e-6, atol=1e-6)
     # A zero-size aligned RoI has no samples: 0, and a zero gradient (torchvision's kernel).
     xg = lucid.tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
     out = ops.roi_align(
@@ -101,7 +101,7 @@ def test_roi_align_hand_cases() -> None:
     np.testing.assert_array_equal(xg.grad.numpy(), np.zeros((1, 1, 4, 4)))
     # Samples more than a pixel outside the map count as 0.
     out = ops.roi_align(x, lucid.tensor([[0.0, -10.0, -10.0, -4.0, -4.0]]), 1, 1.0, 1, False)
-    np.testing.assert_allclose(out.numpy(), [[[[0.0]]]])
+    np.testing.assert_allclose(out.numpy(), [[[[0.0]]]], rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize(("sampling_ratio", "aligned"), [(-1, False), (2, True)])

@@ -102,6 +102,8 @@ def test_clip_and_remove_small_and_masks() -> None:
     np.testing.assert_allclose(
         ops.clip_boxes_to_image(lucid.tensor(b), (9, 12)).numpy(),
         tv.clip_boxes_to_image(torch.from_numpy(b), (9, 12)).numpy(),
+        rtol=1e-6,
+        atol=1e-6,
     )
     np.testing.assert_array_equal(
         ops.remove_small_boxes(lucid.tensor(b), 2.5).numpy(),
@@ -210,6 +212,8 @@ def test_compiled_ops_when_available() -> None:
     np.testing.assert_allclose(
         ops.roi_pool(lucid.tensor(x), lucid.tensor(rois), 3, 1.0).numpy(),
         tv.roi_pool(torch.from_numpy(x), torch.from_numpy(rois), 3, 1.0).numpy(),
+        rtol=1e-6,
+        atol=1e-6,
     )
     np.testing.assert_allclose(
         ops.roi_align(lucid.tensor(x), lucid.tensor(rois), 3, 1.0, -1, True).numpy(),
