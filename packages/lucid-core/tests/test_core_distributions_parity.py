@@ -48,6 +48,24 @@ def _params(name: str, seed: int) -> Arrays:
         "gamma": lambda: {"concentration": _positive(rng, 3), "rate": _positive(rng, 3)},
         "dirichlet": lambda: {"concentration": _positive(rng, 2, 4)},
         "independent": lambda: {"loc": rng.standard_normal((2, 3)), "scale": _positive(rng, 2, 3)},
+        "exponential": lambda: {"rate": _positive(rng, 3)},
+        "laplace": lambda: {"loc": rng.standard_normal(3), "scale": _positive(rng, 3)},
+        "cauchy": lambda: {"loc": rng.standard_normal(3), "scale": _positive(rng, 3)},
+        "gumbel": lambda: {"loc": rng.standard_normal(3), "scale": _positive(rng, 3)},
+        "lognormal": lambda: {"loc": rng.standard_normal(3) * 0.3, "scale": _positive(rng, 3)},
+        "halfnormal": lambda: {"scale": _positive(rng, 3)},
+        "halfcauchy": lambda: {"scale": _positive(rng, 3)},
+        "chi2": lambda: {"df": _positive(rng, 3) * 2},
+        "studentt": lambda: {
+            "df": np.array([0.7, 1.5, 4.0]),
+            "loc": rng.standard_normal(3),
+            "scale": _positive(rng, 3),
+        },
+        "poisson": lambda: {"rate": _positive(rng, 3) * 2},
+        "geometric_probs": lambda: {"probs": rng.uniform(0.1, 0.9, 3)},
+        "geometric_logits": lambda: {"logits": rng.standard_normal(3)},
+        "binomial_probs": lambda: {"probs": rng.uniform(0.1, 0.9, 3)},
+        "binomial_logits": lambda: {"logits": rng.standard_normal(3)},
     }
     return table[name]()
 
@@ -76,6 +94,20 @@ def _build(name: str, mod: Any, p: dict[str, Any]) -> Any:
         "gamma": lambda: dist.Gamma(p["concentration"], p["rate"]),
         "dirichlet": lambda: dist.Dirichlet(p["concentration"]),
         "independent": lambda: dist.Independent(dist.Normal(p["loc"], p["scale"]), 1),
+        "exponential": lambda: dist.Exponential(p["rate"]),
+        "laplace": lambda: dist.Laplace(p["loc"], p["scale"]),
+        "cauchy": lambda: dist.Cauchy(p["loc"], p["scale"]),
+        "gumbel": lambda: dist.Gumbel(p["loc"], p["scale"]),
+        "lognormal": lambda: dist.LogNormal(p["loc"], p["scale"]),
+        "halfnormal": lambda: dist.HalfNormal(p["scale"]),
+        "halfcauchy": lambda: dist.HalfCauchy(p["scale"]),
+        "chi2": lambda: dist.Chi2(p["df"]),
+        "studentt": lambda: dist.StudentT(p["df"], p["loc"], p["scale"]),
+        "poisson": lambda: dist.Poisson(p["rate"]),
+        "geometric_probs": lambda: dist.Geometric(probs=p["probs"]),
+        "geometric_logits": lambda: dist.Geometric(logits=p["logits"]),
+        "binomial_probs": lambda: dist.Binomial(mod.tensor([5.0, 8.0, 12.0]), probs=p["probs"]),
+        "binomial_logits": lambda: dist.Binomial(12, logits=p["logits"]),
     }
     return builders[name]()
 
@@ -91,8 +123,10 @@ def _value(name: str, seed: int = 7) -> np.ndarray:
         return g / g.sum(-1, keepdims=True)
     if name in ("beta", "uniform"):
         return rng.uniform(0.05, 0.95, (2, 3))
-    if name == "gamma":
+    if name in ("gamma", "exponential", "lognormal", "halfnormal", "halfcauchy", "chi2"):
         return rng.uniform(0.1, 4.0, (2, 3))
+    if name in ("poisson",) or name.startswith(("geometric", "binomial")):
+        return rng.integers(0, 6, (2, 3)).astype(np.float64)
     return rng.standard_normal((2, 3))
 
 
@@ -115,14 +149,33 @@ _STATS = {
     "gamma": ("mean", "variance", "stddev", "mode"),
     "dirichlet": ("mean", "variance", "mode"),
     "independent": ("mean", "variance", "mode"),
+    "exponential": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
+    "laplace": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
+    "cauchy": ("mean", "variance", "mode", "cdf", "icdf"),
+    "gumbel": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
+    "lognormal": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
+    "halfnormal": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
+    "halfcauchy": ("mean", "variance", "mode", "cdf", "icdf"),
+    "chi2": ("mean", "variance", "stddev", "mode"),  # torch has no cdf gradient in df
+    "studentt": ("mean", "variance", "mode"),
+    "poisson": ("mean", "variance", "mode"),
+    "geometric_probs": ("mean", "variance", "mode"),
+    "geometric_logits": ("mean", "variance", "mode"),
+    "binomial_probs": ("mean", "variance", "mode"),
+    "binomial_logits": ("mean", "variance", "mode"),
 }
+
+# Families torch defines no entropy for.
+_NO_ENTROPY = {"poisson", "binomial_probs", "binomial_logits"}
 
 
 def _outputs(name: str, mod: Any, p: dict[str, Any], value: Any) -> list[Any]:
     d = _build(name, mod, p)
     if name == "uniform":
         value = _uniform_value(p, value)
-    out = [d.log_prob(value), d.entropy()]
+    out = [d.log_prob(value)]
+    if name not in _NO_ENTROPY:
+        out.append(d.entropy())
     for stat in _STATS[name]:
         if stat == "cdf":
             out.append(d.cdf(value))

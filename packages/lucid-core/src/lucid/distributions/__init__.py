@@ -12,17 +12,31 @@ from __future__ import annotations
 from lucid.distributions import constraints
 from lucid.distributions.bernoulli import Bernoulli
 from lucid.distributions.beta import Beta
+from lucid.distributions.binomial import Binomial
 from lucid.distributions.categorical import Categorical
+from lucid.distributions.cauchy import Cauchy
+from lucid.distributions.chi2 import Chi2
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
+from lucid.distributions.exponential import Exponential
 from lucid.distributions.gamma import Gamma
+from lucid.distributions.geometric import Geometric
+from lucid.distributions.gumbel import Gumbel
+from lucid.distributions.half_cauchy import HalfCauchy
+from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
 from lucid.distributions.kl import kl_divergence, register_kl
+from lucid.distributions.laplace import Laplace
+from lucid.distributions.log_normal import LogNormal
 from lucid.distributions.multivariate_normal import MultivariateNormal
 from lucid.distributions.normal import Normal
+from lucid.distributions.poisson import Poisson
+from lucid.distributions.student_t import StudentT
 from lucid.distributions.uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "Independent",
-    "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "StudentT", "Uniform",
+    "constraints", "kl_divergence", "register_kl",
 ]  # fmt: skip
