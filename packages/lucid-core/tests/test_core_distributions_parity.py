@@ -312,6 +312,15 @@ def _as_tuple(m: re.Match[str]) -> str:
         lambda m: m.distributions.Bernoulli(probs=m.tensor([0.5]), logits=m.tensor([0.0])),
         lambda m: m.distributions.MultivariateNormal(m.zeros(2)),
         lambda m: m.distributions.Categorical(probs=m.tensor([0.5, 0.5])).log_prob(m.tensor(2)),
+        lambda m: m.distributions.Exponential(m.tensor([1.0, -1.0])),
+        lambda m: m.distributions.Laplace(0.0, 0.0),
+        lambda m: m.distributions.StudentT(m.tensor([2.0]), 0.0, -1.0),
+        lambda m: m.distributions.Poisson(m.tensor([-0.5])),
+        lambda m: m.distributions.Poisson(2.0).log_prob(m.tensor([0.5])),
+        lambda m: m.distributions.Geometric(probs=m.tensor([0.0, 0.5])),
+        lambda m: m.distributions.Binomial(m.tensor([-1.0]), probs=m.tensor([0.5])),
+        lambda m: m.distributions.HalfNormal(m.tensor([1.0])).log_prob(m.tensor([-0.5])),
+        lambda m: m.distributions.Chi2(m.tensor([-2.0])),
     ],
 )
 def test_validation_errors_read_as_torchs(make: Callable[[Any], Any]) -> None:

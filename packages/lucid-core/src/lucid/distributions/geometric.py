@@ -51,9 +51,8 @@ class Geometric(Distribution):
             if not bool(valid.all().item()):
                 raise ValueError(
                     f"Expected parameter probs ({type(self.probs).__name__} of shape "
-                    f"{tuple(self.probs.shape)}) of distribution {self!r} to satisfy the "
-                    f"constraint {constraints.unit_interval!r}, but found invalid values:"
-                    f"\n{self.probs.detach()[~valid]}"
+                    f"{tuple(self.probs.shape)}) of distribution {self!r} to be positive but "
+                    f"found invalid values:\n{self.probs.detach()[~valid]}"
                 )
 
     def expand(self, batch_shape: Any, _instance: Geometric | None = None) -> Geometric:

@@ -1,0 +1,153 @@
+"""The families added for issue 29 (Exponential .. Binomial) without torch: moments of 20k
+seeded draws against the closed forms, reparameterised ``rsample`` gradients by finite
+differences (float64, the same draws each call), ``expand`` and the parameter checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from distribution_helpers import N, close, t
+
+import lucid
+import lucid.distributions as D
+from lucid.autograd import gradcheck
+
+# (distribution, mean, variance) with finite moments; the tolerances below are about 4
+# standard errors of a 20k-draw mean and variance for these parameters.
+_MOMENTS: list[tuple[Callable[[], D.Distribution], float, float]] = [
+    (lambda: D.Exponential(t(2.0)), 0.5, 0.25),
+    (lambda: D.Laplace(t(1.0), t(0.5)), 1.0, 0.5),
+    (lambda: D.Gumbel(t(0.5), t(2.0)), 0.5 + 2 * 0.5772156649015329, (math.pi * 2) ** 2 / 6),
+    (lambda: D.LogNormal(t(0.1), t(0.4)), math.exp(0.18), math.expm1(0.16) * math.exp(0.36)),
+    (lambda: D.HalfNormal(t(1.5)), 1.5 * math.sqrt(2 / math.pi), 2.25 * (1 - 2 / math.pi)),
+    (lambda: D.Chi2(t(3.0)), 3.0, 6.0),
+    (lambda: D.StudentT(t(9.0), t(1.0), t(2.0)), 1.0, 4 * 9 / 7),
+    (lambda: D.Poisson(t(3.5)), 3.5, 3.5),
+    (lambda: D.Geometric(t(0.3)), 1 / 0.3 - 1, (1 / 0.3 - 1) / 0.3),
+    (lambda: D.Binomial(t(10.0), t(0.3)), 3.0, 2.1),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_MOMENTS)))
+def test_sample_moments_match_the_closed_forms(case: int) -> None:
+    make, mean, var = _MOMENTS[case]
+    d = make()
+    close(d.mean.numpy(), mean, rtol=1e-12, atol=0)
+    close(d.variance.numpy(), var, rtol=1e-12, atol=0)
+    lucid.manual_seed(case)
+    x = d.sample((N,)).numpy()
+    assert x.shape == (N,)
+    close(x.mean(), mean, rtol=0, atol=4 * math.sqrt(var / N))
+    close(x.var(), var, rtol=0.08, atol=0)
+    assert bool(d.support.check(lucid.tensor(x)).all().item())
+
+
+def test_heavy_tailed_samples_match_the_median_and_quartiles() -> None:
+    lucid.manual_seed(1)
+    cauchy = D.Cauchy(t(1.0), t(2.0)).sample((N,)).numpy()
+    close(np.quantile(cauchy, [0.25, 0.5, 0.75]), [-1.0, 1.0, 3.0], rtol=0, atol=0.1)
+    half = D.HalfCauchy(t(2.0)).sample((N,)).numpy()
+    assert half.min() >= 0
+    close(np.median(half), 2.0, rtol=0, atol=0.1)
+
+
+def _rsample(make: Callable[..., D.Distribution]) -> Callable[..., lucid.Tensor]:
+    def draw(*params: lucid.Tensor) -> lucid.Tensor:
+        lucid.manual_seed(5)  # the same noise at every finite-difference step
+        return make(*params).rsample((4,))
+
+    return draw
+
+
+@pytest.mark.parametrize(
+    ("make", "params"),
+    [
+        (D.Exponential, ([0.7, 2.0],)),
+        (D.Laplace, ([0.3, -1.0], [1.5, 0.7])),
+        (D.Cauchy, ([0.3, -1.0], [1.5, 0.7])),
+        (D.Gumbel, ([0.3, -1.0], [1.5, 0.7])),
+        (D.LogNormal, ([0.3, -1.0], [1.5, 0.7])),
+        (D.HalfNormal, ([1.5, 0.7],)),
+        (D.HalfCauchy, ([1.5, 0.7],)),
+        (lambda loc, scale: D.StudentT(4.0, loc, scale), ([0.3, -1.0], [1.5, 0.7])),
+    ],
+)
+def test_rsample_gradients_match_finite_differences(make: Any, params: Any) -> None:
+    leaves = tuple(t(p, True) for p in params)
+    assert gradcheck(_rsample(make), leaves)
+
+
+@pytest.mark.parametrize(
+    ("make", "params", "value"),
+    [
+        (D.Exponential, ([0.7, 2.0],), [0.3, 1.2]),
+        (D.Laplace, ([0.3, -1.0], [1.5, 0.7]), [0.1, 0.4]),
+        (D.Cauchy, ([0.3, -1.0], [1.5, 0.7]), [0.1, 0.4]),
+        (D.Gumbel, ([0.3, -1.0], [1.5, 0.7]), [0.1, 0.4]),
+        (D.LogNormal, ([0.3, -1.0], [1.5, 0.7]), [0.1, 0.4]),
+        (D.StudentT, ([2.5, 6.0], [0.3, -1.0], [1.5, 0.7]), [0.1, 0.4]),
+        (D.Poisson, ([0.7, 2.0],), [0.0, 3.0]),
+        (lambda p: D.Geometric(probs=p), ([0.2, 0.6],), [0.0, 3.0]),
+        (lambda p: D.Binomial(6, logits=p), ([0.2, -0.6],), [0.0, 3.0]),
+    ],
+)
+def test_log_prob_gradients_match_finite_differences(make: Any, params: Any, value: Any) -> None:
+    leaves = tuple(t(p, True) for p in params)
+    assert gradcheck(lambda *ps: make(*ps).log_prob(t(value)), leaves)
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [
+        D.Exponential(t([1.0, 2.0])),
+        D.Laplace(t([0.0, 1.0]), t([1.0, 2.0])),
+        D.Cauchy(t([0.0, 1.0]), 1.0),
+        D.Gumbel(t([0.0, 1.0]), 1.0),
+        D.LogNormal(t([0.0, 1.0]), 1.0),
+        D.HalfNormal(t([1.0, 2.0])),
+        D.HalfCauchy(t([1.0, 2.0])),
+        D.Chi2(t([1.0, 2.0])),
+        D.StudentT(t([3.0, 4.0])),
+        D.Poisson(t([1.0, 2.0])),
+        D.Geometric(logits=t([0.0, 1.0])),
+        D.Binomial(5, probs=t([0.2, 0.4])),
+    ],
+    ids=lambda d: type(d).__name__,
+)
+def test_expand_keeps_the_type_and_the_values(dist: D.Distribution) -> None:
+    wide = dist.expand((3, 2))
+    assert type(wide) is type(dist) and wide.batch_shape == (3, 2)
+    value = t([1.0, 2.0])
+    close(wide.log_prob(value).numpy(), np.broadcast_to(dist.log_prob(value).numpy(), (3, 2)))
+    assert wide.sample().shape == (3, 2)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: D.Exponential(t([1.0, -1.0])),
+        lambda: D.Laplace(0.0, 0.0),
+        lambda: D.Cauchy(0.0, -1.0),
+        lambda: D.Gumbel(math.nan, 1.0),
+        lambda: D.LogNormal(0.0, -1.0),
+        lambda: D.HalfNormal(-1.0),
+        lambda: D.HalfCauchy(0.0),
+        lambda: D.Chi2(-2.0),
+        lambda: D.StudentT(-1.0),
+        lambda: D.Poisson(-0.5),
+        lambda: D.Geometric(probs=t([0.0, 0.5])),
+        lambda: D.Geometric(probs=1.5),
+        lambda: D.Binomial(-1, probs=0.5),
+        lambda: D.Binomial(2.5, probs=0.5),
+        lambda: D.Binomial(3, probs=0.5).log_prob(t(4.0)),
+        lambda: D.Poisson(1.0).log_prob(t(0.5)),
+        lambda: D.HalfNormal(1.0).log_prob(t(-0.5)),
+    ],
+)
+def test_invalid_parameters_and_values_raise(make: Callable[[], Any]) -> None:
+    with pytest.raises(ValueError, match="Expected (parameter|value argument)"):
+        make()
