@@ -151,3 +151,28 @@ def test_expand_keeps_the_type_and_the_values(dist: D.Distribution) -> None:
 def test_invalid_parameters_and_values_raise(make: Callable[[], Any]) -> None:
     with pytest.raises(ValueError, match="Expected (parameter|value argument)"):
         make()
+
+
+def test_kl_of_binomials_is_infinite_with_more_trials_in_p_and_refused_with_fewer() -> None:
+    p = D.Binomial(t([5.0, 3.0]), probs=t([0.3, 0.3]))
+    q = D.Binomial(t([3.0, 3.0]), probs=t([0.4, 0.4]))
+    kl = D.kl_divergence(p, q).numpy()
+    assert np.isposinf(kl[0]) and np.isfinite(kl[1]) and kl[1] > 0
+    with pytest.raises(NotImplementedError, match="q.total_count > p.total_count"):
+        D.kl_divergence(q, p)
+
+
+@pytest.mark.parametrize(
+    ("make", "params"),
+    [
+        (D.Exponential, ([0.7, 2.0],)),
+        (D.Laplace, ([0.3, -1.0], [1.5, 0.7])),
+        (D.Gumbel, ([0.3, -1.0], [1.5, 0.7])),
+        (D.Poisson, ([0.7, 2.0],)),
+        (lambda p: D.Geometric(probs=p), ([0.2, 0.6],)),
+    ],
+)
+def test_kl_gradients_match_finite_differences(make: Any, params: Any) -> None:
+    leaves = tuple(t(p, True) for p in params)
+    q = make(*(t(np.asarray(p) * 0.8 + 0.05) for p in params))
+    assert gradcheck(lambda *ps: D.kl_divergence(make(*ps), q), leaves)

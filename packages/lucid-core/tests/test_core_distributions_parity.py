@@ -240,6 +240,18 @@ _KL_CASES = [
     "gamma",
     "dirichlet",
     "independent",
+    "exponential",
+    "laplace",
+    "cauchy",
+    "gumbel",
+    "lognormal",
+    "halfnormal",
+    "chi2",
+    "poisson",
+    "geometric_probs",
+    "geometric_logits",
+    "binomial_probs",
+    "binomial_logits",
 ]
 
 
