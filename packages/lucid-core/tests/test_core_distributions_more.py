@@ -176,3 +176,77 @@ def test_kl_gradients_match_finite_differences(make: Any, params: Any) -> None:
     leaves = tuple(t(p, True) for p in params)
     q = make(*(t(np.asarray(p) * 0.8 + 0.05) for p in params))
     assert gradcheck(lambda *ps: D.kl_divergence(make(*ps), q), leaves)
+
+
+def test_one_hot_and_multinomial_samples_count_like_the_probabilities() -> None:
+    probs = np.array([0.1, 0.2, 0.3, 0.4])
+    lucid.manual_seed(2)
+    x = D.OneHotCategorical(probs=t(probs)).sample((N,)).numpy()
+    assert x.shape == (N, 4) and (x.sum(-1) == 1).all()
+    close(x.mean(0), probs, rtol=0, atol=4 * math.sqrt(0.25 / N))
+    counts = D.Multinomial(7, probs=t(probs)).sample((N,)).numpy()
+    assert counts.shape == (N, 4) and (counts.sum(-1) == 7).all()
+    close(counts.mean(0), 7 * probs, rtol=0, atol=4 * math.sqrt(7 * 0.25 / N))
+    close(counts.var(0), 7 * probs * (1 - probs), rtol=0.08, atol=0)
+
+
+def test_relaxed_samples_lie_in_the_support_and_harden_as_temperature_falls() -> None:
+    lucid.manual_seed(4)
+    cold = D.RelaxedBernoulli(t(0.05), probs=t(0.3)).sample((N,)).numpy()
+    assert ((cold > 0) & (cold < 1)).all()
+    close((cold > 0.5).mean(), 0.3, rtol=0, atol=4 * math.sqrt(0.21 / N))
+    simplex = D.RelaxedOneHotCategorical(t(0.05), probs=t([0.2, 0.8])).sample((N,)).numpy()
+    close(simplex.sum(-1), np.ones(N), rtol=1e-12, atol=1e-12)
+    close((simplex.argmax(-1) == 1).mean(), 0.8, rtol=0, atol=4 * math.sqrt(0.16 / N))
+
+
+def test_relaxed_rsample_gradients_match_finite_differences() -> None:
+    assert gradcheck(
+        _rsample(lambda tmp, lg: D.RelaxedBernoulli(tmp, logits=lg)),
+        (t(0.7, True), t([0.3, -1.0], True)),
+    )
+    assert gradcheck(
+        _rsample(lambda tmp, lg: D.RelaxedOneHotCategorical(tmp, logits=lg)),
+        (t(0.7, True), t([0.3, -1.0, 0.5], True)),
+    )
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [
+        D.OneHotCategorical(probs=t([0.2, 0.8])),
+        D.Multinomial(3, probs=t([0.2, 0.8])),
+        D.RelaxedBernoulli(t(0.5), probs=t(0.3)),
+        D.RelaxedOneHotCategorical(t(0.5), probs=t([0.2, 0.8])),
+    ],
+    ids=lambda d: type(d).__name__,
+)
+def test_expand_of_the_vector_families(dist: D.Distribution) -> None:
+    wide = dist.expand((3,))
+    assert type(wide) is type(dist) and wide.batch_shape == (3,)
+    assert wide.event_shape == dist.event_shape
+    lucid.manual_seed(0)
+    x = wide.sample()
+    assert x.shape == (3, *dist.event_shape)
+    close(wide.log_prob(x).numpy(), dist.log_prob(x).numpy())
+
+
+def test_vector_family_values_are_checked_against_their_support() -> None:
+    with pytest.raises(ValueError, match="OneHot"):
+        D.OneHotCategorical(probs=t([0.2, 0.8])).log_prob(t([1.0, 1.0]))
+    with pytest.raises(ValueError, match=r"Multinomial\(upper_bound=3\)"):
+        D.Multinomial(3, probs=t([0.2, 0.8])).log_prob(t([3.0, 1.0]))
+    with pytest.raises(ValueError, match="Simplex"):
+        D.RelaxedOneHotCategorical(t(0.5), probs=t([0.2, 0.8])).log_prob(t([0.5, 0.6]))
+    with pytest.raises(NotImplementedError, match="inhomogeneous total_count"):
+        D.Multinomial(t(3.0), probs=t([0.2, 0.8]))  # type: ignore[arg-type]
+
+
+def test_matrix_constraints_check_each_matrix() -> None:
+    c = D.constraints
+    sym = t([[[2.0, 1.0], [1.0, 2.0]], [[1.0, 2.0], [0.0, 1.0]]])
+    assert c.square.check(sym).tolist() == [True, True]
+    assert c.symmetric.check(sym).tolist() == [True, False]
+    assert c.positive_semidefinite.check(t([[1.0, 1.0], [1.0, 1.0]])).item()
+    assert not c.positive_semidefinite.check(t([[1.0, 2.0], [2.0, 1.0]])).item()
+    assert c.one_hot.check(t([[0.0, 1.0], [1.0, 1.0]])).tolist() == [True, False]

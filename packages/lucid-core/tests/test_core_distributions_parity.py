@@ -66,6 +66,10 @@ def _params(name: str, seed: int) -> Arrays:
         "geometric_logits": lambda: {"logits": rng.standard_normal(3)},
         "binomial_probs": lambda: {"probs": rng.uniform(0.1, 0.9, 3)},
         "binomial_logits": lambda: {"logits": rng.standard_normal(3)},
+        "onehot": lambda: {"probs": _positive(rng, 2, 4)},
+        "multinomial": lambda: {"logits": rng.standard_normal((2, 4))},
+        "relaxed_bernoulli": lambda: {"t": _positive(rng, 3), "logits": rng.standard_normal(3)},
+        "relaxed_onehot": lambda: {"t": _positive(rng), "probs": _positive(rng, 2, 4)},
     }
     return table[name]()
 
@@ -108,6 +112,10 @@ def _build(name: str, mod: Any, p: dict[str, Any]) -> Any:
         "geometric_logits": lambda: dist.Geometric(logits=p["logits"]),
         "binomial_probs": lambda: dist.Binomial(mod.tensor([5.0, 8.0, 12.0]), probs=p["probs"]),
         "binomial_logits": lambda: dist.Binomial(12, logits=p["logits"]),
+        "onehot": lambda: dist.OneHotCategorical(probs=p["probs"]),
+        "multinomial": lambda: dist.Multinomial(7, logits=p["logits"]),
+        "relaxed_bernoulli": lambda: dist.RelaxedBernoulli(p["t"], logits=p["logits"]),
+        "relaxed_onehot": lambda: dist.RelaxedOneHotCategorical(p["t"], probs=p["probs"]),
     }
     return builders[name]()
 
@@ -121,7 +129,14 @@ def _value(name: str, seed: int = 7) -> np.ndarray:
     if name == "dirichlet":
         g = rng.uniform(0.2, 1.0, (2, 4))
         return g / g.sum(-1, keepdims=True)
-    if name in ("beta", "uniform"):
+    if name == "onehot":
+        return np.eye(4)[rng.integers(0, 4, (3, 2))]
+    if name == "multinomial":
+        return rng.multinomial(7, [0.1, 0.2, 0.3, 0.4], (3, 2)).astype(np.float64)
+    if name == "relaxed_onehot":
+        g = rng.uniform(0.05, 1.0, (3, 2, 4))
+        return g / g.sum(-1, keepdims=True)
+    if name in ("beta", "uniform", "relaxed_bernoulli"):
         return rng.uniform(0.05, 0.95, (2, 3))
     if name in ("gamma", "exponential", "lognormal", "halfnormal", "halfcauchy", "chi2"):
         return rng.uniform(0.1, 4.0, (2, 3))
@@ -163,10 +178,17 @@ _STATS = {
     "geometric_logits": ("mean", "variance", "mode"),
     "binomial_probs": ("mean", "variance", "mode"),
     "binomial_logits": ("mean", "variance", "mode"),
+    "onehot": ("mean", "variance", "mode"),
+    "multinomial": ("mean", "variance"),
+    "relaxed_bernoulli": (),
+    "relaxed_onehot": (),
 }
 
 # Families torch defines no entropy for.
-_NO_ENTROPY = {"poisson", "binomial_probs", "binomial_logits"}
+_NO_ENTROPY = {
+    "poisson", "binomial_probs", "binomial_logits", "relaxed_bernoulli", "relaxed_onehot",
+    "multinomial",  # torch's enumerates binomial supports; lucid has no Multinomial.entropy yet
+}  # fmt: skip
 
 
 def _outputs(name: str, mod: Any, p: dict[str, Any], value: Any) -> list[Any]:

@@ -28,15 +28,20 @@ from lucid.distributions.independent import Independent
 from lucid.distributions.kl import kl_divergence, register_kl
 from lucid.distributions.laplace import Laplace
 from lucid.distributions.log_normal import LogNormal
+from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
 from lucid.distributions.normal import Normal
+from lucid.distributions.one_hot_categorical import OneHotCategorical
 from lucid.distributions.poisson import Poisson
+from lucid.distributions.relaxed_bernoulli import RelaxedBernoulli
+from lucid.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from lucid.distributions.student_t import StudentT
 from lucid.distributions.uniform import Uniform
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
     "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "Laplace", "LogNormal", "MultivariateNormal", "Normal", "Poisson", "StudentT", "Uniform",
+    "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
+    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Uniform",
     "constraints", "kl_divergence", "register_kl",
 ]  # fmt: skip
