@@ -250,3 +250,45 @@ def test_matrix_constraints_check_each_matrix() -> None:
     assert c.positive_semidefinite.check(t([[1.0, 1.0], [1.0, 1.0]])).item()
     assert not c.positive_semidefinite.check(t([[1.0, 2.0], [2.0, 1.0]])).item()
     assert c.one_hot.check(t([[0.0, 1.0], [1.0, 1.0]])).tolist() == [True, False]
+
+
+def test_transformed_log_normal_agrees_with_lognormal_and_samples_through_transforms() -> None:
+    loc, scale = t([0.2, -0.4]), t([0.5, 1.3])
+    td = D.TransformedDistribution(D.Normal(loc, scale), [D.ExpTransform()])
+    x = t([0.7, 2.5])
+    close(td.log_prob(x).numpy(), D.LogNormal(loc, scale).log_prob(x).numpy())
+    close(td.cdf(x).numpy(), D.LogNormal(loc, scale).cdf(x).numpy())
+    assert td.has_rsample and td.expand((4, 2)).batch_shape == (4, 2)
+    lucid.manual_seed(0)
+    draws = td.sample((N,)).numpy()
+    assert (draws > 0).all()
+    close(np.log(draws).mean(0), [0.2, -0.4], rtol=0, atol=4 * 1.3 / math.sqrt(N))
+
+
+def test_compose_and_inverse_transforms_round_trip() -> None:
+    chain = D.ComposeTransform([D.AffineTransform(1.0, -2.0), D.TanhTransform()])
+    x = t([-0.7, 0.1, 0.4])
+    y = chain(x)
+    close(chain.inv(y).numpy(), x.numpy(), rtol=1e-9, atol=1e-12)
+    close(chain.inv.log_abs_det_jacobian(y, x).numpy(), -chain.log_abs_det_jacobian(x, y).numpy())
+    assert chain.sign == -1 and chain.bijective
+    affine = D.AffineTransform(t([0.0, 1.0]), t([2.0, -3.0]))
+    assert affine.sign.tolist() == [1.0, -1.0]
+
+
+def test_transformed_rsample_gradients_match_finite_differences() -> None:
+    def make(loc: lucid.Tensor, scale: lucid.Tensor) -> D.Distribution:
+        return D.TransformedDistribution(
+            D.Normal(loc, scale), [D.SigmoidTransform(), D.AffineTransform(1.0, 3.0)]
+        )
+
+    assert gradcheck(_rsample(make), (t([0.3, -1.0], True), t([1.5, 0.7], True)))
+
+
+def test_transformed_distribution_refuses_what_is_not_a_transform() -> None:
+    with pytest.raises(ValueError, match="transforms must be a Transform or a list"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), [lambda x: x])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        D.ExpTransform(cache_size=2)
+    with pytest.raises(ValueError, match="Expected value argument"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), D.ExpTransform()).log_prob(t(-1.0))

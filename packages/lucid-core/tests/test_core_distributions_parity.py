@@ -22,6 +22,7 @@ pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
 Arrays = dict[str, np.ndarray]
+F64 = lucid.float64
 
 
 def _positive(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -359,3 +360,61 @@ def _as_tuple(m: re.Match[str]) -> str:
 )
 def test_validation_errors_read_as_torchs(make: Callable[[Any], Any]) -> None:
     assert _message(lucid, make) == _message(torch, make)
+
+
+def _transformed(mod: Any, p: dict[str, Any]) -> list[Any]:
+    d = mod.distributions
+    base = d.Normal(p["loc"], p["scale"])
+    return [
+        d.TransformedDistribution(base, [d.AffineTransform(0.5, -2.0), d.ExpTransform()]),
+        d.TransformedDistribution(base, d.ComposeTransform([d.TanhTransform()])),
+        d.TransformedDistribution(base, [d.SigmoidTransform(), d.AffineTransform(p["a"], p["b"])]),
+        d.TransformedDistribution(base, [d.AffineTransform(p["a"], p["b"], event_dim=1)]),
+    ]
+
+
+_TRANSFORMED_VALUES = [[0.3, 1.2, 2.0], [-0.3, 0.2, 0.9], [1.5, 3.2, 6.0], [0.3, 1.2, 2.0]]
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_transformed_distribution_matches_torch(case: int) -> None:
+    rng = np.random.default_rng(case)
+    arrays = {
+        "loc": rng.standard_normal(3),
+        "scale": _positive(rng, 3),
+        "a": np.array([1.0, 2.0, 3.0]),
+        "b": np.array([2.0, 3.0, 4.0]),
+    }
+    lp, tp = _leaves(arrays, lucid), _leaves(arrays, torch)
+    ld_, td = _transformed(lucid, lp)[case], _transformed(torch, tp)[case]
+    assert ld_.batch_shape == tuple(td.batch_shape) and ld_.event_shape == tuple(td.event_shape)
+    assert repr(ld_.support) == repr(td.support) and ld_.has_rsample == td.has_rsample
+    value = np.array(_TRANSFORMED_VALUES[case])
+    lo = [ld_.log_prob(lucid.tensor(value))]
+    to = [td.log_prob(torch.tensor(value))]
+    if case < 3:
+        lo += [ld_.cdf(lucid.tensor(value)), ld_.icdf(lucid.tensor([0.2, 0.5, 0.7], dtype=F64))]
+        to += [
+            td.cdf(torch.tensor(value)),
+            td.icdf(torch.tensor([0.2, 0.5, 0.7], dtype=torch.float64)),
+        ]
+    _assert_same(lo, to, rtol=1e-9, atol=1e-10)
+    _assert_same_grads(lo, to, lp, tp, rtol=1e-7, atol=1e-9)
+
+
+def test_transforms_match_torch_forward_inverse_and_jacobian() -> None:
+    x = np.array([-1.5, -0.2, 0.4, 2.0])
+    for name in ("ExpTransform", "SigmoidTransform", "TanhTransform"):
+        lt, tt = getattr(ld, name)(), getattr(torch.distributions, name)()
+        lx, tx = lucid.tensor(x), torch.tensor(x)
+        ly, ty = lt(lx), tt(tx)
+        np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(lt.inv(ly).numpy(), tt.inv(ty).numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            lt.log_abs_det_jacobian(lx, ly).numpy(),
+            tt.log_abs_det_jacobian(tx, ty).numpy(),
+            rtol=1e-12,
+            atol=1e-14,
+        )
+        assert lt.sign == tt.sign and lt.bijective == tt.bijective
+        assert repr(lt.codomain) == repr(tt.codomain)

@@ -9,7 +9,7 @@ tensor(0.5000)
 
 from __future__ import annotations
 
-from lucid.distributions import constraints
+from lucid.distributions import constraints, transforms
 from lucid.distributions.bernoulli import Bernoulli
 from lucid.distributions.beta import Beta
 from lucid.distributions.binomial import Binomial
@@ -36,12 +36,23 @@ from lucid.distributions.poisson import Poisson
 from lucid.distributions.relaxed_bernoulli import RelaxedBernoulli
 from lucid.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from lucid.distributions.student_t import StudentT
+from lucid.distributions.transformed_distribution import TransformedDistribution
+from lucid.distributions.transforms import (
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    SigmoidTransform,
+    TanhTransform,
+    Transform,
+)
 from lucid.distributions.uniform import Uniform
 
 __all__ = [
-    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
-    "Exponential", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical",
-    "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT", "Uniform",
-    "constraints", "kl_divergence", "register_kl",
+    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+    "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma",
+    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
+    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StudentT",
+    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints",
+    "kl_divergence", "register_kl", "transforms",
 ]  # fmt: skip
