@@ -29,6 +29,12 @@ _MOMENTS: list[tuple[Callable[[], D.Distribution], float, float]] = [
     (lambda: D.Poisson(t(3.5)), 3.5, 3.5),
     (lambda: D.Geometric(t(0.3)), 1 / 0.3 - 1, (1 / 0.3 - 1) / 0.3),
     (lambda: D.Binomial(t(10.0), t(0.3)), 3.0, 2.1),
+    (lambda: D.NegativeBinomial(t(4.0), t(0.4)), 4 * 0.4 / 0.6, 4 * 0.4 / 0.36),
+    (
+        lambda: D.Weibull(t(2.0), t(1.5)),
+        2.0 * math.gamma(1 + 1 / 1.5),
+        4.0 * (math.gamma(1 + 2 / 1.5) - math.gamma(1 + 1 / 1.5) ** 2),
+    ),
 ]
 
 
@@ -74,6 +80,7 @@ def _rsample(make: Callable[..., D.Distribution]) -> Callable[..., lucid.Tensor]
         (D.HalfNormal, ([1.5, 0.7],)),
         (D.HalfCauchy, ([1.5, 0.7],)),
         (lambda loc, scale: D.StudentT(4.0, loc, scale), ([0.3, -1.0], [1.5, 0.7])),
+        (D.Weibull, ([1.5, 0.7], [0.8, 2.5])),
     ],
 )
 def test_rsample_gradients_match_finite_differences(make: Any, params: Any) -> None:
@@ -115,6 +122,8 @@ def test_log_prob_gradients_match_finite_differences(make: Any, params: Any, val
         D.Poisson(t([1.0, 2.0])),
         D.Geometric(logits=t([0.0, 1.0])),
         D.Binomial(5, probs=t([0.2, 0.4])),
+        D.NegativeBinomial(t([2.0, 3.5]), logits=t([0.2, -0.4])),
+        D.Weibull(t([1.0, 2.0]), t([0.5, 3.0])),
     ],
     ids=lambda d: type(d).__name__,
 )
@@ -146,6 +155,9 @@ def test_expand_keeps_the_type_and_the_values(dist: D.Distribution) -> None:
         lambda: D.Binomial(3, probs=0.5).log_prob(t(4.0)),
         lambda: D.Poisson(1.0).log_prob(t(0.5)),
         lambda: D.HalfNormal(1.0).log_prob(t(-0.5)),
+        lambda: D.NegativeBinomial(2.0, probs=1.0),
+        lambda: D.NegativeBinomial(-1.0, probs=0.5),
+        lambda: D.Weibull(1.0, -2.0),
     ],
 )
 def test_invalid_parameters_and_values_raise(make: Callable[[], Any]) -> None:
@@ -218,6 +230,7 @@ def test_relaxed_rsample_gradients_match_finite_differences() -> None:
         D.Multinomial(3, probs=t([0.2, 0.8])),
         D.RelaxedBernoulli(t(0.5), probs=t(0.3)),
         D.RelaxedOneHotCategorical(t(0.5), probs=t([0.2, 0.8])),
+        D.OneHotCategoricalStraightThrough(probs=t([0.2, 0.8])),
     ],
     ids=lambda d: type(d).__name__,
 )

@@ -68,6 +68,15 @@ def _params(name: str, seed: int) -> Arrays:
         "binomial_probs": lambda: {"probs": rng.uniform(0.1, 0.9, 3)},
         "binomial_logits": lambda: {"logits": rng.standard_normal(3)},
         "onehot": lambda: {"probs": _positive(rng, 2, 4)},
+        "negbinomial_probs": lambda: {
+            "n": _positive(rng, 3) * 2,
+            "probs": rng.uniform(0.1, 0.9, 3),
+        },
+        "negbinomial_logits": lambda: {
+            "n": _positive(rng, 3) * 2,
+            "logits": rng.standard_normal(3),
+        },
+        "weibull": lambda: {"scale": _positive(rng, 3), "c": _positive(rng, 3)},
         "multinomial": lambda: {"logits": rng.standard_normal((2, 4))},
         "relaxed_bernoulli": lambda: {"t": _positive(rng, 3), "logits": rng.standard_normal(3)},
         "relaxed_onehot": lambda: {"t": _positive(rng), "probs": _positive(rng, 2, 4)},
@@ -114,6 +123,9 @@ def _build(name: str, mod: Any, p: dict[str, Any]) -> Any:
         "binomial_probs": lambda: dist.Binomial(mod.tensor([5.0, 8.0, 12.0]), probs=p["probs"]),
         "binomial_logits": lambda: dist.Binomial(12, logits=p["logits"]),
         "onehot": lambda: dist.OneHotCategorical(probs=p["probs"]),
+        "negbinomial_probs": lambda: dist.NegativeBinomial(p["n"], probs=p["probs"]),
+        "negbinomial_logits": lambda: dist.NegativeBinomial(p["n"], logits=p["logits"]),
+        "weibull": lambda: dist.Weibull(p["scale"], p["c"]),
         "multinomial": lambda: dist.Multinomial(7, logits=p["logits"]),
         "relaxed_bernoulli": lambda: dist.RelaxedBernoulli(p["t"], logits=p["logits"]),
         "relaxed_onehot": lambda: dist.RelaxedOneHotCategorical(p["t"], probs=p["probs"]),
@@ -141,7 +153,9 @@ def _value(name: str, seed: int = 7) -> np.ndarray:
         return rng.uniform(0.05, 0.95, (2, 3))
     if name in ("gamma", "exponential", "lognormal", "halfnormal", "halfcauchy", "chi2"):
         return rng.uniform(0.1, 4.0, (2, 3))
-    if name in ("poisson",) or name.startswith(("geometric", "binomial")):
+    if name == "weibull":
+        return rng.uniform(0.1, 4.0, (2, 3))
+    if name in ("poisson",) or name.startswith(("geometric", "binomial", "negbinomial")):
         return rng.integers(0, 6, (2, 3)).astype(np.float64)
     return rng.standard_normal((2, 3))
 
@@ -180,6 +194,9 @@ _STATS = {
     "binomial_probs": ("mean", "variance", "mode"),
     "binomial_logits": ("mean", "variance", "mode"),
     "onehot": ("mean", "variance", "mode"),
+    "negbinomial_probs": ("mean", "variance", "mode"),
+    "negbinomial_logits": ("mean", "variance", "mode"),
+    "weibull": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
     "multinomial": ("mean", "variance"),
     "relaxed_bernoulli": (),
     "relaxed_onehot": (),
@@ -188,6 +205,7 @@ _STATS = {
 # Families torch defines no entropy for.
 _NO_ENTROPY = {
     "poisson", "binomial_probs", "binomial_logits", "relaxed_bernoulli", "relaxed_onehot",
+    "negbinomial_probs", "negbinomial_logits",
     "multinomial",  # torch's enumerates binomial supports; lucid has no Multinomial.entropy yet
 }  # fmt: skip
 
@@ -404,8 +422,13 @@ def test_transformed_distribution_matches_torch(case: int) -> None:
 
 def test_transforms_match_torch_forward_inverse_and_jacobian() -> None:
     x = np.array([-1.5, -0.2, 0.4, 2.0])
-    for name in ("ExpTransform", "SigmoidTransform", "TanhTransform"):
-        lt, tt = getattr(ld, name)(), getattr(torch.distributions, name)()
+    for name, args in (
+        ("ExpTransform", ()),
+        ("SigmoidTransform", ()),
+        ("TanhTransform", ()),
+        ("SoftplusTransform", ()),
+    ):
+        lt, tt = getattr(ld, name)(*args), getattr(torch.distributions, name)(*args)
         lx, tx = lucid.tensor(x), torch.tensor(x)
         ly, ty = lt(lx), tt(tx)
         np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-12, atol=1e-14)
@@ -418,3 +441,35 @@ def test_transforms_match_torch_forward_inverse_and_jacobian() -> None:
         )
         assert lt.sign == tt.sign and lt.bijective == tt.bijective
         assert repr(lt.codomain) == repr(tt.codomain)
+
+
+def test_power_softmax_and_abs_transforms_match_torch() -> None:
+    x = np.array([0.3, 1.2, 2.5])
+    lx, tx = lucid.tensor(x), torch.tensor(x)
+    lt, tt = ld.PowerTransform(2.5), torch.distributions.PowerTransform(torch.tensor(2.5))
+    ly, ty = lt(lx), tt(tx)
+    np.testing.assert_allclose(ly.numpy(), ty.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(lt.inv(ly).numpy(), x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        lt.log_abs_det_jacobian(lx, ly).numpy(),
+        tt.log_abs_det_jacobian(tx, ty).numpy(),
+        rtol=1e-12,
+        atol=1e-14,
+    )
+    sm, tsm = ld.SoftmaxTransform(), torch.distributions.SoftmaxTransform()
+    np.testing.assert_allclose(sm(lx).numpy(), tsm(tx).numpy(), rtol=1e-12, atol=1e-14)
+    ab, tab = ld.AbsTransform(), torch.distributions.AbsTransform()
+    np.testing.assert_allclose(ab(-lx).numpy(), tab(-tx).numpy(), rtol=0, atol=0)
+    assert repr(sm.codomain) == repr(tsm.codomain) and repr(ab.codomain) == repr(tab.codomain)
+
+
+def test_straight_through_rsample_has_the_probs_gradient_of_torch() -> None:
+    probs = np.array([0.2, 0.3, 0.5])
+    weights = np.array([1.0, -2.0, 0.5])
+    lp = lucid.tensor(probs, requires_grad=True)
+    tp = torch.tensor(probs, requires_grad=True)
+    ls = ld.OneHotCategoricalStraightThrough(probs=lp).rsample()
+    ts = torch.distributions.OneHotCategoricalStraightThrough(probs=tp).rsample()
+    (ls * lucid.tensor(weights)).sum().backward()
+    (ts * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(lp.grad.numpy(), tp.grad.numpy(), rtol=1e-12, atol=1e-14)

@@ -30,29 +30,41 @@ from lucid.distributions.laplace import Laplace
 from lucid.distributions.log_normal import LogNormal
 from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
+from lucid.distributions.negative_binomial import NegativeBinomial
 from lucid.distributions.normal import Normal
-from lucid.distributions.one_hot_categorical import OneHotCategorical
+from lucid.distributions.one_hot_categorical import (
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
 from lucid.distributions.poisson import Poisson
 from lucid.distributions.relaxed_bernoulli import RelaxedBernoulli
 from lucid.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from lucid.distributions.student_t import StudentT
 from lucid.distributions.transformed_distribution import TransformedDistribution
 from lucid.distributions.transforms import (
+    AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    PowerTransform,
     SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
     TanhTransform,
     Transform,
+    identity_transform,
 )
 from lucid.distributions.uniform import Uniform
+from lucid.distributions.weibull import Weibull
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
-    "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential", "Gamma",
-    "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace", "LogNormal",
-    "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "StudentT",
-    "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "constraints",
-    "kl_divergence", "register_kl", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
+    "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+    "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
+    "LogNormal", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform",
+    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
+    "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",
+    "transforms",
 ]  # fmt: skip

@@ -89,3 +89,15 @@ class OneHotCategorical(Distribution):
         values = values.reshape((n,) + (1,) * len(self._batch_shape) + (n,))
         out: Tensor = values.expand((n,) + self._batch_shape + (n,)) if expand else values
         return out
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through: the one-hot
+    sample in the forward pass, the gradient of ``probs`` in the backward pass."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Any = ()) -> Tensor:
+        samples = self.sample(sample_shape)
+        probs = self.probs
+        return samples + (probs - probs.detach())

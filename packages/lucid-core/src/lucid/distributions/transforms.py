@@ -356,12 +356,119 @@ class AffineTransform(Transform):
         return _broadcast(shape, self.loc, self.scale)
 
 
+class AbsTransform(Transform):
+    """``y = |x|`` (not bijective: ``inv`` returns ``y`` itself)."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y
+
+
+class PowerTransform(Transform):
+    """``y = x ** exponent`` on the positive reals."""
+
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent: Tensor | float, cache_size: int = 0) -> None:
+        super().__init__(cache_size)
+        self.exponent = exponent
+
+    @property
+    def sign(self) -> Any:
+        e = self.exponent
+        if isinstance(e, Tensor):
+            return e.sign()
+        return 1 if e > 0 else -1 if e < 0 else 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PowerTransform):
+            return False
+        a, b = self.exponent, other.exponent
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            diff: Tensor = a - b  # type: ignore[assignment]
+            return bool((diff == 0).all().item())
+        return a == b
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.pow(self.exponent)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        out: Tensor = (self.exponent * y / x).abs().log()
+        return out
+
+    def forward_shape(self, shape: Any) -> Any:
+        return _broadcast(shape, self.exponent)
+
+    def inverse_shape(self, shape: Any) -> Any:
+        return _broadcast(shape, self.exponent)
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        out: Tensor = (-(-y).expm1()).log() + y
+        return out
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -softplus(-x)
+
+
+class SoftmaxTransform(Transform):
+    """``y = softmax(x)`` over the last dim (not bijective: ``inv`` is ``log``)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftmaxTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.softmax(-1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+
 def _broadcast(shape: Any, *params: Tensor | float) -> tuple[int, ...]:
     shapes = [tuple(p.shape) for p in params if isinstance(p, Tensor)]
     return broadcast_shapes(tuple(shape), *shapes)
 
 
 __all__ = [
-    "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform",
-    "Transform", "identity_transform",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "TanhTransform", "Transform",
+    "identity_transform",
 ]  # fmt: skip
