@@ -305,3 +305,20 @@ def test_transformed_distribution_refuses_what_is_not_a_transform() -> None:
         D.ExpTransform(cache_size=2)
     with pytest.raises(ValueError, match="Expected value argument"):
         D.TransformedDistribution(D.Normal(0.0, 1.0), D.ExpTransform()).log_prob(t(-1.0))
+
+
+def test_mixture_samples_have_the_mixture_mean_and_variance() -> None:
+    mix = D.MixtureSameFamily(
+        D.Categorical(probs=t([0.3, 0.7])), D.Normal(t([-2.0, 1.0]), t([0.5, 1.0]))
+    )
+    mean, var = 0.3 * -2 + 0.7 * 1, 0.3 * 0.25 + 0.7 * 1.0 + 0.3 * 0.7 * 9
+    close(mix.mean.numpy(), mean, rtol=1e-12, atol=1e-12)
+    close(mix.variance.numpy(), var, rtol=1e-12, atol=0)
+    lucid.manual_seed(6)
+    x = mix.sample((N,)).numpy()
+    close(x.mean(), mean, rtol=0, atol=4 * math.sqrt(var / N))
+    close(x.var(), var, rtol=0.05, atol=0)
+    with pytest.raises(ValueError, match="does not equal"):
+        D.MixtureSameFamily(D.Categorical(probs=t([0.5, 0.5])), D.Normal(t([0.0, 1, 2]), 1.0))
+    with pytest.raises(ValueError, match="needs to be an  instance"):
+        D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(t([0.0, 1]), 1.0))  # type: ignore[arg-type]

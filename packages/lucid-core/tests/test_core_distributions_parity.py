@@ -473,3 +473,37 @@ def test_straight_through_rsample_has_the_probs_gradient_of_torch() -> None:
     (ls * lucid.tensor(weights)).sum().backward()
     (ts * torch.tensor(weights)).sum().backward()
     np.testing.assert_allclose(lp.grad.numpy(), tp.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def _mixture(mod: Any, p: dict[str, Any], multivariate: bool) -> Any:
+    d = mod.distributions
+    mix = d.Categorical(logits=p["w"])
+    comp: Any = d.Normal(p["loc"], p["scale"])
+    if multivariate:
+        comp = d.Independent(comp, 1)
+    return d.MixtureSameFamily(mix, comp)
+
+
+@pytest.mark.parametrize("multivariate", [False, True])
+def test_mixture_same_family_matches_torch(multivariate: bool) -> None:
+    rng = np.random.default_rng(9)
+    tail = (2,) if multivariate else ()
+    arrays = {
+        "w": rng.standard_normal((3, 4)),
+        "loc": rng.standard_normal((3, 4, *tail)),
+        "scale": _positive(rng, 3, 4, *tail),
+    }
+    lp, tp = _leaves(arrays, lucid), _leaves(arrays, torch)
+    lm, tm = _mixture(lucid, lp, multivariate), _mixture(torch, tp, multivariate)
+    assert lm.batch_shape == tuple(tm.batch_shape) and lm.event_shape == tuple(tm.event_shape)
+    value = rng.standard_normal((5, 3, *tail))
+    lo = [lm.log_prob(lucid.tensor(value)), lm.mean, lm.variance]
+    to = [tm.log_prob(torch.tensor(value)), tm.mean, tm.variance]
+    if not multivariate:
+        lo.append(lm.cdf(lucid.tensor(value)))
+        to.append(tm.cdf(torch.tensor(value)))
+    _assert_same(lo, to, rtol=1e-9, atol=1e-10)
+    _assert_same_grads(lo, to, lp, tp, rtol=1e-7, atol=1e-9)
+    lucid.manual_seed(0)
+    assert tuple(lm.sample((7,)).shape) == tuple(tm.sample((7,)).shape)
+    assert tuple(lm.expand((2, 3)).sample().shape) == tuple(tm.expand((2, 3)).sample().shape)

@@ -28,6 +28,7 @@ from lucid.distributions.independent import Independent
 from lucid.distributions.kl import kl_divergence, register_kl
 from lucid.distributions.laplace import Laplace
 from lucid.distributions.log_normal import LogNormal
+from lucid.distributions.mixture_same_family import MixtureSameFamily
 from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
 from lucid.distributions.negative_binomial import NegativeBinomial
@@ -61,8 +62,8 @@ __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
     "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
-    "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform",
+    "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform",
     "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
     "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",
