@@ -30,6 +30,7 @@ _MOMENTS: list[tuple[Callable[[], D.Distribution], float, float]] = [
     (lambda: D.Geometric(t(0.3)), 1 / 0.3 - 1, (1 / 0.3 - 1) / 0.3),
     (lambda: D.Binomial(t(10.0), t(0.3)), 3.0, 2.1),
     (lambda: D.NegativeBinomial(t(4.0), t(0.4)), 4 * 0.4 / 0.6, 4 * 0.4 / 0.36),
+    (lambda: D.Pareto(t(1.0), t(6.0)), 6 / 5, 6 / (25 * 4)),
     (
         lambda: D.Weibull(t(2.0), t(1.5)),
         2.0 * math.gamma(1 + 1 / 1.5),
@@ -81,6 +82,7 @@ def _rsample(make: Callable[..., D.Distribution]) -> Callable[..., lucid.Tensor]
         (D.HalfCauchy, ([1.5, 0.7],)),
         (lambda loc, scale: D.StudentT(4.0, loc, scale), ([0.3, -1.0], [1.5, 0.7])),
         (D.Weibull, ([1.5, 0.7], [0.8, 2.5])),
+        (D.Pareto, ([1.5, 0.7], [0.8, 2.5])),
     ],
 )
 def test_rsample_gradients_match_finite_differences(make: Any, params: Any) -> None:
@@ -124,6 +126,7 @@ def test_log_prob_gradients_match_finite_differences(make: Any, params: Any, val
         D.Binomial(5, probs=t([0.2, 0.4])),
         D.NegativeBinomial(t([2.0, 3.5]), logits=t([0.2, -0.4])),
         D.Weibull(t([1.0, 2.0]), t([0.5, 3.0])),
+        D.Pareto(t([0.5, 1.0]), t([2.0, 3.0])),
     ],
     ids=lambda d: type(d).__name__,
 )
@@ -158,6 +161,7 @@ def test_expand_keeps_the_type_and_the_values(dist: D.Distribution) -> None:
         lambda: D.NegativeBinomial(2.0, probs=1.0),
         lambda: D.NegativeBinomial(-1.0, probs=0.5),
         lambda: D.Weibull(1.0, -2.0),
+        lambda: D.Pareto(1.0, 2.0).log_prob(t(0.5)),
     ],
 )
 def test_invalid_parameters_and_values_raise(make: Callable[[], Any]) -> None:

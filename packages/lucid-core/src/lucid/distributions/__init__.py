@@ -37,6 +37,7 @@ from lucid.distributions.one_hot_categorical import (
     OneHotCategorical,
     OneHotCategoricalStraightThrough,
 )
+from lucid.distributions.pareto import Pareto
 from lucid.distributions.poisson import Poisson
 from lucid.distributions.relaxed_bernoulli import RelaxedBernoulli
 from lucid.distributions.relaxed_categorical import RelaxedOneHotCategorical
@@ -63,9 +64,9 @@ __all__ = [
     "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
     "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson", "PowerTransform",
-    "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform", "SoftmaxTransform",
-    "SoftplusTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
-    "Uniform", "Weibull", "constraints", "identity_transform", "kl_divergence", "register_kl",
-    "transforms",
+    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
+    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
+    "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform",
+    "kl_divergence", "register_kl", "transforms",
 ]  # fmt: skip
