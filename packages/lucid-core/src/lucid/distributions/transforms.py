@@ -143,10 +143,12 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy: the first part's domain."""
         return self.parts[0].domain if self.parts else constraints.real
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy: the last part's codomain."""
         return self.parts[-1].codomain if self.parts else constraints.real
 
     @property
@@ -303,6 +305,7 @@ class AffineTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The real numbers (``event_dim`` rightmost dims as one event); also the codomain."""
         if self._event_dim == 0:
             return constraints.real
         return constraints.independent(constraints.real, self._event_dim)
