@@ -31,6 +31,7 @@ _MOMENTS: list[tuple[Callable[[], D.Distribution], float, float]] = [
     (lambda: D.Binomial(t(10.0), t(0.3)), 3.0, 2.1),
     (lambda: D.NegativeBinomial(t(4.0), t(0.4)), 4 * 0.4 / 0.6, 4 * 0.4 / 0.36),
     (lambda: D.Pareto(t(1.0), t(6.0)), 6 / 5, 6 / (25 * 4)),
+    (lambda: D.InverseGamma(t(7.0), t(3.0)), 3 / 6, 9 / (36 * 5)),
     (
         lambda: D.Weibull(t(2.0), t(1.5)),
         2.0 * math.gamma(1 + 1 / 1.5),
@@ -127,6 +128,7 @@ def test_log_prob_gradients_match_finite_differences(make: Any, params: Any, val
         D.NegativeBinomial(t([2.0, 3.5]), logits=t([0.2, -0.4])),
         D.Weibull(t([1.0, 2.0]), t([0.5, 3.0])),
         D.Pareto(t([0.5, 1.0]), t([2.0, 3.0])),
+        D.InverseGamma(t([2.5, 3.0]), t([1.0, 2.0])),
     ],
     ids=lambda d: type(d).__name__,
 )

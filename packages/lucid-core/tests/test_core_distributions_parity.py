@@ -77,6 +77,7 @@ def _params(name: str, seed: int) -> Arrays:
             "logits": rng.standard_normal(3),
         },
         "weibull": lambda: {"scale": _positive(rng, 3), "c": _positive(rng, 3)},
+        "inverse_gamma": lambda: {"c": _positive(rng, 3) + 1.0, "rate": _positive(rng, 3)},
         "pareto": lambda: {"scale": rng.uniform(0.1, 0.5, 3), "alpha": _positive(rng, 3) + 1.5},
         "multinomial": lambda: {"logits": rng.standard_normal((2, 4))},
         "relaxed_bernoulli": lambda: {"t": _positive(rng, 3), "logits": rng.standard_normal(3)},
@@ -128,6 +129,7 @@ def _build(name: str, mod: Any, p: dict[str, Any]) -> Any:
         "negbinomial_logits": lambda: dist.NegativeBinomial(p["n"], logits=p["logits"]),
         "weibull": lambda: dist.Weibull(p["scale"], p["c"]),
         "pareto": lambda: dist.Pareto(p["scale"], p["alpha"]),
+        "inverse_gamma": lambda: dist.InverseGamma(p["c"], p["rate"]),
         "multinomial": lambda: dist.Multinomial(7, logits=p["logits"]),
         "relaxed_bernoulli": lambda: dist.RelaxedBernoulli(p["t"], logits=p["logits"]),
         "relaxed_onehot": lambda: dist.RelaxedOneHotCategorical(p["t"], probs=p["probs"]),
@@ -155,7 +157,7 @@ def _value(name: str, seed: int = 7) -> np.ndarray:
         return rng.uniform(0.05, 0.95, (2, 3))
     if name in ("gamma", "exponential", "lognormal", "halfnormal", "halfcauchy", "chi2"):
         return rng.uniform(0.1, 4.0, (2, 3))
-    if name in ("weibull", "pareto"):
+    if name in ("weibull", "pareto", "inverse_gamma"):
         return rng.uniform(0.1, 4.0, (2, 3))
     if name in ("poisson",) or name.startswith(("geometric", "binomial", "negbinomial")):
         return rng.integers(0, 6, (2, 3)).astype(np.float64)
@@ -200,6 +202,7 @@ _STATS = {
     "negbinomial_logits": ("mean", "variance", "mode"),
     "weibull": ("mean", "variance", "stddev", "mode", "cdf", "icdf"),
     "pareto": ("mean", "variance", "mode", "cdf", "icdf"),
+    "inverse_gamma": ("mean", "variance", "mode"),
     "multinomial": ("mean", "variance"),
     "relaxed_bernoulli": (),
     "relaxed_onehot": (),

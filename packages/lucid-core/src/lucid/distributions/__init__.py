@@ -25,6 +25,7 @@ from lucid.distributions.gumbel import Gumbel
 from lucid.distributions.half_cauchy import HalfCauchy
 from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
+from lucid.distributions.inverse_gamma import InverseGamma
 from lucid.distributions.kl import kl_divergence, register_kl
 from lucid.distributions.laplace import Laplace
 from lucid.distributions.log_normal import LogNormal
@@ -62,11 +63,11 @@ from lucid.distributions.weibull import Weibull
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
     "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
-    "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-    "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
-    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "SigmoidTransform",
-    "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "Weibull", "constraints", "identity_transform",
-    "kl_divergence", "register_kl", "transforms",
+    "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+    "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints",
+    "identity_transform", "kl_divergence", "register_kl", "transforms",
 ]  # fmt: skip
