@@ -9,20 +9,65 @@ tensor(0.5000)
 
 from __future__ import annotations
 
-from lucid.distributions import constraints
+from lucid.distributions import constraints, transforms
 from lucid.distributions.bernoulli import Bernoulli
 from lucid.distributions.beta import Beta
+from lucid.distributions.binomial import Binomial
 from lucid.distributions.categorical import Categorical
+from lucid.distributions.cauchy import Cauchy
+from lucid.distributions.chi2 import Chi2
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
+from lucid.distributions.exponential import Exponential
 from lucid.distributions.gamma import Gamma
+from lucid.distributions.geometric import Geometric
+from lucid.distributions.gumbel import Gumbel
+from lucid.distributions.half_cauchy import HalfCauchy
+from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
+from lucid.distributions.inverse_gamma import InverseGamma
 from lucid.distributions.kl import kl_divergence, register_kl
+from lucid.distributions.laplace import Laplace
+from lucid.distributions.log_normal import LogNormal
+from lucid.distributions.mixture_same_family import MixtureSameFamily
+from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
+from lucid.distributions.negative_binomial import NegativeBinomial
 from lucid.distributions.normal import Normal
+from lucid.distributions.one_hot_categorical import (
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
+from lucid.distributions.pareto import Pareto
+from lucid.distributions.poisson import Poisson
+from lucid.distributions.relaxed_bernoulli import RelaxedBernoulli
+from lucid.distributions.relaxed_categorical import RelaxedOneHotCategorical
+from lucid.distributions.student_t import StudentT
+from lucid.distributions.transformed_distribution import TransformedDistribution
+from lucid.distributions.transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from lucid.distributions.uniform import Uniform
+from lucid.distributions.weibull import Weibull
 
 __all__ = [
-    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Gamma", "Independent",
-    "MultivariateNormal", "Normal", "Uniform", "constraints", "kl_divergence", "register_kl",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
+    "Chi2", "ComposeTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+    "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+    "Laplace", "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal",
+    "NegativeBinomial", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
+    "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
+    "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform",
+    "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints",
+    "identity_transform", "kl_divergence", "register_kl", "transforms",
 ]  # fmt: skip

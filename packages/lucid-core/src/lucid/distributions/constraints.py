@@ -205,6 +205,57 @@ class _PositiveDefinite(Constraint):
             return symmetric.all(-1) & (eigvalsh(value) > 0).all(-1)
 
 
+class _OneHot(Constraint):
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value: Tensor) -> Tensor:
+        is_boolean = ((value == 0) | (value == 1)).all(-1)
+        return is_boolean & (value.sum(-1) == 1)
+
+
+class _Multinomial(Constraint):
+    """Nonnegative integer counts along the last dim that sum to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound: Tensor | int) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, x: Tensor) -> Tensor:
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+class _Square(Constraint):
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        full = value.new_full(value.shape[:-2], value.shape[-2] == value.shape[-1])
+        return full.bool()
+
+
+class _Symmetric(_Square):
+    def check(self, value: Tensor) -> Tensor:
+        square = _Square.check(self, value)
+        if not bool(square.all().item()):
+            return square
+        close = (value - value.mT).abs() <= 1e-6 + 1e-5 * value.mT.abs()
+        return close.reshape(value.shape[:-2] + (-1,)).all(-1)
+
+
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value: Tensor) -> Tensor:
+        sym = _Symmetric.check(self, value)
+        if not bool(sym.all().item()):
+            return sym
+        with no_grad():
+            return (eigvalsh(value) >= 0).all(-1)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -226,11 +277,17 @@ simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+one_hot = _OneHot()
+multinomial = _Multinomial
+square = _Square()
+symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
     "nonnegative_integer", "positive", "positive_definite", "positive_integer", "real",
-    "real_vector", "simplex", "unit_interval",
+    "real_vector", "simplex", "unit_interval", "multinomial", "one_hot", "positive_semidefinite",
+    "square", "symmetric",
 ]  # fmt: skip

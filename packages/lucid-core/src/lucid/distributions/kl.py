@@ -13,17 +13,26 @@ from typing import Any, TypeVar
 from lucid._tensor import Tensor
 from lucid.distributions.bernoulli import Bernoulli
 from lucid.distributions.beta import Beta
+from lucid.distributions.binomial import Binomial
 from lucid.distributions.categorical import Categorical
+from lucid.distributions.cauchy import Cauchy
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
+from lucid.distributions.exponential import Exponential
 from lucid.distributions.gamma import Gamma
+from lucid.distributions.geometric import Geometric
+from lucid.distributions.gumbel import Gumbel
+from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
+from lucid.distributions.laplace import Laplace
+from lucid.distributions.log_normal import LogNormal
 from lucid.distributions.multivariate_normal import (
     MultivariateNormal,
     batch_mahalanobis,
     half_log_det,
 )
 from lucid.distributions.normal import Normal
+from lucid.distributions.poisson import Poisson
 from lucid.distributions.uniform import Uniform
 from lucid.distributions.utils import broadcast_shapes, softplus, sum_rightmost
 from lucid.linalg import solve_triangular
@@ -178,3 +187,65 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
         )
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    return rate_ratio - rate_ratio.log() - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    t3 = scale_ratio * (-loc_abs_diff / p.scale).exp()
+    out: Tensor = -scale_ratio.log() + loc_abs_diff / q.scale + t3 - 1
+    return out
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p: Cauchy, q: Cauchy) -> Tensor:
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p: Gumbel, q: Gumbel) -> Tensor:
+    euler = 0.57721566490153286060
+    ct1, ct2, ct3 = p.scale / q.scale, q.loc / q.scale, p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t3 = (ct2 + lgamma(1 + ct1) - ct3).exp()
+    out: Tensor = t1 + ct1 * euler + t3 - (1 + euler)
+    return out
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p: HalfNormal, q: HalfNormal) -> Tensor:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(LogNormal, LogNormal)
+def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p: Poisson, q: Poisson) -> Tensor:
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p: Geometric, q: Geometric) -> Tensor:
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
+    # KL is infinite where p has more trials than q; torch does not implement q having more
+    if bool((p.total_count < q.total_count).any().item()):
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return _infinite_where(p.total_count > q.total_count, kl)

@@ -11,6 +11,7 @@ from lucid import dtypes
 from lucid._creation import tensor
 from lucid._tensor import Tensor
 from lucid.ops._util import OfInput
+from lucid.random import default_generator
 
 # torch.finfo's numbers for the float dtypes (bfloat16 has no NumPy dtype without ml_dtypes).
 _BFLOAT16 = {"eps": 0.0078125, "tiny": 1.1754943508222875e-38, "min": -3.3895313892515355e38}
@@ -89,3 +90,11 @@ def softplus(x: Tensor) -> Tensor:
 def binary_cross_entropy_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     """``-(target log sigmoid(logits) + (1 - target) log sigmoid(-logits))``, elementwise."""
     return softplus(logits) - logits * target
+
+
+def numpy_draws(draw: Any, like: Tensor, *params: Tensor) -> Tensor:
+    """Draws of ``draw(numpy_rng, *param_arrays)`` from lucid's default generator (seeded by
+    ``lucid.manual_seed``), as a tensor of ``like``'s dtype and device, without gradient."""
+    arrays = [p.detach().cpu().numpy() for p in params]
+    values = np.asarray(draw(default_generator.numpy_rng, *arrays))
+    return tensor(values.astype(np.dtype(like.dtype.name)), dtype=like.dtype, device=like.device)
