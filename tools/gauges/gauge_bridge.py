@@ -167,7 +167,11 @@ class ToLucid:
             return self.memo[key]
         if t.layout != torch.strided or t.device.type != "cpu":
             raise Unconvertible(f"a {t.layout} tensor on {t.device}")
-        if t.is_complex() or t.dtype in (torch.bfloat16, torch.float16, torch.complex32):
+        if t.is_complex() and t.dtype != torch.complex32:
+            dtype = lucid_dtype(t.dtype)
+            array = t.detach().resolve_conj().numpy().copy()
+            result = lucid.tensor(array, dtype=dtype)
+        elif t.dtype in (torch.bfloat16, torch.float16, torch.complex32):
             dtype = lucid_dtype(t.dtype)  # raises when lucid lacks it
             array = t.detach().to(torch.float32).numpy().copy()
             result = lucid.tensor(array).to(dtype)
@@ -235,8 +239,10 @@ def leaves(obj: Any) -> list[Leaf]:
 
 def _flatten(obj: Any, out: list[Leaf]) -> None:
     if isinstance(obj, torch.Tensor):
-        if obj.is_complex() or obj.layout != torch.strided:
+        if obj.layout != torch.strided or obj.dtype == torch.complex32:
             out.append(Leaf("other", f"tensor {obj.dtype} {tuple(obj.shape)}"))
+        elif obj.is_complex():
+            out.append(Leaf("array", _array(obj.resolve_conj()), dtype_name(obj.dtype)))
         elif obj.dtype == torch.bfloat16:  # NumPy has no bfloat16: compare as float32
             out.append(Leaf("array", _array(obj.float()), "bfloat16"))
         else:

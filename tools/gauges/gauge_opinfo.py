@@ -35,18 +35,11 @@ EXAMPLES_PER_KIND = 3  # failing samples kept in the JSON per op and kind (run.p
 
 # Entries left out of the gauge, with the reason printed in the report.
 EXCLUDED_PREFIXES = {
-    "fft.": "FFT: the complex-and-FFT issue",
     "torch.ops.": "an aten operator, not public API",
     "_": "private (aten) operator",
     "jiterator_": "CUDA jiterator",
 }
 EXCLUDED_NAMES = {
-    "stft": "FFT: the complex-and-FFT issue",
-    "istft": "FFT: the complex-and-FFT issue",
-    "view_as_complex": "complex-only: the complex-and-FFT issue",
-    "view_as_real": "complex-only: the complex-and-FFT issue",
-    "complex": "complex-only: the complex-and-FFT issue",
-    "polar": "complex-only: the complex-and-FFT issue",
     "cfloat": "complex-only: the complex-and-FFT issue",
     "cdouble": "complex-only: the complex-and-FFT issue",
     "to_sparse": "sparse layout",

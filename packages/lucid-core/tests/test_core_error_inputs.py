@@ -174,3 +174,8 @@ def test_torch_exception_classes() -> None:
     with pytest.raises(IndexError, match="Expected reduction dim"):
         lucid.amax(lucid.zeros(0, 3), 0)
     assert (-T([1, 2])).tolist() == [-1, -2]
+
+
+def test_polar_wants_tensors() -> None:
+    with pytest.raises(TypeError, match="polar\\(\\): argument 'abs' must be Tensor, not int"):
+        lucid.polar(2, lucid.ones(3))

@@ -257,6 +257,9 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
 
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002
     """The complex tensor ``abs * (cos(angle) + i sin(angle))`` (dtypes as ``complex``)."""
+    for name, t in (("abs", abs), ("angle", angle)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"polar(): argument '{name}' must be Tensor, not {type(t).__name__}")
     return complex(abs * angle.cos(), abs * angle.sin())
 
 
