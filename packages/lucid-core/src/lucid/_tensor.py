@@ -607,7 +607,13 @@ class Tensor(TensorMethods):
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         arr = self._data if self._backend.device == "cpu" else self._backend.to_numpy(self._data)
         kw = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-        return arr.__dlpack__(**{k: v for k, v in kw.items() if v is not None})
+        given = {k: v for k, v in kw.items() if v is not None}
+        try:
+            return arr.__dlpack__(**given)
+        except TypeError:  # NumPy 1.x knows only `stream`: a legacy (unversioned) capsule
+            if any(k not in ("stream", "max_version") for k in given):
+                raise
+            return arr.__dlpack__(stream=stream)
 
     def __dlpack_device__(self) -> tuple[_int, _int]:
         """``(1, 0)``: DLPack's CPU (an MLX tensor is exported through a CPU copy)."""
