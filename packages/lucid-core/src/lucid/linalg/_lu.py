@@ -8,7 +8,7 @@ graph, the arithmetic is recorded), so its gradient and double gradient come fro
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from lucid import dtypes
 from lucid._creation import arange
@@ -120,21 +120,3 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
         return solve_triangular(factor, y, upper=True)
     y = solve_triangular(factor, B, upper=False)
     return solve_triangular(factor.mT, y, upper=True)
-
-
-_COMPLEX = (
-    "linalg.{name}: the eigen decomposition of a general (non-symmetric) matrix is complex, "
-    "and lucid has no complex tensors yet (they come with the complex-and-FFT work); use "
-    "linalg.eigh / eigvalsh for symmetric or Hermitian matrices"
-)
-
-
-def eig(A: Tensor) -> Any:  # noqa: N803
-    """Not available: torch returns complex eigenvalues and eigenvectors (see
-    docs/differences.md); raises NotImplementedError naming the alternative."""
-    raise NotImplementedError(_COMPLEX.format(name="eig"))
-
-
-def eigvals(A: Tensor) -> Any:  # noqa: N803
-    """Not available: torch returns complex eigenvalues (see docs/differences.md)."""
-    raise NotImplementedError(_COMPLEX.format(name="eigvals"))
