@@ -101,3 +101,62 @@ def tvm() -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return importlib.import_module("torchvision.models")
+
+
+TIMM_VERSION = "1.0.31"
+
+
+def _timm_source() -> Path:
+    """A folder holding timm's pure-Python package (``<folder>/timm``).
+
+    ``LUCID_TIMM_SRC`` names one; otherwise the wheel is fetched once with
+    ``pip download timm==1.0.31 --no-deps`` into ``~/.cache/lucid-models-tests`` and unpacked
+    there. timm is never installed (it would pull a compiled torchvision that does not load with
+    torch 2.13 here): its model code is imported from the folder, next to torchvision's source.
+    """
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    env = os.environ.get("LUCID_TIMM_SRC")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lucid-models-tests"
+    src = cache / f"timm-{TIMM_VERSION}"
+    if (src / "timm" / "__init__.py").is_file():
+        return src
+    wheels = cache / "wheels"
+    cmd = [sys.executable, "-m", "pip", "download", f"timm=={TIMM_VERSION}",
+           "--no-deps", "--quiet", "-d", str(wheels)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    found = sorted(wheels.glob(f"timm-{TIMM_VERSION}-*.whl"))
+    if done.returncode or not found:
+        why = done.stderr.strip()[-200:]
+        pytest.skip(f"timm {TIMM_VERSION}'s source is not here and `pip download` "
+                    f"failed ({why}); set LUCID_TIMM_SRC")  # fmt: skip
+    tmp = cache / f".unpack-timm-{os.getpid()}"
+    with zipfile.ZipFile(found[0]) as zf:
+        zf.extractall(tmp, [n for n in zf.namelist() if n.startswith("timm/")])
+    tmp.rename(src) if not src.exists() else None
+    return src
+
+
+@pytest.fixture(scope="session")
+def timm(tvm: object) -> object:
+    """``timm`` 1.0.31, imported from its source with torch 2.13 (parity env).
+
+    It imports torchvision, which comes from the ``tvm`` fixture's source with its compiled
+    ops stubbed; its other needs (huggingface_hub, pyyaml, safetensors) come with the parity
+    env's transformers. Build references with ``timm.create_model(name, pretrained=False)``.
+    """
+    import importlib
+    import sys
+    import warnings
+
+    src = str(_timm_source())
+    if src not in sys.path:
+        sys.path.append(src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return importlib.import_module("timm")
