@@ -117,6 +117,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.profiler": TOP,
     "lucid._interop": TOP,
     "lucid.utils.dlpack": TOP,
+    "lucid.utils.benchmark": TOP,
     "lucid.multiprocessing": TOP,
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
