@@ -16,6 +16,7 @@ from lucid.distributions.binomial import Binomial
 from lucid.distributions.categorical import Categorical
 from lucid.distributions.cauchy import Cauchy
 from lucid.distributions.chi2 import Chi2
+from lucid.distributions.constraint_registry import biject_to, transform_to
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
 from lucid.distributions.exponential import Exponential
@@ -47,12 +48,21 @@ from lucid.distributions.transformed_distribution import TransformedDistribution
 from lucid.distributions.transforms import (
     AbsTransform,
     AffineTransform,
+    CatTransform,
     ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
     SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
     TanhTransform,
     Transform,
     identity_transform,
@@ -69,5 +79,8 @@ __all__ = [
     "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StudentT", "TanhTransform",
     "Transform", "TransformedDistribution", "Uniform", "Weibull", "constraints",
-    "identity_transform", "kl_divergence", "register_kl", "transforms",
+    "identity_transform", "kl_divergence", "register_kl", "transforms", "CatTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform",
+    "StickBreakingTransform", "biject_to", "transform_to",
 ]  # fmt: skip
