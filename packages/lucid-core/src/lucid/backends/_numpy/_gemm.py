@@ -63,6 +63,11 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
             return np.matmul(a, b, out=out)
         np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
         return out
+    if a.ndim > 1 and b.ndim > 1 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        # An outer product (a batch-1 Linear's weight gradient): NumPy's matmul takes its
+        # non-BLAS loop for an inner dimension of 1, ~3x slower than the broadcast multiply,
+        # which gives the same bits (one product per element, docs/performance.md).
+        return np.multiply(a, b)
     if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
         # A stack of matrices times one matrix is one GEMM over all the rows: NumPy runs one
         # GEMM per matrix of the stack (a Linear on (12, 64, 128): 1.6x slower).
