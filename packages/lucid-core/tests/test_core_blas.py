@@ -181,3 +181,22 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
         monkeypatch.setattr(_gemm.np, "matmul", real)
         np.testing.assert_allclose(got, real(a, b), rtol=1e-5, atol=1e-5)
         assert seen and all(all(n == 1 for n in threads) for threads in seen)
+
+
+def test_mid_sized_products_go_to_numba_only_when_the_pool_did_not_run_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A GPT step alternates big products split on the pool with mid-sized ones: after the
+    pool, a mid-sized product runs on one BLAS thread, not on numba's threads (whose spin
+    would hold the core the pool's next split needs); after numba's own work it may split."""
+    asked: list[object] = []
+    monkeypatch.setattr(_gemm, "_compiled_matmul", lambda *a: asked.append(a) or None)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    a = np.ones((768, 128), np.float32)
+    b = np.ones((128, 128), np.float32)  # 25 MFLOP: mid-sized
+    monkeypatch.setattr(blas_threads, "last", _parallel.POOL)
+    np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
+    assert not asked
+    monkeypatch.setattr(blas_threads, "last", _parallel.NUMBA)
+    np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
+    assert len(asked) == 1

@@ -11,7 +11,7 @@ cores that the pool's threads need next. So ``matmul`` runs
   BLAS thread each;
 - mid-sized ones (``THREADED_FLOPS`` and up) on OpenBLAS's threads where the last parallel work
   was not lucid's (``_parallel``), else split over numba's threads where the compiled kernels
-  are in use, else on one BLAS thread;
+  are in use and the pool did not run the last parallel work, else on one BLAS thread;
 - the rest on one BLAS thread (switching the setting is cheap: docs/performance.md).
 
 A GEMM whose inner dimension is huge and whose result is tiny (a weight gradient ``col^T @ dy``
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends._numpy import _compiled, _parallel
-from lucid.backends._numpy._parallel import OPENBLAS, blas_threads, in_worker
+from lucid.backends._numpy._parallel import OPENBLAS, POOL, blas_threads, in_worker
 
 # OpenBLAS runs products below about this many FLOPs on one thread by itself.
 _TINY_FLOPS = 2 * 64**3
@@ -87,9 +87,12 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         if blas_threads.openblas_may_run():
             blas_threads.ran(OPENBLAS)
             return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
-        split = _compiled_matmul(a, b, flops)
-        if split is not None:
-            return split
+        if blas_threads.last != POOL:
+            # Not after the pool: numba's spinning threads would hold the core its next split
+            # needs (a GPT step: ~100 ms of CPU a step in spin, docs/performance.md).
+            split = _compiled_matmul(a, b, flops)
+            if split is not None:
+                return split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
 
