@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends._numpy.kernels.lstm import _transposed
+
 __all__ = ["CpuGru", "CpuRnn"]
 
 
@@ -69,7 +71,7 @@ class CpuGru:
         acts = _project(x, w_ih, b_ih)  # becomes r, z, n per step
         hn = np.empty((steps, n, hid), dtype=x.dtype)  # h W_hn^T + b_hn, for r's gradient
         ys = np.empty((steps, n, hid), dtype=x.dtype)
-        w_hh_t = w_hh.T
+        w_hh_t = _transposed(w_hh)
         h = h0
         for t in _order(steps, reverse):
             hh = h @ w_hh_t
@@ -143,7 +145,7 @@ class CpuRnn:
         ys = _project(x, w_ih, b_ih)  # becomes the outputs, step by step
         if b_hh is not None:
             ys += b_hh
-        w_hh_t = w_hh.T
+        w_hh_t = _transposed(w_hh)
         h = h0
         for t in _order(x.shape[0], reverse):
             y = ys[t]
