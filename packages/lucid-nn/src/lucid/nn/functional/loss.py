@@ -22,6 +22,7 @@ from lucid.nn.functional._util import (
     check_float,
     check_reduction,
     legacy_reduction,
+    promote_float,
     wrap,
 )
 from lucid.nn.functional.activation import log_softmax, logsigmoid
@@ -539,6 +540,9 @@ def poisson_nll_loss(
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
     """
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    input = promote_float("poisson_nll_loss", input)  # torch computes integer counts in float
+    if isinstance(target, Tensor) and not target.dtype.is_floating_point:
+        target = target.to(input.dtype)
     _pointwise("poisson_nll_loss", input, target)
     if log_input:
         loss = input.exp() - target * input
