@@ -362,7 +362,15 @@ def randint(
     return Tensor.from_backend_array(arr, backend)
 
 
-def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
-    """A tensor with the size of ``t`` of random integers in ``[low, high)``, as
-    ``torch.randint_like``."""
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
+def randint_like(
+    t: Any, low: int, high: int | None = None, *, generator: Any = None, dtype: Any = None,
+    layout: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
+    """A tensor with the size of ``t`` of random integers in ``[low, high)`` (``[0, low)`` with
+    one bound), as ``torch.randint_like``; ``layout`` is accepted for torch's signature (lucid's
+    tensors are strided)."""
+    dt, dev = _like(t, dtype, device)
+    out = randint(low, high, t.shape, generator=generator, dtype=dt, device=dev)
+    out = _in_format(out, t, memory_format, "randint_like")
+    return out.requires_grad_() if requires_grad else out

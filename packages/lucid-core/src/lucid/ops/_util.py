@@ -178,3 +178,24 @@ _SCALAR_TYPE_NAMES = {
 def scalar_type_name(dtype: dtypes.dtype) -> str:
     """torch's C++ name of a dtype, as its error messages print it (float64 -> Double)."""
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * product`` of the ``add*`` BLAS ops (addmm, addmv, addr, ...);
+    ``beta == 0`` ignores input (NaN there too). On integer and bool products torch casts
+    ``beta`` and ``alpha`` to the product's dtype first (``0.6`` is ``0`` for int64, ``2`` is
+    ``True`` for bool, whose sum is a logical or), so the result keeps that dtype."""
+    dt = product.dtype
+    if dt is dtypes.bool_:
+        alpha, beta = bool(alpha), bool(beta)
+    elif not (dt.is_floating_point or dt.is_complex):
+        alpha, beta = int(alpha), int(beta)
+    if alpha is not True and alpha != 1:
+        product = product * alpha
+    if beta is False or beta == 0:
+        return product
+    scaled = input if beta is True or beta == 1 else input * beta
+    if dt is dtypes.bool_ and isinstance(scaled, Tensor) and scaled.dtype is dtypes.bool_:
+        return product | scaled
+    out: Tensor = product + scaled
+    return out

@@ -14,7 +14,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, promote, require_tensors, to_float
+from lucid.ops._util import normalize_dim, promote, require_tensors, scaled_sum, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.indexing import IndexPut, _convert_index
 from lucid.ops.join import cat
@@ -144,13 +144,8 @@ def addr(
         raise RuntimeError(
             f"addr: Expected 1-D argument vec1 and vec2, but got {vec1.ndim}-D and {vec2.ndim}-D"
         )
-    product = outer(vec1, vec2)
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        return product.expand(input.shape) if product.shape != input.shape else product
-    out: Tensor = product + (input if beta == 1 else input * beta)
-    return out
+    out = scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    return out.expand(input.shape) if out.shape != input.shape and beta == 0 else out
 
 
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
