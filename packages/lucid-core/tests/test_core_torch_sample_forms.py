@@ -122,3 +122,102 @@ def test_randint_like_takes_torchs_keywords() -> None:
     b = lucid.randint_like(t, 2, 9, generator=g2)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert a.dtype is lucid.float32 and a.numpy().min() >= 2
+
+
+# --- empty and 0-d inputs -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_an_empty_tensor_is_empty(fn: str) -> None:
+    x = lucid.zeros(5, 0, 0, requires_grad=True)
+    out = getattr(lucid, fn)(x, -1, dtype=lucid.float64)
+    assert out.shape == (5, 0, 0) and out.dtype is lucid.float64
+    out.sum().backward()
+    assert x.grad is not None and x.grad.shape == (5, 0, 0)
+
+
+def test_cdist_broadcasts_an_empty_batch() -> None:
+    a, b = lucid.zeros(0, 4, 5), lucid.zeros(3, 5)
+    assert lucid.cdist(a, b).shape == (0, 4, 3)
+    assert lucid.cdist(b[:1].expand(4, 5), lucid.zeros(0, 3, 5)).shape == (0, 4, 3)
+    assert lucid.cdist(a, lucid.zeros(1, 3, 5)).shape == (0, 4, 3)
+
+
+def test_gather_with_an_empty_index_is_empty() -> None:
+    out = lucid.gather(lucid.arange(5.0), 0, lucid.zeros(2, 0, dtype=lucid.int64))
+    assert out.shape == (2, 0) and out.dtype is lucid.float32
+
+
+def test_index_add_on_a_0d_input_float64() -> None:
+    x = lucid.tensor(1.5, dtype=lucid.float64, requires_grad=True)
+    s = lucid.tensor(2.0, dtype=lucid.float64, requires_grad=True)
+    idx = lucid.tensor([0])
+    out = lucid.index_add(x, 0, idx, s, alpha=-1)
+    assert out.shape == () and out.item() == pytest.approx(-0.5, rel=1e-12, abs=1e-12)
+    assert lucid.autograd.gradcheck(lambda a, b: lucid.index_add(a, 0, idx, b, alpha=3), (x, s))
+
+
+def test_masked_fill_and_masked_scatter_broadcast_input_and_mask() -> None:
+    x = lucid.tensor(RNG.standard_normal(5), dtype=lucid.float64, requires_grad=True)
+    mask = lucid.tensor(RNG.random((4, 5)) > 0.5)
+    filled = lucid.masked_fill(x, mask, 7.0)
+    np.testing.assert_allclose(
+        filled.detach().numpy(), np.where(mask.numpy(), 7.0, x.detach().numpy()), **TOL
+    )
+    src = lucid.tensor(RNG.standard_normal((4, 5)), dtype=lucid.float64, requires_grad=True)
+    out = lucid.masked_scatter(x, mask, src)
+    want = np.broadcast_to(x.detach().numpy(), (4, 5)).copy()
+    want[mask.numpy()] = src.detach().numpy().reshape(-1)[: int(mask.numpy().sum())]
+    np.testing.assert_allclose(out.detach().numpy(), want, **TOL)
+    assert lucid.autograd.gradcheck(lambda a, b: lucid.masked_scatter(a, mask, b), (x, src))
+    with pytest.raises(RuntimeError, match=r"doesn't match the broadcast shape \[4, 5\]"):
+        x.detach().clone().masked_fill_(mask, 1.0)
+
+
+def test_tensor_split_takes_a_0d_tensor_as_a_count() -> None:
+    parts = lucid.tensor_split(lucid.zeros(5, 2), lucid.tensor(3))
+    assert [p.shape[0] for p in parts] == [2, 2, 1]
+
+
+def test_matmul_of_a_stack_with_an_empty_inner_dim_is_zeros() -> None:
+    out = lucid.matmul(lucid.zeros(5, 5, 0), lucid.zeros(0, 5))
+    assert out.shape == (5, 5, 5) and not out.numpy().any()
+
+
+def test_prod_keeps_bool_dtype_and_differentiates_an_empty_dim() -> None:
+    b = lucid.tensor(RNG.random((3, 4)) > 0.3)
+    out = lucid.prod(b, 1, dtype=lucid.bool)
+    assert out.dtype is lucid.bool
+    np.testing.assert_array_equal(out.numpy(), b.numpy().all(1))
+    assert lucid.prod(lucid.ones(3, dtype=lucid.int32), 0, dtype=lucid.int32).dtype is lucid.int32
+    e = lucid.zeros(0, requires_grad=True)
+    lucid.prod(e, 0).backward()
+    assert e.grad is not None and e.grad.shape == (0,)
+
+
+@pytest.mark.parity
+def test_edge_inputs_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(5).astype(np.float32)
+    m = RNG.random((4, 5)) > 0.5
+    np.testing.assert_allclose(
+        lucid.masked_fill(lucid.tensor(x), lucid.tensor(m), 2.0).numpy(),
+        torch.masked_fill(torch.tensor(x), torch.tensor(m), 2.0).numpy(), **TOL,
+    )  # fmt: skip
+    s = RNG.standard_normal((4, 5)).astype(np.float32)
+    np.testing.assert_allclose(
+        lucid.masked_scatter(lucid.tensor(x), lucid.tensor(m), lucid.tensor(s)).numpy(),
+        torch.masked_scatter(torch.tensor(x), torch.tensor(m), torch.tensor(s)).numpy(), **TOL,
+    )  # fmt: skip
+    i, mat, v = np.array([10, 20, 30]), np.arange(6).reshape(3, 2), np.array([1, 2])
+    for beta, alpha in ((0.2, 0.6), (2, 3), (1.7, 2.5)):
+        ours = lucid.addmv(lucid.tensor(i), lucid.tensor(mat), lucid.tensor(v), beta=beta,
+                           alpha=alpha)  # fmt: skip
+        theirs = torch.addmv(torch.tensor(i), torch.tensor(mat), torch.tensor(v), beta=beta,
+                             alpha=alpha)  # fmt: skip
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    e = RNG.standard_normal((2, 3))
+    np.testing.assert_allclose(
+        lucid.diag_embed(lucid.tensor(e), 1, 0, 2).numpy(),
+        torch.diag_embed(torch.tensor(e), 1, 0, 2).numpy(), **TOL,
+    )  # fmt: skip

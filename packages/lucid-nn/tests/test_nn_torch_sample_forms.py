@@ -53,3 +53,9 @@ def test_integer_inputs_match_torch() -> None:
     ours = F.local_response_norm(lucid.tensor(y), 3, alpha=1e-2)
     theirs = torch.nn.functional.local_response_norm(torch.tensor(y), 3, alpha=1e-2)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_hinge_embedding_loss_gives_both_terms_to_other_targets() -> None:
+    x, t = lucid.tensor([0.5, 0.5, 2.0]), lucid.tensor([0.3, 1.0, -1.0])
+    out = F.hinge_embedding_loss(x, t, reduction="none")
+    np.testing.assert_allclose(out.numpy(), [1.0, 0.5, 0.0], rtol=1e-6, atol=1e-6)

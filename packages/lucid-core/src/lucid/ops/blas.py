@@ -106,7 +106,7 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
             raise RuntimeError(f"shapes {list(a)} and {list(b)} are not broadcastable")
-        out.append(max(x, y))
+        out.append(y if x == 1 else x)  # a size 1 broadcasts to 0 too
     return tuple(out)
 
 

@@ -200,7 +200,7 @@ def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor (non-negative; gcd(0, 0) = 0), elementwise on integers."""
     a, b = _int_pair("gcd", input, other)
     a, b = a.abs(), b.abs()
-    shape = tuple(max(x, y) for x, y in zip((1,) * (b.ndim - a.ndim) + a.shape,
+    shape = tuple(y if x == 1 else x for x, y in zip((1,) * (b.ndim - a.ndim) + a.shape,
                                              (1,) * (a.ndim - b.ndim) + b.shape))  # fmt: skip
     a, b = a.expand(shape), b.expand(shape)
     while bool((b != 0).any()):  # Euclid's steps, all entries at once
@@ -343,7 +343,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
             f"masked_scatter: expected self and source to have same dtypes but got "
             f"{input.dtype} and {source.dtype}"
         )
-    m = mask.expand(input.shape) if mask.shape != input.shape else mask
+    if mask.shape != input.shape:  # the out-of-place op broadcasts input and mask, as torch's
+        n = max(input.ndim, mask.ndim)
+        a, b = (1,) * (n - input.ndim) + input.shape, (1,) * (n - mask.ndim) + mask.shape
+        shape = tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
+        input = input.expand(shape) if input.shape != shape else input
+        mask = mask.expand(shape) if mask.shape != shape else mask
+    m = mask
     count = int(m.sum().item())
     if count > source.numel():
         raise RuntimeError("masked_scatter: expected source to have at least as many elements "

@@ -102,14 +102,16 @@ class Prod(Function):
     def forward(ctx: Any, a: Any, dim: int, keepdim: bool) -> Any:
         ctx.save_for_backward(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        return ctx.xp.prod(a, axis=dim, keepdims=keepdim)
+        out = ctx.xp.prod(a, axis=dim, keepdims=keepdim)
+        # NumPy multiplies bools and small ints as int64: torch keeps the dtype it was asked for
+        return out if out.dtype == a.dtype else out.astype(a.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (a,) = ctx.saved_tensors
         d, n = ctx.dim, a.shape[ctx.dim]
         g = restore_dims(g, (d,), ctx.keepdim, a.shape)
-        if n == 1:
+        if n <= 1:  # one factor: its gradient is g; no factor (an empty dim): an empty one
             return g.expand(a.shape), None, None
         one = a.narrow(d, 0, 1).new_ones(a.narrow(d, 0, 1).shape)
         left = cat([one, a.narrow(d, 0, n - 1)], d).cumprod(d)

@@ -485,10 +485,11 @@ def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1."""
+    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1 (as torch, any other
+    target value gets both terms)."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
-    pos = (target == 1).to(input.dtype)
-    neg = (target == -1).to(input.dtype)
+    pos = (target != -1).to(input.dtype)
+    neg = (target != 1).to(input.dtype)
     loss = pos * input + neg * (margin - input).clamp(min=0.0)
     return apply_reduction(loss, reduction)
 
