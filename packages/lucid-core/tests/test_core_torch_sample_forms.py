@@ -221,3 +221,116 @@ def test_edge_inputs_match_torch() -> None:
         lucid.diag_embed(lucid.tensor(e), 1, 0, 2).numpy(),
         torch.diag_embed(torch.tensor(e), 1, 0, 2).numpy(), **TOL,
     )  # fmt: skip
+
+
+# --- stats and creation: cov of one variable, diff(n=0), arange's integer bounds -------------
+
+
+def test_cov_and_corrcoef_of_one_row_are_0d() -> None:
+    x = RNG.standard_normal((1, 4))
+    c = lucid.cov(lucid.tensor(x))
+    assert c.shape == ()
+    np.testing.assert_allclose(c.item(), np.cov(x), rtol=1e-6, atol=1e-6)
+    assert lucid.corrcoef(lucid.tensor(x)).shape == ()
+    assert lucid.cov(lucid.tensor(RNG.standard_normal((2, 4)))).shape == (2, 2)
+
+
+def test_diff_of_order_0_is_the_input_without_prepend_or_append() -> None:
+    x = lucid.tensor(RNG.standard_normal((5, 5)))
+    out = lucid.diff(x, 0, 0, lucid.zeros(1, 5, dtype=lucid.float64), lucid.zeros(2, 5))
+    assert out.shape == (5, 5)
+    np.testing.assert_array_equal(out.numpy(), x.numpy())
+
+
+@pytest.mark.parametrize("bounds, want", [
+    ((0.0, -8.000001, -4.0), [0, -4]), ((1.0, 5.000001, 2.0), [1, 3]),
+    ((-0.9, 2.1, 2.0), [0]), ((0.1, -7.9, -4.0), [0, -4]),
+])  # fmt: skip
+def test_arange_with_an_integer_dtype_truncates_its_bounds(
+    bounds: tuple[float, float, float], want: list[int]
+) -> None:
+    out = lucid.arange(*bounds, dtype=lucid.int64)
+    assert out.dtype is lucid.int64
+    np.testing.assert_array_equal(out.numpy(), want)
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        lucid.arange(0, 5, 0.5, dtype=lucid.int64)
+
+
+# --- linalg: lstsq's driver results, gradients torch records ---------------------------------
+
+
+@pytest.mark.parametrize("driver", ["gels", "gelsy", "gelsd", "gelss", None])
+@pytest.mark.parametrize("rows", [2, 3, 4])
+def test_lstsq_results_follow_the_driver(driver: str | None, rows: int) -> None:
+    a, b = RNG.standard_normal((rows, 3)), RNG.standard_normal((rows, 2))
+    res = lucid.linalg.lstsq(lucid.tensor(a), lucid.tensor(b), driver=driver)
+    x = np.linalg.lstsq(a, b, rcond=None)[0]
+    np.testing.assert_allclose(res.solution.numpy(), x, rtol=1e-8, atol=1e-8)
+    drv = driver or "gelsy"
+    if rows > 3 and drv != "gelsy":
+        np.testing.assert_allclose(res.residuals.numpy(), ((a @ x - b) ** 2).sum(0), **TOL)
+    else:
+        assert res.residuals.shape == (0,)
+    assert res.rank.shape == ((0,) if drv == "gels" else ())
+    assert res.rank.dtype is lucid.int64
+    if drv in ("gelsd", "gelss"):
+        np.testing.assert_allclose(res.singular_values.numpy(), np.linalg.svd(a)[1], **TOL)
+    else:
+        assert res.singular_values.shape == (0,)
+    with pytest.raises(RuntimeError, match="should be one of"):
+        lucid.linalg.lstsq(lucid.tensor(a), lucid.tensor(b), driver="gesv")
+
+
+def test_piecewise_constant_results_require_grad_with_a_zero_gradient() -> None:
+    x = lucid.tensor(RNG.standard_normal((3, 3)), requires_grad=True)
+    for out in (
+        lucid.norm(x, 0), lucid.linalg.matrix_power(x, 0), lucid.linalg.slogdet(x).sign,
+        lucid.linalg.vector_norm(x[0, 0], ord=0),
+    ):  # fmt: skip
+        assert out.requires_grad
+        (g,) = lucid.autograd.grad(out.sum(), x)
+        np.testing.assert_array_equal(g.numpy(), np.zeros((3, 3)))
+    assert lucid.linalg.slogdet(lucid.zeros(0, 0, requires_grad=True)).sign.requires_grad
+
+
+def test_cholesky_solve_and_inverse_gradients_are_torchs_formula_float64() -> None:
+    m = RNG.standard_normal((4, 4))
+    low = np.linalg.cholesky(m @ m.T + 4 * np.eye(4))
+    full = low + np.triu(RNG.standard_normal((4, 4)), 1)  # the ignored triangle is not zero
+    b = RNG.standard_normal((4, 2))
+    for upper in (False, True):
+        f = full.T.copy() if upper else full
+        L = lucid.tensor(f, requires_grad=True)
+        B = lucid.tensor(b, requires_grad=True)
+        tri = np.triu(f) if upper else np.tril(f)
+        a = tri.T @ tri if upper else tri @ tri.T
+        x = lucid.cholesky_solve(B, L, upper)
+        np.testing.assert_allclose(x.detach().numpy(), np.linalg.solve(a, b), 1e-10, 1e-10)
+        g = RNG.standard_normal((4, 2))
+        gl, gb = lucid.autograd.grad(x, (L, B), lucid.tensor(g))
+        xs = np.linalg.solve(a, b)
+        gbx = np.linalg.solve(a, g)
+        c = gbx @ xs.T
+        want = -(f @ (c + c.T)) if upper else -((c + c.T) @ f)
+        np.testing.assert_allclose(gl.numpy(), want, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(gb.numpy(), gbx, rtol=1e-8, atol=1e-10)
+    L = lucid.tensor(low, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda t: lucid.cholesky_inverse(t.tril() + 0), (L,))
+
+
+@pytest.mark.parity
+def test_linalg_results_and_gradients_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    f = RNG.standard_normal((4, 4)) + 3 * np.eye(4)
+    b = RNG.standard_normal((4, 2))
+    L, B = lucid.tensor(f, requires_grad=True), lucid.tensor(b, requires_grad=True)
+    tL, tB = torch.tensor(f, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ours = lucid.autograd.grad(lucid.cholesky_solve(B, L).sum(), (L, B))
+    theirs = torch.autograd.grad(torch.cholesky_solve(tB, tL).sum(), (tL, tB))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-8, atol=1e-10)
+    a = RNG.standard_normal((5, 3))
+    t = torch.linalg.lstsq(torch.tensor(a), torch.tensor(a[:, :2]), driver="gelsd")
+    o = lucid.linalg.lstsq(lucid.tensor(a), lucid.tensor(a[:, :2]), driver="gelsd")
+    for x, y in zip(o, t, strict=True):
+        np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=1e-8)

@@ -206,6 +206,12 @@ def arange(
         is_float = any(isinstance(v, float) for v in vals)
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
     dt = dtypes.to_dtype(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        # torch casts the bounds and step to the integer dtype first: arange(0.1, -7.9, -4.0)
+        # counts as arange(0, -7, -4)
+        vals = [int(v) for v in vals]
+        if vals[2] == 0:
+            raise RuntimeError("step must be nonzero")
     arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 

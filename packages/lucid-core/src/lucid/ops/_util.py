@@ -199,3 +199,26 @@ def scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:  #
         return product | scaled
     out: Tensor = product + scaled
     return out
+
+
+class _Piecewise(Function):
+    """A result that is piecewise constant in ``x`` (a count of non-zeros, an identity power):
+    torch records it with a zero gradient, so it requires grad when ``x`` does."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, value: Any) -> Any:
+        ctx.shape, ctx.dtype = tuple(x.shape), ctx.backend.dtype_of(x)
+        return value
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g.new_zeros(ctx.shape, dtype=ctx.dtype), None
+
+
+def piecewise_constant(value: Tensor, x: Tensor) -> Tensor:
+    """``value`` (computed from ``x`` without a graph), recorded with a zero gradient for ``x``
+    as torch records ``norm(x, 0)``, ``matrix_power(x, 0)`` and a determinant's sign."""
+    if not x.requires_grad or not x.dtype.is_floating_point:
+        return value
+    out: Tensor = _Piecewise.apply(x, value.detach()._data)
+    return out

@@ -16,7 +16,13 @@ from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, normalize_dims, require_tensor, to_float
+from lucid.ops._util import (
+    normalize_dim,
+    normalize_dims,
+    piecewise_constant,
+    require_tensor,
+    to_float,
+)
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
 from lucid.ops.unary import abs as _abs
@@ -567,7 +573,7 @@ def norm(
     if p == -math.inf:
         return amin(_abs(a), dims, keepdim)
     if p == 0:
-        return sum(a != 0, dims, keepdim).to(a.dtype)
+        return piecewise_constant(sum(a != 0, dims, keepdim).to(a.dtype), a)
     if p == 1:
         return sum(_abs(a), dims, keepdim)
     out: Tensor = sum(_abs(a) ** p, dims, keepdim) ** (1.0 / p)
