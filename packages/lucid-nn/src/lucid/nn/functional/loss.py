@@ -22,6 +22,7 @@ from lucid.nn.functional._util import (
     check_float,
     check_reduction,
     legacy_reduction,
+    promote_float,
     wrap,
 )
 from lucid.nn.functional.activation import log_softmax, logsigmoid
@@ -484,10 +485,11 @@ def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1."""
+    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1 (as torch, any other
+    target value gets both terms)."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
-    pos = (target == 1).to(input.dtype)
-    neg = (target == -1).to(input.dtype)
+    pos = (target != -1).to(input.dtype)
+    neg = (target != 1).to(input.dtype)
     loss = pos * input + neg * (margin - input).clamp(min=0.0)
     return apply_reduction(loss, reduction)
 
@@ -539,6 +541,9 @@ def poisson_nll_loss(
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
     """
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    input = promote_float("poisson_nll_loss", input)  # torch computes integer counts in float
+    if isinstance(target, Tensor) and not target.dtype.is_floating_point:
+        target = target.to(input.dtype)
     _pointwise("poisson_nll_loss", input, target)
     if log_input:
         loss = input.exp() - target * input

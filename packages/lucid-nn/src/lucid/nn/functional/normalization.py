@@ -14,7 +14,13 @@ import lucid
 from lucid import Tensor, kernels
 from lucid.autograd import Function, no_grad
 from lucid.autograd.function import once_differentiable
-from lucid.nn.functional._util import check_float, fused_backward, fused_forward, wrap
+from lucid.nn.functional._util import (
+    check_float,
+    fused_backward,
+    fused_forward,
+    promote_float,
+    wrap,
+)
 
 __all__ = [
     "batch_norm",
@@ -300,13 +306,18 @@ def local_response_norm(
     As in AlexNet (Krizhevsky et al., 2012) and PyTorch: the window is zero-padded, and the
     sum is averaged over ``size`` (so ``alpha`` multiplies the mean).
     """
-    check_float("local_response_norm", input)
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"local_response_norm(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
     if input.ndim < 3:
         raise ValueError(
             f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
         )
     if input.numel() == 0:
-        return input
+        return input  # torch too returns an empty input as it is, of any dtype
+    if input.dtype is lucid.bool:
+        input = promote_float("local_response_norm", input)
     c = input.shape[1]
     sq = input * input
     before, after = size // 2, (size - 1) // 2
@@ -325,7 +336,11 @@ def local_response_norm(
     window = padded[:, 0:c]
     for i in range(1, size):
         window = window + padded[:, i : i + c]
-    div = (window * (alpha / size) + k) ** beta
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        scaled = window * (alpha / size)
+    else:  # torch averages integer squares with avg_pool, whose integer mean truncates
+        scaled = lucid.div(window, size, rounding_mode="floor") * alpha
+    div = (scaled + k) ** beta
     return input / div
 
 
