@@ -125,6 +125,8 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
     "lucid.func": TOP,
+    # torch's top-level in-place functions and igamma/igammac (issue 29)
+    "lucid._toplevel": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

@@ -21,6 +21,8 @@ from lucid._creation import (
     as_tensor,
     empty,
     empty_like,
+    empty_permuted,
+    empty_strided,
     eye,
     from_numpy,
     full,
@@ -119,6 +121,10 @@ from lucid._compat import (  # noqa: A004  (torch.compile)
     use_deterministic_algorithms,
 )
 from lucid.linalg import _methods as _linalg_methods
+from lucid._toplevel import FUNCTIONS as _INPLACE_FUNCTIONS
+from lucid._toplevel import igamma, igammac
+from lucid.special import i0, polygamma
+from lucid.special import multigammaln as mvlgamma
 from lucid.linalg import matrix_exp
 from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
@@ -143,6 +149,7 @@ for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits abo
     setattr(Tensor, _name, _method)
 for _name, _method in (("stft", stft), ("istft", istft)):  # fft sits above the binder too
     setattr(Tensor, _name, _method)
+globals().update(_INPLACE_FUNCTIONS)  # lucid.abs_(t), ...: torch's top-level in-place names
 _siblings.install_finder()
 _interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
@@ -167,7 +174,8 @@ cdouble = complex128
 # Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
 # Append names imported above here too.
 __all__ = [
-    "autograd", "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy",
+    "autograd", "arange", "as_tensor", "empty", "empty_like", "empty_permuted", "empty_strided",
+    "eye", "from_numpy",
     "full", "full_like", "linspace", "logspace", "ones", "ones_like", "rand", "rand_like",
     "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
     "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
@@ -191,8 +199,10 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
+    "igamma", "igammac", "i0", "polygamma", "mvlgamma",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
     "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",
 ]  # fmt: skip
 __all__ += autograd.grad_mode.__all__
+__all__ += list(_INPLACE_FUNCTIONS)

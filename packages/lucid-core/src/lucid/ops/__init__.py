@@ -15,9 +15,11 @@ from typing import Any
 
 from lucid.ops._registry import Op
 from lucid.ops.arrange import *
+from lucid.ops.aten_names import *
 from lucid.ops.blas import *
 from lucid.ops.complex import *
 from lucid.ops.compose import *
+from lucid.ops.copies import *
 from lucid.ops.elementwise import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
@@ -38,7 +40,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex")
+                 "arrange", "compose", "complex", "copies", "aten_names")
 )  # fmt: skip
 
 
