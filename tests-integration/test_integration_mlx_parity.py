@@ -527,6 +527,10 @@ CASES: list[Case] = [
         ),
     ),
     C("linalg.eigvals", F(3, 3)),
+    # lucid.masked: identities filled in by where, then the ordinary reductions
+    C(lambda x, m: lucid.masked.softmax(x, 1, mask=m), F(3, 4), B(3, 4), id="masked_softmax"),
+    C(lambda x, m: lucid.masked.var(x, 1, mask=m), F(3, 5), B(5), id="masked_var"),
+    C(lambda x, m: lucid.masked.amax(x, 0, mask=m), F(3, 4), B(3, 4), id="masked_amax"),
     C("linalg.solve_triangular", SPD(3, 3), F(3, 2), upper=False, rtol=1e-3, atol=1e-4),
     C(
         lambda a, b: resolve("linalg.lstsq")(a, b).solution,
