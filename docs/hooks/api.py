@@ -99,6 +99,9 @@ PAGES: tuple[Page, ...] = (
     Page("masked", "lucid.masked", "lucid-core", "torch.masked",
          "Reductions and normalizations that skip the masked-out elements of a dense tensor "
          "(`mask=`, broadcast to the input).", modules=("lucid.masked",)),
+    Page("signal", "lucid.signal", "lucid-core", "torch.signal",
+         "Window functions (`lucid.signal.windows`), with SciPy's `sym=` convention.",
+         modules=("lucid.signal", "lucid.signal.windows")),
     Page("distributions", "Distributions", "lucid-core", "torch.distributions", "",
          modules=("lucid.distributions",)),
     Page("amp", "Mixed precision", "lucid-core", "torch.amp", "", modules=("lucid.amp",)),

@@ -84,7 +84,7 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, fft, linalg, masked, special, viz
+from lucid import accelerator, backends, cuda, fft, linalg, masked, signal, special, viz
 from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
 from lucid.fft._spectral import (
@@ -182,8 +182,8 @@ __all__ = [
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
-    "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "special", "viz", "load",
-    "save",
+    "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
+    "viz", "load", "save",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
