@@ -101,3 +101,19 @@ def test_special_aliases_at_the_top_and_on_tensors() -> None:
     with pytest.raises(TypeError, match="argument 'other' \\(position 2\\) must be Tensor"):
         lucid.igamma(x, 2)
     np.testing.assert_allclose(x.__rdiv__(3).numpy(), 3 / x.numpy(), rtol=1e-15, atol=0)
+
+
+def test_as_strided_reads_the_row_major_elements() -> None:
+    x = np.arange(16.0)
+    want = np.lib.stride_tricks.as_strided(x[1:], (3, 2), (8 * 4, 8 * 1))
+    got = lucid.as_strided(lucid.tensor(x), (3, 2), (4, 1), 1)
+    np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        lucid.as_strided(lucid.tensor(x), (3, 2), (8, 1))
+
+
+def test_as_strided_scatter_writes_src_at_the_strided_positions() -> None:
+    out = lucid.as_strided_scatter(lucid.zeros(3, 3), lucid.ones(2, 2), (2, 2), (1, 2))
+    np.testing.assert_array_equal(out.numpy().reshape(-1), [1, 1, 1, 1, 0, 0, 0, 0, 0])
+    with pytest.raises(RuntimeError, match="src size = \\[2\\]"):
+        lucid.as_strided_scatter(lucid.zeros(3, 3), lucid.ones(2), (2, 2), (1, 2))

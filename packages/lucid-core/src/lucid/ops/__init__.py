@@ -33,6 +33,7 @@ from lucid.ops.softmax import *
 from lucid.ops.sorting import *
 from lucid.ops.special import *
 from lucid.ops.stats import *
+from lucid.ops.strided import *
 from lucid.ops.unary import *
 
 # By import path: some op names (softmax) hide their module's attribute on this package.
@@ -40,7 +41,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex", "copies", "aten_names")
+                 "arrange", "compose", "complex", "copies", "aten_names", "strided")
 )  # fmt: skip
 
 

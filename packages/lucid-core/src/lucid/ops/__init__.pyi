@@ -20,6 +20,7 @@ from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
 from lucid.ops import special as special
 from lucid.ops import stats as stats
+from lucid.ops import strided as strided
 from lucid.ops import unary as unary
 from lucid.ops._registry import Op
 from lucid.ops.arrange import argwhere as argwhere
@@ -313,6 +314,9 @@ from lucid.ops.stats import nansum as nansum
 from lucid.ops.stats import quantile as quantile
 from lucid.ops.stats import trapezoid as trapezoid
 from lucid.ops.stats import trapz as trapz
+from lucid.ops.strided import as_strided as as_strided
+from lucid.ops.strided import as_strided_copy as as_strided_copy
+from lucid.ops.strided import as_strided_scatter as as_strided_scatter
 from lucid.ops.unary import abs as abs
 from lucid.ops.unary import absolute as absolute
 from lucid.ops.unary import acos as acos
@@ -703,4 +707,7 @@ __all__ = [
     "unsafe_split",
     "unsafe_split_with_sizes",
     "unsafe_chunk",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
 ]
