@@ -527,6 +527,9 @@ CASES: list[Case] = [
         ),
     ),
     C("linalg.eigvals", F(3, 3)),
+    C("linalg.householder_product", F(5, 4), U(3)),
+    C(lambda a, t, c: lucid.ormqr(a, t, c, transpose=True), F(4, 3), U(3), F(4, 2), id="ormqr"),
+    C(lambda a: lucid.geqrf(a).a, F(5, 3), id="geqrf", grad=False),
     # lucid.masked: identities filled in by where, then the ordinary reductions
     C(lambda x, m: lucid.masked.softmax(x, 1, mask=m), F(3, 4), B(3, 4), id="masked_softmax"),
     C(lambda x, m: lucid.masked.var(x, 1, mask=m), F(3, 5), B(5), id="masked_var"),

@@ -129,6 +129,7 @@ from lucid.linalg import matrix_exp
 from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
+from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -200,7 +201,8 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
-    "igamma", "igammac", "i0", "polygamma", "mvlgamma",
+    "igamma", "igammac", "i0", "polygamma", "mvlgamma", "geqrf", "orgqr", "ormqr",
+    "triangular_solve",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
     "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",

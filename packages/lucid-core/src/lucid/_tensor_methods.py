@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from lucid._tensor import Tensor
     from lucid.linalg._decomp import QRResult
+    from lucid.linalg._householder import GeqrfResult, TriangularSolveResult
     from lucid.linalg._inverse import SlogdetResult
     from lucid.linalg._legacy import SVDLegacyResult
     from lucid.ops.reduction import ValuesIndices
@@ -41,6 +42,12 @@ class TensorMethods:
         def cholesky_inverse(self, upper: bool = ...) -> Tensor: ...
         def lu(self, pivot: bool = ..., get_infos: bool = ...) -> tuple[Tensor, ...]: ...
         def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor: ...  # noqa: N803
+        def geqrf(self) -> GeqrfResult: ...
+        def orgqr(self, tau: Tensor) -> Tensor: ...
+        def ormqr(self, tau: Tensor, other: Tensor, left: bool = ...,
+                  transpose: bool = ...) -> Tensor: ...  # fmt: skip
+        def triangular_solve(self, A: Tensor, upper: bool = ..., transpose: bool = ...,  # noqa: N803
+                             unitriangular: bool = ...) -> TriangularSolveResult: ...  # fmt: skip
 
         # -- lucid.stft / istft (lucid/fft/_spectral.py, attached by lucid/__init__.py) --
         def stft(self, n_fft: int, hop_length: int | None = ..., win_length: int | None = ...,
