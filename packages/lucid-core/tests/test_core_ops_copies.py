@@ -117,3 +117,13 @@ def test_as_strided_scatter_writes_src_at_the_strided_positions() -> None:
     np.testing.assert_array_equal(out.numpy().reshape(-1), [1, 1, 1, 1, 0, 0, 0, 0, 0])
     with pytest.raises(RuntimeError, match="src size = \\[2\\]"):
         lucid.as_strided_scatter(lucid.zeros(3, 3), lucid.ones(2), (2, 2), (1, 2))
+
+
+def test_top_level_functional_names_are_lucid_nn_functionals() -> None:
+    from lucid._siblings import FUNCTIONAL_NAMES
+
+    functional = pytest.importorskip("lucid.nn.functional")
+    for name in FUNCTIONAL_NAMES:
+        assert getattr(lucid, name) is getattr(functional, name), name
+    x = lucid.tensor(_x(1, 2, 5).numpy().astype(np.float32))
+    np.testing.assert_array_equal(lucid.dropout(x, 0.5, False).numpy(), x.numpy())
