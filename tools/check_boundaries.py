@@ -126,6 +126,10 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
     "lucid.func": TOP,
+    # torch's top-level in-place functions and igamma/igammac (issue 29)
+    "lucid._toplevel": TOP,
+    "lucid.masked": TOP,
+    "lucid.signal": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

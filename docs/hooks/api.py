@@ -42,7 +42,8 @@ class Page:
 CREATION = (
     "tensor", "as_tensor", "from_numpy", "zeros", "zeros_like", "ones", "ones_like", "empty",
     "empty_like", "full", "full_like", "eye", "arange", "linspace", "logspace", "rand",
-    "rand_like", "randn", "randn_like", "randint", "randint_like",
+    "rand_like", "randn", "randn_like", "randint", "randint_like", "empty_strided",
+    "empty_permuted",
 )  # fmt: skip
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
@@ -95,6 +96,12 @@ PAGES: tuple[Page, ...] = (
     Page("viz", "Graph drawing", "lucid-core", "torchviz", "", modules=("lucid.viz",)),
     Page("special", "Special functions", "lucid-core", "torch.special", "",
          modules=("lucid.special",)),
+    Page("masked", "lucid.masked", "lucid-core", "torch.masked",
+         "Reductions and normalizations that skip the masked-out elements of a dense tensor "
+         "(`mask=`, broadcast to the input).", modules=("lucid.masked",)),
+    Page("signal", "lucid.signal", "lucid-core", "torch.signal",
+         "Window functions (`lucid.signal.windows`), with SciPy's `sym=` convention.",
+         modules=("lucid.signal", "lucid.signal.windows")),
     Page("distributions", "Distributions", "lucid-core", "torch.distributions", "",
          modules=("lucid.distributions",)),
     Page("amp", "Mixed precision", "lucid-core", "torch.amp", "", modules=("lucid.amp",)),

@@ -21,6 +21,8 @@ from lucid._creation import (
     as_tensor,
     empty,
     empty_like,
+    empty_permuted,
+    empty_strided,
     eye,
     from_numpy,
     full,
@@ -82,7 +84,7 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, fft, linalg, special, viz
+from lucid import accelerator, backends, cuda, fft, linalg, masked, signal, special, viz
 from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
 from lucid.fft._spectral import (
@@ -119,10 +121,15 @@ from lucid._compat import (  # noqa: A004  (torch.compile)
     use_deterministic_algorithms,
 )
 from lucid.linalg import _methods as _linalg_methods
+from lucid._toplevel import FUNCTIONS as _INPLACE_FUNCTIONS
+from lucid._toplevel import igamma, igammac
+from lucid.special import i0, polygamma
+from lucid.special import multigammaln as mvlgamma
 from lucid.linalg import matrix_exp
 from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
+from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -143,6 +150,7 @@ for _name, _method in _linalg_methods.TENSOR_METHODS.items():  # linalg sits abo
     setattr(Tensor, _name, _method)
 for _name, _method in (("stft", stft), ("istft", istft)):  # fft sits above the binder too
     setattr(Tensor, _name, _method)
+globals().update(_INPLACE_FUNCTIONS)  # lucid.abs_(t), ...: torch's top-level in-place names
 _siblings.install_finder()
 _interop.install_einops_backend()  # einops's backend for lucid tensors, once einops is imported
 
@@ -167,14 +175,16 @@ cdouble = complex128
 # Explicit re-exports for type checkers (the ops come through `from lucid.ops import *`).
 # Append names imported above here too.
 __all__ = [
-    "autograd", "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy",
+    "autograd", "arange", "as_tensor", "empty", "empty_like", "empty_permuted", "empty_strided",
+    "eye", "from_numpy",
     "full", "full_like", "linspace", "logspace", "ones", "ones_like", "rand", "rand_like",
     "randint", "randint_like", "randn", "randn_like", "tensor", "zeros", "zeros_like", "device",
     "bfloat16", "complex64", "complex128", "dtype", "float16", "float32", "float64",
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
-    "normal", "randperm", "seed", "set_rng_state", "linalg", "special", "viz", "load", "save",
+    "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
+    "viz", "load", "save",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
@@ -191,8 +201,11 @@ __all__ = [
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
+    "igamma", "igammac", "i0", "polygamma", "mvlgamma", "geqrf", "orgqr", "ormqr",
+    "triangular_solve",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
     "set_autocast_cache_enabled", "set_autocast_dtype", "set_autocast_enabled",
 ]  # fmt: skip
 __all__ += autograd.grad_mode.__all__
+__all__ += list(_INPLACE_FUNCTIONS)

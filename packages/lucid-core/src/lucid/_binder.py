@@ -15,12 +15,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops
+from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops, special
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
 from lucid.backends import get_backend
 from lucid.ops._util import scalar_type_name
+from lucid.ops.shape import broadcast_cast
 from lucid.utils.to_args import parse_to
 
 
@@ -143,6 +144,11 @@ class _Methods(Tensor):
 
     def __rtruediv__(self, other: Any) -> Tensor:
         _reflected_self("__rtruediv__", self)
+        return ops.div(other, self)
+
+    def __rdiv__(self, other: Any) -> Tensor:
+        """``other / self`` (torch's Python 2 name of ``__rtruediv__``)."""
+        _reflected_self("__rdiv__", self)
         return ops.div(other, self)
 
     def __floordiv__(self, other: Any) -> Tensor:
@@ -302,7 +308,56 @@ class _Methods(Tensor):
         src_t = src if isinstance(src, Tensor) else Tensor(src)
         if src_t._backend is not self._backend:
             src_t = src_t.to(self.device)
-        return inplace_result(self, ops.expand_copy(src_t, self.shape, self.dtype))
+        return inplace_result(self, broadcast_cast(src_t, self.shape, self.dtype))
+
+    def new_empty_strided(self, size: Any, stride: Any, dtype: Any = None, device: Any = None,
+                          requires_grad: bool = False, layout: Any = None,
+                          pin_memory: bool = False) -> Tensor:  # fmt: skip
+        """An uninitialised tensor of ``size``, with this tensor's dtype and device unless given
+        (``stride`` is checked, not kept: lucid's tensors are contiguous)."""
+        dtype, device = dtype or self.dtype, device or self.device
+        rg = requires_grad
+        return _creation.empty_strided(size, stride, dtype=dtype, device=device, requires_grad=rg)
+
+    def polygamma(self, n: int) -> Tensor:
+        """``lucid.polygamma(n, self)``: the ``n``-th derivative of digamma."""
+        return special.polygamma(n, self)
+
+    def polygamma_(self, n: int) -> Tensor:
+        """In-place ``polygamma(n)``."""
+        return inplace_result(self, special.polygamma(n, self))
+
+    def mvlgamma(self, p: int) -> Tensor:
+        """``lucid.mvlgamma(self, p)``: the log of the multivariate gamma function."""
+        return special.multigammaln(self, p)
+
+    def mvlgamma_(self, p: int) -> Tensor:
+        """In-place ``mvlgamma(p)``."""
+        return inplace_result(self, special.multigammaln(self, p))
+
+    def i0(self) -> Tensor:
+        """``lucid.i0(self)``: the modified Bessel function of the first kind, order 0."""
+        return special.i0(self)
+
+    def i0_(self) -> Tensor:
+        """In-place ``i0()``."""
+        return inplace_result(self, special.i0(self))
+
+    def igamma(self, other: Any) -> Tensor:
+        """``lucid.igamma(self, other)``: the regularized lower incomplete gamma function."""
+        return special.gammainc(self, other)
+
+    def igamma_(self, other: Any) -> Tensor:
+        """In-place ``igamma(other)``."""
+        return inplace_result(self, special.gammainc(self, other))
+
+    def igammac(self, other: Any) -> Tensor:
+        """``lucid.igammac(self, other)``: the regularized upper incomplete gamma function."""
+        return special.gammaincc(self, other)
+
+    def igammac_(self, other: Any) -> Tensor:
+        """In-place ``igammac(other)``."""
+        return inplace_result(self, special.gammaincc(self, other))
 
     def zero_(self) -> Tensor:
         """Fill the tensor with zeros, in place."""

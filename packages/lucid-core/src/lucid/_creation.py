@@ -115,6 +115,39 @@ def empty(
     return _in_format(out, out, memory_format, "empty")
 
 
+def empty_strided(
+    size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False, pin_memory: bool = False,
+) -> Tensor:  # fmt: skip
+    """A tensor of ``size`` with uninitialized values, as ``torch.empty_strided``. Lucid lays
+    every tensor out contiguously: ``stride`` (one entry per dim) is checked, not kept."""
+    shape = _shape((size,))
+    if len(tuple(stride)) != len(shape):
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: got stride {list(stride)} for size "
+            f"{list(shape)}"
+        )
+    return _filled(shape, 0.0, dtype, device, requires_grad)
+
+
+def empty_permuted(
+    size: Any, physical_layout: Any, *, dtype: Any = None, layout: Any = None,
+    device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+) -> Tensor:  # fmt: skip
+    """A tensor of ``size`` with uninitialized values, as ``torch.empty_permuted``. Lucid lays
+    every tensor out contiguously: ``physical_layout`` (a permutation of the dims) is checked,
+    not kept."""
+    shape = _shape((size,))
+    order = [int(d) for d in physical_layout]
+    if sorted(order) != list(range(len(shape))):
+        raise RuntimeError(
+            f"Number of dimensions in size does not match the length of the physical_layout; "
+            f"or physical_layout is not a permutation: size {list(shape)}, physical_layout "
+            f"{order}"
+        )
+    return _filled(shape, 0.0, dtype, device, requires_grad)
+
+
 def full(
     size: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:

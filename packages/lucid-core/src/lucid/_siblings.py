@@ -63,10 +63,27 @@ def is_installed(module: str) -> bool:
     return True
 
 
-def sibling_attribute(package: str, name: str) -> types.ModuleType:
+# torch's top-level names of nn.functional ops whose arguments are F's (``torch.conv2d``,
+# ``torch.dropout(x, p, train)``, ...): ``lucid.<name>`` is ``lucid.nn.functional.<name>``,
+# reached on first access as ``lucid.nn`` itself. Those whose top-level form differs (the
+# losses' integer ``reduction``, batch_norm's argument order, embedding's) are not here.
+FUNCTIONAL_NAMES = frozenset({
+    "adaptive_avg_pool1d", "alpha_dropout", "avg_pool1d", "bilinear", "celu", "channel_shuffle",
+    "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "cosine_similarity", "dropout", "feature_alpha_dropout", "group_norm",
+    "hardshrink", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu",
+    "rms_norm", "rrelu", "selu", "threshold",
+})  # fmt: skip
+
+
+def sibling_attribute(package: str, name: str) -> Any:
     """``package.name`` for a sibling subpackage (imported now), or an AttributeError that says
     what to install. The error is an AttributeError so that ``hasattr`` and ``getattr(m, n,
-    default)`` keep working; ``import package.name`` raises ModuleNotFoundError instead."""
+    default)`` keep working; ``import package.name`` raises ModuleNotFoundError instead.
+    ``lucid.<name>`` of :data:`FUNCTIONAL_NAMES` is that function of ``lucid.nn.functional``."""
+    if package == "lucid" and name in FUNCTIONAL_NAMES:
+        return getattr(sibling_attribute("lucid", "nn").functional, name)
     module = f"{package}.{name}"
     if module not in DISTRIBUTIONS:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")

@@ -42,6 +42,7 @@ from lucid.linalg._extra import (
     vander,
     vecdot,
 )
+from lucid.linalg._householder import householder_product
 from lucid.linalg._inverse import (
     LstsqResult,
     SlogdetResult,
@@ -89,7 +90,7 @@ def multi_dot(tensors: list[_Tensor]) -> _Tensor:
 __all__ = [
     "CholeskyExResult", "InvExResult", "LUFactorExResult", "LUResult", "SolveExResult",
     "cholesky_ex", "cond", "diagonal", "inv_ex", "lu", "lu_factor_ex", "matmul", "solve_ex",
-    "tensorinv", "tensorsolve", "vander", "vecdot",
+    "tensorinv", "tensorsolve", "vander", "vecdot", "householder_product",
     "EigResult", "EighResult", "LUFactorResult", "LinAlgError", "LstsqResult", "QRResult",
     "SVDResult", "SlogdetResult", "cholesky", "cross", "det", "eig", "eigh", "eigvals",
     "eigvalsh", "inv",

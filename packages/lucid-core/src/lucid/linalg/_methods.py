@@ -9,6 +9,7 @@ from typing import Any
 
 from lucid._tensor import Tensor
 from lucid.linalg._exp import matrix_exp
+from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
 from lucid.linalg._inverse import det, inv, logdet, matrix_power, pinv, slogdet
 from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_solve_legacy, qr, svd
 from lucid.linalg._lu import cholesky_solve
@@ -24,5 +25,6 @@ TENSOR_METHODS: dict[str, Callable[..., Any]] = {
     "det": det, "logdet": logdet, "slogdet": slogdet, "inverse": inv, "pinverse": _pinverse,
     "matrix_power": matrix_power, "matrix_exp": matrix_exp, "svd": svd, "qr": qr,
     "cholesky": cholesky, "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
-    "lu": lu, "lu_solve": lu_solve_legacy,
+    "lu": lu, "lu_solve": lu_solve_legacy, "geqrf": geqrf, "orgqr": orgqr, "ormqr": ormqr,
+    "triangular_solve": triangular_solve,
 }  # fmt: skip

@@ -15,9 +15,11 @@ from typing import Any
 
 from lucid.ops._registry import Op
 from lucid.ops.arrange import *
+from lucid.ops.aten_names import *
 from lucid.ops.blas import *
 from lucid.ops.complex import *
 from lucid.ops.compose import *
+from lucid.ops.copies import *
 from lucid.ops.elementwise import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
@@ -31,6 +33,7 @@ from lucid.ops.softmax import *
 from lucid.ops.sorting import *
 from lucid.ops.special import *
 from lucid.ops.stats import *
+from lucid.ops.strided import *
 from lucid.ops.unary import *
 
 # By import path: some op names (softmax) hide their module's attribute on this package.
@@ -38,7 +41,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex")
+                 "arrange", "compose", "complex", "copies", "aten_names", "strided")
 )  # fmt: skip
 
 

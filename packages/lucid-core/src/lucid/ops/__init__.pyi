@@ -5,8 +5,10 @@ from types import ModuleType
 from typing import Any
 
 from lucid.ops import arrange as arrange
+from lucid.ops import aten_names as aten_names
 from lucid.ops import blas as blas
 from lucid.ops import compose as compose
+from lucid.ops import copies as copies
 from lucid.ops import elementwise as elementwise
 from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
@@ -18,6 +20,7 @@ from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
 from lucid.ops import special as special
 from lucid.ops import stats as stats
+from lucid.ops import strided as strided
 from lucid.ops import unary as unary
 from lucid.ops._registry import Op
 from lucid.ops.arrange import argwhere as argwhere
@@ -39,6 +42,13 @@ from lucid.ops.arrange import select as select
 from lucid.ops.arrange import sinc as sinc
 from lucid.ops.arrange import unique_consecutive as unique_consecutive
 from lucid.ops.arrange import vsplit as vsplit
+from lucid.ops.aten_names import constant_pad_nd as constant_pad_nd
+from lucid.ops.aten_names import fill as fill
+from lucid.ops.aten_names import nonzero_static as nonzero_static
+from lucid.ops.aten_names import split_with_sizes as split_with_sizes
+from lucid.ops.aten_names import unsafe_chunk as unsafe_chunk
+from lucid.ops.aten_names import unsafe_split as unsafe_split
+from lucid.ops.aten_names import unsafe_split_with_sizes as unsafe_split_with_sizes
 from lucid.ops.blas import addbmm as addbmm
 from lucid.ops.blas import addmm as addmm
 from lucid.ops.blas import addmv as addmv
@@ -91,6 +101,25 @@ from lucid.ops.compose import select_scatter as select_scatter
 from lucid.ops.compose import slice_scatter as slice_scatter
 from lucid.ops.compose import unravel_index as unravel_index
 from lucid.ops.compose import vander as vander
+from lucid.ops.copies import alias_copy as alias_copy
+from lucid.ops.copies import detach_copy as detach_copy
+from lucid.ops.copies import diagonal_copy as diagonal_copy
+from lucid.ops.copies import expand_copy as expand_copy
+from lucid.ops.copies import narrow_copy as narrow_copy
+from lucid.ops.copies import permute_copy as permute_copy
+from lucid.ops.copies import select_copy as select_copy
+from lucid.ops.copies import slice_copy as slice_copy
+from lucid.ops.copies import split_copy as split_copy
+from lucid.ops.copies import split_with_sizes_copy as split_with_sizes_copy
+from lucid.ops.copies import squeeze_copy as squeeze_copy
+from lucid.ops.copies import t_copy as t_copy
+from lucid.ops.copies import transpose_copy as transpose_copy
+from lucid.ops.copies import unbind_copy as unbind_copy
+from lucid.ops.copies import unfold_copy as unfold_copy
+from lucid.ops.copies import unsqueeze_copy as unsqueeze_copy
+from lucid.ops.copies import view_as_complex_copy as view_as_complex_copy
+from lucid.ops.copies import view_as_real_copy as view_as_real_copy
+from lucid.ops.copies import view_copy as view_copy
 from lucid.ops.elementwise import add as add
 from lucid.ops.elementwise import addcdiv as addcdiv
 from lucid.ops.elementwise import addcmul as addcmul
@@ -237,7 +266,6 @@ from lucid.ops.shape import broadcast_to as broadcast_to
 from lucid.ops.shape import clone as clone
 from lucid.ops.shape import expand as expand
 from lucid.ops.shape import expand_as as expand_as
-from lucid.ops.shape import expand_copy as expand_copy
 from lucid.ops.shape import flatten as flatten
 from lucid.ops.shape import moveaxis as moveaxis
 from lucid.ops.shape import movedim as movedim
@@ -286,6 +314,9 @@ from lucid.ops.stats import nansum as nansum
 from lucid.ops.stats import quantile as quantile
 from lucid.ops.stats import trapezoid as trapezoid
 from lucid.ops.stats import trapz as trapz
+from lucid.ops.strided import as_strided as as_strided
+from lucid.ops.strided import as_strided_copy as as_strided_copy
+from lucid.ops.strided import as_strided_scatter as as_strided_scatter
 from lucid.ops.unary import abs as abs
 from lucid.ops.unary import absolute as absolute
 from lucid.ops.unary import acos as acos
@@ -497,7 +528,6 @@ __all__ = [
     "atleast_2d",
     "clone",
     "to_device",
-    "expand_copy",
     "exp",
     "expm1",
     "exp2",
@@ -651,4 +681,33 @@ __all__ = [
     "complex",
     "view_as_real",
     "view_as_complex",
+    "alias_copy",
+    "detach_copy",
+    "diagonal_copy",
+    "expand_copy",
+    "narrow_copy",
+    "permute_copy",
+    "select_copy",
+    "slice_copy",
+    "split_copy",
+    "split_with_sizes_copy",
+    "squeeze_copy",
+    "t_copy",
+    "transpose_copy",
+    "unbind_copy",
+    "unfold_copy",
+    "unsqueeze_copy",
+    "view_copy",
+    "view_as_real_copy",
+    "view_as_complex_copy",
+    "constant_pad_nd",
+    "fill",
+    "nonzero_static",
+    "split_with_sizes",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "unsafe_chunk",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
 ]

@@ -44,7 +44,6 @@ OPS = OpTable(
     op("atleast_2d", sample((4,)), method=False),
     op("clone", sample((3,)), method=False),
     op("to_device", method=False, untested="moves a tensor between backends: the MLX list"),
-    op("expand_copy", method=False, untested="the kernel of Tensor.copy_: inplace cases"),
 )  # fmt: skip
 
 if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
@@ -405,8 +404,8 @@ def to_device(a: Tensor, backend: Any) -> Tensor:
     return ToDevice.apply(a, backend)
 
 
-def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
-    """``src`` broadcast to ``shape`` and cast to ``dtype`` (what ``copy_`` writes)."""
+def broadcast_cast(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """``src`` broadcast to ``shape`` and cast to ``dtype`` (what ``Tensor.copy_`` writes)."""
     if src.shape == shape and src.dtype is dtype:
         return src
     try:
