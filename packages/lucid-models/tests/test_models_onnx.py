@@ -32,6 +32,7 @@ CASES = {
     "swin_t": 32,
     "swin_v2_t": 32,
     "xception": 71,
+    "pvt_v2_b0": 32,
 }
 
 

@@ -116,6 +116,16 @@ from lucid.models.mobilenetv3 import (
     mobilenet_v3_large,
     mobilenet_v3_small,
 )
+from lucid.models.pvt import (
+    PyramidVisionTransformerV2,
+    pvt_v2_b0,
+    pvt_v2_b1,
+    pvt_v2_b2,
+    pvt_v2_b2_li,
+    pvt_v2_b3,
+    pvt_v2_b4,
+    pvt_v2_b5,
+)
 from lucid.models.regnet import (
     RegNet,
     regnet_x_1_6gf,
@@ -372,4 +382,12 @@ __all__ = [
     "WideResNet",
     "Xception",
     "ZFNet",
+    "PyramidVisionTransformerV2",
+    "pvt_v2_b0",
+    "pvt_v2_b1",
+    "pvt_v2_b2",
+    "pvt_v2_b2_li",
+    "pvt_v2_b3",
+    "pvt_v2_b4",
+    "pvt_v2_b5",
 ]

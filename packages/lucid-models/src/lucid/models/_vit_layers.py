@@ -1,0 +1,105 @@
+"""Layers the vision-transformer families of the zoo share, named and laid out as timm's
+``timm.layers`` has them (so timm's state dicts line up): ``DropPath``, ``Mlp``,
+``drop_path_rates`` and ``to_2tuple``.
+
+They are built from lucid-nn's layers and lucid's ops alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from lucid import nn
+from lucid.models._layers import stochastic_depth
+
+
+def to_2tuple(x: int | tuple[int, int] | list[int]) -> tuple[int, int]:
+    """``(x, x)`` for an int, the pair itself otherwise."""
+    if isinstance(x, int):
+        return (x, x)
+    if len(x) != 2:
+        raise ValueError(f"expected an int or a pair of ints, got {x!r}")
+    return (int(x[0]), int(x[1]))
+
+
+def drop_path_rates(rate: float, depths: list[int] | tuple[int, ...]) -> list[list[float]]:
+    """Stochastic-depth rates rising linearly from 0 to ``rate`` over all blocks, split per
+    stage (timm's ``calculate_drop_path_rates(rate, depths, stagewise=True)``)."""
+    rates = np.linspace(0.0, rate, int(sum(depths))).tolist()
+    out: list[list[float]] = []
+    start = 0
+    for d in depths:
+        out.append(rates[start : start + d])
+        start += d
+    return out
+
+
+class DropPath(nn.Module):
+    """Zero whole samples of a residual branch with probability ``drop_prob`` in training and
+    scale the rest by ``1 / (1 - drop_prob)`` (timm's ``DropPath``, torchvision's
+    ``StochasticDepth(p, "row")``)."""
+
+    def __init__(self, drop_prob: float = 0.0) -> None:
+        super().__init__()
+        self.drop_prob = drop_prob
+
+    def forward(self, x: Any) -> Any:
+        return stochastic_depth(x, self.drop_prob, "row", self.training)
+
+    def extra_repr(self) -> str:
+        return f"drop_prob={self.drop_prob}"
+
+
+def drop_path(p: float) -> nn.Module:
+    """``DropPath(p)``, or ``nn.Identity()`` for ``p == 0`` (as timm builds its blocks)."""
+    return DropPath(p) if p > 0.0 else nn.Identity()
+
+
+class Mlp(nn.Module):
+    """Linear, activation, dropout, (norm), linear, dropout: timm's ``Mlp`` (``fc1``, ``fc2``);
+    ``use_conv=True`` makes the linears 1x1 convolutions over ``(N, C, H, W)``."""
+
+    def __init__(
+        self,
+        in_features: int,
+        hidden_features: int | None = None,
+        out_features: int | None = None,
+        act_layer: Callable[..., Any] = nn.GELU,
+        norm_layer: Callable[..., Any] | None = None,
+        bias: bool = True,
+        drop: float = 0.0,
+        use_conv: bool = False,
+    ) -> None:
+        super().__init__()
+        out_features = out_features or in_features
+        hidden_features = hidden_features or in_features
+        linear: Callable[..., Any] = (
+            (lambda i, o, bias: nn.Conv2d(i, o, 1, bias=bias)) if use_conv else nn.Linear
+        )
+        self.fc1 = linear(in_features, hidden_features, bias=bias)
+        self.act = act_layer()
+        self.drop1 = nn.Dropout(drop)
+        self.norm = norm_layer(hidden_features) if norm_layer is not None else nn.Identity()
+        self.fc2 = linear(hidden_features, out_features, bias=bias)
+        self.drop2 = nn.Dropout(drop)
+
+    def forward(self, x: Any) -> Any:
+        x = self.drop1(self.act(self.fc1(x)))
+        return self.drop2(self.fc2(self.norm(x)))
+
+
+def init_timm_weights(module: nn.Module) -> None:
+    """timm's usual initialisation: linears ``trunc_normal_(std=0.02)`` with zero biases,
+    LayerNorms ones and zeros."""
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.trunc_normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.LayerNorm) and m.weight is not None:
+            nn.init.ones_(m.weight)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
