@@ -34,6 +34,10 @@ CASES = {
     "xception": 71,
     "pvt_v2_b0": 32,
 }
+# name -> (input size, builder kwargs) for the families whose input size is fixed at build time
+CASES_SIZED = {
+    "crossvit_tiny_240": (48, {"img_size": 48}),
+}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -41,5 +45,14 @@ def test_onnx_export_matches(name: str) -> None:
     size = CASES[name]
     lucid.manual_seed(0)
     model = models.create_model(name, num_classes=10).eval()
+    x, x_other = lucid.randn(2, 3, size, size), lucid.randn(3, 3, size, size)
+    verify(model, x, others=[x_other], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES_SIZED))
+def test_onnx_export_matches_sized(name: str) -> None:
+    size, kwargs = CASES_SIZED[name]
+    lucid.manual_seed(0)
+    model = models.create_model(name, num_classes=10, **kwargs).eval()
     x, x_other = lucid.randn(2, 3, size, size), lucid.randn(3, 3, size, size)
     verify(model, x, others=[x_other], rtol=1e-4, atol=1e-4)

@@ -40,6 +40,18 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.crossvit import (
+    CrossVit,
+    crossvit_9_240,
+    crossvit_9_dagger_240,
+    crossvit_15_240,
+    crossvit_15_dagger_240,
+    crossvit_18_240,
+    crossvit_18_dagger_240,
+    crossvit_base_240,
+    crossvit_small_240,
+    crossvit_tiny_240,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
@@ -390,4 +402,14 @@ __all__ = [
     "pvt_v2_b3",
     "pvt_v2_b4",
     "pvt_v2_b5",
+    "CrossVit",
+    "crossvit_9_240",
+    "crossvit_9_dagger_240",
+    "crossvit_15_240",
+    "crossvit_15_dagger_240",
+    "crossvit_18_240",
+    "crossvit_18_dagger_240",
+    "crossvit_base_240",
+    "crossvit_small_240",
+    "crossvit_tiny_240",
 ]

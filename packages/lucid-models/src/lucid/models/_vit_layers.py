@@ -103,3 +103,61 @@ def init_timm_weights(module: nn.Module) -> None:
             nn.init.ones_(m.weight)
             if m.bias is not None:
                 nn.init.zeros_(m.bias)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with one ``qkv`` linear and an output ``proj`` (timm's
+    ``Attention`` of its ViT)."""
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int = 8,
+        qkv_bias: bool = False,
+        attn_drop: float = 0.0,
+        proj_drop: float = 0.0,
+    ) -> None:
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(f"dim {dim} should be divisible by num_heads {num_heads}")
+        self.num_heads = num_heads
+        self.attn_drop = attn_drop
+        self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
+        self.proj = nn.Linear(dim, dim)
+        self.proj_drop = nn.Dropout(proj_drop)
+
+    def forward(self, x: Any) -> Any:
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.num_heads, c // self.num_heads)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        p = self.attn_drop if self.training else 0.0
+        x = nn.functional.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], dropout_p=p)
+        return self.proj_drop(self.proj(x.transpose(1, 2).reshape(b, n, c)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: self-attention and an MLP, each with drop path (timm's
+    ``vision_transformer.Block`` without layer scale)."""
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int,
+        mlp_ratio: float = 4.0,
+        qkv_bias: bool = False,
+        proj_drop: float = 0.0,
+        attn_drop: float = 0.0,
+        drop_path_prob: float = 0.0,
+        norm_layer: Callable[..., Any] = nn.LayerNorm,
+    ) -> None:
+        super().__init__()
+        self.norm1 = norm_layer(dim)
+        self.attn = Attention(dim, num_heads, qkv_bias, attn_drop, proj_drop)
+        self.drop_path1 = drop_path(drop_path_prob)
+        self.norm2 = norm_layer(dim)
+        self.mlp = Mlp(dim, int(dim * mlp_ratio), drop=proj_drop)
+        self.drop_path2 = drop_path(drop_path_prob)
+
+    def forward(self, x: Any) -> Any:
+        x = x + self.drop_path1(self.attn(self.norm1(x)))
+        return x + self.drop_path2(self.mlp(self.norm2(x)))
