@@ -37,6 +37,7 @@ CASES = {
 # name -> (input size, builder kwargs) for the families whose input size is fixed at build time
 CASES_SIZED = {
     "crossvit_tiny_240": (48, {"img_size": 48}),
+    "efficientformer_l1": (64, {"img_size": 64}),
 }
 
 

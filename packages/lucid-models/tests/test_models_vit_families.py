@@ -10,7 +10,9 @@ CoAtNet, EfficientFormer), held to account against timm's own code.
   output, at least 1e-4) and in train mode (``1e-3``: batch statistics over a tiny input
   amplify float32 rounding); in eval mode so do the gradients of ``(out * out).sum()`` with
   respect to the input and the first parameter (``rtol=1e-3``, ``atol`` 1e-3 of the largest).
-  Dropout and drop path are 0 in both: their random masks cannot agree.
+  Dropout and drop path are 0 in both: their random masks cannot agree. The parameters timm
+  initialises to one value (layer scales, zero bias tables, norms) get noise first, so that
+  every branch shows in the outputs.
 
 timm's source comes from the ``timm`` fixture (conftest.py): imported from its wheel, never
 installed; the tests skip, saying so, without it.
@@ -37,6 +39,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "pvt_v2_b2_li": ((2, 3, 64, 64), {"num_classes": 10}),
     "crossvit_tiny_240": ((2, 3, 120, 120), {"num_classes": 10, "img_size": 120}),
     "crossvit_9_dagger_240": ((2, 3, 120, 120), {"num_classes": 10, "img_size": 120}),
+    # timm's attention biases are for a 7x7 grid: 224x224 inputs
+    "efficientformer_l1": ((2, 3, 224, 224), {"num_classes": 10}),
 }
 
 
@@ -46,6 +50,16 @@ def test_parameter_count_matches_timm(timm: Any, name: str) -> None:
         tmodel = timm.create_model(name, pretrained=False)
     count = sum(p.numel() for p in tmodel.parameters())
     assert models.model_info(name).num_params == count
+
+
+def _perturb_constants(tmodel: Any) -> None:
+    """Noise on the parameters initialised to one value (layer scales of 1e-5, zero attention
+    biases and position tables, norms' ones and zeros): the comparison then sees each branch."""
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in tmodel.parameters():
+            if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                p.add_(0.1 * torch.randn(p.shape, generator=gen))
 
 
 def _to_lucid(t: Any) -> Any:
@@ -90,6 +104,7 @@ def test_state_dict_and_outputs_match_timm(timm: Any, name: str) -> None:
     lstate = model.state_dict()
     assert list(lstate) == list(tstate)
     assert [tuple(v.shape) for v in lstate.values()] == [tuple(v.shape) for v in tstate.values()]
+    _perturb_constants(tmodel)
     result = model.load_state_dict({k: _to_lucid(v) for k, v in tstate.items()}, strict=True)
     assert not result.missing_keys and not result.unexpected_keys
     compare_outputs(model, tmodel, shape)

@@ -59,6 +59,12 @@ from lucid.models.densenet import (
     densenet169,
     densenet201,
 )
+from lucid.models.efficientformer import (
+    EfficientFormer,
+    efficientformer_l1,
+    efficientformer_l3,
+    efficientformer_l7,
+)
 from lucid.models.efficientnet import (
     EfficientNet,
     efficientnet_b0,
@@ -412,4 +418,8 @@ __all__ = [
     "crossvit_base_240",
     "crossvit_small_240",
     "crossvit_tiny_240",
+    "EfficientFormer",
+    "efficientformer_l1",
+    "efficientformer_l3",
+    "efficientformer_l7",
 ]

@@ -1,6 +1,6 @@
 """Layers the vision-transformer families of the zoo share, named and laid out as timm's
 ``timm.layers`` has them (so timm's state dicts line up): ``DropPath``, ``Mlp``,
-``drop_path_rates`` and ``to_2tuple``.
+``drop_path_rates``, ``to_2tuple``, the ViT ``Attention`` and ``Block``, ``LayerScale``.
 
 They are built from lucid-nn's layers and lucid's ops alone.
 """
@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+import lucid
 from lucid import nn
 from lucid.models._layers import stochastic_depth
 
@@ -161,3 +162,25 @@ class Block(nn.Module):
     def forward(self, x: Any) -> Any:
         x = x + self.drop_path1(self.attn(self.norm1(x)))
         return x + self.drop_path2(self.mlp(self.norm2(x)))
+
+
+class LayerScale(nn.Module):
+    """Per-channel learned scale ``gamma`` of a residual branch, channels last (timm's
+    ``LayerScale``); ``LayerScale2d`` scales ``(N, C, H, W)``."""
+
+    channel_dim = -1
+
+    def __init__(self, dim: int, init_values: float = 1e-5) -> None:
+        super().__init__()
+        self.gamma = nn.Parameter(lucid.full((dim,), float(init_values)))
+
+    def forward(self, x: Any) -> Any:
+        if self.channel_dim == 1:
+            return x * self.gamma.reshape(1, -1, 1, 1)
+        return x * self.gamma
+
+
+class LayerScale2d(LayerScale):
+    """:class:`LayerScale` over the channels of ``(N, C, H, W)``."""
+
+    channel_dim = 1
