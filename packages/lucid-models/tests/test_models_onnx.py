@@ -38,6 +38,8 @@ CASES = {
 CASES_SIZED = {
     "crossvit_tiny_240": (48, {"img_size": 48}),
     "efficientformer_l1": (64, {"img_size": 64}),
+    "maxvit_tiny_tf_224": (64, {"img_size": 64}),
+    "coatnet_0_224": (64, {"img_size": 64}),
 }
 
 

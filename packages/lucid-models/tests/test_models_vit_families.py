@@ -41,6 +41,9 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "crossvit_9_dagger_240": ((2, 3, 120, 120), {"num_classes": 10, "img_size": 120}),
     # timm's attention biases are for a 7x7 grid: 224x224 inputs
     "efficientformer_l1": ((2, 3, 224, 224), {"num_classes": 10}),
+    # windows (MaxViT) and position-bias tables (CoAtNet) sized for img_size
+    "maxvit_tiny_tf_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
+    "coatnet_0_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
 }
 
 

@@ -55,6 +55,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "pvt_v2_b0": ((2, 3, 32, 32), {"num_classes": 10}),
     "crossvit_tiny_240": ((2, 3, 48, 48), {"num_classes": 10, "img_size": 48}),
     "efficientformer_l1": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
+    "maxvit_tiny_tf_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
+    "coatnet_0_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

@@ -33,6 +33,15 @@ from lucid.models.bert import (
     bert_large,
     bert_large_classifier,
 )
+from lucid.models.coatnet import (
+    CoAtNet,
+    coatnet_0_224,
+    coatnet_1_224,
+    coatnet_2_224,
+    coatnet_3_224,
+    coatnet_4_224,
+    coatnet_5_224,
+)
 from lucid.models.convnext import (
     ConvNeXt,
     convnext_base,
@@ -113,6 +122,13 @@ from lucid.models.lenet import (
     lenet4,
     lenet5,
     lenet5_classic,
+)
+from lucid.models.maxvit import (
+    MaxVit,
+    maxvit_base_tf_224,
+    maxvit_large_tf_224,
+    maxvit_small_tf_224,
+    maxvit_tiny_tf_224,
 )
 from lucid.models.mnasnet import (
     MNASNet,
@@ -422,4 +438,16 @@ __all__ = [
     "efficientformer_l1",
     "efficientformer_l3",
     "efficientformer_l7",
+    "MaxVit",
+    "maxvit_base_tf_224",
+    "maxvit_large_tf_224",
+    "maxvit_small_tf_224",
+    "maxvit_tiny_tf_224",
+    "CoAtNet",
+    "coatnet_0_224",
+    "coatnet_1_224",
+    "coatnet_2_224",
+    "coatnet_3_224",
+    "coatnet_4_224",
+    "coatnet_5_224",
 ]
