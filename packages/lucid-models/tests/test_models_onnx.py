@@ -33,6 +33,7 @@ CASES = {
     "swin_v2_t": 32,
     "xception": 71,
     "pvt_v2_b0": 32,
+    "cvt_13": 32,
 }
 # name -> (input size, builder kwargs) for the families whose input size is fixed at build time
 CASES_SIZED = {

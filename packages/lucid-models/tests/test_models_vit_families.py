@@ -111,3 +111,71 @@ def test_state_dict_and_outputs_match_timm(timm: Any, name: str) -> None:
     result = model.load_state_dict({k: _to_lucid(v) for k, v in tstate.items()}, strict=True)
     assert not result.missing_keys and not result.unexpected_keys
     compare_outputs(model, tmodel, shape)
+
+
+# The families whose reference is Hugging Face transformers (timm lacks them): builder name ->
+# (transformers config class, its kwargs for the builder's configuration)
+HF_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
+    "cvt_13": ("CvtConfig", {}),
+    "cvt_21": ("CvtConfig", {"depth": [1, 4, 16]}),
+    "cvt_w24": (
+        "CvtConfig",
+        {"embed_dim": [192, 768, 1024], "num_heads": [3, 12, 16], "depth": [2, 2, 20]},
+    ),  # fmt: skip
+}
+HF_CLASSES = {"CvtConfig": "CvtForImageClassification"}
+
+
+def _hf_model(name: str, **overrides: Any) -> Any:
+    transformers = pytest.importorskip("transformers")
+    config_cls, kwargs = HF_CONFIGS[name]
+    config = getattr(transformers, config_cls)(**{"num_labels": 1000, **kwargs, **overrides})
+    return getattr(transformers, HF_CLASSES[config_cls])(config)
+
+
+def test_hf_configs_cover_the_registry() -> None:
+    vision = [n for n in models.list_models(task="image-classification")
+              if models.model_info(n).reference == "transformers"]  # fmt: skip
+    assert sorted(vision) == sorted(HF_CONFIGS)
+
+
+@pytest.mark.parametrize("name", sorted(HF_CONFIGS))
+def test_parameter_count_matches_transformers(name: str) -> None:
+    with torch.device("meta"):
+        tmodel = _hf_model(name)
+    assert models.model_info(name).num_params == sum(p.numel() for p in tmodel.parameters())
+
+
+class _Logits(torch.nn.Module):
+    """An HF classifier returning its logits."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: Any) -> Any:
+        return self.model(pixel_values=x).logits
+
+
+# name -> (input shape, overrides of the HF config, kwargs of the lucid builder)
+HF_FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any], dict[str, Any]]] = {
+    "cvt_13": (
+        (2, 3, 64, 64),
+        {"num_labels": 10, "drop_path_rate": [0.0, 0.0, 0.0]},
+        {"num_classes": 10, "drop_path_rate": (0.0, 0.0, 0.0)},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HF_FORWARD))
+def test_state_dict_and_outputs_match_transformers(name: str) -> None:
+    shape, overrides, kwargs = HF_FORWARD[name]
+    torch.manual_seed(0)
+    tmodel = _Logits(_hf_model(name, **overrides))
+    model = models.create_model(name, **kwargs)
+    tstate = tmodel.model.state_dict()
+    assert list(model.state_dict()) == list(tstate)
+    _perturb_constants(tmodel)
+    result = model.load_state_dict({k: _to_lucid(v) for k, v in tstate.items()}, strict=True)
+    assert not result.missing_keys and not result.unexpected_keys
+    compare_outputs(model, tmodel, shape)

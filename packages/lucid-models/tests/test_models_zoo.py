@@ -57,6 +57,7 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "efficientformer_l1": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
     "maxvit_tiny_tf_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
     "coatnet_0_224": ((2, 3, 64, 64), {"num_classes": 10, "img_size": 64}),
+    "cvt_13": ((2, 3, 32, 32), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

@@ -61,6 +61,13 @@ from lucid.models.crossvit import (
     crossvit_small_240,
     crossvit_tiny_240,
 )
+from lucid.models.cvt import (
+    CvtConfig,
+    CvtForImageClassification,
+    cvt_13,
+    cvt_21,
+    cvt_w24,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
@@ -450,4 +457,9 @@ __all__ = [
     "coatnet_3_224",
     "coatnet_4_224",
     "coatnet_5_224",
+    "CvtConfig",
+    "CvtForImageClassification",
+    "cvt_13",
+    "cvt_21",
+    "cvt_w24",
 ]
