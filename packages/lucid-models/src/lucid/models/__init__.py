@@ -33,6 +33,15 @@ from lucid.models.bert import (
     bert_large,
     bert_large_classifier,
 )
+from lucid.models.coatnet import (
+    CoAtNet,
+    coatnet_0_224,
+    coatnet_1_224,
+    coatnet_2_224,
+    coatnet_3_224,
+    coatnet_4_224,
+    coatnet_5_224,
+)
 from lucid.models.convnext import (
     ConvNeXt,
     convnext_base,
@@ -40,12 +49,37 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.crossvit import (
+    CrossVit,
+    crossvit_9_240,
+    crossvit_9_dagger_240,
+    crossvit_15_240,
+    crossvit_15_dagger_240,
+    crossvit_18_240,
+    crossvit_18_dagger_240,
+    crossvit_base_240,
+    crossvit_small_240,
+    crossvit_tiny_240,
+)
+from lucid.models.cvt import (
+    CvtConfig,
+    CvtForImageClassification,
+    cvt_13,
+    cvt_21,
+    cvt_w24,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
     densenet161,
     densenet169,
     densenet201,
+)
+from lucid.models.efficientformer import (
+    EfficientFormer,
+    efficientformer_l1,
+    efficientformer_l3,
+    efficientformer_l7,
 )
 from lucid.models.efficientnet import (
     EfficientNet,
@@ -96,6 +130,13 @@ from lucid.models.lenet import (
     lenet5,
     lenet5_classic,
 )
+from lucid.models.maxvit import (
+    MaxVit,
+    maxvit_base_tf_224,
+    maxvit_large_tf_224,
+    maxvit_small_tf_224,
+    maxvit_tiny_tf_224,
+)
 from lucid.models.mnasnet import (
     MNASNet,
     mnasnet0_5,
@@ -115,6 +156,16 @@ from lucid.models.mobilenetv3 import (
     MobileNetV3,
     mobilenet_v3_large,
     mobilenet_v3_small,
+)
+from lucid.models.pvt import (
+    PyramidVisionTransformerV2,
+    pvt_v2_b0,
+    pvt_v2_b1,
+    pvt_v2_b2,
+    pvt_v2_b2_li,
+    pvt_v2_b3,
+    pvt_v2_b4,
+    pvt_v2_b5,
 )
 from lucid.models.regnet import (
     RegNet,
@@ -372,4 +423,43 @@ __all__ = [
     "WideResNet",
     "Xception",
     "ZFNet",
+    "PyramidVisionTransformerV2",
+    "pvt_v2_b0",
+    "pvt_v2_b1",
+    "pvt_v2_b2",
+    "pvt_v2_b2_li",
+    "pvt_v2_b3",
+    "pvt_v2_b4",
+    "pvt_v2_b5",
+    "CrossVit",
+    "crossvit_9_240",
+    "crossvit_9_dagger_240",
+    "crossvit_15_240",
+    "crossvit_15_dagger_240",
+    "crossvit_18_240",
+    "crossvit_18_dagger_240",
+    "crossvit_base_240",
+    "crossvit_small_240",
+    "crossvit_tiny_240",
+    "EfficientFormer",
+    "efficientformer_l1",
+    "efficientformer_l3",
+    "efficientformer_l7",
+    "MaxVit",
+    "maxvit_base_tf_224",
+    "maxvit_large_tf_224",
+    "maxvit_small_tf_224",
+    "maxvit_tiny_tf_224",
+    "CoAtNet",
+    "coatnet_0_224",
+    "coatnet_1_224",
+    "coatnet_2_224",
+    "coatnet_3_224",
+    "coatnet_4_224",
+    "coatnet_5_224",
+    "CvtConfig",
+    "CvtForImageClassification",
+    "cvt_13",
+    "cvt_21",
+    "cvt_w24",
 ]
