@@ -40,6 +40,12 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.ddpm import (
+    DDPMScheduler,
+    DDPMUNet,
+    ddpm_256,
+    ddpm_cifar10,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
@@ -231,6 +237,10 @@ __all__ = [
     "dcgan_generator",
     "DCGANDiscriminator",
     "DCGANGenerator",
+    "ddpm_256",
+    "ddpm_cifar10",
+    "DDPMScheduler",
+    "DDPMUNet",
     "densenet121",
     "densenet161",
     "densenet169",
