@@ -122,6 +122,13 @@ from lucid.models.mobilenetv3 import (
     mobilenet_v3_large,
     mobilenet_v3_small,
 )
+from lucid.models.ncsn import (
+    NCSN,
+    anneal_dsm_loss,
+    anneal_langevin_dynamics,
+    ncsn_cifar10,
+    ncsn_mnist,
+)
 from lucid.models.regnet import (
     RegNet,
     regnet_x_1_6gf,
@@ -282,6 +289,11 @@ __all__ = [
     "mobilenet_v3_large",
     "mobilenet_v3_small",
     "model_info",
+    "NCSN",
+    "anneal_dsm_loss",
+    "anneal_langevin_dynamics",
+    "ncsn_cifar10",
+    "ncsn_mnist",
     "register_model",
     "regnet_x_16gf",
     "regnet_x_1_6gf",
