@@ -68,6 +68,12 @@ from lucid.models.cvt import (
     cvt_21,
     cvt_w24,
 )
+from lucid.models.ddpm import (
+    DDPMScheduler,
+    DDPMUNet,
+    ddpm_256,
+    ddpm_cifar10,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
@@ -156,6 +162,13 @@ from lucid.models.mobilenetv3 import (
     MobileNetV3,
     mobilenet_v3_large,
     mobilenet_v3_small,
+)
+from lucid.models.ncsn import (
+    NCSN,
+    anneal_dsm_loss,
+    anneal_langevin_dynamics,
+    ncsn_cifar10,
+    ncsn_mnist,
 )
 from lucid.models.pvt import (
     PyramidVisionTransformerV2,
@@ -462,4 +475,13 @@ __all__ = [
     "cvt_13",
     "cvt_21",
     "cvt_w24",
+    "ddpm_256",
+    "ddpm_cifar10",
+    "DDPMScheduler",
+    "DDPMUNet",
+    "NCSN",
+    "anneal_dsm_loss",
+    "anneal_langevin_dynamics",
+    "ncsn_cifar10",
+    "ncsn_mnist",
 ]
