@@ -32,6 +32,8 @@ CASES = {
     "swin_t": 32,
     "swin_v2_t": 32,
     "xception": 71,
+    "resnest14d": 32,
+    "skresnet18": 32,
 }
 
 

@@ -52,6 +52,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "xception": ((2, 3, 71, 71), {"num_classes": 10}),
     "zfnet": ((1, 3, 224, 224), {"num_classes": 10}),
     "swin_v2_t": ((2, 3, 32, 32), {"num_classes": 10}),
+    "resnest14d": ((2, 3, 32, 32), {"num_classes": 10}),
+    "skresnet18": ((2, 3, 32, 32), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}
@@ -116,7 +118,7 @@ def test_zoo_size_and_metadata() -> None:
         assert info.paper and re.search(r"(19|20)\d\d", info.paper), name
         assert info.num_params and info.num_params > 0, name
         assert info.input_size and len(info.input_size) == 3, name
-        assert info.reference in ("torchvision", "paper"), name
+        assert info.reference in ("torchvision", "paper", "timm"), name
         doc = models.get_model_factory(name).__doc__ or ""
         assert f"{info.num_params:,}" in doc, f"{name}'s docstring must state its count"
 

@@ -134,6 +134,16 @@ from lucid.models.regnet import (
     regnet_y_400mf,
     regnet_y_800mf,
 )
+from lucid.models.resnest import (
+    ResNestBottleneck,
+    SplitAttn,
+    resnest14d,
+    resnest26d,
+    resnest50d,
+    resnest101e,
+    resnest200e,
+    resnest269e,
+)
 from lucid.models.resnet import (
     ResNet,
     WideResNet,
@@ -167,6 +177,15 @@ from lucid.models.shufflenet import (
     shufflenet_v2_x1_0,
     shufflenet_v2_x1_5,
     shufflenet_v2_x2_0,
+)
+from lucid.models.sknet import (
+    SelectiveKernel,
+    SelectiveKernelBasic,
+    SelectiveKernelBottleneck,
+    skresnet18,
+    skresnet34,
+    skresnet50,
+    skresnext50_32x4d,
 )
 from lucid.models.squeezenet import (
     SqueezeNet,
@@ -372,4 +391,19 @@ __all__ = [
     "WideResNet",
     "Xception",
     "ZFNet",
+    "resnest14d",
+    "resnest26d",
+    "resnest50d",
+    "resnest101e",
+    "resnest200e",
+    "resnest269e",
+    "ResNestBottleneck",
+    "SplitAttn",
+    "SelectiveKernel",
+    "SelectiveKernelBasic",
+    "SelectiveKernelBottleneck",
+    "skresnet18",
+    "skresnet34",
+    "skresnet50",
+    "skresnext50_32x4d",
 ]
