@@ -34,6 +34,7 @@ CASES = {
     "xception": 71,
     "resnest14d": 32,
     "skresnet18": 32,
+    "cspresnext50": 32,
 }
 
 

@@ -38,6 +38,8 @@ TIMM_MODELS = [n for n in models.list_models() if models.model_info(n).reference
 FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "resnest14d": ((2, 3, 64, 64), {"num_classes": 10}),
     "skresnet18": ((2, 3, 64, 64), {"num_classes": 10}),
+    "cspresnext50": ((2, 3, 64, 64), {"num_classes": 10}),
+    "cspdarknet53": ((2, 3, 64, 64), {"num_classes": 10}),
 }
 
 

@@ -40,6 +40,13 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.cspnet import (
+    CrossStage,
+    CspNet,
+    cspdarknet53,
+    cspresnet50,
+    cspresnext50,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
@@ -406,4 +413,9 @@ __all__ = [
     "skresnet34",
     "skresnet50",
     "skresnext50_32x4d",
+    "CspNet",
+    "CrossStage",
+    "cspdarknet53",
+    "cspresnet50",
+    "cspresnext50",
 ]
