@@ -35,6 +35,7 @@ CASES = {
     "resnest14d": 32,
     "skresnet18": 32,
     "cspresnext50": 32,
+    "convnextv2_atto": 32,
 }
 
 

@@ -5,13 +5,13 @@ InceptionNeXt).
 - ``test_parameter_count_matches_timm``: each builder of these families documents the parameter
   count of ``timm.create_model(name)`` (built on the ``meta`` device: no memory, no time).
 - ``test_state_dict_and_outputs_match_timm``: for the smallest variant of each family, timm's
-  state dict (random init, seeded; its BatchNorm statistics and affine parameters randomised so
-  zero-initialised residual branches take part) loads into the lucid model with the same keys
-  and shapes, and the outputs agree in eval mode (float32, ``rtol=1e-4``, ``atol`` 1e-4 of the
-  largest output) and in train mode (``1e-3``: batch statistics over a tiny input amplify
-  float32 rounding); in eval mode so do the gradients of ``(out * out).sum()`` with respect to
-  the input and the first parameter (``rtol=1e-3``, ``atol`` 1e-3 of the largest). Dropout and
-  drop path are 0 in both.
+  state dict (random init, seeded; its norms' statistics and affine parameters randomised so
+  zero-initialised residual branches and GRNs take part) loads into the lucid model with the
+  same keys and shapes, and the outputs agree in eval mode (float32, ``rtol=1e-4``, ``atol``
+  1e-4 of the largest output) and in train mode (``1e-3``: batch statistics over a tiny input
+  amplify float32 rounding); in eval mode so do the gradients of ``(out * out).sum()`` with
+  respect to the input and the first parameter (``rtol=1e-3``, ``atol`` 1e-3 of the largest).
+  Dropout and drop path are 0 in both.
 
 timm's source comes from the ``timm`` fixture (conftest.py), imported, never installed.
 """
@@ -35,11 +35,15 @@ TIMM_MODELS = [n for n in models.list_models() if models.model_info(n).reference
                and models.model_info(n).family in FAMILIES]  # fmt: skip
 
 # name -> (input shape, kwargs for both builders): the smallest variant of each family
+# ("name@what" tests the builder ``name`` with other kwargs)
 FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "resnest14d": ((2, 3, 64, 64), {"num_classes": 10}),
     "skresnet18": ((2, 3, 64, 64), {"num_classes": 10}),
     "cspresnext50": ((2, 3, 64, 64), {"num_classes": 10}),
     "cspdarknet53": ((2, 3, 64, 64), {"num_classes": 10}),
+    "convnextv2_atto": ((2, 3, 32, 32), {"num_classes": 10}),
+    # the linear (channels-last) MLP of Tiny and larger, on Atto's small shapes
+    "convnextv2_atto@linear": ((2, 3, 32, 32), {"num_classes": 10, "conv_mlp": False}),
 }
 
 
@@ -57,7 +61,8 @@ def test_parameter_count_matches_timm(timm: Any, name: str) -> None:
 
 
 def _randomise_norms(tmodel: Any) -> None:
-    """Random BatchNorm/LayerNorm statistics and affine parameters (seeded by the caller)."""
+    """Random BatchNorm/LayerNorm statistics and affine parameters, random GRN parameters
+    (seeded by the caller)."""
     with torch.no_grad():
         for m in tmodel.modules():
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
@@ -67,6 +72,9 @@ def _randomise_norms(tmodel: Any) -> None:
                 m, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.LayerNorm)
             ):
                 m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.5, 0.5)
+            if type(m).__name__ == "GlobalResponseNorm":  # zero-initialised: the identity
+                m.weight.uniform_(-0.5, 0.5)
                 m.bias.uniform_(-0.5, 0.5)
 
 
@@ -81,6 +89,7 @@ def _run(model: Any, x: np.ndarray, lib: Any) -> tuple[np.ndarray, np.ndarray, n
 @pytest.mark.parametrize("name", sorted(FORWARD))
 def test_state_dict_and_outputs_match_timm(timm: Any, name: str) -> None:
     shape, kwargs = FORWARD[name]
+    name = name.partition("@")[0]
     torch.manual_seed(0)
     tmodel = _build_timm(timm, name, meta=False, **kwargs)
     _randomise_norms(tmodel)

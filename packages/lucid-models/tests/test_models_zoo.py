@@ -55,6 +55,7 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "resnest14d": ((2, 3, 32, 32), {"num_classes": 10}),
     "skresnet18": ((2, 3, 32, 32), {"num_classes": 10}),
     "cspresnext50": ((2, 3, 32, 32), {"num_classes": 10}),
+    "convnextv2_atto": ((2, 3, 32, 32), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

@@ -40,6 +40,19 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.convnextv2 import (
+    ConvNeXtV2,
+    GlobalResponseNorm,
+    convnextv2_atto,
+    convnextv2_base,
+    convnextv2_femto,
+    convnextv2_huge,
+    convnextv2_large,
+    convnextv2_nano,
+    convnextv2_pico,
+    convnextv2_small,
+    convnextv2_tiny,
+)
 from lucid.models.cspnet import (
     CrossStage,
     CspNet,
@@ -418,4 +431,15 @@ __all__ = [
     "cspdarknet53",
     "cspresnet50",
     "cspresnext50",
+    "ConvNeXtV2",
+    "GlobalResponseNorm",
+    "convnextv2_atto",
+    "convnextv2_femto",
+    "convnextv2_pico",
+    "convnextv2_nano",
+    "convnextv2_tiny",
+    "convnextv2_small",
+    "convnextv2_base",
+    "convnextv2_large",
+    "convnextv2_huge",
 ]
