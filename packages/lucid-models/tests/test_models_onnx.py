@@ -36,6 +36,7 @@ CASES = {
     "skresnet18": 32,
     "cspresnext50": 32,
     "convnextv2_atto": 32,
+    "inception_next_tiny": 32,
 }
 
 

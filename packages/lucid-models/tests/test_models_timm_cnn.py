@@ -44,6 +44,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "convnextv2_atto": ((2, 3, 32, 32), {"num_classes": 10}),
     # the linear (channels-last) MLP of Tiny and larger, on Atto's small shapes
     "convnextv2_atto@linear": ((2, 3, 32, 32), {"num_classes": 10, "conv_mlp": False}),
+    # layer scale 1 (not 1e-6): the residual branches weigh in the comparison
+    "inception_next_tiny": ((2, 3, 64, 64), {"num_classes": 10, "ls_init_value": 1.0}),
 }
 
 

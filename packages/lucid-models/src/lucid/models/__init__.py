@@ -107,6 +107,13 @@ from lucid.models.inception import (
     InceptionOutputs,
     inception_v3,
 )
+from lucid.models.inception_next import (
+    InceptionDWConv2d,
+    MetaNeXt,
+    inception_next_base,
+    inception_next_small,
+    inception_next_tiny,
+)
 from lucid.models.lenet import (
     LeNet1,
     LeNet4,
@@ -442,4 +449,9 @@ __all__ = [
     "convnextv2_base",
     "convnextv2_large",
     "convnextv2_huge",
+    "MetaNeXt",
+    "InceptionDWConv2d",
+    "inception_next_tiny",
+    "inception_next_small",
+    "inception_next_base",
 ]
