@@ -34,6 +34,11 @@ CASES = {
     "xception": 71,
     "pvt_v2_b0": 32,
     "cvt_13": 32,
+    "resnest14d": 32,
+    "skresnet18": 32,
+    "cspresnext50": 32,
+    "convnextv2_atto": 32,
+    "inception_next_tiny": 32,
 }
 # name -> (input size, builder kwargs) for the families whose input size is fixed at build time
 CASES_SIZED = {

@@ -49,6 +49,19 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.convnextv2 import (
+    ConvNeXtV2,
+    GlobalResponseNorm,
+    convnextv2_atto,
+    convnextv2_base,
+    convnextv2_femto,
+    convnextv2_huge,
+    convnextv2_large,
+    convnextv2_nano,
+    convnextv2_pico,
+    convnextv2_small,
+    convnextv2_tiny,
+)
 from lucid.models.crossvit import (
     CrossVit,
     crossvit_9_240,
@@ -60,6 +73,13 @@ from lucid.models.crossvit import (
     crossvit_base_240,
     crossvit_small_240,
     crossvit_tiny_240,
+)
+from lucid.models.cspnet import (
+    CrossStage,
+    CspNet,
+    cspdarknet53,
+    cspresnet50,
+    cspresnext50,
 )
 from lucid.models.cvt import (
     CvtConfig,
@@ -126,6 +146,13 @@ from lucid.models.inception import (
     Inception3,
     InceptionOutputs,
     inception_v3,
+)
+from lucid.models.inception_next import (
+    InceptionDWConv2d,
+    MetaNeXt,
+    inception_next_base,
+    inception_next_small,
+    inception_next_tiny,
 )
 from lucid.models.lenet import (
     LeNet1,
@@ -198,6 +225,16 @@ from lucid.models.regnet import (
     regnet_y_400mf,
     regnet_y_800mf,
 )
+from lucid.models.resnest import (
+    ResNestBottleneck,
+    SplitAttn,
+    resnest14d,
+    resnest26d,
+    resnest50d,
+    resnest101e,
+    resnest200e,
+    resnest269e,
+)
 from lucid.models.resnet import (
     ResNet,
     WideResNet,
@@ -231,6 +268,15 @@ from lucid.models.shufflenet import (
     shufflenet_v2_x1_0,
     shufflenet_v2_x1_5,
     shufflenet_v2_x2_0,
+)
+from lucid.models.sknet import (
+    SelectiveKernel,
+    SelectiveKernelBasic,
+    SelectiveKernelBottleneck,
+    skresnet18,
+    skresnet34,
+    skresnet50,
+    skresnext50_32x4d,
 )
 from lucid.models.squeezenet import (
     SqueezeNet,
@@ -484,4 +530,40 @@ __all__ = [
     "anneal_langevin_dynamics",
     "ncsn_cifar10",
     "ncsn_mnist",
+    "resnest14d",
+    "resnest26d",
+    "resnest50d",
+    "resnest101e",
+    "resnest200e",
+    "resnest269e",
+    "ResNestBottleneck",
+    "SplitAttn",
+    "SelectiveKernel",
+    "SelectiveKernelBasic",
+    "SelectiveKernelBottleneck",
+    "skresnet18",
+    "skresnet34",
+    "skresnet50",
+    "skresnext50_32x4d",
+    "CspNet",
+    "CrossStage",
+    "cspdarknet53",
+    "cspresnet50",
+    "cspresnext50",
+    "ConvNeXtV2",
+    "GlobalResponseNorm",
+    "convnextv2_atto",
+    "convnextv2_femto",
+    "convnextv2_pico",
+    "convnextv2_nano",
+    "convnextv2_tiny",
+    "convnextv2_small",
+    "convnextv2_base",
+    "convnextv2_large",
+    "convnextv2_huge",
+    "MetaNeXt",
+    "InceptionDWConv2d",
+    "inception_next_tiny",
+    "inception_next_small",
+    "inception_next_base",
 ]
