@@ -31,3 +31,11 @@ def replayable(fn: F) -> F:
         return fn(*args, **kwargs)
 
     return cast(F, wrapper)
+
+
+def value_check(fn: F) -> F:
+    """Mark ``fn`` as a check of its arguments' values (index bounds...) that returns nothing
+    the computation uses: a capture runs it without recording or breaking the graph, and a
+    replay skips it (so a replay does not repeat the check)."""
+    setattr(fn, "_lucid_value_check", True)  # noqa: B010
+    return replayable(fn)

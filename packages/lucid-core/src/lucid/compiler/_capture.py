@@ -27,7 +27,7 @@ from lucid.autograd.function import observe_ops
 # Where a tensor may be made outside the recorded steps and still be a constant of the
 # program: the factories (from Python data, zeros, full...) and Tensor's own aliasing methods.
 _CONSTANT_MAKERS = ("lucid._creation", "lucid._legacy", "lucid.ops._util", "lucid._compat",
-                    "lucid._tensor")  # fmt: skip
+                    "lucid._tensor", "lucid._binder")  # fmt: skip
 # Methods that read a tensor's values into Python: a graph break inside a capture.
 _VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
                 "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
@@ -92,7 +92,7 @@ def _maker() -> str:
     """The module that asked for the tensor being made (the first frame outside Tensor's
     constructors)."""
     f: Any = sys._getframe(2)
-    while f is not None and f.f_code.co_name in ("_set_fields", "from_backend_array", "__init__"):
+    while f is not None and f.f_code.co_name in ("born", "_set_fields", "from_backend_array", "__init__"):
         f = f.f_back
     return "" if f is None else str(f.f_globals.get("__name__", ""))
 
@@ -107,10 +107,11 @@ class Recorder:
         self.consts: list[Any] = []
         self.slot_of: dict[int, int] = {}  # id(tensor) -> slot
         self.array_slot: dict[int, int] = {}  # id(array) -> slot holding a tensor of it
-        self.const_slot: dict[int, int] = {}  # slot -> index into consts (constants, externals)
-        self.mutated: set[int] = set()  # constant slots written in place during the capture
+        self.made: set[int] = set()  # constant slots made during the capture (by factories)
+        self.mutated: set[int] = set()  # of those, the ones written in place
         self.born: dict[int, str] = {}  # id(tensor made during the capture) -> its maker
         self.keep: list[Any] = []  # every tensor seen, alive until the end (ids stay unique)
+        self._kept: dict[int, int] = {}  # slot -> index of its tensor in keep
         self.n = 0
         self.depth = 0  # inside a replayable call: its inner ops are not steps of their own
         self.breaks: list[BreakReason] = []
@@ -136,6 +137,7 @@ class Recorder:
         self.n += 1
         self.slot_of[id(t)] = n
         self.array_slot[id(t._data)] = n
+        self._kept[n] = len(self.keep)
         self.keep.append(t)
         return n
 
@@ -164,7 +166,8 @@ class Recorder:
             if maker not in _CONSTANT_MAKERS:
                 self.graph_break(f"a tensor made outside the recorded ops (by {maker})")
         n = self._new_slot(t)
-        self.const_slot[n] = len(self.consts)
+        if maker is not None:
+            self.made.add(n)
         self.stmts.append(([n], self._const(t), []))
         return n
 
@@ -183,6 +186,10 @@ class Recorder:
             return "{" + ", ".join(f"{k!r}: {self.render(v, uses)}" for k, v in x.items()) + "}"
         if tx in (int, bool, type(None)) or (tx is float and x == x and abs(x) != float("inf")):
             return repr(x)
+        k = self.array_slot.get(id(x))
+        if k is not None and self.keep[self._kept[k]]._data is x:  # a tensor's array, passed bare
+            uses.append(k)
+            return f"s{k}._data"
         return self._const(x)
 
     def _call_code(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -222,12 +229,16 @@ class Recorder:
 
     def on_call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``_replay``'s listener: a replayable call runs here and becomes one step."""
-        if self.depth or self.breaks:
-            return fn(*args, **kwargs)
+        if self.depth or self.breaks or getattr(fn, "_lucid_value_check", False):
+            self.depth += 1  # (a value check: neither recorded nor a break)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.depth -= 1
         self._grad_mode_step()
         uses: list[int] = []
         code = self._call_code(fn, args, kwargs, uses)
-        if fn.__name__ == "_inplace_result" and uses and uses[0] in self.const_slot:
+        if fn.__name__ == "_inplace_result" and uses and uses[0] in self.made:
             self.mutated.add(uses[0])
         self.depth += 1
         try:
@@ -274,6 +285,8 @@ class Recorder:
 
     def program(self, n_args: int, out: Any, started: float) -> Program | None:
         """The straight-line replay of what was recorded, or None after a graph break."""
+        if self.breaks:
+            return None
         uses: list[int] = []
         ret = self.render_output(out, uses)
         if ret is None or self.breaks:

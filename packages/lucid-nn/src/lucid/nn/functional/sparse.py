@@ -8,11 +8,13 @@ import numpy as np
 
 import lucid
 from lucid import Tensor, dtypes
+from lucid._replay import value_check
 from lucid.autograd import no_grad
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
+@value_check
 def _check_indices(name: str, input: Tensor, n: int) -> None:
     if (
         not isinstance(input, Tensor)
