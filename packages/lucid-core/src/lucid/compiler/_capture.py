@@ -166,9 +166,12 @@ class Recorder:
             if maker not in _CONSTANT_MAKERS:
                 self.graph_break(f"a tensor made outside the recorded ops (by {maker})")
         n = self._new_slot(t)
-        if maker is not None:
+        value = t
+        if maker is not None:  # made here: its value now (later in-place writes replay)
             self.made.add(n)
-        self.stmts.append(([n], self._const(t), []))
+            value = Tensor.from_backend_array(t._backend.copy(t._data), t._backend,
+                                              t.requires_grad)  # fmt: skip
+        self.stmts.append(([n], self._const(value), []))
         return n
 
     def render(self, x: Any, uses: list[int]) -> str:
