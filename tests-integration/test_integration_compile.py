@@ -77,8 +77,12 @@ def _same(a: Any, b: Any) -> None:
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def _train(build: Callable[[], nn.Module], batches: list[tuple[Any, ...]], compiled: bool,
-           loss_of: Callable[..., lucid.Tensor]) -> tuple[list[float], list[np.ndarray]]:  # fmt: skip
+def _train(
+    build: Callable[[], nn.Module],
+    batches: list[tuple[Any, ...]],
+    compiled: bool,
+    loss_of: Callable[..., lucid.Tensor],
+) -> tuple[list[float], list[np.ndarray]]:
     """Seeded SGD steps over ``batches``; the losses and the final parameters."""
     lucid.manual_seed(0)
     model = build()

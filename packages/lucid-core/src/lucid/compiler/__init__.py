@@ -9,6 +9,7 @@ step with lucid.compile" for what is captured, what breaks a graph and how to re
 
 from __future__ import annotations
 
+from lucid._replay import replayable, value_check
 from lucid.compiler._api import (
     RECOMPILE_LIMIT,
     CompiledFunction,
@@ -35,5 +36,7 @@ __all__ = [
     "is_compiling",
     "list_backends",
     "register_module_type",
+    "replayable",
     "reset",
+    "value_check",
 ]

@@ -160,7 +160,8 @@ def _modules_of(obj: Any) -> list[Any]:
         seen += [glb[n] for n in code.co_names if n in glb]
     for o in seen:
         if isinstance(o, bases):
-            found += [m for m in o.modules() if all(m is not f for f in found)]
+            mods: list[Any] = list(o.modules())  # type: ignore[attr-defined]
+            found += [m for m in mods if all(m is not f for f in found)]
     return found
 
 
@@ -224,8 +225,7 @@ def compile(  # noqa: A001 - torch's name
 def _check_options(backend: Any, mode: Any, options: Any) -> None:
     if mode is not None and options is not None:
         raise RuntimeError(
-            "Either mode or options can be specified, but both can't be specified at the same "
-            "time."
+            "Either mode or options can be specified, but both can't be specified at the same time."
         )
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
@@ -269,7 +269,6 @@ def disable(fn: Any = None, recursive: bool = True, *, reason: str | None = None
             _state.disabled -= 1
 
     return eager
-
 
 
 def reset() -> None:

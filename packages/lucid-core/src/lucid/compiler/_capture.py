@@ -81,7 +81,9 @@ def user_frame(skip_lucid: bool = True) -> str:
     f: Any = sys._getframe(1)
     while f is not None:
         name = f.f_globals.get("__name__", "")
-        inside = name == "lucid" or (name.startswith("lucid.") and not name.startswith("lucid.models"))
+        inside = name == "lucid" or (
+            name.startswith("lucid.") and not name.startswith("lucid.models")
+        )
         if not (skip_lucid and inside):
             return f"{f.f_code.co_filename}:{f.f_lineno} in {f.f_code.co_name}"
         f = f.f_back
@@ -92,7 +94,12 @@ def _maker() -> str:
     """The module that asked for the tensor being made (the first frame outside Tensor's
     constructors)."""
     f: Any = sys._getframe(2)
-    while f is not None and f.f_code.co_name in ("born", "_set_fields", "from_backend_array", "__init__"):
+    while f is not None and f.f_code.co_name in (
+        "born",
+        "_set_fields",
+        "from_backend_array",
+        "__init__",
+    ):
         f = f.f_back
     return "" if f is None else str(f.f_globals.get("__name__", ""))
 
@@ -189,10 +196,10 @@ class Recorder:
             return "{" + ", ".join(f"{k!r}: {self.render(v, uses)}" for k, v in x.items()) + "}"
         if tx in (int, bool, type(None)) or (tx is float and x == x and abs(x) != float("inf")):
             return repr(x)
-        k = self.array_slot.get(id(x))
-        if k is not None and self.keep[self._kept[k]]._data is x:  # a tensor's array, passed bare
-            uses.append(k)
-            return f"s{k}._data"
+        a = self.array_slot.get(id(x))
+        if a is not None and self.keep[self._kept[a]]._data is x:  # a tensor's array, bare
+            uses.append(a)
+            return f"s{a}._data"
         return self._const(x)
 
     def _call_code(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -224,7 +231,7 @@ class Recorder:
         uses: list[int] = []
         if "device" not in kwargs and not any(isinstance(a, Tensor) for a in args):
             kwargs = {**kwargs, "device": result_device(result)}  # apply popped it
-        code = self._call_code(cls.apply, args, kwargs, uses)
+        code = self._call_code(getattr(cls, "apply"), args, kwargs, uses)  # noqa: B009
         outs = self._outputs(result)
         assert outs is not None  # apply returns a Tensor or a tuple of them
         self.stmts.append((outs, code, uses))
@@ -282,8 +289,10 @@ class Recorder:
             return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
         if out is None or tx in (int, float, bool, str):
             return self._const(out)
-        self.graph_break(f"the function returned a {tx.__name__}, which lucid.compile cannot "
-                         "rebuild (return tensors, or tuples, lists and dicts of them)")  # fmt: skip
+        self.graph_break(
+            f"the function returned a {tx.__name__}, which lucid.compile cannot rebuild "
+            "(return tensors, or tuples, lists and dicts of them)"
+        )
         return None
 
     def program(self, n_args: int, out: Any, started: float) -> Program | None:
@@ -337,7 +346,9 @@ def result_device(result: Any) -> str:
     return str(t.device)
 
 
-def _last_uses(stmts: list[tuple[list[int], str, list[int]]], keep: set[int]) -> dict[int, set[int]]:
+def _last_uses(
+    stmts: list[tuple[list[int], str, list[int]]], keep: set[int]
+) -> dict[int, set[int]]:
     """Per statement, the slots read or made there for the last time (``del`` after it)."""
     last: dict[int, int] = {}
     for k, (targets, _, uses) in enumerate(stmts):

@@ -15,12 +15,12 @@ from lucid.nn import grad as grad
 from lucid.nn import init as init
 from lucid.nn import parallel as parallel
 from lucid.nn import utils as utils
+from lucid.nn._compiled import OptimizedModule as OptimizedModule
 from lucid.nn.containers import ModuleDict as ModuleDict
 from lucid.nn.containers import ModuleList as ModuleList
 from lucid.nn.containers import ParameterDict as ParameterDict
 from lucid.nn.containers import ParameterList as ParameterList
 from lucid.nn.containers import Sequential as Sequential
-from lucid.nn._compiled import OptimizedModule as OptimizedModule
 from lucid.nn.module import Module as Module
 from lucid.nn.module import register_module_forward_hook as register_module_forward_hook
 from lucid.nn.module import register_module_forward_pre_hook as register_module_forward_pre_hook

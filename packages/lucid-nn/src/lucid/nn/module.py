@@ -12,8 +12,8 @@ from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, TypeVar
 
 from lucid import Tensor, as_tensor, dtypes, preserve_format
-from lucid.compiler import compile as lucid_compile
 from lucid.autograd import no_grad
+from lucid.compiler import compile as lucid_compile
 from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
 from lucid.nn.parameter import Buffer, Parameter, is_lazy

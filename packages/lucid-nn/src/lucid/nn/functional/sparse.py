@@ -8,8 +8,8 @@ import numpy as np
 
 import lucid
 from lucid import Tensor, dtypes
-from lucid._replay import value_check
 from lucid.autograd import no_grad
+from lucid.compiler import value_check
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
