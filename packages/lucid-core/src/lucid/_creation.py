@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from lucid import _memory_format, dtypes
+from lucid._replay import replayable
 from lucid._tensor import Tensor, to_array
 from lucid.backends import get_backend
 
@@ -306,6 +307,7 @@ def eye(
     return tensor(np.eye(n, m), dtype=dt, device=device, requires_grad=requires_grad)
 
 
+@replayable
 def _random(
     kind: str, size: Sequence[Any], dtype: Any, device: Any, generator: Any, rg: bool
 ) -> Tensor:
@@ -375,6 +377,7 @@ def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:
     return {"dtype": dt, "device": dev}
 
 
+@replayable
 def randint(
     low: int,
     high: Any = None,
