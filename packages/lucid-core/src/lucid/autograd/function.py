@@ -164,7 +164,7 @@ class Function:
         if _interceptors:  # a vmap is running: batched arguments go to its batching rules
             got = _interceptors[-1](cls, args, kwargs)
             if got is not NotImplemented:
-                return got
+                return got  # type: ignore[no-any-return]
         backend = None
         any_grad = False
         needs = []
