@@ -37,10 +37,11 @@ Rule = Callable[[type[Function], tuple[Any, ...], dict[str, Any], int, int], Any
 (outputs wrapped at ``level``) or ``NotImplemented`` to fall back to the loop."""
 
 _DATA_ERROR = (
-    "vmap: It looks like you're calling .item(), .tolist(), .numpy() or bool() on a Tensor (or "
-    "reading its values some other way) inside the function vmap maps. Data-dependent control "
-    "flow is not supported: the values differ between batch elements. Use lucid.where, or "
-    "move the data-dependent part out of vmap."
+    "vmap: the values of a batched Tensor were read directly inside the function vmap maps: "
+    "by .item(), .tolist(), .numpy() or bool() (data-dependent control flow), or by an op that "
+    "computes on arrays outside lucid's autograd Functions (sort, topk, median, quantile, mode, "
+    "unique, nonzero, the *_scatter ops, ...), which has no batching rule. Use lucid.where for "
+    "control flow, or move that part out of vmap."
 )
 
 
@@ -83,6 +84,9 @@ class LogicalArray:
         raise RuntimeError(_DATA_ERROR)
 
     def __bool__(self) -> bool:
+        raise RuntimeError(_DATA_ERROR)
+
+    def __getitem__(self, key: Any) -> Any:
         raise RuntimeError(_DATA_ERROR)
 
     def __getattr__(self, name: str) -> Any:

@@ -271,7 +271,7 @@ def _matmul(a: Any, b: Any, level: int, size: int) -> Tensor:
     if rb == 1:
         out = out.squeeze(-1)
     if ra == 1:
-        out = out.squeeze(-2)
+        out = out.squeeze(-1 if rb == 1 else -2)
     return out
 
 
