@@ -28,7 +28,8 @@ READS_VALUES = {
     "histogram_bins", "histogram_range", "isin", "isin_invert", "argwhere", "unique_consecutive",
     "unique_consecutive_all", "unique_consecutive_dim", "msort", "gcd", "lcm", "select_scatter",
     "select_scatter_dim1", "slice_scatter", "slice_scatter_dim1", "diagonal_scatter",
-    "diagonal_scatter_batched",
+    "diagonal_scatter_batched", "nonzero_static_pad", "nonzero_static_cut", "as_strided_scatter",
+    "as_strided_scatter_offset",
 }  # fmt: skip
 
 

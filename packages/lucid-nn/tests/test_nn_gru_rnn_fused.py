@@ -156,10 +156,14 @@ def test_matches_torch_from_the_same_weights(kind: str) -> None:
     (y.sin().sum() + hn.sum()).backward()
     (ty.sin().sum() + thn.sum()).backward()
     tol = {"rtol": 1e-5, "atol": 1e-5}
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), **tol)
-    np.testing.assert_allclose(hn.detach().numpy(), thn.detach().numpy(), **tol)
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(
+        y.detach().numpy(), ty.detach().numpy(), rtol=tol["rtol"], atol=tol["atol"]
+    )
+    np.testing.assert_allclose(
+        hn.detach().numpy(), thn.detach().numpy(), rtol=tol["rtol"], atol=tol["atol"]
+    )
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=tol["rtol"], atol=tol["atol"])
     grads = dict(tm.named_parameters())
     for name, p in m.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), grads[name].grad.numpy(), **tol,
-                                   err_msg=name)  # fmt: skip
+        np.testing.assert_allclose(p.grad.numpy(), grads[name].grad.numpy(), rtol=tol["rtol"],
+                                   atol=tol["atol"], err_msg=name)  # fmt: skip

@@ -17,10 +17,14 @@ from lucid.distributions.categorical import Categorical
 from lucid.distributions.cauchy import Cauchy
 from lucid.distributions.chi2 import Chi2
 from lucid.distributions.constraint_registry import biject_to, transform_to
+from lucid.distributions.continuous_bernoulli import ContinuousBernoulli
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.exponential import Exponential
+from lucid.distributions.fishersnedecor import FisherSnedecor
 from lucid.distributions.gamma import Gamma
+from lucid.distributions.generalized_pareto import GeneralizedPareto
 from lucid.distributions.geometric import Geometric
 from lucid.distributions.gumbel import Gumbel
 from lucid.distributions.half_cauchy import HalfCauchy
@@ -28,8 +32,10 @@ from lucid.distributions.half_normal import HalfNormal
 from lucid.distributions.independent import Independent
 from lucid.distributions.inverse_gamma import InverseGamma
 from lucid.distributions.kl import kl_divergence, register_kl
+from lucid.distributions.kumaraswamy import Kumaraswamy
 from lucid.distributions.laplace import Laplace
 from lucid.distributions.log_normal import LogNormal
+from lucid.distributions.logistic_normal import LogisticNormal
 from lucid.distributions.mixture_same_family import MixtureSameFamily
 from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
@@ -68,6 +74,7 @@ from lucid.distributions.transforms import (
     identity_transform,
 )
 from lucid.distributions.uniform import Uniform
+from lucid.distributions.von_mises import VonMises
 from lucid.distributions.weibull import Weibull
 
 __all__ = [
@@ -82,5 +89,7 @@ __all__ = [
     "identity_transform", "kl_divergence", "register_kl", "transforms", "CatTransform",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "IndependentTransform",
     "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform",
-    "StickBreakingTransform", "biject_to", "transform_to",
+    "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
+    "ExponentialFamily", "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
+    "VonMises",
 ]  # fmt: skip

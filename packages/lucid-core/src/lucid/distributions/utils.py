@@ -11,6 +11,7 @@ from lucid import dtypes
 from lucid._creation import tensor
 from lucid._tensor import Tensor
 from lucid.ops._util import OfInput
+from lucid.ops.elementwise import where as _where
 from lucid.ops.grids import tril_indices
 from lucid.ops.join import cat
 from lucid.random import default_generator
@@ -130,3 +131,9 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     padded = cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
     out: Tensor = padded[..., tensor(where, device=vec.device)]
     return out.reshape(tuple(vec.shape[:-1]) + (size, size))
+
+
+def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``lucid.where`` typed for the distributions (a Tensor, always)."""
+    out: Tensor = _where(condition, input, other)
+    return out
