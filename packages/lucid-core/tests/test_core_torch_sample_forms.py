@@ -207,12 +207,14 @@ def test_edge_inputs_match_torch() -> None:
     m = RNG.random((4, 5)) > 0.5
     np.testing.assert_allclose(
         lucid.masked_fill(lucid.tensor(x), lucid.tensor(m), 2.0).numpy(),
-        torch.masked_fill(torch.tensor(x), torch.tensor(m), 2.0).numpy(), rtol=TOL["rtol"], atol=TOL["atol"],
+        torch.masked_fill(torch.tensor(x), torch.tensor(m), 2.0).numpy(),
+        rtol=TOL["rtol"], atol=TOL["atol"],
     )  # fmt: skip
     s = RNG.standard_normal((4, 5)).astype(np.float32)
     np.testing.assert_allclose(
         lucid.masked_scatter(lucid.tensor(x), lucid.tensor(m), lucid.tensor(s)).numpy(),
-        torch.masked_scatter(torch.tensor(x), torch.tensor(m), torch.tensor(s)).numpy(), rtol=TOL["rtol"], atol=TOL["atol"],
+        torch.masked_scatter(torch.tensor(x), torch.tensor(m), torch.tensor(s)).numpy(),
+        rtol=TOL["rtol"], atol=TOL["atol"],
     )  # fmt: skip
     i, mat, v = np.array([10, 20, 30]), np.arange(6).reshape(3, 2), np.array([1, 2])
     for beta, alpha in ((0.2, 0.6), (2, 3), (1.7, 2.5)):
@@ -224,7 +226,8 @@ def test_edge_inputs_match_torch() -> None:
     e = RNG.standard_normal((2, 3))
     np.testing.assert_allclose(
         lucid.diag_embed(lucid.tensor(e), 1, 0, 2).numpy(),
-        torch.diag_embed(torch.tensor(e), 1, 0, 2).numpy(), rtol=TOL["rtol"], atol=TOL["atol"],
+        torch.diag_embed(torch.tensor(e), 1, 0, 2).numpy(),
+        rtol=TOL["rtol"], atol=TOL["atol"],
     )  # fmt: skip
 
 
