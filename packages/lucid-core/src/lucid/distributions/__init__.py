@@ -34,8 +34,10 @@ from lucid.distributions.inverse_gamma import InverseGamma
 from lucid.distributions.kl import kl_divergence, register_kl
 from lucid.distributions.kumaraswamy import Kumaraswamy
 from lucid.distributions.laplace import Laplace
+from lucid.distributions.lkj_cholesky import LKJCholesky
 from lucid.distributions.log_normal import LogNormal
 from lucid.distributions.logistic_normal import LogisticNormal
+from lucid.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from lucid.distributions.mixture_same_family import MixtureSameFamily
 from lucid.distributions.multinomial import Multinomial
 from lucid.distributions.multivariate_normal import MultivariateNormal
@@ -91,5 +93,5 @@ __all__ = [
     "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform",
     "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
     "ExponentialFamily", "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
-    "VonMises",
+    "VonMises", "LKJCholesky", "LowRankMultivariateNormal",
 ]  # fmt: skip
