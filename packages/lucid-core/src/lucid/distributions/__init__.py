@@ -78,6 +78,7 @@ from lucid.distributions.transforms import (
 from lucid.distributions.uniform import Uniform
 from lucid.distributions.von_mises import VonMises
 from lucid.distributions.weibull import Weibull
+from lucid.distributions.wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy",
@@ -93,5 +94,5 @@ __all__ = [
     "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform",
     "StickBreakingTransform", "biject_to", "transform_to", "ContinuousBernoulli",
     "ExponentialFamily", "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LogisticNormal",
-    "VonMises", "LKJCholesky", "LowRankMultivariateNormal",
+    "VonMises", "LKJCholesky", "LowRankMultivariateNormal", "Wishart",
 ]  # fmt: skip
