@@ -119,6 +119,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._interop": TOP,
     "lucid.utils.dlpack": TOP,
     "lucid.utils.benchmark": TOP,
+    "lucid.sparse": TOP,
     "lucid.multiprocessing": TOP,
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,

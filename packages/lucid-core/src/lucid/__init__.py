@@ -84,7 +84,8 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, fft, linalg, masked, signal, special, viz
+from lucid import accelerator, backends, cuda, fft, linalg, masked, signal, sparse, special, viz
+from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
 from lucid.fft._spectral import (
@@ -185,6 +186,7 @@ __all__ = [
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
+    "sparse", "sparse_coo_tensor", "spmm",
     "viz", "load", "save", "compiler",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",

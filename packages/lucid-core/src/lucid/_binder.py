@@ -38,6 +38,27 @@ class _Methods(Tensor):
 
     __slots__ = ()
 
+    # Sparse layouts are stored dense (lucid.sparse): the conversions are the identity.
+    def to_sparse(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``self``: lucid stores sparse tensors dense (see :mod:`lucid.sparse`)."""
+        return self
+
+    def to_sparse_coo(self) -> Tensor:
+        """``self``: lucid stores sparse tensors dense (see :mod:`lucid.sparse`)."""
+        return self
+
+    def to_dense(self, dtype: Any = None, *, masked_grad: Any = None) -> Tensor:
+        """``self`` (cast to ``dtype`` if given): lucid's tensors are dense already."""
+        return self if dtype is None else self.to(dtype)
+
+    def coalesce(self) -> Tensor:
+        """``self``: a dense-stored sparse tensor has its duplicates summed already."""
+        return self
+
+    def is_coalesced(self) -> bool:
+        """True: a dense-stored sparse tensor has its duplicates summed already."""
+        return True
+
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:  # fmt: skip
         """A new tensor from ``data``, with this tensor's dtype and device unless given."""

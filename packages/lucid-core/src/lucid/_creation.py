@@ -66,6 +66,22 @@ def _shape(size: Sequence[Any]) -> tuple[int, ...]:
     return shape
 
 
+def _size_keyword(name: str, positional: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
+    """torch's factories take the size positionally or as ``size=`` (a sequence), not both."""
+    if size is None:
+        return positional
+    if positional:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got the size "
+                        "both positionally and as size=")  # fmt: skip
+    return (size,)
+
+
+def _no_more(name: str, kwargs: dict[str, Any]) -> None:
+    if kwargs:
+        bad = next(iter(kwargs))
+        raise TypeError(f"{name}() got an unexpected keyword argument '{bad}'")
+
+
 def _dim_size(s: Any, pos: int) -> int:
     """An int size (ints, numpy ints, 0-d int tensors); floats, bools and strings are refused
     as torch refuses them."""
@@ -92,22 +108,34 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
     return t.requires_grad_(True) if rg else t
 
 
-def zeros(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size filled with zeros, as ``torch.zeros``."""
+def zeros(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:  # fmt: skip
+    """A tensor of the given size filled with zeros, as ``torch.zeros`` (also ``size=``)."""
+    size = _size_keyword("zeros", size, kwargs.pop("size", None))
+    _no_more("zeros", kwargs)
     return _filled(_shape(size), 0.0, dtype, device, requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """A tensor of the given size filled with ones, as ``torch.ones``."""
+def ones(
+    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    **kwargs: Any,
+) -> Tensor:  # fmt: skip
+    """A tensor of the given size filled with ones, as ``torch.ones`` (also ``size=``)."""
+    size = _size_keyword("ones", size, kwargs.pop("size", None))
+    _no_more("ones", kwargs)
     return _filled(_shape(size), 1.0, dtype, device, requires_grad)
 
 
 def empty(
     *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-    memory_format: Any = None,
+    memory_format: Any = None, **kwargs: Any,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size with uninitialized values, as ``torch.empty``
-    (``memory_format`` defaults to ``lucid.contiguous_format``)."""
+    (``memory_format`` defaults to ``lucid.contiguous_format``; the size may be ``size=``)."""
+    size = _size_keyword("empty", size, kwargs.pop("size", None))
+    _no_more("empty", kwargs)
     out = _filled(_shape(size), 0.0, dtype, device, requires_grad)
     if memory_format is None:
         return out
@@ -337,8 +365,11 @@ def randn(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kwargs: Any,
 ) -> Tensor:
     """Samples from N(0, 1)."""
+    size = _size_keyword("randn", size, kwargs.pop("size", None))
+    _no_more("randn", kwargs)
     return _random("normal", size, dtype, device, generator, requires_grad)
 
 
@@ -348,8 +379,11 @@ def rand(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    **kwargs: Any,
 ) -> Tensor:
     """Samples from U[0, 1)."""
+    size = _size_keyword("rand", size, kwargs.pop("size", None))
+    _no_more("rand", kwargs)
     return _random("uniform", size, dtype, device, generator, requires_grad)
 
 

@@ -477,6 +477,17 @@ class Tensor(TensorMethods):
         return False
 
     @property
+    def is_sparse(self) -> _bool:
+        """Whether the tensor has a sparse COO layout: always False (lucid stores the tensors of
+        ``lucid.sparse`` dense)."""
+        return False
+
+    @property
+    def is_sparse_csr(self) -> _bool:
+        """Whether the tensor has a sparse CSR layout: always False (see :attr:`is_sparse`)."""
+        return False
+
+    @property
     def is_meta(self) -> _bool:
         """Whether the tensor is on the meta device: always False (lucid has none)."""
         return False
