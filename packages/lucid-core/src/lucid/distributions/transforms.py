@@ -106,10 +106,12 @@ class _InverseTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         return self._inv.codomain
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy."""
         return self._inv.domain
 
     @property
@@ -510,10 +512,12 @@ class IndependentTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy."""
         return constraints.independent(self.base_transform.codomain,
                                        self.reinterpreted_batch_ndims)  # fmt: skip
 
@@ -568,10 +572,12 @@ class ReshapeTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy."""
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def _call(self, x: Tensor) -> Tensor:
@@ -756,6 +762,7 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         support: constraints.Constraint = self.distribution.support
         return support
 
@@ -852,10 +859,12 @@ class CatTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy."""
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
@@ -913,10 +922,12 @@ class StackTransform(Transform):
 
     @property
     def domain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint valid inputs satisfy."""
         return constraints.stack([t.domain for t in self.transforms], self.dim)
 
     @property
     def codomain(self) -> constraints.Constraint:  # type: ignore[override]
+        """The constraint outputs satisfy."""
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
