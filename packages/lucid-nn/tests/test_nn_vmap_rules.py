@@ -124,6 +124,31 @@ def test_cross_entropy_reduces_per_element(reduction: str) -> None:
     _check(lambda x, t: F.cross_entropy(x, t), x[:, 0], t[:, 0])  # (C,) logits, () target
 
 
+@pytest.mark.mlx
+def test_per_sample_cnn_gradients_on_mlx_match_numpy_through_the_rules() -> None:
+    pytest.importorskip("mlx.core")
+    pytest.importorskip("lucid.backends.mlx")
+    x, w, b = _rand(5, 1, 6, 6), _rand(3, 1, 3, 3, seed=1), _rand(3, seed=2)
+    fc = _rand(2, 12, seed=3)
+    t = lucid.tensor([0, 1, 1, 0, 1])
+
+    def loss(w: lucid.Tensor, b: lucid.Tensor, x: lucid.Tensor, t: lucid.Tensor) -> Any:
+        h = F.max_pool2d(F.relu(F.conv2d(x.unsqueeze(0), w, b)), 2).flatten(1)
+        return F.cross_entropy(F.linear(h, fc.to(x.device).to(x.dtype)), t.unsqueeze(0))
+
+    def per_sample(*args: lucid.Tensor) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*batching rule")
+            return vmap(grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(*args)
+
+    want = per_sample(w, b, x, t)
+    f32 = [a.to(lucid.float32).to("mlx") for a in (w, b, x)]
+    got = per_sample(*f32, t.to("mlx"))
+    for g, e in zip(got, want):
+        assert g.device == "mlx"
+        np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parity
 def test_per_sample_gradients_of_a_layer_norm_mlp_match_torch_func() -> None:
     torch = pytest.importorskip("torch")
