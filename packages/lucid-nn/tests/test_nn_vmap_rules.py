@@ -96,6 +96,14 @@ def test_conv1d_and_pooling() -> None:
     _check(lambda x: F.adaptive_avg_pool2d(x, 3), y)
 
 
+def test_transposed_conv_unfold_and_prelu() -> None:
+    x = _rand(3, 2, 4, 5, 5)
+    _check(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1), x, _rand(4, 3, 3, 3, seed=1),
+           in_dims=(0, None))  # fmt: skip
+    _check(lambda x: F.unfold(x, 2, stride=2), x)
+    _check(lambda x, w: F.prelu(x, w), x, _rand(4, seed=2), in_dims=(0, None))
+
+
 def test_norms_compute_statistics_per_element() -> None:
     x = _rand(4, 3, 5, 6)
     w, b = _rand(6, seed=1), _rand(6, seed=2)
