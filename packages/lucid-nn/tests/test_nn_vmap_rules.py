@@ -104,6 +104,19 @@ def test_transposed_conv_unfold_and_prelu() -> None:
     _check(lambda x, w: F.prelu(x, w), x, _rand(4, seed=2), in_dims=(0, None))
 
 
+def test_embedding_and_nll_loss_map_and_check_every_elements_indices() -> None:
+    rng = np.random.default_rng(0)
+    weight = _rand(6, 4)
+    idx = lucid.tensor(rng.integers(0, 6, (3, 5)))
+    _check(lambda i, w: F.embedding(i, w), idx, weight, in_dims=(0, None))
+    t = lucid.tensor(rng.integers(0, 4, (3, 5)))
+    _check(lambda x, t: F.nll_loss(F.log_softmax(x, -1), t), _rand(3, 5, 4, seed=1), t)
+    bad = idx.clone()
+    bad[2, 1] = 6  # one element's index out of range: the check sees every element
+    with pytest.raises(IndexError, match="index out of range in self"):
+        vmap(lambda i: F.embedding(i, weight))(bad)
+
+
 def test_norms_compute_statistics_per_element() -> None:
     x = _rand(4, 3, 5, 6)
     w, b = _rand(6, seed=1), _rand(6, seed=2)
