@@ -375,6 +375,17 @@ def _conv(
     return wrap(out, level)
 
 
+@register("lucid.ops.blas.Cdist")
+def _cdist(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int,
+           size: int) -> Any:  # fmt: skip
+    """(..., P, M) and (..., R, M) with the same leading dims (cdist expands them first)."""
+    x1, x2, *rest = args
+    if x1.ndim != x2.ndim or level_of(rest) >= level:
+        return NotImplemented
+    both = (_materialize(x1, level, size), _materialize(x2, level, size))
+    return wrap(cls.apply(*both, *rest, **kwargs), level)
+
+
 @register("lucid.nn.functional.conv.ConvolutionTranspose", "lucid.nn.functional.fold._Unfold")
 def _fold_n(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int,
             size: int) -> Any:  # fmt: skip
