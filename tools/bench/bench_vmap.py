@@ -104,7 +104,9 @@ def main() -> None:
             tx, ty = torch.from_numpy(xs), torch.from_numpy(ys)
             tloss = make_loss(torch.nn.functional)
             runs["torch"] = lambda: tf.vmap(tf.grad(tloss), in_dims=(None, 0, 0))(  # noqa: B023
-                tp, tx, ty  # noqa: B023
+                tp,
+                tx,
+                ty,  # noqa: B023
             )
         times: dict[str, list[float]] = {k: [] for k in runs}
         for _ in range(args.rounds):

@@ -1,5 +1,5 @@
 """lucid.func, checkpointing and the graph hooks on the MLX backend give NumPy's results (vmap
-loops over the batch there as on NumPy)."""
+runs its batching rules there as on NumPy: they are written in lucid ops)."""
 
 from __future__ import annotations
 

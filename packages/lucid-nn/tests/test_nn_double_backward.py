@@ -5,6 +5,7 @@ and, for a small classifier's Hessian and Hessian-vector products, against torch
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -136,3 +137,14 @@ def test_classifier_hessian_and_hvp_match_torch_func() -> None:
     _, thvp = tf.jvp(lambda p: tf.grad(make(torch.nn.functional))(p, tx, ty), (tp,), (tv,))
     for k in lp:
         np.testing.assert_allclose(hvp[k].numpy(), thvp[k].numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_cross_entropy_keeps_no_reference_to_its_logits() -> None:
+    w = _t(3, 4)
+    logits = F.linear(_t(5, 4, seed=1, requires_grad=False), w)
+    loss = F.cross_entropy(logits, lucid.tensor([0, 1, 2, 1, 0]))
+    gone = weakref.ref(logits)
+    del logits
+    assert gone() is None  # the (rows, classes) logits are not held until backward
+    (g,) = lucid.autograd.grad(loss, w, create_graph=True)  # and a double backward still works
+    assert g.requires_grad

@@ -96,6 +96,27 @@ def test_conv1d_and_pooling() -> None:
     _check(lambda x: F.adaptive_avg_pool2d(x, 3), y)
 
 
+def test_transposed_conv_unfold_and_prelu() -> None:
+    x = _rand(3, 2, 4, 5, 5)
+    _check(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1), x, _rand(4, 3, 3, 3, seed=1),
+           in_dims=(0, None))  # fmt: skip
+    _check(lambda x: F.unfold(x, 2, stride=2), x)
+    _check(lambda x, w: F.prelu(x, w), x, _rand(4, seed=2), in_dims=(0, None))
+
+
+def test_embedding_and_nll_loss_map_and_check_every_elements_indices() -> None:
+    rng = np.random.default_rng(0)
+    weight = _rand(6, 4)
+    idx = lucid.tensor(rng.integers(0, 6, (3, 5)))
+    _check(lambda i, w: F.embedding(i, w), idx, weight, in_dims=(0, None))
+    t = lucid.tensor(rng.integers(0, 4, (3, 5)))
+    _check(lambda x, t: F.nll_loss(F.log_softmax(x, -1), t), _rand(3, 5, 4, seed=1), t)
+    bad = idx.clone()
+    bad[2, 1] = 6  # one element's index out of range: the check sees every element
+    with pytest.raises(IndexError, match="index out of range in self"):
+        vmap(lambda i: F.embedding(i, weight))(bad)
+
+
 def test_norms_compute_statistics_per_element() -> None:
     x = _rand(4, 3, 5, 6)
     w, b = _rand(6, seed=1), _rand(6, seed=2)
@@ -122,6 +143,31 @@ def test_cross_entropy_reduces_per_element(reduction: str) -> None:
     _check(ce, x, t)
     _check(lambda x, t: F.cross_entropy(x, t, reduction=reduction), x, t[0], in_dims=(0, None))
     _check(lambda x, t: F.cross_entropy(x, t), x[:, 0], t[:, 0])  # (C,) logits, () target
+
+
+@pytest.mark.mlx
+def test_per_sample_cnn_gradients_on_mlx_match_numpy_through_the_rules() -> None:
+    pytest.importorskip("mlx.core")
+    pytest.importorskip("lucid.backends.mlx")
+    x, w, b = _rand(5, 1, 6, 6), _rand(3, 1, 3, 3, seed=1), _rand(3, seed=2)
+    fc = _rand(2, 12, seed=3)
+    t = lucid.tensor([0, 1, 1, 0, 1])
+
+    def loss(w: lucid.Tensor, b: lucid.Tensor, x: lucid.Tensor, t: lucid.Tensor) -> Any:
+        h = F.max_pool2d(F.relu(F.conv2d(x.unsqueeze(0), w, b)), 2).flatten(1)
+        return F.cross_entropy(F.linear(h, fc.to(x.device).to(x.dtype)), t.unsqueeze(0))
+
+    def per_sample(*args: lucid.Tensor) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*batching rule")
+            return vmap(grad(loss, argnums=(0, 1)), in_dims=(None, None, 0, 0))(*args)
+
+    want = per_sample(w, b, x, t)
+    f32 = [a.to(lucid.float32).to("mlx") for a in (w, b, x)]
+    got = per_sample(*f32, t.to("mlx"))
+    for g, e in zip(got, want):
+        assert g.device == "mlx"
+        np.testing.assert_allclose(g.cpu().numpy(), e.numpy(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parity

@@ -7,7 +7,8 @@ into ``.grad``. No recursion, so graphs of any depth work.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from lucid._creation import from_data, ones_like, zeros, zeros_like
@@ -79,6 +80,24 @@ def run_backward(
     """Backpropagate. With ``inputs`` (autograd.grad), return their grads, don't accumulate."""
     grads = _root_grads(outputs, grad_outputs)
     task = _GraphTask(retain_graph)
+    _running.append(task)
+    try:
+        result = _run(task, outputs, grads, create_graph, inputs, allow_unused)
+    finally:
+        _running.pop()
+    for callback in task.callbacks:  # queue_callback: the pass is over, its grads are final
+        callback()
+    return result
+
+
+def _run(  # the pass itself (run_backward keeps the running-task stack around it)
+    task: _GraphTask,
+    outputs: Sequence[Any],
+    grads: list[Any],
+    create_graph: bool,
+    inputs: Sequence[Any] | None,
+    allow_unused: bool,
+) -> tuple[Any, ...] | None:
     pending = task.pending
     roots: list[Function] = []
     for out, g in zip(outputs, grads):
@@ -108,15 +127,42 @@ def run_backward(
         return _captured(inputs or (), task.capture, task.leaf_grads, allow_unused)
 
 
+class _Running(threading.local):
+    """This thread's backward passes in progress, innermost last."""
+
+    def __init__(self) -> None:
+        self.tasks: list[_GraphTask] = []
+
+    def append(self, task: _GraphTask) -> None:
+        self.tasks.append(task)
+
+    def pop(self) -> None:
+        self.tasks.pop()
+
+
+_running = _Running()
+
+
+def queue_callback(callback: Callable[[], None]) -> None:
+    """Call ``callback()`` once the backward pass now running has finished (its leaves'
+    ``.grad`` accumulated, or ``autograd.grad``'s results gathered), as PyTorch's
+    ``Variable._execution_engine.queue_callback``; for hooks that need the whole pass."""
+    if not _running.tasks:
+        raise RuntimeError("queue_callback can only be called during a backward pass")
+    _running.tasks[-1].callbacks.append(callback)
+
+
 class _GraphTask:
     """The state of one backward pass: gradients waiting at each node, the count of edges
     into each node not yet run, the nodes ready to run, the leaves' summed gradients and,
     for ``autograd.grad``, where to capture the inputs' gradients and which nodes must run."""
 
-    __slots__ = ("retain_graph", "pending", "deps", "ready", "leaf_grads", "capture", "needed")
+    __slots__ = ("retain_graph", "pending", "deps", "ready", "leaf_grads", "capture", "needed",
+                 "callbacks")  # fmt: skip
 
     def __init__(self, retain_graph: bool) -> None:
         self.retain_graph = retain_graph
+        self.callbacks: list[Callable[[], None]] = []  # queue_callback: run when the pass ends
         self.pending: dict[Function, list[Any]] = {}  # per node: one gradient slot per output
         self.deps: dict[Function, int] = {}  # per node: the edges into it still to run
         self.ready: list[Function] = []  # nodes whose gradients are all summed
@@ -449,16 +495,103 @@ def grad(
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool = False,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Any, ...]:
-    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    ``inputs`` may hold ``GradientEdge`` items (``autograd.graph.get_gradient_edge``). With
+    ``is_grads_batched`` the first dim of every ``grad_outputs`` tensor is a batch of
+    cotangents: the result has one vector-Jacobian product per row, stacked along dim 0 (lucid
+    runs one backward per row, over the retained graph).
+    """
     outs = _as_list(outputs)
-    ins: Sequence[Any] = _as_list(inputs)
+    if type(inputs) is GradientEdge:  # a tuple itself: one input, not a list of two
+        inputs = [inputs]
+    ins: Sequence[Any] = [_edge_input(t) if type(t) is GradientEdge else t
+                          for t in _as_list(inputs)]  # fmt: skip
     grads = _as_list(grad_outputs) or [None] * len(outs)
     retain = create_graph if retain_graph is None else retain_graph
+    if is_grads_batched:
+        return _batched_grad(outs, ins, grads, retain, create_graph,
+                             allow_unused or materialize_grads, materialize_grads)  # fmt: skip
     result = run_backward(outs, grads, retain, create_graph, inputs=ins,
                           allow_unused=allow_unused or materialize_grads)  # fmt: skip
     assert result is not None
     if materialize_grads:
         result = tuple(zeros_like(t) if g is None else g for t, g in zip(ins, result))
     return result
+
+
+def _batched_grad(
+    outs: list[Any], ins: Sequence[Any], grads: list[Any], retain: bool, create_graph: bool,
+    allow_unused: bool, materialize: bool,
+) -> tuple[Any, ...]:  # fmt: skip
+    """``grad`` for each row of the batched ``grads``, stacked (``is_grads_batched``)."""
+    sizes = {int(g.shape[0]) for g in grads if isinstance(g, Tensor) and g.ndim}
+    if len(sizes) != 1 or any(not isinstance(g, Tensor) or not g.ndim for g in grads):
+        raise RuntimeError(
+            "autograd.grad(is_grads_batched=True): every grad_output must be a Tensor with a "
+            f"leading batch dim of one common size, got shapes "
+            f"{[tuple(g.shape) if isinstance(g, Tensor) else g for g in grads]}"
+        )
+    n = sizes.pop()
+    rows = []
+    for i in range(n):
+        got = run_backward(outs, [g[i] for g in grads], retain or i < n - 1, create_graph,
+                           inputs=ins, allow_unused=allow_unused)  # fmt: skip
+        assert got is not None
+        rows.append(got)
+    result: list[Any] = []
+    for j, t in enumerate(ins):
+        col = [r[j] for r in rows]
+        if all(g is None for g in col) and not materialize:
+            result.append(None)
+            continue
+        col = [zeros_like(t) if g is None else g for g in col]
+        result.append(stack_rows(col))
+    return tuple(result)
+
+
+def stack_rows(rows: list[Any]) -> Any:
+    """Tensors of one shape joined along a new dim 0 (written row by row: no ops import)."""
+    first = rows[0]
+    out = zeros((len(rows), *first.shape), dtype=first.dtype, device=first.device)
+    for i, r in enumerate(rows):
+        out[i] = r
+    return out
+
+
+class GradientEdge(tuple):  # type: ignore[type-arg]
+    """``(node, output_nr)``: a place in the graph gradients flow into (PyTorch's
+    ``torch.autograd.graph.GradientEdge``); ``autograd.grad`` takes one as an input."""
+
+    __slots__ = ()
+
+    def __new__(cls, node: Any, output_nr: int) -> GradientEdge:
+        return super().__new__(cls, (node, output_nr))
+
+    @property
+    def node(self) -> Any:
+        """The node (a ``grad_fn``, or an ``AccumulateGrad`` for a leaf)."""
+        return self[0]
+
+    @property
+    def output_nr(self) -> int:
+        """Which output of ``node`` the gradient is for."""
+        return int(self[1])
+
+
+class _EdgeInput:
+    """A non-leaf ``GradientEdge`` standing in for its tensor among ``autograd.grad``'s inputs."""
+
+    requires_grad = True
+    _hooks = None
+
+    def __init__(self, node: Any, output_nr: int) -> None:
+        self.grad_fn, self._output_nr = node, output_nr
+
+
+def _edge_input(edge: GradientEdge) -> Any:
+    variable = getattr(edge.node, "variable", None)
+    return variable if variable is not None else _EdgeInput(edge.node, edge.output_nr)

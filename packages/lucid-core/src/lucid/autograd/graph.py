@@ -5,6 +5,9 @@
 - :class:`Node`: what ``tensor.grad_fn`` is (``name()``, ``next_functions``, ``metadata``,
   ``register_hook``, ``register_prehook``); every recorded op's node is one.
 - :func:`increment_version`: tell autograd about a write it cannot see.
+- :class:`GradientEdge` / :func:`get_gradient_edge`: a tensor's place in the graph, usable as
+  an ``autograd.grad`` input after the tensor itself is gone.
+- :func:`register_multi_grad_hook`: one hook over several tensors' gradients per backward pass.
 
 Code that writes into ``t.array`` itself (an optimizer's multi-tensor update, a custom kernel)
 bypasses the ops, so autograd does not learn that ``t`` changed. :func:`increment_version` tells
@@ -20,10 +23,16 @@ from types import TracebackType
 from typing import Any
 
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function, saved_hooks
+from lucid.autograd import engine
+from lucid.autograd.engine import GradientEdge
+from lucid.autograd.function import AccumulateGrad, Function, saved_hooks
+from lucid.utils.hooks import RemovableHandle
 
 __all__ = [
+    "GradientEdge",
     "Node",
+    "get_gradient_edge",
+    "register_multi_grad_hook",
     "disable_saved_tensors_hooks",
     "increment_version",
     "save_on_cpu",
@@ -147,3 +156,86 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
         if not isinstance(t, Tensor):
             raise TypeError(f"increment_version expects Tensors, but got {type(t).__name__}")
         t._counter().value += 1
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The edge gradients of ``tensor`` flow into: ``(tensor.grad_fn, output index)``, or the
+    leaf's ``AccumulateGrad`` node (``torch.autograd.graph.get_gradient_edge``).
+    ``autograd.grad(out, get_gradient_edge(t))`` gives ``t``'s gradient.
+
+    >>> import lucid
+    >>> x = lucid.ones(2, requires_grad=True)
+    >>> y = x * 2
+    >>> edge = get_gradient_edge(y)
+    >>> lucid.autograd.grad((y * y).sum(), edge)
+    (tensor([4., 4.]),)
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    if tensor.grad_fn is None:
+        return GradientEdge(AccumulateGrad(tensor), 0)
+    return GradientEdge(tensor.grad_fn, tensor._output_nr)
+
+
+class _MultiHandle:
+    """The handle ``register_multi_grad_hook`` returns: ``remove()`` drops every tensor hook."""
+
+    def __init__(self, handles: list[RemovableHandle]) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        """Remove the hook from every tensor."""
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(
+    tensors: Iterable[Tensor], fn: Callable[..., None], *, mode: str = "all"
+) -> _MultiHandle:
+    """Call ``fn`` once per backward pass with the gradients of ``tensors``
+    (``torch.autograd.graph.register_multi_grad_hook``).
+
+    ``mode="all"``: once the pass is over, ``fn(grads)`` with one entry per tensor (None for a
+    tensor that got no gradient in that pass); not called if none got one. ``mode="any"``:
+    ``fn(grad)`` with the first of the tensors' gradients computed in the pass. Tensors that do
+    not require grad are skipped. Returns a handle whose ``remove()`` unregisters it.
+
+    >>> import lucid
+    >>> a, b = lucid.ones(2, requires_grad=True), lucid.ones(2, requires_grad=True)
+    >>> seen = []
+    >>> _ = register_multi_grad_hook((a, b), lambda gs: seen.append([g is None for g in gs]))
+    >>> (a * 3).sum().backward()
+    >>> seen
+    [[False, True]]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    ts = list(tensors)
+    pending: dict[int, list[Any]] = {}  # per backward pass: the gradients seen so far
+
+    def hook_for(i: int) -> Callable[[Tensor], None]:
+        def hook(g: Tensor) -> None:
+            key = id(engine._running.tasks[-1])
+            buf = pending.get(key)
+            first = buf is None
+            if buf is None:
+                buf = pending[key] = [None] * len(ts)
+                engine.queue_callback(lambda: _finish(key))
+            if mode == "any":
+                if first:
+                    fn(g)
+                return
+            buf[i] = g
+
+        return hook
+
+    def _finish(key: int) -> None:
+        grads = pending.pop(key)
+        if mode == "all":
+            fn(tuple(grads))
+
+    handles = [t.register_hook(hook_for(i)) for i, t in enumerate(ts) if t.requires_grad]
+    return _MultiHandle(handles)

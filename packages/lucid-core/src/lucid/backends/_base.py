@@ -101,7 +101,12 @@ class Backend:
     ) -> None:
         """Raise ``error(value)`` for a value of the integer array ``arr`` outside
         ``[low, high)``. Eager backends check now (one reduction and one transfer); a lazy
-        one may raise at its next sync point instead, so that the check costs no sync."""
+        one may raise at its next sync point instead, so that the check costs no sync.
+        An array-like that stands for several arrays (vmap's batched arrays) checks itself."""
+        own = getattr(type(arr), "check_index_range", None)
+        if own is not None:
+            own(arr, low, high, error)
+            return
         if not self.xp.size(arr):
             return
         bounds = self.xp.stack([self.xp.min(arr), self.xp.max(arr)])

@@ -6,10 +6,11 @@ They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`
 
 - ``grad``/``vjp``/``jacrev`` run lucid's reverse-mode autograd, recording the backward graph
   only where an enclosing transform differentiates again.
-- ``jvp`` uses the double-vjp identity (exact, on reverse mode); ``jacfwd`` computes the same
-  Jacobian as ``jacrev``.
-- ``vmap`` runs the function once per batch element and stacks the results (no batching
-  rules yet: exact, at the speed of a Python loop over the batch).
+- ``jvp`` uses the double-vjp identity (exact, on reverse mode; the fused ops compute a
+  differentiable backward when a graph is recorded); ``jacfwd`` computes the same Jacobian as
+  ``jacrev``.
+- ``vmap`` runs the function once on ``BatchedTensor`` inputs; each op goes to its batching
+  rule (``lucid.func._rules``), an op without one loops over the batch with a warning.
 - ``functional_call`` swaps a module's parameters and buffers for the call (any object laid
   out as ``nn.Module``; lucid-core does not import lucid-nn).
 """

@@ -80,6 +80,12 @@ class LogicalArray:
     def __len__(self) -> int:
         return self.shape[0]
 
+    def check_index_range(self, low: int, high: int, error: Callable[[int], Exception]) -> None:
+        """``Backend.check_index_range`` over every batch element's values (a validation: it
+        raises if any element is out of range, as the op would on each element)."""
+        phys = self.owner._phys
+        phys._backend.check_index_range(phys._data, low, high, error)
+
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(_DATA_ERROR)
 

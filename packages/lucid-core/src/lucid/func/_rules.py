@@ -49,6 +49,7 @@ _ELEMENTWISE_OPS = (
     "special._Polygamma", "special._Xlog1py", "special._Zeta",
     "nn.functional.activation._ELU", "nn.functional.activation._LogSigmoid",
     "nn.functional.activation._MaskedLinear", "nn.functional.activation._Softplus",
+    "nn.functional.activation._PReLU",  # its weight comes shaped to broadcast
     # matrix functions of the last two dims (they broadcast over the leading ones)
     "linalg._inverse.Inv", "linalg._inverse.Det", "linalg._inverse.Slogdet",
     "linalg._decomp.Cholesky",
@@ -372,6 +373,55 @@ def _conv(
     out = cls.apply(xg, wg, bg, stride, padding, dilation, groups * size)
     out = out.reshape((n, size, out.shape[1] // size, *out.shape[2:])).transpose(0, 1)
     return wrap(out, level)
+
+
+@register("lucid.ops.blas.Cdist")
+def _cdist(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int,
+           size: int) -> Any:  # fmt: skip
+    """(..., P, M) and (..., R, M) with the same leading dims (cdist expands them first)."""
+    x1, x2, *rest = args
+    if x1.ndim != x2.ndim or level_of(rest) >= level:
+        return NotImplemented
+    both = (_materialize(x1, level, size), _materialize(x2, level, size))
+    return wrap(cls.apply(*both, *rest, **kwargs), level)
+
+
+@register("lucid.nn.functional.conv.ConvolutionTranspose", "lucid.nn.functional.fold._Unfold")
+def _fold_n(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int,
+            size: int) -> Any:  # fmt: skip
+    """Ops over (N, C, *spatial) with shared weights: the batch is more images."""
+    p = _phys(args[0], level)
+    if p is None or not _only_first(args, level) or p.ndim < 4:
+        return NotImplemented
+    if len(args) > 1 and isinstance(args[1], Tensor) and args[1].ndim != p.ndim - 1:
+        return NotImplemented  # an input without its N dim: the loop handles it
+    out = cls.apply(_fold(p, size), *args[1:], **kwargs)
+    return wrap_result(_unfold_result(out, size), level)
+
+
+@register("lucid.ops.indexing.IndexAddInto")
+def _index_add_into(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    level: int, size: int) -> Any:  # fmt: skip
+    """Zeros of ``shape`` with ``values`` put at ``index``: the batch leads shape and index."""
+    values, shape, index, advanced = args
+    p = _phys(values, level)
+    if p is None or level_of(index) >= level or level_of(shape):
+        return NotImplemented
+    items = index if isinstance(index, tuple) else (index,)
+    at = [i for i, x in enumerate(items) if not isinstance(x, _PLAIN_INDEX)]
+    if advanced and at and at[-1] - at[0] + 1 != len(at):
+        return NotImplemented
+    nd = p.ndim - 1  # values broadcast into the indexed region: line the batch up in front
+    sel_rank = len(_selected_shape(p._backend, tuple(shape), items))
+    if nd < sel_rank:
+        p = p.reshape((size,) + (1,) * (sel_rank - nd) + tuple(p.shape[1:]))
+    return wrap(cls.apply(p, (size, *shape), (slice(None), *items), advanced), level)
+
+
+def _selected_shape(backend: Any, shape: tuple[int, ...], items: tuple[Any, ...]) -> Any:
+    """The shape ``zeros(shape)[items]`` has, from a broadcast stand-in (no allocation)."""
+    xp = backend.xp
+    return backend.getitem(xp.broadcast_to(xp.zeros(()), shape), items).shape
 
 
 @register("lucid.nn.functional.normalization._LayerNorm")

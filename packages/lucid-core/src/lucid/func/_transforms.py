@@ -12,6 +12,10 @@ tangent ``t``, is ``J t``. That is exact (no finite differences) wherever the op
 formulas are differentiable, which lucid's are except for a few fused kernels. ``jacfwd``
 computes the same Jacobian as ``jacrev`` (row by row in reverse mode): the matrix is
 identical, only the cost model differs from PyTorch's.
+
+Inside ``vmap`` the differentiated inputs are batched at every running vmap level first (one
+graph position per batch element), and the engine walks the physical (batch-first) graph:
+that is what makes ``vmap(grad(f))`` per-sample.
 """
 
 from __future__ import annotations

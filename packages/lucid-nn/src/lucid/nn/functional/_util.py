@@ -68,6 +68,21 @@ def wrap(ctx: Any, arr: Any) -> Tensor:
     return Tensor.from_backend_array(arr, ctx.backend)
 
 
+def input_at(ctx: Any, i: int, values: Any) -> Tensor | None:
+    """A Tensor at the graph position of the Function's input ``i`` holding ``values`` (an
+    array the backward rebuilt, equal to the input or, where only its softmax matters, shifted
+    per row), so that a double backward reaches that input without the forward having kept
+    it alive; the leaf itself for a leaf input; None if the input needs no gradient."""
+    edge = ctx._edges[i]
+    if edge is None:
+        return None
+    if isinstance(edge, Tensor):
+        return edge
+    t = Tensor.from_backend_array(values, ctx.out_backend, True)
+    t.grad_fn, t._output_nr = edge  # as a saved output is rebuilt (autograd.function)
+    return t
+
+
 def fused_forward(ctx: Any, contract: KernelContract[Any], *args: Any) -> Any:
     """The output of the backend's whole-op kernel for ``contract`` on ``args`` (arrays and
     plain values), with ``ctx.fused`` and ``ctx.residuals`` set for ``fused_backward``; None

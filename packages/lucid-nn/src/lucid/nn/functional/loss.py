@@ -20,6 +20,7 @@ from lucid.nn.functional._util import (
     apply_reduction,
     check_float,
     check_reduction,
+    input_at,
     legacy_reduction,
     promote_float,
     wrap,
@@ -215,7 +216,6 @@ class _CrossEntropy(Function):
     def forward(
         ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, smoothing: float, reduction: str
     ) -> Any:
-        ctx.save_for_backward(x)  # a double backward recomputes the softmax from it
         xp = ctx.xp
         m, c = x.shape
         shifted = x - xp.max(x, axis=1, keepdims=True)
@@ -273,12 +273,14 @@ class _CrossEntropy(Function):
 
 
 def _cross_entropy_grad(ctx: Any, g: Tensor) -> Tensor:
-    """_CrossEntropy's input gradient ``(p * s - k) * g'`` in lucid ops on the saved logits
-    (so a double backward, ``jvp`` or ``hessian`` goes through it): ``p = softmax(x)``, ``s``
-    the per-row weight sum, ``k`` the constant targets-and-smoothing part."""
+    """_CrossEntropy's input gradient ``(p * s - k) * g'`` in lucid ops (so a double backward,
+    ``jvp`` or ``hessian`` goes through it): ``p = softmax(x)`` at the logits' graph position,
+    ``s`` the per-row weight sum, ``k`` the constant targets-and-smoothing part."""
     xp = ctx.xp
-    (x,) = ctx.saved_tensors
     dt = ctx.probs.dtype
+    # log p is the logits shifted per row: the same softmax, at the logits' graph position
+    x = input_at(ctx, 0, xp.log(ctx.probs))
+    p = wrap(ctx, ctx.probs) if x is None else x.softmax(1)
     m, c = ctx.probs.shape
     eps, validf = ctx.smoothing, ctx.validf
     a_sum = ctx.w_t * (1 - eps)
@@ -288,7 +290,7 @@ def _cross_entropy_grad(ctx: Any, g: Tensor) -> Tensor:
         s = s + validf * (eps / c) * xp.sum(wv)
         k = k + (validf * (eps / c)).reshape(m, 1) * wv.reshape(1, c)
     k = ctx.backend.setitem(k, (ctx.rows, ctx.tt), k[ctx.rows, ctx.tt] + a_sum)
-    gx: Tensor = x.softmax(1) * wrap(ctx, s.reshape(m, 1).astype(dt)) - wrap(ctx, k.astype(dt))
+    gx: Tensor = p * wrap(ctx, s.reshape(m, 1).astype(dt)) - wrap(ctx, k.astype(dt))
     if ctx.reduction == "none":
         return gx * g.reshape(m, 1)
     if ctx.reduction == "mean":  # every target ignored: the loss is nan, its gradient 0

@@ -19,6 +19,7 @@ from lucid.nn.functional._util import (
     check_float,
     fused_backward,
     fused_forward,
+    input_at,
     promote_float,
     wrap,
 )
@@ -64,6 +65,15 @@ def _norm_grads(
     return gx, gw, gb
 
 
+def _input(ctx: Any, i: int, values: Any) -> Any:
+    """Input ``i`` for a double backward: at its graph position where it needs a gradient,
+    else a constant; None for an absent (None) weight."""
+    if values is None:
+        return None
+    t = input_at(ctx, i, values)
+    return wrap(ctx, values) if t is None else t
+
+
 def _normalize(xp: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any, Any, Any]:
     """(x_hat, 1/std, mean, biased var) over ``axes`` (kept as size-1 dims)."""
     mean = xp.mean(x, axis=axes, keepdims=True)
@@ -91,7 +101,6 @@ class _BatchNorm(Function):
             ctx.save_for_backward(x, weight)  # the kernel's backward reads x (in-place check)
             ctx.mark_non_differentiable(batch_mean, batch_var)
             return y, batch_mean, batch_var
-        ctx.save_for_backward(x, weight)  # a double backward recomputes from them
         xp = ctx.xp
         n, c = x.shape[:2]
         x3 = x.reshape(n, c, -1)
@@ -106,14 +115,19 @@ class _BatchNorm(Function):
         if bias is not None:
             y = y + bias.reshape(c, 1)
         ctx.ones, ctx.count, ctx.w = ones, count, weight
-        ctx.xhat, ctx.invstd = xhat, invstd
+        ctx.xhat, ctx.invstd, ctx.mean, ctx.shape = xhat, invstd, mean, x.shape
         ctx.mark_non_differentiable(mean, var)
         return y.reshape(x.shape), mean, var
 
     @staticmethod
     def backward(ctx: Any, g: Tensor, _gm: Any, _gv: Any) -> Any:
         if grad_mode.is_grad_enabled():  # create_graph: the same gradients, differentiable
-            x, w = ctx.saved_tensors
+            if ctx.fused is not None:
+                x, w = ctx.saved_tensors
+            else:  # x rebuilt from what the forward kept: the graph does not hold x itself
+                c = ctx.invstd.shape[0]
+                xv = ctx.xhat / ctx.invstd.reshape(c, 1) + ctx.mean.reshape(c, 1)
+                x, w = _input(ctx, 0, xv.reshape(ctx.shape)), _input(ctx, 1, ctx.w)
             axes = (0, *range(2, x.ndim))
             shape = (1, -1) + (1,) * (x.ndim - 2)
             grads = _norm_grads(x, w, g, axes, axes, shape, ctx.eps, ctx.needs_input_grad[:3])
@@ -144,24 +158,28 @@ class _LayerNorm(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
-        ctx.save_for_backward(x, weight)  # a double backward recomputes from them
         ctx.nd, ctx.eps = nd, eps
         y = fused_forward(ctx, kernels.LAYER_NORM, x, weight, bias, nd, eps)
         if y is not None:
+            ctx.save_for_backward(x, weight)  # a double backward recomputes from them
             return y
         axes = tuple(range(x.ndim - nd, x.ndim))
-        xhat, invstd, _, _ = _normalize(ctx.xp, x, axes, eps)
+        xhat, invstd, mean, _ = _normalize(ctx.xp, x, axes, eps)
         y = xhat if weight is None else xhat * weight
         if bias is not None:
             y = y + bias
         ctx.axes, ctx.lead = axes, tuple(range(x.ndim - nd))
-        ctx.xhat, ctx.invstd, ctx.w = xhat, invstd, weight
+        ctx.xhat, ctx.invstd, ctx.w, ctx.mean = xhat, invstd, weight, mean
         return y
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         if grad_mode.is_grad_enabled():  # create_graph: the same gradients, differentiable
-            x, w = ctx.saved_tensors
+            if ctx.fused is not None:
+                x, w = ctx.saved_tensors
+            else:  # x rebuilt from what the forward kept: the graph does not hold x itself
+                xv = ctx.xhat / ctx.invstd + ctx.mean
+                x, w = _input(ctx, 0, xv), _input(ctx, 1, ctx.w)
             lead = x.ndim - ctx.nd
             axes, red = tuple(range(lead, x.ndim)), tuple(range(lead))
             needs = ctx.needs_input_grad[:3]

@@ -25,12 +25,13 @@ def _check_indices(name: str, input: Tensor, n: int) -> None:
         raise RuntimeError(f"{name}: expected indices of an integer dtype (Long, Int), got {got}")
     if not input.numel():
         return
-    low, high = (int(v) for v in lucid.stack([input.min(), input.max()]).tolist())  # one sync
-    if low < 0 or high >= n:  # (negative indices are out of range, as in torch)
-        raise IndexError(
-            f"{name}: index out of range in self (indices must be in [0, {n}), got values in "
-            f"[{low}, {high}])"
+
+    def error(bad: int) -> IndexError:  # (negative indices are out of range, as in torch)
+        return IndexError(
+            f"{name}: index out of range in self (indices must be in [0, {n}), got {bad})"
         )
+
+    input.backend.check_index_range(input.array, 0, n, error)  # one sync
 
 
 def embedding(
