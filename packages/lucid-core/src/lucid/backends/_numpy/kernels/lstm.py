@@ -49,29 +49,32 @@ def _cell_forward(gates: Any, c_prev: Any, c: Any, h: Any, scale: Any, shift: An
     h *= o
 
 
-def _cell_backward(acts: Any, c: Any, c_prev: Any, dh: Any, dc: Any, dgates: Any) -> None:
+def _cell_backward(
+    acts: Any, c: Any, c_prev: Any, dh: Any, dc: Any, dgates: Any, deriv: Any
+) -> None:
     """From the activations and the state gradients: the pre-activation gradients ``dgates``;
-    ``dc`` becomes the previous cell state's gradient."""
+    ``dc`` becomes the previous cell state's gradient. ``deriv`` (N, 4H) is scratch: the four
+    activations' derivatives, computed over the whole row in two passes (``a (1 - a)``, then
+    ``1 - g^2`` over the g block) instead of one pass per gate."""
     n = c.shape[1]
     i, f, g, o = acts[:, :n], acts[:, n : 2 * n], acts[:, 2 * n : 3 * n], acts[:, 3 * n :]
     tc = np.tanh(c)
     di, df, dg, do = (dgates[:, k * n : (k + 1) * n] for k in range(4))
     np.multiply(dh, tc, out=do)  # d o (activation)
-    do *= o
-    do *= 1.0 - o
     tc *= tc
     np.subtract(1.0, tc, out=tc)
     tc *= o
     tc *= dh
     dc += tc  # dc now the full gradient of c at this step
     np.multiply(dc, g, out=di)
-    di *= i
-    di *= 1.0 - i
     np.multiply(dc, c_prev, out=df)
-    df *= f
-    df *= 1.0 - f
     np.multiply(dc, i, out=dg)
-    dg *= 1.0 - g * g
+    np.subtract(1.0, acts, out=deriv)
+    deriv *= acts
+    dgd = deriv[:, 2 * n : 3 * n]
+    np.multiply(g, g, out=dgd)
+    np.subtract(1.0, dgd, out=dgd)
+    dgates *= deriv
     dc *= f
 
 
@@ -109,13 +112,14 @@ class CpuLstm:
         dh = np.zeros_like(h0) if dh_n is None else dh_n.astype(h0.dtype, copy=True)
         dc = np.zeros_like(c0) if dc_n is None else dc_n.astype(c0.dtype, copy=True)
         dgates = np.empty_like(acts)
+        deriv = np.empty_like(acts[0])
         order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
         for k in range(steps - 1, -1, -1):
             t = order[k]
             if dy is not None:
                 dh += dy[t]
             c_prev = c0 if k == 0 else cs[order[k - 1]]
-            _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t])
+            _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t], deriv)
             dh = dgates[t] @ w_hh
         d2 = dgates.reshape(steps * n, 4 * hid)
         dx = np.matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
