@@ -334,3 +334,44 @@ def test_linalg_results_and_gradients_match_torch() -> None:
     o = lucid.linalg.lstsq(lucid.tensor(a), lucid.tensor(a[:, :2]), driver="gelsd")
     for x, y in zip(o, t, strict=True):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=1e-8)
+
+
+# --- out= on the ops torch's error inputs call with it ---------------------------------------
+
+
+def test_out_writes_the_result_and_resizes() -> None:
+    a, b = lucid.ones(2, 3), lucid.zeros(1, 3)
+    out = lucid.empty(0)
+    got = lucid.cat([a, b], out=out)
+    assert got is out and out.shape == (3, 3)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([a.numpy(), b.numpy()]))
+    x = lucid.tensor(RNG.standard_normal((4, 5)).astype(np.float32))
+    vals, idx = lucid.empty(4), lucid.empty(4, dtype=lucid.int64)
+    res = lucid.kthvalue(x, 2, 1, out=(vals, idx))
+    assert res.values is vals and res.indices is idx
+    np.testing.assert_array_equal(vals.numpy(), np.sort(x.numpy(), 1)[:, 1])
+    mn, mx = lucid.empty(5), lucid.empty(5)
+    lucid.aminmax(x, dim=0, out=(mn, mx))
+    np.testing.assert_array_equal(mx.numpy(), x.numpy().max(0))
+    o = lucid.empty(3)
+    lucid.take(x, lucid.tensor([0, 5, 19]), out=o)
+    np.testing.assert_array_equal(o.numpy(), x.numpy().reshape(-1)[[0, 5, 19]])
+
+
+def test_out_refuses_what_torch_refuses() -> None:
+    x = lucid.tensor(RNG.standard_normal(6).astype(np.float32))
+    idx = lucid.tensor([2, 1, 0])
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype lucid.float32"):
+        lucid.gather(x, 0, idx, out=lucid.empty(3, dtype=lucid.float64))
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.gather(x, 0, idx, out=x)
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.masked_select(x, x > 0, out=x[:3])
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element"):
+        lucid.take(x, idx, out=lucid.zeros(1).expand(3))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lucid.index_select(x.requires_grad_(), 0, idx, out=lucid.empty(3))
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not Tensor"):
+        lucid.cat(lucid.ones(2), out=lucid.empty(2))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        lucid.amax(lucid.ones(2, 2), (0, 0))
