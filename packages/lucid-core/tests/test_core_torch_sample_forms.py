@@ -375,3 +375,21 @@ def test_out_refuses_what_torch_refuses() -> None:
         lucid.cat(lucid.ones(2), out=lucid.empty(2))
     with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
         lucid.amax(lucid.ones(2, 2), (0, 0))
+
+
+def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(RuntimeError, match="index 23 is out of bounds for dimension 1 with size 2"):
+        lucid.gather(x, 1, lucid.tensor([[0, 23], [1, 0]]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 0 with size 2"):
+        lucid.scatter_add(x, 0, lucid.tensor([[-1, 0]]), x)
+    with pytest.raises(RuntimeError, match="same number of dimensions as self tensor"):
+        lucid.scatter(lucid.zeros(3, 5, 3), 0, lucid.zeros(2, 2, dtype=lucid.int64), 1.0)
+    got = lucid.take_along_dim(x, lucid.tensor([[-1], [0]]), 1)  # negatives count from the end
+    np.testing.assert_array_equal(got.numpy(), [[2.0], [3.0]])
+
+
+@pytest.mark.parametrize("fn", ["hsplit", "vsplit", "dsplit"])
+def test_splits_refuse_a_string_with_a_type_error(fn: str) -> None:
+    with pytest.raises(TypeError, match="invalid combination of arguments - got \\(Tensor, str\\)"):
+        getattr(lucid, fn)(lucid.zeros(2, 2, 2), "a")

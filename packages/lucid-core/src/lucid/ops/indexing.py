@@ -290,9 +290,24 @@ def _index_array(index: Any, a: Tensor, name: str) -> Any:
 def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = None) -> None:
     if index.ndim != a.ndim:
         raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as input tensor "
+            f"Index tensor must have the same number of dimensions as self tensor "
             f"({name}: index {list(index.shape)}, input {list(a.shape)})"
         )
+    if src is not None and src.ndim != index.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as src tensor "
+            f"({name}: index {list(index.shape)}, src {list(src.shape)})"
+        )
+    size = a.shape[dim] if a.ndim else 1
+    # torch's bound check (NumPy would raise an IndexError, or wrap negatives)
+    a.backend.check_index_range(
+        index,
+        0,
+        size,
+        lambda bad: RuntimeError(
+            f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        ),
+    )
     for d in range(a.ndim):
         if d != dim and index.shape[d] > a.shape[d]:
             raise RuntimeError(
@@ -447,11 +462,20 @@ def index_select(input: Tensor, dim: int, index: Any, *, out: Any = None) -> Ten
     return result
 
 
+def _wrapped(indices: Tensor, size: int) -> Tensor:
+    """Negative indices counted from the end (take_along_dim takes them; gather does not)."""
+    if indices.numel() and bool((indices < 0).any()):
+        return where(indices < 0, indices + size, indices)
+    return indices
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """``gather`` with broadcasting of ``input`` and ``indices`` outside ``dim``."""
     if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
+        flat = input.reshape(-1)
+        return gather(flat, 0, _wrapped(indices.reshape(-1), flat.shape[0]))
     d = normalize_dim(dim, input.ndim)
+    indices = _wrapped(indices, input.shape[d] if input.ndim else 1)
     if indices.ndim != input.ndim:
         raise RuntimeError(
             f"torch.take_along_dim(): input and indices should have the same number of "
