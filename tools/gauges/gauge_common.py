@@ -408,6 +408,8 @@ def default_text(value: object) -> str:
         return repr(float(value))
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, list | tuple):  # dim=[-2, -1] and dims=(-2, -1) are one default
+        return "(" + ", ".join(default_text(v) for v in value) + ")"
     if callable(value) and hasattr(value, "__name__"):
         return value.__name__  # a function or class default (activation=F.relu)
     text = repr(value)
@@ -427,6 +429,8 @@ def _doc_default(text: str) -> str:
         pass
     if text[:1] in "\"'":
         return repr(text.strip("\"'"))
+    if text[:1] in "[(" and text[-1:] in "])":
+        return "(" + ", ".join(_doc_default(p) for p in _split_top(text[1:-1])) + ")"
     return re.sub(r"\b(torch|lucid)\.", "", text)
 
 

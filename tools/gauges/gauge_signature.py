@@ -3,7 +3,8 @@
 For every public callable of `torch`, `torch.Tensor` (methods), `torch.nn.functional`,
 `torch.nn` (module constructors), `torch.optim` (optimizer constructors), `torch.linalg`,
 `torch.special` and `torch.fft` that lucid also has, torch's parameters (from
-`inspect.signature`, or for its C functions the overload lines of the docstring,
+`inspect.signature`; for its C functions from the aten operator schemas, whose argument names
+and keyword-only marks are the Python binding's, or else the docstring's overload lines,
 `add(input, other, *, alpha=1, out=None) -> Tensor`) are compared with lucid's
 (`inspect.signature`): names, positions, keyword-only kinds and defaults
 (`gauge_common.compare_signature`). A name neither side can be inspected for is counted apart.
@@ -53,15 +54,55 @@ _KINDS = {
 }
 
 
-def params_of(obj: Any, name: str, method: bool = False) -> list[list[Param]] | None:
-    """The overloads of `obj`'s parameters (one from `inspect.signature`, or each line of the
-    docstring `name(...) -> ...`); a class gives its constructor's, a method (an unbound
-    function of the class) drops its first parameter; None when neither works."""
+# torch namespace -> the prefix of its aten operators (torch.linalg.norm is aten::linalg_norm)
+ATEN_PREFIXES = {
+    "torch": "",
+    "torch.Tensor": "",
+    "torch.linalg": "linalg_",
+    "torch.special": "special_",
+    "torch.fft": "fft_",
+}
+
+
+def schema_params(aten_name: str, method: bool) -> list[list[Param]]:
+    """The overloads of an aten operator (`torch._C._jit_get_schemas_for_operator`), less its
+    `out=` variants: `self` is the method's receiver, `input` of the function; kwarg-only
+    arguments are keyword-only."""
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + aten_name)
+    except RuntimeError:
+        return []
+    found = []
+    for schema in schemas:
+        args = list(schema.arguments)
+        if any(a.name == "out" or a.is_out for a in args):
+            continue
+        if not any("Tensor" in str(a.type) for a in args):
+            continue  # TorchScript's overloads on Python numbers (aten::acos.int(int a))
+        params = []
+        for a in args:
+            if a.name == "self" and method:
+                continue
+            default = default_text(a.default_value) if a.has_default_value() else NO_DEFAULT
+            kind = KEYWORD_ONLY if a.kwarg_only else POSITIONAL
+            params.append(Param("input" if a.name == "self" else a.name, kind, default))
+        found.append(params)
+    return found
+
+
+def params_of(
+    obj: Any, name: str, method: bool = False, aten_prefix: str | None = None
+) -> list[list[Param]] | None:
+    """The overloads of `obj`'s parameters: from `inspect.signature`; for a C function the
+    aten schemas of `aten_prefix + name` (their argument names and kinds are the binding's),
+    else each docstring line `name(...) -> ...`. A class gives its constructor's, a method (an
+    unbound function of the class) drops its first parameter; None when nothing works."""
     target = obj.__init__ if isinstance(obj, type) else obj
     try:
         signature = inspect.signature(target)
     except (TypeError, ValueError):
-        found = doc_signatures(getattr(obj, "__doc__", None) or "", name)
+        found = schema_params(aten_prefix + name, method) if aten_prefix is not None else []
+        found = found or doc_signatures(getattr(obj, "__doc__", None) or "", name)
         return found or None
     params = [
         Param(
@@ -106,7 +147,7 @@ def gauge_signature(deliberate: Deliberate) -> dict[str, Any]:
             if not hasattr(l_obj, name):
                 continue
             method = t_ns == "torch.Tensor"
-            t_params = params_of(getattr(t_obj, name), name, method)
+            t_params = params_of(getattr(t_obj, name), name, method, ATEN_PREFIXES.get(t_ns))
             l_params = params_of(getattr(l_obj, name), name, method)
             if t_params is None or l_params is None:
                 uninspectable += 1
