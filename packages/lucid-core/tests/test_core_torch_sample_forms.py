@@ -393,3 +393,17 @@ def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
 def test_splits_refuse_a_string_with_a_type_error(fn: str) -> None:
     with pytest.raises(TypeError, match="invalid combination of arguments - got \\(Tensor, str\\)"):
         getattr(lucid, fn)(lucid.zeros(2, 2, 2), "a")
+
+
+# --- torch's keyword names (the signature gauge) ---------------------------------------------
+
+
+def test_ops_take_torchs_keyword_names() -> None:
+    x, y = lucid.tensor([1.0, 4.0]), lucid.tensor([2.0, 2.0])
+    np.testing.assert_array_equal(lucid.add(input=x, other=y, alpha=2).numpy(), [5.0, 8.0])
+    np.testing.assert_array_equal(x.sub(other=y).numpy(), [-1.0, 2.0])
+    np.testing.assert_array_equal(lucid.pow(x, exponent=2).numpy(), [1.0, 16.0])
+    np.testing.assert_array_equal(lucid.maximum(input=x, other=y).numpy(), [2.0, 4.0])
+    assert lucid.eq(x, other=y).dtype is lucid.bool
+    assert lucid.matmul(input=x, other=y).item() == pytest.approx(10.0, rel=1e-6, abs=1e-6)
+    assert lucid.clamp(input=x, min=2.0).numpy().min() == 2.0

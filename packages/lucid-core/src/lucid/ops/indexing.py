@@ -465,7 +465,8 @@ def index_select(input: Tensor, dim: int, index: Any, *, out: Any = None) -> Ten
 def _wrapped(indices: Tensor, size: int) -> Tensor:
     """Negative indices counted from the end (take_along_dim takes them; gather does not)."""
     if indices.numel() and bool((indices < 0).any()):
-        return where(indices < 0, indices + size, indices)
+        wrapped: Tensor = where(indices < 0, indices + size, indices)
+        return wrapped
     return indices
 
 
