@@ -407,3 +407,14 @@ def test_ops_take_torchs_keyword_names() -> None:
     assert lucid.eq(x, other=y).dtype is lucid.bool
     assert lucid.matmul(input=x, other=y).item() == pytest.approx(10.0, rel=1e-6, abs=1e-6)
     assert lucid.clamp(input=x, min=2.0).numpy().min() == 2.0
+
+
+def test_expand_copy_is_torchs_a_copy_of_expand() -> None:
+    x = lucid.tensor([[1.0], [2.0]])
+    out = lucid.expand_copy(x, [2, 3])
+    np.testing.assert_array_equal(out.numpy(), [[1.0] * 3, [2.0] * 3])
+    assert lucid.expand_copy(x, [-1, 2]).shape == (2, 2)
+    same = lucid.expand_copy(x, [2, 1])
+    assert same is not x
+    same[0, 0] = 5.0
+    assert x[0, 0].item() == 1.0

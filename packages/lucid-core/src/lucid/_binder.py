@@ -302,7 +302,7 @@ class _Methods(Tensor):
         src_t = src if isinstance(src, Tensor) else Tensor(src)
         if src_t._backend is not self._backend:
             src_t = src_t.to(self.device)
-        return inplace_result(self, ops.expand_copy(src_t, self.shape, self.dtype))
+        return inplace_result(self, ops.shape.expand_cast(src_t, self.shape, self.dtype))
 
     def zero_(self) -> Tensor:
         """Fill the tensor with zeros, in place."""

@@ -411,8 +411,25 @@ def to_device(a: Tensor, backend: Any) -> Tensor:
     return ToDevice.apply(a, backend)
 
 
-def expand_copy(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
-    """``src`` broadcast to ``shape`` and cast to ``dtype`` (what ``copy_`` writes)."""
+def expand_copy(
+    input: Tensor,
+    size: Any,
+    dtype: Any = None,
+    *,
+    implicit: bool = False,  # noqa: A002
+) -> Tensor:
+    """``input`` broadcast to ``size`` (torch's ``expand_copy``: a copy of ``expand``, ``-1``
+    keeps a dim) and cast to ``dtype`` (default: its own; what ``copy_`` writes)."""
+    shape = tuple(int(n) for n in size)
+    if -1 in shape:
+        shape = tuple(input.expand(shape).shape)
+    out = expand_cast(input, shape, input.dtype if dtype is None else dtype)
+    return input.clone() if out is input else out
+
+
+def expand_cast(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """``src`` broadcast to ``shape`` and cast to ``dtype``, ``src`` itself when it is both
+    already (what ``Tensor.copy_`` writes)."""
     if src.shape == shape and src.dtype is dtype:
         return src
     try:
