@@ -418,3 +418,8 @@ def test_expand_copy_is_torchs_a_copy_of_expand() -> None:
     assert same is not x
     same[0, 0] = 5.0
     assert x[0, 0].item() == 1.0
+
+
+def test_cat_names_a_non_tensor_element() -> None:
+    with pytest.raises(TypeError, match="expected Tensor as element 1 in argument 0, but got"):
+        lucid.cat([lucid.ones(2), None])  # type: ignore[list-item]

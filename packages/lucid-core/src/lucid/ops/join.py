@@ -100,6 +100,10 @@ def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
         )
     for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
