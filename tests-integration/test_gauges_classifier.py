@@ -302,3 +302,68 @@ def test_gauges_earlier_run_prints_as_a_markdown_table(
     table = capsys.readouterr().out
     assert "| OpInfo samples | 7 of 10 pass (70.0%); 87.5% on the ops lucid has |" in table
     assert "returns a result on 1" in table
+
+
+# --- the signature gauge's comparison (gauge_common.compare_signature) ------------------------
+
+P = common.Param
+
+
+def _sig(line: str, name: str = "f") -> list[object]:
+    parsed = common.parse_doc_signature(line, name)
+    assert parsed is not None
+    return parsed
+
+
+def test_gauges_signature_parses_torch_docstring_lines() -> None:
+    params = _sig("add(input, other, *, alpha=1, out=None) -> Tensor", "add")
+    assert [(p.name, p.kind, p.default) for p in params] == [
+        ("input", common.POSITIONAL, common.NO_DEFAULT),
+        ("other", common.POSITIONAL, common.NO_DEFAULT),
+        ("alpha", common.KEYWORD_ONLY, "1.0"),
+        ("out", common.KEYWORD_ONLY, "None"),
+    ]
+    zeros = _sig("zeros(*size, *, dtype=None, layout=torch.strided) -> Tensor", "zeros")
+    assert zeros[0].kind == common.VAR_POSITIONAL and zeros[2].default == "strided"
+    assert _sig("linalg.norm(A, ord=None) -> Tensor", "norm")[0].name == "A"
+    assert _sig("rrelu(input, lower=1./8) -> Tensor", "rrelu")[1].default == "0.125"
+    assert common.parse_doc_signature("Computes the sum. -> nothing", "sum") is None
+    doc = "sum(input, *, dtype=None) -> Tensor\n\ntext\n\nsum(input, dim, keepdim=False) -> Tensor"
+    assert len(common.doc_signatures(doc, "sum")) == 2
+
+
+def test_gauges_signature_identical_and_more_lenient_signatures_match() -> None:
+    torch_params = _sig("f(input, dim, keepdim=False, *, dtype=None) -> Tensor")
+    assert common.compare_signature(torch_params, torch_params) == []
+    lenient = [P("input", common.POSITIONAL), P("dim", common.POSITIONAL, "None"),
+               P("keepdim", common.POSITIONAL, "False"), P("dtype", common.POSITIONAL, "None"),
+               P("extra", common.KEYWORD_ONLY, "1.0")]  # fmt: skip
+    assert common.compare_signature(torch_params, lenient) == []
+    assert common.compare_signature(torch_params, [P("args", common.VAR_POSITIONAL),
+                                                   P("kw", common.VAR_KEYWORD)]) == []  # fmt: skip
+
+
+def test_gauges_signature_names_each_kind_of_difference() -> None:
+    torch_params = _sig("f(input, dim, keepdim=False, *, dtype=None, out=None) -> Tensor")
+    lucid_params = [P("input", common.POSITIONAL), P("keepdim", common.POSITIONAL),
+                    P("dim", common.KEYWORD_ONLY, "0.0")]  # fmt: skip
+    issues = common.compare_signature(torch_params, lucid_params)
+    kinds = sorted(i.split(":")[0] for i in issues)
+    assert kinds == ["keyword-only", "missing", "order", "required"]
+    assert "missing: dtype" in issues  # out= is not compared
+    moved = common.compare_signature(
+        _sig("f(input, k=2) -> Tensor"),
+        [P("input", common.POSITIONAL), P("k", common.POSITIONAL, "3.0")],
+    )
+    assert moved == ["default: k=2.0 in torch, 3.0 in lucid"]
+    sentinel = [P("input", common.POSITIONAL), P("k", common.POSITIONAL, "None")]
+    assert common.compare_signature(_sig("f(input, k=2) -> Tensor"), sentinel) == []
+
+
+def test_gauges_signature_overloads_take_the_best_fit_and_every_missing_name() -> None:
+    overloads = [_sig("max(input) -> Tensor", "max"),
+                 _sig("max(input, dim, keepdim=False) -> Tensor", "max"),
+                 _sig("max(input, other) -> Tensor", "max")]  # fmt: skip
+    lucid_params = [P("input", common.POSITIONAL), P("dim", common.POSITIONAL, "None"),
+                    P("keepdim", common.POSITIONAL, "False")]  # fmt: skip
+    assert common.compare_overloads(overloads, lucid_params) == ["missing: other"]

@@ -113,9 +113,13 @@ class ToLucid:
     data is copied, so torch writing into its sample later does not change lucid's.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, alias_storage: bool = False) -> None:
         self.memo: dict[int, Any] = {}
         self.grad_pairs: list[tuple[torch.Tensor, Any]] = []
+        # alias_storage: tensors that share torch storage (a view passed as out= of its own
+        # input) become views of one NumPy array, so lucid sees the overlap torch rejects
+        self.alias_storage = alias_storage
+        self.storages: dict[tuple[int, torch.dtype], np.ndarray] = {}
 
     def __call__(self, obj: Any) -> Any:
         if isinstance(obj, torch.Tensor):
@@ -175,6 +179,11 @@ class ToLucid:
             dtype = lucid_dtype(t.dtype)  # raises when lucid lacks it
             array = t.detach().to(torch.float32).numpy().copy()
             result = lucid.tensor(array).to(dtype)
+        elif self.alias_storage and not t.requires_grad and t.numel():
+            dtype = lucid_dtype(t.dtype)
+            result = lucid.Tensor.from_backend_array(self._view(t), lucid.tensor([]).backend)
+            if result.dtype is not dtype:
+                result = lucid.tensor(self._view(t).copy(), dtype=dtype)
         else:
             dtype = lucid_dtype(t.dtype)
             result = lucid.tensor(
@@ -185,6 +194,26 @@ class ToLucid:
             self.grad_pairs.append((t, result))
         self.memo[key] = result
         return result
+
+    def _view(self, t: torch.Tensor) -> np.ndarray:
+        """`t` as a view of a copy of its whole storage (one copy per storage and dtype)."""
+        storage = t.untyped_storage()
+        key = (storage.data_ptr(), t.dtype)
+        if key not in self.storages:
+            whole = torch.empty(0, dtype=t.dtype).set_(storage).detach()
+            self.storages[key] = whole.resolve_neg().numpy().copy()
+        base = self.storages[key]
+        size = base.itemsize
+        try:
+            return np.ndarray(  # a view whose .base is the storage's array, as a slice's is
+                tuple(t.shape),
+                base.dtype,
+                buffer=base,
+                offset=t.storage_offset() * size,
+                strides=tuple(st * size for st in t.stride()),
+            )
+        except ValueError:  # a view NumPy cannot express over that buffer: a plain copy
+            return t.detach().resolve_neg().numpy().copy()
 
 
 @contextlib.contextmanager

@@ -365,4 +365,211 @@ def top_gaps(report: Mapping[str, Any], limit: int = 40) -> list[str]:
         if v["missing"]:
             shown = ", ".join(v["missing"][:limit])
             lines.append(f"Surface {ns}: {len(v['missing'])} missing: {shown}")
+    for ns, v in report.get("signature", {}).get("namespaces", {}).items():
+        if v["mismatch"]:
+            lines.append(f"Signatures {ns}: {len(v['mismatch'])} differ from torch's")
+            for name, issues in list(v["mismatch"].items())[:limit]:
+                lines.append(f"  {name}: {'; '.join(issues)[:150]}")
     return lines
+
+
+# --- signatures --------------------------------------------------------------------------------
+
+POSITIONAL_ONLY, POSITIONAL, KEYWORD_ONLY, VAR_POSITIONAL, VAR_KEYWORD = (
+    "positional-only",
+    "positional",
+    "keyword-only",
+    "*args",
+    "**kwargs",
+)
+NO_DEFAULT = "<required>"
+# Parameters not compared: lucid has no `out=` on most ops (docs/differences.md) and no
+# layouts or pinned memory; `self` of a method.
+IGNORED_PARAMETERS = ("out", "layout", "pin_memory", "self")
+SIGNATURE_ISSUES = ("missing", "order", "keyword-only", "required", "default")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its name, kind (one of the five above) and default as text
+    (NO_DEFAULT when required); `torch.`/`lucid.` prefixes are dropped from defaults."""
+
+    name: str
+    kind: str
+    default: str = NO_DEFAULT
+
+
+def default_text(value: object) -> str:
+    """A default as comparable text: `torch.float32` and `lucid.float32` read `float32`,
+    numbers their float repr, strings quoted."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int | float):
+        return repr(float(value))
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list | tuple):  # dim=[-2, -1] and dims=(-2, -1) are one default
+        return "(" + ", ".join(default_text(v) for v in value) + ")"
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__  # a function or class default (activation=F.relu)
+    text = repr(value)
+    return re.sub(r"\b(torch|lucid)\.", "", text)
+
+
+def _doc_default(text: str) -> str:
+    text = text.strip()
+    if re.fullmatch(r"[\d.eE+\-*/() ]+", text) and re.search(r"\d", text):
+        try:  # arithmetic such as 1./8
+            return repr(float(eval(text, {"__builtins__": {}})))  # noqa: S307
+        except (SyntaxError, ZeroDivisionError, TypeError, ValueError):
+            pass
+    try:
+        return repr(float(text)) if text not in ("True", "False", "None") else text
+    except ValueError:
+        pass
+    if text[:1] in "\"'":
+        return repr(text.strip("\"'"))
+    if text[:1] in "[(" and text[-1:] in "])":
+        return "(" + ", ".join(_doc_default(p) for p in _split_top(text[1:-1])) + ")"
+    return re.sub(r"\b(torch|lucid)\.", "", text)
+
+
+def _split_top(text: str) -> list[str]:
+    """`text` split at the commas outside brackets."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_doc_signature(line: str, name: str) -> list[Param] | None:
+    """The parameters of a docstring signature line such as
+    `add(input, other, *, alpha=1, out=None) -> Tensor` (None when `line` is not one)."""
+    match = re.match(rf"\s*(?:[\w.]+\.)?{re.escape(name)}\((.*)\)\s*->", line)
+    if match is None:
+        return None
+    params: list[Param] = []
+    kind = POSITIONAL
+    for part in _split_top(match.group(1).replace("\\*", "*")):
+        if part == "*":
+            kind = KEYWORD_ONLY
+            continue
+        if part == "/":
+            params = [Param(p.name, POSITIONAL_ONLY, p.default) for p in params]
+            continue
+        if part.startswith("**"):
+            params.append(Param(part[2:].split(":")[0].strip(), VAR_KEYWORD))
+            continue
+        if part.startswith("*"):
+            params.append(Param(part[1:].split(":")[0].strip(), VAR_POSITIONAL))
+            kind = KEYWORD_ONLY
+            continue
+        head, eq, default = part.partition("=")
+        pname = head.split(":")[0].strip()
+        if not pname.isidentifier():
+            return None
+        params.append(Param(pname, kind, _doc_default(default) if eq else NO_DEFAULT))
+    return params
+
+
+def doc_signatures(doc: str, name: str) -> list[list[Param]]:
+    """Every overload a docstring lists (each a line `name(...) -> ...`)."""
+    found = []
+    for line in doc.splitlines():
+        parsed = parse_doc_signature(line, name)
+        if parsed is not None:
+            found.append(parsed)
+    return found
+
+
+def _same_default(torch_default: str, lucid_default: str) -> bool:
+    if torch_default == lucid_default or lucid_default == "None":
+        return True  # lucid's None stands for torch's default value (a sentinel)
+    if torch_default.strip("'") == lucid_default.strip("'"):
+        return True  # a function default against its name (activation=relu, 'relu')
+    try:
+        return float(torch_default) == float(lucid_default)
+    except ValueError:
+        return False
+
+
+def compare_signature(torch_params: Sequence[Param], lucid_params: Sequence[Param]) -> list[str]:
+    """How a call written against torch's signature fails against lucid's, one line per
+    problem, each starting with its kind (SIGNATURE_ISSUES):
+
+    - missing: a parameter torch names that lucid lacks (without **kwargs to take it);
+    - order: a positional parameter lucid takes at another position;
+    - keyword-only: a parameter torch takes positionally and lucid only by keyword;
+    - required: a parameter torch defaults that lucid requires;
+    - default: both default it, to different values (lucid's None reads as torch's default).
+    Lucid accepting more (extra parameters, positional where torch is keyword-only) is fine.
+    """
+    issues: list[str] = []
+    lucid_by_name = {p.name: p for p in lucid_params}
+    var_kw = any(p.kind == VAR_KEYWORD for p in lucid_params)
+    var_pos = next((i for i, p in enumerate(lucid_params) if p.kind == VAR_POSITIONAL), None)
+    lucid_positional = [p.name for p in lucid_params if p.kind in (POSITIONAL_ONLY, POSITIONAL)]
+    index = 0
+    for t in torch_params:
+        if t.kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            if t.kind == VAR_POSITIONAL:
+                index = len(lucid_positional)  # what follows is keyword-only in both
+            continue
+        positional = t.kind in (POSITIONAL_ONLY, POSITIONAL)
+        if t.name in IGNORED_PARAMETERS:
+            index += positional
+            continue
+        lp = lucid_by_name.get(t.name)
+        if lp is None:
+            at_index = positional and (
+                index < len(lucid_positional) or (var_pos is not None and index >= var_pos)
+            )
+            if not var_kw and not (t.kind == POSITIONAL_ONLY and at_index):
+                issues.append(f"missing: {t.name}")
+            index += positional
+            continue
+        if positional:
+            if lp.kind == KEYWORD_ONLY:
+                issues.append(f"keyword-only: {t.name}")
+            elif lp.kind in (POSITIONAL_ONLY, POSITIONAL):
+                where = lucid_positional.index(lp.name)
+                if where != index and t.kind != POSITIONAL_ONLY:
+                    issues.append(
+                        f"order: {t.name} is positional {index} in torch, {where} in lucid"
+                    )
+            index += 1
+        if t.default != NO_DEFAULT and lp.default == NO_DEFAULT:
+            issues.append(f"required: {t.name} (torch defaults it to {t.default})")
+        elif (
+            t.default != NO_DEFAULT
+            and lp.default != NO_DEFAULT
+            and not _same_default(t.default, lp.default)
+        ):
+            issues.append(f"default: {t.name}={t.default} in torch, {lp.default} in lucid")
+    return issues
+
+
+def compare_overloads(
+    torch_overloads: Sequence[Sequence[Param]], lucid_params: Sequence[Param]
+) -> list[str]:
+    """compare_signature over each overload torch documents: the problems of the overload
+    lucid fits best (one Python signature cannot follow two overloads' positional names), and
+    every parameter name of any overload that lucid lacks."""
+    best: list[str] | None = None
+    missing: list[str] = []
+    for overload in torch_overloads:
+        issues = compare_signature(overload, lucid_params)
+        missing += [i for i in issues if i.startswith("missing:") and i not in missing]
+        if best is None or len(issues) < len(best):
+            best = issues
+    chosen = best or []
+    return chosen + [m for m in missing if m not in chosen]

@@ -509,7 +509,7 @@ def run_error_input(op: Any, caller: Caller, error_input: Any) -> tuple[str | No
     if bridge.count_elements(everything) > bridge.MAX_ELEMENTS:
         return None, ""
     try:
-        l_in, l_args, l_kwargs = ToLucid()(everything)
+        l_in, l_args, l_kwargs = ToLucid(alias_storage=True)(everything)
     except Unconvertible:
         return None, ""
     try:

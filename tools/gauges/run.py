@@ -6,7 +6,8 @@
     python tools/gauges/run.py --profile ci --check-floors   # the fast subset CI runs
 
 Gauges: opinfo (op_db sample_inputs), modules (module_db), errors (op_db error_inputs),
-surface (public names of torch's documented namespaces). See docs/gauges.md.
+surface (public names of torch's documented namespaces), signature (the parameters of the
+callables both have). See docs/gauges.md.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from gauge_common import (  # noqa: E402
     write_json,
 )
 
-GAUGES = ("opinfo", "modules", "errors", "surface")
+GAUGES = ("opinfo", "modules", "errors", "surface", "signature")
 # Samples per op and dtype (per module and training mode) of each profile: the first N torch
 # generates after torch.manual_seed(0), so a profile measures the same samples every time.
 # Some entries generate hundreds (max_pool1d: 864); the cap keeps the full run to minutes.
@@ -67,6 +68,17 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
             f"returns a result on {s['returned']} ({s.get('returned_generic', 0)} where "
             "torch's test names no error), "
             f"lacks the op for {s['missing']} [{seconds:.0f} s]"
+        )
+    if name == "signature":
+        issues = ", ".join(f"{k} {v}" for k, v in s["by_issue"].items() if v)
+        per_ns = ", ".join(
+            f"{ns.removeprefix('torch.') or ns} {v['match']}/{v['compared']}"
+            for ns, v in s["namespaces"].items()
+        )
+        return (
+            f"signature: {s['match']} of {s['compared']} signatures match torch's "
+            f"({s['match_pct']}%; {s['uninspectable']} not inspectable); {issues}: {per_ns} "
+            f"[{seconds:.0f} s]"
         )
     parts = ", ".join(
         f"{ns.removeprefix('torch.') or ns} {v['present']}/{v['total']}"
@@ -113,6 +125,15 @@ def markdown_table(report: dict[str, Any]) -> str:
     if "surface" in report:
         for ns, v in report["surface"]["summary"]["namespaces"].items():
             rows.append(f"| `{ns}` | {v['present']} of {v['total']} names ({v['present_pct']}%) |")
+    if "signature" in report:
+        s = report["signature"]["summary"]
+        per_ns = ", ".join(
+            f"`{ns}` {v['match']}/{v['compared']}" for ns, v in s["namespaces"].items()
+        )
+        rows.append(
+            f"| Signatures | {s['match']} of {s['compared']} match torch's ({s['match_pct']}%): "
+            f"{per_ns} |"
+        )
     return "\n".join(rows)
 
 
@@ -137,6 +158,11 @@ def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
     if "surface" in report:
         for ns, v in report["surface"]["summary"]["namespaces"].items():
             numbers[f"surface.{ns}"] = v["present"]
+    if "signature" in report:
+        s = report["signature"]["summary"]
+        numbers["signature.match"] = s["match"]
+        for ns, v in s["namespaces"].items():
+            numbers[f"signature.{ns}"] = v["match"]
     return numbers
 
 
@@ -255,6 +281,10 @@ def _run(
             from gauge_modules import gauge_modules
 
             section = gauge_modules(deliberate, patterns, max_samples, progress)
+        elif name == "signature":
+            from gauge_signature import gauge_signature
+
+            section = gauge_signature(deliberate)
         else:
             from gauge_surface import gauge_surface
 

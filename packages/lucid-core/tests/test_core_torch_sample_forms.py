@@ -346,3 +346,92 @@ def test_linalg_results_and_gradients_match_torch() -> None:
     o = lucid.linalg.lstsq(lucid.tensor(a), lucid.tensor(a[:, :2]), driver="gelsd")
     for x, y in zip(o, t, strict=True):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-6, atol=1e-8)
+
+
+# --- out= on the ops torch's error inputs call with it ---------------------------------------
+
+
+def test_out_writes_the_result_and_resizes() -> None:
+    a, b = lucid.ones(2, 3), lucid.zeros(1, 3)
+    out = lucid.empty(0)
+    got = lucid.cat([a, b], out=out)
+    assert got is out and out.shape == (3, 3)
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([a.numpy(), b.numpy()]))
+    x = lucid.tensor(RNG.standard_normal((4, 5)).astype(np.float32))
+    vals, idx = lucid.empty(4), lucid.empty(4, dtype=lucid.int64)
+    res = lucid.kthvalue(x, 2, 1, out=(vals, idx))
+    assert res.values is vals and res.indices is idx
+    np.testing.assert_array_equal(vals.numpy(), np.sort(x.numpy(), 1)[:, 1])
+    mn, mx = lucid.empty(5), lucid.empty(5)
+    lucid.aminmax(x, dim=0, out=(mn, mx))
+    np.testing.assert_array_equal(mx.numpy(), x.numpy().max(0))
+    o = lucid.empty(3)
+    lucid.take(x, lucid.tensor([0, 5, 19]), out=o)
+    np.testing.assert_array_equal(o.numpy(), x.numpy().reshape(-1)[[0, 5, 19]])
+
+
+def test_out_refuses_what_torch_refuses() -> None:
+    x = lucid.tensor(RNG.standard_normal(6).astype(np.float32))
+    idx = lucid.tensor([2, 1, 0])
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype lucid.float32"):
+        lucid.gather(x, 0, idx, out=lucid.empty(3, dtype=lucid.float64))
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.gather(x, 0, idx, out=x)
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.masked_select(x, x > 0, out=x[:3])
+    with pytest.raises(RuntimeError, match="unsupported operation: more than one element"):
+        lucid.take(x, idx, out=lucid.zeros(1).expand(3))
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lucid.index_select(x.requires_grad_(), 0, idx, out=lucid.empty(3))
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not Tensor"):
+        lucid.cat(lucid.ones(2), out=lucid.empty(2))
+    with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
+        lucid.amax(lucid.ones(2, 2), (0, 0))
+
+
+def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
+    x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(RuntimeError, match="index 23 is out of bounds for dimension 1 with size 2"):
+        lucid.gather(x, 1, lucid.tensor([[0, 23], [1, 0]]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 0 with size 2"):
+        lucid.scatter_add(x, 0, lucid.tensor([[-1, 0]]), x)
+    with pytest.raises(RuntimeError, match="same number of dimensions as self tensor"):
+        lucid.scatter(lucid.zeros(3, 5, 3), 0, lucid.zeros(2, 2, dtype=lucid.int64), 1.0)
+    got = lucid.take_along_dim(x, lucid.tensor([[-1], [0]]), 1)  # negatives count from the end
+    np.testing.assert_array_equal(got.numpy(), [[2.0], [3.0]])
+
+
+@pytest.mark.parametrize("fn", ["hsplit", "vsplit", "dsplit"])
+def test_splits_refuse_a_string_with_a_type_error(fn: str) -> None:
+    with pytest.raises(TypeError, match="invalid combination of arguments - got \\(Tensor, str\\)"):
+        getattr(lucid, fn)(lucid.zeros(2, 2, 2), "a")
+
+
+# --- torch's keyword names (the signature gauge) ---------------------------------------------
+
+
+def test_ops_take_torchs_keyword_names() -> None:
+    x, y = lucid.tensor([1.0, 4.0]), lucid.tensor([2.0, 2.0])
+    np.testing.assert_array_equal(lucid.add(input=x, other=y, alpha=2).numpy(), [5.0, 8.0])
+    np.testing.assert_array_equal(x.sub(other=y).numpy(), [-1.0, 2.0])
+    np.testing.assert_array_equal(lucid.pow(x, exponent=2).numpy(), [1.0, 16.0])
+    np.testing.assert_array_equal(lucid.maximum(input=x, other=y).numpy(), [2.0, 4.0])
+    assert lucid.eq(x, other=y).dtype is lucid.bool
+    assert lucid.matmul(input=x, other=y).item() == pytest.approx(10.0, rel=1e-6, abs=1e-6)
+    assert lucid.clamp(input=x, min=2.0).numpy().min() == 2.0
+
+
+def test_expand_copy_is_torchs_a_copy_of_expand() -> None:
+    x = lucid.tensor([[1.0], [2.0]])
+    out = lucid.expand_copy(x, [2, 3])
+    np.testing.assert_array_equal(out.numpy(), [[1.0] * 3, [2.0] * 3])
+    assert lucid.expand_copy(x, [-1, 2]).shape == (2, 2)
+    same = lucid.expand_copy(x, [2, 1])
+    assert same is not x
+    same[0, 0] = 5.0
+    assert x[0, 0].item() == 1.0
+
+
+def test_cat_names_a_non_tensor_element() -> None:
+    with pytest.raises(TypeError, match="expected Tensor as element 1 in argument 0, but got"):
+        lucid.cat([lucid.ones(2), None])  # type: ignore[list-item]

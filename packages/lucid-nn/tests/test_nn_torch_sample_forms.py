@@ -59,3 +59,37 @@ def test_hinge_embedding_loss_gives_both_terms_to_other_targets() -> None:
     x, t = lucid.tensor([0.5, 0.5, 2.0]), lucid.tensor([0.3, 1.0, -1.0])
     out = F.hinge_embedding_loss(x, t, reduction="none")
     np.testing.assert_allclose(out.numpy(), [1.0, 0.5, 0.0], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss"])
+def test_weighted_mse_and_l1_loss_take_torchs_weighted_mean(fn: str) -> None:
+    x, t, w = RNG.standard_normal(5), RNG.standard_normal(5), RNG.random(5)
+    term = (x - t) ** 2 if fn == "mse_loss" else np.abs(x - t)
+    f = getattr(F, fn)
+    L = lucid.tensor
+    np.testing.assert_allclose(f(L(x), L(t), weight=L(w)).item(), (w * term).sum() / w.sum(),
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(f(L(x), L(t), reduction="sum", weight=L(w)).item(),
+                               (w * term).sum(), rtol=1e-10, atol=1e-12)  # fmt: skip
+    with pytest.raises(ValueError, match="Weights and input must have the same size"):
+        f(L(x), L(t), weight=L(w[:1]))
+    xs = L(x, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda a: f(a, L(t), weight=L(w)), (xs,))
+
+
+def test_hardtanh_takes_torchs_deprecated_names() -> None:
+    with pytest.warns(FutureWarning, match="min_value"):
+        m = lucid.nn.Hardtanh(min_value=-2.0, max_value=2.0)
+    assert (m.min_val, m.max_val) == (-2.0, 2.0)
+
+
+@pytest.mark.parity
+def test_weighted_losses_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x, t, w = RNG.standard_normal(5), RNG.standard_normal(5), RNG.random(5)
+    for fn in ("mse_loss", "l1_loss"):
+        ours = getattr(F, fn)(lucid.tensor(x), lucid.tensor(t), weight=lucid.tensor(w))
+        theirs = getattr(torch.nn.functional, fn)(
+            torch.tensor(x), torch.tensor(t), weight=torch.tensor(w)
+        )
+        np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-10, atol=1e-12)

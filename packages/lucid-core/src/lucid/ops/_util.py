@@ -1,13 +1,16 @@
-"""Helpers shared by op modules: operand promotion, dim normalisation, and the Function of a
-smooth elementwise function whose gradient needs only its input."""
+"""Helpers shared by op modules: operand promotion, dim normalisation, the Function of a
+smooth elementwise function whose gradient needs only its input, and ``out=`` writes."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, TypeAlias, overload
 
+import numpy as np
+
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
 
 Scalar = (int, float, bool, complex)
@@ -140,6 +143,9 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         dims = (normalize_dim(dim, ndim),)
     else:
         dims = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
+        if len(set(dims)) != len(dims):
+            twice = next(d for d in dims if dims.count(d) > 1)
+            raise RuntimeError(f"dim {twice} appears multiple times in the list of dims")
     return dims if ndim else ()  # a 0-d tensor has one dim (0 or -1) to name, none to reduce
 
 
@@ -222,3 +228,70 @@ def piecewise_constant(value: Tensor, x: Tensor) -> Tensor:
         return value
     out: Tensor = _Piecewise.apply(x, value.detach()._data)
     return out
+
+
+def _tensors_in(values: Any) -> list[Tensor]:
+    found: list[Tensor] = []
+    for v in values:
+        if isinstance(v, Tensor):
+            found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found += _tensors_in(v)
+    return found
+
+
+def _overlap(a: Tensor, b: Tensor, whole: bool = False) -> bool:
+    """Whether ``a`` and ``b`` share memory (``whole``: anywhere in ``a``'s base array, where
+    a resize of ``a`` would write)."""
+    if a is b:
+        return True
+    x, y = a._data, b._data
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        while whole and isinstance(x.base, np.ndarray):
+            x = x.base
+        return bool(np.shares_memory(x, y))
+    return x is y
+
+
+def write_out(name: str, result: Any, out: Any, *inputs: Any) -> Any:
+    """``result`` when ``out`` is None, else ``result`` written into ``out`` (a tensor, or a
+    tuple of them for an op with several results) with torch's checks: the same dtype, no
+    memory shared with an input, no autograd; a tensor of another shape is resized."""
+    if out is None:
+        return result
+    results = tuple(result) if isinstance(result, tuple) else (result,)
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if len(outs) != len(results) or not all(isinstance(o, Tensor) for o in outs):
+        kinds = ", ".join(type(o).__name__ for o in outs)
+        raise TypeError(f"{name}(): argument 'out' must be {len(results)} Tensor(s), got ({kinds})")
+    sources = _tensors_in(inputs)
+    for r, o in zip(results, outs, strict=True):
+        if o.dtype is not r.dtype:
+            raise RuntimeError(
+                f"{name}(): Expected out tensor to have dtype {r.dtype}, but got {o.dtype} instead"
+            )
+        strides = getattr(o._data, "strides", None) or ()
+        if any(st == 0 and n > 1 for st, n in zip(strides, o.shape, strict=False)):
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation."
+            )
+        if any(_overlap(o, s, whole=o.shape != r.shape) for s in sources):
+            raise RuntimeError(
+                "unsupported operation: some elements of the input tensor and the written-to "
+                "tensor refer to a single memory location. Please clone() the tensor before "
+                "performing the operation."
+            )
+        if o.requires_grad or (r.requires_grad and grad_mode._state.enabled):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+    for r, o in zip(results, outs, strict=True):
+        if o.shape != r.shape:
+            o.resize_(r.shape)
+        o.copy_(r)
+    if isinstance(result, tuple) and type(result) is not tuple:
+        return type(result)(*outs)  # a named tuple of the out tensors, as torch's
+    return outs if isinstance(result, tuple) else outs[0]

@@ -127,6 +127,12 @@ def _split_along(
             f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor "
             f"with {input.ndim} dimensions!"
         )
+    if not isinstance(sections, (int, list, tuple, Tensor)) or isinstance(sections, bool):
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got (Tensor, "
+            f"{type(sections).__name__}), but expected one of: (Tensor input, int sections) or "
+            "(Tensor input, tuple of ints indices)"
+        )
     if isinstance(sections, int):
         size = input.shape[dim]
         if sections <= 0 or size % sections:

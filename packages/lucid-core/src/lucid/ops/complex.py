@@ -16,6 +16,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
+from lucid.ops._util import write_out
 from lucid.ops.unary import Sign
 
 _T = "complex inputs: test_core_fft.py"
@@ -236,7 +237,7 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return Sgn.apply(input)
 
 
-def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
+def _complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     """The complex tensor ``real + i imag``: float32 parts give complex64, float64 parts
     complex128 (both parts of one dtype, as torch)."""
     for name, t in (("real", real), ("imag", imag)):
@@ -253,6 +254,16 @@ def complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
             f"{imag.dtype.name}"
         )
     return Complex.apply(real, imag, _COMPLEX_OF[real.dtype.name])
+
+
+def complex(real: Tensor, imag: Tensor, *, out: Any = None) -> Tensor:  # noqa: A001
+    """The complex tensor ``real + i imag``: float32 parts give complex64, float64 parts
+    complex128 (both parts of one dtype, as torch).
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("complex", _complex(real, imag), out, real, imag)
+    return result
 
 
 def polar(abs: Tensor, angle: Tensor) -> Tensor:  # noqa: A002

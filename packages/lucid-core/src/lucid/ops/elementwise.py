@@ -356,16 +356,18 @@ class Remainder(Function):
 
 
 # -- public functions -----------------------------------------------------------------------------
-def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``a + alpha * b`` with PyTorch's type promotion."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
     return Add.apply(a, b)
 
 
-def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``a - alpha * b`` with PyTorch's type promotion."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
@@ -375,14 +377,16 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 subtract = sub
 
 
-def rsub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``b - alpha * a``."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensor("rsub", a)
     return sub(b, a, alpha=alpha)
 
 
-def mul(a: Any, b: Any) -> Tensor:
+def mul(input: Any, other: Any) -> Tensor:
     """``a * b`` with PyTorch's type promotion."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     return Mul.apply(a, b)
 
@@ -390,8 +394,9 @@ def mul(a: Any, b: Any) -> Tensor:
 multiply = mul
 
 
-def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
@@ -417,26 +422,30 @@ divide = div
 true_divide = div
 
 
-def floor_divide(a: Any, b: Any) -> Tensor:
+def floor_divide(input: Any, other: Any) -> Tensor:
     """``a // b`` rounded toward minus infinity."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return div(a, b, rounding_mode="floor")
 
 
-def remainder(a: Any, b: Any) -> Tensor:
+def remainder(input: Any, other: Any) -> Tensor:
     """Remainder with the sign of the divisor (Python's ``%``)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     return Remainder.apply(a, b, "remainder")
 
 
-def fmod(a: Any, b: Any) -> Tensor:
+def fmod(input: Any, other: Any) -> Tensor:
     """Remainder with the sign of the dividend (C's ``fmod``)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensor("fmod", a)
     a, b = promote(a, b)
     return Remainder.apply(a, b, "fmod")
 
 
-def pow(a: Any, b: Any) -> Tensor:  # noqa: A001
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
     """``a ** b``: tensor or scalar exponent, or a scalar base with a tensor exponent."""
+    a, b = input, exponent  # torch's parameter names outside, short ones inside
     if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
         if a.dtype.category < dtypes.FLOAT and isinstance(b, float):
             a = to_float(a)
@@ -464,28 +473,32 @@ def float_power(input: Any, exponent: Any) -> Tensor:  # noqa: A002
     return pow(a, b)
 
 
-def maximum(a: Any, b: Any) -> Tensor:
+def maximum(input: Any, other: Any) -> Tensor:
     """Elementwise maximum; tied elements share the gradient equally."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("maximum", a, b)
     a, b = promote(a, b)
     return Maximum.apply(a, b)
 
 
-def minimum(a: Any, b: Any) -> Tensor:
+def minimum(input: Any, other: Any) -> Tensor:
     """Elementwise minimum; tied elements share the gradient equally."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("minimum", a, b)
     a, b = promote(a, b)
     return Minimum.apply(a, b)
 
 
-def fmax(a: Any, b: Any) -> Tensor:
+def fmax(input: Any, other: Any) -> Tensor:
     """Elementwise maximum (NaN handling as :func:`maximum`)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("fmax", a, b)
     return maximum(a, b)
 
 
-def fmin(a: Any, b: Any) -> Tensor:
+def fmin(input: Any, other: Any) -> Tensor:
     """Elementwise minimum (NaN handling as :func:`minimum`)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("fmin", a, b)
     return minimum(a, b)
 
@@ -560,8 +573,9 @@ def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002
     return out
 
 
-def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """Clip to ``[min, max]``; bounds are numbers or tensors (then broadcast)."""
+    a = input  # torch's parameter names outside, short ones inside
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -582,14 +596,16 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
 clip = clamp
 
 
-def clamp_min(a: Tensor, min: Any) -> Tensor:  # noqa: A002
+def clamp_min(input: Tensor, min: Any) -> Tensor:  # noqa: A002
     """``clamp(a, min, None)``."""
+    a = input  # torch's parameter names outside, short ones inside
     require_tensor("clamp_min", a)
     return clamp(a, min, None)
 
 
-def clamp_max(a: Tensor, max: Any) -> Tensor:  # noqa: A002
+def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     """``clamp(a, None, max)``."""
+    a = input  # torch's parameter names outside, short ones inside
     require_tensor("clamp_max", a)
     return clamp(a, None, max)
 
@@ -600,15 +616,17 @@ def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
     return out
 
 
-def addcmul(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     """``a + value * tensor1 * tensor2``."""
+    a = input  # torch's parameter names outside, short ones inside
     prod = tensor1 * tensor2
     out: Tensor = a + (prod * value if value != 1 else prod)
     return out
 
 
-def addcdiv(a: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+def addcdiv(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     """``a + value * tensor1 / tensor2``."""
+    a = input  # torch's parameter names outside, short ones inside
     q = tensor1 / tensor2
     out: Tensor = a + (q * value if value != 1 else q)
     return out
@@ -625,55 +643,64 @@ _COMPARISON_NAMES = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal
                      "greater": "gt", "greater_equal": "ge"}  # fmt: skip
 
 
-def eq(a: Any, b: Any) -> Tensor:
+def eq(input: Any, other: Any) -> Tensor:
     """Elementwise ``==`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("equal", a, b)
 
 
-def ne(a: Any, b: Any) -> Tensor:
+def ne(input: Any, other: Any) -> Tensor:
     """Elementwise ``!=`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("not_equal", a, b)
 
 
-def lt(a: Any, b: Any) -> Tensor:
+def lt(input: Any, other: Any) -> Tensor:
     """Elementwise ``<`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("less", a, b)
 
 
-def le(a: Any, b: Any) -> Tensor:
+def le(input: Any, other: Any) -> Tensor:
     """Elementwise ``<=`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("less_equal", a, b)
 
 
-def gt(a: Any, b: Any) -> Tensor:
+def gt(input: Any, other: Any) -> Tensor:
     """Elementwise ``>`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("greater", a, b)
 
 
-def ge(a: Any, b: Any) -> Tensor:
+def ge(input: Any, other: Any) -> Tensor:
     """Elementwise ``>=`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _nondiff("greater_equal", a, b)
 
 
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 
-def equal(a: Tensor, b: Tensor) -> bool:
+def equal(input: Tensor, other: Tensor) -> bool:
     """True if both have the same shape and elements (``torch.equal``)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return a.shape == b.shape and bool(eq(a, b).all())
 
 
 def allclose(
-    a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
+    input: Tensor, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> bool:
     """True if ``|a - b| <= atol + rtol * |b|`` everywhere."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return bool(isclose(a, b, rtol, atol, equal_nan).all())
 
 
 def isclose(
-    a: Tensor, b: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
+    input: Tensor, other: Any, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False
 ) -> Tensor:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (bool)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("isclose", a, b)
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
@@ -689,26 +716,30 @@ def _bool(x: Any, ref: Any) -> Any:
     return as_tensor_like(x, ref).bool()
 
 
-def logical_and(a: Tensor, b: Any) -> Tensor:
+def logical_and(input: Tensor, other: Any) -> Tensor:
     """Elementwise logical and (bool result)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("logical_and", a, b)
     return NonDiff.apply("logical_and", _bool(a, b), _bool(b, a))
 
 
-def logical_or(a: Tensor, b: Any) -> Tensor:
+def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise logical or (bool result)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("logical_or", a, b)
     return NonDiff.apply("logical_or", _bool(a, b), _bool(b, a))
 
 
-def logical_xor(a: Tensor, b: Any) -> Tensor:
+def logical_xor(input: Tensor, other: Any) -> Tensor:
     """Elementwise logical xor (bool result)."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     require_tensors("logical_xor", a, b)
     return NonDiff.apply("logical_xor", _bool(a, b), _bool(b, a))
 
 
-def logical_not(a: Tensor) -> Tensor:
+def logical_not(input: Tensor) -> Tensor:
     """Elementwise logical not (bool result)."""
+    a = input  # torch's parameter names outside, short ones inside
     return NonDiff.apply("logical_not", a)
 
 
@@ -719,32 +750,36 @@ def _check_bitwise(a: Any) -> None:
         )
 
 
-def bitwise_and(a: Any, b: Any) -> Tensor:
+def bitwise_and(input: Any, other: Any) -> Tensor:
     """Elementwise ``&`` of integer or bool tensors."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
     return NonDiff.apply("bitwise_and", a, b)
 
 
-def bitwise_or(a: Any, b: Any) -> Tensor:
+def bitwise_or(input: Any, other: Any) -> Tensor:
     """Elementwise ``|`` of integer or bool tensors."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
     return NonDiff.apply("bitwise_or", a, b)
 
 
-def bitwise_xor(a: Any, b: Any) -> Tensor:
+def bitwise_xor(input: Any, other: Any) -> Tensor:
     """Elementwise ``^`` of integer or bool tensors."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     _check_bitwise(a)
     _check_bitwise(b)
     return NonDiff.apply("bitwise_xor", a, b)
 
 
-def bitwise_not(a: Tensor) -> Tensor:
+def bitwise_not(input: Tensor) -> Tensor:
     """Elementwise ``~`` (logical not for bool tensors)."""
+    a = input  # torch's parameter names outside, short ones inside
     _check_bitwise(a)
     name = "logical_not" if a.dtype is dtypes.bool_ else "invert"
     return NonDiff.apply(name, a)
@@ -789,21 +824,25 @@ def _out_of_range(shift: Any, dt: dtypes.dtype) -> Any:
     return (shift < 0) | (shift >= bits) if isinstance(shift, Tensor) else not 0 <= shift < bits
 
 
-def isnan(a: Tensor) -> Tensor:
+def isnan(input: Tensor) -> Tensor:
     """True where the element is NaN."""
+    a = input  # torch's parameter names outside, short ones inside
     return NonDiff.apply("isnan", a)
 
 
-def isinf(a: Tensor) -> Tensor:
+def isinf(input: Tensor) -> Tensor:
     """True where the element is +-inf."""
+    a = input  # torch's parameter names outside, short ones inside
     return NonDiff.apply("isinf", a)
 
 
-def isfinite(a: Tensor) -> Tensor:
+def isfinite(input: Tensor) -> Tensor:
     """True where the element is neither inf nor NaN."""
+    a = input  # torch's parameter names outside, short ones inside
     return NonDiff.apply("isfinite", a)
 
 
-def signbit(a: Tensor) -> Tensor:
+def signbit(input: Tensor) -> Tensor:
     """True where the sign bit is set (negative numbers and -0.0)."""
+    a = input  # torch's parameter names outside, short ones inside
     return NonDiff.apply("signbit", a)

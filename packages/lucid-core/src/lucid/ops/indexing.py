@@ -10,7 +10,7 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode, inplace
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
-from lucid.ops._util import normalize_dim, scalar_type_name
+from lucid.ops._util import normalize_dim, scalar_type_name, write_out
 from lucid.ops.elementwise import where
 
 _INDEXED = "takes index tensors: core_op_cases"
@@ -290,9 +290,24 @@ def _index_array(index: Any, a: Tensor, name: str) -> Any:
 def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = None) -> None:
     if index.ndim != a.ndim:
         raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as input tensor "
+            f"Index tensor must have the same number of dimensions as self tensor "
             f"({name}: index {list(index.shape)}, input {list(a.shape)})"
         )
+    if src is not None and src.ndim != index.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as src tensor "
+            f"({name}: index {list(index.shape)}, src {list(src.shape)})"
+        )
+    size = a.shape[dim] if a.ndim else 1
+    # torch's bound check (NumPy would raise an IndexError, or wrap negatives)
+    a.backend.check_index_range(
+        index,
+        0,
+        size,
+        lambda bad: RuntimeError(
+            f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        ),
+    )
     for d in range(a.ndim):
         if d != dim and index.shape[d] > a.shape[d]:
             raise RuntimeError(
@@ -314,7 +329,7 @@ def _cut(t: Tensor, shape: tuple[int, ...], keep: int | None = None) -> Tensor:
     return t[idx]
 
 
-def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
+def _gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on), as torch.gather."""
     d = normalize_dim(dim, input.ndim)
     if input.ndim == 0:  # a 0-d input takes a 0-d (or one-entry) index at position 0
@@ -326,6 +341,17 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     _check_index_shape("gather", input, d, idx)
     src = _cut(input, tuple(idx.shape), keep=d)
     return Gather.apply(src, d, idx)
+
+
+def gather(
+    input: Tensor, dim: int, index: Any, *, sparse_grad: bool = False, out: Any = None
+) -> Tensor:  # noqa: A002
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on), as torch.gather.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("gather", _gather(input, dim, index), out, input, index)
+    return result
 
 
 def _flat(index: Any) -> Any:
@@ -412,7 +438,7 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # 
     return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx, "scatter_add"))
 
 
-def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
+def _index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     """The entries ``index`` (1-D) along ``dim``."""
     d = normalize_dim(dim, input.ndim)
     idx = index if isinstance(index, Tensor) else Tensor(index, device=input.device)
@@ -427,11 +453,30 @@ def index_select(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     return getitem(input, (slice(None),) * d + (idx.reshape(-1),))
 
 
+def index_select(input: Tensor, dim: int, index: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The entries ``index`` (1-D) along ``dim``.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("index_select", _index_select(input, dim, index), out, input, index)
+    return result
+
+
+def _wrapped(indices: Tensor, size: int) -> Tensor:
+    """Negative indices counted from the end (take_along_dim takes them; gather does not)."""
+    if indices.numel() and bool((indices < 0).any()):
+        wrapped: Tensor = where(indices < 0, indices + size, indices)
+        return wrapped
+    return indices
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """``gather`` with broadcasting of ``input`` and ``indices`` outside ``dim``."""
     if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
+        flat = input.reshape(-1)
+        return gather(flat, 0, _wrapped(indices.reshape(-1), flat.shape[0]))
     d = normalize_dim(dim, input.ndim)
+    indices = _wrapped(indices, input.shape[d] if input.ndim else 1)
     if indices.ndim != input.ndim:
         raise RuntimeError(
             f"torch.take_along_dim(): input and indices should have the same number of "
@@ -446,9 +491,18 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(input.expand(tuple(a_shape)), d, indices.expand(tuple(i_shape)))
 
 
-def take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
+def _take(input: Tensor, index: Tensor) -> Tensor:  # noqa: A002
     """Elements at ``index`` in the flattened tensor."""
     return input.reshape(-1)[index]
+
+
+def take(input: Tensor, index: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Elements at ``index`` in the flattened tensor.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("take", _take(input, index), out, input, index)
+    return result
 
 
 def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
@@ -479,10 +533,19 @@ def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
     return out
 
 
-def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
+def _masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
     """The elements where ``mask`` is true, as a 1-D tensor (mask broadcasts)."""
     shape = _broadcast(input.shape, mask.shape)
     return getitem(input.expand(shape), mask.expand(shape))
+
+
+def masked_select(input: Tensor, mask: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The elements where ``mask`` is true, as a 1-D tensor (mask broadcasts).
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("masked_select", _masked_select(input, mask), out, input, mask)
+    return result
 
 
 def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:

@@ -9,7 +9,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, shape_arg
+from lucid.ops._util import normalize_dim, shape_arg, write_out
 
 _LIST = "takes a list of tensors: core_op_cases"
 OPS = OpTable(
@@ -93,9 +93,17 @@ class Unbind(Function):
         return stack(list(grads), ctx.dim), None
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing ``dim``; dtypes promote as in torch."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
     for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
         if t.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
@@ -122,6 +130,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if len(tensors) == 1:
         return tensors[0].clone()
     return Cat.apply(d, *tensors)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
+    """Concatenate along an existing ``dim``; dtypes promote as in torch.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("cat", _cat(tensors, dim), out, tensors)
+    return result
 
 
 concatenate = concat = cat

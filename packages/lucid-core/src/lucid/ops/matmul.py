@@ -61,8 +61,9 @@ class Matmul(Function):
         return ga, gb
 
 
-def matmul(a: Any, b: Any) -> Tensor:
+def matmul(input: Any, other: Any) -> Tensor:
     """Matrix product with torch's rules: 1-D operands become vectors, batch dims broadcast."""
+    a, b = input, other  # torch's parameter names outside, short ones inside
     return _matmul(*lower_precision_inputs(a, b))
 
 

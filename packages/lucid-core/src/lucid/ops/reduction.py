@@ -22,6 +22,7 @@ from lucid.ops._util import (
     piecewise_constant,
     require_tensor,
     to_float,
+    write_out,
 )
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
@@ -456,7 +457,7 @@ def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...], full: bool = Fa
         )
 
 
-def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+def _amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty(
@@ -465,13 +466,31 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa
     return Extreme.apply(input, dims, keepdim, True)
 
 
-def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
+def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Largest value over ``dim`` (all dims for ``()``/None); ties share the gradient.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("amax", _amax(input, dim, keepdim), out, input)
+    return result
+
+
+def _amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:  # noqa: A002
     """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient."""
     dims = normalize_dims(dim, input.ndim)
     _check_nonempty(
         "amin", input, dims, dim is None or (isinstance(dim, (tuple, list)) and not dim)
     )
     return Extreme.apply(input, dims, keepdim, False)
+
+
+def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Smallest value over ``dim`` (all dims for ``()``/None); ties share the gradient.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("amin", _amin(input, dim, keepdim), out, input)
+    return result
 
 
 def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:

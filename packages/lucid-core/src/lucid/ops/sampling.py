@@ -14,6 +14,7 @@ from lucid._generator import default_generator
 from lucid._replay import replayable
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
+from lucid.ops._util import write_out
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
@@ -119,8 +120,7 @@ def uniform(
     return out.requires_grad_(True) if requires_grad else out
 
 
-@replayable
-def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
+def _bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
     """0/1 samples with probability ``input`` (or the scalar ``p``), in ``input``'s dtype.
 
     >>> lucid.bernoulli(lucid.tensor([0.0, 1.0]))
@@ -146,7 +146,21 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
 
 
 @replayable
-def multinomial(
+def bernoulli(
+    input: Tensor, p: float | None = None, *, generator: Any = None, out: Any = None
+) -> Tensor:  # noqa: A002
+    """0/1 samples with probability ``input`` (or the scalar ``p``), in ``input``'s dtype.
+
+    >>> lucid.bernoulli(lucid.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out("bernoulli", _bernoulli(input, p, generator=generator), out, input)
+    return result
+
+
+def _multinomial(
     input: Tensor,  # noqa: A002
     num_samples: int,
     replacement: bool = False,
@@ -173,6 +187,32 @@ def multinomial(
     idx = backend.astype(idx, dtypes.int64)
     out = Tensor.from_backend_array(idx, backend)
     return out if input.ndim == 2 else out.reshape(num_samples)
+
+
+@replayable
+def multinomial(
+    input: Tensor,
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Any = None,
+    out: Any = None,
+) -> Tensor:  # noqa: A002
+    """Indices drawn from the categories weighted by each row of ``input`` (1-D or 2-D).
+
+    Without replacement each draw excludes the categories already drawn (exponential-race
+    sampling: the ``num_samples`` smallest of ``Exp(1) / weight``), so zero weights are never
+    drawn. Returns int64 of shape ``(num_samples,)`` or ``(rows, num_samples)``.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: Tensor = write_out(
+        "multinomial",
+        _multinomial(input, num_samples, replacement, generator=generator),
+        out,
+        input,
+    )
+    return result
 
 
 def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # noqa: A002

@@ -147,8 +147,9 @@ class ExpandCopy(Function):
         return g.sum_to_size(ctx.in_shape).to(ctx.src), None, None
 
 
-def reshape(a: Tensor, *shape: Any) -> Tensor:
+def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one size may be -1)."""
+    a = input  # torch's parameter names outside, short ones inside
     target = _infer_shape(shape_arg(shape), a.numel(), a.shape)
     if target == a.shape:
         return a
@@ -285,8 +286,9 @@ def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tu
     return shape
 
 
-def permute(a: Tensor, *dims: Any) -> Tensor:
+def permute(input: Tensor, *dims: Any) -> Tensor:
     """Reorder the dims (``x.permute(1, 0)`` or ``permute(x, (1, 0))``)."""
+    a = input  # torch's parameter names outside, short ones inside
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
     if len(d) == a.ndim and len(set(d)) < len(d):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -301,8 +303,9 @@ def permute(a: Tensor, *dims: Any) -> Tensor:
     return Permute.apply(a, d)
 
 
-def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
+    a = input  # torch's parameter names outside, short ones inside
     n = a.ndim
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
     if n == 0:  # dims 0 and -1 name the one (absent) dim of a 0-d tensor
@@ -316,8 +319,9 @@ swapaxes = transpose
 swapdims = transpose
 
 
-def t(a: Tensor) -> Tensor:
+def t(input: Tensor) -> Tensor:
     """Transpose a tensor of at most 2 dims."""
+    a = input  # torch's parameter names outside, short ones inside
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
     return a if a.ndim < 2 else transpose(a, 0, 1)
@@ -347,8 +351,9 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     return Expand.apply(a, shape)
 
 
-def broadcast_to(a: Tensor, shape: Any) -> Tensor:
+def broadcast_to(input: Tensor, shape: Any) -> Tensor:
     """``input`` expanded to ``shape`` (a view; see :func:`expand`)."""
+    a = input  # torch's parameter names outside, short ones inside
     return expand(a, tuple(shape))
 
 
@@ -375,8 +380,9 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
     return out.reshape(shape) if out.shape != shape else out
 
 
-def clone(a: Tensor) -> Tensor:
+def clone(input: Tensor) -> Tensor:
     """A copy that owns its data; the gradient passes through."""
+    a = input  # torch's parameter names outside, short ones inside
     return Clone.apply(a)
 
 
@@ -417,15 +423,17 @@ def broadcast_cast(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
         ) from None
 
 
-def unsqueeze(a: Tensor, dim: int) -> Tensor:
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim``."""
+    a = input  # torch's parameter names outside, short ones inside
     d = normalize_dim(dim, a.ndim + 1)
     shape = a.shape[:d] + (1,) + a.shape[d:]
     return Reshape.apply(a, shape)
 
 
-def squeeze(a: Tensor, dim: Any = None) -> Tensor:
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     """Drop size-1 dims (all, or those in ``dim``)."""
+    a = input  # torch's parameter names outside, short ones inside
     if dim is None:
         shape = tuple(s for s in a.shape if s != 1)
     else:

@@ -14,7 +14,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim
+from lucid.ops._util import normalize_dim, write_out
 from lucid.ops.reduction import ValuesIndices
 
 OPS = OpTable(
@@ -105,7 +105,7 @@ def topk(
     return ValuesIndices(input.gather(d, idx), idx)
 
 
-def kthvalue(
+def _kthvalue(
     input: Tensor,  # noqa: A002
     k: int,
     dim: int = -1,
@@ -123,6 +123,17 @@ def kthvalue(
         return sort(input)
     order = _sort_indices(input, d, False)
     return _pick(input, order, d, input.backend.xp.full(_kept(input.shape, d), k - 1), keepdim)
+
+
+def kthvalue(
+    input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
+) -> ValuesIndices:  # noqa: A002
+    """The ``k``-th smallest entry (1-based) along ``dim``, as ``(values, indices)``.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: ValuesIndices = write_out("kthvalue", _kthvalue(input, k, dim, keepdim), out, input)
+    return result
 
 
 def _kept(shape: tuple[int, ...], d: int) -> tuple[int, ...]:

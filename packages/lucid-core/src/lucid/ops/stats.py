@@ -16,7 +16,7 @@ from lucid._creation import arange, from_data, linspace
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, to_float
+from lucid.ops._util import normalize_dim, to_float, write_out
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat
 from lucid.ops.reduction import ValuesIndices, amax, amin
@@ -106,7 +106,7 @@ def nanmean(
     return nansum(a, dim, keepdim) / count
 
 
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
+def _aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> MinMax:  # noqa: A002
     """``(amin, amax)`` over ``dim`` (all elements without one); ties share the gradient."""
     if dim is None:
         if input.numel() == 0:
@@ -119,6 +119,17 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
             lo, hi = lo.reshape((1,) * input.ndim), hi.reshape((1,) * input.ndim)
         return MinMax(lo, hi)
     return MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))
+
+
+def aminmax(
+    input: Tensor, *, dim: int | None = None, keepdim: bool = False, out: Any = None
+) -> MinMax:  # noqa: A002
+    """``(amin, amax)`` over ``dim`` (all elements without one); ties share the gradient.
+
+    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
+    memory shared with an input, no autograd)."""
+    result: MinMax = write_out("aminmax", _aminmax(input, dim=dim, keepdim=keepdim), out, input)
+    return result
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")

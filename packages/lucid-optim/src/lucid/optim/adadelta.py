@@ -57,9 +57,9 @@ class Adadelta(Optimizer):
         rho: float = 0.9,
         eps: float = 1e-6,
         weight_decay: float = 0.0,
+        foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
-        foreach: bool | None = None,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

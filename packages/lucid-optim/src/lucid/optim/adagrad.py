@@ -54,9 +54,9 @@ class Adagrad(Optimizer):
         weight_decay: float = 0.0,
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
+        foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
-        foreach: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,

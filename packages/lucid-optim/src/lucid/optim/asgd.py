@@ -63,9 +63,8 @@ class ASGD(Optimizer):
         alpha: float = 0.75,
         t0: float = 1e6,
         weight_decay: float = 0.0,
-        *,
+        foreach: bool | None = None,  # positional as in torch
         maximize: bool = False,
-        foreach: bool | None = None,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

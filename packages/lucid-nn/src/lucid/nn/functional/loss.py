@@ -68,6 +68,23 @@ def _pointwise(name: str, input: Tensor, target: Tensor) -> None:
 
 
 # -- regression -----------------------------------------------------------------------------------
+def _weighted(loss: Tensor, reduction: str, weight: Tensor | None) -> Tensor:
+    """mse_loss's and l1_loss's reduction: with a ``weight`` of the input's size, torch's mean
+    is the weighted one, ``sum(weight * loss) / sum(weight)``."""
+    if weight is None:
+        return apply_reduction(loss, reduction)
+    if tuple(weight.shape) != tuple(loss.shape):
+        raise ValueError(
+            f"Weights and input must have the same size. Got weight {list(weight.shape)} and "
+            f"input {list(loss.shape)}"
+        )
+    weighted = loss * weight
+    if reduction == "mean":
+        out: Tensor = weighted.sum() / weight.sum()
+        return out
+    return apply_reduction(weighted, reduction)
+
+
 @float32_op
 def mse_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
@@ -78,18 +95,19 @@ def mse_loss(
     _pointwise("mse_loss", input, target)
     d = input - target
     loss = d * d
-    return apply_reduction(loss, reduction, weight)
+    return _weighted(loss, reduction, weight)
 
 
 @float32_op
 def l1_loss(
     input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
-    reduction: str = "mean",
+    reduction: str = "mean", weight: Tensor | None = None,
 ) -> Tensor:  # fmt: skip
-    """Mean absolute error ``|x - y|``."""
+    """Mean absolute error ``|x - y|`` (each term scaled by ``weight`` when given, as
+    ``mse_loss``'s)."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     _pointwise("l1_loss", input, target)
-    return apply_reduction((input - target).abs(), reduction)
+    return _weighted((input - target).abs(), reduction, weight)
 
 
 def _piecewise_quadratic(d: Tensor, delta: float) -> tuple[Tensor, Tensor]:

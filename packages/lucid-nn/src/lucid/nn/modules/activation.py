@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import lucid
@@ -141,8 +142,25 @@ class CELU(ELU):
 class Hardtanh(Module):
     """Clamps the input elementwise to ``[min_val, max_val]``."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(
+        self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+        min_value: float | None = None, max_value: float | None = None,
+    ) -> None:  # fmt: skip
         super().__init__()
+        if min_value is not None:  # torch's old names, accepted with its warning
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and rename to `min_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and rename to `max_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            max_val = max_value
         if max_val <= min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val")
         self.min_val = min_val

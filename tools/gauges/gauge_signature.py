@@ -1,0 +1,190 @@
+"""Gauge 5: the call signatures of the names torch and lucid both have.
+
+For every public callable of `torch`, `torch.Tensor` (methods), `torch.nn.functional`,
+`torch.nn` (module constructors), `torch.optim` (optimizer constructors), `torch.linalg`,
+`torch.special` and `torch.fft` that lucid also has, torch's parameters (from
+`inspect.signature`; for its C functions from the aten operator schemas, whose argument names
+and keyword-only marks are the Python binding's, or else the docstring's overload lines,
+`add(input, other, *, alpha=1, out=None) -> Tensor`) are compared with lucid's
+(`inspect.signature`): names, positions, keyword-only kinds and defaults
+(`gauge_common.compare_signature`). A name neither side can be inspected for is counted apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import gauge_bridge as bridge  # noqa: F401  (stubs expecttest; imports torch and lucid)
+import torch
+from gauge_common import (
+    KEYWORD_ONLY,
+    NO_DEFAULT,
+    POSITIONAL,
+    POSITIONAL_ONLY,
+    SIGNATURE_ISSUES,
+    VAR_KEYWORD,
+    VAR_POSITIONAL,
+    Deliberate,
+    Param,
+    compare_overloads,
+    default_text,
+    doc_signatures,
+    percent,
+)
+from gauge_surface import public_names, resolve
+
+# torch namespace -> lucid namespace, and what is compared there
+SIGNATURE_NAMESPACES = {
+    "torch": "lucid",
+    "torch.Tensor": "lucid.Tensor",
+    "torch.nn.functional": "lucid.nn.functional",
+    "torch.nn": "lucid.nn",
+    "torch.optim": "lucid.optim",
+    "torch.linalg": "lucid.linalg",
+    "torch.special": "lucid.special",
+    "torch.fft": "lucid.fft",
+}
+_KINDS = {
+    inspect.Parameter.POSITIONAL_ONLY: POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD: POSITIONAL,
+    inspect.Parameter.KEYWORD_ONLY: KEYWORD_ONLY,
+    inspect.Parameter.VAR_POSITIONAL: VAR_POSITIONAL,
+    inspect.Parameter.VAR_KEYWORD: VAR_KEYWORD,
+}
+
+
+# torch namespace -> the prefix of its aten operators (torch.linalg.norm is aten::linalg_norm)
+ATEN_PREFIXES = {
+    "torch": "",
+    "torch.Tensor": "",
+    "torch.linalg": "linalg_",
+    "torch.special": "special_",
+    "torch.fft": "fft_",
+}
+
+
+def schema_params(aten_name: str, method: bool) -> list[list[Param]]:
+    """The overloads of an aten operator (`torch._C._jit_get_schemas_for_operator`), less its
+    `out=` variants: `self` is the method's receiver, `input` of the function; kwarg-only
+    arguments are keyword-only."""
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + aten_name)
+    except RuntimeError:
+        return []
+    found = []
+    for schema in schemas:
+        args = list(schema.arguments)
+        if any(a.name == "out" or a.is_out for a in args):
+            continue
+        if not any("Tensor" in str(a.type) for a in args):
+            continue  # TorchScript's overloads on Python numbers (aten::acos.int(int a))
+        params = []
+        for a in args:
+            if a.name == "self" and method:
+                continue
+            default = default_text(a.default_value) if a.has_default_value() else NO_DEFAULT
+            kind = KEYWORD_ONLY if a.kwarg_only else POSITIONAL
+            params.append(Param("input" if a.name == "self" else a.name, kind, default))
+        found.append(params)
+    return found
+
+
+def params_of(
+    obj: Any, name: str, method: bool = False, aten_prefix: str | None = None
+) -> list[list[Param]] | None:
+    """The overloads of `obj`'s parameters: from `inspect.signature`; for a C function the
+    aten schemas of `aten_prefix + name` (their argument names and kinds are the binding's),
+    else each docstring line `name(...) -> ...`. A class gives its constructor's, a method (an
+    unbound function of the class) drops its first parameter; None when nothing works."""
+    target = obj.__init__ if isinstance(obj, type) else obj
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):
+        found = schema_params(aten_prefix + name, method) if aten_prefix is not None else []
+        found = found or doc_signatures(getattr(obj, "__doc__", None) or "", name)
+        return found or None
+    params = [
+        Param(
+            p.name,
+            _KINDS[p.kind],
+            NO_DEFAULT if p.default is inspect.Parameter.empty else default_text(p.default),
+        )
+        for p in signature.parameters.values()
+    ]
+    if isinstance(obj, type) and params and params[0].name in ("self", "cls"):
+        params = params[1:]
+    elif method and params and params[0].kind in (POSITIONAL_ONLY, POSITIONAL):
+        params = params[1:]  # self, whatever the op function that became the method calls it
+    if params == [Param("args", VAR_POSITIONAL), Param("kwargs", VAR_KEYWORD)]:
+        return None  # a wrapper that hides its signature: not comparable
+    return [params]
+
+
+def _compared_names(t_ns: str, t_obj: Any) -> list[str]:
+    names = public_names(t_ns, t_obj)
+    if t_ns == "torch.nn":
+        return [n for n in names if isinstance(getattr(t_obj, n, None), type)
+                and issubclass(getattr(t_obj, n), torch.nn.Module)]  # fmt: skip
+    if t_ns == "torch.optim":
+        return [n for n in names if isinstance(getattr(t_obj, n, None), type)
+                and issubclass(getattr(t_obj, n), torch.optim.Optimizer)]  # fmt: skip
+    return [n for n in names if callable(getattr(t_obj, n, None))]
+
+
+def gauge_signature(deliberate: Deliberate) -> dict[str, Any]:
+    """Per namespace: names compared, names whose signatures match, the problems of the rest."""
+    namespaces: dict[str, Any] = {}
+    totals = {"compared": 0, "match": 0, "uninspectable": 0, "deliberate": 0}
+    by_issue = dict.fromkeys(SIGNATURE_ISSUES, 0)
+    for t_ns, l_ns in SIGNATURE_NAMESPACES.items():
+        t_obj, l_obj = resolve(t_ns), resolve(l_ns)
+        if t_obj is None or l_obj is None:
+            continue
+        mismatched: dict[str, list[str]] = {}
+        compared = match = uninspectable = deliberate_count = 0
+        for name in _compared_names(t_ns, t_obj):
+            if not hasattr(l_obj, name):
+                continue
+            method = t_ns == "torch.Tensor"
+            t_params = params_of(getattr(t_obj, name), name, method, ATEN_PREFIXES.get(t_ns))
+            l_params = params_of(getattr(l_obj, name), name, method)
+            if t_params is None or l_params is None:
+                uninspectable += 1
+                continue
+            compared += 1
+            issues = compare_overloads(t_params, l_params[0])
+            qual = f"{t_ns}.{name}"
+            kept = [
+                i for i in issues if not deliberate.reason(f"{qual}({i.split(': ')[1].split()[0]})")
+            ]
+            if len(kept) < len(issues):
+                deliberate_count += 1
+            if kept:
+                mismatched[name] = kept
+                for issue in kept:
+                    by_issue[issue.split(":")[0]] += 1
+            else:
+                match += 1
+        namespaces[t_ns] = {
+            "lucid": l_ns,
+            "compared": compared,
+            "match": match,
+            "match_pct": percent(match, compared),
+            "uninspectable": uninspectable,
+            "mismatch": mismatched,
+        }
+        totals["compared"] += compared
+        totals["match"] += match
+        totals["uninspectable"] += uninspectable
+        totals["deliberate"] += deliberate_count
+    summary = {
+        **totals,
+        "match_pct": percent(totals["match"], totals["compared"]),
+        "by_issue": by_issue,
+        "namespaces": {
+            ns: {"compared": v["compared"], "match": v["match"], "match_pct": v["match_pct"]}
+            for ns, v in namespaces.items()
+        },
+    }
+    return {"summary": summary, "namespaces": namespaces}
