@@ -27,6 +27,7 @@ from lucid.ops.indexing import *
 from lucid.ops.join import *
 from lucid.ops.matmul import *
 from lucid.ops.movement import *
+from lucid.ops.native_norms import *
 from lucid.ops.reduction import *
 from lucid.ops.shape import *
 from lucid.ops.softmax import *
@@ -41,7 +42,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex", "copies", "aten_names", "strided")
+                 "arrange", "compose", "complex", "copies", "aten_names", "strided", "native_norms")
 )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from lucid.ops import grids as grids
 from lucid.ops import indexing as indexing
 from lucid.ops import join as join
 from lucid.ops import movement as movement
+from lucid.ops import native_norms as native_norms
 from lucid.ops import reduction as reduction
 from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
@@ -237,6 +238,9 @@ from lucid.ops.movement import roll as roll
 from lucid.ops.movement import trace as trace
 from lucid.ops.movement import tril as tril
 from lucid.ops.movement import triu as triu
+from lucid.ops.native_norms import native_batch_norm as native_batch_norm
+from lucid.ops.native_norms import native_group_norm as native_group_norm
+from lucid.ops.native_norms import native_layer_norm as native_layer_norm
 from lucid.ops.reduction import all as all
 from lucid.ops.reduction import amax as amax
 from lucid.ops.reduction import amin as amin
@@ -710,4 +714,7 @@ __all__ = [
     "as_strided",
     "as_strided_copy",
     "as_strided_scatter",
+    "native_layer_norm",
+    "native_group_norm",
+    "native_batch_norm",
 ]
