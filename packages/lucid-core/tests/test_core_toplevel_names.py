@@ -93,3 +93,15 @@ def test_top_level_nn_forms_with_torchs_arguments() -> None:
     )
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         lucid.hinge_embedding_loss(x, y, 1.0, 5)
+
+
+def test_frexp_and_nextafter_match_numpy() -> None:
+    x = np.array([3.0, 0.0, -5.5, 1e-300])
+    m, e = lucid.frexp(lucid.tensor(x))
+    want_m, want_e = np.frexp(x)
+    np.testing.assert_array_equal(m.numpy(), want_m)
+    assert e.dtype == lucid.int32 and e.tolist() == want_e.tolist()
+    one = lucid.tensor([1.0], dtype=lucid.float32)
+    assert lucid.nextafter(one, lucid.tensor([2.0])).item() == float(np.nextafter(np.float32(1), 2))
+    with pytest.raises(RuntimeError, match="only supports floating-point"):
+        lucid.frexp(lucid.tensor([1, 2]))

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lucid.linalg._householder import GeqrfResult, TriangularSolveResult
     from lucid.linalg._inverse import SlogdetResult
     from lucid.linalg._legacy import SVDLegacyResult
+    from lucid.ops.floatbits import FrexpResult
     from lucid.ops.reduction import ValuesIndices
     from lucid.ops.stats import Histogram, MinMax
 
@@ -448,6 +449,8 @@ class TensorMethods:
             stride: Sequence[int],
             storage_offset: int | None = ...,
         ) -> Tensor: ...
+        def frexp(self) -> FrexpResult: ...
+        def nextafter(self, other: Tensor) -> Tensor: ...
         def new_tensor(
             self, data: Any, dtype: Any = ..., device: Any = ..., requires_grad: bool = ...
         ) -> Tensor: ...

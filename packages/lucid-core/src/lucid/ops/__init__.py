@@ -21,6 +21,7 @@ from lucid.ops.complex import *
 from lucid.ops.compose import *
 from lucid.ops.copies import *
 from lucid.ops.elementwise import *
+from lucid.ops.floatbits import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
 from lucid.ops.indexing import *
@@ -42,7 +43,8 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex", "copies", "aten_names", "strided", "native_norms")
+                 "arrange", "compose", "complex", "copies", "aten_names", "strided", "native_norms",
+                 "floatbits")
 )  # fmt: skip
 
 

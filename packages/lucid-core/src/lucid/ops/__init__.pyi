@@ -10,6 +10,7 @@ from lucid.ops import blas as blas
 from lucid.ops import compose as compose
 from lucid.ops import copies as copies
 from lucid.ops import elementwise as elementwise
+from lucid.ops import floatbits as floatbits
 from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
 from lucid.ops import indexing as indexing
@@ -181,6 +182,8 @@ from lucid.ops.elementwise import subtract as subtract
 from lucid.ops.elementwise import true_divide as true_divide
 from lucid.ops.elementwise import where as where
 from lucid.ops.elementwise import xlogy as xlogy
+from lucid.ops.floatbits import frexp as frexp
+from lucid.ops.floatbits import nextafter as nextafter
 from lucid.ops.gamma import digamma as digamma
 from lucid.ops.gamma import lgamma as lgamma
 from lucid.ops.grids import bincount as bincount
@@ -717,4 +720,6 @@ __all__ = [
     "native_layer_norm",
     "native_group_norm",
     "native_batch_norm",
+    "frexp",
+    "nextafter",
 ]
