@@ -105,3 +105,30 @@ def test_frexp_and_nextafter_match_numpy() -> None:
     assert lucid.nextafter(one, lucid.tensor([2.0])).item() == float(np.nextafter(np.float32(1), 2))
     with pytest.raises(RuntimeError, match="only supports floating-point"):
         lucid.frexp(lucid.tensor([1, 2]))
+
+
+def test_histogramdd_matches_numpy() -> None:
+    pts = np.random.default_rng(3).standard_normal((50, 2))
+    w = np.random.default_rng(4).random(50)
+    for kwargs in ({"bins": [3, 4]}, {"bins": 2, "range": [-1.0, 1.0, -2.0, 0.5]}):
+        np_range = None if "range" not in kwargs else [(-1.0, 1.0), (-2.0, 0.5)]
+        want, want_edges = np.histogramdd(
+            pts, bins=kwargs["bins"], range=np_range, weights=w, density=True
+        )
+        got = lucid.histogramdd(lucid.tensor(pts), weight=lucid.tensor(w), density=True, **kwargs)
+        np.testing.assert_allclose(got.hist.numpy(), want, rtol=1e-10, atol=1e-12)
+        for e, we in zip(got.bin_edges, want_edges):
+            np.testing.assert_allclose(e.numpy(), we, rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_matches_numpy_on_coordinates() -> None:
+    f = np.random.default_rng(5).standard_normal((4, 5))
+    x = np.array([0.0, 0.5, 1.5, 1.7, 3.0])
+    for order in (1, 2):
+        (got,) = lucid.gradient(
+            lucid.tensor(f), spacing=(lucid.tensor(x),), dim=1, edge_order=order
+        )
+        want = np.gradient(f, x, axis=1, edge_order=order)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        lucid.gradient(lucid.tensor(f), dim=(1, 1))

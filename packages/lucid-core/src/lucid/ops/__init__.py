@@ -17,6 +17,7 @@ from lucid.ops._registry import Op
 from lucid.ops.arrange import *
 from lucid.ops.aten_names import *
 from lucid.ops.blas import *
+from lucid.ops.calculus import *
 from lucid.ops.complex import *
 from lucid.ops.compose import *
 from lucid.ops.copies import *
@@ -24,6 +25,7 @@ from lucid.ops.elementwise import *
 from lucid.ops.floatbits import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
+from lucid.ops.histogramdd import *
 from lucid.ops.indexing import *
 from lucid.ops.join import *
 from lucid.ops.matmul import *
@@ -44,7 +46,7 @@ MODULES: tuple[ModuleType, ...] = tuple(
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
                  "arrange", "compose", "complex", "copies", "aten_names", "strided", "native_norms",
-                 "floatbits")
+                 "floatbits", "calculus", "histogramdd")
 )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from lucid.ops import arrange as arrange
 from lucid.ops import aten_names as aten_names
 from lucid.ops import blas as blas
+from lucid.ops import calculus as calculus
 from lucid.ops import compose as compose
 from lucid.ops import copies as copies
 from lucid.ops import elementwise as elementwise
@@ -58,6 +59,7 @@ from lucid.ops.blas import baddbmm as baddbmm
 from lucid.ops.blas import bmm as bmm
 from lucid.ops.blas import cdist as cdist
 from lucid.ops.blas import cross as cross
+from lucid.ops.calculus import gradient as gradient
 from lucid.ops.complex import angle as angle
 from lucid.ops.complex import complex as complex
 from lucid.ops.complex import conj as conj
@@ -192,6 +194,7 @@ from lucid.ops.grids import histc as histc
 from lucid.ops.grids import meshgrid as meshgrid
 from lucid.ops.grids import tril_indices as tril_indices
 from lucid.ops.grids import triu_indices as triu_indices
+from lucid.ops.histogramdd import histogramdd as histogramdd
 from lucid.ops.indexing import gather as gather
 from lucid.ops.indexing import getitem as getitem
 from lucid.ops.indexing import index_add as index_add
@@ -722,4 +725,6 @@ __all__ = [
     "native_batch_norm",
     "frexp",
     "nextafter",
+    "gradient",
+    "histogramdd",
 ]
