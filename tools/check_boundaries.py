@@ -82,6 +82,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._memory_format": FOUNDATION,
     "lucid._tensor_methods": FOUNDATION,
     "lucid.utils.__init__": FOUNDATION,
+    "lucid._replay": FOUNDATION,
     # 1 backends: arrays only (the NumPy backend, its kernels, threads, numba runtime,
     #   settings); no Tensor, no autograd, no ops, no lucid.random
     "lucid.backends": BACKENDS,
@@ -117,6 +118,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.profiler": TOP,
     "lucid._interop": TOP,
     "lucid.utils.dlpack": TOP,
+    "lucid.utils.benchmark": TOP,
     "lucid.multiprocessing": TOP,
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
@@ -130,6 +132,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._toplevel_nn": TOP,
     "lucid.masked": TOP,
     "lucid.signal": TOP,
+    "lucid.compiler": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

@@ -37,9 +37,12 @@ import numpy as np
 
 OB_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 TORCH_RESNET = Path(__file__).resolve().parents[1] / "experiments" / "torch_resnet.py"
-STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1, "gpt": 5, "lstm": 3, "charrnn": 20}
-DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3, "gpt": 7, "lstm": 7, "charrnn": 7}
-SEQ_MODELS = ("gpt", "lstm", "charrnn")
+STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1, "gpt": 5, "lstm": 3, "charrnn": 20, "gptgen": 1}
+DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3, "gpt": 7, "lstm": 7, "charrnn": 7, "gptgen": 5}
+SEQ_MODELS = ("gpt", "lstm", "charrnn", "gptgen")
+# gptgen: nanoGPT's sample.py on the gpt workload's model (a "step" generates this many tokens
+# from one, without grad; temperature 0.8, top_k 200); the row adds tokens per second.
+GEN_TOKENS = 500
 # Pause before each round: OpenBLAS's idle threads spin for ~0.1 s after their last call (and
 # OpenMP's for a while), and in one process those of the framework timed last would take a
 # core from the one timed next (torch's LeNet-5 rounds measured 6.0 -> 10-11 ms after lucid's).
@@ -115,10 +118,12 @@ def _gpt(nn: Any, F: Any) -> Any:
             self.lm_head = nn.Linear(c["embd"], c["vocab"], bias=False)
             self.wte.weight = self.lm_head.weight  # tied, as nanoGPT
 
-        def forward(self, idx: Any, pos: Any, targets: Any) -> Any:
+        def forward(self, idx: Any, pos: Any, targets: Any = None) -> Any:
             x = self.wte(idx) + self.wpe(pos)
             for block in self.h:
                 x = block(x)
+            if targets is None:  # nanoGPT's inference path: the last position's logits only
+                return self.lm_head(self.ln_f(x[:, [-1], :]))
             logits = self.lm_head(self.ln_f(x))
             return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
 
@@ -167,7 +172,7 @@ def _charrnn(nn: Any, F: Any, cat: Any) -> Any:
 
 def _seq_data(name: str) -> dict[str, Any]:
     rng = np.random.default_rng(0)
-    if name == "gpt":
+    if name in ("gpt", "gptgen"):
         idx = rng.integers(0, GPT["vocab"], (GPT["batch"], GPT["block"] + 1)).astype(np.int64)
         return {"x": idx[:, :-1].copy(), "y": idx[:, 1:].copy(),
                 "pos": np.arange(GPT["block"], dtype=np.int64)}  # fmt: skip
@@ -185,7 +190,8 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
     nn, F = fw.nn, fw.nn.functional
     fw.manual_seed(0)
     t = {k: fw.from_numpy(v) for k, v in data.items()}
-    build = {"gpt": lambda: _gpt(nn, F), "lstm": lambda: _lstm(nn, F),
+    build = {"gpt": lambda: _gpt(nn, F), "gptgen": lambda: _gpt(nn, F),
+             "lstm": lambda: _lstm(nn, F),
              "charrnn": lambda: _charrnn(nn, F, fw.cat)}[name]  # fmt: skip
     model = build()
     if weights is not None:
@@ -201,6 +207,25 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
             model.train()
 
     clip = fw.nn.utils.clip_grad_norm_
+    if name == "gptgen":
+        pos = fw.arange(GPT["block"])
+        start = t["x"][:1, :1]
+
+        def step() -> float:  # nanoGPT's GPT.generate, as sample.py calls it
+            fw.manual_seed(0)
+            idx = start
+            with fw.no_grad():
+                for _ in range(GEN_TOKENS):
+                    cond = idx if idx.size(1) <= GPT["block"] else idx[:, -GPT["block"] :]
+                    logits = model(cond, pos[: cond.size(1)])[:, -1, :] / 0.8
+                    v, _ = fw.topk(logits, min(200, logits.size(-1)))
+                    logits[logits < v[:, [-1]]] = -float("inf")
+                    probs = F.softmax(logits, dim=-1)
+                    idx = fw.cat((idx, fw.multinomial(probs, num_samples=1)), dim=1)
+                check = model(t["x"][:1], pos).sum()  # not the samples: the RNGs differ
+            return float(check.item())
+
+        return step, weights
     if name == "gpt":
         # nanoGPT's configure_optimizers: weight decay on the 2-D parameters only
         decay = [p for p in params if p.dim() >= 2]
@@ -383,7 +408,9 @@ def _fmt(v: float | None, spec: str, scale: float = 1.0) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument(
-        "--models", default="lenet5,resnet18", help="comma list: lenet5,resnet18,gpt,lstm,charrnn"
+        "--models",
+        default="lenet5,resnet18",
+        help="comma list: lenet5,resnet18,gpt,lstm,charrnn,gptgen",
     )
     ap.add_argument("--rounds", type=int, help="timed rounds (default 7 LeNet, 3 ResNet)")
     ap.add_argument("--batch-resnet", type=int, default=128, help="ResNet batch (default 128)")
@@ -432,7 +459,7 @@ def main() -> None:
     print(head + "\n" + "-" * len(head), flush=True)
     for name in models:
         batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
-                 "lstm": LSTM["batch"], "charrnn": 1}[name]  # fmt: skip
+                 "lstm": LSTM["batch"], "charrnn": 1, "gptgen": 1}[name]  # fmt: skip
         rounds = 3 if args.quick else args.rounds or DEFAULT_ROUNDS[name]
         for label, env in envs:
             for threads in ("default", "1"):
@@ -452,6 +479,9 @@ def main() -> None:
                       f"{_fmt(tt, '9.2f', 1e3):>9s} {_fmt(ratio, '6.2f'):>6s} "
                       f"{_fmt(peak['lucid'], '10.0f'):>10s} {_fmt(peak['torch'], '10.0f'):>10s} "
                       f"{_fmt(dl, '9.1e'):>9s} {cpu_col(t):>15s}", flush=True)  # fmt: skip
+                if name == "gptgen" and lt and tt:
+                    print(f"{'  tokens/s':16s} {thr:>12s} {label:>8s} {GEN_TOKENS / lt:9.0f} "
+                          f"{GEN_TOKENS / tt:9.0f}", flush=True)  # fmt: skip
                 if "apart" in t:
                     la, ta = t["apart"].get("lucid"), t["apart"].get("torch")
                     ra = la / ta if la and ta else None

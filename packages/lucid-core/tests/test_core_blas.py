@@ -19,7 +19,8 @@ def _blas_threads() -> list[int]:
 @pytest.mark.parametrize(
     "sa, sb",
     [((64, 400), (400, 120)), ((3, 5), (5,)), ((7,), (7, 2)), ((4, 32, 64), (64, 48)),
-     ((2, 1, 8, 16), (3, 16, 4)), ((512, 512), (512, 512))],
+     ((2, 1, 8, 16), (3, 16, 4)), ((512, 512), (512, 512)), ((128, 1), (1, 185)),
+     ((2, 1, 5, 1), (3, 1, 4))],
 )  # fmt: skip
 def test_matmul_matches_numpy_and_restores_threads(
     sa: tuple[int, ...], sb: tuple[int, ...]
@@ -31,6 +32,19 @@ def test_matmul_matches_numpy_and_restores_threads(
     got = (lucid.tensor(a) @ lucid.tensor(b)).numpy()
     np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-12, atol=1e-12)
     assert _blas_threads() == before
+
+
+def test_an_outer_product_is_numpys_matmul_bit_for_bit() -> None:
+    """Inner dimension 1 (a batch-1 Linear's weight gradient) runs as a broadcast multiply:
+    the same bits as np.matmul, also for a transposed operand and in float32."""
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal((1, 128)).astype(np.float32)
+    x = rng.standard_normal((1, 185)).astype(np.float32)
+    assert np.array_equal(_gemm.matmul(g.T, x), np.matmul(g.T, x))
+    assert _gemm.matmul(g.T, x).dtype == np.float32
+    out = np.empty((128, 185), np.float32)
+    _gemm.matmul(g.T, x, out=out)
+    assert np.array_equal(out, np.matmul(g.T, x))
 
 
 def test_mid_sized_products_use_openblas_threads_unless_lucids_threads_ran_last(
@@ -167,3 +181,22 @@ def test_pool_matmul_never_uses_numba_or_openblas_threads(monkeypatch: pytest.Mo
         monkeypatch.setattr(_gemm.np, "matmul", real)
         np.testing.assert_allclose(got, real(a, b), rtol=1e-5, atol=1e-5)
         assert seen and all(all(n == 1 for n in threads) for threads in seen)
+
+
+def test_mid_sized_products_go_to_numba_only_when_the_pool_did_not_run_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A GPT step alternates big products split on the pool with mid-sized ones: after the
+    pool, a mid-sized product runs on one BLAS thread, not on numba's threads (whose spin
+    would hold the core the pool's next split needs); after numba's own work it may split."""
+    asked: list[object] = []
+    monkeypatch.setattr(_gemm, "_compiled_matmul", lambda *a: asked.append(a) or None)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    a = np.ones((768, 128), np.float32)
+    b = np.ones((128, 128), np.float32)  # 25 MFLOP: mid-sized
+    monkeypatch.setattr(blas_threads, "last", _parallel.POOL)
+    np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
+    assert not asked
+    monkeypatch.setattr(blas_threads, "last", _parallel.NUMBA)
+    np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
+    assert len(asked) == 1

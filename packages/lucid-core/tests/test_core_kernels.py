@@ -155,7 +155,8 @@ def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> 
     backend = get_backend("cpu")
     expected = {
         kernels.CONV_ARRAYS, kernels.BATCH_NORM, kernels.MAX_POOL_ARRAYS, kernels.RELU_GRAD,
-        kernels.ERF, kernels.ERFC, kernels.GELU, kernels.GELU_GRAD, kernels.LSTM,
+        kernels.ERF, kernels.ERFC, kernels.GELU, kernels.GELU_GRAD, kernels.LSTM, kernels.GRU,
+        kernels.RNN,
         kernels.LAYER_NORM, kernels.SOFTMAX, kernels.LOG_SOFTMAX, kernels.SOFTMAX_GRAD,
         kernels.LOG_SOFTMAX_GRAD,
     }  # fmt: skip

@@ -360,7 +360,8 @@ def test_finfo_iinfo_and_top_level_helpers() -> None:
     def fn(x: lucid.Tensor) -> lucid.Tensor:
         return x * 2
 
-    assert lucid.compile(fn) is fn and lucid.compile(mode="max-autotune")(fn) is fn
+    assert lucid.compile(fn).__wrapped__ is fn and lucid.compile(fn, disable=True) is fn
+    assert lucid.compile(mode="max-autotune")(fn)(lucid.ones(2)).tolist() == [2.0, 2.0]
     lucid.use_deterministic_algorithms(True, warn_only=True)
     assert lucid.are_deterministic_algorithms_enabled()
     assert lucid.is_deterministic_algorithms_warn_only_enabled()

@@ -32,6 +32,20 @@ CASES = {
     "swin_t": 32,
     "swin_v2_t": 32,
     "xception": 71,
+    "pvt_v2_b0": 32,
+    "cvt_13": 32,
+    "resnest14d": 32,
+    "skresnet18": 32,
+    "cspresnext50": 32,
+    "convnextv2_atto": 32,
+    "inception_next_tiny": 32,
+}
+# name -> (input size, builder kwargs) for the families whose input size is fixed at build time
+CASES_SIZED = {
+    "crossvit_tiny_240": (48, {"img_size": 48}),
+    "efficientformer_l1": (64, {"img_size": 64}),
+    "maxvit_tiny_tf_224": (64, {"img_size": 64}),
+    "coatnet_0_224": (64, {"img_size": 64}),
 }
 
 
@@ -40,5 +54,14 @@ def test_onnx_export_matches(name: str) -> None:
     size = CASES[name]
     lucid.manual_seed(0)
     model = models.create_model(name, num_classes=10).eval()
+    x, x_other = lucid.randn(2, 3, size, size), lucid.randn(3, 3, size, size)
+    verify(model, x, others=[x_other], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES_SIZED))
+def test_onnx_export_matches_sized(name: str) -> None:
+    size, kwargs = CASES_SIZED[name]
+    lucid.manual_seed(0)
+    model = models.create_model(name, num_classes=10, **kwargs).eval()
     x, x_other = lucid.randn(2, 3, size, size), lucid.randn(3, 3, size, size)
     verify(model, x, others=[x_other], rtol=1e-4, atol=1e-4)

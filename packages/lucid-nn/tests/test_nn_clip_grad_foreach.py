@@ -4,6 +4,7 @@ lucid ops (``foreach=False``), a float64 NumPy oracle and PyTorch."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,3 +76,47 @@ def test_matches_torch(norm_type: float) -> None:
     np.testing.assert_allclose(got.item(), want.item(), rtol=2e-6, atol=0)
     for p, t in zip(params, tparams):
         np.testing.assert_allclose(p.grad.numpy(), t.grad.numpy(), rtol=2e-6, atol=1e-7)  # type: ignore[union-attr]
+
+
+def _params_with_grads(lib: Any, seed: int) -> list[Any]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape in ((3, 4), (5,), (2, 2, 2)):
+        p = lib.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+        p.grad = lib.tensor(rng.standard_normal(shape).astype(np.float32) * 3)
+        out.append(p)
+    return out
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, 3.0])
+def test_total_norm_and_clip_with_norm_match_torch(norm_type: float) -> None:
+    torch = pytest.importorskip("torch")
+    ours, theirs = _params_with_grads(lucid, 0), _params_with_grads(torch, 0)
+    t_ours = lucid.nn.utils.get_total_norm([p.grad for p in ours], norm_type)
+    t_theirs = torch.nn.utils.get_total_norm([p.grad for p in theirs], norm_type)
+    np.testing.assert_allclose(t_ours.item(), t_theirs.item(), rtol=1e-5, atol=1e-6)
+    lucid.nn.utils.clip_grads_with_norm_(ours, 1.5, t_ours)
+    torch.nn.utils.clip_grads_with_norm_(theirs, 1.5, t_theirs)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+        n_ours = lucid.nn.utils.clip_grad_norm(ours, 0.5, norm_type)
+    with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+        n_theirs = torch.nn.utils.clip_grad_norm(theirs, 0.5, norm_type)
+    np.testing.assert_allclose(n_ours.item(), n_theirs.item(), rtol=1e-5, atol=1e-6)
+    lucid.nn.utils.clip_grad_value_(ours, 0.01, foreach=True)
+    torch.nn.utils.clip_grad_value_(theirs, 0.01, foreach=True)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_total_norm_nonfinite_and_empty() -> None:
+    assert lucid.nn.utils.get_total_norm([]).item() == 0.0
+    bad = lucid.tensor([1.0, math.inf])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        lucid.nn.utils.get_total_norm([bad], error_if_nonfinite=True)
+    p = lucid.ones(2, requires_grad=True)
+    p.grad = lucid.tensor([3.0, 4.0])
+    lucid.nn.utils.clip_grads_with_norm_(p, 10.0, lucid.tensor(5.0))
+    assert p.grad.tolist() == [3.0, 4.0]  # the norm is under max_norm: left alone

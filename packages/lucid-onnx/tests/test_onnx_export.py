@@ -87,6 +87,22 @@ def test_fused_lstm_exports_as_its_reference_ops() -> None:
     check_export(lstm, x, lucid.randn(4, 3, 4))
 
 
+@pytest.mark.parametrize(
+    ("layer", "fused"),
+    [(lambda: nn.GRU(4, 5, 2, bias=False, batch_first=True, bidirectional=True), "_FusedGRU"),
+     (lambda: nn.RNN(4, 5, nonlinearity="relu", batch_first=True, bidirectional=True),
+      "_FusedRNN")],
+    ids=["gru", "rnn_relu"],
+)  # fmt: skip
+def test_fused_gru_and_rnn_export_as_their_reference_ops(layer: Any, fused: str) -> None:
+    lucid.manual_seed(0)
+    m = layer()
+    x = lucid.randn(2, 3, 4)
+    ops = {call.name for call in run_trace(m.eval(), (x,)).calls}
+    assert fused in ops
+    check_export(m, x, lucid.randn(4, 3, 4))
+
+
 class TinyGPT(nn.Module):
     """Embeddings, one pre-norm causal attention + GELU MLP block, a tied LM head."""
 

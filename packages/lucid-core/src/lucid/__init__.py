@@ -109,10 +109,10 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import det, logdet, matrix_power, slogdet
-from lucid._compat import (  # noqa: A004  (torch.compile)
+from lucid import compiler
+from lucid._compat import (
     are_deterministic_algorithms_enabled,
     asarray,
-    compile,
     finfo,
     iinfo,
     is_deterministic_algorithms_warn_only_enabled,
@@ -120,6 +120,7 @@ from lucid._compat import (  # noqa: A004  (torch.compile)
     typename,
     use_deterministic_algorithms,
 )
+from lucid.compiler import compile  # noqa: A004  (torch.compile)
 from lucid.linalg import _methods as _linalg_methods
 from lucid._toplevel import FUNCTIONS as _INPLACE_FUNCTIONS
 from lucid._toplevel import igamma, igammac
@@ -227,7 +228,7 @@ __all__ = [
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
-    "viz", "load", "save",
+    "viz", "load", "save", "compiler",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",

@@ -605,9 +605,9 @@ class _Methods(Tensor):
         """The conjugate transpose of the last two dims (``mH``)."""
         return self.mH
 
-    def char(self) -> Tensor:
-        """``self.to(int8)``."""
-        return self.to(dtypes.int8)
+    def char(self, memory_format: Any = None) -> Tensor:
+        """``self.to(int8, memory_format=memory_format)``."""
+        return self.to(dtypes.int8, memory_format=memory_format)
 
     def split_with_sizes(self, split_sizes: Any, dim: int = 0) -> tuple[Tensor, ...]:
         """Split into pieces of ``split_sizes`` along ``dim``."""

@@ -1,6 +1,6 @@
 """torch's top-level helpers that programs call around the ops: ``finfo``/``iinfo``,
-``asarray``, ``scalar_tensor``, ``typename``, ``compile`` (returns its argument: lucid runs
-eagerly) and the deterministic-algorithms switches (lucid's CPU kernels are deterministic)."""
+``asarray``, ``scalar_tensor``, ``typename`` and the deterministic-algorithms switches
+(lucid's CPU kernels are deterministic)."""
 
 from __future__ import annotations
 
@@ -111,14 +111,6 @@ def typename(obj: Any) -> str:
     kind = type(obj)
     module = kind.__module__
     return kind.__qualname__ if module == "builtins" else f"{module}.{kind.__qualname__}"
-
-
-def compile(model: Any = None, **options: Any) -> Any:  # noqa: A001
-    """``model`` itself: lucid runs eagerly and has no graph compiler, so ``compile(model)``
-    and ``@compile`` / ``@compile(mode=...)`` leave the code as it is."""
-    if model is None:
-        return lambda fn: fn
-    return model
 
 
 _DETERMINISTIC = {"on": False, "warn_only": False}

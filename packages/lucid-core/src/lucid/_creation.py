@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from lucid import _memory_format, dtypes
+from lucid._replay import replayable
 from lucid._tensor import Tensor, to_array
 from lucid.backends import get_backend
 
@@ -239,6 +240,12 @@ def arange(
         is_float = any(isinstance(v, float) for v in vals)
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
     dt = dtypes.to_dtype(dtype)
+    if not (dt.is_floating_point or dt.is_complex):
+        # torch casts the bounds and step to the integer dtype first: arange(0.1, -7.9, -4.0)
+        # counts as arange(0, -7, -4)
+        vals = [int(v) for v in vals]
+        if vals[2] == 0:
+            raise RuntimeError("step must be nonzero")
     arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -300,6 +307,7 @@ def eye(
     return tensor(np.eye(n, m), dtype=dt, device=device, requires_grad=requires_grad)
 
 
+@replayable
 def _random(
     kind: str, size: Sequence[Any], dtype: Any, device: Any, generator: Any, rg: bool
 ) -> Tensor:
@@ -369,6 +377,7 @@ def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:
     return {"dtype": dt, "device": dev}
 
 
+@replayable
 def randint(
     low: int,
     high: Any = None,
@@ -395,7 +404,15 @@ def randint(
     return Tensor.from_backend_array(arr, backend)
 
 
-def randint_like(t: Any, low: int, high: int | None = None, dtype: Any = None) -> Tensor:
-    """A tensor with the size of ``t`` of random integers in ``[low, high)``, as
-    ``torch.randint_like``."""
-    return randint(low, high, t.shape, dtype=dtype or t.dtype, device=t.device)
+def randint_like(
+    t: Any, low: int, high: int | None = None, *, generator: Any = None, dtype: Any = None,
+    layout: Any = None, device: Any = None, requires_grad: bool = False,
+    memory_format: Any = None,
+) -> Tensor:  # fmt: skip
+    """A tensor with the size of ``t`` of random integers in ``[low, high)`` (``[0, low)`` with
+    one bound), as ``torch.randint_like``; ``layout`` is accepted for torch's signature (lucid's
+    tensors are strided)."""
+    dt, dev = _like(t, dtype, device)
+    out = randint(low, high, t.shape, generator=generator, dtype=dt, device=dev)
+    out = _in_format(out, t, memory_format, "randint_like")
+    return out.requires_grad_() if requires_grad else out

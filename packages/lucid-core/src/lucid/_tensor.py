@@ -351,41 +351,41 @@ class Tensor(TensorMethods):
         """This tensor on the ``"cpu"`` device (itself if already there)."""
         return self.to("cpu")
 
-    def float(self) -> Tensor:
-        """``self.to(lucid.float32)``."""
-        return self.to(dtypes.float32)
+    def float(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.float32, memory_format=memory_format)``."""
+        return self.to(dtypes.float32, memory_format=memory_format)
 
-    def double(self) -> Tensor:
-        """``self.to(lucid.float64)``."""
-        return self.to(dtypes.float64)
+    def double(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.float64, memory_format=memory_format)``."""
+        return self.to(dtypes.float64, memory_format=memory_format)
 
-    def half(self) -> Tensor:
-        """``self.to(lucid.float16)``."""
-        return self.to(dtypes.float16)
+    def half(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.float16, memory_format=memory_format)``."""
+        return self.to(dtypes.float16, memory_format=memory_format)
 
-    def bfloat16(self) -> Tensor:
-        """``self.to(lucid.bfloat16)``."""
-        return self.to(dtypes.bfloat16)
+    def bfloat16(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.bfloat16, memory_format=memory_format)``."""
+        return self.to(dtypes.bfloat16, memory_format=memory_format)
 
-    def long(self) -> Tensor:
-        """``self.to(lucid.int64)``."""
-        return self.to(dtypes.int64)
+    def long(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.int64, memory_format=memory_format)``."""
+        return self.to(dtypes.int64, memory_format=memory_format)
 
-    def int(self) -> Tensor:
-        """``self.to(lucid.int32)``."""
-        return self.to(dtypes.int32)
+    def int(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.int32, memory_format=memory_format)``."""
+        return self.to(dtypes.int32, memory_format=memory_format)
 
-    def short(self) -> Tensor:
-        """``self.to(lucid.int16)``."""
-        return self.to(dtypes.int16)
+    def short(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.int16, memory_format=memory_format)``."""
+        return self.to(dtypes.int16, memory_format=memory_format)
 
-    def bool(self) -> Tensor:
-        """``self.to(lucid.bool)``."""
-        return self.to(dtypes.bool_)
+    def bool(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.bool, memory_format=memory_format)``."""
+        return self.to(dtypes.bool_, memory_format=memory_format)
 
-    def byte(self) -> Tensor:
-        """``self.to(lucid.uint8)``."""
-        return self.to(dtypes.uint8)
+    def byte(self, memory_format: Any = None) -> Tensor:
+        """``self.to(lucid.uint8, memory_format=memory_format)``."""
+        return self.to(dtypes.uint8, memory_format=memory_format)
 
     def __contains__(self, value: Any) -> _bool:
         return _bool((self == value).any())

@@ -161,6 +161,10 @@ class Function:
         ``torch.autograd.Function.apply``). ``apply`` and ``apply_multi`` are this method, typed
         for one output and for several.
         """
+        if _interceptors:  # a vmap is running: batched arguments go to its batching rules
+            got = _interceptors[-1](cls, args, kwargs)
+            if got is not NotImplemented:
+                return got  # type: ignore[no-any-return]
         backend = None
         any_grad = False
         needs = []
@@ -227,6 +231,26 @@ class Function:
     else:
         # One implementation, two typed names (no extra call on the per-op path).
         apply = apply_multi = _apply
+
+
+# ``intercept_ops`` handlers, innermost last: ``handler(cls, args, kwargs)`` runs before every
+# ``Function.apply`` and either returns its result or ``NotImplemented`` (run the op as usual).
+# ``lucid.func.vmap`` installs one that sends batched arguments to the op's batching rule.
+_interceptors: list[Callable[[type, tuple[Any, ...], dict[str, Any]], Any]] = []
+
+
+@contextlib.contextmanager
+def intercept_ops(
+    handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],
+) -> Iterator[None]:
+    """Inside the block, every ``Function.apply`` first calls ``handler(cls, args, kwargs)``;
+    a result other than ``NotImplemented`` is the op's result (the op itself does not run).
+    Handlers nest; the innermost one is asked. ``lucid.func.vmap`` is built on it."""
+    _interceptors.append(handler)
+    try:
+        yield
+    finally:
+        _interceptors.remove(handler)
 
 
 # Callbacks of ``observe_ops`` blocks, innermost last (an exporter's graph recorder).

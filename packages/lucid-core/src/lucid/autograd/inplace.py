@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid import dtypes
+from lucid import _replay, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import (
@@ -78,6 +78,13 @@ def rebind_inplace(t: Tensor, arr: Any) -> None:
 
 def inplace_result(t: Tensor, result: Tensor) -> Tensor:
     """Make ``t`` hold ``result`` (computed out of place), keeping autograd consistent."""
+    if _replay.listeners:  # a lucid.compile capture records the write as one step
+        out: Tensor = _replay.listeners[-1](_inplace_result, (t, result), {})
+        return out
+    return _inplace_result(t, result)
+
+
+def _inplace_result(t: Tensor, result: Tensor) -> Tensor:
     check_inplace(t)
     if result._data.dtype != t._data.dtype:
         if not _can_cast(result.dtype, t.dtype):

@@ -11,7 +11,7 @@ from lucid._creation import arange
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
 from lucid.distributions import constraints
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import (
     binary_cross_entropy_with_logits,
     broadcast_all,
@@ -28,7 +28,7 @@ def one_parameter(probs: Any, logits: Any) -> None:
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}

@@ -10,11 +10,12 @@ from lucid._tensor import Tensor
 from lucid.distributions import constraints
 from lucid.distributions.dirichlet import Dirichlet
 from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import broadcast_all
 from lucid.ops.join import stack
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """Density proportional to ``x^(c1 - 1) (1 - x)^(c0 - 1)``: the first coordinate of a
     two-category Dirichlet, which also gives its reparameterised ``rsample``."""
 

@@ -11,6 +11,8 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
 from lucid.linalg import eigvalsh
+from lucid.ops.join import cat as _cat
+from lucid.ops.join import stack as _stack
 
 
 class Constraint:
@@ -256,6 +258,82 @@ class _PositiveSemidefinite(_Symmetric):
             return (eigvalsh(value) >= 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm."""
+
+    event_dim = 2
+
+    def check(self, value: Tensor) -> Tensor:
+        eps = 2.220446049250313e-16 if value.dtype.itemsize == 8 else 1.1920928955078125e-07
+        tol = eps * value.size(-1) * 10  # torch's tolerance (10: its fudge factor)
+        row_norm = (value.detach() * value.detach()).sum(-1).sqrt()
+        unit_rows = ((row_norm - 1.0).abs() <= tol).all(-1)
+        out: Tensor = lower_cholesky.check(value) & unit_rows
+        return out
+
+
+class _Cat(Constraint):
+    """``cseq[i]`` on the ``i``-th slice of ``lengths[i]`` entries along ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0, lengths: Any = None) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})"
+            )
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim: int = max(c.event_dim for c in self.cseq)
+        return dim
+
+    def check(self, value: Tensor) -> Tensor:
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths, strict=True):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return _cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """``cseq[i]`` on the ``i``-th index along ``dim``."""
+
+    def __init__(self, cseq: Any, dim: int = 0) -> None:
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self) -> bool:  # type: ignore[override]
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:  # type: ignore[override]
+        dim: int = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value: Tensor) -> Tensor:
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions"
+            )
+        parts = [c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)]
+        return _stack(parts, self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -282,6 +360,9 @@ multinomial = _Multinomial
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
+corr_cholesky = _CorrCholesky()
+cat = _Cat
+stack = _Stack
 
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
@@ -289,5 +370,5 @@ __all__ = [
     "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
     "nonnegative_integer", "positive", "positive_definite", "positive_integer", "real",
     "real_vector", "simplex", "unit_interval", "multinomial", "one_hot", "positive_semidefinite",
-    "square", "symmetric",
+    "square", "symmetric", "cat", "corr_cholesky", "stack",
 ]  # fmt: skip

@@ -8,12 +8,12 @@ from lucid._creation import arange
 from lucid._tensor import Tensor
 from lucid.distributions import constraints
 from lucid.distributions._standard_gamma import standard_gamma
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.ops.elementwise import where, xlogy
 from lucid.ops.gamma import digamma, lgamma
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """Vectors on the simplex with density proportional to ``prod x_i^(c_i - 1)``.
 
     ``rsample`` normalises Gamma(c_i, 1) draws, each reparameterised implicitly, so

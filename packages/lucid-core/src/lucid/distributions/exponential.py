@@ -8,11 +8,11 @@ from typing import Any
 from lucid._creation import rand, zeros_like
 from lucid._tensor import Tensor
 from lucid.distributions import constraints
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import broadcast_all
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """Density ``rate * exp(-rate * x)`` for ``x >= 0``."""
 
     arg_constraints = {"rate": constraints.positive}

@@ -8,13 +8,13 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.distributions import constraints
 from lucid.distributions._standard_gamma import gammainc, standard_gamma
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import broadcast_all
 from lucid.ops.elementwise import xlogy
 from lucid.ops.gamma import digamma, lgamma
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """Density ``rate^a x^(a-1) e^(-rate x) / Gamma(a)`` for ``x > 0``, ``a = concentration``.
 
     ``rsample`` is reparameterised implicitly (gradients reach ``concentration`` and

@@ -9,13 +9,13 @@ from typing import Any
 from lucid._creation import randn
 from lucid._tensor import Tensor
 from lucid.distributions import constraints
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import broadcast_all
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``.
 
     >>> lucid.distributions.Normal(0.0, 1.0).log_prob(lucid.tensor(0.0))

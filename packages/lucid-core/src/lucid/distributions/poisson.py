@@ -8,13 +8,13 @@ from typing import Any
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
 from lucid.distributions import constraints
-from lucid.distributions.distribution import Distribution
+from lucid.distributions.exp_family import ExponentialFamily
 from lucid.distributions.utils import broadcast_all, numpy_draws
 from lucid.ops.elementwise import xlogy
 from lucid.ops.gamma import lgamma
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """Counts ``k = 0, 1, ...`` with mass ``rate^k e^(-rate) / k!``."""
 
     arg_constraints = {"rate": constraints.nonnegative}

@@ -11,6 +11,9 @@ from lucid import dtypes
 from lucid._creation import tensor
 from lucid._tensor import Tensor
 from lucid.ops._util import OfInput
+from lucid.ops.elementwise import where as _where
+from lucid.ops.grids import tril_indices
+from lucid.ops.join import cat
 from lucid.random import default_generator
 
 # torch.finfo's numbers for the float dtypes (bfloat16 has no NumPy dtype without ml_dtypes).
@@ -98,3 +101,39 @@ def numpy_draws(draw: Any, like: Tensor, *params: Tensor) -> Tensor:
     arrays = [p.detach().cpu().numpy() for p in params]
     values = np.asarray(draw(default_generator.numpy_rng, *arrays))
     return tensor(values.astype(np.dtype(like.dtype.name)), dtype=like.dtype, device=like.device)
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower-triangular entries (below diagonal ``diag``) of ``mat``, row by row."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = tril_indices(n, n, diag, device=mat.device)
+    out: Tensor = mat[..., rows, cols]
+    return out
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of :func:`tril_matrix_to_vec`: a square matrix with ``vec`` row by row below
+    diagonal ``diag`` and zeros elsewhere (a gather, so gradients flow to ``vec``)."""
+    k = vec.shape[-1]
+    b = 1 + 2 * diag
+    n = (-b + (b * b + 8 * k + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if abs(round(n) - n) > 1e-6:
+        raise ValueError(
+            f"The size of last dimension is {k} which cannot be expressed as the lower "
+            "triangular part of a square D x D matrix."
+        )
+    size = round(n)
+    rows, cols = (np.asarray(a) for a in np.tril_indices(size, diag, size))
+    where = np.full(size * size, k, dtype=np.int64)  # k: the zero appended below
+    where[rows * size + cols] = np.arange(k)
+    padded = cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
+    out: Tensor = padded[..., tensor(where, device=vec.device)]
+    return out.reshape(tuple(vec.shape[:-1]) + (size, size))
+
+
+def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002
+    """``lucid.where`` typed for the distributions (a Tensor, always)."""
+    out: Tensor = _where(condition, input, other)
+    return out

@@ -21,9 +21,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lucid._creation import zeros_like
+from lucid._creation import ones_like, zeros_like
 from lucid._tensor import Tensor
 from lucid.autograd import engine, grad_mode
+from lucid.func._batched import BatchedTensor, active, lift, rewrap, strip
 from lucid.func._pytree import TreeSpec, tree_flatten, tree_unflatten
 from lucid.ops.join import stack
 from lucid.ops.shape import Reshape
@@ -65,9 +66,46 @@ def _fresh(x: Any, fn: str) -> Tensor:
             f"{fn}: only Tensors of floating point and complex dtype can be differentiated, "
             f"got {x.dtype}"
         )
+    if active.levels:  # inside vmap: one position per batch element (per-sample gradients)
+        x = lift(x)
     if x.requires_grad and grad_mode.is_grad_enabled():
-        return Reshape.apply(x, tuple(x.shape))  # an alias node: the outer graph stays linked
-    return x.detach().requires_grad_(True)
+        alias: Tensor = Reshape.apply(x, tuple(x.shape))  # the outer graph stays linked
+        return alias
+    leaf: Tensor = x.detach().requires_grad_(True)
+    return leaf
+
+
+def _engine_grad(
+    outputs: list[Tensor],
+    inputs: list[Tensor],
+    grad_outputs: list[Any] | None,
+    retain_graph: bool,
+    create_graph: bool,
+) -> tuple[Tensor | None, ...]:
+    """``engine.grad`` that also takes batched values (inside vmap): outputs and cotangents are
+    batched at every running level, the graph is walked on the physical Tensors, and the
+    gradients come back batched like the inputs (which ``_fresh`` batched at every level)."""
+    if not active.levels:
+        return engine.grad(outputs, inputs, grad_outputs=grad_outputs, retain_graph=retain_graph,
+                           create_graph=create_graph, allow_unused=True)  # fmt: skip
+    outs = [lift(o) for o in outputs]
+    if grad_outputs is None:
+        cots = [ones_like(strip(o)) for o in outs]
+    else:
+        cots = [strip(lift(c, _levels_of(o))) for c, o in zip(grad_outputs, outs)]
+    got = engine.grad([strip(o) for o in outs], [strip(x) for x in inputs], grad_outputs=cots,
+                      retain_graph=retain_graph, create_graph=create_graph,
+                      allow_unused=True)  # fmt: skip
+    return tuple(None if g is None else rewrap(g, x) for g, x in zip(got, inputs))
+
+
+def _levels_of(t: Tensor) -> list[tuple[int, int]]:
+    """The (level, size) pairs ``t`` is batched at, outermost first."""
+    out = []
+    while isinstance(t, BatchedTensor):
+        out.append((t._level, t._phys.shape[0]))
+        t = t._phys
+    return out[::-1]
 
 
 def _argnums(argnums: Any, nargs: int, fn: str) -> tuple[int, ...]:
@@ -147,9 +185,13 @@ def _grads(
     pairs = [(o, c) for o, c in zip(outputs, cots) if o.requires_grad]
     if not pairs:
         return [zeros_like(x) for x in inputs]
-    got = engine.grad([o for o, _ in pairs], inputs,
-                      grad_outputs=None if cotangents is None else [c for _, c in pairs],
-                      retain_graph=True, create_graph=create_graph, allow_unused=True)  # fmt: skip
+    got = _engine_grad(
+        [o for o, _ in pairs],
+        inputs,
+        None if cotangents is None else [c for _, c in pairs],
+        True,
+        create_graph,
+    )
     return [zeros_like(x) if g is None else g for g, x in zip(got, inputs)]
 
 
@@ -334,13 +376,12 @@ def jvp(
                     f"got unsupported type {type(o).__name__}"
                 )
         # u -> J^T u is linear in u; its derivative in u along the tangents is J t.
-        us = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        us = [_fresh(zeros_like(o), "jvp") for o in out_leaves]
         vjps = _grads(out_leaves, prepared.inner, us, True)
     keep = _keep_graph(prepared) or any(t.requires_grad for t in t_leaves)
     pairs = [(v, t) for v, t in zip(vjps, t_leaves) if v.requires_grad]
     if pairs:
-        got = engine.grad([v for v, _ in pairs], us, grad_outputs=[t for _, t in pairs],
-                          retain_graph=keep, create_graph=keep, allow_unused=True)  # fmt: skip
+        got = _engine_grad([v for v, _ in pairs], us, [t for _, t in pairs], keep, keep)
     else:
         got = (None,) * len(us)
     tangents_out = [zeros_like(o) if g is None else g for g, o in zip(got, out_leaves)]
@@ -371,7 +412,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
                     f"linearize(f, *primals): Expected f(*primals) to return only tensors, got "
                     f"unsupported type {type(o).__name__}"
                 )
-        us = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        us = [_fresh(zeros_like(o), "jvp") for o in out_leaves]
         vjps = _grads(out_leaves, prepared.inner, us, True)
     _, p_spec = tree_flatten(primals)
     keep_at_call = _keep_graph(prepared)
@@ -394,8 +435,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
         pairs = [(v, t) for v, t in zip(vjps, t_leaves) if v.requires_grad]
         got: Any = (None,) * len(us)
         if pairs:
-            got = engine.grad([v for v, _ in pairs], us, grad_outputs=[t for _, t in pairs],
-                              retain_graph=True, create_graph=keep, allow_unused=True)  # fmt: skip
+            got = _engine_grad([v for v, _ in pairs], us, [t for _, t in pairs], True, keep)
         res = [zeros_like(o) if g is None else g for g, o in zip(got, out_leaves)]
         if not keep:
             res = [g.detach() for g in res]

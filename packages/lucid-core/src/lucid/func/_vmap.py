@@ -1,9 +1,12 @@
-"""``vmap``: map a function over a batch dimension of its inputs.
+"""``vmap``: map a function over a batch dimension of its inputs, by batching rules.
 
-Lucid has no batching rules yet: ``vmap`` runs ``func`` once per batch element, on the
-element's slices, and stacks the results along ``out_dims`` — PyTorch's slow fallback, used for
-every op. The results (and gradients through them) are the per-element results exactly, on
-every backend; the speed is that of a Python loop over the batch, not of one batched call.
+``vmap`` runs the function once, on :class:`~lucid.func._batched.BatchedTensor` inputs (the
+logical per-element view of the whole batch); each op it calls goes to its batching rule
+(``lucid.func._rules``), which runs the op once on the whole batch. An op without a rule runs
+once per batch element with a one-time warning naming it. A function that draws random numbers
+under ``randomness='different'`` or ``'same'`` runs once per element (each element its own
+draw, or one draw replayed for all). Everything runs on lucid ops, so every backend takes the
+same path.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from typing import Any
 
 from lucid import _generator
 from lucid._tensor import Tensor
+from lucid.autograd.function import intercept_ops
+from lucid.func import _rules  # noqa: F401  (registers the batching rules)
+from lucid.func._batched import BatchedTensor, active, dispatch, wrap
 from lucid.func._pytree import broadcast_prefix, tree_flatten, tree_unflatten
-from lucid.ops.join import stack
+from lucid.ops.join import cat, stack
 
 __all__ = ["vmap"]
 
@@ -38,10 +44,10 @@ def vmap(
     the batch dimension in each output likewise. Keyword arguments are not mapped.
     ``randomness``: 'error' (default) raises if ``func`` draws random numbers from the default
     generator, 'different' lets each element draw its own, 'same' replays one draw for all.
-    ``chunk_size`` is accepted and checked; results do not depend on it.
+    ``chunk_size`` runs the batch in chunks of that many elements (less memory, same result).
 
-    Lucid runs ``func`` once per batch element (no batching rules yet: see the module notes),
-    so ``vmap(grad(f))`` gives per-sample gradients exactly, at the speed of a loop.
+    ``func`` runs once on the whole batch through per-op batching rules (see the module
+    notes); ``vmap(grad(f))`` gives per-sample gradients, ``vmap(vmap(f))`` maps two dims.
 
     >>> import lucid
     >>> x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
@@ -89,22 +95,108 @@ def vmap(
         flat, spec = tree_flatten(args)
         dims = broadcast_prefix(dims_tree, args, f"vmap({name}, in_dims={in_dims}, ...)")
         size = _batch_size(flat, dims, name, in_dims)
-        state = _generator.get_rng_state() if randomness != "different" else None
-        results = []
-        for i in range(size):
-            if randomness == "same":
-                _generator.set_rng_state(state)
-            sliced = [_select(x, d, i) if d is not None else x for x, d in zip(flat, dims)]
-            results.append(func(*tree_unflatten(sliced, spec), **kwargs))
-        if randomness == "error" and not _same_rng(state, _generator.get_rng_state()):
+        if size == 0:
+            raise ValueError(f"vmap({name}): the mapped dimension has size 0; nothing to map over")
+        moved = [x.movedim(d, 0) if d is not None else x for x, d in zip(flat, dims)]
+        step = size if chunk_size is None else chunk_size
+        parts = []
+        for start in range(0, size, step):
+            n = min(step, size - start)
+            chunk = [x if d is None or n == size else x.narrow(0, start, n)
+                     for x, d in zip(moved, dims)]  # fmt: skip
+            parts.append(_run_chunk(func, chunk, dims, spec, kwargs, n, out_dims, name, randomness))
+        if len(parts) == 1:
+            return parts[0]
+        return _join_chunks(parts, out_dims, name)
+
+    return wrapped
+
+
+def _run_chunk(func: Callable[..., Any], moved: list[Any], dims: list[Any], spec: Any,
+               kwargs: dict[str, Any], size: int, out_dims: Any, name: str,
+               randomness: str = "error") -> Any:  # fmt: skip
+    """``func`` once on the chunk (batch at dim 0 of each mapped input) through the batching
+    rules; if it drew random numbers and ``randomness`` allows that, once per element instead."""
+    state = _generator.get_rng_state()
+    level = len(active.levels) + 1
+    inputs = [wrap(x, level) if d is not None else x for x, d in zip(moved, dims)]
+    active.levels.append((level, size))
+    try:
+        with intercept_ops(dispatch):
+            out = func(*tree_unflatten(inputs, spec), **kwargs)
+    finally:
+        active.levels.pop()
+    if not _same_rng(state, _generator.get_rng_state()):
+        if randomness == "error":
             raise RuntimeError(
                 "vmap: called random operation while in randomness error mode. Please either "
                 "use the 'same' or 'different' randomness flags on vmap or perform the "
                 "randomness operation out of vmap"
             )
-        return _stack_outputs(results, out_dims, name, size)
+        _generator.set_rng_state(state)
+        return _loop(func, moved, dims, spec, kwargs, size, out_dims, name, randomness)
+    return _unwrap_outputs(out, level, size, out_dims, name)
 
-    return wrapped
+
+def _unwrap_outputs(out: Any, level: int, size: int, out_dims: Any, name: str) -> Any:
+    leaves, spec = tree_flatten(out)
+    dims = broadcast_prefix(out_dims, out, f"vmap({name}, ..., out_dims={out_dims})")
+    result = []
+    for leaf, d in zip(leaves, dims):
+        batched = type(leaf) is BatchedTensor and leaf._level == level
+        if d is None:
+            if batched:
+                raise ValueError(
+                    f"vmap({name}, ..., out_dims={out_dims}): an output with out_dim=None must "
+                    "not depend on the mapped inputs, but this one is batched"
+                )
+            result.append(leaf)
+            continue
+        if not isinstance(leaf, Tensor):
+            raise ValueError(
+                f"vmap({name}, ...): `{name}` must only return Tensors, got type "
+                f"{type(leaf).__name__}. Did you mean to set out_dims= to None for output?"
+            )
+        nd = leaf.ndim + 1
+        if not -nd <= d < nd:
+            raise ValueError(
+                f"vmap({name}, ..., out_dims={out_dims}): Got out_dim={d} for an output of "
+                f"dimensionality {leaf.ndim}, so expected out_dim to satisfy -{nd} <= out_dim "
+                f"< {nd}."
+            )
+        phys = leaf._phys if type(leaf) is BatchedTensor and batched else _broadcast(leaf, size)
+        result.append(phys.movedim(0, d % nd))
+    return tree_unflatten(result, spec)
+
+
+def _broadcast(t: Tensor, size: int) -> Tensor:
+    """An output that does not depend on the mapped inputs, the same for every element."""
+    return t.unsqueeze(0).expand(size, *t.shape)
+
+
+def _join_chunks(parts: list[Any], out_dims: Any, name: str) -> Any:
+    flats = [tree_flatten(p) for p in parts]
+    leaves0, spec = flats[0]
+    dims = broadcast_prefix(out_dims, parts[0], f"vmap({name}, ..., out_dims={out_dims})")
+    out = []
+    for j, (leaf, d) in enumerate(zip(leaves0, dims)):
+        out.append(leaf if d is None else cat([f[0][j] for f in flats], d % leaf.ndim))
+    return tree_unflatten(out, spec)
+
+
+def _loop(func: Callable[..., Any], moved: list[Any], dims: list[Any], spec: Any,
+          kwargs: dict[str, Any], size: int, out_dims: Any, name: str,
+          randomness: str) -> Any:  # fmt: skip
+    """``func`` once per batch element, results stacked (random draws per element, or one
+    draw replayed for each with ``randomness='same'``)."""
+    state = _generator.get_rng_state()
+    results = []
+    for i in range(size):
+        if randomness == "same":
+            _generator.set_rng_state(state)
+        sliced = [x[i] if d is not None else x for x, d in zip(moved, dims)]
+        results.append(func(*tree_unflatten(sliced, spec), **kwargs))
+    return _stack_outputs(results, out_dims, name, size)
 
 
 def _check_dims_type(dims: Any, what: str) -> None:
@@ -146,11 +238,6 @@ def _batch_size(flat: list[Any], dims: list[Any], name: str, in_dims: Any) -> in
             f"same size in the mapped dimension, got sizes {sizes} for the mapped dimension"
         )
     return int(sizes[0])
-
-
-def _select(x: Tensor, dim: int, i: int) -> Tensor:
-    dim = dim % x.ndim
-    return x[(slice(None),) * dim + (i,)]
 
 
 def _same_rng(a: Any, b: Any) -> bool:

@@ -15,12 +15,13 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
-  ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``LSTM``, ``SDPA``): ``forward`` returns the
+  ``AVG_POOL``, ``BATCH_NORM``, ``LAYER_NORM``, ``LSTM``, ``GRU``, ``RNN``, ``SDPA``):
+  ``forward`` returns the
   output(s) and ``residuals`` (arrays and plain values of the kernel's choosing, kept by the
   Function and handed back to ``backward``), or None to decline (the Function's reference code
   runs); ``backward`` returns one array or None per array input, given ``needs`` (one bool
   per argument of the op: does it need a gradient). Such an op has no double backward (the
-  LSTM Function builds one from its reference code).
+  recurrent Functions build one from their reference code).
 
 ``CONTRACT.register(backend, Impl)`` is checked by mypy against the contract's ``Protocol`` and
 at run time against its methods' arity.
@@ -49,12 +50,14 @@ __all__ = [
     "ERFINV",
     "GELU",
     "GELU_GRAD",
+    "GRU",
     "LAYER_NORM",
     "LSTM",
     "LOG_SOFTMAX",
     "MAX_POOL",
     "MAX_POOL_ARRAYS",
     "RELU_GRAD",
+    "RNN",
     "SDPA",
     "SOFTMAX",
     "SOFTMAX_GRAD",
@@ -291,6 +294,36 @@ class LstmKernel(WholeOpKernel, Protocol):
         """``((y, h_n, c_n), residuals)`` for ``backward``."""
 
 
+class GruKernel(WholeOpKernel, Protocol):
+    """One GRU layer in one direction over a padded sequence (torch's gate order r, z, n).
+
+    ``forward(backend, x, h0, w_ih, w_hh, b_ih, b_hh, reverse) -> ((y, h_n), residuals)`` with
+    ``x`` ``(L, N, I)``, ``h0`` ``(N, H)``, biases possibly None, all floating arrays of one
+    dtype (the caller checks); ``backward(backend, residuals, (dy, dh_n), needs) -> (dx, dh0,
+    dw_ih, dw_hh, db_ih, db_hh)``, a gradient of the outputs possibly None (zero).
+    """
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+        reverse: bool, /
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``((y, h_n), residuals)`` for ``backward``."""
+
+
+class RnnKernel(WholeOpKernel, Protocol):
+    """One Elman RNN layer in one direction over a padded sequence, ``nonlinearity`` "tanh" or
+    "relu": as ``GruKernel``, with ``forward(backend, x, h0, w_ih, w_hh, b_ih, b_hh,
+    nonlinearity, reverse)``."""
+
+    @staticmethod
+    def forward(
+        backend: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+        nonlinearity: str, reverse: bool, /
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """``((y, h_n), residuals)`` for ``backward``."""
+
+
 class SdpaKernel(WholeOpKernel, Protocol):
     """Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``).
 
@@ -382,6 +415,8 @@ AVG_POOL: KernelContract[AvgPoolKernel] = KernelContract("avg_pool", AvgPoolKern
 BATCH_NORM: KernelContract[BatchNormKernel] = KernelContract("batch_norm", BatchNormKernel)
 LAYER_NORM: KernelContract[LayerNormKernel] = KernelContract("layer_norm", LayerNormKernel)
 LSTM: KernelContract[LstmKernel] = KernelContract("lstm", LstmKernel)
+GRU: KernelContract[GruKernel] = KernelContract("gru", GruKernel)
+RNN: KernelContract[RnnKernel] = KernelContract("rnn", RnnKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
@@ -390,6 +425,6 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
-    RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, SDPA,
-    CONV_ARRAYS, MAX_POOL_ARRAYS,
+    RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
+    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
 )  # fmt: skip

@@ -7,9 +7,11 @@ from typing import Any, NamedTuple
 from lucid._creation import zeros
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
+from lucid.dtypes import int64
 from lucid.linalg._common import LinAlgError, Solve, check_matrix, eye_like, lapack, lapack_saved
-from lucid.linalg._decomp import svd
+from lucid.linalg._decomp import svd, svdvals
 from lucid.linalg._norms import matrix_rank
+from lucid.ops._util import piecewise_constant
 from lucid.ops.join import cat
 
 
@@ -114,13 +116,14 @@ class Slogdet(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         sign, logabs = ctx.xp.linalg.slogdet(a)
-        ctx.mark_non_differentiable(sign)
-        ctx.save_for_backward(a)
+        ctx.save_for_backward(a)  # the sign is recorded too, with a zero gradient (as torch)
         return sign, logabs
 
     @staticmethod
-    def backward(ctx: Any, g_sign: Tensor, g: Tensor) -> Any:
+    def backward(ctx: Any, g_sign: Tensor | None, g: Tensor | None) -> Any:
         (a,) = ctx.saved_tensors
+        if g is None:
+            return a.new_zeros(a.shape)
         return g.unsqueeze(-1).unsqueeze(-1) * inv(a).mT
 
 
@@ -189,7 +192,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
         out: Tensor = eye_like(a).expand(a.shape)
-        return out
+        return piecewise_constant(out, a)
     if n < 0:
         a, n = inv(a), -n
     result: Tensor | None = None
@@ -250,9 +253,17 @@ def lstsq(
 ) -> LstsqResult:  # noqa: N803
     """The least-squares solution of ``A @ X = B`` (minimum norm where A is rank deficient).
 
-    Computed as ``pinv(A) @ B`` (differentiable in A and B). Like PyTorch's default CPU driver
-    ("gelsy") ``residuals`` and ``singular_values`` are empty; ``rank`` is filled in.
+    Computed as ``pinv(A) @ B`` (differentiable in A and B). The other results follow torch's
+    CPU ``driver`` (default "gelsy"): ``residuals`` (the squared residual of each column of B)
+    where A has more rows than columns and the driver is not "gelsy", else empty; ``rank``
+    except for "gels" (empty); ``singular_values`` of A for "gelsd" and "gelss", else empty.
     """
+    drv = "gelsy" if driver is None else driver
+    if drv not in _LSTSQ_DRIVERS:
+        raise RuntimeError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of "
+            f"({', '.join(_LSTSQ_DRIVERS)}), got {driver!r}"
+        )
     a = check_matrix("lstsq", A, square=False)
     vector = B.ndim == a.ndim - 1
     b = B.unsqueeze(-1) if vector else B
@@ -263,4 +274,13 @@ def lstsq(
         )
     x = pinv(a, rtol=rcond) @ b
     empty = zeros(0, dtype=a.dtype, device=a.device)
-    return LstsqResult(x.squeeze(-1) if vector else x, empty, matrix_rank(a, rtol=rcond), empty)
+    residuals = empty
+    if a.shape[-2] > a.shape[-1] and drv != "gelsy":
+        residuals = ((a @ x - b) ** 2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    rank = zeros(0, dtype=int64, device=a.device) if drv == "gels" else matrix_rank(a, rtol=rcond)
+    values = svdvals(a) if drv in ("gelsd", "gelss") else empty
+    return LstsqResult(x.squeeze(-1) if vector else x, residuals, rank, values)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")

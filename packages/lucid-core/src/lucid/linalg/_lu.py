@@ -15,7 +15,7 @@ from lucid._creation import arange
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.linalg._common import check_matrix
-from lucid.linalg._inverse import solve_triangular
+from lucid.linalg._inverse import solve, solve_triangular
 from lucid.ops.join import cat
 
 
@@ -115,8 +115,16 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     """``X`` with ``A @ X = B`` for ``A = L @ L.mT`` (``U.mT @ U`` when ``upper``), given the
     Cholesky factor (``torch.cholesky_solve(B, L)``)."""
     factor = check_matrix("cholesky_solve", L)
-    if upper:
-        y = solve_triangular(factor.mT, B, upper=False)
-        return solve_triangular(factor, y, upper=True)
-    y = solve_triangular(factor, B, upper=False)
-    return solve_triangular(factor.mT, y, upper=True)
+    if not factor.requires_grad:
+        if upper:
+            y = solve_triangular(factor.mT, B, upper=False)
+            return solve_triangular(factor, y, upper=True)
+        y = solve_triangular(factor, B, upper=False)
+        return solve_triangular(factor.mT, y, upper=True)
+    # torch's gradient for the factor, -(C + C^T) @ L with C = grad_B @ X^T, is that of
+    # A = L @ L^T over the whole of L (the triangle the values ignore included): A's value is
+    # the triangle's product, its gradient that of the full product.
+    tri = factor.triu() if upper else factor.tril()
+    full = factor.mT @ factor if upper else factor @ factor.mT
+    exact = (tri.mT @ tri if upper else tri @ tri.mT).detach()
+    return solve(full - (full.detach() - exact), B)

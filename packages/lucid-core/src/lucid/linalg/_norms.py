@@ -9,7 +9,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.linalg._decomp import eigvalsh, svdvals
-from lucid.ops._util import normalize_dim, normalize_dims
+from lucid.ops._util import normalize_dim, normalize_dims, piecewise_constant
 
 
 class VectorNorm(Function):
@@ -83,7 +83,7 @@ def vector_norm(
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     dims = normalize_dims(dim, x.ndim) if x.ndim else ()
     if x.ndim == 0:
-        return x.abs() if float(ord) != 0 else (x != 0).to(x.dtype)
+        return x.abs() if float(ord) != 0 else piecewise_constant((x != 0).to(x.dtype), x)
     if x.numel() == 0 and float(ord) < 0:
         raise RuntimeError("linalg.vector_norm cannot compute the negative norm of an empty tensor")
     return VectorNorm.apply(x, float(ord), dims, keepdim)

@@ -178,3 +178,47 @@ _SCALAR_TYPE_NAMES = {
 def scalar_type_name(dtype: dtypes.dtype) -> str:
     """torch's C++ name of a dtype, as its error messages print it (float64 -> Double)."""
     return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:  # noqa: A002
+    """``beta * input + alpha * product`` of the ``add*`` BLAS ops (addmm, addmv, addr, ...);
+    ``beta == 0`` ignores input (NaN there too). On integer and bool products torch casts
+    ``beta`` and ``alpha`` to the product's dtype first (``0.6`` is ``0`` for int64, ``2`` is
+    ``True`` for bool, whose sum is a logical or), so the result keeps that dtype."""
+    dt = product.dtype
+    if dt is dtypes.bool_:
+        alpha, beta = bool(alpha), bool(beta)
+    elif not (dt.is_floating_point or dt.is_complex):
+        alpha, beta = int(alpha), int(beta)
+    if alpha is not True and alpha != 1:
+        product = product * alpha
+    if beta is False or beta == 0:
+        return product
+    scaled = input if beta is True or beta == 1 else input * beta
+    if dt is dtypes.bool_ and isinstance(scaled, Tensor) and scaled.dtype is dtypes.bool_:
+        return product | scaled
+    out: Tensor = product + scaled
+    return out
+
+
+class _Piecewise(Function):
+    """A result that is piecewise constant in ``x`` (a count of non-zeros, an identity power):
+    torch records it with a zero gradient, so it requires grad when ``x`` does."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, value: Any) -> Any:
+        ctx.shape, ctx.dtype = tuple(x.shape), ctx.backend.dtype_of(x)
+        return value
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return g.new_zeros(ctx.shape, dtype=ctx.dtype), None
+
+
+def piecewise_constant(value: Tensor, x: Tensor) -> Tensor:
+    """``value`` (computed from ``x`` without a graph), recorded with a zero gradient for ``x``
+    as torch records ``norm(x, 0)``, ``matrix_power(x, 0)`` and a determinant's sign."""
+    if not x.requires_grad or not x.dtype.is_floating_point:
+        return value
+    out: Tensor = _Piecewise.apply(x, value.detach()._data)
+    return out

@@ -169,6 +169,11 @@ def atleast_3d(*tensors: Any) -> Any:
     if len(tensors) == 1 and isinstance(tensors[0], Tensor):
         return _at_least_3d(tensors[0])
     items = tensors[0] if len(tensors) == 1 else tensors
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"atleast_3d(): expected Tensors, got {type(t).__name__} at position {i}"
+            )
     return tuple(_at_least_3d(t) for t in items)
 
 

@@ -8,7 +8,7 @@ from lucid._tensor import Tensor
 from lucid.amp.autocast_mode import float32_inputs, lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim
+from lucid.ops._util import normalize_dim, scaled_sum
 from lucid.ops.join import cat
 from lucid.ops.matmul import mv
 
@@ -45,23 +45,13 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
     return input @ mat2
 
 
-def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
-    """``beta * input + alpha * product``; ``beta == 0`` ignores input (NaN there too)."""
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        return product
-    out: Tensor = product + (input if beta == 1 else input * beta)
-    return out
-
-
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
           alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts to the product)."""
     input, mat1, mat2 = lower_precision_inputs(input, mat1, mat2)
     _check_ndim("addmm", "mat1", mat1, 2)
     _check_ndim("addmm", "mat2", mat2, 2)
-    return _scaled_sum(input, mat1 @ mat2, beta, alpha)
+    return scaled_sum(input, mat1 @ mat2, beta, alpha)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A002
@@ -69,21 +59,21 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A0
     """``beta * input + alpha * (mat @ vec)``."""
     _check_ndim("addmv", "mat", mat, 2)
     _check_ndim("addmv", "vec", vec, 1)
-    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+    return scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
             alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     input, batch1, batch2 = lower_precision_inputs(input, batch1, batch2)
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+    return scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
            alpha: Any = 1) -> Tensor:  # fmt: skip
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     input, batch1, batch2 = lower_precision_inputs(input, batch1, batch2)
-    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
+    return scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
@@ -116,7 +106,7 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
             raise RuntimeError(f"shapes {list(a)} and {list(b)} are not broadcastable")
-        out.append(max(x, y))
+        out.append(y if x == 1 else x)  # a size 1 broadcasts to 0 too
     return tuple(out)
 
 

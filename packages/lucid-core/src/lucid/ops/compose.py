@@ -14,7 +14,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, promote, require_tensors, to_float
+from lucid.ops._util import normalize_dim, promote, require_tensors, scaled_sum, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.indexing import IndexPut, _convert_index
 from lucid.ops.join import cat
@@ -144,13 +144,8 @@ def addr(
         raise RuntimeError(
             f"addr: Expected 1-D argument vec1 and vec2, but got {vec1.ndim}-D and {vec2.ndim}-D"
         )
-    product = outer(vec1, vec2)
-    if alpha != 1:
-        product = product * alpha
-    if beta == 0:
-        return product.expand(input.shape) if product.shape != input.shape else product
-    out: Tensor = product + (input if beta == 1 else input * beta)
-    return out
+    out = scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    return out.expand(input.shape) if out.shape != input.shape and beta == 0 else out
 
 
 def dist(input: Tensor, other: Tensor, p: Any = 2) -> Tensor:  # noqa: A002
@@ -205,7 +200,7 @@ def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor (non-negative; gcd(0, 0) = 0), elementwise on integers."""
     a, b = _int_pair("gcd", input, other)
     a, b = a.abs(), b.abs()
-    shape = tuple(max(x, y) for x, y in zip((1,) * (b.ndim - a.ndim) + a.shape,
+    shape = tuple(y if x == 1 else x for x, y in zip((1,) * (b.ndim - a.ndim) + a.shape,
                                              (1,) * (a.ndim - b.ndim) + b.shape))  # fmt: skip
     a, b = a.expand(shape), b.expand(shape)
     while bool((b != 0).any()):  # Euclid's steps, all entries at once
@@ -348,7 +343,13 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:  # no
             f"masked_scatter: expected self and source to have same dtypes but got "
             f"{input.dtype} and {source.dtype}"
         )
-    m = mask.expand(input.shape) if mask.shape != input.shape else mask
+    if mask.shape != input.shape:  # the out-of-place op broadcasts input and mask, as torch's
+        n = max(input.ndim, mask.ndim)
+        a, b = (1,) * (n - input.ndim) + input.shape, (1,) * (n - mask.ndim) + mask.shape
+        shape = tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
+        input = input.expand(shape) if input.shape != shape else input
+        mask = mask.expand(shape) if mask.shape != shape else mask
+    m = mask
     count = int(m.sum().item())
     if count > source.numel():
         raise RuntimeError("masked_scatter: expected source to have at least as many elements "

@@ -321,6 +321,8 @@ def gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
         flat = index.reshape(1) if isinstance(index, Tensor) else index
         return gather(input.reshape(1), 0, flat).reshape(getattr(index, "shape", ()))
     idx = _index_array(index, input, "gather")
+    if idx.size == 0:  # torch checks nothing more of an empty index: an empty result
+        return input.reshape(-1)[:0].reshape(tuple(idx.shape))
     _check_index_shape("gather", input, d, idx)
     src = _cut(input, tuple(idx.shape), keep=d)
     return Gather.apply(src, d, idx)
@@ -473,8 +475,8 @@ def masked_fill(input: Tensor, mask: Any, value: Any) -> Tensor:  # noqa: A002
                 f"value cannot be converted to type {input.dtype} without overflow: {value}"
             )
         value = input.new_tensor(value)
-    out: Tensor = where(mask, value, input)
-    return out if out.shape == input.shape else out.expand(input.shape)
+    out: Tensor = where(mask, value, input)  # input and mask broadcast, as torch's
+    return out
 
 
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
@@ -493,6 +495,9 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 0:  # torch reads a 0-d input (and source) as one entry along dim 0
+        one = source.reshape(1) if source.ndim == 0 else source
+        return index_add(input.reshape(1), 0, index, one, alpha=alpha).reshape(())
     want = tuple(input.shape[:d]) + tuple(index.shape[:1] or (1,)) + tuple(input.shape[d + 1 :])
     if source.ndim != 0 and (source.ndim != input.ndim or tuple(source.shape) != want):
         raise RuntimeError(

@@ -188,6 +188,8 @@ def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ..
     """Split into ``sections`` nearly equal pieces, or at the given indices."""
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d]
+    if isinstance(sections, Tensor) and sections.ndim == 0:  # torch: a 0-d tensor is a count
+        sections = int(sections.item())
     if isinstance(sections, int):
         q, r = divmod(n, sections)
         sizes = [q + 1] * r + [q] * (sections - r)

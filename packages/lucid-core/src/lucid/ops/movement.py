@@ -161,12 +161,20 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
     return IndexAddInto.apply(input, (n, n), (rows, cols), True)
 
 
-def diag_embed(input: Tensor, offset: int = 0) -> Tensor:  # noqa: A002
-    """Put the last dim on the diagonal of new last-two dims (``dim1=-2, dim2=-1``)."""
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:  # noqa: A002
+    """Put the last dim on the diagonal (``offset``) of two new dims ``dim1`` and ``dim2`` of
+    the result (default: its last two)."""
+    ndim = input.ndim + 1
+    d1, d2 = normalize_dim(dim1, ndim), normalize_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = input.shape[-1] + abs(int(offset))
     rows, cols = _diag_index(n, n, int(offset), input.backend)
     shape = input.shape[:-1] + (n, n)
-    return IndexAddInto.apply(input, shape, (Ellipsis, rows, cols), True)
+    out = IndexAddInto.apply(input, shape, (Ellipsis, rows, cols), True)
+    if (d1, d2) == (ndim - 2, ndim - 1):
+        return out
+    return out.movedim((ndim - 2, ndim - 1), (d1, d2))
 
 
 def trace(input: Tensor) -> Tensor:  # noqa: A002

@@ -16,7 +16,13 @@ from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, normalize_dims, require_tensor, to_float
+from lucid.ops._util import (
+    normalize_dim,
+    normalize_dims,
+    piecewise_constant,
+    require_tensor,
+    to_float,
+)
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
 from lucid.ops.unary import abs as _abs
@@ -102,14 +108,16 @@ class Prod(Function):
     def forward(ctx: Any, a: Any, dim: int, keepdim: bool) -> Any:
         ctx.save_for_backward(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        return ctx.xp.prod(a, axis=dim, keepdims=keepdim)
+        out = ctx.xp.prod(a, axis=dim, keepdims=keepdim)
+        # NumPy multiplies bools and small ints as int64: torch keeps the dtype it was asked for
+        return out if out.dtype == a.dtype else out.astype(a.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (a,) = ctx.saved_tensors
         d, n = ctx.dim, a.shape[ctx.dim]
         g = restore_dims(g, (d,), ctx.keepdim, a.shape)
-        if n == 1:
+        if n <= 1:  # one factor: its gradient is g; no factor (an empty dim): an empty one
             return g.expand(a.shape), None, None
         one = a.narrow(d, 0, 1).new_ones(a.narrow(d, 0, 1).shape)
         left = cat([one, a.narrow(d, 0, n - 1)], d).cumprod(d)
@@ -565,7 +573,7 @@ def norm(
     if p == -math.inf:
         return amin(_abs(a), dims, keepdim)
     if p == 0:
-        return sum(a != 0, dims, keepdim).to(a.dtype)
+        return piecewise_constant(sum(a != 0, dims, keepdim).to(a.dtype), a)
     if p == 1:
         return sum(_abs(a), dims, keepdim)
     out: Tensor = sum(_abs(a) ** p, dims, keepdim) ** (1.0 / p)

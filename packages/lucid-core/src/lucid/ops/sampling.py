@@ -11,6 +11,7 @@ from typing import Any
 
 from lucid import dtypes
 from lucid._generator import default_generator
+from lucid._replay import replayable
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
 
@@ -50,6 +51,7 @@ def _size(size: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in size)
 
 
+@replayable
 def normal(
     mean: Any = 0.0,
     std: Any = 1.0,
@@ -95,6 +97,7 @@ def _cast_raw(x: Any, backend: Any, dt: dtypes.dtype) -> Any:
     return x
 
 
+@replayable
 def uniform(
     low: float = 0.0,
     high: float = 1.0,
@@ -116,6 +119,7 @@ def uniform(
     return out.requires_grad_(True) if requires_grad else out
 
 
+@replayable
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
     """0/1 samples with probability ``input`` (or the scalar ``p``), in ``input``'s dtype.
 
@@ -141,6 +145,7 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     return Tensor.from_backend_array(out, backend)
 
 
+@replayable
 def multinomial(
     input: Tensor,  # noqa: A002
     num_samples: int,
@@ -208,6 +213,7 @@ def _sample_with_replacement(xp: Any, w: Any, u: Any) -> Any:
     return xp.stack(picks)
 
 
+@replayable
 def randperm(
     n: int,
     *,

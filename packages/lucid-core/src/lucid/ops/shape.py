@@ -519,11 +519,26 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:  # noqa:
     return input[index]
 
 
-def atleast_1d(input: Tensor) -> Tensor:  # noqa: A002
-    """A 0-d tensor as shape (1,); others unchanged."""
-    return input.reshape(1) if input.ndim == 0 else input
+def _at_least(ndim: int, tensors: tuple[Any, ...]) -> Any:
+    """torch's ``atleast_Nd`` call forms: one tensor in, one out; several tensors, or one list
+    or tuple of them, in: a tuple out. Missing dims are leading size-1 dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        t = tensors[0]
+        return t.reshape((1,) * (ndim - t.ndim) + t.shape) if t.ndim < ndim else t
+    items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"atleast_{ndim}d(): expected Tensors, got {type(t).__name__} at position {i}"
+            )
+    return tuple(_at_least(ndim, (t,)) for t in items)
 
 
-def atleast_2d(input: Tensor) -> Tensor:  # noqa: A002
-    """Tensors with fewer than 2 dims get leading size-1 dims."""
-    return input.reshape((1,) * (2 - input.ndim) + input.shape) if input.ndim < 2 else input
+def atleast_1d(*tensors: Any) -> Any:
+    """A 0-d tensor as shape (1,); others unchanged (several tensors or a list: a tuple)."""
+    return _at_least(1, tensors)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Tensors with fewer than 2 dims get leading size-1 dims (several or a list: a tuple)."""
+    return _at_least(2, tensors)

@@ -27,7 +27,10 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 
 
 def _shifted(xp: Any, x: Any, dim: int) -> Any:
-    """``x - max(x, dim)``; rows that are all -inf stay -inf - (-inf) = nan (as PyTorch)."""
+    """``x - max(x, dim)``; rows that are all -inf stay -inf - (-inf) = nan (as PyTorch). An
+    empty ``x`` has no max to take (and nothing to shift)."""
+    if x.size == 0:
+        return x
     return xp.subtract(x, xp.max(x, axis=dim, keepdims=True))
 
 
@@ -42,7 +45,8 @@ class _Normalize(Function):
     @staticmethod
     def forward(ctx: Any, x: Any, dim: int) -> Any:
         cls = type(ctx)
-        fused = cls.contract.find(ctx.backend)  # a backend's own kernel, arrays in and out
+        # a backend's own kernel, arrays in and out (an empty input has nothing to compute)
+        fused = cls.contract.find(ctx.backend) if x.size else None
         out = None if fused is None else fused.forward(ctx.backend, x, dim)
         if out is None:
             out = cls.values(ctx.xp, x, dim)

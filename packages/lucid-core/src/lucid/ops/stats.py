@@ -303,7 +303,7 @@ def cov(
         norm = 0
     xm = x - avg
     c: Tensor = ((xm if w is None else xm * w) @ xm.mT) / norm
-    return c.squeeze() if input.ndim < 2 else c
+    return c.reshape(()) if c.shape[0] == 1 else c  # one variable: a 0-d result, as torch
 
 
 def corrcoef(input: Tensor) -> Tensor:  # noqa: A002
@@ -331,6 +331,8 @@ def diff(
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, input.ndim)
+    if n == 0:  # torch returns the input itself, without prepend and append
+        return input
     parts = [t for t in (prepend, input, append) if t is not None]
     x = cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):

@@ -36,13 +36,28 @@ def parse_to(*args: Any, **kwargs: Any) -> ToArgs:
     if kwargs:
         fmt = _memory_format.check(kwargs.pop("memory_format", None), "to")
         device, dtype, non_blocking, copy = _keywords(kwargs)
+    flags: list[bool] = []
     for a in args:
+        if isinstance(a, bool):
+            # torch's overloads: to(dtype|device|tensor, ..., non_blocking=False, copy=False)
+            flags.append(a)
+            continue
+        if flags:
+            raise TypeError(
+                "to() takes non_blocking and copy after the device, dtype or tensor; got "
+                f"{type(a).__name__} after a bool"
+            )
         if isinstance(a, dtypes.dtype):
             dtype = a
         elif isinstance(a, _tensor.Tensor):
             device, dtype = a.device, a.dtype
         elif a is not None:
             device = a
+    if len(flags) > 2:
+        raise TypeError(f"to() takes at most 2 flags (non_blocking, copy), got {len(flags)}")
+    if flags:
+        non_blocking = non_blocking or flags[0]
+        copy = copy or (len(flags) > 1 and flags[1])
     if dtype is not None and type(dtype) is not dtypes.dtype:
         dtype = dtypes.to_dtype(dtype)
     return ToArgs(device, dtype, non_blocking, copy, fmt)

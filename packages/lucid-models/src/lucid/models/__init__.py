@@ -33,6 +33,15 @@ from lucid.models.bert import (
     bert_large,
     bert_large_classifier,
 )
+from lucid.models.coatnet import (
+    CoAtNet,
+    coatnet_0_224,
+    coatnet_1_224,
+    coatnet_2_224,
+    coatnet_3_224,
+    coatnet_4_224,
+    coatnet_5_224,
+)
 from lucid.models.convnext import (
     ConvNeXt,
     convnext_base,
@@ -40,12 +49,63 @@ from lucid.models.convnext import (
     convnext_small,
     convnext_tiny,
 )
+from lucid.models.convnextv2 import (
+    ConvNeXtV2,
+    GlobalResponseNorm,
+    convnextv2_atto,
+    convnextv2_base,
+    convnextv2_femto,
+    convnextv2_huge,
+    convnextv2_large,
+    convnextv2_nano,
+    convnextv2_pico,
+    convnextv2_small,
+    convnextv2_tiny,
+)
+from lucid.models.crossvit import (
+    CrossVit,
+    crossvit_9_240,
+    crossvit_9_dagger_240,
+    crossvit_15_240,
+    crossvit_15_dagger_240,
+    crossvit_18_240,
+    crossvit_18_dagger_240,
+    crossvit_base_240,
+    crossvit_small_240,
+    crossvit_tiny_240,
+)
+from lucid.models.cspnet import (
+    CrossStage,
+    CspNet,
+    cspdarknet53,
+    cspresnet50,
+    cspresnext50,
+)
+from lucid.models.cvt import (
+    CvtConfig,
+    CvtForImageClassification,
+    cvt_13,
+    cvt_21,
+    cvt_w24,
+)
+from lucid.models.ddpm import (
+    DDPMScheduler,
+    DDPMUNet,
+    ddpm_256,
+    ddpm_cifar10,
+)
 from lucid.models.densenet import (
     DenseNet,
     densenet121,
     densenet161,
     densenet169,
     densenet201,
+)
+from lucid.models.efficientformer import (
+    EfficientFormer,
+    efficientformer_l1,
+    efficientformer_l3,
+    efficientformer_l7,
 )
 from lucid.models.efficientnet import (
     EfficientNet,
@@ -87,6 +147,13 @@ from lucid.models.inception import (
     InceptionOutputs,
     inception_v3,
 )
+from lucid.models.inception_next import (
+    InceptionDWConv2d,
+    MetaNeXt,
+    inception_next_base,
+    inception_next_small,
+    inception_next_tiny,
+)
 from lucid.models.lenet import (
     LeNet1,
     LeNet4,
@@ -95,6 +162,13 @@ from lucid.models.lenet import (
     lenet4,
     lenet5,
     lenet5_classic,
+)
+from lucid.models.maxvit import (
+    MaxVit,
+    maxvit_base_tf_224,
+    maxvit_large_tf_224,
+    maxvit_small_tf_224,
+    maxvit_tiny_tf_224,
 )
 from lucid.models.mnasnet import (
     MNASNet,
@@ -116,6 +190,23 @@ from lucid.models.mobilenetv3 import (
     mobilenet_v3_large,
     mobilenet_v3_small,
 )
+from lucid.models.ncsn import (
+    NCSN,
+    anneal_dsm_loss,
+    anneal_langevin_dynamics,
+    ncsn_cifar10,
+    ncsn_mnist,
+)
+from lucid.models.pvt import (
+    PyramidVisionTransformerV2,
+    pvt_v2_b0,
+    pvt_v2_b1,
+    pvt_v2_b2,
+    pvt_v2_b2_li,
+    pvt_v2_b3,
+    pvt_v2_b4,
+    pvt_v2_b5,
+)
 from lucid.models.regnet import (
     RegNet,
     regnet_x_1_6gf,
@@ -133,6 +224,16 @@ from lucid.models.regnet import (
     regnet_y_128gf,
     regnet_y_400mf,
     regnet_y_800mf,
+)
+from lucid.models.resnest import (
+    ResNestBottleneck,
+    SplitAttn,
+    resnest14d,
+    resnest26d,
+    resnest50d,
+    resnest101e,
+    resnest200e,
+    resnest269e,
 )
 from lucid.models.resnet import (
     ResNet,
@@ -167,6 +268,15 @@ from lucid.models.shufflenet import (
     shufflenet_v2_x1_0,
     shufflenet_v2_x1_5,
     shufflenet_v2_x2_0,
+)
+from lucid.models.sknet import (
+    SelectiveKernel,
+    SelectiveKernelBasic,
+    SelectiveKernelBottleneck,
+    skresnet18,
+    skresnet34,
+    skresnet50,
+    skresnext50_32x4d,
 )
 from lucid.models.squeezenet import (
     SqueezeNet,
@@ -372,4 +482,88 @@ __all__ = [
     "WideResNet",
     "Xception",
     "ZFNet",
+    "PyramidVisionTransformerV2",
+    "pvt_v2_b0",
+    "pvt_v2_b1",
+    "pvt_v2_b2",
+    "pvt_v2_b2_li",
+    "pvt_v2_b3",
+    "pvt_v2_b4",
+    "pvt_v2_b5",
+    "CrossVit",
+    "crossvit_9_240",
+    "crossvit_9_dagger_240",
+    "crossvit_15_240",
+    "crossvit_15_dagger_240",
+    "crossvit_18_240",
+    "crossvit_18_dagger_240",
+    "crossvit_base_240",
+    "crossvit_small_240",
+    "crossvit_tiny_240",
+    "EfficientFormer",
+    "efficientformer_l1",
+    "efficientformer_l3",
+    "efficientformer_l7",
+    "MaxVit",
+    "maxvit_base_tf_224",
+    "maxvit_large_tf_224",
+    "maxvit_small_tf_224",
+    "maxvit_tiny_tf_224",
+    "CoAtNet",
+    "coatnet_0_224",
+    "coatnet_1_224",
+    "coatnet_2_224",
+    "coatnet_3_224",
+    "coatnet_4_224",
+    "coatnet_5_224",
+    "CvtConfig",
+    "CvtForImageClassification",
+    "cvt_13",
+    "cvt_21",
+    "cvt_w24",
+    "ddpm_256",
+    "ddpm_cifar10",
+    "DDPMScheduler",
+    "DDPMUNet",
+    "NCSN",
+    "anneal_dsm_loss",
+    "anneal_langevin_dynamics",
+    "ncsn_cifar10",
+    "ncsn_mnist",
+    "resnest14d",
+    "resnest26d",
+    "resnest50d",
+    "resnest101e",
+    "resnest200e",
+    "resnest269e",
+    "ResNestBottleneck",
+    "SplitAttn",
+    "SelectiveKernel",
+    "SelectiveKernelBasic",
+    "SelectiveKernelBottleneck",
+    "skresnet18",
+    "skresnet34",
+    "skresnet50",
+    "skresnext50_32x4d",
+    "CspNet",
+    "CrossStage",
+    "cspdarknet53",
+    "cspresnet50",
+    "cspresnext50",
+    "ConvNeXtV2",
+    "GlobalResponseNorm",
+    "convnextv2_atto",
+    "convnextv2_femto",
+    "convnextv2_pico",
+    "convnextv2_nano",
+    "convnextv2_tiny",
+    "convnextv2_small",
+    "convnextv2_base",
+    "convnextv2_large",
+    "convnextv2_huge",
+    "MetaNeXt",
+    "InceptionDWConv2d",
+    "inception_next_tiny",
+    "inception_next_small",
+    "inception_next_base",
 ]

@@ -15,6 +15,7 @@ from lucid.nn import grad as grad
 from lucid.nn import init as init
 from lucid.nn import parallel as parallel
 from lucid.nn import utils as utils
+from lucid.nn._compiled import OptimizedModule as OptimizedModule
 from lucid.nn.containers import ModuleDict as ModuleDict
 from lucid.nn.containers import ModuleList as ModuleList
 from lucid.nn.containers import ParameterDict as ParameterDict

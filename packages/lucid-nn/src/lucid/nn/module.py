@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from lucid import Tensor, as_tensor, dtypes, preserve_format
 from lucid.autograd import no_grad
+from lucid.compiler import compile as lucid_compile
 from lucid.cuda import NOT_COMPILED
 from lucid.nn import _hooks
 from lucid.nn.parameter import Buffer, Parameter, is_lazy
@@ -87,7 +88,24 @@ class Module:
     forward: Callable[..., Any] = _forward_unimplemented
 
     # -- calling ------------------------------------------------------------------------------
+    _compiled_call_impl: Callable[..., Any] | None = None  # set by Module.compile()
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        compiled = self._compiled_call_impl
+        if compiled is not None:  # Module.compile(): the call (hooks and forward) replayed
+            return compiled(*args, **kwargs)
+        if not (  # (_call_impl's body, inline: no extra frame per module call)
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """The call without ``compile``: forward hooks around ``forward``."""
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
@@ -570,6 +588,13 @@ class Module:
         for m in self.modules():
             object.__setattr__(m, "training", mode)
         return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Compile this module's calls in place with :func:`lucid.compile` (its arguments):
+        the module stays itself (same ``state_dict`` keys), its ``__call__`` replays the
+        capture, as ``torch.nn.Module.compile``."""
+        object.__setattr__(self, "_compiled_call_impl",
+                           lucid_compile(self._call_impl, *args, **kwargs))  # fmt: skip
 
     def eval(self: T) -> T:
         """Set evaluation mode (``train(False)``): dropout off, batch norm uses its running

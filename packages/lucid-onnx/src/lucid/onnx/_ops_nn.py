@@ -175,3 +175,48 @@ def _fused_lstm(ctx: Context, call: Call) -> list[str]:
         h = g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", c))
         outs[t] = g.op("Unsqueeze", h, g.ints([0]))
     return [g.op("Concat", *outs, axis=0), h, c]
+
+
+@converts("lucid.nn.modules.rnn._FusedGRU")
+def _fused_gru(ctx: Context, call: Call) -> list[str]:
+    """One GRU layer and direction (lucid-nn's fused kernel) as its reference's ops
+    (``_cell_reference``, gate order r, z, n), unrolled over the steps, as ``_FusedLSTM``."""
+    return _unrolled_cell(ctx, call, "GRU")
+
+
+@converts("lucid.nn.modules.rnn._FusedRNN")
+def _fused_rnn(ctx: Context, call: Call) -> list[str]:
+    """One Elman RNN layer and direction (lucid-nn's fused kernel) as its reference's ops,
+    unrolled over the steps, as ``_FusedLSTM``."""
+    return _unrolled_cell(ctx, call, "Tanh" if call.args[6] == "tanh" else "Relu")
+
+
+def _unrolled_cell(ctx: Context, call: Call, kind: str) -> list[str]:
+    x, h0, w_ih, w_hh, b_ih, b_hh = call.args[:6]
+    reverse = call.args[-1]
+    g = ctx.graph
+    steps, hidden = int(x.shape[0]), int(w_hh.shape[1])
+
+    def linear(a: str, w_t: str, b: Tensor | None) -> str:
+        out = g.op("MatMul", a, w_t)
+        return out if b is None else g.op("Add", out, ctx.name(b))
+
+    w_ih_t, w_hh_t = (g.op("Transpose", ctx.name(w), perm=[1, 0]) for w in (w_ih, w_hh))
+    proj = linear(ctx.name(x), w_ih_t, b_ih)  # every step's input projection in one MatMul
+    parts = g.node("Split", [proj, g.ints([1] * steps)], steps, axis=0)
+    h = ctx.name(h0)
+    outs: list[str] = [""] * steps
+    for t in range(steps - 1, -1, -1) if reverse else range(steps):
+        xt = g.op("Squeeze", parts[t], g.ints([0]))
+        hh = linear(h, w_hh_t, b_hh)
+        if kind == "GRU":
+            xr, xz, xn = g.node("Split", [xt, g.ints([hidden] * 3)], 3, axis=-1)
+            hr, hz, hn = g.node("Split", [hh, g.ints([hidden] * 3)], 3, axis=-1)
+            r = g.op("Sigmoid", g.op("Add", xr, hr))
+            z = g.op("Sigmoid", g.op("Add", xz, hz))
+            n = g.op("Tanh", g.op("Add", xn, g.op("Mul", r, hn)))
+            h = g.op("Add", n, g.op("Mul", z, g.op("Sub", h, n)))
+        else:
+            h = g.op(kind, g.op("Add", xt, hh))
+        outs[t] = g.op("Unsqueeze", h, g.ints([0]))
+    return [g.op("Concat", *outs, axis=0), h]

@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from . import lr_scheduler
+from ._stateless import swap_in_optimizer_params_and_state
 from .adadelta import Adadelta
 from .adafactor import Adafactor
 from .adagrad import Adagrad
@@ -25,6 +26,7 @@ from .adamax import Adamax
 from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer, required
 from .radam import RAdam
@@ -43,6 +45,7 @@ __all__ = [
     "AdamW",
     "Adamax",
     "Lion",
+    "Muon",
     "NAdam",
     "Optimizer",
     "RAdam",
@@ -50,6 +53,7 @@ __all__ = [
     "Rprop",
     "lr_scheduler",
     "required",
+    "swap_in_optimizer_params_and_state",
 ]  # not swa_utils: `from lucid.optim import *` must work without lucid-nn
 
 if TYPE_CHECKING:

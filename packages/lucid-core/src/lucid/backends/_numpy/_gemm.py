@@ -11,7 +11,7 @@ cores that the pool's threads need next. So ``matmul`` runs
   BLAS thread each;
 - mid-sized ones (``THREADED_FLOPS`` and up) on OpenBLAS's threads where the last parallel work
   was not lucid's (``_parallel``), else split over numba's threads where the compiled kernels
-  are in use, else on one BLAS thread;
+  are in use and the pool did not run the last parallel work, else on one BLAS thread;
 - the rest on one BLAS thread (switching the setting is cheap: docs/performance.md).
 
 A GEMM whose inner dimension is huge and whose result is tiny (a weight gradient ``col^T @ dy``
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends._numpy import _compiled, _parallel
-from lucid.backends._numpy._parallel import OPENBLAS, blas_threads, in_worker
+from lucid.backends._numpy._parallel import OPENBLAS, POOL, blas_threads, in_worker
 
 # OpenBLAS runs products below about this many FLOPs on one thread by itself.
 _TINY_FLOPS = 2 * 64**3
@@ -63,10 +63,16 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
             return np.matmul(a, b, out=out)
         np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
         return out
+    if a.ndim > 1 and b.ndim > 1 and a.shape[-1] == 1 and b.shape[-2] == 1:
+        # An outer product (a batch-1 Linear's weight gradient): NumPy's matmul takes its
+        # non-BLAS loop for an inner dimension of 1, ~3x slower than the broadcast multiply,
+        # which gives the same bits (one product per element, docs/performance.md).
+        return np.multiply(a, b)
     if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
         # A stack of matrices times one matrix is one GEMM over all the rows: NumPy runs one
         # GEMM per matrix of the stack (a Linear on (12, 64, 128): 1.6x slower).
-        flat = matmul(a.reshape(-1, a.shape[-1]), b)
+        rows = int(np.prod(a.shape[:-1]))  # not -1: a (.., 0) stack has no size to infer it
+        flat = matmul(a.reshape(rows, a.shape[-1]), b)
         return flat.reshape(*a.shape[:-1], b.shape[-1])
     m, n, flops = _product(a, b)
     if flops <= _TINY_FLOPS:
@@ -82,9 +88,12 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         if blas_threads.openblas_may_run():
             blas_threads.ran(OPENBLAS)
             return np.matmul(a, b)  # OpenBLAS's threads (one, inside single_blas_thread)
-        split = _compiled_matmul(a, b, flops)
-        if split is not None:
-            return split
+        if blas_threads.last != POOL:
+            # Not after the pool: numba's spinning threads would hold the core its next split
+            # needs (a GPT step: ~100 ms of CPU a step in spin, docs/performance.md).
+            split = _compiled_matmul(a, b, flops)
+            if split is not None:
+                return split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
 

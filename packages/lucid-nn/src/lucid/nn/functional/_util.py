@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import lucid
 from lucid import Tensor
 from lucid.autograd import no_grad
 from lucid.autograd.function import once_differentiable
@@ -96,3 +97,14 @@ def check_float(name: str, x: Any) -> Tensor:
     if not x.dtype.is_floating_point:  # torch: NotImplementedError ("not implemented for")
         raise NotImplementedError(f"{name}(): expected a floating point input, got {x.dtype}")
     return x
+
+
+def promote_float(name: str, x: Any) -> Tensor:
+    """``x`` itself when floating, an integer or bool tensor converted to the default dtype (the
+    ops torch computes in floating point whatever the input: ``poisson_nll_loss``,
+    ``local_response_norm``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if x.dtype.is_floating_point or x.dtype.is_complex:
+        return x
+    return x.to(lucid.get_default_dtype())

@@ -105,7 +105,8 @@ def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
     """Softmax over the last dim; rows masked out entirely give zeros (torch's SDPA), not NaN."""
     if masked:
         dead = (scores == -math.inf).all(dim=-1, keepdim=True)
-        if bool(dead.any()):
+        # (while lucid.compile captures, the masked path always: the same values, no branch on them)
+        if lucid.compiler.is_compiling() or bool(dead.any()):
             weights: Tensor = softmax(scores.masked_fill(dead, 0.0), dim=-1)
             return weights.masked_fill(dead, 0.0)
     return softmax(scores, dim=-1)

@@ -14,14 +14,14 @@ from typing import Any
 import lucid
 from lucid import Tensor, arange, dtypes
 from lucid.amp.autocast_mode import float32_op
-from lucid.autograd import Function
-from lucid.autograd.function import once_differentiable
+from lucid.autograd import Function, grad_mode
 from lucid.nn.functional._util import (
     REDUCTIONS,
     apply_reduction,
     check_float,
     check_reduction,
     legacy_reduction,
+    promote_float,
     wrap,
 )
 from lucid.nn.functional.activation import log_softmax, logsigmoid
@@ -215,6 +215,7 @@ class _CrossEntropy(Function):
     def forward(
         ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, smoothing: float, reduction: str
     ) -> Any:
+        ctx.save_for_backward(x)  # a double backward recomputes the softmax from it
         xp = ctx.xp
         m, c = x.shape
         shifted = x - xp.max(x, axis=1, keepdims=True)
@@ -244,8 +245,9 @@ class _CrossEntropy(Function):
         return total / ctx.denom
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, g: Tensor) -> Any:
+        if grad_mode.is_grad_enabled():  # create_graph: the same gradient, differentiable
+            return (_cross_entropy_grad(ctx, g), None, None, None, None, None)
         xp = ctx.xp
         probs, tt, w_t, eps = ctx.probs, ctx.tt, ctx.w_t, ctx.smoothing
         m, c = probs.shape
@@ -268,6 +270,32 @@ class _CrossEntropy(Function):
             nonzero = ctx.denom != 0
             grad = grad * (xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1))
         return wrap(ctx, grad.astype(probs.dtype)), None, None, None, None, None
+
+
+def _cross_entropy_grad(ctx: Any, g: Tensor) -> Tensor:
+    """_CrossEntropy's input gradient ``(p * s - k) * g'`` in lucid ops on the saved logits
+    (so a double backward, ``jvp`` or ``hessian`` goes through it): ``p = softmax(x)``, ``s``
+    the per-row weight sum, ``k`` the constant targets-and-smoothing part."""
+    xp = ctx.xp
+    (x,) = ctx.saved_tensors
+    dt = ctx.probs.dtype
+    m, c = ctx.probs.shape
+    eps, validf = ctx.smoothing, ctx.validf
+    a_sum = ctx.w_t * (1 - eps)
+    s, k = a_sum, xp.zeros((m, c), dtype=dt)
+    if eps > 0:
+        wv = xp.ones(c, dtype=dt) if ctx.w is None else ctx.w
+        s = s + validf * (eps / c) * xp.sum(wv)
+        k = k + (validf * (eps / c)).reshape(m, 1) * wv.reshape(1, c)
+    k = ctx.backend.setitem(k, (ctx.rows, ctx.tt), k[ctx.rows, ctx.tt] + a_sum)
+    gx: Tensor = x.softmax(1) * wrap(ctx, s.reshape(m, 1).astype(dt)) - wrap(ctx, k.astype(dt))
+    if ctx.reduction == "none":
+        return gx * g.reshape(m, 1)
+    if ctx.reduction == "mean":  # every target ignored: the loss is nan, its gradient 0
+        denom = ctx.denom if ctx.denom != 0 else xp.ones((), dtype=dt)
+        g = g * float(ctx.denom != 0) / wrap(ctx, xp.asarray(denom, dtype=dt))
+    out: Tensor = gx * g
+    return out
 
 
 def _class_last(input: Tensor) -> Tensor:
@@ -484,10 +512,11 @@ def hinge_embedding_loss(
     input: Tensor, target: Tensor, margin: float = 1.0, size_average: bool | None = None,
     reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
-    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1."""
+    """``x`` where target is 1, ``max(0, margin - x)`` where target is -1 (as torch, any other
+    target value gets both terms)."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
-    pos = (target == 1).to(input.dtype)
-    neg = (target == -1).to(input.dtype)
+    pos = (target != -1).to(input.dtype)
+    neg = (target != 1).to(input.dtype)
     loss = pos * input + neg * (margin - input).clamp(min=0.0)
     return apply_reduction(loss, reduction)
 
@@ -539,6 +568,9 @@ def poisson_nll_loss(
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
     """
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    input = promote_float("poisson_nll_loss", input)  # torch computes integer counts in float
+    if isinstance(target, Tensor) and not target.dtype.is_floating_point:
+        target = target.to(input.dtype)
     _pointwise("poisson_nll_loss", input, target)
     if log_input:
         loss = input.exp() - target * input

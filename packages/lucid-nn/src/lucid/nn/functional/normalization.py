@@ -3,7 +3,9 @@ instance_norm, local_response_norm, normalize, rms_norm.
 
 batch_norm and layer_norm are single Functions that a backend's array kernel may compute
 (``kernels.BATCH_NORM``, ``kernels.LAYER_NORM``: arrays in, arrays out, or None to let the
-reference below run). They have no double backward (a clear DoubleBackwardError says so).
+reference below run). Their backward is fused on arrays; under ``create_graph=True`` (double
+backward, ``jvp``/``jacfwd``/``hessian``) it is computed instead from the same formulas in
+differentiable lucid ops on the saved input (``_norm_grads``).
 """
 
 from __future__ import annotations
@@ -12,9 +14,14 @@ from typing import Any
 
 import lucid
 from lucid import Tensor, kernels
-from lucid.autograd import Function, no_grad
-from lucid.autograd.function import once_differentiable
-from lucid.nn.functional._util import check_float, fused_backward, fused_forward, wrap
+from lucid.autograd import Function, grad_mode, no_grad
+from lucid.nn.functional._util import (
+    check_float,
+    fused_backward,
+    fused_forward,
+    promote_float,
+    wrap,
+)
 
 __all__ = [
     "batch_norm",
@@ -25,6 +32,36 @@ __all__ = [
     "normalize",
     "rms_norm",
 ]
+
+
+def _norm_grads(
+    x: Tensor,
+    w: Tensor | None,
+    g: Tensor,
+    axes: tuple[int, ...],
+    red: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    eps: float,
+    needs: tuple[bool, ...],
+) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """(dx, dweight, dbias) of ``(x - mean) / sqrt(var + eps) * w + b``, normalised over
+    ``axes``, in lucid ops (so differentiable again); ``w`` broadcasts as ``w_shape`` and its
+    gradient sums over ``red``."""  # fmt: skip
+    mean = x.mean(dim=axes, keepdim=True)
+    xc = x - mean
+    invstd = ((xc * xc).mean(dim=axes, keepdim=True) + eps).rsqrt()
+    xhat = xc * invstd
+    gx = gw = gb = None
+    if needs[0]:
+        gxhat = g if w is None else g * w.reshape(w_shape)
+        m1 = gxhat.mean(dim=axes, keepdim=True)
+        m2 = (gxhat * xhat).mean(dim=axes, keepdim=True)
+        gx = invstd * (gxhat - m1 - xhat * m2)
+    if needs[1]:
+        gw = (g * xhat).sum(dim=red)
+    if needs[2]:
+        gb = g.sum(dim=red)
+    return gx, gw, gb
 
 
 def _normalize(xp: Any, x: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any, Any, Any]:
@@ -45,14 +82,16 @@ class _BatchNorm(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+        ctx.eps = eps
         fused = kernels.BATCH_NORM.find(ctx.backend)
         done = None if fused is None else fused.forward(ctx.backend, x, weight, bias, eps)
         ctx.fused = None if done is None else fused
         if done is not None:
             y, batch_mean, batch_var, ctx.stats = done
-            ctx.save_for_backward(x)  # the kernel's backward reads x: checked for in-place changes
+            ctx.save_for_backward(x, weight)  # the kernel's backward reads x (in-place check)
             ctx.mark_non_differentiable(batch_mean, batch_var)
             return y, batch_mean, batch_var
+        ctx.save_for_backward(x, weight)  # a double backward recomputes from them
         xp = ctx.xp
         n, c = x.shape[:2]
         x3 = x.reshape(n, c, -1)
@@ -72,10 +111,15 @@ class _BatchNorm(Function):
         return y.reshape(x.shape), mean, var
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, g: Tensor, _gm: Any, _gv: Any) -> Any:
+        if grad_mode.is_grad_enabled():  # create_graph: the same gradients, differentiable
+            x, w = ctx.saved_tensors
+            axes = (0, *range(2, x.ndim))
+            shape = (1, -1) + (1,) * (x.ndim - 2)
+            grads = _norm_grads(x, w, g, axes, axes, shape, ctx.eps, ctx.needs_input_grad[:3])
+            return (*grads, None)
         if ctx.fused is not None:
-            (x,) = ctx.saved_tensors
+            x, _ = ctx.saved_tensors
             grads = ctx.fused.backward(ctx.backend, x.array, g.array, ctx.stats,
                                        ctx.needs_input_grad[:3])  # fmt: skip
             return (*[None if a is None else wrap(ctx, a) for a in grads], None)
@@ -100,6 +144,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
+        ctx.save_for_backward(x, weight)  # a double backward recomputes from them
+        ctx.nd, ctx.eps = nd, eps
         y = fused_forward(ctx, kernels.LAYER_NORM, x, weight, bias, nd, eps)
         if y is not None:
             return y
@@ -113,8 +159,13 @@ class _LayerNorm(Function):
         return y
 
     @staticmethod
-    @once_differentiable
     def backward(ctx: Any, g: Tensor) -> Any:
+        if grad_mode.is_grad_enabled():  # create_graph: the same gradients, differentiable
+            x, w = ctx.saved_tensors
+            lead = x.ndim - ctx.nd
+            axes, red = tuple(range(lead, x.ndim)), tuple(range(lead))
+            needs = ctx.needs_input_grad[:3]
+            return (*_norm_grads(x, w, g, axes, red, x.shape[lead:], ctx.eps, needs), None, None)
         if ctx.fused is not None:
             return fused_backward(ctx, g)
         xp, axes, w = ctx.xp, ctx.axes, ctx.w
@@ -300,13 +351,18 @@ def local_response_norm(
     As in AlexNet (Krizhevsky et al., 2012) and PyTorch: the window is zero-padded, and the
     sum is averaged over ``size`` (so ``alpha`` multiplies the mean).
     """
-    check_float("local_response_norm", input)
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"local_response_norm(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
     if input.ndim < 3:
         raise ValueError(
             f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
         )
     if input.numel() == 0:
-        return input
+        return input  # torch too returns an empty input as it is, of any dtype
+    if input.dtype is lucid.bool:
+        input = promote_float("local_response_norm", input)
     c = input.shape[1]
     sq = input * input
     before, after = size // 2, (size - 1) // 2
@@ -325,7 +381,11 @@ def local_response_norm(
     window = padded[:, 0:c]
     for i in range(1, size):
         window = window + padded[:, i : i + c]
-    div = (window * (alpha / size) + k) ** beta
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        scaled = window * (alpha / size)
+    else:  # torch averages integer squares with avg_pool, whose integer mean truncates
+        scaled = lucid.div(window, size, rounding_mode="floor") * alpha
+    div = (scaled + k) ** beta
     return input / div
 
 

@@ -9,10 +9,12 @@ import numpy as np
 import lucid
 from lucid import Tensor, dtypes
 from lucid.autograd import no_grad
+from lucid.compiler import value_check
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
+@value_check
 def _check_indices(name: str, input: Tensor, n: int) -> None:
     if (
         not isinstance(input, Tensor)

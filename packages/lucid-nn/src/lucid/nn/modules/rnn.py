@@ -111,9 +111,105 @@ class _FusedLSTM(Function):
         return (*[None if a is None else wrap(a, ctx.backend) for a in grads], None)
 
 
-def _fusable(x: Tensor, params: list[Tensor | None]) -> bool:
-    """Whether ``_FusedLSTM`` runs: a backend with ``kernels.LSTM`` and one float dtype."""
-    if kernels.LSTM.find(x._backend) is None or x.dtype not in (lucid.float32, lucid.float64):
+def _cell_reference(mode: str, x: Tensor, h0: Tensor, w_ih: Tensor, w_hh: Tensor,
+                    b_ih: Tensor | None, b_hh: Tensor | None,
+                    reverse: bool) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """One GRU or Elman RNN layer and direction over padded steps in lucid ops: the fused
+    kernels' oracle and their double backward."""
+    step = _step_for(mode)
+    proj = F.linear(x, w_ih, b_ih)
+    steps = proj.unbind(0)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    outs: list[Tensor] = [None] * len(steps)  # type: ignore[list-item]
+    h = h0
+    for t in order:
+        h = step(steps[t], h, w_hh, b_hh)
+        outs[t] = h
+    return lucid.stack(outs, 0), h
+
+
+class _FusedCell(Function):
+    """One GRU (``_FusedGRU``) or Elman RNN (``_FusedRNN``) layer and direction as one op: a
+    backend's ``kernels.GRU`` / ``kernels.RNN`` computes it, forward and backward; with
+    ``create_graph=True`` the backward differentiates ``_cell_reference``, as ``_FusedLSTM``.
+    The arguments are ``(x, h0, w_ih, w_hh, b_ih, b_hh, *flags)``, the flags the kernel's
+    (the RNN's nonlinearity, then ``reverse``)."""
+
+    @staticmethod
+    def _kernel(backend: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _mode(flags: tuple[Any, ...]) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def forward(cls, ctx: Any, x: Any, h0: Any, w_ih: Any, w_hh: Any, b_ih: Any, b_hh: Any,
+                *flags: Any) -> Any:  # fmt: skip
+        fused = cls._kernel(ctx.backend)
+        assert fused is not None  # _fusable checked
+        out, ctx.residuals = fused.forward(ctx.backend, x, h0, w_ih, w_hh, b_ih, b_hh, *flags)
+        ctx.fused, ctx.flags = fused, flags
+        ctx.save_for_backward(x, h0, w_ih, w_hh, b_ih, b_hh)
+        return out
+
+    @classmethod
+    def backward(cls, ctx: Any, dy: Any, dh: Any) -> Any:
+        saved = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        tail = (None,) * len(ctx.flags)
+        if is_grad_enabled():  # a graph of the gradient: differentiate the reference
+            with enable_grad():
+                x, h0, w_ih, w_hh, b_ih, b_hh = saved
+                outs = _cell_reference(cls._mode(ctx.flags), x, h0, w_ih, w_hh, b_ih, b_hh,
+                                       ctx.flags[-1])  # fmt: skip
+                pairs = [(o, gr) for o, gr in zip(outs, (dy, dh)) if gr is not None]
+                wanted = [t for t, need in zip(saved, needs) if need]
+                got = iter(lucid.autograd.grad([o for o, _ in pairs], wanted,
+                                               [gr for _, gr in pairs], create_graph=True,
+                                               allow_unused=True))  # fmt: skip
+            return (*[next(got) if need else None for need in needs[:6]], *tail)
+        arrays = tuple(None if gr is None else gr.array for gr in (dy, dh))
+        grads = ctx.fused.backward(ctx.backend, ctx.residuals, arrays, needs)
+        wrap = Tensor.from_backend_array
+        return (*[None if a is None else wrap(a, ctx.backend) for a in grads], *tail)
+
+
+class _FusedGRU(_FusedCell):
+    """One GRU layer and direction as one op (``kernels.GRU``); flags ``(reverse,)``."""
+
+    @staticmethod
+    def _kernel(backend: Any) -> Any:
+        return kernels.GRU.find(backend)
+
+    @staticmethod
+    def _mode(flags: tuple[Any, ...]) -> str:
+        return "GRU"
+
+
+class _FusedRNN(_FusedCell):
+    """One Elman RNN layer and direction as one op (``kernels.RNN``); flags
+    ``(nonlinearity, reverse)``."""
+
+    @staticmethod
+    def _kernel(backend: Any) -> Any:
+        return kernels.RNN.find(backend)
+
+    @staticmethod
+    def _mode(flags: tuple[Any, ...]) -> str:
+        return "RNN_TANH" if flags[0] == "tanh" else "RNN_RELU"
+
+
+_CONTRACTS: dict[str, kernels.KernelContract[Any]] = {
+    "LSTM": kernels.LSTM, "GRU": kernels.GRU, "RNN_TANH": kernels.RNN, "RNN_RELU": kernels.RNN,
+}  # fmt: skip
+
+
+def _fusable(x: Tensor, params: list[Tensor | None], mode: str = "LSTM") -> bool:
+    """Whether the fused op for ``mode`` runs (``_FusedLSTM``, ``_FusedGRU``, ``_FusedRNN``): a
+    backend with its kernel and one float dtype."""
+    found = _CONTRACTS[mode].find(x._backend)
+    if found is None or x.dtype not in (lucid.float32, lucid.float64):
         return False
     return all(p is None or (p.dtype == x.dtype and p._backend is x._backend) for p in params)
 
@@ -302,6 +398,17 @@ class RNNBase(Module):
             ys, h, c = _FusedLSTM.apply_multi(xs, state[0], state[1], w_ih, w_hh, b_ih, b_hh,
                                               reverse)  # fmt: skip
             return ys, (h, c)
+        if (
+            self.mode != "LSTM"
+            and batch_sizes is None
+            and _fusable(xs, [state, w_ih, w_hh, b_ih, b_hh], self.mode)
+        ):
+            if self.mode == "GRU":
+                ys, h = _FusedGRU.apply_multi(xs, state, w_ih, w_hh, b_ih, b_hh, reverse)
+            else:
+                act = "tanh" if self.mode == "RNN_TANH" else "relu"
+                ys, h = _FusedRNN.apply_multi(xs, state, w_ih, w_hh, b_ih, b_hh, act, reverse)
+            return ys, h
         step = _step_for(self.mode)
         if self.proj_size:
             step = functools.partial(_lstm_step, w_hr=getattr(self, f"weight_hr{sfx}"))

@@ -16,7 +16,13 @@ from lucid.nn.utils._memory_format import (
 )
 from lucid.nn.utils._spectral_norm_hook import remove_spectral_norm, spectral_norm
 from lucid.nn.utils._weight_norm_hook import remove_weight_norm, weight_norm
-from lucid.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from lucid.nn.utils.clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
 from lucid.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 from lucid.nn.utils.fusion import (
     fuse_conv_bn_eval,
@@ -27,8 +33,11 @@ from lucid.nn.utils.fusion import (
 from lucid.nn.utils.init import skip_init
 
 __all__ = [
+    "clip_grad_norm",
     "clip_grad_norm_",
     "clip_grad_value_",
+    "clip_grads_with_norm_",
+    "get_total_norm",
     "convert_conv2d_weight_memory_format",
     "convert_conv3d_weight_memory_format",
     "fuse_conv_bn_eval",

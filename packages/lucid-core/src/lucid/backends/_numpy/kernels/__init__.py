@@ -8,10 +8,10 @@ chooses, with its thresholds beside it. Batch norm: blocked one-read statistics 
 sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 ``lucid-core[numba]`` (``pool``). ReLU's gradient: one compiled pass on every core with
 ``lucid-core[numba]`` (``relu``). erf, erfc, GELU and its gradient: one compiled pass, or a
-float32 rational approximation in a few ufunc passes (``special``). LSTM: a layer as one op,
-gates in place (``lstm``). Layer norm: one compiled pass over the rows each way
-(``layernorm``). softmax, log_softmax and their gradients over the last dim: row blocks that
-stay in L2 (``softmax``).
+float32 rational approximation in a few ufunc passes (``special``). LSTM, GRU and Elman RNN:
+a layer as one op, gates in place (``lstm``, ``gru``). Layer norm: one compiled pass over the
+rows each way (``layernorm``). softmax, log_softmax and their gradients over the last dim: row
+blocks that stay in L2 (``softmax``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from lucid.backends._numpy import _settings
 from lucid.backends._numpy.kernels import (
     batchnorm,
     depthwise,
+    gru,
     im2col,
     layernorm,
     lstm,
@@ -121,6 +122,8 @@ def register(backend: Backend) -> None:
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
     kernels.LSTM.register(backend, lstm.CpuLstm)
+    kernels.GRU.register(backend, gru.CpuGru)
+    kernels.RNN.register(backend, gru.CpuRnn)
     kernels.LAYER_NORM.register(backend, layernorm.CpuLayerNorm)
     kernels.SOFTMAX.register(backend, softmax.CpuSoftmax)
     kernels.LOG_SOFTMAX.register(backend, softmax.CpuLogSoftmax)

@@ -18,6 +18,13 @@ import numpy as np
 __all__ = ["CpuLstm"]
 
 
+def _transposed(w: Any) -> Any:
+    """``w.T`` as a C-contiguous copy, for the per-step ``h @ w.T``: OpenBLAS runs a product of
+    few rows ~1.5x slower on the transposed view ((20, 200) x (200, 800): 108 against 72 us,
+    docs/performance.md); the copy costs about one such product."""
+    return np.ascontiguousarray(w.T)
+
+
 def _gate_affine(h: int, dtype: Any) -> tuple[Any, Any]:
     """Per-column scale and shift turning ``tanh(scale * z)`` into the four gates' activations:
     sigmoid for i, f, o (scale 0.5, then ``0.5 t + 0.5``), tanh for g."""
@@ -85,7 +92,7 @@ class CpuLstm:
         cs = np.empty((steps, n, hid), dtype=x.dtype)
         ys = np.empty((steps, n, hid), dtype=x.dtype)
         scale, shift = _gate_affine(hid, x.dtype)
-        w_hh_t = w_hh.T
+        w_hh_t = _transposed(w_hh)
         h, c = h0, c0
         for t in range(steps - 1, -1, -1) if reverse else range(steps):
             acts[t] += h @ w_hh_t

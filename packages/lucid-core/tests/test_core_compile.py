@@ -1,0 +1,138 @@
+"""lucid.compile on functions: torch.compile's conventions, guards, graph breaks, explain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.compiler import Unsupported
+
+
+def _same(a: lucid.Tensor, b: lucid.Tensor) -> None:
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def step(x: lucid.Tensor, w: lucid.Tensor) -> lucid.Tensor:
+    return ((x @ w).tanh() * 2.0).sum()
+
+
+def test_replay_matches_eager_values_and_gradients_on_new_inputs() -> None:
+    lucid.manual_seed(0)
+    w = lucid.randn(4, 3, dtype=lucid.float64, requires_grad=True)
+    compiled = lucid.compile(step)
+    for _ in range(3):
+        x = lucid.randn(5, 4, dtype=lucid.float64)
+        got, want = compiled(x, w), step(x, w)
+        _same(got, want)
+        (g1,) = lucid.autograd.grad(got, w)
+        (g2,) = lucid.autograd.grad(want, w)
+        _same(g1, g2)
+    assert len(compiled.cache) == 1 and compiled.log[0].program is not None
+    assert lucid.autograd.gradcheck(lambda w: compiled(x, w), (w,))
+
+
+def test_guards_shape_dtype_grad_mode_and_python_scalars() -> None:
+    compiled = lucid.compile(lambda x, k: x * k)
+    x = lucid.ones(2)
+    _same(compiled(x, 2), x * 2)
+    _same(compiled(x, 3), x * 3)  # a new scalar: a new signature
+    _same(compiled(lucid.ones(3), 3), lucid.ones(3) * 3)
+    _same(compiled(lucid.ones(3, dtype=lucid.float64), 3), lucid.full((3,), 3.0))
+    with lucid.no_grad():
+        compiled(lucid.ones(3), 3)
+    assert len(compiled.cache) == 5
+
+
+def test_dynamic_and_the_recompile_limit_fall_back_to_eager_with_a_reason() -> None:
+    compiled = lucid.compile(lambda x: x + 1, dynamic=True)
+    _same(compiled(lucid.ones(2)), lucid.full((2,), 2.0))
+    assert compiled.log[0].program is None and "dynamic=True" in compiled.log[0].reasons[0].reason
+    many = lucid.compile(lambda x: x + 1)
+    for n in range(1, lucid.compiler.RECOMPILE_LIMIT + 3):
+        _same(many(lucid.ones(n)), lucid.full((n,), 2.0))
+    assert "recompile_limit" in many.log[-1].reasons[0].reason
+
+
+def test_value_reads_are_graph_breaks_and_fullgraph_names_the_line() -> None:
+    def branchy(x: lucid.Tensor) -> lucid.Tensor:
+        return x * 2 if bool(x.sum() > 0) else x * -1
+
+    compiled = lucid.compile(branchy)
+    for sign in (1.0, -1.0):
+        _same(compiled(lucid.full((2,), sign)), branchy(lucid.full((2,), sign)))
+    report = lucid.compiler.explain(branchy)(lucid.ones(2))
+    assert report.graph_count == 0 and report.graph_break_count == 1
+    assert "Tensor.__bool__()" in str(report)
+    with pytest.raises(Unsupported, match=r"test_core_compile.py:\d+ in branchy"):
+        lucid.compile(branchy, fullgraph=True)(lucid.ones(2))
+
+
+def test_dropout_style_sampling_draws_as_eager_does() -> None:
+    def noisy(x: lucid.Tensor) -> lucid.Tensor:
+        return x * (lucid.rand(*x.shape) >= 0.5).float() + lucid.randn(*x.shape)
+
+    compiled = lucid.compile(noisy)
+    x = lucid.ones(50)
+    for seed in (1, 2, 3):
+        lucid.manual_seed(seed)
+        got = compiled(x)
+        after = lucid.rand(1)
+        lucid.manual_seed(seed)
+        _same(got, noisy(x))
+        _same(after, lucid.rand(1))  # the generator moved on as much
+
+
+def test_inplace_writes_aliases_and_grad_mode_switches_replay() -> None:
+    state = lucid.zeros(3)
+
+    def f(x: lucid.Tensor) -> lucid.Tensor:
+        buf = lucid.zeros(3)  # a factory constant written in place: fresh at every call
+        buf[1:] = x[:2]
+        with lucid.no_grad():
+            state.add_(x)  # an outside buffer: written at every call
+        return (buf + x.detach() * 0 + x).sum()
+
+    compiled = lucid.compile(f)
+    x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for _ in range(3):
+        out = compiled(x)
+        assert out.item() == 9.0 and out.requires_grad
+    _same(state, lucid.tensor([3.0, 6.0, 9.0]))
+    out.backward()
+    _same(x.grad, lucid.tensor([2.0, 2.0, 1.0]))
+
+
+def test_api_conventions() -> None:
+    @lucid.compile(mode="reduce-overhead")
+    def double(x: lucid.Tensor) -> lucid.Tensor:
+        return x * 2
+
+    assert double.__name__ == "double" and double.__wrapped__ is not None
+    _same(double(lucid.ones(2)), lucid.full((2,), 2.0))
+    assert lucid.compile(step, disable=True) is step
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast"):
+        lucid.compile(step, mode="fast")
+    with pytest.raises(RuntimeError, match="Invalid backend: 'tvm'"):
+        lucid.compile(step, backend="tvm")
+    with pytest.raises(RuntimeError, match="expects a callable"):
+        lucid.compile(3)
+    assert "inductor" in lucid.compiler.list_backends()
+    lucid.compiler.reset()
+    assert not double.cache
+
+
+def test_disable_and_is_compiling() -> None:
+    seen: list[bool] = []
+
+    @lucid.compiler.disable
+    def log(x: lucid.Tensor) -> lucid.Tensor:
+        seen.append(lucid.compiler.is_compiling())
+        return x
+
+    compiled = lucid.compile(lambda x: log(x) + 1)
+    compiled(lucid.ones(1))
+    compiled(lucid.ones(1))
+    assert len(seen) == 2  # the disabled call runs every time: its signature runs eagerly
+    assert "lucid.compiler.disable" in compiled.log[0].reasons[0].reason
+    assert not lucid.compiler.is_compiling()

@@ -1,0 +1,237 @@
+"""lucid.compile on whole training steps: compiled and eager runs from the same seed give the
+same outputs, gradients and optimizer results, bit for bit (nothing is fused), for LeNet-5,
+a GPT (nanoGPT's block, with dropout), the word_language_model LSTM and zoo families; in
+train and eval mode, under no_grad, after a shape change and with a graph break."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid import optim
+from lucid.models import create_model
+
+
+class Block(nn.Module):
+    """nanoGPT's block (tools/bench/train_step.py's GPT) with attention/residual dropout."""
+
+    def __init__(self, e: int = 32, heads: int = 4, p: float = 0.1) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(e, bias=False), nn.LayerNorm(e, bias=False)
+        self.c_attn = nn.Linear(e, 3 * e, bias=False)
+        self.attn_proj = nn.Linear(e, e, bias=False)
+        self.mlp = nn.Sequential(nn.Linear(e, 4 * e), nn.GELU(), nn.Linear(4 * e, e))
+        self.drop = nn.Dropout(p)
+
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        b, t, e = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(e, dim=2)
+        q, k, v = (z.view(b, t, self.heads, e // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.drop(self.attn_proj(y.transpose(1, 2).contiguous().view(b, t, e)))
+        return x + self.drop(self.mlp(self.ln_2(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab: int = 17, block: int = 8, e: int = 32) -> None:
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, e), nn.Embedding(block, e)
+        self.h = nn.ModuleList([Block(e), Block(e)])
+        self.ln_f = nn.LayerNorm(e, bias=False)
+        self.lm_head = nn.Linear(e, vocab, bias=False)
+        self.wte.weight = self.lm_head.weight
+
+    def forward(self, idx: lucid.Tensor, targets: lucid.Tensor) -> lucid.Tensor:
+        pos = lucid.arange(idx.shape[1])
+        x = self.wte(idx) + self.wpe(pos)
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+
+class RNNModel(nn.Module):
+    """pytorch/examples word_language_model's LSTM, small."""
+
+    def __init__(self, vocab: int = 23, h: int = 16) -> None:
+        super().__init__()
+        self.drop = nn.Dropout(0.2)
+        self.encoder = nn.Embedding(vocab, h)
+        self.rnn = nn.LSTM(h, h, 2, dropout=0.2)
+        self.decoder = nn.Linear(h, vocab)
+
+    def forward(self, x: lucid.Tensor, hidden: Any) -> Any:
+        output, hidden = self.rnn(self.drop(self.encoder(x)), hidden)
+        decoded = self.decoder(self.drop(output)).view(-1, self.decoder.out_features)
+        return F.log_softmax(decoded, dim=1), hidden
+
+
+def _same(a: Any, b: Any) -> None:
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def _train(
+    build: Callable[[], nn.Module],
+    batches: list[tuple[Any, ...]],
+    compiled: bool,
+    loss_of: Callable[..., lucid.Tensor],
+) -> tuple[list[float], list[np.ndarray]]:
+    """Seeded SGD steps over ``batches``; the losses and the final parameters."""
+    lucid.manual_seed(0)
+    model = build()
+    run = lucid.compile(model) if compiled else model
+    opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    losses = []
+    for batch in batches:
+        loss = loss_of(run, *batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _check_training(build: Callable[[], nn.Module], batches: list[tuple[Any, ...]],
+                    loss_of: Callable[..., lucid.Tensor]) -> None:  # fmt: skip
+    eager = _train(build, batches, False, loss_of)
+    comp = _train(build, batches, True, loss_of)
+    assert eager[0] == comp[0]
+    for a, b in zip(eager[1], comp[1]):
+        _same(a, b)
+
+
+def _images(n: int, shape: tuple[int, ...], seed: int) -> tuple[lucid.Tensor, lucid.Tensor]:
+    rng = np.random.default_rng(seed)
+    x = lucid.from_numpy(rng.standard_normal((n, *shape)).astype(np.float32))
+    return x, lucid.from_numpy(rng.integers(0, 10, n).astype(np.int64))
+
+
+def _ce(run: Any, x: lucid.Tensor, y: lucid.Tensor) -> lucid.Tensor:
+    return F.cross_entropy(run(x), y)
+
+
+def test_lenet5_training_steps_match_eager_bit_for_bit() -> None:
+    batches = [_images(8, (1, 28, 28), s) for s in range(3)] + [_images(5, (1, 28, 28), 9)]
+    _check_training(lambda: create_model("lenet5"), batches, _ce)  # the last: a shape change
+
+
+def test_gpt_with_dropout_matches_eager_bit_for_bit() -> None:
+    rng = np.random.default_rng(1)
+    batches = [tuple(lucid.from_numpy(rng.integers(0, 17, (2, 8)).astype(np.int64))
+                     for _ in range(2)) for _ in range(3)]  # fmt: skip
+    _check_training(GPT, batches, lambda run, x, y: run(x, y))
+
+
+def test_lstm_with_dropout_and_carried_hidden_state_matches_eager() -> None:
+    rng = np.random.default_rng(2)
+    data = [lucid.from_numpy(rng.integers(0, 23, (6, 3)).astype(np.int64)) for _ in range(4)]
+    hidden: dict[bool, Any] = {}
+
+    def loss_of(run: Any, x: lucid.Tensor, y: lucid.Tensor) -> lucid.Tensor:
+        key = isinstance(run, nn.OptimizedModule)
+        h = hidden.get(key) or (lucid.zeros(2, 3, 16), lucid.zeros(2, 3, 16))
+        out, h = run(x, tuple(z.detach() for z in h))
+        hidden[key] = h
+        return F.nll_loss(out, y.reshape(-1))
+
+    _check_training(RNNModel, [(data[i], data[i + 1]) for i in range(3)], loss_of)
+
+
+def _mean_square(run: Any, x: lucid.Tensor, y: lucid.Tensor) -> lucid.Tensor:
+    out = run(x)
+    outs = out if isinstance(out, tuple) else (out,)
+    return sum(((o.float() ** 2).mean() for o in outs), lucid.zeros(()))
+
+
+@pytest.mark.parametrize("name, shape", [("mobilenet_v1_025", (3, 32, 32)),
+                                         ("mobilenet_v3_small", (3, 32, 32)),
+                                         ("dcgan_discriminator", (3, 64, 64)),
+                                         ("vae_mnist", (1, 28, 28))])  # fmt: skip
+def test_zoo_families_compile_in_train_and_eval(name: str, shape: tuple[int, ...]) -> None:
+    batches = [_images(2, shape, s) for s in range(2)]  # vae_mnist samples with randn
+    _check_training(lambda: create_model(name), batches, _mean_square)
+    lucid.manual_seed(0)
+    model = create_model(name).eval()
+    compiled = lucid.compile(model)
+    x = batches[0][0]
+    with lucid.no_grad():
+        for _ in range(2):
+            lucid.manual_seed(1)
+            got = compiled(x)
+            lucid.manual_seed(1)
+            want = model(x)
+            for a, b in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):  # fmt: skip
+                _same(a.numpy(), b.numpy())
+    assert all(e.program is not None for e in compiled._compiled_forward.log)
+
+
+def test_eval_and_no_grad_are_their_own_signatures() -> None:
+    lucid.manual_seed(0)
+    model = GPT()
+    compiled = lucid.compile(model)
+    x = lucid.randint(0, 17, (2, 8))
+    for mode in ("train", "eval"):
+        getattr(model, mode)()
+        for grad in (True, False):
+            with lucid.set_grad_enabled(grad):
+                lucid.manual_seed(3)
+                a = compiled(x, x)
+                lucid.manual_seed(3)
+                b = compiled(x, x)
+                lucid.manual_seed(3)
+                c = model(x, x)
+            assert a.requires_grad == c.requires_grad == grad
+            assert a.item() == b.item() == c.item()
+    assert len(compiled._compiled_forward.cache) == 4
+    assert all(e.program is not None for e in compiled._compiled_forward.log)
+
+
+def test_a_graph_break_runs_the_signature_eagerly_and_is_explained() -> None:
+    class Gate(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+            y = self.lin(x)
+            return y.relu() if y.sum().item() > 0 else -y  # reads a value: a graph break
+
+    lucid.manual_seed(0)
+    model = Gate()
+    compiled = lucid.compile(model)
+    for sign in (1.0, -1.0, 1.0):
+        x = lucid.ones(2, 4) * sign
+        _same(compiled(x).detach().numpy(), model(x).detach().numpy())
+    report = lucid.compiler.explain(model, lucid.ones(2, 4))
+    assert report.graph_count == 0 and report.graph_break_count == 1
+    assert "Tensor.item()" in report.break_reasons[0].reason
+    assert "test_integration_compile.py" in report.break_reasons[0].user_stack[-1]
+    with pytest.raises(lucid.compiler.Unsupported, match=r"test_integration_compile.py:\d+"):
+        lucid.compile(model, fullgraph=True)(lucid.ones(2, 4))
+
+
+def test_batch_norm_running_stats_and_optimizer_state_follow_eager() -> None:
+    def build() -> nn.Module:
+        return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(4 * 6 * 6, 10))  # fmt: skip
+
+    batches = [_images(4, (1, 8, 8), s) for s in range(3)]
+    _check_training(build, batches, _ce)
+    models = []
+    for compiled in (False, True):
+        lucid.manual_seed(0)
+        m = build()
+        run = lucid.compile(m) if compiled else m
+        for x, _ in batches:
+            run(x)
+        models.append(m)
+    _same(models[0][1].running_var.numpy(), models[1][1].running_var.numpy())
+    assert models[1][1].num_batches_tracked.item() == 3
