@@ -174,6 +174,7 @@ from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, 
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
+from lucid.linalg._lowrank import pca_lowrank, svd_lowrank
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -246,6 +247,7 @@ __all__ = [
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
     "igamma", "igammac", "i0", "polygamma", "mvlgamma", "geqrf", "orgqr", "ormqr",
+    "pca_lowrank", "svd_lowrank",
     "triangular_solve",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
