@@ -528,6 +528,7 @@ CASES: list[Case] = [
     ),
     C("linalg.eigvals", F(3, 3)),
     C("linalg.householder_product", F(5, 4), U(3)),
+    C(lambda x: lucid.histogramdd(x, bins=[3, 2]).hist, F(6, 2), id="histogramdd", grad=False),
     C(lambda a, t, c: lucid.ormqr(a, t, c, transpose=True), F(4, 3), U(3), F(4, 2), id="ormqr"),
     C(lambda a: lucid.geqrf(a).a, F(5, 3), id="geqrf", grad=False),
     # lucid.masked: identities filled in by where, then the ordinary reductions

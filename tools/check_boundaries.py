@@ -130,6 +130,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.func": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,
+    "lucid._toplevel_nn": TOP,
     "lucid.masked": TOP,
     "lucid.signal": TOP,
     "lucid.compiler": TOP,

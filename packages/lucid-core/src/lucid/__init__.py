@@ -125,6 +125,49 @@ from lucid.compiler import compile  # noqa: A004  (torch.compile)
 from lucid.linalg import _methods as _linalg_methods
 from lucid._toplevel import FUNCTIONS as _INPLACE_FUNCTIONS
 from lucid._toplevel import igamma, igammac
+from lucid._toplevel import (  # noqa: A004  (torch.range)
+    adjoint,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    cond,
+    detach,
+    fork,
+    from_file,
+    frombuffer,
+    frobenius_norm,
+    get_autocast_cpu_dtype,
+    get_autocast_gpu_dtype,
+    get_deterministic_debug_mode,
+    get_device,
+    get_num_interop_threads,
+    has_lapack,
+    has_mkl,
+    has_openmp,
+    has_spectral,
+    init_num_threads,
+    is_autocast_cpu_enabled,
+    is_distributed,
+    is_inference,
+    is_signed,
+    is_storage,
+    is_warn_always_enabled,
+    newaxis,
+    norm_except_dim,
+    nuclear_norm,
+    range,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_gpu_dtype,
+    set_deterministic_debug_mode,
+    set_flush_denormal,
+    set_num_interop_threads,
+    set_warn_always,
+    wait,
+)
+from lucid._toplevel_nn import *  # noqa: F403  (torch.batch_norm, torch.kl_div, ...: its __all__)
+from lucid._toplevel_nn import __all__ as _toplevel_nn_names
+from lucid.amp import GradScaler
+from lucid.random import default_generator
 from lucid.special import i0, polygamma
 from lucid.special import multigammaln as mvlgamma
 from lucid.linalg import matrix_exp
@@ -132,6 +175,7 @@ from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, 
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
+from lucid.linalg._lowrank import pca_lowrank, svd_lowrank
 from lucid.linalg import inv as inverse
 from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
@@ -205,6 +249,7 @@ __all__ = [
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
     "igamma", "igammac", "i0", "polygamma", "mvlgamma", "geqrf", "orgqr", "ormqr",
+    "pca_lowrank", "svd_lowrank",
     "triangular_solve",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
@@ -212,3 +257,15 @@ __all__ = [
 ]  # fmt: skip
 __all__ += autograd.grad_mode.__all__
 __all__ += list(_INPLACE_FUNCTIONS)
+__all__ += _toplevel_nn_names
+__all__ += [
+    "adjoint", "autocast_decrement_nesting", "autocast_increment_nesting", "cond", "detach",
+    "fork", "from_file", "frombuffer", "frobenius_norm", "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype", "get_deterministic_debug_mode", "get_device",
+    "get_num_interop_threads", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
+    "init_num_threads", "is_autocast_cpu_enabled", "is_distributed", "is_inference", "is_signed",
+    "is_storage", "is_warn_always_enabled", "newaxis", "norm_except_dim", "nuclear_norm", "range",
+    "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
+    "set_deterministic_debug_mode", "set_flush_denormal", "set_num_interop_threads",
+    "set_warn_always", "wait", "GradScaler", "default_generator",
+]  # fmt: skip

@@ -1,15 +1,34 @@
 """torch's top-level names of things lucid keeps elsewhere: the in-place functions
-(``torch.abs_(t)`` is ``t.abs_()``) and the ``igamma``/``igammac`` names of
-``lucid.special.gammainc``/``gammaincc``.
+(``torch.abs_(t)`` is ``t.abs_()``), the ``igamma``/``igammac`` names of
+``lucid.special.gammainc``/``gammaincc``, and torch's helpers and legacy names (``range``,
+``frobenius_norm``, the ``*_autocast_cpu_*`` setters, thread and debug settings, ...).
 """
 
 from __future__ import annotations
 
+import builtins
+import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
-from lucid import special
+import numpy as np  # frombuffer / from_file read raw bytes: no computation
+
+from lucid import dtypes, linalg, special
+from lucid._compat import (
+    _numpy_type,
+    are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    use_deterministic_algorithms,
+)
+from lucid._creation import arange, from_numpy, tensor
 from lucid._tensor import Tensor
+from lucid.amp.autocast_mode import (
+    get_autocast_dtype,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 
 # torch's top-level in-place functions, each a Tensor method of the same name.
 INPLACE_FUNCTIONS = (
@@ -63,3 +82,259 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     (``torch.igammac``; :func:`lucid.special.gammaincc`)."""
     _tensor_pair("igammac", input, other)
     return special.gammaincc(input, other)
+
+
+# --- torch's top-level helpers and legacy names --------------------------------------------
+
+newaxis = None  # torch.newaxis, as numpy's
+has_lapack = True  # NumPy's linalg is LAPACK
+has_spectral = True  # lucid.fft
+has_mkl = False
+has_openmp = False
+
+
+def detach(input: Tensor) -> Tensor:  # noqa: A002
+    """``input.detach()`` (``torch.detach``)."""
+    return input.detach()
+
+
+def adjoint(input: Tensor) -> Tensor:  # noqa: A002
+    """The conjugate transpose of the last two dims (``torch.adjoint``, ``input.mH``)."""
+    result: Tensor = input.adjoint()
+    return result
+
+
+def is_signed(input: Tensor) -> bool:  # noqa: A002
+    """Whether ``input``'s dtype is signed (``torch.is_signed``)."""
+    result: bool = input.is_signed()
+    return result
+
+
+def is_inference(input: Tensor) -> bool:  # noqa: A002
+    """False: lucid has no inference tensors (``inference_mode`` is ``no_grad``)."""
+    return False
+
+
+def is_storage(obj: Any) -> bool:
+    """False: lucid tensors have no separate storage objects (``torch.is_storage``)."""
+    return False
+
+
+def is_distributed(input: Tensor) -> bool:  # noqa: A002
+    """False: no lucid tensor is a distributed tensor (``torch.is_distributed``)."""
+    return False
+
+
+def get_device(input: Tensor) -> int:  # noqa: A002
+    """``input.get_device()``: -1 for the CPU (``torch.get_device``)."""
+    result: int = input.get_device()
+    return result
+
+
+def range(  # noqa: A001
+    start: float, end: float, step: float = 1, *, dtype: Any = None, device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:  # fmt: skip
+    """``start, start + step, ...`` up to and including ``end`` (torch's deprecated
+    ``torch.range``; the default dtype is the default float dtype)."""
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its "
+        "behavior is inconsistent with Python's range builtin. Instead, use torch.arange, "
+        "which produces values in [start, end).",
+        UserWarning,
+        stacklevel=2,
+    )
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    count = int(math.floor((end - start) / step)) + 1
+    dt = dtypes.get_default_dtype() if dtype is None else dtype
+    out = arange(count, dtype=dtypes.float64, device=device) * step + start
+    return out.to(dt).requires_grad_(requires_grad)
+
+
+def frobenius_norm(input: Tensor, dim: Any = (-2, -1), keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The 2-norm over ``dim`` (torch's deprecated ``torch.frobenius_norm``)."""
+    return linalg.vector_norm(input, 2, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+    """The sum of the singular values over the matrix dims (torch's deprecated
+    ``torch.nuclear_norm``; ``dim`` is two dims, the last two by default)."""
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim) positionally
+        dim, keepdim = None, dim
+    return linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:  # noqa: A002
+    """The ``pow``-norm over every dim but ``dim``, kept as size-1 dims (all dims for -1)."""
+    if dim == -1:
+        return linalg.vector_norm(v, pow)
+    others = tuple(d for d in builtins.range(v.ndim) if d != dim % max(v.ndim, 1))
+    return linalg.vector_norm(v, pow, others, keepdim=True)
+
+
+_THREADS = {"interop": 1, "warn_always": False}
+
+
+def get_num_interop_threads() -> int:
+    """Lucid runs ops one after another: one inter-op thread."""
+    return int(_THREADS["interop"])
+
+
+def set_num_interop_threads(num: int) -> None:
+    """Recorded for :func:`get_num_interop_threads`; lucid has no inter-op pool to size."""
+    if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
+        raise RuntimeError(f"Expected positive number of threads, got {num!r}")
+    _THREADS["interop"] = num
+
+
+def init_num_threads() -> None:
+    """Nothing to do: lucid's thread pools start on first use."""
+
+
+def set_warn_always(b: bool) -> None:
+    """Recorded for :func:`is_warn_always_enabled` (lucid's warnings follow Python's filters)."""
+    _THREADS["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """What :func:`set_warn_always` set."""
+    return bool(_THREADS["warn_always"])
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """False: NumPy gives no control of denormal flushing (torch's answer where unsupported)."""
+    return False
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
+    """0/"default", 1/"warn", 2/"error": :func:`lucid.use_deterministic_algorithms` off, on
+    with ``warn_only``, or on."""
+    mode = _DEBUG_MODES.get(debug_mode, debug_mode) if isinstance(debug_mode, str) else debug_mode
+    if mode not in (0, 1, 2):
+        raise RuntimeError(
+            "invalid value of debug_mode, expected one of `default`, `warn`, `error`, 0, 1, 2, "
+            f"but got {debug_mode!r}"
+        )
+    use_deterministic_algorithms(mode != 0, warn_only=mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    """The mode :func:`set_deterministic_debug_mode` sets (read from the deterministic flags)."""
+    if not are_deterministic_algorithms_enabled():
+        return 0
+    return 1 if is_deterministic_algorithms_warn_only_enabled() else 2
+
+
+def get_autocast_cpu_dtype() -> dtypes.dtype:
+    """``get_autocast_dtype("cpu")`` (torch's deprecated name)."""
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype: dtypes.dtype) -> None:
+    """``set_autocast_dtype("cpu", dtype)`` (torch's deprecated name)."""
+    set_autocast_dtype("cpu", dtype)
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """``is_autocast_enabled("cpu")`` (torch's deprecated name)."""
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled: bool) -> None:
+    """``set_autocast_enabled("cpu", enabled)`` (torch's deprecated name)."""
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_gpu_dtype() -> dtypes.dtype:
+    """``get_autocast_dtype("cuda")`` (torch's deprecated name)."""
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype: dtypes.dtype) -> None:
+    """``set_autocast_dtype("cuda", dtype)`` (torch's deprecated name)."""
+    set_autocast_dtype("cuda", dtype)
+
+
+_NESTING = [0]
+
+
+def autocast_increment_nesting() -> int:
+    """One more level of autocast nesting (the count torch's autocast keeps); the new level."""
+    _NESTING[0] += 1
+    return _NESTING[0]
+
+
+def autocast_decrement_nesting() -> int:
+    """One level less of autocast nesting; the new level."""
+    _NESTING[0] -= 1
+    return _NESTING[0]
+
+
+def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+         operands: Any = ()) -> Any:  # fmt: skip
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)`` (``torch.cond`` run
+    eagerly: lucid traces no graphs)."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, got {pred}")
+        pred = bool(pred.item())
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
+class Future:
+    """A finished call (what :func:`fork` returns: lucid runs the function at once)."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def wait(self) -> Any:
+        """The function's result."""
+        return self._value
+
+    def value(self) -> Any:
+        """The function's result."""
+        return self._value
+
+    def done(self) -> bool:
+        """True: the call has run."""
+        return True
+
+
+def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """``func(*args, **kwargs)`` as a :class:`Future` (``torch.jit.fork``'s eager behaviour:
+    the call runs now)."""
+    return Future(func(*args, **kwargs))
+
+
+def wait(future: Future) -> Any:
+    """``future.wait()`` (``torch.jit.wait``)."""
+    return future.wait()
+
+
+def frombuffer(
+    buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False
+) -> Tensor:
+    """A 1-D tensor on ``buffer``'s memory (``torch.frombuffer``: no copy, so writes through
+    either show in both)."""
+    native = _numpy_type(dtypes.to_dtype(dtype))
+    arr = np.frombuffer(buffer, dtype=native, count=count, offset=offset)
+    return from_numpy(arr).requires_grad_(requires_grad)
+
+
+def from_file(
+    filename: str, shared: bool | None = None, size: int = 0, *, dtype: Any = None,
+    device: Any = None, requires_grad: bool = False, pin_memory: bool = False,
+) -> Tensor:  # fmt: skip
+    """The first ``size`` elements of a binary file as a 1-D tensor (``torch.from_file``; a
+    copy: ``shared=True`` memory maps are not written back)."""
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.to_dtype(dtype)
+    arr = np.fromfile(filename, dtype=_numpy_type(dt), count=size)
+    if arr.size < size:
+        raise RuntimeError(
+            f"unexpected EOF, expected {size} elements in {filename!r}, got {arr.size}"
+        )
+    return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)

@@ -17,16 +17,20 @@ from lucid.ops._registry import Op
 from lucid.ops.arrange import *
 from lucid.ops.aten_names import *
 from lucid.ops.blas import *
+from lucid.ops.calculus import *
 from lucid.ops.complex import *
 from lucid.ops.compose import *
 from lucid.ops.copies import *
 from lucid.ops.elementwise import *
+from lucid.ops.floatbits import *
 from lucid.ops.gamma import *
 from lucid.ops.grids import *
+from lucid.ops.histogramdd import *
 from lucid.ops.indexing import *
 from lucid.ops.join import *
 from lucid.ops.matmul import *
 from lucid.ops.movement import *
+from lucid.ops.native_norms import *
 from lucid.ops.reduction import *
 from lucid.ops.shape import *
 from lucid.ops.softmax import *
@@ -41,7 +45,8 @@ MODULES: tuple[ModuleType, ...] = tuple(
     importlib.import_module(f"lucid.ops.{name}")
     for name in ("elementwise", "indexing", "join", "matmul", "movement", "reduction", "shape",
                  "unary", "blas", "grids", "softmax", "sorting", "special", "gamma", "stats",
-                 "arrange", "compose", "complex", "copies", "aten_names", "strided")
+                 "arrange", "compose", "complex", "copies", "aten_names", "strided", "native_norms",
+                 "floatbits", "calculus", "histogramdd")
 )  # fmt: skip
 
 

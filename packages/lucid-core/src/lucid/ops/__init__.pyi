@@ -7,14 +7,17 @@ from typing import Any
 from lucid.ops import arrange as arrange
 from lucid.ops import aten_names as aten_names
 from lucid.ops import blas as blas
+from lucid.ops import calculus as calculus
 from lucid.ops import compose as compose
 from lucid.ops import copies as copies
 from lucid.ops import elementwise as elementwise
+from lucid.ops import floatbits as floatbits
 from lucid.ops import gamma as gamma
 from lucid.ops import grids as grids
 from lucid.ops import indexing as indexing
 from lucid.ops import join as join
 from lucid.ops import movement as movement
+from lucid.ops import native_norms as native_norms
 from lucid.ops import reduction as reduction
 from lucid.ops import shape as shape
 from lucid.ops import sorting as sorting
@@ -56,6 +59,7 @@ from lucid.ops.blas import baddbmm as baddbmm
 from lucid.ops.blas import bmm as bmm
 from lucid.ops.blas import cdist as cdist
 from lucid.ops.blas import cross as cross
+from lucid.ops.calculus import gradient as gradient
 from lucid.ops.complex import angle as angle
 from lucid.ops.complex import complex as complex
 from lucid.ops.complex import conj as conj
@@ -180,6 +184,8 @@ from lucid.ops.elementwise import subtract as subtract
 from lucid.ops.elementwise import true_divide as true_divide
 from lucid.ops.elementwise import where as where
 from lucid.ops.elementwise import xlogy as xlogy
+from lucid.ops.floatbits import frexp as frexp
+from lucid.ops.floatbits import nextafter as nextafter
 from lucid.ops.gamma import digamma as digamma
 from lucid.ops.gamma import lgamma as lgamma
 from lucid.ops.grids import bincount as bincount
@@ -188,6 +194,7 @@ from lucid.ops.grids import histc as histc
 from lucid.ops.grids import meshgrid as meshgrid
 from lucid.ops.grids import tril_indices as tril_indices
 from lucid.ops.grids import triu_indices as triu_indices
+from lucid.ops.histogramdd import histogramdd as histogramdd
 from lucid.ops.indexing import gather as gather
 from lucid.ops.indexing import getitem as getitem
 from lucid.ops.indexing import index_add as index_add
@@ -237,6 +244,9 @@ from lucid.ops.movement import roll as roll
 from lucid.ops.movement import trace as trace
 from lucid.ops.movement import tril as tril
 from lucid.ops.movement import triu as triu
+from lucid.ops.native_norms import native_batch_norm as native_batch_norm
+from lucid.ops.native_norms import native_group_norm as native_group_norm
+from lucid.ops.native_norms import native_layer_norm as native_layer_norm
 from lucid.ops.reduction import all as all
 from lucid.ops.reduction import amax as amax
 from lucid.ops.reduction import amin as amin
@@ -710,4 +720,11 @@ __all__ = [
     "as_strided",
     "as_strided_copy",
     "as_strided_scatter",
+    "native_layer_norm",
+    "native_group_norm",
+    "native_batch_norm",
+    "frexp",
+    "nextafter",
+    "gradient",
+    "histogramdd",
 ]

@@ -82,7 +82,13 @@ def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
-    """``narrow(...)`` as a new tensor (``torch.narrow_copy``)."""
+    """``narrow(...)`` as a new tensor (``torch.narrow_copy``; a bad ``dim`` is torch's
+    RuntimeError here for a dim past the last)."""
+    if dim >= max(input.ndim, 1):  # torch checks this bound apart (a negative dim: IndexError)
+        raise RuntimeError(
+            "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. "
+            f"(narrow_copy(): dim {dim} is out of range for a {input.ndim}-dimensional tensor)"
+        )
     return clone(narrow(input, dim, start, length))
 
 

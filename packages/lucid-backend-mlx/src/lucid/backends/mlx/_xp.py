@@ -322,6 +322,14 @@ class MlxNumpy:
     def flatnonzero(self, a: Any) -> Any:
         return mx.array(np.flatnonzero(self._host(a)).astype(np.int64))
 
+    def nextafter(self, a: Any, b: Any) -> Any:  # MLX has no nextafter: on the host
+        host_b = self._host(b) if isinstance(b, mx.array) else b
+        return self.array(np.nextafter(self._host(a), host_b))
+
+    def frexp(self, a: Any) -> tuple[Any, Any]:  # MLX has no frexp: on the host
+        mantissa, exponent = np.frexp(self._host(a))
+        return self.array(mantissa), self.array(exponent.astype(np.int32))
+
     def unique(self, a: Any, **kwargs: Any) -> Any:
         out = np.unique(self._host(a), **kwargs)
         if isinstance(out, tuple):

@@ -1,0 +1,275 @@
+"""torch's top-level forms of nn.functional ops whose arguments differ from F's: the losses'
+integer ``reduction`` (0 none, 1 mean, 2 sum), ``batch_norm``/``instance_norm``'s order,
+``embedding(weight, indices)``, ``grid_sampler``'s integer modes, ``convolution``, and the
+in-place ``dropout_``, ``celu_``, ... They call ``lucid.nn.functional`` through the lazy
+sibling lookup (``lucid._siblings``), so lucid-core imports no sibling; the names whose
+arguments match F's are in ``lucid._siblings.FUNCTIONAL_NAMES``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import _siblings
+from lucid._tensor import Tensor
+
+_REDUCTIONS = ("none", "mean", "sum")  # torch's at::Reduction enum
+_INTERPOLATION = ("bilinear", "nearest", "bicubic")
+_PADDING = ("zeros", "border", "reflection")
+
+
+def _f() -> Any:
+    """``lucid.nn.functional`` (an AttributeError naming lucid-nn where it is not installed)."""
+    return _siblings.sibling_attribute("lucid", "nn").functional
+
+
+def _reduction(value: int | str) -> str:
+    if isinstance(value, str):
+        return value
+    if value not in (0, 1, 2):
+        raise ValueError(f"{value} is not a valid value for reduction (0 none, 1 mean, 2 sum)")
+    return _REDUCTIONS[value]
+
+
+def batch_norm(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+    running_mean: Tensor | None, running_var: Tensor | None, training: bool, momentum: float,
+    eps: float, cudnn_enabled: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.batch_norm``: F.batch_norm with torch's top-level argument order."""
+    return _f().batch_norm(  # type: ignore[no-any-return]
+        input, running_mean, running_var, weight, bias, training, momentum, eps
+    )
+
+
+def instance_norm(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None,  # noqa: A002
+    running_mean: Tensor | None, running_var: Tensor | None, use_input_stats: bool,
+    momentum: float, eps: float, cudnn_enabled: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.instance_norm``: F.instance_norm with torch's top-level argument order."""
+    return _f().instance_norm(  # type: ignore[no-any-return]
+        input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps
+    )
+
+
+def embedding(
+    weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:  # fmt: skip
+    """``torch.embedding(weight, indices)``: the rows of ``weight`` at ``indices`` (a negative
+    ``padding_idx`` is none)."""
+    pad = None if padding_idx < 0 else padding_idx
+    return _f().embedding(  # type: ignore[no-any-return]
+        indices, weight, padding_idx=pad, scale_grad_by_freq=scale_grad_by_freq
+    )
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
+    pos_weight: Tensor | None = None, reduction: int | str = 1,
+) -> Tensor:  # fmt: skip
+    """``torch.binary_cross_entropy_with_logits`` (an integer ``reduction``)."""
+    return _f().binary_cross_entropy_with_logits(  # type: ignore[no-any-return]
+        input, target, weight, pos_weight=pos_weight, reduction=_reduction(reduction)
+    )
+
+
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    reduction: int | str = 1,
+) -> Tensor:  # fmt: skip
+    """``torch.cosine_embedding_loss`` (an integer ``reduction``)."""
+    return _f().cosine_embedding_loss(  # type: ignore[no-any-return]
+        input1, input2, target, margin=margin, reduction=_reduction(reduction)
+    )
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    reduction: int | str = 1,  # noqa: A002
+) -> Tensor:
+    """``torch.hinge_embedding_loss`` (an integer ``reduction``)."""
+    return _f().hinge_embedding_loss(  # type: ignore[no-any-return]
+        input, target, margin=margin, reduction=_reduction(reduction)
+    )
+
+
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    reduction: int | str = 1,
+    *,
+    log_target: bool = False,  # noqa: A002
+) -> Tensor:
+    """``torch.kl_div`` (an integer ``reduction``)."""
+    return _f().kl_div(  # type: ignore[no-any-return]
+        input, target, reduction=_reduction(reduction), log_target=log_target
+    )
+
+
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    reduction: int | str = 1,
+) -> Tensor:  # fmt: skip
+    """``torch.margin_ranking_loss`` (an integer ``reduction``)."""
+    return _f().margin_ranking_loss(  # type: ignore[no-any-return]
+        input1, input2, target, margin=margin, reduction=_reduction(reduction)
+    )
+
+
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool,
+    full: bool,
+    eps: float,  # noqa: A002
+    reduction: int | str,
+) -> Tensor:
+    """``torch.poisson_nll_loss`` (every argument positional, an integer ``reduction``)."""
+    return _f().poisson_nll_loss(  # type: ignore[no-any-return]
+        input, target, log_input, full, eps=eps, reduction=_reduction(reduction)
+    )
+
+
+def triplet_margin_loss(
+    anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+    eps: float = 1e-6, swap: bool = False, reduction: int | str = 1,
+) -> Tensor:  # fmt: skip
+    """``torch.triplet_margin_loss`` (an integer ``reduction``)."""
+    return _f().triplet_margin_loss(  # type: ignore[no-any-return]
+        anchor, positive, negative, margin=margin, p=p, eps=eps, swap=swap,
+        reduction=_reduction(reduction),
+    )  # fmt: skip
+
+
+def ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any,
+    blank: int = 0, reduction: int | str = 1, zero_infinity: bool = False,
+) -> Tensor:  # fmt: skip
+    """``torch.ctc_loss`` (an integer ``reduction``)."""
+    return _f().ctc_loss(  # type: ignore[no-any-return]
+        log_probs, targets, input_lengths, target_lengths, blank=blank,
+        reduction=_reduction(reduction), zero_infinity=zero_infinity,
+    )  # fmt: skip
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:  # noqa: A002
+    """``(values, indices)`` of the 1-D adaptive max pool (``torch.adaptive_max_pool1d``)."""
+    return _f().adaptive_max_pool1d(input, output_size, return_indices=True)  # type: ignore[no-any-return]
+
+
+def affine_grid_generator(theta: Tensor, size: Any, align_corners: bool) -> Tensor:
+    """``F.affine_grid(theta, size, align_corners)`` (``torch.affine_grid_generator``)."""
+    return _f().affine_grid(theta, size, align_corners)  # type: ignore[no-any-return]
+
+
+def grid_sampler(
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,  # noqa: A002
+    align_corners: bool,
+) -> Tensor:
+    """``F.grid_sample`` with torch's integer modes (interpolation 0 bilinear, 1 nearest, 2
+    bicubic; padding 0 zeros, 1 border, 2 reflection), on 4-D or 5-D input."""
+    return _f().grid_sample(  # type: ignore[no-any-return]
+        input, grid, mode=_INTERPOLATION[interpolation_mode],
+        padding_mode=_PADDING[padding_mode], align_corners=align_corners,
+    )  # fmt: skip
+
+
+def grid_sampler_2d(
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,  # noqa: A002
+    align_corners: bool,
+) -> Tensor:
+    """:func:`grid_sampler` on 4-D input."""
+    if input.ndim != 4:
+        raise RuntimeError(f"grid_sampler_2d(): expected 4D input, got {input.ndim}D input")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(
+    input: Tensor,
+    grid: Tensor,
+    interpolation_mode: int,
+    padding_mode: int,  # noqa: A002
+    align_corners: bool,
+) -> Tensor:
+    """:func:`grid_sampler` on 5-D input."""
+    if input.ndim != 5:
+        raise RuntimeError(f"grid_sampler_3d(): expected 5D input, got {input.ndim}D input")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def convolution(
+    input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, padding: Any,  # noqa: A002
+    dilation: Any, transposed: bool, output_padding: Any, groups: int,
+) -> Tensor:  # fmt: skip
+    """``torch.convolution``: conv{1,2,3}d, or conv_transpose{1,2,3}d with ``transposed``,
+    by the number of spatial dims of ``input``."""
+    n = input.ndim - 2
+    if n not in (1, 2, 3):
+        raise RuntimeError(f"convolution(): expected a 3-D to 5-D input, got {input.ndim}-D")
+    f = _f()
+    if transposed:
+        return getattr(f, f"conv_transpose{n}d")(  # type: ignore[no-any-return]
+            input, weight, bias, stride, padding, output_padding, groups, dilation
+        )
+    return getattr(f, f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)  # type: ignore[no-any-return]
+
+
+def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """In-place ``torch.dropout``."""
+    return _f().dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
+
+
+def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """In-place ``torch.alpha_dropout``."""
+    return _f().alpha_dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
+
+
+def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """In-place ``torch.feature_alpha_dropout``."""
+    return _f().feature_alpha_dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:  # noqa: A002
+    """In-place ``torch.celu``."""
+    return _f().celu(input, alpha, inplace=True)  # type: ignore[no-any-return]
+
+
+def selu_(input: Tensor) -> Tensor:  # noqa: A002
+    """In-place ``torch.selu``."""
+    return _f().selu(input, inplace=True)  # type: ignore[no-any-return]
+
+
+def rrelu_(
+    input: Tensor,
+    lower: float = 1 / 8,
+    upper: float = 1 / 3,
+    training: bool = False,  # noqa: A002
+    generator: Any = None,
+) -> Tensor:
+    """In-place ``torch.rrelu``."""
+    return _f().rrelu(input, lower, upper, training, inplace=True)  # type: ignore[no-any-return]
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa: A002
+    """In-place ``torch.threshold``."""
+    return _f().threshold(input, threshold, value, inplace=True)  # type: ignore[no-any-return]
+
+
+__all__ = [
+    "adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout_", "batch_norm",
+    "binary_cross_entropy_with_logits", "celu_", "convolution", "cosine_embedding_loss",
+    "ctc_loss", "dropout_", "embedding", "feature_alpha_dropout_", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "hinge_embedding_loss", "instance_norm", "kl_div",
+    "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
+    "triplet_margin_loss",
+]  # fmt: skip
