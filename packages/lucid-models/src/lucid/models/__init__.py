@@ -158,7 +158,13 @@ from lucid.models.mobilenetv3 import (
     mobilenet_v3_small,
 )
 from lucid.models.pvt import (
+    PvtConfig,
+    PvtForImageClassification,
     PyramidVisionTransformerV2,
+    pvt_large,
+    pvt_medium,
+    pvt_small,
+    pvt_tiny,
     pvt_v2_b0,
     pvt_v2_b1,
     pvt_v2_b2,
@@ -462,4 +468,10 @@ __all__ = [
     "cvt_13",
     "cvt_21",
     "cvt_w24",
+    "PvtConfig",
+    "PvtForImageClassification",
+    "pvt_large",
+    "pvt_medium",
+    "pvt_small",
+    "pvt_tiny",
 ]
