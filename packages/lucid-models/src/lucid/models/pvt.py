@@ -208,7 +208,7 @@ class PyramidVisionTransformerV2(nn.Module):
 
     def __init__(
         self,
-        in_chans: int = 3,
+        in_channels: int = 3,
         num_classes: int = 1000,
         depths: Sequence[int] = (3, 4, 6, 3),
         embed_dims: Sequence[int] = (64, 128, 256, 512),
@@ -231,7 +231,7 @@ class PyramidVisionTransformerV2(nn.Module):
                 f"{len(sr_ratios)}, {len(mlp_ratios)}"
             )
         self.num_classes = num_classes
-        self.patch_embed = OverlapPatchEmbed(7, 4, in_chans, embed_dims[0])
+        self.patch_embed = OverlapPatchEmbed(7, 4, in_channels, embed_dims[0])
         dpr = drop_path_rates(drop_path_rate, list(depths))
         prev = embed_dims[0]
         stages = []
@@ -569,6 +569,8 @@ class PvtForImageClassification(nn.Module):
 
 
 def _pvt_v1(depths: tuple[int, ...], kwargs: dict[str, Any]) -> PvtForImageClassification:
+    if "in_channels" in kwargs:  # the zoo's name (lucid-train passes it) for num_channels
+        kwargs["num_channels"] = kwargs.pop("in_channels")
     fields = {k: kwargs.pop(k) for k in list(kwargs) if k in PvtConfig.__dataclass_fields__}
     return PvtForImageClassification(PvtConfig(depths=depths, **fields), **kwargs)
 
