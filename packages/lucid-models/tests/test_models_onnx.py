@@ -46,6 +46,7 @@ CASES_SIZED = {
     "efficientformer_l1": (64, {"img_size": 64}),
     "maxvit_tiny_tf_224": (64, {"img_size": 64}),
     "coatnet_0_224": (64, {"img_size": 64}),
+    "pvt_tiny": (64, {"image_size": 64}),
 }
 
 

@@ -121,9 +121,13 @@ HF_CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "cvt_w24": (
         "CvtConfig",
         {"embed_dim": [192, 768, 1024], "num_heads": [3, 12, 16], "depth": [2, 2, 20]},
-    ),  # fmt: skip
+    ),
+    "pvt_tiny": ("PvtConfig", {}),
+    "pvt_small": ("PvtConfig", {"depths": [3, 4, 6, 3]}),
+    "pvt_medium": ("PvtConfig", {"depths": [3, 4, 18, 3]}),
+    "pvt_large": ("PvtConfig", {"depths": [3, 8, 27, 3]}),
 }
-HF_CLASSES = {"CvtConfig": "CvtForImageClassification"}
+HF_CLASSES = {"CvtConfig": "CvtForImageClassification", "PvtConfig": "PvtForImageClassification"}
 
 
 def _hf_model(name: str, **overrides: Any) -> Any:
@@ -164,6 +168,12 @@ HF_FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any], dict[str, Any]]] = 
         {"num_labels": 10, "drop_path_rate": [0.0, 0.0, 0.0]},
         {"num_classes": 10, "drop_path_rate": (0.0, 0.0, 0.0)},
     ),
+    # position embeddings for the configured image size
+    "pvt_tiny": (
+        (2, 3, 64, 64),
+        {"num_labels": 10, "image_size": 64},
+        {"num_classes": 10, "image_size": 64},
+    ),  # fmt: skip
 }
 
 

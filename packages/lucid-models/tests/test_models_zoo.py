@@ -63,6 +63,7 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "cspresnext50": ((2, 3, 32, 32), {"num_classes": 10}),
     "convnextv2_atto": ((2, 3, 32, 32), {"num_classes": 10}),
     "inception_next_tiny": ((2, 3, 32, 32), {"num_classes": 10}),
+    "pvt_tiny": ((2, 3, 64, 64), {"num_classes": 10, "image_size": 64}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

@@ -198,7 +198,13 @@ from lucid.models.ncsn import (
     ncsn_mnist,
 )
 from lucid.models.pvt import (
+    PvtConfig,
+    PvtForImageClassification,
     PyramidVisionTransformerV2,
+    pvt_large,
+    pvt_medium,
+    pvt_small,
+    pvt_tiny,
     pvt_v2_b0,
     pvt_v2_b1,
     pvt_v2_b2,
@@ -566,4 +572,10 @@ __all__ = [
     "inception_next_tiny",
     "inception_next_small",
     "inception_next_base",
+    "PvtConfig",
+    "PvtForImageClassification",
+    "pvt_large",
+    "pvt_medium",
+    "pvt_small",
+    "pvt_tiny",
 ]

@@ -451,7 +451,7 @@ class MaxxVit(nn.Module):
     position-bias tables (the whole feature map): the input must have that size."""
 
     def __init__(self, cfg: MaxxVitCfg, img_size: int | tuple[int, int] = 224,
-                 in_chans: int = 3, num_classes: int = 1000, drop_rate: float = 0.0,
+                 in_channels: int = 3, num_classes: int = 1000, drop_rate: float = 0.0,
                  drop_path_rate: float = 0.0) -> None:  # fmt: skip
         super().__init__()
         size = to_2tuple(img_size)
@@ -460,7 +460,7 @@ class MaxxVit(nn.Module):
         partition = (size[0] // 32, size[1] // 32)
         if min(partition) < 1:
             raise ValueError(f"img_size must be at least 32, got {img_size}")
-        self.stem = Stem(in_chans, cfg.stem_width, cfg)
+        self.stem = Stem(in_channels, cfg.stem_width, cfg)
         feat = (size[0] // 2, size[1] // 2)
         dpr = drop_path_rates(drop_path_rate, list(cfg.depths))
         in_chs = cfg.stem_width[1]

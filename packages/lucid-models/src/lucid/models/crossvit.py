@@ -170,7 +170,7 @@ class CrossVit(nn.Module):
         img_size: int = 224,
         img_scale: tuple[float, float] = (1.0, 1.0),
         patch_size: Sequence[int] = (8, 16),
-        in_chans: int = 3,
+        in_channels: int = 3,
         num_classes: int = 1000,
         embed_dim: Sequence[int] = (192, 384),
         depth: Sequence[Sequence[int]] = ((1, 3, 1), (1, 3, 1), (1, 3, 1)),
@@ -201,7 +201,7 @@ class CrossVit(nn.Module):
         self.pos_embed_1 = nn.Parameter(lucid.zeros(1, 1 + patches[1], embed_dim[1]))
         self.cls_token_1 = nn.Parameter(lucid.zeros(1, 1, embed_dim[1]))
         self.patch_embed = nn.ModuleList(
-            PatchEmbed(s, p, in_chans, d, multi_conv)
+            PatchEmbed(s, p, in_channels, d, multi_conv)
             for s, p, d in zip(self.img_size_scaled, patch_size, embed_dim)
         )
         self.pos_drop = nn.Dropout(pos_drop_rate)

@@ -316,6 +316,8 @@ class CvtForImageClassification(nn.Module):
 
 
 def _cvt(kwargs: dict[str, Any], **config: Any) -> CvtForImageClassification:
+    if "in_channels" in kwargs:  # the zoo's name (lucid-train passes it) for num_channels
+        kwargs["num_channels"] = kwargs.pop("in_channels")
     fields = {k: kwargs.pop(k) for k in list(kwargs) if k in CvtConfig.__dataclass_fields__}
     return CvtForImageClassification(CvtConfig(**{**config, **fields}), **kwargs)
 

@@ -221,7 +221,7 @@ class EfficientFormer(nn.Module):
         self,
         depths: Sequence[int] = (3, 2, 6, 4),
         embed_dims: Sequence[int] = (48, 96, 224, 448),
-        in_chans: int = 3,
+        in_channels: int = 3,
         num_classes: int = 1000,
         num_vit: int = 0,
         mlp_ratios: float = 4,
@@ -243,7 +243,7 @@ class EfficientFormer(nn.Module):
             raise ValueError(f"EfficientFormer's img_size must be a multiple of 32, got {img_size}")
         resolution = (size[0] // 32, size[1] // 32)
         self.num_classes = num_classes
-        self.stem = Stem4(in_chans, embed_dims[0])
+        self.stem = Stem4(in_channels, embed_dims[0])
         dpr = drop_path_rates(drop_path_rate, list(depths))
         n = len(depths)
         stages = []
