@@ -257,6 +257,13 @@ from lucid.models.resnet import (
     wide_resnet50_2,
     wide_resnet101_2,
 )
+from lucid.models.roformer import (
+    RoFormerForMaskedLM,
+    RoFormerForSequenceClassification,
+    RoFormerModel,
+    roformer_base,
+    roformer_base_classifier,
+)
 from lucid.models.senet import (
     SEBasicBlock,
     SEBottleneck,
@@ -413,6 +420,11 @@ __all__ = [
     "resnext101_32x8d",
     "resnext101_64x4d",
     "resnext50_32x4d",
+    "roformer_base",
+    "roformer_base_classifier",
+    "RoFormerForMaskedLM",
+    "RoFormerForSequenceClassification",
+    "RoFormerModel",
     "seresnet101",
     "seresnet152",
     "seresnet18",
