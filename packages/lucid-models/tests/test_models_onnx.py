@@ -37,6 +37,7 @@ CASES = {
     "cspresnext50": 32,
     "convnextv2_atto": 32,
     "inception_next_tiny": 32,
+    "mobilenetv4_conv_small": 32,
 }
 
 

@@ -114,6 +114,14 @@ from lucid.models.inception_next import (
     inception_next_small,
     inception_next_tiny,
 )
+from lucid.models.inception_resnet import (
+    InceptionResnetV2,
+    inception_resnet_v2,
+)
+from lucid.models.inception_v4 import (
+    InceptionV4,
+    inception_v4,
+)
 from lucid.models.lenet import (
     LeNet1,
     LeNet4,
@@ -142,6 +150,13 @@ from lucid.models.mobilenetv3 import (
     MobileNetV3,
     mobilenet_v3_large,
     mobilenet_v3_small,
+)
+from lucid.models.mobilenetv4 import (
+    MobileNetV4,
+    UniversalInvertedResidual,
+    mobilenetv4_conv_large,
+    mobilenetv4_conv_medium,
+    mobilenetv4_conv_small,
 )
 from lucid.models.regnet import (
     RegNet,
@@ -454,4 +469,13 @@ __all__ = [
     "inception_next_tiny",
     "inception_next_small",
     "inception_next_base",
+    "InceptionV4",
+    "inception_v4",
+    "InceptionResnetV2",
+    "inception_resnet_v2",
+    "MobileNetV4",
+    "UniversalInvertedResidual",
+    "mobilenetv4_conv_small",
+    "mobilenetv4_conv_medium",
+    "mobilenetv4_conv_large",
 ]

@@ -45,9 +45,9 @@ class ConvNormAct(nn.Module):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int = 1,
+        kernel_size: int | tuple[int, int] = 1,
         stride: int = 1,
-        padding: int | None = None,
+        padding: int | tuple[int, int] | None = None,
         dilation: int = 1,
         groups: int = 1,
         apply_act: bool = True,
@@ -55,7 +55,10 @@ class ConvNormAct(nn.Module):
         eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        pad = get_padding(kernel_size, stride, dilation) if padding is None else padding
+        pad = padding
+        if pad is None:
+            ks = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+            pad = (get_padding(ks[0], stride, dilation), get_padding(ks[1], stride, dilation))
         self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride, pad,
                               dilation=dilation, groups=groups, bias=False)  # fmt: skip
         self.bn = BatchNormAct2d(out_channels, eps=eps, apply_act=apply_act, act_layer=act_layer)
