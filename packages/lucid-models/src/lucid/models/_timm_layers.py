@@ -136,7 +136,7 @@ class TimmResNet(nn.Module):
         block: Any,
         layers: Sequence[int],
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         cardinality: int = 1,
         base_width: int = 64,
         stem_width: int = 64,
@@ -156,7 +156,7 @@ class TimmResNet(nn.Module):
         self.conv1: nn.Module
         if deep:
             self.conv1 = nn.Sequential(
-                nn.Conv2d(in_chans, stem_width, 3, stride=2, padding=1, bias=False),
+                nn.Conv2d(in_channels, stem_width, 3, stride=2, padding=1, bias=False),
                 nn.BatchNorm2d(stem_width),
                 nn.ReLU(inplace=True),
                 nn.Conv2d(stem_width, stem_width, 3, stride=1, padding=1, bias=False),
@@ -165,7 +165,7 @@ class TimmResNet(nn.Module):
                 nn.Conv2d(stem_width, inplanes, 3, stride=1, padding=1, bias=False),
             )
         else:
-            self.conv1 = nn.Conv2d(in_chans, inplanes, 7, stride=2, padding=3, bias=False)
+            self.conv1 = nn.Conv2d(in_channels, inplanes, 7, stride=2, padding=3, bias=False)
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.act1 = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)

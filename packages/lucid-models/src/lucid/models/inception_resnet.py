@@ -125,10 +125,12 @@ class Block8(nn.Module):
 class InceptionResnetV2(nn.Module):
     """Inception-ResNet v2 (timm's ``InceptionResnetV2``); the smallest input is 75x75."""
 
-    def __init__(self, num_classes: int = 1000, in_chans: int = 3, drop_rate: float = 0.0) -> None:
+    def __init__(
+        self, num_classes: int = 1000, in_channels: int = 3, drop_rate: float = 0.0
+    ) -> None:
         super().__init__()
         self.num_features = 1536
-        self.conv2d_1a = conv_bn(in_chans, 32, 3, 2)
+        self.conv2d_1a = conv_bn(in_channels, 32, 3, 2)
         self.conv2d_2a = conv_bn(32, 32, 3)
         self.conv2d_2b = conv_bn(32, 64, 3, padding=1)
         self.maxpool_3a = nn.MaxPool2d(3, stride=2)

@@ -176,11 +176,13 @@ class InceptionC(nn.Module):
 class InceptionV4(nn.Module):
     """Inception v4 (timm's ``InceptionV4``); the smallest input it takes is 75x75."""
 
-    def __init__(self, num_classes: int = 1000, in_chans: int = 3, drop_rate: float = 0.0) -> None:
+    def __init__(
+        self, num_classes: int = 1000, in_channels: int = 3, drop_rate: float = 0.0
+    ) -> None:
         super().__init__()
         self.num_features = 1536
         layers: list[nn.Module] = [
-            conv_bn(in_chans, 32, 3, 2),
+            conv_bn(in_channels, 32, 3, 2),
             conv_bn(32, 32, 3),
             conv_bn(32, 64, 3, padding=1),
             Mixed3a(),

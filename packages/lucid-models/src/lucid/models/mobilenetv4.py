@@ -124,12 +124,12 @@ class MobileNetV4(nn.Module):
         stem_size: int = 32,
         num_features: int = 1280,
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         drop_rate: float = 0.0,
         drop_path_rate: float = 0.0,
     ) -> None:
         super().__init__()
-        self.conv_stem = nn.Conv2d(in_chans, stem_size, 3, 2, 1, bias=False)
+        self.conv_stem = nn.Conv2d(in_channels, stem_size, 3, 2, 1, bias=False)
         self.bn1 = BatchNormAct2d(stem_size)
         decoded = [[_decode(b) for b in stage] for stage in arch]
         total = sum(r for stage in decoded for _, r, _ in stage)
