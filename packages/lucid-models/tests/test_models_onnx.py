@@ -39,6 +39,7 @@ CASES = {
     "cspresnext50": 32,
     "convnextv2_atto": 32,
     "inception_next_tiny": 32,
+    "mobilenetv4_conv_small": 32,
 }
 # name -> (input size, builder kwargs) for the families whose input size is fixed at build time
 CASES_SIZED = {

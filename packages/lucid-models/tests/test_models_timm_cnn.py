@@ -29,8 +29,8 @@ import lucid.models as models
 pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
-FAMILIES = {"resnest", "sknet", "cspnet", "inception_v4", "convnextv2", "mobilenetv4",
-            "inception_next"}  # fmt: skip
+FAMILIES = {"resnest", "sknet", "cspnet", "inception_v4", "inception_resnet", "convnextv2",
+            "mobilenetv4", "inception_next"}  # fmt: skip
 TIMM_MODELS = [n for n in models.list_models() if models.model_info(n).reference == "timm"
                and models.model_info(n).family in FAMILIES]  # fmt: skip
 
@@ -46,6 +46,10 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "convnextv2_atto@linear": ((2, 3, 32, 32), {"num_classes": 10, "conv_mlp": False}),
     # layer scale 1 (not 1e-6): the residual branches weigh in the comparison
     "inception_next_tiny": ((2, 3, 64, 64), {"num_classes": 10, "ls_init_value": 1.0}),
+    "inception_v4": ((2, 3, 107, 107), {"num_classes": 10}),
+    "inception_resnet_v2": ((2, 3, 107, 107), {"num_classes": 10}),
+    # batch 4: the head's BatchNorm runs on pooled features, 2 values per channel at batch 2
+    "mobilenetv4_conv_small": ((4, 3, 64, 64), {"num_classes": 10}),
 }
 
 
@@ -60,6 +64,18 @@ def _build_timm(timm: Any, name: str, meta: bool = True, **kwargs: Any) -> Any:
 def test_parameter_count_matches_timm(timm: Any, name: str) -> None:
     tmodel = _build_timm(timm, name)
     assert models.model_info(name).num_params == sum(p.numel() for p in tmodel.parameters())
+
+
+# timm leaves these with PyTorch's default conv init (a third of He's variance): over their ~100
+# conv layers the signal fades and the outputs would be the biases alone; He-normal weights
+# keep the input's contribution (and its gradient) in the comparison
+HE_INIT = {"inception_v4", "inception_resnet_v2"}
+
+
+def _he_init(tmodel: Any) -> None:
+    for m in tmodel.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            torch.nn.init.kaiming_normal_(m.weight, nonlinearity="relu")
 
 
 def _randomise_norms(tmodel: Any) -> None:
@@ -94,6 +110,8 @@ def test_state_dict_and_outputs_match_timm(timm: Any, name: str) -> None:
     name = name.partition("@")[0]
     torch.manual_seed(0)
     tmodel = _build_timm(timm, name, meta=False, **kwargs)
+    if name in HE_INIT:
+        _he_init(tmodel)
     _randomise_norms(tmodel)
     lucid.manual_seed(0)
     model = models.create_model(name, **kwargs)

@@ -6,6 +6,7 @@ real MNIST), so every run reads the same files the real command reads, in a few 
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -632,3 +633,37 @@ def test_tensorboard_logs_each_epochs_metrics(mnist_small: Path, tmp_path: Path)
         assert event.value == pytest.approx(row[key], rel=1e-6, abs=1e-7)
     assert _train(mnist_small, out, "--tensorboard", "--overwrite") == 0  # the old events go
     assert len(list((out / "tensorboard").glob("events.out.tfevents.*"))) == 1
+
+
+def test_a_model_that_takes_no_small_image_trains_on_resized_images(
+    mnist_small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model whose layers leave nothing of a 28x28 image (as Inception v3/v4 and ZFNet do of
+    CIFAR's 32x32) trains on images resized to the smallest side it takes; one whose auxiliary
+    head alone needs far larger images (Inception v3's) is built with aux_logits=False."""
+    from lucid import nn
+    from lucid.models import register_model
+
+    class BigKernels(nn.Module):
+        def __init__(self, num_classes: int = 10, in_channels: int = 1, aux_logits: bool = True):
+            super().__init__()
+            self.main = nn.Sequential(nn.Conv2d(in_channels, 4, 33), nn.AdaptiveAvgPool2d(1),
+                                      nn.Flatten(), nn.Linear(4, num_classes))  # fmt: skip
+            self.aux = nn.Conv2d(in_channels, num_classes, 60) if aux_logits else None
+
+        def forward(self, x: Any) -> Any:
+            out = self.main(x)
+            if self.training and self.aux is not None:
+                return out, self.aux(x).mean((2, 3))
+            return out
+
+    register_model(BigKernels, name="big_kernels_test", input_size=(1, 64, 64))
+    out = tmp_path / "run"
+    argv = ["big_kernels_test", "--data-root", str(mnist_small), "--output", str(out)]
+    assert main([*argv, "--no-progress", "--epochs", "1", "--subset", "64"]) == 0
+    printed = capsys.readouterr().out
+    assert "built with aux_logits=False: its auxiliary classifier needs 60x60 images" in printed
+    assert "takes no 28x28 image; the images are resized (bilinear) to 33x33" in printed
+    (row,) = _rows(out)
+    assert math.isfinite(row["test_loss"])
+    assert not any(k.startswith("aux.") for k in _weights(out / "last.safetensors"))

@@ -64,6 +64,9 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "convnextv2_atto": ((2, 3, 32, 32), {"num_classes": 10}),
     "inception_next_tiny": ((2, 3, 32, 32), {"num_classes": 10}),
     "pvt_tiny": ((2, 3, 64, 64), {"num_classes": 10, "image_size": 64}),
+    "inception_v4": ((2, 3, 75, 75), {"num_classes": 10}),
+    "inception_resnet_v2": ((2, 3, 75, 75), {"num_classes": 10}),
+    "mobilenetv4_conv_small": ((4, 3, 32, 32), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

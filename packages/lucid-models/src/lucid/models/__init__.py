@@ -154,6 +154,14 @@ from lucid.models.inception_next import (
     inception_next_small,
     inception_next_tiny,
 )
+from lucid.models.inception_resnet import (
+    InceptionResnetV2,
+    inception_resnet_v2,
+)
+from lucid.models.inception_v4 import (
+    InceptionV4,
+    inception_v4,
+)
 from lucid.models.lenet import (
     LeNet1,
     LeNet4,
@@ -189,6 +197,13 @@ from lucid.models.mobilenetv3 import (
     MobileNetV3,
     mobilenet_v3_large,
     mobilenet_v3_small,
+)
+from lucid.models.mobilenetv4 import (
+    MobileNetV4,
+    UniversalInvertedResidual,
+    mobilenetv4_conv_large,
+    mobilenetv4_conv_medium,
+    mobilenetv4_conv_small,
 )
 from lucid.models.ncsn import (
     NCSN,
@@ -590,4 +605,13 @@ __all__ = [
     "pvt_medium",
     "pvt_small",
     "pvt_tiny",
+    "InceptionV4",
+    "inception_v4",
+    "InceptionResnetV2",
+    "inception_resnet_v2",
+    "MobileNetV4",
+    "UniversalInvertedResidual",
+    "mobilenetv4_conv_small",
+    "mobilenetv4_conv_medium",
+    "mobilenetv4_conv_large",
 ]

@@ -45,9 +45,9 @@ class ConvNormAct(nn.Module):
         self,
         in_channels: int,
         out_channels: int,
-        kernel_size: int = 1,
+        kernel_size: int | tuple[int, int] = 1,
         stride: int = 1,
-        padding: int | None = None,
+        padding: int | tuple[int, int] | None = None,
         dilation: int = 1,
         groups: int = 1,
         apply_act: bool = True,
@@ -55,7 +55,10 @@ class ConvNormAct(nn.Module):
         eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        pad = get_padding(kernel_size, stride, dilation) if padding is None else padding
+        pad = padding
+        if pad is None:
+            ks = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+            pad = (get_padding(ks[0], stride, dilation), get_padding(ks[1], stride, dilation))
         self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride, pad,
                               dilation=dilation, groups=groups, bias=False)  # fmt: skip
         self.bn = BatchNormAct2d(out_channels, eps=eps, apply_act=apply_act, act_layer=act_layer)
@@ -133,7 +136,7 @@ class TimmResNet(nn.Module):
         block: Any,
         layers: Sequence[int],
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         cardinality: int = 1,
         base_width: int = 64,
         stem_width: int = 64,
@@ -153,7 +156,7 @@ class TimmResNet(nn.Module):
         self.conv1: nn.Module
         if deep:
             self.conv1 = nn.Sequential(
-                nn.Conv2d(in_chans, stem_width, 3, stride=2, padding=1, bias=False),
+                nn.Conv2d(in_channels, stem_width, 3, stride=2, padding=1, bias=False),
                 nn.BatchNorm2d(stem_width),
                 nn.ReLU(inplace=True),
                 nn.Conv2d(stem_width, stem_width, 3, stride=1, padding=1, bias=False),
@@ -162,7 +165,7 @@ class TimmResNet(nn.Module):
                 nn.Conv2d(stem_width, inplanes, 3, stride=1, padding=1, bias=False),
             )
         else:
-            self.conv1 = nn.Conv2d(in_chans, inplanes, 7, stride=2, padding=3, bias=False)
+            self.conv1 = nn.Conv2d(in_channels, inplanes, 7, stride=2, padding=3, bias=False)
         self.bn1 = nn.BatchNorm2d(inplanes)
         self.act1 = nn.ReLU(inplace=True)
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)

@@ -122,7 +122,7 @@ class ConvNeXtV2(nn.Module):
         dims: tuple[int, ...],
         conv_mlp: bool = False,
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         drop_rate: float = 0.0,
         drop_path_rate: float = 0.0,
     ) -> None:
@@ -130,7 +130,7 @@ class ConvNeXtV2(nn.Module):
         if len(depths) != 4 or len(dims) != 4:
             raise ValueError(f"ConvNeXtV2: depths and dims need 4 stages, got {depths}, {dims}")
         self.stem = nn.Sequential(
-            nn.Conv2d(in_chans, dims[0], 4, stride=4), LayerNorm2d(dims[0], eps=1e-6)
+            nn.Conv2d(in_channels, dims[0], 4, stride=4), LayerNorm2d(dims[0], eps=1e-6)
         )
         total = sum(depths)
         rates = [drop_path_rate * i / max(total - 1, 1) for i in range(total)]

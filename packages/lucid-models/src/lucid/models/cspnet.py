@@ -154,7 +154,7 @@ class CspNet(nn.Module):
         stem_pool: bool,
         stages: _StagesCfg,
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         drop_rate: float = 0.0,
         drop_path_rate: float = 0.0,
         zero_init_last: bool = True,
@@ -163,7 +163,7 @@ class CspNet(nn.Module):
         self.stem = nn.Sequential()
         stride = 2 if stem_pool else 1
         self.stem.add_module(
-            "conv1", ConvNormAct(in_chans, stem_chs, stem_kernel, stride, act_layer=_act)
+            "conv1", ConvNormAct(in_channels, stem_chs, stem_kernel, stride, act_layer=_act)
         )
         if stem_pool:
             self.stem.add_module("pool", nn.MaxPool2d(3, 2, padding=1))

@@ -133,7 +133,7 @@ class MetaNeXt(nn.Module):
         dims: tuple[int, ...] = (96, 192, 384, 768),
         mlp_ratios: tuple[float, ...] = (4, 4, 4, 3),
         num_classes: int = 1000,
-        in_chans: int = 3,
+        in_channels: int = 3,
         drop_rate: float = 0.0,
         drop_path_rate: float = 0.0,
         ls_init_value: float = 1e-6,
@@ -143,7 +143,7 @@ class MetaNeXt(nn.Module):
             raise ValueError(f"MetaNeXt: depths, dims and mlp_ratios need one entry per stage, "
                              f"got {depths}, {dims}, {mlp_ratios}")  # fmt: skip
         self.stem = nn.Sequential(
-            nn.Conv2d(in_chans, dims[0], 4, stride=4), nn.BatchNorm2d(dims[0])
+            nn.Conv2d(in_channels, dims[0], 4, stride=4), nn.BatchNorm2d(dims[0])
         )
         total = sum(depths)
         rates = [drop_path_rate * i / max(total - 1, 1) for i in range(total)]

@@ -21,6 +21,11 @@ _SPECS: dict[str, tuple[Any, tuple[float, ...], tuple[float, ...], int]] = {
 }
 
 
+def image_size(name: str) -> int:
+    """The side of the dataset's square images (28 for the MNISTs, 32 for the CIFARs)."""
+    return 28 if "mnist" in name else 32
+
+
 def num_classes(name: str) -> int:
     return _SPECS[name][3]
 

@@ -16,7 +16,7 @@ from typing import Any
 import lucid
 import lucid.nn.functional as F
 from lucid import optim
-from lucid.models import create_model
+from lucid.models import create_model, model_info
 from lucid.models.train import artifacts
 from lucid.models.train.checkpoint import (
     EpochProgress,
@@ -25,7 +25,7 @@ from lucid.models.train.checkpoint import (
     run_settings,
     save_checkpoint,
 )
-from lucid.models.train.data import in_channels, loaders, num_classes, start_epoch
+from lucid.models.train.data import image_size, in_channels, loaders, num_classes, start_epoch
 from lucid.models.train.errors import TrainError, one_line
 from lucid.models.train.parallel import Ranks, join
 
@@ -94,12 +94,68 @@ def _warmup_cosine(step: int, total: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
 
 
-def evaluate(model: Any, loader: Any, device: str) -> tuple[float, float]:
+def resize(x: Any, size: int | None) -> Any:
+    """The batch ``x`` resized (bilinear) to ``size`` x ``size``; unchanged for ``None``."""
+    if size is None:
+        return x
+    return F.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)
+
+
+def _accepts(model: Any, channels: int, size: int) -> bool:
+    try:
+        model(lucid.zeros(2, channels, size, size))
+    except (RuntimeError, ValueError, IndexError):
+        return False
+    return True
+
+
+def fit_input_size(model: Any, channels: int, size: int, largest: int) -> int | None:
+    """``None`` when ``model`` takes ``size`` x ``size`` images; otherwise the smallest side,
+    up to ``largest``, that it takes, to which lucid-train resizes the images (Inception v3/v4,
+    Inception-ResNet v2 and ZFNet take no 32x32 CIFAR image: their strided convs and pools
+    leave nothing). Found by bisection, in training mode (so auxiliary heads count) without
+    gradients; the model's buffers (BatchNorm statistics) are left as they were."""
+    saved = {k: v.clone() for k, v in model.named_buffers()}
+    was_training = model.training
+    model.train()
+    try:
+        with lucid.no_grad():
+            if largest <= size or _accepts(model, channels, size):
+                return None
+            if not _accepts(model, channels, largest):
+                return None  # the training step raises its own error
+            lo, hi = size, largest  # lo fails, hi works
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (lo, mid) if _accepts(model, channels, mid) else (mid, hi)
+            return hi
+    finally:
+        model.load_state_dict(saved, strict=False)
+        model.train(was_training)
+
+
+def _without_aux(cfg: TrainConfig, model: Any, size: int, largest: int) -> tuple[Any, int | None]:
+    """The model built with ``aux_logits=False`` and its input size, where its builder takes
+    that keyword and the model then takes smaller images; else ``model`` and ``size``."""
+    try:
+        lean = create_model(cfg.model, num_classes=num_classes(cfg.dataset),
+                            in_channels=in_channels(cfg.dataset), aux_logits=False)  # fmt: skip
+    except TypeError:
+        return model, size
+    lean_size = fit_input_size(lean, in_channels(cfg.dataset), image_size(cfg.dataset), largest)
+    if lean_size is not None and lean_size >= size:
+        return model, size
+    print(f"lucid-train: {cfg.model} is built with aux_logits=False: its auxiliary classifier "
+          f"needs {size}x{size} images")  # fmt: skip
+    return lean.to(cfg.device), lean_size
+
+
+def evaluate(model: Any, loader: Any, device: str, size: int | None = None) -> tuple[float, float]:
     model.eval()
     total_loss, correct, seen = 0.0, 0, 0
     with lucid.no_grad():
         for x, y in loader:
-            x, y = x.to(device), y.to(device)
+            x, y = resize(x.to(device), size), y.to(device)
             logits = model(x)
             total_loss += F.cross_entropy(logits, y, reduction="sum").item()
             correct += int((logits.argmax(1) == y).sum().item())
@@ -168,6 +224,7 @@ class _Run:
     train_loader: Any
     test_loader: Any
     state: RunState
+    input_size: int | None = None  # the side images are resized to (fit_input_size)
 
 
 def train(cfg: TrainConfig) -> int:
@@ -202,10 +259,19 @@ def prepare(cfg: TrainConfig, ranks: Ranks) -> _Run:
     train_loader, test_loader = loaders(cfg, ranks.rank, ranks.world)
     model = create_model(cfg.model, num_classes=num_classes(cfg.dataset),
                          in_channels=in_channels(cfg.dataset)).to(cfg.device)  # fmt: skip
+    info = model_info(cfg.model)
+    side = image_size(cfg.dataset)
+    largest = info.input_size[-1] if info.input_size and len(info.input_size) == 3 else side
+    size = fit_input_size(model, in_channels(cfg.dataset), side, largest)
+    if size is not None and size > 2 * side:  # Inception v3's auxiliary head needs ~299 px
+        model, size = _without_aux(cfg, model, size, largest)
+    if size is not None:
+        print(f"lucid-train: {cfg.model} takes no {side}x{side} image; the images are resized "
+              f"(bilinear) to {size}x{size}, the smallest it takes")  # fmt: skip
     opt = make_optimizer(cfg, model.parameters())
     sched = make_scheduler(cfg, opt, len(train_loader))
     state = _start_state(cfg, model, opt, sched, train_loader, ranks.writes)
-    return _Run(model, opt, sched, train_loader, test_loader, state)
+    return _Run(model, opt, sched, train_loader, test_loader, state, size)
 
 
 @contextlib.contextmanager
@@ -311,7 +377,9 @@ def _end_epoch(cfg: TrainConfig, epoch: int, run: _Run, evaluates: bool) -> dict
     state.progress, state.epoch_rng = EpochProgress(), run.train_loader.generator.get_state()
     if not evaluates:  # another rank: rank 0 evaluates, keeps the metrics and prints them
         return row
-    row["test_loss"], row["test_acc"] = evaluate(run.model, run.test_loader, cfg.device)
+    row["test_loss"], row["test_acc"] = evaluate(
+        run.model, run.test_loader, cfg.device, run.input_size
+    )
     state.best_acc = max(state.best_acc, row["test_acc"])
     state.metrics.append(row)
     print(f"epoch {epoch}: train loss {row['train_loss']:.4f} acc {row['train_acc']:.4f}"
@@ -354,7 +422,7 @@ def _run_epoch(cfg: TrainConfig, epoch: int, net: Any, run: _Run, ranks: Ranks,
     start = time.perf_counter() - progress.elapsed_s
     stopped = False
     for x, y in batches:
-        x, y = x.to(cfg.device), y.to(cfg.device)
+        x, y = resize(x.to(cfg.device), run.input_size), y.to(cfg.device)
         logits = net(x)
         if isinstance(logits, tuple):  # GoogLeNet/Inception v3 in training: (main, *auxiliary)
             main, *aux = logits
