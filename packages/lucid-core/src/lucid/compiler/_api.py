@@ -197,7 +197,7 @@ def compile(  # noqa: A001 - torch's name
     >>> import lucid
     >>> f = lucid.compile(lambda x: (x * 2).sin())
     >>> f(lucid.ones(3)).shape
-    (3,)
+    lucid.Size([3])
     """
     _check_options(backend, mode, options)
     if model is None:
