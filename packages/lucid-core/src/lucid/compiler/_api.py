@@ -2,7 +2,7 @@
 
 Each compiled callable keeps one entry per guard signature (the arguments' shapes, dtypes,
 devices and ``requires_grad``, Python scalars by value, other objects by identity, grad
-mode, and the ``training`` flags of the modules it calls): a replayable :class:`Program`, or
+mode, autocast's state, and the ``training`` flags of the modules it calls): a replayable :class:`Program`, or
 the reason it runs eagerly (a graph break, ``dynamic=True``, the recompile limit).
 """
 
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lucid._tensor import Tensor
+from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.compiler import _capture
 from lucid.compiler._capture import BreakReason, Program, Recorder, recording
@@ -74,8 +75,10 @@ class CompiledFunction:
         if _state.capturing or _state.disabled:
             return self._fn(*args, **kwargs)
         leaves: list[Tensor] = []
+        amp = autocast_mode._state
         key = (grad_mode._state.enabled, _spec(args, leaves), _spec(kwargs, leaves),
-               tuple([m.training for m in self._guard_modules]))  # fmt: skip
+               tuple([m.training for m in self._guard_modules]),
+               amp.active and (tuple(amp.enabled.items()), tuple(amp.dtype.items())))  # fmt: skip
         entry = self.cache.get(key)
         if entry is None:
             return self._first_call(key, args, kwargs, leaves)
