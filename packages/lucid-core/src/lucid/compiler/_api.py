@@ -2,8 +2,9 @@
 
 Each compiled callable keeps one entry per guard signature (the arguments' shapes, dtypes,
 devices and ``requires_grad``, Python scalars by value, other objects by identity, grad
-mode, autocast's state, and the ``training`` flags of the modules it calls): a replayable :class:`Program`, or
-the reason it runs eagerly (a graph break, ``dynamic=True``, the recompile limit).
+mode, autocast's state, and the ``training`` flags of the modules it calls): a replayable
+:class:`Program`, or the reason it runs eagerly (a graph break, ``dynamic=True``, the
+recompile limit).
 """
 
 from __future__ import annotations
