@@ -9,6 +9,7 @@ recompile limit).
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 import weakref
@@ -64,9 +65,11 @@ class CompiledFunction:
     def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False,
                  dynamic: bool | None = None, guard: Any = None) -> None:  # fmt: skip
         self._fn = fn
+        self._guard = guard
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self._guard_modules = _modules_of(fn if guard is None else guard)
+        self._guard_modules: list[Any] | None = None  # found at the first call (a deep copy
+        # makes this object while the module it copies is still half built)
         self.cache: dict[Any, Entry] = {}
         self.log: list[Entry] = []  # every entry made, in order (explain reads it)
         functools.update_wrapper(self, fn)
@@ -76,9 +79,14 @@ class CompiledFunction:
         if _state.capturing or _state.disabled:
             return self._fn(*args, **kwargs)
         leaves: list[Tensor] = []
+        mods = self._guard_modules
+        if mods is None:
+            mods = self._guard_modules = _modules_of(
+                self._fn if self._guard is None else self._guard
+            )
         amp = autocast_mode._state
         key = (grad_mode._state.enabled, _spec(args, leaves), _spec(kwargs, leaves),
-               tuple([m.training for m in self._guard_modules]),
+               tuple([m.training for m in mods]),
                amp.active and (tuple(amp.enabled.items()), tuple(amp.dtype.items())))  # fmt: skip
         entry = self.cache.get(key)
         if entry is None:
@@ -119,6 +127,13 @@ class CompiledFunction:
         self.cache[key] = entry
         self.log.append(entry)
         return self._fn(*args, **kwargs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CompiledFunction:
+        # A copy compiles the copied function (a copied module's call) afresh: the captures
+        # hold this one's tensors by reference.
+        fn = copy.deepcopy(self._fn, memo)
+        guard = None if self._guard is None else copy.deepcopy(self._guard, memo)
+        return CompiledFunction(fn, fullgraph=self.fullgraph, dynamic=self.dynamic, guard=guard)
 
     def reset(self) -> None:
         """Forget every capture (the next call of each signature captures again)."""
