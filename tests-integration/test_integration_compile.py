@@ -235,3 +235,24 @@ def test_batch_norm_running_stats_and_optimizer_state_follow_eager() -> None:
         models.append(m)
     _same(models[0][1].running_var.numpy(), models[1][1].running_var.numpy())
     assert models[1][1].num_batches_tracked.item() == 3
+
+
+@pytest.mark.mlx
+def test_replay_on_mlx_matches_eager() -> None:
+    pytest.importorskip("mlx.core")
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.3), nn.BatchNorm1d(8),
+                          nn.Linear(8, 2)).to("mlx")  # fmt: skip
+    compiled = lucid.compile(model)
+    for seed in range(3):
+        x = lucid.randn(5, 4).to("mlx")
+        grads = []
+        for run in (compiled, model):
+            lucid.manual_seed(seed)
+            out = run(x)
+            out.sum().backward()
+            grads.append((out.detach().numpy(), model[0].weight.grad.numpy().copy()))
+            model.zero_grad()
+        _same(grads[0][0], grads[1][0])
+        _same(grads[0][1], grads[1][1])
+    assert compiled._compiled_forward.log[0].program is not None

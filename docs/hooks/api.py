@@ -120,6 +120,10 @@ PAGES: tuple[Page, ...] = (
     Page("multiprocessing", "lucid.multiprocessing", "lucid-core", "torch.multiprocessing",
          "Python's multiprocessing with `spawn`; shared-memory tensors for Hogwild.",
          modules=("lucid.multiprocessing",)),
+    Page("compiler", "lucid.compiler", "lucid-core", "torch.compiler",
+         "`lucid.compile`'s controls (`disable`, `reset`, `is_compiling`), `explain` and the "
+         "capture's hooks; see the guide \"Compiling a step with lucid.compile\".",
+         modules=("lucid.compiler",)),
     Page("profiler", "lucid.profiler", "lucid-core", "torch.profiler",
          "Op-by-op timings of forward and backward, summary tables, Chrome traces.",
          modules=("lucid.profiler",)),

@@ -15,6 +15,7 @@ the other's. Without torch only the lucid column is printed.
     python tools/bench/train_step.py --models lenet5 --rounds 11
     python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
     python tools/bench/train_step.py --apart              # + each framework in its own process
+    python tools/bench/train_step.py --compile --models lenet5,gpt   # lucid.compile, torch.compile
     LUCID_NUMBA=0 python tools/bench/train_step.py        # without lucid-core[numba] kernels
 """
 
@@ -185,8 +186,10 @@ def _seq_data(name: str) -> dict[str, Any]:
             "y": rng.integers(0, CHARRNN["categories"], (1,)).astype(np.int64)}  # fmt: skip
 
 
-def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
-    """``(step, weights)`` for ``fw`` (lucid or torch): one training step as the recipe's."""
+def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any,
+                 compiled: bool = False) -> Any:  # fmt: skip
+    """``(step, weights)`` for ``fw`` (lucid or torch): one training step as the recipe's
+    (the model called through ``fw.compile`` where ``compiled``)."""
     nn, F = fw.nn, fw.nn.functional
     fw.manual_seed(0)
     t = {k: fw.from_numpy(v) for k, v in data.items()}
@@ -198,6 +201,7 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
         model.load_state_dict({k: fw.from_numpy(v.copy()) for k, v in weights.items()})
     weights = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
     params = list(model.parameters())
+    run = fw.compile(model) if compiled else model
     model.eval()  # the first step without dropout: the two frameworks' losses compare
     first = [True]
 
@@ -235,7 +239,7 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
                              lr=1e-3, betas=(0.9, 0.99))  # fmt: skip
 
         def step() -> float:
-            loss = model(t["x"], t["pos"], t["y"])
+            loss = run(t["x"], t["pos"], t["y"])
             loss.backward()
             clip(params, 1.0)
             opt.step()
@@ -252,7 +256,7 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
         def step() -> float:  # word_language_model's train(): repackage, clip, p.data.add_
             h = tuple(z.detach() for z in hidden[0])
             model.zero_grad()
-            output, h = model(t["x"], h)
+            output, h = run(t["x"], h)
             loss = F.nll_loss(output, t["y"])
             loss.backward()
             clip(params, c["clip"])
@@ -270,7 +274,7 @@ def _seq_stepper(fw: Any, name: str, data: dict[str, Any], weights: Any) -> Any:
         hidden = fw.zeros(1, c["hidden"])
         model.zero_grad()
         for i in range(t["x"].shape[0]):
-            output, hidden = model(t["x"][i], hidden)
+            output, hidden = run(t["x"][i], hidden)
         loss = F.nll_loss(output, t["y"])
         loss.backward()
         with fw.no_grad():
@@ -290,13 +294,15 @@ def _mib(field: str) -> float:
 
 
 def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
-    """One ``step() -> loss`` per framework, same weights, same batch."""
+    """One ``step() -> loss`` per framework, same weights, same batch; a name ending in
+    ``.compile`` (``lucid.compile``, ``torch.compile``) calls the model through it."""
     if name in SEQ_MODELS:
         data = _seq_data(name)
         out: dict[str, Any] = {}
         weights = None
         for fw in frameworks:
-            out[fw], weights = _seq_stepper(__import__(fw), name, data, weights)
+            base = fw.removesuffix(".compile")
+            out[fw], weights = _seq_stepper(__import__(base), name, data, weights, fw != base)
         return out
     rng = np.random.default_rng(0)
     shape = (1, 28, 28) if name == "lenet5" else (3, 32, 32)
@@ -304,7 +310,7 @@ def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
     ys = rng.integers(0, 10, batch).astype(np.int64)
     out: dict[str, Any] = {}
     weights = None
-    if "lucid" in frameworks:
+    for fw in [f for f in frameworks if f.startswith("lucid")]:
         import lucid
         import lucid.nn.functional as F
         from lucid import optim
@@ -316,16 +322,17 @@ def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
         weights = {k: v.numpy().copy() for k, v in lm.state_dict().items()}
         lopt = optim.SGD(lm.parameters(), lr=0.01, momentum=0.9)
         lx, ly = lucid.from_numpy(xs), lucid.from_numpy(ys)
+        lrun = lucid.compile(lm) if fw.endswith(".compile") else lm
 
-        def lucid_step() -> float:
-            loss = F.cross_entropy(lm(lx), ly)
+        def lucid_step(lrun: Any = lrun, lopt: Any = lopt) -> float:
+            loss = F.cross_entropy(lrun(lx), ly)
             lopt.zero_grad()
             loss.backward()
             lopt.step()
             return float(loss.item())
 
-        out["lucid"] = lucid_step
-    if "torch" in frameworks:
+        out[fw] = lucid_step
+    for fw in [f for f in frameworks if f.startswith("torch")]:
         import torch
 
         torch.manual_seed(0)
@@ -335,15 +342,16 @@ def _steppers(name: str, batch: int, frameworks: list[str]) -> dict[str, Any]:
         tm.train()
         topt = torch.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
         tx, ty = torch.from_numpy(xs), torch.from_numpy(ys)
+        trun = torch.compile(tm) if fw.endswith(".compile") else tm
 
-        def torch_step() -> float:
-            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
+        def torch_step(trun: Any = trun, topt: Any = topt) -> float:
+            loss = torch.nn.functional.cross_entropy(trun(tx), ty)
             topt.zero_grad()
             loss.backward()
             topt.step()
             return float(loss.item())
 
-        out["torch"] = torch_step
+        out[fw] = torch_step
     return out
 
 
@@ -351,21 +359,27 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
     """In a fresh process: ``mode`` "time" (both, interleaved) or one framework's peak memory."""
     if mode.startswith("time:"):  # one framework timed in a process of its own (--apart)
         mode, frameworks = "time", [mode[5:]]
+    elif mode == "compile":  # eager and compiled, both frameworks, interleaved (--compile)
+        mode, frameworks = "time", ["lucid", "lucid.compile", "torch", "torch.compile"]
     else:
         frameworks = ["lucid", "torch"] if mode == "time" else [mode]
-    if "torch" in frameworks and importlib.util.find_spec("torch") is None:
-        frameworks.remove("torch")
+    if importlib.util.find_spec("torch") is None:
+        frameworks = [f for f in frameworks if not f.startswith("torch")]
     if not frameworks:
         return {}
     res: dict[str, Any] = {}
     for fw in frameworks:
-        mod = __import__(fw)
+        mod = __import__(fw.removesuffix(".compile"))
         if threads == "1":
             mod.set_num_threads(1)
         res[f"{fw}_threads"] = mod.get_num_threads()
     steps = _steppers(name, batch, frameworks)
     k = STEPS_PER_ROUND[name]
-    res["loss0"] = {fw: f() for fw, f in steps.items()}  # first step, same weights: same loss
+    res["loss0"], res["first"] = {}, {}
+    for fw, f in steps.items():  # first step, same weights: same loss (compiled: the capture)
+        t0 = time.perf_counter()
+        res["loss0"][fw] = f()
+        res["first"][fw] = time.perf_counter() - t0
     for f in steps.values():
         for _ in range(k if mode == "time" else 2):  # warm up (and, for memory, reach the peak)
             f()
@@ -420,6 +434,11 @@ def main() -> None:
         action="store_true",
         help="also time each framework in a process of its own (no interleaving)",
     )
+    ap.add_argument(
+        "--compile",
+        action="store_true",
+        help="instead: eager vs lucid.compile vs torch.compile, interleaved in one process",
+    )
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -456,6 +475,8 @@ def main() -> None:
     head = (f"{'model':16s} {'threads l/t':>12s} {'OPENBLAS':>8s} {'lucid ms':>9s} "
             f"{'torch ms':>9s} {'l/t':>6s} {'lucid MiB':>10s} {'torch MiB':>10s} "
             f"{'|dloss0|':>9s} {'cpu l/t ms':>15s}")  # fmt: skip
+    if args.compile:
+        return compile_table(models, args, envs[0][1])
     print(head + "\n" + "-" * len(head), flush=True)
     for name in models:
         batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
@@ -492,6 +513,38 @@ def main() -> None:
         "per step; MiB = VmHWM of a process running that framework alone (imports included); "
         "cpu = median process CPU time per step (all its threads)"
     )
+
+
+def compile_table(models: list[str], args: Any, env: dict[str, str]) -> None:
+    """Per model and thread setting: median step of eager lucid, ``lucid.compile``, eager torch
+    and ``torch.compile`` (one process, rounds interleaved), the compiled/eager ratios, and
+    each compiled first call (the capture; torch's includes inductor's C++ build)."""
+    cols = ("lucid", "lucid.compile", "torch", "torch.compile")
+    head = (f"{'model':16s} {'threads':>7s} " + " ".join(f"{c + ' ms':>16s}" for c in cols)
+            + f" {'lc/l':>6s} {'tc/t':>6s} {'lc/tc':>6s} {'first lc/tc ms':>16s}")  # fmt: skip
+    print(head + "\n" + "-" * len(head), flush=True)
+    for name in models:
+        batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
+                 "lstm": LSTM["batch"], "charrnn": 1}[name]  # fmt: skip
+        rounds = 3 if args.quick else args.rounds or DEFAULT_ROUNDS[name]
+        for threads in ("default", "1"):
+            t = _run(env, name, "compile", threads, rounds, batch) or {}
+            med, first = t.get("median", {}), t.get("first", {})
+
+            def ratio(a: str, b: str) -> str:
+                x, y = med.get(a), med.get(b)  # noqa: B023
+                return _fmt(x / y if x and y else None, "6.2f")
+
+            cells = " ".join(f"{_fmt(med.get(c), '16.2f', 1e3)}" for c in cols)
+            firsts = f"{_fmt(first.get('lucid.compile'), '.0f', 1e3)}/" + _fmt(
+                first.get("torch.compile"), ".0f", 1e3
+            )
+            rl, rt = ratio("lucid.compile", "lucid"), ratio("torch.compile", "torch")
+            rc = ratio("lucid.compile", "torch.compile")
+            print(f"{name + f' b{batch}':16s} {threads[:3]:>7s} {cells} {rl:>6s} {rt:>6s} "
+                  f"{rc:>6s} {firsts:>16s}", flush=True)  # fmt: skip
+    print(f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
+          "per step")  # fmt: skip
 
 
 if __name__ == "__main__":

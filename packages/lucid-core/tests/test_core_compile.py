@@ -136,3 +136,13 @@ def test_disable_and_is_compiling() -> None:
     assert len(seen) == 2  # the disabled call runs every time: its signature runs eagerly
     assert "lucid.compiler.disable" in compiled.log[0].reasons[0].reason
     assert not lucid.compiler.is_compiling()
+
+
+def test_autocast_is_part_of_the_signature() -> None:
+    compiled = lucid.compile(lambda a, b: a @ b)
+    a = lucid.ones(2, 2)
+    assert compiled(a, a).dtype is lucid.float32
+    with lucid.autocast("cpu", dtype=lucid.float16):
+        assert compiled(a, a).dtype is (a @ a).dtype
+    assert compiled(a, a).dtype is lucid.float32
+    assert len(compiled.cache) == 2

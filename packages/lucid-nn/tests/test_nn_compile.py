@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,22 @@ def test_state_dict_keys_are_torchs() -> None:
     lnet = _net()
     lnet.compile()
     assert list(lnet.state_dict()) == list(tnet.state_dict())
+
+
+def test_a_deep_copy_compiles_the_copy_afresh() -> None:
+    lucid.manual_seed(0)
+    net = _net()
+    x = lucid.randn(2, 3)
+    for compiled in (lucid.compile(net), net):
+        if compiled is net:
+            net.compile()
+        compiled(x)
+        twin = copy.deepcopy(compiled)
+        with lucid.no_grad():
+            for p in twin.parameters():
+                p.add_(1.0)
+        mod = getattr(twin, "_orig_mod", twin)
+        np.testing.assert_array_equal(twin(x).detach().numpy(), mod._call_impl(x).detach().numpy())
+        np.testing.assert_array_equal(
+            compiled(x).detach().numpy(), net._call_impl(x).detach().numpy()
+        )

@@ -2,12 +2,14 @@
 
 Each compiled callable keeps one entry per guard signature (the arguments' shapes, dtypes,
 devices and ``requires_grad``, Python scalars by value, other objects by identity, grad
-mode, and the ``training`` flags of the modules it calls): a replayable :class:`Program`, or
-the reason it runs eagerly (a graph break, ``dynamic=True``, the recompile limit).
+mode, autocast's state, and the ``training`` flags of the modules it calls): a replayable
+:class:`Program`, or the reason it runs eagerly (a graph break, ``dynamic=True``, the
+recompile limit).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import time
 import weakref
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lucid._tensor import Tensor
+from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.compiler import _capture
 from lucid.compiler._capture import BreakReason, Program, Recorder, recording
@@ -62,9 +65,11 @@ class CompiledFunction:
     def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False,
                  dynamic: bool | None = None, guard: Any = None) -> None:  # fmt: skip
         self._fn = fn
+        self._guard = guard
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self._guard_modules = _modules_of(fn if guard is None else guard)
+        self._guard_modules: list[Any] | None = None  # found at the first call (a deep copy
+        # makes this object while the module it copies is still half built)
         self.cache: dict[Any, Entry] = {}
         self.log: list[Entry] = []  # every entry made, in order (explain reads it)
         functools.update_wrapper(self, fn)
@@ -74,8 +79,15 @@ class CompiledFunction:
         if _state.capturing or _state.disabled:
             return self._fn(*args, **kwargs)
         leaves: list[Tensor] = []
+        mods = self._guard_modules
+        if mods is None:
+            mods = self._guard_modules = _modules_of(
+                self._fn if self._guard is None else self._guard
+            )
+        amp = autocast_mode._state
         key = (grad_mode._state.enabled, _spec(args, leaves), _spec(kwargs, leaves),
-               tuple([m.training for m in self._guard_modules]))  # fmt: skip
+               tuple([m.training for m in mods]),
+               amp.active and (tuple(amp.enabled.items()), tuple(amp.dtype.items())))  # fmt: skip
         entry = self.cache.get(key)
         if entry is None:
             return self._first_call(key, args, kwargs, leaves)
@@ -115,6 +127,13 @@ class CompiledFunction:
         self.cache[key] = entry
         self.log.append(entry)
         return self._fn(*args, **kwargs)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CompiledFunction:
+        # A copy compiles the copied function (a copied module's call) afresh: the captures
+        # hold this one's tensors by reference.
+        fn = copy.deepcopy(self._fn, memo)
+        guard = None if self._guard is None else copy.deepcopy(self._guard, memo)
+        return CompiledFunction(fn, fullgraph=self.fullgraph, dynamic=self.dynamic, guard=guard)
 
     def reset(self) -> None:
         """Forget every capture (the next call of each signature captures again)."""
@@ -197,7 +216,7 @@ def compile(  # noqa: A001 - torch's name
     >>> import lucid
     >>> f = lucid.compile(lambda x: (x * 2).sin())
     >>> f(lucid.ones(3)).shape
-    (3,)
+    lucid.Size([3])
     """
     _check_options(backend, mode, options)
     if model is None:

@@ -54,7 +54,9 @@ def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return lambda *a, **k: explain(fn, *a, **k)
     inner = fn._fn if isinstance(fn, CompiledFunction) else fn
     inner = getattr(inner, "_orig_mod", inner)
-    guard = inner if any(isinstance(inner, b) for b, _ in _module_types) else None
+    guard = None
+    if any(isinstance(inner, b) for b, _ in _module_types):
+        guard, inner = inner, getattr(inner, "_call_impl", inner)  # a Module: its plain call
     compiled = CompiledFunction(inner, guard=guard)
     compiled(*args, **kwargs)
     return _report(compiled.log)
