@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lucid.linalg._householder import GeqrfResult, TriangularSolveResult
     from lucid.linalg._inverse import SlogdetResult
     from lucid.linalg._legacy import SVDLegacyResult
+    from lucid.ops.floatbits import FrexpResult
     from lucid.ops.reduction import ValuesIndices
     from lucid.ops.stats import Histogram, MinMax
 
