@@ -132,3 +132,18 @@ def test_gradient_matches_numpy_on_coordinates() -> None:
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError, match="appears multiple times"):
         lucid.gradient(lucid.tensor(f), dim=(1, 1))
+
+
+def test_tensor_legacy_new_and_flags() -> None:
+    x = lucid.tensor([1.0, 2.0], dtype=lucid.float32)
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == lucid.float32
+    assert x.new((2, 2)).tolist() == [2.0, 2.0]  # a plain sequence is data, as torch's
+    assert x.new(lucid.Size([2, 2])).shape == (2, 2) and x.new().shape == (0,)
+    assert x.cdouble().dtype == lucid.complex128
+    assert not (x.is_inference() or x.is_nested() or x.is_distributed())
+    y = x.clone()
+    y.nextafter_(lucid.tensor([3.0, 0.0]))
+    assert y.tolist() == [
+        float(np.nextafter(np.float32(1), 3)),
+        float(np.nextafter(np.float32(2), 0)),
+    ]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops, special
-from lucid._tensor import Tensor
+from lucid._tensor import Size, Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.inplace import check_inplace, inplace_result
 from lucid.backends import get_backend
@@ -618,6 +618,35 @@ class _Methods(Tensor):
         """-1 for CPU tensors (torch's convention), else the device index (0)."""
         return -1 if self.is_cpu else 0
 
+    def is_inference(self) -> bool:
+        """False: lucid has no inference tensors (``inference_mode`` is ``no_grad``)."""
+        return False
+
+    def is_nested(self) -> bool:
+        """False: lucid has no nested tensors."""
+        return False
+
+    def is_distributed(self) -> bool:
+        """False: no lucid tensor is a distributed tensor."""
+        return False
+
+    def cfloat(self) -> Tensor:
+        """This tensor as complex64 (``self.to(lucid.complex64)``)."""
+        return self.to(dtypes.complex64)
+
+    def cdouble(self) -> Tensor:
+        """This tensor as complex128 (``self.to(lucid.complex128)``)."""
+        return self.to(dtypes.complex128)
+
+    def new(self, *args: Any, device: Any = None) -> Tensor:
+        """torch's legacy constructor on this tensor's dtype: ``t.new(2, 3)`` (or a
+        ``lucid.Size``) is uninitialized of that size, ``t.new([1, 2])`` holds the data,
+        ``t.new()`` is empty."""
+        if len(args) == 1 and not isinstance(args[0], (int, Size)):  # data, not a size
+            return _creation.tensor(args[0], dtype=self.dtype, device=device or self.device)
+        size = args[0] if len(args) == 1 else (args or (0,))
+        return self.new_empty(size, device=device)
+
     def is_signed(self) -> bool:
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
@@ -729,7 +758,7 @@ INPLACE_TWINS = (
     "relu", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "sgn", "sigmoid",
     "sign", "sin", "sinc", "sinh", "sqrt", "square", "subtract", "tan", "tanh", "tril", "triu",
     "true_divide", "trunc", "xlogy", "addr", "gcd", "lcm", "heaviside", "ldexp", "renorm",
-    "masked_scatter", "index_reduce", "put",
+    "masked_scatter", "index_reduce", "put", "nextafter",
 )  # fmt: skip
 
 
