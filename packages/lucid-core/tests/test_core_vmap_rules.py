@@ -74,7 +74,9 @@ def test_vmap_equals_the_loop_on_every_op_sample(case: Case) -> None:
 GRAD_CASES = [
     c
     for c in CASES
-    if c.grad and c.name not in READS_VALUES | DYNAMIC_SHAPE and any(a.dtype.kind == "f" for a in c.arrays())
+    if c.grad
+    and c.name not in READS_VALUES | DYNAMIC_SHAPE
+    and any(a.dtype.kind == "f" for a in c.arrays())
 ]
 
 

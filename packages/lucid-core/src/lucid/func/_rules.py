@@ -529,7 +529,7 @@ def _along_rule(dim_names: tuple[str, ...], all_dims: bool) -> Any:
             else:
                 named[n] = (d % nd if -nd <= d < nd else d) + 1  # out of range: the op's error
         named[names[0]] = p
-        out = cls.apply(**named)
+        out: Any = cls.apply(**named)
         if flat and isinstance(out, tuple):  # median(): the values only, as without a dim
             out = out[0]
         q = named.get("q")
@@ -540,11 +540,13 @@ def _along_rule(dim_names: tuple[str, ...], all_dims: bool) -> Any:
     return rule
 
 
+register("lucid.ops.sorting.sort", "lucid.ops.sorting.topk", "lucid.ops.sorting.kthvalue")(
+    _along_rule(("dim",), all_dims=False)
+)
 register(
-    "lucid.ops.sorting.sort", "lucid.ops.sorting.topk", "lucid.ops.sorting.kthvalue"
-)(_along_rule(("dim",), all_dims=False))
-register(
-    "lucid.ops.sorting.median", "lucid.ops.sorting.nanmedian", "lucid.ops.stats.quantile",
+    "lucid.ops.sorting.median",
+    "lucid.ops.sorting.nanmedian",
+    "lucid.ops.stats.quantile",
     "lucid.ops.stats.nanquantile",
 )(_along_rule(("dim",), all_dims=True))
 register("lucid.ops.compose.gcd")(elementwise)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from lucid import dtypes
 from lucid._creation import arange, from_data, linspace
 from lucid._tensor import Tensor
-from lucid.autograd.function import composite
 from lucid.autograd import grad_mode
+from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, to_float
 from lucid.ops.elementwise import where
