@@ -528,8 +528,8 @@ def _along_rule(dim_names: tuple[str, ...], all_dims: bool) -> Any:
                 return NotImplemented  # a 0-d element: the loop
             else:
                 named[n] = (d % nd if -nd <= d < nd else d) + 1  # out of range: the op's error
-        named[names[0]] = p
-        out: Any = cls.apply(**named)
+        del named[names[0]]  # tensors go positionally: an outer vmap's dispatch sees them
+        out: Any = cls.apply(p, **named)
         if flat and isinstance(out, tuple):  # median(): the values only, as without a dim
             out = out[0]
         q = named.get("q")
@@ -569,9 +569,9 @@ def _scatter_rule(dim_names: tuple[str, ...]) -> Any:
             if not isinstance(d, int) or not -nd <= d < nd:
                 return NotImplemented  # the loop raises the op's own error
             named[n] = d % nd + 1
-        named["input"] = _materialize(x, level, size)
-        named["src"] = _materialize(src, level, size)
-        return wrap(cls.apply(**named), level)
+        del named["input"], named["src"]  # positionally: an outer vmap's dispatch sees them
+        out = cls.apply(_materialize(x, level, size), _materialize(src, level, size), **named)
+        return wrap(out, level)
 
     return rule
 
