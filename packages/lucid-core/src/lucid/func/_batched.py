@@ -39,9 +39,9 @@ Rule = Callable[[type[Function], tuple[Any, ...], dict[str, Any], int, int], Any
 _DATA_ERROR = (
     "vmap: the values of a batched Tensor were read directly inside the function vmap maps: "
     "by .item(), .tolist(), .numpy() or bool() (data-dependent control flow), or by an op that "
-    "computes on arrays outside lucid's autograd Functions (sort, topk, median, quantile, mode, "
-    "unique, nonzero, the *_scatter ops, ...), which has no batching rule. Use lucid.where for "
-    "control flow, or move that part out of vmap."
+    "computes on arrays outside lucid's autograd Functions and has no batching rule "
+    "(unique_consecutive, bincount, histc, histogram, isin, ...). Use lucid.where for control "
+    "flow, or move that part out of vmap."
 )
 
 
