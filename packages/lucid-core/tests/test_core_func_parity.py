@@ -127,3 +127,28 @@ def test_linearize_matches_torch() -> None:
     _, fn = lf.linearize(lambda a: a.exp() * a.cos(), x)
     _, tfn = tf.linearize(lambda a: a.exp() * a.cos(), tx)
     np.testing.assert_allclose(_np(fn(v)), _np(tfn(tv)), rtol=RTOL, atol=ATOL)
+
+
+def test_vmap_of_the_sort_family_and_scatters_matches_torch_func() -> None:
+    x, tx = _pair(4, 3, 6, seed=7)
+
+    def f(lib: Any, a: Any) -> Any:
+        s = lib.sort(a, dim=1, descending=True).values[:, :2]
+        k = lib.topk(a, 2, dim=0).values.sum(0) + lib.kthvalue(a, 3, dim=1).values.sum()
+        m = lib.median(a, dim=1).values.sum() + lib.quantile(a, 0.3, dim=0).sum()
+        sel = lib.select_scatter(a, a[:, 0] * 2, 1, 0)
+        sl = lib.slice_scatter(a, a[:, 1:3] ** 2, 1, 1, 3)
+        dg = lib.diagonal_scatter(a, a.diagonal(1, 0, 1) * 3, 1, 0, 1)
+        return s.sum(1) + k[:3] + m + (sel * sl * dg).sum(1)
+
+    got = lf.vmap(lambda a: f(lucid, a))(x)
+    want = tf.vmap(lambda a: f(torch, a))(tx)
+    np.testing.assert_allclose(_np(got), _np(want), rtol=RTOL, atol=ATOL)
+    g = lf.vmap(lf.grad(lambda a: (f(lucid, a) ** 2).sum()))(x)
+    tg = tf.vmap(tf.grad(lambda a: (f(torch, a) ** 2).sum()))(tx)
+    np.testing.assert_allclose(_np(g), _np(tg), rtol=RTOL, atol=ATOL)
+    i = np.random.default_rng(3).integers(-20, 20, (5, 4))
+    li, ti = lucid.tensor(i), torch.tensor(i)
+    np.testing.assert_array_equal(
+        _np(lf.vmap(lucid.lcm)(li, li.flip(0))), _np(tf.vmap(torch.lcm)(ti, ti.flip(0)))
+    )

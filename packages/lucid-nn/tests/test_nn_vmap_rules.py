@@ -1,6 +1,7 @@
 """vmap's batching rules for lucid-nn's fused Functions (linear, convolution, pooling, the norms,
-cross entropy): each equals a loop over the batch, values and per-sample gradients, with shared
-and with per-element weights, and runs through its rule (no loop-fallback warning)."""
+cross entropy, binary cross entropy) and its value checks (BCE's range, causal attention,
+one_hot): each equals a loop over the batch, values and per-sample gradients, with shared and
+with per-element weights, and runs through its rule (no loop-fallback warning)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import lucid
 import lucid.nn  # noqa: F401  (registers nothing: imported so the rule names resolve)
 import lucid.nn.functional as F
-from lucid.autograd.function import Function
+from lucid.autograd.function import CompositeOp, Function
 from lucid.func import _batched, grad, vmap
 
 D = lucid.float64
@@ -54,7 +55,7 @@ def _check(fn: Callable[..., lucid.Tensor], *args: Any, in_dims: Any = 0) -> Non
 
 def test_every_rule_names_an_existing_function() -> None:
     names: set[str] = set()
-    todo = [Function]
+    todo: list[type] = [Function, CompositeOp]
     while todo:
         c = todo.pop()
         for s in c.__subclasses__():
@@ -198,3 +199,24 @@ def test_per_sample_gradients_of_a_layer_norm_mlp_match_torch_func() -> None:
     )
     for k in params:
         np.testing.assert_allclose(got[k].numpy(), want[k].numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_value_checks_run_on_the_whole_batch() -> None:
+    rng = np.random.default_rng(0)
+    p = lucid.tensor(rng.uniform(0.05, 0.95, (4, 6)), dtype=D)
+    _check(lambda a, t: F.binary_cross_entropy(a, t), p, p.flip(0))
+    q = _rand(3, 2, 4, 8)
+    _check(lambda t: F.scaled_dot_product_attention(t, t, t, is_causal=True), q)
+    idx = lucid.tensor(rng.integers(0, 5, (4, 3)))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*batching rule")
+        got = vmap(lambda t: F.one_hot(t, 5))(idx)
+    assert bool((got == F.one_hot(idx, 5)).all())
+    bad = p.clone()
+    bad[2, 1] = 1.5  # one element of one batch entry out of range: the check sees it
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        vmap(lambda a, t: F.binary_cross_entropy(a, t))(bad, p)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        vmap(lambda t: F.one_hot(t, 4))(idx)
+    with pytest.raises(RuntimeError, match="values of a batched Tensor were read"):
+        vmap(lambda t: F.one_hot(t))(idx)  # num_classes from the values: torch refuses too

@@ -13,7 +13,7 @@ import functools
 import threading
 import traceback
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from lucid import _memory_format
 from lucid._tensor import Tensor, VersionCounter
@@ -251,6 +251,40 @@ def intercept_ops(
         yield
     finally:
         _interceptors.remove(handler)
+
+
+class CompositeOp:
+    """The op class of a :func:`composite` function, as ``intercept_ops`` handlers see it:
+    ``apply`` calls the function (through its interception), ``fn`` is the undecorated body.
+    ``module.QualName`` is the function's (``lucid.ops.sorting.sort``)."""
+
+    fn: Callable[..., Any]
+    apply: Callable[..., Any]
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def composite(fn: _F) -> _F:
+    """Mark ``fn``, a public op that computes some steps on backend arrays outside a
+    :class:`Function` (an index order, a loop until the values converge), as one op for
+    ``intercept_ops``: its handlers see the call as a :class:`CompositeOp` subclass named
+    after ``fn`` (so ``lucid.func.vmap`` can give it a batching rule, or loop over the batch)
+    before the body reads any values. Outside an interception it is ``fn`` itself."""
+    op = type(fn.__name__, (CompositeOp,), {"__module__": fn.__module__,
+              "__qualname__": fn.__qualname__, "__doc__": fn.__doc__,
+              "fn": staticmethod(fn)})  # fmt: skip
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _interceptors:
+            got = _interceptors[-1](op, args, kwargs)
+            if got is not NotImplemented:
+                return got
+        return fn(*args, **kwargs)
+
+    op.apply = staticmethod(wrapper)  # type: ignore[attr-defined]
+    return cast(_F, wrapper)
 
 
 # Callbacks of ``observe_ops`` blocks, innermost last (an exporter's graph recorder).

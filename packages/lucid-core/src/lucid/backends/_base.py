@@ -114,6 +114,15 @@ class Backend:
         if hi >= high or lo < low:
             raise error(hi if hi >= high else lo)
 
+    def any_true(self, arr: Any) -> bool:
+        """Whether any element of ``arr`` is true (nonzero): a value check's one sync. An
+        array-like that stands for several arrays (vmap's batched arrays) answers for all of
+        them, so a check such as "all inputs in [0, 1]" runs on the whole batch."""
+        own = getattr(type(arr), "any_true", None)
+        if own is not None:
+            return bool(own(arr))
+        return bool(self.to_numpy(self.xp.any(arr)))
+
     def index_add(self, arr: Any, index: Any, values: Any) -> Any:
         """Return ``arr`` with ``values`` added at ``index`` (repeated indices accumulate)."""
         raise NotImplementedError

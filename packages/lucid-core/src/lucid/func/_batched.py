@@ -39,9 +39,9 @@ Rule = Callable[[type[Function], tuple[Any, ...], dict[str, Any], int, int], Any
 _DATA_ERROR = (
     "vmap: the values of a batched Tensor were read directly inside the function vmap maps: "
     "by .item(), .tolist(), .numpy() or bool() (data-dependent control flow), or by an op that "
-    "computes on arrays outside lucid's autograd Functions (sort, topk, median, quantile, mode, "
-    "unique, nonzero, the *_scatter ops, ...), which has no batching rule. Use lucid.where for "
-    "control flow, or move that part out of vmap."
+    "computes on arrays outside lucid's autograd Functions and has no batching rule "
+    "(unique_consecutive, bincount, histc, histogram, isin, ...). Use lucid.where for control "
+    "flow, or move that part out of vmap."
 )
 
 
@@ -85,6 +85,12 @@ class LogicalArray:
         raises if any element is out of range, as the op would on each element)."""
         phys = self.owner._phys
         phys._backend.check_index_range(phys._data, low, high, error)
+
+    def any_true(self) -> bool:
+        """``Backend.any_true`` over every batch element's values (for value checks that
+        raise if any element fails, as the op would on each element)."""
+        phys = self.owner._phys
+        return phys._backend.any_true(phys._data)
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(_DATA_ERROR)
@@ -189,6 +195,8 @@ def wrap_result(out: Any, level: int) -> Any:
     """An op's physical result (a Tensor or a tuple of them) wrapped at ``level``."""
     if type(out) is tuple:
         return tuple([wrap(o, level) for o in out])
+    if isinstance(out, tuple):  # a named tuple (sort's values, indices)
+        return type(out)(*[wrap(o, level) for o in out])
     return wrap(out, level)
 
 
@@ -320,8 +328,9 @@ def loop(
     outs: list[Any] = [
         cls.apply(*[select(a, level, i) for a in args], **kwargs) for i in range(size)
     ]
-    if type(outs[0]) is tuple:
-        return tuple(wrap(stack(list(col)), level) for col in zip(*outs))
+    if isinstance(outs[0], tuple):  # a tuple or a named one (sort's values, indices)
+        cols = [wrap(stack(list(col)), level) for col in zip(*outs)]
+        return tuple(cols) if type(outs[0]) is tuple else type(outs[0])(*cols)
     return wrap(stack(outs), level)
 
 

@@ -18,6 +18,7 @@ and a name that no longer exists is caught by the tests (``registered()`` agains
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from lucid._tensor import Tensor
@@ -50,6 +51,7 @@ _ELEMENTWISE_OPS = (
     "nn.functional.activation._ELU", "nn.functional.activation._LogSigmoid",
     "nn.functional.activation._MaskedLinear", "nn.functional.activation._Softplus",
     "nn.functional.activation._PReLU",  # its weight comes shaped to broadcast
+    "nn.functional.loss._BCE",
     # matrix functions of the last two dims (they broadcast over the leading ones)
     "linalg._inverse.Inv", "linalg._inverse.Det", "linalg._inverse.Slogdet",
     "linalg._decomp.Cholesky",
@@ -480,3 +482,115 @@ def _cross_entropy(
         weights = Tensor.from_backend_array(w, backend)
         wt = weights[(tt * valid).reshape(-1)].reshape(size, m) * valid.to(loss.dtype)
     return wrap(total / wt.sum(1), level)
+
+
+# -- composite ops (``lucid.autograd.function.composite``): sorting, quantiles, scatters ----
+def _bind(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments by parameter name, defaults filled in."""
+    sig = _signatures.get(cls)
+    if sig is None:
+        sig = _signatures[cls] = inspect.signature(cls.fn)  # type: ignore[attr-defined]
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+_signatures: dict[type, inspect.Signature] = {}
+
+
+def _wrap_any(out: Any, level: int) -> Any:
+    if isinstance(out, tuple):
+        return wrap_result(out, level)
+    return wrap(out, level)
+
+
+def _along_rule(dim_names: tuple[str, ...], all_dims: bool) -> Any:
+    """An op along a dim of its first argument (``sort``, ``topk``, ``median``, ``quantile``):
+    the dims shift past the batch; ``dim=None`` (all elements, where ``all_dims``) reduces the
+    flattened element instead."""
+
+    def rule(
+        cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int, size: int
+    ) -> Any:
+        named = _bind(cls, args, kwargs)
+        names = list(named)
+        x = named[names[0]]
+        p = _phys(x, level)
+        if p is None or any(level_of(named[n]) >= level for n in names[1:]):
+            return NotImplemented
+        nd = p.ndim - 1
+        flat = False
+        for n in dim_names:
+            d = named[n]
+            if d is None and all_dims and not named.get("keepdim", False):
+                p, named[n], flat = p.reshape(size, -1), 1, True
+            elif d is None or nd == 0:
+                return NotImplemented  # a 0-d element: the loop
+            else:
+                named[n] = (d % nd if -nd <= d < nd else d) + 1  # out of range: the op's error
+        del named[names[0]]  # tensors go positionally: an outer vmap's dispatch sees them
+        out: Any = cls.apply(p, **named)
+        if flat and isinstance(out, tuple):  # median(): the values only, as without a dim
+            out = out[0]
+        q = named.get("q")
+        if isinstance(q, Tensor) and q.ndim == 1:  # quantile's leading q dim: batch goes first
+            out = out.movedim(1, 0)
+        return _wrap_any(out, level)
+
+    return rule
+
+
+register("lucid.ops.sorting.sort", "lucid.ops.sorting.topk", "lucid.ops.sorting.kthvalue")(
+    _along_rule(("dim",), all_dims=False)
+)
+register(
+    "lucid.ops.sorting.median",
+    "lucid.ops.sorting.nanmedian",
+    "lucid.ops.stats.quantile",
+    "lucid.ops.stats.nanquantile",
+)(_along_rule(("dim",), all_dims=True))
+register("lucid.ops.compose.gcd")(elementwise)
+
+
+def _scatter_rule(dim_names: tuple[str, ...]) -> Any:
+    """``select_scatter``/``slice_scatter``/``diagonal_scatter``: ``input`` and ``src`` get the
+    batch, the dims shift past it."""
+
+    def rule(
+        cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int, size: int
+    ) -> Any:
+        named = _bind(cls, args, kwargs)
+        x, src = named["input"], named["src"]
+        if not (isinstance(x, Tensor) and isinstance(src, Tensor)):
+            return NotImplemented
+        nd = x.ndim
+        for n in dim_names:
+            d = named[n]
+            if not isinstance(d, int) or not -nd <= d < nd:
+                return NotImplemented  # the loop raises the op's own error
+            named[n] = d % nd + 1
+        del named["input"], named["src"]  # positionally: an outer vmap's dispatch sees them
+        out = cls.apply(_materialize(x, level, size), _materialize(src, level, size), **named)
+        return wrap(out, level)
+
+    return rule
+
+
+register("lucid.ops.compose.select_scatter", "lucid.ops.compose.slice_scatter")(
+    _scatter_rule(("dim",))
+)
+register("lucid.ops.compose.diagonal_scatter")(_scatter_rule(("dim1", "dim2")))
+
+
+def _dynamic_shape(
+    cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any], level: int, size: int
+) -> Any:
+    """Ops whose result's shape depends on the values: refused, as torch.vmap does."""
+    raise RuntimeError(
+        "vmap: We do not support batching operators that can output dynamic shape. Attempted "
+        f"to vmap over aten::{cls.__name__}. Please voice your support in "
+        "https://github.com/pytorch/functorch/issues/256"
+    )
+
+
+register("lucid.ops.sorting.unique", "lucid.ops.sorting.nonzero")(_dynamic_shape)

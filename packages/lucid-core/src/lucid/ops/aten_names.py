@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lucid._creation import zeros_like
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops.join import cat, chunk, pad, split
 from lucid.ops.sorting import nonzero
@@ -68,6 +68,7 @@ def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
     return Fill.apply(input, value.to(input.dtype) if isinstance(value, Tensor) else value)
 
 
+@composite
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:  # noqa: A002
     """The first ``size`` rows of ``nonzero(input)``, padded with ``fill_value`` rows up to
     ``size``: an ``(size, input.ndim)`` int64 tensor whatever the data

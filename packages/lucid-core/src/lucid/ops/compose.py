@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
+from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, promote, require_tensors, scaled_sum, to_float
 from lucid.ops.elementwise import where
@@ -196,6 +197,7 @@ def _int_pair(name: str, a: Tensor, b: Any) -> tuple[Tensor, Tensor]:
     return x, y
 
 
+@composite
 def gcd(input: Tensor, other: Any) -> Tensor:  # noqa: A002
     """The greatest common divisor (non-negative; gcd(0, 0) = 0), elementwise on integers."""
     a, b = _int_pair("gcd", input, other)
@@ -286,6 +288,7 @@ def _scatter_into(input: Tensor, src: Tensor, index: Any, name: str) -> Tensor: 
     return out
 
 
+@composite
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     """A copy of ``input`` with ``src`` written at ``index`` along ``dim``."""
     d = normalize_dim(dim, input.ndim)
@@ -298,6 +301,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor: 
     return _scatter_into(input, src, (slice(None),) * d + (index % size,), "select_scatter")
 
 
+@composite
 def slice_scatter(
     input: Tensor,  # noqa: A002
     src: Tensor,
@@ -312,6 +316,7 @@ def slice_scatter(
     return _scatter_into(input, src, index, "slice_scatter")
 
 
+@composite
 def diagonal_scatter(
     input: Tensor,  # noqa: A002
     src: Tensor,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
+from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, write_out
 from lucid.ops.reduction import ValuesIndices
@@ -60,6 +61,7 @@ def _check_tensor(name: str, x: Any) -> None:
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
 
 
+@composite
 def sort(
     input: Tensor,  # noqa: A002
     dim: int = -1,
@@ -85,6 +87,7 @@ def argsort(
     return sort(input, dim, descending, stable).indices
 
 
+@composite
 def topk(
     input: Tensor,  # noqa: A002
     k: int,
@@ -125,6 +128,7 @@ def _kthvalue(
     return _pick(input, order, d, input.backend.xp.full(_kept(input.shape, d), k - 1), keepdim)
 
 
+@composite
 def kthvalue(
     input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
 ) -> ValuesIndices:  # noqa: A002
@@ -174,6 +178,7 @@ def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool
     return _pick(a, order, d, pos, keepdim)
 
 
+@composite
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
     """The lower median (not the mean of the two middle values, as PyTorch); NaN propagates.
 
@@ -183,11 +188,13 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return _median("median", input, dim, keepdim, skip_nan=False)
 
 
+@composite
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
     """:func:`median` ignoring NaN (NaN only where a slice is all NaN)."""
     return _median("nanmedian", input, dim, keepdim, skip_nan=True)
 
 
+@composite
 def unique(
     input: Tensor,  # noqa: A002
     sorted: bool = True,  # noqa: A002
@@ -212,6 +219,7 @@ def unique(
     return tuple(result)
 
 
+@composite
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
     """Indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or one 1-D per dim."""
     _check_tensor("nonzero", input)

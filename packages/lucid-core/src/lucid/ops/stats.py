@@ -15,6 +15,7 @@ from lucid import dtypes
 from lucid._creation import arange, from_data, linspace
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
+from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, to_float, write_out
 from lucid.ops.elementwise import where
@@ -203,6 +204,7 @@ def _drop(kept: tuple[int, ...], d: int, dim: int | None, ndim: int) -> tuple[in
     return kept[:d] + kept[d + 1 :] if ndim else ()
 
 
+@composite
 def quantile(
     input: Tensor,  # noqa: A002
     q: Any,
@@ -218,6 +220,7 @@ def quantile(
     return _quantile("quantile", input, q, dim, keepdim, interpolation, skip=False)
 
 
+@composite
 def nanquantile(
     input: Tensor,  # noqa: A002
     q: Any,

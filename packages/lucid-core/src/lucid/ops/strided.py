@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lucid import dtypes
 from lucid._creation import arange, zeros
 from lucid._tensor import Tensor
+from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops.indexing import index_put, take
 
@@ -84,6 +85,7 @@ def as_strided_copy(
     return as_strided(input, size, stride, storage_offset)
 
 
+@composite
 def as_strided_scatter(
     input: Tensor,  # noqa: A002
     src: Tensor,

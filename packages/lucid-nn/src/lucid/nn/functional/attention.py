@@ -106,7 +106,7 @@ def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
     if masked:
         dead = (scores == -math.inf).all(dim=-1, keepdim=True)
         # (while lucid.compile captures, the masked path always: the same values, no branch on them)
-        if lucid.compiler.is_compiling() or bool(dead.any()):
+        if lucid.compiler.is_compiling() or dead.backend.any_true(dead.array):
             weights: Tensor = softmax(scores.masked_fill(dead, 0.0), dim=-1)
             return weights.masked_fill(dead, 0.0)
     return softmax(scores, dim=-1)

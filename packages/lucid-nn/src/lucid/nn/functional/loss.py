@@ -191,7 +191,7 @@ def binary_cross_entropy(
             f"Using a target size ({tuple(target.shape)}) that is different to the input size "
             f"({tuple(input.shape)}) is deprecated. Please ensure they have the same size."
         )
-    if input.numel() and bool(((input < 0) | (input > 1)).any()):
+    if input.numel() and input.backend.any_true(((input < 0) | (input > 1)).array):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = _BCE.apply(input, target.to(input.dtype))
     return apply_reduction(loss, reduction, weight)

@@ -81,13 +81,13 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise RuntimeError(
             f"one_hot is only applicable to index tensor of an integer dtype, got {tensor.dtype}"
         )
-    if tensor.numel() and int(tensor.min().item()) < 0:
+    if tensor.numel() and tensor.backend.any_true((tensor < 0).array):  # all batch elements
         raise RuntimeError("Class values must be non-negative.")
-    if num_classes == -1:
+    if num_classes == -1:  # the size depends on the values: vmap refuses it, as torch's does
         if tensor.numel() == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         num_classes = int(tensor.max().item()) + 1
-    elif tensor.numel() and int(tensor.max().item()) >= num_classes:
+    elif tensor.numel() and tensor.backend.any_true((tensor >= num_classes).array):
         raise RuntimeError("Class values must be smaller than num_classes.")
     classes = lucid.arange(num_classes, device=tensor.device)
     result: Tensor = (tensor.unsqueeze(-1) == classes).to(dtypes.int64)
