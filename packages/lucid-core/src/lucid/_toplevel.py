@@ -54,6 +54,7 @@ def _method_function(name: str) -> Callable[..., Tensor]:
         return result
 
     function.__name__ = function.__qualname__ = name
+    function.__module__ = "lucid"  # made here, published (and documented) as lucid's own
     function.__doc__ = f"``input.{name}(...)``: ``input`` changed in place and returned."
     return function
 

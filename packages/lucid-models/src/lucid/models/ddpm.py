@@ -215,7 +215,8 @@ class DDPMUNet(nn.Module):
         layers_per_block: residual blocks per resolution on the contracting path (one more on
             the expanding path).
         dropout: dropout in the residual blocks (0.1 for the CIFAR-10 model).
-        norm_num_groups, norm_eps: the GroupNorm layers' groups and epsilon.
+        norm_num_groups: the GroupNorm layers' number of groups.
+        norm_eps: the GroupNorm layers' epsilon.
     """
 
     def __init__(self, sample_size: int = 32, in_channels: int = 3, out_channels: int = 3,
