@@ -36,7 +36,7 @@ TIMM_MODELS = [n for n in models.list_models() if models.model_info(n).reference
 # name -> (input shape, kwargs for both builders): the smallest variant of a family, tiny input
 FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "pvt_v2_b0": ((2, 3, 64, 64), {"num_classes": 10}),
-    "pvt_v2_b2_li": ((2, 3, 64, 64), {"num_classes": 10}),
+    "pvt_v2_b2_li": ((2, 3, 32, 32), {"num_classes": 10}),
     "crossvit_tiny_240": ((2, 3, 120, 120), {"num_classes": 10, "img_size": 120}),
     "crossvit_9_dagger_240": ((2, 3, 120, 120), {"num_classes": 10, "img_size": 120}),
     # timm's attention biases are for a 7x7 grid: 224x224 inputs
