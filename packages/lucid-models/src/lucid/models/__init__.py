@@ -53,6 +53,10 @@ from lucid.models.densenet import (
     densenet169,
     densenet201,
 )
+from lucid.models.detection import (
+    FasterRCNN,
+    fasterrcnn_resnet50_fpn,
+)
 from lucid.models.efficientnet import (
     EfficientNet,
     efficientnet_b0,
@@ -259,6 +263,8 @@ __all__ = [
     "densenet161",
     "densenet169",
     "densenet201",
+    "FasterRCNN",
+    "fasterrcnn_resnet50_fpn",
     "efficientnet_b0",
     "efficientnet_b1",
     "efficientnet_b2",
