@@ -1,6 +1,6 @@
-"""torchvision's detection models (inference): Faster R-CNN with ResNet-50 + FPN. Registry and
-parameter counts, the output format on a small image, the anchors; in the parity environment,
-counts and state-dict keys against torchvision 0.28's builder, and the whole inference path
+"""torchvision's detection models (inference): Faster and Mask R-CNN, ResNet-50 + FPN.
+Registry, parameter counts, the output format on a small image, the anchors; in the parity
+environment, counts and state-dict keys against torchvision 0.28's builder, and the whole inference path
 (transform, backbone + FPN, RPN, RoI heads, postprocessing) against torchvision's with its state
 dict loaded (torchvision's compiled NMS and RoI Align do not load here: the test gives it a
 pure-torch greedy NMS and its own pure-torch RoI Align, with the compiled kernel's rule for
@@ -16,7 +16,11 @@ import pytest
 import lucid
 import lucid.models as models
 from lucid import nn
-from lucid.models.detection import AnchorGenerator, fasterrcnn_resnet50_fpn
+from lucid.models.detection import (
+    AnchorGenerator,
+    fasterrcnn_resnet50_fpn,
+    maskrcnn_resnet50_fpn,
+)
 
 SMALL: dict[str, Any] = {"num_classes": 3, "min_size": 64, "max_size": 96,
                          "rpn_pre_nms_top_n_test": 100, "rpn_post_nms_top_n_test": 50}  # fmt: skip
@@ -193,3 +197,56 @@ def _matched(expected: Any, got: Any) -> int:
     labels_ok = expected["labels"].numpy()[:, None] == got["labels"].numpy()[None, :]
     scores_ok = np.abs(expected["scores"].numpy()[:, None] - got["scores"].numpy()[None, :]) < 1e-3
     return int(((iou > 0.99) & labels_ok & scores_ok).any(axis=1).sum())
+
+
+def test_mask_rcnn_count_and_output_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info("maskrcnn_resnet50_fpn")
+    assert (info.task, info.reference) == ("instance-segmentation", "torchvision")
+    with monkeypatch.context() as patch:
+        _skip_init(patch)
+        model = models.create_model("maskrcnn_resnet50_fpn")
+        assert sum(p.numel() for p in model.parameters()) == info.num_params
+        frozen = maskrcnn_resnet50_fpn(frozen_batch_norm=True)
+        assert sum(p.numel() for p in frozen.parameters()) == 44_401_393  # the COCO layout
+    lucid.manual_seed(0)
+    model = maskrcnn_resnet50_fpn(**SMALL).eval()
+    with lucid.no_grad():
+        det = model([lucid.rand(3, 70, 50)])[0]
+    k = det["boxes"].shape[0]
+    assert k > 0 and det["masks"].shape == (k, 1, 70, 50)
+    masks = det["masks"].numpy()
+    assert ((masks >= 0) & (masks <= 1)).all()
+    # outside each (widened) box the pasted mask is 0
+    x2 = int(np.ceil(det["boxes"].numpy()[0, 2])) + 3
+    assert x2 >= 50 or not masks[0, 0, :, x2:].any()
+
+
+@pytest.mark.parity
+def test_mask_rcnn_matches_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        full = det.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None)
+    assert (
+        sum(p.numel() for p in full.parameters())
+        == models.model_info("maskrcnn_resnet50_fpn").num_params
+    )
+    torch.manual_seed(0)
+    ref = det.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, **SMALL).eval()
+    model = maskrcnn_resnet50_fpn(**SMALL).eval()
+    state = {k: lucid.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    assert sorted(state) == sorted(model.state_dict())
+    model.load_state_dict(state)
+    img = np.random.default_rng(0).random((3, 90, 72)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref([torch.tensor(img)])[0]
+    with lucid.no_grad():
+        got = model([lucid.tensor(img)])[0]
+    assert expected["boxes"].shape[0] > 10
+    assert _matched(expected, got) >= 0.9 * expected["boxes"].shape[0]
+    n = min(expected["boxes"].shape[0], got["boxes"].shape[0])
+    same = [i for i in range(n) if np.abs(expected["boxes"][i].numpy()
+                                          - got["boxes"][i].numpy()).max() < 0.05]  # fmt: skip
+    assert len(same) >= 0.9 * n
+    np.testing.assert_allclose(got["masks"].numpy()[same], expected["masks"].numpy()[same],
+                               rtol=1e-3, atol=1e-3)  # fmt: skip

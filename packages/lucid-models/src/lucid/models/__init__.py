@@ -55,7 +55,9 @@ from lucid.models.densenet import (
 )
 from lucid.models.detection import (
     FasterRCNN,
+    MaskRCNN,
     fasterrcnn_resnet50_fpn,
+    maskrcnn_resnet50_fpn,
 )
 from lucid.models.efficientnet import (
     EfficientNet,
@@ -265,6 +267,8 @@ __all__ = [
     "densenet201",
     "FasterRCNN",
     "fasterrcnn_resnet50_fpn",
+    "MaskRCNN",
+    "maskrcnn_resnet50_fpn",
     "efficientnet_b0",
     "efficientnet_b1",
     "efficientnet_b2",

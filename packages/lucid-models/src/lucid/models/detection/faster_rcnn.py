@@ -69,13 +69,17 @@ class FasterRCNN(nn.Module):
             raise ValueError(f"FasterRCNN expects a non-empty list of (3, H, W) image tensors, "
                              f"got {type(images).__name__}")  # fmt: skip
         original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
-        batch, sizes = self.transform(list(images))
-        features = self.backbone(batch)
-        proposals = self.rpn(batch, sizes, features)
-        detections = self.roi_heads(features, proposals, sizes)
+        features, sizes, detections = self.detect(list(images))
         for det, new, orig in zip(detections, sizes, original):
             det["boxes"] = GeneralizedRCNNTransform.resize_boxes(det["boxes"], new, orig)
         return detections
+
+    def detect(self, images: list[Tensor]) -> tuple[Any, list[tuple[int, int]], Any]:
+        """The FPN maps, the resized images' sizes and the detections in their coordinates."""
+        batch, sizes = self.transform(images)
+        features = self.backbone(batch)
+        proposals = self.rpn(batch, sizes, features)
+        return features, sizes, self.roi_heads(features, proposals, sizes)
 
 
 def _backbone(trainable_layers: int | None, frozen_batch_norm: bool) -> nn.Module:
