@@ -1,10 +1,11 @@
 """torchvision's detection models (inference): Faster and Mask R-CNN, ResNet-50 + FPN.
+
 Registry, parameter counts, the output format on a small image, the anchors; in the parity
 environment, counts and state-dict keys against torchvision 0.28's builder, and the whole
-inference path (transform, backbone + FPN, RPN, RoI heads, postprocessing) against torchvision's
-with its state dict loaded (torchvision's compiled NMS and RoI Align do not load here: the test gives it a
-pure-torch greedy NMS and its own pure-torch RoI Align, with the compiled kernel's rule for
-samples outside the map)."""
+inference path (transform, backbone + FPN, RPN, RoI heads, postprocessing) against
+torchvision's with its state dict loaded. torchvision's compiled NMS and RoI Align do not load
+here: the test gives it a pure-torch greedy NMS and its own pure-torch RoI Align, with the
+compiled kernel's rule for samples outside the map."""
 
 from __future__ import annotations
 
