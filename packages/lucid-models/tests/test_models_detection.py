@@ -1,4 +1,4 @@
-"""torchvision's detection models (inference): Faster and Mask R-CNN, ResNet-50 + FPN.
+"""torchvision's detection models (inference): Faster/Mask R-CNN, RetinaNet (ResNet-50 FPN).
 
 Registry, parameter counts, the output format on a small image, the anchors; in the parity
 environment, counts and state-dict keys against torchvision 0.28's builder, and the whole
@@ -21,6 +21,7 @@ from lucid.models.detection import (
     AnchorGenerator,
     fasterrcnn_resnet50_fpn,
     maskrcnn_resnet50_fpn,
+    retinanet_resnet50_fpn,
 )
 
 SMALL: dict[str, Any] = {"num_classes": 3, "min_size": 64, "max_size": 96,
@@ -251,3 +252,49 @@ def test_mask_rcnn_matches_torchvision(tvm: Any) -> None:
     assert len(same) >= 0.9 * n
     np.testing.assert_allclose(got["masks"].numpy()[same], expected["masks"].numpy()[same],
                                rtol=1e-3, atol=1e-3)  # fmt: skip
+
+
+def test_retinanet_count_and_output_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info("retinanet_resnet50_fpn")
+    assert (info.task, info.reference) == ("object-detection", "torchvision")
+    with monkeypatch.context() as patch:
+        _skip_init(patch)
+        model = models.create_model("retinanet_resnet50_fpn")
+        assert sum(p.numel() for p in model.parameters()) == info.num_params
+        frozen = retinanet_resnet50_fpn(frozen_batch_norm=True)
+        assert sum(p.numel() for p in frozen.parameters()) == 34_014_999  # the COCO layout
+    lucid.manual_seed(0)
+    model = retinanet_resnet50_fpn(num_classes=3, min_size=64, max_size=96).eval()
+    nn.init.normal_(model.head.classification_head.cls_logits.bias, 0.0, 1.0)  # detections
+    with lucid.no_grad():
+        det = model([lucid.rand(3, 70, 50)])[0]
+    k = det["boxes"].shape[0]
+    assert 0 < k <= 300 and det["scores"].shape == det["labels"].shape == (k,)
+    assert (det["scores"].numpy() > 0.05).all() and (det["labels"].numpy() < 3).all()
+
+
+@pytest.mark.parity
+def test_retinanet_matches_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        full = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
+    assert (
+        sum(p.numel() for p in full.parameters())
+        == models.model_info("retinanet_resnet50_fpn").num_params
+    )
+    torch.manual_seed(0)
+    kwargs = {"num_classes": 3, "min_size": 64, "max_size": 96}
+    ref = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None, **kwargs).eval()
+    torch.nn.init.normal_(ref.head.classification_head.cls_logits.bias, 0, 1)  # detections
+    model = retinanet_resnet50_fpn(**kwargs).eval()
+    state = {k: lucid.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    assert sorted(state) == sorted(model.state_dict())
+    model.load_state_dict(state)
+    img = np.random.default_rng(0).random((3, 90, 72)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref([torch.tensor(img)])[0]
+    with lucid.no_grad():
+        got = model([lucid.tensor(img)])[0]
+    assert expected["boxes"].shape[0] > 10
+    assert _matched(expected, got) >= 0.9 * expected["boxes"].shape[0]

@@ -56,8 +56,10 @@ from lucid.models.densenet import (
 from lucid.models.detection import (
     FasterRCNN,
     MaskRCNN,
+    RetinaNet,
     fasterrcnn_resnet50_fpn,
     maskrcnn_resnet50_fpn,
+    retinanet_resnet50_fpn,
 )
 from lucid.models.efficientnet import (
     EfficientNet,
@@ -269,6 +271,8 @@ __all__ = [
     "fasterrcnn_resnet50_fpn",
     "MaskRCNN",
     "maskrcnn_resnet50_fpn",
+    "RetinaNet",
+    "retinanet_resnet50_fpn",
     "efficientnet_b0",
     "efficientnet_b1",
     "efficientnet_b2",
