@@ -101,6 +101,14 @@ from lucid.models.densenet import (
     densenet169,
     densenet201,
 )
+from lucid.models.detection import (
+    FasterRCNN,
+    MaskRCNN,
+    RetinaNet,
+    fasterrcnn_resnet50_fpn,
+    maskrcnn_resnet50_fpn,
+    retinanet_resnet50_fpn,
+)
 from lucid.models.efficientformer import (
     EfficientFormer,
     efficientformer_l1,
@@ -614,4 +622,10 @@ __all__ = [
     "mobilenetv4_conv_small",
     "mobilenetv4_conv_medium",
     "mobilenetv4_conv_large",
+    "FasterRCNN",
+    "fasterrcnn_resnet50_fpn",
+    "MaskRCNN",
+    "maskrcnn_resnet50_fpn",
+    "RetinaNet",
+    "retinanet_resnet50_fpn",
 ]

@@ -1,0 +1,21 @@
+"""``lucid.models.detection``: torchvision's detection models (inference), with its layouts."""
+
+from __future__ import annotations
+
+from lucid.models.detection._utils import BoxCoder, FrozenBatchNorm2d
+from lucid.models.detection.anchor_utils import AnchorGenerator
+from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
+from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
+from lucid.models.detection.retinanet import RetinaNet, retinanet_resnet50_fpn
+
+__all__ = [
+    "AnchorGenerator",
+    "BoxCoder",
+    "FasterRCNN",
+    "FrozenBatchNorm2d",
+    "fasterrcnn_resnet50_fpn",
+    "MaskRCNN",
+    "maskrcnn_resnet50_fpn",
+    "RetinaNet",
+    "retinanet_resnet50_fpn",
+]

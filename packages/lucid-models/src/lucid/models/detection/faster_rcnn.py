@@ -1,0 +1,104 @@
+"""Faster R-CNN (Ren et al., "Faster R-CNN: Towards Real-Time Object Detection with Region
+Proposal Networks", NeurIPS 2015) with a ResNet-50 + FPN backbone (Lin et al., "Feature
+Pyramid Networks for Object Detection", CVPR 2017), as torchvision's
+``fasterrcnn_resnet50_fpn`` builds it: the same modules and keys (``backbone.body``,
+``backbone.fpn``, ``rpn.head``, ``roi_heads.box_head``, ``roi_heads.box_predictor``), so its
+state dicts load unchanged, and its inference path (``model.eval()``; ``model(images)`` with a
+list of ``(3, H, W)`` images in [0, 1] gives one dict of ``boxes`` (xyxy, in the image's
+pixels), ``labels`` and ``scores`` per image). Training losses are not implemented yet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid import Tensor, nn
+from lucid.models._registry import register_model
+from lucid.models.detection._utils import resnet50_fpn_backbone
+from lucid.models.detection.anchor_utils import AnchorGenerator
+from lucid.models.detection.roi_heads import FastRCNNPredictor, RoIHeads, TwoMLPHead
+from lucid.models.detection.rpn import RegionProposalNetwork, RPNHead
+from lucid.models.detection.transform import GeneralizedRCNNTransform
+from lucid.models.ops import MultiScaleRoIAlign
+
+_PAPER = (
+    'Ren et al., "Faster R-CNN: Towards Real-Time Object Detection with Region Proposal '
+    'Networks", NeurIPS 2015'
+)
+
+
+class FasterRCNN(nn.Module):
+    """torchvision's ``FasterRCNN`` (its defaults: 800-1333 resizing, 1000 proposals per
+    image at test time, 0.05 score threshold, 100 detections per image).
+
+    ``forward(images)``: a list of ``(3, H, W)`` images to a list of ``{"boxes", "labels",
+    "scores"}`` dicts, in eval mode.
+    """
+
+    def __init__(self, backbone: nn.Module, num_classes: int = 91, min_size: int = 800,
+                 max_size: int = 1333, rpn_pre_nms_top_n_test: int = 1000,
+                 rpn_post_nms_top_n_test: int = 1000, rpn_nms_thresh: float = 0.7,
+                 rpn_score_thresh: float = 0.0, box_score_thresh: float = 0.05,
+                 box_nms_thresh: float = 0.5, box_detections_per_img: int = 100,
+                 image_mean: list[float] | None = None,
+                 image_std: list[float] | None = None) -> None:  # fmt: skip
+        super().__init__()
+        out = int(getattr(backbone, "out_channels"))
+        anchors = AnchorGenerator(((32,), (64,), (128,), (256,), (512,)), ((0.5, 1.0, 2.0),) * 5)
+        self.transform = GeneralizedRCNNTransform(
+            min_size, max_size, image_mean or [0.485, 0.456, 0.406],
+            image_std or [0.229, 0.224, 0.225])  # fmt: skip
+        self.backbone = backbone
+        self.rpn = RegionProposalNetwork(
+            anchors,
+            RPNHead(out, anchors.num_anchors_per_location()[0]),
+            rpn_pre_nms_top_n_test,
+            rpn_post_nms_top_n_test,
+            rpn_nms_thresh,
+            rpn_score_thresh,
+        )
+        self.roi_heads = RoIHeads(
+            MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2), TwoMLPHead(out * 7 * 7, 1024),
+            FastRCNNPredictor(1024, num_classes), box_score_thresh, box_nms_thresh,
+            box_detections_per_img)  # fmt: skip
+
+    def forward(self, images: list[Tensor]) -> Any:
+        if self.training:
+            raise NotImplementedError("lucid's FasterRCNN has no training losses yet: call "
+                                      "model.eval() for inference")  # fmt: skip
+        if not isinstance(images, (list, tuple)) or not images:
+            raise ValueError(f"FasterRCNN expects a non-empty list of (3, H, W) image tensors, "
+                             f"got {type(images).__name__}")  # fmt: skip
+        original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
+        features, sizes, detections = self.detect(list(images))
+        for det, new, orig in zip(detections, sizes, original):
+            det["boxes"] = GeneralizedRCNNTransform.resize_boxes(det["boxes"], new, orig)
+        return detections
+
+    def detect(self, images: list[Tensor]) -> tuple[Any, list[tuple[int, int]], Any]:
+        """The FPN maps, the resized images' sizes and the detections in their coordinates."""
+        batch, sizes = self.transform(images)
+        features = self.backbone(batch)
+        proposals = self.rpn(batch, sizes, features)
+        return features, sizes, self.roi_heads(features, proposals, sizes)
+
+
+def _backbone(trainable_layers: int | None, frozen_batch_norm: bool) -> nn.Module:
+    # torchvision: 3 trainable stages with (pretrained) frozen batch norms, all 5 without
+    layers = trainable_layers if trainable_layers is not None else (3 if frozen_batch_norm else 5)
+    return resnet50_fpn_backbone(layers, frozen_batch_norm)
+
+
+@register_model(task="object-detection", paper=_PAPER, num_params=41_808_406,
+                input_size=(3, 800, 800), reference="torchvision")  # fmt: skip
+def fasterrcnn_resnet50_fpn(
+    num_classes: int = 91,
+    trainable_backbone_layers: int | None = None,
+    frozen_batch_norm: bool = False,
+    **kwargs: Any,
+) -> FasterRCNN:
+    """Faster R-CNN with a ResNet-50 + FPN backbone (COCO's 91 classes); 41,808,406
+    parameters, as torchvision's builder with ``weights=None`` (trainable batch norms).
+    ``frozen_batch_norm=True`` gives the layout of its COCO checkpoints (``FrozenBatchNorm2d``
+    buffers, 41,755,286 parameters, the stem and ``layer1`` frozen), to load them."""
+    backbone = _backbone(trainable_backbone_layers, frozen_batch_norm)
+    return FasterRCNN(backbone, num_classes, **kwargs)

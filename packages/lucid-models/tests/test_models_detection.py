@@ -1,0 +1,300 @@
+"""torchvision's detection models (inference): Faster/Mask R-CNN, RetinaNet (ResNet-50 FPN).
+
+Registry, parameter counts, the output format on a small image, the anchors; in the parity
+environment, counts and state-dict keys against torchvision 0.28's builder, and the whole
+inference path (transform, backbone + FPN, RPN, RoI heads, postprocessing) against
+torchvision's with its state dict loaded. torchvision's compiled NMS and RoI Align do not load
+here: the test gives it a pure-torch greedy NMS and its own pure-torch RoI Align, with the
+compiled kernel's rule for samples outside the map."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.models as models
+from lucid import nn
+from lucid.models.detection import (
+    AnchorGenerator,
+    fasterrcnn_resnet50_fpn,
+    maskrcnn_resnet50_fpn,
+    retinanet_resnet50_fpn,
+)
+
+SMALL: dict[str, Any] = {"num_classes": 3, "min_size": 64, "max_size": 96,
+                         "rpn_pre_nms_top_n_test": 100, "rpn_post_nms_top_n_test": 50}  # fmt: skip
+
+
+def _skip_init(monkeypatch: pytest.MonkeyPatch) -> None:
+    for fn in [f for f in vars(nn.init) if f.endswith("_") and not f.startswith("_")]:
+        monkeypatch.setattr(nn.init, fn, lambda tensor, *args, **kwargs: tensor)
+
+
+def test_registry_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info("fasterrcnn_resnet50_fpn")
+    assert (info.task, info.reference, info.family) == ("object-detection", "torchvision",
+                                                        "faster_rcnn")  # fmt: skip
+    assert f"{info.num_params:,}" in (models.get_model_factory(info.name).__doc__ or "")
+    _skip_init(monkeypatch)
+    model = models.create_model("fasterrcnn_resnet50_fpn")
+    assert sum(p.numel() for p in model.parameters()) == info.num_params
+    frozen = fasterrcnn_resnet50_fpn(frozen_batch_norm=True)  # the COCO checkpoints' layout
+    assert sum(p.numel() for p in frozen.parameters()) == 41_755_286
+    trainable = {n.split(".")[2] for n, p in frozen.named_parameters()
+                 if n.startswith("backbone.body") and p.requires_grad}  # fmt: skip
+    assert trainable == {"layer2", "layer3", "layer4"}
+
+
+def test_anchors_are_torchvisions() -> None:
+    gen = AnchorGenerator(((32,),), ((0.5, 1.0, 2.0),))
+    np.testing.assert_array_equal(
+        gen.cell_anchors[0].numpy(), [[-23, -11, 23, 11], [-16, -16, 16, 16], [-11, -23, 11, 23]]
+    )
+    anchors = gen((64, 64), [(2, 2)]).numpy()  # stride 32: shifts (0, 0), (32, 0), (0, 32) ...
+    assert anchors.shape == (12, 4)
+    np.testing.assert_array_equal(anchors[3], [32 - 23, -11, 32 + 23, 11])
+    np.testing.assert_array_equal(anchors[6], [-23, 32 - 11, 23, 32 + 11])
+
+
+def test_inference_output_format() -> None:
+    lucid.manual_seed(0)
+    model = fasterrcnn_resnet50_fpn(**SMALL).eval()
+    images = [lucid.rand(3, 70, 50), lucid.rand(3, 40, 60)]
+    with lucid.no_grad():
+        out = model(images)
+    assert len(out) == 2
+    for det, img in zip(out, images):
+        assert set(det) == {"boxes", "labels", "scores"}
+        k = det["boxes"].shape[0]
+        assert det["boxes"].shape == (k, 4) and det["labels"].shape == det["scores"].shape == (k,)
+        assert det["labels"].dtype == lucid.int64 and k <= 100
+        boxes = det["boxes"].numpy()  # in the original image's pixels
+        assert (boxes[:, 0] >= 0).all() and (boxes[:, 2] <= img.shape[2] + 1e-3).all()
+        assert (boxes[:, 3] <= img.shape[1] + 1e-3).all()
+        scores, labels = det["scores"].numpy(), det["labels"].numpy()
+        assert ((scores > 0.05) & (scores <= 1)).all() and ((labels >= 1) & (labels < 3)).all()
+    model.train()
+    with pytest.raises(NotImplementedError, match="model.eval"):
+        model(images)
+
+
+def _patched_torchvision(tvm: Any) -> Any:
+    torch = pytest.importorskip("torch")
+    import torchvision.ops.boxes as tvb
+
+    def greedy_nms(boxes: Any, scores: Any, thresh: float) -> Any:
+        iou = tvb.box_iou(boxes, boxes)
+        suppressed = torch.zeros(len(boxes), dtype=torch.bool)
+        keep = []
+        for i in scores.argsort(descending=True, stable=True).tolist():
+            if not suppressed[i]:
+                keep.append(i)
+                suppressed |= iou[i] > thresh
+        return torch.tensor(keep, dtype=torch.int64)
+
+    tvb.nms = greedy_nms  # batched_nms calls the module's nms
+    import sys
+
+    import torchvision.ops.poolers as pool
+
+    ra = sys.modules["torchvision.ops.roi_align"]  # (the package's name is the function)
+
+    # torchvision's pure-torch RoI Align (its fallback without the compiled ops) lacks its
+    # kernel's rule that samples over a pixel outside the map count 0, and is torch.compile'd
+    # on first use (minutes): the test calls it uncompiled, with the kernel's rule added.
+    interpolate = getattr(ra._bilinear_interpolate, "__wrapped__", ra._bilinear_interpolate)
+
+    def kernel_interpolate(input: Any, ind: Any, y: Any, x: Any, ymask: Any, xmask: Any) -> Any:
+        h, w = input.shape[-2:]
+        inside_y = ((y >= -1.0) & (y <= h))[:, None, :, None, :, None]
+        inside_x = ((x >= -1.0) & (x <= w))[:, None, None, :, None, :]
+        return interpolate(input, ind, y, x, ymask, xmask) * (inside_y & inside_x)
+
+    ra._bilinear_interpolate = kernel_interpolate
+    uncompiled = getattr(ra._roi_align, "__wrapped__", ra._roi_align)
+
+    def roi_align(input: Any, rois: Any, output_size: Any, spatial_scale: float = 1.0,
+                  sampling_ratio: int = -1, aligned: bool = False) -> Any:  # fmt: skip
+        return uncompiled(input, rois, spatial_scale, output_size[0], output_size[1],
+                          sampling_ratio, aligned)  # fmt: skip
+
+    pool.roi_align = roi_align
+    return tvm.detection
+
+
+@pytest.mark.parity
+def test_count_and_keys_match_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        ref = det.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)
+    assert (
+        sum(p.numel() for p in ref.parameters())
+        == models.model_info("fasterrcnn_resnet50_fpn").num_params
+    )
+    ours = fasterrcnn_resnet50_fpn()
+    assert {k: tuple(v.shape) for k, v in ref.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in ours.state_dict().items()
+    }
+
+
+@pytest.mark.parity
+def test_inference_matches_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    torch.manual_seed(0)
+    tv_kwargs = {k: v for k, v in SMALL.items()}
+    ref = det.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None, **tv_kwargs).eval()
+    with torch.no_grad():  # batch-norm statistics that are not the defaults
+        for name, b in ref.named_buffers():
+            if name.endswith("running_var"):
+                b.uniform_(0.5, 1.5)
+            elif name.endswith("running_mean"):
+                b.uniform_(-0.1, 0.1)
+    model = fasterrcnn_resnet50_fpn(**SMALL).eval()
+    model.load_state_dict({k: lucid.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    img = np.random.default_rng(0).random((3, 90, 72)).astype(np.float32)
+    with torch.no_grad():
+        batch, _ = ref.transform([torch.tensor(img)])
+        feats = ref.backbone(batch.tensors)
+        objectness, deltas = ref.rpn.head(list(feats.values()))
+        proposals, _ = ref.rpn(batch, feats)
+        pooled = ref.roi_heads.box_roi_pool(feats, proposals, batch.image_sizes)
+        logits, regression = ref.roi_heads.box_predictor(ref.roi_heads.box_head(pooled))
+        expected = ref([torch.tensor(img)])[0]
+    with lucid.no_grad():
+        ours, sizes = model.transform([lucid.tensor(img)])
+        assert sizes == batch.image_sizes
+        ours_feats = model.backbone(ours)
+        for key, value in feats.items():  # backbone + FPN
+            np.testing.assert_allclose(
+                ours_feats[key].numpy(), value.numpy(), rtol=1e-4, atol=1e-3
+            )  # fmt: skip  (maps of magnitude ~100)
+        ours_obj, ours_deltas = model.rpn.head(list(ours_feats.values()))
+        for a, b in [*zip(ours_obj, objectness), *zip(ours_deltas, deltas)]:  # RPN head
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
+        # the box branch on torchvision's proposals
+        props = [lucid.tensor(p.numpy()) for p in proposals]
+        ours_pooled = model.roi_heads.box_roi_pool(ours_feats, props, sizes)
+        np.testing.assert_allclose(ours_pooled.numpy(), pooled.numpy(), rtol=1e-4, atol=1e-3)
+        ours_logits, ours_reg = model.roi_heads.box_predictor(model.roi_heads.box_head(ours_pooled))
+        np.testing.assert_allclose(ours_logits.numpy(), logits.numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(ours_reg.numpy(), regression.numpy(), rtol=1e-4, atol=1e-4)
+        got = model([lucid.tensor(img)])[0]
+    # end to end: float32 rounding of the proposals (1e-4 px) can flip a box across an NMS or
+    # score threshold, so most, not all, detections must match one of ours
+    assert expected["boxes"].shape[0] > 10
+    assert _matched(expected, got) >= 0.9 * expected["boxes"].shape[0]
+
+
+def _matched(expected: Any, got: Any) -> int:
+    """How many of torchvision's detections have one of ours with the same label, a score
+    within 1e-3 and an IoU over 0.99."""
+    from lucid.data.ops import box_iou
+
+    iou = box_iou(lucid.tensor(expected["boxes"].numpy()), got["boxes"]).numpy()
+    labels_ok = expected["labels"].numpy()[:, None] == got["labels"].numpy()[None, :]
+    scores_ok = np.abs(expected["scores"].numpy()[:, None] - got["scores"].numpy()[None, :]) < 1e-3
+    return int(((iou > 0.99) & labels_ok & scores_ok).any(axis=1).sum())
+
+
+def test_mask_rcnn_count_and_output_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info("maskrcnn_resnet50_fpn")
+    assert (info.task, info.reference) == ("instance-segmentation", "torchvision")
+    with monkeypatch.context() as patch:
+        _skip_init(patch)
+        model = models.create_model("maskrcnn_resnet50_fpn")
+        assert sum(p.numel() for p in model.parameters()) == info.num_params
+        frozen = maskrcnn_resnet50_fpn(frozen_batch_norm=True)
+        assert sum(p.numel() for p in frozen.parameters()) == 44_401_393  # the COCO layout
+    lucid.manual_seed(0)
+    model = maskrcnn_resnet50_fpn(**SMALL).eval()
+    with lucid.no_grad():
+        det = model([lucid.rand(3, 70, 50)])[0]
+    k = det["boxes"].shape[0]
+    assert k > 0 and det["masks"].shape == (k, 1, 70, 50)
+    masks = det["masks"].numpy()
+    assert ((masks >= 0) & (masks <= 1)).all()
+    # outside each (widened) box the pasted mask is 0
+    x2 = int(np.ceil(det["boxes"].numpy()[0, 2])) + 3
+    assert x2 >= 50 or not masks[0, 0, :, x2:].any()
+
+
+@pytest.mark.parity
+def test_mask_rcnn_matches_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        full = det.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None)
+    assert (
+        sum(p.numel() for p in full.parameters())
+        == models.model_info("maskrcnn_resnet50_fpn").num_params
+    )
+    torch.manual_seed(0)
+    ref = det.maskrcnn_resnet50_fpn(weights=None, weights_backbone=None, **SMALL).eval()
+    model = maskrcnn_resnet50_fpn(**SMALL).eval()
+    state = {k: lucid.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    assert sorted(state) == sorted(model.state_dict())
+    model.load_state_dict(state)
+    img = np.random.default_rng(0).random((3, 90, 72)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref([torch.tensor(img)])[0]
+    with lucid.no_grad():
+        got = model([lucid.tensor(img)])[0]
+    assert expected["boxes"].shape[0] > 10
+    assert _matched(expected, got) >= 0.9 * expected["boxes"].shape[0]
+    n = min(expected["boxes"].shape[0], got["boxes"].shape[0])
+    same = [i for i in range(n) if np.abs(expected["boxes"][i].numpy()
+                                          - got["boxes"][i].numpy()).max() < 0.05]  # fmt: skip
+    assert len(same) >= 0.9 * n
+    np.testing.assert_allclose(got["masks"].numpy()[same], expected["masks"].numpy()[same],
+                               rtol=1e-3, atol=1e-3)  # fmt: skip
+
+
+def test_retinanet_count_and_output_format(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info("retinanet_resnet50_fpn")
+    assert (info.task, info.reference) == ("object-detection", "torchvision")
+    with monkeypatch.context() as patch:
+        _skip_init(patch)
+        model = models.create_model("retinanet_resnet50_fpn")
+        assert sum(p.numel() for p in model.parameters()) == info.num_params
+        frozen = retinanet_resnet50_fpn(frozen_batch_norm=True)
+        assert sum(p.numel() for p in frozen.parameters()) == 34_014_999  # the COCO layout
+    lucid.manual_seed(0)
+    model = retinanet_resnet50_fpn(num_classes=3, min_size=64, max_size=96).eval()
+    nn.init.normal_(model.head.classification_head.cls_logits.bias, 0.0, 1.0)  # detections
+    with lucid.no_grad():
+        det = model([lucid.rand(3, 70, 50)])[0]
+    k = det["boxes"].shape[0]
+    assert 0 < k <= 300 and det["scores"].shape == det["labels"].shape == (k,)
+    assert (det["scores"].numpy() > 0.05).all() and (det["labels"].numpy() < 3).all()
+
+
+@pytest.mark.parity
+def test_retinanet_matches_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        full = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None)
+    assert (
+        sum(p.numel() for p in full.parameters())
+        == models.model_info("retinanet_resnet50_fpn").num_params
+    )
+    torch.manual_seed(0)
+    kwargs = {"num_classes": 3, "min_size": 64, "max_size": 96}
+    ref = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None, **kwargs).eval()
+    torch.nn.init.normal_(ref.head.classification_head.cls_logits.bias, 0, 1)  # detections
+    model = retinanet_resnet50_fpn(**kwargs).eval()
+    state = {k: lucid.tensor(v.numpy()) for k, v in ref.state_dict().items()}
+    assert sorted(state) == sorted(model.state_dict())
+    model.load_state_dict(state)
+    img = np.random.default_rng(0).random((3, 90, 72)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref([torch.tensor(img)])[0]
+    with lucid.no_grad():
+        got = model([lucid.tensor(img)])[0]
+    assert expected["boxes"].shape[0] > 10
+    assert _matched(expected, got) >= 0.9 * expected["boxes"].shape[0]
