@@ -36,7 +36,7 @@ CASES = {
     "cvt_13": 32,
     "resnest14d": 32,
     "skresnet18": 32,
-    "cspresnext50": 32,
+    "cspresnet50": 32,
     "convnextv2_atto": 32,
     "inception_next_tiny": 32,
     "mobilenetv4_conv_small": 32,

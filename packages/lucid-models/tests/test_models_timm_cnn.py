@@ -8,10 +8,10 @@ InceptionNeXt).
   state dict (random init, seeded; its norms' statistics and affine parameters randomised so
   zero-initialised residual branches and GRNs take part) loads into the lucid model with the
   same keys and shapes, and the outputs agree in eval mode (float32, ``rtol=1e-4``, ``atol``
-  1e-4 of the largest output) and in train mode (``1e-3``: batch statistics over a tiny input
-  amplify float32 rounding); in eval mode so do the gradients of ``(out * out).sum()`` with
-  respect to the input and the first parameter (``rtol=1e-3``, ``atol`` 1e-3 of the largest).
-  Dropout and drop path are 0 in both.
+  1e-4 of the largest output) and in train mode (``1e-3``, Inception v4 ``3e-3``: batch
+  statistics over a tiny input amplify float32 rounding); in eval mode so do the gradients of
+  ``(out * out).sum()`` with respect to the input and the first parameter (``rtol=1e-3``,
+  ``atol`` 1e-3 of the largest). Dropout and drop path are 0 in both.
 
 timm's source comes from the ``timm`` fixture (conftest.py), imported, never installed.
 """
@@ -70,6 +70,12 @@ def test_parameter_count_matches_timm(timm: Any, name: str) -> None:
 # conv layers the signal fades and the outputs would be the biases alone; He-normal weights
 # keep the input's contribution (and its gradient) in the comparison
 HE_INIT = {"inception_v4", "inception_resnet_v2"}
+
+
+# Inception v4's train-mode outputs (BatchNorm over 8 values a channel in its last blocks at
+# 107 px): against a float64 run, timm's own float32 output is off by 2.1e-3 and lucid's by
+# 1.8e-3 (lucid vs timm 1.2e-3), so the float32 comparison gets 3e-3 there
+TRAIN_TOL = {"inception_v4": 3e-3}
 
 
 def _he_init(tmodel: Any) -> None:
@@ -131,7 +137,7 @@ def test_state_dict_and_outputs_match_timm(timm: Any, name: str) -> None:
         tmodel.zero_grad(set_to_none=True)
         got, expected = _run(model, x, lucid), _run(tmodel, x, torch)
         scale = max(1.0, float(np.abs(expected[0]).max()))
-        tol = 1e-3 if train else 1e-4
+        tol = TRAIN_TOL.get(name, 1e-3) if train else 1e-4
         np.testing.assert_allclose(got[0], expected[0], rtol=tol, atol=tol * scale)
         if train:  # batch statistics over few values: gradients are too ill-conditioned to pin
             continue
