@@ -271,5 +271,84 @@ __all__ = [
     "ctc_loss", "dropout_", "embedding", "feature_alpha_dropout_", "grid_sampler",
     "grid_sampler_2d", "grid_sampler_3d", "hinge_embedding_loss", "instance_norm", "kl_div",
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
-    "triplet_margin_loss",
+    "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
 ]  # fmt: skip
+
+
+def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    out: Tensor = x.matmul(w.t())
+    return out if b is None else out + b
+
+
+def _check_cell(name: str, input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor) -> None:  # noqa: A002
+    # torch's cell functions take batches only (nn.*Cell unsqueezes a single sample); torch
+    # fails indexing dim 1 of a 1-D tensor, so the IndexError is kept, with a plainer message.
+    for what, t in (("input", input), ("hidden", hx)):
+        if t.dim() != 2:
+            raise IndexError(
+                f"{name}: Expected {what} to be 2D (batch, features), got {t.dim()}D instead"
+            )
+    if input.shape[-1] != w_ih.shape[1]:
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.shape[-1]} expected {w_ih.shape[1]}"
+        )
+    if hx.shape[-1] != w_hh.shape[1]:
+        raise RuntimeError(
+            f"hidden has inconsistent hidden_size: got {hx.shape[-1]}, expected {w_hh.shape[1]}"
+        )
+
+
+def rnn_tanh_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One Elman RNN step, ``tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``
+    (``torch.rnn_tanh_cell``, what ``nn.RNNCell`` computes)."""
+    _check_cell("rnn_tanh_cell", input, hx, w_ih, w_hh)
+    out: Tensor = (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).tanh()
+    return out
+
+
+def rnn_relu_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One Elman RNN step with ReLU, ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``
+    (``torch.rnn_relu_cell``)."""
+    _check_cell("rnn_relu_cell", input, hx, w_ih, w_hh)
+    out: Tensor = (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).relu()
+    return out
+
+
+def lstm_cell(
+    input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """One LSTM step (``torch.lstm_cell``, what ``nn.LSTMCell`` computes): ``hx`` is
+    ``(h, c)``, the gates are stacked ``i, f, g, o`` in the weights' rows; returns
+    ``(h', c')``."""
+    if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+        raise RuntimeError("lstm_cell: Expected hx to be a tuple of two tensors (h, c)")
+    h, c = hx
+    _check_cell("lstm_cell", input, h, w_ih, w_hh)
+    gates = _linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    cy: Tensor = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    hy: Tensor = o.sigmoid() * cy.tanh()
+    return hy, cy
+
+
+def gru_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One GRU step (``torch.gru_cell``, what ``nn.GRUCell`` computes): the gates are stacked
+    ``r, z, n`` in the weights' rows; ``n = tanh(x_n + r * h_n)`` with ``b_hh`` inside ``h_n``."""
+    _check_cell("gru_cell", input, hx, w_ih, w_hh)
+    xr, xz, xn = _linear(input, w_ih, b_ih).chunk(3, -1)
+    hr, hz, hn = _linear(hx, w_hh, b_hh).chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    out: Tensor = (1 - z) * n + z * hx
+    return out
