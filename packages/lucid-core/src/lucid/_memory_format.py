@@ -48,7 +48,6 @@ channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 
-
 class layout:  # noqa: N801 - torch's name
     """A tensor layout (``torch.layout``): ``lucid.strided`` (every lucid tensor's) or
     ``lucid.sparse_coo`` (accepted where torch makes COO tensors; lucid stores them dense)."""
@@ -79,9 +78,7 @@ def check_layout(value: Any, fn: str) -> None:
             f"{fn}(): lucid creates only strided tensors, got layout={value!r} (lucid has no "
             "sparse or compressed layouts; see docs/differences.md)"
         )
-    raise TypeError(
-        f"{fn}(): argument 'layout' must be torch.layout, not {type(value).__name__}"
-    )
+    raise TypeError(f"{fn}(): argument 'layout' must be torch.layout, not {type(value).__name__}")
 
 
 # Physical dim order (outermost first) of each channels-last format.

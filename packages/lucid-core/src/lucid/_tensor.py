@@ -401,12 +401,12 @@ class Tensor(TensorMethods):
         return self.transpose(-2, -1)
 
     @property
-    def itemsize(self) -> builtins.int:
+    def itemsize(self) -> _int:
         """Bytes per element."""
         return int(self.dtype.itemsize)
 
     @property
-    def nbytes(self) -> builtins.int:
+    def nbytes(self) -> _int:
         """Bytes of the elements (``numel() * itemsize``)."""
         return int(self.numel() * self.dtype.itemsize)
 
@@ -489,7 +489,7 @@ class Tensor(TensorMethods):
         return _memory_format.strided
 
     @property
-    def output_nr(self) -> int:
+    def output_nr(self) -> _int:
         """Which output of its ``grad_fn`` this tensor is (``torch.Tensor.output_nr``): 0 for
         leaves and single-output ops, the output's index for ops with several outputs."""
         return int(self._output_nr)

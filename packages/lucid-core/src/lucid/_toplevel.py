@@ -406,7 +406,9 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
             f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
         )
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"poisson_cpu" not implemented for \'{_torch_name(input.dtype)}\'')
+        raise NotImplementedError(
+            f"\"poisson_cpu\" not implemented for '{_torch_name(input.dtype)}'"
+        )
     rates = input.detach().cpu().numpy().astype(np.float64)
     if (rates < 0).any() or np.isnan(rates).any():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -425,7 +427,9 @@ def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
             f"Found dtype {_torch_name(prob.dtype)} but expected {_torch_name(count.dtype)}"
         )
     if not count.dtype.is_floating_point:
-        raise NotImplementedError(f'"binomial_cpu" not implemented for \'{_torch_name(count.dtype)}\'')
+        raise NotImplementedError(
+            f"\"binomial_cpu\" not implemented for '{_torch_name(count.dtype)}'"
+        )
     n = count.detach().cpu().numpy().astype(np.float64)
     p = prob.detach().cpu().numpy().astype(np.float64)
     n, p = np.broadcast_arrays(n, p)
@@ -439,4 +443,5 @@ def _torch_name(dt: Any) -> str:
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
              "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
              "bool": "Bool"}  # fmt: skip
-    return names.get(dt.name, dt.name)
+    name: str = dt.name
+    return names.get(name, name)
