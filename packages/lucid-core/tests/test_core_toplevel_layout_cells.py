@@ -108,3 +108,37 @@ def test_layout_and_default_device_match_torch() -> None:
     assert repr(lucid.strided).split(".")[-1] == repr(torch.strided).split(".")[-1]
     assert str(lucid.get_default_device()) == str(torch.get_default_device())
     assert lucid.is_signed(lucid.zeros(1)) == torch.is_signed(torch.zeros(1))
+
+
+def test_feature_dropout_drops_whole_channels() -> None:
+    lucid.manual_seed(0)
+    x = lucid.ones(4, 6, 3, 3)
+    y = lucid.feature_dropout(x, 0.5, True).numpy().reshape(24, 9)
+    assert set(np.unique(y).tolist()) <= {0.0, 2.0}
+    np.testing.assert_allclose(y.std(axis=1), 0.0, rtol=0, atol=0)
+    assert lucid.feature_dropout(x, 0.5, False) is x
+    assert lucid.feature_dropout(x, 1.0, True).sum().item() == 0.0
+    z = lucid.ones(3, 4)
+    assert lucid.feature_dropout_(z, 0.5, True) is z
+    assert set(np.unique(z.numpy()).tolist()) <= {0.0, 2.0}
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        lucid.feature_dropout(lucid.ones(3), 0.5, True)
+
+
+@pytest.mark.parity
+def test_tensor_hardshrink_and_prelu_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    a = np.linspace(-1, 1, 7, dtype=np.float32).reshape(1, 7)
+    w = np.array([0.25], np.float32)
+    np.testing.assert_allclose(
+        lucid.tensor(a).hardshrink(0.3).numpy(),
+        torch.tensor(a).hardshrink(0.3).numpy(),
+        rtol=0,
+        atol=0,
+    )
+    np.testing.assert_allclose(
+        lucid.tensor(a).prelu(lucid.tensor(w)).numpy(),
+        torch.tensor(a).prelu(torch.tensor(w)).numpy(),
+        rtol=1e-6,
+        atol=1e-7,
+    )

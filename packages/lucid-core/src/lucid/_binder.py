@@ -651,6 +651,20 @@ class _Methods(Tensor):
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
 
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        """``nn.functional.hardshrink(self, lambd)``: 0 where ``|self| <= lambd``."""
+        from lucid import _siblings
+
+        out: Tensor = _siblings.sibling_attribute("lucid", "hardshrink")(self, lambd)
+        return out
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        """``nn.functional.prelu(self, weight)``: ``weight * self`` where ``self < 0``."""
+        from lucid import _siblings
+
+        out: Tensor = _siblings.sibling_attribute("lucid", "prelu")(self, weight)
+        return out
+
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (``mH``)."""
         return self.mH

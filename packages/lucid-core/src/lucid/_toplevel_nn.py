@@ -272,6 +272,7 @@ __all__ = [
     "grid_sampler_2d", "grid_sampler_3d", "hinge_embedding_loss", "instance_norm", "kl_div",
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
+    "feature_dropout", "feature_dropout_",
 ]  # fmt: skip
 
 
@@ -351,4 +352,33 @@ def gru_cell(
     z = (xz + hz).sigmoid()
     n = (xn + r * hn).tanh()
     out: Tensor = (1 - z) * n + z * hx
+    return out
+
+
+def _feature_noise(input: Tensor, p: float) -> Tensor:  # noqa: A002
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Feature dropout requires at least 2 dimensions in the input, got {input.dim()}"
+        )
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    noise: Tensor = input.new_empty(shape).bernoulli_(1 - p)
+    return noise if p == 1 else noise.div_(1 - p)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """Dropout of whole channels (dim 1, for every sample of dim 0), scaling the kept ones by
+    ``1 / (1 - p)`` (``torch.feature_dropout``, what ``dropout1d``/``2d``/``3d`` compute)."""
+    if not train or p == 0:
+        return input
+    out: Tensor = input * _feature_noise(input, p)
+    return out
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """In-place :func:`feature_dropout` (``torch.feature_dropout_``)."""
+    if not train or p == 0:
+        return input
+    out: Tensor = input.mul_(_feature_noise(input, p))
     return out
