@@ -142,3 +142,37 @@ def test_tensor_hardshrink_and_prelu_match_torch() -> None:
         rtol=1e-6,
         atol=1e-7,
     )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("bidirectional", [False, True])
+@pytest.mark.parametrize(
+    ("module", "name"), [("LSTM", "lstm"), ("GRU", "gru"), ("RNN", "rnn_tanh")]
+)
+def test_multi_layer_rnn_functions_match_torch(
+    module: str, name: str, bidirectional: bool, batch_first: bool
+) -> None:
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    layer = getattr(torch.nn, module)(5, 4, num_layers=2, bidirectional=bidirectional)
+    rng = np.random.default_rng(1)
+    directions = 2 if bidirectional else 1
+    x = rng.standard_normal((3, 6, 5)).astype(np.float32)
+    batch = 3 if batch_first else 6
+    h = rng.standard_normal((2 * directions, batch, 4)).astype(np.float32)
+    c = rng.standard_normal((2 * directions, batch, 4)).astype(np.float32)
+    weights = [p.detach().numpy() for p in layer._flat_weights]
+
+    def run(m: Any) -> tuple[Any, ...]:
+        hx = [m.tensor(h), m.tensor(c)] if name == "lstm" else m.tensor(h)
+        params = [m.tensor(w) for w in weights]
+        out: tuple[Any, ...] = getattr(m, name)(
+            m.tensor(x), hx, params, True, 2, 0.0, False, bidirectional, batch_first
+        )
+        return out
+
+    got, want = run(lucid), run(torch)
+    assert len(got) == len(want)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)

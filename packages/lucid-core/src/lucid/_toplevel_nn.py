@@ -8,6 +8,7 @@ arguments match F's are in ``lucid._siblings.FUNCTIONAL_NAMES``.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from lucid import _siblings
@@ -272,7 +273,7 @@ __all__ = [
     "grid_sampler_2d", "grid_sampler_3d", "hinge_embedding_loss", "instance_norm", "kl_div",
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
-    "feature_dropout", "feature_dropout_",
+    "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
 ]  # fmt: skip
 
 
@@ -382,3 +383,101 @@ def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A
         return input
     out: Tensor = input.mul_(_feature_noise(input, p))
     return out
+
+
+def _run_rnn(
+    name: str, input: Tensor, hx: Any, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+) -> tuple[Tensor, list[Tensor], list[Tensor]]:  # fmt: skip
+    """The multi-layer loop behind ``torch.rnn_tanh/rnn_relu/gru/lstm``: ``params`` is the flat
+    ``w_ih, w_hh[, b_ih, b_hh]`` list per layer and direction (``nn.RNN._flat_weights``)."""
+    from lucid import cat, stack
+
+    if input.dim() != 3:
+        raise RuntimeError(
+            f"{name}: Expected input to be 3D (seq, batch, feature), got {input.dim()}D instead"
+        )
+    directions = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    params = list(params)
+    if len(params) != num_layers * directions * per:
+        raise RuntimeError(
+            f"{name}: expected {num_layers * directions * per} parameters for {num_layers} "
+            f"layer(s), {directions} direction(s) and has_biases={has_biases}, got {len(params)}"
+        )
+    lstm = name == "lstm"
+    h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+    x = input.transpose(0, 1) if batch_first else input
+    steps = x.shape[0]
+    h_n: list[Tensor] = []
+    c_n: list[Tensor] = []
+    for layer in builtins.range(num_layers):
+        outs = []
+        for d in builtins.range(directions):
+            k = layer * directions + d
+            w = params[k * per : (k + 1) * per]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            h = h0[k]
+            c = c0[k] if c0 is not None else None
+            seq: list[Tensor] = []
+            order = builtins.range(steps) if d == 0 else builtins.range(steps - 1, -1, -1)
+            for t in order:
+                if lstm:
+                    h, c = lstm_cell(x[t], (h, c), w[0], w[1], b_ih, b_hh)
+                elif name == "gru":
+                    h = gru_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                elif name == "rnn_relu":
+                    h = rnn_relu_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                else:
+                    h = rnn_tanh_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                seq.append(h)
+            if d == 1:
+                seq.reverse()
+            outs.append(stack(seq, 0))
+            h_n.append(h)
+            if c is not None:
+                c_n.append(c)
+        x = outs[0] if directions == 1 else cat(outs, -1)
+        if dropout > 0 and train and layer < num_layers - 1:
+            x = _f().dropout(x, dropout, True)
+    output = x.transpose(0, 1) if batch_first else x
+    return output, h_n, c_n
+
+
+def lstm(
+    input: Tensor, hx: Any, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """A multi-layer LSTM over a padded sequence (``torch.lstm``, what ``nn.LSTM`` runs):
+    ``hx`` is ``(h0, c0)``, ``params`` the flat weight list; returns ``(output, h_n, c_n)``.
+    Packed sequences go through ``nn.LSTM``."""
+    from lucid import stack
+
+    out, h_n, c_n = _run_rnn("lstm", input, hx, params, has_biases, num_layers, dropout,
+                             train, bidirectional, batch_first)  # fmt: skip
+    return out, stack(h_n, 0), stack(c_n, 0)
+
+
+def _single_state_rnn(name: str) -> Any:
+    def function(
+        input: Tensor, hx: Tensor, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+        dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+    ) -> tuple[Tensor, Tensor]:  # fmt: skip
+        from lucid import stack
+
+        out, h_n, _ = _run_rnn(name, input, hx, params, has_biases, num_layers, dropout,
+                               train, bidirectional, batch_first)  # fmt: skip
+        return out, stack(h_n, 0)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (
+        f"A multi-layer {name} over a padded sequence (``torch.{name}``): ``params`` is the "
+        "flat ``w_ih, w_hh[, b_ih, b_hh]`` list per layer and direction; returns "
+        "``(output, h_n)``."
+    )
+    return function
+
+
+gru = _single_state_rnn("gru")
+rnn_tanh = _single_state_rnn("rnn_tanh")
+rnn_relu = _single_state_rnn("rnn_relu")
