@@ -176,3 +176,20 @@ def test_multi_layer_rnn_functions_match_torch(
     assert len(got) == len(want)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parity
+def test_embedding_renorm_and_conj_physical_in_place_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    w = np.random.default_rng(0).standard_normal((6, 3)).astype(np.float32) * 2
+    idx = np.array([[0, 2], [2, 5]])
+    tw = torch.tensor(w)
+    torch.embedding_renorm_(tw, torch.tensor(idx), 1.5, 2.0)
+    lw = lucid.tensor(w)
+    assert lucid.embedding_renorm_(lw, lucid.tensor(idx), 1.5, 2.0) is lw
+    np.testing.assert_allclose(lw.numpy(), tw.numpy(), rtol=1e-6, atol=1e-6)
+    z = np.array([1 + 2j, 3 - 1j], np.complex64)
+    a = lucid.tensor(z)
+    assert vars(lucid)["conj_physical_"](a) is a  # set dynamically with the in-place names
+    np.testing.assert_allclose(a.numpy(), np.conj(z), rtol=0, atol=0)
+    assert lucid.ones(2).conj_physical_().tolist() == [1.0, 1.0]

@@ -651,6 +651,12 @@ class _Methods(Tensor):
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
 
+    def conj_physical_(self) -> Tensor:
+        """In-place ``conj_physical``: the imaginary parts negated (real tensors unchanged)."""
+        if self.dtype.is_complex:
+            self.copy_(self.conj_physical())
+        return self
+
     def hardshrink(self, lambd: float = 0.5) -> Tensor:
         """``nn.functional.hardshrink(self, lambd)``: 0 where ``|self| <= lambd``."""
         from lucid import _siblings

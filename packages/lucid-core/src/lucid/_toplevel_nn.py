@@ -274,6 +274,7 @@ __all__ = [
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
     "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
+    "embedding_renorm_",
 ]  # fmt: skip
 
 
@@ -481,3 +482,23 @@ def _single_state_rnn(name: str) -> Any:
 gru = _single_state_rnn("gru")
 rnn_tanh = _single_state_rnn("rnn_tanh")
 rnn_relu = _single_state_rnn("rnn_relu")
+
+
+def embedding_renorm_(
+    weight: Tensor,
+    input: Tensor,
+    max_norm: float,
+    norm_type: float,  # noqa: A002
+) -> Tensor:
+    """Rescale in place, without gradient, the rows of ``weight`` that ``input`` indexes whose
+    ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (``torch.embedding_renorm_``,
+    what ``F.embedding(max_norm=)`` does first)."""
+    from lucid.autograd.grad_mode import no_grad
+
+    with no_grad():
+        rows = input.reshape(-1).unique()
+        picked = weight[rows]
+        norm = picked.norm(p=norm_type, dim=1, keepdim=True)
+        scale = (max_norm / (norm + 1e-7)).clamp(max=1.0)
+        weight[rows] = picked * scale
+    return weight
