@@ -193,3 +193,23 @@ def test_embedding_renorm_and_conj_physical_in_place_match_torch() -> None:
     assert vars(lucid)["conj_physical_"](a) is a  # set dynamically with the in-place names
     np.testing.assert_allclose(a.numpy(), np.conj(z), rtol=0, atol=0)
     assert lucid.ones(2).conj_physical_().tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parity
+def test_dim_order_and_deprecated_resize_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    lt = lucid.zeros(2, 3, 4, 5).to(memory_format=lucid.channels_last)
+    tt = torch.zeros(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    assert lt.dim_order() == tt.dim_order()
+    assert lucid.zeros(2, 3).t().dim_order() == torch.zeros(2, 3).t().dim_order()
+    x = lucid.zeros(2, 3, requires_grad=True)
+    with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+        r = x.resize(3, 2)
+    assert r.shape == (3, 2) and r.grad_fn is not None
+    with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+        assert x.resize_as(lucid.zeros(6)).shape == (6,)
+    with pytest.raises(RuntimeError, match="can only change the shape"):
+        x.resize(4)
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
+        torch.zeros(2, 3).resize(4)  # torch warns before it checks
+    assert x.const_data_ptr() == x.data_ptr()
