@@ -392,7 +392,7 @@ def _run_rnn(
 ) -> tuple[Tensor, list[Tensor], list[Tensor]]:  # fmt: skip
     """The multi-layer loop behind ``torch.rnn_tanh/rnn_relu/gru/lstm``: ``params`` is the flat
     ``w_ih, w_hh[, b_ih, b_hh]`` list per layer and direction (``nn.RNN._flat_weights``)."""
-    from lucid import cat, stack
+    from lucid.ops.join import cat, stack
 
     if input.dim() != 3:
         raise RuntimeError(
@@ -452,7 +452,7 @@ def lstm(
     """A multi-layer LSTM over a padded sequence (``torch.lstm``, what ``nn.LSTM`` runs):
     ``hx`` is ``(h0, c0)``, ``params`` the flat weight list; returns ``(output, h_n, c_n)``.
     Packed sequences go through ``nn.LSTM``."""
-    from lucid import stack
+    from lucid.ops.join import stack
 
     out, h_n, c_n = _run_rnn("lstm", input, hx, params, has_biases, num_layers, dropout,
                              train, bidirectional, batch_first)  # fmt: skip
@@ -464,7 +464,7 @@ def _single_state_rnn(name: str) -> Any:
         input: Tensor, hx: Tensor, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
         dropout: float, train: bool, bidirectional: bool, batch_first: bool,
     ) -> tuple[Tensor, Tensor]:  # fmt: skip
-        from lucid import stack
+        from lucid.ops.join import stack
 
         out, h_n, _ = _run_rnn(name, input, hx, params, has_biases, num_layers, dropout,
                                train, bidirectional, batch_first)  # fmt: skip
