@@ -213,3 +213,7 @@ def test_dim_order_and_deprecated_resize_match_torch() -> None:
     with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="can only change the shape"):
         torch.zeros(2, 3).resize(4)  # torch warns before it checks
     assert x.const_data_ptr() == x.data_ptr()
+
+
+def test_thread_safe_generator_is_none_outside_thread_workers() -> None:
+    assert lucid.thread_safe_generator() is None

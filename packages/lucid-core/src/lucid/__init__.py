@@ -149,6 +149,7 @@ from lucid._toplevel import (  # noqa: A004  (torch.range)
     set_anomaly_enabled,
     set_default_device,
     set_default_tensor_type,
+    thread_safe_generator,
     has_lapack,
     has_mkl,
     has_openmp,
@@ -278,5 +279,5 @@ __all__ += [
     "set_deterministic_debug_mode", "set_flush_denormal", "set_num_interop_threads",
     "set_warn_always", "wait", "GradScaler", "default_generator", "binomial",
     "get_default_device", "poisson", "set_anomaly_enabled", "set_default_device",
-    "set_default_tensor_type", "layout", "strided", "sparse_coo",
+    "set_default_tensor_type", "layout", "strided", "sparse_coo", "thread_safe_generator",
 ]  # fmt: skip

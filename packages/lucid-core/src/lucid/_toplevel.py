@@ -446,3 +446,10 @@ def _torch_name(dt: Any) -> str:
              "bool": "Bool"}  # fmt: skip
     name: str = dt.name
     return names.get(name, name)
+
+
+def thread_safe_generator() -> Any:
+    """``torch.thread_safe_generator``: a DataLoader thread worker's own generator, ``None``
+    elsewhere (the default generator is then used). lucid's DataLoader runs its workers in
+    processes (or in the main process), never in threads, so this is always ``None``."""
+    return None
