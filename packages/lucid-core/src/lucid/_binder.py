@@ -651,6 +651,65 @@ class _Methods(Tensor):
         """Whether the dtype holds negative values (every dtype but bool and uint8)."""
         return self.dtype.name not in ("bool", "uint8")
 
+    def dim_order(self, *, ambiguity_check: Any = False) -> tuple[int, ...]:
+        """The dims from outermost to innermost in memory (``torch.Tensor.dim_order``): by
+        stride, largest first, ties in dim order (``(0, 2, 3, 1)`` for channels-last)."""
+        strides = self.stride()
+        return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
+
+    def const_data_ptr(self) -> int:
+        """``data_ptr()``, for read-only use (``torch.Tensor.const_data_ptr``)."""
+        result: int = self.data_ptr()
+        return result
+
+    def resize(self, *sizes: Any) -> Tensor:
+        """torch's deprecated non-inplace resize: the same elements in shape ``sizes`` (the
+        number of elements must not change), with gradient."""
+        import warnings
+
+        shape = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+        numel = math.prod(int(s) for s in shape)
+        if numel != self.numel():
+            have = "x".join(str(s) for s in self.shape)
+            want = "x".join(str(s) for s in shape)
+            raise RuntimeError(
+                f"requested resize to {want} ({numel} elements in total), but the given tensor "
+                f"has a size of {have} ({self.numel()} elements). autograd's resize can only "
+                "change the shape of a given tensor, while preserving the number of elements. "
+            )
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        return self.reshape(shape)
+
+    def resize_as(self, tensor: Tensor) -> Tensor:
+        """torch's deprecated non-inplace ``resize_as``: :meth:`resize` to ``tensor``'s shape."""
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = self.resize(tuple(tensor.shape))
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return out
+
+    def conj_physical_(self) -> Tensor:
+        """In-place ``conj_physical``: the imaginary parts negated (real tensors unchanged)."""
+        if self.dtype.is_complex:
+            self.copy_(self.conj_physical())
+        return self
+
+    def hardshrink(self, lambd: float = 0.5) -> Tensor:
+        """``nn.functional.hardshrink(self, lambd)``: 0 where ``|self| <= lambd``."""
+        from lucid import _siblings
+
+        out: Tensor = _siblings.sibling_attribute("lucid", "hardshrink")(self, lambd)
+        return out
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        """``nn.functional.prelu(self, weight)``: ``weight * self`` where ``self < 0``."""
+        from lucid import _siblings
+
+        out: Tensor = _siblings.sibling_attribute("lucid", "prelu")(self, weight)
+        return out
+
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (``mH``)."""
         return self.mH

@@ -77,6 +77,8 @@ def _size_keyword(name: str, positional: tuple[Any, ...], size: Any) -> tuple[An
 
 
 def _no_more(name: str, kwargs: dict[str, Any]) -> None:
+    if "layout" in kwargs:
+        _memory_format.check_layout(kwargs.pop("layout"), name)
     if kwargs:
         bad = next(iter(kwargs))
         raise TypeError(f"{name}() got an unexpected keyword argument '{bad}'")

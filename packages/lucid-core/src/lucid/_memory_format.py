@@ -18,8 +18,11 @@ __all__ = [
     "channels_last",
     "channels_last_3d",
     "contiguous_format",
+    "layout",
     "memory_format",
     "preserve_format",
+    "sparse_coo",
+    "strided",
 ]
 
 
@@ -43,6 +46,40 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+
+
+class layout:  # noqa: N801 - torch's name
+    """A tensor layout (``torch.layout``): ``lucid.strided`` (every lucid tensor's) or
+    ``lucid.sparse_coo`` (accepted where torch makes COO tensors; lucid stores them dense)."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"lucid.{self._name}"
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+
+
+def check_layout(value: Any, fn: str) -> None:
+    """Accept ``layout=None`` or ``layout=lucid.strided``; refuse every other layout with an
+    error that says why (lucid has only strided tensors), and non-layouts as torch does."""
+    if value is None or value is strided:
+        return
+    if isinstance(value, layout) or type(value).__name__ == "layout":
+        raise RuntimeError(
+            f"{fn}(): lucid creates only strided tensors, got layout={value!r} (lucid has no "
+            "sparse or compressed layouts; see docs/differences.md)"
+        )
+    raise TypeError(f"{fn}(): argument 'layout' must be torch.layout, not {type(value).__name__}")
+
 
 # Physical dim order (outermost first) of each channels-last format.
 _PERM = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}

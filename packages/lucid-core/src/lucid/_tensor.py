@@ -16,7 +16,7 @@ from typing import Any, SupportsIndex, overload
 
 import numpy as np
 
-from lucid import dtypes
+from lucid import _memory_format, dtypes
 from lucid._device import NOT_COMPILED
 from lucid._device import device as _device_cls
 from lucid._repr import tensor_repr
@@ -401,12 +401,12 @@ class Tensor(TensorMethods):
         return self.transpose(-2, -1)
 
     @property
-    def itemsize(self) -> builtins.int:
+    def itemsize(self) -> _int:
         """Bytes per element."""
         return int(self.dtype.itemsize)
 
     @property
-    def nbytes(self) -> builtins.int:
+    def nbytes(self) -> _int:
         """Bytes of the elements (``numel() * itemsize``)."""
         return int(self.numel() * self.dtype.itemsize)
 
@@ -481,6 +481,18 @@ class Tensor(TensorMethods):
         """Whether the tensor has a sparse COO layout: always False (lucid stores the tensors of
         ``lucid.sparse`` dense)."""
         return False
+
+    @property
+    def layout(self) -> _memory_format.layout:
+        """The memory layout (``torch.Tensor.layout``): always ``lucid.strided`` (lucid stores
+        the tensors of ``lucid.sparse`` dense)."""
+        return _memory_format.strided
+
+    @property
+    def output_nr(self) -> _int:
+        """Which output of its ``grad_fn`` this tensor is (``torch.Tensor.output_nr``): 0 for
+        leaves and single-output ops, the output's index for ops with several outputs."""
+        return int(self._output_nr)
 
     @property
     def is_sparse_csr(self) -> _bool:

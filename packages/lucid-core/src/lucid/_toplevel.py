@@ -34,7 +34,8 @@ from lucid.amp.autocast_mode import (
 INPLACE_FUNCTIONS = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
-    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
+    "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_",
+    "detach_", "erf_",
     "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_",
     "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
     "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_",
@@ -339,3 +340,117 @@ def from_file(
             f"unexpected EOF, expected {size} elements in {filename!r}, got {arr.size}"
         )
     return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+def get_default_device() -> Any:
+    """The device factories use when no ``device=`` is given (``torch.get_default_device``):
+    always ``device(type='cpu')`` in lucid (see :func:`set_default_device`)."""
+    from lucid._device import device
+
+    return device("cpu")
+
+
+def set_default_device(device: Any) -> None:  # noqa: A002
+    """``torch.set_default_device``: lucid accepts ``None`` and ``"cpu"`` (the default, so
+    nothing changes) and refuses any other device: lucid's factories do not read a global
+    device. Pass ``device=`` to the factories or move tensors with ``.to(...)`` instead."""
+    from lucid._device import device as _device
+
+    if device is None or _device(device).type == "cpu":
+        return
+    raise RuntimeError(
+        f"set_default_device({str(device)!r}): lucid's default device is always 'cpu'; lucid's "
+        "factories do not follow a global default device. Pass device= to the factories or "
+        "move tensors with .to(device) (see docs/differences.md)"
+    )
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """torch's deprecated ``set_default_tensor_type``: a CPU floating legacy type (as a type
+    or its name, ``lucid.DoubleTensor`` / ``"torch.DoubleTensor"``) sets the default dtype;
+    other types are refused as torch refuses them."""
+    from lucid import _legacy
+
+    name = t if isinstance(t, str) else getattr(t, "__name__", type(t).__name__)
+    short = name.rsplit(".", 1)[-1]
+    dt = {"FloatTensor": dtypes.float32, "DoubleTensor": dtypes.float64,
+          "HalfTensor": dtypes.float16, "BFloat16Tensor": dtypes.bfloat16}.get(short)  # fmt: skip
+    if dt is None or (not isinstance(t, str) and getattr(_legacy, short, None) is not t):
+        raise TypeError(f"only floating-point types are supported as the default type, got {name}")
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning,
+        stacklevel=2,
+    )
+    dtypes.set_default_dtype(dt)
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turn autograd's anomaly detection on or off (``torch.set_anomaly_enabled``, what
+    ``autograd.set_detect_anomaly`` calls)."""
+    from lucid.autograd import anomaly_mode
+
+    anomaly_mode._state.enabled, anomaly_mode._state.check_nan = bool(enabled), bool(check_nan)
+
+
+def _rng(generator: Any) -> Any:
+    from lucid.random import default_generator
+
+    return (default_generator if generator is None else generator).numpy_rng
+
+
+def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
+    """Poisson counts with the rates in ``input`` (``torch.poisson``), in ``input``'s
+    floating dtype, without gradient."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"poisson(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}"
+        )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"poisson_cpu\" not implemented for '{_torch_name(input.dtype)}'"
+        )
+    rates = input.detach().cpu().numpy().astype(np.float64)
+    if (rates < 0).any() or np.isnan(rates).any():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    values = _rng(generator).poisson(rates).astype(np.dtype(input.dtype.name))
+    return tensor(values, dtype=input.dtype, device=input.device)
+
+
+def binomial(count: Tensor, prob: Tensor, generator: Any = None) -> Tensor:
+    """Binomial draws: successes in ``count`` trials of probability ``prob``
+    (``torch.binomial``; the two broadcast, the result has their floating dtype)."""
+    for name, t in (("count", count), ("prob", prob)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if count.dtype != prob.dtype:
+        raise RuntimeError(
+            f"Found dtype {_torch_name(prob.dtype)} but expected {_torch_name(count.dtype)}"
+        )
+    if not count.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"binomial_cpu\" not implemented for '{_torch_name(count.dtype)}'"
+        )
+    n = count.detach().cpu().numpy().astype(np.float64)
+    p = prob.detach().cpu().numpy().astype(np.float64)
+    n, p = np.broadcast_arrays(n, p)
+    if (n < 0).any() or ((p < 0) | (p > 1) | np.isnan(p)).any():
+        raise RuntimeError("binomial(): count must be >= 0 and prob in [0, 1]")
+    draws = _rng(generator).binomial(n.astype(np.int64), p)
+    return tensor(draws.astype(np.dtype(count.dtype.name)), dtype=count.dtype, device=count.device)
+
+
+def _torch_name(dt: Any) -> str:
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+             "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+             "bool": "Bool"}  # fmt: skip
+    name: str = dt.name
+    return names.get(name, name)
+
+
+def thread_safe_generator() -> Any:
+    """``torch.thread_safe_generator``: a DataLoader thread worker's own generator, ``None``
+    elsewhere (the default generator is then used). lucid's DataLoader runs its workers in
+    processes (or in the main process), never in threads, so this is always ``None``."""
+    return None

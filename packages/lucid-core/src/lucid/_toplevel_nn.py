@@ -8,6 +8,7 @@ arguments match F's are in ``lucid._siblings.FUNCTIONAL_NAMES``.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from lucid import _siblings
@@ -271,5 +272,233 @@ __all__ = [
     "ctc_loss", "dropout_", "embedding", "feature_alpha_dropout_", "grid_sampler",
     "grid_sampler_2d", "grid_sampler_3d", "hinge_embedding_loss", "instance_norm", "kl_div",
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
-    "triplet_margin_loss",
+    "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
+    "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
+    "embedding_renorm_",
 ]  # fmt: skip
+
+
+def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    out: Tensor = x.matmul(w.t())
+    return out if b is None else out + b
+
+
+def _check_cell(name: str, input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor) -> None:  # noqa: A002
+    # torch's cell functions take batches only (nn.*Cell unsqueezes a single sample); torch
+    # fails indexing dim 1 of a 1-D tensor, so the IndexError is kept, with a plainer message.
+    for what, t in (("input", input), ("hidden", hx)):
+        if t.dim() != 2:
+            raise IndexError(
+                f"{name}: Expected {what} to be 2D (batch, features), got {t.dim()}D instead"
+            )
+    if input.shape[-1] != w_ih.shape[1]:
+        raise RuntimeError(
+            f"input has inconsistent input_size: got {input.shape[-1]} expected {w_ih.shape[1]}"
+        )
+    if hx.shape[-1] != w_hh.shape[1]:
+        raise RuntimeError(
+            f"hidden has inconsistent hidden_size: got {hx.shape[-1]}, expected {w_hh.shape[1]}"
+        )
+
+
+def rnn_tanh_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One Elman RNN step, ``tanh(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``
+    (``torch.rnn_tanh_cell``, what ``nn.RNNCell`` computes)."""
+    _check_cell("rnn_tanh_cell", input, hx, w_ih, w_hh)
+    out: Tensor = (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).tanh()
+    return out
+
+
+def rnn_relu_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One Elman RNN step with ReLU, ``relu(input @ w_ih.T + b_ih + hx @ w_hh.T + b_hh)``
+    (``torch.rnn_relu_cell``)."""
+    _check_cell("rnn_relu_cell", input, hx, w_ih, w_hh)
+    out: Tensor = (_linear(input, w_ih, b_ih) + _linear(hx, w_hh, b_hh)).relu()
+    return out
+
+
+def lstm_cell(
+    input: Tensor, hx: Any, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    """One LSTM step (``torch.lstm_cell``, what ``nn.LSTMCell`` computes): ``hx`` is
+    ``(h, c)``, the gates are stacked ``i, f, g, o`` in the weights' rows; returns
+    ``(h', c')``."""
+    if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+        raise RuntimeError("lstm_cell: Expected hx to be a tuple of two tensors (h, c)")
+    h, c = hx
+    _check_cell("lstm_cell", input, h, w_ih, w_hh)
+    gates = _linear(input, w_ih, b_ih) + _linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    cy: Tensor = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    hy: Tensor = o.sigmoid() * cy.tanh()
+    return hy, cy
+
+
+def gru_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor,  # noqa: A002
+    b_ih: Tensor | None = None, b_hh: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """One GRU step (``torch.gru_cell``, what ``nn.GRUCell`` computes): the gates are stacked
+    ``r, z, n`` in the weights' rows; ``n = tanh(x_n + r * h_n)`` with ``b_hh`` inside ``h_n``."""
+    _check_cell("gru_cell", input, hx, w_ih, w_hh)
+    xr, xz, xn = _linear(input, w_ih, b_ih).chunk(3, -1)
+    hr, hz, hn = _linear(hx, w_hh, b_hh).chunk(3, -1)
+    r = (xr + hr).sigmoid()
+    z = (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    out: Tensor = (1 - z) * n + z * hx
+    return out
+
+
+def _feature_noise(input: Tensor, p: float) -> Tensor:  # noqa: A002
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Feature dropout requires at least 2 dimensions in the input, got {input.dim()}"
+        )
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    noise: Tensor = input.new_empty(shape).bernoulli_(1 - p)
+    return noise if p == 1 else noise.div_(1 - p)
+
+
+def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """Dropout of whole channels (dim 1, for every sample of dim 0), scaling the kept ones by
+    ``1 / (1 - p)`` (``torch.feature_dropout``, what ``dropout1d``/``2d``/``3d`` compute)."""
+    if not train or p == 0:
+        return input
+    out: Tensor = input * _feature_noise(input, p)
+    return out
+
+
+def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """In-place :func:`feature_dropout` (``torch.feature_dropout_``)."""
+    if not train or p == 0:
+        return input
+    out: Tensor = input.mul_(_feature_noise(input, p))
+    return out
+
+
+def _run_rnn(
+    name: str, input: Tensor, hx: Any, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+) -> tuple[Tensor, list[Tensor], list[Tensor]]:  # fmt: skip
+    """The multi-layer loop behind ``torch.rnn_tanh/rnn_relu/gru/lstm``: ``params`` is the flat
+    ``w_ih, w_hh[, b_ih, b_hh]`` list per layer and direction (``nn.RNN._flat_weights``)."""
+    from lucid.ops.join import cat, stack
+
+    if input.dim() != 3:
+        raise RuntimeError(
+            f"{name}: Expected input to be 3D (seq, batch, feature), got {input.dim()}D instead"
+        )
+    directions = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    params = list(params)
+    if len(params) != num_layers * directions * per:
+        raise RuntimeError(
+            f"{name}: expected {num_layers * directions * per} parameters for {num_layers} "
+            f"layer(s), {directions} direction(s) and has_biases={has_biases}, got {len(params)}"
+        )
+    lstm = name == "lstm"
+    h0, c0 = (hx[0], hx[1]) if lstm else (hx, None)
+    x = input.transpose(0, 1) if batch_first else input
+    steps = x.shape[0]
+    h_n: list[Tensor] = []
+    c_n: list[Tensor] = []
+    for layer in builtins.range(num_layers):
+        outs = []
+        for d in builtins.range(directions):
+            k = layer * directions + d
+            w = params[k * per : (k + 1) * per]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            h = h0[k]
+            c = c0[k] if c0 is not None else None
+            seq: list[Tensor] = []
+            order = builtins.range(steps) if d == 0 else builtins.range(steps - 1, -1, -1)
+            for t in order:
+                if lstm:
+                    h, c = lstm_cell(x[t], (h, c), w[0], w[1], b_ih, b_hh)
+                elif name == "gru":
+                    h = gru_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                elif name == "rnn_relu":
+                    h = rnn_relu_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                else:
+                    h = rnn_tanh_cell(x[t], h, w[0], w[1], b_ih, b_hh)
+                seq.append(h)
+            if d == 1:
+                seq.reverse()
+            outs.append(stack(seq, 0))
+            h_n.append(h)
+            if c is not None:
+                c_n.append(c)
+        x = outs[0] if directions == 1 else cat(outs, -1)
+        if dropout > 0 and train and layer < num_layers - 1:
+            x = _f().dropout(x, dropout, True)
+    output = x.transpose(0, 1) if batch_first else x
+    return output, h_n, c_n
+
+
+def lstm(
+    input: Tensor, hx: Any, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+    """A multi-layer LSTM over a padded sequence (``torch.lstm``, what ``nn.LSTM`` runs):
+    ``hx`` is ``(h0, c0)``, ``params`` the flat weight list; returns ``(output, h_n, c_n)``.
+    Packed sequences go through ``nn.LSTM``."""
+    from lucid.ops.join import stack
+
+    out, h_n, c_n = _run_rnn("lstm", input, hx, params, has_biases, num_layers, dropout,
+                             train, bidirectional, batch_first)  # fmt: skip
+    return out, stack(h_n, 0), stack(c_n, 0)
+
+
+def _single_state_rnn(name: str) -> Any:
+    def function(
+        input: Tensor, hx: Tensor, params: Any, has_biases: bool, num_layers: int,  # noqa: A002
+        dropout: float, train: bool, bidirectional: bool, batch_first: bool,
+    ) -> tuple[Tensor, Tensor]:  # fmt: skip
+        from lucid.ops.join import stack
+
+        out, h_n, _ = _run_rnn(name, input, hx, params, has_biases, num_layers, dropout,
+                               train, bidirectional, batch_first)  # fmt: skip
+        return out, stack(h_n, 0)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (
+        f"A multi-layer {name} over a padded sequence (``torch.{name}``): ``params`` is the "
+        "flat ``w_ih, w_hh[, b_ih, b_hh]`` list per layer and direction; returns "
+        "``(output, h_n)``."
+    )
+    return function
+
+
+gru = _single_state_rnn("gru")
+rnn_tanh = _single_state_rnn("rnn_tanh")
+rnn_relu = _single_state_rnn("rnn_relu")
+
+
+def embedding_renorm_(
+    weight: Tensor,
+    input: Tensor,
+    max_norm: float,
+    norm_type: float,  # noqa: A002
+) -> Tensor:
+    """Rescale in place, without gradient, the rows of ``weight`` that ``input`` indexes whose
+    ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (``torch.embedding_renorm_``,
+    what ``F.embedding(max_norm=)`` does first)."""
+    from lucid.autograd.grad_mode import no_grad
+
+    with no_grad():
+        rows = input.reshape(-1).unique()
+        picked = weight[rows]
+        norm = picked.norm(p=norm_type, dim=1, keepdim=True)
+        scale = (max_norm / (norm + 1e-7)).clamp(max=1.0)
+        weight[rows] = picked * scale
+    return weight
