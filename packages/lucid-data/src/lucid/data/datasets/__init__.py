@@ -1,4 +1,5 @@
-"""Standard datasets read from their distribution files: MNIST, FashionMNIST, CIFAR10/100."""
+"""Standard datasets read from their distribution files: the MNIST family, CIFAR10/100, SVHN,
+STL10; image folders."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
+from .svhn import STL10, SVHN
 from .utils import (
     DownloadError,
     IntegrityError,
@@ -42,6 +44,8 @@ __all__ = [
     "KMNIST",
     "MNIST",
     "QMNIST",
+    "STL10",
+    "SVHN",
     "DownloadError",
     "FakeData",
     "FashionMNIST",
