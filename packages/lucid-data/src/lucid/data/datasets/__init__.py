@@ -17,6 +17,7 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
+from .small import SEMEION, USPS, EuroSAT, Food101
 from .svhn import STL10, SVHN
 from .utils import (
     DownloadError,
@@ -44,8 +45,12 @@ __all__ = [
     "KMNIST",
     "MNIST",
     "QMNIST",
+    "SEMEION",
     "STL10",
     "SVHN",
+    "USPS",
+    "EuroSAT",
+    "Food101",
     "DownloadError",
     "FakeData",
     "FashionMNIST",
