@@ -1,5 +1,5 @@
-"""SVHN (MATLAB level-5 .mat files, written here byte by byte) and STL10 (its binary files):
-torchvision's attributes, types and samples."""
+"""SVHN and Flowers102 (MATLAB level-5 .mat files, written here byte by byte) and STL10 (its
+binary files): torchvision's attributes, types and samples."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lucid.data.datasets import STL10, SVHN
+from lucid.data.datasets import STL10, SVHN, Flowers102
 from lucid.data.datasets._matfile import load_mat
 
 _MI = {np.dtype(np.uint8): (2, 9), np.dtype(np.float64): (9, 6)}  # dtype -> (miType, mxClass)
@@ -126,3 +126,33 @@ def test_stl10_splits_folds_and_samples(tmp_path: Path) -> None:
 def test_stl10_missing_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"test_X\.bin, test_y\.bin"):
         STL10(tmp_path, split="test")
+
+
+def _jpg(path: Path, value: int) -> None:
+    image = pytest.importorskip("PIL.Image")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.fromarray(np.full((4, 4, 3), value, np.uint8)).save(path)
+
+
+def test_flowers102_splits_from_the_mat_files(tmp_path: Path) -> None:
+    base = tmp_path / "flowers-102"
+    for i in (1, 2, 3):
+        _jpg(base / "jpg" / f"image_{i:05d}.jpg", 60 * i)
+    write_mat(base / "imagelabels.mat", {"labels": np.array([[77.0, 1.0, 102.0]])})
+    write_mat(
+        base / "setid.mat",
+        {
+            "trnid": np.array([[3.0, 1.0]]),
+            "valid": np.array([[2.0]]),
+            "tstid": np.array([[1.0]]),
+        },
+    )
+    ds = Flowers102(tmp_path)
+    assert len(ds) == 2 and len(ds.classes) == 102
+    img, label = ds[0]
+    assert label == 101 and img.shape == (4, 4, 3)
+    assert ds[1][1] == 76
+    assert [lbl for _, lbl in Flowers102(tmp_path, split="val")] == [0]
+    assert "split=train" in repr(ds)
+    with pytest.raises(RuntimeError, match="setid.mat"):
+        Flowers102(tmp_path / "nowhere")

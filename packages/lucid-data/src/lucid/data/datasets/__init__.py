@@ -17,6 +17,7 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
+from .more import FER2013, Country211, Flowers102, MovingMNIST
 from .small import SEMEION, USPS, EuroSAT, Food101
 from .svhn import STL10, SVHN
 from .utils import (
@@ -46,6 +47,10 @@ __all__ = [
     "MNIST",
     "QMNIST",
     "SEMEION",
+    "FER2013",
+    "Country211",
+    "Flowers102",
+    "MovingMNIST",
     "STL10",
     "SVHN",
     "USPS",

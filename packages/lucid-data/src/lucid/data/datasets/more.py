@@ -1,0 +1,372 @@
+"""More datasets published as files: Flowers102 (JPEGs and two .mat files), Country211 (a
+folder per class and split), FER2013 (CSV of 48 x 48 faces) and MovingMNIST (one .npy)."""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lucid import Tensor, from_numpy
+
+from ._matfile import load_mat
+from .folder import ImageFolder, default_loader
+from .mnist import _verify_str_arg
+from .small import _missing
+from .utils import download_url, extract_archive
+from .vision import VisionDataset
+
+__all__ = ["FER2013", "Country211", "Flowers102", "MovingMNIST"]
+
+_FLOWERS = [
+    "pink primrose",
+    "hard-leaved pocket orchid",
+    "canterbury bells",
+    "sweet pea",
+    "english marigold",
+    "tiger lily",
+    "moon orchid",
+    "bird of paradise",
+    "monkshood",
+    "globe thistle",
+    "snapdragon",
+    "colt's foot",
+    "king protea",
+    "spear thistle",
+    "yellow iris",
+    "globe-flower",
+    "purple coneflower",
+    "peruvian lily",
+    "balloon flower",
+    "giant white arum lily",
+    "fire lily",
+    "pincushion flower",
+    "fritillary",
+    "red ginger",
+    "grape hyacinth",
+    "corn poppy",
+    "prince of wales feathers",
+    "stemless gentian",
+    "artichoke",
+    "sweet william",
+    "carnation",
+    "garden phlox",
+    "love in the mist",
+    "mexican aster",
+    "alpine sea holly",
+    "ruby-lipped cattleya",
+    "cape flower",
+    "great masterwort",
+    "siam tulip",
+    "lenten rose",
+    "barbeton daisy",
+    "daffodil",
+    "sword lily",
+    "poinsettia",
+    "bolero deep blue",
+    "wallflower",
+    "marigold",
+    "buttercup",
+    "oxeye daisy",
+    "common dandelion",
+    "petunia",
+    "wild pansy",
+    "primula",
+    "sunflower",
+    "pelargonium",
+    "bishop of llandaff",
+    "gaura",
+    "geranium",
+    "orange dahlia",
+    "pink-yellow dahlia?",
+    "cautleya spicata",
+    "japanese anemone",
+    "black-eyed susan",
+    "silverbush",
+    "californian poppy",
+    "osteospermum",
+    "spring crocus",
+    "bearded iris",
+    "windflower",
+    "tree poppy",
+    "gazania",
+    "azalea",
+    "water lily",
+    "rose",
+    "thorn apple",
+    "morning glory",
+    "passion flower",
+    "lotus",
+    "toad lily",
+    "anthurium",
+    "frangipani",
+    "clematis",
+    "hibiscus",
+    "columbine",
+    "desert-rose",
+    "tree mallow",
+    "magnolia",
+    "cyclamen",
+    "watercress",
+    "canna lily",
+    "hippeastrum",
+    "bee balm",
+    "ball moss",
+    "foxglove",
+    "bougainvillea",
+    "camellia",
+    "mallow",
+    "mexican petunia",
+    "bromelia",
+    "blanket flower",
+    "trumpet creeper",
+    "blackberry lily",
+]
+
+
+class Flowers102(VisionDataset):
+    """Oxford 102 Flowers: ``root/flowers-102`` holding ``jpg/image_XXXXX.jpg``,
+    ``imagelabels.mat`` and ``setid.mat``; ``split`` is ``train``, ``val`` or ``test`` (1,020
+    each of train and val, 6,149 test). Samples are ``(loader(path), label)`` with 0-based
+    labels, as in torchvision. The .mat files are read with SciPy when installed, else with
+    lucid's MATLAB level-5 reader.
+    """
+
+    _download_url_prefix = "https://www.robots.ox.ac.uk/~vgg/data/flowers/102/"
+    _file_dict = {  # noqa: RUF012 - filename, md5 (torchvision's)
+        "image": ("102flowers.tgz", "52808999861908f626f3c1f4e79d11fa"),
+        "label": ("imagelabels.mat", "e0620be6f572b9609742df49c70aed4d"),
+        "setid": ("setid.mat", "a5357ecc9cb78c4bef273ce3793fc85c"),
+    }
+    _splits_map = {"train": "trnid", "val": "valid", "test": "tstid"}  # noqa: RUF012
+    classes: list[str] = _FLOWERS  # noqa: RUF012
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+        loader: Callable[[Any], Any] = default_loader,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._base_folder = Path(self.root) / "flowers-102"
+        self._images_folder = self._base_folder / "jpg"
+        if download:
+            self.download()
+        if not self._check_exists():
+            files = ", ".join(["jpg/", *(self._file_dict[k][0] for k in ("label", "setid"))])
+            where = f"{files} in {self._base_folder}"
+            raise _missing("Flowers102", where, self._download_url_prefix)
+        set_ids = load_mat(self._base_folder / self._file_dict["setid"][0])
+        image_ids = np.ravel(set_ids[self._splits_map[self._split]]).astype(np.int64).tolist()
+        labels = load_mat(self._base_folder / self._file_dict["label"][0])
+        label_list = (np.ravel(labels["labels"]).astype(np.int64) - 1).tolist()
+        image_id_to_label = dict(enumerate(label_list, 1))
+        self._labels: list[int] = []
+        self._image_files: list[Path] = []
+        for image_id in image_ids:
+            self._labels.append(image_id_to_label[image_id])
+            self._image_files.append(self._images_folder / f"image_{image_id:05d}.jpg")
+        self.loader = loader
+
+    def __len__(self) -> int:
+        return len(self._image_files)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        image: Any = self.loader(self._image_files[idx])
+        label: Any = self._labels[idx]
+        if self.transform:
+            image = self.transform(image)
+        if self.target_transform:
+            label = self.target_transform(label)
+        return image, label
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
+
+    def extra_repr(self) -> str:
+        return f"split={self._split}"
+
+    def _check_exists(self) -> bool:
+        return self._images_folder.is_dir() and all(
+            (self._base_folder / self._file_dict[k][0]).is_file() for k in ("label", "setid")
+        )
+
+    def download(self) -> None:
+        """Fetch the images archive and the two .mat files (md5-checked) unless present."""
+        if self._check_exists():
+            return
+        name, md5 = self._file_dict["image"]
+        archive = download_url(self._download_url_prefix + name, self._base_folder, name, md5)
+        extract_archive(archive, self._base_folder)
+        for key in ("label", "setid"):
+            name, md5 = self._file_dict[key]
+            download_url(self._download_url_prefix + name, self._base_folder, name, md5)
+
+
+class Country211(ImageFolder):
+    """Country211 (CLIP's geolocation set): a folder per country code in
+    ``root/country211/<split>``, ``split`` ``train``, ``valid`` or ``test``; an ImageFolder
+    whose ``root`` stays the path given, as in torchvision."""
+
+    _URL = "https://openaipublic.azureedge.net/clip/data/country211.tgz"
+    _MD5 = "84988d7644798601126c29e9877aab6a"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+        loader: Callable[[str], Any] = default_loader,
+    ) -> None:
+        self._split = _verify_str_arg(split, "split", ("train", "valid", "test"))
+        given = Path(root).expanduser()
+        self._base_folder = given / "country211"
+        if download and not self._base_folder.is_dir():
+            archive = download_url(self._URL, given, "country211.tgz", self._MD5)
+            extract_archive(archive, given)
+        if not (self._base_folder / self._split).is_dir():
+            raise _missing("Country211", f"{self._base_folder / self._split}", self._URL)
+        super().__init__(
+            str(self._base_folder / self._split),
+            transform=transform,
+            target_transform=target_transform,
+            loader=loader,
+        )
+        self.root = str(given)
+
+
+class FER2013(VisionDataset):
+    """FER2013 facial expressions: 48 x 48 gray faces from ``root/fer2013``: ``train.csv`` /
+    ``test.csv`` (Kaggle's split files), or ``fer2013.csv`` / ``icml_face_data.csv`` (all
+    rows, split by their Usage column). Samples are ``(image, label)``, the image a ``48 x 48``
+    uint8 array, the label an int (None for ``test.csv``, which has no labels), as in
+    torchvision. Not downloadable (Kaggle needs a login)."""
+
+    _RESOURCES = {  # noqa: RUF012
+        "train": ("train.csv", "3f0dfb3d3fd99c811a1299cb947e3131"),
+        "test": ("test.csv", "b02c2298636a634e8c2faabbf3ea9a23"),
+        "fer": ("fer2013.csv", "f8428a1edbd21e88f42c73edd2a14f95"),
+        "icml": ("icml_face_data.csv", "b114b9e04e6949e5fe8b6a98b3892b1d"),
+    }
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        base_folder = Path(self.root) / "fer2013"
+        use_fer = (base_folder / self._RESOURCES["fer"][0]).exists()
+        use_icml = not use_fer and (base_folder / self._RESOURCES["icml"][0]).exists()
+        file_name = self._RESOURCES["fer" if use_fer else "icml" if use_icml else self._split][0]
+        data_file = base_folder / file_name
+        if not data_file.is_file():
+            raise RuntimeError(
+                f"{file_name} not found in {base_folder}. You can download it from "
+                "https://www.kaggle.com/c/challenges-in-representation-learning-facial-"
+                "expression-recognition-challenge"
+            )
+        pixels_key = " pixels" if use_icml else "pixels"
+        usage_key = " Usage" if use_icml else "Usage"
+        labelled = use_fer or use_icml or self._split == "train"
+        with open(data_file, newline="") as file:
+            rows: Any = csv.DictReader(file)
+            if use_fer or use_icml:
+                valid = ("Training",) if self._split == "train" else ("PublicTest", "PrivateTest")
+                rows = [row for row in rows if row[usage_key] in valid]
+            self._samples: list[tuple[np.ndarray, int | None]] = [
+                (
+                    np.array(row[pixels_key].split(), dtype=np.uint8).reshape(48, 48),
+                    int(row["emotion"]) if labelled else None,
+                )
+                for row in rows
+            ]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        image: Any
+        target: Any
+        image, target = self._samples[idx]
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
+
+    def extra_repr(self) -> str:
+        return f"split={self._split}"
+
+
+class MovingMNIST(VisionDataset):
+    """Moving MNIST: 10,000 sequences of 20 frames of 64 x 64, from
+    ``root/MovingMNIST/mnist_test_seq.npy``. ``data`` is a uint8 Tensor ``N x T x 1 x 64 x
+    64``; ``split`` ``train`` keeps the first ``split_ratio`` frames of each sequence and
+    ``test`` the rest. A sample is the sequence Tensor (through ``transform``), as in
+    torchvision."""
+
+    _URL = "http://www.cs.toronto.edu/~nitish/unsupervised_video/mnist_test_seq.npy"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str | None = None,
+        split_ratio: int = 10,
+        download: bool = False,
+        transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        super().__init__(root, transform=transform)
+        self._base_folder = os.path.join(self.root, type(self).__name__)
+        self._filename = self._URL.split("/")[-1]
+        if split is not None:
+            _verify_str_arg(split, "split", ("train", "test"))
+        self.split = split
+        if not isinstance(split_ratio, int):
+            raise TypeError(f"`split_ratio` should be an integer, but got {type(split_ratio)}")
+        if not 1 <= split_ratio <= 19:
+            raise ValueError(
+                f"`split_ratio` should be `1 <= split_ratio <= 19`, but got {split_ratio} instead."
+            )
+        self.split_ratio = split_ratio
+        path = os.path.join(self._base_folder, self._filename)
+        if download and not os.path.exists(path):
+            download_url(
+                self._URL, self._base_folder, self._filename, "be083ec986bfe91a449d63653c411eb2"
+            )
+        if not os.path.exists(path):
+            raise _missing("MovingMNIST", f"{self._filename} in {self._base_folder}", self._URL)
+        data = np.load(path, allow_pickle=False)
+        if self.split == "train":
+            data = data[: self.split_ratio]
+        elif self.split == "test":
+            data = data[self.split_ratio :]
+        self.data: Tensor = from_numpy(np.ascontiguousarray(data.swapaxes(0, 1)[:, :, None]))
+
+    def __getitem__(self, idx: int) -> Any:
+        data: Any = self.data[idx]
+        if self.transform is not None:
+            data = self.transform(data)
+        return data
+
+    def __getitems__(self, indices: Sequence[int]) -> Any:
+        return [self[i] for i in indices]
+
+    def __len__(self) -> int:
+        return len(self.data)

@@ -1,0 +1,69 @@
+"""Country211, FER2013 and MovingMNIST on files written here in their published layouts
+(Flowers102, which reads .mat files, is tested with SVHN's)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.data.datasets import FER2013, Country211, MovingMNIST
+
+
+def _jpg(path: Path, value: int) -> None:
+    image = pytest.importorskip("PIL.Image")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.fromarray(np.full((4, 4, 3), value, np.uint8)).save(path)
+
+
+def test_country211_is_an_image_folder_per_split(tmp_path: Path) -> None:
+    _jpg(tmp_path / "country211" / "valid" / "AD" / "1.jpg", 1)
+    _jpg(tmp_path / "country211" / "valid" / "ZW" / "2.jpg", 2)
+    ds = Country211(tmp_path, split="valid")
+    assert ds.classes == ["AD", "ZW"] and len(ds) == 2 and ds.root == str(tmp_path)
+    assert ds[1][1] == 1
+    with pytest.raises(RuntimeError, match="train"):
+        Country211(tmp_path)
+
+
+def test_fer2013_split_files_and_the_combined_file(tmp_path: Path) -> None:
+    folder = tmp_path / "fer2013"
+    folder.mkdir()
+    face = " ".join(str(v % 256) for v in range(48 * 48))
+    with open(folder / "test.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["pixels"], [face]])
+    test = FER2013(tmp_path, split="test")
+    img, target = test[0]
+    assert img.shape == (48, 48) and img.dtype == np.uint8 and target is None
+    assert img[0, 5] == 5
+    with open(folder / "fer2013.csv", "w", newline="") as f:
+        csv.writer(f).writerows(
+            [["emotion", "pixels", "Usage"], [3, face, "Training"], [6, face, "PublicTest"]]
+        )
+    train = FER2013(tmp_path, split="train")
+    assert len(train) == 1 and train[0][1] == 3
+    assert [t for _, t in FER2013(tmp_path, split="test")] == [6]
+
+
+def test_fer2013_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match=r"train\.csv not found"):
+        FER2013(tmp_path)
+
+
+def test_moving_mnist_sequences(tmp_path: Path) -> None:
+    folder = tmp_path / "MovingMNIST"
+    folder.mkdir()
+    frames = np.arange(20 * 3 * 64 * 64, dtype=np.int64).reshape(20, 3, 64, 64) % 256
+    np.save(folder / "mnist_test_seq.npy", frames.astype(np.uint8))
+    ds = MovingMNIST(tmp_path)
+    assert isinstance(ds.data, lucid.Tensor) and tuple(ds.data.shape) == (3, 20, 1, 64, 64)
+    assert ds.data.dtype == lucid.uint8
+    np.testing.assert_array_equal(ds[1].numpy()[4, 0], frames[4, 1].astype(np.uint8))
+    train = MovingMNIST(tmp_path, split="train", split_ratio=5)
+    assert tuple(train[0].shape) == (5, 1, 64, 64)
+    assert tuple(MovingMNIST(tmp_path, split="test", split_ratio=5)[0].shape) == (15, 1, 64, 64)
+    with pytest.raises(ValueError, match="split_ratio"):
+        MovingMNIST(tmp_path, split_ratio=20)
