@@ -1,4 +1,4 @@
-"""Country211, FER2013 and MovingMNIST on files written here in their published layouts
+"""Country211, FER2013, MovingMNIST, DTD and GTSRB on files written here in their published layouts
 (Flowers102, which reads .mat files, is tested with SVHN's)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.data.datasets import FER2013, Country211, MovingMNIST
+from lucid.data.datasets import DTD, FER2013, GTSRB, Country211, MovingMNIST
 
 
 def _jpg(path: Path, value: int) -> None:
@@ -67,3 +67,40 @@ def test_moving_mnist_sequences(tmp_path: Path) -> None:
     assert tuple(MovingMNIST(tmp_path, split="test", split_ratio=5)[0].shape) == (15, 1, 64, 64)
     with pytest.raises(ValueError, match="split_ratio"):
         MovingMNIST(tmp_path, split_ratio=20)
+
+
+def test_dtd_reads_its_split_lists(tmp_path: Path) -> None:
+    data = tmp_path / "dtd" / "dtd"
+    _jpg(data / "images" / "striped" / "s_1.jpg", 10)
+    _jpg(data / "images" / "banded" / "b_1.jpg", 20)
+    (data / "labels").mkdir()
+    (data / "labels" / "val3.txt").write_text("striped/s_1.jpg\nbanded/b_1.jpg\n")
+    ds = DTD(tmp_path, split="val", partition=3)
+    assert ds.classes == ["banded", "striped"] and len(ds) == 2
+    assert [label for _, label in ds] == [1, 0]
+    assert "partition=3" in repr(ds)
+    with pytest.raises(ValueError, match="partition"):
+        DTD(tmp_path, partition=11)
+
+
+def test_gtsrb_train_folders_and_test_csv(tmp_path: Path) -> None:
+    image = pytest.importorskip("PIL.Image")
+    base = tmp_path / "gtsrb" / "GTSRB"
+    for cls, value in (("00000", 30), ("00002", 90)):
+        (base / "Training" / cls).mkdir(parents=True)
+        image.fromarray(np.full((5, 6, 3), value, np.uint8)).save(
+            base / "Training" / cls / "00000_00000.ppm"
+        )
+    train = GTSRB(tmp_path)
+    assert len(train) == 2 and [label for _, label in train] == [0, 1]
+    img, _ = train[1]
+    assert img.shape == (5, 6, 3) and img[0, 0, 0] == 90
+    (base / "Final_Test" / "Images").mkdir(parents=True)
+    image.fromarray(np.zeros((5, 6, 3), np.uint8)).save(
+        base / "Final_Test" / "Images" / "00000.ppm"
+    )
+    (tmp_path / "gtsrb" / "GT-final_test.csv").write_text(
+        "Filename;Width;Height;Roi.X1;Roi.Y1;Roi.X2;Roi.Y2;ClassId\n00000.ppm;6;5;0;0;5;4;16\n"
+    )
+    test = GTSRB(tmp_path, split="test")
+    assert len(test) == 1 and test[0][1] == 16

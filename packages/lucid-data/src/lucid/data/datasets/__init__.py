@@ -17,7 +17,7 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
-from .more import FER2013, Country211, Flowers102, MovingMNIST
+from .more import DTD, FER2013, GTSRB, Country211, Flowers102, MovingMNIST
 from .small import SEMEION, USPS, EuroSAT, Food101
 from .svhn import STL10, SVHN
 from .utils import (
@@ -47,7 +47,9 @@ __all__ = [
     "MNIST",
     "QMNIST",
     "SEMEION",
+    "DTD",
     "FER2013",
+    "GTSRB",
     "Country211",
     "Flowers102",
     "MovingMNIST",

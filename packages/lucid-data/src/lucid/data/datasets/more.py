@@ -1,5 +1,6 @@
 """More datasets published as files: Flowers102 (JPEGs and two .mat files), Country211 (a
-folder per class and split), FER2013 (CSV of 48 x 48 faces) and MovingMNIST (one .npy)."""
+folder per class and split), FER2013 (CSV of 48 x 48 faces), MovingMNIST (one .npy), DTD
+(split lists) and GTSRB (PPM folders and a CSV)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ import numpy as np
 from lucid import Tensor, from_numpy
 
 from ._matfile import load_mat
-from .folder import ImageFolder, default_loader
+from .folder import ImageFolder, default_loader, make_dataset
 from .mnist import _verify_str_arg
 from .small import _missing
 from .utils import download_url, extract_archive
 from .vision import VisionDataset
 
-__all__ = ["FER2013", "Country211", "Flowers102", "MovingMNIST"]
+__all__ = ["DTD", "FER2013", "GTSRB", "Country211", "Flowers102", "MovingMNIST"]
 
 _FLOWERS = [
     "pink primrose",
@@ -370,3 +371,136 @@ class MovingMNIST(VisionDataset):
 
     def __len__(self) -> int:
         return len(self.data)
+
+
+class _FileSamples(VisionDataset):
+    """Samples as ``(loader(path), label)`` from ``_image_files`` and ``_labels``."""
+
+    _image_files: list[Path]
+    _labels: list[int]
+    loader: Callable[[Any], Any]
+
+    def __len__(self) -> int:
+        return len(self._image_files)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        image: Any = self.loader(self._image_files[idx])
+        label: Any = self._labels[idx]
+        if self.transform:
+            image = self.transform(image)
+        if self.target_transform:
+            label = self.target_transform(label)
+        return image, label
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
+
+
+class DTD(_FileSamples):
+    """The Describable Textures Dataset: 47 texture classes, from ``root/dtd/dtd``
+    (``images/<class>/<file>`` and ``labels/<split><partition>.txt``); ``split`` ``train``,
+    ``val`` or ``test``, ``partition`` 1-10. As torchvision: sorted ``classes`` of the
+    split's files, samples ``(loader(path), label)``."""
+
+    _URL = "https://www.robots.ox.ac.uk/~vgg/data/dtd/download/dtd-r1.0.1.tar.gz"
+    _MD5 = "fff73e5086ae6bdbea199a49dfb8a4c1"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        partition: int = 1,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+        loader: Callable[[Any], Any] = default_loader,
+    ) -> None:
+        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        if not isinstance(partition, int) or not 1 <= partition <= 10:
+            raise ValueError(
+                "Parameter 'partition' should be an integer with `1 <= partition <= 10`, "
+                f"but got {partition} instead"
+            )
+        self._partition = partition
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._base_folder = Path(self.root) / type(self).__name__.lower()
+        self._data_folder = self._base_folder / "dtd"
+        self._meta_folder = self._data_folder / "labels"
+        self._images_folder = self._data_folder / "images"
+        if download and not self._data_folder.is_dir():
+            archive = download_url(self._URL, self._base_folder, "dtd-r1.0.1.tar.gz", self._MD5)
+            extract_archive(archive, self._base_folder)
+        if not self._data_folder.is_dir():
+            raise _missing("DTD", f"images/ and labels/ in {self._data_folder}", self._URL)
+        self._image_files = []
+        classes = []
+        with open(self._meta_folder / f"{self._split}{self._partition}.txt") as file:
+            for line in file:
+                cls, name = line.strip().split("/")
+                self._image_files.append(self._images_folder.joinpath(cls, name))
+                classes.append(cls)
+        self.classes = sorted(set(classes))
+        self.class_to_idx = dict(zip(self.classes, range(len(self.classes)), strict=True))
+        self._labels = [self.class_to_idx[cls] for cls in classes]
+        self.loader = loader
+
+    def extra_repr(self) -> str:
+        return f"split={self._split}, partition={self._partition}"
+
+
+class GTSRB(_FileSamples):
+    """The German Traffic Sign Recognition Benchmark, from ``root/gtsrb``: ``split`` ``train``
+    reads ``GTSRB/Training/<class>/*.ppm``, ``test`` reads ``GTSRB/Final_Test/Images`` with
+    the labels of ``GT-final_test.csv``. Samples are ``(RGB image, class id)``, as in
+    torchvision."""
+
+    _base_url = "https://sid.erda.dk/public/archives/daaeac0d7ce1152aea9b61d9f1e19370/"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._base_folder = Path(root) / "gtsrb"
+        self._target_folder = (
+            self._base_folder
+            / "GTSRB"
+            / ("Training" if self._split == "train" else "Final_Test/Images")
+        )
+        if download:
+            self.download()
+        if not self._target_folder.is_dir():
+            raise _missing("GTSRB", str(self._target_folder), self._base_url)
+        samples: list[tuple[str, int]]
+        if self._split == "train":
+            samples = make_dataset(str(self._target_folder), extensions=(".ppm",))
+        else:
+            with open(self._base_folder / "GT-final_test.csv") as csv_file:
+                samples = [
+                    (str(self._target_folder / row["Filename"]), int(row["ClassId"]))
+                    for row in csv.DictReader(csv_file, delimiter=";", skipinitialspace=True)
+                ]
+        self._samples = samples
+        self._image_files = [Path(path) for path, _ in samples]
+        self._labels = [label for _, label in samples]
+        self.loader = default_loader
+
+    def download(self) -> None:
+        """Fetch and extract the split's archives (md5-checked) unless they are here."""
+        if self._target_folder.is_dir():
+            return
+        if self._split == "train":
+            archives = [("GTSRB-Training_fixed.zip", "513f3c79a4c5141765e10e952eaa2478")]
+        else:
+            archives = [
+                ("GTSRB_Final_Test_Images.zip", "c7e4e6327067d32654124b0fe9e82185"),
+                ("GTSRB_Final_Test_GT.zip", "fe31e9c9270bbcd7b84b7f21a9d9d9e5"),
+            ]
+        for name, md5 in archives:
+            archive = download_url(self._base_url + name, self._base_folder, name, md5)
+            extract_archive(archive, self._base_folder)
