@@ -1,5 +1,5 @@
-"""Country211, FER2013, MovingMNIST, DTD and GTSRB on files written here in their published layouts
-(Flowers102, which reads .mat files, is tested with SVHN's)."""
+"""Country211, FER2013, MovingMNIST, DTD, GTSRB and RenderedSST2 on files written here in
+their published layouts (Flowers102, which reads .mat files, is tested with SVHN's)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.data.datasets import DTD, FER2013, GTSRB, Country211, MovingMNIST
+from lucid.data.datasets import DTD, FER2013, GTSRB, Country211, MovingMNIST, RenderedSST2
 
 
 def _jpg(path: Path, value: int) -> None:
@@ -104,3 +104,14 @@ def test_gtsrb_train_folders_and_test_csv(tmp_path: Path) -> None:
     )
     test = GTSRB(tmp_path, split="test")
     assert len(test) == 1 and test[0][1] == 16
+
+
+def test_rendered_sst2_split_folders(tmp_path: Path) -> None:
+    folder = tmp_path / "rendered-sst2" / "valid"
+    _jpg(folder / "negative" / "0.png", 0)
+    _jpg(folder / "positive" / "1.png", 255)
+    ds = RenderedSST2(tmp_path, split="val")
+    assert ds.classes == ["negative", "positive"] and len(ds) == 2
+    assert [label for _, label in ds] == [0, 1]
+    with pytest.raises(RuntimeError, match="negative/ and positive/"):
+        RenderedSST2(tmp_path)

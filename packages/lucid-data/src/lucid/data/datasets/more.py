@@ -1,6 +1,6 @@
 """More datasets published as files: Flowers102 (JPEGs and two .mat files), Country211 (a
 folder per class and split), FER2013 (CSV of 48 x 48 faces), MovingMNIST (one .npy), DTD
-(split lists) and GTSRB (PPM folders and a CSV)."""
+(split lists), GTSRB (PPM folders and a CSV) and RenderedSST2 (PNG folders)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from .small import _missing
 from .utils import download_url, extract_archive
 from .vision import VisionDataset
 
-__all__ = ["DTD", "FER2013", "GTSRB", "Country211", "Flowers102", "MovingMNIST"]
+__all__ = ["DTD", "FER2013", "GTSRB", "Country211", "Flowers102", "MovingMNIST", "RenderedSST2"]
 
 _FLOWERS = [
     "pink primrose",
@@ -504,3 +504,59 @@ class GTSRB(_FileSamples):
         for name, md5 in archives:
             archive = download_url(self._base_url + name, self._base_folder, name, md5)
             extract_archive(archive, self._base_folder)
+
+
+class RenderedSST2(VisionDataset):
+    """Rendered SST2 (CLIP's sentiment-as-image set): PNGs in ``root/rendered-sst2/<train|
+    valid|test>/<negative|positive>``; ``split`` ``train``, ``val`` or ``test``. Samples are
+    ``(loader(path), label)``, as in torchvision."""
+
+    _URL = "https://openaipublic.azureedge.net/clip/data/rendered-sst2.tgz"
+    _MD5 = "2384d08e9dcfa4bd55b324e610496ee5"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+        loader: Callable[[str], Any] = default_loader,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split_to_folder = {"train": "train", "val": "valid", "test": "test"}
+        self._base_folder = Path(self.root) / "rendered-sst2"
+        self.classes = ["negative", "positive"]
+        self.class_to_idx = {"negative": 0, "positive": 1}
+        folder = self._base_folder / self._split_to_folder[self._split]
+        if download and not self._check_exists():
+            archive = download_url(self._URL, self.root, "rendered-sst2.tgz", self._MD5)
+            extract_archive(archive, self.root)
+        if not self._check_exists():
+            raise _missing("RenderedSST2", f"negative/ and positive/ in {folder}", self._URL)
+        self._samples = make_dataset(str(folder), extensions=("png",))
+        self.loader = loader
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        image_file, label = self._samples[idx]
+        image: Any = self.loader(image_file)
+        target: Any = label
+        if self.transform:
+            image = self.transform(image)
+        if self.target_transform:
+            target = self.target_transform(target)
+        return image, target
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
+
+    def extra_repr(self) -> str:
+        return f"split={self._split}"
+
+    def _check_exists(self) -> bool:
+        folder = self._base_folder / self._split_to_folder[self._split]
+        return all((folder / name).is_dir() for name in self.classes)
