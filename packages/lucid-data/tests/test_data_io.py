@@ -58,7 +58,7 @@ def test_modes_gray_rgb_alpha_unchanged(tmp_path: Path) -> None:
     assert tuple(io.decode_image(data, "gray").shape) == (1, 6, 5)
     rgb_alpha = io.decode_image(data, io.ImageReadMode.RGB_ALPHA).numpy()
     np.testing.assert_array_equal(rgb_alpha, rgba.transpose(2, 0, 1))
-    assert io.ImageReadMode.RGBA is io.ImageReadMode.RGB_ALPHA
+    assert io.ImageReadMode["RGBA"] is io.ImageReadMode.RGB_ALPHA
     gray = io.decode_image(data, io.ImageReadMode.GRAY).numpy()[0].astype(np.float64)
     luma = arr @ np.array([0.299, 0.587, 0.114])
     np.testing.assert_allclose(gray, luma, rtol=0, atol=1.0)

@@ -165,7 +165,7 @@ def _decode(
 
 def decode_png(
     input: lucid.Tensor,
-    mode: ImageReadMode = ImageReadMode.UNCHANGED,
+    mode: ImageReadMode | str = ImageReadMode.UNCHANGED,
     apply_exif_orientation: bool = False,
 ) -> lucid.Tensor:
     """Decode PNG bytes into a ``C x H x W`` uint8 tensor (uint16 for 16-bit PNGs)."""
@@ -174,7 +174,7 @@ def decode_png(
 
 def decode_jpeg(
     input: lucid.Tensor | list[lucid.Tensor],
-    mode: ImageReadMode = ImageReadMode.UNCHANGED,
+    mode: ImageReadMode | str = ImageReadMode.UNCHANGED,
     device: str | Any = "cpu",
     apply_exif_orientation: bool = False,
 ) -> lucid.Tensor | list[lucid.Tensor]:
@@ -192,7 +192,7 @@ def decode_jpeg(
 
 def decode_image(
     input: lucid.Tensor | str | os.PathLike[str],
-    mode: ImageReadMode = ImageReadMode.UNCHANGED,
+    mode: ImageReadMode | str = ImageReadMode.UNCHANGED,
     apply_exif_orientation: bool = False,
 ) -> lucid.Tensor:
     """Decode an image (JPEG, PNG, GIF, WebP, ...) from its bytes or its path."""
@@ -203,7 +203,7 @@ def decode_image(
 
 def read_image(
     path: str | os.PathLike[str],
-    mode: ImageReadMode = ImageReadMode.UNCHANGED,
+    mode: ImageReadMode | str = ImageReadMode.UNCHANGED,
     apply_exif_orientation: bool = False,
 ) -> lucid.Tensor:
     """Read and decode the image file at ``path`` (torchvision: use ``decode_image``)."""
@@ -229,17 +229,23 @@ def decode_gif(input: lucid.Tensor) -> lucid.Tensor:
     return lucid.from_numpy(np.stack(frames))
 
 
-def decode_webp(input: lucid.Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> lucid.Tensor:
+def decode_webp(
+    input: lucid.Tensor, mode: ImageReadMode | str = ImageReadMode.UNCHANGED
+) -> lucid.Tensor:
     """Decode WebP bytes into a ``C x H x W`` uint8 tensor."""
     return _decode(input, mode, False, "decode_webp", "WEBP")
 
 
-def decode_avif(input: lucid.Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> lucid.Tensor:
+def decode_avif(
+    input: lucid.Tensor, mode: ImageReadMode | str = ImageReadMode.UNCHANGED
+) -> lucid.Tensor:
     """Decode AVIF bytes (needs a Pillow built with AVIF support, Pillow >= 11.2)."""
     return _decode(input, mode, False, "decode_avif", "AVIF")
 
 
-def decode_heic(input: lucid.Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED) -> lucid.Tensor:
+def decode_heic(
+    input: lucid.Tensor, mode: ImageReadMode | str = ImageReadMode.UNCHANGED
+) -> lucid.Tensor:
     """Decode HEIC bytes (needs a Pillow HEIF plugin, such as pillow-heif, registered)."""
     return _decode(input, mode, False, "decode_heic", "HEIF")
 
