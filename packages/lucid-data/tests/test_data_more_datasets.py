@@ -1,5 +1,6 @@
-"""Country211, FER2013, MovingMNIST, DTD, GTSRB and RenderedSST2 on files written here in
-their published layouts (Flowers102, which reads .mat files, is tested with SVHN's)."""
+"""Country211, FER2013, MovingMNIST, DTD, GTSRB, RenderedSST2, FGVCAircraft and Imagenette on
+files written here in their published layouts (Flowers102, which reads .mat files, is
+tested with SVHN's)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.data.datasets import DTD, FER2013, GTSRB, Country211, MovingMNIST, RenderedSST2
+from lucid.data.datasets import (
+    DTD,
+    FER2013,
+    GTSRB,
+    Country211,
+    FGVCAircraft,
+    Imagenette,
+    MovingMNIST,
+    RenderedSST2,
+)
 
 
 def _jpg(path: Path, value: int) -> None:
@@ -116,3 +126,29 @@ def test_rendered_sst2_split_folders(tmp_path: Path) -> None:
     assert [ds[i][1] for i in range(len(ds))] == [0, 1]
     with pytest.raises(RuntimeError, match="negative/ and positive/"):
         RenderedSST2(tmp_path)
+
+
+def test_fgvc_aircraft_annotation_levels(tmp_path: Path) -> None:
+    data = tmp_path / "fgvc-aircraft-2013b" / "data"
+    _jpg(data / "images" / "0001.jpg", 10)
+    _jpg(data / "images" / "0002.jpg", 20)
+    (data / "families.txt").write_text("Boeing 707\nA320\n")
+    (data / "images_family_test.txt").write_text("0001 A320\n0002 Boeing 707\n")
+    ds = FGVCAircraft(tmp_path, split="test", annotation_level="family")
+    assert ds.classes == ["Boeing 707", "A320"] and ds.class_to_idx["A320"] == 1
+    assert [ds[i][1] for i in range(len(ds))] == [1, 0]
+    with pytest.raises(ValueError, match="annotation_level"):
+        FGVCAircraft(tmp_path, annotation_level="model")
+
+
+def test_imagenette_wnid_folders(tmp_path: Path) -> None:
+    val = tmp_path / "imagenette2-160" / "val"
+    _jpg(val / "n01440764" / "a.JPEG", 10)
+    _jpg(val / "n03888257" / "b.JPEG", 20)
+    ds = Imagenette(tmp_path, split="val", size="160px")
+    assert ds.wnids == ["n01440764", "n03888257"]
+    assert ds.classes == [("tench", "Tinca tinca"), ("parachute", "chute")]
+    assert ds.class_to_idx["chute"] == 1 and ds.class_to_idx["tench"] == 0
+    assert [ds[i][1] for i in range(len(ds))] == [0, 1]
+    with pytest.raises(RuntimeError, match="imagenette2"):
+        Imagenette(tmp_path)

@@ -17,7 +17,17 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
-from .more import DTD, FER2013, GTSRB, Country211, Flowers102, MovingMNIST, RenderedSST2
+from .more import (
+    DTD,
+    FER2013,
+    GTSRB,
+    Country211,
+    FGVCAircraft,
+    Flowers102,
+    Imagenette,
+    MovingMNIST,
+    RenderedSST2,
+)
 from .small import SEMEION, USPS, EuroSAT, Food101
 from .svhn import STL10, SVHN
 from .utils import (
@@ -50,6 +60,8 @@ __all__ = [
     "DTD",
     "FER2013",
     "GTSRB",
+    "FGVCAircraft",
+    "Imagenette",
     "RenderedSST2",
     "Country211",
     "Flowers102",

@@ -1,6 +1,7 @@
 """More datasets published as files: Flowers102 (JPEGs and two .mat files), Country211 (a
 folder per class and split), FER2013 (CSV of 48 x 48 faces), MovingMNIST (one .npy), DTD
-(split lists), GTSRB (PPM folders and a CSV) and RenderedSST2 (PNG folders)."""
+(split lists), GTSRB (PPM folders and a CSV), RenderedSST2 and Imagenette (folders) and FGVCAircraft
+(list files)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,23 @@ import numpy as np
 from lucid import Tensor, from_numpy
 
 from ._matfile import load_mat
-from .folder import ImageFolder, default_loader, make_dataset
+from .folder import ImageFolder, default_loader, find_classes, make_dataset
 from .mnist import _verify_str_arg
 from .small import _missing
 from .utils import download_url, extract_archive
 from .vision import VisionDataset
 
-__all__ = ["DTD", "FER2013", "GTSRB", "Country211", "Flowers102", "MovingMNIST", "RenderedSST2"]
+__all__ = [
+    "DTD",
+    "FER2013",
+    "GTSRB",
+    "Country211",
+    "Flowers102",
+    "MovingMNIST",
+    "RenderedSST2",
+    "FGVCAircraft",
+    "Imagenette",
+]
 
 _FLOWERS = [
     "pink primrose",
@@ -560,3 +571,128 @@ class RenderedSST2(VisionDataset):
     def _check_exists(self) -> bool:
         folder = self._base_folder / self._split_to_folder[self._split]
         return all((folder / name).is_dir() for name in self.classes)
+
+
+class FGVCAircraft(_FileSamples):
+    """FGVC-Aircraft: 10,000 aircraft images, from ``root/fgvc-aircraft-2013b/data``;
+    ``split`` ``train``, ``val``, ``trainval`` or ``test``, labels at ``annotation_level``
+    ``variant`` (100), ``family`` (70) or ``manufacturer`` (30), as in torchvision."""
+
+    _URL = "https://www.robots.ox.ac.uk/~vgg/data/fgvc-aircraft/archives/fgvc-aircraft-2013b.tar.gz"
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "trainval",
+        annotation_level: str = "variant",
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        download: bool = False,
+        loader: Callable[[Any], Any] = default_loader,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._split = _verify_str_arg(split, "split", ("train", "val", "trainval", "test"))
+        self._annotation_level = _verify_str_arg(
+            annotation_level, "annotation_level", ("variant", "family", "manufacturer")
+        )
+        self._data_path = os.path.join(self.root, "fgvc-aircraft-2013b")
+        if download and not os.path.isdir(self._data_path):
+            archive = download_url(self._URL, self.root, "fgvc-aircraft-2013b.tar.gz")
+            extract_archive(archive, self.root)
+        if not os.path.isdir(self._data_path):
+            raise _missing("FGVCAircraft", f"the folder {self._data_path}", self._URL)
+        data = Path(self._data_path) / "data"
+        names = {"variant": "variants", "family": "families", "manufacturer": "manufacturers"}
+        with open(data / f"{names[self._annotation_level]}.txt") as f:
+            self.classes = [line.strip() for line in f]
+        self.class_to_idx = dict(zip(self.classes, range(len(self.classes)), strict=True))
+        self._image_files = []
+        self._labels = []
+        with open(data / f"images_{self._annotation_level}_{self._split}.txt") as f:
+            for line in f:
+                image_name, label_name = line.strip().split(" ", 1)
+                self._image_files.append(data / "images" / f"{image_name}.jpg")
+                self._labels.append(self.class_to_idx[label_name])
+        self.loader = loader
+
+
+class Imagenette(VisionDataset):
+    """Imagenette: 10 easy ImageNet classes, from ``root/imagenette2[-320|-160]/<split>/<wnid>``
+    (``size`` ``full``, ``320px`` or ``160px``; ``split`` ``train`` or ``val``). ``classes`` are
+    tuples of names per class and ``class_to_idx`` maps each name, as in torchvision."""
+
+    _ARCHIVES = {  # noqa: RUF012
+        "full": (
+            "https://s3.amazonaws.com/fast-ai-imageclas/imagenette2.tgz",
+            "fe2fc210e6bb7c5664d602c3cd71e612",
+        ),
+        "320px": (
+            "https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-320.tgz",
+            "3df6f0d01a2c9592104656642f5e78a3",
+        ),
+        "160px": (
+            "https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
+            "e793b78cc4c9e9a4ccc0c1155377a412",
+        ),
+    }
+    _WNID_TO_CLASS = {  # noqa: RUF012
+        "n01440764": ("tench", "Tinca tinca"),
+        "n02102040": ("English springer", "English springer spaniel"),
+        "n02979186": ("cassette player",),
+        "n03000684": ("chain saw", "chainsaw"),
+        "n03028079": ("church", "church building"),
+        "n03394916": ("French horn", "horn"),
+        "n03417042": ("garbage truck", "dustcart"),
+        "n03425413": ("gas pump", "gasoline pump", "petrol pump", "island dispenser"),
+        "n03445777": ("golf ball",),
+        "n03888257": ("parachute", "chute"),
+    }
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        split: str = "train",
+        size: str = "full",
+        download: bool = False,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        loader: Callable[[str], Any] = default_loader,
+    ) -> None:
+        super().__init__(root, transform=transform, target_transform=target_transform)
+        self._split = _verify_str_arg(split, "split", ("train", "val"))
+        self._size = _verify_str_arg(size, "size", ("full", "320px", "160px"))
+        self._url, self._md5 = self._ARCHIVES[self._size]
+        self._size_root = Path(self.root) / Path(self._url).stem
+        self._image_root = str(self._size_root / self._split)
+        if download and not self._size_root.exists():
+            archive = download_url(self._url, self.root, Path(self._url).name, self._md5)
+            extract_archive(archive, self.root)
+        if not self._size_root.exists():
+            raise _missing("Imagenette", f"the folder {self._size_root}", self._url)
+        self.wnids, self.wnid_to_idx = find_classes(self._image_root)
+        self.classes: list[tuple[str, ...]] = [  # type: ignore[assignment]
+            self._WNID_TO_CLASS[wnid] for wnid in self.wnids
+        ]
+        self.class_to_idx = {
+            name: idx
+            for wnid, idx in self.wnid_to_idx.items()
+            for name in self._WNID_TO_CLASS[wnid]
+        }
+        self._samples = make_dataset(self._image_root, self.wnid_to_idx, extensions=".jpeg")
+        self.loader = loader
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        path, label = self._samples[idx]
+        image: Any = self.loader(path)
+        target: Any = label
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
+        return [self[i] for i in indices]
