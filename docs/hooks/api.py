@@ -158,7 +158,7 @@ PAGES: tuple[Page, ...] = (
          "Datasets, samplers, `DataLoader`; image datasets and transforms. "
          "`lucid.utils.data` is the same module under PyTorch's name.",
          modules=("lucid.data", "lucid.data.datasets", "lucid.data.transforms",
-                  "lucid.data.utils")),
+                  "lucid.data.utils", "lucid.data.io")),
     Page("data-ops", "lucid.data.ops", "lucid-data", "torchvision.ops",
          "Detection operators: box IoUs and conversions, NMS, RoI Align/Pool, focal and "
          "GIoU losses.", modules=("lucid.data.ops",)),

@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from . import models, ops
+from . import io, models, ops
 from ._batch import StackedSamples
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
@@ -57,6 +57,7 @@ __all__ = [
     "default_collate",
     "default_convert",
     "get_worker_info",
+    "io",
     "models",
     "ops",
     "random_split",

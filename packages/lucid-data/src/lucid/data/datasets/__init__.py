@@ -1,4 +1,5 @@
-"""Standard datasets read from their distribution files: MNIST, FashionMNIST, CIFAR10/100."""
+"""Standard datasets read from their distribution files: the MNIST family, CIFAR10/100, SVHN,
+STL10; image folders."""
 
 from __future__ import annotations
 
@@ -16,6 +17,19 @@ from .folder import (
     pil_loader,
 )
 from .mnist import EMNIST, KMNIST, MNIST, QMNIST, FashionMNIST, read_idx
+from .more import (
+    DTD,
+    FER2013,
+    GTSRB,
+    Country211,
+    FGVCAircraft,
+    Flowers102,
+    Imagenette,
+    MovingMNIST,
+    RenderedSST2,
+)
+from .small import SEMEION, USPS, EuroSAT, Food101
+from .svhn import STL10, SVHN
 from .utils import (
     DownloadError,
     IntegrityError,
@@ -42,6 +56,21 @@ __all__ = [
     "KMNIST",
     "MNIST",
     "QMNIST",
+    "SEMEION",
+    "DTD",
+    "FER2013",
+    "GTSRB",
+    "FGVCAircraft",
+    "Imagenette",
+    "RenderedSST2",
+    "Country211",
+    "Flowers102",
+    "MovingMNIST",
+    "STL10",
+    "SVHN",
+    "USPS",
+    "EuroSAT",
+    "Food101",
     "DownloadError",
     "FakeData",
     "FashionMNIST",
