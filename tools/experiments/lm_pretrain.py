@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -182,7 +181,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                       lr=args.lr, betas=(0.9, 0.95))  # fmt: skip
     warmup = max(1, min(args.warmup, args.steps - 1))
     sched = optim.lr_scheduler.LinearWarmupCosineAnnealingLR(
-        opt, warmup, max(args.steps, warmup + 1), warmup_start_lr=args.lr / 100, eta_min=args.lr / 10
+        opt, warmup, max(args.steps, warmup + 1), args.lr / 100, args.lr / 10
     )
 
     win = args.ctx + 1 if args.model == "gpt2" else args.ctx - 2
@@ -274,8 +273,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--model", choices=["gpt2", "bert"], default="gpt2")
-    p.add_argument("--text", nargs="+", default=None,
-                   help="text files (default: the repo's docs/*.md and docs/guides/*.md)")
+    p.add_argument(
+        "--text",
+        nargs="+",
+        default=None,
+        help="text files (default: the repo's docs/*.md and docs/guides/*.md)",
+    )
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--layers", type=int, default=2)
