@@ -54,8 +54,7 @@ def native_layer_norm(
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = input.mean(dims, keepdim=True)
     rstd = (input.var(dims, keepdim=True, correction=0) + eps).rsqrt()
-    # torch's mean and rstd outputs are not differentiable (derivatives.yaml): detached
-    return _affine((input - mean) * rstd, weight, bias, shape), mean.detach(), rstd.detach()
+    return _affine((input - mean) * rstd, weight, bias, shape), mean, rstd
 
 
 def native_group_norm(
@@ -109,8 +108,7 @@ def native_batch_norm(
                 running_mean.mul_(1 - momentum).add_(mean.detach() * momentum)
                 running_var.mul_(1 - momentum).add_(unbiased * momentum)
         out = (input - mean.reshape(shape)) * invstd.reshape(shape)
-        # torch's save_mean and save_invstd outputs are not differentiable: detached
-        return _affine(out, weight, bias, shape), mean.detach(), invstd.detach()
+        return _affine(out, weight, bias, shape), mean, invstd
     if running_mean is None or running_var is None:
         raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
     out = (input - running_mean.reshape(shape)) * (running_var.reshape(shape) + eps).rsqrt()
