@@ -31,8 +31,10 @@ import lucid.models as models
 pytestmark = pytest.mark.parity
 torch = pytest.importorskip("torch")
 
+# torchvision's classifiers (its detection builders are checked in test_models_detection.py)
 TORCHVISION_MODELS = [n for n in models.list_models()
-                      if models.model_info(n).reference == "torchvision"]  # fmt: skip
+                      if models.model_info(n).reference == "torchvision"
+                      and models.model_info(n).task == "image-classification"]  # fmt: skip
 
 # name -> (input shape, kwargs for both builders); tiny inputs, the smallest variant of a family
 NO_DROP = {"dropout": 0.0}
