@@ -339,7 +339,7 @@ def test_custom_step_override_still_runs_hooks_once() -> None:
 
 
 def test_optimizers_take_foreach_at_torchs_position() -> None:
-    p = [lucid.nn.Parameter(lucid.ones(2))]
+    p = [lucid.ones(2, requires_grad=True)]  # a leaf: lucid-optim is tested without lucid-nn
     assert optim.Adagrad(p, 0.1, 0.0, 0.0, 0.0, 1e-10, False).defaults["foreach"] is False
     assert optim.Adadelta(p, 1.0, 0.9, 1e-6, 0.0, True).defaults["foreach"] is True
     assert optim.Adamax(p, 2e-3, (0.9, 0.999), 1e-8, 0.0, False).defaults["foreach"] is False
