@@ -94,6 +94,16 @@ def test_models_is_lucid_models_reached_lazily() -> None:
         "assert 'resnet18' in dir(tv.models)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+    # pytorch/examples' imagenet/main.py lists the builders from the module's __dict__
+    code = (
+        "import lucid.data.models as models\n"
+        "names = sorted(n for n in models.__dict__ if n.islower() and not n.startswith('__')\n"
+        "               and callable(models.__dict__[n]))\n"
+        "assert {'resnet18', 'vgg16', 'mobilenet_v3_small'} <= set(names), names\n"
+        "assert all(not n.startswith('_') for n in names), names\n"
+        "assert vars(models)['resnet18'] is models.resnet18\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_models_without_lucid_models_says_what_to_install(
