@@ -305,6 +305,27 @@ def test_no_split_in_a_forked_child_or_after_openblas_ran_last(monkeypatch) -> N
     assert _numba.split_threads(1 << 20) == 1
 
 
+@pytest.mark.parametrize("preset", [None, "ACTIVE"])
+def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Before the first split starts numba's OpenMP runtime (which reads the variable once),
+    # lucid asks for sleeping threads (docs/performance.md); a policy already set is kept.
+    import os
+
+    from lucid.backends._numpy import _numba
+
+    monkeypatch.setattr(_parallel, "workers", lambda: 2)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_numba.thread_layer, "pid", None)
+    monkeypatch.setattr(_numba.thread_layer, "ok", None)
+    if preset is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", preset)
+    _numba.split_threads(1 << 20)
+    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")
+
+
 def test_a_split_keeps_products_off_openblas_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from lucid.backends._numpy import _numba
 

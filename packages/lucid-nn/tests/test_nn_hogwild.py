@@ -1,6 +1,7 @@
-"""Hogwild: processes forked with lucid.multiprocessing train one model whose parameters are in
-shared memory (Module.share_memory); the parent then holds the trained weights, and its test
-accuracy shows it."""
+"""Hogwild: processes started with lucid.multiprocessing (forked, or spawned as in
+pytorch/examples' mnist_hogwild) train one model whose parameters are in shared memory
+(Module.share_memory); the parent then holds the trained weights, and its test accuracy shows
+it."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ import lucid.multiprocessing as mp
 import lucid.nn as nn
 import lucid.nn.functional as F
 
-pytestmark = pytest.mark.skipif(
-    "fork" not in std_mp.get_all_start_methods(), reason="Hogwild shares memory through fork"
-)
+METHODS = [m for m in ("fork", "spawn") if m in std_mp.get_all_start_methods()]
 
 
 def _data(seed: int, n: int) -> tuple[lucid.Tensor, lucid.Tensor]:
@@ -42,7 +41,8 @@ def _accuracy(model: nn.Module) -> float:
         return float((model(x).argmax(dim=1) == y).float().mean().item())
 
 
-def test_forked_workers_train_the_shared_model() -> None:
+@pytest.mark.parametrize("method", METHODS)
+def test_workers_train_the_shared_model(method: str) -> None:
     lucid.manual_seed(0)
     model = nn.Linear(2, 2)
     with lucid.no_grad():
@@ -51,15 +51,41 @@ def test_forked_workers_train_the_shared_model() -> None:
     model.share_memory()
     assert all(p.is_shared() for p in model.parameters())
     before = _accuracy(model)
-    mp.spawn(_train, args=(model, 30), nprocs=2, start_method="fork")
+    mp.spawn(_train, args=(model, 30), nprocs=2, start_method=method)
     after = _accuracy(model)
     assert before < 0.7 and after > 0.95, (before, after)
     private = nn.Linear(2, 2)  # not shared: the workers train their own copies
     start = private.weight.detach().clone()
-    mp.spawn(_train, args=(private, 5), nprocs=1, start_method="fork")
+    mp.spawn(_train, args=(private, 5), nprocs=1, start_method=method)
     assert lucid.equal(private.weight.detach(), start)
 
 
+def _through_queue(q: object, done: object) -> None:
+    t = q.get()  # type: ignore[attr-defined]
+    t.add_(1.0)
+    done.put(t.is_shared())  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif("spawn" not in METHODS, reason="needs the spawn start method")
+def test_a_shared_view_sent_through_a_queue_is_the_same_memory() -> None:
+    ctx = mp.get_context("spawn")
+    base = lucid.zeros(3, 4).share_memory_()
+    q, done = ctx.Queue(), ctx.Queue()
+    q.put(base[1:, 2])  # a strided view at an offset travels as a handle
+    p = ctx.Process(target=_through_queue, args=(q, done))
+    p.start()
+    assert done.get(timeout=60) is True
+    p.join(timeout=60)
+    expected = np.zeros((3, 4), dtype=np.float32)
+    expected[1:, 2] = 1.0
+    np.testing.assert_array_equal(base.numpy(), expected)
+    plain = lucid.zeros(2)  # not shared: the receiver gets a copy
+    q.put(plain)
+    got = q.get(timeout=60)
+    assert got is not plain and not got.is_shared()
+
+
+@pytest.mark.skipif("fork" not in METHODS, reason="needs the fork start method")
 def test_a_failing_worker_raises_in_the_parent() -> None:
     with pytest.raises(mp.ProcessRaisedException, match="ValueError: boom"):
         mp.spawn(_fail, nprocs=2, start_method="fork")

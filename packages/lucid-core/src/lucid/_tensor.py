@@ -9,9 +9,9 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 from __future__ import annotations
 
 import builtins
-import mmap
 import weakref
 from collections.abc import Callable, Iterator
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, SupportsIndex, overload
 
 import numpy as np
@@ -22,6 +22,7 @@ from lucid._device import device as _device_cls
 from lucid._repr import tensor_repr
 from lucid._tensor_methods import TensorMethods
 from lucid.backends import Backend, get_backend
+from lucid.backends._numpy import _shared
 from lucid.utils.hooks import RemovableHandle
 
 # Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
@@ -104,6 +105,12 @@ class Tensor(TensorMethods):
         "__weakref__",
     )
     __array_priority__ = 1000  # numpy defers to Tensor in mixed arithmetic
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Subclasses (Parameter, Buffer) travel between processes as Tensors do: a shared
+        one as a handle to its memory (``multiprocessing`` picks a reducer by exact type)."""
+        super().__init_subclass__(**kwargs)
+        ForkingPickler.register(cls, _reduce_for_process)
 
     def __init__(
         self,
@@ -599,29 +606,22 @@ class Tensor(TensorMethods):
         return iter(self.unbind(0))
 
     def share_memory_(self) -> Tensor:
-        """Move the data into memory shared with child processes (``Tensor.share_memory_``).
+        """Move the data into memory shared with other processes (``Tensor.share_memory_``).
 
-        On "cpu" the array moves into an anonymous shared mapping, so processes forked after
-        this (``lucid.multiprocessing`` with the "fork" start method) write into the same
-        memory: Hogwild training. A no-op where the tensor is already shared, and on MLX.
+        On "cpu" the array moves into a named shared-memory segment: processes forked after
+        this write into the same memory, and so do processes started by "spawn" or
+        "forkserver" and processes that receive the tensor through a ``multiprocessing``
+        queue or pipe (they map the segment): Hogwild training, as with torch. A no-op where
+        the tensor is already shared, and on MLX.
         """
         if self._backend.device != "cpu" or self.is_shared():
             return self
-        arr = self._data
-        buf = mmap.mmap(-1, max(arr.nbytes, 1))  # anonymous: MAP_SHARED, inherited by fork
-        shared = np.frombuffer(buf, dtype=arr.dtype, count=arr.size).reshape(arr.shape)
-        shared[...] = arr
-        self._data = shared
+        self._data = _shared.share(np.ascontiguousarray(self._data))
         return self
 
     def is_shared(self) -> _bool:
         """Whether the data is in shared memory (after ``share_memory_``)."""
-        base = self._data
-        while base is not None:
-            if isinstance(base, memoryview):
-                return isinstance(base.obj, mmap.mmap)
-            base = getattr(base, "base", None)
-        return False
+        return _shared.is_shared(self._data)
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:  # fmt: skip
@@ -663,6 +663,35 @@ class _StrongRef:
 
     def __call__(self) -> Tensor:
         return self.tensor
+
+
+def shared_handle(t: Tensor) -> tuple[Any, ...] | None:
+    """How another process maps ``t``'s shared memory (None where ``t`` is not shared)."""
+    return _shared.handle(t._data) if t._backend.device == "cpu" else None
+
+
+def _rebuild_shared(
+    h: tuple[Any, ...], cls: type[Tensor], requires_grad: bool, state: dict[str, Any]
+) -> Tensor:
+    """A ``cls`` (Tensor, Parameter, Buffer...) over the shared memory ``h`` describes."""
+    t = object.__new__(cls)
+    t._set_fields(_shared.attach(h), get_backend("cpu"), requires_grad)
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def _reduce_for_process(t: Tensor) -> Any:
+    """How ``multiprocessing`` sends a Tensor (of any subclass) to another process: through a
+    queue, a pipe, or as a spawned process's argument. A shared tensor goes as a handle to its
+    memory, which the receiver maps; others by value (their ``__reduce_ex__``)."""
+    h = shared_handle(t)
+    if h is None:
+        return t.__reduce_ex__(2)
+    return (_rebuild_shared, (h, type(t), t.requires_grad, dict(getattr(t, "__dict__", {}))))
+
+
+ForkingPickler.register(Tensor, _reduce_for_process)
 
 
 def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:

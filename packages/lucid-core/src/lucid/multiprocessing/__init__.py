@@ -1,11 +1,12 @@
 """``lucid.multiprocessing``: Python's ``multiprocessing`` with torch's additions
 (``torch.multiprocessing``): :func:`spawn` and :class:`ProcessContext`.
 
-Tensors made shared with ``Tensor.share_memory_()`` / ``Module.share_memory()`` live in an
-anonymous shared mapping that processes started with the "fork" method inherit: their
-in-place writes (an optimizer's step) reach the parent, which is Hogwild training. Under
-"spawn" or "forkserver" a tensor sent to a process is pickled, i.e. copied (torch sends a
-handle to shared memory instead): share through "fork".
+Tensors made shared with ``Tensor.share_memory_()`` / ``Module.share_memory()`` live in a
+named shared-memory segment. Processes forked afterwards inherit the mapping; processes
+started by "spawn" or "forkserver", and processes that receive the tensor through a
+``multiprocessing`` queue or pipe, get a handle and map the same memory (as torch's
+``file_system`` strategy). Either way their in-place writes (an optimizer's step) reach the
+parent, which is Hogwild training. Tensors that are not shared travel by value (a copy).
 
 >>> import lucid.multiprocessing as mp
 >>> ctx = mp.get_context("fork")  # doctest: +SKIP

@@ -129,6 +129,8 @@ def split_threads(elements: int) -> int:
     elif thread_layer.pid != pid:
         return 1
     k = min(k, int(getattr(numba.config, "NUMBA_NUM_THREADS", 1)))
+    if thread_layer.ok is None:
+        _sleeping_omp_threads()  # before get_num_threads starts the threading layer
     if numba.get_num_threads() != k:  # a per-thread setting in numba
         numba.set_num_threads(k)
     return k
@@ -144,12 +146,22 @@ def run(name: str, serial: Any, make_split: Any, args: Any, elements: int) -> No
         run_split(name + "_split", make_split, serial, args, k)
 
 
+def _sleeping_omp_threads() -> None:
+    """Before numba's threading layer first starts (its OpenMP runtime reads the variable when
+    it loads): its threads sleep between passes (``OMP_WAIT_POLICY=PASSIVE``) unless the user
+    chose a policy. Spinning threads on a loaded machine take the cores the next pass needs: a
+    LeNet-5 step took 25x longer at load 9 on 2 cores (docs/performance.md)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
     """``serial(*args)`` on ``k`` of numba's threads: the parallel ``make()`` (compiled under
     ``name``, calling ``serial`` as ``inner``) with ``k`` as its last argument; ``serial`` alone
     (or ``fallback()``) where the parallel build fails (no threading layer), and from then on.
     The split counts as parallel work on numba's threads (``_parallel``); after the first call,
     splitting goes on only on a thread-safe layer."""
+    if thread_layer.ok is None:
+        _sleeping_omp_threads()
     try:
         specialised(name, make, parallel=True, inner=serial)(*args, k)
     except Exception:  # noqa: BLE001  (numba found no threading layer it can load)
