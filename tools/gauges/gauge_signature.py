@@ -67,8 +67,8 @@ ATEN_PREFIXES = {
 def schema_params(aten_name: str, method: bool) -> list[list[Param]]:
     """The overloads of an aten operator (`torch._C._jit_get_schemas_for_operator`), less its
     `out=` variants and the overloads only TorchScript has (registered outside the dispatcher,
-    so no Python binding takes them): `self` is the method's receiver, `input` of the function; kwarg-only
-    arguments are keyword-only."""
+    so no Python binding takes them): `self` is the method's receiver, `input` of the function;
+    kwarg-only arguments are keyword-only."""
     try:
         schemas = torch._C._jit_get_schemas_for_operator("aten::" + aten_name)
     except RuntimeError:

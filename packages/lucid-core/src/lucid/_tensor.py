@@ -262,8 +262,11 @@ class Tensor(TensorMethods):
         return int(self._data.shape[0])
 
     # -- conversion -------------------------------------------------------------------------------
-    def numpy(self) -> Any:
-        """The data as a numpy array (shares memory on "cpu"; like torch, refuses with grad)."""
+    def numpy(self, *, force: _bool = False) -> Any:
+        """The data as a numpy array (shares memory on "cpu"; like torch, refuses with grad
+        unless ``force``, which detaches first)."""
+        if force:
+            return self.detach().numpy()
         if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -347,8 +350,10 @@ class Tensor(TensorMethods):
         """This tensor converted to ``other``'s dtype."""
         return self.to(other.dtype)
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
         """This tensor on the ``"cpu"`` device (itself if already there)."""
+        if memory_format is not None:
+            return self.to("cpu", memory_format=memory_format)
         return self.to("cpu")
 
     def float(self, memory_format: Any = None) -> Tensor:
@@ -456,7 +461,9 @@ class Tensor(TensorMethods):
         """A tensor with its own copy of this one's array, outside autograd."""
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
 
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+    def cuda(
+        self, device: Any = None, non_blocking: _bool = False, memory_format: Any = None
+    ) -> Tensor:
         """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
         raise AssertionError(NOT_COMPILED)
 

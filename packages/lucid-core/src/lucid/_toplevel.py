@@ -312,9 +312,10 @@ def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
     return Future(func(*args, **kwargs))
 
 
-def wait(future: Future) -> Any:
-    """``future.wait()`` (``torch.jit.wait``)."""
-    return future.wait()
+def wait(arg0: Future) -> Any:
+    """``arg0.wait()``: the result of a future (``torch.jit.wait``; torch's binding names the
+    future ``arg0``)."""
+    return arg0.wait()
 
 
 def frombuffer(

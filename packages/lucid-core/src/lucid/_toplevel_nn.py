@@ -12,7 +12,9 @@ import builtins
 from typing import Any
 
 from lucid import _siblings
+from lucid._creation import rand
 from lucid._tensor import Tensor
+from lucid.ops import where
 
 _REDUCTIONS = ("none", "mean", "sum")  # torch's at::Reduction enum
 _INTERPOLATION = ("bilinear", "nearest", "bicubic")
@@ -225,6 +227,56 @@ def convolution(
     return getattr(f, f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)  # type: ignore[no-any-return]
 
 
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.dropout``: ``F.dropout`` with torch's top-level ``train``."""
+    return _f().dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.alpha_dropout``: ``F.alpha_dropout`` with torch's top-level ``train``."""
+    return _f().alpha_dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.feature_alpha_dropout``: ``F.feature_alpha_dropout`` with ``train``."""
+    return _f().feature_alpha_dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def group_norm(
+    input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
+    bias: Tensor | None = None, eps: float = 1e-05, cudnn_enabled: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.group_norm``: ``F.group_norm`` (``cudnn_enabled`` changes nothing)."""
+    return _f().group_norm(input, num_groups, weight, bias, eps)  # type: ignore[no-any-return]
+
+
+def layer_norm(
+    input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+    bias: Tensor | None = None, eps: float = 1e-05, cudnn_enable: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.layer_norm``: ``F.layer_norm`` (``cudnn_enable`` changes nothing)."""
+    return _f().layer_norm(  # type: ignore[no-any-return]
+        input, normalized_shape, weight, bias, eps
+    )
+
+
+def rrelu(
+    input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,  # noqa: A002
+    training: bool = False, generator: Any = None,
+) -> Tensor:  # fmt: skip
+    """``torch.rrelu``: ``F.rrelu``, its random slopes drawn from ``generator`` when given."""
+    if generator is None or not training:
+        return _f().rrelu(input, lower, upper, training)  # type: ignore[no-any-return]
+    if lower > upper:
+        raise RuntimeError(
+            f"Lower bound should be less than or equal to the upper bound, got lower={lower} "
+            f"and upper={upper}"
+        )
+    slope = rand(*input.shape, dtype=input.dtype, device=input.device, generator=generator)
+    out: Tensor = where(input > 0, input, input * (slope * (upper - lower) + lower))
+    return out
+
+
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
     """In-place ``torch.dropout``."""
     return _f().dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
@@ -258,6 +310,8 @@ def rrelu_(
     generator: Any = None,
 ) -> Tensor:
     """In-place ``torch.rrelu``."""
+    if generator is not None and training:
+        return input.copy_(rrelu(input, lower, upper, training, generator))
     return _f().rrelu(input, lower, upper, training, inplace=True)  # type: ignore[no-any-return]
 
 
@@ -274,7 +328,8 @@ __all__ = [
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
     "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
-    "embedding_renorm_",
+    "embedding_renorm_", "dropout", "alpha_dropout", "feature_alpha_dropout", "group_norm",
+    "layer_norm", "rrelu",
 ]  # fmt: skip
 
 
@@ -485,18 +540,19 @@ rnn_relu = _single_state_rnn("rnn_relu")
 
 
 def embedding_renorm_(
-    weight: Tensor,
-    input: Tensor,
+    input: Tensor,  # noqa: A002
+    indices: Tensor,
     max_norm: float,
-    norm_type: float,  # noqa: A002
+    norm_type: float,
 ) -> Tensor:
-    """Rescale in place, without gradient, the rows of ``weight`` that ``input`` indexes whose
-    ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (``torch.embedding_renorm_``,
-    what ``F.embedding(max_norm=)`` does first)."""
+    """Rescale in place, without gradient, the rows of the weight ``input`` that ``indices``
+    picks whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``
+    (``torch.embedding_renorm_``, what ``F.embedding(max_norm=)`` does first)."""
+    weight = input  # torch's parameter names outside, the roles inside
     from lucid.autograd.grad_mode import no_grad
 
     with no_grad():
-        rows = input.reshape(-1).unique()
+        rows = indices.reshape(-1).unique()
         picked = weight[rows]
         norm = picked.norm(p=norm_type, dim=1, keepdim=True)
         scale = (max_norm / (norm + 1e-7)).clamp(max=1.0)
