@@ -280,6 +280,8 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
+        if self._backend.device == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -508,8 +510,8 @@ class Tensor(TensorMethods):
 
     @property
     def is_meta(self) -> _bool:
-        """Whether the tensor is on the meta device: always False (lucid has none)."""
-        return False
+        """Whether the tensor is on the meta device (a shape and a dtype, no data)."""
+        return self._backend.device == "meta"
 
     def pin_memory(self, device: Any = None) -> Tensor:
         """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""
