@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops, special
 from lucid._tensor import Size, Tensor
 from lucid.autograd import grad_mode
@@ -537,6 +539,69 @@ class _Methods(Tensor):
     def resize_as_(self, the_template: Tensor, memory_format: Any = None) -> Tensor:
         """``resize_(the_template.shape)``."""
         return self.resize_(the_template.shape)
+
+    def as_strided_(self, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+        """In-place ``as_strided``: this tensor takes the elements ``as_strided`` addresses
+        (lucid's ``as_strided`` copies; see docs/differences.md)."""
+        out = ops.as_strided(self, size, stride, storage_offset)
+        return _reshape_inplace(self, out, "as_strided_")
+
+    def set_(self, source: Any = None, storage_offset: Any = 0, size: Any = None,
+             stride: Any = None) -> Tensor:  # fmt: skip
+        """This tensor takes ``source``'s data and shape (sharing it; with ``size`` /
+        ``stride`` / ``storage_offset``, the elements ``as_strided`` addresses, copied); no
+        ``source``: an empty tensor. lucid has no storage objects: ``source`` is a Tensor."""
+        if source is None:
+            return _reshape_inplace(self, self.new_empty((0,)), "set_")
+        if not isinstance(source, Tensor):
+            raise TypeError(
+                f"set_(): lucid takes a Tensor source (it has no storage objects), got "
+                f"{type(source).__name__}"
+            )
+        if source.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Could not set tensor of type {self.dtype} to a tensor of type {source.dtype}"
+            )
+        if size is None and not storage_offset:
+            return _reshape_inplace(self, source, "set_")
+        strides = stride if stride is not None else None
+        if strides is None:
+            shape = tuple(size)
+            strides = tuple(int(math.prod(shape[i + 1 :])) for i in range(len(shape)))
+        out = ops.as_strided(source, size, strides, storage_offset)
+        return _reshape_inplace(self, out, "set_")
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors hold the same array with the same shape and strides."""
+        if self._data is tensor._data:
+            return True
+        mine = getattr(self._data, "__array_interface__", None)
+        theirs = getattr(tensor._data, "__array_interface__", None)
+        return bool(
+            mine is not None
+            and theirs is not None
+            and mine["data"][0] == theirs["data"][0]
+            and self.shape == tensor.shape
+            and self.stride() == tensor.stride()
+            and self.dtype is tensor.dtype
+        )
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Callable[..., Any]) -> Tensor:  # noqa: A002
+        """``self[i] = callable(self[i], x[i], y[i])`` for every element, in place (``x`` and
+        ``y`` broadcast to this tensor; a Python call per element, as torch's CPU-only one)."""
+        fn = np.frompyfunc(callable, 3, 1)
+        host = np.asarray(fn(self.numpy(), x.detach().numpy(), y.detach().numpy()))
+        values = _creation.tensor(host.astype(self.numpy().dtype), device=self.device)
+        with grad_mode.no_grad():
+            return self.copy_(values)
+
+    def module_load(self, other: Tensor, assign: bool = False) -> Tensor:
+        """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
+        ``other`` detached with ``assign``, else ``self.copy_(other)`` detached."""
+        if assign:
+            return other.detach()
+        with grad_mode.no_grad():
+            return self.copy_(other).detach()
 
     def t_(self) -> Tensor:
         """In-place ``t``: this tensor takes the transposed layout."""

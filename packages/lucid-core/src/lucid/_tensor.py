@@ -509,6 +509,11 @@ class Tensor(TensorMethods):
         return False
 
     @property
+    def name(self) -> None:
+        """None, as torch's for a tensor that is not a named tensor (lucid has none)."""
+        return None
+
+    @property
     def is_meta(self) -> _bool:
         """Whether the tensor is on the meta device (a shape and a dtype, no data)."""
         return self._backend.device == "meta"

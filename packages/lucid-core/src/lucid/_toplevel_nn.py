@@ -11,8 +11,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from lucid import _siblings
-from lucid._creation import rand
+from lucid import _siblings, dtypes
+from lucid._creation import rand, tensor
 from lucid._tensor import Tensor
 from lucid.ops import where
 
@@ -277,6 +277,56 @@ def rrelu(
     return out
 
 
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, padding_idx: int | None = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # fmt: skip
+    """``torch.embedding_bag`` (F.embedding_bag's aten form): ``mode`` 0 sum, 1 mean, 2 max;
+    returns ``(output, offset2bag, bag_size, max_indices)`` as torch's CPU kernel: the bag of
+    each index (empty for sum), the non-padding count of each bag (zeros for sum), and for max
+    the row that gave each maximum (for sum and mean, zeros and the counts again)."""
+    if mode not in (0, 1, 2):
+        raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    flat = indices.reshape(-1)
+    output = _f().embedding_bag(  # F takes the index tensor first
+        flat, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=_BAG_MODES[mode],
+        sparse=sparse, per_sample_weights=per_sample_weights,
+        include_last_offset=include_last_offset, padding_idx=padding_idx,
+    )  # fmt: skip
+    given = [int(v) for v in offsets.reshape(-1).tolist()]
+    starts = given[:-1] if include_last_offset else given
+    ends = [*starts[1:], flat.numel()]  # the last bag runs to the end (torch's CPU kernel)
+    ids = [int(v) for v in flat.tolist()]
+    keep = [i != padding_idx for i in ids]
+    counts = [sum(keep[a:b]) for a, b in zip(starts, ends)]
+    bag_of = [0] * len(ids)
+    for bag, (a, b) in enumerate(zip(starts, ends)):
+        bag_of[a:b] = [bag] * (b - a)
+    as_long: dict[str, Any] = {"dtype": dtypes.int64, "device": indices.device}
+    if mode == 0:
+        zeros_n = tensor([0] * len(given), **as_long)
+        bags = tensor([], **as_long) if padding_idx is None else tensor(bag_of, **as_long)
+        return output, bags, zeros_n, zeros_n.clone()
+    sizes = tensor(counts, **as_long)
+    if mode == 1:
+        return output, tensor(bag_of, **as_long), sizes, sizes.clone()
+    rows = weight.detach()
+    best = []
+    for a, b in zip(starts[: output.shape[0]], ends[: output.shape[0]]):
+        picked = [i for i in ids[a:b] if i != padding_idx]
+        if not picked:
+            best.append([0] * weight.shape[1])
+            continue
+        where_max = rows[tensor(picked, **as_long)].argmax(0).tolist()
+        best.append([picked[j] for j in where_max])
+    maxi = tensor(best, **as_long).reshape(output.shape[0], weight.shape[1])
+    return output, tensor(bag_of, **as_long), sizes, maxi
+
+
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
     """In-place ``torch.dropout``."""
     return _f().dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
@@ -329,7 +379,7 @@ __all__ = [
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
     "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
     "embedding_renorm_", "dropout", "alpha_dropout", "feature_alpha_dropout", "group_norm",
-    "layer_norm", "rrelu",
+    "layer_norm", "rrelu", "embedding_bag",
 ]  # fmt: skip
 
 

@@ -25,11 +25,15 @@ _ALPHA = (1.0 + math.sqrt(17.0)) / 8.0  # Bunch-Kaufman's growth bound (LAPACK's
 
 
 class LDLFactorResult(NamedTuple):
+    """``(LD, pivots)`` of :func:`ldl_factor`."""
+
     LD: Tensor
     pivots: Tensor
 
 
 class LDLFactorExResult(NamedTuple):
+    """``(LD, pivots, info)`` of :func:`ldl_factor_ex`."""
+
     LD: Tensor
     pivots: Tensor
     info: Tensor
@@ -219,7 +223,7 @@ def _check_input(name: str, a: Any, arg: str = "A") -> None:
 
 
 def ldl_factor_ex(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: A002
     *,
     hermitian: bool = False,
     check_errors: bool = False,
@@ -230,8 +234,8 @@ def ldl_factor_ex(
     ``pivots`` (int32) as LAPACK's ``sytrf``; ``info`` is ``k`` where ``D[k-1, k-1]`` is exactly
     zero (the matrix is singular), else 0. ``hermitian`` is the same factorisation for real
     matrices. No derivative (as torch)."""
-    _check_input("ldl_factor_ex", A)
-    ld, pivots, info = _LDLFactor.apply_multi(A)
+    _check_input("ldl_factor_ex", input)
+    ld, pivots, info = _LDLFactor.apply_multi(input)
     if check_errors and bool((info > 0).any()):
         first = int(info[info > 0].reshape(-1)[0].item())
         raise LinAlgError(
@@ -241,11 +245,11 @@ def ldl_factor_ex(
     return LDLFactorExResult(ld, pivots, info)
 
 
-def ldl_factor(A: Tensor, *, hermitian: bool = False) -> LDLFactorResult:  # noqa: N803
+def ldl_factor(input: Tensor, *, hermitian: bool = False) -> LDLFactorResult:  # noqa: A002
     """``(LD, pivots)`` of :func:`ldl_factor_ex` (a singular matrix is factored too: its zero
     block of D makes :func:`ldl_solve` give inf/nan, as LAPACK's)."""
-    _check_input("ldl_factor", A)
-    ld, pivots, _ = _LDLFactor.apply_multi(A)
+    _check_input("ldl_factor", input)
+    ld, pivots, _ = _LDLFactor.apply_multi(input)
     return LDLFactorResult(ld, pivots)
 
 

@@ -341,9 +341,7 @@ def expand(a: Tensor, size: Any = None, *sizes: Any, implicit: bool = False) -> 
     """Broadcast size-1 dims to ``size`` (-1 keeps a size); the gradient sums back:
     ``x.expand(2, 3)``, ``x.expand((2, 3))`` or ``x.expand(size=(2, 3))``. ``implicit`` is
     torch's tracing flag and changes nothing."""
-    if size is None:
-        raise TypeError("expand() missing 1 required positional argument: 'size'")
-    sizes = (size, *sizes)
+    sizes = () if size is None else (size, *sizes)  # expand() of a 0-d tensor: its own shape
     target = list(shape_arg(sizes))
     if len(target) < a.ndim:
         raise RuntimeError(
