@@ -496,6 +496,10 @@ def _same_default(torch_default: str, lucid_default: str) -> bool:
         return True  # lucid's None stands for torch's default value (a sentinel)
     if torch_default.strip("'") == lucid_default.strip("'"):
         return True  # a function default against its name (activation=relu, 'relu')
+    if torch_default.startswith("(") and not lucid_default.startswith("("):
+        # torch's `int[2] stride=1` reads (1.0, 1.0); a scalar default repeats to that
+        items = _split_top(torch_default[1:-1])
+        return bool(items) and all(_same_default(i, lucid_default) for i in items)
     try:
         return float(torch_default) == float(lucid_default)
     except ValueError:
@@ -519,7 +523,7 @@ def compare_signature(torch_params: Sequence[Param], lucid_params: Sequence[Para
     var_pos = next((i for i, p in enumerate(lucid_params) if p.kind == VAR_POSITIONAL), None)
     lucid_positional = [p.name for p in lucid_params if p.kind in (POSITIONAL_ONLY, POSITIONAL)]
     index = 0
-    for t in torch_params:
+    for number, t in enumerate(torch_params):
         if t.kind in (VAR_POSITIONAL, VAR_KEYWORD):
             if t.kind == VAR_POSITIONAL:
                 index = len(lucid_positional)  # what follows is keyword-only in both
@@ -547,7 +551,13 @@ def compare_signature(torch_params: Sequence[Param], lucid_params: Sequence[Para
                         f"order: {t.name} is positional {index} in torch, {where} in lucid"
                     )
             index += 1
-        if t.default != NO_DEFAULT and lp.default == NO_DEFAULT:
+        # a docstring's `arange(start=0, end, ...)`: a default before a required positional
+        # parameter is the one-or-more-positionals idiom (arange(end) works), not a default
+        leading = positional and any(
+            p.default == NO_DEFAULT and p.kind in (POSITIONAL_ONLY, POSITIONAL)
+            for p in torch_params[number + 1 :]
+        )
+        if t.default != NO_DEFAULT and lp.default == NO_DEFAULT and not leading:
             issues.append(f"required: {t.name} (torch defaults it to {t.default})")
         elif (
             t.default != NO_DEFAULT

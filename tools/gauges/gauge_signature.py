@@ -66,8 +66,9 @@ ATEN_PREFIXES = {
 
 def schema_params(aten_name: str, method: bool) -> list[list[Param]]:
     """The overloads of an aten operator (`torch._C._jit_get_schemas_for_operator`), less its
-    `out=` variants: `self` is the method's receiver, `input` of the function; kwarg-only
-    arguments are keyword-only."""
+    `out=` variants and the overloads only TorchScript has (registered outside the dispatcher,
+    so no Python binding takes them): `self` is the method's receiver, `input` of the function;
+    kwarg-only arguments are keyword-only."""
     try:
         schemas = torch._C._jit_get_schemas_for_operator("aten::" + aten_name)
     except RuntimeError:
@@ -79,6 +80,9 @@ def schema_params(aten_name: str, method: bool) -> list[list[Param]]:
             continue
         if not any("Tensor" in str(a.type) for a in args):
             continue  # TorchScript's overloads on Python numbers (aten::acos.int(int a))
+        overload = f"{schema.name}.{schema.overload_name}" if schema.overload_name else schema.name
+        if not torch._C._dispatch_dump(overload):
+            continue  # TorchScript-only (aten::eq.Tensor_list(Tensor[] a, ...)): not in Python
         params = []
         for a in args:
             if a.name == "self" and method:

@@ -48,6 +48,10 @@ def test_top_level_names() -> None:
                  "randperm", "get_rng_state", "set_rng_state", "det", "logdet", "slogdet",
                  "inverse", "pinverse", "matrix_power"):  # fmt: skip
         assert name in lucid.__all__ and hasattr(lucid, name), name
-    assert lucid.inverse is lucid.linalg.inv and lucid.pinverse is lucid.linalg.pinv
+    # torch's top-level names take `input` where linalg's take `A`: wrappers, the same values
+    a = lucid.tensor([[2.0, 1.0], [1.0, 3.0]])
+    assert lucid.allclose(lucid.inverse(input=a), lucid.linalg.inv(a), rtol=1e-6, atol=1e-7)
+    assert lucid.allclose(lucid.pinverse(a), lucid.linalg.pinv(a), rtol=1e-5, atol=1e-6)
+    assert lucid.allclose(lucid.det(input=a), lucid.linalg.det(A=a), rtol=1e-6, atol=1e-7)
     assert callable(lucid.autograd.functional.jacobian)
     assert callable(lucid.random.uniform) and callable(lucid.random.fork_rng)

@@ -112,7 +112,7 @@ from lucid.backends._precision import (
     set_float32_matmul_precision,
 )
 from lucid.autograd import functional as _functional  # noqa: F401
-from lucid.linalg import det, logdet, matrix_power, slogdet
+from lucid.linalg import logdet, matrix_power
 from lucid import compiler
 from lucid._compat import (
     are_deterministic_algorithms_enabled,
@@ -181,13 +181,22 @@ from lucid.random import default_generator
 from lucid.special import i0, polygamma
 from lucid.special import multigammaln as mvlgamma
 from lucid.linalg import matrix_exp
-from lucid.linalg._legacy import cholesky, cholesky_inverse, lu, lu_unpack, qr, svd
+from lucid.linalg._legacy import (
+    cholesky,
+    cholesky_inverse,
+    det,
+    inverse,
+    lu,
+    lu_unpack,
+    pinverse,
+    qr,
+    slogdet,
+    svd,
+)
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
 from lucid.linalg._lowrank import pca_lowrank, svd_lowrank
-from lucid.linalg import inv as inverse
-from lucid.linalg import pinv as pinverse
 from lucid.serialization import load, save
 from lucid import amp
 from lucid.amp.autocast_mode import (

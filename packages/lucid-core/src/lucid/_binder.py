@@ -15,6 +15,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from lucid import _creation, _legacy, _memory_format, autograd, dtypes, ops, special
 from lucid._tensor import Size, Tensor
 from lucid.autograd import grad_mode
@@ -296,13 +298,13 @@ class _Methods(Tensor):
         """In-place ``mul``."""
         return inplace_result(self, ops.mul(self, other))
 
-    def div_(self, other: Any) -> Tensor:
-        """In-place ``div``."""
-        return inplace_result(self, ops.div(self, other))
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """In-place ``div`` (with torch's ``rounding_mode``: None, "trunc" or "floor")."""
+        return inplace_result(self, ops.div(self, other, rounding_mode=rounding_mode))
 
-    def pow_(self, other: Any) -> Tensor:
+    def pow_(self, exponent: Any) -> Tensor:
         """In-place ``pow``."""
-        return inplace_result(self, ops.pow(self, other))
+        return inplace_result(self, ops.pow(self, exponent))
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
         """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
@@ -324,8 +326,9 @@ class _Methods(Tensor):
         """In-place ``remainder``."""
         return inplace_result(self, ops.remainder(self, other))
 
-    def copy_(self, src: Any) -> Tensor:
-        """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype)."""
+    def copy_(self, src: Any, non_blocking: bool = False) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (broadcast, cast to this dtype);
+        ``non_blocking`` changes nothing (every copy completes before it returns)."""
         src_t = src if isinstance(src, Tensor) else Tensor(src)
         if src_t._backend is not self._backend:
             src_t = src_t.to(self.device)
@@ -392,8 +395,16 @@ class _Methods(Tensor):
         filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
         return inplace_result(self, Tensor.from_backend_array(filled, self._backend))
 
-    def uniform_(self, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
-        """Fill the tensor with samples uniform on ``[a, b)``, in place."""
+    def uniform_(
+        self, a: float = 0.0, b: float = 1.0, generator: Any = None, **bounds: float
+    ) -> Tensor:
+        """Fill the tensor with samples uniform on ``[a, b)``, in place. torch names the
+        bounds ``from`` and ``to`` (``from`` is a Python keyword: ``uniform_(**{"from": 0})``),
+        taken here through ``bounds``."""
+        unknown = set(bounds) - {"from", "to"}
+        if unknown:
+            raise TypeError(f"uniform_() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+        a, b = bounds.get("from", a), bounds.get("to", b)
         if a > b:
             raise RuntimeError(
                 f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
@@ -509,10 +520,12 @@ class _Methods(Tensor):
         """In-place ``swapdims`` (``transpose_``)."""
         return _reshape_inplace(self, ops.transpose(self, dim0, dim1), "swapdims_")
 
-    def resize_(self, *sizes: Any, memory_format: Any = None) -> Tensor:
-        """Give this tensor the shape ``sizes`` in place: the elements kept in row-major
+    def resize_(self, size: Any = None, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """Give this tensor the shape ``size`` in place: the elements kept in row-major
         order, new ones zero (torch leaves them uninitialised); outside autograd only."""
-        shape = ops._util.shape_arg(sizes)
+        if size is None:
+            raise TypeError("resize_() missing 1 required positional argument: 'size'")
+        shape = ops._util.shape_arg((size, *sizes))
         n = 1
         for k in shape:
             n *= k
@@ -523,9 +536,72 @@ class _Methods(Tensor):
             data = ops.cat([flat, flat.new_zeros((n - flat.numel(),))]).reshape(shape)
         return _reshape_inplace(self, data.clone(), "resize_")
 
-    def resize_as_(self, other: Tensor, memory_format: Any = None) -> Tensor:
-        """``resize_(other.shape)``."""
-        return self.resize_(other.shape)
+    def resize_as_(self, the_template: Tensor, memory_format: Any = None) -> Tensor:
+        """``resize_(the_template.shape)``."""
+        return self.resize_(the_template.shape)
+
+    def as_strided_(self, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
+        """In-place ``as_strided``: this tensor takes the elements ``as_strided`` addresses
+        (lucid's ``as_strided`` copies; see docs/differences.md)."""
+        out = ops.as_strided(self, size, stride, storage_offset)
+        return _reshape_inplace(self, out, "as_strided_")
+
+    def set_(self, source: Any = None, storage_offset: Any = 0, size: Any = None,
+             stride: Any = None) -> Tensor:  # fmt: skip
+        """This tensor takes ``source``'s data and shape (sharing it; with ``size`` /
+        ``stride`` / ``storage_offset``, the elements ``as_strided`` addresses, copied); no
+        ``source``: an empty tensor. lucid has no storage objects: ``source`` is a Tensor."""
+        if source is None:
+            return _reshape_inplace(self, self.new_empty((0,)), "set_")
+        if not isinstance(source, Tensor):
+            raise TypeError(
+                f"set_(): lucid takes a Tensor source (it has no storage objects), got "
+                f"{type(source).__name__}"
+            )
+        if source.dtype is not self.dtype:
+            raise RuntimeError(
+                f"Could not set tensor of type {self.dtype} to a tensor of type {source.dtype}"
+            )
+        if size is None and not storage_offset:
+            return _reshape_inplace(self, source, "set_")
+        strides = stride if stride is not None else None
+        if strides is None:
+            shape = tuple(size)
+            strides = tuple(int(math.prod(shape[i + 1 :])) for i in range(len(shape)))
+        out = ops.as_strided(source, size, strides, storage_offset)
+        return _reshape_inplace(self, out, "set_")
+
+    def is_set_to(self, tensor: Tensor) -> bool:
+        """Whether both tensors hold the same array with the same shape and strides."""
+        if self._data is tensor._data:
+            return True
+        mine = getattr(self._data, "__array_interface__", None)
+        theirs = getattr(tensor._data, "__array_interface__", None)
+        return bool(
+            mine is not None
+            and theirs is not None
+            and mine["data"][0] == theirs["data"][0]
+            and self.shape == tensor.shape
+            and self.stride() == tensor.stride()
+            and self.dtype is tensor.dtype
+        )
+
+    def map2_(self, x: Tensor, y: Tensor, callable: Callable[..., Any]) -> Tensor:  # noqa: A002
+        """``self[i] = callable(self[i], x[i], y[i])`` for every element, in place (``x`` and
+        ``y`` broadcast to this tensor; a Python call per element, as torch's CPU-only one)."""
+        fn = np.frompyfunc(callable, 3, 1)
+        host = np.asarray(fn(self.numpy(), x.detach().numpy(), y.detach().numpy()))
+        values = _creation.tensor(host.astype(self.numpy().dtype), device=self.device)
+        with grad_mode.no_grad():
+            return self.copy_(values)
+
+    def module_load(self, other: Tensor, assign: bool = False) -> Tensor:
+        """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
+        ``other`` detached with ``assign``, else ``self.copy_(other)`` detached."""
+        if assign:
+            return other.detach()
+        with grad_mode.no_grad():
+            return self.copy_(other).detach()
 
     def t_(self) -> Tensor:
         """In-place ``t``: this tensor takes the transposed layout."""
@@ -630,13 +706,22 @@ class _Methods(Tensor):
         """False: no lucid tensor is a distributed tensor."""
         return False
 
-    def cfloat(self) -> Tensor:
+    def cfloat(self, memory_format: Any = None) -> Tensor:
         """This tensor as complex64 (``self.to(lucid.complex64)``)."""
-        return self.to(dtypes.complex64)
+        return self.to(dtypes.complex64, memory_format=memory_format)
 
-    def cdouble(self) -> Tensor:
+    def cdouble(self, memory_format: Any = None) -> Tensor:
         """This tensor as complex128 (``self.to(lucid.complex128)``)."""
-        return self.to(dtypes.complex128)
+        return self.to(dtypes.complex128, memory_format=memory_format)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+             dtype: Any = None) -> Tensor:  # fmt: skip
+        """The ``p``-norm over ``dim`` (``lucid.norm(self, ...)``; the method has no ``out``)."""
+        return ops.norm(self, p, dim, keepdim, dtype=dtype)
+
+    def split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces of ``split_size`` along ``dim`` (a list: those sizes; ``lucid.split``)."""
+        return ops.split(self, split_size, dim)
 
     def new(self, *args: Any, device: Any = None) -> Tensor:
         """torch's legacy constructor on this tensor's dtype: ``t.new(2, 3)`` (or a

@@ -80,7 +80,7 @@ def asarray(
     dtype: Any = None,
     device: Any = None,
     copy: bool | None = None,
-    requires_grad: bool = False,
+    requires_grad: bool | None = None,
 ) -> Tensor:
     """``obj`` (a tensor, array, sequence or number) as a tensor, sharing memory where it can
     unless ``copy``; ``copy=False`` where a copy is needed raises, as torch."""

@@ -48,11 +48,11 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return from_data(data, dtype, device)
 
 
-def from_numpy(arr: np.ndarray) -> Tensor:
-    """A CPU tensor sharing memory with ``arr``."""
-    if not isinstance(arr, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
-    return Tensor.from_backend_array(arr, get_backend("cpu"))
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with ``ndarray``."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    return Tensor.from_backend_array(ndarray, get_backend("cpu"))
 
 
 def _shape(size: Sequence[Any]) -> tuple[int, ...]:
@@ -66,22 +66,19 @@ def _shape(size: Sequence[Any]) -> tuple[int, ...]:
     return shape
 
 
-def _size_keyword(name: str, positional: tuple[Any, ...], size: Any) -> tuple[Any, ...]:
-    """torch's factories take the size positionally or as ``size=`` (a sequence), not both."""
+def _size_keyword(
+    name: str, positional: tuple[Any, ...], size: Any, layout: Any = None
+) -> tuple[Any, ...]:
+    """torch's factories take the size positionally or as ``size=`` (a sequence), not both;
+    ``layout`` must be strided (the only layout lucid has)."""
+    if layout is not None:
+        _memory_format.check_layout(layout, name)
     if size is None:
         return positional
     if positional:
         raise TypeError(f"{name}() received an invalid combination of arguments - got the size "
                         "both positionally and as size=")  # fmt: skip
     return (size,)
-
-
-def _no_more(name: str, kwargs: dict[str, Any]) -> None:
-    if "layout" in kwargs:
-        _memory_format.check_layout(kwargs.pop("layout"), name)
-    if kwargs:
-        bad = next(iter(kwargs))
-        raise TypeError(f"{name}() got an unexpected keyword argument '{bad}'")
 
 
 def _dim_size(s: Any, pos: int) -> int:
@@ -111,34 +108,31 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
 
 
 def zeros(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-    **kwargs: Any,
+    *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size filled with zeros, as ``torch.zeros`` (also ``size=``)."""
-    size = _size_keyword("zeros", size, kwargs.pop("size", None))
-    _no_more("zeros", kwargs)
-    return _filled(_shape(size), 0.0, dtype, device, requires_grad)
+    shape = _size_keyword("zeros", sizes, size, layout)
+    return _filled(_shape(shape), 0.0, dtype, device, requires_grad)
 
 
 def ones(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-    **kwargs: Any,
+    *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size filled with ones, as ``torch.ones`` (also ``size=``)."""
-    size = _size_keyword("ones", size, kwargs.pop("size", None))
-    _no_more("ones", kwargs)
-    return _filled(_shape(size), 1.0, dtype, device, requires_grad)
+    shape = _size_keyword("ones", sizes, size, layout)
+    return _filled(_shape(shape), 1.0, dtype, device, requires_grad)
 
 
 def empty(
-    *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-    memory_format: Any = None, **kwargs: Any,
+    *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
+    requires_grad: bool = False, memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size with uninitialized values, as ``torch.empty``
     (``memory_format`` defaults to ``lucid.contiguous_format``; the size may be ``size=``)."""
-    size = _size_keyword("empty", size, kwargs.pop("size", None))
-    _no_more("empty", kwargs)
-    out = _filled(_shape(size), 0.0, dtype, device, requires_grad)
+    shape = _size_keyword("empty", sizes, size, layout)
+    out = _filled(_shape(shape), 0.0, dtype, device, requires_grad)
     if memory_format is None:
         return out
     if memory_format is _memory_format.preserve_format:
@@ -191,39 +185,43 @@ def _like(t: Any, dtype: Any, device: Any) -> tuple[Any, Any]:
 
 
 def zeros_like(
-    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    input: Any,  # noqa: A002
+    dtype: Any = None, device: Any = None, requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor of zeros with the size of ``t``, as ``torch.zeros_like``."""
-    out = _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
-    return _in_format(out, t, memory_format, "zeros_like")
+    """A tensor of zeros with the size of ``input``, as ``torch.zeros_like``."""
+    out = _filled(input.shape, 0.0, *_like(input, dtype, device), requires_grad)
+    return _in_format(out, input, memory_format, "zeros_like")
 
 
 def ones_like(
-    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    input: Any,  # noqa: A002
+    dtype: Any = None, device: Any = None, requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor of ones with the size of ``t``, as ``torch.ones_like``."""
-    out = _filled(t.shape, 1.0, *_like(t, dtype, device), requires_grad)
-    return _in_format(out, t, memory_format, "ones_like")
+    """A tensor of ones with the size of ``input``, as ``torch.ones_like``."""
+    out = _filled(input.shape, 1.0, *_like(input, dtype, device), requires_grad)
+    return _in_format(out, input, memory_format, "ones_like")
 
 
 def empty_like(
-    t: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    input: Any,  # noqa: A002
+    dtype: Any = None, device: Any = None, requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """An uninitialized tensor with the size of ``t``, as ``torch.empty_like``."""
-    out = _filled(t.shape, 0.0, *_like(t, dtype, device), requires_grad)
-    return _in_format(out, t, memory_format, "empty_like")
+    """An uninitialized tensor with the size of ``input``, as ``torch.empty_like``."""
+    out = _filled(input.shape, 0.0, *_like(input, dtype, device), requires_grad)
+    return _in_format(out, input, memory_format, "empty_like")
 
 
 def full_like(
-    t: Any, fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
+    input: Any,  # noqa: A002
+    fill_value: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor with the size of ``t`` filled with ``fill_value``, as ``torch.full_like``."""
-    out = _filled(t.shape, fill_value, *_like(t, dtype, device), requires_grad)
-    return _in_format(out, t, memory_format, "full_like")
+    """A tensor with the size of ``input`` filled with ``fill_value``, as ``torch.full_like``."""
+    out = _filled(input.shape, fill_value, *_like(input, dtype, device), requires_grad)
+    return _in_format(out, input, memory_format, "full_like")
 
 
 def _in_format(out: Tensor, t: Any, memory_format: Any, fn: str) -> Tensor:
@@ -362,50 +360,53 @@ def _random(
 
 
 def randn(
-    *size: Any,
+    *sizes: Any,
+    size: Any = None,
     generator: Any = None,
     dtype: Any = None,
+    layout: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-    **kwargs: Any,
 ) -> Tensor:
-    """Samples from N(0, 1)."""
-    size = _size_keyword("randn", size, kwargs.pop("size", None))
-    _no_more("randn", kwargs)
-    return _random("normal", size, dtype, device, generator, requires_grad)
+    """Samples from N(0, 1) (the size positionally or as ``size=``)."""
+    shape = _size_keyword("randn", sizes, size, layout)
+    return _random("normal", shape, dtype, device, generator, requires_grad)
 
 
 def rand(
-    *size: Any,
+    *sizes: Any,
+    size: Any = None,
     generator: Any = None,
     dtype: Any = None,
+    layout: Any = None,
     device: Any = None,
     requires_grad: bool = False,
-    **kwargs: Any,
 ) -> Tensor:
-    """Samples from U[0, 1)."""
-    size = _size_keyword("rand", size, kwargs.pop("size", None))
-    _no_more("rand", kwargs)
-    return _random("uniform", size, dtype, device, generator, requires_grad)
+    """Samples from U[0, 1) (the size positionally or as ``size=``)."""
+    shape = _size_keyword("rand", sizes, size, layout)
+    return _random("uniform", shape, dtype, device, generator, requires_grad)
 
 
 def randn_like(
-    t: Any, dtype: Any = None, device: Any = None, generator: Any = None,
+    input: Any,  # noqa: A002
+    dtype: Any = None, device: Any = None, generator: Any = None,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor with the size of ``t`` of samples from the standard normal, as
+    """A tensor with the size of ``input`` of samples from the standard normal, as
     ``torch.randn_like``."""
-    out = randn(*t.shape, generator=generator, **_like_kw(t, dtype, device))
-    return _in_format(out, t, memory_format, "randn_like")
+    out = randn(*input.shape, generator=generator, **_like_kw(input, dtype, device))
+    return _in_format(out, input, memory_format, "randn_like")
 
 
 def rand_like(
-    t: Any, dtype: Any = None, device: Any = None, generator: Any = None,
+    input: Any,  # noqa: A002
+    dtype: Any = None, device: Any = None, generator: Any = None,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor with the size of ``t`` of samples uniform on ``[0, 1)``, as ``torch.rand_like``."""
-    out = rand(*t.shape, generator=generator, **_like_kw(t, dtype, device))
-    return _in_format(out, t, memory_format, "rand_like")
+    """A tensor with the size of ``input`` of samples uniform on ``[0, 1)``, as
+    ``torch.rand_like``."""
+    out = rand(*input.shape, generator=generator, **_like_kw(input, dtype, device))
+    return _in_format(out, input, memory_format, "rand_like")
 
 
 def _like_kw(t: Any, dtype: Any, device: Any) -> dict[str, Any]:
@@ -421,9 +422,16 @@ def randint(
     *,
     generator: Any = None,
     dtype: Any = None,
+    layout: Any = None,
     device: Any = None,
+    requires_grad: bool = False,
 ) -> Tensor:
-    """Integers uniformly from [low, high) (``randint(high, size)`` also works)."""
+    """Integers uniformly from [low, high) (``randint(high, size)`` also works).
+    ``requires_grad=True`` is refused as torch refuses it (integers have no gradient)."""
+    if layout is not None:
+        _memory_format.check_layout(layout, "randint")
+    if requires_grad:
+        raise RuntimeError("Only Tensors of floating point dtype can require gradients")
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -441,14 +449,15 @@ def randint(
 
 
 def randint_like(
-    t: Any, low: int, high: int | None = None, *, generator: Any = None, dtype: Any = None,
+    input: Any,  # noqa: A002
+    low: int, high: int | None = None, *, generator: Any = None, dtype: Any = None,
     layout: Any = None, device: Any = None, requires_grad: bool = False,
     memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    """A tensor with the size of ``t`` of random integers in ``[low, high)`` (``[0, low)`` with
+    """A tensor with the size of ``input`` of random integers in ``[low, high)`` (``[0, low)`` with
     one bound), as ``torch.randint_like``; ``layout`` is accepted for torch's signature (lucid's
     tensors are strided)."""
-    dt, dev = _like(t, dtype, device)
-    out = randint(low, high, t.shape, generator=generator, dtype=dt, device=dev)
-    out = _in_format(out, t, memory_format, "randint_like")
+    dt, dev = _like(input, dtype, device)
+    out = randint(low, high, input.shape, generator=generator, dtype=dt, device=dev)
+    out = _in_format(out, input, memory_format, "randint_like")
     return out.requires_grad_() if requires_grad else out

@@ -122,11 +122,11 @@ def get_rng_state() -> Any:
     return _bytes_tensor(state)
 
 
-def set_rng_state(state: Any) -> None:
+def set_rng_state(new_state: Any) -> None:
     """Restore what :func:`get_rng_state` returned (a ``Generator.get_state()`` also works)."""
-    decoded = _decode_state(state)
+    decoded = _decode_state(new_state)
     if decoded.get("format") != "lucid-rng-1":
-        default_generator.set_state(state)
+        default_generator.set_state(new_state)
         return
     _restore_generator(default_generator, decoded["default"])
     for device, backend_state in decoded.get("backends", {}).items():

@@ -138,6 +138,9 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t: Any) -> str:
     prefix = "tensor("
+    if t.device == "meta":  # no data to show (torch's form)
+        extra = "" if t.dtype is dtypes.get_default_dtype() else f", dtype={t.dtype}"
+        return f"tensor(..., device='meta', size={tuple(t.shape)}{extra})"
     arr = np.asarray(t.backend.to_numpy(t._data))
     dt = t.dtype
     if dt is dtypes.bfloat16 or dt is dtypes.float16:

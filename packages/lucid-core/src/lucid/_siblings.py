@@ -68,12 +68,12 @@ def is_installed(module: str) -> bool:
 # reached on first access as ``lucid.nn`` itself. Those whose top-level form differs (the
 # losses' integer ``reduction``, batch_norm's argument order, embedding's) are not here.
 FUNCTIONAL_NAMES = frozenset({
-    "adaptive_avg_pool1d", "alpha_dropout", "avg_pool1d", "bilinear", "celu", "channel_shuffle",
+    "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu", "channel_shuffle",
     "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "cosine_similarity", "dropout", "feature_alpha_dropout", "group_norm",
-    "hardshrink", "layer_norm", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
+    "conv_transpose3d", "cosine_similarity",
+    "hardshrink", "max_pool1d", "max_pool1d_with_indices", "max_pool2d",
     "max_pool3d", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu",
-    "rms_norm", "rrelu", "selu", "threshold",
+    "rms_norm", "selu", "threshold",
 })  # fmt: skip
 
 

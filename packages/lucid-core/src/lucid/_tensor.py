@@ -269,8 +269,11 @@ class Tensor(TensorMethods):
         return int(self._data.shape[0])
 
     # -- conversion -------------------------------------------------------------------------------
-    def numpy(self) -> Any:
-        """The data as a numpy array (shares memory on "cpu"; like torch, refuses with grad)."""
+    def numpy(self, *, force: _bool = False) -> Any:
+        """The data as a numpy array (shares memory on "cpu"; like torch, refuses with grad
+        unless ``force``, which detaches first)."""
+        if force:
+            return self.detach().numpy()
         if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -284,6 +287,8 @@ class Tensor(TensorMethods):
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
+        if self._backend.device == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._backend.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -354,8 +359,10 @@ class Tensor(TensorMethods):
         """This tensor converted to ``other``'s dtype."""
         return self.to(other.dtype)
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
         """This tensor on the ``"cpu"`` device (itself if already there)."""
+        if memory_format is not None:
+            return self.to("cpu", memory_format=memory_format)
         return self.to("cpu")
 
     def float(self, memory_format: Any = None) -> Tensor:
@@ -463,7 +470,9 @@ class Tensor(TensorMethods):
         """A tensor with its own copy of this one's array, outside autograd."""
         return Tensor.from_backend_array(self._backend.copy(self._data), self._backend)
 
-    def cuda(self, device: Any = None, non_blocking: _bool = False) -> Tensor:
+    def cuda(
+        self, device: Any = None, non_blocking: _bool = False, memory_format: Any = None
+    ) -> Tensor:
         """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
         raise AssertionError(NOT_COMPILED)
 
@@ -507,9 +516,14 @@ class Tensor(TensorMethods):
         return False
 
     @property
+    def name(self) -> None:
+        """None, as torch's for a tensor that is not a named tensor (lucid has none)."""
+        return None
+
+    @property
     def is_meta(self) -> _bool:
-        """Whether the tensor is on the meta device: always False (lucid has none)."""
-        return False
+        """Whether the tensor is on the meta device (a shape and a dtype, no data)."""
+        return self._backend.device == "meta"
 
     def pin_memory(self, device: Any = None) -> Tensor:
         """``self``: pinned host memory speeds CUDA transfers, and lucid has no CUDA device."""

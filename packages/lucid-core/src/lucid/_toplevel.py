@@ -35,7 +35,7 @@ INPLACE_FUNCTIONS = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
     "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
     "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_", "deg2rad_",
-    "detach_", "erf_",
+    "detach_", "erf_", "as_strided_",
     "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "i0_",
     "index_put_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_",
     "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_", "relu_", "resize_as_",
@@ -312,9 +312,10 @@ def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
     return Future(func(*args, **kwargs))
 
 
-def wait(future: Future) -> Any:
-    """``future.wait()`` (``torch.jit.wait``)."""
-    return future.wait()
+def wait(arg0: Future) -> Any:
+    """``arg0.wait()``: the result of a future (``torch.jit.wait``; torch's binding names the
+    future ``arg0``)."""
+    return arg0.wait()
 
 
 def frombuffer(

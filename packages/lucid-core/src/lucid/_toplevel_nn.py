@@ -11,8 +11,10 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from lucid import _siblings
+from lucid import _siblings, dtypes
+from lucid._creation import rand, tensor
 from lucid._tensor import Tensor
+from lucid.ops import where
 
 _REDUCTIONS = ("none", "mean", "sum")  # torch's at::Reduction enum
 _INTERPOLATION = ("bilinear", "nearest", "bicubic")
@@ -225,6 +227,106 @@ def convolution(
     return getattr(f, f"conv{n}d")(input, weight, bias, stride, padding, dilation, groups)  # type: ignore[no-any-return]
 
 
+def dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.dropout``: ``F.dropout`` with torch's top-level ``train``."""
+    return _f().dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.alpha_dropout``: ``F.alpha_dropout`` with torch's top-level ``train``."""
+    return _f().alpha_dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
+    """``torch.feature_alpha_dropout``: ``F.feature_alpha_dropout`` with ``train``."""
+    return _f().feature_alpha_dropout(input, p, train)  # type: ignore[no-any-return]
+
+
+def group_norm(
+    input: Tensor, num_groups: int, weight: Tensor | None = None,  # noqa: A002
+    bias: Tensor | None = None, eps: float = 1e-05, cudnn_enabled: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.group_norm``: ``F.group_norm`` (``cudnn_enabled`` changes nothing)."""
+    return _f().group_norm(input, num_groups, weight, bias, eps)  # type: ignore[no-any-return]
+
+
+def layer_norm(
+    input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+    bias: Tensor | None = None, eps: float = 1e-05, cudnn_enable: bool = True,
+) -> Tensor:  # fmt: skip
+    """``torch.layer_norm``: ``F.layer_norm`` (``cudnn_enable`` changes nothing)."""
+    return _f().layer_norm(  # type: ignore[no-any-return]
+        input, normalized_shape, weight, bias, eps
+    )
+
+
+def rrelu(
+    input: Tensor, lower: float = 1 / 8, upper: float = 1 / 3,  # noqa: A002
+    training: bool = False, generator: Any = None,
+) -> Tensor:  # fmt: skip
+    """``torch.rrelu``: ``F.rrelu``, its random slopes drawn from ``generator`` when given."""
+    if generator is None or not training:
+        return _f().rrelu(input, lower, upper, training)  # type: ignore[no-any-return]
+    if lower > upper:
+        raise RuntimeError(
+            f"Lower bound should be less than or equal to the upper bound, got lower={lower} "
+            f"and upper={upper}"
+        )
+    slope = rand(*input.shape, dtype=input.dtype, device=input.device, generator=generator)
+    out: Tensor = where(input > 0, input, input * (slope * (upper - lower) + lower))
+    return out
+
+
+_BAG_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, padding_idx: int | None = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # fmt: skip
+    """``torch.embedding_bag`` (F.embedding_bag's aten form): ``mode`` 0 sum, 1 mean, 2 max;
+    returns ``(output, offset2bag, bag_size, max_indices)`` as torch's CPU kernel: the bag of
+    each index (empty for sum), the non-padding count of each bag (zeros for sum), and for max
+    the row that gave each maximum (for sum and mean, zeros and the counts again)."""
+    if mode not in (0, 1, 2):
+        raise ValueError(f"embedding_bag: mode must be 0 (sum), 1 (mean) or 2 (max), got {mode}")
+    flat = indices.reshape(-1)
+    output = _f().embedding_bag(  # F takes the index tensor first
+        flat, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=_BAG_MODES[mode],
+        sparse=sparse, per_sample_weights=per_sample_weights,
+        include_last_offset=include_last_offset, padding_idx=padding_idx,
+    )  # fmt: skip
+    given = [int(v) for v in offsets.reshape(-1).tolist()]
+    starts = given[:-1] if include_last_offset else given
+    ends = [*starts[1:], flat.numel()]  # the last bag runs to the end (torch's CPU kernel)
+    ids = [int(v) for v in flat.tolist()]
+    keep = [i != padding_idx for i in ids]
+    counts = [sum(keep[a:b]) for a, b in zip(starts, ends)]
+    bag_of = [0] * len(ids)
+    for bag, (a, b) in enumerate(zip(starts, ends)):
+        bag_of[a:b] = [bag] * (b - a)
+    as_long: dict[str, Any] = {"dtype": dtypes.int64, "device": indices.device}
+    if mode == 0:
+        zeros_n = tensor([0] * len(given), **as_long)
+        bags = tensor([], **as_long) if padding_idx is None else tensor(bag_of, **as_long)
+        return output, bags, zeros_n, zeros_n.clone()
+    sizes = tensor(counts, **as_long)
+    if mode == 1:
+        return output, tensor(bag_of, **as_long), sizes, sizes.clone()
+    rows = weight.detach()
+    best = []
+    for a, b in zip(starts[: output.shape[0]], ends[: output.shape[0]]):
+        picked = [i for i in ids[a:b] if i != padding_idx]
+        if not picked:
+            best.append([0] * weight.shape[1])
+            continue
+        where_max = rows[tensor(picked, **as_long)].argmax(0).tolist()
+        best.append([picked[j] for j in where_max])
+    maxi = tensor(best, **as_long).reshape(output.shape[0], weight.shape[1])
+    return output, tensor(bag_of, **as_long), sizes, maxi
+
+
 def dropout_(input: Tensor, p: float, train: bool) -> Tensor:  # noqa: A002
     """In-place ``torch.dropout``."""
     return _f().dropout(input, p, train, inplace=True)  # type: ignore[no-any-return]
@@ -258,6 +360,8 @@ def rrelu_(
     generator: Any = None,
 ) -> Tensor:
     """In-place ``torch.rrelu``."""
+    if generator is not None and training:
+        return input.copy_(rrelu(input, lower, upper, training, generator))
     return _f().rrelu(input, lower, upper, training, inplace=True)  # type: ignore[no-any-return]
 
 
@@ -274,7 +378,8 @@ __all__ = [
     "margin_ranking_loss", "poisson_nll_loss", "rrelu_", "selu_", "threshold_",
     "triplet_margin_loss", "gru_cell", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
     "feature_dropout", "feature_dropout_", "gru", "lstm", "rnn_relu", "rnn_tanh",
-    "embedding_renorm_",
+    "embedding_renorm_", "dropout", "alpha_dropout", "feature_alpha_dropout", "group_norm",
+    "layer_norm", "rrelu", "embedding_bag",
 ]  # fmt: skip
 
 
@@ -485,18 +590,19 @@ rnn_relu = _single_state_rnn("rnn_relu")
 
 
 def embedding_renorm_(
-    weight: Tensor,
-    input: Tensor,
+    input: Tensor,  # noqa: A002
+    indices: Tensor,
     max_norm: float,
-    norm_type: float,  # noqa: A002
+    norm_type: float,
 ) -> Tensor:
-    """Rescale in place, without gradient, the rows of ``weight`` that ``input`` indexes whose
-    ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (``torch.embedding_renorm_``,
-    what ``F.embedding(max_norm=)`` does first)."""
+    """Rescale in place, without gradient, the rows of the weight ``input`` that ``indices``
+    picks whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``
+    (``torch.embedding_renorm_``, what ``F.embedding(max_norm=)`` does first)."""
+    weight = input  # torch's parameter names outside, the roles inside
     from lucid.autograd.grad_mode import no_grad
 
     with no_grad():
-        rows = input.reshape(-1).unique()
+        rows = indices.reshape(-1).unique()
         picked = weight[rows]
         norm = picked.norm(p=norm_type, dim=1, keepdim=True)
         scale = (max_norm / (norm + 1e-7)).clamp(max=1.0)

@@ -115,9 +115,9 @@ def _wider(a: dtype, b: dtype) -> dtype:
     return a if a._rank >= b._rank else b
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
+def promote_types(type1: dtype, type2: dtype) -> dtype:
     """``torch.promote_types``: the smallest dtype both convert to safely."""
-    return _wider(a, b)
+    return _wider(type1, type2)
 
 
 def scalar_dtype(value: object) -> dtype:

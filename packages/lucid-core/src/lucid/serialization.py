@@ -90,8 +90,8 @@ _UNSAFE_MESSAGE = (
 
 
 def save(obj: Any, f: PathLike | IO[bytes], pickle_module: Any = None, pickle_protocol: int = 2,
-         _use_new_zipfile_serialization: bool = True, *,
-         format: str | None = None) -> None:  # fmt: skip
+         _use_new_zipfile_serialization: bool = True, _disable_byteorder_record: bool = False,
+         *, format: str | None = None) -> None:  # fmt: skip
     """Save a tensor, a nested structure of tensors and plain values, or any object, to ``f``.
 
     Tensors, numpy arrays, dicts, lists, tuples, numbers, strings, bools, None, dtypes and

@@ -113,19 +113,19 @@ def _float(name: str, x: Any) -> Tensor:
     return x
 
 
-def ndtr(x: Tensor) -> Tensor:
+def ndtr(input: Tensor) -> Tensor:  # noqa: A002
     """The standard normal CDF ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``."""
-    return 0.5 * erfc(-_float("ndtr", x) * _SQRT_HALF)
+    return 0.5 * erfc(-_float("ndtr", input) * _SQRT_HALF)
 
 
-def ndtri(p: Tensor) -> Tensor:
+def ndtri(input: Tensor) -> Tensor:  # noqa: A002
     """The inverse of :func:`ndtr` (the standard normal quantile function)."""
-    return _SQRT_2 * erfinv(2 * _float("ndtri", p) - 1)
+    return _SQRT_2 * erfinv(2 * _float("ndtri", input) - 1)
 
 
-def expit(x: Tensor) -> Tensor:
+def expit(input: Tensor) -> Tensor:  # noqa: A002
     """The logistic sigmoid ``1 / (1 + exp(-x))``."""
-    out: Tensor = _float("expit", x).sigmoid()
+    out: Tensor = _float("expit", input).sigmoid()
     return out
 
 
@@ -151,9 +151,9 @@ def xlog1py(input: Any, other: Any) -> Tensor:  # noqa: A002
     return _Xlog1py.apply(a, b)
 
 
-def entr(x: Tensor) -> Tensor:
+def entr(input: Tensor) -> Tensor:  # noqa: A002
     """Elementwise entropy: ``-x log x`` for x > 0, 0 at 0, -inf for x < 0 (nan stays nan)."""
-    x = _float("entr", x)
+    x = _float("entr", input)
     pos = x > 0
     safe = ops.where(pos, x, ones_like(x))
     inner = ops.where(x == 0, zeros_like(x), full_like(x, -math.inf))
@@ -469,14 +469,14 @@ def modified_bessel_k1(input: Tensor) -> Tensor:  # noqa: A002
     return _BesselK.apply(_float("modified_bessel_k1", input), 1, False)
 
 
-def scaled_modified_bessel_k0(input: Tensor) -> Tensor:  # noqa: A002
+def scaled_modified_bessel_k0(x: Tensor) -> Tensor:
     """``exp(x) K_0(x)``."""
-    return _BesselK.apply(_float("scaled_modified_bessel_k0", input), 0, True)
+    return _BesselK.apply(_float("scaled_modified_bessel_k0", x), 0, True)
 
 
-def scaled_modified_bessel_k1(input: Tensor) -> Tensor:  # noqa: A002
+def scaled_modified_bessel_k1(x: Tensor) -> Tensor:
     """``exp(x) K_1(x)``."""
-    return _BesselK.apply(_float("scaled_modified_bessel_k1", input), 1, True)
+    return _BesselK.apply(_float("scaled_modified_bessel_k1", x), 1, True)
 
 
 # Cephes j0.c / j1.c rational approximations (highest power first, as Horner runs them)
@@ -700,14 +700,14 @@ class _AiryAi(Function):
         raise NotImplementedError("the derivative of airy_ai is not implemented (as in PyTorch)")
 
 
-def airy_ai(input: Tensor) -> Tensor:  # noqa: A002
+def airy_ai(x: Tensor) -> Tensor:
     """The Airy function ``Ai(x)``."""
-    return _AiryAi.apply(_float("airy_ai", input))
+    return _AiryAi.apply(_float("airy_ai", x))
 
 
-def spherical_bessel_j0(input: Tensor) -> Tensor:  # noqa: A002
+def spherical_bessel_j0(x: Tensor) -> Tensor:
     """The spherical Bessel function of the first kind, order 0: ``sin(x) / x``."""
-    x = _float("spherical_bessel_j0", input)
+    x = _float("spherical_bessel_j0", x)
     small = x.abs() < 0.5
     safe = ops.where(small, ones_like(x), x)
     x2 = x * x  # Taylor series near 0, where sin(x) / x loses digits
@@ -945,27 +945,27 @@ def _recurrence(name: str, x: Any, n: Any, p1: Any, step: Any) -> Tensor:
         return result
 
 
-def chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:  # noqa: A002
+def chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the first kind ``T_n(x)``."""
-    return _recurrence("chebyshev_polynomial_t", input, n, lambda x: x,
+    return _recurrence("chebyshev_polynomial_t", x, n, lambda x: x,
                        lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
 
 
-def chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:  # noqa: A002
+def chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the second kind ``U_n(x)``."""
-    return _recurrence("chebyshev_polynomial_u", input, n, lambda x: 2 * x,
+    return _recurrence("chebyshev_polynomial_u", x, n, lambda x: 2 * x,
                        lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
 
 
-def chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:  # noqa: A002
+def chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the third kind ``V_n(x)``."""
-    return _recurrence("chebyshev_polynomial_v", input, n, lambda x: 2 * x - 1,
+    return _recurrence("chebyshev_polynomial_v", x, n, lambda x: 2 * x - 1,
                        lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
 
 
-def chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:  # noqa: A002
+def chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
     """The Chebyshev polynomial of the fourth kind ``W_n(x)``."""
-    return _recurrence("chebyshev_polynomial_w", input, n, lambda x: 2 * x + 1,
+    return _recurrence("chebyshev_polynomial_w", x, n, lambda x: 2 * x + 1,
                        lambda k, x, p, q: 2 * x * p - q)  # fmt: skip
 
 
@@ -973,45 +973,45 @@ def _shifted(x: Any) -> Any:
     return 2 * x - 1 if isinstance(x, Tensor) else 2 * float(x) - 1
 
 
-def shifted_chebyshev_polynomial_t(input: Any, n: Any) -> Tensor:  # noqa: A002
+def shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
     """``T_n(2x - 1)``, the Chebyshev polynomial of the first kind on [0, 1]."""
-    return chebyshev_polynomial_t(_shifted(input), n)
+    return chebyshev_polynomial_t(_shifted(x), n)
 
 
-def shifted_chebyshev_polynomial_u(input: Any, n: Any) -> Tensor:  # noqa: A002
+def shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
     """``U_n(2x - 1)``, the Chebyshev polynomial of the second kind on [0, 1]."""
-    return chebyshev_polynomial_u(_shifted(input), n)
+    return chebyshev_polynomial_u(_shifted(x), n)
 
 
-def shifted_chebyshev_polynomial_v(input: Any, n: Any) -> Tensor:  # noqa: A002
+def shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
     """``V_n(2x - 1)``, the Chebyshev polynomial of the third kind on [0, 1]."""
-    return chebyshev_polynomial_v(_shifted(input), n)
+    return chebyshev_polynomial_v(_shifted(x), n)
 
 
-def shifted_chebyshev_polynomial_w(input: Any, n: Any) -> Tensor:  # noqa: A002
+def shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
     """``W_n(2x - 1)``, the Chebyshev polynomial of the fourth kind on [0, 1]."""
-    return chebyshev_polynomial_w(_shifted(input), n)
+    return chebyshev_polynomial_w(_shifted(x), n)
 
 
-def hermite_polynomial_h(input: Any, n: Any) -> Tensor:  # noqa: A002
+def hermite_polynomial_h(x: Any, n: Any) -> Tensor:
     """The physicists' Hermite polynomial ``H_n(x)``."""
-    return _recurrence("hermite_polynomial_h", input, n, lambda x: 2 * x,
+    return _recurrence("hermite_polynomial_h", x, n, lambda x: 2 * x,
                        lambda k, x, p, q: 2 * x * p - 2 * k * q)  # fmt: skip
 
 
-def hermite_polynomial_he(input: Any, n: Any) -> Tensor:  # noqa: A002
+def hermite_polynomial_he(x: Any, n: Any) -> Tensor:
     """The probabilists' Hermite polynomial ``He_n(x)``."""
-    return _recurrence("hermite_polynomial_he", input, n, lambda x: x,
+    return _recurrence("hermite_polynomial_he", x, n, lambda x: x,
                        lambda k, x, p, q: x * p - k * q)  # fmt: skip
 
 
-def laguerre_polynomial_l(input: Any, n: Any) -> Tensor:  # noqa: A002
+def laguerre_polynomial_l(x: Any, n: Any) -> Tensor:
     """The Laguerre polynomial ``L_n(x)``."""
-    return _recurrence("laguerre_polynomial_l", input, n, lambda x: 1 - x,
+    return _recurrence("laguerre_polynomial_l", x, n, lambda x: 1 - x,
                        lambda k, x, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1))  # fmt: skip
 
 
-def legendre_polynomial_p(input: Any, n: Any) -> Tensor:  # noqa: A002
+def legendre_polynomial_p(x: Any, n: Any) -> Tensor:
     """The Legendre polynomial ``P_n(x)``."""
-    return _recurrence("legendre_polynomial_p", input, n, lambda x: x,
+    return _recurrence("legendre_polynomial_p", x, n, lambda x: x,
                        lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))  # fmt: skip

@@ -7,6 +7,7 @@ from importlib import metadata
 from typing import Any
 
 from lucid.backends._base import Backend, DeviceError
+from lucid.backends._meta import MetaBackend
 from lucid.backends._numpy import NumpyBackend
 
 _GROUP = "lucid.backends"
@@ -33,7 +34,7 @@ def _entry_point_factory(kind: str) -> Callable[[str], Backend] | None:
 
 def available_backends() -> list[str]:
     """Device types that can be used here: built-in and installed plugins."""
-    names = {"cpu", *_factories}
+    names = {"cpu", "meta", *_factories}
     names.update(ep.name for ep in metadata.entry_points(group=_GROUP))
     return sorted(names)
 
@@ -50,6 +51,10 @@ def get_backend(device: Any = None) -> Backend:
         return found
     if key == "cpu":
         return _make_cpu()
+    if key == "meta":  # shapes and dtypes without data (lucid.backends._meta)
+        meta: Backend = MetaBackend()
+        _by_device["meta"] = meta
+        return meta
     kind = key.split(":", 1)[0]
     factory = _factories.get(kind) or _entry_point_factory(kind)
     if factory is None:

@@ -174,6 +174,7 @@ def stft(
     normalized: bool = False,
     onesided: bool | None = None,
     return_complex: bool | None = None,
+    align_to_window: bool | None = None,
 ) -> Tensor:
     """The short-time Fourier transform of a 1-D signal or a batch of them: frames of
     ``n_fft`` samples every ``hop_length`` (``n_fft // 4``), each times ``window`` (ones of
@@ -182,6 +183,14 @@ def stft(
     both sides with ``pad_mode``; ``normalized`` scales by ``n_fft ** -0.5``. As torch 2.x,
     real input needs ``return_complex`` given; ``False`` returns ``view_as_real`` of the result.
     """
+    if align_to_window is not None:
+        if center:
+            raise ValueError("stft: align_to_window should only be set when center = false")
+        if align_to_window:
+            raise NotImplementedError(
+                "stft: align_to_window=True (frames aligned to the window's centre) is not "
+                "implemented in lucid"
+            )
     if return_complex is None:
         if not input.is_complex() and (window is None or not window.is_complex()):
             raise RuntimeError(

@@ -56,6 +56,13 @@ from lucid.linalg._inverse import (
     solve,
     solve_triangular,
 )
+from lucid.linalg._ldl import (
+    LDLFactorExResult,
+    LDLFactorResult,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+)
 from lucid.linalg._lu import LUFactorResult, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
 from lucid.ops.blas import cross as _cross
@@ -97,5 +104,6 @@ __all__ = [
     "logdet", "lstsq", "lu_factor", "lu_solve", "matrix_exp",
     "matrix_norm",
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-    "solve_triangular", "svd", "svdvals", "vector_norm",
+    "solve_triangular", "svd", "svdvals", "vector_norm", "LDLFactorResult", "LDLFactorExResult",
+    "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]  # fmt: skip

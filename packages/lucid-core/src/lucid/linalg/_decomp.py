@@ -36,13 +36,13 @@ class Cholesky(Function):
         return _solve(l.mT, ga.mT).mT
 
 
-def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
+def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """``L`` (lower) with ``A = L @ L.mT`` for symmetric positive-definite ``A``.
 
     Only the lower triangle of ``A`` is read; the gradient returned is symmetric. A matrix
     that is not positive-definite raises :class:`LinAlgError`.
     """
-    out: Tensor = Cholesky.apply(check_matrix("cholesky", A))
+    out: Tensor = Cholesky.apply(check_matrix("cholesky", input))
     return out.mT if upper else out
 
 
@@ -160,19 +160,34 @@ def _svd_backward(
     return square
 
 
-def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:  # noqa: N803
+def _check_driver(driver: str | None) -> None:
+    if driver is not None:  # torch: cuSOLVER's drivers; lucid has no CUDA backend
+        raise RuntimeError(
+            "torch.linalg.svd: keyword argument `driver=` is only supported on CUDA inputs "
+            f"with cuSOLVER backend (got driver={driver!r})"
+        )
+
+
+def svd(
+    A: Tensor,  # noqa: N803
+    full_matrices: bool = True,
+    *,
+    driver: str | None = None,
+) -> SVDResult:
     """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh`` and S descending.
 
     The singular vectors are unique only up to sign, so only functions invariant to that
     (``U @ Vh``, ``S``, projections) have well-defined gradients; repeated singular values
     make the vectors' gradient undefined (inf/nan), as in PyTorch.
     """
+    _check_driver(driver)
     u, s, vh = SVD.apply(check_matrix("svd", A, square=False), full_matrices)
     return SVDResult(u, s, vh)
 
 
-def svdvals(A: Tensor) -> Tensor:  # noqa: N803
+def svdvals(A: Tensor, *, driver: str | None = None) -> Tensor:  # noqa: N803
     """The singular values, descending (differentiable, also when they repeat)."""
+    _check_driver(driver)
     return svd(A, full_matrices=False).S
 
 
@@ -197,17 +212,17 @@ class Eigh(Function):
         return q @ inner @ q.mT, None
 
 
-def eigh(A: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
+def eigh(input: Tensor, UPLO: str = "L") -> EighResult:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices (one triangle is read).
 
     Repeated eigenvalues make the eigenvectors' gradient undefined (inf/nan), as in PyTorch.
     """
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
-    w, q = Eigh.apply(check_matrix("eigh", A), UPLO)
+    w, q = Eigh.apply(check_matrix("eigh", input), UPLO)
     return EighResult(w, q)
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
+def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803
     """The eigenvalues of symmetric matrices, ascending (differentiable, also when repeated)."""
-    return eigh(A, UPLO).eigenvalues
+    return eigh(input, UPLO).eigenvalues

@@ -58,16 +58,16 @@ class Eig(Function):
         return ga.real if ctx.real_input else ga
 
 
-def eig(A: Tensor) -> EigResult:  # noqa: N803
+def eig(input: Tensor) -> EigResult:  # noqa: N803
     """The eigenvalues and eigenvectors of square matrices: ``A = V diag(L) V^-1``, complex
     for real input too (float32 in, complex64 out), eigenvectors of unit norm. Differentiable
     where the eigenvalues are distinct and the loss does not depend on the eigenvectors'
     phase (otherwise torch's error)."""
-    a = check_matrix("eig", A)
+    a = check_matrix("eig", input)
     w, v = Eig.apply(a)
     return EigResult(w, v)
 
 
-def eigvals(A: Tensor) -> Tensor:  # noqa: N803
+def eigvals(input: Tensor) -> Tensor:  # noqa: N803
     """The eigenvalues of square matrices (complex), as ``eig(A).eigenvalues``."""
-    return eig(A).eigenvalues
+    return eig(input).eigenvalues

@@ -55,6 +55,6 @@ class MatrixExp(Function):
         return big[..., :n, n:]
 
 
-def matrix_exp(A: Tensor) -> Tensor:  # noqa: N803
+def matrix_exp(input: Tensor) -> Tensor:  # noqa: N803
     """The matrix exponential ``sum_k A^k / k!`` of each square matrix."""
-    return MatrixExp.apply(check_matrix("matrix_exp", A))
+    return MatrixExp.apply(check_matrix("matrix_exp", input))

@@ -87,9 +87,14 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:  # noqa: N8
     return InvExResult(out, _info(out))
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:  # noqa: N803
+def cholesky_ex(
+    input: Tensor,
+    *,
+    upper: bool = False,
+    check_errors: bool = False,  # noqa: A002
+) -> CholeskyExResult:
     """``cholesky`` with an ``info`` of zeros (a matrix that is not positive-definite raises)."""
-    out = cholesky(A, upper=upper)
+    out = cholesky(input, upper=upper)
     return CholeskyExResult(out, _info(out))
 
 
@@ -105,10 +110,10 @@ def solve_ex(
     return SolveExResult(out, _info(check_matrix("solve_ex", A)))
 
 
-def cond(A: Tensor, p: Any = None) -> Tensor:  # noqa: N803
+def cond(input: Tensor, p: Any = None) -> Tensor:  # noqa: N803
     """The condition number: ``s_max / s_min`` for ``p`` None/2 (``s_min / s_max`` for -2),
     else ``norm(A, p) * norm(inv(A), p)`` (p in "fro", "nuc", inf, -inf, 1, -1)."""
-    a = check_matrix("cond", A, square=p not in (None, 2, -2))
+    a = check_matrix("cond", input, square=p not in (None, 2, -2))
     if p in (None, 2, -2):
         s = svdvals(a)
         ratio: Tensor = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
@@ -152,27 +157,27 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     return out
 
 
-def tensorinv(A: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
+def tensorinv(input: Tensor, ind: int = 2) -> Tensor:  # noqa: N803
     """The inverse of ``A`` as a map from its last dims to its first ``ind`` dims."""
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
-    left, right = A.shape[:ind], A.shape[ind:]
+    left, right = input.shape[:ind], input.shape[ind:]
     rows = math.prod(left)
     if rows != math.prod(right):
         raise RuntimeError(
             f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
             f"prod(self.shape[:ind]), but got {math.prod(right)} != {rows}"
         )
-    return inv(A.reshape(rows, rows)).reshape(right + left)
+    return inv(input.reshape(rows, rows)).reshape(right + left)
 
 
-def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:  # noqa: N803
+def tensorsolve(input: Tensor, other: Tensor, dims: Any = None) -> Tensor:  # noqa: N803
     """``X`` with ``tensordot(A, X, X.ndim) = B`` (``dims`` of A moved to the end first)."""
-    a = A
+    a = input
     if dims is not None:
-        moved = [d % A.ndim for d in dims]
-        a = A.movedim(moved, list(range(A.ndim - len(moved), A.ndim)))
-    out_shape = a.shape[B.ndim :]
-    rows = math.prod(B.shape)
-    x = solve(a.reshape(rows, math.prod(out_shape)), B.reshape(rows, 1))
+        moved = [d % input.ndim for d in dims]
+        a = input.movedim(moved, list(range(input.ndim - len(moved), input.ndim)))
+    out_shape = a.shape[other.ndim :]
+    rows = math.prod(other.shape)
+    x = solve(a.reshape(rows, math.prod(out_shape)), other.reshape(rows, 1))
     return x.reshape(out_shape)

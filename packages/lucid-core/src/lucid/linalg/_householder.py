@@ -84,12 +84,12 @@ def _check_tau(name: str, a: Tensor, tau: Tensor, k_max: int) -> None:
         )
 
 
-def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: N803
+def householder_product(input: Tensor, tau: Tensor, *, out: Tensor | None = None) -> Tensor:  # noqa: N803
     """The first ``n`` columns of ``H_0 H_1 ... H_{k-1}`` for the reflectors stored in ``A``'s
     columns (``torch.linalg.householder_product``, LAPACK's ``orgqr``); differentiable."""
     if out is not None:
         raise TypeError("householder_product(): lucid has no out= (assign the result instead)")
-    a = check_matrix("householder_product", A, square=False)
+    a = check_matrix("householder_product", input, square=False)
     m, n = a.shape[-2], a.shape[-1]
     if m < n:
         raise RuntimeError(
@@ -108,23 +108,23 @@ def householder_product(A: Tensor, tau: Tensor, *, out: Tensor | None = None) ->
     return q[..., :, :n]
 
 
-def orgqr(input: Tensor, tau: Tensor) -> Tensor:  # noqa: A002
+def orgqr(input: Tensor, input2: Tensor) -> Tensor:  # noqa: A002
     """:func:`householder_product` (``torch.orgqr``)."""
-    return householder_product(input, tau)
+    return householder_product(input, input2)
 
 
 def ormqr(
     input: Tensor,  # noqa: A002
-    tau: Tensor,
-    other: Tensor,
+    input2: Tensor,
+    input3: Tensor,
     left: bool = True,
     transpose: bool = False,
 ) -> Tensor:
     """``op(Q) @ other`` (``left``) or ``other @ op(Q)``, ``op`` the transpose with
     ``transpose``, for the Q of the reflectors in ``input`` (``torch.ormqr``); differentiable."""
     a = check_matrix("ormqr", input, square=False)
-    c = check_matrix("ormqr", other, square=False)
-    _check_tau("ormqr", a, tau, a.shape[-1])
+    c = check_matrix("ormqr", input3, square=False)
+    _check_tau("ormqr", a, input2, a.shape[-1])
     size = c.shape[-2] if left else c.shape[-1]
     if a.shape[-2] != size:
         side = "other.shape[-2]" if left else "other.shape[-1]"
@@ -132,12 +132,12 @@ def ormqr(
             f"torch.ormqr: input.shape[-2] must be equal to {side}, got input "
             f"{list(a.shape)} and other {list(c.shape)}"
         )
-    order = list(range(tau.shape[-1]))
+    order = list(range(input2.shape[-1]))
     if left != transpose:  # Q C = H_0 (... (H_{k-1} C)); C Q^T likewise: the last one first
         order.reverse()
     for i in order:
         v = _reflector(a, i)
-        t = tau[..., i, None, None]
+        t = input2[..., i, None, None]
         if left:  # H C = C - tau v (v^T C)
             c = c - t * v.unsqueeze(-1) * (v.unsqueeze(-1) * c).sum(-2, keepdim=True)
         else:  # C H = C - tau (C v) v^T
@@ -146,7 +146,7 @@ def ormqr(
 
 
 def triangular_solve(
-    b: Tensor,
+    input: Tensor,
     A: Tensor,  # noqa: N803
     upper: bool = True,
     transpose: bool = False,
@@ -156,5 +156,5 @@ def triangular_solve(
     deprecated there for :func:`lucid.linalg.solve_triangular`)."""
     a = check_matrix("triangular_solve", A)
     coeff = a.mT if transpose else a
-    x = solve_triangular(coeff, b, upper=upper != transpose, unitriangular=unitriangular)
+    x = solve_triangular(coeff, input, upper=upper != transpose, unitriangular=unitriangular)
     return TriangularSolveResult(x, a.clone())

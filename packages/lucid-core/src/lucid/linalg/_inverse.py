@@ -173,21 +173,27 @@ def _eps(dt: Any) -> float:
 
 
 def pinv(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: A002
+    rcond: float | None = None,
+    hermitian: bool = False,
     *,
     atol: float | None = None,
     rtol: float | None = None,
-    hermitian: bool = False,
 ) -> Tensor:
     """The Moore-Penrose pseudo-inverse; singular values below ``max(atol, rtol * s_max)`` are
-    treated as zero (``rtol`` defaults to ``max(m, n) * eps``, as PyTorch)."""
-    a = check_matrix("pinv", A, square=hermitian)
+    treated as zero (``rtol`` defaults to ``max(m, n) * eps``, as PyTorch). ``rcond`` is
+    torch's older positional form: ``rtol=rcond`` with ``atol=0``."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise RuntimeError("linalg.pinv: rcond cannot be given with atol or rtol")
+        atol, rtol = 0.0, rcond
+    a = check_matrix("pinv", input, square=hermitian)
     return Pinv.apply(a, atol, rtol, hermitian)
 
 
-def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
+def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (``n < 0`` uses the inverse; ``n == 0`` gives I)."""
-    a = check_matrix("matrix_power", A)
+    a = check_matrix("matrix_power", input)
     if not isinstance(n, int):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:
@@ -208,7 +214,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:  # noqa: N803
 
 
 def solve_triangular(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: N803
     B: Tensor,  # noqa: N803
     *,
     upper: bool,
@@ -220,7 +226,7 @@ def solve_triangular(
     Only the triangle named by ``upper`` is read (its diagonal taken as ones with
     ``unitriangular``), so the gradient with respect to ``A`` is triangular too.
     """
-    a = check_matrix("solve_triangular", A)
+    a = check_matrix("solve_triangular", input)
     if not left:
         return solve_triangular(a.mT, B.mT, upper=not upper, unitriangular=unitriangular).mT
     tri = a.triu() if upper else a.tril()
@@ -234,9 +240,9 @@ def solve_triangular(
     return solve(tri, B)
 
 
-def logdet(A: Tensor) -> Tensor:  # noqa: N803
+def logdet(input: Tensor) -> Tensor:  # noqa: N803
     """``log(det(A))``: NaN where the determinant is negative, -inf where it is 0 (as PyTorch)."""
-    sign, logabs = slogdet(A)
+    sign, logabs = slogdet(input)
     out: Tensor = logabs.where(sign >= 0, float("nan"))
     return out
 
@@ -249,8 +255,12 @@ class LstsqResult(NamedTuple):
 
 
 def lstsq(
-    A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None
-) -> LstsqResult:  # noqa: N803
+    input: Tensor,  # noqa: A002
+    b: Tensor,
+    rcond: float | None = None,
+    *,
+    driver: str | None = None,
+) -> LstsqResult:
     """The least-squares solution of ``A @ X = B`` (minimum norm where A is rank deficient).
 
     Computed as ``pinv(A) @ B`` (differentiable in A and B). The other results follow torch's
@@ -264,19 +274,19 @@ def lstsq(
             f"torch.linalg.lstsq: parameter `driver` should be one of "
             f"({', '.join(_LSTSQ_DRIVERS)}), got {driver!r}"
         )
-    a = check_matrix("lstsq", A, square=False)
-    vector = B.ndim == a.ndim - 1
-    b = B.unsqueeze(-1) if vector else B
-    if b.shape[-2] != a.shape[-2]:
+    a = check_matrix("lstsq", input, square=False)
+    vector = b.ndim == a.ndim - 1
+    rhs = b.unsqueeze(-1) if vector else b
+    if rhs.shape[-2] != a.shape[-2]:
         raise RuntimeError(
             f"torch.linalg.lstsq: input.size(-2) should match other.size(-2), got {a.shape[-2]} "
-            f"and {b.shape[-2]}"
+            f"and {rhs.shape[-2]}"
         )
-    x = pinv(a, rtol=rcond) @ b
+    x = pinv(a, rtol=rcond) @ rhs
     empty = zeros(0, dtype=a.dtype, device=a.device)
     residuals = empty
     if a.shape[-2] > a.shape[-1] and drv != "gelsy":
-        residuals = ((a @ x - b) ** 2).sum(-2)
+        residuals = ((a @ x - rhs) ** 2).sum(-2)
         residuals = residuals.squeeze(-1) if vector else residuals
     rank = zeros(0, dtype=int64, device=a.device) if drv == "gels" else matrix_rank(a, rtol=rcond)
     values = svdvals(a) if drv in ("gelsd", "gelss") else empty

@@ -14,6 +14,11 @@ from lucid.linalg._decomp import cholesky as _cholesky
 from lucid.linalg._decomp import qr as _qr
 from lucid.linalg._decomp import svd as _svd
 from lucid.linalg._extra import LUResult, unpack
+from lucid.linalg._inverse import SlogdetResult
+from lucid.linalg._inverse import det as _det
+from lucid.linalg._inverse import inv as _inv
+from lucid.linalg._inverse import pinv as _pinv
+from lucid.linalg._inverse import slogdet as _slogdet
 from lucid.linalg._lu import cholesky_solve, lu_factor, lu_solve
 
 
@@ -68,13 +73,37 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
     return unpack(LU_data, LU_pivots)
 
 
-def lu_solve_legacy(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+def lu_solve_legacy(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """``X`` with ``A @ X = b`` from ``torch.lu(A)`` (``torch.lu_solve``'s argument order)."""
-    return lu_solve(LU_data, LU_pivots, b)
+    return lu_solve(LU_data, LU_pivots, input)
 
 
-def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """The inverse of ``A = L @ L.mT`` (``U.mT @ U`` with ``upper``) from its Cholesky factor."""
-    factor = check_matrix("cholesky_inverse", L)
+    factor = check_matrix("cholesky_inverse", input)
     ident = eye(factor.shape[-1], dtype=factor.dtype, device=factor.device)
     return cholesky_solve(ident.expand(factor.shape), factor, upper)
+
+
+# torch's top-level names take `input` where torch.linalg's take `A`
+
+
+def det(input: Tensor) -> Tensor:  # noqa: A002
+    """The determinant of each square matrix (``torch.det``, ``linalg.det`` by another name)."""
+    return _det(input)
+
+
+def slogdet(input: Tensor) -> SlogdetResult:  # noqa: A002
+    """``(sign, logabsdet)`` of each square matrix (``torch.slogdet``; see ``linalg.slogdet``)."""
+    return _slogdet(input)
+
+
+def inverse(input: Tensor) -> Tensor:  # noqa: A002
+    """The inverse of each square matrix (``torch.inverse``, ``linalg.inv`` by another name)."""
+    return _inv(input)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:  # noqa: A002
+    """The pseudo-inverse with singular values below ``rcond * s_max`` dropped
+    (``torch.pinverse``; see ``linalg.pinv``)."""
+    return _pinv(input, rtol=rcond)

@@ -111,15 +111,15 @@ def lu_solve(
     return z.gather(-2, inverse.unsqueeze(-1).expand(inverse.shape + (B.shape[-1],)))
 
 
-def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     """``X`` with ``A @ X = B`` for ``A = L @ L.mT`` (``U.mT @ U`` when ``upper``), given the
     Cholesky factor (``torch.cholesky_solve(B, L)``)."""
-    factor = check_matrix("cholesky_solve", L)
+    factor = check_matrix("cholesky_solve", input2)
     if not factor.requires_grad:
         if upper:
-            y = solve_triangular(factor.mT, B, upper=False)
+            y = solve_triangular(factor.mT, input, upper=False)
             return solve_triangular(factor, y, upper=True)
-        y = solve_triangular(factor, B, upper=False)
+        y = solve_triangular(factor, input, upper=False)
         return solve_triangular(factor.mT, y, upper=True)
     # torch's gradient for the factor, -(C + C^T) @ L with C = grad_B @ X^T, is that of
     # A = L @ L^T over the whole of L (the triangle the values ignore included): A's value is
@@ -127,4 +127,4 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     tri = factor.triu() if upper else factor.tril()
     full = factor.mT @ factor if upper else factor @ factor.mT
     exact = (tri.mT @ tri if upper else tri @ tri.mT).detach()
-    return solve(full - (full.detach() - exact), B)
+    return solve(full - (full.detach() - exact), input)

@@ -62,35 +62,36 @@ class VectorNorm(Function):
 
 
 def vector_norm(
-    x: Tensor,
+    input: Tensor,
     ord: float = 2,  # noqa: A002
     dim: Any = None,
     keepdim: bool = False,
     *,
     dtype: Any = None,
 ) -> Tensor:
-    """The ``ord``-norm of ``x`` over ``dim`` (all entries when None), as a vector."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(x).__name__}")
+    """The ``ord``-norm of ``input`` over ``dim`` (all entries when None), as a vector."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"linalg.vector_norm: expected a Tensor, got {type(input).__name__}")
     if dtype is not None:
-        x = x.to(dtypes.to_dtype(dtype))
-    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        input = input.to(dtypes.to_dtype(dtype))
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            f"{x.dtype.name.capitalize()}"
+            f"{input.dtype.name.capitalize()}"
         )
     if not isinstance(ord, (int, float)):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
-    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
-    if x.ndim == 0:
-        return x.abs() if float(ord) != 0 else piecewise_constant((x != 0).to(x.dtype), x)
-    if x.numel() == 0 and float(ord) < 0:
+    dims = normalize_dims(dim, input.ndim) if input.ndim else ()
+    if input.ndim == 0:
+        nonzero = (input != 0).to(input.dtype)
+        return input.abs() if float(ord) != 0 else piecewise_constant(nonzero, input)
+    if input.numel() == 0 and float(ord) < 0:
         raise RuntimeError("linalg.vector_norm cannot compute the negative norm of an empty tensor")
-    return VectorNorm.apply(x, float(ord), dims, keepdim)
+    return VectorNorm.apply(input, float(ord), dims, keepdim)
 
 
 def matrix_norm(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: N803
     ord: Any = "fro",  # noqa: A002
     dim: tuple[int, int] = (-2, -1),
     keepdim: bool = False,
@@ -98,17 +99,17 @@ def matrix_norm(
     dtype: Any = None,
 ) -> Tensor:
     """Matrix norms: "fro", "nuc", inf, -inf, 1, -1, 2, -2 over the two dims ``dim``."""
-    if A.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 "
-                           f"dimensions, got {A.ndim}")  # fmt: skip
+                           f"dimensions, got {input.ndim}")  # fmt: skip
     if dtype is not None:
-        A = A.to(dtypes.to_dtype(dtype))
-    r, c = (normalize_dim(d, A.ndim) for d in dim)
+        input = input.to(dtypes.to_dtype(dtype))
+    r, c = (normalize_dim(d, input.ndim) for d in dim)
     if r == c:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different, got {dim}")
     if ord == "fro":
-        return vector_norm(A, 2, (r, c), keepdim)
-    moved = A.movedim((r, c), (-2, -1))
+        return vector_norm(input, 2, (r, c), keepdim)
+    moved = input.movedim((r, c), (-2, -1))
     if ord in ("nuc", 2, -2):
         s = svdvals(moved)
         out: Tensor = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
@@ -124,7 +125,7 @@ def matrix_norm(
 
 
 def norm(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: N803
     ord: Any = None,  # noqa: A002
     dim: Any = None,
     keepdim: bool = False,
@@ -140,27 +141,33 @@ def norm(
         dim = (dim,)
     if dim is None:
         if ord is None:
-            return vector_norm(A, 2, None, keepdim, dtype=dtype)
-        if A.ndim not in (1, 2):
+            return vector_norm(input, 2, None, keepdim, dtype=dtype)
+        if input.ndim not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
-                               f"must be 1D or 2D. Got {A.ndim}D.")  # fmt: skip
-        dim = tuple(range(A.ndim))
+                               f"must be 1D or 2D. Got {input.ndim}D.")  # fmt: skip
+        dim = tuple(range(input.ndim))
     if len(dim) == 1:
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     if len(dim) == 2:
-        return matrix_norm(A, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype)
+        return matrix_norm(input, "fro" if ord is None else ord, tuple(dim), keepdim, dtype=dtype)
     raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {dim}")
 
 
 def matrix_rank(
-    A: Tensor,  # noqa: N803
+    input: Tensor,  # noqa: A002
+    tol: float | None = None,
+    hermitian: bool = False,
     *,
     atol: float | None = None,
     rtol: float | None = None,
-    hermitian: bool = False,
 ) -> Tensor:
-    """The number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient)."""
-    a = A.detach()
+    """The number of singular values above ``max(atol, rtol * s_max)`` (int64, no gradient).
+    ``tol`` is torch's older positional form: ``atol=tol`` with ``rtol=0``."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise RuntimeError("linalg.matrix_rank: tol cannot be given with atol or rtol")
+        atol, rtol = tol, 0.0
+    a = input.detach()
     s = eigvalsh(a).abs() if hermitian else svdvals(a)
     m, n = a.shape[-2], a.shape[-1]
     if rtol is None:

@@ -149,6 +149,16 @@ def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     return dims if ndim else ()  # a 0-d tensor has one dim (0 or -1) to name, none to reduce
 
 
+def one_of(name: str, **alternatives: Any) -> Any:
+    """The one of torch's alternative spellings of an argument that was given (``hsplit``'s
+    ``sections`` or ``indices``: one Python signature holds both names as keywords)."""
+    given = [value for value in alternatives.values() if value is not None]
+    if len(given) != 1:
+        names = " or ".join(f"'{k}'" for k in alternatives)
+        raise TypeError(f"{name}() expected exactly one of {names}, got {len(given)}")
+    return given[0]
+
+
 def shape_arg(args: tuple[Any, ...]) -> tuple[int, ...]:
     """Accept ``f(x, 2, 3)`` and ``f(x, (2, 3))`` like torch's varargs shape methods."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):

@@ -15,7 +15,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, promote, to_float
+from lucid.ops._util import normalize_dim, one_of, promote, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat, hstack, pad, tensor_split, vstack
 from lucid.ops.sorting import nonzero, searchsorted
@@ -143,20 +143,24 @@ def _split_along(
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """Split along dim 1 (dim 0 of a 1-D tensor): equal sections or at the given indices."""
+def hsplit(input: Tensor, sections: Any = None, *, indices: Any = None) -> tuple[Tensor, ...]:  # noqa: A002
+    """Split along dim 1 (dim 0 of a 1-D tensor): equal ``sections`` or at the given
+    ``indices`` (torch's two overloads; either may be passed positionally)."""
     dim = 0 if input.ndim == 1 else 1
-    return _split_along("hsplit", input, indices_or_sections, dim, 1)
+    chosen = one_of("hsplit", sections=sections, indices=indices)
+    return _split_along("hsplit", input, chosen, dim, 1)
 
 
-def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """Split along dim 0 (at least 2-D): equal sections or at the given indices."""
-    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+def vsplit(input: Tensor, sections: Any = None, *, indices: Any = None) -> tuple[Tensor, ...]:  # noqa: A002
+    """Split along dim 0 (at least 2-D): equal ``sections`` or at the given ``indices``."""
+    chosen = one_of("vsplit", sections=sections, indices=indices)
+    return _split_along("vsplit", input, chosen, 0, 2)
 
 
-def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
-    """Split along dim 2 (at least 3-D): equal sections or at the given indices."""
-    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+def dsplit(input: Tensor, sections: Any = None, *, indices: Any = None) -> tuple[Tensor, ...]:  # noqa: A002
+    """Split along dim 2 (at least 3-D): equal ``sections`` or at the given ``indices``."""
+    chosen = one_of("dsplit", sections=sections, indices=indices)
+    return _split_along("dsplit", input, chosen, 2, 3)
 
 
 def _at_least_3d(t: Tensor) -> Tensor:
@@ -235,13 +239,18 @@ def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 
 def isin(
-    elements: Any,
-    test_elements: Any,
+    elements: Any = None,
+    test_elements: Any = None,
     *,
     assume_unique: bool = False,
     invert: bool = False,
+    element: Any = None,
+    test_element: Any = None,
 ) -> Tensor:
-    """True where an entry of ``elements`` is in ``test_elements`` (either may be a number)."""
+    """True where an entry of ``elements`` is in ``test_elements`` (either may be a number;
+    torch's overloads name a number ``element`` / ``test_element``)."""
+    elements = one_of("isin", elements=elements, element=element)
+    test_elements = one_of("isin", test_elements=test_elements, test_element=test_element)
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError(
             f"isin() expects at least one tensor argument, got {type(elements).__name__} and "

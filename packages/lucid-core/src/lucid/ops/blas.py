@@ -33,8 +33,17 @@ def _check_ndim(name: str, arg: str, t: Any, ndim: int) -> None:
         raise RuntimeError(f"{name}(): {arg} must be a {ndim}D tensor, got {t.ndim}D")
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
-    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors."""
+def _out_dtype(out_dtype: Any, *tensors: Tensor) -> tuple[Tensor, ...]:
+    """torch's ``out_dtype=``: the product computed and returned in that dtype."""
+    if out_dtype is None:
+        return tensors
+    return tuple(t.to(out_dtype) for t in tensors)
+
+
+def bmm(input: Tensor, mat2: Tensor, out_dtype: Any = None) -> Tensor:  # noqa: A002
+    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors (computed in
+    ``out_dtype`` when given)."""
+    input, mat2 = _out_dtype(out_dtype, input, mat2)
     _check_ndim("bmm", "batch1", input, 3)
     _check_ndim("bmm", "batch2", mat2, 3)
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
@@ -45,9 +54,11 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
     return input @ mat2
 
 
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1,  # noqa: A002
-          alpha: Any = 1) -> Tensor:  # fmt: skip
-    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts to the product)."""
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, out_dtype: Any = None, *,  # noqa: A002
+          beta: Any = 1, alpha: Any = 1) -> Tensor:  # fmt: skip
+    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcasts to the product;
+    computed in ``out_dtype`` when given)."""
+    input, mat1, mat2 = _out_dtype(out_dtype, input, mat1, mat2)
     input, mat1, mat2 = lower_precision_inputs(input, mat1, mat2)
     _check_ndim("addmm", "mat1", mat1, 2)
     _check_ndim("addmm", "mat2", mat2, 2)
@@ -62,9 +73,10 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1,  # noqa: A0
     return scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1,  # noqa: A002
-            alpha: Any = 1) -> Tensor:  # fmt: skip
-    """``beta * input + alpha * bmm(batch1, batch2)``."""
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, out_dtype: Any = None, *,  # noqa: A002
+            beta: Any = 1, alpha: Any = 1) -> Tensor:  # fmt: skip
+    """``beta * input + alpha * bmm(batch1, batch2)`` (in ``out_dtype`` when given)."""
+    input, batch1, batch2 = _out_dtype(out_dtype, input, batch1, batch2)
     input, batch1, batch2 = lower_precision_inputs(input, batch1, batch2)
     return scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 

@@ -450,12 +450,16 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:  # noqa: A002
     return tuple(input.shape) == tuple(other.shape)
 
 
-def result_type(tensor1: Any, tensor2: Any) -> dtypes.dtype:
-    """The dtype an arithmetic op of the two (tensors or Python numbers) gives."""
+def result_type(tensor: Any = None, other: Any = None, *, scalar: Any = None) -> dtypes.dtype:
+    """The dtype an arithmetic op of the two (tensors or Python numbers) gives: torch's
+    overloads ``(tensor, other)`` and ``(scalar, tensor)``."""
     dims: list[dtypes.dtype] = []
     zero: list[dtypes.dtype] = []
     scalars: list[Any] = []
-    for t in (tensor1, tensor2):
+    pair = (tensor, other) if scalar is None else (scalar, tensor)
+    if pair[0] is None or pair[1] is None:
+        raise TypeError("result_type() takes (tensor, other) or (scalar=, tensor=)")
+    for t in pair:
         if isinstance(t, Tensor):
             (dims if t.ndim else zero).append(t.dtype)
         else:

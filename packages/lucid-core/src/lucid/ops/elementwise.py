@@ -610,8 +610,9 @@ def clamp_max(input: Tensor, max: Any) -> Tensor:  # noqa: A002
     return clamp(a, None, max)
 
 
-def lerp(start: Tensor, end: Any, weight: Any) -> Tensor:
-    """``start + weight * (end - start)``."""
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
+    """``input + weight * (end - input)``."""
+    start = input  # torch's parameter names outside, short ones inside
     out: Tensor = start + weight * (end - start)
     return out
 

@@ -49,8 +49,10 @@ def tril_indices(
     return _index_pairs(r, c, dtype, device)
 
 
-def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors (``indexing="ij"`` as PyTorch, or ``"xy"``)."""
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors (``indexing="ij"``, the default as in PyTorch, or
+    ``"xy"``)."""
+    indexing = "ij" if indexing is None else indexing
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):

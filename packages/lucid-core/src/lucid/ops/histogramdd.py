@@ -51,7 +51,6 @@ def _edges(column: Tensor, bins: Any, bounds: tuple[float, float] | None) -> Ten
 def histogramdd(
     input: Tensor,  # noqa: A002
     bins: Any = 10,
-    *,
     range: Any = None,  # noqa: A002
     weight: Tensor | None = None,
     density: bool = False,

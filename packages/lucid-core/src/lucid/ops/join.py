@@ -9,7 +9,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, shape_arg, write_out
+from lucid.ops._util import normalize_dim, one_of, shape_arg, write_out
 
 _LIST = "takes a list of tensors: core_op_cases"
 OPS = OpTable(
@@ -201,8 +201,22 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # no
     return split(input, step, dim)
 
 
-def tensor_split(input: Tensor, sections: Any, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
-    """Split into ``sections`` nearly equal pieces, or at the given indices."""
+def tensor_split(
+    input: Tensor,  # noqa: A002
+    sections: Any = None,
+    dim: int = 0,
+    *,
+    indices: Any = None,
+    tensor_indices_or_sections: Any = None,
+) -> tuple[Tensor, ...]:
+    """Split into ``sections`` nearly equal pieces, or at the given ``indices`` (torch's three
+    overloads: ``sections``, ``indices``, ``tensor_indices_or_sections``)."""
+    sections = one_of(
+        "tensor_split",
+        sections=sections,
+        indices=indices,
+        tensor_indices_or_sections=tensor_indices_or_sections,
+    )
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d]
     if isinstance(sections, Tensor) and sections.ndim == 0:  # torch: a 0-d tensor is a count
@@ -224,9 +238,12 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     return Unbind.apply_multi(input, d)
 
 
-def repeat(input: Tensor, *sizes: Any) -> Tensor:  # noqa: A002
-    """Tile ``input`` ``sizes[i]`` times along dim i (``Tensor.repeat``; numpy's tile)."""
-    reps = shape_arg(sizes)
+def repeat(input: Tensor, repeats: Any = None, *sizes: Any) -> Tensor:  # noqa: A002
+    """Tile ``input`` ``repeats[i]`` times along dim i (``Tensor.repeat``; numpy's tile):
+    ``t.repeat(2, 3)``, ``t.repeat((2, 3))`` or ``t.repeat(repeats=(2, 3))``."""
+    if repeats is None:
+        raise TypeError("repeat() missing 1 required positional argument: 'repeats'")
+    reps = shape_arg((repeats, *sizes))
     if len(reps) < input.ndim:
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "

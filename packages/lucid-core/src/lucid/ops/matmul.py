@@ -91,8 +91,10 @@ def _rows(a: Tensor) -> int:
     return n
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
-    """Matrix product of two 2-D tensors."""
+def mm(input: Tensor, mat2: Tensor, out_dtype: Any = None) -> Tensor:  # noqa: A002
+    """Matrix product of two 2-D tensors (computed in ``out_dtype`` when given)."""
+    if out_dtype is not None:
+        input, mat2 = input.to(out_dtype), mat2.to(out_dtype)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(
             f"mm: expected 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D "
@@ -101,17 +103,17 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:  # noqa: A002
     return matmul(input, mat2)
 
 
-def dot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
+def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
     """Inner product of two 1-D tensors of the same length."""
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
-    if input.shape[0] != other.shape[0]:
+    if input.ndim != 1 or tensor.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.shape[0] != tensor.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-            f"[{other.shape[0]}] to have the same number of elements, but got "
-            f"{input.shape[0]} and {other.shape[0]} elements respectively"
+            f"[{tensor.shape[0]}] to have the same number of elements, but got "
+            f"{input.shape[0]} and {tensor.shape[0]} elements respectively"
         )
-    return _matmul(input, other)
+    return _matmul(input, tensor)
 
 
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002

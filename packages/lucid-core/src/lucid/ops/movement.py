@@ -65,12 +65,10 @@ class Triangle(Function):
         return Triangle.apply(g, ctx.k, ctx.kind), None, None
 
 
-def flip(input: Tensor, *dim_args: Any, dims: Any = None) -> Tensor:  # noqa: A002
-    """Reverse the order of elements along ``dims`` (``x.flip(0)``, ``lucid.flip(x, [0])`` or
-    torch's keyword ``lucid.flip(x, dims=[0])``)."""
-    if dims is not None and dim_args:
-        raise TypeError("flip() got multiple values for argument 'dims'")
-    dims = dim_args if dims is None else (dims,)
+def flip(input: Tensor, dims: Any = None, *dim_args: Any) -> Tensor:  # noqa: A002
+    """Reverse the order of elements along ``dims`` (``x.flip(0)``, ``x.flip(0, 1)``,
+    ``lucid.flip(x, [0])`` or torch's keyword ``lucid.flip(x, dims=[0])``)."""
+    dims = () if dims is None else (dims, *dim_args)
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     if not dims or input.ndim == 0:

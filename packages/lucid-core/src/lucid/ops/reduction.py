@@ -507,13 +507,19 @@ def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> An
     return ValuesIndices(values, indices)
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """``max(x)`` -> tensor; ``max(x, dim)`` -> (values, indices); ``max(x, y)`` -> maximum."""
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001, A002
+    """``max(x)`` -> tensor; ``max(x, dim)`` -> (values, indices); ``max(x, y)`` or
+    ``max(x, other=y)`` -> maximum."""
+    if other is not None:
+        return _extreme("max", input, other, False, True)
     return _extreme("max", input, dim, keepdim, True)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001, A002
-    """``min(x)`` -> tensor; ``min(x, dim)`` -> (values, indices); ``min(x, y)`` -> minimum."""
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001, A002
+    """``min(x)`` -> tensor; ``min(x, dim)`` -> (values, indices); ``min(x, y)`` or
+    ``min(x, other=y)`` -> minimum."""
+    if other is not None:
+        return _extreme("min", input, other, False, False)
     return _extreme("min", input, dim, keepdim, False)
 
 
@@ -572,9 +578,16 @@ def norm(
     p: Any = "fro",
     dim: Any = None,
     keepdim: bool = False,
+    out: Tensor | None = None,
     dtype: Any = None,
 ) -> Tensor:
-    """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro"."""
+    """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro",
+    "nuc" (torch's argument order: ``out`` before ``dtype``)."""
+    result: Tensor = write_out("norm", _norm(input, p, dim, keepdim, dtype), out, input)
+    return result
+
+
+def _norm(input: Tensor, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:  # noqa: A002
     a = _float_input("norm", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     if p == "fro" or p == 2:

@@ -30,7 +30,7 @@ OPS = OpTable(
     op("permute", sample((2, 3, 4), args=((2, 0, 1),), gg=True), sample((2, 3), args=((1, 0),),
        tag="2d")),
     op("transpose", sample((2, 3, 4), args=(0, 2))),
-    op("swapaxes", alias="transpose"),
+    op("swapaxes", sample((2, 3, 4), args=(0, 2)), sample((2, 3), axis0=1, axis1=0, tag="kw")),
     op("swapdims", alias="transpose"),
     op("t", sample((2, 3))),
     op("movedim", sample((2, 3, 4), args=(0, 2))),
@@ -156,15 +156,21 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     return Reshape.apply(a, target)
 
 
-def view(a: Tensor, *shape: Any) -> Tensor:
+def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
     """:func:`reshape`, or with a dtype, the same bytes read as that dtype (``x.view(int32)``
     of float32 gives the bit patterns; no gradient flows through that form, as in torch).
+    ``x.view(2, 3)``, ``x.view((2, 3))``, ``x.view(size=(2, 3))``, ``x.view(dtype=int32)``.
 
     A dtype of another element size changes the last dim by the size ratio (float32 (2, 4) as
     int16 is (2, 8)); a 0-d tensor cannot change element size.
     """
-    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
-        return _view_as_dtype(a, shape[0])
+    if dtype is not None or isinstance(size, dtypes.dtype):
+        if sizes or (dtype is not None and size is not None):
+            raise TypeError("view() takes either a size or a dtype, not both")
+        return _view_as_dtype(a, size if dtype is None else dtype)
+    if size is None:
+        raise TypeError("view() missing 1 required positional argument: 'size'")
+    shape = (size, *sizes)
     strides = layout_strides(a)
     if strides is not None and not _viewable(a.shape, strides, shape_arg(shape)):
         raise RuntimeError(
@@ -315,7 +321,11 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return permute(a, tuple(dims))
 
 
-swapaxes = transpose
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
+    """:func:`transpose` under NumPy's name and argument names (``torch.swapaxes``)."""
+    return transpose(input, axis0, axis1)
+
+
 swapdims = transpose
 
 
@@ -327,8 +337,11 @@ def t(input: Tensor) -> Tensor:
     return a if a.ndim < 2 else transpose(a, 0, 1)
 
 
-def expand(a: Tensor, *sizes: Any) -> Tensor:
-    """Broadcast size-1 dims to ``sizes`` (-1 keeps a size); the gradient sums back."""
+def expand(a: Tensor, size: Any = None, *sizes: Any, implicit: bool = False) -> Tensor:
+    """Broadcast size-1 dims to ``size`` (-1 keeps a size); the gradient sums back:
+    ``x.expand(2, 3)``, ``x.expand((2, 3))`` or ``x.expand(size=(2, 3))``. ``implicit`` is
+    torch's tracing flag and changes nothing."""
+    sizes = () if size is None else (size, *sizes)  # expand() of a 0-d tensor: its own shape
     target = list(shape_arg(sizes))
     if len(target) < a.ndim:
         raise RuntimeError(
@@ -351,10 +364,10 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     return Expand.apply(a, shape)
 
 
-def broadcast_to(input: Tensor, shape: Any) -> Tensor:
-    """``input`` expanded to ``shape`` (a view; see :func:`expand`)."""
+def broadcast_to(input: Tensor, size: Any) -> Tensor:  # noqa: A002
+    """``input`` expanded to ``size`` (a view; see :func:`expand`)."""
     a = input  # torch's parameter names outside, short ones inside
-    return expand(a, tuple(shape))
+    return expand(a, tuple(size))
 
 
 def expand_as(a: Tensor, other: Tensor) -> Tensor:
@@ -380,8 +393,11 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
     return out.reshape(shape) if out.shape != shape else out
 
 
-def clone(input: Tensor) -> Tensor:
-    """A copy that owns its data; the gradient passes through."""
+def clone(input: Tensor, *, memory_format: Any = None) -> Tensor:  # noqa: A002
+    """A copy that owns its data; the gradient passes through. ``memory_format`` lays the copy
+    out as :meth:`Tensor.clone` does."""
+    if memory_format is not None:
+        return input.clone(memory_format=memory_format)
     a = input  # torch's parameter names outside, short ones inside
     return Clone.apply(a)
 

@@ -131,21 +131,21 @@ def _prepare(name: str, x: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor,
     return x, normalize_dim(dim, x.ndim)
 
 
-def softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``exp(x) / exp(x).sum(dim)``, computed as ``exp(x - max)`` so large logits don't overflow.
 
     >>> lucid.softmax(lucid.tensor([1e4, 1e4 + 1.0]), dim=0)
     tensor([0.2689, 0.7311])
     """
-    x, d = _prepare("softmax", x, dim, dtype)
+    x, d = _prepare("softmax", input, dim, dtype)
     if x.ndim == 0:
         return Softmax.apply(x.reshape(1), 0).reshape(())
     return Softmax.apply(x, d)
 
 
-def log_softmax(x: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``log(softmax(x, dim))`` without forming the softmax (stable for large logits)."""
-    x, d = _prepare("log_softmax", x, dim, dtype)
+    x, d = _prepare("log_softmax", input, dim, dtype)
     if x.ndim == 0:
         return LogSoftmax.apply(x.reshape(1), 0).reshape(())
     return LogSoftmax.apply(x, d)

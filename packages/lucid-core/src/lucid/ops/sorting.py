@@ -235,7 +235,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
 
 def searchsorted(
     sorted_sequence: Tensor,
-    values: Any,
+    input: Any,  # noqa: A002
     *,
     out_int32: bool = False,
     right: bool = False,
@@ -257,8 +257,8 @@ def searchsorted(
     seq = sorted_sequence
     if sorter is not None:
         seq = seq.gather(-1, sorter)
-    scalar = not isinstance(values, Tensor)
-    vals = from_data(values, device=seq.device) if scalar else values
+    scalar = not isinstance(input, Tensor)
+    vals = from_data(input, device=seq.device) if scalar else input
     xp = seq.backend.xp
     how = "right" if right else "left"
     if seq.ndim <= 1:

@@ -319,19 +319,19 @@ def _floating(name: str, x: Any) -> Tensor:
     return x
 
 
-def erf(x: Tensor) -> Tensor:
+def erf(input: Tensor) -> Tensor:
     """The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``."""
-    return Erf.apply(_floating("erf", x))
+    return Erf.apply(_floating("erf", input))
 
 
-def erfc(x: Tensor) -> Tensor:
+def erfc(input: Tensor) -> Tensor:
     """``1 - erf(x)``, accurate where erf(x) is close to 1."""
-    return Erfc.apply(_floating("erfc", x))
+    return Erfc.apply(_floating("erfc", input))
 
 
-def erfinv(x: Tensor) -> Tensor:
+def erfinv(input: Tensor) -> Tensor:
     """The inverse of erf on (-1, 1); +-inf at +-1 and nan outside [-1, 1] (as PyTorch)."""
-    return Erfinv.apply(_floating("erfinv", x))
+    return Erfinv.apply(_floating("erfinv", input))
 
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:

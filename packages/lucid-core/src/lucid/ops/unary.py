@@ -397,12 +397,13 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
 
 def nan_to_num(
     input: Tensor,  # noqa: A002
-    nan: float = 0.0,
+    nan: float | None = None,
     posinf: float | None = None,
     neginf: float | None = None,
 ) -> Tensor:
-    """NaN, +inf and -inf replaced by finite values (gradient only where finite)."""
-    return NanToNum.apply(input, nan, posinf, neginf)
+    """NaN (by 0.0 unless ``nan``), +inf and -inf replaced by finite values (gradient only
+    where finite)."""
+    return NanToNum.apply(input, 0.0 if nan is None else nan, posinf, neginf)
 
 
 def atan2(input: Tensor, other: Any) -> Tensor:  # noqa: A002

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, TypeVar
 
-from lucid import Tensor, as_tensor, dtypes, preserve_format
+from lucid import Tensor, as_tensor, dtypes, empty_like, preserve_format
 from lucid.autograd import no_grad
 from lucid.compiler import compile as lucid_compile
 from lucid.cuda import NOT_COMPILED
@@ -547,6 +547,19 @@ class Module:
             return t
 
         return self._apply(convert)
+
+    def to_empty(self: T, *, device: Any, recurse: bool = True) -> T:
+        """Give every parameter and buffer new, uninitialised storage on ``device`` (of the
+        same shape and dtype): how a module built on the ``"meta"`` device gets real tensors
+        (``to`` cannot copy values a meta tensor does not have). Re-initialise them after
+        (``reset_parameters``, ``load_state_dict``). ``recurse=False``: own tensors only."""
+        if recurse:
+            return self._apply(lambda t: empty_like(t, device=device))
+        with no_grad():
+            for t in (*self._parameters.values(), *self._buffers.values()):
+                if t is not None:
+                    _rebind(t, empty_like(t, device=device))
+        return self
 
     def share_memory(self: T) -> T:
         """Move every parameter and buffer into shared memory (``Tensor.share_memory_``), for

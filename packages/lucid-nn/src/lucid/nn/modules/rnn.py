@@ -568,7 +568,7 @@ class RNNCellBase(Module):
     bias_hh: Parameter | None
 
     def __init__(
-        self, input_size: int, hidden_size: int, bias: bool, gates: int, device: Any = None,
+        self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: Any = None,
         dtype: Any = None
     ) -> None:  # fmt: skip
         super().__init__()
@@ -576,11 +576,11 @@ class RNNCellBase(Module):
         self.hidden_size = hidden_size
         self.bias = bias
         kw = {"dtype": dtype, "device": device}
-        self.weight_ih = Parameter(lucid.empty(gates * hidden_size, input_size, **kw))
-        self.weight_hh = Parameter(lucid.empty(gates * hidden_size, hidden_size, **kw))
+        self.weight_ih = Parameter(lucid.empty(num_chunks * hidden_size, input_size, **kw))
+        self.weight_hh = Parameter(lucid.empty(num_chunks * hidden_size, hidden_size, **kw))
         if bias:
-            self.bias_ih = Parameter(lucid.empty(gates * hidden_size, **kw))
-            self.bias_hh = Parameter(lucid.empty(gates * hidden_size, **kw))
+            self.bias_ih = Parameter(lucid.empty(num_chunks * hidden_size, **kw))
+            self.bias_hh = Parameter(lucid.empty(num_chunks * hidden_size, **kw))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)

@@ -1,0 +1,109 @@
+"""The meta device: tensors with a shape and a dtype and no data; ops give meta results with
+torch's shapes and dtypes without allocating their size; reading values raises torch's errors."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import lucid
+
+
+def test_creation_and_moves() -> None:
+    x = lucid.empty(2, 3, device="meta")
+    assert x.is_meta and x.device == "meta" and x.shape == (2, 3) and x.dtype is lucid.float32
+    assert lucid.zeros(size=(4,), dtype=lucid.int64, device="meta").dtype is lucid.int64
+    y = lucid.randn(3, 4).to("meta")
+    assert y.is_meta and y.shape == (3, 4)
+    assert lucid.ones_like(y).is_meta and lucid.full((2,), 7.0, device="meta").is_meta
+    assert repr(x) == "tensor(..., device='meta', size=(2, 3))"
+    assert not lucid.randn(2).is_meta
+
+
+def test_reading_values_raises() -> None:
+    x = lucid.empty(1, device="meta")
+    with pytest.raises(RuntimeError, match="cannot be called on meta tensors"):
+        x.item()
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        x.numpy()
+    with pytest.raises(NotImplementedError, match="to_empty"):
+        x.to("cpu")
+
+
+def test_ops_shapes_and_dtypes_without_allocating() -> None:
+    tracemalloc.start()
+    try:
+        x = lucid.empty(20000, 20000, device="meta")  # 1.6 GB were it real
+        y = (x * 2 + 1).exp().sigmoid()
+        z = y @ lucid.empty(20000, 300, device="meta")
+        s, m, r = z.sum(1), z.mean(), z.reshape(-1)
+        c = lucid.cat([z, z], 0)
+        b = x > 0
+        h = x.to(lucid.float64)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000
+    assert y.shape == (20000, 20000) and z.shape == (20000, 300) and s.shape == (20000,)
+    assert m.shape == () and r.shape == (6_000_000,) and c.shape == (40000, 300)
+    assert b.dtype is lucid.bool and h.dtype is lucid.float64 and z.is_meta
+    assert x.T.shape == (20000, 20000) and x[1:3, None].shape == (2, 1, 20000)
+
+
+def test_ops_match_real_shapes_and_dtypes() -> None:
+    rng = np.random.default_rng(0)
+    real = [lucid.tensor(rng.standard_normal((4, 5)).astype(np.float32)), lucid.arange(5)]
+    meta = [t.to("meta") for t in real]
+    cases = [
+        lambda a, i: a.softmax(-1), lambda a, i: a.max(dim=1).values, lambda a, i: a.var(0),
+        lambda a, i: lucid.where(a > 0, a, 0.0), lambda a, i: a * i, lambda a, i: a.permute(1, 0),
+        lambda a, i: lucid.stack([a, a]), lambda a, i: a.unsqueeze(0).expand(3, 4, 5),
+    ]  # fmt: skip
+    for case in cases:
+        want, got = case(*real), case(*meta)
+        assert got.is_meta and got.shape == want.shape and got.dtype is want.dtype
+
+
+def test_unsupported_op_says_so() -> None:
+    x = lucid.empty(4, 4, device="meta")
+    with pytest.raises((NotImplementedError, RuntimeError)):
+        x.sort()
+
+
+def test_module_to_meta_and_to_empty() -> None:
+    nn = pytest.importorskip("lucid.nn")
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2), nn.BatchNorm1d(2))
+    model.to("meta")
+    assert all(p.is_meta for p in model.parameters())
+    out = model(lucid.empty(5, 4, device="meta"))
+    assert out.is_meta and out.shape == (5, 2)
+    model.to_empty(device="cpu")
+    assert not any(p.is_meta for p in model.parameters())
+    assert model[0].weight.shape == (8, 4)
+    assert model(lucid.randn(5, 4)).shape == (5, 2)
+
+
+def test_ensembling_with_a_meta_base_model() -> None:
+    """pytorch/tutorials' model ensembling: stack_module_state, a meta copy, vmap."""
+    nn = pytest.importorskip("lucid.nn")
+    import copy
+
+    from lucid.func import functional_call, stack_module_state, vmap
+
+    lucid.manual_seed(0)
+    models = [nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)) for _ in range(4)]
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(p: dict, b: dict, x: lucid.Tensor) -> lucid.Tensor:
+        return functional_call(base, (p, b), (x,))  # type: ignore[no-any-return]
+
+    x = lucid.randn(4, 7, 6)
+    want = lucid.stack([m(xi) for m, xi in zip(models, x)])
+    got = vmap(fmodel)(params, buffers, x)
+    assert lucid.allclose(got, want, rtol=1e-5, atol=1e-6)
+    shared = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x[0])
+    want_shared = lucid.stack([m(x[0]) for m in models])
+    assert lucid.allclose(shared, want_shared, rtol=1e-5, atol=1e-6)
