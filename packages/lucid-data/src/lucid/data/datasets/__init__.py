@@ -1,8 +1,36 @@
-"""Standard datasets read from their distribution files: the MNIST family, CIFAR10/100, SVHN,
-STL10; image folders."""
+"""torchvision's datasets read from their distribution files: the MNIST family, CIFAR10/100,
+SVHN, STL10, COCO, Pascal VOC, ImageNet, CelebA, Caltech, ... ; image folders."""
 
 from __future__ import annotations
 
+from ._classification import (
+    SBU,
+    SUN397,
+    Caltech101,
+    Caltech256,
+    CelebA,
+    CLEVRClassification,
+    Flickr8k,
+    Flickr30k,
+    ImageNet,
+    INaturalist,
+    LFWPairs,
+    LFWPeople,
+    Omniglot,
+    OxfordIIITPet,
+    Places365,
+    StanfordCars,
+)
+from ._detection import (
+    Cityscapes,
+    CocoCaptions,
+    CocoDetection,
+    Kitti,
+    SBDataset,
+    VOCDetection,
+    VOCSegmentation,
+    WIDERFace,
+)
 from .cifar import CIFAR10, CIFAR100
 from .fakedata import FakeData
 from .folder import (
@@ -41,6 +69,30 @@ from .utils import (
 from .vision import VisionDataset
 
 __all__ = [
+    "SBU",
+    "SUN397",
+    "Caltech101",
+    "Caltech256",
+    "CelebA",
+    "CLEVRClassification",
+    "Flickr8k",
+    "Flickr30k",
+    "ImageNet",
+    "INaturalist",
+    "LFWPairs",
+    "LFWPeople",
+    "Omniglot",
+    "OxfordIIITPet",
+    "Places365",
+    "StanfordCars",
+    "Cityscapes",
+    "CocoCaptions",
+    "CocoDetection",
+    "Kitti",
+    "SBDataset",
+    "VOCDetection",
+    "VOCSegmentation",
+    "WIDERFace",
     "IMG_EXTENSIONS",
     "DatasetFolder",
     "ImageFolder",

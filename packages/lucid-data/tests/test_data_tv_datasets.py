@@ -1,0 +1,468 @@
+"""torchvision's file-based datasets built from tiny fixtures in their real formats (COCO
+JSON, VOC XML, .mat files, text tables, PNG/JPEG images): lengths, item types and values,
+and the errors for a missing or corrupt root."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PIL")
+
+import lucid
+from lucid.data import datasets
+from lucid.data.datasets import _classification
+
+
+def _load_formats() -> Any:
+    """The fixture writers next to this file (tests run in importlib mode: no sibling
+    imports)."""
+    import importlib.util
+
+    path = Path(__file__).with_name("_fixture_formats.py")
+    spec = importlib.util.spec_from_file_location("_lucid_fixture_formats", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_formats = _load_formats()
+Sparse, write_image, write_mat = _formats.Sparse, _formats.write_image, _formats.write_mat
+
+RNG = np.random.default_rng(0)
+
+
+def _img(path: Path, h: int = 4, w: int = 5, gray: bool = False, seed: int = 0) -> np.ndarray:
+    shape = (h, w) if gray else (h, w, 3)
+    arr = np.random.default_rng(seed).integers(0, 256, shape, dtype=np.uint8)
+    write_image(path, arr)
+    return arr
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# -- detection and segmentation ----------------------------------------------------------------
+
+
+def test_coco_detection_and_captions(tmp_path: Path) -> None:
+    a = _img(tmp_path / "a.png", seed=1)
+    _img(tmp_path / "b.png", seed=2)
+    ann = {
+        "images": [{"id": 7, "file_name": "b.png"}, {"id": 3, "file_name": "a.png"}],
+        "annotations": [
+            {"id": 1, "image_id": 3, "category_id": 2, "bbox": [0, 0, 2, 2], "area": 4,
+             "iscrowd": 0, "caption": "a cat"},
+            {"id": 2, "image_id": 3, "category_id": 1, "bbox": [1, 1, 1, 1], "area": 1,
+             "iscrowd": 0, "caption": "a dog"},
+        ],
+        "categories": [{"id": 1, "name": "dog", "supercategory": "animal"},
+                       {"id": 2, "name": "cat", "supercategory": "animal"}],
+    }  # fmt: skip
+    ann_file = _write(tmp_path / "ann.json", json.dumps(ann))
+    ds = datasets.CocoDetection(str(tmp_path), str(ann_file))
+    assert len(ds) == 2 and ds.ids == [3, 7]
+    img, target = ds[0]
+    np.testing.assert_array_equal(img, a)
+    assert [t["id"] for t in target] == [1, 2] and target[0]["bbox"] == [0, 0, 2, 2]
+    assert ds[1][1] == []
+    assert ds.coco.getCatIds(catNms=["cat"]) == [2]
+    assert ds.coco.getAnnIds(imgIds=[3], catIds=[1]) == [2]
+    assert sorted(ds.coco.getImgIds(catIds=[2])) == [3]
+    caps = datasets.CocoCaptions(str(tmp_path), str(ann_file))
+    assert caps[0][1] == ["a cat", "a dog"]
+    with pytest.raises(ValueError, match="Index must be of type integer"):
+        ds["0"]  # type: ignore[index]
+    both = datasets.CocoDetection(
+        str(tmp_path), str(ann_file), transforms=lambda i, t: (i.shape, len(t))
+    )
+    assert both[0] == ((4, 5, 3), 2)
+    with pytest.raises(ValueError, match="Only transforms or transform/target_transform"):
+        datasets.CocoDetection(str(tmp_path), str(ann_file), transform=id, transforms=id)
+    _write(tmp_path / "bad.json", "{not json")
+    with pytest.raises(RuntimeError, match="cannot read the COCO annotation file"):
+        datasets.CocoDetection(str(tmp_path), str(tmp_path / "bad.json"))
+
+
+def _voc(root: Path) -> tuple[np.ndarray, np.ndarray]:
+    base = root / "VOCdevkit" / "VOC2012"
+    img = _img(base / "JPEGImages" / "x1.png")
+    os.rename(base / "JPEGImages" / "x1.png", base / "JPEGImages" / "x1.jpg")  # PNG bytes: exact
+    _write(base / "ImageSets" / "Main" / "train.txt", "x1\n")
+    _write(base / "ImageSets" / "Segmentation" / "train.txt", "x1\n")
+    _write(
+        base / "Annotations" / "x1.xml",
+        "<annotation><filename>x1.jpg</filename><size><width>5</width><height>4</height>"
+        "</size><object><name>dog</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>3</xmax>"
+        "<ymax>4</ymax></bndbox></object></annotation>",
+    )
+    from PIL import Image
+
+    mask = np.array([[0, 1, 2, 255, 0]] * 4, dtype=np.uint8)
+    pal = Image.fromarray(mask, mode="P")
+    pal.putpalette([0, 0, 0, 128, 0, 0, 0, 128, 0] + [255, 255, 255] * 253)
+    (base / "SegmentationClass").mkdir()
+    pal.save(base / "SegmentationClass" / "x1.png")
+    return img, mask
+
+
+def test_voc_detection_and_segmentation(tmp_path: Path) -> None:
+    img, mask = _voc(tmp_path)
+    det = datasets.VOCDetection(str(tmp_path), year="2012", image_set="train")
+    assert len(det) == 1
+    image, target = det[0]
+    np.testing.assert_array_equal(image, img)
+    ann = target["annotation"]
+    assert ann["size"] == {"width": "5", "height": "4"}
+    assert ann["object"] == [
+        {"name": "dog", "bndbox": {"xmin": "1", "ymin": "2", "xmax": "3", "ymax": "4"}}
+    ]
+    seg = datasets.VOCSegmentation(str(tmp_path), image_set="train")
+    assert seg.masks == seg.targets
+    _, m = seg[0]
+    assert m.dtype == np.uint8
+    np.testing.assert_array_equal(m, mask)
+    with pytest.raises(ValueError, match="Unknown value 'test' for argument image_set"):
+        datasets.VOCDetection(str(tmp_path), image_set="test")
+    with pytest.raises(RuntimeError, match="Dataset not found"):
+        datasets.VOCDetection(str(tmp_path), year="2011")
+
+
+def test_sbd(tmp_path: Path) -> None:
+    img = _img(tmp_path / "img" / "s1.png")
+    os.rename(tmp_path / "img" / "s1.png", tmp_path / "img" / "s1.jpg")
+    _write(tmp_path / "train.txt", "s1\n")
+    seg = RNG.integers(0, 21, (4, 5)).astype(np.uint8)
+    bounds = [Sparse((RNG.random((4, 5)) > 0.7).astype(float)) for _ in range(20)]
+    (tmp_path / "cls").mkdir()
+    gtcls = {"Segmentation": seg, "Boundaries": tuple(bounds), "CategoriesPresent": 1.0}
+    write_mat(tmp_path / "cls" / "s1.mat", {"GTcls": gtcls})  # a 20 x 1 cell, as SBD's
+    ds = datasets.SBDataset(str(tmp_path), mode="segmentation")
+    image, target = ds[0]
+    np.testing.assert_array_equal(image, img)
+    np.testing.assert_array_equal(target, seg)
+    ds = datasets.SBDataset(str(tmp_path), mode="boundaries")
+    _, b = ds[0]
+    assert b.shape == (20, 4, 5)
+    np.testing.assert_array_equal(b[3], bounds[3].dense)
+    with pytest.raises(RuntimeError, match="SBDataset needs val.txt"):
+        datasets.SBDataset(str(tmp_path), image_set="val")
+
+
+def test_widerface(tmp_path: Path) -> None:
+    base = tmp_path / "widerface"
+    for name in ("WIDER_train", "WIDER_val", "WIDER_test", "wider_face_split"):
+        (base / name).mkdir(parents=True)
+    _img(base / "WIDER_train" / "images" / "0--P" / "a.jpg")
+    _img(base / "WIDER_train" / "images" / "0--P" / "b.jpg")
+    _img(base / "WIDER_test" / "images" / "0--P" / "c.jpg")
+    _write(
+        base / "wider_face_split" / "wider_face_train_bbx_gt.txt",
+        "0--P/a.jpg\n2\n1 2 3 4 0 0 0 0 0 0 \n5 6 7 8 1 1 0 2 0 1 \n"
+        "0--P/b.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n",
+    )
+    _write(base / "wider_face_split" / "wider_face_test_filelist.txt", "0--P/c.jpg\n")
+    ds = datasets.WIDERFace(str(tmp_path), split="train")
+    assert len(ds) == 2
+    img, target = ds[0]
+    assert img.shape == (4, 5, 3)
+    assert isinstance(target["bbox"], lucid.Tensor) and target["bbox"].dtype == lucid.int64
+    np.testing.assert_array_equal(target["bbox"].numpy(), [[1, 2, 3, 4], [5, 6, 7, 8]])
+    np.testing.assert_array_equal(target["invalid"].numpy(), [0, 1])
+    assert tuple(ds[1][1]["bbox"].shape) == (1, 4)
+    test = datasets.WIDERFace(str(tmp_path), split="test")
+    assert len(test) == 1 and test[0][1] is None
+    with pytest.raises(RuntimeError, match="Dataset not found"):
+        datasets.WIDERFace(str(tmp_path / "nowhere"))
+
+
+def test_kitti(tmp_path: Path) -> None:
+    raw = tmp_path / "Kitti" / "raw" / "training"
+    _img(raw / "image_2" / "000000.png")
+    _write(
+        raw / "label_2" / "000000.txt",
+        "Car 0.00 0 -1.58 587.01 173.33 614.12 200.12 1.65 1.67 3.64 -0.65 1.71 46.70 -1.59\n",
+    )
+    ds = datasets.Kitti(str(tmp_path))
+    img, target = ds[0]
+    assert len(ds) == 1 and img.shape == (4, 5, 3)
+    assert target[0]["type"] == "Car" and target[0]["occluded"] == 0
+    assert target[0]["bbox"] == [587.01, 173.33, 614.12, 200.12]
+    with pytest.raises(RuntimeError, match="Kitti needs"):
+        datasets.Kitti(str(tmp_path), train=False)
+
+
+def test_cityscapes(tmp_path: Path) -> None:
+    img = _img(tmp_path / "leftImg8bit" / "train" / "aachen" / "aachen_0_0_leftImg8bit.png")
+    sem = RNG.integers(0, 34, (4, 5)).astype(np.uint8)
+    write_image(tmp_path / "gtFine" / "train" / "aachen" / "aachen_0_0_gtFine_labelIds.png", sem)
+    _write(
+        tmp_path / "gtFine" / "train" / "aachen" / "aachen_0_0_gtFine_polygons.json",
+        json.dumps({"imgHeight": 4, "objects": []}),
+    )
+    ds = datasets.Cityscapes(str(tmp_path), target_type=["semantic", "polygon"])
+    image, (s, poly) = ds[0]
+    np.testing.assert_array_equal(image, img)
+    np.testing.assert_array_equal(s, sem)
+    assert poly == {"imgHeight": 4, "objects": []}
+    assert datasets.Cityscapes.classes[7].name == "road"
+    with pytest.raises(ValueError, match="Unknown value 'test' for argument split"):
+        datasets.Cityscapes(str(tmp_path), mode="coarse", split="test")
+    with pytest.raises(RuntimeError, match="Dataset not found or incomplete"):
+        datasets.Cityscapes(str(tmp_path), split="val")
+
+
+# -- classification ---------------------------------------------------------------------------
+
+
+def test_caltech(tmp_path: Path) -> None:
+    cats = tmp_path / "caltech101" / "101_ObjectCategories"
+    _img(cats / "BACKGROUND_Google" / "image_0001.jpg")
+    _img(cats / "Faces" / "image_0001.jpg")
+    _img(cats / "ant" / "image_0001.jpg")
+    _img(cats / "ant" / "image_0002.jpg", gray=True)
+    contour = np.arange(6.0).reshape(2, 3)
+    (tmp_path / "caltech101" / "Annotations" / "ant").mkdir(parents=True)
+    write_mat(
+        tmp_path / "caltech101" / "Annotations" / "ant" / "annotation_0002.mat",
+        {"box_coord": np.array([[1.0, 2, 3, 4]]), "obj_contour": contour},
+    )
+    ds = datasets.Caltech101(str(tmp_path), target_type=["category", "annotation"])
+    assert ds.categories == ["Faces", "ant"] and ds.annotation_categories == ["Faces_2", "ant"]
+    assert len(ds) == 3
+    img, (cat, ann) = ds[2]
+    assert img.shape == (4, 5) and cat == 1
+    np.testing.assert_array_equal(ann, contour)
+    assert datasets.Caltech101(str(tmp_path))[0][1] == 0
+    c256 = tmp_path / "caltech256" / "256_ObjectCategories"
+    _img(c256 / "001.ak47" / "001_0001.jpg")
+    _img(c256 / "002.bat" / "002_0001.jpg")
+    ds256 = datasets.Caltech256(str(tmp_path))
+    assert len(ds256) == 2 and ds256[1][1] == 1
+    with pytest.raises(RuntimeError, match="Caltech256 needs"):
+        datasets.Caltech256(str(tmp_path / "x"))
+
+
+def test_celeba(tmp_path: Path) -> None:
+    base = tmp_path / "celeba"
+    for name in ("a.jpg", "b.jpg", "c.jpg"):
+        _img(base / "img_align_celeba" / name)
+    _write(base / "list_eval_partition.txt", "a.jpg 0\nb.jpg 1\nc.jpg 0\n")
+    _write(base / "identity_CelebA.txt", "a.jpg 10\nb.jpg 11\nc.jpg 12\n")
+    _write(
+        base / "list_bbox_celeba.txt",
+        "3\nimage_id x_1 y_1 width height\na.jpg 1 2 3 4\nb.jpg 5 6 7 8\nc.jpg 9 10 11 12\n",
+    )
+    _write(base / "list_landmarks_align_celeba.txt", "3\nlx ly\na.jpg 1 2\nb.jpg 3 4\nc.jpg 5 6\n")
+    _write(
+        base / "list_attr_celeba.txt", "3\nSmiling Young\na.jpg  1 -1\nb.jpg -1  1\nc.jpg  1  1\n"
+    )
+    ds = datasets.CelebA(str(tmp_path), split="train", target_type=["attr", "identity", "bbox"])
+    assert (
+        len(ds) == 2 and ds.filename == ["a.jpg", "c.jpg"] and ds.attr_names == ["Smiling", "Young"]
+    )
+    assert ds.attr.dtype == lucid.int64
+    img, (attr, ident, bbox) = ds[1]
+    np.testing.assert_array_equal(attr.numpy(), [1, 1])
+    assert int(ident.item()) == 12 and ident.ndim == 0
+    np.testing.assert_array_equal(bbox.numpy(), [9, 10, 11, 12])
+    everything = datasets.CelebA(str(tmp_path), split="all", target_type=[])
+    assert len(everything) == 3 and everything[0][1] is None
+    with pytest.raises(RuntimeError, match="CelebA needs"):
+        datasets.CelebA(str(tmp_path / "nowhere"))
+    _write(base / "identity_CelebA.txt", "a.jpg x\n")
+    with pytest.raises(RuntimeError, match="expected a table of integers"):
+        datasets.CelebA(str(tmp_path))
+
+
+def test_oxford_pet(tmp_path: Path) -> None:
+    base = tmp_path / "oxford-iiit-pet"
+    _img(base / "images" / "Abyssinian_1.jpg")
+    _img(base / "images" / "great_pyrenees_2.jpg")
+    write_image(base / "annotations" / "trimaps" / "Abyssinian_1.png", np.full((4, 5), 2, np.uint8))
+    _write(base / "annotations" / "trainval.txt", "Abyssinian_1 1 1 1\ngreat_pyrenees_2 2 2 1\n")
+    ds = datasets.OxfordIIITPet(
+        str(tmp_path), target_types=["category", "binary-category", "segmentation"]
+    )
+    assert ds.classes == ["Abyssinian", "Great Pyrenees"] and ds.bin_classes == ["Cat", "Dog"]
+    img, (cat, binary, seg) = ds[0]
+    assert cat == 0 and binary == 0 and seg.shape == (4, 5) and int(seg[0, 0]) == 2
+    assert datasets.OxfordIIITPet(str(tmp_path))[1][1] == 1
+    with pytest.raises(RuntimeError, match="OxfordIIITPet needs"):
+        datasets.OxfordIIITPet(str(tmp_path / "x"))
+
+
+def test_stanford_cars(tmp_path: Path) -> None:
+    base = tmp_path / "stanford_cars"
+    _img(base / "cars_train" / "00001.jpg")
+    _img(base / "cars_train" / "00002.jpg")
+    (base / "devkit").mkdir()
+    annos = [
+        {"bbox_x1": 1.0, "class": np.array([[2]], np.uint8), "fname": "00001.jpg"},
+        {"bbox_x1": 2.0, "class": np.array([[1]], np.uint8), "fname": "00002.jpg"},
+    ]
+    write_mat(base / "devkit" / "cars_train_annos.mat", {"annotations": annos})
+    write_mat(base / "devkit" / "cars_meta.mat", {"class_names": ["AM General Hummer", "Acura RL"]})
+    ds = datasets.StanfordCars(str(tmp_path))
+    assert ds.classes == ["AM General Hummer", "Acura RL"] and len(ds) == 2
+    assert ds[0][1] == 1 and ds[1][1] == 0 and ds[0][0].shape == (4, 5, 3)
+    with pytest.raises(ValueError, match="cannot be downloaded anymore"):
+        datasets.StanfordCars(str(tmp_path), download=True)
+    with pytest.raises(RuntimeError, match="StanfordCars needs"):
+        datasets.StanfordCars(str(tmp_path), split="test")
+
+
+def test_flickr(tmp_path: Path) -> None:
+    _img(tmp_path / "1000_abc.jpg")
+    html = _write(
+        tmp_path / "ann.html",
+        "<html><table><tr><td><a href='x'>http://x/1000/</a></td><td><ul><li>A dog.</li>"
+        "<li>A brown dog.</li></ul></td></tr></table></html>",
+    )
+    ds8 = datasets.Flickr8k(str(tmp_path), str(html))
+    assert len(ds8) == 1 and ds8[0][1] == ["A dog.", "A brown dog."]
+    ann = _write(tmp_path / "results.token", "1000_abc.jpg#0\tOne.\n1000_abc.jpg#1\tTwo.\n")
+    ds30 = datasets.Flickr30k(str(tmp_path), str(ann))
+    assert ds30.ids == ["1000_abc.jpg"] and ds30[0][1] == ["One.", "Two."]
+
+
+def test_lfw(tmp_path: Path) -> None:
+    base = tmp_path / "lfw-py"
+    for name, n in (("Ann", 2), ("Bob", 1)):
+        for i in range(1, n + 1):
+            _img(base / "lfw_funneled" / name / f"{name}_{i:04d}.jpg", seed=i)
+    _write(base / "lfw-names.txt", "Ann 2\nBob 1\n")
+    _write(base / "peopleDevTrain.txt", "2\nAnn\t2\nBob\t1\n")
+    _write(base / "pairsDevTrain.txt", "1\nAnn\t1\t2\nAnn\t1\tBob\t1\n")
+    people = datasets.LFWPeople(str(tmp_path), split="train")
+    assert people.targets == [0, 0, 1] and people.class_to_idx == {"Ann": 0, "Bob": 1}
+    assert people[2][1] == 1
+    pairs = datasets.LFWPairs(str(tmp_path), split="train")
+    assert len(pairs) == 2 and pairs.targets == [1, 0]
+    assert pairs.pair_names == [("Ann", "Ann"), ("Ann", "Bob")]
+    a, b, same = pairs[0]
+    assert same == 1 and a.shape == b.shape == (4, 5, 3)
+    with pytest.raises(ValueError, match="no longer available for automatic download"):
+        datasets.LFWPeople(str(tmp_path), download=True)
+    with pytest.raises(RuntimeError, match="LFWPairs needs"):
+        datasets.LFWPairs(str(tmp_path), split="test")
+
+
+def test_omniglot(tmp_path: Path) -> None:
+    base = tmp_path / "omniglot-py" / "images_background"
+    _img(base / "Greek" / "character01" / "0001_01.png", gray=True)
+    _img(base / "Greek" / "character02" / "0002_01.png", gray=True)
+    _img(base / "Greek" / "character02" / "0002_02.png", gray=True)
+    ds = datasets.Omniglot(str(tmp_path))
+    assert len(ds) == 3 and [ds[i][1] for i in range(3)] == [0, 1, 1]
+    assert ds[0][0].shape == (4, 5) and ds[0][0].dtype == np.uint8
+    with pytest.raises(RuntimeError, match="Omniglot needs"):
+        datasets.Omniglot(str(tmp_path), background=False)
+
+
+def test_places365(tmp_path: Path) -> None:
+    _write(tmp_path / "categories_places365.txt", "/a/airfield 0\n/a/airport 1\n")
+    _write(tmp_path / "places365_val.txt", "Places365_val_00000001.jpg 1\n")
+    _img(tmp_path / "val_256" / "Places365_val_00000001.jpg")
+    ds = datasets.Places365(str(tmp_path), split="val", small=True)
+    assert ds.classes == ["/a/airfield", "/a/airport"] and ds.targets == [1]
+    assert ds[0][1] == 1 and ds[0][0].shape == (4, 5, 3)
+    with pytest.raises(RuntimeError, match="places365_test.txt does not exist"):
+        datasets.Places365(str(tmp_path), split="test")
+
+
+def test_sun397(tmp_path: Path) -> None:
+    base = tmp_path / "SUN397"
+    _write(base / "ClassName.txt", "/a/abbey\n/b/bar/inside\n")
+    _img(base / "a" / "abbey" / "sun_a.jpg")
+    _img(base / "b" / "bar" / "inside" / "sun_b.jpg")
+    ds = datasets.SUN397(str(tmp_path))
+    assert ds.classes == ["abbey", "bar/inside"] and sorted(ds._labels) == [0, 1]
+    assert len(ds) == 2
+    with pytest.raises(RuntimeError, match="SUN397 needs"):
+        datasets.SUN397(str(tmp_path / "x"))
+
+
+def test_inaturalist(tmp_path: Path) -> None:
+    root = tmp_path / "2021_train"
+    _img(root / "00000_Animalia_Chordata_Aves_Order_Fam_Genus_sp" / "a.jpg")
+    _img(root / "00001_Animalia_Chordata_Mammalia_Order_Fam2_Genus2_sp" / "b.jpg")
+    ds = datasets.INaturalist(str(tmp_path), target_type=["full", "class", "kingdom"])
+    assert len(ds) == 2 and ds[1][1] == (1, 1, 0)
+    assert ds.category_name("class", 1) == "Mammalia"
+    with pytest.raises(RuntimeError, match="INaturalist needs"):
+        datasets.INaturalist(str(tmp_path), version="2021_valid")
+
+
+def _tar(path: Path, folder: Path, arcname: str) -> None:
+    with tarfile.open(path, "w:gz") as tf:
+        tf.add(folder, arcname=arcname)
+
+
+def test_imagenet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    devkit = tmp_path / "src" / "ILSVRC2012_devkit_t12" / "data"
+    devkit.mkdir(parents=True)
+    synsets = [
+        {"ILSVRC2012_ID": 1.0, "WNID": "n01", "words": "tench, Tinca tinca", "num_children": 0.0},
+        {"ILSVRC2012_ID": 2.0, "WNID": "n02", "words": "goldfish", "num_children": 0.0},
+        {"ILSVRC2012_ID": 3.0, "WNID": "n99", "words": "fish", "num_children": 2.0},
+    ]
+    write_mat(devkit / "meta.mat", {"synsets": synsets})
+    _write(devkit / "ILSVRC2012_validation_ground_truth.txt", "2\n1\n")
+    archive = tmp_path / "ILSVRC2012_devkit_t12.tar.gz"
+    _tar(archive, devkit.parent, "ILSVRC2012_devkit_t12")
+    md5 = datasets.calculate_md5(archive)
+    monkeypatch.setitem(_classification.ARCHIVE_META, "devkit", (archive.name, md5))
+    for wnid in ("n01", "n02"):
+        _img(tmp_path / "train" / wnid / f"{wnid}_1.JPEG")
+    ds = datasets.ImageNet(str(tmp_path))
+    assert ds.wnids == ["n01", "n02"] and ds.classes == [("tench", "Tinca tinca"), ("goldfish",)]
+    assert ds.class_to_idx == {"tench": 0, "Tinca tinca": 0, "goldfish": 1}
+    assert len(ds) == 2 and ds[1][1] == 1 and ds.root == str(tmp_path)
+    assert _classification.load_meta_file(str(tmp_path))[1] == ["n02", "n01"]
+    with pytest.raises(RuntimeError, match="ILSVRC2012_img_val.tar is not present"):
+        datasets.ImageNet(str(tmp_path), split="val")
+    with pytest.raises(RuntimeError, match="ILSVRC2012_devkit_t12.tar.gz is not present"):
+        monkeypatch.setitem(_classification.ARCHIVE_META, "devkit", (archive.name, "0" * 32))
+        datasets.ImageNet(str(tmp_path / "empty"))
+
+
+def test_clevr_and_sbu(tmp_path: Path) -> None:
+    base = tmp_path / "clevr" / "CLEVR_v1.0"
+    _img(base / "images" / "val" / "CLEVR_val_000000.png")
+    _write(
+        base / "scenes" / "CLEVR_val_scenes.json",
+        json.dumps({"scenes": [{"image_filename": "CLEVR_val_000000.png", "objects": [1, 2, 3]}]}),
+    )
+    ds = datasets.CLEVRClassification(str(tmp_path), split="val")
+    assert len(ds) == 1 and ds[0][1] == 3
+    folder = tmp_path / "dataset"
+    _img(folder / "p1.jpg")
+    _write(folder / "SBU_captioned_photo_dataset_urls.txt", "http://x/p1.jpg\nhttp://x/p2.jpg\n")
+    _write(folder / "SBU_captioned_photo_dataset_captions.txt", "first\nsecond\n")
+    sbu = datasets.SBU(str(tmp_path), download=False)
+    assert len(sbu) == 1 and sbu[0][1] == "first"
+
+
+def test_corrupt_image_names_the_file(tmp_path: Path) -> None:
+    _write(tmp_path / "SUN397" / "ClassName.txt", "/a/abbey\n")
+    _write(tmp_path / "SUN397" / "a" / "abbey" / "sun_x.jpg", "not an image")
+    ds = datasets.SUN397(str(tmp_path), loader=_classification.open_image)
+    with pytest.raises(RuntimeError, match="cannot read the image .*sun_x.jpg"):
+        ds[0]
+
+
+def test_vision_dataset_transforms_argument() -> None:
+    ds: Any = datasets.VisionDataset(None, transform=str, target_transform=repr)
+    assert isinstance(ds.transforms, datasets.vision.StandardTransform)
+    assert ds.transforms(1, 2) == ("1", "2")
