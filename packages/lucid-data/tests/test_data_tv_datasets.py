@@ -466,3 +466,203 @@ def test_vision_dataset_transforms_argument() -> None:
     ds: Any = datasets.VisionDataset(None, transform=str, target_transform=repr)
     assert isinstance(ds.transforms, datasets.vision.StandardTransform)
     assert ds.transforms(1, 2) == ("1", "2")
+
+
+# -- optical flow and stereo ------------------------------------------------------------------
+
+write_flo, write_pfm, write_kitti_flow = (
+    _formats.write_flo,
+    _formats.write_pfm,
+    _formats.write_kitti_flow,
+)
+
+
+def _flow(h: int = 4, w: int = 5, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(2, h, w)).astype(np.float32)
+
+
+def test_png_decoder_matches_pillow_on_every_filter(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from lucid.data.datasets import _flow_stereo
+
+    rng = np.random.default_rng(3)
+    smooth = np.cumsum(rng.integers(0, 4, (24, 31, 3)), axis=1).astype(np.uint8)  # Paeth/Sub
+    for i, arr in enumerate([smooth, rng.integers(0, 256, (9, 7, 3), dtype=np.uint8)]):
+        Image.fromarray(arr).save(tmp_path / f"{i}.png", optimize=True)
+        np.testing.assert_array_equal(_flow_stereo._read_png(tmp_path / f"{i}.png"), arr)
+    gray16 = (np.cumsum(rng.integers(0, 900, (10, 12)), axis=1)).astype(np.uint16)
+    Image.fromarray(gray16).save(tmp_path / "g.png")
+    np.testing.assert_array_equal(_flow_stereo._read_png(tmp_path / "g.png")[..., 0], gray16)
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 30)
+    with pytest.raises(ValueError, match="bad.png"):
+        _flow_stereo._read_png(tmp_path / "bad.png")
+
+
+def test_sintel_and_flying_chairs(tmp_path: Path) -> None:
+    base = tmp_path / "Sintel"
+    for k in range(3):
+        _img(base / "training" / "clean" / "alley" / f"frame_{k:04d}.png", seed=k)
+    flows = [_flow(seed=k) for k in range(2)]
+    (base / "training" / "flow" / "alley").mkdir(parents=True)
+    for k, f in enumerate(flows):
+        write_flo(base / "training" / "flow" / "alley" / f"frame_{k:04d}.flo", f)
+    ds = datasets.Sintel(str(tmp_path))
+    assert len(ds) == 2
+    img1, img2, flow = ds[1]
+    assert img1.shape == (4, 5, 3) and flow.dtype == np.float32
+    np.testing.assert_array_equal(flow, flows[1])
+    assert len(2 * ds) == 4
+    with pytest.raises(FileNotFoundError, match="Sintel"):
+        datasets.Sintel(str(tmp_path), pass_name="final")
+    chairs = tmp_path / "FlyingChairs" / "data"
+    for k in range(2):
+        _img(chairs / f"{k:05d}_img1.ppm", seed=k)
+        _img(chairs / f"{k:05d}_img2.ppm", seed=k + 5)
+        write_flo(chairs / f"{k:05d}_flow.flo", _flow(seed=k))
+    _write(tmp_path / "FlyingChairs" / "FlyingChairs_train_val.txt", "1\n2\n")
+    train = datasets.FlyingChairs(str(tmp_path))
+    val = datasets.FlyingChairs(str(tmp_path), split="val")
+    assert len(train) == len(val) == 1
+    np.testing.assert_array_equal(val[0][2], _flow(seed=1))
+    (tmp_path / "bad.flo").write_bytes(b"XXXX" + b"\0" * 16)
+    from lucid.data.datasets import _flow_stereo
+
+    with pytest.raises(ValueError, match="Invalid .flo file"):
+        _flow_stereo._read_flo(str(tmp_path / "bad.flo"))
+
+
+def test_kitti_flow_and_hd1k(tmp_path: Path) -> None:
+    base = tmp_path / "KittiFlow" / "training"
+    _img(base / "image_2" / "000000_10.png")
+    _img(base / "image_2" / "000000_11.png", seed=1)
+    flow = np.round(_flow() * 64) / 64  # KITTI stores 1/64 pixel steps
+    valid = np.array([[1, 0, 1, 1, 0]] * 4, dtype=np.uint16)
+    write_kitti_flow(base / "flow_occ" / "000000_10.png", flow, valid)
+    ds = datasets.KittiFlow(str(tmp_path))
+    img1, img2, f, v = ds[0]
+    np.testing.assert_allclose(f, flow, rtol=0, atol=1e-6)
+    assert v.dtype == bool and v.tolist() == valid.astype(bool).tolist()
+    with pytest.raises(FileNotFoundError, match="Could not find the Kitti flow images"):
+        datasets.KittiFlow(str(tmp_path), split="test")
+    hd = tmp_path / "hd1k"
+    for k in range(2):
+        _img(hd / "hd1k_input" / "image_2" / f"000000_{k:04d}.png", seed=k)
+        write_kitti_flow(hd / "hd1k_flow_gt" / "flow_occ" / f"000000_{k:04d}.png", flow, valid)
+    hd1k = datasets.HD1K(str(tmp_path))
+    assert len(hd1k) == 1 and len(hd1k[0]) == 4
+    with pytest.raises(FileNotFoundError, match="HD1K"):
+        datasets.HD1K(str(tmp_path), split="test")
+
+
+def test_flying_things_3d(tmp_path: Path) -> None:
+    base = tmp_path / "FlyingThings3D"
+    for k in range(3):
+        _img(base / "frames_cleanpass" / "TRAIN" / "A" / "0000" / "left" / f"{k:04d}.png", seed=k)
+    pfm = np.random.default_rng(1).normal(size=(4, 5, 3)).astype(np.float32)
+    for direction in ("into_future", "into_past"):
+        folder = base / "optical_flow" / "TRAIN" / "A" / "0000" / direction / "left"
+        folder.mkdir(parents=True)
+        for k in range(3):
+            write_pfm(folder / f"OpticalFlow{k:04d}.pfm", pfm)
+    ds = datasets.FlyingThings3D(str(tmp_path))
+    assert len(ds) == 4
+    _, _, flow = ds[0]
+    np.testing.assert_array_equal(flow, pfm.transpose(2, 0, 1)[:2])
+
+
+def test_stereo_datasets(tmp_path: Path) -> None:
+    disp16 = (np.arange(20, dtype=np.uint16).reshape(4, 5) * 300).astype(np.uint16)
+    k12 = tmp_path / "Kitti2012" / "training"
+    _img(k12 / "colored_0" / "000000_10.png")
+    _img(k12 / "colored_1" / "000000_10.png", seed=1)
+    write_image(k12 / "disp_noc" / "000000_10.png", disp16)
+    left, right, disp, mask = datasets.Kitti2012Stereo(str(tmp_path))[0]
+    assert left.shape == right.shape == (4, 5, 3) and mask is None
+    np.testing.assert_allclose(disp, disp16[None] / 256.0, rtol=0, atol=0)
+    k15 = tmp_path / "Kitti2015" / "testing"
+    _img(k15 / "image_2" / "a.png")
+    _img(k15 / "image_3" / "a.png")
+    assert datasets.Kitti2015Stereo(str(tmp_path), split="test")[0][2:] == (None, None)
+
+    mid = tmp_path / "Middlebury2014" / "train" / "Adirondack-perfect"
+    _img(mid / "im0.png")
+    _img(mid / "im1.png")
+    d = np.abs(np.random.default_rng(2).normal(size=(4, 5))).astype(np.float32)
+    d[0, 0] = np.inf
+    write_pfm(mid / "disp0.pfm", d)
+    write_pfm(mid / "disp1.pfm", d)
+    *_, disp, valid = datasets.Middlebury2014Stereo(str(tmp_path))[0]
+    assert disp.shape == (1, 4, 5) and disp[0, 0, 0] == 0 and not valid[0, 0] and valid[1, 1]
+    with pytest.raises(ValueError, match="please set `calibration=None`"):
+        datasets.Middlebury2014Stereo(str(tmp_path), split="test")
+
+    cre = tmp_path / "CREStereo"
+    for s in ("shapenet", "reflective", "tree", "hole"):
+        _img(cre / s / "x_left.jpg")
+        _img(cre / s / "x_right.jpg")
+        write_image(cre / s / "x_left.disp.png", disp16)
+        write_image(cre / s / "x_right.disp.png", disp16)
+    ds = datasets.CREStereo(str(tmp_path))
+    assert len(ds) == 4
+    np.testing.assert_allclose(ds[0][2], disp16[None] / 32.0, rtol=1e-6, atol=0)
+
+    ft = tmp_path / "FallingThings" / "single" / "obj" / "scene"
+    _img(ft / "0.left.jpg")
+    _img(ft / "0.right.jpg")
+    write_image(ft / "0.left.depth.png", disp16 + 1)
+    write_image(ft / "0.right.depth.png", disp16 + 1)
+    _write(ft / "_camera_settings.json",
+           json.dumps({"camera_settings": [{"intrinsic_settings": {"fx": 768.2}}]}))  # fmt: skip
+    disp = datasets.FallingThingsStereo(str(tmp_path))[0][2]
+    np.testing.assert_allclose(disp, 6 * 768.2 * 100 / (disp16[None] + 1.0), rtol=1e-5, atol=0)
+
+    sf = tmp_path / "SceneFlow" / "Monkaa"
+    for side in ("left", "right"):
+        _img(sf / "frames_cleanpass" / "a" / side / "0.png")
+        (sf / "disparity" / "a" / side).mkdir(parents=True)
+        write_pfm(sf / "disparity" / "a" / side / "0.pfm", -d)
+    assert datasets.SceneFlowStereo(str(tmp_path), variant="Monkaa")[0][2].shape == (1, 4, 5)
+
+    ins = tmp_path / "InStereo2k" / "train" / "s"
+    _img(ins / "left.png")
+    _img(ins / "right.png")
+    write_image(ins / "left_disp.png", disp16)
+    write_image(ins / "right_disp.png", disp16)
+    np.testing.assert_allclose(
+        datasets.InStereo2k(str(tmp_path))[0][2], disp16[None] / 1024.0, rtol=1e-6, atol=0
+    )
+
+    eth = tmp_path / "ETH3D"
+    _img(eth / "two_view_training" / "s" / "im0.png")
+    _img(eth / "two_view_training" / "s" / "im1.png")
+    (eth / "two_view_training_gt" / "s").mkdir(parents=True)
+    write_pfm(eth / "two_view_training_gt" / "s" / "disp0GT.pfm", -d)
+    write_image(
+        eth / "two_view_training_gt" / "s" / "mask0nocc.png", np.eye(4, 5, dtype=np.uint8) * 255
+    )
+    *_, disp, valid = datasets.ETH3DStereo(str(tmp_path))[0]
+    assert valid.dtype == bool and valid.tolist() == np.eye(4, 5, dtype=bool).tolist()
+    assert np.isinf(disp[0, 0, 0]) or disp[0, 0, 0] == pytest.approx(abs(d[-1, 0]))
+
+    carla = tmp_path / "carla-highres" / "trainingF" / "s"
+    for name in ("im0.png", "im1.png"):
+        _img(carla / name)
+    write_pfm(carla / "disp0GT.pfm", d)
+    write_pfm(carla / "disp1GT.pfm", d)
+    assert len(datasets.CarlaStereo(str(tmp_path))[0]) == 3
+
+    st = tmp_path / "Sintel" / "training"
+    for folder in ("final_left", "final_right"):
+        _img(st / folder / "alley" / "frame_0001.png")
+    rgb = np.zeros((4, 5, 3), np.uint8)
+    rgb[..., 0] = 2
+    write_image(st / "disparities" / "alley" / "frame_0001.png", rgb)
+    write_image(st / "occlusions" / "alley" / "frame_0001.png", np.zeros((4, 5), np.uint8))
+    oof = np.zeros((4, 5), np.uint8)
+    oof[0, 0] = 255
+    write_image(st / "outofframe" / "alley" / "frame_0001.png", oof)
+    *_, disp, valid = datasets.SintelStereo(str(tmp_path))[0]
+    assert float(disp[0, 1, 1]) == 8.0 and not valid[0, 0] and valid[1, 1]
+    with pytest.raises(FileNotFoundError, match="Could not find any files matching"):
+        datasets.InStereo2k(str(tmp_path), split="test")

@@ -31,6 +31,23 @@ from ._detection import (
     VOCSegmentation,
     WIDERFace,
 )
+from ._flow_stereo import (
+    HD1K,
+    CarlaStereo,
+    CREStereo,
+    ETH3DStereo,
+    FallingThingsStereo,
+    FlyingChairs,
+    FlyingThings3D,
+    InStereo2k,
+    Kitti2012Stereo,
+    Kitti2015Stereo,
+    KittiFlow,
+    Middlebury2014Stereo,
+    SceneFlowStereo,
+    Sintel,
+    SintelStereo,
+)
 from .cifar import CIFAR10, CIFAR100
 from .fakedata import FakeData
 from .folder import (
@@ -69,6 +86,21 @@ from .utils import (
 from .vision import VisionDataset
 
 __all__ = [
+    "HD1K",
+    "CarlaStereo",
+    "CREStereo",
+    "ETH3DStereo",
+    "FallingThingsStereo",
+    "FlyingChairs",
+    "FlyingThings3D",
+    "InStereo2k",
+    "Kitti2012Stereo",
+    "Kitti2015Stereo",
+    "KittiFlow",
+    "Middlebury2014Stereo",
+    "SceneFlowStereo",
+    "Sintel",
+    "SintelStereo",
     "SBU",
     "SUN397",
     "Caltech101",

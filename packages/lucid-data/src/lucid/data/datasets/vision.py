@@ -89,7 +89,7 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
         self.target_transform = target_transform
         if has_separate:
             transforms = StandardTransform(transform, target_transform)
-        self.transforms = transforms
+        self.transforms: Callable[..., Any] | None = transforms
 
     @property
     def class_to_idx(self) -> dict[str, int]:
