@@ -666,3 +666,206 @@ def test_stereo_datasets(tmp_path: Path) -> None:
     assert float(disp[0, 1, 1]) == 8.0 and not valid[0, 0] and valid[1, 1]
     with pytest.raises(FileNotFoundError, match="Could not find any files matching"):
         datasets.InStereo2k(str(tmp_path), split="test")
+
+
+# -- PCAM, LSUN, PhotoTour, videos ------------------------------------------------------------
+
+
+def test_pcam(tmp_path: Path) -> None:
+    h5py = pytest.importorskip("h5py")
+    base = tmp_path / "pcam"
+    base.mkdir()
+    x = np.random.default_rng(0).integers(0, 256, (3, 96, 96, 3), dtype=np.uint8)
+    y = np.array([0, 1, 1], dtype=np.uint8).reshape(3, 1, 1, 1)
+    with h5py.File(base / "camelyonpatch_level_2_split_valid_x.h5", "w") as f:
+        f["x"] = x
+    with h5py.File(base / "camelyonpatch_level_2_split_valid_y.h5", "w") as f:
+        f["y"] = y
+    ds = datasets.PCAM(str(tmp_path), split="val")
+    assert len(ds) == 3
+    img, label = ds[2]
+    np.testing.assert_array_equal(img, x[2])
+    assert label == 1 and isinstance(label, int)
+    with pytest.raises(RuntimeError, match="PCAM needs"):
+        datasets.PCAM(str(tmp_path), split="test")
+
+
+def test_pcam_without_h5py_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "h5py", None)  # what an uninstalled module imports as
+    with pytest.raises(ImportError, match=r"lucid-data\[h5\]"):
+        datasets.PCAM(str(tmp_path))
+
+
+def test_lsun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lmdb = pytest.importorskip("lmdb")
+    import io as _io
+
+    from PIL import Image
+
+    monkeypatch.chdir(tmp_path)  # LSUNClass writes its key cache in the working folder
+    images = {}
+    for category, n in (("bedroom", 2), ("bridge", 1)):
+        env = lmdb.open(str(tmp_path / f"{category}_train_lmdb"), map_size=1 << 20)
+        with env.begin(write=True) as txn:
+            for k in range(n):
+                arr = np.random.default_rng(k).integers(0, 256, (4, 5, 3), dtype=np.uint8)
+                buf = _io.BytesIO()
+                Image.fromarray(arr).save(buf, format="PNG")
+                txn.put(f"{category}{k}".encode(), buf.getvalue())
+                images[category, k] = arr
+        env.close()
+    ds = datasets.LSUN(str(tmp_path), classes=["bedroom_train", "bridge_train"])
+    assert len(ds) == 3
+    img, label = ds[2]
+    assert label == 1
+    np.testing.assert_array_equal(img, images["bridge", 0])
+    with pytest.raises(ValueError, match="Unknown value 'kitchn' for LSUN class"):
+        datasets.LSUN(str(tmp_path), classes=["kitchn_train"])
+
+
+def test_phototour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "liberty"
+    sheet = np.random.default_rng(0).integers(0, 256, (128, 128), dtype=np.uint8)
+    write_image(folder / "patches0000.bmp", sheet)
+    _write(folder / "info.txt", "0 0\n0 0\n1 0\n")
+    _write(folder / "m50_100000_100000_0.txt", "0 5 0 1 5 0 0\n1 7 0 2 8 0 0\n")
+    monkeypatch.setitem(datasets.PhotoTour.lens, "liberty", 3)  # the first 3 patches
+    train = datasets.PhotoTour(str(tmp_path), name="liberty")
+    assert len(train) == 3 and train[1].dtype == lucid.uint8
+    np.testing.assert_array_equal(train[1].numpy(), sheet[:64, 64:])
+    assert (tmp_path / "liberty.pt").is_file()
+    test = datasets.PhotoTour(str(tmp_path), name="liberty", train=False)
+    p1, p2, match = test[1]
+    assert int(match) == 0 and len(test) == 2
+    with pytest.raises(RuntimeError, match="PhotoTour needs"):
+        datasets.PhotoTour(str(tmp_path), name="yosemite")
+
+
+def _videos(root: Path) -> dict[str, Any]:
+    paths = []
+    for action, names in (("brush", ["a.avi", "b.avi"]), ("jump", ["c.avi"])):
+        for name in names:
+            _write(root / action / name, "not decoded")
+            paths.append(str(root / action / name))
+    return {"video_paths": paths, "video_pts": [np.arange(n) for n in (10, 5, 7)],
+            "video_fps": [30.0, 30.0, 15.0]}  # fmt: skip
+
+
+def test_video_datasets_index_clips_and_folds(tmp_path: Path) -> None:
+    meta = _videos(tmp_path / "videos")
+    _write(tmp_path / "ann" / "trainlist01.txt", "brush/a.avi 1\njump/c.avi 2\n")
+    _write(tmp_path / "ann" / "testlist01.txt", "brush/b.avi\n")
+    ucf = datasets.UCF101(
+        str(tmp_path / "videos"), str(tmp_path / "ann"), frames_per_clip=4, step_between_clips=3,
+        _precomputed_metadata=meta,
+    )  # fmt: skip
+    assert ucf.classes == ["brush", "jump"] and ucf.indices == [0, 2]
+    assert len(ucf) == 3 + 2  # (10 - 4) // 3 + 1 and (7 - 4) // 3 + 1
+    assert ucf.video_clips.get_clip_location(4) == (1, 1)
+    np.testing.assert_array_equal(ucf.video_clips.clips[1][1], [3, 4, 5, 6])
+    with pytest.raises(RuntimeError, match="decoding video needs a video decoder"):
+        ucf[0]
+    test = datasets.UCF101(
+        str(tmp_path / "videos"), str(tmp_path / "ann"), 4, train=False, _precomputed_metadata=meta
+    )
+    assert test.indices == [1] and len(test) == 2
+    halved = datasets.UCF101(
+        str(tmp_path / "videos"), str(tmp_path / "ann"), 2, frame_rate=15,
+        _precomputed_metadata=meta,
+    )  # fmt: skip
+    np.testing.assert_array_equal(halved.video_clips.clips[0][0], [0, 2])
+    _write(tmp_path / "hann" / "brush_test_split1.txt", "a.avi 1 \nb.avi 2 \n")
+    _write(tmp_path / "hann" / "jump_test_split1.txt", "c.avi 2 \n")
+    hmdb = datasets.HMDB51(
+        str(tmp_path / "videos"), str(tmp_path / "hann"), 5, train=False,
+        _precomputed_metadata=meta,
+    )  # fmt: skip
+    assert hmdb.indices == [1, 2] and len(hmdb) == 1 + 3  # 5 frames: 1 clip; 7: 3
+    with pytest.raises(ValueError, match="fold should be between 1 and 3"):
+        datasets.HMDB51(str(tmp_path / "videos"), str(tmp_path / "hann"), 5, fold=4)
+    with pytest.raises(RuntimeError, match="_precomputed_metadata"):
+        datasets.HMDB51(str(tmp_path / "videos"), str(tmp_path / "hann"), 5)
+    kin_meta = _videos(tmp_path / "kin" / "train")
+    kinetics = datasets.Kinetics(str(tmp_path / "kin"), 5, _precomputed_metadata=kin_meta)
+    assert len(kinetics) == 6 + 1 + 3 and kinetics.metadata["video_fps"] == [30.0, 30.0, 15.0]
+    with pytest.raises(RuntimeError, match="Kinetics needs"):
+        datasets.Kinetics(str(tmp_path / "kin"), 5, split="val", _precomputed_metadata=kin_meta)
+
+
+# -- wrap_dataset_for_transforms_v2 -----------------------------------------------------------
+
+
+class _FakeTVTensors:
+    """The three tv_tensors the wrapper builds, recording what they are given (the real ones
+    live in lucid.data.tv_tensors, checked below when present)."""
+
+    class BoundingBoxes:
+        def __init__(self, data: Any, *, format: str, canvas_size: tuple[int, int]) -> None:
+            self.data, self.format, self.canvas_size = np.asarray(data), format, canvas_size
+
+    class Mask:
+        def __init__(self, data: Any) -> None:
+            self.data = np.asarray(data)
+
+    class Video(Mask):
+        pass
+
+
+def test_wrap_dataset_for_transforms_v2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lucid.data.datasets import _wrap
+
+    monkeypatch.setattr(_wrap, "_tv_tensors", lambda: _FakeTVTensors)
+    _img(tmp_path / "a.png")
+    ann = {
+        "images": [{"id": 3, "file_name": "a.png"}],
+        "annotations": [{"id": 1, "image_id": 3, "category_id": 2, "bbox": [1.0, 1.0, 2.0, 3.0],
+                         "area": 6.0, "iscrowd": 0, "segmentation": []}],
+        "categories": [{"id": 2, "name": "cat", "supercategory": "animal"}],
+    }  # fmt: skip
+    seen = []
+    coco = datasets.CocoDetection(
+        str(tmp_path), str(_write(tmp_path / "a.json", json.dumps(ann))),
+        transforms=lambda img, target: seen.append(target) or (img, target),
+    )  # fmt: skip
+    wrapped = datasets.wrap_dataset_for_transforms_v2(coco)
+    assert type(wrapped).__name__ == "WrappedCocoDetection" and isinstance(wrapped, type(coco))
+    img, target = wrapped[0]
+    assert set(target) == {"image_id", "boxes", "labels"} and target["image_id"] == 3
+    assert target["boxes"].format == "XYXY" and target["boxes"].canvas_size == (4, 5)
+    np.testing.assert_array_equal(target["boxes"].data, [[1.0, 1.0, 3.0, 4.0]])
+    assert target["boxes"].data.dtype == np.float32
+    np.testing.assert_array_equal(target["labels"].numpy(), [2])
+    assert seen and seen[0] is target and len(wrapped) == 1 and wrapped.ids == [3]
+    areas = datasets.wrap_dataset_for_transforms_v2(coco, target_keys={"area", "boxes"})
+    assert set(areas[0][1]) == {"area", "boxes"} and areas[0][1]["area"] == [6.0]
+    with pytest.raises(ValueError, match=r"Target keys \['nope'\] are not available"):
+        datasets.wrap_dataset_for_transforms_v2(coco, target_keys={"nope"})
+
+    _voc(tmp_path / "voc")
+    voc = datasets.wrap_dataset_for_transforms_v2(datasets.VOCDetection(str(tmp_path / "voc")))
+    _, target = voc[0]
+    np.testing.assert_array_equal(target["boxes"].data, [[1, 2, 3, 4]])
+    np.testing.assert_array_equal(target["labels"].numpy(), [12])  # "dog"
+    seg = datasets.wrap_dataset_for_transforms_v2(datasets.VOCSegmentation(str(tmp_path / "voc")))
+    assert isinstance(seg[0][1], _FakeTVTensors.Mask) and seg[0][1].data.shape == (4, 5)
+    with pytest.raises(ValueError, match="`target_keys` is currently only supported"):
+        datasets.wrap_dataset_for_transforms_v2(
+            datasets.VOCSegmentation(str(tmp_path / "voc")), target_keys="all"
+        )
+    with pytest.raises(TypeError, match="No wrapper exists for dataset class SUN397"):
+        _write(tmp_path / "SUN397" / "ClassName.txt", "/a/abbey\n")
+        datasets.wrap_dataset_for_transforms_v2(datasets.SUN397(str(tmp_path)))
+    with pytest.raises(TypeError, match="meant for subclasses of"):
+        datasets.wrap_dataset_for_transforms_v2([1, 2])
+
+
+def test_wrap_with_lucid_tv_tensors(tmp_path: Path) -> None:
+    tv_tensors = pytest.importorskip("lucid.data.tv_tensors")
+    _voc(tmp_path)
+    voc = datasets.wrap_dataset_for_transforms_v2(datasets.VOCDetection(str(tmp_path)))
+    _, target = voc[0]
+    assert isinstance(target["boxes"], tv_tensors.BoundingBoxes)
+    assert tuple(target["boxes"].canvas_size) == (4, 5)
+    np.testing.assert_array_equal(target["boxes"].numpy(), [[1, 2, 3, 4]])

@@ -48,6 +48,8 @@ from ._flow_stereo import (
     Sintel,
     SintelStereo,
 )
+from ._other import HMDB51, LSUN, PCAM, UCF101, Kinetics, LSUNClass, PhotoTour
+from ._wrap import wrap_dataset_for_transforms_v2
 from .cifar import CIFAR10, CIFAR100
 from .fakedata import FakeData
 from .folder import (
@@ -86,6 +88,14 @@ from .utils import (
 from .vision import VisionDataset
 
 __all__ = [
+    "HMDB51",
+    "LSUN",
+    "PCAM",
+    "UCF101",
+    "Kinetics",
+    "LSUNClass",
+    "PhotoTour",
+    "wrap_dataset_for_transforms_v2",
     "HD1K",
     "CarlaStereo",
     "CREStereo",
