@@ -19,10 +19,10 @@ import numpy as np
 
 from lucid import Tensor, load, save
 
+from ._common import FileSamples as _FileSamples
 from ._common import ItemDataset, as_tensor, missing, one_or_tuple, open_image, verify_str_arg
 from ._matfile import load_mat
 from .folder import ImageFolder, default_loader
-from .more import _FileSamples
 from .utils import calculate_md5, check_integrity, download_url, extract_archive
 
 __all__ = [

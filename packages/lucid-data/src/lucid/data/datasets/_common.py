@@ -4,7 +4,8 @@ not-found error, string-argument checks and the list-of-items base class."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,15 @@ from .folder import _PILLOW_MISSING
 from .mnist import _verify_str_arg
 from .vision import VisionDataset
 
-__all__ = ["ItemDataset", "as_tensor", "missing", "one_or_tuple", "open_image", "verify_str_arg"]
+__all__ = [
+    "FileSamples",
+    "ItemDataset",
+    "as_tensor",
+    "missing",
+    "one_or_tuple",
+    "open_image",
+    "verify_str_arg",
+]
 
 verify_str_arg = _verify_str_arg
 
@@ -79,3 +88,25 @@ class ItemDataset(VisionDataset):
         if self.transforms is not None:
             image, target = self.transforms(image, target)
         return image, target
+
+
+class FileSamples(ItemDataset):
+    """Samples as ``(loader(path), label)`` from ``_image_files`` and ``_labels`` (the
+    classification datasets that list their image files: Flowers102, Food101, DTD, GTSRB,
+    FGVCAircraft, StanfordCars, SUN397, CLEVRClassification)."""
+
+    _image_files: list[Path]
+    _labels: list[Any]
+    loader: Callable[[Any], Any]
+
+    def __len__(self) -> int:
+        return len(self._image_files)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        image: Any = self.loader(self._image_files[idx])
+        label: Any = self._labels[idx]
+        if self.transform:
+            image = self.transform(image)
+        if self.target_transform:
+            label = self.target_transform(label)
+        return image, label
