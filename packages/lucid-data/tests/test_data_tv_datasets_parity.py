@@ -598,3 +598,123 @@ def _literal(node: Any) -> Any:
         return ast.literal_eval(node)
     except ValueError:
         return ast.unparse(node)  # a name: default_loader
+
+
+@pytest.fixture(params=["scipy", "lucid's reader"])
+def mat_reader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """lucid reads .mat files with SciPy where it is installed, else with its own reader:
+    both, against torchvision's SciPy."""
+    pytest.importorskip("scipy.io")
+    if request.param != "scipy":
+        from lucid.data.datasets import _matfile
+
+        real = _matfile.importlib.import_module
+
+        def no_scipy(name: str, *args: Any) -> Any:
+            if name.startswith("scipy"):
+                raise ImportError(name)
+            return real(name, *args)
+
+        fake = types.SimpleNamespace(import_module=no_scipy)
+        monkeypatch.setattr(_matfile, "importlib", fake)
+    return str(request.param)
+
+
+def test_mat_file_datasets_match_torchvision(tmp_path: Path, tvd: Any, mat_reader: str) -> None:
+    """SBD, StanfordCars and Caltech101's contours: torchvision reads the .mat files with
+    SciPy."""
+    rng = np.random.default_rng(0)
+    _jpg(tmp_path / "img" / "s1.jpg")
+    _write(tmp_path / "val.txt", "s1\n")
+    bounds = tuple(_f.Sparse((rng.random((4, 5)) > 0.7).astype(float)) for _ in range(20))
+    seg = rng.integers(0, 21, (4, 5)).astype(np.uint8)
+    (tmp_path / "cls").mkdir()
+    _f.write_mat(
+        tmp_path / "cls" / "s1.mat", {"GTcls": {"Segmentation": seg, "Boundaries": bounds}}
+    )
+    for mode in ("segmentation", "boundaries"):
+        _compare(
+            datasets.SBDataset(str(tmp_path), image_set="val", mode=mode),
+            tvd.SBDataset(str(tmp_path), image_set="val", mode=mode),
+        )
+    cars = tmp_path / "stanford_cars"
+    for i in (1, 2):
+        _jpg(cars / "cars_train" / f"{i:05d}.jpg", seed=i)
+    (cars / "devkit").mkdir()
+    annos = [
+        {
+            "bbox_x1": np.array([[1]], np.uint8),
+            "class": np.array([[2]], np.uint8),
+            "fname": "00001.jpg",
+        },
+        {
+            "bbox_x1": np.array([[2]], np.uint8),
+            "class": np.array([[1]], np.uint8),
+            "fname": "00002.jpg",
+        },
+    ]
+    _f.write_mat(cars / "devkit" / "cars_train_annos.mat", {"annotations": annos})
+    _f.write_mat(cars / "devkit" / "cars_meta.mat", {"class_names": ["Hummer", "Acura RL"]})
+    mine, theirs = datasets.StanfordCars(str(tmp_path)), tvd.StanfordCars(str(tmp_path))
+    assert mine.classes == theirs.classes
+    _compare(mine, theirs)
+    c101 = tmp_path / "caltech101"
+    _jpg(c101 / "101_ObjectCategories" / "ant" / "image_0001.jpg")
+    (c101 / "101_ObjectCategories" / "BACKGROUND_Google").mkdir()  # torchvision removes it
+    (c101 / "Annotations" / "ant").mkdir(parents=True)
+    _f.write_mat(
+        c101 / "Annotations" / "ant" / "annotation_0001.mat",
+        {"obj_contour": rng.normal(size=(2, 6))},
+    )
+    kinds = ["category", "annotation"]
+    _compare(datasets.Caltech101(str(tmp_path), kinds), tvd.Caltech101(str(tmp_path), kinds))
+
+
+def test_imagenet_devkit_matches_torchvision(tmp_path: Path, tvd: Any, mat_reader: str) -> None:
+    import tarfile
+
+    from lucid.data.datasets import _classification
+
+    devkit = tmp_path / "src" / "ILSVRC2012_devkit_t12" / "data"
+    devkit.mkdir(parents=True)
+    synsets = [
+        {
+            "ILSVRC2012_ID": float(i + 1),
+            "WNID": f"n0{i}",
+            "words": f"w{i}, alias {i}",
+            "gloss": "g",
+            "num_children": float(i == 2),
+            "children": np.zeros((1, 0)),
+            "wordnet_height": 0.0,
+            "num_train_images": 1.0,
+        }
+        for i in range(3)
+    ]
+    _f.write_mat(devkit / "meta.mat", {"synsets": synsets})
+    _write(devkit / "ILSVRC2012_validation_ground_truth.txt", "2\n1\n2\n")
+    name = "ILSVRC2012_devkit_t12.tar.gz"
+    for root in (tmp_path / "tv", tmp_path / "lucid"):
+        root.mkdir()
+        with tarfile.open(root / name, "w:gz") as tf:
+            tf.add(devkit.parent, arcname="ILSVRC2012_devkit_t12")
+        for wnid in ("n00", "n01"):
+            _jpg(root / "train" / wnid / f"{wnid}_1.JPEG")
+    md5s = {r: datasets.calculate_md5(tmp_path / r / name) for r in ("tv", "lucid")}
+    real = tvd.imagenet.ARCHIVE_META["devkit"]
+    tvd.imagenet.ARCHIVE_META["devkit"] = (name, md5s["tv"])
+    try:
+        theirs = tvd.ImageNet(str(tmp_path / "tv"))
+    finally:
+        tvd.imagenet.ARCHIVE_META["devkit"] = real
+    real_mine = _classification.ARCHIVE_META["devkit"]
+    _classification.ARCHIVE_META["devkit"] = (name, md5s["lucid"])
+    try:
+        mine = datasets.ImageNet(str(tmp_path / "lucid"))
+    finally:
+        _classification.ARCHIVE_META["devkit"] = real_mine
+    assert mine.classes == theirs.classes and mine.class_to_idx == theirs.class_to_idx
+    _compare(mine, theirs)
+    # each library reads the other's meta.bin
+    assert _classification.load_meta_file(str(tmp_path / "tv")) == tvd.imagenet.load_meta_file(
+        str(tmp_path / "lucid")
+    )
