@@ -15,6 +15,7 @@ import numpy as np
 
 from lucid import Tensor, from_numpy
 
+from ._common import FileSamples as _FileSamples
 from ._matfile import load_mat
 from .folder import ImageFolder, default_loader, find_classes, make_dataset
 from .mnist import _verify_str_arg
@@ -140,7 +141,7 @@ _FLOWERS = [
 ]
 
 
-class Flowers102(VisionDataset):
+class Flowers102(_FileSamples):
     """Oxford 102 Flowers: ``root/flowers-102`` holding ``jpg/image_XXXXX.jpg``,
     ``imagelabels.mat`` and ``setid.mat``; ``split`` is ``train``, ``val`` or ``test`` (1,020
     each of train and val, 6,149 test). Samples are ``(loader(path), label)`` with 0-based
@@ -187,21 +188,6 @@ class Flowers102(VisionDataset):
             self._labels.append(image_id_to_label[image_id])
             self._image_files.append(self._images_folder / f"image_{image_id:05d}.jpg")
         self.loader = loader
-
-    def __len__(self) -> int:
-        return len(self._image_files)
-
-    def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image: Any = self.loader(self._image_files[idx])
-        label: Any = self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
 
     def extra_repr(self) -> str:
         return f"split={self._split}"
@@ -382,29 +368,6 @@ class MovingMNIST(VisionDataset):
 
     def __len__(self) -> int:
         return len(self.data)
-
-
-class _FileSamples(VisionDataset):
-    """Samples as ``(loader(path), label)`` from ``_image_files`` and ``_labels``."""
-
-    _image_files: list[Path]
-    _labels: list[int]
-    loader: Callable[[Any], Any]
-
-    def __len__(self) -> int:
-        return len(self._image_files)
-
-    def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image: Any = self.loader(self._image_files[idx])
-        label: Any = self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
 
 
 class DTD(_FileSamples):

@@ -6,16 +6,16 @@ from __future__ import annotations
 import bz2
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ._common import FileSamples, ItemDataset
 from .folder import ImageFolder, default_loader
 from .mnist import _verify_str_arg
 from .utils import download_url, extract_archive
-from .vision import VisionDataset
 
 __all__ = ["USPS", "SEMEION", "EuroSAT", "Food101"]
 
@@ -27,7 +27,7 @@ def _missing(name: str, what: str, url: str) -> RuntimeError:
     )
 
 
-class _ArraySamples(VisionDataset):
+class _ArraySamples(ItemDataset):
     """Gray images in ``data`` (N x H x W uint8), labels in ``labels`` or ``targets``."""
 
     def _label(self, index: int) -> int:
@@ -41,9 +41,6 @@ class _ArraySamples(VisionDataset):
         if self.target_transform is not None:
             target = self.target_transform(target)
         return img, target
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
 
     def __len__(self) -> int:
         return len(self.data)
@@ -174,7 +171,7 @@ class EuroSAT(ImageFolder):
         extract_archive(archive, self._base_folder)
 
 
-class Food101(VisionDataset):
+class Food101(FileSamples):
     """Food-101: 101,000 images of 101 dishes, from ``root/food-101`` (``images/<class>/<id>
     .jpg`` and ``meta/<split>.json``); ``split`` is ``train`` (75,750) or ``test`` (25,250).
     ``classes`` are sorted, samples are ``(loader(path), label)``, as in torchvision."""
@@ -212,21 +209,6 @@ class Food101(VisionDataset):
                 self._images_folder.joinpath(*f"{rel}.jpg".split("/")) for rel in im_rel_paths
             ]
         self.loader = loader
-
-    def __len__(self) -> int:
-        return len(self._image_files)
-
-    def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image: Any = self.loader(self._image_files[idx])
-        label: Any = self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
 
     def extra_repr(self) -> str:
         return f"split={self._split}"

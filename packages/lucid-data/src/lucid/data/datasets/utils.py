@@ -13,6 +13,7 @@ import shutil
 import tarfile
 import tempfile
 import urllib.request
+import zipfile
 import zlib
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -245,8 +246,16 @@ def _safe_members(tf: tarfile.TarFile, dest: Path) -> list[tarfile.TarInfo]:
     return members
 
 
+def _extract_zip(archive: str | os.PathLike[str], tmp: Path) -> None:
+    with zipfile.ZipFile(archive) as zf:
+        for name in zf.namelist():
+            if not (tmp / name).resolve().is_relative_to(tmp.resolve()):
+                raise RuntimeError(f"refusing to extract {name!r}: a path outside {tmp}")
+        zf.extractall(tmp)  # noqa: S202 - members checked above
+
+
 def extract_archive(archive: str | os.PathLike[str], dest: str | os.PathLike[str]) -> Path:
-    """Extract a tar(.gz) archive into ``dest``, all or nothing.
+    """Extract a tar(.gz) or zip archive into ``dest``, all or nothing.
 
     Members are extracted into a temporary folder inside ``dest`` and each top-level entry is
     then moved into place, so an interrupted extraction leaves no half-written folder.
@@ -255,8 +264,11 @@ def extract_archive(archive: str | os.PathLike[str], dest: str | os.PathLike[str
     dest.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest, prefix=".extract-"))
     try:
-        with tarfile.open(archive, "r:*") as tf:
-            tf.extractall(tmp, members=_safe_members(tf, tmp))  # noqa: S202 - members checked
+        if zipfile.is_zipfile(archive):
+            _extract_zip(archive, tmp)
+        else:
+            with tarfile.open(archive, "r:*") as tf:
+                tf.extractall(tmp, members=_safe_members(tf, tmp))  # noqa: S202 - checked
         for entry in tmp.iterdir():
             target = dest / entry.name
             if target.exists():

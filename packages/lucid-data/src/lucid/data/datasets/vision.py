@@ -15,13 +15,44 @@ from .._batch import StackedSamples
 from ..dataset import Dataset
 from ..transforms import batch_transform
 
-__all__ = ["VisionDataset"]
+__all__ = ["StandardTransform", "VisionDataset"]
 
 
 def _array(values: Any) -> Any:
     """``values`` as something NumPy indexes fast: a Tensor's array (no copy on the NumPy
     backend), an array or list as it is."""
     return values.numpy() if isinstance(values, Tensor) else values
+
+
+class StandardTransform:
+    """``transform`` on the input and ``target_transform`` on the target, as one callable of
+    ``(input, target)`` (what ``VisionDataset.transforms`` holds when those two are given)."""
+
+    def __init__(
+        self,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __call__(self, input: Any, target: Any) -> tuple[Any, Any]:
+        if self.transform is not None:
+            input = self.transform(input)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return input, target
+
+    def __repr__(self) -> str:
+        body = [type(self).__name__]
+        for head, t in (
+            ("Transform: ", self.transform),
+            ("Target transform: ", self.target_transform),
+        ):
+            if t is not None:
+                lines = repr(t).splitlines()
+                body += [head + lines[0], *(" " * len(head) + line for line in lines[1:])]
+        return "\n".join(body)
 
 
 class VisionDataset(Dataset[tuple[Any, Any]]):
@@ -43,13 +74,22 @@ class VisionDataset(Dataset[tuple[Any, Any]]):
     def __init__(
         self,
         root: str | os.PathLike[str] | None = None,
+        transforms: Callable[[Any, Any], Any] | None = None,
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
         # torchvision's root is optional (FakeData has none) and then stays None
         self.root: Any = None if root is None else os.fspath(os.path.expanduser(root))
+        has_separate = transform is not None or target_transform is not None
+        if transforms is not None and has_separate:
+            raise ValueError(
+                "Only transforms or transform/target_transform can be passed as argument"
+            )
         self.transform = transform
         self.target_transform = target_transform
+        if has_separate:
+            transforms = StandardTransform(transform, target_transform)
+        self.transforms: Callable[..., Any] | None = transforms
 
     @property
     def class_to_idx(self) -> dict[str, int]:
@@ -128,7 +168,7 @@ class TrainTestDataset(VisionDataset):
         target_transform: Callable[[Any], Any] | None = None,
         download: bool = False,
     ) -> None:
-        super().__init__(root, transform, target_transform)
+        super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         if download:
             self.download()
