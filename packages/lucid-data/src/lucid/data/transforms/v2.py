@@ -2,8 +2,13 @@
 v2's own ``ToImage``, ``ToDtype``, ``ToPureTensor``, ``Identity``, ``GaussianNoise``, ``RGB``,
 ``RandomChannelPermutation``, ``MixUp`` and ``CutMix``.
 
-v2's transforms act on images (uint8 ``H x W x C`` numpy arrays, ``C x H x W`` Tensors) as
-v1's do; bounding boxes, masks and the other ``tv_tensors`` are not supported.
+The transforms v1 has act on images (uint8 ``H x W x C`` numpy arrays or PIL images,
+``C x H x W`` Tensors) as v1's do. The detection transforms (``RandomIoUCrop``,
+``RandomZoomOut``, ``ScaleJitter``, ``RandomShortestSize``, ``RandomResize``,
+``RandomPhotometricDistort``, ``SanitizeBoundingBoxes``, ``ClampBoundingBoxes``,
+``ConvertBoundingBoxFormat``...) are :class:`Transform` subclasses: they take a whole sample
+(an image with its ``lucid.data.tv_tensors`` bounding boxes, masks and keypoints, nested in
+tuples, lists and dicts) and transform each part by its kind, as torchvision's.
 """
 
 from __future__ import annotations
@@ -16,6 +21,33 @@ import lucid
 
 from .._rng import numpy_rng
 from . import functional
+from ._v2_base import (
+    Transform,
+    check_type,
+    get_bounding_boxes,
+    get_keypoints,
+    has_all,
+    has_any,
+    query_chw,
+    query_size,
+)
+from ._v2_detection import (
+    JPEG,
+    ClampBoundingBoxes,
+    ClampKeyPoints,
+    ConvertBoundingBoxFormat,
+    RandomIoUCrop,
+    RandomPhotometricDistort,
+    RandomResize,
+    RandomShortestSize,
+    RandomZoomOut,
+    SanitizeBoundingBoxes,
+    SanitizeKeyPoints,
+    ScaleJitter,
+    SetClampingMode,
+    ToPILImage,
+    UniformTemporalSubsample,
+)
 from .augment import (
     ConvertImageDtype,
     ElasticTransform,
@@ -40,7 +72,7 @@ from .augment import (
     RandomSolarize,
     TenCrop,
 )
-from .autoaugment import RandAugment, TrivialAugmentWide
+from .autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
@@ -58,9 +90,15 @@ from .transforms import (
 )
 
 __all__ = [
+    "AugMix",
+    "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
+    "ClampBoundingBoxes",
+    "ClampKeyPoints",
     "ColorJitter",
     "Compose",
+    "ConvertBoundingBoxFormat",
     "ConvertImageDtype",
     "CutMix",
     "ElasticTransform",
@@ -70,13 +108,14 @@ __all__ = [
     "Grayscale",
     "Identity",
     "InterpolationMode",
+    "JPEG",
     "Lambda",
     "LinearTransformation",
     "MixUp",
     "Normalize",
     "PILToTensor",
-    "RGB",
     "Pad",
+    "RGB",
     "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
@@ -90,21 +129,40 @@ __all__ = [
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
+    "RandomIoUCrop",
     "RandomOrder",
     "RandomPerspective",
+    "RandomPhotometricDistort",
     "RandomPosterize",
+    "RandomResize",
     "RandomResizedCrop",
     "RandomRotation",
+    "RandomShortestSize",
     "RandomSolarize",
     "RandomVerticalFlip",
+    "RandomZoomOut",
     "Resize",
+    "SanitizeBoundingBoxes",
+    "SanitizeKeyPoints",
+    "ScaleJitter",
+    "SetClampingMode",
     "TenCrop",
     "ToDtype",
     "ToImage",
+    "ToPILImage",
     "ToPureTensor",
     "ToTensor",
+    "Transform",
     "TrivialAugmentWide",
+    "UniformTemporalSubsample",
+    "check_type",
     "functional",
+    "get_bounding_boxes",
+    "get_keypoints",
+    "has_all",
+    "has_any",
+    "query_chw",
+    "query_size",
 ]
 
 
