@@ -35,6 +35,7 @@ __all__ = [
     "TVTensor",
     "Video",
     "is_rotated_bounding_format",
+    "set_return_type",
     "wrap",
 ]
 
@@ -290,3 +291,27 @@ def wrap(wrappee: Tensor, *, like: TVTensor, **kwargs: Any) -> Any:
     if not isinstance(wrappee, Tensor):
         raise TypeError(f"wrap: wrappee should be a Tensor, got {type(wrappee).__name__}")
     return type(like).wrap(wrappee, like, **kwargs)
+
+
+class _ReturnTypeCM:
+    """What :func:`set_return_type` returns: usable as a context manager (a no-op here)."""
+
+    def __enter__(self) -> _ReturnTypeCM:
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        return None
+
+
+def set_return_type(return_type: str) -> _ReturnTypeCM:
+    """The type operations on a tv_tensor return: ``"Tensor"`` (the default, and the only one
+    lucid has; ``"TVTensor"`` is refused: wrap results with :func:`wrap`)."""
+    mode = return_type.lower() if isinstance(return_type, str) else None
+    if mode not in ("tensor", "tvtensor"):
+        raise ValueError(f"return_type must be 'TVTensor' or 'Tensor', got {return_type}")
+    if mode == "tvtensor":
+        raise NotImplementedError(
+            "set_return_type('TVTensor'): lucid's operations on a tv_tensor always give a plain "
+            "Tensor (lucid has no __torch_function__); put results back with tv_tensors.wrap"
+        )
+    return _ReturnTypeCM()
