@@ -352,3 +352,56 @@ def test_pil_images_in_and_out() -> None:
     assert tuple(tv.Image(p).shape) == (3, 20, 24)
     assert F.pil_modes_mapping[F.InterpolationMode.BILINEAR] == 2
     assert repr(v2.ToPILImage("RGB")) == "ToPILImage(mode=RGB)"
+
+
+def test_sample_aware_v2_transforms() -> None:
+    img, target = _sample()
+    target["points"] = tv.KeyPoints([[3.0, 4.0], [31.0, 23.0]], canvas_size=(24, 32))
+    flipped_img, flipped = v2.RandomHorizontalFlip(p=1.0)(img, target)
+    for box, value in zip(flipped["boxes"].numpy(), (100, 200), strict=True):
+        assert (_framed(flipped_img.numpy(), box) == value).all()
+    assert flipped["points"].tolist() == [[28.0, 4.0], [0.0, 23.0]]
+    np.testing.assert_array_equal(flipped["masks"].numpy(), target["masks"].numpy()[..., ::-1])
+    v_img, v_t = v2.RandomVerticalFlip(p=1.0)(img, target)
+    for box, value in zip(v_t["boxes"].numpy(), (100, 200), strict=True):
+        assert (_framed(v_img.numpy(), box) == value).all()
+    assert v_t["points"].tolist() == [[3.0, 19.0], [31.0, 0.0]]
+    same_img, same = v2.RandomHorizontalFlip(p=0.0)(img, target)
+    assert same_img is img and same["boxes"] is target["boxes"]
+    padded_img, padded = v2.Pad([2, 3], fill=0)(img, target)
+    assert padded["boxes"].canvas_size == (30, 36) == tuple(padded_img.shape[-2:])
+    for box, value in zip(padded["boxes"].numpy(), (100, 200), strict=True):
+        assert (_framed(padded_img.numpy(), box) == value).all()
+    cropped_img, cropped = v2.CenterCrop(16)(img, target)
+    assert cropped["boxes"].canvas_size == (16, 16) and tuple(cropped_img.shape) == (3, 16, 16)
+    np.testing.assert_array_equal(cropped["boxes"].numpy()[0], [0, 0, 3, 8])  # clamped
+    # One image still goes through v1's transform (its batch form too).
+    arr = _image(4)
+    np.testing.assert_array_equal(v2.RandomHorizontalFlip(p=1.0)(arr), arr[:, ::-1])
+    assert isinstance(v2.Resize(10)(img), tv.Image)
+    assert v2.Resize(10).batch(lucid.zeros(2, 3, 20, 20)).shape == (2, 3, 10, 10)
+    # Compose passes several inputs on; ToImage, ToDtype (per type) and ToPureTensor.
+    pipe = v2.Compose(
+        [
+            v2.ToImage(),
+            v2.ToDtype({tv.Image: lucid.float32, "others": None}, scale=True),
+            v2.ToPureTensor(),
+        ]
+    )
+    out_img, out_t = pipe(img.numpy().transpose(1, 2, 0).copy(), target)
+    assert type(out_img) is lucid.Tensor and out_img.dtype == lucid.float32
+    assert float(out_img.max()) <= 1.0 and type(out_t["boxes"]) is lucid.Tensor
+    assert out_t["labels"] is target["labels"]
+    with pytest.raises(ValueError, match="No dtype was specified"):
+        v2.ToDtype({tv.Image: lucid.float32})(img, target)
+    with pytest.raises(ValueError, match="dtype must be a dict or a lucid.dtype"):
+        v2.ToDtype("float32")
+    assert isinstance(v2.ToImage()(_image(5)), tv.Image)
+    with pytest.raises(TypeError, match="ToImage expects"):
+        v2.ToImage()("x")
+    with pytest.raises(NotImplementedError, match="plain Tensor"):
+        tv.set_return_type("TVTensor")
+    with tv.set_return_type("Tensor"):
+        pass
+    with pytest.raises(ValueError, match="return_type must be"):
+        tv.set_return_type("numpy")

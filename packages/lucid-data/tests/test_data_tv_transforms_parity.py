@@ -174,3 +174,25 @@ def test_auto_augment_tables_match(tvv2: Any) -> None:
         for op, (mags, signed) in r_space.items():
             np.testing.assert_allclose(o_space[op][0], mags.numpy(), rtol=1e-6, err_msg=op)
             assert o_space[op][1] == signed
+
+
+def test_sample_transforms_match(tvv2: Any) -> None:
+    # Deterministic ones (flips with p=1), whole samples: the same outputs and metadata.
+    for name, args, kwargs in [
+        ("RandomHorizontalFlip", (), {"p": 1.0}),
+        ("RandomVerticalFlip", (), {"p": 1.0}),
+        ("Resize", (17,), {"antialias": False}),
+        ("Resize", ([30, 12],), {"antialias": False}),
+        ("CenterCrop", (15,), {}),
+        ("CenterCrop", ([30, 40],), {}),
+        ("Pad", ([1, 2, 3, 4],), {"fill": 5}),
+    ]:
+        theirs, ours = _pair(tvv2)
+        _same(getattr(tvv2, name)(*args, **kwargs)(theirs),
+              getattr(v2, name)(*args, **kwargs)(ours), atol=1.0)  # fmt: skip
+    theirs, ours = _pair(tvv2)
+    dt = {type(theirs["image"]): torch.float32, type(theirs["masks"]): torch.int64, "others": None}
+    do = {tv.Image: lucid.float32, tv.Mask: lucid.int64, "others": None}
+    ref, got = tvv2.ToDtype(dt, scale=True)(theirs), v2.ToDtype(do, scale=True)(ours)
+    _same(ref, got)
+    assert got["masks"].dtype == lucid.int64 and got["boxes"].dtype == lucid.float32
