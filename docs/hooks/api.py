@@ -155,17 +155,19 @@ PAGES: tuple[Page, ...] = (
          "Weight averaging (SWA, EMA), its lr schedule and batch-norm refresh; needs lucid-nn "
          "(the `nn` extra).", modules=("lucid.optim.swa_utils",)),
     Page("data", "lucid.data", "lucid-data", "torch.utils.data / torchvision.datasets",
-         "Datasets, samplers, `DataLoader`; image datasets and transforms. "
-         "`lucid.utils.data` is the same module under PyTorch's name.",
+         "Datasets, samplers, `DataLoader`; image datasets, transforms (v1 and v2) and "
+         "`tv_tensors`. `lucid.utils.data` is the same module under PyTorch's name.",
          modules=("lucid.data", "lucid.data.datasets", "lucid.data.transforms",
-                  "lucid.data.utils", "lucid.data.io")),
+                  "lucid.data.tv_tensors", "lucid.data.utils", "lucid.data.io")),
     Page("data-ops", "lucid.data.ops", "lucid-data", "torchvision.ops",
-         "Detection operators: box IoUs and conversions, NMS, RoI Align/Pool, focal and "
-         "GIoU losses.", modules=("lucid.data.ops",)),
+         "Detection operators: box IoUs and conversions, NMS, RoI Align/Pool and their "
+         "position-sensitive forms, deformable convolution, DropBlock, focal and IoU losses.",
+         modules=("lucid.data.ops",)),
     Page("models", "lucid.models", "lucid-models", "torchvision.models", "",
          modules=("lucid.models",)),
     Page("models-ops", "lucid.models.ops", "lucid-models", "torchvision.ops (layers)",
-         "`FeaturePyramidNetwork`, `MultiScaleRoIAlign`, `RoIAlign`, `RoIPool` and the zoo's "
+         "`FeaturePyramidNetwork`, `MultiScaleRoIAlign`, `RoIAlign`, `RoIPool`, `PSRoIAlign`, "
+         "`PSRoIPool`, `DeformConv2d`, `DropBlock2d/3d`, `FrozenBatchNorm2d` and the zoo's "
          "blocks; also reached as `lucid.data.ops.<name>`.", modules=("lucid.models.ops",)),
     Page("mlx", "MLX backend", "lucid-backend-mlx", "torch.backends.mps",
          "The backend plugin for device `\"mlx\"` (alias `\"gpu\"`).",

@@ -26,6 +26,7 @@ TORCHVISION_NAMESPACES = {
             "utils",
             "ops",
             "io",
+            "tv_tensors",
         )
     },
     "torchvision.models": "lucid.models",

@@ -29,7 +29,7 @@ def test_to_tensor_grayscale_gets_a_channel_and_batches_work() -> None:
 
 
 def test_to_tensor_rejects_tensors() -> None:
-    with pytest.raises(TypeError, match="pic should be a numpy array, got Tensor"):
+    with pytest.raises(TypeError, match="pic should be a numpy array or a PIL image, got Tensor"):
         T.ToTensor()(lucid.zeros(3, 2, 2))
 
 

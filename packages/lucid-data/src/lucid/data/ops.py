@@ -3,7 +3,9 @@
 Box geometry (``box_area``, ``box_iou``, ``generalized_box_iou``, ``distance_box_iou``,
 ``complete_box_iou``, ``box_convert``, ``clip_boxes_to_image``, ``remove_small_boxes``,
 ``masks_to_boxes``), suppression (``nms``, ``batched_nms``), losses (``sigmoid_focal_loss``,
-``generalized_box_iou_loss``) and region pooling (``roi_align``, ``roi_pool``), with
+``generalized_box_iou_loss``, ``distance_box_iou_loss``, ``complete_box_iou_loss``), region
+pooling (``roi_align``, ``roi_pool``, ``ps_roi_align``, ``ps_roi_pool``), ``deform_conv2d``
+and DropBlock (``drop_block2d``, ``drop_block3d``), with
 torchvision 0.28's signatures and semantics. Everything is built from lucid-core tensor ops,
 so gradients flow through all of them (``nms`` and the index-valued ops return indices).
 
@@ -38,11 +40,18 @@ __all__ = [
     "box_iou",
     "clip_boxes_to_image",
     "complete_box_iou",
+    "complete_box_iou_loss",
+    "deform_conv2d",
     "distance_box_iou",
+    "distance_box_iou_loss",
+    "drop_block2d",
+    "drop_block3d",
     "generalized_box_iou",
     "generalized_box_iou_loss",
     "masks_to_boxes",
     "nms",
+    "ps_roi_align",
+    "ps_roi_pool",
     "remove_small_boxes",
     "roi_align",
     "roi_pool",
@@ -54,6 +63,13 @@ _BOX_FMTS = ("xyxy", "xywh", "cxcywh")
 # torchvision.ops' layers, in lucid.models.ops (they need lucid-nn).
 _LAYERS = (
     "Conv2dNormActivation",
+    "Conv3dNormActivation",
+    "DeformConv2d",
+    "DropBlock2d",
+    "DropBlock3d",
+    "FrozenBatchNorm2d",
+    "PSRoIAlign",
+    "PSRoIPool",
     "ExtraFPNBlock",
     "FeaturePyramidNetwork",
     "LastLevelMaxPool",
@@ -377,21 +393,37 @@ def sigmoid_focal_loss(
     return loss
 
 
-def generalized_box_iou_loss(
-    boxes1: Tensor, boxes2: Tensor, reduction: str = "none", eps: float = 1e-7
-) -> Tensor:
-    """``1 - GIoU`` of matching ``xyxy`` boxes ``boxes1[i]``, ``boxes2[i]`` (``[..., 4]`` each)."""
+def _check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(
             f"Invalid Value for arg 'reduction': '{reduction} \n Supported reduction modes: "
             f"'none', 'mean', 'sum'"
         )
-    _check_boxes("generalized_box_iou_loss", boxes1)
-    _check_boxes("generalized_box_iou_loss", boxes2)
-    if not boxes1.is_floating_point() or boxes1.dtype not in (lucid.float32, lucid.float64):
-        boxes1 = boxes1.float()
-    if not boxes2.is_floating_point() or boxes2.dtype not in (lucid.float32, lucid.float64):
-        boxes2 = boxes2.float()
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        out: Tensor = loss.mean() if loss.numel() > 0 else 0.0 * loss.sum()
+        return out
+    if reduction == "sum":
+        total: Tensor = loss.sum()
+        return total
+    return loss
+
+
+def _upcast_non_float(t: Tensor) -> Tensor:
+    # Products of coordinates overflow half precision and integers: as torchvision's losses.
+    return t if t.dtype in (lucid.float32, lucid.float64) else t.float()
+
+
+def _loss_boxes(name: str, boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor]:
+    _check_boxes(name, boxes1)
+    _check_boxes(name, boxes2)
+    return _upcast_non_float(boxes1), _upcast_non_float(boxes2)
+
+
+def _loss_inter_union(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor]:
+    # Elementwise (matching boxes) intersection and union of xyxy boxes.
     x1, y1, x2, y2 = boxes1.unbind(dim=-1)
     x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
     xkis1 = lucid.maximum(x1, x1g)
@@ -401,20 +433,74 @@ def generalized_box_iou_loss(
     mask = (ykis2 > ykis1) & (xkis2 > xkis1)
     intsctk = lucid.where(mask, (xkis2 - xkis1) * (ykis2 - ykis1), lucid.zeros_like(x1))
     unionk = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - intsctk
+    return intsctk, unionk
+
+
+def _enclosing(boxes1: Tensor, boxes2: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
+    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
+    return (
+        lucid.minimum(x1, x1g),
+        lucid.minimum(y1, y1g),
+        lucid.maximum(x2, x2g),
+        lucid.maximum(y2, y2g),
+    )
+
+
+def generalized_box_iou_loss(
+    boxes1: Tensor, boxes2: Tensor, reduction: str = "none", eps: float = 1e-7
+) -> Tensor:
+    """``1 - GIoU`` of matching ``xyxy`` boxes ``boxes1[i]``, ``boxes2[i]`` (``[..., 4]`` each)."""
+    _check_reduction(reduction)
+    boxes1, boxes2 = _loss_boxes("generalized_box_iou_loss", boxes1, boxes2)
+    intsctk, unionk = _loss_inter_union(boxes1, boxes2)
     iouk = intsctk / (unionk + eps)
-    xc1 = lucid.minimum(x1, x1g)
-    yc1 = lucid.minimum(y1, y1g)
-    xc2 = lucid.maximum(x2, x2g)
-    yc2 = lucid.maximum(y2, y2g)
+    xc1, yc1, xc2, yc2 = _enclosing(boxes1, boxes2)
     area_c = (xc2 - xc1) * (yc2 - yc1)
     loss: Tensor = 1 - (iouk - (area_c - unionk) / (area_c + eps))
-    if reduction == "mean":
-        out: Tensor = loss.mean() if loss.numel() > 0 else 0.0 * loss.sum()
-        return out
-    if reduction == "sum":
-        total: Tensor = loss.sum()
-        return total
-    return loss
+    return _reduce(loss, reduction)
+
+
+def _diou_iou_loss(boxes1: Tensor, boxes2: Tensor, eps: float = 1e-7) -> tuple[Tensor, Tensor]:
+    intsct, union = _loss_inter_union(boxes1, boxes2)
+    iou = intsct / (union + eps)
+    xc1, yc1, xc2, yc2 = _enclosing(boxes1, boxes2)
+    diagonal_distance_squared = ((xc2 - xc1) ** 2) + ((yc2 - yc1) ** 2) + eps
+    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
+    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
+    centers_distance_squared = (((x2 + x1) - (x1g + x2g)) / 2) ** 2 + (
+        ((y2 + y1) - (y1g + y2g)) / 2
+    ) ** 2
+    loss: Tensor = 1 - iou + centers_distance_squared / diagonal_distance_squared
+    return loss, iou
+
+
+def distance_box_iou_loss(
+    boxes1: Tensor, boxes2: Tensor, reduction: str = "none", eps: float = 1e-7
+) -> Tensor:
+    """Distance-IoU loss of matching ``xyxy`` boxes: ``1 - IoU`` plus the squared distance of
+    the centres over the squared diagonal of the smallest enclosing box."""
+    _check_reduction(reduction)
+    boxes1, boxes2 = _loss_boxes("distance_box_iou_loss", boxes1, boxes2)
+    return _reduce(_diou_iou_loss(boxes1, boxes2, eps)[0], reduction)
+
+
+def complete_box_iou_loss(
+    boxes1: Tensor, boxes2: Tensor, reduction: str = "none", eps: float = 1e-7
+) -> Tensor:
+    """Complete-IoU loss of matching ``xyxy`` boxes: the distance-IoU loss plus ``alpha * v``,
+    ``v`` the aspect-ratio consistency term (``alpha`` is not differentiated, as torchvision's)."""
+    _check_reduction(reduction)
+    boxes1, boxes2 = _loss_boxes("complete_box_iou_loss", boxes1, boxes2)
+    diou_loss, iou = _diou_iou_loss(boxes1, boxes2, eps)
+    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
+    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
+    v = (4 / (math.pi**2)) * (
+        lucid.atan((x2g - x1g) / (y2g - y1g)) - lucid.atan((x2 - x1) / (y2 - y1))
+    ) ** 2
+    with lucid.no_grad():
+        alpha = v / (1 - iou + v + eps)
+    return _reduce(diou_loss + alpha * v, reduction)
 
 
 def _pair(v: int | Sequence[int]) -> tuple[int, int]:
@@ -477,11 +563,27 @@ def roi_align(
     rois = _rois("roi_align", boxes)
     _check_input("roi_align", input, rois)
     ph_n, pw_n = _pair(output_size)
+    return _roi_align(input, rois, ph_n, pw_n, spatial_scale, sampling_ratio, aligned, None)
+
+
+def _roi_align(
+    input: Tensor,
+    rois: Tensor,
+    ph_n: int,
+    pw_n: int,
+    spatial_scale: float,
+    sampling_ratio: int,
+    aligned: bool,
+    channel_map: np.ndarray | None,
+) -> Tensor:
+    # channel_map [C_out, PH, PW]: the input channel each output bin reads (position-sensitive
+    # RoI Align); None: every channel, each bin of it.
     _, channels, height, width = input.shape
+    out_channels = channels if channel_map is None else channel_map.shape[0]
     k = rois.shape[0]
     dt = input.dtype
     if k == 0:
-        return lucid.zeros((0, channels, ph_n, pw_n), dtype=dt, device=input.device)
+        return lucid.zeros((0, out_channels, ph_n, pw_n), dtype=dt, device=input.device)
     batch_ind = lucid.tensor(rois.detach().numpy()[:, 0].astype(np.int64))
     offset = 0.5 if aligned else 0.0
     start_w = rois[:, 1] * spatial_scale - offset
@@ -539,7 +641,10 @@ def roi_align(
     hy = 1.0 - ly
     hx = 1.0 - lx
     b_idx = batch_ind[:, None, None, None, None, None]
-    c_idx = lucid.arange(channels)[None, :, None, None, None, None]
+    if channel_map is None:
+        c_idx = lucid.arange(channels)[None, :, None, None, None, None]
+    else:
+        c_idx = lucid.tensor(channel_map)[None, :, :, :, None, None]
 
     def gather(yy: np.ndarray, xx: np.ndarray) -> Tensor:
         return input[
@@ -614,3 +719,273 @@ def roi_pool(
                 empty[n, :, i, j] = False
     vals = input.reshape(-1)[lucid.tensor(flat_idx)]
     return vals * lucid.tensor((~empty).astype(np.float64)).to(input.dtype)
+
+
+def _ps_channel_map(name: str, channels: int, ph_n: int, pw_n: int) -> np.ndarray:
+    # Output channel c of bin (i, j) reads input channel (c * PH + i) * PW + j.
+    if channels % (ph_n * pw_n) != 0:
+        raise ValueError(
+            f"{name}: input channels must be a multiple of pooling height * pooling width "
+            f"({ph_n} * {pw_n}), got {channels}"
+        )
+    out_channels = channels // (ph_n * pw_n)
+    return np.arange(out_channels * ph_n * pw_n, dtype=np.int64).reshape(out_channels, ph_n, pw_n)
+
+
+def ps_roi_align(
+    input: Tensor,
+    boxes: Tensor | list[Tensor],
+    output_size: int | tuple[int, int],
+    spatial_scale: float = 1.0,
+    sampling_ratio: int = -1,
+) -> Tensor:
+    """Position-sensitive RoI Align (R-FCN): bin ``(i, j)`` of output channel ``c`` averages
+    bilinear samples of input channel ``(c * PH + i) * PW + j``, ``[K, C / (PH * PW), PH, PW]``.
+
+    ``boxes`` as for :func:`roi_align`; the boxes are shifted by half a pixel (as
+    ``roi_align(aligned=True)``). Differentiable with respect to ``input``.
+    """
+    rois = _rois("ps_roi_align", boxes)
+    _check_input("ps_roi_align", input, rois)
+    ph_n, pw_n = _pair(output_size)
+    cmap = _ps_channel_map("ps_roi_align", input.shape[1], ph_n, pw_n)
+    return _roi_align(input, rois, ph_n, pw_n, spatial_scale, sampling_ratio, True, cmap)
+
+
+def ps_roi_pool(
+    input: Tensor,
+    boxes: Tensor | list[Tensor],
+    output_size: int | tuple[int, int],
+    spatial_scale: float = 1.0,
+) -> Tensor:
+    """Position-sensitive RoI average pooling (R-FCN), ``[K, C / (PH * PW), PH, PW]``: bin
+    ``(i, j)`` of output channel ``c`` is the mean of input channel ``(c * PH + i) * PW + j``
+    over the bin.
+
+    ``boxes`` as for :func:`roi_align`; box corners are rounded to the feature grid, empty
+    bins give 0. Differentiable with respect to ``input``.
+    """
+    rois = _rois("ps_roi_pool", boxes)
+    _check_input("ps_roi_pool", input, rois)
+    ph_n, pw_n = _pair(output_size)
+    n_img, channels, height, width = input.shape
+    cmap = _ps_channel_map("ps_roi_pool", channels, ph_n, pw_n)
+    out_channels = cmap.shape[0]
+    k = rois.shape[0]
+    r = rois.detach().numpy().astype(np.float64)
+    # Each bin's pixels (flat indices into input) and 1 / area, padded to the largest bin; the
+    # values are then gathered from `input` so that autograd spreads the gradient over the bin.
+    cells: list[list[np.ndarray]] = []
+    for n in range(k):
+        b = int(r[n, 0])
+        # std::round in torchvision's kernel rounds halves away from zero.
+        sw, sh, ew, eh = (
+            int(math.floor(abs(v * spatial_scale) + 0.5) * (1 if v >= 0 else -1)) for v in r[n, 1:]
+        )
+        rw, rh = max(ew - sw, 1), max(eh - sh, 1)
+        bh, bw = rh / ph_n, rw / pw_n
+        row = []
+        for i in range(ph_n):
+            hs = min(max(int(math.floor(i * bh)) + sh, 0), height)
+            he = min(max(int(math.ceil((i + 1) * bh)) + sh, 0), height)
+            for j in range(pw_n):
+                ws = min(max(int(math.floor(j * bw)) + sw, 0), width)
+                we = min(max(int(math.ceil((j + 1) * bw)) + sw, 0), width)
+                yy, xx = np.meshgrid(np.arange(hs, he), np.arange(ws, we), indexing="ij")
+                row.append(((b * channels + cmap[:, i, j, None]) * height + yy.ravel()) * width
+                           + xx.ravel())  # fmt: skip
+        cells.append(row)
+    m = max([c.shape[1] for row in cells for c in row], default=0)
+    flat_idx = np.zeros((k, out_channels, ph_n, pw_n, max(m, 1)), dtype=np.int64)
+    weight = np.zeros((k, out_channels, ph_n, pw_n, max(m, 1)), dtype=np.float64)
+    for n, row in enumerate(cells):
+        for cell, c in enumerate(row):
+            i, j = divmod(cell, pw_n)
+            area = c.shape[1]
+            flat_idx[n, :, i, j, :area] = c
+            weight[n, :, i, j, :area] = 1.0 / max(area, 1)
+    if n_img * channels * height * width == 0 or k == 0:
+        return lucid.zeros((k, out_channels, ph_n, pw_n), dtype=input.dtype, device=input.device)
+    vals = input.reshape(-1)[lucid.tensor(flat_idx)]
+    return (vals * lucid.tensor(weight).to(input.dtype)).sum(-1)
+
+
+def _as_pair(name: str, v: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(v, int):
+        return (v, v)
+    t = tuple(int(i) for i in v)
+    if len(t) != 2:
+        raise ValueError(f"deform_conv2d: {name} should be an int or a pair, got {v!r}")
+    return (t[0], t[1])
+
+
+def deform_conv2d(
+    input: Tensor,
+    offset: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: tuple[int, int] = (1, 1),
+    padding: tuple[int, int] = (0, 0),
+    dilation: tuple[int, int] = (1, 1),
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Deformable convolution (v1 without ``mask``, v2 with it), as torchvision's.
+
+    ``input [B, C_in, H, W]``, ``offset [B, 2 * G * KH * KW, OH, OW]`` (per offset group ``G``
+    and kernel tap, the ``(dy, dx)`` added to the tap's sampling position), ``weight
+    [C_out, C_in / groups, KH, KW]``, ``mask [B, G * KH * KW, OH, OW]`` (the modulation of each
+    tap's sample). Samples are bilinear, zero outside the input. Differentiable with respect
+    to ``input``, ``offset``, ``weight``, ``bias`` and ``mask``; zero offsets and a mask of
+    ones give ``conv2d``.
+    """
+    if input.dim() != 4:
+        raise ValueError(f"deform_conv2d: input should be 4d [B, C, H, W], got {input.dim()}d")
+    if weight.dim() != 4:
+        raise ValueError(f"deform_conv2d: weight should be 4d, got {weight.dim()}d")
+    stride_h, stride_w = _as_pair("stride", stride)
+    pad_h, pad_w = _as_pair("padding", padding)
+    dil_h, dil_w = _as_pair("dilation", dilation)
+    batch, in_ch, height, width = input.shape
+    out_ch, w_in_ch, kh, kw = weight.shape
+    taps = kh * kw
+    n_offset_grps = offset.shape[1] // (2 * taps)
+    if n_offset_grps == 0 or offset.shape[1] != 2 * taps * n_offset_grps:
+        raise RuntimeError(
+            "the shape of the offset tensor at dimension 1 is not valid. It should be a multiple "
+            f"of 2 * weight.size[2] * weight.size[3].\nGot offset.shape[1]={offset.shape[1]}, "
+            f"while 2 * weight.size[2] * weight.size[3]={2 * taps}"
+        )
+    if w_in_ch == 0 or in_ch % w_in_ch != 0:
+        raise RuntimeError(
+            f"deform_conv2d: input channels {in_ch} must be a multiple of weight.size(1) {w_in_ch}"
+        )
+    groups = in_ch // w_in_ch
+    if out_ch % groups != 0 or in_ch % n_offset_grps != 0:
+        raise RuntimeError(
+            f"deform_conv2d: out channels {out_ch} must be divisible by the {groups} weight "
+            f"groups and in channels {in_ch} by the {n_offset_grps} offset groups"
+        )
+    out_h = (height + 2 * pad_h - (dil_h * (kh - 1) + 1)) // stride_h + 1
+    out_w = (width + 2 * pad_w - (dil_w * (kw - 1) + 1)) // stride_w + 1
+    if tuple(offset.shape) != (batch, 2 * taps * n_offset_grps, out_h, out_w):
+        raise RuntimeError(
+            f"deform_conv2d: offset should have shape {(batch, 2 * taps * n_offset_grps)} + "
+            f"{(out_h, out_w)} (the output's size), got {tuple(offset.shape)}"
+        )
+    if mask is not None and tuple(mask.shape) != (batch, taps * n_offset_grps, out_h, out_w):
+        raise RuntimeError(
+            f"deform_conv2d: mask should have shape {(batch, taps * n_offset_grps, out_h, out_w)}"
+            f", got {tuple(mask.shape)}"
+        )
+    dt = input.dtype
+    off = offset.reshape(batch, n_offset_grps, taps, 2, out_h, out_w)
+    ki = np.repeat(np.arange(kh), kw) * dil_h  # [taps]
+    kj = np.tile(np.arange(kw), kh) * dil_w
+    base_y = np.arange(out_h)[None, :, None] * stride_h - pad_h + ki[:, None, None]
+    base_x = np.arange(out_w)[None, None, :] * stride_w - pad_w + kj[:, None, None]
+    # Sampling positions [B, G, taps, OH, OW]
+    y = off[:, :, :, 0] + lucid.tensor(base_y.astype(np.float64)).to(dt)
+    x = off[:, :, :, 1] + lucid.tensor(base_x.astype(np.float64)).to(dt)
+    y_np, x_np = y.detach().numpy(), x.detach().numpy()
+    inside = (y_np > -1) & (y_np < height) & (x_np > -1) & (x_np < width)
+    y_low = np.floor(y_np).astype(np.int64)
+    x_low = np.floor(x_np).astype(np.int64)
+    ly = y - lucid.tensor(y_low).to(dt)
+    lx = x - lucid.tensor(x_low).to(dt)
+    hy, hx = 1 - ly, 1 - lx
+    # Each channel reads its offset group's positions: channel c is in group c // (C / G).
+    grp = np.arange(in_ch) // (in_ch // n_offset_grps)
+    b_idx = lucid.arange(batch)[:, None, None, None, None]
+    c_idx = lucid.arange(in_ch)[None, :, None, None, None]
+    flat = input.reshape(batch, in_ch, height * width)
+
+    def corner(yy: np.ndarray, xx: np.ndarray) -> Tensor:
+        ok = inside & (yy >= 0) & (yy <= height - 1) & (xx >= 0) & (xx <= width - 1)
+        idx = np.where(ok, np.clip(yy, 0, height - 1) * width + np.clip(xx, 0, width - 1), 0)
+        vals = flat[b_idx, c_idx, lucid.tensor(idx[:, grp])]  # [B, C, taps, OH, OW]
+        return vals * lucid.tensor(ok[:, grp].astype(np.float64)).to(dt)
+
+    def per_channel(t: Tensor) -> Tensor:
+        return t[:, lucid.tensor(grp)]  # [B, G, ...] -> [B, C, ...]
+
+    cols = (
+        per_channel(hy * hx) * corner(y_low, x_low)
+        + per_channel(hy * lx) * corner(y_low, x_low + 1)
+        + per_channel(ly * hx) * corner(y_low + 1, x_low)
+        + per_channel(ly * lx) * corner(y_low + 1, x_low + 1)
+    )
+    if mask is not None:
+        cols = cols * per_channel(mask.reshape(batch, n_offset_grps, taps, out_h, out_w))
+    cols = cols.reshape(batch, groups, w_in_ch * taps, out_h * out_w)
+    w = weight.reshape(groups, out_ch // groups, w_in_ch * taps)
+    out = (w[None] @ cols).reshape(batch, out_ch, out_h, out_w)
+    if bias is not None:
+        out = out + bias.reshape(1, out_ch, 1, 1)
+    return out
+
+
+def _drop_block(
+    input: Tensor, p: float, block_size: int, inplace: bool, eps: float, nd: int
+) -> Tensor:
+    spatial = tuple(int(s) for s in input.shape[2:])
+    n, c = int(input.shape[0]), int(input.shape[1])
+    block_size = min(block_size, *spatial)
+    if block_size % 2 == 0:
+        raise ValueError(f"block size should be odd. Got {block_size} which is even.")
+    valid = [s - block_size + 1 for s in spatial]
+    gamma = p * math.prod(spatial) / (block_size**nd * math.prod(valid))
+    seeds = lucid.bernoulli(lucid.full((n, c, *valid), gamma, dtype=lucid.float64))
+    # Each seed drops the block_size^nd block centred on it (torchvision: pad the seeds by
+    # block_size // 2, then a stride-1 max pool of that kernel and padding).
+    half = block_size // 2
+    seeds_np = np.pad(seeds.numpy(), [(0, 0), (0, 0)] + [(2 * half, 2 * half)] * nd)
+    windows = np.lib.stride_tricks.sliding_window_view(
+        seeds_np, (block_size,) * nd, axis=tuple(range(2, 2 + nd))
+    )
+    dropped = windows.max(axis=tuple(range(-nd, 0)))
+    keep = 1.0 - dropped
+    normalize_scale = keep.size / (eps + keep.sum())
+    noise = lucid.tensor(keep, device=input.device).to(input.dtype)
+    if inplace:
+        return input.mul_(noise).mul_(normalize_scale)
+    out: Tensor = input * noise * normalize_scale
+    return out
+
+
+def drop_block2d(
+    input: Tensor,
+    p: float,
+    block_size: int,
+    inplace: bool = False,
+    eps: float = 1e-06,
+    training: bool = True,
+) -> Tensor:
+    """DropBlock (Ghiasi et al., 2018) on ``[N, C, H, W]``: zero square blocks of side
+    ``block_size`` centred on seeds drawn with the probability that drops about a fraction
+    ``p`` of the elements, then scale by ``numel / (eps + kept)``; the input as it is when not
+    ``training`` or ``p == 0``."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"drop probability has to be between 0 and 1, but got {p}.")
+    if input.ndim != 4:
+        raise ValueError(f"input should be 4 dimensional. Got {input.ndim} dimensions.")
+    if not training or p == 0.0:
+        return input
+    return _drop_block(input, p, block_size, inplace, eps, 2)
+
+
+def drop_block3d(
+    input: Tensor,
+    p: float,
+    block_size: int,
+    inplace: bool = False,
+    eps: float = 1e-06,
+    training: bool = True,
+) -> Tensor:
+    """DropBlock on ``[N, C, D, H, W]``: as :func:`drop_block2d`, with cubic blocks."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"drop probability has to be between 0 and 1, but got {p}.")
+    if input.ndim != 5:
+        raise ValueError(f"input should be 5 dimensional. Got {input.ndim} dimensions.")
+    if not training or p == 0.0:
+        return input
+    return _drop_block(input, p, block_size, inplace, eps, 3)

@@ -2,8 +2,10 @@
 has the functional operators and reaches these under torchvision's path).
 
 ``FeaturePyramidNetwork`` (with ``ExtraFPNBlock``, ``LastLevelMaxPool``, ``LastLevelP6P7``),
-``MultiScaleRoIAlign``, ``RoIAlign``, ``RoIPool``, and the zoo's shared blocks
-``Conv2dNormActivation``, ``SqueezeExcitation``, ``StochasticDepth``/``stochastic_depth``,
+``MultiScaleRoIAlign``, ``RoIAlign``, ``RoIPool``, ``PSRoIAlign``, ``PSRoIPool``,
+``DeformConv2d``, ``DropBlock2d``/``DropBlock3d``, ``FrozenBatchNorm2d``,
+``Conv3dNormActivation``, and the zoo's shared blocks ``Conv2dNormActivation``,
+``SqueezeExcitation``, ``StochasticDepth``/``stochastic_depth``,
 ``MLP`` and ``Permute``, with torchvision 0.28's signatures and parameter names (so state
 dicts line up).
 
@@ -20,10 +22,20 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 import lucid
 from lucid import Tensor, nn
-from lucid.data.ops import box_area, roi_align, roi_pool
+from lucid.data.ops import (
+    box_area,
+    deform_conv2d,
+    drop_block2d,
+    drop_block3d,
+    ps_roi_align,
+    ps_roi_pool,
+    roi_align,
+    roi_pool,
+)
 from lucid.models._layers import (
     MLP,
     Conv2dNormActivation,
@@ -36,11 +48,18 @@ from lucid.models._layers import (
 __all__ = [
     "MLP",
     "Conv2dNormActivation",
+    "Conv3dNormActivation",
+    "DeformConv2d",
+    "DropBlock2d",
+    "DropBlock3d",
     "ExtraFPNBlock",
     "FeaturePyramidNetwork",
+    "FrozenBatchNorm2d",
     "LastLevelMaxPool",
     "LastLevelP6P7",
     "MultiScaleRoIAlign",
+    "PSRoIAlign",
+    "PSRoIPool",
     "Permute",
     "RoIAlign",
     "RoIPool",
@@ -297,3 +316,208 @@ class MultiScaleRoIAlign(nn.Module):
             f"featmap_names={self.featmap_names}, output_size={self.output_size}, "
             f"sampling_ratio={self.sampling_ratio}"
         )
+
+
+class PSRoIAlign(nn.Module):
+    """The module form of :func:`lucid.data.ops.ps_roi_align`."""
+
+    def __init__(
+        self, output_size: int | tuple[int, int], spatial_scale: float, sampling_ratio: int
+    ) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+        self.sampling_ratio = sampling_ratio
+
+    def forward(self, input: Tensor, rois: Tensor | list[Tensor]) -> Tensor:
+        return ps_roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio)
+
+    def extra_repr(self) -> str:
+        return (
+            f"output_size={self.output_size}, spatial_scale={self.spatial_scale}, "
+            f"sampling_ratio={self.sampling_ratio}"
+        )
+
+
+class PSRoIPool(nn.Module):
+    """The module form of :func:`lucid.data.ops.ps_roi_pool`."""
+
+    def __init__(self, output_size: int | tuple[int, int], spatial_scale: float) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+
+    def forward(self, input: Tensor, rois: Tensor | list[Tensor]) -> Tensor:
+        return ps_roi_pool(input, rois, self.output_size, self.spatial_scale)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, spatial_scale={self.spatial_scale}"
+
+
+def _pair2(v: int | tuple[int, int]) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+class DeformConv2d(nn.Module):
+    """The module form of :func:`lucid.data.ops.deform_conv2d`: ``weight [out_channels,
+    in_channels // groups, kh, kw]`` and ``bias``, initialised as ``nn.Conv2d``'s;
+    ``forward(input, offset, mask=None)``."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        dilation: int = 1,
+        groups: int = 1,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _pair2(kernel_size)
+        self.stride = _pair2(stride)
+        self.padding = _pair2(padding)
+        self.dilation = _pair2(dilation)
+        self.groups = groups
+        self.weight = nn.Parameter(
+            lucid.empty(out_channels, in_channels // groups, *self.kernel_size)
+        )
+        self.bias: nn.Parameter | None
+        if bias:
+            self.bias = nn.Parameter(lucid.empty(out_channels))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Kaiming-uniform weight (``a = sqrt(5)``) and a uniform bias in ``1 / sqrt(fan_in)``."""
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = nn.init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in)
+            nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor, offset: Tensor, mask: Tensor | None = None) -> Tensor:
+        return deform_conv2d(
+            input,
+            offset,
+            self.weight,
+            self.bias,
+            stride=self.stride,
+            padding=self.padding,
+            dilation=self.dilation,
+            mask=mask,
+        )
+
+    def __repr__(self) -> str:
+        s = (
+            f"{self.__class__.__name__}({self.in_channels}, {self.out_channels}, "
+            f"kernel_size={self.kernel_size}, stride={self.stride}"
+        )
+        s += f", padding={self.padding}" if self.padding != (0, 0) else ""
+        s += f", dilation={self.dilation}" if self.dilation != (1, 1) else ""
+        s += f", groups={self.groups}" if self.groups != 1 else ""
+        s += ", bias=False" if self.bias is None else ""
+        return s + ")"
+
+
+class DropBlock2d(nn.Module):
+    """The module form of :func:`lucid.data.ops.drop_block2d` (active in training mode)."""
+
+    def __init__(
+        self, p: float, block_size: int, inplace: bool = False, eps: float = 1e-06
+    ) -> None:
+        super().__init__()
+        self.p = p
+        self.block_size = block_size
+        self.inplace = inplace
+        self.eps = eps
+
+    def forward(self, input: Tensor) -> Tensor:
+        return drop_block2d(input, self.p, self.block_size, self.inplace, self.eps, self.training)
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__name__}(p={self.p}, block_size={self.block_size}, "
+            f"inplace={self.inplace})"
+        )
+
+
+class DropBlock3d(DropBlock2d):
+    """The module form of :func:`lucid.data.ops.drop_block3d` (active in training mode)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return drop_block3d(input, self.p, self.block_size, self.inplace, self.eps, self.training)
+
+
+class FrozenBatchNorm2d(nn.Module):
+    """Batch norm with its statistics and affine parameters fixed (buffers, not parameters):
+    ``x * w / sqrt(var + eps) + b - mean * w / sqrt(var + eps)`` (torchvision.ops')."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.eps = eps
+        self.register_buffer("weight", lucid.ones(num_features))
+        self.register_buffer("bias", lucid.zeros(num_features))
+        self.register_buffer("running_mean", lucid.zeros(num_features))
+        self.register_buffer("running_var", lucid.ones(num_features))
+
+    def forward(self, x: Tensor) -> Any:
+        scale = self.weight * lucid.rsqrt(self.running_var + self.eps)
+        shift = self.bias - self.running_mean * scale
+        return x * scale.reshape(1, -1, 1, 1) + shift.reshape(1, -1, 1, 1)
+
+    def extra_repr(self) -> str:
+        return f"{self.weight.shape[0]}, eps={self.eps}"
+
+
+class Conv3dNormActivation(nn.Sequential):
+    """Conv3d, then a norm layer (BatchNorm3d by default) and an activation (ReLU by default),
+    as ``torchvision.ops.Conv3dNormActivation``; the conv has a bias only without a norm
+    layer, and ``padding`` defaults to ``(kernel_size - 1) // 2 * dilation``."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int, int] = 3,
+        stride: int | tuple[int, int, int] = 1,
+        padding: int | tuple[int, int, int] | str | None = None,
+        groups: int = 1,
+        norm_layer: Callable[..., nn.Module] | None = nn.BatchNorm3d,
+        activation_layer: Callable[..., nn.Module] | None = nn.ReLU,
+        dilation: int | tuple[int, int, int] = 1,
+        inplace: bool | None = True,
+        bias: bool | None = None,
+    ) -> None:
+        if padding is None:
+            ks = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+            dl = (dilation,) * 3 if isinstance(dilation, int) else tuple(dilation)
+            padding = tuple((k - 1) // 2 * d for k, d in zip(ks, dl, strict=True))  # type: ignore[assignment]
+        if bias is None:
+            bias = norm_layer is None
+        layers: list[nn.Module] = [
+            nn.Conv3d(
+                in_channels,
+                out_channels,
+                kernel_size,
+                stride,
+                padding,
+                dilation=dilation,
+                groups=groups,
+                bias=bias,
+            )
+        ]
+        if norm_layer is not None:
+            layers.append(norm_layer(out_channels))
+        if activation_layer is not None:
+            layers.append(activation_layer(**({} if inplace is None else {"inplace": inplace})))
+        super().__init__(*layers)
+        self.out_channels = out_channels

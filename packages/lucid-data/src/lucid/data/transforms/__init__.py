@@ -27,7 +27,7 @@ from .augment import (
     RandomSolarize,
     TenCrop,
 )
-from .autoaugment import RandAugment, TrivialAugmentWide
+from .autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
@@ -41,11 +41,15 @@ from .transforms import (
     RandomRotation,
     RandomVerticalFlip,
     Resize,
+    ToPILImage,
     ToTensor,
     batch_transform,
 )
 
 __all__ = [
+    "AugMix",
+    "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
     "ColorJitter",
     "Compose",
@@ -81,6 +85,7 @@ __all__ = [
     "RandomVerticalFlip",
     "Resize",
     "TenCrop",
+    "ToPILImage",
     "ToTensor",
     "TrivialAugmentWide",
     "batch_transform",

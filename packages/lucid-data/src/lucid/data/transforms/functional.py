@@ -3,13 +3,16 @@
 Layouts: a ``uint8`` numpy array is an image as files store it, ``H x W`` or ``H x W x C``;
 a lucid Tensor or a numpy array of any other dtype is ``C x H x W`` (or ``H x W``), as after
 ``to_tensor``. With ``batched=True`` every layout has a leading batch dimension ``N``. Results
-have the type of the input (a Tensor stays a Tensor on its device).
+have the type of the input (a Tensor stays a Tensor on its device). A PIL image (Pillow, the
+``lucid-data[images]`` extra) is taken as its uint8 ``H x W x C`` array and given back as a PIL
+image.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
@@ -17,6 +20,8 @@ from typing import Any
 import numpy as np
 
 import lucid
+
+from .._pil import is_pil_image, pil_array
 
 __all__ = [
     "InterpolationMode",
@@ -44,6 +49,7 @@ __all__ = [
     "normalize",
     "pad",
     "perspective",
+    "pil_modes_mapping",
     "pil_to_tensor",
     "posterize",
     "resize",
@@ -53,6 +59,7 @@ __all__ = [
     "solarize",
     "ten_crop",
     "to_grayscale",
+    "to_pil_image",
     "to_tensor",
     "vflip",
 ]
@@ -92,11 +99,19 @@ def unwrap(img: Any) -> tuple[np.ndarray, Wrap]:
         return img.detach().numpy(), wrap
     if isinstance(img, np.ndarray):
         return img, _identity
-    raise TypeError(f"img should be a numpy array or a lucid Tensor, got {type(img).__name__}")
+    if is_pil_image(img):
+        return pil_array(img), _to_pil_like
+    raise TypeError(
+        f"img should be a numpy array, a lucid Tensor or a PIL image, got {type(img).__name__}"
+    )
+
+
+def _to_pil_like(a: np.ndarray) -> Any:
+    return to_pil_image(a[..., 0] if a.ndim == 3 and a.shape[-1] == 1 else a)
 
 
 def _is_hwc(img: Any, arr: np.ndarray) -> bool:
-    return isinstance(img, np.ndarray) and arr.dtype == np.uint8
+    return (isinstance(img, np.ndarray) or is_pil_image(img)) and arr.dtype == np.uint8
 
 
 def spatial_axes(img: Any, arr: np.ndarray, batched: bool = False) -> tuple[int, int]:
@@ -124,8 +139,10 @@ def to_tensor(pic: Any, batched: bool = False) -> Any:
 
     Arrays of other dtypes are taken as ``C x H x W`` already and wrapped as they are.
     """
+    if is_pil_image(pic):
+        pic = pil_array(pic)
     if not isinstance(pic, np.ndarray):
-        raise TypeError(f"pic should be a numpy array, got {type(pic).__name__}")
+        raise TypeError(f"pic should be a numpy array or a PIL image, got {type(pic).__name__}")
     if pic.dtype != np.uint8:
         return lucid.from_numpy(np.ascontiguousarray(pic))
     h_axis, _ = spatial_axes(pic, pic, batched)
@@ -535,8 +552,12 @@ def get_image_num_channels(img: Any) -> int:
 def pil_to_tensor(pic: Any) -> Any:
     """A uint8 ``H x W x C`` (or ``H x W``) numpy image as a uint8 ``C x H x W`` Tensor (no
     scaling), what torchvision's ``pil_to_tensor`` gives for a PIL image."""
+    if is_pil_image(pic):
+        pic = pil_array(pic)
     if not isinstance(pic, np.ndarray):
-        raise TypeError(f"pic should be a numpy array image, got {type(pic).__name__}")
+        raise TypeError(
+            f"pic should be a numpy array image or a PIL image, got {type(pic).__name__}"
+        )
     chw = pic[None] if pic.ndim == 2 else np.moveaxis(pic, -1, -3)
     return lucid.from_numpy(np.ascontiguousarray(chw))
 
@@ -621,7 +642,7 @@ def rgb_to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         r, g, b = (x[..., c : c + 1, :, :].astype(np.float64) for c in range(3))
         gray = 0.2989 * r + 0.587 * g + 0.114 * b
         if x.dtype.kind in "ui":
-            gray = np.rint(gray) if isinstance(img, np.ndarray) else np.trunc(gray)
+            gray = np.rint(gray) if not isinstance(img, lucid.Tensor) else np.trunc(gray)
         gray = gray.astype(x.dtype)
     else:
         gray = x
@@ -939,3 +960,75 @@ def elastic_transform(
     sx = xs + disp[0, ..., 0].astype(np.float64) * w / 2
     sy = ys + disp[0, ..., 1].astype(np.float64) * h / 2
     return _apply_grid(img, sx, sy, interpolation, fill)
+
+
+# PIL's resampling filter numbers of the interpolation modes lucid has (torchvision's table).
+pil_modes_mapping = {
+    InterpolationMode.NEAREST: 0,
+    InterpolationMode.BILINEAR: 2,
+}
+
+_PILLOW_MISSING = (
+    "to_pil_image needs Pillow, which lucid-data does not install by default: "
+    "pip install 'lucid-data[images]' (or pip install pillow)"
+)
+
+
+def to_pil_image(pic: Any, mode: str | None = None) -> Any:
+    """A ``C x H x W`` Tensor or an ``H x W x C`` numpy array as a PIL image, as torchvision's.
+
+    Floating values are scaled by 255 to uint8 (unless ``mode='F'``); one channel gives mode
+    ``"L"`` (``"I;16"``, ``"I"``, ``"F"`` for int16, int32, float32), two ``"LA"``, three
+    ``"RGB"``, four ``"RGBA"``. Needs Pillow (the ``lucid-data[images]`` extra).
+    """
+    if isinstance(pic, lucid.Tensor):
+        arr = pic.detach().cpu().numpy()
+        if arr.ndim == 3:
+            arr = np.transpose(arr, (1, 2, 0))
+    elif isinstance(pic, np.ndarray):
+        arr = pic
+    else:
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    if arr.ndim == 2:
+        arr = np.expand_dims(arr, 2)
+    if arr.ndim != 3:
+        raise ValueError(f"pic should be 2/3 dimensional. Got {arr.ndim} dimensions.")
+    if arr.shape[-1] > 4:
+        raise ValueError(f"pic should not have > 4 channels. Got {arr.shape[-1]} channels.")
+    if np.issubdtype(arr.dtype, np.floating) and mode != "F":
+        arr = (arr * 255).astype(np.uint8)
+    if arr.shape[2] == 1:
+        arr = arr[:, :, 0]
+        expected = {
+            np.dtype(np.uint8): "L",
+            np.dtype(np.int16): "I;16" if sys.byteorder == "little" else "I;16B",
+            np.dtype(np.int32): "I",
+            np.dtype(np.float32): "F",
+        }.get(arr.dtype)
+        if mode is not None and mode != expected:
+            raise ValueError(
+                f"Incorrect mode ({mode}) supplied for input type {arr.dtype}. Should be {expected}"
+            )
+        mode = expected
+    else:
+        permitted = {2: ["LA"], 3: ["RGB", "YCbCr", "HSV"], 4: ["RGBA", "CMYK", "RGBX"]}[
+            arr.shape[2]
+        ]
+        if mode is not None and mode not in permitted:
+            raise ValueError(
+                f"Only modes {permitted} are supported for {arr.shape[2]}D inputs, got {mode}"
+            )
+        if mode is None and arr.dtype == np.uint8:
+            mode = permitted[0]
+    if mode is None:
+        raise TypeError(f"Input type {arr.dtype} is not supported")
+    try:
+        from PIL import Image  # noqa: PLC0415 - the optional extra, imported on use
+    except ImportError:
+        raise ImportError(_PILLOW_MISSING) from None
+    arr = np.ascontiguousarray(arr)
+    img = Image.fromarray(arr)
+    if img.mode != mode:
+        # The bytes read in the asked mode (YCbCr, HSV, CMYK, RGBX, I;16), as fromarray(mode=).
+        img = Image.frombytes(mode, (arr.shape[1], arr.shape[0]), arr.tobytes())
+    return img

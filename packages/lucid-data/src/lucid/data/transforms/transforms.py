@@ -80,6 +80,24 @@ class ToTensor:
         return f"{type(self).__name__}()"
 
 
+class ToPILImage:
+    """A ``C x H x W`` Tensor or ``H x W x C`` numpy array -> a PIL image of ``mode`` (inferred
+    from the channels and dtype when None), as torchvision's. Needs Pillow (the
+    ``lucid-data[images]`` extra); lucid's transforms take PIL images as they take uint8
+    numpy images."""
+
+    def __init__(self, mode: str | None = None) -> None:
+        self.mode = mode
+
+    def __call__(self, pic: Any) -> Any:
+        return F.to_pil_image(pic, self.mode)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(mode={self.mode})" if self.mode else f"{type(self).__name__}()"
+        )
+
+
 class Normalize:
     """``(x - mean) / std`` per channel of a float ``C x H x W`` image."""
 

@@ -2,8 +2,15 @@
 v2's own ``ToImage``, ``ToDtype``, ``ToPureTensor``, ``Identity``, ``GaussianNoise``, ``RGB``,
 ``RandomChannelPermutation``, ``MixUp`` and ``CutMix``.
 
-v2's transforms act on images (uint8 ``H x W x C`` numpy arrays, ``C x H x W`` Tensors) as
-v1's do; bounding boxes, masks and the other ``tv_tensors`` are not supported.
+The transforms v1 has act on images (uint8 ``H x W x C`` numpy arrays or PIL images,
+``C x H x W`` Tensors) as v1's do; ``Compose``, the flips, ``Resize``, ``CenterCrop``, ``Pad``,
+``ToImage``, ``ToDtype`` and ``ToPureTensor`` also take whole samples. The detection
+transforms (``RandomIoUCrop``, ``RandomZoomOut``, ``ScaleJitter``, ``RandomShortestSize``,
+``RandomResize``, ``RandomPhotometricDistort``, ``SanitizeBoundingBoxes``,
+``ClampBoundingBoxes``, ``ConvertBoundingBoxFormat``...) are :class:`Transform`
+subclasses: they take a whole sample (an image with its ``lucid.data.tv_tensors`` bounding
+boxes, masks and keypoints, nested in tuples, lists and dicts) and transform each part by its
+kind, as torchvision's.
 """
 
 from __future__ import annotations
@@ -16,6 +23,44 @@ import lucid
 
 from .._rng import numpy_rng
 from . import functional
+from ._v2_base import (
+    Transform,
+    check_type,
+    get_bounding_boxes,
+    get_keypoints,
+    has_all,
+    has_any,
+    query_chw,
+    query_size,
+)
+from ._v2_detection import (
+    JPEG,
+    ClampBoundingBoxes,
+    ClampKeyPoints,
+    ConvertBoundingBoxFormat,
+    RandomIoUCrop,
+    RandomPhotometricDistort,
+    RandomResize,
+    RandomShortestSize,
+    RandomZoomOut,
+    SanitizeBoundingBoxes,
+    SanitizeKeyPoints,
+    ScaleJitter,
+    SetClampingMode,
+    ToPILImage,
+    UniformTemporalSubsample,
+)
+from ._v2_sample import (
+    CenterCrop,
+    Compose,
+    Pad,
+    RandomHorizontalFlip,
+    RandomVerticalFlip,
+    Resize,
+    ToDtype,
+    ToImage,
+    ToPureTensor,
+)
 from .augment import (
     ConvertImageDtype,
     ElasticTransform,
@@ -40,27 +85,27 @@ from .augment import (
     RandomSolarize,
     TenCrop,
 )
-from .autoaugment import RandAugment, TrivialAugmentWide
+from .autoaugment import AugMix, AutoAugment, AutoAugmentPolicy, RandAugment, TrivialAugmentWide
 from .color import ColorJitter
 from .functional import InterpolationMode
 from .transforms import (
-    CenterCrop,
-    Compose,
     Lambda,
     Normalize,
-    Pad,
     RandomCrop,
-    RandomHorizontalFlip,
     RandomRotation,
-    RandomVerticalFlip,
-    Resize,
     ToTensor,
 )
 
 __all__ = [
+    "AugMix",
+    "AutoAugment",
+    "AutoAugmentPolicy",
     "CenterCrop",
+    "ClampBoundingBoxes",
+    "ClampKeyPoints",
     "ColorJitter",
     "Compose",
+    "ConvertBoundingBoxFormat",
     "ConvertImageDtype",
     "CutMix",
     "ElasticTransform",
@@ -70,13 +115,14 @@ __all__ = [
     "Grayscale",
     "Identity",
     "InterpolationMode",
+    "JPEG",
     "Lambda",
     "LinearTransformation",
     "MixUp",
     "Normalize",
     "PILToTensor",
-    "RGB",
     "Pad",
+    "RGB",
     "RandAugment",
     "RandomAdjustSharpness",
     "RandomAffine",
@@ -90,21 +136,40 @@ __all__ = [
     "RandomGrayscale",
     "RandomHorizontalFlip",
     "RandomInvert",
+    "RandomIoUCrop",
     "RandomOrder",
     "RandomPerspective",
+    "RandomPhotometricDistort",
     "RandomPosterize",
+    "RandomResize",
     "RandomResizedCrop",
     "RandomRotation",
+    "RandomShortestSize",
     "RandomSolarize",
     "RandomVerticalFlip",
+    "RandomZoomOut",
     "Resize",
+    "SanitizeBoundingBoxes",
+    "SanitizeKeyPoints",
+    "ScaleJitter",
+    "SetClampingMode",
     "TenCrop",
     "ToDtype",
     "ToImage",
+    "ToPILImage",
     "ToPureTensor",
     "ToTensor",
+    "Transform",
     "TrivialAugmentWide",
+    "UniformTemporalSubsample",
+    "check_type",
     "functional",
+    "get_bounding_boxes",
+    "get_keypoints",
+    "has_all",
+    "has_any",
+    "query_chw",
+    "query_size",
 ]
 
 
@@ -116,56 +181,6 @@ class Identity:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
-
-
-class ToImage:
-    """An image as a ``C x H x W`` Tensor: a uint8 ``H x W x C`` numpy image unscaled (as
-    ``PILToTensor``), a Tensor as it is, another array wrapped."""
-
-    def __call__(self, inpt: Any) -> Any:
-        if isinstance(inpt, lucid.Tensor):
-            return inpt
-        if isinstance(inpt, np.ndarray) and inpt.dtype == np.uint8:
-            return functional.pil_to_tensor(inpt)
-        if isinstance(inpt, np.ndarray):
-            return lucid.from_numpy(np.ascontiguousarray(inpt))
-        raise TypeError(f"ToImage expects a numpy array or a Tensor, got {type(inpt).__name__}")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-
-class ToPureTensor:
-    """Return the input as it is (lucid has no ``tv_tensors`` to unwrap)."""
-
-    def __call__(self, inpt: Any) -> Any:
-        return inpt
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
-
-
-class ToDtype:
-    """A Tensor in ``dtype``; with ``scale=True`` its values rescaled between the integer and
-    float ranges (``functional.convert_image_dtype``)."""
-
-    def __init__(self, dtype: Any, scale: bool = False) -> None:
-        if isinstance(dtype, dict):
-            raise TypeError(
-                "ToDtype(dtype=dict) is for tv_tensors, which lucid does not have: pass a dtype"
-            )
-        self.dtype = dtype
-        self.scale = scale
-
-    def __call__(self, inpt: Any) -> Any:
-        if not isinstance(inpt, lucid.Tensor):
-            raise TypeError(f"ToDtype expects a Tensor, got {type(inpt).__name__}")
-        if self.scale:
-            return functional.convert_image_dtype(inpt, self.dtype)
-        return inpt.to(self.dtype)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(dtype={self.dtype}, scale={self.scale})"
 
 
 class GaussianNoise:

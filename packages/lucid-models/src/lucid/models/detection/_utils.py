@@ -9,7 +9,7 @@ from typing import Any
 
 import lucid
 from lucid import Tensor, nn
-from lucid.models.ops import FeaturePyramidNetwork, LastLevelMaxPool
+from lucid.models.ops import FeaturePyramidNetwork, FrozenBatchNorm2d, LastLevelMaxPool
 from lucid.models.resnet import Bottleneck, ResNet
 
 BBOX_XFORM_CLIP = math.log(1000.0 / 16)
@@ -48,27 +48,6 @@ class BoxCoder:
         return self.decode_single(rel_codes.reshape(concat.shape[0], -1), concat).reshape(
             concat.shape[0], -1, 4
         )
-
-
-class FrozenBatchNorm2d(nn.Module):
-    """Batch norm with its statistics and affine parameters fixed (buffers, not parameters):
-    ``x * w / sqrt(var + eps) + b - mean * w / sqrt(var + eps)`` (torchvision.ops')."""
-
-    def __init__(self, num_features: int, eps: float = 1e-5) -> None:
-        super().__init__()
-        self.eps = eps
-        self.register_buffer("weight", lucid.ones(num_features))
-        self.register_buffer("bias", lucid.zeros(num_features))
-        self.register_buffer("running_mean", lucid.zeros(num_features))
-        self.register_buffer("running_var", lucid.ones(num_features))
-
-    def forward(self, x: Tensor) -> Any:
-        scale = self.weight * lucid.rsqrt(self.running_var + self.eps)
-        shift = self.bias - self.running_mean * scale
-        return x * scale.reshape(1, -1, 1, 1) + shift.reshape(1, -1, 1, 1)
-
-    def extra_repr(self) -> str:
-        return f"{self.weight.shape[0]}, eps={self.eps}"
 
 
 def _freeze_batch_norms(module: nn.Module) -> None:
