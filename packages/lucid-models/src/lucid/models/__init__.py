@@ -629,3 +629,14 @@ __all__ = [
     "RetinaNet",
     "retinanet_resnet50_fpn",
 ]
+
+# ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers (kept as one block) ----
+from lucid.models.inception_resnet import (  # noqa: E402
+    InceptionResnetV1,
+    inception_resnet_v1,
+)
+
+__all__ += [
+    "InceptionResnetV1",
+    "inception_resnet_v1",
+]
