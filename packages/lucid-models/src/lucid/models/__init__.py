@@ -631,6 +631,7 @@ __all__ = [
 ]
 
 # ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers (kept as one block) ----
+from lucid.models import tokenizers as tokenizers  # noqa: E402
 from lucid.models.inception_resnet import (  # noqa: E402
     InceptionResnetV1,
     inception_resnet_v1,
@@ -639,4 +640,5 @@ from lucid.models.inception_resnet import (  # noqa: E402
 __all__ += [
     "InceptionResnetV1",
     "inception_resnet_v1",
+    "tokenizers",
 ]
