@@ -68,6 +68,7 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "inception_resnet_v2": ((2, 3, 75, 75), {"num_classes": 10}),
     "inception_resnet_v1": ((2, 3, 75, 75), {"num_classes": 10}),
     "mobilenetv4_conv_small": ((4, 3, 32, 32), {"num_classes": 10}),
+    "mobilenetv4_hybrid_medium": ((4, 3, 64, 64), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}

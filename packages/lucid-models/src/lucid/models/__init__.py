@@ -636,9 +636,17 @@ from lucid.models.inception_resnet import (  # noqa: E402
     InceptionResnetV1,
     inception_resnet_v1,
 )
+from lucid.models.mobilenetv4 import (  # noqa: E402
+    MobileAttention,
+    mobilenetv4_hybrid_large,
+    mobilenetv4_hybrid_medium,
+)
 
 __all__ += [
     "InceptionResnetV1",
     "inception_resnet_v1",
+    "MobileAttention",
+    "mobilenetv4_hybrid_medium",
+    "mobilenetv4_hybrid_large",
     "tokenizers",
 ]
