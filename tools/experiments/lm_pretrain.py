@@ -5,13 +5,19 @@ GPT-2 (``lucid.models.gpt2.GPT2LMHeadModel``) learns next-byte prediction; BERT
 configurations (by default 2 layers, 128 wide, 4 heads, context 64) so that a run of a few
 hundred steps fits in minutes on a CPU.
 
-Tokenizers (no ``tokenizers`` package is installed in the envs, so both are written here):
+Tokenizers (``--tokenizer``):
 
-- GPT-2: byte level, as GPT-2's own tokenizer starts; 256 byte ids plus ``<|endoftext|>``
-  (id 256) between files. No BPE merges: every byte is a token.
-- BERT: characters, the vocabulary is every character seen at least twice in the training
-  split, plus ``[PAD] [UNK] [CLS] [SEP] [MASK]``. Masking as in the BERT paper: 15% of the
-  positions are predicted; of those 80% become ``[MASK]``, 10% a random token, 10% stay.
+- GPT-2, ``byte`` (the default): 256 byte ids plus ``<|endoftext|>`` (id 256) between files,
+  no merges. ``bpe``: GPT-2's byte-level BPE (``lucid.models.tokenizers.GPT2Tokenizer``)
+  trained on the training split to ``--vocab-size`` tokens.
+- BERT, ``char`` (the default): every character seen at least twice in the training split,
+  plus ``[PAD] [UNK] [CLS] [SEP] [MASK]``. ``wordpiece``: BERT's WordPiece
+  (``lucid.models.tokenizers.BertTokenizer``, lower-cased) trained on the training split to
+  ``--vocab-size`` tokens, the same five special tokens first.
+  Masking as in the BERT paper: 15% of the positions are predicted; of those 80% become
+  ``[MASK]``, 10% a random token, 10% stay.
+
+The losses are in nats per token, so they compare across runs of one tokenizer only.
 
 The text is split by position: the last ``--val-frac`` of the concatenated text is the
 validation split. The validation loss is measured on a fixed set of windows (and, for BERT,
@@ -21,6 +27,7 @@ what a model that ignores context would reach.
 
     python tools/experiments/lm_pretrain.py --model gpt2 --steps 400
     python tools/experiments/lm_pretrain.py --model bert --steps 400
+    python tools/experiments/lm_pretrain.py --model gpt2 --tokenizer bpe --vocab-size 2000
 """
 
 from __future__ import annotations
@@ -54,6 +61,10 @@ class ByteTokenizer:
     """Byte-level: token ``i < 256`` is the byte ``i``; 256 is ``<|endoftext|>``."""
 
     vocab_size = 257
+    eot = EOT
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(text.encode("utf-8"))
 
     def encode_docs(self, docs: Sequence[str]) -> np.ndarray:
         ids: list[int] = []
@@ -78,6 +89,47 @@ class CharTokenizer:
 
     def encode(self, text: str) -> np.ndarray:
         return np.asarray([self.stoi.get(c, UNK) for c in text], dtype=np.int64)
+
+
+class BpeTokenizer:
+    """GPT-2's byte-level BPE trained on the training text; ``<|endoftext|>`` between files."""
+
+    def __init__(self, train_text: str, vocab_size: int) -> None:
+        from lucid.models.tokenizers import GPT2Tokenizer
+
+        self.tok = GPT2Tokenizer.train(train_text.splitlines(keepends=True),
+                                       vocab_size=vocab_size)  # fmt: skip
+        self.vocab_size = len(self.tok)
+        self.eot = self.tok.eos_token_id
+
+    def encode_docs(self, docs: Sequence[str]) -> np.ndarray:
+        ids: list[int] = []
+        for d in docs:
+            ids.extend(self.tok.encode(d))
+            ids.append(self.eot)
+        return np.asarray(ids, dtype=np.int64)
+
+    def encode_text(self, text: str) -> list[int]:
+        return list(self.tok.encode(text))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return str(self.tok.decode([i for i in ids if i != self.eot]))
+
+
+class WordPieceTokenizer:
+    """BERT's WordPiece trained on the training text, its five special tokens first (ids
+    0-4, as ``BERT_SPECIALS``)."""
+
+    def __init__(self, train_text: str, vocab_size: int) -> None:
+        from lucid.models.tokenizers import BertTokenizer
+
+        self.tok = BertTokenizer.train(train_text.splitlines(), vocab_size=vocab_size,
+                                       special_tokens=BERT_SPECIALS)  # fmt: skip
+        self.vocab_size = len(self.tok)
+
+    def encode(self, text: str) -> np.ndarray:
+        ids = self.tok.encode(text, add_special_tokens=False)
+        return np.asarray(ids, dtype=np.int64)
 
 
 def unigram_ce(train: np.ndarray, val: np.ndarray, vocab: int) -> float:
@@ -126,19 +178,19 @@ def build(args: argparse.Namespace, vocab: int) -> Any:
                            max_position_embeddings=args.ctx, dropout=args.dropout)  # fmt: skip
 
 
-def sample(model: Any, tok: ByteTokenizer, prompt: str, n: int, ctx: int, temperature: float,
+def sample(model: Any, tok: Any, prompt: str, n: int, ctx: int, temperature: float,
            rng: np.random.Generator) -> str:  # fmt: skip
-    """Autoregressive sampling at ``temperature`` (top-k 40), ``n`` new bytes."""
+    """Autoregressive sampling at ``temperature`` (top-k 40), ``n`` new tokens."""
     import lucid
 
-    ids = list(prompt.encode("utf-8"))
+    ids = tok.encode_text(prompt)
     model.eval()
     with lucid.no_grad():
         for _ in range(n):
             x = lucid.from_numpy(np.asarray([ids[-ctx:]], dtype=np.int64))
             logits = model(x).numpy()[0, -1].astype(np.float64) / temperature
-            logits[EOT] = -np.inf
-            kth = np.sort(logits)[-40]
+            logits[tok.eot] = -np.inf
+            kth = np.sort(logits)[-min(40, len(logits))]
             logits[logits < kth] = -np.inf
             p = np.exp(logits - logits.max())
             ids.append(int(rng.choice(len(p), p=p / p.sum())))
@@ -156,14 +208,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     paths = [Path(p) for p in args.text] if args.text else default_texts()
     docs = read_texts(paths)
     n_lines = sum(d.count("\n") for d in docs)
+    kind = args.tokenizer or ("byte" if args.model == "gpt2" else "char")
+    if kind not in (("byte", "bpe") if args.model == "gpt2" else ("char", "wordpiece")):
+        raise SystemExit(f"lm_pretrain: --tokenizer {kind} does not go with --model {args.model}")
+    full = "\n".join(docs)
+    train_text = full[: int(len(full) * (1 - args.val_frac))]
+    btok: Any = None
     if args.model == "gpt2":
-        btok = ByteTokenizer()
+        btok = ByteTokenizer() if kind == "byte" else BpeTokenizer(train_text, args.vocab_size)
         data = btok.encode_docs(docs)
         vocab = btok.vocab_size
     else:
-        full = "\n".join(docs)
-        cut = int(len(full) * (1 - args.val_frac))
-        ctok = CharTokenizer(full[:cut])
+        ctok: Any = (CharTokenizer(train_text) if kind == "char"
+                     else WordPieceTokenizer(train_text, args.vocab_size))  # fmt: skip
         data = ctok.encode(full)
         vocab = ctok.vocab_size
     cut = int(len(data) * (1 - args.val_frac))
@@ -227,7 +284,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             out["val_masked_acc"] = correct / n
         return out
 
-    print(f"lm_pretrain: {args.model}, {n_params:,} parameters, vocab {vocab}, "
+    print(f"lm_pretrain: {args.model}, {kind} tokens, {n_params:,} parameters, vocab {vocab}, "
           f"{len(paths)} files, {n_lines} lines, {len(train)} train / {len(val)} val tokens, "
           f"unigram baseline {base:.4f} nats", flush=True)  # fmt: skip
     rows: list[dict[str, Any]] = [{"step": 0, "train_loss": None, **evaluate()}]
@@ -254,7 +311,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             running = []
             print(json.dumps(rows[-1]), flush=True)
     result: dict[str, Any] = {
-        "model": args.model, "params": n_params, "vocab": vocab, "files": len(paths),
+        "model": args.model, "tokenizer": kind, "params": n_params, "vocab": vocab,
+        "files": len(paths),
         "lines": n_lines, "train_tokens": int(len(train)), "val_tokens": int(len(val)),
         "unigram_baseline": base, "rows": rows,
         "config": {k: v for k, v in vars(args).items() if k not in ("text", "out")},
@@ -262,7 +320,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.model == "gpt2" and args.sample_chars > 0:
         srng = np.random.default_rng(args.seed + 2)
         result["samples"] = [
-            sample(model, ByteTokenizer(), p, args.sample_chars, args.ctx, 0.8, srng)
+            sample(model, btok, p, args.sample_chars, args.ctx, 0.8, srng)
             for p in ("The ", "```python\nimport lucid\n", "- ")
         ]
         for s in result["samples"]:
@@ -278,6 +336,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         nargs="+",
         default=None,
         help="text files (default: the repo's docs/*.md and docs/guides/*.md)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        choices=["byte", "bpe", "char", "wordpiece"],
+        default=None,
+        help="gpt2: byte (default) or bpe; bert: char (default) or wordpiece",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=int,
+        default=2000,
+        help="the trained tokenizer's vocabulary (bpe, wordpiece)",
     )
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)

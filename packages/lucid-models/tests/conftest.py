@@ -160,3 +160,62 @@ def timm(tvm: object) -> object:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return importlib.import_module("timm")
+
+
+FACENET_VERSION = "2.6.0"
+
+
+def _facenet_source() -> Path:
+    """A folder holding facenet-pytorch's pure-Python package (``<folder>/facenet_pytorch``).
+
+    ``LUCID_FACENET_SRC`` names one; otherwise the wheel is fetched once with
+    ``pip download facenet-pytorch==2.6.0 --no-deps`` into ``~/.cache/lucid-models-tests`` and
+    unpacked there (never installed: it pins an older torch).
+    """
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    env = os.environ.get("LUCID_FACENET_SRC")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lucid-models-tests"
+    src = cache / f"facenet-pytorch-{FACENET_VERSION}"
+    if (src / "facenet_pytorch" / "models" / "inception_resnet_v1.py").is_file():
+        return src
+    wheels = cache / "wheels"
+    cmd = [sys.executable, "-m", "pip", "download", f"facenet-pytorch=={FACENET_VERSION}",
+           "--no-deps", "--quiet", "-d", str(wheels)]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    found = sorted(wheels.glob(f"facenet_pytorch-{FACENET_VERSION}-*.whl"))
+    if done.returncode or not found:
+        why = done.stderr.strip()[-200:]
+        pytest.skip(f"facenet-pytorch {FACENET_VERSION}'s source is not here and `pip download` "
+                    f"failed ({why}); set LUCID_FACENET_SRC")  # fmt: skip
+    tmp = cache / f".unpack-facenet-{os.getpid()}"
+    with zipfile.ZipFile(found[0]) as zf:
+        zf.extractall(tmp, [n for n in zf.namelist() if n.startswith("facenet_pytorch/")])
+    tmp.rename(src) if not src.exists() else None
+    return src
+
+
+@pytest.fixture(scope="session")
+def facenet_irv1() -> object:
+    """facenet-pytorch 2.6.0's ``models.inception_resnet_v1`` module (parity env), imported from
+    its source without running the package's ``__init__`` (which imports the MTCNN detector and
+    torchvision's compiled ops)."""
+    import importlib
+    import sys
+    import types
+
+    pytest.importorskip("torch")
+    pytest.importorskip("requests")
+    pytest.importorskip("tqdm")
+    root = _facenet_source() / "facenet_pytorch"
+    for name, path in (("facenet_pytorch", root), ("facenet_pytorch.models", root / "models")):
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__path__ = [str(path)]
+            sys.modules[name] = module
+    return importlib.import_module("facenet_pytorch.models.inception_resnet_v1")

@@ -24,10 +24,14 @@ def _tool() -> Any:
     return module
 
 
-@pytest.mark.parametrize("model", ["gpt2", "bert"])
-def test_lm_pretrain_smoke_validation_loss_falls(model: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "tokenizer"),
+    [("gpt2", "byte"), ("bert", "char"), ("gpt2", "bpe"), ("bert", "wordpiece")],
+)
+def test_lm_pretrain_smoke_validation_loss_falls(model: str, tokenizer: str) -> None:
     tool = _tool()
-    result = tool.main(["--model", model, "--text", str(TOOL), "--steps", "12",
+    result = tool.main(["--model", model, "--tokenizer", tokenizer, "--vocab-size", "300",
+                        "--text", str(TOOL), "--steps", "12",
                         "--eval-every", "6", "--layers", "1", "--dim", "32", "--heads", "2",
                         "--ctx", "32", "--batch", "8", "--val-batches", "2", "--warmup", "2",
                         "--sample-chars", "4"])  # fmt: skip

@@ -40,6 +40,8 @@ CASES = {
     "convnextv2_atto": 32,
     "inception_next_tiny": 32,
     "mobilenetv4_conv_small": 32,
+    "mobilenetv4_hybrid_medium": 64,  # multi-query attention
+    "inception_resnet_v1": 75,
 }
 # name -> (input size, builder kwargs) for the families whose input size is fixed at build time
 CASES_SIZED = {

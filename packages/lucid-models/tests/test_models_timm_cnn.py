@@ -50,6 +50,8 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "inception_resnet_v2": ((2, 3, 107, 107), {"num_classes": 10}),
     # batch 4: the head's BatchNorm runs on pooled features, 2 values per channel at batch 2
     "mobilenetv4_conv_small": ((4, 3, 64, 64), {"num_classes": 10}),
+    # multi-query attention with strided keys/values (8x8 queries, 4x4 keys) and on 4x4 maps
+    "mobilenetv4_hybrid_medium": ((4, 3, 64, 64), {"num_classes": 10}),
 }
 
 

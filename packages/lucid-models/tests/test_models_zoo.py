@@ -66,7 +66,9 @@ FORWARD: dict[str, tuple[tuple[int, ...], dict[str, Any]]] = {
     "pvt_tiny": ((2, 3, 64, 64), {"num_classes": 10, "image_size": 64}),
     "inception_v4": ((2, 3, 75, 75), {"num_classes": 10}),
     "inception_resnet_v2": ((2, 3, 75, 75), {"num_classes": 10}),
+    "inception_resnet_v1": ((2, 3, 75, 75), {"num_classes": 10}),
     "mobilenetv4_conv_small": ((4, 3, 32, 32), {"num_classes": 10}),
+    "mobilenetv4_hybrid_medium": ((4, 3, 64, 64), {"num_classes": 10}),
 }
 # 100M+ parameters in their classifiers: the eval forward only (their gradients alone are 0.5 GB)
 FORWARD_ONLY = {"alexnet", "vgg11_bn", "zfnet"}
@@ -131,7 +133,14 @@ def test_zoo_size_and_metadata() -> None:
         assert info.paper and re.search(r"(19|20)\d\d", info.paper), name
         assert info.num_params and info.num_params > 0, name
         assert info.input_size and len(info.input_size) == 3, name
-        assert info.reference in ("torchvision", "timm", "transformers", "diffusers", "paper"), name
+        assert info.reference in (
+            "torchvision",
+            "timm",
+            "transformers",
+            "diffusers",
+            "paper",
+            "facenet-pytorch",
+        ), name
         doc = models.get_model_factory(name).__doc__ or ""
         assert f"{info.num_params:,}" in doc, f"{name}'s docstring must state its count"
 

@@ -629,3 +629,24 @@ __all__ = [
     "RetinaNet",
     "retinanet_resnet50_fpn",
 ]
+
+# ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers (kept as one block) ----
+from lucid.models import tokenizers as tokenizers  # noqa: E402
+from lucid.models.inception_resnet import (  # noqa: E402
+    InceptionResnetV1,
+    inception_resnet_v1,
+)
+from lucid.models.mobilenetv4 import (  # noqa: E402
+    MobileAttention,
+    mobilenetv4_hybrid_large,
+    mobilenetv4_hybrid_medium,
+)
+
+__all__ += [
+    "InceptionResnetV1",
+    "inception_resnet_v1",
+    "MobileAttention",
+    "mobilenetv4_hybrid_medium",
+    "mobilenetv4_hybrid_large",
+    "tokenizers",
+]

@@ -47,13 +47,15 @@ class GPT2Attention(nn.Module):
         self.attn_dropout = nn.Dropout(dropout)
         self.resid_dropout = nn.Dropout(dropout)
 
-    def forward(self, x: Any) -> Any:
+    def forward(self, x: Any, mask: Any | None = None) -> Any:
         b, t, d = x.shape
         q, k, v = self.c_attn(x).split(d, dim=2)
         q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
-        mask = lucid.ones(t, t, dtype=lucid.bool).tril()
-        scores = scores.masked_fill(~mask, float("-inf"))
+        causal = lucid.ones(t, t, dtype=lucid.bool).tril()
+        scores = scores.masked_fill(~causal, float("-inf"))
+        if mask is not None:  # the padding mask, additive, (batch, 1, 1, seq)
+            scores = scores + mask
         y = self.attn_dropout(F.softmax(scores, dim=-1)) @ v
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(b, t, d)))
 
@@ -78,8 +80,8 @@ class GPT2Block(nn.Module):
         self.ln_2 = nn.LayerNorm(dim, eps=eps)
         self.mlp = GPT2MLP(dim, dropout)
 
-    def forward(self, x: Any) -> Any:
-        x = x + self.attn(self.ln_1(x))
+    def forward(self, x: Any, mask: Any | None = None) -> Any:
+        x = x + self.attn(self.ln_1(x), mask)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -98,7 +100,9 @@ class GPT2Model(nn.Module):
         for emb in (self.wte, self.wpe):
             nn.init.normal_(emb.weight, std=0.02)
 
-    def forward(self, input_ids: Any) -> Any:
+    def forward(self, input_ids: Any, attention_mask: Any | None = None) -> Any:
+        """Hidden states ``(batch, seq, n_embd)``; ``attention_mask`` (1 to attend, 0 for
+        padding, as a tokenizer returns it) hides the padded keys, as in ``transformers``."""
         if input_ids.ndim != 2:
             raise ValueError(
                 f"GPT2Model: expected input_ids of shape (batch, seq), got {tuple(input_ids.shape)}"
@@ -108,14 +112,21 @@ class GPT2Model(nn.Module):
             raise ValueError(f"GPT2Model: sequence of {t} tokens is longer than n_positions "
                              f"({self.n_positions})")  # fmt: skip
         x = self.drop(self.wte(input_ids) + self.wpe(lucid.arange(t)))
+        mask = None
+        if attention_mask is not None:
+            # 0 -> the dtype's minimum added to the scores (as transformers), over the heads
+            keep = attention_mask.reshape(attention_mask.shape[0], 1, 1, -1).to(x.dtype)
+            mask = (1.0 - keep) * float(lucid.finfo(x.dtype).min)
         for block in self.h:
-            x = block(x)
+            x = block(x, mask)
         return self.ln_f(x)
 
 
 class GPT2LMHeadModel(nn.Module):
-    """GPT-2 with its language-model head (tied to ``transformer.wte``): ``model(input_ids)``
-    gives the next-token logits, ``(batch, seq, vocab_size)``."""
+    """GPT-2 with its language-model head (tied to ``transformer.wte``):
+    ``model(input_ids, attention_mask=None)`` gives the next-token logits,
+    ``(batch, seq, vocab_size)``; ``model(**tokenizer(texts, padding=True,
+    return_tensors="lucid"))`` takes a :class:`~lucid.models.tokenizers.GPT2Tokenizer` batch."""
 
     def __init__(self, vocab_size: int = 50257, n_positions: int = 1024, n_embd: int = 768,
                  n_layer: int = 12, n_head: int = 12, dropout: float = 0.1,
@@ -126,8 +137,8 @@ class GPT2LMHeadModel(nn.Module):
         self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
         self.lm_head.weight = self.transformer.wte.weight  # weight tying, as in the paper
 
-    def forward(self, input_ids: Any) -> Any:
-        return self.lm_head(self.transformer(input_ids))
+    def forward(self, input_ids: Any, attention_mask: Any | None = None) -> Any:
+        return self.lm_head(self.transformer(input_ids, attention_mask))
 
 
 def _gpt2(n_embd: int, n_layer: int, n_head: int, **kwargs: Any) -> GPT2LMHeadModel:

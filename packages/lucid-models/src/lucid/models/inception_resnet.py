@@ -166,3 +166,162 @@ class InceptionResnetV2(nn.Module):
 def inception_resnet_v2(**kwargs: Any) -> InceptionResnetV2:
     """Inception-ResNet v2, 55,843,464 parameters for 1000 classes."""
     return InceptionResnetV2(**kwargs)
+
+
+# ---- Inception-ResNet v1 ------------------------------------------------------------------
+# facenet-pytorch's ``InceptionResnetV1`` (github.com/timesler/facenet-pytorch, 2.6.0), the
+# layout of David Sandberg's FaceNet port: the paper's v1 widths (256/896/1792 channels), five
+# Block35, ten Block17, five Block8 and a last Block8 without ReLU, then a 512-d bottleneck
+# (``last_linear`` without bias, ``last_bn``) and, for classification, ``logits``. The state dict
+# keys are facenet-pytorch's, so its checkpoints load unchanged.
+
+
+class Block35V1(nn.Module):
+    """Inception-ResNet-A of v1 (35x35 grid, 256 channels)."""
+
+    def __init__(self, scale: float = 1.0) -> None:
+        super().__init__()
+        self.scale = scale
+        self.branch0 = conv_bn(256, 32, 1)
+        self.branch1 = nn.Sequential(conv_bn(256, 32, 1), conv_bn(32, 32, 3, padding=1))
+        self.branch2 = nn.Sequential(
+            conv_bn(256, 32, 1), conv_bn(32, 32, 3, padding=1), conv_bn(32, 32, 3, padding=1)
+        )
+        self.conv2d = nn.Conv2d(96, 256, 1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x: Any) -> Any:
+        out = self.conv2d(lucid.cat([self.branch0(x), self.branch1(x), self.branch2(x)], 1))
+        return self.relu(out * self.scale + x)
+
+
+class Block17V1(nn.Module):
+    """Inception-ResNet-B of v1 (17x17 grid, 896 channels)."""
+
+    def __init__(self, scale: float = 1.0) -> None:
+        super().__init__()
+        self.scale = scale
+        self.branch0 = conv_bn(896, 128, 1)
+        self.branch1 = nn.Sequential(
+            conv_bn(896, 128, 1),
+            conv_bn(128, 128, (1, 7), padding=(0, 3)),
+            conv_bn(128, 128, (7, 1), padding=(3, 0)),
+        )
+        self.conv2d = nn.Conv2d(256, 896, 1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x: Any) -> Any:
+        out = self.conv2d(lucid.cat([self.branch0(x), self.branch1(x)], 1))
+        return self.relu(out * self.scale + x)
+
+
+class Block8V1(nn.Module):
+    """Inception-ResNet-C of v1 (8x8 grid, 1792 channels); the last one has no ReLU."""
+
+    def __init__(self, scale: float = 1.0, no_relu: bool = False) -> None:
+        super().__init__()
+        self.scale = scale
+        self.branch0 = conv_bn(1792, 192, 1)
+        self.branch1 = nn.Sequential(
+            conv_bn(1792, 192, 1),
+            conv_bn(192, 192, (1, 3), padding=(0, 1)),
+            conv_bn(192, 192, (3, 1), padding=(1, 0)),
+        )
+        self.conv2d = nn.Conv2d(384, 1792, 1)
+        self.relu = None if no_relu else nn.ReLU()
+
+    def forward(self, x: Any) -> Any:
+        out = self.conv2d(lucid.cat([self.branch0(x), self.branch1(x)], 1)) * self.scale + x
+        return out if self.relu is None else self.relu(out)
+
+
+class Mixed6aV1(nn.Module):
+    """Reduction-A of v1 (35 -> 17; 256 -> 896 channels)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.branch0 = conv_bn(256, 384, 3, 2)
+        self.branch1 = nn.Sequential(
+            conv_bn(256, 192, 1), conv_bn(192, 192, 3, padding=1), conv_bn(192, 256, 3, 2)
+        )
+        self.branch2 = nn.MaxPool2d(3, stride=2)
+
+    def forward(self, x: Any) -> Any:
+        return lucid.cat([self.branch0(x), self.branch1(x), self.branch2(x)], 1)
+
+
+class Mixed7aV1(nn.Module):
+    """Reduction-B of v1 (17 -> 8; 896 -> 1792 channels)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.branch0 = nn.Sequential(conv_bn(896, 256, 1), conv_bn(256, 384, 3, 2))
+        self.branch1 = nn.Sequential(conv_bn(896, 256, 1), conv_bn(256, 256, 3, 2))
+        self.branch2 = nn.Sequential(
+            conv_bn(896, 256, 1), conv_bn(256, 256, 3, padding=1), conv_bn(256, 256, 3, 2)
+        )
+        self.branch3 = nn.MaxPool2d(3, stride=2)
+
+    def forward(self, x: Any) -> Any:
+        return lucid.cat([self.branch0(x), self.branch1(x), self.branch2(x), self.branch3(x)], 1)
+
+
+class InceptionResnetV1(nn.Module):
+    """Inception-ResNet v1 (facenet-pytorch's ``InceptionResnetV1``); the smallest input is 75x75.
+
+    With ``classify=True`` (the default here, as a zoo classifier) the output is the logits of
+    ``num_classes`` classes computed from the 512-d embedding; with ``classify=False`` it is the
+    L2-normalised embedding itself (FaceNet's use) and the model has no ``logits`` layer.
+    """
+
+    def __init__(
+        self,
+        num_classes: int = 1000,
+        in_channels: int = 3,
+        classify: bool = True,
+        dropout_prob: float = 0.6,
+        embedding_dim: int = 512,
+    ) -> None:
+        super().__init__()
+        self.classify = classify
+        self.num_features = 1792
+        self.conv2d_1a = conv_bn(in_channels, 32, 3, 2)
+        self.conv2d_2a = conv_bn(32, 32, 3)
+        self.conv2d_2b = conv_bn(32, 64, 3, padding=1)
+        self.maxpool_3a = nn.MaxPool2d(3, stride=2)
+        self.conv2d_3b = conv_bn(64, 80, 1)
+        self.conv2d_4a = conv_bn(80, 192, 3)
+        self.conv2d_4b = conv_bn(192, 256, 3, 2)
+        self.repeat_1 = nn.Sequential(*[Block35V1(0.17) for _ in range(5)])
+        self.mixed_6a = Mixed6aV1()
+        self.repeat_2 = nn.Sequential(*[Block17V1(0.10) for _ in range(10)])
+        self.mixed_7a = Mixed7aV1()
+        self.repeat_3 = nn.Sequential(*[Block8V1(0.20) for _ in range(5)])
+        self.block8 = Block8V1(no_relu=True)
+        self.avgpool_1a = nn.AdaptiveAvgPool2d(1)
+        self.dropout = nn.Dropout(dropout_prob)
+        self.last_linear = nn.Linear(self.num_features, embedding_dim, bias=False)
+        self.last_bn = nn.BatchNorm1d(embedding_dim, eps=1e-3)
+        self.logits = nn.Linear(embedding_dim, num_classes) if classify else None
+
+    def forward_features(self, x: Any) -> Any:
+        """The 1792-channel feature map before the pooling."""
+        x = self.conv2d_2b(self.conv2d_2a(self.conv2d_1a(x)))
+        x = self.conv2d_4b(self.conv2d_4a(self.conv2d_3b(self.maxpool_3a(x))))
+        x = self.repeat_2(self.mixed_6a(self.repeat_1(x)))
+        return self.block8(self.repeat_3(self.mixed_7a(x)))
+
+    def forward(self, x: Any) -> Any:
+        x = self.dropout(self.avgpool_1a(self.forward_features(x))).flatten(1)
+        x = self.last_bn(self.last_linear(x))
+        if self.logits is None:
+            return nn.functional.normalize(x, p=2.0, dim=1)
+        return self.logits(x)
+
+
+@classifier(PAPER, 23_995_624, (3, 160, 160), reference="facenet-pytorch")
+def inception_resnet_v1(**kwargs: Any) -> InceptionResnetV1:
+    """Inception-ResNet v1, 23,995,624 parameters for 1000 classes (facenet-pytorch 2.6.0's
+    ``InceptionResnetV1(classify=True, num_classes=1000)``; 23,482,624 without ``logits``).
+    ``classify=False`` gives FaceNet's L2-normalised 512-d embedding."""
+    return InceptionResnetV1(**kwargs)

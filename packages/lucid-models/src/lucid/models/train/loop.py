@@ -109,21 +109,39 @@ def _accepts(model: Any, channels: int, size: int) -> bool:
     return True
 
 
-def fit_input_size(model: Any, channels: int, size: int, largest: int) -> int | None:
-    """``None`` when ``model`` takes ``size`` x ``size`` images; otherwise the smallest side,
-    up to ``largest``, that it takes, to which lucid-train resizes the images (Inception v3/v4,
-    Inception-ResNet v2 and ZFNet take no 32x32 CIFAR image: their strided convs and pools
-    leave nothing). Found by bisection, in training mode (so auxiliary heads count) without
-    gradients; the model's buffers (BatchNorm statistics) are left as they were."""
+def takes_input(model: Any, channels: int, side: int) -> bool:
+    """Whether ``model`` runs on ``side`` x ``side`` images (in training mode, without
+    gradients, its buffers left as they were)."""
     saved = {k: v.clone() for k, v in model.named_buffers()}
     was_training = model.training
     model.train()
     try:
         with lucid.no_grad():
-            if largest <= size or _accepts(model, channels, size):
+            return _accepts(model, channels, side)
+    finally:
+        model.load_state_dict(saved, strict=False)
+        model.train(was_training)
+
+
+def fit_input_size(model: Any, channels: int, size: int, largest: int) -> int | None:
+    """``None`` when ``model`` takes ``size`` x ``size`` images; otherwise the side lucid-train
+    resizes the images to: the smallest side up to ``largest`` (the registry's input side)
+    that it takes (Inception v3/v4, Inception-ResNet and ZFNet take no 32x32 CIFAR image:
+    their strided convs and pools leave nothing), found by bisection, or ``largest`` itself
+    when it is smaller than ``size`` (the LeNets' 28x28 for CIFAR). Checked in training mode
+    (so auxiliary heads count) without gradients; the model's buffers (BatchNorm statistics)
+    are left as they were."""
+    saved = {k: v.clone() for k, v in model.named_buffers()}
+    was_training = model.training
+    model.train()
+    try:
+        with lucid.no_grad():
+            if largest == size or _accepts(model, channels, size):
                 return None
             if not _accepts(model, channels, largest):
                 return None  # the training step raises its own error
+            if largest < size:
+                return largest
             lo, hi = size, largest  # lo fails, hi works
             while hi - lo > 1:
                 mid = (lo + hi) // 2
@@ -132,6 +150,45 @@ def fit_input_size(model: Any, channels: int, size: int, largest: int) -> int | 
     finally:
         model.load_state_dict(saved, strict=False)
         model.train(was_training)
+
+
+# the keywords with which the zoo's fixed-input-size models (ViT, PVT, CoAtNet, MaxViT,
+# EfficientFormer, CrossViT, ...) are built for another image side
+IMAGE_SIZE_KEYWORDS = ("img_size", "image_size")
+
+
+def build_model(cfg: TrainConfig) -> tuple[Any, int | None]:
+    """The model for ``cfg`` and the side its images are resized to (``None``: not resized).
+
+    A model whose registered input side differs from the dataset's is first built for the
+    dataset's side where its builder takes ``img_size`` or ``image_size`` (a ViT's position
+    embeddings, a window or grid size); if it has no such keyword or cannot take that side, it
+    is built as registered and the images are resized (:func:`fit_input_size`)."""
+    kwargs = {"num_classes": num_classes(cfg.dataset), "in_channels": in_channels(cfg.dataset)}
+    info = model_info(cfg.model)
+    side, channels = image_size(cfg.dataset), in_channels(cfg.dataset)
+    largest = info.input_size[-1] if info.input_size and len(info.input_size) == 3 else side
+    if largest != side:
+        for key in IMAGE_SIZE_KEYWORDS:
+            lucid.manual_seed(cfg.seed)  # each build starts from the run's seed
+            try:
+                model = create_model(cfg.model, **kwargs, **{key: side})
+            except (TypeError, ValueError):  # no such keyword, or no model of that side
+                continue
+            if takes_input(model, channels, side):
+                print(f"lucid-train: {cfg.model} is built for {side}x{side} images "
+                      f"({key}={side})")  # fmt: skip
+                return model.to(cfg.device), None
+    lucid.manual_seed(cfg.seed)
+    model = create_model(cfg.model, **kwargs).to(cfg.device)
+    size = fit_input_size(model, channels, side, largest)
+    if size is not None and size > 2 * side:  # Inception v3's auxiliary head needs ~299 px
+        model, size = _without_aux(cfg, model, size, largest)
+    if size is not None:
+        print(f"lucid-train: {cfg.model} takes no {side}x{side} image; the images are resized "
+              f"(bilinear) to {size}x{size}"
+              f"{', the smallest it takes' if size > side else ''}")  # fmt: skip
+    return model, size
 
 
 def _without_aux(cfg: TrainConfig, model: Any, size: int, largest: int) -> tuple[Any, int | None]:
@@ -257,17 +314,7 @@ def prepare(cfg: TrainConfig, ranks: Ranks) -> _Run:
     _check_config(cfg)
     lucid.manual_seed(cfg.seed)
     train_loader, test_loader = loaders(cfg, ranks.rank, ranks.world)
-    model = create_model(cfg.model, num_classes=num_classes(cfg.dataset),
-                         in_channels=in_channels(cfg.dataset)).to(cfg.device)  # fmt: skip
-    info = model_info(cfg.model)
-    side = image_size(cfg.dataset)
-    largest = info.input_size[-1] if info.input_size and len(info.input_size) == 3 else side
-    size = fit_input_size(model, in_channels(cfg.dataset), side, largest)
-    if size is not None and size > 2 * side:  # Inception v3's auxiliary head needs ~299 px
-        model, size = _without_aux(cfg, model, size, largest)
-    if size is not None:
-        print(f"lucid-train: {cfg.model} takes no {side}x{side} image; the images are resized "
-              f"(bilinear) to {size}x{size}, the smallest it takes")  # fmt: skip
+    model, size = build_model(cfg)
     opt = make_optimizer(cfg, model.parameters())
     sched = make_scheduler(cfg, opt, len(train_loader))
     state = _start_state(cfg, model, opt, sched, train_loader, ranks.writes)
