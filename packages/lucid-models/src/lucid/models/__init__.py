@@ -109,6 +109,16 @@ from lucid.models.detection import (
     maskrcnn_resnet50_fpn,
     retinanet_resnet50_fpn,
 )
+from lucid.models.detection.yolo import (  # YOLO v1-v4 (issue 35)
+    YOLOv1,
+    YOLOv2,
+    YOLOv3,
+    YOLOv4,
+    yolo_v1,
+    yolo_v2,
+    yolo_v3,
+    yolo_v4,
+)
 from lucid.models.efficientformer import (
     EfficientFormer,
     efficientformer_l1,
@@ -629,3 +639,6 @@ __all__ = [
     "RetinaNet",
     "retinanet_resnet50_fpn",
 ]
+
+# YOLO v1-v4 (lucid.models.detection.yolo)
+__all__ += ["YOLOv1", "YOLOv2", "YOLOv3", "YOLOv4", "yolo_v1", "yolo_v2", "yolo_v3", "yolo_v4"]
