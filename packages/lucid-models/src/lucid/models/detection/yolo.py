@@ -159,7 +159,7 @@ def _ciou(p: Tensor, t: Tensor, eps: float = 1e-7) -> Tensor:
     v = (4 / np.pi**2) * (lucid.atan(tw / (th + eps)) - lucid.atan(pw / (ph + eps))) ** 2
     with lucid.no_grad():
         alpha = v / (1 - iou + v + eps)
-    return iou - dist / diag - alpha.detach() * v  # type: ignore[no-any-return]
+    return iou - dist / diag - alpha.detach() * v
 
 
 def _select(boxes: Any, scores: Any, height: int, width: int, score_thresh: float,
@@ -382,12 +382,12 @@ class _AnchorYOLO(_YOLO):
         self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
         self.detections_per_img = detections_per_img
 
-    def _init_objectness(self, convs: Sequence[nn.Conv2d], prior: float = 0.01) -> None:
+    def _init_objectness(self, convs: Sequence[nn.Module], prior: float = 0.01) -> None:
         """Objectness biases at ``log(prior / (1 - prior))``: nearly every cell is background,
         and with a prior of 0.5 the first steps of training go to learning that (RetinaNet's
         initialisation of its classification biases)."""
         for conv in convs:
-            assert conv.bias is not None
+            assert isinstance(conv, nn.Conv2d) and conv.bias is not None
             b = conv.bias.detach().numpy().copy().reshape(-1, 5 + self.num_classes)
             b[:, 4] = np.log(prior / (1 - prior))
             with lucid.no_grad():
