@@ -247,3 +247,110 @@ def test_bad_input_gets_a_clear_error() -> None:
         _small(1)(lucid.rand(1, 3, 96, 96), None)
     with pytest.raises(ValueError, match="list of 2 target dicts"):
         model(x, _targets()[:1])
+
+
+# ----------------------------------------------------------------------------- against ports
+# Pure-PyTorch ports of the Darknet cfgs, imported from a checkout (never vendored): the
+# parameter count, the state dict entry by entry (same order and shapes) and the eval outputs.
+# eriklindernoren/PyTorch-YOLOv3 builds yolov3.cfg (config/yolov3.cfg) with its cfg parser;
+# Tianxiaomo/pytorch-YOLOv4's models.py writes yolov4.cfg out as modules. Skipped, saying so,
+# unless LUCID_PYTORCH_YOLOV3_SRC / LUCID_PYTORCH_YOLOV4_SRC name the checkouts (checked with
+# commits 1d621c8 and a65d219).
+
+
+def _port(env: str) -> Any:
+    import os
+    from pathlib import Path
+
+    src = os.environ.get(env)
+    if not src or not Path(src).is_dir():
+        pytest.skip(f"{env} does not name a checkout of the port")
+    return Path(src)
+
+
+def _load_in_order(ours: Any, ref_items: list[tuple[str, Any]]) -> None:
+    mine = list(ours.state_dict().items())
+    assert len(mine) == len(ref_items)
+    for (rk, rv), (k, v) in zip(ref_items, mine):
+        assert tuple(rv.shape) == tuple(v.shape), (rk, k)
+    ours.load_state_dict({k: lucid.tensor(rv.numpy().copy()) for (_, rv), (k, _) in
+                          zip(ref_items, mine)})  # fmt: skip
+
+
+def _randomise(torch: Any, model: Any) -> None:
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.Conv2d):
+                m.weight.normal_(0.0, 0.02, generator=gen)
+                if m.bias is not None:
+                    m.bias.uniform_(-0.5, 0.5, generator=gen)
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1, generator=gen)
+                m.running_var.uniform_(0.5, 1.5, generator=gen)
+                m.weight.uniform_(0.5, 1.5, generator=gen)
+                m.bias.uniform_(-0.1, 0.1, generator=gen)
+
+
+@pytest.mark.parity
+def test_yolo_v3_matches_pytorch_yolov3(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import sys
+    import types
+
+    src = _port("LUCID_PYTORCH_YOLOV3_SRC")
+    torch = pytest.importorskip("torch")
+    stub = types.ModuleType("pytorchyolo.utils.utils")  # its utils import torchvision
+    stub.weights_init_normal = lambda m: None  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pytorchyolo.utils.utils", stub)
+    monkeypatch.syspath_prepend(str(src))
+    darknet = importlib.import_module("pytorchyolo.models").Darknet
+    ref = darknet(str(src / "config" / "yolov3.cfg"))
+    assert sum(p.numel() for p in ref.parameters()) == COUNTS["yolo_v3"]
+    _randomise(torch, ref)
+    ref.eval()
+    ours = YOLOv3().eval()
+    _load_in_order(ours, [kv for kv in ref.state_dict().items() if ".yolo_" not in kv[0]])
+    x = np.random.default_rng(0).uniform(0, 1, (1, 3, 96, 96)).astype(np.float32)
+    with torch.no_grad():
+        expected = ref(torch.from_numpy(x)).numpy()  # decoded, strides 32, 16, 8
+    levels = ours._levels(ours.forward_raw(lucid.tensor(x)))
+    got = []
+    for li in (2, 1, 0):
+        xy, wh = ours._decode(levels[li], li)
+        rows = lucid.cat([xy, wh, levels[li][..., 4:].sigmoid()], dim=-1)
+        got.append(rows.detach().numpy().reshape(1, -1, 85))
+    np.testing.assert_allclose(np.concatenate(got, 1), expected, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parity
+def test_yolo_v4_matches_pytorch_yolov4(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import sys
+    import types
+
+    src = _port("LUCID_PYTORCH_YOLOV4_SRC")
+    torch = pytest.importorskip("torch")
+    # models.py imports its tool package (OpenCV and more) for the inference layers only
+    layer = types.ModuleType("tool.yolo_layer")
+    layer.YoloLayer = lambda *a, **k: torch.nn.Identity()  # type: ignore[attr-defined]
+    for name, mod in [("tool", types.ModuleType("tool")),
+                      ("tool.torch_utils", types.ModuleType("tool.torch_utils")),
+                      ("tool.yolo_layer", layer)]:  # fmt: skip
+        monkeypatch.setitem(sys.modules, name, mod)
+    spec = importlib.util.spec_from_file_location("tx_yolov4_models", src / "models.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ref = module.Yolov4(n_classes=80)
+    assert sum(p.numel() for p in ref.parameters()) == COUNTS["yolo_v4"]
+    _randomise(torch, ref)
+    ref.eval()
+    ours = YOLOv4().eval()
+    _load_in_order(ours, list(ref.state_dict().items()))
+    x = np.random.default_rng(0).uniform(0, 1, (1, 3, 96, 96)).astype(np.float32)
+    with torch.no_grad():
+        expected = [t.numpy() for t in ref(torch.from_numpy(x))]  # raw, strides 8, 16, 32
+    got = [t.detach().numpy() for t in ours.forward_raw(lucid.tensor(x))]
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
