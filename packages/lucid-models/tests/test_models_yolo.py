@@ -1,10 +1,11 @@
-"""YOLO v1 to v4 (lucid.models.detection.yolo): registry and parameter counts, forward and
-backward, the losses (finite differences in float64, an overfit of two images), target
-assignment, decoding and NMS in torchvision's output format.
+"""YOLO v1 to v4 and v3-tiny (lucid.models.detection.yolo): registry and parameter counts,
+forward and backward, the losses (finite differences in float64, an overfit of two images),
+target assignment, decoding and NMS in torchvision's output format.
 
 The counts are those of the Darknet cfgs for 80 COCO classes as ports of them report:
 yolov2.cfg 50,962,889 trainable parameters (YAD2K's Keras model summary), yolov3.cfg
-61,949,149 (ultralytics/yolov3's model summary: "333 layers, 61949149 parameters"), yolov4.cfg
+61,949,149 (ultralytics/yolov3's model summary: "333 layers, 61949149 parameters"),
+yolov3-tiny.cfg 8,852,366 (eriklindernoren/PyTorch-YOLOv3's build of it), yolov4.cfg
 64,363,101 (WongKinYiu/PyTorch_YOLOv4's: "488 layers, 64363101 parameters"). YOLO v1's paper
 states none: its Figure 3's network is counted here from its layers."""
 
@@ -19,16 +20,19 @@ import lucid
 import lucid.models as models
 from lucid import nn
 from lucid.data.ops import box_iou, complete_box_iou
-from lucid.models.detection import YOLOv1, YOLOv2, YOLOv3, YOLOv4, yolo_v3
+from lucid.models.detection import YOLOv1, YOLOv2, YOLOv3, YOLOv3Tiny, YOLOv4, yolo_v3
 from lucid.models.detection.darknet import YOLOv1Backbone
 from lucid.models.detection.yolo import _ciou
 
-COUNTS = {"yolo_v2": 50_962_889, "yolo_v3": 61_949_149, "yolo_v4": 64_363_101}
+COUNTS = {"yolo_v2": 50_962_889, "yolo_v3": 61_949_149, "yolo_v3_tiny": 8_852_366,
+          "yolo_v4": 64_363_101}  # fmt: skip
 
 SMALL: dict[str, Any] = {"num_classes": 3, "width_mult": 0.0625}
 
 
-def _small(version: int) -> Any:
+def _small(version: int | str) -> Any:
+    if version == "3t":
+        return YOLOv3Tiny(**SMALL)
     if version == 1:
         return YOLOv1(image_size=64, hidden_dim=32, dropout=0.0, **SMALL)
     if version == 2:
@@ -85,8 +89,8 @@ def test_yolo_v1_full_build(monkeypatch: pytest.MonkeyPatch) -> None:
     assert sum(p.numel() for p in model.parameters()) == 271_703_550
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
-def test_forward_backward_and_eval_format(version: int) -> None:
+@pytest.mark.parametrize("version", [1, 2, 3, "3t", 4])
+def test_forward_backward_and_eval_format(version: int | str) -> None:
     lucid.manual_seed(0)
     model = _small(version)
     x = lucid.rand(2, 3, 64, 64, requires_grad=True)
@@ -118,8 +122,8 @@ def test_forward_backward_and_eval_format(version: int) -> None:
         assert (iou[same & ~np.eye(k, dtype=bool)] <= model.nms_thresh + 1e-6).all()
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4])
-def test_loss_falls_when_overfitting_two_images(version: int) -> None:
+@pytest.mark.parametrize("version", [1, 2, 3, "3t", 4])
+def test_loss_falls_when_overfitting_two_images(version: int | str) -> None:
     lucid.manual_seed(0)
     model = _small(version)
     x = lucid.rand(2, 3, 64, 64)
@@ -293,7 +297,8 @@ def _randomise(torch: Any, model: Any) -> None:
 
 
 @pytest.mark.parity
-def test_yolo_v3_matches_pytorch_yolov3(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("cfg", ["yolov3", "yolov3-tiny"])
+def test_yolo_v3_matches_pytorch_yolov3(cfg: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
     import sys
     import types
@@ -305,18 +310,23 @@ def test_yolo_v3_matches_pytorch_yolov3(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "pytorchyolo.utils.utils", stub)
     monkeypatch.syspath_prepend(str(src))
     darknet = importlib.import_module("pytorchyolo.models").Darknet
-    ref = darknet(str(src / "config" / "yolov3.cfg"))
-    assert sum(p.numel() for p in ref.parameters()) == COUNTS["yolo_v3"]
+    ref = darknet(str(src / "config" / f"{cfg}.cfg"))
+    name = cfg.replace("yolov", "yolo_v").replace("-", "_")
+    assert sum(p.numel() for p in ref.parameters()) == COUNTS[name]
+    for seq in ref.module_list:  # the port pads its stride-1 max-pool with zeros, Darknet
+        for key, m in list(seq.named_children()):  # covers the valid cells only
+            if isinstance(m, torch.nn.ZeroPad2d):
+                setattr(seq, key, torch.nn.ReplicationPad2d((0, 1, 0, 1)))
     _randomise(torch, ref)
     ref.eval()
-    ours = YOLOv3().eval()
+    ours = (YOLOv3 if cfg == "yolov3" else YOLOv3Tiny)().eval()
     _load_in_order(ours, [kv for kv in ref.state_dict().items() if ".yolo_" not in kv[0]])
     x = np.random.default_rng(0).uniform(0, 1, (1, 3, 96, 96)).astype(np.float32)
     with torch.no_grad():
-        expected = ref(torch.from_numpy(x)).numpy()  # decoded, strides 32, 16, 8
+        expected = ref(torch.from_numpy(x)).numpy()  # decoded, coarsest output first
     levels = ours._levels(ours.forward_raw(lucid.tensor(x)))
     got = []
-    for li in (2, 1, 0):
+    for li in reversed(range(len(levels))):
         xy, wh = ours._decode(levels[li], li)
         rows = lucid.cat([xy, wh, levels[li][..., 4:].sigmoid()], dim=-1)
         got.append(rows.detach().numpy().reshape(1, -1, 85))

@@ -113,10 +113,12 @@ from lucid.models.detection.yolo import (  # YOLO v1-v4 (issue 35)
     YOLOv1,
     YOLOv2,
     YOLOv3,
+    YOLOv3Tiny,
     YOLOv4,
     yolo_v1,
     yolo_v2,
     yolo_v3,
+    yolo_v3_tiny,
     yolo_v4,
 )
 from lucid.models.efficientformer import (
@@ -641,4 +643,15 @@ __all__ = [
 ]
 
 # YOLO v1-v4 (lucid.models.detection.yolo)
-__all__ += ["YOLOv1", "YOLOv2", "YOLOv3", "YOLOv4", "yolo_v1", "yolo_v2", "yolo_v3", "yolo_v4"]
+__all__ += [
+    "YOLOv1",
+    "YOLOv2",
+    "YOLOv3",
+    "YOLOv3Tiny",
+    "YOLOv4",
+    "yolo_v1",
+    "yolo_v2",
+    "yolo_v3",
+    "yolo_v3_tiny",
+    "yolo_v4",
+]

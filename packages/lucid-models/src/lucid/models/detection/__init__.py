@@ -12,10 +12,12 @@ from lucid.models.detection.yolo import (
     YOLOv1,
     YOLOv2,
     YOLOv3,
+    YOLOv3Tiny,
     YOLOv4,
     yolo_v1,
     yolo_v2,
     yolo_v3,
+    yolo_v3_tiny,
     yolo_v4,
 )
 
@@ -33,9 +35,11 @@ __all__ = [
     "YOLOv1",
     "YOLOv2",
     "YOLOv3",
+    "YOLOv3Tiny",
     "YOLOv4",
     "yolo_v1",
     "yolo_v2",
     "yolo_v3",
+    "yolo_v3_tiny",
     "yolo_v4",
 ]

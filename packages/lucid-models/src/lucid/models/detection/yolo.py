@@ -21,12 +21,12 @@ The losses:
   with the highest IoU), square roots of width and height, the confidence target the IoU of
   the prediction with the truth, ``lambda_noobj = 0.5`` on the other confidences, squared
   error of the conditional class probabilities in the cells holding an object;
-- v2 and v3 (anchor boxes): each object is assigned to the anchor whose shape matches it
+- v2, v3 and v3-tiny (anchor boxes): each object is assigned to the anchor whose shape matches it
   best (IoU of the ``(w, h)`` pairs), in the cell holding its centre; sum-squared error of
   ``sigmoid(t_xy)`` and ``t_wh`` against the truth's offsets and ``log(w / anchor)``,
   weighted ``2 - w h / (W H)``; objectness by logistic loss, 1 at the assigned anchors, 0 at
   the others except those whose prediction overlaps a truth by more than ``ignore_thresh``;
-  classes by a softmax cross entropy (v2) or independent logistic losses (v3). Darknet's v2
+  classes by a softmax cross entropy (v2) or independent logistic losses (v3, v3-tiny). Darknet's v2
   region layer uses squared errors for objectness and class probabilities; these use the
   logistic and cross-entropy forms of v3, which train faster from scratch;
 - v4 (Bochkovskiy et al. 2020): v3's, with the box loss ``1 - CIoU`` (Zheng et al. 2020)
@@ -66,7 +66,18 @@ from lucid.models.detection.darknet import (
     _ch,
 )
 
-__all__ = ["YOLOv1", "YOLOv2", "YOLOv3", "YOLOv4", "yolo_v1", "yolo_v2", "yolo_v3", "yolo_v4"]
+__all__ = [
+    "YOLOv1",
+    "YOLOv2",
+    "YOLOv3",
+    "YOLOv3Tiny",
+    "YOLOv4",
+    "yolo_v1",
+    "yolo_v2",
+    "yolo_v3",
+    "yolo_v3_tiny",
+    "yolo_v4",
+]
 
 _V1_PAPER = ('Redmon et al., "You Only Look Once: Unified, Real-Time Object Detection", '
              "CVPR 2016")  # fmt: skip
@@ -81,6 +92,8 @@ YOLOV2_ANCHORS = ((0.57273, 0.677385), (1.87446, 2.06253), (3.33843, 5.47434),
 # yolov3.cfg's and yolov4.cfg's anchors in pixels, for the stride-8, -16 and -32 outputs
 YOLOV3_ANCHORS = (((10, 13), (16, 30), (33, 23)), ((30, 61), (62, 45), (59, 119)),
                   ((116, 90), (156, 198), (373, 326)))  # fmt: skip
+# yolov3-tiny.cfg's anchors for its stride-16 (mask 1,2,3) and stride-32 (mask 3,4,5) outputs
+YOLOV3_TINY_ANCHORS = (((23, 27), (37, 58), (81, 82)), ((81, 82), (135, 169), (344, 319)))
 YOLOV4_ANCHORS = (((12, 16), (19, 36), (40, 28)), ((36, 75), (76, 55), (72, 146)),
                   ((142, 110), (192, 243), (459, 401)))  # fmt: skip
 
@@ -610,6 +623,56 @@ class YOLOv3(_AnchorYOLO):
         return [self.out3(y3), self.out4(y4), self.out5(y5)]
 
 
+class _DarknetMaxPool(nn.Module):
+    """Darknet's ``[maxpool] size=2 stride=1``: the map keeps its size, the window reaching
+    past the right and bottom edges covering the valid cells only (replicate padding)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(F.pad(x, (0, 1, 0, 1), mode="replicate"), 2, 1)  # type: ignore[no-any-return]
+
+
+class YOLOv3Tiny(_AnchorYOLO):
+    """YOLO v3-tiny as ``yolov3-tiny.cfg`` builds it: seven 3x3 convolutions (16 to 1024
+    channels) with six max-pools (the last of stride 1), and two outputs (strides 16 and 32,
+    3 anchors each), the coarser one upsampled and concatenated to the stride-16 map; logistic
+    classes, ``ignore_thresh = 0.7``."""
+
+    def __init__(self, num_classes: int = 80,
+                 anchors: Sequence[Sequence[Sequence[float]]] = YOLOV3_TINY_ANCHORS,
+                 width_mult: float = 1.0, ignore_thresh: float = 0.7, lambda_box: float = 1.0,
+                 lambda_obj: float = 1.0, lambda_cls: float = 1.0, score_thresh: float = 0.05,
+                 nms_thresh: float = 0.45, detections_per_img: int = 100) -> None:  # fmt: skip
+        super().__init__()
+        self.num_classes = num_classes
+
+        def c(n: int) -> int:
+            return _ch(n, width_mult)
+
+        layers: list[nn.Module] = [ConvBNAct(3, c(16), 3)]
+        for i, o in [(16, 32), (32, 64), (64, 128), (128, 256)]:
+            layers += [nn.MaxPool2d(2, 2), ConvBNAct(c(i), c(o), 3)]
+        self.features = nn.Sequential(*layers)  # stride 16, 256 channels
+        self.features32 = nn.Sequential(nn.MaxPool2d(2, 2), ConvBNAct(c(256), c(512), 3),
+                                        _DarknetMaxPool(), ConvBNAct(c(512), c(1024), 3),
+                                        ConvBNAct(c(1024), c(256), 1))  # fmt: skip
+        na = [len(a) for a in anchors]
+        self.out5 = nn.Sequential(ConvBNAct(c(256), c(512), 3), _head_out(c(512), na[1],
+                                                                          num_classes))  # fmt: skip
+        self.lateral5 = nn.Sequential(ConvBNAct(c(256), c(128), 1), nn.Upsample(scale_factor=2))
+        self.out4 = nn.Sequential(ConvBNAct(c(128) + c(256), c(256), 3),
+                                  _head_out(c(256), na[0], num_classes))  # fmt: skip
+        self._setup_anchors(anchors, [16, 32], [1.0] * 2, "sigmoid", "mse", ignore_thresh,
+                            None, lambda_box, lambda_obj, lambda_cls, score_thresh, nms_thresh,
+                            detections_per_img)  # fmt: skip
+        self._init_objectness([self.out4[1], self.out5[1]])
+
+    def forward_raw(self, x: Tensor) -> list[Tensor]:
+        """The stride-16 and -32 output maps."""
+        c4 = self.features(x)
+        y5 = self.features32(c4)
+        return [self.out4(lucid.cat([self.lateral5(y5), c4], dim=1)), self.out5(y5)]
+
+
 class _SPP(nn.Module):
     """Spatial pyramid pooling of YOLO v4: max-pools 13, 9, 5 (stride 1), concatenated with
     the input (``[route] layers=-1,-3,-5,-6``)."""
@@ -677,7 +740,8 @@ class YOLOv4(_AnchorYOLO):
 # ----------------------------------------------------------------------------- builders
 # The counts are those of the Darknet cfgs for 80 COCO classes as ports report them:
 # yolov2.cfg 50,962,889 (YAD2K's Keras model summary, trainable parameters), yolov3.cfg
-# 61,949,149 (ultralytics/yolov3's model summary), yolov4.cfg 64,363,101 (WongKinYiu's
+# 61,949,149 (ultralytics/yolov3's model summary), yolov3-tiny.cfg 8,852,366 (eriklindernoren/
+# PyTorch-YOLOv3's build of the cfg, as the parity test checks), yolov4.cfg 64,363,101 (WongKinYiu's
 # PyTorch_YOLOv4 model summary, 488 layers). YOLO v1's paper gives none: 271,703,550 is that
 # of its Figure 3 (conv biases, no batch norm; 271,716,734 with ``batch_norm=True``).
 
@@ -705,6 +769,14 @@ def yolo_v3(**kwargs: Any) -> YOLOv3:
     parameters. Keywords go to :class:`YOLOv3` (``width_mult``, ``depths`` for small
     variants)."""
     return YOLOv3(**kwargs)
+
+
+@register_model(family="yolo", task="object-detection", paper=_V3_PAPER,
+                num_params=8_852_366, input_size=(3, 416, 416), reference="darknet")  # fmt: skip
+def yolo_v3_tiny(**kwargs: Any) -> YOLOv3Tiny:
+    """YOLO v3-tiny for 80 COCO classes (6 anchors over 2 outputs), ``yolov3-tiny.cfg``:
+    8,852,366 parameters. Keywords go to :class:`YOLOv3Tiny`."""
+    return YOLOv3Tiny(**kwargs)
 
 
 @register_model(family="yolo", task="object-detection", paper=_V4_PAPER,
