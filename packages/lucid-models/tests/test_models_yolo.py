@@ -364,3 +364,13 @@ def test_yolo_v4_matches_pytorch_yolov4(monkeypatch: pytest.MonkeyPatch) -> None
     got = [t.detach().numpy() for t in ours.forward_raw(lucid.tensor(x))]
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+def test_images_without_objects_train_the_objectness_only() -> None:
+    empty = {"boxes": lucid.zeros(0, 4), "labels": lucid.zeros(0, dtype=lucid.int64)}
+    for version in (1, 2, 3, "3t", 4):
+        lucid.manual_seed(0)
+        losses = _small(version)(lucid.rand(2, 3, 64, 64), [empty, empty])
+        assert float(losses["loss_box"].item()) == float(losses["loss_cls"].item()) == 0.0
+        assert float(losses["loss_obj"].item()) > 0.0
+        (losses["loss_box"] + losses["loss_obj"] + losses["loss_cls"]).backward()
