@@ -15,6 +15,7 @@ its state dicts load unchanged.
 from __future__ import annotations
 
 from lucid.models import ops as ops  # torchvision.ops' layers (lucid.data.ops reaches them)
+from lucid.models import tokenizers as tokenizers
 from lucid.models._registry import (
     ModelInfo,
     create_model,
@@ -109,6 +110,18 @@ from lucid.models.detection import (
     maskrcnn_resnet50_fpn,
     retinanet_resnet50_fpn,
 )
+from lucid.models.detection.yolo import (  # YOLO v1-v4 (issue 35)
+    YOLOv1,
+    YOLOv2,
+    YOLOv3,
+    YOLOv3Tiny,
+    YOLOv4,
+    yolo_v1,
+    yolo_v2,
+    yolo_v3,
+    yolo_v3_tiny,
+    yolo_v4,
+)
 from lucid.models.efficientformer import (
     EfficientFormer,
     efficientformer_l1,
@@ -163,7 +176,9 @@ from lucid.models.inception_next import (
     inception_next_tiny,
 )
 from lucid.models.inception_resnet import (
+    InceptionResnetV1,
     InceptionResnetV2,
+    inception_resnet_v1,
     inception_resnet_v2,
 )
 from lucid.models.inception_v4 import (
@@ -207,11 +222,14 @@ from lucid.models.mobilenetv3 import (
     mobilenet_v3_small,
 )
 from lucid.models.mobilenetv4 import (
+    MobileAttention,
     MobileNetV4,
     UniversalInvertedResidual,
     mobilenetv4_conv_large,
     mobilenetv4_conv_medium,
     mobilenetv4_conv_small,
+    mobilenetv4_hybrid_large,
+    mobilenetv4_hybrid_medium,
 )
 from lucid.models.ncsn import (
     NCSN,
@@ -630,18 +648,7 @@ __all__ = [
     "retinanet_resnet50_fpn",
 ]
 
-# ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers (kept as one block) ----
-from lucid.models import tokenizers as tokenizers  # noqa: E402
-from lucid.models.inception_resnet import (  # noqa: E402
-    InceptionResnetV1,
-    inception_resnet_v1,
-)
-from lucid.models.mobilenetv4 import (  # noqa: E402
-    MobileAttention,
-    mobilenetv4_hybrid_large,
-    mobilenetv4_hybrid_medium,
-)
-
+# ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers ----
 __all__ += [
     "InceptionResnetV1",
     "inception_resnet_v1",
@@ -649,4 +656,18 @@ __all__ += [
     "mobilenetv4_hybrid_medium",
     "mobilenetv4_hybrid_large",
     "tokenizers",
+]
+
+# YOLO v1-v4 (lucid.models.detection.yolo)
+__all__ += [
+    "YOLOv1",
+    "YOLOv2",
+    "YOLOv3",
+    "YOLOv3Tiny",
+    "YOLOv4",
+    "yolo_v1",
+    "yolo_v2",
+    "yolo_v3",
+    "yolo_v3_tiny",
+    "yolo_v4",
 ]
