@@ -718,3 +718,75 @@ def test_imagenet_devkit_matches_torchvision(tmp_path: Path, tvd: Any, mat_reade
     assert _classification.load_meta_file(str(tmp_path / "tv")) == tvd.imagenet.load_meta_file(
         str(tmp_path / "lucid")
     )
+
+
+def test_coco_matches_torchvision(tmp_path: Path, tvd: Any) -> None:
+    """torchvision reads COCO with pycocotools; lucid reads the JSON itself."""
+    pytest.importorskip("pycocotools.coco")
+    for i, name in enumerate(["b.jpg", "a.jpg", "c.jpg"]):
+        _jpg(tmp_path / name, seed=i)
+    ann = {
+        "images": [
+            {"id": 9, "file_name": "b.jpg"},
+            {"id": 3, "file_name": "a.jpg"},
+            {"id": 5, "file_name": "c.jpg"},
+        ],
+        "annotations": [
+            {
+                "id": 4,
+                "image_id": 3,
+                "category_id": 2,
+                "bbox": [0.5, 0, 2, 2.25],
+                "area": 4.5,
+                "iscrowd": 0,
+                "segmentation": [[0.5, 0, 2.5, 0, 2.5, 2.25]],
+                "caption": "x",
+            },
+            {
+                "id": 2,
+                "image_id": 9,
+                "category_id": 1,
+                "bbox": [1, 1, 1, 1],
+                "area": 1,
+                "iscrowd": 0,
+                "segmentation": [[1, 1, 2, 1, 2, 2, 1, 2]],
+                "caption": "y",
+            },
+            {
+                "id": 7,
+                "image_id": 3,
+                "category_id": 1,
+                "bbox": [1, 1, 3, 2],
+                "area": 6,
+                "iscrowd": 0,
+                "segmentation": [[1, 1, 4, 1, 4, 3]],
+                "caption": "z",
+            },
+        ],
+        "categories": [
+            {"id": 1, "name": "dog", "supercategory": "animal"},
+            {"id": 2, "name": "cat", "supercategory": "animal"},
+        ],
+    }
+    path = tmp_path / "ann.json"
+    path.write_text(json.dumps(ann))
+    mine = datasets.CocoDetection(str(tmp_path), str(path))
+    theirs = tvd.CocoDetection(str(tmp_path), str(path))
+    assert mine.ids == theirs.ids
+    _compare(mine, theirs)
+    _compare(
+        datasets.CocoCaptions(str(tmp_path), str(path)), tvd.CocoCaptions(str(tmp_path), str(path))
+    )
+    for query in (
+        {"imgIds": [3]},
+        {"catIds": [1]},
+        {"imgIds": 3, "catIds": 2},
+        {"areaRng": [2, 10]},
+        {"iscrowd": False},
+    ):
+        assert sorted(mine.coco.getAnnIds(**query)) == sorted(theirs.coco.getAnnIds(**query)), query
+    for query in ({"catNms": ["cat"]}, {"supNms": "animal"}, {"catIds": [2]}):
+        assert mine.coco.getCatIds(**query) == theirs.coco.getCatIds(**query), query
+    for query in ({}, {"catIds": [1]}, {"imgIds": [3, 5], "catIds": [2]}, {"catIds": [1, 2]}):
+        assert sorted(mine.coco.getImgIds(**query)) == sorted(theirs.coco.getImgIds(**query)), query
+    assert mine.coco.loadCats([2]) == theirs.coco.loadCats([2])
