@@ -790,3 +790,37 @@ def test_coco_matches_torchvision(tmp_path: Path, tvd: Any) -> None:
     for query in ({}, {"catIds": [1]}, {"imgIds": [3, 5], "catIds": [2]}, {"catIds": [1, 2]}):
         assert sorted(mine.coco.getImgIds(**query)) == sorted(theirs.coco.getImgIds(**query)), query
     assert mine.coco.loadCats([2]) == theirs.coco.loadCats([2])
+
+
+def test_pcam_and_lsun_match_torchvision(
+    tmp_path: Path, tvd: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h5py = pytest.importorskip("h5py")
+    lmdb = pytest.importorskip("lmdb")
+    import io
+
+    base = tmp_path / "pcam"
+    base.mkdir()
+    rng = np.random.default_rng(0)
+    with h5py.File(base / "camelyonpatch_level_2_split_test_x.h5", "w") as f:
+        f["x"] = rng.integers(0, 256, (3, 96, 96, 3), dtype=np.uint8)
+    with h5py.File(base / "camelyonpatch_level_2_split_test_y.h5", "w") as f:
+        f["y"] = np.array([1, 0, 1], dtype=np.uint8).reshape(3, 1, 1, 1)
+    _compare(datasets.PCAM(str(tmp_path), split="test"), tvd.PCAM(str(tmp_path), split="test"))
+    monkeypatch.chdir(tmp_path)  # both write LSUN's key cache in the working folder
+    for category, n in (("church_outdoor", 2), ("tower", 1)):
+        env = lmdb.open(str(tmp_path / f"{category}_val_lmdb"), map_size=1 << 20)
+        with env.begin(write=True) as txn:
+            for k in range(n):
+                buf = io.BytesIO()
+                PIL_Image.fromarray(rng.integers(0, 256, (4, 5, 3), dtype=np.uint8)).save(
+                    buf, "PNG"
+                )
+                txn.put(f"{category}{k}".encode(), buf.getvalue())
+        env.close()
+    classes = ["church_outdoor_val", "tower_val"]
+    mine = datasets.LSUN(str(tmp_path), classes=classes)
+    items = [mine[i] for i in range(len(mine))]
+    for db in mine.dbs:  # lmdb opens a database once per process
+        db.env.close()
+    _compare(items, tvd.LSUN(str(tmp_path), classes=classes))
