@@ -551,6 +551,30 @@ def test_video_clip_indexes_match_torchvision(tmp_path: Path, tvd: Any) -> None:
             np.testing.assert_array_equal(c_mine, c_tv.numpy())
         for i in range(len(tv)):
             assert mine.video_clips.get_clip_location(i) == tv.video_clips.get_clip_location(i)
+    # HMDB51's split files, and Kinetics (a split folder of class folders)
+    _write(tmp_path / "hann" / "brush_test_split2.txt", "a.avi 2 \nb.avi 1 \n")
+    _write(tmp_path / "hann" / "jump_test_split2.txt", "c.avi 2 \n")
+    meta = {"video_paths": paths, "video_pts": [torch.arange(n) for n in counts], "video_fps": fps}
+    for train in (True, False):
+        tv = tvd.HMDB51(
+            str(videos), str(tmp_path / "hann"), 2, fold=2, train=train, _precomputed_metadata=meta
+        )
+        mine = datasets.HMDB51(
+            str(videos), str(tmp_path / "hann"), 2, fold=2, train=train, _precomputed_metadata=meta
+        )
+        assert (len(mine), mine.indices) == (len(tv), tv.indices)
+    (tmp_path / "kinetics").mkdir()
+    os.rename(videos, tmp_path / "kinetics" / "val")
+    kin_meta = {
+        **meta,
+        "video_paths": [p.replace(str(videos), str(tmp_path / "kinetics" / "val")) for p in paths],
+    }
+    tv = tvd.Kinetics(str(tmp_path / "kinetics"), 4, split="val", _precomputed_metadata=kin_meta)
+    mine = datasets.Kinetics(
+        str(tmp_path / "kinetics"), 4, split="val", _precomputed_metadata=kin_meta
+    )
+    assert len(mine) == len(tv) and mine.classes == tv.classes
+    assert [s[1] for s in mine.samples] == [s[1] for s in tv.samples]
 
 
 def test_constructor_signatures_match_torchvision(tvd: Any) -> None:
