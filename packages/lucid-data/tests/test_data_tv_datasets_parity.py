@@ -199,7 +199,13 @@ def widerface(root: Path, tvd: Any) -> tuple[Any, Any]:
         "0--P/a.jpg\n2\n1 2 3 4 0 0 0 0 0 0 \n5 6 7 8 1 1 0 2 0 1 \n"
         "0--P/b.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n",
     )
-    return datasets.WIDERFace(str(root), split="val"), tvd.WIDERFace(str(root), split="val")
+    _jpg(base / "WIDER_test" / "images" / "1--Q" / "c.jpg", seed=2)
+    _write(base / "wider_face_split" / "wider_face_test_filelist.txt", "1--Q/c.jpg\n")
+    splits = ("val", "test")
+    return (
+        [datasets.WIDERFace(str(root), split=s) for s in splits],
+        [tvd.WIDERFace(str(root), split=s) for s in splits],
+    )
 
 
 @case
@@ -484,7 +490,19 @@ def stereo(root: Path, tvd: Any) -> tuple[Any, Any]:
         _img(sf / "frames_cleanpass" / "a" / side / "0.png")
         (sf / "disparity" / "a" / side).mkdir(parents=True)
         _f.write_pfm(sf / "disparity" / "a" / side / "0.pfm", -d)
+    k15 = root / "Kitti2015" / "training"
+    for side in ("image_2", "image_3"):
+        _img(k15 / side / "000000_10.png", seed=len(side))
+    _f.write_image(k15 / "disp_occ_0" / "000000_10.png", disp16)
+    _f.write_image(k15 / "disp_occ_1" / "000000_10.png", disp16 + 7)
+    carla = root / "carla-highres" / "trainingF" / "s"
+    _img(carla / "im0.png")
+    _img(carla / "im1.png", seed=1)
+    _f.write_pfm(carla / "disp0GT.pfm", -d)
+    _f.write_pfm(carla / "disp1GT.pfm", d)
     names = [
+        ("Kitti2015Stereo", {}),
+        ("CarlaStereo", {}),
         ("Kitti2012Stereo", {}),
         ("Middlebury2014Stereo", {}),
         ("CREStereo", {}),
