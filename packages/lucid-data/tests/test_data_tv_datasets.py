@@ -458,7 +458,14 @@ def test_corrupt_image_names_the_file(tmp_path: Path) -> None:
     _write(tmp_path / "SUN397" / "ClassName.txt", "/a/abbey\n")
     _write(tmp_path / "SUN397" / "a" / "abbey" / "sun_x.jpg", "not an image")
     ds = datasets.SUN397(str(tmp_path), loader=_classification.open_image)
-    with pytest.raises(RuntimeError, match="cannot read the image .*sun_x.jpg"):
+    from PIL import UnidentifiedImageError
+
+    with pytest.raises(UnidentifiedImageError, match="cannot identify image file .*sun_x.jpg"):
+        ds[0]
+    _img(tmp_path / "SUN397" / "a" / "abbey" / "sun_x.jpg")  # a PNG cut short
+    data = (tmp_path / "SUN397" / "a" / "abbey" / "sun_x.jpg").read_bytes()
+    (tmp_path / "SUN397" / "a" / "abbey" / "sun_x.jpg").write_bytes(data[:-20])
+    with pytest.raises(OSError, match="cannot decode the image .*sun_x.jpg"):
         ds[0]
 
 

@@ -199,7 +199,13 @@ def widerface(root: Path, tvd: Any) -> tuple[Any, Any]:
         "0--P/a.jpg\n2\n1 2 3 4 0 0 0 0 0 0 \n5 6 7 8 1 1 0 2 0 1 \n"
         "0--P/b.jpg\n0\n0 0 0 0 0 0 0 0 0 0 \n",
     )
-    return datasets.WIDERFace(str(root), split="val"), tvd.WIDERFace(str(root), split="val")
+    _jpg(base / "WIDER_test" / "images" / "1--Q" / "c.jpg", seed=2)
+    _write(base / "wider_face_split" / "wider_face_test_filelist.txt", "1--Q/c.jpg\n")
+    splits = ("val", "test")
+    return (
+        [datasets.WIDERFace(str(root), split=s) for s in splits],
+        [tvd.WIDERFace(str(root), split=s) for s in splits],
+    )
 
 
 @case
@@ -484,7 +490,19 @@ def stereo(root: Path, tvd: Any) -> tuple[Any, Any]:
         _img(sf / "frames_cleanpass" / "a" / side / "0.png")
         (sf / "disparity" / "a" / side).mkdir(parents=True)
         _f.write_pfm(sf / "disparity" / "a" / side / "0.pfm", -d)
+    k15 = root / "Kitti2015" / "training"
+    for side in ("image_2", "image_3"):
+        _img(k15 / side / "000000_10.png", seed=len(side))
+    _f.write_image(k15 / "disp_occ_0" / "000000_10.png", disp16)
+    _f.write_image(k15 / "disp_occ_1" / "000000_10.png", disp16 + 7)
+    carla = root / "carla-highres" / "trainingF" / "s"
+    _img(carla / "im0.png")
+    _img(carla / "im1.png", seed=1)
+    _f.write_pfm(carla / "disp0GT.pfm", -d)
+    _f.write_pfm(carla / "disp1GT.pfm", d)
     names = [
+        ("Kitti2015Stereo", {}),
+        ("CarlaStereo", {}),
         ("Kitti2012Stereo", {}),
         ("Middlebury2014Stereo", {}),
         ("CREStereo", {}),
@@ -551,6 +569,30 @@ def test_video_clip_indexes_match_torchvision(tmp_path: Path, tvd: Any) -> None:
             np.testing.assert_array_equal(c_mine, c_tv.numpy())
         for i in range(len(tv)):
             assert mine.video_clips.get_clip_location(i) == tv.video_clips.get_clip_location(i)
+    # HMDB51's split files, and Kinetics (a split folder of class folders)
+    _write(tmp_path / "hann" / "brush_test_split2.txt", "a.avi 2 \nb.avi 1 \n")
+    _write(tmp_path / "hann" / "jump_test_split2.txt", "c.avi 2 \n")
+    meta = {"video_paths": paths, "video_pts": [torch.arange(n) for n in counts], "video_fps": fps}
+    for train in (True, False):
+        tv = tvd.HMDB51(
+            str(videos), str(tmp_path / "hann"), 2, fold=2, train=train, _precomputed_metadata=meta
+        )
+        mine = datasets.HMDB51(
+            str(videos), str(tmp_path / "hann"), 2, fold=2, train=train, _precomputed_metadata=meta
+        )
+        assert (len(mine), mine.indices) == (len(tv), tv.indices)
+    (tmp_path / "kinetics").mkdir()
+    os.rename(videos, tmp_path / "kinetics" / "val")
+    kin_meta = {
+        **meta,
+        "video_paths": [p.replace(str(videos), str(tmp_path / "kinetics" / "val")) for p in paths],
+    }
+    tv = tvd.Kinetics(str(tmp_path / "kinetics"), 4, split="val", _precomputed_metadata=kin_meta)
+    mine = datasets.Kinetics(
+        str(tmp_path / "kinetics"), 4, split="val", _precomputed_metadata=kin_meta
+    )
+    assert len(mine) == len(tv) and mine.classes == tv.classes
+    assert [s[1] for s in mine.samples] == [s[1] for s in tv.samples]
 
 
 def test_constructor_signatures_match_torchvision(tvd: Any) -> None:
@@ -718,3 +760,109 @@ def test_imagenet_devkit_matches_torchvision(tmp_path: Path, tvd: Any, mat_reade
     assert _classification.load_meta_file(str(tmp_path / "tv")) == tvd.imagenet.load_meta_file(
         str(tmp_path / "lucid")
     )
+
+
+def test_coco_matches_torchvision(tmp_path: Path, tvd: Any) -> None:
+    """torchvision reads COCO with pycocotools; lucid reads the JSON itself."""
+    pytest.importorskip("pycocotools.coco")
+    for i, name in enumerate(["b.jpg", "a.jpg", "c.jpg"]):
+        _jpg(tmp_path / name, seed=i)
+    ann = {
+        "images": [
+            {"id": 9, "file_name": "b.jpg"},
+            {"id": 3, "file_name": "a.jpg"},
+            {"id": 5, "file_name": "c.jpg"},
+        ],
+        "annotations": [
+            {
+                "id": 4,
+                "image_id": 3,
+                "category_id": 2,
+                "bbox": [0.5, 0, 2, 2.25],
+                "area": 4.5,
+                "iscrowd": 0,
+                "segmentation": [[0.5, 0, 2.5, 0, 2.5, 2.25]],
+                "caption": "x",
+            },
+            {
+                "id": 2,
+                "image_id": 9,
+                "category_id": 1,
+                "bbox": [1, 1, 1, 1],
+                "area": 1,
+                "iscrowd": 0,
+                "segmentation": [[1, 1, 2, 1, 2, 2, 1, 2]],
+                "caption": "y",
+            },
+            {
+                "id": 7,
+                "image_id": 3,
+                "category_id": 1,
+                "bbox": [1, 1, 3, 2],
+                "area": 6,
+                "iscrowd": 0,
+                "segmentation": [[1, 1, 4, 1, 4, 3]],
+                "caption": "z",
+            },
+        ],
+        "categories": [
+            {"id": 1, "name": "dog", "supercategory": "animal"},
+            {"id": 2, "name": "cat", "supercategory": "animal"},
+        ],
+    }
+    path = tmp_path / "ann.json"
+    path.write_text(json.dumps(ann))
+    mine = datasets.CocoDetection(str(tmp_path), str(path))
+    theirs = tvd.CocoDetection(str(tmp_path), str(path))
+    assert mine.ids == theirs.ids
+    _compare(mine, theirs)
+    _compare(
+        datasets.CocoCaptions(str(tmp_path), str(path)), tvd.CocoCaptions(str(tmp_path), str(path))
+    )
+    for query in (
+        {"imgIds": [3]},
+        {"catIds": [1]},
+        {"imgIds": 3, "catIds": 2},
+        {"areaRng": [2, 10]},
+        {"iscrowd": False},
+    ):
+        assert sorted(mine.coco.getAnnIds(**query)) == sorted(theirs.coco.getAnnIds(**query)), query
+    for query in ({"catNms": ["cat"]}, {"supNms": "animal"}, {"catIds": [2]}):
+        assert mine.coco.getCatIds(**query) == theirs.coco.getCatIds(**query), query
+    for query in ({}, {"catIds": [1]}, {"imgIds": [3, 5], "catIds": [2]}, {"catIds": [1, 2]}):
+        assert sorted(mine.coco.getImgIds(**query)) == sorted(theirs.coco.getImgIds(**query)), query
+    assert mine.coco.loadCats([2]) == theirs.coco.loadCats([2])
+
+
+def test_pcam_and_lsun_match_torchvision(
+    tmp_path: Path, tvd: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h5py = pytest.importorskip("h5py")
+    lmdb = pytest.importorskip("lmdb")
+    import io
+
+    base = tmp_path / "pcam"
+    base.mkdir()
+    rng = np.random.default_rng(0)
+    with h5py.File(base / "camelyonpatch_level_2_split_test_x.h5", "w") as f:
+        f["x"] = rng.integers(0, 256, (3, 96, 96, 3), dtype=np.uint8)
+    with h5py.File(base / "camelyonpatch_level_2_split_test_y.h5", "w") as f:
+        f["y"] = np.array([1, 0, 1], dtype=np.uint8).reshape(3, 1, 1, 1)
+    _compare(datasets.PCAM(str(tmp_path), split="test"), tvd.PCAM(str(tmp_path), split="test"))
+    monkeypatch.chdir(tmp_path)  # both write LSUN's key cache in the working folder
+    for category, n in (("church_outdoor", 2), ("tower", 1)):
+        env = lmdb.open(str(tmp_path / f"{category}_val_lmdb"), map_size=1 << 20)
+        with env.begin(write=True) as txn:
+            for k in range(n):
+                buf = io.BytesIO()
+                PIL_Image.fromarray(rng.integers(0, 256, (4, 5, 3), dtype=np.uint8)).save(
+                    buf, "PNG"
+                )
+                txn.put(f"{category}{k}".encode(), buf.getvalue())
+        env.close()
+    classes = ["church_outdoor_val", "tower_val"]
+    mine = datasets.LSUN(str(tmp_path), classes=classes)
+    items = [mine[i] for i in range(len(mine))]
+    for db in mine.dbs:  # lmdb opens a database once per process
+        db.env.close()
+    _compare(items, tvd.LSUN(str(tmp_path), classes=classes))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -29,14 +29,15 @@ __all__ = [
 verify_str_arg = _verify_str_arg
 
 
-def open_image(path: str | os.PathLike[str], mode: str | None = None) -> np.ndarray:
+def open_image(path: str | os.PathLike[str] | BinaryIO, mode: str | None = None) -> np.ndarray:
     """The image file at ``path`` as a uint8 (uint16 for 16-bit PNGs) array, ``H x W`` or
     ``H x W x C``: converted to ``mode`` ("RGB", "L") when given, else as the file stores it
     (palette images give their palette indices, as torchvision's PIL ``P`` image does).
 
     Raises:
         ImportError: naming the ``lucid-data[images]`` extra when Pillow is not installed.
-        RuntimeError: naming the file when it is missing or not an image.
+        FileNotFoundError, PIL.UnidentifiedImageError: as PIL raises them (each names the
+            file); OSError naming the file for one that fails to decode.
     """
     try:
         from PIL import Image, UnidentifiedImageError  # optional: only image decoding needs it
@@ -48,8 +49,10 @@ def open_image(path: str | os.PathLike[str], mode: str | None = None) -> np.ndar
             if img.mode in ("I;16", "I;16B", "I;16L"):
                 return np.array(img, dtype=np.uint16)
             return np.array(img)
-    except (FileNotFoundError, UnidentifiedImageError, OSError) as e:
-        raise RuntimeError(f"cannot read the image {os.fspath(path)}: {e}") from None
+    except (FileNotFoundError, UnidentifiedImageError):
+        raise
+    except OSError as e:  # truncated or damaged data: PIL's message does not name the file
+        raise OSError(f"cannot decode the image {path!r}: {e}") from e
 
 
 def missing(name: str, what: str, how: str = "use download=True to download it") -> RuntimeError:

@@ -11,7 +11,7 @@ import os
 import shutil
 from collections import defaultdict, namedtuple
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 from xml.etree.ElementTree import Element
 from xml.etree.ElementTree import parse as et_parse
 
@@ -272,7 +272,7 @@ class VOCSegmentation(_VOCBase):
     @property
     def masks(self) -> list[str]:
         """The mask files (``targets``)."""
-        return list(self.targets)
+        return cast("list[str]", self.targets)  # the same list, as torchvision
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         return self._apply(open_image(self.images[index], "RGB"), open_image(self.masks[index]))
@@ -289,7 +289,7 @@ class VOCDetection(_VOCBase):
     @property
     def annotations(self) -> list[str]:
         """The XML files (``targets``)."""
-        return list(self.targets)
+        return cast("list[str]", self.targets)  # the same list, as torchvision
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         try:

@@ -161,7 +161,7 @@ class LSUNClass(ItemDataset):
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         with self.env.begin(write=False) as txn:
             imgbuf = txn.get(self.keys[index])
-        img: Any = open_image(io.BytesIO(imgbuf), "RGB")  # type: ignore[arg-type]
+        img: Any = open_image(io.BytesIO(imgbuf), "RGB")
         target: Any = None
         if self.transform is not None:
             img = self.transform(img)
