@@ -109,6 +109,15 @@ from lucid.models.detection import (
     maskrcnn_resnet50_fpn,
     retinanet_resnet50_fpn,
 )
+
+# --- DETR (wt-detr) ---
+from lucid.models.detection.detr import (
+    DetrForObjectDetection,
+    detr_resnet50,
+    detr_resnet101,
+)
+
+# --- end DETR ---
 from lucid.models.efficientformer import (
     EfficientFormer,
     efficientformer_l1,
@@ -628,4 +637,9 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
+    # --- DETR (wt-detr) ---
+    "DetrForObjectDetection",
+    "detr_resnet50",
+    "detr_resnet101",
+    # --- end DETR ---
 ]

@@ -1,11 +1,20 @@
-"""``lucid.models.detection``: torchvision's detection models (inference), with its layouts."""
+"""``lucid.models.detection``: torchvision's detection models (inference), with its layouts;
+DETR (transformers' layout) with its Hungarian matcher and set-prediction loss."""
 
 from __future__ import annotations
 
 from lucid.models.detection._utils import BoxCoder, FrozenBatchNorm2d
 from lucid.models.detection.anchor_utils import AnchorGenerator
+from lucid.models.detection.detr import (
+    DetrForObjectDetection,
+    DetrLoss,
+    detr_resnet50,
+    detr_resnet101,
+    post_process_object_detection,
+)
 from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
 from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
+from lucid.models.detection.matcher import HungarianMatcher, linear_sum_assignment
 from lucid.models.detection.retinanet import RetinaNet, retinanet_resnet50_fpn
 
 __all__ = [
@@ -18,4 +27,12 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
+    # DETR
+    "DetrForObjectDetection",
+    "DetrLoss",
+    "HungarianMatcher",
+    "detr_resnet50",
+    "detr_resnet101",
+    "linear_sum_assignment",
+    "post_process_object_detection",
 ]
