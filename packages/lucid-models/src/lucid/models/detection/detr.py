@@ -24,6 +24,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 import lucid
 import lucid.nn.functional as F
 from lucid import Tensor, nn
@@ -497,22 +499,22 @@ class DetrLoss(nn.Module):
             )
         indices = self.matcher(logits, boxes, targets)
         b, q = int(logits.shape[0]), int(logits.shape[1])
-        classes = lucid.full((b, q), self.num_labels, dtype=lucid.int64).numpy().copy()
+        classes = np.full((b, q), self.num_labels, dtype=np.int64)
         batch_idx, query_idx, tgt_boxes = [], [], []
         for i, (src, tgt) in enumerate(indices):
-            labels = targets[i]["class_labels"].numpy().astype("int64")
+            labels = np.asarray(targets[i]["class_labels"].numpy(), dtype=np.int64).reshape(-1)
             classes[i, src] = labels[tgt]
-            batch_idx.extend([i] * len(src))
-            query_idx.extend(src.tolist())
-            if len(tgt):
-                tgt_boxes.append(targets[i]["boxes"][lucid.tensor(tgt)])
+            batch_idx.append(np.full(len(src), i, dtype=np.int64))
+            query_idx.append(src)
+            tgt_boxes.append(np.asarray(targets[i]["boxes"].numpy()).reshape(-1, 4)[tgt])
         loss_ce = F.cross_entropy(logits.transpose(1, 2), lucid.tensor(classes),
                                   weight=self.empty_weight.to(logits.dtype))  # fmt: skip
-        if not batch_idx:
+        bi, qi = np.concatenate(batch_idx), np.concatenate(query_idx)
+        if len(bi) == 0:
             zero = (boxes * 0).sum()
             return {"loss_ce": loss_ce, "loss_bbox": zero, "loss_giou": zero}
-        src_boxes = boxes[lucid.tensor(batch_idx), lucid.tensor(query_idx)]
-        tb = lucid.cat(tgt_boxes).to(boxes.dtype)
+        src_boxes = boxes[lucid.tensor(bi), lucid.tensor(qi)]
+        tb = lucid.tensor(np.concatenate(tgt_boxes), dtype=boxes.dtype)
         loss_bbox = (src_boxes - tb).abs().sum() / num_boxes
         giou = generalized_box_iou(box_convert(src_boxes, "cxcywh", "xyxy"),
                                    box_convert(tb, "cxcywh", "xyxy"))  # fmt: skip

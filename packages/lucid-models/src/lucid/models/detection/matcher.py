@@ -14,9 +14,7 @@ from typing import Any
 
 import numpy as np
 
-import lucid
 from lucid import Tensor
-from lucid.data.ops import box_convert, generalized_box_iou
 
 __all__ = ["HungarianMatcher", "linear_sum_assignment"]
 
@@ -135,21 +133,45 @@ class HungarianMatcher:
     def __call__(
         self, logits: Tensor, pred_boxes: Tensor, targets: list[dict[str, Tensor]]
     ) -> list[tuple[np.ndarray, np.ndarray]]:
+        # the costs in NumPy: no gradient flows here, and a batch has B small problems
+        lg = logits.detach().numpy().astype(np.float64)
+        probs = np.exp(lg - lg.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        pboxes = pred_boxes.detach().numpy().astype(np.float64)
         out: list[tuple[np.ndarray, np.ndarray]] = []
-        with lucid.no_grad():
-            probs = logits.detach().softmax(-1)
-            for b, tgt in enumerate(targets):
-                labels = tgt["class_labels"].to(lucid.int64)
-                boxes = tgt["boxes"].to(pred_boxes.dtype)
-                if labels.shape[0] == 0:
-                    out.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
-                    continue
-                pb = pred_boxes[b].detach()
-                cost_class = -probs[b][:, labels]
-                cost_bbox = (pb[:, None, :] - boxes[None, :, :]).abs().sum(-1)
-                cost_giou = -generalized_box_iou(box_convert(pb, "cxcywh", "xyxy"),
-                                                 box_convert(boxes, "cxcywh", "xyxy"))  # fmt: skip
-                cost = (self.bbox_cost * cost_bbox + self.class_cost * cost_class
-                        + self.giou_cost * cost_giou)  # fmt: skip
-                out.append(linear_sum_assignment(cost.numpy()))
+        for b, tgt in enumerate(targets):
+            labels = np.asarray(tgt["class_labels"].numpy(), dtype=np.int64).reshape(-1)
+            boxes = np.asarray(tgt["boxes"].numpy(), dtype=np.float64).reshape(-1, 4)
+            if labels.shape[0] == 0:
+                out.append((np.zeros(0, np.int64), np.zeros(0, np.int64)))
+                continue
+            pb = pboxes[b]
+            cost_class = -probs[b][:, labels]
+            cost_bbox = np.abs(pb[:, None, :] - boxes[None, :, :]).sum(-1)
+            cost_giou = -_giou(_xyxy(pb), _xyxy(boxes))
+            cost = (self.bbox_cost * cost_bbox + self.class_cost * cost_class
+                    + self.giou_cost * cost_giou)  # fmt: skip
+            out.append(linear_sum_assignment(cost))
         return out
+
+
+def _xyxy(b: np.ndarray) -> np.ndarray:
+    cx, cy, w, h = b[:, 0], b[:, 1], b[:, 2], b[:, 3]
+    return np.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h], axis=1)
+
+
+def _giou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """torchvision's ``generalized_box_iou`` of two sets of xyxy boxes, in NumPy."""
+    area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])
+    area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = np.clip(rb - lt, 0, None)
+    inter = wh[..., 0] * wh[..., 1]
+    union = area_a[:, None] + area_b[None, :] - inter
+    iou = inter / union
+    lti = np.minimum(a[:, None, :2], b[None, :, :2])
+    rbi = np.maximum(a[:, None, 2:], b[None, :, 2:])
+    whi = np.clip(rbi - lti, 0, None)
+    area = whi[..., 0] * whi[..., 1]
+    return iou - (area - union) / area  # type: ignore[no-any-return]
