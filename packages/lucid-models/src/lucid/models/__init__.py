@@ -110,11 +110,22 @@ from lucid.models.detection import (
     retinanet_resnet50_fpn,
 )
 
-# --- DETR (wt-detr) ---
+# --- DETR, EfficientDet (wt-detr) ---
 from lucid.models.detection.detr import (
     DetrForObjectDetection,
     detr_resnet50,
     detr_resnet101,
+)
+from lucid.models.detection.efficientdet import (
+    EfficientDet,
+    efficientdet_d0,
+    efficientdet_d1,
+    efficientdet_d2,
+    efficientdet_d3,
+    efficientdet_d4,
+    efficientdet_d5,
+    efficientdet_d6,
+    efficientdet_d7,
 )
 
 # --- end DETR ---
@@ -637,9 +648,18 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
-    # --- DETR (wt-detr) ---
+    # --- DETR, EfficientDet (wt-detr) ---
     "DetrForObjectDetection",
     "detr_resnet50",
     "detr_resnet101",
+    "EfficientDet",
+    "efficientdet_d0",
+    "efficientdet_d1",
+    "efficientdet_d2",
+    "efficientdet_d3",
+    "efficientdet_d4",
+    "efficientdet_d5",
+    "efficientdet_d6",
+    "efficientdet_d7",
     # --- end DETR ---
 ]

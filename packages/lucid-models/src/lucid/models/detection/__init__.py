@@ -1,5 +1,5 @@
 """``lucid.models.detection``: torchvision's detection models (inference), with its layouts;
-DETR (transformers' layout) with its Hungarian matcher and set-prediction loss."""
+DETR (transformers' layout) with its Hungarian matcher and set-prediction loss; EfficientDet."""
 
 from __future__ import annotations
 
@@ -11,6 +11,17 @@ from lucid.models.detection.detr import (
     detr_resnet50,
     detr_resnet101,
     post_process_object_detection,
+)
+from lucid.models.detection.efficientdet import (
+    EfficientDet,
+    efficientdet_d0,
+    efficientdet_d1,
+    efficientdet_d2,
+    efficientdet_d3,
+    efficientdet_d4,
+    efficientdet_d5,
+    efficientdet_d6,
+    efficientdet_d7,
 )
 from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
 from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
@@ -35,4 +46,14 @@ __all__ = [
     "detr_resnet101",
     "linear_sum_assignment",
     "post_process_object_detection",
+    # EfficientDet
+    "EfficientDet",
+    "efficientdet_d0",
+    "efficientdet_d1",
+    "efficientdet_d2",
+    "efficientdet_d3",
+    "efficientdet_d4",
+    "efficientdet_d5",
+    "efficientdet_d6",
+    "efficientdet_d7",
 ]
