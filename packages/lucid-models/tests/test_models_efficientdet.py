@@ -53,3 +53,12 @@ def test_d0_outputs_and_backward() -> None:
     with lucid.no_grad():
         cls, _ = model(x)
     assert all(bool(lucid.isfinite(c).all()) for c in cls)
+
+
+def test_d0_without_redundant_biases_is_effdets_pytorch_d0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # effdet's README: "BiFPN/Head layers without any redundant conv/BN bias layers (slightly
+    # fewer params 3877763 vs 3880067)"
+    for fn in [f for f in vars(nn.init) if f.endswith("_") and not f.startswith("_")]:
+        monkeypatch.setattr(nn.init, fn, lambda tensor, *args, **kwargs: tensor)
+    model = efficientdet_d0(redundant_bias=False)
+    assert sum(p.numel() for p in model.parameters()) == 3_877_763
