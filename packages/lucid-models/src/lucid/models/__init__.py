@@ -110,7 +110,7 @@ from lucid.models.detection import (
     retinanet_resnet50_fpn,
 )
 
-# --- DETR, EfficientDet (wt-detr) ---
+# --- DETR, EfficientDet, MaskFormer (wt-detr) ---
 from lucid.models.detection.detr import (
     DetrForObjectDetection,
     detr_resnet50,
@@ -126,6 +126,11 @@ from lucid.models.detection.efficientdet import (
     efficientdet_d5,
     efficientdet_d6,
     efficientdet_d7,
+)
+from lucid.models.detection.maskformer import (
+    MaskFormerForInstanceSegmentation,
+    maskformer_resnet50,
+    maskformer_resnet101,
 )
 
 # --- end DETR ---
@@ -648,7 +653,7 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
-    # --- DETR, EfficientDet (wt-detr) ---
+    # --- DETR, EfficientDet, MaskFormer (wt-detr) ---
     "DetrForObjectDetection",
     "detr_resnet50",
     "detr_resnet101",
@@ -661,5 +666,8 @@ __all__ = [
     "efficientdet_d5",
     "efficientdet_d6",
     "efficientdet_d7",
+    "MaskFormerForInstanceSegmentation",
+    "maskformer_resnet50",
+    "maskformer_resnet101",
     # --- end DETR ---
 ]

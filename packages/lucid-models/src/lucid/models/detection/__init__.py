@@ -1,5 +1,6 @@
 """``lucid.models.detection``: torchvision's detection models (inference), with its layouts;
-DETR (transformers' layout) with its Hungarian matcher and set-prediction loss; EfficientDet."""
+DETR (transformers' layout) with its Hungarian matcher and set-prediction loss; EfficientDet;
+MaskFormer."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ from lucid.models.detection.efficientdet import (
 )
 from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
 from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
+from lucid.models.detection.maskformer import (
+    MaskFormerForInstanceSegmentation,
+    maskformer_resnet50,
+    maskformer_resnet101,
+)
 from lucid.models.detection.matcher import HungarianMatcher, linear_sum_assignment
 from lucid.models.detection.retinanet import RetinaNet, retinanet_resnet50_fpn
 
@@ -56,4 +62,8 @@ __all__ = [
     "efficientdet_d5",
     "efficientdet_d6",
     "efficientdet_d7",
+    # MaskFormer
+    "MaskFormerForInstanceSegmentation",
+    "maskformer_resnet50",
+    "maskformer_resnet101",
 ]

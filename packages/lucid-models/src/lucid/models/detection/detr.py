@@ -171,10 +171,16 @@ class DetrResNetBackbone(nn.Module):
         self.channels = list(hidden_sizes)
 
     def forward(self, x: Tensor) -> Tensor:
+        return self.feature_maps(x)[-1]
+
+    def feature_maps(self, x: Tensor) -> list[Tensor]:
+        """Every stage's output (strides 4, 8, 16, 32 for four stages)."""
         x = self.embedder(x)
+        out = []
         for stage in self.encoder.stages:
             x = stage(x)
-        return x
+            out.append(x)
+        return out
 
 
 class DetrConvEncoder(nn.Module):
