@@ -110,7 +110,7 @@ from lucid.models.detection import (
     retinanet_resnet50_fpn,
 )
 
-# --- DETR, EfficientDet, MaskFormer (wt-detr) ---
+# --- DETR, EfficientDet, MaskFormer, Mask2Former (wt-detr) ---
 from lucid.models.detection.detr import (
     DetrForObjectDetection,
     detr_resnet50,
@@ -126,6 +126,11 @@ from lucid.models.detection.efficientdet import (
     efficientdet_d5,
     efficientdet_d6,
     efficientdet_d7,
+)
+from lucid.models.detection.mask2former import (
+    Mask2FormerForUniversalSegmentation,
+    mask2former_resnet50,
+    mask2former_resnet101,
 )
 from lucid.models.detection.maskformer import (
     MaskFormerForInstanceSegmentation,
@@ -653,7 +658,7 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
-    # --- DETR, EfficientDet, MaskFormer (wt-detr) ---
+    # --- DETR, EfficientDet, MaskFormer, Mask2Former (wt-detr) ---
     "DetrForObjectDetection",
     "detr_resnet50",
     "detr_resnet101",
@@ -669,5 +674,8 @@ __all__ = [
     "MaskFormerForInstanceSegmentation",
     "maskformer_resnet50",
     "maskformer_resnet101",
+    "Mask2FormerForUniversalSegmentation",
+    "mask2former_resnet50",
+    "mask2former_resnet101",
     # --- end DETR ---
 ]

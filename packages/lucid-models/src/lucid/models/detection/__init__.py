@@ -1,6 +1,6 @@
 """``lucid.models.detection``: torchvision's detection models (inference), with its layouts;
 DETR (transformers' layout) with its Hungarian matcher and set-prediction loss; EfficientDet;
-MaskFormer."""
+MaskFormer and Mask2Former."""
 
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ from lucid.models.detection.efficientdet import (
     efficientdet_d7,
 )
 from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
+from lucid.models.detection.mask2former import (
+    Mask2FormerForUniversalSegmentation,
+    mask2former_resnet50,
+    mask2former_resnet101,
+)
 from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
 from lucid.models.detection.maskformer import (
     MaskFormerForInstanceSegmentation,
@@ -66,4 +71,8 @@ __all__ = [
     "MaskFormerForInstanceSegmentation",
     "maskformer_resnet50",
     "maskformer_resnet101",
+    # Mask2Former
+    "Mask2FormerForUniversalSegmentation",
+    "mask2former_resnet50",
+    "mask2former_resnet101",
 ]
