@@ -472,8 +472,9 @@ class DetrLoss(nn.Module):
             object").
         matcher: the :class:`HungarianMatcher` (default costs 1, 5, 2).
         eos_coef: weight of the "no object" class in the cross-entropy.
-        class_weight, bbox_weight, giou_weight: weights of ``loss_ce``, ``loss_bbox`` and
-            ``loss_giou`` in the total.
+        class_weight: weight of ``loss_ce`` in the total.
+        bbox_weight: weight of ``loss_bbox``.
+        giou_weight: weight of ``loss_giou``.
 
     ``loss(outputs, targets)``: ``outputs`` as :class:`DetrForObjectDetection` returns them,
     ``targets`` one ``{"class_labels": (M,) int64 in [0, num_labels), "boxes": (M, 4)

@@ -378,14 +378,18 @@ class Mask2FormerForUniversalSegmentation(nn.Module):
     Args:
         backbone: a :class:`DetrResNetBackbone` built with ``frozen_batch_norm=False``.
         num_labels: classes (ADE20K: 150).
-        feature_size, mask_feature_size, hidden_dim: widths of the pixel decoder, of the mask
-            embeddings and of the transformer decoder (equal, as transformers' default, so the
-            decoder has no input projections).
-        num_queries, decoder_layers: queries; transformers' ``decoder_layers`` (the decoder
-            has ``decoder_layers - 1`` layers, the first mask comes from the queries
-            themselves).
-        encoder_layers, num_attention_heads, encoder_feedforward_dim, dim_feedforward,
-        dropout: as transformers' ``Mask2FormerConfig``.
+        feature_size: width of the pixel decoder.
+        mask_feature_size: width of the mask embeddings.
+        hidden_dim: width of the transformer decoder (equal to ``feature_size``, as
+            transformers' default, so the decoder has no input projections).
+        num_queries: object queries.
+        decoder_layers: transformers' ``decoder_layers``: the decoder has ``decoder_layers -
+            1`` layers (the first mask comes from the queries themselves).
+        encoder_layers: deformable-attention encoder layers.
+        num_attention_heads: heads of every attention.
+        encoder_feedforward_dim: width of the encoder's MLPs.
+        dim_feedforward: width of the decoder's MLPs.
+        dropout: dropout everywhere (transformers' default 0).
     """
 
     def __init__(self, backbone: DetrResNetBackbone, num_labels: int = 150,

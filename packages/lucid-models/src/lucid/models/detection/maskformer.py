@@ -154,9 +154,14 @@ class MaskFormerForInstanceSegmentation(nn.Module):
     Args:
         backbone: a :class:`DetrResNetBackbone` built with ``frozen_batch_norm=False``.
         num_labels: classes (ADE20K: 150).
-        fpn_feature_size, mask_feature_size: widths of the FPN and of the mask embeddings.
-        d_model, num_queries, decoder_layers, decoder_ffn_dim, decoder_attention_heads,
-        dropout: the DETR decoder's (transformers' ``decoder_config``).
+        fpn_feature_size: width of the FPN.
+        mask_feature_size: width of the mask embeddings.
+        d_model: width of the DETR decoder (transformers' ``decoder_config``).
+        num_queries: object queries.
+        decoder_layers: DETR decoder layers.
+        decoder_ffn_dim: width of their MLP.
+        decoder_attention_heads: their attention heads.
+        dropout: their dropout.
     """
 
     def __init__(self, backbone: DetrResNetBackbone, num_labels: int = 150,
