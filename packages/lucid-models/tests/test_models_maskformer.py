@@ -1,7 +1,9 @@
-"""MaskFormer (ResNet backbone): registry and counts, output shapes and a backward pass of a tiny
-configuration; in the parity env, against transformers' ``MaskFormerForInstanceSegmentation``
-built from a config: the counts, the same state-dict keys (less its loss module's
-``criterion.empty_weight`` buffer) and the same outputs in eval and train mode."""
+"""MaskFormer (ResNet backbone): registry and counts, output shapes, the mask classification
+loss and a backward pass of a tiny configuration; in the parity env, against transformers'
+``MaskFormerForInstanceSegmentation`` built from a config: the counts, the same state-dict keys
+(less its loss module's ``criterion.empty_weight`` buffer), the same outputs in eval and train
+mode and the same loss (transformers' matcher given lucid's solver, SciPy not being
+installed)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import lucid
 import lucid.models as models
 from lucid import nn
 from lucid.models.detection.detr import DetrResNetBackbone
-from lucid.models.detection.maskformer import MaskFormerForInstanceSegmentation
+from lucid.models.detection.maskformer import MaskFormerForInstanceSegmentation, MaskFormerLoss
+from lucid.models.detection.matcher import linear_sum_assignment
 
 BACKBONE: dict[str, Any] = {"depths": [1, 2, 1, 1], "hidden_sizes": [32, 64, 128, 256],
                             "embedding_size": 16, "layer_type": "bottleneck"}  # fmt: skip
@@ -52,6 +55,80 @@ def test_forward_and_backward() -> None:
      + out["masks_queries_logits"].square().mean()).backward()  # fmt: skip
     assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
                for p in model.parameters())  # fmt: skip
+
+
+def _mask_targets() -> tuple[list[lucid.Tensor], list[lucid.Tensor]]:
+    rng = np.random.default_rng(3)
+    masks, labels = [], []
+    for n in (2, 1):
+        m = np.zeros((n, 64, 64), np.float32)
+        for k in range(n):
+            y, x = rng.integers(0, 40, 2)
+            m[k, y : y + 24, x : x + 20] = 1.0
+        masks.append(lucid.tensor(m))
+        labels.append(lucid.tensor(rng.integers(0, 3, n)))
+    return masks, labels
+
+
+def test_mask_classification_loss_and_backward() -> None:
+    lucid.manual_seed(0)
+    model = _tiny()
+    out = model(lucid.randn(2, 3, 64, 64))
+    masks, labels = _mask_targets()
+    total, parts = MaskFormerLoss(3)(out, masks, labels)
+    assert set(parts) == {"loss_cross_entropy", "loss_mask", "loss_dice"}
+    expected = parts["loss_cross_entropy"].item() + 20 * parts["loss_mask"].item() + parts[
+        "loss_dice"].item()  # fmt: skip
+    np.testing.assert_allclose(total.item(), expected, rtol=1e-5, atol=1e-6)
+    total.backward()
+    assert all(p.grad is not None and bool(lucid.isfinite(p.grad).all())
+               for p in model.parameters())  # fmt: skip
+    with pytest.raises(ValueError, match="one mask_labels"):
+        MaskFormerLoss(3)(out, masks[:1], labels[:1])
+
+
+@pytest.mark.parity
+def test_loss_matches_transformers(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    mm = pytest.importorskip("transformers.models.maskformer.modeling_maskformer")
+    # transformers' matcher calls SciPy's solver; SciPy is not installed: it gets lucid's
+    monkeypatch.setattr(mm, "requires_backends", lambda *a, **k: None)
+    monkeypatch.setattr(mm, "linear_sum_assignment",
+                        lambda c: linear_sum_assignment(c.numpy()), raising=False)  # fmt: skip
+    torch.manual_seed(0)
+    ref, model = _pair(dropout=0.0)
+    ref.eval()
+    model.eval()
+    x = np.random.default_rng(1).standard_normal((2, 3, 64, 64)).astype(np.float32)
+    masks, labels = _mask_targets()
+    tmasks = [torch.from_numpy(m.numpy()) for m in masks]
+    tlabels = [torch.from_numpy(c.numpy()) for c in labels]
+    with torch.no_grad():
+        want = ref(torch.from_numpy(x), mask_labels=tmasks, class_labels=tlabels)
+        # the unweighted parts (the model's loss weights them in place)
+        want_parts = ref.criterion(want.masks_queries_logits, want.class_queries_logits, tmasks,
+                                   tlabels)  # fmt: skip
+    total, parts = MaskFormerLoss(3)(model(lucid.tensor(x)), masks, labels)
+    np.testing.assert_allclose(total.item(), want.loss.item(), rtol=1e-4, atol=1e-5)
+    for k, v in parts.items():
+        np.testing.assert_allclose(v.item(), want_parts[k].item(), rtol=1e-4, atol=1e-5)
+
+
+def _pair(**kwargs: Any) -> tuple[Any, MaskFormerForInstanceSegmentation]:
+    tr = pytest.importorskip("transformers")
+    cfg = tr.MaskFormerConfig(
+        backbone_config=tr.ResNetConfig(**BACKBONE, out_features=["stage1", "stage2", "stage3",
+                                                                  "stage4"]),
+        fpn_feature_size=32, mask_feature_size=32, num_labels=3,
+        decoder_config={"model_type": "detr", "d_model": 32, "decoder_layers": 2,
+                        "decoder_ffn_dim": 64, "decoder_attention_heads": 4, "num_queries": 5,
+                        "dropout": 0.0})  # fmt: skip
+    ref = tr.MaskFormerForInstanceSegmentation(cfg)
+    model = _tiny(**kwargs)
+    state = {k: v for k, v in ref.state_dict().items() if not k.startswith("criterion.")}
+    assert list(model.state_dict()) == list(state)
+    model.load_state_dict({k: lucid.tensor(v.numpy().copy()) for k, v in state.items()})
+    return ref, model
 
 
 @pytest.mark.parity

@@ -33,6 +33,7 @@ from lucid.models.detection.mask2former import (
 from lucid.models.detection.mask_rcnn import MaskRCNN, maskrcnn_resnet50_fpn
 from lucid.models.detection.maskformer import (
     MaskFormerForInstanceSegmentation,
+    MaskFormerLoss,
     maskformer_resnet50,
     maskformer_resnet101,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "efficientdet_d7",
     # MaskFormer
     "MaskFormerForInstanceSegmentation",
+    "MaskFormerLoss",
     "maskformer_resnet50",
     "maskformer_resnet101",
     # Mask2Former

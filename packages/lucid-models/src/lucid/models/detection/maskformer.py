@@ -8,8 +8,10 @@ A ResNet gives four maps (strides 4-32); the pixel decoder (an FPN with group no
 to one stride-4 map of per-pixel embeddings (``mask_projection``); a DETR decoder turns
 ``num_queries`` learned queries, attending to the stride-32 map, into one class distribution
 (``num_labels + 1``, the last "no object") and one mask embedding per query; each query's mask
-logits are its embedding's dot product with every pixel's. Inference only: the mask
-classification loss (matching on focal + dice costs) is not implemented here.
+logits are its embedding's dot product with every pixel's. :class:`MaskFormerLoss` is the mask
+classification loss: queries matched one-to-one to the target masks on class + focal + dice
+costs, then cross-entropy ("no object" weighted ``eos_coef``), sigmoid focal and dice losses of
+the matched masks (upsampled to the targets' size).
 
 Example:
     >>> model = maskformer_resnet50(num_labels=3).eval()
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import lucid
 import lucid.nn.functional as F
 from lucid import Tensor, nn
@@ -32,9 +36,11 @@ from lucid.models.detection.detr import (
     DetrSinePositionEmbedding,
     _Stack,
 )
+from lucid.models.detection.matcher import linear_sum_assignment
 
 __all__ = [
     "MaskFormerForInstanceSegmentation",
+    "MaskFormerLoss",
     "MaskFormerPixelDecoder",
     "maskformer_resnet50",
     "maskformer_resnet101",
@@ -199,6 +205,109 @@ class MaskFormerForInstanceSegmentation(nn.Module):
         masks = mask_embeddings @ pixel_embeddings.reshape(b, c, h * w)
         return {"class_queries_logits": self.class_predictor(queries),
                 "masks_queries_logits": masks.reshape(b, -1, h, w)}  # fmt: skip
+
+
+def _softplus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x)  # type: ignore[no-any-return]
+
+
+class MaskFormerLoss(nn.Module):
+    """MaskFormer's mask classification loss (transformers' ``MaskFormerLoss`` with the weights
+    of its config; no auxiliary losses).
+
+    Args:
+        num_labels: classes (``class_queries_logits`` have ``num_labels + 1``).
+        eos_coef: weight of the "no object" class in the cross-entropy.
+        cross_entropy_weight: weight of ``loss_cross_entropy`` in the total.
+        mask_weight: weight of ``loss_mask`` (sigmoid focal, alpha 0.25, gamma 2).
+        dice_weight: weight of ``loss_dice``.
+
+    ``loss(outputs, mask_labels, class_labels)``: ``outputs`` as the model returns them,
+    ``mask_labels`` one ``(M, H, W)`` float 0/1 tensor per image (zero-padded to the largest),
+    ``class_labels`` one ``(M,)`` int64 tensor per image. Matching costs: ``-p(class)`` + the
+    pairwise focal and dice losses, the targets resized (nearest) to the predictions' size.
+    Returns ``(total, parts)``: the weighted sum and the unweighted ``loss_cross_entropy``,
+    ``loss_mask``, ``loss_dice``, the mask losses averaged over the number of target masks.
+    """
+
+    def __init__(self, num_labels: int, eos_coef: float = 0.1, cross_entropy_weight: float = 1.0,
+                 mask_weight: float = 20.0, dice_weight: float = 1.0) -> None:  # fmt: skip
+        super().__init__()
+        self.num_labels = num_labels
+        self.weights = {"loss_cross_entropy": cross_entropy_weight, "loss_mask": mask_weight,
+                        "loss_dice": dice_weight}  # fmt: skip
+        empty = lucid.ones(num_labels + 1)
+        empty[-1] = eos_coef
+        self.register_buffer("empty_weight", empty)
+
+    def _match(self, masks: Tensor, logits: Tensor, mask_labels: list[Tensor],
+               class_labels: list[Tensor]) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+        # NumPy costs: no gradient flows through the matching
+        size = (int(masks.shape[-2]), int(masks.shape[-1]))
+        lg = logits.detach().numpy().astype(np.float64)
+        probs = np.exp(lg - lg.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        out = []
+        for i, (tm, labels) in enumerate(zip(mask_labels, class_labels)):
+            lab = np.asarray(labels.numpy(), dtype=np.int64)
+            with lucid.no_grad():
+                small = F.interpolate(tm.detach()[:, None].to(masks.dtype), size=size,
+                                      mode="nearest")[:, 0]  # fmt: skip
+            t = small.numpy().reshape(len(lab), -1).astype(np.float64)
+            x = masks[i].detach().numpy().reshape(masks.shape[1], -1).astype(np.float64)
+            p = 1.0 / (1.0 + np.exp(-x))
+            focal_pos = 0.25 * (1 - p) ** 2 * _softplus(-x)
+            focal_neg = 0.75 * p**2 * _softplus(x)
+            cost_mask = (focal_pos @ t.T + focal_neg @ (1 - t).T) / x.shape[1]
+            cost_dice = 1 - (2 * p @ t.T + 1) / (p.sum(-1)[:, None] + t.sum(-1)[None, :] + 1)
+            cost = (self.weights["loss_mask"] * cost_mask - probs[i][:, lab]
+                    + self.weights["loss_dice"] * cost_dice)  # fmt: skip
+            big = np.finfo(np.float32).max
+            out.append(linear_sum_assignment(np.nan_to_num(cost, nan=big, posinf=big, neginf=big)))
+        return out
+
+    def forward(self, outputs: dict[str, Tensor], mask_labels: list[Tensor],
+                class_labels: list[Tensor]) -> tuple[Tensor, dict[str, Tensor]]:  # fmt: skip
+        masks, logits = outputs["masks_queries_logits"], outputs["class_queries_logits"]
+        b, q = int(logits.shape[0]), int(logits.shape[1])
+        if len(mask_labels) != b or len(class_labels) != b:
+            raise ValueError(
+                f"MaskFormerLoss expects one mask_labels and one class_labels entry per image, got "
+                f"{len(mask_labels)} and {len(class_labels)} for {b} images"
+            )
+        indices = self._match(masks, logits, mask_labels, class_labels)
+        classes = np.full((b, q), self.num_labels, dtype=np.int64)
+        bi, qi, ti = [], [], []
+        for i, (src, tgt) in enumerate(indices):
+            classes[i, src] = np.asarray(class_labels[i].numpy(), dtype=np.int64)[tgt]
+            bi.append(np.full(len(src), i, dtype=np.int64))
+            qi.append(src)
+            ti.append(tgt)
+        loss_ce = F.cross_entropy(logits.transpose(1, 2), lucid.tensor(classes),
+                                  weight=self.empty_weight.to(logits.dtype))  # fmt: skip
+        num_masks = max(float(sum(int(c.shape[0]) for c in class_labels)), 1.0)
+        h = max(int(m.shape[-2]) for m in mask_labels)
+        w = max(int(m.shape[-1]) for m in mask_labels)
+        targets = []
+        for i, tgt in enumerate(ti):  # zero-padded to the largest target, as transformers'
+            tm = np.zeros((len(tgt), h, w), dtype=np.float32)
+            src = np.asarray(mask_labels[i].numpy(), dtype=np.float32)[tgt]
+            tm[:, : src.shape[1], : src.shape[2]] = src
+            targets.append(tm)
+        pred = masks[lucid.tensor(np.concatenate(bi)), lucid.tensor(np.concatenate(qi))]
+        pred = F.interpolate(pred[:, None], size=(h, w), mode="bilinear",
+                             align_corners=False)[:, 0].flatten(1)  # fmt: skip
+        t = lucid.tensor(np.concatenate(targets).reshape(pred.shape[0], -1), dtype=pred.dtype)
+        prob = pred.sigmoid()
+        ce = F.binary_cross_entropy_with_logits(pred, t, reduction="none")
+        p_t = prob * t + (1 - prob) * (1 - t)
+        alpha_t = 0.25 * t + 0.75 * (1 - t)
+        loss_mask = (alpha_t * ce * (1 - p_t) ** 2).mean(1).sum() / num_masks
+        dice = 1 - (2 * (prob * t).sum(-1) + 1) / (prob.sum(-1) + t.sum(-1) + 1)
+        parts = {"loss_cross_entropy": loss_ce, "loss_mask": loss_mask,
+                 "loss_dice": dice.sum() / num_masks}  # fmt: skip
+        total = sum((self.weights[k] * v for k, v in parts.items()), lucid.zeros(()))
+        return total, parts
 
 
 def _build(depths: tuple[int, ...], num_labels: int,
