@@ -5,8 +5,10 @@ P3-P7 and shared class and box heads of depthwise-separable convs.
 The layout follows Ross Wightman's ``efficientdet-pytorch`` (``effdet``, the PyTorch port of
 the official TensorFlow models, https://github.com/rwightman/efficientdet-pytorch,
 ``effdet/efficientdet.py`` and ``effdet/config/model_config.py``): its ``tf_efficientdet_d0``
-... ``d7`` configurations, whose parameter counts (3,880,067 for D0 ... ) the builders reproduce
-exactly; the paper's Table 2 gives them rounded (3.9M ... 52M). The backbone is lucid's
+... ``d7`` configurations (backbone, BiFPN width and cells, head depth, fusion). D0's count,
+3,880,067 (3,877,763 without the redundant biases), is the one effdet's README states; D1-D7
+are the same construction from effdet's configurations, and the paper's Table 2 gives all
+eight rounded (3.9M ... 52M), which the tests check to its digits. The backbone is lucid's
 torchvision-layout EfficientNet without its 1x1 head conv (``backbone.features.0`` ..
 ``.7``: effdet's timm backbone has the same parameters under other names). Padding is
 PyTorch's symmetric padding, not TensorFlow's ``SAME`` (the parameters do not change; the
