@@ -110,6 +110,34 @@ from lucid.models.detection import (
     maskrcnn_resnet50_fpn,
     retinanet_resnet50_fpn,
 )
+
+# --- DETR, EfficientDet, MaskFormer, Mask2Former (wt-detr) ---
+from lucid.models.detection.detr import (
+    DetrForObjectDetection,
+    detr_resnet50,
+    detr_resnet101,
+)
+from lucid.models.detection.efficientdet import (
+    EfficientDet,
+    efficientdet_d0,
+    efficientdet_d1,
+    efficientdet_d2,
+    efficientdet_d3,
+    efficientdet_d4,
+    efficientdet_d5,
+    efficientdet_d6,
+    efficientdet_d7,
+)
+from lucid.models.detection.mask2former import (
+    Mask2FormerForUniversalSegmentation,
+    mask2former_resnet50,
+    mask2former_resnet101,
+)
+from lucid.models.detection.maskformer import (
+    MaskFormerForInstanceSegmentation,
+    maskformer_resnet50,
+    maskformer_resnet101,
+)
 from lucid.models.detection.yolo import (  # YOLO v1-v4 (issue 35)
     YOLOv1,
     YOLOv2,
@@ -122,6 +150,8 @@ from lucid.models.detection.yolo import (  # YOLO v1-v4 (issue 35)
     yolo_v3_tiny,
     yolo_v4,
 )
+
+# --- end DETR ---
 from lucid.models.efficientformer import (
     EfficientFormer,
     efficientformer_l1,
@@ -646,6 +676,26 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
+    # --- DETR, EfficientDet, MaskFormer, Mask2Former (wt-detr) ---
+    "DetrForObjectDetection",
+    "detr_resnet50",
+    "detr_resnet101",
+    "EfficientDet",
+    "efficientdet_d0",
+    "efficientdet_d1",
+    "efficientdet_d2",
+    "efficientdet_d3",
+    "efficientdet_d4",
+    "efficientdet_d5",
+    "efficientdet_d6",
+    "efficientdet_d7",
+    "MaskFormerForInstanceSegmentation",
+    "maskformer_resnet50",
+    "maskformer_resnet101",
+    "Mask2FormerForUniversalSegmentation",
+    "mask2former_resnet50",
+    "mask2former_resnet101",
+    # --- end DETR ---
 ]
 
 # ---- Inception-ResNet v1, MobileNet v4 hybrids, tokenizers ----
