@@ -184,6 +184,14 @@ def signature_gap(
     return f"lucid lacks parameters {lacking}" if lacking else ""
 
 
+def _only_through_getattr(l_obj: Any, t_obj: Any, name: str) -> bool:
+    """Whether lucid's module reaches ``name`` only through a module ``__getattr__`` where
+    torch's module (or torchvision's, which is not imported here) holds it in its dict."""
+    if not isinstance(l_obj, types.ModuleType) or name in vars(l_obj):
+        return False
+    return not isinstance(t_obj, types.ModuleType) or name in vars(t_obj)
+
+
 def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> dict[str, Any]:
     """Every namespace's names: present, missing, deliberate, signature mismatches.
 
@@ -191,7 +199,8 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
     namespaces from; without it they are not measured.
     """
     namespaces: dict[str, Any] = {}
-    totals = {"present": 0, "total": 0, "signature_mismatch": 0, "deliberate": 0}
+    totals = {"present": 0, "total": 0, "signature_mismatch": 0, "deliberate": 0,
+              "not_in_module_dict": 0}  # fmt: skip
     listed: dict[str, tuple[str, list[str]]] = {}
     for t_ns, l_ns in NAMESPACES.items():
         listed[t_ns] = (l_ns, public_names(t_ns, resolve(t_ns)))
@@ -205,6 +214,7 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
         t_obj = resolve(t_ns) if not t_ns.startswith("torchvision") else None
         l_obj = resolve(l_ns)
         missing: list[str] = []
+        lazy: list[str] = []
         mismatched: dict[str, str] = {}
         deliberate_names: dict[str, str] = {}
         present = 0
@@ -218,6 +228,11 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
                 missing.append(name)
                 continue
             found = getattr(l_obj, name, None)
+            if _only_through_getattr(l_obj, t_obj, name):
+                # present, but `vars(module)` / `module.__dict__` lacks it: a program that
+                # lists a namespace (pytorch/examples' imagenet builds its --arch choices from
+                # `torchvision.models.__dict__`) does not find it
+                lazy.append(name)
             present += 1
             gap = signature_gap(getattr(t_obj, name, None), found, f"{t_ns}.{name}", deliberate)
             if gap:
@@ -229,6 +244,7 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
             "total": counted,
             "present_pct": percent(present, counted),
             "missing": missing,
+            "not_in_module_dict": lazy,
             "signature_mismatch": mismatched,
             "deliberate": deliberate_names,
         }
@@ -236,6 +252,7 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
         totals["total"] += counted
         totals["signature_mismatch"] += len(mismatched)
         totals["deliberate"] += len(deliberate_names)
+        totals["not_in_module_dict"] += len(lazy)
     summary = {
         **totals,
         "namespaces": {

@@ -29,7 +29,8 @@ TORCHVISION_NAMESPACES = {
             "tv_tensors",
         )
     },
-    "torchvision.models": "lucid.models",
+    # the path a ported program reaches (lucid.data.models forwards to lucid.models)
+    "torchvision.models": "lucid.data.models",
 }
 
 

@@ -86,7 +86,8 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
     )
     return (
         f"surface: {s['present']} of {s['total']} names present "
-        f"({s['signature_mismatch']} signatures differ, {s['deliberate']} deliberate): "
+        f"({s['signature_mismatch']} signatures differ, {s['deliberate']} deliberate, "
+        f"{s.get('not_in_module_dict', 0)} reached only through a module __getattr__): "
         f"{parts} [{seconds:.0f} s]"
     )
 

@@ -14,11 +14,10 @@ Example:
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
 
 import lucid
+from lucid.data import _forwarding
 
 
 def __lucid_models__() -> Any:
@@ -43,23 +42,9 @@ def __dir__() -> list[str]:
     return sorted(n for n in dir(__lucid_models__()) if not n.startswith("_"))
 
 
-_MODULE_DICT: Any = vars(types.ModuleType)["__dict__"]  # the getset behind module.__dict__
+def __public_names__() -> dict[str, Any] | None:
+    m = getattr(lucid, "models", None)  # without lucid-models: the names stay lazy
+    return None if m is None else {n: getattr(m, n) for n in dir(m) if not n.startswith("_")}
 
 
-class _ForwardingModule(types.ModuleType):
-    """This module's type: reading its ``__dict__`` (``vars(models)``, ``models.__dict__``, as
-    pytorch/examples' imagenet script lists the builders) first copies ``lucid.models``' public
-    names into it, so the names are found as in ``torchvision.models.__dict__``."""
-
-    @property
-    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
-        namespace: dict[str, Any] = _MODULE_DICT.__get__(self)
-        if "_forwarded" not in namespace:
-            m = getattr(lucid, "models", None)  # without lucid-models: the names stay lazy
-            if m is not None:
-                namespace.update({n: getattr(m, n) for n in dir(m) if not n.startswith("_")})
-                namespace["_forwarded"] = True
-        return namespace
-
-
-sys.modules[__name__].__class__ = _ForwardingModule
+_forwarding.forward_dict(__name__, __public_names__)
