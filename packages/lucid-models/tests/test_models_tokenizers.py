@@ -378,3 +378,13 @@ def test_gpt2_padding_mask_matches_transformers() -> None:
         got = model(lucid.tensor(ids), attention_mask=lucid.tensor(mask)).numpy()
     keep = mask.astype(bool)  # padded positions' outputs are not used
     np.testing.assert_allclose(got[keep], expected[keep], rtol=1e-4, atol=1e-5)  # float32
+
+
+@pytest.mark.parity
+def test_gpt2_add_prefix_space_matches_transformers(tmp_path: Path) -> None:
+    transformers, _ = _hf()
+    ours = GPT2Tokenizer.train(_corpus(500), vocab_size=600, add_prefix_space=True)
+    ours.save_pretrained(tmp_path)
+    ref = transformers.GPT2Tokenizer.from_pretrained(tmp_path)
+    for text in [*WEIRD, "hello", " hello", "\thi"]:
+        assert ours(text)["input_ids"] == ref(text)["input_ids"], text
