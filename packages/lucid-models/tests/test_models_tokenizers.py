@@ -176,6 +176,10 @@ def test_batch_encoding_padding_truncation_and_tensors() -> None:
         tok(texts, padding="longer")
     with pytest.raises(ValueError, match="return_tensors must be"):
         tok("x", return_tensors="tf")
+    bare = BertTokenizer({"[UNK]": 0, "a": 1})
+    assert bare("a a", add_special_tokens=False)["input_ids"] == [1, 1]
+    with pytest.raises(ValueError, match="has no '\\[CLS\\]' or '\\[SEP\\]' token"):
+        bare("a")
 
 
 def test_gpt2_tokenizer_roundtrips_bytes_and_needs_a_pad_token() -> None:
@@ -226,6 +230,7 @@ def _hf() -> tuple[Any, Any]:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    _hf()  # skip before training where the references are missing
     lines = _corpus()
     root = tmp_path_factory.mktemp("tok")
     bert = BertTokenizer.train(lines, vocab_size=3000)
@@ -378,3 +383,13 @@ def test_gpt2_padding_mask_matches_transformers() -> None:
         got = model(lucid.tensor(ids), attention_mask=lucid.tensor(mask)).numpy()
     keep = mask.astype(bool)  # padded positions' outputs are not used
     np.testing.assert_allclose(got[keep], expected[keep], rtol=1e-4, atol=1e-5)  # float32
+
+
+@pytest.mark.parity
+def test_gpt2_add_prefix_space_matches_transformers(tmp_path: Path) -> None:
+    transformers, _ = _hf()
+    ours = GPT2Tokenizer.train(_corpus(500), vocab_size=600, add_prefix_space=True)
+    ours.save_pretrained(tmp_path)
+    ref = transformers.GPT2Tokenizer.from_pretrained(tmp_path)
+    for text in [*WEIRD, "hello", " hello", "\thi"]:
+        assert ours(text)["input_ids"] == ref(text)["input_ids"], text

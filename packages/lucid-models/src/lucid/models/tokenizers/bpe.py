@@ -170,7 +170,7 @@ class GPT2Tokenizer(PreTrainedTokenizer):
         return word
 
     def _tokenize(self, text: str) -> list[str]:
-        if self.add_prefix_space and text and not text[0].isspace():
+        if self.add_prefix_space and not text.startswith(" "):  # as the byte-level pre-tokenizer
             text = " " + text
         tokens: list[str] = []
         for piece in pre_tokenize(text):

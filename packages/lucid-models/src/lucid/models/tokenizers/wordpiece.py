@@ -221,6 +221,10 @@ class BertTokenizer(PreTrainedTokenizer):
     def build_inputs_with_special_tokens(self, ids: list[int],
                                          pair: list[int] | None = None) -> list[int]:  # fmt: skip
         """``[CLS] ids [SEP]`` or ``[CLS] ids [SEP] pair [SEP]``."""
+        if self.cls_token_id is None or self.sep_token_id is None:
+            raise ValueError(f"BertTokenizer: the vocabulary has no {self.cls_token!r} or "
+                             f"{self.sep_token!r} token; encode with add_special_tokens=False "
+                             "or add them to the vocabulary")  # fmt: skip
         cls, sep = [self.cls_token_id], [self.sep_token_id]
         return cls + ids + sep + (pair + sep if pair is not None else [])
 
