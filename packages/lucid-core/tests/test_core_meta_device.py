@@ -95,6 +95,19 @@ def test_module_to_meta_and_to_empty() -> None:
     assert model(lucid.randn(5, 4)).shape == (5, 2)
 
 
+def test_meta_module_loads_weights_by_assignment() -> None:
+    nn = pytest.importorskip("lucid.nn")
+    weights = nn.Linear(4, 3).state_dict()
+    model = nn.Linear(4, 3, device="meta")
+    assert model.weight.is_meta
+    model.load_state_dict(weights, assign=True)
+    assert not model.weight.is_meta and isinstance(model.weight, nn.Parameter)
+    assert model.weight.requires_grad and lucid.equal(model.weight, weights["weight"])
+    x = lucid.randn(2, 4)
+    want = x @ weights["weight"].T + weights["bias"]
+    assert lucid.allclose(model(x), want, rtol=1e-6, atol=1e-6)
+
+
 def test_ensembling_with_a_meta_base_model() -> None:
     """pytorch/tutorials' model ensembling: stack_module_state, a meta copy, vmap."""
     nn = pytest.importorskip("lucid.nn")
