@@ -66,6 +66,16 @@ def test_ops_match_real_shapes_and_dtypes() -> None:
         assert got.is_meta and got.shape == want.shape and got.dtype is want.dtype
 
 
+def test_layers_on_meta() -> None:
+    nn = pytest.importorskip("lucid.nn")
+    conv = nn.Conv2d(3, 8, 3, padding=1).to("meta")
+    assert conv(lucid.empty(2, 3, 16, 16, device="meta")).shape == (2, 8, 16, 16)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, batch_first=True).to("meta")
+    assert layer(lucid.empty(2, 5, 16, device="meta")).shape == (2, 5, 16)
+    a, b = lucid.empty(7, 1, 3, 4, device="meta"), lucid.empty(6, 4, 5, device="meta")
+    assert lucid.einsum("...ij,...jk->...ik", a, b).shape == (7, 6, 3, 5)
+
+
 def test_unsupported_op_says_so() -> None:
     x = lucid.empty(4, 4, device="meta")
     with pytest.raises((NotImplementedError, RuntimeError)):
@@ -83,6 +93,19 @@ def test_module_to_meta_and_to_empty() -> None:
     assert not any(p.is_meta for p in model.parameters())
     assert model[0].weight.shape == (8, 4)
     assert model(lucid.randn(5, 4)).shape == (5, 2)
+
+
+def test_meta_module_loads_weights_by_assignment() -> None:
+    nn = pytest.importorskip("lucid.nn")
+    weights = nn.Linear(4, 3).state_dict()
+    model = nn.Linear(4, 3, device="meta")
+    assert model.weight.is_meta
+    model.load_state_dict(weights, assign=True)
+    assert not model.weight.is_meta and isinstance(model.weight, nn.Parameter)
+    assert model.weight.requires_grad and lucid.equal(model.weight, weights["weight"])
+    x = lucid.randn(2, 4)
+    want = x @ weights["weight"].T + weights["bias"]
+    assert lucid.allclose(model(x), want, rtol=1e-6, atol=1e-6)
 
 
 def test_ensembling_with_a_meta_base_model() -> None:

@@ -37,6 +37,25 @@ def test_map2_module_load_name() -> None:
     assert p.name is None
 
 
+def test_as_subclass_shares_data_and_graph() -> None:
+    class Marked(lucid.Tensor):
+        def tag(self) -> str:
+            return "marked"
+
+    x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x.as_subclass(Marked)
+    assert isinstance(y, Marked) and y.tag() == "marked" and y.requires_grad
+    (y * y).sum().backward()
+    assert x.grad is not None and x.grad.tolist() == [2.0, 4.0, 6.0]
+    plain = lucid.zeros(2)
+    alias = plain.as_subclass(Marked)
+    with lucid.no_grad():
+        plain.add_(1.0)
+    assert alias.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="Tensor subclass"):
+        plain.as_subclass(int)
+
+
 @pytest.mark.parity
 @pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("padding_idx", [None, 2])

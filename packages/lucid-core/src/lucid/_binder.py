@@ -595,6 +595,18 @@ class _Methods(Tensor):
         with grad_mode.no_grad():
             return self.copy_(values)
 
+    def as_subclass(self, cls: Any) -> Tensor:
+        """A ``cls`` instance (a Tensor subclass) sharing this tensor's data and, where it
+        requires grad, attached to its graph (an alias); ``cls.__init__`` is not called."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError(f"as_subclass(): expected a Tensor subclass, got {cls!r}")
+        alias = ops.shape.Reshape.apply(self, self.shape) if self.requires_grad else self.detach()
+        out: Tensor = object.__new__(cls)
+        for name in Tensor.__slots__:
+            if not name.startswith("__") and hasattr(alias, name):
+                object.__setattr__(out, name, getattr(alias, name))
+        return out
+
     def module_load(self, other: Tensor, assign: bool = False) -> Tensor:
         """How ``Module.load_state_dict`` turns ``other`` into this parameter's new value:
         ``other`` detached with ``assign``, else ``self.copy_(other)`` detached."""

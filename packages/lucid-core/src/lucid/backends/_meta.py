@@ -66,6 +66,7 @@ _VIEWS = frozenset({
     "broadcast_to", "broadcast_arrays", "ravel", "flip", "fliplr", "flipud", "diagonal",
     "atleast_1d", "atleast_2d", "atleast_3d", "real", "imag", "shape", "ndim", "size",
     "result_type", "may_share_memory", "shares_memory", "iscomplexobj", "isrealobj",
+    "sliding_window_view", "split", "array_split",
 })  # fmt: skip
 # NumPy functions written in Python over ufuncs and views (each step dispatches back here)
 _COMPOSED = frozenset({
@@ -73,6 +74,41 @@ _COMPOSED = frozenset({
     "around", "round", "clip", "nansum", "nanmean", "cumsum", "cumprod", "stack", "hstack",
     "vstack", "dstack", "column_stack", "average", "isclose", "allclose", "array_equal",
 })  # fmt: skip
+
+
+def _einsum(subscripts: str, operands: Any) -> MetaArray:
+    """The shape and dtype of ``np.einsum(subscripts, *operands)``."""
+    spec = subscripts.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    sizes: dict[str, int] = {}
+    ellipsis: tuple[int, ...] = ()
+    counts: dict[str, int] = {}
+    for term, op in zip(inputs.split(","), operands, strict=True):
+        letters = term.replace("...", "")
+        shape = tuple(np.shape(op))
+        lead = len(shape) - len(letters)
+        if "..." in term:
+            at = term.index("...")
+            ellipsis = np.broadcast_shapes(ellipsis, shape[at : at + lead])
+            shape = shape[:at] + shape[at + lead :]
+        for letter, n in zip(letters, shape, strict=True):
+            if sizes.get(letter, 1) != 1 and n not in (1, sizes[letter]):
+                raise ValueError(f"einsum: size {n} of {letter!r} does not match {sizes[letter]}")
+            sizes[letter] = max(n, sizes.get(letter, n)) if n != 1 else sizes.get(letter, 1)
+            counts[letter] = counts.get(letter, 0) + 1
+    if not arrow:
+        output = "..." + "".join(sorted(k for k, c in counts.items() if c == 1))
+    out: list[int] = []
+    rest = output
+    while rest:
+        if rest.startswith("..."):
+            out.extend(ellipsis)
+            rest = rest[3:]
+        else:
+            out.append(sizes[rest[0]])
+            rest = rest[1:]
+    dtype = np.result_type(*(getattr(o, "dtype", o) for o in operands))
+    return meta_array(tuple(out), dtype)
 
 
 class MetaArray(np.ndarray):
@@ -137,6 +173,14 @@ class MetaArray(np.ndarray):
             src = args[0]
             dtype = kwargs.get("dtype") or src.dtype
             return meta_array(src.shape, dtype)
+        if name == "pad":
+            arr = args[0]
+            width = np.broadcast_to(np.asarray(kwargs.get("pad_width", args[1]), dtype=np.int64),
+                                    (arr.ndim, 2))  # fmt: skip
+            shape = tuple(int(n + w[0] + w[1]) for n, w in zip(arr.shape, width))
+            return meta_array(shape, arr.dtype)
+        if name == "einsum":
+            return _einsum(args[0], args[1:])
         if name == "take_along_axis":
             arr, idx = args[0], args[1]
             axis = kwargs.get("axis", args[2] if len(args) > 2 else None)

@@ -418,9 +418,12 @@ class Module:
                 yield from child._state_targets(prefix + name + ".")
 
     def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _IncompatibleKeys:
-        """Copy values into this module's parameters and buffers, in place and on their device.
+        """Copy values into this module's parameters and buffers, in place and on their device;
+        with ``assign``, each parameter and buffer takes the state_dict's tensor itself (its
+        data, dtype and device, shared): how a module built on the ``"meta"`` device gets its
+        weights.
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any of those, or a shape
         mismatch, raises one error that lists them all. Nothing is written when it raises.
@@ -439,7 +442,10 @@ class Module:
                 if is_lazy(state_dict[key]):
                     continue
                 target.materialize(tuple(state_dict[key].shape))  # type: ignore[attr-defined]
-            value = _as_tensor(state_dict[key], target)
+            raw = state_dict[key]
+            if assign and not isinstance(raw, Tensor):
+                raw = as_tensor(raw)
+            value = _as_tensor(raw, target)
             if value.shape != target.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {_size(value)} from "
@@ -460,7 +466,10 @@ class Module:
             )
         with no_grad():
             for target, value in values:
-                target.copy_(value)
+                if assign:
+                    _rebind(target, value.detach())
+                else:
+                    target.copy_(value)
         return _IncompatibleKeys(missing, unexpected)
 
     def _register_load_state_dict_pre_hook(

@@ -37,6 +37,7 @@ class Adafactor(Optimizer):
         d: float = 1.0,
         weight_decay: float = 0.0,
         *,
+        foreach: bool | None = None,
         maximize: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
