@@ -83,7 +83,8 @@ def _train(
     compiled: bool,
     loss_of: Callable[..., lucid.Tensor],
 ) -> tuple[list[float], list[np.ndarray]]:
-    """Seeded SGD steps over ``batches``; the losses and the final parameters."""
+    """Seeded SGD steps over ``batches``; the losses and the final parameters (a compiled
+    run's first capture must have replayed on arrays, its backward recorded)."""
     lucid.manual_seed(0)
     model = build()
     run = lucid.compile(model) if compiled else model
@@ -95,6 +96,10 @@ def _train(
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    if compiled:
+        first = run._compiled_forward.log[0].program  # type: ignore[union-attr]
+        assert first.arrays is not None, first.arrays_why
+        assert first.arrays.bwd is not None, first.arrays.failed
     return losses, [p.detach().numpy().copy() for p in model.parameters()]
 
 

@@ -18,8 +18,10 @@ graph node per op. Where an input needs a gradient the outputs get one node,
 - later backwards run the recorded kernel calls; the forward keeps only the arrays and
   ``ctx`` objects they read.
 
-What does not fit (in-place writes, grad-mode switches, hooks, anomaly mode, vmap, complex
-gradients, parameters whose ``requires_grad`` changed) replays through the op-level program.
+In-place writes replay on arrays where they update a buffer outside autograd (running
+statistics); what does not fit (other in-place writes, hooks on saved tensors, anomaly mode,
+vmap, complex gradients, parameters whose ``requires_grad`` changed) replays through the
+op-level program.
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ class ArrayProgram:
     any_rg: bool
     node_outs: list[int]  # output slots the program makes (the node's outputs)
     const_t: list[tuple[int, Any]]
+    tensor_of: dict[int, Any]  # const slot -> its tensor
     checks: list[tuple[Tensor, bool]]
     bk: Any
     fwd_plain: Any
@@ -177,14 +180,17 @@ class ArrayProgram:
         """The array program of ``rec``'s capture, or why there is none."""
         self = cls()
         steps = rec.tsteps
+        tensor_of = {st[1]: st[2] for st in steps if st[0] == "const"}
         meta = rec.slot_meta  # slot -> (requires_grad, backend, shape, native dtype)
         for st in steps:
             kind = st[0]
-            if kind == "grad":
-                return "the function switches grad mode inside"
             if kind == "call":
                 name = getattr(st[1], "__name__", "")
-                if name not in _SAMPLERS or any(st[5]):
+                if name == "_inplace_result":
+                    why = _buffer_write(st, n_args, tensor_of, rec.made)
+                    if why:
+                        return why
+                elif name not in _SAMPLERS or any(st[5]):
                     return f"{name.lstrip('_')} is replayed as a call"
             if kind == "const" and st[1] in rec.mutated:
                 return "a constant is written in place"
@@ -211,6 +217,7 @@ class ArrayProgram:
         self.any_rg = bool(self.ext_rg)
         self.node_outs = [k for k in self.out_slots if k in made]
         self.const_t = [(st[1], st[2]) for st in steps if st[0] == "const"]
+        self.tensor_of = tensor_of
         self.checks = [(t, t.requires_grad) for _, t in self.const_t if isinstance(t, Tensor)]
         self.bk = meta[self.node_outs[0]][1] if self.node_outs else None
         self.fwd_plain = self._forward(None, set())
@@ -222,13 +229,19 @@ class ArrayProgram:
         """The forward's source, compiled. ``keep``: None (no backward), True (keep every
         array and ctx: the traced backward reads them), or the frame indices to keep;
         ``save``: the ops whose ctx gets its saved tensors (opaque backwards)."""
-        lines = ["def fwd(A, C):"]
+        lines = ["def fwd(A, C, G):"]
         b = lines.append
         for k in range(self.n_args):
             b(f"    a{k} = A[{k}]._data")
+        toggles = any(st[0] == "grad" for st in self.steps)
+        if toggles:
+            b("    g0 = G.enabled")
+            b("    try:")
         for j, st in enumerate(self.steps):
             kind = st[0]
-            if kind == "const":
+            if kind == "grad":
+                b(f"    G.enabled = {st[1]}")
+            elif kind == "const":
                 b(f"    a{st[1]} = {self._c(st[2])}._data")
             elif kind == "alias":
                 b(f"    a{st[1]} = a{st[2]}")
@@ -245,6 +258,12 @@ class ArrayProgram:
                     b("    _save(c)")
                 if want:
                     b(f"    x{j} = c")
+            elif kind == "call" and st[1].__name__ == "_inplace_result":
+                # a buffer's in-place update (running statistics): on the tensor itself
+                _, fn, (target, value), _, outs, _, _, bk = st
+                k = target.k
+                t, new = self._c(self.tensor_of[k]), f"_T(a{value.k}, {self._c(bk)})"
+                b(f"    a{outs[0]} = a{k} = {self._c(fn)}({t}, {new})._data")
             elif kind == "call":
                 _, fn, args, kwargs, outs, _, is_tuple, bk = st
                 B = self._c(bk)
@@ -254,6 +273,10 @@ class ArrayProgram:
                     b(f"    {lhs} = [t._data for t in {self._c(fn)}({call})]")
                 else:
                     b(f"    a{outs[0]} = {self._c(fn)}({call})._data")
+        if toggles:  # the steps between try and finally, one level in
+            body = lines[lines.index("    try:") + 1 :]
+            lines[lines.index("    try:") + 1 :] = ["    " + ln for ln in body]
+            lines += ["    finally:", "        G.enabled = g0"]
         ret = "(" + "".join(f"a{k}, " for k in self.out_slots) + ")"
         if keep is None:
             b(f"    return {ret}, None")
@@ -294,7 +317,7 @@ class ArrayProgram:
             env[k] = t
         if self.any_rg and grad_mode._state.enabled:
             fwd = self.fwd_trace if self.bwd is None else self.fwd_lean
-            arrays, frame = fwd(leaves, self.consts)
+            arrays, frame = fwd(leaves, self.consts, grad_mode._state)
             node = CompiledFunction.__new__(CompiledFunction)
             node.backend = node.out_backend = bk = self.bk
             node.xp = bk.xp
@@ -314,7 +337,7 @@ class ArrayProgram:
                         t.grad_fn, t._output_nr = node, nr[k]
                     env[k] = t
         else:
-            arrays, _ = self.fwd_plain(leaves, self.consts)
+            arrays, _ = self.fwd_plain(leaves, self.consts, grad_mode._state)
             for k, a in zip(self.out_slots, arrays):
                 if k not in env:
                     env[k] = make(a, meta[k][1])
@@ -604,6 +627,26 @@ class _BackwardRecorder:
         exec(compile(src, "<lucid.compile backward>", "exec"), ns)  # noqa: S102
         self.source = src
         return ns["bwd"]
+
+
+def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
+                  made: set[int]) -> str:  # fmt: skip
+    """Why an in-place write cannot replay on arrays ("" where it can: a tensor from outside
+    that is not a view, nothing needing a gradient, as a buffer's running statistics); the
+    written slot's tensor goes into ``tensor_of``."""
+    args = st[2]
+    if len(args) != 2 or type(args[0]) is not _S or type(args[1]) is not _S or any(st[5]):
+        return "an in-place write on a tensor that needs a gradient"
+    k = args[0].k
+    t = tensor_of.get(k)
+    if k >= n_args and t is None:
+        return "an in-place write on a tensor the function made"
+    if t is not None and (not isinstance(t, Tensor) or t._base is not None or k in made):
+        return "an in-place write on a view"
+    if k < n_args:
+        return "an in-place write on an argument"
+    tensor_of[st[4][0]] = t
+    return ""
 
 
 def _has_tensor(x: Any) -> bool:

@@ -283,6 +283,7 @@ class Recorder:
         self._grad_mode_step()
         uses: list[int] = []
         code = self._call_code(fn, args, kwargs, uses)
+        targs, tkw = self.tmpl(args), self.tmpl(kwargs)  # (before the call: a write re-slots)
         if fn.__name__ == "_inplace_result" and uses and uses[0] in self.made:
             self.mutated.add(uses[0])
         self.depth += 1
@@ -298,7 +299,7 @@ class Recorder:
             self.ops.append(fn.__name__.lstrip("_"))
             res = result if type(result) is tuple else (result,)
             rgs = [a.requires_grad for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
-            self.tsteps.append(("call", fn, self.tmpl(args), self.tmpl(kwargs), outs,
+            self.tsteps.append(("call", fn, targs, tkw, outs,
                                 tuple(rgs + [r.requires_grad for r in res]),
                                 type(result) is tuple, res[0]._backend))  # fmt: skip
         return result
