@@ -228,3 +228,28 @@ def test_array_replay_backward_rules() -> None:
         got = compiled(x)
     _same(got, (x @ w).exp().sum())
     assert all(e.program.arrays is not None for e in compiled.log)
+
+
+class _Branchy(lucid.autograd.Function):
+    """A backward formula that branches on values: it must stay whole (not recorded)."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def]
+        ctx.save_for_backward(x)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):  # type: ignore[no-untyped-def]
+        (x,) = ctx.saved_tensors
+        return g * 2.0 if bool((x > 0).all()) else g * 3.0
+
+
+def test_a_backward_that_reads_values_is_not_recorded() -> None:
+    w = lucid.ones(3, requires_grad=True)
+    compiled = lucid.compile(lambda x: _Branchy.apply(x * w).sum())
+    for x in ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [-1.0, 2.0, 3.0], [1.0, 1.0, 1.0]):
+        t = lucid.tensor(x)
+        (got,) = lucid.autograd.grad(compiled(t), w)
+        (want,) = lucid.autograd.grad(_Branchy.apply(t * w).sum(), w)
+        _same(got, want)
+    assert compiled.log[0].program.arrays.opaque == ["_Branchy"]

@@ -37,6 +37,10 @@ from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
 
+# Methods that read a tensor's values into Python (a branch on data: a graph break in a
+# capture; in a traced backward formula, that op's backward stays whole).
+VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
+               "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
              "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
@@ -487,6 +491,15 @@ class _BackwardRecorder:
         self.sub_ok = False
         return fn(*args, **kwargs)
 
+    def _reading(self, orig: Any) -> Any:
+        def method(t: Tensor, *args: Any, **kwargs: Any) -> Any:
+            if self.sub is None:  # in the engine's sums (not expected): record nothing more
+                self.failed = self.failed or "a tensor's values read in the backward"
+            self.sub_ok = False  # a formula that branches on values stays whole
+            return orig(t, *args, **kwargs)
+
+        return method
+
     def run(self, grads: list[Tensor]) -> tuple[Any, ...]:
         p = self.p
         steps = p.steps
@@ -533,6 +546,9 @@ class _BackwardRecorder:
         leaf: dict[int, Tensor] = {}
         listeners = _replay.listeners
         listeners.append(self.on_call)
+        saved = {name: getattr(Tensor, name) for name in VALUE_READS}
+        for name, orig in saved.items():
+            setattr(Tensor, name, self._reading(orig))
         try:
             with observe_ops(self.on_op):
                 while ready:
@@ -564,6 +580,8 @@ class _BackwardRecorder:
             raise
         finally:
             listeners.remove(self.on_call)
+            for name, orig in saved.items():
+                setattr(Tensor, name, orig)
         result = tuple([leaf.get(i) for i in range(len(p.ext_rg))])
         if not self.failed:
             try:

@@ -23,15 +23,14 @@ from lucid import _replay
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import observe_ops
-from lucid.compiler._arrays import _D, _S, ArrayProgram
+from lucid.compiler._arrays import _D, _S, VALUE_READS, ArrayProgram
 
 # Where a tensor may be made outside the recorded steps and still be a constant of the
 # program: the factories (from Python data, zeros, full...) and Tensor's own aliasing methods.
 _CONSTANT_MAKERS = ("lucid._creation", "lucid._legacy", "lucid.ops._util", "lucid._compat",
                     "lucid._tensor", "lucid._binder")  # fmt: skip
 # Methods that read a tensor's values into Python: a graph break inside a capture.
-_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
-                "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
+_VALUE_READS = VALUE_READS
 # Methods that change a tensor's autograd state without an op: not replayed, so a break too.
 _STATE_CHANGES = ("register_hook", "retain_grad", "requires_grad_")
 
