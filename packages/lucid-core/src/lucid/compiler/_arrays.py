@@ -108,23 +108,13 @@ def _opaque(cls: Any, c: Any, grads: list[Any], bk: Any, n: int) -> list[Any]:
     return [None if g is None else g._data for g in r[:n]]
 
 
-def _function_fill(p: ArrayProgram, st: Any, grads: list[Any]) -> list[Any]:
-    out = []
-    for i, g in enumerate(grads):
-        if g is None:
-            _, bk, shape, dt = p.meta[st[4][i]]
-            g = Tensor.from_backend_array(_zeros(bk, shape, dt), bk)
-        out.append(g)
-    return out
-
-
 def _zeros(bk: Any, shape: tuple[int, ...], dt: Any) -> Any:
     return bk.xp.zeros(shape, dtype=dt)
 
 
 class ArrayProgram:
-    """A capture replayed on arrays; see the module's docstring. ``build`` returns None (and
-    ``why``) where the capture does not fit."""
+    """A capture replayed on arrays; see the module's docstring. ``build`` returns why not
+    (a string) where the capture does not fit."""
 
     meta: dict[int, tuple[bool, Any, Any, Any]]  # slot -> rg, backend, shape, native dtype
     n: int  # slots
@@ -599,9 +589,6 @@ class _BackwardRecorder:
         p = self.p
         st = p.steps[j]
         ctx = self.frame[p.ctx_at[j]]
-        if self.failed:  # nothing more is recorded: the formula runs for its values only
-            got = st[1].backward(ctx, *_function_fill(p, st, grads))
-            return tuple((got if type(got) is tuple else (got,))[:n_edges])
         for i, g in enumerate(grads):
             if g is None:  # the engine's _fill_missing: zeros for outputs no gradient reached
                 _, bk, shape, dt = p.meta[st[4][i]]
@@ -609,7 +596,15 @@ class _BackwardRecorder:
                 v = self._new(z._data)
                 self.lines.append(f"    {v} = _zeros({p._c(bk)}, {shape!r}, {p._c(dt)})")
                 grads[i] = z
-        gexpr = [self._arg(g) for g in grads]
+        gexpr: list[str] = []
+        if not self.failed:
+            try:
+                gexpr = [self._arg(g) for g in grads]
+            except _Abort as exc:
+                self.failed = str(exc)
+        if self.failed:  # nothing more is recorded: the formula runs for its values only
+            got = st[1].backward(ctx, *grads)
+            return tuple((got if type(got) is tuple else (got,))[:n_edges])
         self.sub, self.sub_ok, self.sub_ctx, self.sub_j = [], True, ctx, j
         self.cur_used, self.sub_names = set(), []
         result: Any
@@ -622,7 +617,7 @@ class _BackwardRecorder:
         if ok:
             for g in results:
                 if isinstance(g, Tensor) and self.name.get(id(g._data)) is None:
-                    ok = False  # a results made outside the ops
+                    ok = False  # a result made outside the ops
         if ok:
             self.lines += sub
             self.used |= sub_used
