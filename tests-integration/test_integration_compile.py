@@ -83,7 +83,8 @@ def _train(
     compiled: bool,
     loss_of: Callable[..., lucid.Tensor],
 ) -> tuple[list[float], list[np.ndarray]]:
-    """Seeded SGD steps over ``batches``; the losses and the final parameters."""
+    """Seeded SGD steps over ``batches``; the losses and the final parameters (a compiled
+    run's first capture must have replayed on arrays, its backward recorded)."""
     lucid.manual_seed(0)
     model = build()
     run = lucid.compile(model) if compiled else model
@@ -95,6 +96,10 @@ def _train(
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    if compiled:
+        first = run._compiled_forward.log[0].program  # type: ignore[union-attr]
+        assert first.arrays is not None, first.arrays_why
+        assert first.arrays.bwd is not None, first.arrays.failed
     return losses, [p.detach().numpy().copy() for p in model.parameters()]
 
 
@@ -256,3 +261,27 @@ def test_replay_on_mlx_matches_eager() -> None:
         _same(grads[0][0], grads[1][0])
         _same(grads[0][1], grads[1][1])
     assert compiled._compiled_forward.log[0].program is not None
+
+
+def test_attention_masks_replay_as_eager() -> None:
+    # a causal mask alone never empties a row (the replay takes softmax's plain path); an
+    # attn_mask that empties one gives zeros there, compiled as eager
+    lucid.manual_seed(0)
+    q = lucid.randn(2, 3, 4, 8, requires_grad=True)
+    mask = lucid.ones(4, 4, dtype=lucid.bool).tril()
+    mask[1] = False
+
+    def attend(q: lucid.Tensor, causal: bool) -> lucid.Tensor:
+        if causal:
+            return F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+
+    compiled = lucid.compile(attend)
+    for causal in (True, False):
+        for _ in range(3):
+            got, want = compiled(q, causal), attend(q, causal)
+            _same(got.detach().numpy(), want.detach().numpy())
+            (g1,) = lucid.autograd.grad(got.sum(), q)
+            (g2,) = lucid.autograd.grad(want.sum(), q)
+            _same(g1.numpy(), g2.numpy())
+    assert not want[:, :, 1].detach().numpy().any()

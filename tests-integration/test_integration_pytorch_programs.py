@@ -168,6 +168,17 @@ def test_program_trains_on_lucid_with_only_imports_changed(
         assert result["eval_after"] < result["eval_before"], result
 
 
+def test_tiny_gpt_with_compile_matches_its_eager_losses(mnist_root: Path, tmp_path: Path) -> None:
+    # nanoGPT's compile=True: the same program, the model through torch.compile (lucid.compile)
+    args = [*_args("tiny_gpt", mnist_root, tmp_path), "--steps", "4"]
+    eager = load_program("tiny_gpt", "lucid").main(args)
+    compiled = load_program("tiny_gpt", "lucid").main([*args, "--compile"])
+    assert compiled["losses"] == eager["losses"] and compiled["eval_before"] == eager["eval_before"]
+    log = compiled["model"]._compiled_forward.log
+    assert all(e.program is not None and e.program.arrays is not None for e in log)
+    assert any(e.program.arrays.bwd is not None for e in log)  # the training signature's
+
+
 def test_cnn_checkpoint_and_vae_images_are_written(mnist_root: Path, tmp_path: Path) -> None:
     import lucid
 

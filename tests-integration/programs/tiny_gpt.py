@@ -99,6 +99,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--init-from", help="a .npz of initial weights")
     parser.add_argument("--save-init", help="where to save the initial weights (.npz)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     args = parser.parse_args(argv)
 
     torch.manual_seed(1337)
@@ -121,6 +122,8 @@ def main(argv=None):
         np.savez(args.save_init, **state)
     optimizer = model.configure_optimizers(0.1, 3e-3, (0.9, 0.99))
     scaler = torch.cuda.amp.GradScaler(enabled=(ptdtype == torch.float16))
+    if args.compile:  # as nanoGPT's train.py: after the optimizer, before the loop
+        model = torch.compile(model)
 
     model.eval()
     with torch.no_grad(), ctx:

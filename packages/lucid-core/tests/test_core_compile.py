@@ -146,3 +146,110 @@ def test_autocast_is_part_of_the_signature() -> None:
         assert compiled(a, a).dtype is (a @ a).dtype
     assert compiled(a, a).dtype is lucid.float32
     assert len(compiled.cache) == 2
+
+
+class _ArrayMade(lucid.autograd.Function):
+    """A backward that computes on arrays outside the ops: replayed as one opaque call."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def]
+        ctx.save_for_backward(x)
+        return ctx.xp.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):  # type: ignore[no-untyped-def]
+        (x,) = ctx.saved_tensors
+        return lucid.Tensor.from_backend_array(g._data * np.cos(x._data), g._backend)
+
+
+class _KeepsState(lucid.autograd.Function):
+    """A forward that keeps an array on ctx, which the backward's ops read (recorded)."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def]
+        ctx.scale = ctx.xp.abs(x) + 1.0
+        return x * ctx.scale
+
+    @staticmethod
+    def backward(ctx, g):  # type: ignore[no-untyped-def]
+        s = lucid.Tensor.from_backend_array(ctx.scale, g._backend)
+        x_sign = s * 0 + 1  # ops on the kept array (the sign term is left out on purpose)
+        return g * s * x_sign
+
+
+def _two_outputs(x: lucid.Tensor, w: lucid.Tensor) -> tuple[lucid.Tensor, lucid.Tensor]:
+    h = (x @ w).tanh()
+    return _ArrayMade.apply(h).sum(dim=1), _KeepsState.apply(h) * 3.0
+
+
+def _grads(fn, x, w, use_both=True):  # type: ignore[no-untyped-def]
+    a, b = fn(x, w)
+    loss = (a * a).sum() + (b.sum() if use_both else 0.0)
+    return lucid.autograd.grad(loss, (x, w))
+
+
+def test_array_replay_records_the_backward_and_keeps_opaque_formulas() -> None:
+    lucid.manual_seed(0)
+    w = lucid.randn(4, 3, dtype=lucid.float64, requires_grad=True)
+    compiled = lucid.compile(_two_outputs)
+    for k in range(4):
+        x = lucid.randn(5, 4, dtype=lucid.float64, requires_grad=True)
+        for got, want in zip(compiled(x, w), _two_outputs(x, w)):
+            _same(got, want)
+            assert k == 0 or got.grad_fn.name() == "CompiledFunctionBackward0"  # 0: capture
+        for g1, g2 in zip(_grads(compiled, x, w, k != 2), _grads(_two_outputs, x, w, k != 2)):
+            _same(g1, g2)  # k == 2: one output gets no gradient (zeros, as the engine fills)
+    arrays = compiled.log[0].program.arrays
+    assert arrays is not None and arrays.bwd is not None and not arrays.failed
+    assert arrays.opaque == ["_ArrayMade"]  # _KeepsState's ops on its ctx array: recorded
+
+
+def test_array_replay_backward_rules() -> None:
+    w = lucid.randn(3, 3, requires_grad=True)
+    compiled = lucid.compile(lambda x: (x @ w).exp().sum())
+    x = lucid.randn(2, 3)
+    for _ in range(2):
+        compiled(x).backward()  # the second backward replays the recorded one
+    out = compiled(x)
+    with pytest.raises(RuntimeError, match="create_graph=True through it is not supported"):
+        lucid.autograd.grad(out, w, create_graph=True)
+    out = compiled(x)
+    (g1,) = lucid.autograd.grad(out, w, retain_graph=True)
+    (g2,) = lucid.autograd.grad(out, w)
+    _same(g1, g2)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
+    w.requires_grad_(False)  # the capture's parameter no longer needs a gradient
+    out = compiled(x)
+    assert not out.requires_grad and out.grad_fn is None
+    _same(out, (x @ w).exp().sum())
+    with lucid.no_grad():  # a signature of its own, replayed on arrays without a node
+        compiled(x)
+        got = compiled(x)
+    _same(got, (x @ w).exp().sum())
+    assert all(e.program.arrays is not None for e in compiled.log)
+
+
+class _Branchy(lucid.autograd.Function):
+    """A backward formula that branches on values: it must stay whole (not recorded)."""
+
+    @staticmethod
+    def forward(ctx, x):  # type: ignore[no-untyped-def]
+        ctx.save_for_backward(x)
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):  # type: ignore[no-untyped-def]
+        (x,) = ctx.saved_tensors
+        return g * 2.0 if bool((x > 0).all()) else g * 3.0
+
+
+def test_a_backward_that_reads_values_is_not_recorded() -> None:
+    w = lucid.ones(3, requires_grad=True)
+    compiled = lucid.compile(lambda x: _Branchy.apply(x * w).sum())
+    for x in ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [-1.0, 2.0, 3.0], [1.0, 1.0, 1.0]):
+        t = lucid.tensor(x)
+        (got,) = lucid.autograd.grad(compiled(t), w)
+        (want,) = lucid.autograd.grad(_Branchy.apply(t * w).sum(), w)
+        _same(got, want)
+    assert compiled.log[0].program.arrays.opaque == ["_Branchy"]

@@ -23,14 +23,14 @@ from lucid import _replay
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import observe_ops
+from lucid.compiler._arrays import _D, _S, VALUE_READS, ArrayProgram
 
 # Where a tensor may be made outside the recorded steps and still be a constant of the
 # program: the factories (from Python data, zeros, full...) and Tensor's own aliasing methods.
 _CONSTANT_MAKERS = ("lucid._creation", "lucid._legacy", "lucid.ops._util", "lucid._compat",
                     "lucid._tensor", "lucid._binder")  # fmt: skip
 # Methods that read a tensor's values into Python: a graph break inside a capture.
-_VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
-                "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
+_VALUE_READS = VALUE_READS
 # Methods that change a tensor's autograd state without an op: not replayed, so a break too.
 _STATE_CHANGES = ("register_hook", "retain_grad", "requires_grad_")
 
@@ -64,6 +64,8 @@ class Program:
         exec(compile(source, "<lucid.compile program>", "exec"), namespace)  # noqa: S102
         self._run = namespace["run"]
         self._consts = consts
+        self.arrays: ArrayProgram | None = None  # the array-level replay, where it fits
+        self.arrays_why = ""  # why there is none
 
     @property
     def op_count(self) -> int:
@@ -72,6 +74,9 @@ class Program:
 
     def run(self, leaves: list[Tensor]) -> Any:
         """Replay the steps on ``leaves`` (tensors with the guarded shapes and dtypes)."""
+        fast = self.arrays
+        if fast is not None and fast.usable():
+            return fast.run(leaves)
         return self._run(leaves, self._consts, grad_mode._state)
 
 
@@ -125,6 +130,8 @@ class Recorder:
         self.ops: list[str] = []
         self.grad0 = self.grad = grad_mode._state.enabled
         self.grad_toggles = False
+        self.tsteps: list[tuple[Any, ...]] = []  # the steps as data, for the array replay
+        self.slot_meta: dict[int, tuple[bool, Any, Any, Any]] = {}  # rg, backend, shape, dtype
 
     # -- graph breaks ---------------------------------------------------------------------------
     def graph_break(self, reason: str) -> None:
@@ -146,6 +153,8 @@ class Recorder:
         self.array_slot[id(t._data)] = n
         self._kept[n] = len(self.keep)
         self.keep.append(t)
+        d = t._data
+        self.slot_meta[n] = (t.requires_grad, t._backend, tuple(d.shape), d.dtype)
         return n
 
     def _const(self, value: Any) -> str:
@@ -169,6 +178,7 @@ class Recorder:
             if src is not None and t.grad_fn is None:
                 n = self._new_slot(t)
                 self.stmts.append(([n], f"_alias(s{src}, {t.requires_grad})", [src]))
+                self.tsteps.append(("alias", n, src, t.requires_grad))
                 return n
             if maker not in _CONSTANT_MAKERS:
                 self.graph_break(f"a tensor made outside the recorded ops (by {maker})")
@@ -179,7 +189,25 @@ class Recorder:
             value = Tensor.from_backend_array(t._backend.copy(t._data), t._backend,
                                               t.requires_grad)  # fmt: skip
         self.stmts.append(([n], self._const(value), []))
+        self.tsteps.append(("const", n, value))
         return n
+
+    def tmpl(self, x: Any) -> Any:
+        """``x`` (arguments or outputs, after ``render``) as data: slots for tensors."""
+        if isinstance(x, Tensor):
+            return _S(self.ref(x))
+        tx = type(x)
+        if tx is tuple or tx is list:
+            return tx([self.tmpl(v) for v in x])
+        if isinstance(x, tuple) and hasattr(tx, "_fields"):
+            return tx(*[self.tmpl(v) for v in x])
+        if tx is dict:
+            return {k: self.tmpl(v) for k, v in x.items()}
+        if tx not in (int, float, bool, str, type(None)):
+            a = self.array_slot.get(id(x))
+            if a is not None and self.keep[self._kept[a]]._data is x:
+                return _D(a)
+        return x
 
     def render(self, x: Any, uses: list[int]) -> str:
         """``x`` (an argument) as Python source over the slots and constants."""
@@ -221,6 +249,7 @@ class Recorder:
             self.grad = enabled
             self.grad_toggles = True
             self.stmts.append(([], f"G.enabled = {enabled}", []))
+            self.tsteps.append(("grad", enabled))
 
     # -- listeners ------------------------------------------------------------------------------
     def on_op(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
@@ -236,6 +265,11 @@ class Recorder:
         assert outs is not None  # apply returns a Tensor or a tuple of them
         self.stmts.append((outs, code, uses))
         self.ops.append(cls.__name__)
+        res = result if type(result) is tuple else (result,)
+        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+        self.tsteps.append(("op", cls, self.tmpl(args), self.tmpl(kwargs), outs, needs,
+                            tuple([r.requires_grad for r in res]), type(result) is tuple,
+                            res[0]._backend))  # fmt: skip
 
     def on_call(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``_replay``'s listener: a replayable call runs here and becomes one step."""
@@ -248,6 +282,7 @@ class Recorder:
         self._grad_mode_step()
         uses: list[int] = []
         code = self._call_code(fn, args, kwargs, uses)
+        targs, tkw = self.tmpl(args), self.tmpl(kwargs)  # (before the call: a write re-slots)
         if fn.__name__ == "_inplace_result" and uses and uses[0] in self.made:
             self.mutated.add(uses[0])
         self.depth += 1
@@ -261,6 +296,11 @@ class Recorder:
         else:
             self.stmts.append((outs, code, uses))
             self.ops.append(fn.__name__.lstrip("_"))
+            res = result if type(result) is tuple else (result,)
+            rgs = [a.requires_grad for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+            self.tsteps.append(("call", fn, targs, tkw, outs,
+                                tuple(rgs + [r.requires_grad for r in res]),
+                                type(result) is tuple, res[0]._backend))  # fmt: skip
         return result
 
     def on_born(self, t: Tensor) -> None:
@@ -325,7 +365,13 @@ class Recorder:
         else:
             lines += [f"    {b}" for b in body]
         source = "\n".join(lines) + "\n"
-        return Program(source, self.consts, self.ops, time.perf_counter() - started)
+        prog = Program(source, self.consts, self.ops, time.perf_counter() - started)
+        fast = ArrayProgram.build(self, n_args, out)
+        if isinstance(fast, str):
+            prog.arrays_why = fast
+        else:
+            prog.arrays = fast
+        return prog
 
 
 def _alias(t: Tensor, requires_grad: bool) -> Tensor:

@@ -101,9 +101,14 @@ def _repeat_heads(t: Tensor, heads: int) -> Tensor:
     return out
 
 
-def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
-    """Softmax over the last dim; rows masked out entirely give zeros (torch's SDPA), not NaN."""
+def _safe_softmax(scores: Tensor, masked: bool, user_mask: bool = True) -> Tensor:
+    """Softmax over the last dim; rows masked out entirely give zeros (torch's SDPA), not NaN.
+    ``user_mask``: an ``attn_mask`` was given (a causal mask alone keeps key 0 in every row)."""
     if masked:
+        if lucid.compiler.is_compiling() and not user_mask:
+            # (a capture cannot branch on values: causal masking alone empties no row, so the
+            # plain path; only scores that are -inf from the data differ from eager's zeros)
+            return softmax(scores, dim=-1)
         dead = (scores == -math.inf).all(dim=-1, keepdim=True)
         # (while lucid.compile captures, the masked path always: the same values, no branch on them)
         if lucid.compiler.is_compiling() or dead.backend.any_true(dead.array):
@@ -156,7 +161,7 @@ def scaled_dot_product_attention(
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores, is_causal or attn_mask is not None)
+    weights = _safe_softmax(scores, is_causal or attn_mask is not None, attn_mask is not None)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     out: Tensor = weights @ value

@@ -1,0 +1,705 @@
+"""The array-level replay of a capture: the forward as kernel calls over array slots, and
+its backward as one graph node that replays the recorded backward formulas on arrays.
+
+A :class:`ArrayProgram` is built from a :class:`~lucid.compiler._capture.Recorder` next to
+its op-level :class:`~lucid.compiler._capture.Program` (which stays the fallback). Its
+forward calls each op's ``forward(ctx, *arrays)`` directly: no Tensor per intermediate, no
+graph node per op. Where an input needs a gradient the outputs get one node,
+:class:`CompiledFunction`, whose backward runs the program's backward:
+
+- the first backward of a program *traces*: it runs each op's own ``backward`` formula, in
+  the order and with the gradient sums of the autograd engine, and records the ops those
+  formulas call (``observe_ops``) as kernel calls over arrays: the forward's arrays, the
+  incoming gradients, and what the op's ``ctx`` kept (its attributes, ``save_for_backward``);
+- an op whose backward cannot be recorded that way (it computes on arrays outside the ops,
+  makes tensors with factories, writes in place) stays *opaque*: its backward formula is
+  called on its ``ctx`` at each replay, which then keeps that ``ctx`` (``opaque`` lists
+  them);
+- later backwards run the recorded kernel calls; the forward keeps only the arrays and
+  ``ctx`` objects they read.
+
+In-place writes replay on arrays where they update a buffer outside autograd (running
+statistics); what does not fit (other in-place writes, hooks on saved tensors, anomaly mode,
+vmap, complex gradients, parameters whose ``requires_grad`` changed) replays through the
+op-level program.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid import _memory_format, _replay
+from lucid._tensor import Tensor
+from lucid.autograd import anomaly_mode, engine, grad_mode
+from lucid.autograd import function as _function
+from lucid.autograd.engine import _reduce_to
+from lucid.autograd.function import Function, SavedTensor, observe_ops
+
+# Methods that read a tensor's values into Python (a branch on data: a graph break in a
+# capture; in a traced backward formula, that op's backward stays whole).
+VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
+               "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
+# Replayed calls that only draw from the generator (their results need no gradient).
+_SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
+             "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
+             "exponential", "geometric", "log_normal", "cauchy")  # fmt: skip
+
+
+class _S:
+    """A tensor's slot in a recorded step's arguments."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+class _D(_S):
+    """A slot's bare array in a recorded step's arguments."""
+
+    __slots__ = ()
+
+
+class CompiledFunction(Function):
+    """The one graph node of a compiled call: its backward replays the program's backward
+    on arrays (``grad_fn.name()`` is ``CompiledFunctionBackward0``)."""
+
+    prog: ArrayProgram
+    frame: list[Any] | None
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        """The gradients of the program's inputs that need them, in edge order."""
+        if grad_mode._state.enabled:
+            raise RuntimeError(
+                "lucid.compile: a compiled function's backward is not differentiable "
+                "(create_graph=True through it is not supported, as in torch.compile); "
+                "call the function uncompiled for higher-order gradients"
+            )
+        prog, frame = ctx.prog, ctx.frame
+        if frame is None:
+            raise RuntimeError(_function._FREED_MSG)
+        tasks = engine._running.tasks
+        if not tasks or not tasks[-1].retain_graph:
+            ctx.frame = None  # freed as the eager nodes free what they saved
+        if prog.bwd is None:
+            return prog.trace(ctx, frame, list(grads))
+        bk = ctx.backend
+        got = prog.bwd(frame, [g._data for g in grads], prog.consts)
+        return tuple([None if r is None else Tensor.from_backend_array(r, bk) for r in got])
+
+
+def _save(c: Any) -> None:
+    """Give ``c`` what ``Function.apply`` would have saved for its backward formula."""
+    items = c._to_save
+    if items:
+        c._saved = [SavedTensor(i, i._version) if isinstance(i, Tensor) else SavedTensor(i, 0)
+                    for i in items]  # fmt: skip
+
+
+def _opaque(cls: Any, c: Any, grads: list[Any], bk: Any, n: int) -> list[Any]:
+    """An opaque step: ``cls.backward`` on ``c`` and Tensor gradients; the arrays of its
+    first ``n`` results (one per input)."""
+    r = cls.backward(c, *[Tensor.from_backend_array(g, bk) for g in grads])
+    if type(r) is not tuple:
+        r = (r,)
+    return [None if g is None else g._data for g in r[:n]]
+
+
+def _zeros(bk: Any, shape: tuple[int, ...], dt: Any) -> Any:
+    return bk.xp.zeros(shape, dtype=dt)
+
+
+class ArrayProgram:
+    """A capture replayed on arrays; see the module's docstring. ``build`` returns why not
+    (a string) where the capture does not fit."""
+
+    meta: dict[int, tuple[bool, Any, Any, Any]]  # slot -> rg, backend, shape, native dtype
+    n: int  # slots
+    steps: list[tuple[Any, ...]]
+    n_args: int
+    out_t: Any  # the output structure, slots for tensors
+    out_slots: list[int]
+    ext_rg: list[int]  # slots from outside that need a gradient: the node's edges
+    ops: list[int]  # the steps that are ops
+    ctx_at: dict[int, int]  # op step -> frame index of its ctx
+    any_rg: bool
+    node_outs: list[int]  # output slots the program makes (the node's outputs)
+    const_t: list[tuple[int, Any]]
+    tensor_of: dict[int, Any]  # const slot -> its tensor
+    checks: list[tuple[Tensor, bool]]
+    bk: Any
+    fwd_plain: Any
+    fwd_trace: Any
+    fwd_lean: Any
+
+    def __init__(self) -> None:
+        self.consts: list[Any] = []
+        self.bwd: Any = None  # the recorded backward (after the first traced one)
+        self.failed = ""  # why the backward could not be recorded (then: op-level replay)
+        self.opaque: list[str] = []  # ops whose backward formula runs as written
+
+    # -- building -------------------------------------------------------------------------------
+    def _c(self, v: Any) -> str:
+        tv = type(v)
+        if tv in (int, bool, type(None), str) or (
+            tv is float and v == v and abs(v) != float("inf")
+        ):
+            return repr(v)
+        self.consts.append(v)
+        return f"C[{len(self.consts) - 1}]"
+
+    def _render(self, x: Any, wrap: str | None = None) -> str:
+        if type(x) is _D or (type(x) is _S and wrap is None):
+            return f"a{x.k}"
+        if type(x) is _S:
+            return f"_T(a{x.k}, {wrap})"
+        tx = type(x)
+        if tx is tuple:
+            return "(" + "".join(self._render(v, wrap) + ", " for v in x) + ")"
+        if tx is list:
+            return "[" + ", ".join(self._render(v, wrap) for v in x) + "]"
+        if tx is dict:
+            return "{" + ", ".join(f"{k!r}: {self._render(v, wrap)}" for k, v in x.items()) + "}"
+        return self._c(x)
+
+    def _call(self, args: Any, kwargs: dict[str, Any], wrap: str | None) -> str:
+        parts = [self._render(a, wrap) for a in args]
+        return ", ".join(parts + [f"{k}={self._render(v, wrap)}" for k, v in kwargs.items()])
+
+    @classmethod
+    def build(cls, rec: Any, n_args: int, out: Any) -> ArrayProgram | str:
+        """The array program of ``rec``'s capture, or why there is none."""
+        self = cls()
+        steps = rec.tsteps
+        tensor_of = {st[1]: st[2] for st in steps if st[0] == "const"}
+        meta = rec.slot_meta  # slot -> (requires_grad, backend, shape, native dtype)
+        for st in steps:
+            kind = st[0]
+            if kind == "call":
+                name = getattr(st[1], "__name__", "")
+                if name == "_inplace_result":
+                    why = _buffer_write(st, n_args, tensor_of, rec.made)
+                    if why:
+                        return why
+                elif name not in _SAMPLERS or any(st[5]):
+                    return f"{name.lstrip('_')} is replayed as a call"
+            if kind == "const" and st[1] in rec.mutated:
+                return "a constant is written in place"
+            if kind == "alias" and st[3]:
+                return "a detached tensor is made to require grad"
+            if kind == "op" and _nested(st[2], st[3]):
+                return f"{st[1].__name__} takes tensors inside lists or keywords"
+        for _, bk, _, dt in meta.values():
+            if getattr(dt, "kind", "f") == "c":
+                return "complex tensors"
+        self.meta = meta
+        self.n = rec.n
+        self.steps = steps
+        self.n_args = n_args
+        self.out_t = rec.tmpl(out)
+        outs: list[int] = []
+        _slots_in(self.out_t, outs)
+        self.out_slots = list(dict.fromkeys(outs))
+        made = {t for st in steps if st[0] in ("op", "call") for t in st[4]}
+        made |= {st[1] for st in steps if st[0] == "alias"}
+        self.ext_rg = [k for k in range(rec.n) if k not in made and meta[k][0]]
+        self.ops = [j for j, st in enumerate(steps) if st[0] == "op"]
+        self.ctx_at = {j: rec.n + i for i, j in enumerate(self.ops)}  # frame index of a ctx
+        self.any_rg = bool(self.ext_rg)
+        self.node_outs = [k for k in self.out_slots if k in made]
+        self.const_t = [(st[1], st[2]) for st in steps if st[0] == "const"]
+        self.tensor_of = tensor_of
+        self.checks = [(t, t.requires_grad) for _, t in self.const_t if isinstance(t, Tensor)]
+        self.bk = meta[self.node_outs[0]][1] if self.node_outs else None
+        self.fwd_plain = self._forward(None, set())
+        self.fwd_trace = self._forward(True, set()) if self.any_rg and self.bk else None
+        self.fwd_lean = None
+        return self
+
+    def _forward(self, keep: Any, save: set[int]) -> Any:
+        """The forward's source, compiled. ``keep``: None (no backward), True (keep every
+        array and ctx: the traced backward reads them), or the frame indices to keep;
+        ``save``: the ops whose ctx gets its saved tensors (opaque backwards)."""
+        lines = ["def fwd(A, C, G):"]
+        b = lines.append
+        for k in range(self.n_args):
+            b(f"    a{k} = A[{k}]._data")
+        toggles = any(st[0] == "grad" for st in self.steps)
+        if toggles:
+            b("    g0 = G.enabled")
+            b("    try:")
+        for j, st in enumerate(self.steps):
+            kind = st[0]
+            if kind == "grad":
+                b(f"    G.enabled = {st[1]}")
+            elif kind == "const":
+                b(f"    a{st[1]} = {self._c(st[2])}._data")
+            elif kind == "alias":
+                b(f"    a{st[1]} = a{st[2]}")
+            elif kind == "op":
+                _, op, args, kwargs, outs, needs, _, is_tuple, bk = st
+                K, B = self._c(op), self._c(bk)
+                b(f"    c = {K}.__new__({K}); c.backend = c.out_backend = {B}; "
+                  f"c.xp = {B}.xp; c.needs_input_grad = {self._c(needs)}")  # fmt: skip
+                call = self._call(args, kwargs, None)
+                lhs = "".join(f"a{o}, " for o in outs) if is_tuple else f"a{outs[0]}"
+                b(f"    {lhs} = {K}.forward(c, {call})")
+                want = keep is True or (keep is not None and self.ctx_at[j] in keep)
+                if keep is True or j in save:
+                    b("    _save(c)")
+                if want:
+                    b(f"    x{j} = c")
+            elif kind == "call" and st[1].__name__ == "_inplace_result":
+                # a buffer's in-place update (running statistics): on the tensor itself
+                _, fn, (target, value), _, outs, _, _, bk = st
+                k = target.k
+                t, new = self._c(self.tensor_of[k]), f"_T(a{value.k}, {self._c(bk)})"
+                b(f"    a{outs[0]} = a{k} = {self._c(fn)}({t}, {new})._data")
+            elif kind == "call":
+                _, fn, args, kwargs, outs, _, is_tuple, bk = st
+                B = self._c(bk)
+                call = self._call(args, kwargs, B)
+                if is_tuple:
+                    lhs = "".join(f"a{o}, " for o in outs)
+                    b(f"    {lhs} = [t._data for t in {self._c(fn)}({call})]")
+                else:
+                    b(f"    a{outs[0]} = {self._c(fn)}({call})._data")
+        if toggles:  # the steps between try and finally, one level in
+            body = lines[lines.index("    try:") + 1 :]
+            lines[lines.index("    try:") + 1 :] = ["    " + ln for ln in body]
+            lines += ["    finally:", "        G.enabled = g0"]
+        ret = "(" + "".join(f"a{k}, " for k in self.out_slots) + ")"
+        if keep is None:
+            b(f"    return {ret}, None")
+        else:
+            frame = []
+            for i in range(self.n + len(self.ops)):
+                want = keep is True or i in keep
+                if want and i < self.n:
+                    frame.append(f"a{i}")
+                elif want:
+                    frame.append(f"x{self.ops[i - self.n]}")
+                else:
+                    frame.append("None")
+            b(f"    return {ret}, [{', '.join(frame)}]")
+        ns: dict[str, Any] = {"_save": _save, "_T": Tensor.from_backend_array}
+        exec(compile("\n".join(lines) + "\n", "<lucid.compile arrays>", "exec"), ns)  # noqa: S102
+        return ns["fwd"]
+
+    # -- running --------------------------------------------------------------------------------
+    def usable(self) -> bool:
+        """Whether this call can run on arrays (else the op-level program runs it)."""
+        if (_function._observers or _function._interceptors or _function.saved_hooks.stack
+                or anomaly_mode._state.enabled or _memory_format._marked):  # fmt: skip
+            return False
+        for t, rg in self.checks:
+            if t.requires_grad is not rg:
+                return False
+        if self.any_rg and grad_mode._state.enabled:
+            return not self.failed and self.bk is not None
+        return True
+
+    def run(self, leaves: list[Tensor]) -> Any:
+        """The outputs of one call (with one graph node where an input needs a gradient)."""
+        make = Tensor.from_backend_array
+        meta = self.meta
+        env: dict[int, Tensor] = {k: leaves[k] for k in range(self.n_args)}
+        for k, t in self.const_t:
+            env[k] = t
+        if self.any_rg and grad_mode._state.enabled:
+            fwd = self.fwd_trace if self.bwd is None else self.fwd_lean
+            arrays, frame = fwd(leaves, self.consts, grad_mode._state)
+            node = CompiledFunction.__new__(CompiledFunction)
+            node.backend = node.out_backend = bk = self.bk
+            node.xp = bk.xp
+            ext = [env[k] for k in self.ext_rg]
+            node._edges = [t if t.grad_fn is None else (t.grad_fn, t._output_nr) for t in ext]
+            node.needs_input_grad = (True,) * len(ext)
+            node._impl = CompiledFunction
+            node._saved = []  # (a second backward without retain_graph raises, as eager)
+            node.prog, node.frame = self, frame
+            node._out_meta = tuple([(meta[k][2], meta[k][3]) for k in self.node_outs])
+            nr = {k: i for i, k in enumerate(self.node_outs)}
+            for k, a in zip(self.out_slots, arrays):
+                if k in nr:
+                    rg = meta[k][0]
+                    t = make(a, meta[k][1], rg)
+                    if rg:
+                        t.grad_fn, t._output_nr = node, nr[k]
+                    env[k] = t
+        else:
+            arrays, _ = self.fwd_plain(leaves, self.consts, grad_mode._state)
+            for k, a in zip(self.out_slots, arrays):
+                if k not in env:
+                    env[k] = make(a, meta[k][1])
+        return _rebuild(self.out_t, env)
+
+    # -- the backward ---------------------------------------------------------------------------
+    def trace(self, node: Any, frame: list[Any], grads: list[Tensor]) -> tuple[Any, ...]:
+        """Run the backward formulas as the engine would (same order, same sums), recording
+        their ops on arrays; the recorded backward serves the next calls."""
+        rec = _BackwardRecorder(self, frame)
+        try:
+            result = rec.run(grads)
+        except _Abort as exc:
+            self.failed = str(exc)
+            raise RuntimeError(f"lucid.compile: the backward could not be replayed ({exc})")
+        if rec.failed:
+            self.failed = rec.failed
+        else:
+            self.opaque = sorted({type(frame[self.ctx_at[j]]).__name__ for j in rec.opaque})
+            self.bwd = rec.compile()
+            self.fwd_lean = self._forward(rec.used, set(rec.opaque))
+        return result
+
+
+class _Abort(Exception):
+    pass
+
+
+class _BackwardRecorder:
+    """One traced backward: the engine's walk over the program's ops, with ``observe_ops``
+    turning each op the backward formulas call into a line of the recorded backward."""
+
+    def __init__(self, prog: ArrayProgram, frame: list[Any]) -> None:
+        self.p = prog
+        self.frame = frame
+        self.lines: list[str] = []
+        self.name: dict[int, str] = {}  # id(array) -> its expression in the recorded backward
+        self.keep: list[Any] = []  # every array named, alive (ids stay unique)
+        self.used: set[int] = set()  # frame indices the recorded backward reads
+        self.opaque: list[int] = []
+        self.failed = ""
+        self.n = 0
+        self.sub: list[str] | None = None  # lines of the op whose formula runs now
+        self.sub_ok = True
+        self.sub_ctx: Any = None
+        self.sub_j = -1
+        self.cur_used = self.used  # where a lookup notes the frame indices it reads
+        self.sub_names: list[int] = []  # ids named by the op whose formula runs now
+        self.frame_idx: dict[str, int] = {}
+        for k in range(prog.n):
+            a = frame[k]
+            if a is not None and id(a) not in self.name:
+                self._name(a, f"F[{k}]", k)
+
+    def _name(self, a: Any, expr: str, idx: int | None = None) -> None:
+        self.name[id(a)] = expr
+        self.keep.append(a)
+        if idx is not None:
+            self.frame_idx[expr] = idx
+
+    def _new(self, a: Any) -> str:
+        v = f"b{self.n}"
+        self.n += 1
+        if self.sub is not None:
+            self.sub_names.append(id(a))
+        self.name[id(a)] = v
+        self.keep.append(a)
+        return v
+
+    def _lookup(self, a: Any) -> str | None:
+        expr = self.name.get(id(a))
+        if expr is not None:
+            idx = self.frame_idx.get(expr)
+            if idx is not None:
+                self.cur_used.add(idx)
+            return expr
+        c = self.sub_ctx
+        if c is None:
+            return None
+        ci = self.p.ctx_at[self.sub_j]
+        for i, item in enumerate(c.__dict__.get("_to_save", ())):
+            if item is a:
+                self.cur_used.add(ci)
+                return f"F[{ci}]._to_save[{i}]"
+        for attr, v in c.__dict__.items():
+            if not attr.isidentifier() or attr.startswith("_"):
+                continue
+            if v is a:
+                self.cur_used.add(ci)
+                return f"F[{ci}].{attr}"
+            if type(v) in (tuple, list):  # the forward kept several arrays (per group...)
+                for i, item in enumerate(v):
+                    if item is a:
+                        self.cur_used.add(ci)
+                        return f"F[{ci}].{attr}[{i}]"
+        return None
+
+    def _arg(self, x: Any) -> str:
+        if isinstance(x, Tensor):
+            x = x._data
+        tx = type(x)
+        if tx in (tuple, list, dict) and x:
+            expr = self._lookup(x)  # a container the op's ctx holds (the forward fills it)
+            if expr is not None:
+                return expr
+        if tx is tuple:
+            return "(" + "".join(self._arg(v) + ", " for v in x) + ")"
+        if tx is list:
+            return "[" + ", ".join(self._arg(v) for v in x) + "]"
+        if tx is dict:
+            return "{" + ", ".join(f"{k!r}: {self._arg(v)}" for k, v in x.items()) + "}"
+        if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.generic):
+            expr = self._lookup(x)
+            if expr is None:
+                raise _Abort("an array made outside the recorded ops")
+            return expr
+        return self.p._c(x)
+
+    def on_op(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
+        """``observe_ops``' callback: one op of a backward formula becomes one line."""
+        if self.failed or (self.sub is not None and not self.sub_ok):
+            return
+        try:
+            parts = [self._arg(a) for a in args] + [
+                f"{k}={self._arg(v)}" for k, v in kwargs.items()
+            ]
+        except _Abort as exc:
+            if self.sub is None:  # in the engine's sums: nothing to record (values stay right)
+                self.failed = str(exc)
+            self.sub_ok = False
+            return
+        outs = result if type(result) is tuple else (result,)
+        bk = outs[0]._backend
+        needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+        K, B = self.p._c(cls), self.p._c(bk)
+        names = [self._new(t._data) for t in outs]
+        lhs = "".join(f"{v}, " for v in names) if type(result) is tuple else names[0]
+        lines = self.lines if self.sub is None else self.sub
+        lines.append(f"    c = {K}.__new__({K}); c.backend = c.out_backend = {B}; "
+                     f"c.xp = {B}.xp; c.needs_input_grad = {self.p._c(needs)}")  # fmt: skip
+        lines.append(f"    {lhs} = {K}.forward(c, {', '.join(parts)})")
+
+    def on_call(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A replayed call (sampling, an in-place write) inside a formula: not recordable."""
+        if self.sub is None:
+            self.failed = f"{getattr(fn, '__name__', fn)} in the engine's sums"
+        self.sub_ok = False
+        return fn(*args, **kwargs)
+
+    def _reading(self, orig: Any) -> Any:
+        def method(t: Tensor, *args: Any, **kwargs: Any) -> Any:
+            if self.sub is None:  # in the engine's sums (not expected): record nothing more
+                self.failed = self.failed or "a tensor's values read in the backward"
+            self.sub_ok = False  # a formula that branches on values stays whole
+            return orig(t, *args, **kwargs)
+
+        return method
+
+    def run(self, grads: list[Tensor]) -> tuple[Any, ...]:
+        p = self.p
+        steps = p.steps
+        producer: dict[int, tuple[int, int]] = {}
+        for j in p.ops:
+            for i, o in enumerate(steps[j][4]):
+                producer[o] = (j, i)
+        ext_at = {k: i for i, k in enumerate(p.ext_rg)}
+        # the edges of each op (as Function.apply records them): per input, producer or leaf
+        edges: dict[int, list[Any]] = {}
+        for j in p.ops:
+            _, _, args, _, _, needs, _, _, _ = steps[j]
+            into: list[Any] = []
+            for a, need in zip(args, needs):
+                if not need:
+                    into.append(None)
+                elif a.k in producer:
+                    into.append(producer[a.k])
+                else:
+                    into.append(("leaf", ext_at[a.k]))
+            edges[j] = into
+        pending: dict[int, list[Any]] = {}
+        roots: list[int] = []
+        for i, (k, g) in enumerate(zip(p.node_outs, grads)):
+            self._name(g._data, f"G[{i}]")
+            if not p.meta[k][0] or k not in producer:
+                continue
+            j, o = producer[k]
+            if j not in pending:
+                pending[j] = [None] * len(steps[j][4])
+                roots.append(j)
+            pending[j][o] = g
+        deps: dict[int, int] = {}
+        stack, seen = list(roots), set(roots)
+        while stack:
+            j = stack.pop()
+            for e in edges[j]:
+                if e is not None and e[0] != "leaf":
+                    deps[e[0]] = deps.get(e[0], 0) + 1
+                    if e[0] not in seen:
+                        seen.add(e[0])
+                        stack.append(e[0])
+        ready = [j for j in roots if deps.get(j, 0) == 0]
+        leaf: dict[int, Tensor] = {}
+        listeners = _replay.listeners
+        listeners.append(self.on_call)
+        saved = {name: getattr(Tensor, name) for name in VALUE_READS}
+        for name, orig in saved.items():
+            setattr(Tensor, name, self._reading(orig))
+        try:
+            with observe_ops(self.on_op):
+                while ready:
+                    j = ready.pop()
+                    in_grads = self._node(j, pending.pop(j), len(edges[j]))
+                    for e, g, a in zip(edges[j], in_grads, steps[j][2]):
+                        if e is None:
+                            continue
+                        if g is not None:
+                            _, _, shape, dt = p.meta[a.k]
+                            if g._data.shape != shape or g._data.dtype != dt:
+                                g = _reduce_to(g, shape, dt)
+                        if e[0] == "leaf":
+                            if g is not None:
+                                old = leaf.get(e[1])
+                                leaf[e[1]] = g if old is None else old + g
+                            continue
+                        nxt, o = e
+                        slot = pending.get(nxt)
+                        if slot is None:
+                            slot = pending[nxt] = [None] * len(steps[nxt][4])
+                        if g is not None:
+                            slot[o] = g if slot[o] is None else slot[o] + g
+                        deps[nxt] -= 1
+                        if deps[nxt] == 0:
+                            ready.append(nxt)
+        except _Abort as exc:
+            self.failed = str(exc)
+            raise
+        finally:
+            listeners.remove(self.on_call)
+            for name, orig in saved.items():
+                setattr(Tensor, name, orig)
+        result = tuple([leaf.get(i) for i in range(len(p.ext_rg))])
+        if not self.failed:
+            try:
+                self.ret = (
+                    "[" + ", ".join("None" if g is None else self._arg(g) for g in result) + "]"
+                )
+            except _Abort as exc:
+                self.failed = str(exc)
+        return result
+
+    def _node(self, j: int, grads: list[Any], n_edges: int) -> tuple[Any, ...]:
+        """One op's backward formula, recorded as kernel calls (or as one opaque call)."""
+        if all(g is None for g in grads):
+            return (None,) * n_edges
+        p = self.p
+        st = p.steps[j]
+        ctx = self.frame[p.ctx_at[j]]
+        for i, g in enumerate(grads):
+            if g is None:  # the engine's _fill_missing: zeros for outputs no gradient reached
+                _, bk, shape, dt = p.meta[st[4][i]]
+                z = Tensor.from_backend_array(_zeros(bk, shape, dt), bk)
+                v = self._new(z._data)
+                self.lines.append(f"    {v} = _zeros({p._c(bk)}, {shape!r}, {p._c(dt)})")
+                grads[i] = z
+        gexpr: list[str] = []
+        if not self.failed:
+            try:
+                gexpr = [self._arg(g) for g in grads]
+            except _Abort as exc:
+                self.failed = str(exc)
+        if self.failed:  # nothing more is recorded: the formula runs for its values only
+            got = st[1].backward(ctx, *grads)
+            return tuple((got if type(got) is tuple else (got,))[:n_edges])
+        self.sub, self.sub_ok, self.sub_ctx, self.sub_j = [], True, ctx, j
+        self.cur_used, self.sub_names = set(), []
+        result: Any
+        try:
+            result = st[1].backward(ctx, *grads)
+        finally:
+            sub, ok, self.sub, self.sub_ctx = self.sub, self.sub_ok, None, None
+            sub_used, self.cur_used = self.cur_used, self.used
+        results: tuple[Any, ...] = tuple((result if type(result) is tuple else (result,))[:n_edges])
+        if ok:
+            for g in results:
+                if isinstance(g, Tensor) and self.name.get(id(g._data)) is None:
+                    ok = False  # a result made outside the ops
+        if ok:
+            self.lines += sub
+            self.used |= sub_used
+            return results
+        for i in self.sub_names:  # the formula's own arrays: not lines of the program
+            self.name.pop(i, None)
+        self.opaque.append(j)
+        ci = p.ctx_at[j]
+        self.used.add(ci)
+        names = [self._new(g._data) if isinstance(g, Tensor) else "_" for g in results]
+        bk = p._c(ctx.backend)
+        self.lines.append(f"    {''.join(v + ', ' for v in names)}= _opaque({p._c(st[1])}, "
+                          f"F[{ci}], [{', '.join(gexpr)}], {bk}, {n_edges})")  # fmt: skip
+        return results
+
+    def compile(self) -> Any:
+        """The recorded backward as a function ``bwd(F, G, C)``."""
+        src = "def bwd(F, G, C):\n" + "\n".join(self.lines) + f"\n    return {self.ret}\n"
+        ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros}
+        exec(compile(src, "<lucid.compile backward>", "exec"), ns)  # noqa: S102
+        self.source = src
+        return ns["bwd"]
+
+
+def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
+                  made: set[int]) -> str:  # fmt: skip
+    """Why an in-place write cannot replay on arrays ("" where it can: a tensor from outside
+    that is not a view, nothing needing a gradient, as a buffer's running statistics); the
+    written slot's tensor goes into ``tensor_of``."""
+    args = st[2]
+    if len(args) != 2 or type(args[0]) is not _S or type(args[1]) is not _S or any(st[5]):
+        return "an in-place write on a tensor that needs a gradient"
+    k = args[0].k
+    t = tensor_of.get(k)
+    if k >= n_args and t is None:
+        return "an in-place write on a tensor the function made"
+    if t is not None and (not isinstance(t, Tensor) or t._base is not None or k in made):
+        return "an in-place write on a view"
+    if k < n_args:
+        return "an in-place write on an argument"
+    tensor_of[st[4][0]] = t
+    return ""
+
+
+def _has_tensor(x: Any) -> bool:
+    tx = type(x)
+    if tx is _S:
+        return True
+    if tx in (tuple, list):
+        return any(_has_tensor(v) for v in x)
+    if tx is dict:
+        return any(_has_tensor(v) for v in x.values())
+    return False
+
+
+def _nested(args: Any, kwargs: dict[str, Any]) -> bool:
+    """Whether an op's arguments hold a tensor below the top level or in its keywords
+    (``Function.apply`` hands those to ``forward`` as Tensors, not arrays)."""
+    return any(type(a) is not _S and _has_tensor(a) for a in args) or _has_tensor(kwargs)
+
+
+def _slots_in(t: Any, out: list[int]) -> None:
+    if type(t) is _S:
+        out.append(t.k)
+    elif type(t) in (tuple, list) or isinstance(t, tuple):
+        for v in t:
+            _slots_in(v, out)
+    elif type(t) is dict:
+        for v in t.values():
+            _slots_in(v, out)
+
+
+def _rebuild(t: Any, env: dict[int, Tensor]) -> Any:
+    tt = type(t)
+    if tt is _S:
+        return env[t.k]
+    if tt is tuple:
+        return tuple([_rebuild(v, env) for v in t])
+    if tt is list:
+        return [_rebuild(v, env) for v in t]
+    if tt is dict:
+        return {k: _rebuild(v, env) for k, v in t.items()}
+    if isinstance(t, tuple):  # a named tuple
+        return tt(*[_rebuild(v, env) for v in t])
+    return t
