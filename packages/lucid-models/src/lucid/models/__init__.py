@@ -359,6 +359,15 @@ from lucid.models.vit import (
 from lucid.models.xception import Xception, xception
 from lucid.models.zfnet import ZFNet, zfnet
 
+# -- torchvision's weights API and its sub-namespaces (wt-tvmodels) --------------------------
+# isort: split
+from lucid.models import _tv_weights
+from lucid.models._api import Weights, WeightsEnum, get_weight
+from lucid.models._registry import get_model, get_model_builder, get_model_weights
+from lucid.models._tv_weights import *  # noqa: F403 - the generated *_Weights enums
+
+# -- end of the torchvision weights block ----------------------------------------------------
+
 __all__ = [
     "alexnet",
     "bert_base",
@@ -628,4 +637,15 @@ __all__ = [
     "maskrcnn_resnet50_fpn",
     "RetinaNet",
     "retinanet_resnet50_fpn",
+]
+
+# torchvision's weights API (wt-tvmodels)
+__all__ += [
+    "Weights",
+    "WeightsEnum",
+    "get_model",
+    "get_model_builder",
+    "get_model_weights",
+    "get_weight",
+    *_tv_weights.__all__,
 ]
