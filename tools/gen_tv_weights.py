@@ -58,6 +58,7 @@ def _lucid_builders() -> set[str]:
     # the registry without the file this writes (it may be stale or broken)
     stub = types.ModuleType("lucid.models._tv_weights")
     stub.__all__ = []  # type: ignore[attr-defined]
+    stub.__getattr__ = lambda name: type(name, (), {})  # type: ignore[method-assign]
     sys.modules["lucid.models._tv_weights"] = stub
     import lucid.models
 

@@ -362,9 +362,11 @@ from lucid.models.zfnet import ZFNet, zfnet
 # -- torchvision's weights API and its sub-namespaces (wt-tvmodels) --------------------------
 # isort: split
 from lucid.models import _tv_weights
+from lucid.models import segmentation as segmentation
 from lucid.models._api import Weights, WeightsEnum, get_weight
 from lucid.models._registry import get_model, get_model_builder, get_model_weights
 from lucid.models._tv_weights import *  # noqa: F403 - the generated *_Weights enums
+from lucid.models.maxvit_t import maxvit_t
 
 # -- end of the torchvision weights block ----------------------------------------------------
 
@@ -647,5 +649,7 @@ __all__ += [
     "get_model_builder",
     "get_model_weights",
     "get_weight",
+    "maxvit_t",
+    "segmentation",
     *_tv_weights.__all__,
 ]

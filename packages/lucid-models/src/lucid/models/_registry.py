@@ -227,7 +227,7 @@ def classifier(
 
 def _overwrite(kwargs: dict[str, Any], param: str, value: Any) -> None:
     """torchvision's ``_ovewrite_named_param``: the weights fix ``param`` to ``value``."""
-    if param in kwargs and kwargs[param] != value:
+    if kwargs.get(param) is not None and kwargs[param] != value:
         raise ValueError(
             f"The parameter '{param}' expected value {value} but got {kwargs[param]} instead."
         )
@@ -241,6 +241,8 @@ def _weights_config(key: str, weights: WeightsEnum, kwargs: dict[str, Any]) -> A
         _overwrite(kwargs, "num_classes", len(weights.meta["categories"]))
     if key.startswith("vit_"):
         _overwrite(kwargs, "image_size", weights.meta["min_size"][0])
+    if key == "maxvit_t":
+        _overwrite(kwargs, "input_size", weights.meta["min_size"])
     if key.endswith(("_fpn", "_fpn_v2")):  # detection: its checkpoints' frozen batch norms
         kwargs.setdefault("frozen_batch_norm", True)
     if key.startswith(("fcn_", "deeplabv3_", "lraspp_")):

@@ -9,7 +9,11 @@ from __future__ import annotations
 from functools import partial
 
 from lucid.data.transforms import InterpolationMode
-from lucid.data.transforms._presets import ImageClassification, ObjectDetection
+from lucid.data.transforms._presets import (
+    ImageClassification,
+    ObjectDetection,
+    SemanticSegmentation,
+)
 from lucid.models._api import Weights, WeightsEnum, register_weights
 
 _IMAGENET_CATEGORIES = [
@@ -1107,6 +1111,29 @@ _COCO_CATEGORIES = [
     "hair drier",
     "toothbrush",
 ]
+_VOC_CATEGORIES = [
+    "__background__",
+    "aeroplane",
+    "bicycle",
+    "bird",
+    "boat",
+    "bottle",
+    "bus",
+    "car",
+    "cat",
+    "chair",
+    "cow",
+    "diningtable",
+    "dog",
+    "horse",
+    "motorbike",
+    "person",
+    "pottedplant",
+    "sheep",
+    "sofa",
+    "train",
+    "tvmonitor",
+]
 
 
 class AlexNet_Weights(WeightsEnum):
@@ -1620,6 +1647,31 @@ class Inception_V3_Weights(WeightsEnum):
             "_ops": 5.713,
             "_file_size": 103.903,
             "_docs": "These weights are ported from the original paper.",
+        },
+    )
+    DEFAULT = IMAGENET1K_V1
+
+
+class MaxVit_T_Weights(WeightsEnum):
+    """torchvision's ``MaxVit_T_Weights`` (``torchvision.models.maxvit``)."""
+
+    IMAGENET1K_V1 = Weights(
+        url="https://download.pytorch.org/models/maxvit_t-bc5ab103.pth",
+        transforms=partial(
+            ImageClassification,
+            crop_size=224,
+            resize_size=224,
+            interpolation=InterpolationMode.BICUBIC,
+        ),
+        meta={
+            "categories": _IMAGENET_CATEGORIES,
+            "num_params": 30919624,
+            "min_size": (224, 224),
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#maxvit",
+            "_metrics": {"ImageNet-1K": {"acc@1": 83.7, "acc@5": 96.722}},
+            "_ops": 5.558,
+            "_file_size": 118.769,
+            "_docs": "These weights reproduce closely the results of the paper using a similar training recipe.\n            They were trained with a BatchNorm2D momentum of 0.99 instead of the more correct 0.01.",
         },
     )
     DEFAULT = IMAGENET1K_V1
@@ -3408,6 +3460,126 @@ class RetinaNet_ResNet50_FPN_Weights(WeightsEnum):
     DEFAULT = COCO_V1
 
 
+class DeepLabV3_MobileNet_V3_Large_Weights(WeightsEnum):
+    """torchvision's ``DeepLabV3_MobileNet_V3_Large_Weights`` (``torchvision.models.segmentation.deeplabv3``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/deeplabv3_mobilenet_v3_large-fc3c493d.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "_docs": "\n        These weights were trained on a subset of COCO, using only the 20 categories that are present in the Pascal VOC\n        dataset.\n    ",
+            "num_params": 11029328,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#deeplabv3_mobilenet_v3_large",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 60.3, "pixel_acc": 91.2}},
+            "_ops": 10.452,
+            "_file_size": 42.301,
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+class DeepLabV3_ResNet101_Weights(WeightsEnum):
+    """torchvision's ``DeepLabV3_ResNet101_Weights`` (``torchvision.models.segmentation.deeplabv3``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/deeplabv3_resnet101_coco-586e9e4e.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "_docs": "\n        These weights were trained on a subset of COCO, using only the 20 categories that are present in the Pascal VOC\n        dataset.\n    ",
+            "num_params": 60996202,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#fcn_resnet101",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 67.4, "pixel_acc": 92.4}},
+            "_ops": 258.743,
+            "_file_size": 233.217,
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+class DeepLabV3_ResNet50_Weights(WeightsEnum):
+    """torchvision's ``DeepLabV3_ResNet50_Weights`` (``torchvision.models.segmentation.deeplabv3``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/deeplabv3_resnet50_coco-cd0a2569.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "_docs": "\n        These weights were trained on a subset of COCO, using only the 20 categories that are present in the Pascal VOC\n        dataset.\n    ",
+            "num_params": 42004074,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#deeplabv3_resnet50",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 66.4, "pixel_acc": 92.4}},
+            "_ops": 178.722,
+            "_file_size": 160.515,
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+class FCN_ResNet101_Weights(WeightsEnum):
+    """torchvision's ``FCN_ResNet101_Weights`` (``torchvision.models.segmentation.fcn``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/fcn_resnet101_coco-7ecb50ca.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "_docs": "\n        These weights were trained on a subset of COCO, using only the 20 categories that are present in the Pascal VOC\n        dataset.\n    ",
+            "num_params": 54314346,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#deeplabv3_resnet101",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 63.7, "pixel_acc": 91.9}},
+            "_ops": 232.738,
+            "_file_size": 207.711,
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+class FCN_ResNet50_Weights(WeightsEnum):
+    """torchvision's ``FCN_ResNet50_Weights`` (``torchvision.models.segmentation.fcn``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/fcn_resnet50_coco-1167a1af.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "_docs": "\n        These weights were trained on a subset of COCO, using only the 20 categories that are present in the Pascal VOC\n        dataset.\n    ",
+            "num_params": 35322218,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#fcn_resnet50",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 60.5, "pixel_acc": 91.4}},
+            "_ops": 152.717,
+            "_file_size": 135.009,
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
+class LRASPP_MobileNet_V3_Large_Weights(WeightsEnum):
+    """torchvision's ``LRASPP_MobileNet_V3_Large_Weights`` (``torchvision.models.segmentation.lraspp``)."""
+
+    COCO_WITH_VOC_LABELS_V1 = Weights(
+        url="https://download.pytorch.org/models/lraspp_mobilenet_v3_large-d234d4ea.pth",
+        transforms=partial(SemanticSegmentation, resize_size=520),
+        meta={
+            "num_params": 3221538,
+            "categories": _VOC_CATEGORIES,
+            "min_size": (1, 1),
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/segmentation#lraspp_mobilenet_v3_large",
+            "_metrics": {"COCO-val2017-VOC-labels": {"miou": 57.9, "pixel_acc": 91.2}},
+            "_ops": 2.086,
+            "_file_size": 12.49,
+            "_docs": "\n                These weights were trained on a subset of COCO, using only the 20 categories that are present in the\n                Pascal VOC dataset.\n            ",
+        },
+    )
+    DEFAULT = COCO_WITH_VOC_LABELS_V1
+
+
 __all__ = [
     "AlexNet_Weights",
     "ConvNeXt_Base_Weights",
@@ -3435,6 +3607,7 @@ __all__ = [
     "MNASNet0_75_Weights",
     "MNASNet1_0_Weights",
     "MNASNet1_3_Weights",
+    "MaxVit_T_Weights",
     "MobileNet_V2_Weights",
     "MobileNet_V3_Large_Weights",
     "MobileNet_V3_Small_Weights",
@@ -3519,6 +3692,7 @@ NAMESPACES: dict[str, list[str]] = {
         "MNASNet0_75_Weights",
         "MNASNet1_0_Weights",
         "MNASNet1_3_Weights",
+        "MaxVit_T_Weights",
         "MobileNet_V2_Weights",
         "MobileNet_V3_Large_Weights",
         "MobileNet_V3_Small_Weights",
@@ -3578,6 +3752,14 @@ NAMESPACES: dict[str, list[str]] = {
         "MaskRCNN_ResNet50_FPN_Weights",
         "RetinaNet_ResNet50_FPN_Weights",
     ],
+    "segmentation": [
+        "DeepLabV3_MobileNet_V3_Large_Weights",
+        "DeepLabV3_ResNet101_Weights",
+        "DeepLabV3_ResNet50_Weights",
+        "FCN_ResNet101_Weights",
+        "FCN_ResNet50_Weights",
+        "LRASPP_MobileNet_V3_Large_Weights",
+    ],
 }
 
 register_weights("alexnet", AlexNet_Weights)
@@ -3602,6 +3784,7 @@ register_weights("efficientnet_v2_m", EfficientNet_V2_M_Weights)
 register_weights("efficientnet_v2_s", EfficientNet_V2_S_Weights)
 register_weights("googlenet", GoogLeNet_Weights)
 register_weights("inception_v3", Inception_V3_Weights)
+register_weights("maxvit_t", MaxVit_T_Weights)
 register_weights("mnasnet0_5", MNASNet0_5_Weights)
 register_weights("mnasnet0_75", MNASNet0_75_Weights)
 register_weights("mnasnet1_0", MNASNet1_0_Weights)
@@ -3662,3 +3845,9 @@ register_weights("wide_resnet50_2", Wide_ResNet50_2_Weights)
 register_weights("fasterrcnn_resnet50_fpn", FasterRCNN_ResNet50_FPN_Weights)
 register_weights("maskrcnn_resnet50_fpn", MaskRCNN_ResNet50_FPN_Weights)
 register_weights("retinanet_resnet50_fpn", RetinaNet_ResNet50_FPN_Weights)
+register_weights("deeplabv3_mobilenet_v3_large", DeepLabV3_MobileNet_V3_Large_Weights)
+register_weights("deeplabv3_resnet101", DeepLabV3_ResNet101_Weights)
+register_weights("deeplabv3_resnet50", DeepLabV3_ResNet50_Weights)
+register_weights("fcn_resnet101", FCN_ResNet101_Weights)
+register_weights("fcn_resnet50", FCN_ResNet50_Weights)
+register_weights("lraspp_mobilenet_v3_large", LRASPP_MobileNet_V3_Large_Weights)
