@@ -84,8 +84,29 @@ FORWARD: dict[str, tuple[list[tuple[int, ...]], dict[str, Any]]] = {
             "stochastic_depth_prob": 0.0,
         },
     ),
+    "mc3_18": ([(1, 3, 4, 32, 32)], {"num_classes": 5}),
+    "r2plus1d_18": ([(1, 3, 4, 32, 32)], {"num_classes": 5}),
+    # S3D's head pools 2x7x7 (16x224x224 clips): its features are compared on a small clip
+    "S3D.features": ([(1, 3, 8, 32, 32)], {"num_classes": 5}),
+    # Swin3D-T's layout with 2x2x2 windows on a 4x32x32 clip: padding, shifts and masks
+    "SwinTransformer3d": (
+        [(1, 3, 4, 32, 32)],
+        {
+            "num_classes": 5,
+            "patch_size": [2, 4, 4],
+            "embed_dim": 16,
+            "depths": [2, 2, 2, 1],
+            "num_heads": [1, 2, 2, 4],
+            "window_size": [2, 3, 3],
+            "stochastic_depth_prob": 0.0,
+        },
+    ),
 }
-CLASSES = {"MaxVit": ("maxvit", "maxvit_t")}  # name -> (torchvision module, lucid module)
+CLASSES = {
+    "MaxVit": ("maxvit", "maxvit_t"),
+    "S3D.features": ("video", "video.s3d"),
+    "SwinTransformer3d": ("video", "video.swin_transformer"),
+}  # name -> (torchvision module, lucid module)
 
 
 def _build(tvm: Any, name: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -93,10 +114,12 @@ def _build(tvm: Any, name: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
     torch.manual_seed(0)
     if name in CLASSES:
         tv_module, lucid_module = CLASSES[name]
-        tmodel = getattr(getattr(tvm, tv_module), name)(**kwargs)
+        cls, _, part = name.partition(".")
+        tmodel = getattr(getattr(tvm, tv_module), cls)(**kwargs)
         lucid.manual_seed(0)
-        module = __import__(f"lucid.models.{lucid_module}", fromlist=[name])
-        return tmodel, getattr(module, name)(**kwargs)
+        module = __import__(f"lucid.models.{lucid_module}", fromlist=[cls])
+        model = getattr(module, cls)(**kwargs)
+        return (getattr(tmodel, part), getattr(model, part)) if part else (tmodel, model)
     tmodel = _tv_builder(tvm, name)(**_tv_kwargs(name), **kwargs)
     lucid.manual_seed(0)
     return tmodel, models.get_model(name, **kwargs)
