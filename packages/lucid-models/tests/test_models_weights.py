@@ -23,6 +23,7 @@ import pytest
 import lucid
 import lucid.models as models
 from lucid.models._api import _BUILDER_WEIGHTS, checkpoint_dirs
+from lucid.models.segmentation.fcn import FCNHead
 
 ENUMS = sorted(_BUILDER_WEIGHTS.items())
 
@@ -32,6 +33,11 @@ def _expected_count(builder: str, weights: Any) -> int:
     of the default configuration, adjusted where the weights change it."""
     n = models.model_info(builder).num_params
     assert n is not None
+    builder = builder.removeprefix("quantized_")  # the float model: the same parameters
+    if builder.startswith(("fcn_", "deeplabv3_")):  # the weights come with the auxiliary head
+        aux_in = 40 if builder.endswith("mobilenet_v3_large") else 1024
+        head = FCNHead(aux_in, len(weights.meta["categories"]))
+        return n + sum(p.numel() for p in head.parameters())
     if builder == "googlenet":  # the auxiliary heads are dropped after loading
         aux = models.googlenet(aux_logits=True)
         return n - sum(p.numel() for m in (aux.aux1, aux.aux2) for p in m.parameters())
@@ -113,15 +119,19 @@ def _checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> Pa
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("name", ["squeezenet1_1", "googlenet", "densenet121"])
+@pytest.mark.parametrize(
+    "name", ["squeezenet1_1", "googlenet", "densenet121", "quantized_mobilenet_v2"]
+)
 def test_weights_load_a_torch_checkpoint(
     tvm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     torch = pytest.importorskip("torch")
-    enum = models.get_model_weights(name)
     torch.manual_seed(0)
-    tmodel = tvm.get_model(name, num_classes=1000, **({"aux_logits": False, "init_weights": False}
-                                                      if name == "googlenet" else {}))  # fmt: skip
+    float_name = name.removeprefix("quantized_")  # quantize=False: the float model's weights
+    enum = models.get_model_weights(float_name)
+    tmodel = tvm.get_model(float_name, num_classes=1000,
+                           **({"aux_logits": False, "init_weights": False}
+                              if name == "googlenet" else {}))  # fmt: skip
     state = tmodel.state_dict()
     if name == "densenet121":  # torchvision's DenseNet checkpoints: the old "norm.1" names,
         state = {k.replace("norm1.", "norm.1.").replace("conv2.", "conv.2."): v  # no counters
@@ -131,7 +141,7 @@ def test_weights_load_a_torch_checkpoint(
         state = {**{k: v for k, v in aux.items() if k.startswith("aux")}, **state}
         tmodel.transform_input = True
     torch.save(state, _checkpoint(tmp_path, monkeypatch, enum.DEFAULT.url))
-    model = getattr(models, name)(weights="DEFAULT")
+    model = models.get_model(name, weights="DEFAULT")
     if name == "googlenet":
         assert model.aux1 is None and model.transform_input
     tmodel.eval()

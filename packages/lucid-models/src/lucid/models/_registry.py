@@ -302,6 +302,12 @@ def _takes_weights_argument(f: F, key: str) -> F:
     def builder(*args: Any, weights: Any = None, progress: bool = True, **kwargs: Any) -> Any:
         pretrained = kwargs.pop("pretrained", False)
         enum = weights_of(key)
+        config_key = key
+        if key.startswith("quantized_"):  # torchvision.models.quantization's builders
+            if kwargs.get("quantize", False):
+                return f(*args, **kwargs)  # it raises: lucid has no int8 kernels
+            config_key = key.removeprefix("quantized_")  # the float model and its weights
+            enum = weights_of(config_key)
         if pretrained and weights is None:
             weights = "DEFAULT"
         if weights is None:
@@ -314,10 +320,10 @@ def _takes_weights_argument(f: F, key: str) -> F:
                 f"model.load_state_dict(lucid.load(path)) (torch.save files load too)"
             )
         weights = enum.verify(weights)
-        after = _weights_config(key, weights, kwargs)
+        after = _weights_config(config_key, weights, kwargs)
         model = f(*args, **kwargs)
         state = weights.get_state_dict(progress=progress, check_hash=True)
-        model.load_state_dict(_checkpoint_keys(key, state, model))
+        model.load_state_dict(_checkpoint_keys(config_key, state, model))
         if after is not None:
             after(model)
         return model

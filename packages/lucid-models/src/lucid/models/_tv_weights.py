@@ -4166,6 +4166,302 @@ class Swin3D_T_Weights(WeightsEnum):
     DEFAULT = KINETICS400_V1
 
 
+class GoogLeNet_QuantizedWeights(WeightsEnum):
+    """torchvision's ``GoogLeNet_QuantizedWeights`` (``torchvision.models.quantization.googlenet``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/googlenet_fbgemm-c81f6644.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "num_params": 6624904,
+            "min_size": (15, 15),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "unquantized": GoogLeNet_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 69.826, "acc@5": 89.404}},
+            "_ops": 1.498,
+            "_file_size": 12.618,
+            "_docs": "\n                These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n                weights listed below.\n            ",
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class Inception_V3_QuantizedWeights(WeightsEnum):
+    """torchvision's ``Inception_V3_QuantizedWeights`` (``torchvision.models.quantization.inception``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/inception_v3_google_fbgemm-a2837893.pth",
+        transforms=partial(ImageClassification, crop_size=299, resize_size=342),
+        meta={
+            "num_params": 27161264,
+            "min_size": (75, 75),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "unquantized": Inception_V3_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 77.176, "acc@5": 93.354}},
+            "_ops": 5.713,
+            "_file_size": 23.146,
+            "_docs": "\n                These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n                weights listed below.\n            ",
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class MobileNet_V2_QuantizedWeights(WeightsEnum):
+    """torchvision's ``MobileNet_V2_QuantizedWeights`` (``torchvision.models.quantization.mobilenetv2``)."""
+
+    IMAGENET1K_QNNPACK_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/mobilenet_v2_qnnpack_37f702c5.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "num_params": 3504872,
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "qnnpack",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#qat-mobilenetv2",
+            "unquantized": MobileNet_V2_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 71.658, "acc@5": 90.15}},
+            "_ops": 0.301,
+            "_file_size": 3.423,
+            "_docs": "\n                These weights were produced by doing Quantization Aware Training (eager mode) on top of the unquantized\n                weights listed below.\n            ",
+        },
+    )
+    DEFAULT = IMAGENET1K_QNNPACK_V1
+
+
+class MobileNet_V3_Large_QuantizedWeights(WeightsEnum):
+    """torchvision's ``MobileNet_V3_Large_QuantizedWeights`` (``torchvision.models.quantization.mobilenetv3``)."""
+
+    IMAGENET1K_QNNPACK_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/mobilenet_v3_large_qnnpack-5bcacf28.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "num_params": 5483032,
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "qnnpack",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#qat-mobilenetv3",
+            "unquantized": MobileNet_V3_Large_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 73.004, "acc@5": 90.858}},
+            "_ops": 0.217,
+            "_file_size": 21.554,
+            "_docs": "\n                These weights were produced by doing Quantization Aware Training (eager mode) on top of the unquantized\n                weights listed below.\n            ",
+        },
+    )
+    DEFAULT = IMAGENET1K_QNNPACK_V1
+
+
+class ResNet18_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ResNet18_QuantizedWeights`` (``torchvision.models.quantization.resnet``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnet18_fbgemm_16fa66dd.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 11689512,
+            "unquantized": ResNet18_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 69.494, "acc@5": 88.882}},
+            "_ops": 1.814,
+            "_file_size": 11.238,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class ResNet50_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ResNet50_QuantizedWeights`` (``torchvision.models.quantization.resnet``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnet50_fbgemm_bf931d71.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 25557032,
+            "unquantized": ResNet50_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 75.92, "acc@5": 92.814}},
+            "_ops": 4.089,
+            "_file_size": 24.759,
+        },
+    )
+    IMAGENET1K_FBGEMM_V2 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnet50_fbgemm-23753f79.pth",
+        transforms=partial(ImageClassification, crop_size=224, resize_size=232),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 25557032,
+            "unquantized": ResNet50_Weights.IMAGENET1K_V2,
+            "_metrics": {"ImageNet-1K": {"acc@1": 80.282, "acc@5": 94.976}},
+            "_ops": 4.089,
+            "_file_size": 24.953,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V2
+
+
+class ResNeXt101_32X8D_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ResNeXt101_32X8D_QuantizedWeights`` (``torchvision.models.quantization.resnet``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnext101_32x8_fbgemm_09835ccf.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 88791336,
+            "unquantized": ResNeXt101_32X8D_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 78.986, "acc@5": 94.48}},
+            "_ops": 16.414,
+            "_file_size": 86.034,
+        },
+    )
+    IMAGENET1K_FBGEMM_V2 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnext101_32x8_fbgemm-ee16d00c.pth",
+        transforms=partial(ImageClassification, crop_size=224, resize_size=232),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 88791336,
+            "unquantized": ResNeXt101_32X8D_Weights.IMAGENET1K_V2,
+            "_metrics": {"ImageNet-1K": {"acc@1": 82.574, "acc@5": 96.132}},
+            "_ops": 16.414,
+            "_file_size": 86.645,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V2
+
+
+class ResNeXt101_64X4D_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ResNeXt101_64X4D_QuantizedWeights`` (``torchvision.models.quantization.resnet``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/resnext101_64x4d_fbgemm-605a1cb3.pth",
+        transforms=partial(ImageClassification, crop_size=224, resize_size=232),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/pull/5935",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 83455272,
+            "unquantized": ResNeXt101_64X4D_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 82.898, "acc@5": 96.326}},
+            "_ops": 15.46,
+            "_file_size": 81.556,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class ShuffleNet_V2_X0_5_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ShuffleNet_V2_X0_5_QuantizedWeights`` (``torchvision.models.quantization.shufflenetv2``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/shufflenetv2_x0.5_fbgemm-00845098.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 1366792,
+            "unquantized": ShuffleNet_V2_X0_5_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 57.972, "acc@5": 79.78}},
+            "_ops": 0.04,
+            "_file_size": 1.501,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class ShuffleNet_V2_X1_0_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ShuffleNet_V2_X1_0_QuantizedWeights`` (``torchvision.models.quantization.shufflenetv2``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/shufflenetv2_x1_fbgemm-1e62bb32.pth",
+        transforms=partial(ImageClassification, crop_size=224),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/classification#post-training-quantized-models",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 2278604,
+            "unquantized": ShuffleNet_V2_X1_0_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 68.36, "acc@5": 87.582}},
+            "_ops": 0.145,
+            "_file_size": 2.334,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class ShuffleNet_V2_X1_5_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ShuffleNet_V2_X1_5_QuantizedWeights`` (``torchvision.models.quantization.shufflenetv2``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/shufflenetv2_x1_5_fbgemm-d7401f05.pth",
+        transforms=partial(ImageClassification, crop_size=224, resize_size=232),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/pull/5906",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 3503624,
+            "unquantized": ShuffleNet_V2_X1_5_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 72.052, "acc@5": 90.7}},
+            "_ops": 0.296,
+            "_file_size": 3.672,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
+class ShuffleNet_V2_X2_0_QuantizedWeights(WeightsEnum):
+    """torchvision's ``ShuffleNet_V2_X2_0_QuantizedWeights`` (``torchvision.models.quantization.shufflenetv2``)."""
+
+    IMAGENET1K_FBGEMM_V1 = Weights(
+        url="https://download.pytorch.org/models/quantized/shufflenetv2_x2_0_fbgemm-5cac526c.pth",
+        transforms=partial(ImageClassification, crop_size=224, resize_size=232),
+        meta={
+            "min_size": (1, 1),
+            "categories": _IMAGENET_CATEGORIES,
+            "backend": "fbgemm",
+            "recipe": "https://github.com/pytorch/vision/pull/5906",
+            "_docs": "\n        These weights were produced by doing Post Training Quantization (eager mode) on top of the unquantized\n        weights listed below.\n    ",
+            "num_params": 7393996,
+            "unquantized": ShuffleNet_V2_X2_0_Weights.IMAGENET1K_V1,
+            "_metrics": {"ImageNet-1K": {"acc@1": 75.354, "acc@5": 92.488}},
+            "_ops": 0.583,
+            "_file_size": 7.467,
+        },
+    )
+    DEFAULT = IMAGENET1K_FBGEMM_V1
+
+
 __all__ = [
     "AlexNet_Weights",
     "ConvNeXt_Base_Weights",
@@ -4355,6 +4651,20 @@ NAMESPACES: dict[str, list[str]] = {
         "Swin3D_S_Weights",
         "Swin3D_T_Weights",
     ],
+    "quantization": [
+        "GoogLeNet_QuantizedWeights",
+        "Inception_V3_QuantizedWeights",
+        "MobileNet_V2_QuantizedWeights",
+        "MobileNet_V3_Large_QuantizedWeights",
+        "ResNeXt101_32X8D_QuantizedWeights",
+        "ResNeXt101_64X4D_QuantizedWeights",
+        "ResNet18_QuantizedWeights",
+        "ResNet50_QuantizedWeights",
+        "ShuffleNet_V2_X0_5_QuantizedWeights",
+        "ShuffleNet_V2_X1_0_QuantizedWeights",
+        "ShuffleNet_V2_X1_5_QuantizedWeights",
+        "ShuffleNet_V2_X2_0_QuantizedWeights",
+    ],
 }
 
 register_weights("alexnet", AlexNet_Weights)
@@ -4453,3 +4763,15 @@ register_weights("s3d", S3D_Weights)
 register_weights("swin3d_b", Swin3D_B_Weights)
 register_weights("swin3d_s", Swin3D_S_Weights)
 register_weights("swin3d_t", Swin3D_T_Weights)
+register_weights("quantized_googlenet", GoogLeNet_QuantizedWeights)
+register_weights("quantized_inception_v3", Inception_V3_QuantizedWeights)
+register_weights("quantized_mobilenet_v2", MobileNet_V2_QuantizedWeights)
+register_weights("quantized_mobilenet_v3_large", MobileNet_V3_Large_QuantizedWeights)
+register_weights("quantized_resnet18", ResNet18_QuantizedWeights)
+register_weights("quantized_resnet50", ResNet50_QuantizedWeights)
+register_weights("quantized_resnext101_32x8d", ResNeXt101_32X8D_QuantizedWeights)
+register_weights("quantized_resnext101_64x4d", ResNeXt101_64X4D_QuantizedWeights)
+register_weights("quantized_shufflenet_v2_x0_5", ShuffleNet_V2_X0_5_QuantizedWeights)
+register_weights("quantized_shufflenet_v2_x1_0", ShuffleNet_V2_X1_0_QuantizedWeights)
+register_weights("quantized_shufflenet_v2_x1_5", ShuffleNet_V2_X1_5_QuantizedWeights)
+register_weights("quantized_shufflenet_v2_x2_0", ShuffleNet_V2_X2_0_QuantizedWeights)
