@@ -362,9 +362,9 @@ from lucid.models.zfnet import ZFNet, zfnet
 # -- torchvision's weights API and its sub-namespaces (wt-tvmodels) --------------------------
 # isort: split
 from lucid.models import _tv_weights
+from lucid.models import quantization as quantization
 from lucid.models import segmentation as segmentation
 from lucid.models import video as video
-from lucid.models import quantization as quantization
 from lucid.models._api import Weights, WeightsEnum, get_weight
 from lucid.models._registry import get_model, get_model_builder, get_model_weights
 from lucid.models._tv_weights import *  # noqa: F403 - the generated *_Weights enums

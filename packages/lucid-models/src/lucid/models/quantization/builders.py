@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from lucid.models._registry import model_info, register_model
 from lucid.models.googlenet import googlenet as float_googlenet
 from lucid.models.inception import inception_v3 as float_inception_v3
 from lucid.models.mobilenet import mobilenet_v2 as float_mobilenet_v2
@@ -24,7 +25,6 @@ from lucid.models.shufflenet import shufflenet_v2_x0_5 as float_shufflenet_v2_x0
 from lucid.models.shufflenet import shufflenet_v2_x1_0 as float_shufflenet_v2_x1_0
 from lucid.models.shufflenet import shufflenet_v2_x1_5 as float_shufflenet_v2_x1_5
 from lucid.models.shufflenet import shufflenet_v2_x2_0 as float_shufflenet_v2_x2_0
-from lucid.models._registry import model_info, register_model
 
 __all__ = [
     "googlenet",
