@@ -28,9 +28,11 @@ torch = pytest.importorskip("torch")
 
 NAMESPACES = ["segmentation", "video", "optical_flow", "quantization"]
 BUILDERS = sorted(
-    n for ns in NAMESPACES if hasattr(models, ns)
+    n
+    for ns in NAMESPACES
+    if hasattr(models, ns)
     for n in models.list_models(module=getattr(models, ns))
-) + [n for n in ("maxvit_t",) if n in models.list_models()]  # fmt: skip
+) + [n for n in ("maxvit_t",) if n in models.list_models()]
 BUILD_LIMIT = 60_000_000  # lucid builds and counts the builders below this many parameters
 
 
@@ -101,12 +103,38 @@ FORWARD: dict[str, tuple[list[tuple[int, ...]], dict[str, Any]]] = {
             "stochastic_depth_prob": 0.0,
         },
     ),
+    # MViT v1 (absolute positions) and v2 (relative positions, residual pooling) layouts on a
+    # 4x32x32 clip: pooled queries, keys and values, strided and projected blocks
+    "MViT": ([(2, 3, 4, 32, 32)], {"v": 1}),
+    "MViT.v2": ([(2, 3, 4, 32, 32)], {"v": 2}),
 }
+MVIT_BLOCKS = [  # heads, in, out, kernel_q, kernel_kv, stride_q, stride_kv
+    (1, 8, 16, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 2, 2]),
+    (2, 16, 16, [3, 3, 3], [3, 3, 3], [1, 2, 2], [1, 2, 2]),
+    (2, 16, 32, [], [3, 3, 3], [], [1, 1, 1]),
+]
 CLASSES = {
     "MaxVit": ("maxvit", "maxvit_t"),
+    "MViT": ("video", "video.mvit"),
+    "MViT.v2": ("video", "video.mvit"),
     "S3D.features": ("video", "video.s3d"),
     "SwinTransformer3d": ("video", "video.swin_transformer"),
 }  # name -> (torchvision module, lucid module)
+
+
+def _mvit_kwargs(config: Any, version: int) -> dict[str, Any]:
+    v2 = version == 2
+    return {
+        "spatial_size": (32, 32),
+        "temporal_size": 4,
+        "num_classes": 5,
+        "dropout": 0.0,
+        "block_setting": [config(*row) for row in MVIT_BLOCKS],
+        "residual_pool": v2,
+        "residual_with_cls_embed": False,
+        "rel_pos_embed": v2,
+        "proj_after_attn": v2,
+    }
 
 
 def _build(tvm: Any, name: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -115,10 +143,15 @@ def _build(tvm: Any, name: str, kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if name in CLASSES:
         tv_module, lucid_module = CLASSES[name]
         cls, _, part = name.partition(".")
-        tmodel = getattr(getattr(tvm, tv_module), cls)(**kwargs)
-        lucid.manual_seed(0)
         module = __import__(f"lucid.models.{lucid_module}", fromlist=[cls])
-        model = getattr(module, cls)(**kwargs)
+        tv_kwargs, lucid_kwargs = kwargs, kwargs
+        if cls == "MViT":
+            tv_kwargs = _mvit_kwargs(getattr(tvm, tv_module).mvit.MSBlockConfig, kwargs["v"])
+            lucid_kwargs = _mvit_kwargs(module.MSBlockConfig, kwargs["v"])
+            part = ""
+        tmodel = getattr(getattr(tvm, tv_module), cls)(**tv_kwargs)
+        lucid.manual_seed(0)
+        model = getattr(module, cls)(**lucid_kwargs)
         return (getattr(tmodel, part), getattr(model, part)) if part else (tmodel, model)
     tmodel = _tv_builder(tvm, name)(**_tv_kwargs(name), **kwargs)
     lucid.manual_seed(0)
@@ -149,8 +182,9 @@ def test_state_dict_and_outputs_match_torchvision(tvm: Any, name: str) -> None:
     model.load_state_dict({k: lucid.tensor(v.detach().numpy().copy()) for k, v in state.items()})
     tmodel.eval()
     model.eval()
-    xs = [np.random.default_rng(i).standard_normal(s).astype(np.float32)
-          for i, s in enumerate(shapes)]  # fmt: skip
+    xs = [
+        np.random.default_rng(i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)
+    ]
     with lucid.no_grad():
         got = _outputs(model(*[lucid.tensor(x) for x in xs]))
     with torch.no_grad():

@@ -4003,6 +4003,60 @@ class MC3_18_Weights(WeightsEnum):
     DEFAULT = KINETICS400_V1
 
 
+class MViT_V1_B_Weights(WeightsEnum):
+    """torchvision's ``MViT_V1_B_Weights`` (``torchvision.models.video.mvit``)."""
+
+    KINETICS400_V1 = Weights(
+        url="https://download.pytorch.org/models/mvit_v1_b-dbeb1030.pth",
+        transforms=partial(
+            VideoClassification,
+            crop_size=(224, 224),
+            resize_size=(256,),
+            mean=(0.45, 0.45, 0.45),
+            std=(0.225, 0.225, 0.225),
+        ),
+        meta={
+            "min_size": (224, 224),
+            "min_temporal_size": 16,
+            "categories": _KINETICS400_CATEGORIES,
+            "recipe": "https://github.com/facebookresearch/pytorchvideo/blob/main/docs/source/model_zoo.md",
+            "_docs": "The weights were ported from the paper. The accuracies are estimated on video-level with parameters `frame_rate=7.5`, `clips_per_video=5`, and `clip_len=16`",
+            "num_params": 36610672,
+            "_metrics": {"Kinetics-400": {"acc@1": 78.477, "acc@5": 93.582}},
+            "_ops": 70.599,
+            "_file_size": 139.764,
+        },
+    )
+    DEFAULT = KINETICS400_V1
+
+
+class MViT_V2_S_Weights(WeightsEnum):
+    """torchvision's ``MViT_V2_S_Weights`` (``torchvision.models.video.mvit``)."""
+
+    KINETICS400_V1 = Weights(
+        url="https://download.pytorch.org/models/mvit_v2_s-ae3be167.pth",
+        transforms=partial(
+            VideoClassification,
+            crop_size=(224, 224),
+            resize_size=(256,),
+            mean=(0.45, 0.45, 0.45),
+            std=(0.225, 0.225, 0.225),
+        ),
+        meta={
+            "min_size": (224, 224),
+            "min_temporal_size": 16,
+            "categories": _KINETICS400_CATEGORIES,
+            "recipe": "https://github.com/facebookresearch/SlowFast/blob/main/MODEL_ZOO.md",
+            "_docs": "The weights were ported from the paper. The accuracies are estimated on video-level with parameters `frame_rate=7.5`, `clips_per_video=5`, and `clip_len=16`",
+            "num_params": 34537744,
+            "_metrics": {"Kinetics-400": {"acc@1": 80.757, "acc@5": 94.665}},
+            "_ops": 64.224,
+            "_file_size": 131.884,
+        },
+    )
+    DEFAULT = KINETICS400_V1
+
+
 class R2Plus1D_18_Weights(WeightsEnum):
     """torchvision's ``R2Plus1D_18_Weights`` (``torchvision.models.video.resnet``)."""
 
@@ -4644,6 +4698,8 @@ NAMESPACES: dict[str, list[str]] = {
     ],
     "video": [
         "MC3_18_Weights",
+        "MViT_V1_B_Weights",
+        "MViT_V2_S_Weights",
         "R2Plus1D_18_Weights",
         "R3D_18_Weights",
         "S3D_Weights",
@@ -4757,6 +4813,8 @@ register_weights("fcn_resnet101", FCN_ResNet101_Weights)
 register_weights("fcn_resnet50", FCN_ResNet50_Weights)
 register_weights("lraspp_mobilenet_v3_large", LRASPP_MobileNet_V3_Large_Weights)
 register_weights("mc3_18", MC3_18_Weights)
+register_weights("mvit_v1_b", MViT_V1_B_Weights)
+register_weights("mvit_v2_s", MViT_V2_S_Weights)
 register_weights("r2plus1d_18", R2Plus1D_18_Weights)
 register_weights("r3d_18", R3D_18_Weights)
 register_weights("s3d", S3D_Weights)
