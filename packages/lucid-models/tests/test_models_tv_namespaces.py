@@ -107,7 +107,11 @@ FORWARD: dict[str, tuple[list[tuple[int, ...]], dict[str, Any]]] = {
     # 4x32x32 clip: pooled queries, keys and values, strided and projected blocks
     "MViT": ([(2, 3, 4, 32, 32)], {"v": 1}),
     "MViT.v2": ([(2, 3, 4, 32, 32)], {"v": 2}),
+    # two 128x128 images (the smallest the correlation pyramid takes), two refinements
+    "raft_small": ([(1, 3, 128, 128), (1, 3, 128, 128)], {}),
+    "raft_large": ([(1, 3, 128, 128), (1, 3, 128, 128)], {}),
 }
+CALL = {"raft_small": {"num_flow_updates": 2}, "raft_large": {"num_flow_updates": 2}}
 MVIT_BLOCKS = [  # heads, in, out, kernel_q, kernel_kv, stride_q, stride_kv
     (1, 8, 16, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 2, 2]),
     (2, 16, 16, [3, 3, 3], [3, 3, 3], [1, 2, 2], [1, 2, 2]),
@@ -186,9 +190,9 @@ def test_state_dict_and_outputs_match_torchvision(tvm: Any, name: str) -> None:
         np.random.default_rng(i).standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)
     ]
     with lucid.no_grad():
-        got = _outputs(model(*[lucid.tensor(x) for x in xs]))
+        got = _outputs(model(*[lucid.tensor(x) for x in xs], **CALL.get(name, {})))
     with torch.no_grad():
-        expected = _outputs(tmodel(*[torch.tensor(x) for x in xs]))
+        expected = _outputs(tmodel(*[torch.tensor(x) for x in xs], **CALL.get(name, {})))
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         assert g.shape == e.shape

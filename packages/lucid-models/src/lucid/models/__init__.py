@@ -362,6 +362,7 @@ from lucid.models.zfnet import ZFNet, zfnet
 # -- torchvision's weights API and its sub-namespaces (wt-tvmodels) --------------------------
 # isort: split
 from lucid.models import _tv_weights
+from lucid.models import optical_flow as optical_flow
 from lucid.models import quantization as quantization
 from lucid.models import segmentation as segmentation
 from lucid.models import video as video
@@ -655,5 +656,6 @@ __all__ += [
     "segmentation",
     "video",
     "quantization",
+    "optical_flow",
     *_tv_weights.__all__,
 ]

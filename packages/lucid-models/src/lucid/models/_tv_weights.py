@@ -12,6 +12,7 @@ from lucid.data.transforms import InterpolationMode
 from lucid.data.transforms._presets import (
     ImageClassification,
     ObjectDetection,
+    OpticalFlow,
     SemanticSegmentation,
     VideoClassification,
 )
@@ -4220,6 +4221,144 @@ class Swin3D_T_Weights(WeightsEnum):
     DEFAULT = KINETICS400_V1
 
 
+class Raft_Large_Weights(WeightsEnum):
+    """torchvision's ``Raft_Large_Weights`` (``torchvision.models.optical_flow.raft``)."""
+
+    C_T_V1 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_V1-22a6c225.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/princeton-vl/RAFT",
+            "_metrics": {
+                "Sintel-Train-Cleanpass": {"epe": 1.4411},
+                "Sintel-Train-Finalpass": {"epe": 2.7894},
+                "Kitti-Train": {"per_image_epe": 5.0172, "fl_all": 17.4506},
+            },
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "These weights were ported from the original paper. They\n            are trained on :class:`~torchvision.datasets.FlyingChairs` +\n            :class:`~torchvision.datasets.FlyingThings3D`.",
+        },
+    )
+    C_T_V2 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_V2-1bb1363a.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/optical_flow",
+            "_metrics": {
+                "Sintel-Train-Cleanpass": {"epe": 1.3822},
+                "Sintel-Train-Finalpass": {"epe": 2.7161},
+                "Kitti-Train": {"per_image_epe": 4.5118, "fl_all": 16.0679},
+            },
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "These weights were trained from scratch on\n            :class:`~torchvision.datasets.FlyingChairs` +\n            :class:`~torchvision.datasets.FlyingThings3D`.",
+        },
+    )
+    C_T_SKHT_V1 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_SKHT_V1-0b8c9e55.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/princeton-vl/RAFT",
+            "_metrics": {
+                "Sintel-Test-Cleanpass": {"epe": 1.94},
+                "Sintel-Test-Finalpass": {"epe": 3.18},
+            },
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "\n                These weights were ported from the original paper. They are\n                trained on :class:`~torchvision.datasets.FlyingChairs` +\n                :class:`~torchvision.datasets.FlyingThings3D` and fine-tuned on\n                Sintel. The Sintel fine-tuning step is a combination of\n                :class:`~torchvision.datasets.Sintel`,\n                :class:`~torchvision.datasets.KittiFlow`,\n                :class:`~torchvision.datasets.HD1K`, and\n                :class:`~torchvision.datasets.FlyingThings3D` (clean pass).\n            ",
+        },
+    )
+    C_T_SKHT_V2 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_SKHT_V2-ff5fadd5.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/optical_flow",
+            "_metrics": {
+                "Sintel-Test-Cleanpass": {"epe": 1.819},
+                "Sintel-Test-Finalpass": {"epe": 3.067},
+            },
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "\n                These weights were trained from scratch. They are\n                pre-trained on :class:`~torchvision.datasets.FlyingChairs` +\n                :class:`~torchvision.datasets.FlyingThings3D` and then\n                fine-tuned on Sintel. The Sintel fine-tuning step is a\n                combination of :class:`~torchvision.datasets.Sintel`,\n                :class:`~torchvision.datasets.KittiFlow`,\n                :class:`~torchvision.datasets.HD1K`, and\n                :class:`~torchvision.datasets.FlyingThings3D` (clean pass).\n            ",
+        },
+    )
+    C_T_SKHT_K_V1 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_SKHT_K_V1-4a6a5039.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/princeton-vl/RAFT",
+            "_metrics": {"Kitti-Test": {"fl_all": 5.1}},
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "\n                These weights were ported from the original paper. They are\n                pre-trained on :class:`~torchvision.datasets.FlyingChairs` +\n                :class:`~torchvision.datasets.FlyingThings3D`,\n                fine-tuned on Sintel, and then fine-tuned on\n                :class:`~torchvision.datasets.KittiFlow`. The Sintel fine-tuning\n                step was described above.\n            ",
+        },
+    )
+    C_T_SKHT_K_V2 = Weights(
+        url="https://download.pytorch.org/models/raft_large_C_T_SKHT_K_V2-b5c70766.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 5257536,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/optical_flow",
+            "_metrics": {"Kitti-Test": {"fl_all": 5.19}},
+            "_ops": 211.007,
+            "_file_size": 20.129,
+            "_docs": "\n                These weights were trained from scratch. They are\n                pre-trained on :class:`~torchvision.datasets.FlyingChairs` +\n                :class:`~torchvision.datasets.FlyingThings3D`,\n                fine-tuned on Sintel, and then fine-tuned on\n                :class:`~torchvision.datasets.KittiFlow`. The Sintel fine-tuning\n                step was described above.\n            ",
+        },
+    )
+    DEFAULT = C_T_SKHT_V2
+
+
+class Raft_Small_Weights(WeightsEnum):
+    """torchvision's ``Raft_Small_Weights`` (``torchvision.models.optical_flow.raft``)."""
+
+    C_T_V1 = Weights(
+        url="https://download.pytorch.org/models/raft_small_C_T_V1-ad48884c.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 990162,
+            "recipe": "https://github.com/princeton-vl/RAFT",
+            "_metrics": {
+                "Sintel-Train-Cleanpass": {"epe": 2.1231},
+                "Sintel-Train-Finalpass": {"epe": 3.279},
+                "Kitti-Train": {"per_image_epe": 7.6557, "fl_all": 25.2801},
+            },
+            "_ops": 47.655,
+            "_file_size": 3.821,
+            "_docs": "These weights were ported from the original paper. They\n            are trained on :class:`~torchvision.datasets.FlyingChairs` +\n            :class:`~torchvision.datasets.FlyingThings3D`.",
+        },
+    )
+    C_T_V2 = Weights(
+        url="https://download.pytorch.org/models/raft_small_C_T_V2-01064c6d.pth",
+        transforms=OpticalFlow,
+        meta={
+            "min_size": (128, 128),
+            "num_params": 990162,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/optical_flow",
+            "_metrics": {
+                "Sintel-Train-Cleanpass": {"epe": 1.9901},
+                "Sintel-Train-Finalpass": {"epe": 3.2831},
+                "Kitti-Train": {"per_image_epe": 7.5978, "fl_all": 25.2369},
+            },
+            "_ops": 47.655,
+            "_file_size": 3.821,
+            "_docs": "These weights were trained from scratch on\n            :class:`~torchvision.datasets.FlyingChairs` +\n            :class:`~torchvision.datasets.FlyingThings3D`.",
+        },
+    )
+    DEFAULT = C_T_V2
+
+
 class GoogLeNet_QuantizedWeights(WeightsEnum):
     """torchvision's ``GoogLeNet_QuantizedWeights`` (``torchvision.models.quantization.googlenet``)."""
 
@@ -4707,6 +4846,7 @@ NAMESPACES: dict[str, list[str]] = {
         "Swin3D_S_Weights",
         "Swin3D_T_Weights",
     ],
+    "optical_flow": ["Raft_Large_Weights", "Raft_Small_Weights"],
     "quantization": [
         "GoogLeNet_QuantizedWeights",
         "Inception_V3_QuantizedWeights",
@@ -4821,6 +4961,8 @@ register_weights("s3d", S3D_Weights)
 register_weights("swin3d_b", Swin3D_B_Weights)
 register_weights("swin3d_s", Swin3D_S_Weights)
 register_weights("swin3d_t", Swin3D_T_Weights)
+register_weights("raft_large", Raft_Large_Weights)
+register_weights("raft_small", Raft_Small_Weights)
 register_weights("quantized_googlenet", GoogLeNet_QuantizedWeights)
 register_weights("quantized_inception_v3", Inception_V3_QuantizedWeights)
 register_weights("quantized_mobilenet_v2", MobileNet_V2_QuantizedWeights)
