@@ -150,7 +150,7 @@ def generate(src: str) -> str:
         "from lucid.data.transforms import InterpolationMode"
         if "InterpolationMode." in "\n".join(classes)
         else "",
-        f"from lucid.data.transforms._presets import {', '.join(sorted(em.presets))}",
+        f"from lucid.data.transforms.presets import {', '.join(sorted(em.presets))}",
         "from lucid.models._api import Weights, WeightsEnum, register_weights",
     ]
     consts = [f"{name} = {em.lists[name]!r}" for name in CATEGORY_LISTS if name in em.used]

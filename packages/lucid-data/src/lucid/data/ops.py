@@ -54,6 +54,7 @@ _BOX_FMTS = ("xyxy", "xywh", "cxcywh")
 # torchvision.ops' layers, in lucid.models.ops (they need lucid-nn).
 _LAYERS = (
     "Conv2dNormActivation",
+    "Conv3dNormActivation",
     "ExtraFPNBlock",
     "FeaturePyramidNetwork",
     "LastLevelMaxPool",

@@ -38,7 +38,7 @@ class Weights:
     Attributes:
         url: where torchvision downloads the checkpoint; its file name is what lucid looks for
             in the checkpoint folders (:func:`checkpoint_dirs`).
-        transforms: builds the evaluation preset (``lucid.data.transforms._presets``).
+        transforms: builds the evaluation preset (``lucid.data.transforms.presets``).
         meta: categories, ``num_params``, ``min_size``, recipe, ``_metrics``, ``_docs`` ...
     """
 

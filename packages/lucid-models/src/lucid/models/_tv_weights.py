@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from lucid.data.transforms import InterpolationMode
-from lucid.data.transforms._presets import (
+from lucid.data.transforms.presets import (
     ImageClassification,
     ObjectDetection,
     OpticalFlow,

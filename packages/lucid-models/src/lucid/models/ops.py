@@ -27,6 +27,7 @@ from lucid.data.ops import box_area, roi_align, roi_pool
 from lucid.models._layers import (
     MLP,
     Conv2dNormActivation,
+    Conv3dNormActivation,
     Permute,
     SqueezeExcitation,
     StochasticDepth,
@@ -36,6 +37,7 @@ from lucid.models._layers import (
 __all__ = [
     "MLP",
     "Conv2dNormActivation",
+    "Conv3dNormActivation",
     "ExtraFPNBlock",
     "FeaturePyramidNetwork",
     "LastLevelMaxPool",
