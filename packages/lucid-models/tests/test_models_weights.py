@@ -118,20 +118,38 @@ def _checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> Pa
     return folder / os.path.basename(url)
 
 
+# name -> (torchvision's builder arguments, input shapes, call arguments)
+IMAGE = [(1, 3, 64, 64)]
+CHECKPOINTS: dict[str, tuple[dict[str, Any], list[tuple[int, ...]], dict[str, Any]]] = {
+    "squeezenet1_1": ({"num_classes": 1000}, IMAGE, {}),
+    "googlenet": ({"num_classes": 1000, "aux_logits": False, "init_weights": False}, IMAGE, {}),
+    "densenet121": ({"num_classes": 1000}, IMAGE, {}),
+    "quantized_mobilenet_v2": ({"num_classes": 1000}, IMAGE, {}),
+    "deeplabv3_mobilenet_v3_large": (
+        {"num_classes": 21, "aux_loss": True, "weights_backbone": None}, IMAGE, {}),
+    "raft_small": ({}, [(1, 3, 128, 128)] * 2, {"num_flow_updates": 2}),
+}  # fmt: skip
+
+
+def _flat(out: Any) -> list[np.ndarray]:
+    if isinstance(out, dict):
+        return [v for k in sorted(out) for v in _flat(out[k])]
+    if isinstance(out, list | tuple):
+        return [v for o in out for v in _flat(o)]
+    return [out.detach().numpy()]
+
+
 @pytest.mark.parity
-@pytest.mark.parametrize(
-    "name", ["squeezenet1_1", "googlenet", "densenet121", "quantized_mobilenet_v2"]
-)
+@pytest.mark.parametrize("name", sorted(CHECKPOINTS))
 def test_weights_load_a_torch_checkpoint(
     tvm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     torch = pytest.importorskip("torch")
+    tv_kwargs, shapes, call = CHECKPOINTS[name]
     torch.manual_seed(0)
     float_name = name.removeprefix("quantized_")  # quantize=False: the float model's weights
     enum = models.get_model_weights(float_name)
-    tmodel = tvm.get_model(float_name, num_classes=1000,
-                           **({"aux_logits": False, "init_weights": False}
-                              if name == "googlenet" else {}))  # fmt: skip
+    tmodel = tvm.get_model(float_name, **tv_kwargs)
     state = tmodel.state_dict()
     if name == "densenet121":  # torchvision's DenseNet checkpoints: the old "norm.1" names,
         state = {k.replace("norm1.", "norm.1.").replace("conv2.", "conv.2."): v  # no counters
@@ -146,12 +164,16 @@ def test_weights_load_a_torch_checkpoint(
         assert model.aux1 is None and model.transform_input
     tmodel.eval()
     model.eval()
-    x = np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32)
-    got = model(lucid.tensor(x)).detach().numpy()
+    xs = [np.random.default_rng(i).standard_normal(s).astype(np.float32)
+          for i, s in enumerate(shapes)]  # fmt: skip
+    with lucid.no_grad():
+        got = _flat(model(*[lucid.tensor(x) for x in xs], **call))
     with torch.no_grad():
-        expected = tmodel(torch.tensor(x)).numpy()
-    scale = max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * scale)
+        expected = _flat(tmodel(*[torch.tensor(x) for x in xs], **call))
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        scale = max(1.0, float(np.abs(e).max()))
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * scale)
 
 
 @pytest.mark.parity
