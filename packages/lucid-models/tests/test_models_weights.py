@@ -197,3 +197,28 @@ def test_image_classification_preset_matches_torchvision(tvm: Any) -> None:
     hwc = np.ascontiguousarray(np.moveaxis(img, 0, -1))  # a numpy image: PIL's stand-in
     got = models.ResNet18_Weights.DEFAULT.transforms()(hwc)
     assert tuple(got.shape) == (3, 224, 224) and got.dtype == lucid.float32
+
+
+@pytest.mark.parity
+def test_segmentation_video_and_flow_presets_match_torchvision(tvm: Any) -> None:
+    torch = pytest.importorskip("torch")
+    from torchvision.transforms import _presets
+
+    rng = np.random.default_rng(1)
+    img = rng.integers(0, 256, (2, 3, 90, 70), dtype=np.uint8)
+    seg = models.segmentation.FCN_ResNet50_Weights.DEFAULT.transforms  # resize 520, normalize
+    got = seg()(lucid.tensor(img)).numpy()
+    expected = _presets.SemanticSegmentation(**seg.keywords)(torch.tensor(img)).numpy()
+    assert got.shape == expected.shape == (2, 3, 668, 520)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=2e-2)
+    frames = rng.integers(0, 256, (2, 5, 3, 100, 140), dtype=np.uint8)  # (N, T, C, H, W)
+    vid = models.video.R3D_18_Weights.DEFAULT.transforms  # resize (128, 171), crop 112
+    got = vid()(lucid.tensor(frames)).numpy()
+    expected = _presets.VideoClassification(**vid.keywords)(torch.tensor(frames)).numpy()
+    assert got.shape == expected.shape == (2, 3, 5, 112, 112)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=3e-2)
+    flow = models.optical_flow.Raft_Small_Weights.DEFAULT.transforms()
+    a, b = flow(lucid.tensor(img[0]), lucid.tensor(img[1]))
+    ta, tb = _presets.OpticalFlow()(torch.tensor(img[0]), torch.tensor(img[1]))
+    np.testing.assert_allclose(a.numpy(), ta.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(b.numpy(), tb.numpy(), rtol=1e-6, atol=1e-6)
