@@ -222,3 +222,26 @@ def test_segmentation_video_and_flow_presets_match_torchvision(tvm: Any) -> None
     ta, tb = _presets.OpticalFlow()(torch.tensor(img[0]), torch.tensor(img[1]))
     np.testing.assert_allclose(a.numpy(), ta.numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(b.numpy(), tb.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parity
+def test_every_builder_torchvision_weights_has_the_same_enum(tvm: Any) -> None:
+    """The generated enums are torchvision's (tools/gen_tv_weights.py is not stale)."""
+    ours = set(models.list_models())
+    shared = [n for n in tvm.list_models() if n in ours]
+    assert len(shared) >= 100
+    for name in shared:
+        theirs, mine = tvm.get_model_weights(name), models.get_model_weights(name)
+        assert mine.__name__ == theirs.__name__, name
+        assert list(mine.__members__) == list(theirs.__members__), name
+        for key, member in theirs.__members__.items():
+            got = mine[key]
+            assert got.name == member.name and got.url == member.url, (name, key)
+            # repr: NaN metrics (VGG16's features-only weights) compare equal as text
+            meta = {k: v for k, v in member.meta.items() if k != "unquantized"}
+            mine_meta = {k: v for k, v in got.meta.items() if k != "unquantized"}
+            assert repr(mine_meta) == repr(meta), (name, key)
+            if "unquantized" in member.meta:
+                assert repr(got.meta["unquantized"]) == repr(member.meta["unquantized"])
+            keywords = getattr(member.transforms, "keywords", {})
+            assert getattr(got.transforms, "keywords", {}).keys() == keywords.keys(), (name, key)
