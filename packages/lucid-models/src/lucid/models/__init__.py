@@ -407,6 +407,20 @@ from lucid.models.vit import (
 from lucid.models.xception import Xception, xception
 from lucid.models.zfnet import ZFNet, zfnet
 
+# -- torchvision's weights API and its sub-namespaces (wt-tvmodels) --------------------------
+# isort: split
+from lucid.models import _tv_weights
+from lucid.models import optical_flow as optical_flow
+from lucid.models import quantization as quantization
+from lucid.models import segmentation as segmentation
+from lucid.models import video as video
+from lucid.models._api import Weights, WeightsEnum, get_weight
+from lucid.models._registry import get_model, get_model_builder, get_model_weights
+from lucid.models._tv_weights import *  # noqa: F403 - the generated *_Weights enums
+from lucid.models.maxvit_t import maxvit_t
+
+# -- end of the torchvision weights block ----------------------------------------------------
+
 __all__ = [
     "alexnet",
     "bert_base",
@@ -720,4 +734,20 @@ __all__ += [
     "yolo_v3",
     "yolo_v3_tiny",
     "yolo_v4",
+]
+
+# torchvision's weights API (wt-tvmodels)
+__all__ += [
+    "Weights",
+    "WeightsEnum",
+    "get_model",
+    "get_model_builder",
+    "get_model_weights",
+    "get_weight",
+    "maxvit_t",
+    "segmentation",
+    "video",
+    "quantization",
+    "optical_flow",
+    *_tv_weights.__all__,
 ]

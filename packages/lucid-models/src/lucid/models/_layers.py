@@ -176,3 +176,47 @@ class LayerNorm2d(nn.LayerNorm):
         x = x.permute(0, 2, 3, 1)
         x = nn.functional.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
         return x.permute(0, 3, 1, 2)
+
+
+class Conv3dNormActivation(nn.Sequential):
+    """Conv3d, then a norm layer (BatchNorm3d by default) and an activation (ReLU by default),
+    as ``torchvision.ops.Conv3dNormActivation``; the conv has a bias only without a norm layer,
+    and ``padding`` defaults to ``(kernel_size - 1) // 2 * dilation`` per dimension."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int | tuple[int, int, int] = 3,
+        stride: int | tuple[int, int, int] = 1,
+        padding: int | tuple[int, int, int] | None = None,
+        groups: int = 1,
+        norm_layer: Callable[..., Any] | None = nn.BatchNorm3d,
+        activation_layer: Callable[..., Any] | None = nn.ReLU,
+        dilation: int = 1,
+        inplace: bool | None = True,
+        bias: bool | None = None,
+    ) -> None:
+        if padding is None:
+            k = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+            padding = tuple((n - 1) // 2 * dilation for n in k)  # type: ignore[assignment]
+        if bias is None:
+            bias = norm_layer is None
+        layers: list[Any] = [
+            nn.Conv3d(
+                in_channels,
+                out_channels,
+                kernel_size,
+                stride,
+                padding,
+                dilation=dilation,
+                groups=groups,
+                bias=bias,
+            )  # fmt: skip
+        ]
+        if norm_layer is not None:
+            layers.append(norm_layer(out_channels))
+        if activation_layer is not None:
+            layers.append(activation_layer(**({} if inplace is None else {"inplace": inplace})))
+        super().__init__(*layers)
+        self.out_channels = out_channels

@@ -86,6 +86,7 @@ class InvertedResidual(nn.Module):
         )
         self.block = nn.Sequential(*layers)
         self.out_channels = cnf.out_channels
+        self._is_cn = cnf.stride > 1  # a stage's first block (the segmentation heads find them)
 
     def forward(self, x: Any) -> Any:
         y = self.block(x)
@@ -145,10 +146,16 @@ class MobileNetV3(nn.Module):
         return self.classifier(self.avgpool(self.features(x)).flatten(1))
 
 
-def _conf(arch: str, width_mult: float = 1.0) -> tuple[list[InvertedResidualConfig], int]:
+def _conf(
+    arch: str, width_mult: float = 1.0, reduced_tail: bool = False, dilated: bool = False
+) -> tuple[list[InvertedResidualConfig], int]:
+    """torchvision's ``_mobilenet_v3_conf``: ``dilated`` dilates the last stage instead of
+    striding it (the segmentation backbones), ``reduced_tail`` halves its channels."""
     b = partial(InvertedResidualConfig, width_mult=width_mult)
+    rd = 2 if reduced_tail else 1
+    d = 2 if dilated else 1
     if arch == "large":
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (16, 3, 16, 16, False, "RE", 1),
             (16, 3, 64, 24, False, "RE", 2),
             (24, 3, 72, 24, False, "RE", 1),
@@ -161,11 +168,11 @@ def _conf(arch: str, width_mult: float = 1.0) -> tuple[list[InvertedResidualConf
             (80, 3, 184, 80, False, "HS", 1),
             (80, 3, 480, 112, True, "HS", 1),
             (112, 3, 672, 112, True, "HS", 1),
-            (112, 5, 672, 160, True, "HS", 2),
-            (160, 5, 960, 160, True, "HS", 1),
-            (160, 5, 960, 160, True, "HS", 1),
+            (112, 5, 672, 160 // rd, True, "HS", 2, d),
+            (160 // rd, 5, 960 // rd, 160 // rd, True, "HS", 1, d),
+            (160 // rd, 5, 960 // rd, 160 // rd, True, "HS", 1, d),
         ]
-        last = 1280
+        last = 1280 // rd
     else:
         rows = [
             (16, 3, 16, 16, True, "RE", 2),
@@ -176,22 +183,29 @@ def _conf(arch: str, width_mult: float = 1.0) -> tuple[list[InvertedResidualConf
             (40, 5, 240, 40, True, "HS", 1),
             (40, 5, 120, 48, True, "HS", 1),
             (48, 5, 144, 48, True, "HS", 1),
-            (48, 5, 288, 96, True, "HS", 2),
-            (96, 5, 576, 96, True, "HS", 1),
-            (96, 5, 576, 96, True, "HS", 1),
+            (48, 5, 288, 96 // rd, True, "HS", 2, d),
+            (96 // rd, 5, 576 // rd, 96 // rd, True, "HS", 1, d),
+            (96 // rd, 5, 576 // rd, 96 // rd, True, "HS", 1, d),
         ]
-        last = 1024
-    setting = [b(i, k, e, o, se, a, s, 1) for i, k, e, o, se, a, s in rows]
+        last = 1024 // rd
+    setting = []
+    for row in rows:
+        i, k, e, o, se, a, s = row[:7]
+        setting.append(b(i, k, e, o, se, a, s, row[7] if len(row) > 7 else 1))
     return setting, make_divisible(last * width_mult, 8)
 
 
 @classifier(_PAPER, 5_483_032)
-def mobilenet_v3_large(**kwargs: Any) -> MobileNetV3:
+def mobilenet_v3_large(
+    reduced_tail: bool = False, dilated: bool = False, **kwargs: Any
+) -> MobileNetV3:
     """MobileNetV3-Large, 5,483,032 parameters for 1000 classes."""
-    return MobileNetV3(*_conf("large"), **kwargs)
+    return MobileNetV3(*_conf("large", reduced_tail=reduced_tail, dilated=dilated), **kwargs)
 
 
 @classifier(_PAPER, 2_542_856)
-def mobilenet_v3_small(**kwargs: Any) -> MobileNetV3:
+def mobilenet_v3_small(
+    reduced_tail: bool = False, dilated: bool = False, **kwargs: Any
+) -> MobileNetV3:
     """MobileNetV3-Small, 2,542,856 parameters for 1000 classes."""
-    return MobileNetV3(*_conf("small"), **kwargs)
+    return MobileNetV3(*_conf("small", reduced_tail=reduced_tail, dilated=dilated), **kwargs)

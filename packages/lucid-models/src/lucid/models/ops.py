@@ -39,6 +39,7 @@ from lucid.data.ops import (
 from lucid.models._layers import (
     MLP,
     Conv2dNormActivation,
+    Conv3dNormActivation,
     Permute,
     SqueezeExcitation,
     StochasticDepth,
@@ -476,48 +477,3 @@ class FrozenBatchNorm2d(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.weight.shape[0]}, eps={self.eps}"
-
-
-class Conv3dNormActivation(nn.Sequential):
-    """Conv3d, then a norm layer (BatchNorm3d by default) and an activation (ReLU by default),
-    as ``torchvision.ops.Conv3dNormActivation``; the conv has a bias only without a norm
-    layer, and ``padding`` defaults to ``(kernel_size - 1) // 2 * dilation``."""
-
-    def __init__(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel_size: int | tuple[int, int, int] = 3,
-        stride: int | tuple[int, int, int] = 1,
-        padding: int | tuple[int, int, int] | str | None = None,
-        groups: int = 1,
-        norm_layer: Callable[..., nn.Module] | None = nn.BatchNorm3d,
-        activation_layer: Callable[..., nn.Module] | None = nn.ReLU,
-        dilation: int | tuple[int, int, int] = 1,
-        inplace: bool | None = True,
-        bias: bool | None = None,
-    ) -> None:
-        if padding is None:
-            ks = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-            dl = (dilation,) * 3 if isinstance(dilation, int) else tuple(dilation)
-            padding = tuple((k - 1) // 2 * d for k, d in zip(ks, dl, strict=True))  # type: ignore[assignment]
-        if bias is None:
-            bias = norm_layer is None
-        layers: list[nn.Module] = [
-            nn.Conv3d(
-                in_channels,
-                out_channels,
-                kernel_size,
-                stride,
-                padding,
-                dilation=dilation,
-                groups=groups,
-                bias=bias,
-            )
-        ]
-        if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
-        if activation_layer is not None:
-            layers.append(activation_layer(**({} if inplace is None else {"inplace": inplace})))
-        super().__init__(*layers)
-        self.out_channels = out_channels

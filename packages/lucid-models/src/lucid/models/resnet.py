@@ -16,8 +16,8 @@ _RESNEXT = 'Xie et al., "Aggregated Residual Transformations for Deep Neural Net
 _WRN = 'Zagoruyko & Komodakis, "Wide Residual Networks", BMVC 2016'
 
 
-def conv3x3(cin: int, cout: int, stride: int = 1) -> Any:
-    return nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
+def conv3x3(cin: int, cout: int, stride: int = 1, dilation: int = 1) -> Any:
+    return nn.Conv2d(cin, cout, 3, stride=stride, padding=dilation, dilation=dilation, bias=False)
 
 
 def conv1x1(cin: int, cout: int, stride: int = 1) -> Any:
@@ -28,13 +28,15 @@ class BasicBlock(nn.Module):
     expansion = 1
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None,
-                 groups: int = 1, base_width: int = 64) -> None:  # fmt: skip
+                 groups: int = 1, base_width: int = 64, dilation: int = 1) -> None:  # fmt: skip
         super().__init__()
         if groups != 1 or base_width != 64:
             raise ValueError(
                 f"BasicBlock only supports groups=1 and base_width=64, got {groups} and "
                 f"{base_width}"
             )
+        if dilation > 1:
+            raise NotImplementedError("Dilation > 1 not supported in BasicBlock")
         self.conv1 = conv3x3(inplanes, planes, stride)
         self.bn1 = nn.BatchNorm2d(planes)
         self.relu = nn.ReLU(inplace=True)
@@ -54,12 +56,13 @@ class Bottleneck(nn.Module):
     expansion = 4
 
     def __init__(self, inplanes: int, planes: int, stride: int = 1, downsample: Any = None,
-                 groups: int = 1, base_width: int = 64) -> None:  # fmt: skip
+                 groups: int = 1, base_width: int = 64, dilation: int = 1) -> None:  # fmt: skip
         super().__init__()
         width = int(planes * (base_width / 64.0)) * groups
         self.conv1 = conv1x1(inplanes, width)
         self.bn1 = nn.BatchNorm2d(width)
-        self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=1, groups=groups, bias=False)
+        self.conv2 = nn.Conv2d(width, width, 3, stride=stride, padding=dilation, groups=groups,
+                               dilation=dilation, bias=False)  # fmt: skip
         self.bn2 = nn.BatchNorm2d(width)
         self.conv3 = conv1x1(width, planes * self.expansion)
         self.bn3 = nn.BatchNorm2d(planes * self.expansion)
@@ -77,7 +80,9 @@ class Bottleneck(nn.Module):
 
 class ResNet(nn.Module):
     """torchvision's ResNet; ``cifar=True`` uses a 3x3 stride-1 stem and no max-pool;
-    ``groups`` and ``width_per_group`` make the ResNeXt and Wide ResNet-50/101 bottlenecks."""
+    ``groups`` and ``width_per_group`` make the ResNeXt and Wide ResNet-50/101 bottlenecks;
+    ``replace_stride_with_dilation`` (three booleans, for ``layer2``..``layer4``) dilates those
+    stages instead of striding them, as the segmentation backbones do."""
 
     def __init__(
         self,
@@ -89,10 +94,17 @@ class ResNet(nn.Module):
         zero_init_residual: bool = False,
         groups: int = 1,
         width_per_group: int = 64,
+        replace_stride_with_dilation: list[bool] | None = None,
     ) -> None:
         super().__init__()
         self.inplanes = 64
+        self.dilation = 1
         self.groups, self.base_width = groups, width_per_group
+        dilate = replace_stride_with_dilation or [False, False, False]
+        if len(dilate) != 3:
+            raise ValueError(
+                f"replace_stride_with_dilation should be None or a 3-element tuple, got {dilate}"
+            )
         if cifar:
             self.conv1 = nn.Conv2d(in_channels, 64, 3, stride=1, padding=1, bias=False)
         else:
@@ -101,9 +113,9 @@ class ResNet(nn.Module):
         self.relu = nn.ReLU(inplace=True)
         self.maxpool = nn.Identity() if cifar else nn.MaxPool2d(3, stride=2, padding=1)
         self.layer1 = self._make_layer(block, 64, layers[0])
-        self.layer2 = self._make_layer(block, 128, layers[1], stride=2)
-        self.layer3 = self._make_layer(block, 256, layers[2], stride=2)
-        self.layer4 = self._make_layer(block, 512, layers[3], stride=2)
+        self.layer2 = self._make_layer(block, 128, layers[1], stride=2, dilate=dilate[0])
+        self.layer3 = self._make_layer(block, 256, layers[2], stride=2, dilate=dilate[1])
+        self.layer4 = self._make_layer(block, 512, layers[3], stride=2, dilate=dilate[2])
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(512 * block.expansion, num_classes)
         for m in self.modules():
@@ -119,7 +131,15 @@ class ResNet(nn.Module):
                 if last is not None:
                     nn.init.zeros_(last.weight)
 
-    def _make_layer(self, block: Any, planes: int, blocks: int, stride: int = 1) -> Any:
+    def _make_layer(self, block: Any, planes: int, blocks: int, stride: int = 1,
+                    dilate: bool = False) -> Any:  # fmt: skip
+        previous = self.dilation
+        if dilate:
+            self.dilation *= stride
+            stride = 1
+        # the dilation keyword only where dilated: SE-ResNet's blocks do not take it
+        first = {"dilation": previous} if previous != 1 else {}
+        rest = {"dilation": self.dilation} if self.dilation != 1 else {}
         downsample = None
         if stride != 1 or self.inplanes != planes * block.expansion:
             downsample = nn.Sequential(
@@ -127,9 +147,9 @@ class ResNet(nn.Module):
                 nn.BatchNorm2d(planes * block.expansion),
             )
         g, w = self.groups, self.base_width
-        layers = [block(self.inplanes, planes, stride, downsample, g, w)]
+        layers = [block(self.inplanes, planes, stride, downsample, g, w, **first)]
         self.inplanes = planes * block.expansion
-        layers += [block(self.inplanes, planes, 1, None, g, w) for _ in range(1, blocks)]
+        layers += [block(self.inplanes, planes, 1, None, g, w, **rest) for _ in range(1, blocks)]
         return nn.Sequential(*layers)
 
     def forward(self, x: Any) -> Any:

@@ -303,9 +303,10 @@ class SwinTransformerBlock(nn.Module):
         attention_dropout: float = 0.0,
         stochastic_depth_prob: float = 0.0,
         norm_layer: Any = nn.LayerNorm,
+        attn_layer: Any = None,
     ) -> None:
         super().__init__()
-        attn = ShiftedWindowAttentionV2 if self.v2 else ShiftedWindowAttention
+        attn = attn_layer or (ShiftedWindowAttentionV2 if self.v2 else ShiftedWindowAttention)
         self.norm1 = norm_layer(dim)
         self.attn = attn(
             dim,

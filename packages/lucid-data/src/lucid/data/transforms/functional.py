@@ -68,10 +68,12 @@ Wrap = Callable[[np.ndarray], Any]
 
 
 class InterpolationMode(Enum):
-    """How image transforms resample: ``NEAREST`` or ``BILINEAR``, as torchvision's."""
+    """How image transforms resample: ``NEAREST``, ``BILINEAR`` or ``BICUBIC`` (``resize``
+    only), as torchvision's."""
 
     NEAREST = "nearest"
     BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
 
 
 def _interpolation(mode: InterpolationMode | str) -> InterpolationMode:
@@ -334,6 +336,34 @@ def _lerp_axis(arr: np.ndarray, axis: int, n_out: int) -> np.ndarray:
     return out
 
 
+def _cubic_axis(arr: np.ndarray, axis: int, n_out: int) -> np.ndarray:
+    """Keys' cubic convolution (a = -0.75, torch's) along ``axis``, half-pixel centres, the
+    border replicated: torch's ``interpolate(mode="bicubic", align_corners=False)``."""
+    n_in = arr.shape[axis]
+    src = (np.arange(n_out, dtype=np.float64) + 0.5) * (n_in / n_out) - 0.5
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+    a = -0.75
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        out: np.ndarray = ((a + 2) * x - (a + 3)) * x * x + 1
+        return out
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        out: np.ndarray = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return out
+
+    shape = [1] * arr.ndim
+    shape[axis] = n_out
+    out: np.ndarray | None = None
+    for k, w in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+        idx = np.clip(i0 + k - 1, 0, n_in - 1)
+        term = np.take(arr, idx, axis=axis) * w.astype(np.float32).reshape(shape)
+        out = term if out is None else out + term
+    assert out is not None
+    return out
+
+
 def resize(
     img: Any,
     size: int | Sequence[int],
@@ -341,8 +371,8 @@ def resize(
     max_size: int | None = None,
     batched: bool = False,
 ) -> Any:
-    """Resize to ``size`` (see ``resize_output_size``) with nearest or bilinear sampling
-    (half-pixel centres, no antialiasing); uint8 stays uint8 (rounded)."""
+    """Resize to ``size`` (see ``resize_output_size``) with nearest, bilinear or bicubic
+    sampling (half-pixel centres, no antialiasing); uint8 stays uint8 (rounded)."""
     mode = _interpolation(interpolation)
     arr, wrap = unwrap(img)
     h_axis, w_axis = spatial_axes(img, arr, batched)
@@ -353,7 +383,8 @@ def resize(
         out = np.take(np.take(arr, rows, axis=h_axis), cols, axis=w_axis)
         return wrap(out)
     work = arr.astype(np.float32) if arr.dtype.kind != "f" else arr
-    out = _lerp_axis(_lerp_axis(work, h_axis, new_h), w_axis, new_w)
+    along = _cubic_axis if mode is InterpolationMode.BICUBIC else _lerp_axis
+    out = along(along(work, h_axis, new_h), w_axis, new_w)
     if arr.dtype.kind in "ui":
         info = np.iinfo(arr.dtype)
         out = np.clip(np.rint(out), info.min, info.max)

@@ -9,7 +9,8 @@ from typing import Any
 
 import lucid
 from lucid import Tensor, nn
-from lucid.models.ops import FeaturePyramidNetwork, FrozenBatchNorm2d, LastLevelMaxPool
+from lucid.models.ops import FeaturePyramidNetwork, LastLevelMaxPool
+from lucid.models.ops import FrozenBatchNorm2d as FrozenBatchNorm2d  # (re-exported)
 from lucid.models.resnet import Bottleneck, ResNet
 
 BBOX_XFORM_CLIP = math.log(1000.0 / 16)
