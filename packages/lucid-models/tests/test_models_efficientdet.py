@@ -3,7 +3,8 @@ Table 2 to its digits), the BiFPN graph, the output shapes and a backward pass o
 detector: anchors against effdet's formulas and hand-computed values, the box coder against the
 TensorFlow Object Detection API's test values, the anchor labelling, the loss against a NumPy
 transcription of effdet's and by finite differences in float64, the decoding, and a two-image
-overfit of a tiny configuration."""
+overfit of a tiny configuration; in the parity env, the loss gradients against torch autograd
+of effdet's loss formulas."""
 
 from __future__ import annotations
 
@@ -299,3 +300,35 @@ def test_two_image_overfit() -> None:
         iou = box_iou(p["boxes"][:k], t["boxes"]).numpy()
         same = p["labels"].numpy()[:k, None] == t["labels"].numpy()[None, :]
         assert ((iou > 0.5) & same).any(0).all(), (iou, same)
+
+
+@pytest.mark.parity
+def test_loss_gradients_match_torch() -> None:
+    # effdet's focal_loss (its modulator form) and _box_loss in torch, on the same targets
+    torch = pytest.importorskip("torch")
+    model = _tiny()
+    rng = np.random.default_rng(2)
+    sizes = [4, 2, 1, 1, 1]
+    cls, box = _outputs(rng, 2, 2, sizes)
+    losses = model.compute_loss((cls, box), TARGETS, (32, 32))
+    (losses["loss_cls"] + losses["loss_box"]).backward()
+    anchors = model.anchors((32, 32), [(s, s) for s in sizes])
+    lab = [label_anchors(anchors, b, lab) for b, lab in TARGETS]
+    tc = [torch.tensor(c.detach().numpy(), requires_grad=True) for c in cls]
+    tb = [torch.tensor(b.detach().numpy(), requires_grad=True) for b in box]
+    cls_all = torch.cat([c.permute(0, 2, 3, 1).reshape(2, -1, 2) for c in tc], 1)
+    box_all = torch.cat([b.permute(0, 2, 3, 1).reshape(2, -1, 4) for b in tb], 1)
+    cls_t = torch.from_numpy(np.stack([t[0] for t in lab]))
+    box_t = torch.from_numpy(np.stack([t[1] for t in lab]))
+    norm = sum(t[2] for t in lab) + 1.0
+    oh = torch.nn.functional.one_hot(cls_t.clamp(min=0), 2).double() * (cls_t >= 0)[..., None]
+    ce = torch.nn.functional.binary_cross_entropy_with_logits(cls_all, oh, reduction="none")
+    modulator = torch.exp(1.5 * oh * -cls_all - 1.5 * torch.log1p(torch.exp(-cls_all)))
+    focal = torch.where(oh == 1.0, 0.25 * modulator * ce, 0.75 * modulator * ce).sum() / norm
+    err = (box_all - box_t).abs()
+    q = err.clamp(max=0.1)
+    huber = ((0.5 * q**2 + 0.1 * (err - q)) * (box_t != 0)).sum() / (norm * 4)
+    (focal + 50 * huber).backward()
+    for ours, ref in zip(cls + box, tc + tb):
+        assert ours.grad is not None and ref.grad is not None
+        np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-9, atol=1e-12)
