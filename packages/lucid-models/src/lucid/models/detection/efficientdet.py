@@ -312,11 +312,10 @@ _EPS = 1e-8  # the TensorFlow Object Detection box coder's EPSILON
 
 
 def anchor_boxes(image_size: tuple[int, int], feat_sizes: Sequence[tuple[int, int]],
-                 min_level: int = 3, num_scales: int = 3,
-                 aspect_ratios: Sequence[tuple[float, float]] = ASPECT_RATIOS,
+                 num_scales: int = 3, aspect_ratios: Sequence[tuple[float, float]] = ASPECT_RATIOS,
                  anchor_scale: float = 4.0) -> np.ndarray:  # fmt: skip
     """effdet's anchors (``Anchors``/``_generate_anchor_boxes``) as a float64 ``(A, 4)`` xyxy
-    array: level by level from ``min_level``, cell by cell (row-major), and within a cell
+    array: level by level (``feat_sizes`` from P3 up), cell by cell (row-major), and within a cell
     ``num_scales`` octaves x ``aspect_ratios`` (octave-major), the order of the heads' channels.
 
     On level ``l`` of feature size ``(fh, fw)`` the stride is ``(H / fh, W / fw)``; an anchor is
@@ -325,8 +324,7 @@ def anchor_boxes(image_size: tuple[int, int], feat_sizes: Sequence[tuple[int, in
     """
     h, w = image_size
     levels = []
-    for i, (fh, fw) in enumerate(feat_sizes):
-        del i
+    for fh, fw in feat_sizes:
         sy, sx = h / fh, w / fw
         yv, xv = np.meshgrid((np.arange(fh) + 0.5) * sy, (np.arange(fw) + 0.5) * sx,
                              indexing="ij")  # fmt: skip
@@ -339,7 +337,6 @@ def anchor_boxes(image_size: tuple[int, int], feat_sizes: Sequence[tuple[int, in
                 per_anchor.append(np.stack([xv - half_x, yv - half_y, xv + half_x,
                                             yv + half_y], axis=1))  # fmt: skip
         levels.append(np.stack(per_anchor, axis=1).reshape(-1, 4))
-    del min_level  # the sizes come from the stride, as in effdet; kept for its signature
     return np.concatenate(levels, axis=0)
 
 
@@ -522,7 +519,7 @@ class EfficientDet(nn.Module):
         key = (tuple(image_size), tuple(tuple(f) for f in feat_sizes))
         if key not in self._anchor_cache:
             self._anchor_cache[key] = anchor_boxes(
-                image_size, feat_sizes, 3, self.num_scales, self.aspect_ratios, self.anchor_scale
+                image_size, feat_sizes, self.num_scales, self.aspect_ratios, self.anchor_scale
             )
         return self._anchor_cache[key]
 
