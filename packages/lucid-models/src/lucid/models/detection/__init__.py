@@ -27,6 +27,7 @@ from lucid.models.detection.efficientdet import (
 from lucid.models.detection.faster_rcnn import FasterRCNN, fasterrcnn_resnet50_fpn
 from lucid.models.detection.mask2former import (
     Mask2FormerForUniversalSegmentation,
+    Mask2FormerLoss,
     mask2former_resnet50,
     mask2former_resnet101,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "maskformer_resnet101",
     # Mask2Former
     "Mask2FormerForUniversalSegmentation",
+    "Mask2FormerLoss",
     "mask2former_resnet50",
     "mask2former_resnet101",
 ]

@@ -12,13 +12,36 @@ eight rounded (3.9M ... 52M), which the tests check to its digits. The backbone 
 torchvision-layout EfficientNet without its 1x1 head conv (``backbone.features.0`` ..
 ``.7``: effdet's timm backbone has the same parameters under other names). Padding is
 PyTorch's symmetric padding, not TensorFlow's ``SAME`` (the parameters do not change; the
-outputs of stride-2 layers on even sizes do). The model returns the raw per-level class and box
-outputs (effdet's ``EfficientDet.forward``); anchors, the focal-loss training and the decoding
-are not part of it.
+outputs of stride-2 layers on even sizes do).
+
+``model.forward_raw(x)`` returns the raw per-level class and box outputs (effdet's
+``EfficientDet.forward``). ``model(images, targets)`` is the detector, with effdet's training
+and prediction benches (``effdet/bench.py``, ``anchors.py``, ``loss.py``) folded in, in the
+interface of lucid's other detectors:
+
+- anchors (:func:`anchor_boxes`): per level P3-P7, 3 octave scales x the aspect ratios
+  ``(1, 1), (1.4, 0.7), (0.7, 1.4)``, ``anchor_scale = 4`` times the level's stride, centred on
+  the cells; the stride is ``image size / feature size`` (effdet's, which is ``2 ** level`` on
+  sizes divisible by 128);
+- labelling (effdet's ``AnchorLabeler``): an anchor is matched to the truth it overlaps most
+  if that IoU is at least 0.5, and each truth is also matched to its best anchor; box targets
+  are the Faster R-CNN codes ``(ty, tx, th, tw)`` without scale factors;
+- training mode: ``model(images, targets)`` returns ``{"loss_cls", "loss_box"}`` (sum them to
+  train) for ``targets`` a list of one dict per image, ``"boxes"`` ``(M, 4)`` xyxy pixels and
+  ``"labels"`` ``(M,)`` int64 in ``1 .. num_classes``: ``loss_cls`` is the sigmoid focal loss
+  (``alpha = 0.25``, ``gamma = 1.5``) summed over anchors and classes, ``loss_box`` is
+  ``box_loss_weight = 50`` times the Huber loss (``delta = 0.1``) of the non-zero box
+  targets, both divided by the number of matched anchors in the batch plus one (the box loss
+  by four times that): effdet's ``DetectionLoss`` (its ``loss`` is their sum);
+- eval mode: ``model(images)`` returns one dict per image of ``"boxes"`` ``(K, 4)`` xyxy
+  pixels clipped to the image, ``"scores"`` (sigmoid) and ``"labels"`` (``1 .. num_classes``):
+  the best ``max_detection_points = 5000`` (anchor, class) logits, decoded, per-class NMS at
+  IoU 0.5, at most ``detections_per_img = 100``, best first (effdet's ``_post_process`` and
+  ``generate_detections``), less those at or under ``score_thresh`` (0: none dropped).
 
 Example:
     >>> model = efficientdet_d0(num_classes=3).eval()
-    >>> cls, box = model(lucid.randn(1, 3, 128, 128))
+    >>> cls, box = model.forward_raw(lucid.randn(1, 3, 128, 128))
     >>> [tuple(c.shape) for c in cls][:2], tuple(box[0].shape)
     ([(1, 27, 16, 16), (1, 27, 8, 8)], (1, 36, 16, 16))
 """
@@ -26,22 +49,32 @@ Example:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
+
+import numpy as np
 
 import lucid
 import lucid.nn.functional as F
 from lucid import Tensor, nn
+from lucid.data.ops import batched_nms, sigmoid_focal_loss
 from lucid.models import efficientnet as _effnet
 from lucid.models._registry import register_model
+from lucid.models.detection.yolo import _as_batch, _check_targets, _iou_np
 
 __all__ = [
+    "ASPECT_RATIOS",
     "BiFpn",
+    "DetectionLoss",
     "EfficientDet",
     "EfficientNetFeatures",
     "HeadNet",
+    "anchor_boxes",
     "bifpn_config",
+    "decode_boxes",
+    "encode_boxes",
     "efficientdet_d0",
     "efficientdet_d1",
     "efficientdet_d2",
@@ -50,6 +83,7 @@ __all__ = [
     "efficientdet_d5",
     "efficientdet_d6",
     "efficientdet_d7",
+    "label_anchors",
 ]
 
 _PAPER = 'Tan, Pang and Le, "EfficientDet: Scalable and Efficient Object Detection", CVPR 2020'
@@ -271,23 +305,186 @@ class HeadNet(nn.Module):
         return out
 
 
+# ----------------------------------------------------------------------------- anchors, loss
+
+ASPECT_RATIOS: tuple[tuple[float, float], ...] = ((1.0, 1.0), (1.4, 0.7), (0.7, 1.4))
+_EPS = 1e-8  # the TensorFlow Object Detection box coder's EPSILON
+
+
+def anchor_boxes(image_size: tuple[int, int], feat_sizes: Sequence[tuple[int, int]],
+                 num_scales: int = 3, aspect_ratios: Sequence[tuple[float, float]] = ASPECT_RATIOS,
+                 anchor_scale: float = 4.0) -> np.ndarray:  # fmt: skip
+    """effdet's anchors (``Anchors``/``_generate_anchor_boxes``) as a float64 ``(A, 4)`` xyxy
+    array: level by level (``feat_sizes`` from P3 up), cell by cell (row-major), and within a cell
+    ``num_scales`` octaves x ``aspect_ratios`` (octave-major), the order of the heads' channels.
+
+    On level ``l`` of feature size ``(fh, fw)`` the stride is ``(H / fh, W / fw)``; an anchor is
+    ``anchor_scale * stride * 2 ** (octave / num_scales)`` times ``(ax, ay)`` wide and high,
+    centred on ``((j + 0.5) stride_x, (i + 0.5) stride_y)``.
+    """
+    h, w = image_size
+    levels = []
+    for fh, fw in feat_sizes:
+        sy, sx = h / fh, w / fw
+        yv, xv = np.meshgrid((np.arange(fh) + 0.5) * sy, (np.arange(fw) + 0.5) * sx,
+                             indexing="ij")  # fmt: skip
+        yv, xv = yv.reshape(-1), xv.reshape(-1)
+        per_anchor = []
+        for octave in range(num_scales):
+            for ax, ay in aspect_ratios:
+                half_x = anchor_scale * sx * 2 ** (octave / num_scales) * ax / 2.0
+                half_y = anchor_scale * sy * 2 ** (octave / num_scales) * ay / 2.0
+                per_anchor.append(np.stack([xv - half_x, yv - half_y, xv + half_x,
+                                            yv + half_y], axis=1))  # fmt: skip
+        levels.append(np.stack(per_anchor, axis=1).reshape(-1, 4))
+    return np.concatenate(levels, axis=0)
+
+
+def encode_boxes(boxes: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """The Faster R-CNN box codes ``(ty, tx, th, tw)`` (effdet's ``FasterRcnnBoxCoder`` without
+    scale factors, in its y-first order) of xyxy ``boxes`` against xyxy ``anchors``."""
+    ha = anchors[:, 3] - anchors[:, 1] + _EPS
+    wa = anchors[:, 2] - anchors[:, 0] + _EPS
+    yca = (anchors[:, 1] + anchors[:, 3]) / 2
+    xca = (anchors[:, 0] + anchors[:, 2]) / 2
+    h = boxes[:, 3] - boxes[:, 1] + _EPS
+    w = boxes[:, 2] - boxes[:, 0] + _EPS
+    yc = (boxes[:, 1] + boxes[:, 3]) / 2
+    xc = (boxes[:, 0] + boxes[:, 2]) / 2
+    return np.stack([(yc - yca) / ha, (xc - xca) / wa, np.log(h / ha), np.log(w / wa)], axis=1)
+
+
+def decode_boxes(codes: np.ndarray, anchors: np.ndarray) -> np.ndarray:
+    """xyxy boxes from ``(ty, tx, th, tw)`` codes (effdet's ``decode_box_outputs``)."""
+    ha = anchors[:, 3] - anchors[:, 1]
+    wa = anchors[:, 2] - anchors[:, 0]
+    yc = codes[:, 0] * ha + (anchors[:, 1] + anchors[:, 3]) / 2
+    xc = codes[:, 1] * wa + (anchors[:, 0] + anchors[:, 2]) / 2
+    h = np.exp(codes[:, 2]) * ha
+    w = np.exp(codes[:, 3]) * wa
+    return np.stack([xc - w / 2, yc - h / 2, xc + w / 2, yc + h / 2], axis=1)
+
+
+def label_anchors(anchors: np.ndarray, boxes: np.ndarray, labels: np.ndarray,
+                  match_threshold: float = 0.5) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+    """effdet's ``AnchorLabeler.label_anchors`` for one image: ``labels`` 0-based; returns the
+    class targets ``(A,)`` (the label, or -1 for background), the box codes ``(A, 4)`` (0 for
+    background) and the number of matched anchors.
+
+    The TensorFlow ``ArgMaxMatcher(0.5, 0.5, force_match_for_each_row=True)``: an anchor goes
+    to the truth of highest IoU when that IoU is at least ``match_threshold``; then each truth
+    takes its best anchor (the first truth wins when two share one)."""
+    n = anchors.shape[0]
+    cls_t = np.full(n, -1, dtype=np.int64)
+    box_t = np.zeros((n, 4))
+    if boxes.shape[0] == 0:
+        return cls_t, box_t, 0
+    iou = _iou_np(boxes, anchors)  # (M, A)
+    match = iou.argmax(0)
+    match[iou.max(0) < match_threshold] = -1
+    best_anchor = iou.argmax(1)
+    for g in range(boxes.shape[0] - 1, -1, -1):
+        match[best_anchor[g]] = g
+    pos = match >= 0
+    cls_t[pos] = labels[match[pos]]
+    box_t[pos] = encode_boxes(boxes[match[pos]], anchors[pos])
+    return cls_t, box_t, int(pos.sum())
+
+
+def _flatten(outputs: Sequence[Tensor], k: int) -> Tensor:
+    """Per-level ``(N, A k, H, W)`` maps as one ``(N, sum H W A, k)`` tensor, in the anchors'
+    order (effdet's permute-and-reshape)."""
+    n = outputs[0].shape[0]
+    return lucid.cat([o.permute(0, 2, 3, 1).reshape(n, -1, k) for o in outputs], dim=1)
+
+
+class DetectionLoss(nn.Module):
+    """effdet's ``DetectionLoss``: ``(total, class loss, box loss)`` with ``total = class loss +
+    box_loss_weight * box loss``.
+
+    The class loss is the sigmoid focal loss of the logits against the one-hot targets (none
+    for background), summed and divided by ``num_positives + 1``; the box loss is the Huber
+    loss (``delta``) of the box outputs against the codes, where the codes are non-zero, summed
+    and divided by ``4 (num_positives + 1)``. ``cls_outputs``/``box_outputs`` are per-level
+    head maps; the targets come flattened over the levels, ``(N, A)`` class targets (-1 for
+    background) and ``(N, A, 4)`` codes (effdet takes them per level)."""
+
+    def __init__(self, num_classes: int, alpha: float = 0.25, gamma: float = 1.5,
+                 delta: float = 0.1, box_loss_weight: float = 50.0) -> None:  # fmt: skip
+        super().__init__()
+        self.num_classes = num_classes
+        self.alpha, self.gamma, self.delta = alpha, gamma, delta
+        self.box_loss_weight = box_loss_weight
+
+    def forward(self, cls_outputs: Sequence[Tensor], box_outputs: Sequence[Tensor],
+                cls_targets: Tensor, box_targets: Tensor,
+                num_positives: float) -> tuple[Tensor, Tensor, Tensor]:  # fmt: skip
+        cls = _flatten(cls_outputs, self.num_classes)
+        box = _flatten(box_outputs, 4)
+        if tuple(cls_targets.shape) != tuple(cls.shape[:2]):
+            raise ValueError(f"DetectionLoss: expected class targets of shape "
+                             f"{tuple(cls.shape[:2])}, got {tuple(cls_targets.shape)}")  # fmt: skip
+        if tuple(box_targets.shape) != tuple(box.shape):
+            raise ValueError(f"DetectionLoss: expected box targets of shape {tuple(box.shape)}, "
+                             f"got {tuple(box_targets.shape)}")  # fmt: skip
+        t = np.asarray(cls_targets.numpy()).astype(np.int64)
+        onehot = np.zeros(tuple(cls.shape), dtype=np.float64)
+        b, a = np.nonzero(t >= 0)
+        onehot[b, a, t[b, a]] = 1.0
+        npdt = np.float64 if cls.dtype == lucid.float64 else np.float32
+        norm = float(num_positives) + 1.0
+        cls_loss = sigmoid_focal_loss(cls, lucid.tensor(onehot.astype(npdt)), self.alpha,
+                                      self.gamma, reduction="sum") / norm  # fmt: skip
+        box_t = box_targets.to(box.dtype)
+        mask = (box_t != 0).to(box.dtype)
+        abs_err = (box - box_t).abs()
+        quadratic = abs_err.clamp(max=self.delta)
+        linear = abs_err - quadratic
+        box_loss = ((0.5 * quadratic * quadratic + self.delta * linear) * mask).sum() / (norm * 4.0)
+        return cls_loss + self.box_loss_weight * box_loss, cls_loss, box_loss
+
+
 class EfficientDet(nn.Module):
-    """Backbone, BiFPN, class and box heads; ``model(x)`` returns ``(class_outputs,
+    """Backbone, BiFPN, class and box heads. ``forward_raw(x)`` returns ``(class_outputs,
     box_outputs)``: per level P3-P7, ``(N, 9 num_classes, H, W)`` logits and ``(N, 36, H, W)``
-    box regressions (9 anchors: 3 scales x 3 aspect ratios)."""
+    box codes (9 anchors: 3 scales x 3 aspect ratios). ``model(images, targets)`` is the
+    detector: the losses in training mode, the detections in eval mode (see the module
+    docstring for the anchors, the labelling, the loss and the decoding, all effdet's)."""
 
     def __init__(self, backbone: EfficientNetFeatures, fpn_channels: int, fpn_repeats: int,
                  head_repeats: int, num_classes: int = 90, weighted_fusion: bool = True,
-                 redundant_bias: bool = True) -> None:  # fmt: skip
+                 redundant_bias: bool = True, *, num_scales: int = 3,
+                 aspect_ratios: Sequence[tuple[float, float]] = ASPECT_RATIOS,
+                 anchor_scale: float = 4.0, match_threshold: float = 0.5, alpha: float = 0.25,
+                 gamma: float = 1.5, delta: float = 0.1, box_loss_weight: float = 50.0,
+                 score_thresh: float = 0.0, nms_thresh: float = 0.5,
+                 detections_per_img: int = 100,
+                 max_detection_points: int = 5000) -> None:  # fmt: skip
         super().__init__()
+        num_anchors = num_scales * len(aspect_ratios)
         self.backbone = backbone
         self.fpn = BiFpn(backbone.channels, fpn_channels, fpn_repeats, weighted_fusion,
                          redundant_bias)  # fmt: skip
-        self.class_net = HeadNet(fpn_channels, num_classes, head_repeats, redundant_bias)
-        self.box_net = HeadNet(fpn_channels, 4, head_repeats, redundant_bias)
+        self.class_net = HeadNet(fpn_channels, num_classes, head_repeats, redundant_bias,
+                                 num_anchors=num_anchors)  # fmt: skip
+        self.box_net = HeadNet(fpn_channels, 4, head_repeats, redundant_bias,
+                               num_anchors=num_anchors)  # fmt: skip
+        # effdet's initialisation of the class prior: sigmoid(bias) = 0.01 (focal loss paper)
+        bias = self.class_net.predict.conv_pw.bias
+        assert bias is not None
+        with lucid.no_grad():
+            nn.init.constant_(bias, -math.log((1 - 0.01) / 0.01))
         self.num_classes = num_classes
+        self.num_scales, self.aspect_ratios = num_scales, tuple(aspect_ratios)
+        self.anchor_scale, self.match_threshold = anchor_scale, match_threshold
+        self.loss_fn = DetectionLoss(num_classes, alpha, gamma, delta, box_loss_weight)
+        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
+        self.detections_per_img = detections_per_img
+        self.max_detection_points = max_detection_points
+        self._anchor_cache: dict[tuple[Any, ...], np.ndarray] = {}
 
-    def forward(self, x: Tensor) -> tuple[list[Tensor], list[Tensor]]:
+    def forward_raw(self, x: Tensor) -> tuple[list[Tensor], list[Tensor]]:
+        """effdet's ``EfficientDet.forward``: the per-level class and box maps."""
         if x.ndim != 4:
             raise ValueError(
                 f"EfficientDet expects images of shape (batch, channels, height, width), got "
@@ -295,6 +492,91 @@ class EfficientDet(nn.Module):
             )
         feats = self.fpn(self.backbone(x))
         return self.class_net(feats), self.box_net(feats)
+
+    def forward(self, images: Tensor | Sequence[Tensor],
+                targets: list[dict[str, Tensor]] | None = None) -> Any:  # fmt: skip
+        """Training mode: ``{"loss_cls", "loss_box"}`` for ``targets``; eval mode: one dict of
+        ``boxes``, ``scores``, ``labels`` per image (see the module docstring)."""
+        x = _as_batch(images, "EfficientDet")
+        if self.training:
+            tg = _check_targets(targets, x.shape[0], self.num_classes, "EfficientDet")
+            return self.compute_loss(self.forward_raw(x), tg, (x.shape[2], x.shape[3]))
+        with lucid.no_grad():
+            return self.postprocess(self.forward_raw(x), (x.shape[2], x.shape[3]))
+
+    def predict(self, images: Tensor | Sequence[Tensor]) -> list[dict[str, Tensor]]:
+        """The detections of eval mode, whatever the module's mode (which it leaves as is)."""
+        was = self.training
+        self.eval()
+        try:
+            return self(images)  # type: ignore[no-any-return]
+        finally:
+            self.train(was)
+
+    def anchors(self, image_size: tuple[int, int],
+                feat_sizes: Sequence[tuple[int, int]]) -> np.ndarray:  # fmt: skip
+        """The xyxy anchors (:func:`anchor_boxes`) for an image and its levels' sizes."""
+        key = (tuple(image_size), tuple(tuple(f) for f in feat_sizes))
+        if key not in self._anchor_cache:
+            self._anchor_cache[key] = anchor_boxes(
+                image_size, feat_sizes, self.num_scales, self.aspect_ratios, self.anchor_scale
+            )
+        return self._anchor_cache[key]
+
+    @staticmethod
+    def _feat_sizes(outputs: Sequence[Tensor]) -> list[tuple[int, int]]:
+        return [(int(o.shape[-2]), int(o.shape[-1])) for o in outputs]
+
+    def compute_loss(self, out: tuple[list[Tensor], list[Tensor]],
+                     targets: list[tuple[Any, Any]],
+                     size: tuple[int, int]) -> dict[str, Tensor]:  # fmt: skip
+        """The losses of ``forward_raw``'s outputs for ``targets`` as ``(boxes xyxy, labels
+        0-based)`` numpy pairs: ``{"loss_cls", "loss_box"}``, ``loss_box`` already weighted."""
+        cls_out, box_out = out
+        anchors = self.anchors(size, self._feat_sizes(cls_out))
+        labelled = [label_anchors(anchors, b, lab, self.match_threshold) for b, lab in targets]
+        npdt = np.float64 if cls_out[0].dtype == lucid.float64 else np.float32
+        cls_t = lucid.tensor(np.stack([c for c, _, _ in labelled]))
+        box_t = lucid.tensor(np.stack([b for _, b, _ in labelled]).astype(npdt))
+        num_pos = sum(p for _, _, p in labelled)
+        _, cls_loss, box_loss = self.loss_fn(cls_out, box_out, cls_t, box_t, num_pos)
+        return {"loss_cls": cls_loss, "loss_box": self.loss_fn.box_loss_weight * box_loss}
+
+    def postprocess(self, out: tuple[list[Tensor], list[Tensor]],
+                    size: tuple[int, int]) -> list[dict[str, Tensor]]:  # fmt: skip
+        """effdet's decoding of ``forward_raw``'s outputs, image by image: the top
+        ``max_detection_points`` (anchor, class) logits, their boxes decoded and clipped,
+        per-class NMS, the best ``detections_per_img``."""
+        cls_out, box_out = out
+        anchors = self.anchors(size, self._feat_sizes(cls_out))
+        cls = np.asarray(_flatten(cls_out, self.num_classes).detach().numpy(), dtype=np.float64)
+        box = np.asarray(_flatten(box_out, 4).detach().numpy(), dtype=np.float64)
+        height, width = size
+        results = []
+        for i in range(cls.shape[0]):
+            logits = cls[i].reshape(-1)
+            k = min(self.max_detection_points, logits.size)
+            top = np.argsort(-logits, kind="stable")[:k]
+            idx, classes = top // self.num_classes, top % self.num_classes
+            boxes = decode_boxes(box[i, idx], anchors[idx])
+            boxes[:, 0::2] = boxes[:, 0::2].clip(0, width)
+            boxes[:, 1::2] = boxes[:, 1::2].clip(0, height)
+            scores = 1.0 / (1.0 + np.exp(-logits[top]))
+            ok = scores > self.score_thresh
+            boxes, scores, classes = boxes[ok], scores[ok], classes[ok]
+            if scores.size:
+                keep_t = batched_nms(lucid.tensor(boxes.astype(np.float32)),
+                                     lucid.tensor(scores.astype(np.float32)),
+                                     lucid.tensor(classes.astype(np.int64)),
+                                     self.nms_thresh)  # fmt: skip
+                keep = np.asarray(keep_t.numpy(), dtype=np.int64)[: self.detections_per_img]
+                boxes, scores, classes = boxes[keep], scores[keep], classes[keep]
+            results.append({
+                "boxes": lucid.tensor(boxes.astype(np.float32).reshape(-1, 4)),
+                "scores": lucid.tensor(scores.astype(np.float32).reshape(-1)),
+                "labels": lucid.tensor(classes.astype(np.int64).reshape(-1) + 1),
+            })  # fmt: skip
+        return results
 
 
 # name -> (backbone, fpn channels, BiFPN cells, head repeats, weighted fusion, image size,

@@ -9,8 +9,11 @@ query samples ``n_points`` points per head and level around its reference point 
 stride-32, 16 and 8 maps, then one FPN step down to stride 4 for the per-pixel embeddings. The
 transformer decoder's layers take the three scales in turn; each layer's cross-attention is
 *masked* to the foreground (sigmoid > 0.5) of the mask the previous layer predicted, then
-self-attention over the queries, then an MLP. Inference only: the mask-classification loss
-(point-sampled matching, CE + BCE + dice) is not implemented here.
+self-attention over the queries, then an MLP. :class:`Mask2FormerLoss` is its loss
+(transformers' ``Mask2FormerLoss``): queries matched one-to-one to the target masks on class +
+sigmoid cross-entropy + dice costs at random points, then cross-entropy ("no object" weighted
+``eos_coef``) and sigmoid cross-entropy and dice of the matched masks at points chosen by
+uncertainty.
 
 Example:
     >>> model = mask2former_resnet50(num_labels=3).eval()
@@ -22,16 +25,21 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 import lucid
 import lucid.nn.functional as F
 from lucid import Tensor, nn
 from lucid.models._registry import register_model
 from lucid.models.detection.detr import DetrResNetBackbone, DetrSinePositionEmbedding
+from lucid.models.detection.matcher import linear_sum_assignment
 
 __all__ = [
     "Mask2FormerForUniversalSegmentation",
+    "Mask2FormerLoss",
     "Mask2FormerPixelDecoder",
     "mask2former_resnet50",
     "mask2former_resnet101",
@@ -425,6 +433,153 @@ class Mask2FormerForUniversalSegmentation(nn.Module):
         queries, masks = self.model.transformer_module(scales, mask_features)
         return {"class_queries_logits": self.class_predictor(queries),
                 "masks_queries_logits": masks}  # fmt: skip
+
+
+def _sample_point(features: Tensor, points: Tensor) -> Tensor:
+    """transformers' ``sample_point``: ``features`` ``(R, C, H, W)`` read bilinearly at the
+    ``[0, 1]^2`` ``(x, y)`` points ``(R, P, 2)``: ``(R, C, P)``."""
+    out = F.grid_sample(features, 2.0 * points[:, :, None] - 1.0, align_corners=False)
+    return out[..., 0]
+
+
+class Mask2FormerLoss(nn.Module):
+    """Mask2Former's loss (transformers' ``Mask2FormerLoss`` with the weights of its config; no
+    auxiliary losses).
+
+    Args:
+        num_labels: classes (``class_queries_logits`` have ``num_labels + 1``).
+        eos_coef: weight of the "no object" class in the cross-entropy (``no_object_weight``).
+        class_weight: weight of ``loss_cross_entropy`` (and of the class cost in the matching).
+        mask_weight: weight of ``loss_mask``, the sigmoid cross-entropy (and of its cost).
+        dice_weight: weight of ``loss_dice`` (and of its cost).
+        num_points: points sampled per mask (``train_num_points``).
+        oversample_ratio: candidates per point for the importance sampling.
+        importance_sample_ratio: share of the points taken where the prediction is the most
+            uncertain (its logit nearest 0); the others uniform.
+
+    ``loss(outputs, mask_labels, class_labels, rand=None)``: ``outputs`` as the model returns
+    them, ``mask_labels`` one ``(M, H, W)`` float 0/1 tensor per image, ``class_labels`` one
+    ``(M,)`` int64 tensor per image. The matching compares each query's mask with each target
+    at the same ``num_points`` uniform random points (one draw per image); the losses read the
+    matched masks (targets zero-padded to the largest) at ``importance_sample_ratio`` of the
+    points chosen among ``oversample_ratio`` times as many random candidates by uncertainty,
+    the rest uniform. ``rand(shape)`` gives the uniform ``[0, 1)`` numbers, in transformers'
+    order of draws (per image ``(1, P, 2)``; then ``(R, oversample P, 2)`` and ``(R, P -
+    int(importance P), 2)`` for the ``R`` matched masks); ``None`` is ``lucid.rand``. Returns
+    ``(total, parts)``: the weighted sum and the unweighted ``loss_cross_entropy``,
+    ``loss_mask`` and ``loss_dice``, the mask losses averaged over the number of target masks.
+    """
+
+    def __init__(self, num_labels: int, eos_coef: float = 0.1, class_weight: float = 2.0,
+                 mask_weight: float = 5.0, dice_weight: float = 5.0, num_points: int = 12544,
+                 oversample_ratio: float = 3.0,
+                 importance_sample_ratio: float = 0.75) -> None:  # fmt: skip
+        super().__init__()
+        self.num_labels = num_labels
+        self.weights = {"loss_cross_entropy": class_weight, "loss_mask": mask_weight,
+                        "loss_dice": dice_weight}  # fmt: skip
+        self.num_points = num_points
+        self.oversample_ratio = oversample_ratio
+        self.importance_sample_ratio = importance_sample_ratio
+        empty = lucid.ones(num_labels + 1)
+        empty[-1] = eos_coef
+        self.register_buffer("empty_weight", empty)
+
+    def _match(
+        self, masks: Tensor, logits: Tensor, mask_labels: Sequence[Tensor],
+        class_labels: Sequence[Tensor], rand: Callable[[tuple[int, ...]], Tensor]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
+        # NumPy costs on the sampled points: no gradient flows through the matching
+        lg = logits.detach().numpy().astype(np.float64)
+        probs = np.exp(lg - lg.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        out = []
+        for i, (tm, labels) in enumerate(zip(mask_labels, class_labels)):
+            lab = np.asarray(labels.numpy(), dtype=np.int64)
+            points = rand((1, self.num_points, 2)).to(masks.dtype)
+            with lucid.no_grad():
+                t = _sample_point(tm.detach()[:, None].to(masks.dtype),
+                                  points.expand(len(lab), -1, -1))[:, 0]  # fmt: skip
+                x = _sample_point(masks[i].detach()[:, None],
+                                  points.expand(int(masks.shape[1]), -1, -1))[:, 0]  # fmt: skip
+            tn = t.numpy().astype(np.float64)
+            xn = x.numpy().astype(np.float64)
+            # pairwise sigmoid cross-entropy: softplus(-x) where the target is 1, else softplus(x)
+            cost_mask = (np.logaddexp(0.0, -xn) @ tn.T + np.logaddexp(0.0, xn) @ (1 - tn).T) / (
+                xn.shape[1]
+            )
+            p = 1.0 / (1.0 + np.exp(-xn))
+            cost_dice = 1 - (2 * p @ tn.T + 1) / (p.sum(-1)[:, None] + tn.sum(-1)[None, :] + 1)
+            cost = (self.weights["loss_mask"] * cost_mask
+                    - self.weights["loss_cross_entropy"] * probs[i][:, lab]
+                    + self.weights["loss_dice"] * cost_dice)  # fmt: skip
+            big = np.finfo(np.float32).max
+            out.append(linear_sum_assignment(np.nan_to_num(cost, nan=big, posinf=big, neginf=big)))
+        return out
+
+    def _importance_points(self, pred: Tensor,
+                           rand: Callable[[tuple[int, ...]], Tensor]) -> Tensor:  # fmt: skip
+        """transformers' ``sample_points_using_uncertainty`` with uncertainty ``-|logit|``."""
+        r = int(pred.shape[0])
+        sampled = int(self.num_points * self.oversample_ratio)
+        cand = rand((r, sampled, 2)).to(pred.dtype)
+        with lucid.no_grad():
+            uncertainty = -_sample_point(pred.detach(), cand)[:, 0].abs().numpy()
+        k = int(self.importance_sample_ratio * self.num_points)
+        idx = np.argsort(-uncertainty, axis=1, kind="stable")[:, :k]
+        cn = cand.numpy()
+        points = np.take_along_axis(cn, idx[:, :, None], axis=1)
+        if self.num_points - k > 0:
+            extra = rand((r, self.num_points - k, 2)).to(pred.dtype).numpy()
+            points = np.concatenate([points, extra], axis=1)
+        return lucid.tensor(points)
+
+    def forward(self, outputs: dict[str, Tensor], mask_labels: Sequence[Tensor],
+                class_labels: Sequence[Tensor],
+                rand: Callable[[tuple[int, ...]], Tensor] | None = None,
+                ) -> tuple[Tensor, dict[str, Tensor]]:  # fmt: skip
+        masks, logits = outputs["masks_queries_logits"], outputs["class_queries_logits"]
+        b, q = int(logits.shape[0]), int(logits.shape[1])
+        if len(mask_labels) != b or len(class_labels) != b:
+            raise ValueError(
+                f"Mask2FormerLoss expects one mask_labels and one class_labels entry per image, "
+                f"got {len(mask_labels)} and {len(class_labels)} for {b} images"
+            )
+        draw = rand if rand is not None else (lambda shape: lucid.rand(*shape))
+        indices = self._match(masks, logits, mask_labels, class_labels, draw)
+        classes = np.full((b, q), self.num_labels, dtype=np.int64)
+        bi, qi, ti = [], [], []
+        for i, (src, tgt) in enumerate(indices):
+            classes[i, src] = np.asarray(class_labels[i].numpy(), dtype=np.int64)[tgt]
+            bi.append(np.full(len(src), i, dtype=np.int64))
+            qi.append(src)
+            ti.append(tgt)
+        loss_ce = F.cross_entropy(logits.transpose(1, 2), lucid.tensor(classes),
+                                  weight=self.empty_weight.to(logits.dtype))  # fmt: skip
+        num_masks = max(float(sum(int(c.shape[0]) for c in class_labels)), 1.0)
+        h = max(int(m.shape[-2]) for m in mask_labels)
+        w = max(int(m.shape[-1]) for m in mask_labels)
+        targets = []
+        for i, tgt in enumerate(ti):  # zero-padded to the largest target, as transformers'
+            tm = np.zeros((len(tgt), h, w), dtype=np.float64)
+            src = np.asarray(mask_labels[i].numpy(), dtype=np.float64)[tgt]
+            tm[:, : src.shape[1], : src.shape[2]] = src
+            targets.append(tm)
+        pred = masks[lucid.tensor(np.concatenate(bi)), lucid.tensor(np.concatenate(qi))][:, None]
+        target = lucid.tensor(np.concatenate(targets)[:, None], dtype=pred.dtype)
+        points = self._importance_points(pred, draw).to(pred.dtype)
+        with lucid.no_grad():
+            labels = _sample_point(target, points)[:, 0]
+        point_logits = _sample_point(pred, points)[:, 0]
+        ce = F.binary_cross_entropy_with_logits(point_logits, labels, reduction="none")
+        prob = point_logits.sigmoid()
+        dice = 1 - (2 * (prob * labels).sum(-1) + 1) / (prob.sum(-1) + labels.sum(-1) + 1)
+        parts = {"loss_cross_entropy": loss_ce, "loss_mask": ce.mean(1).sum() / num_masks,
+                 "loss_dice": dice.sum() / num_masks}  # fmt: skip
+        total = sum(
+            (self.weights[k] * v for k, v in parts.items()), lucid.zeros((), dtype=pred.dtype)
+        )
+        return total, parts
 
 
 def _build(depths: tuple[int, ...], num_labels: int,
