@@ -237,12 +237,17 @@ def test_ps_roi_pool_matches_the_loop_reference() -> None:
     rois = _rois(rng, 6, 16.0)
     got = ops.ps_roi_pool(lucid.tensor(x), lucid.tensor(rois), 3, 0.5)
     assert tuple(got.shape) == (6, 2, 3, 3)
-    np.testing.assert_allclose(got.numpy(), _ps_roi_pool_ref(x, rois, 3, 3, 0.5), rtol=1e-10)
+    np.testing.assert_allclose(
+        got.numpy(), _ps_roi_pool_ref(x, rois, 3, 3, 0.5), rtol=1e-10, atol=0
+    )
     # The list-of-boxes form is the same RoIs.
     per_image = [lucid.tensor(rois[rois[:, 0] == i, 1:]) for i in range(2)]
     order = np.argsort(rois[:, 0], kind="stable")
     np.testing.assert_allclose(
-        ops.ps_roi_pool(lucid.tensor(x), per_image, 3, 0.5).numpy(), got.numpy()[order]
+        ops.ps_roi_pool(lucid.tensor(x), per_image, 3, 0.5).numpy(),
+        got.numpy()[order],
+        rtol=1e-7,
+        atol=0,
     )
 
 
@@ -273,8 +278,8 @@ def test_drop_block2d_drops_square_blocks_and_rescales() -> None:
     out = ops.drop_block2d(x, 0.2, 3).numpy()
     kept = out != 0
     scale = out[kept][0]
-    np.testing.assert_allclose(out[kept], scale)
-    np.testing.assert_allclose(scale, kept.size / (1e-6 + kept.sum()), rtol=1e-6)
+    np.testing.assert_allclose(out[kept], scale, rtol=1e-7, atol=0)
+    np.testing.assert_allclose(scale, kept.size / (1e-6 + kept.sum()), rtol=1e-6, atol=0)
 
     # The dropped pixels are a union of whole 3x3 blocks inside the map (seeds are drawn at
     # least 1 from the border): a morphological opening by a 3x3 square leaves them unchanged.
@@ -307,11 +312,11 @@ def test_drop_block_drop_fraction_and_mean() -> None:
     lucid.manual_seed(1)
     out = ops.drop_block2d(lucid.ones(64, 4, 16, 16, dtype=lucid.float64), 0.1, 3).numpy()
     expected = _expected_drop_fraction(0.1, 3, 16, 2)
-    np.testing.assert_allclose(float((out == 0).mean()), expected, atol=0.012)  # ~3.5 sd
-    np.testing.assert_allclose(out.mean(), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(float((out == 0).mean()), expected, atol=0.012, rtol=1e-7)  # ~3.5 sd
+    np.testing.assert_allclose(out.mean(), 1.0, rtol=1e-5, atol=0)
     out3 = ops.drop_block3d(lucid.ones(64, 4, 8, 8, 8), 0.1, 3).numpy()
     expected3 = _expected_drop_fraction(0.1, 3, 8, 3)
-    np.testing.assert_allclose(float((out3 == 0).mean()), expected3, atol=0.015)
+    np.testing.assert_allclose(float((out3 == 0).mean()), expected3, atol=0.015, rtol=1e-7)
 
 
 def test_drop_block_identity_and_errors() -> None:
@@ -335,7 +340,7 @@ def test_drop_block_gradient_is_the_mask() -> None:
     x = lucid.ones(2, 2, 8, 8, dtype=lucid.float64, requires_grad=True)
     out = ops.drop_block2d(x, 0.3, 3)
     out.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), out.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), out.detach().numpy(), rtol=1e-7, atol=0)
 
 
 def _boxes(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -349,18 +354,30 @@ def test_distance_and_complete_iou_losses() -> None:
     t1, t2 = lucid.tensor(b1), lucid.tensor(b2)
     diou = ops.distance_box_iou(t1, t2).numpy().diagonal()
     ciou = ops.complete_box_iou(t1, t2).numpy().diagonal()
-    np.testing.assert_allclose(ops.distance_box_iou_loss(t1, t2).numpy(), 1 - diou, rtol=1e-6)
-    np.testing.assert_allclose(ops.complete_box_iou_loss(t1, t2).numpy(), 1 - ciou, rtol=1e-6)
     np.testing.assert_allclose(
-        ops.complete_box_iou_loss(t1, t2, reduction="mean").item(), np.mean(1 - ciou), rtol=1e-6
+        ops.distance_box_iou_loss(t1, t2).numpy(), 1 - diou, rtol=1e-6, atol=0
     )
     np.testing.assert_allclose(
-        ops.distance_box_iou_loss(t1, t2, reduction="sum").item(), np.sum(1 - diou), rtol=1e-6
+        ops.complete_box_iou_loss(t1, t2).numpy(), 1 - ciou, rtol=1e-6, atol=0
+    )
+    np.testing.assert_allclose(
+        ops.complete_box_iou_loss(t1, t2, reduction="mean").item(),
+        np.mean(1 - ciou),
+        rtol=1e-6,
+        atol=0,
+    )
+    np.testing.assert_allclose(
+        ops.distance_box_iou_loss(t1, t2, reduction="sum").item(),
+        np.sum(1 - diou),
+        rtol=1e-6,
+        atol=0,
     )
     # Identical boxes: no loss; integer boxes are upcast to float32.
     same = lucid.tensor([[0, 0, 4, 2]])
     assert ops.distance_box_iou_loss(same, same).dtype == lucid.float32
-    np.testing.assert_allclose(ops.complete_box_iou_loss(same, same).numpy(), [0.0], atol=1e-6)
+    np.testing.assert_allclose(
+        ops.complete_box_iou_loss(same, same).numpy(), [0.0], atol=1e-6, rtol=1e-7
+    )
     empty = lucid.zeros(0, 4)
     assert ops.complete_box_iou_loss(empty, empty, reduction="mean").item() == 0.0
     with pytest.raises(ValueError, match="reduction"):

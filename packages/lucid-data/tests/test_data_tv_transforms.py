@@ -110,11 +110,13 @@ def test_convert_clamp_and_set_clamping_mode() -> None:
     )
     cxcy = v2.ConvertBoundingBoxFormat("CXCYWH")(boxes)
     assert cxcy.format is tv.BoundingBoxFormat.CXCYWH
-    np.testing.assert_allclose(cxcy.numpy(), [[5, 5, 14, 4], [2.5, 5, 3, 8]])
+    np.testing.assert_allclose(cxcy.numpy(), [[5, 5, 14, 4], [2.5, 5, 3, 8]], rtol=1e-7, atol=0)
     back = v2.ConvertBoundingBoxFormat(tv.BoundingBoxFormat.XYXY)(cxcy)
-    np.testing.assert_allclose(back.numpy(), boxes.numpy())
+    np.testing.assert_allclose(back.numpy(), boxes.numpy(), rtol=1e-7, atol=0)
     clamped = v2.ClampBoundingBoxes()(cxcy)  # clamped as xyxy, given back in its format
-    np.testing.assert_allclose(clamped.numpy(), [[5, 5, 10, 4], [2.5, 4.5, 3, 7]])
+    np.testing.assert_allclose(
+        clamped.numpy(), [[5, 5, 10, 4], [2.5, 4.5, 3, 7]], rtol=1e-7, atol=0
+    )
     assert v2.ClampBoundingBoxes(None)(boxes).tolist() == boxes.tolist()
     free = v2.SetClampingMode(None)(boxes)
     assert free.clamping_mode is None and v2.ClampBoundingBoxes()(free).tolist() == boxes.tolist()
@@ -223,9 +225,11 @@ def test_random_resizes_scale_boxes_masks_and_keypoints(transform: v2.Transform)
         h, w = out_img.shape[-2:]
         ry, rx = h / 24, w / 32
         np.testing.assert_allclose(
-            out["boxes"].numpy(), target["boxes"].numpy() * [rx, ry, rx, ry], rtol=1e-6
+            out["boxes"].numpy(), target["boxes"].numpy() * [rx, ry, rx, ry], rtol=1e-6, atol=0
         )
-        np.testing.assert_allclose(out["points"].numpy(), [[3 * rx, 4 * ry], [30 * rx, 20 * ry]])
+        np.testing.assert_allclose(
+            out["points"].numpy(), [[3 * rx, 4 * ry], [30 * rx, 20 * ry]], rtol=1e-7, atol=0
+        )
         assert out["points"].canvas_size == (h, w) == out["boxes"].canvas_size
         assert set(np.unique(out["masks"].numpy())) <= {0, 1}  # nearest neighbour
         if isinstance(transform, v2.RandomShortestSize):

@@ -211,8 +211,12 @@ def test_yolo_v3_assigns_each_object_to_its_best_anchor() -> None:
     tg = model._build_targets(levels, [(boxes, np.array([2]))], (416, 416))
     assert tg[2]["pos"].sum() == 1 and tg[0]["pos"].sum() == tg[1]["pos"].sum() == 0
     assert tg[2]["pos"][0, 0, 150 // 32, 200 // 32] == 1
-    np.testing.assert_allclose(tg[2]["txy"][0, 0, 4, 6], [200 / 32 - 6, 150 / 32 - 4])
-    np.testing.assert_allclose(tg[2]["twh"][0, 0, 4, 6], np.log([120 / 116, 95 / 90]))
+    np.testing.assert_allclose(
+        tg[2]["txy"][0, 0, 4, 6], [200 / 32 - 6, 150 / 32 - 4], rtol=1e-7, atol=0
+    )
+    np.testing.assert_allclose(
+        tg[2]["twh"][0, 0, 4, 6], np.log([120 / 116, 95 / 90]), rtol=1e-7, atol=0
+    )
     np.testing.assert_array_equal(tg[2]["cls"][0, 0, 4, 6], [0, 0, 1])
     # v4 also assigns every anchor whose shape IoU with the object is over 0.213
     v4 = YOLOv4(num_classes=3, width_mult=0.0625, depths=(1, 1, 1, 1, 1))
@@ -235,7 +239,9 @@ def test_decoding_puts_a_box_where_the_outputs_say() -> None:
     expected = [cx - 59 / 2, cy - 119 / 2, cx + 59 / 2, cy + 119 / 2]
     expected = np.clip(expected, 0, 64)
     np.testing.assert_allclose(det["boxes"].numpy()[0], expected, rtol=1e-5, atol=1e-4)
-    np.testing.assert_allclose(det["scores"].numpy(), [1 / (1 + np.exp(-5.0)) ** 2], rtol=1e-5)
+    np.testing.assert_allclose(
+        det["scores"].numpy(), [1 / (1 + np.exp(-5.0)) ** 2], rtol=1e-5, atol=0
+    )
 
 
 def test_bad_input_gets_a_clear_error() -> None:
