@@ -50,6 +50,28 @@ def causal_mask(length: int, source: int, like: Tensor) -> Tensor:
     return out
 
 
+# ``causal_mask(L, S).logical_not()`` per (L, S, backend), made once: five ops a call saved in
+# generation (docs/performance.md, issue 30). Read-only use (masked_fill); small masks only.
+_BLOCKED: dict[tuple[int, int, Any], Tensor] = {}
+_BLOCKED_MAX_ELEMENTS = 1 << 20
+_BLOCKED_MAX_ENTRIES = 32
+
+
+def _blocked(length: int, source: int, like: Tensor) -> Tensor:
+    """True where query i may not attend key j (j > i); cached outside a compile capture."""
+    if lucid.compiler.is_compiling() or length * source > _BLOCKED_MAX_ELEMENTS:
+        return causal_mask(length, source, like).logical_not()
+    key = (length, source, like.backend)
+    mask = _BLOCKED.get(key)
+    if mask is None:
+        with lucid.no_grad():
+            mask = causal_mask(length, source, like).logical_not()
+        if len(_BLOCKED) >= _BLOCKED_MAX_ENTRIES:
+            _BLOCKED.clear()
+        _BLOCKED[key] = mask
+    return mask
+
+
 def _shapes(*ts: Tensor) -> str:
     return ", ".join(str(tuple(t.shape)) for t in ts)
 
@@ -150,13 +172,16 @@ def scaled_dot_product_attention(
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * factor
     if is_causal:
-        scores = scores.masked_fill(causal_mask(length, source, query).logical_not(), -math.inf)
+        scores = scores.masked_fill(_blocked(length, source, query), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype is lucid.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores, is_causal or attn_mask is not None)
+    # A causal mask alone leaves key 0 to every query: no row is all -inf, nothing to look for
+    # (a capture keeps the general path).
+    masked = attn_mask is not None or (is_causal and (source == 0 or lucid.compiler.is_compiling()))
+    weights = _safe_softmax(scores, masked)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     out: Tensor = weights @ value
