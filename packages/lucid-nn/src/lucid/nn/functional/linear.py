@@ -43,16 +43,19 @@ class _Linear(Function):
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (``torch.nn.functional.linear``)."""
     input, weight, bias = lower_precision_inputs(input, weight, bias)
-    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+    # the arrays' shapes and dtypes, read once (the per-call cost of a model's many small
+    # Linears, docs/performance.md, issue 30)
+    xs, ws = input._data.shape, weight._data.shape
+    if not xs or xs[-1] != ws[-1]:
         raise RuntimeError(
             f"linear: input with {input.shape[-1] if input.ndim else 0} features in the last "
             f"dim does not match weight of shape {tuple(weight.shape)} "
             f"(expected {weight.shape[-1]} features), got input of shape {tuple(input.shape)}"
         )
-    if weight.ndim == 1:
+    if len(ws) == 1:
         out = input @ weight
         return out if bias is None else out + bias
-    if input.dtype is not weight.dtype:
+    if input._data.dtype != weight._data.dtype and input.dtype is not weight.dtype:
         raise RuntimeError(
             f"linear: expected input and weight to have the same dtype, but got input "
             f"{input.dtype} and weight {weight.dtype}"
