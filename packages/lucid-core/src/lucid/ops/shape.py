@@ -176,6 +176,9 @@ def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
     if size is None:
         raise TypeError("view() missing 1 required positional argument: 'size'")
     shape = (size, *sizes)
+    arr = a._data
+    if type(arr) is np.ndarray and arr.flags.c_contiguous and not _memory_format._marked:
+        return reshape(a, *shape)  # a dense row-major array views as any shape of its size
     strides = layout_strides(a)
     if strides is not None and not _viewable(a._data.shape, strides, shape_arg(shape)):
         raise RuntimeError(
