@@ -81,18 +81,22 @@ def _check(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, enable_gqa
         if not isinstance(t, Tensor):
             raise TypeError(f"scaled_dot_product_attention expected {name} to be a lucid.Tensor, "
                             f"got {type(t).__name__}")  # fmt: skip
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+    qs, ks, vs = q._data.shape, k._data.shape, v._data.shape  # read once (per-call cost)
+    if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(f"scaled_dot_product_attention expects query, key and value of at "
                            f"least 2 dims, got {_shapes(q, k, v)}")  # fmt: skip
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+    if qs[-1] != ks[-1] or ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key "
                            f"(..., S, E) and value (..., S, Ev), got "
                            f"{_shapes(q, k, v)}")  # fmt: skip
-    if not (q.dtype is k.dtype is v.dtype):
+    dtype = q._data.dtype
+    if not (k._data.dtype == dtype and v._data.dtype == dtype) and not (
+        q.dtype is k.dtype is v.dtype
+    ):
         raise RuntimeError(f"scaled_dot_product_attention expected query, key and value of one "
                            f"dtype, got {q.dtype}, {k.dtype} and {v.dtype}")  # fmt: skip
-    if not enable_gqa and min(q.ndim, k.ndim) >= 3:
-        hq, hk = q.shape[-3], k.shape[-3]
+    if not enable_gqa and min(len(qs), len(ks)) >= 3:
+        hq, hk = qs[-3], ks[-3]
         if hq != hk and hk != 1:
             raise RuntimeError(f"scaled_dot_product_attention: query has {hq} heads but key has "
                                f"{hk} (dim -3); pass enable_gqa=True for grouped-query attention "
