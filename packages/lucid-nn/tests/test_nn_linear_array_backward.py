@@ -16,12 +16,13 @@ linear_module = importlib.import_module("lucid.nn.functional.linear")
 
 def _grads(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, g: np.ndarray,
            needs: tuple[bool, bool, bool]) -> list[np.ndarray | None]:  # fmt: skip
-    ts = [lucid.from_numpy(x.copy()), lucid.from_numpy(w.copy()),
-          None if b is None else lucid.from_numpy(b.copy())]  # fmt: skip
+    xt, wt = lucid.from_numpy(x.copy()), lucid.from_numpy(w.copy())
+    bt = None if b is None else lucid.from_numpy(b.copy())
+    ts = [xt, wt, bt]
     for t, need in zip(ts, needs):
         if t is not None and need:
             t.requires_grad_()
-    F.linear(ts[0], ts[1], ts[2]).backward(lucid.from_numpy(g))
+    F.linear(xt, wt, bt).backward(lucid.from_numpy(g))
     return [None if t is None or t.grad is None else t.grad.numpy().copy() for t in ts]
 
 
