@@ -1,6 +1,7 @@
 """softmax/log_softmax and their gradients in row blocks (``backends/_numpy/kernels/softmax``):
 the op's own values and gradients bit for bit (the same ufuncs per row), -inf and NaN rows
-included; other dims, layouts and small arrays go to the op's code."""
+included; small float arrays run the op's passes as bare ufunc calls (any dim); other big
+dims and layouts go to the op's code."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def _values_and_grad(fn: str, x: np.ndarray, g: np.ndarray, dim: int) -> tuple[n
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize(("shape", "dim"), [((700, 1000), -1), ((3, 50, 3000), 2),
-                                            ((3, 50, 3000), 1), ((4, 10), -1)])  # fmt: skip
+                                            ((3, 50, 3000), 1), ((4, 10), -1), ((4, 10), 0),
+                                            ((3, 5, 7), 1)])  # fmt: skip
 def test_blocks_equal_the_op_bit_for_bit(fn: str, dtype: str, shape: tuple[int, ...], dim: int,
                                          without_kernels: None) -> None:  # fmt: skip
     rng = np.random.default_rng(0)
@@ -60,7 +62,8 @@ def test_the_kernels_decline_what_they_do_not_take() -> None:
     assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big, 1) is not None
     assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big, 0) is None  # not the last dim
     assert _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, big[:, ::2], 1) is None  # strided
-    assert _SAVED[kernels.SOFTMAX].forward(_CPU, big[:10], 1) is None  # small
+    assert _SAVED[kernels.SOFTMAX].forward(_CPU, big[:10], 1) is not None  # small: bare ufuncs
+    assert _SAVED[kernels.SOFTMAX].forward(_CPU, big[:10].astype(np.float16), 1) is None
     assert _SAVED[kernels.SOFTMAX_GRAD].forward(_CPU, big, big.astype(np.float64), 1) is None
 
 

@@ -27,8 +27,20 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
     __all__ = OPS.names
 
 
+_BASIC = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
 def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
     """Backend-array form of an index, and whether it uses advanced (array) indexing."""
+    # Basic indexing (ints, slices, None, ...) is the common case: no per-item probing
+    # (per-call cost, docs/performance.md, issue 30); the same result as the loop below.
+    kind = type(index)
+    if kind is int or kind is slice:
+        return (index, Ellipsis), False
+    if kind is tuple and all(type(item) in _BASIC for item in index):
+        if any(item is Ellipsis for item in index):
+            return index, False
+        return (*index, Ellipsis), False
     items = index if isinstance(index, tuple) else (index,)
     out = []
     advanced = False

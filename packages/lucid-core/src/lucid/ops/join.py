@@ -99,34 +99,45 @@ def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise TypeError(
             "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
         )
+    # Shapes read once from the arrays (a char-RNN calls cat per character: the checks were
+    # most of its cost, docs/performance.md, issue 30)
+    shapes = []
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
             )
-        if t.ndim == 0:
+        shape = tuple(t._data.shape)
+        if not shape:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or list(tensors[:1])
+        shapes.append(shape)
+    if (0,) in shapes:  # 1-D empty tensors are skipped (torch's legacy rule)
+        keep = [i for i, shape in enumerate(shapes) if shape != (0,)] or [0][: len(shapes)]
+        tensors, shapes = [tensors[i] for i in keep], [shapes[i] for i in keep]
+    else:
+        tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")  # torch's type
     _check_same_device(tensors, "cat")
-    ref = tensors[0]
-    d = normalize_dim(dim, ref.ndim)
-    for i, t in enumerate(tensors):
-        if t.ndim != ref.ndim:
+    ref = shapes[0]
+    n = len(ref)
+    d = normalize_dim(dim, n)
+    for i, shape in enumerate(shapes):
+        if len(shape) != n:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {n} and "
+                               f"{len(shape)}")  # fmt: skip
+        if shape[:d] != ref[:d] or shape[d + 1 :] != ref[d + 1 :]:
+            k = next(k for k in range(n) if k != d and shape[k] != ref[k])
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {ref.ndim} and {t.ndim}"
+                f"Sizes of tensors must match except in dimension {d}. Expected size "
+                f"{ref[k]} but got size {shape[k]} for tensor number {i} in the list."
             )
-        for k in range(ref.ndim):
-            if k != d and t.shape[k] != ref.shape[k]:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
-                )
-    res = tensors[0].dtype
-    for t in tensors[1:]:
-        res = dtypes.promote_types(res, t.dtype)
-    tensors = [t if t.dtype is res else t.to(res) for t in tensors]
+    native = tensors[0]._data.dtype
+    if any(t._data.dtype != native for t in tensors):
+        res = tensors[0].dtype
+        for t in tensors[1:]:
+            res = dtypes.promote_types(res, t.dtype)
+        tensors = [t if t.dtype is res else t.to(res) for t in tensors]
     if len(tensors) == 1:
         return tensors[0].clone()
     return Cat.apply(d, *tensors)

@@ -150,8 +150,13 @@ class ExpandCopy(Function):
 def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one size may be -1)."""
     a = input  # torch's parameter names outside, short ones inside
-    target = _infer_shape(shape_arg(shape), a.numel(), a.shape)
-    if target == a.shape:
+    src = a._data.shape
+    given = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
+    # plain ints (the common form) need no conversion (per-call cost, docs/performance.md)
+    if not all(type(s) is int for s in given):
+        given = shape_arg(shape)
+    target = _infer_shape(given, math.prod(src), src)
+    if target == src:
         return a
     return Reshape.apply(a, target)
 
@@ -171,8 +176,11 @@ def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
     if size is None:
         raise TypeError("view() missing 1 required positional argument: 'size'")
     shape = (size, *sizes)
+    arr = a._data
+    if type(arr) is np.ndarray and arr.flags.c_contiguous and not _memory_format._marked:
+        return reshape(a, *shape)  # a dense row-major array views as any shape of its size
     strides = layout_strides(a)
-    if strides is not None and not _viewable(a.shape, strides, shape_arg(shape)):
+    if strides is not None and not _viewable(a._data.shape, strides, shape_arg(shape)):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -295,6 +303,12 @@ def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tu
 def permute(input: Tensor, *dims: Any) -> Tensor:
     """Reorder the dims (``x.permute(1, 0)`` or ``permute(x, (1, 0))``)."""
     a = input  # torch's parameter names outside, short ones inside
+    n = len(a._data.shape)
+    # The common forms, n distinct non-negative dims as varargs or a tuple, need no
+    # normalizing (the per-call Python cost of generation's views, docs/performance.md)
+    d = dims[0] if len(dims) == 1 and type(dims[0]) is tuple else dims
+    if len(d) == n and all(type(x) is int and 0 <= x < n for x in d) and len(set(d)) == n:
+        return a if d == tuple(range(n)) else Permute.apply(a, d)
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
     if len(d) == a.ndim and len(set(d)) < len(d):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -312,13 +326,13 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     a = input  # torch's parameter names outside, short ones inside
-    n = a.ndim
+    n = len(a._data.shape)
     d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
-    if n == 0:  # dims 0 and -1 name the one (absent) dim of a 0-d tensor
+    if n == 0 or d0 == d1:  # dims 0 and -1 name the one (absent) dim of a 0-d tensor
         return a
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return permute(a, tuple(dims))
+    return Permute.apply(a, tuple(dims))  # a valid permutation: permute's checks not needed
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002

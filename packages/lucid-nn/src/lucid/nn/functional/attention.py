@@ -50,6 +50,28 @@ def causal_mask(length: int, source: int, like: Tensor) -> Tensor:
     return out
 
 
+# ``causal_mask(L, S).logical_not()`` per (L, S, backend), made once: five ops a call saved in
+# generation (docs/performance.md, issue 30). Read-only use (masked_fill); small masks only.
+_BLOCKED: dict[tuple[int, int, Any], Tensor] = {}
+_BLOCKED_MAX_ELEMENTS = 1 << 20
+_BLOCKED_MAX_ENTRIES = 32
+
+
+def _blocked(length: int, source: int, like: Tensor) -> Tensor:
+    """True where query i may not attend key j (j > i); cached outside a compile capture."""
+    if lucid.compiler.is_compiling() or length * source > _BLOCKED_MAX_ELEMENTS:
+        return causal_mask(length, source, like).logical_not()
+    key = (length, source, like.backend)
+    mask = _BLOCKED.get(key)
+    if mask is None:
+        with lucid.no_grad():
+            mask = causal_mask(length, source, like).logical_not()
+        if len(_BLOCKED) >= _BLOCKED_MAX_ENTRIES:
+            _BLOCKED.clear()
+        _BLOCKED[key] = mask
+    return mask
+
+
 def _shapes(*ts: Tensor) -> str:
     return ", ".join(str(tuple(t.shape)) for t in ts)
 
@@ -59,18 +81,22 @@ def _check(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, enable_gqa
         if not isinstance(t, Tensor):
             raise TypeError(f"scaled_dot_product_attention expected {name} to be a lucid.Tensor, "
                             f"got {type(t).__name__}")  # fmt: skip
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+    qs, ks, vs = q._data.shape, k._data.shape, v._data.shape  # read once (per-call cost)
+    if len(qs) < 2 or len(ks) < 2 or len(vs) < 2:
         raise RuntimeError(f"scaled_dot_product_attention expects query, key and value of at "
                            f"least 2 dims, got {_shapes(q, k, v)}")  # fmt: skip
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+    if qs[-1] != ks[-1] or ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: expected query (..., L, E), key "
                            f"(..., S, E) and value (..., S, Ev), got "
                            f"{_shapes(q, k, v)}")  # fmt: skip
-    if not (q.dtype is k.dtype is v.dtype):
+    dtype = q._data.dtype
+    if not (k._data.dtype == dtype and v._data.dtype == dtype) and not (
+        q.dtype is k.dtype is v.dtype
+    ):
         raise RuntimeError(f"scaled_dot_product_attention expected query, key and value of one "
                            f"dtype, got {q.dtype}, {k.dtype} and {v.dtype}")  # fmt: skip
-    if not enable_gqa and min(q.ndim, k.ndim) >= 3:
-        hq, hk = q.shape[-3], k.shape[-3]
+    if not enable_gqa and min(len(qs), len(ks)) >= 3:
+        hq, hk = qs[-3], ks[-3]
         if hq != hk and hk != 1:
             raise RuntimeError(f"scaled_dot_product_attention: query has {hq} heads but key has "
                                f"{hk} (dim -3); pass enable_gqa=True for grouped-query attention "
@@ -155,13 +181,16 @@ def scaled_dot_product_attention(
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * factor
     if is_causal:
-        scores = scores.masked_fill(causal_mask(length, source, query).logical_not(), -math.inf)
+        scores = scores.masked_fill(_blocked(length, source, query), -math.inf)
     if attn_mask is not None:
         if attn_mask.dtype is lucid.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), -math.inf)
         else:
             scores = scores + attn_mask
-    weights = _safe_softmax(scores, is_causal or attn_mask is not None, attn_mask is not None)
+    # A causal mask alone leaves key 0 to every query: no row is all -inf unless there are no
+    # keys, so only an attn_mask (or no keys) needs the search for fully masked rows.
+    masked = attn_mask is not None or (is_causal and source == 0)
+    weights = _safe_softmax(scores, masked, attn_mask is not None)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     out: Tensor = weights @ value

@@ -6,8 +6,10 @@ import math
 from typing import Any
 
 from lucid import Tensor
+from lucid.amp.autocast_mode import _state as autocast_state
 from lucid.amp.autocast_mode import lower_precision_inputs
-from lucid.autograd import Function
+from lucid.autograd import Function, grad_mode
+from lucid.autograd.function import _interceptors, _observers
 
 __all__ = ["bilinear", "linear"]
 
@@ -28,6 +30,8 @@ class _Linear(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         x, w = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
+        if _plain(g, x, w):
+            return _array_grads(ctx, g, x, w)
         gx = g @ w if need_x else None
         gw = gb = None
         if need_w or need_b:
@@ -40,19 +44,51 @@ class _Linear(Function):
         return gx, gw, gb
 
 
+def _plain(g: Tensor, x: Tensor, w: Tensor) -> bool:
+    """Whether the backward may run on the arrays: no graph to record (no ``create_graph``),
+    no autocast, vmap or op observer that would see the ops, one dtype."""
+    dtype = g._data.dtype
+    return not (grad_mode._state.enabled or autocast_state.active or _interceptors
+                or _observers) and x._data.dtype == dtype and w._data.dtype == dtype  # fmt: skip
+
+
+def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
+    """The op-level backward's arrays (the same array calls the ops make: the same bits),
+    without a Function call per product (a batch-1 model's step, docs/performance.md)."""
+    xp, be = ctx.xp, g.backend
+    need_x, need_w, need_b = ctx.needs_input_grad
+    ga = g._data
+    gx = Tensor.from_backend_array(xp.matmul(ga, w._data), be) if need_x else None
+    gw = gb = None
+    if need_w or need_b:
+        shape = ga.shape
+        rows = math.prod(shape[:-1])
+        g2 = ga if len(shape) == 2 else xp.reshape(ga, (rows, shape[-1]))
+        if need_w:
+            xa = x._data
+            x2 = xa if len(xa.shape) == 2 else xp.reshape(xa, (rows, xa.shape[-1]))
+            gw = Tensor.from_backend_array(xp.matmul(xp.transpose(g2, (1, 0)), x2), be)
+        if need_b:
+            gb = Tensor.from_backend_array(xp.sum(g2, axis=(0,), keepdims=False), be)
+    return gx, gw, gb
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (``torch.nn.functional.linear``)."""
     input, weight, bias = lower_precision_inputs(input, weight, bias)
-    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+    # the arrays' shapes and dtypes, read once (the per-call cost of a model's many small
+    # Linears, docs/performance.md, issue 30)
+    xs, ws = input._data.shape, weight._data.shape
+    if not xs or xs[-1] != ws[-1]:
         raise RuntimeError(
             f"linear: input with {input.shape[-1] if input.ndim else 0} features in the last "
             f"dim does not match weight of shape {tuple(weight.shape)} "
             f"(expected {weight.shape[-1]} features), got input of shape {tuple(input.shape)}"
         )
-    if weight.ndim == 1:
+    if len(ws) == 1:
         out = input @ weight
         return out if bias is None else out + bias
-    if input.dtype is not weight.dtype:
+    if input._data.dtype != weight._data.dtype and input.dtype is not weight.dtype:
         raise RuntimeError(
             f"linear: expected input and weight to have the same dtype, but got input "
             f"{input.dtype} and weight {weight.dtype}"

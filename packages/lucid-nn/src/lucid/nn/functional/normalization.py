@@ -285,14 +285,16 @@ def layer_norm(
     check_float("layer_norm", input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     nd = len(shape)
-    if input.shape[input.ndim - nd :] != shape or nd > input.ndim:
+    size = tuple(input._data.shape)  # the shapes as the arrays' tuples (per-call cost)
+    if size[len(size) - nd :] != shape or nd > len(size):
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape [*, "
-            f"{', '.join(str(s) for s in shape)}], but got input of size {list(input.shape)}"
+            f"{', '.join(str(s) for s in shape)}], but got input of size {list(size)}"
         )
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.shape != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {t.shape} does not match {shape}")
+    if weight is not None and tuple(weight._data.shape) != shape:
+        raise RuntimeError(f"layer_norm: weight of shape {weight.shape} does not match {shape}")
+    if bias is not None and tuple(bias._data.shape) != shape:
+        raise RuntimeError(f"layer_norm: bias of shape {bias.shape} does not match {shape}")
     return _LayerNorm.apply(input, weight, bias, nd, float(eps))
 
 

@@ -63,7 +63,8 @@ class Linear(Module):
     def forward(self, input: Tensor) -> Tensor:
         weight = self.weight  # read once: a parametrized weight is computed on each read
         check_tensor("Linear", input, weight)
-        if input.ndim == 0 or input.shape[-1] != self.in_features:
+        shape = input._data.shape  # read once (per-call cost, docs/performance.md)
+        if not shape or shape[-1] != self.in_features:
             raise ValueError(
                 f"Linear expected input with {self.in_features} features in the last dim, got "
                 f"{tuple(input.shape)}"

@@ -254,14 +254,15 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
-        check_tensor("LayerNorm", input, self.weight)
-        nd = len(self.normalized_shape)
-        if input.shape[input.ndim - nd :] != self.normalized_shape or input.ndim < nd:
+        weight, bias, normalized = self.weight, self.bias, self.normalized_shape  # read once
+        check_tensor("LayerNorm", input, weight)
+        nd = len(normalized)
+        shape = tuple(input._data.shape)
+        if shape[len(shape) - nd :] != normalized or len(shape) < nd:
             raise ValueError(
-                f"LayerNorm expected input with trailing shape {self.normalized_shape}, got "
-                f"{tuple(input.shape)}"
+                f"LayerNorm expected input with trailing shape {normalized}, got {shape}"
             )
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, normalized, weight, bias, self.eps)
 
     def extra_repr(self) -> str:
         return (

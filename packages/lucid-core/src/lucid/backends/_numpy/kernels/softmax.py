@@ -5,8 +5,9 @@
 The op's code makes ~5 passes over the whole array each way (max, subtract, exp, sum, log...):
 over a language model's logits (700 x 10,000 float32, 28 MB) each pass goes to memory. Here the
 same ufuncs run on blocks of rows that stay in L2 (``_BLOCK_ELEMENTS``), written into the
-output: the same bits, about twice as fast (docs/performance.md). Other layouts, dims and
-small arrays decline (None): the op's code runs.
+output: the same bits, about twice as fast (docs/performance.md). Small float arrays (any dim
+and layout) run the op's own passes as bare ufunc calls; other big layouts and dims decline
+(None): the op's code runs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,24 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _BLOCK_ELEMENTS = 1 << 16
 # Smaller arrays fit in cache whole: the op's own passes.
 _SMALL_ELEMENTS = 1 << 18
+
+
+def _small(*arrays: Any) -> bool:
+    """Whether the arrays take the small path: the op's own passes, as ufunc calls without
+    NumPy's Python wrappers (``np.max``/``np.sum`` cost ~4 us a call on top of the reduction;
+    the same reductions, so the same bits; docs/performance.md, issue 30)."""
+    a = arrays[0]
+    return (a.ndim > 0 and a.size < _SMALL_ELEMENTS
+            and all(type(b) is np.ndarray and b.dtype in _FLOATS and b.dtype == a.dtype
+                    for b in arrays))  # fmt: skip
+
+
+def _small_forward(x: Any, dim: int, log: bool) -> Any:
+    s = np.subtract(x, np.maximum.reduce(x, axis=dim, keepdims=True))  # as _shifted
+    if log:
+        return np.subtract(s, np.log(np.add.reduce(np.exp(s), axis=dim, keepdims=True)))
+    e = np.exp(s)
+    return np.divide(e, np.add.reduce(e, axis=dim, keepdims=True))
 
 
 def _rows(*arrays: Any, dim: int) -> tuple[Any, ...] | None:
@@ -45,6 +64,8 @@ def _blocks(n_rows: int, n_cols: int) -> range:
 
 
 def _forward(x: Any, dim: int, log: bool) -> Any:
+    if _small(x):
+        return _small_forward(x, dim, log)
     rows = _rows(x, dim=dim)
     if rows is None:
         return None
@@ -86,6 +107,9 @@ class CpuLogSoftmaxGrad:
 
     @staticmethod
     def forward(backend: Any, g: Any, y: Any, dim: int) -> Any:
+        if _small(g, y):  # the op's formula, ufunc calls only
+            total = np.add.reduce(g, axis=dim, keepdims=True)
+            return np.subtract(g, np.multiply(np.exp(y), total))
         rows = _rows(g, y, dim=dim)
         if rows is None:
             return None
@@ -106,6 +130,9 @@ class CpuSoftmaxGrad:
 
     @staticmethod
     def forward(backend: Any, g: Any, y: Any, dim: int) -> Any:
+        if _small(g, y):  # the op's formula, ufunc calls only
+            gy = np.multiply(g, y)
+            return np.subtract(gy, np.multiply(y, np.add.reduce(gy, axis=dim, keepdims=True)))
         rows = _rows(g, y, dim=dim)
         if rows is None:
             return None
