@@ -1,9 +1,13 @@
-"""Modules of lucid-data whose names live in lucid-models (``lucid.data.models``, the layers of
-``lucid.data.ops``): a module ``__getattr__`` reaches them on first use, since lucid-data does
+"""Modules of lucid-data whose names live in lucid-models (``lucid.data.models``): a module
+``__getattr__`` reaches them on first use, since lucid-data does
 not import lucid-models (lucid-models depends on lucid-data). ``forward_dict`` makes the
 module's ``__dict__`` (``vars(module)``) hold them as well once read, as torchvision's modules
 do: pytorch/examples' imagenet script lists its ``--arch`` choices from
-``torchvision.models.__dict__``."""
+``torchvision.models.__dict__``.
+
+Not used for ``lucid.data.ops``, whose layers live in lucid-models too: the API reference reads
+that module with griffe's inspector, which takes a module of another class for an alias (its
+functions came out as cyclic aliases), and its page is built from it."""
 
 from __future__ import annotations
 

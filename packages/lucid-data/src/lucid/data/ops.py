@@ -32,7 +32,6 @@ import numpy as np
 
 import lucid
 from lucid import Tensor
-from lucid.data import _forwarding
 
 __all__ = [
     "batched_nms",
@@ -990,11 +989,3 @@ def drop_block3d(
     if not training or p == 0.0:
         return input
     return _drop_block(input, p, block_size, inplace, eps, 3)
-
-
-def _layers() -> dict[str, Any] | None:
-    models = getattr(lucid, "models", None)  # without lucid-models: the layers stay lazy
-    return None if models is None else {n: getattr(models.ops, n) for n in _LAYERS}
-
-
-_forwarding.forward_dict(__name__, _layers)
