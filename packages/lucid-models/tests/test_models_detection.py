@@ -77,7 +77,7 @@ def test_inference_output_format() -> None:
         scores, labels = det["scores"].numpy(), det["labels"].numpy()
         assert ((scores > 0.05) & (scores <= 1)).all() and ((labels >= 1) & (labels < 3)).all()
     model.train()
-    with pytest.raises(NotImplementedError, match="model.eval"):
+    with pytest.raises(ValueError, match="targets should not be none"):
         model(images)
 
 

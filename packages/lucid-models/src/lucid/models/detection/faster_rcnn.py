@@ -5,7 +5,9 @@ Pyramid Networks for Object Detection", CVPR 2017), as torchvision's
 ``backbone.fpn``, ``rpn.head``, ``roi_heads.box_head``, ``roi_heads.box_predictor``), so its
 state dicts load unchanged, and its inference path (``model.eval()``; ``model(images)`` with a
 list of ``(3, H, W)`` images in [0, 1] gives one dict of ``boxes`` (xyxy, in the image's
-pixels), ``labels`` and ``scores`` per image). Training losses are not implemented yet."""
+pixels), ``labels`` and ``scores`` per image) and its training mode (``model.train()``;
+``model(images, targets)`` gives torchvision's loss dict: ``loss_objectness``,
+``loss_rpn_box_reg``, ``loss_classifier``, ``loss_box_reg``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from lucid import Tensor, nn
 from lucid.models._registry import register_model
-from lucid.models.detection._utils import resnet50_fpn_backbone
+from lucid.models.detection._utils import check_targets, resnet50_fpn_backbone
 from lucid.models.detection.anchor_utils import AnchorGenerator
 from lucid.models.detection.roi_heads import FastRCNNPredictor, RoIHeads, TwoMLPHead
 from lucid.models.detection.rpn import RegionProposalNetwork, RPNHead
@@ -27,11 +29,14 @@ _PAPER = (
 
 
 class FasterRCNN(nn.Module):
-    """torchvision's ``FasterRCNN`` (its defaults: 800-1333 resizing, 1000 proposals per
-    image at test time, 0.05 score threshold, 100 detections per image).
+    """torchvision's ``FasterRCNN`` (its defaults: 800-1333 resizing, 2000 / 1000 proposals
+    per image in training / at test time, 0.05 score threshold, 100 detections per image).
 
     ``forward(images)``: a list of ``(3, H, W)`` images to a list of ``{"boxes", "labels",
-    "scores"}`` dicts, in eval mode.
+    "scores"}`` dicts, in eval mode. ``forward(images, targets)`` in training mode: one
+    ``{"boxes": (N, 4) float xyxy pixels, "labels": (N,) int64}`` dict per image to the dict
+    of losses (``loss_objectness``, ``loss_rpn_box_reg``, ``loss_classifier``,
+    ``loss_box_reg``), whose sum is what torchvision's reference scripts minimise.
     """
 
     def __init__(self, backbone: nn.Module, num_classes: int = 91, min_size: int = 800,
@@ -40,46 +45,77 @@ class FasterRCNN(nn.Module):
                  rpn_score_thresh: float = 0.0, box_score_thresh: float = 0.05,
                  box_nms_thresh: float = 0.5, box_detections_per_img: int = 100,
                  image_mean: list[float] | None = None,
-                 image_std: list[float] | None = None) -> None:  # fmt: skip
+                 image_std: list[float] | None = None,
+                 rpn_pre_nms_top_n_train: int = 2000, rpn_post_nms_top_n_train: int = 2000,
+                 rpn_fg_iou_thresh: float = 0.7, rpn_bg_iou_thresh: float = 0.3,
+                 rpn_batch_size_per_image: int = 256, rpn_positive_fraction: float = 0.5,
+                 box_fg_iou_thresh: float = 0.5, box_bg_iou_thresh: float = 0.5,
+                 box_batch_size_per_image: int = 512, box_positive_fraction: float = 0.25,
+                 bbox_reg_weights: tuple[float, float, float, float] | None = None,
+                 anchor_generator: AnchorGenerator | None = None,
+                 rpn_head: nn.Module | None = None,
+                 box_roi_pool: MultiScaleRoIAlign | None = None,
+                 box_head: nn.Module | None = None,
+                 box_predictor: nn.Module | None = None) -> None:  # fmt: skip
         super().__init__()
         out = int(getattr(backbone, "out_channels"))
-        anchors = AnchorGenerator(((32,), (64,), (128,), (256,), (512,)), ((0.5, 1.0, 2.0),) * 5)
+        anchors = anchor_generator or AnchorGenerator(((32,), (64,), (128,), (256,), (512,)),
+                                                      ((0.5, 1.0, 2.0),) * 5)  # fmt: skip
         self.transform = GeneralizedRCNNTransform(
             min_size, max_size, image_mean or [0.485, 0.456, 0.406],
             image_std or [0.229, 0.224, 0.225])  # fmt: skip
         self.backbone = backbone
         self.rpn = RegionProposalNetwork(
             anchors,
-            RPNHead(out, anchors.num_anchors_per_location()[0]),
-            rpn_pre_nms_top_n_test,
-            rpn_post_nms_top_n_test,
+            rpn_head or RPNHead(out, anchors.num_anchors_per_location()[0]),
+            {"training": rpn_pre_nms_top_n_train, "testing": rpn_pre_nms_top_n_test},
+            {"training": rpn_post_nms_top_n_train, "testing": rpn_post_nms_top_n_test},
             rpn_nms_thresh,
             rpn_score_thresh,
+            rpn_fg_iou_thresh,
+            rpn_bg_iou_thresh,
+            rpn_batch_size_per_image,
+            rpn_positive_fraction,
         )
+        pool = box_roi_pool or MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2)
+        resolution = pool.output_size[0]
         self.roi_heads = RoIHeads(
-            MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2), TwoMLPHead(out * 7 * 7, 1024),
-            FastRCNNPredictor(1024, num_classes), box_score_thresh, box_nms_thresh,
-            box_detections_per_img)  # fmt: skip
+            pool, box_head or TwoMLPHead(out * resolution**2, 1024),
+            box_predictor or FastRCNNPredictor(1024, num_classes), box_score_thresh,
+            box_nms_thresh, box_detections_per_img, box_fg_iou_thresh, box_bg_iou_thresh,
+            box_batch_size_per_image, box_positive_fraction, bbox_reg_weights)  # fmt: skip
 
-    def forward(self, images: list[Tensor]) -> Any:
-        if self.training:
-            raise NotImplementedError("lucid's FasterRCNN has no training losses yet: call "
-                                      "model.eval() for inference")  # fmt: skip
+    def _check_inputs(self, images: Any, targets: Any, masks: bool = False) -> None:
+        name = type(self).__name__
         if not isinstance(images, (list, tuple)) or not images:
-            raise ValueError(f"FasterRCNN expects a non-empty list of (3, H, W) image tensors, "
+            raise ValueError(f"{name} expects a non-empty list of (3, H, W) image tensors, "
                              f"got {type(images).__name__}")  # fmt: skip
+        if self.training:
+            check_targets(name, targets, len(images), masks)
+
+    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
+                ) -> Any:  # fmt: skip
+        self._check_inputs(images, targets)
         original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
-        features, sizes, detections = self.detect(list(images))
+        features, sizes, detections, losses = self.detect(list(images), targets)
+        if self.training:
+            return losses
         for det, new, orig in zip(detections, sizes, original):
             det["boxes"] = GeneralizedRCNNTransform.resize_boxes(det["boxes"], new, orig)
         return detections
 
-    def detect(self, images: list[Tensor]) -> tuple[Any, list[tuple[int, int]], Any]:
-        """The FPN maps, the resized images' sizes and the detections in their coordinates."""
+    def detect(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
+               ) -> tuple[Any, list[tuple[int, int]], Any, dict[str, Tensor]]:  # fmt: skip
+        """The FPN maps, the resized images' sizes, the detections in their coordinates (eval
+        mode) and the losses (training mode, from ``targets`` in the original pixels)."""
+        original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
         batch, sizes = self.transform(images)
+        if targets is not None and self.training:
+            targets = self.transform.resize_targets(list(targets), original, sizes)
         features = self.backbone(batch)
-        proposals = self.rpn(batch, sizes, features)
-        return features, sizes, self.roi_heads(features, proposals, sizes)
+        proposals, proposal_losses = self.rpn(batch, sizes, features, targets)
+        detections, detector_losses = self.roi_heads(features, proposals, sizes, targets)
+        return features, sizes, detections, {**detector_losses, **proposal_losses}
 
 
 def _backbone(trainable_layers: int | None, frozen_batch_norm: bool) -> nn.Module:

@@ -1,8 +1,10 @@
 """Mask R-CNN (He et al., "Mask R-CNN", ICCV 2017) with a ResNet-50 + FPN backbone, as
-torchvision's ``maskrcnn_resnet50_fpn`` builds it (inference): Faster R-CNN's detections, then a
+torchvision's ``maskrcnn_resnet50_fpn`` builds it: Faster R-CNN's detections, then a
 mask branch (14x14 multi-scale RoI Align, four 3x3 convs, a 2x2 transposed conv, per-class 1x1
 logits) whose 28x28 probabilities of each detection's class are pasted into the image:
-``masks`` ``(K, 1, H, W)`` in each dict, next to ``boxes``, ``labels`` and ``scores``."""
+``masks`` ``(K, 1, H, W)`` in each dict, next to ``boxes``, ``labels`` and ``scores``. In
+training mode ``model(images, targets)`` (targets with ``masks`` ``(N, H, W)`` uint8 too) gives
+Faster R-CNN's losses and ``loss_mask`` (torchvision's ``maskrcnn_loss``)."""
 
 from __future__ import annotations
 
@@ -92,12 +94,13 @@ class MaskRCNN(FasterRCNN):
         self.roi_heads.mask_head = MaskRCNNHeads(out, (256, 256, 256, 256), 1)
         self.roi_heads.mask_predictor = MaskRCNNPredictor(256, 256, num_classes)
 
-    def forward(self, images: list[Tensor]) -> Any:
-        if self.training:
-            raise NotImplementedError("lucid's MaskRCNN has no training losses yet: call "
-                                      "model.eval() for inference")  # fmt: skip
+    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
+                ) -> Any:  # fmt: skip
+        self._check_inputs(images, targets, masks=True)
         original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
-        features, sizes, detections = self.detect(list(images))
+        features, sizes, detections, losses = self.detect(list(images), targets)
+        if self.training:
+            return losses
         heads = self.roi_heads
         boxes = [d["boxes"] for d in detections]
         x = heads.mask_predictor(heads.mask_head(heads.mask_roi_pool(features, boxes, sizes)))

@@ -1,19 +1,26 @@
 """RetinaNet (Lin et al., "Focal Loss for Dense Object Detection", ICCV 2017) with a ResNet-50 +
-FPN (P3-P7) backbone, as torchvision's ``retinanet_resnet50_fpn`` builds it (inference): 9
+FPN (P3-P7) backbone, as torchvision's ``retinanet_resnet50_fpn`` builds it: 9
 anchors per location, a classification and a box-regression subnet of four 3x3 convs each on
 every level; per level the best 1000 (class, anchor) scores over 0.05 are decoded, then
-per-class NMS keeps 300 detections per image."""
+per-class NMS keeps 300 detections per image. In training mode ``model(images, targets)``
+gives torchvision's losses: anchors matched at IoU 0.5 / 0.4 (each box's best anchors kept),
+``classification`` the sigmoid focal loss of the anchors not ignored and ``bbox_regression``
+the L1 loss of the foreground anchors' box codes, each per image divided by its number of
+foreground anchors, then averaged over the images."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor, nn
-from lucid.data.ops import batched_nms, clip_boxes_to_image
+from lucid.data.ops import batched_nms, box_iou, clip_boxes_to_image, sigmoid_focal_loss
 from lucid.models._registry import register_model
-from lucid.models.detection._utils import BoxCoder, resnet50_fpn_backbone
+from lucid.models.detection._utils import BoxCoder, Matcher, check_targets, resnet50_fpn_backbone
+from lucid.nn import functional as F
 from lucid.models.detection.anchor_utils import AnchorGenerator
 from lucid.models.detection.transform import GeneralizedRCNNTransform
 from lucid.models.ops import Conv2dNormActivation, LastLevelP6P7
@@ -53,6 +60,22 @@ class RetinaNetClassificationHead(nn.Module):
                        .reshape(n, -1, self.num_classes))  # fmt: skip
         return lucid.cat(out, dim=1)
 
+    def compute_loss(self, targets: list[dict[str, Tensor]], cls_logits: Tensor,
+                     matched_idxs: list[Tensor]) -> Tensor:  # fmt: skip
+        """Per image the summed sigmoid focal loss of the anchors not between the thresholds
+        (one-hot targets of the matched labels) over its foreground count, averaged."""
+        losses = []
+        for t, logits, matched in zip(targets, cls_logits, matched_idxs):
+            m = matched.numpy()
+            fg = np.nonzero(m >= 0)[0]
+            target = np.zeros(tuple(logits.shape), dtype=np.float32)
+            target[fg, t["labels"].numpy()[m[fg]]] = 1.0
+            valid = lucid.tensor(np.nonzero(m != Matcher.BETWEEN_THRESHOLDS)[0])
+            loss = sigmoid_focal_loss(logits[valid], lucid.tensor(target).to(logits.dtype)[valid],
+                                      reduction="sum")  # fmt: skip
+            losses.append(loss / max(1, fg.size))
+        return lucid.stack(losses).sum() / len(targets)
+
 
 class RetinaNetRegressionHead(nn.Module):
     """Four 3x3 conv + ReLU, then ``bbox_reg`` (4 A per location). Output
@@ -75,6 +98,20 @@ class RetinaNetRegressionHead(nn.Module):
             out.append(t.reshape(n, -1, 4, h, w).permute(0, 3, 4, 1, 2).reshape(n, -1, 4))
         return lucid.cat(out, dim=1)
 
+    def compute_loss(self, targets: list[dict[str, Tensor]], bbox_regression: Tensor,
+                     anchors: list[Tensor], matched_idxs: list[Tensor],
+                     box_coder: BoxCoder) -> Tensor:  # fmt: skip
+        """Per image the summed L1 loss of the foreground anchors' codes over their count,
+        averaged over the images."""
+        losses = []
+        for t, reg, an, matched in zip(targets, bbox_regression, anchors, matched_idxs):
+            fg = lucid.where(matched >= 0)[0]
+            gt = t["boxes"][matched[fg]]
+            target = box_coder.encode_single(gt, an[fg])
+            loss = F.l1_loss(reg[fg], target, reduction="sum")
+            losses.append(loss / max(1, fg.shape[0]))
+        return lucid.stack(losses).sum() / max(1, len(targets))
+
 
 class RetinaNetHead(nn.Module):
     def __init__(self, in_channels: int, num_anchors: int, num_classes: int) -> None:
@@ -87,16 +124,29 @@ class RetinaNetHead(nn.Module):
         return {"cls_logits": self.classification_head(x),
                 "bbox_regression": self.regression_head(x)}  # fmt: skip
 
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     anchors: list[Tensor], matched_idxs: list[Tensor],
+                     box_coder: BoxCoder) -> dict[str, Tensor]:  # fmt: skip
+        return {
+            "classification": self.classification_head.compute_loss(
+                targets, head_outputs["cls_logits"], matched_idxs),
+            "bbox_regression": self.regression_head.compute_loss(
+                targets, head_outputs["bbox_regression"], anchors, matched_idxs, box_coder),
+        }  # fmt: skip
+
 
 class RetinaNet(nn.Module):
-    """torchvision's ``RetinaNet`` (inference): ``model(images)`` with a list of ``(3, H, W)``
-    images in [0, 1] gives one ``{"boxes", "scores", "labels"}`` dict per image."""
+    """torchvision's ``RetinaNet``: ``model(images)`` with a list of ``(3, H, W)`` images in
+    [0, 1] gives one ``{"boxes", "scores", "labels"}`` dict per image (eval mode);
+    ``model(images, targets)`` in training mode the ``{"classification", "bbox_regression"}``
+    losses."""
 
     def __init__(self, backbone: nn.Module, num_classes: int = 91, min_size: int = 800,
                  max_size: int = 1333, score_thresh: float = 0.05, nms_thresh: float = 0.5,
                  detections_per_img: int = 300, topk_candidates: int = 1000,
                  image_mean: list[float] | None = None,
-                 image_std: list[float] | None = None) -> None:  # fmt: skip
+                 image_std: list[float] | None = None, fg_iou_thresh: float = 0.5,
+                 bg_iou_thresh: float = 0.4) -> None:  # fmt: skip
         super().__init__()
         sizes = tuple((x, int(x * 2 ** (1.0 / 3)), int(x * 2 ** (2.0 / 3)))
                       for x in (32, 64, 128, 256, 512))  # fmt: skip
@@ -109,6 +159,7 @@ class RetinaNet(nn.Module):
             min_size, max_size, image_mean or [0.485, 0.456, 0.406],
             image_std or [0.229, 0.224, 0.225])  # fmt: skip
         self.box_coder = BoxCoder((1.0, 1.0, 1.0, 1.0))
+        self.proposal_matcher = Matcher(fg_iou_thresh, bg_iou_thresh, True)
         self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
         self.detections_per_img, self.topk_candidates = detections_per_img, topk_candidates
 
@@ -130,16 +181,36 @@ class RetinaNet(nn.Module):
         keep = batched_nms(b, s, lab, self.nms_thresh)[: self.detections_per_img]
         return {"boxes": b[keep], "scores": s[keep], "labels": lab[keep]}
 
-    def forward(self, images: list[Tensor]) -> Any:
+    def compute_loss(self, targets: list[dict[str, Tensor]], head_outputs: dict[str, Tensor],
+                     anchors: list[Tensor]) -> dict[str, Tensor]:  # fmt: skip
+        """Each image's anchors matched to its boxes (-1 for all when it has none), then the
+        head's losses."""
+        matched_idxs = []
+        for an, t in zip(anchors, targets):
+            if t["boxes"].shape[0] == 0:
+                matched_idxs.append(lucid.full((an.shape[0],), -1, dtype=lucid.int64))
+            else:
+                matched_idxs.append(self.proposal_matcher(box_iou(t["boxes"], an)))
+        return self.head.compute_loss(targets, head_outputs, anchors, matched_idxs,
+                                      self.box_coder)  # fmt: skip
+
+    def forward(self, images: list[Tensor], targets: list[dict[str, Tensor]] | None = None
+                ) -> Any:  # fmt: skip
+        if not isinstance(images, (list, tuple)) or not images:
+            raise ValueError(f"RetinaNet expects a non-empty list of (3, H, W) image tensors, "
+                             f"got {type(images).__name__}")  # fmt: skip
         if self.training:
-            raise NotImplementedError("lucid's RetinaNet has no training losses yet: call "
-                                      "model.eval() for inference")  # fmt: skip
+            check_targets("RetinaNet", targets, len(images))
         original = [(int(img.shape[-2]), int(img.shape[-1])) for img in images]
         batch, sizes = self.transform(list(images))
         feats = list(self.backbone(batch).values())
         out = self.head(feats)
         fsizes = [(int(f.shape[-2]), int(f.shape[-1])) for f in feats]
         anchors = self.anchor_generator((int(batch.shape[-2]), int(batch.shape[-1])), fsizes)
+        if self.training:
+            assert targets is not None
+            resized = self.transform.resize_targets(list(targets), original, sizes)
+            return self.compute_loss(resized, out, [anchors] * len(images))
         per_level = [h * w * 9 for h, w in fsizes]
         anchors_split = anchors.split(per_level)
         detections = []
