@@ -11,7 +11,8 @@ import numpy as np
 
 import lucid
 from lucid import Tensor, nn
-from lucid.models.ops import FeaturePyramidNetwork, FrozenBatchNorm2d, LastLevelMaxPool
+from lucid.models.ops import FeaturePyramidNetwork, LastLevelMaxPool
+from lucid.models.ops import FrozenBatchNorm2d as FrozenBatchNorm2d  # re-exported (detr)
 from lucid.models.resnet import Bottleneck, ResNet
 
 BBOX_XFORM_CLIP = math.log(1000.0 / 16)

@@ -20,10 +20,10 @@ from lucid import Tensor, nn
 from lucid.data.ops import batched_nms, box_iou, clip_boxes_to_image, sigmoid_focal_loss
 from lucid.models._registry import register_model
 from lucid.models.detection._utils import BoxCoder, Matcher, check_targets, resnet50_fpn_backbone
-from lucid.nn import functional as F
 from lucid.models.detection.anchor_utils import AnchorGenerator
 from lucid.models.detection.transform import GeneralizedRCNNTransform
 from lucid.models.ops import Conv2dNormActivation, LastLevelP6P7
+from lucid.nn import functional as F
 
 _PAPER = 'Lin et al., "Focal Loss for Dense Object Detection", ICCV 2017'
 

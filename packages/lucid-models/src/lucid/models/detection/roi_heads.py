@@ -166,7 +166,9 @@ class RoIHeads(nn.Module):
         for i, (pm, nm) in enumerate(zip(pos_masks, neg_masks)):
             keep = lucid.where((pm + nm) > 0)[0]
             proposals[i], labels[i], matched_idxs[i] = (
-                proposals[i][keep], labels[i][keep], matched_idxs[i][keep]
+                proposals[i][keep],
+                labels[i][keep],
+                matched_idxs[i][keep],
             )
             gt = gt_boxes[i] if gt_boxes[i].shape[0] else lucid.zeros((1, 4))
             matched_gt_boxes.append(gt[matched_idxs[i]])

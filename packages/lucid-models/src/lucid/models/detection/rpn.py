@@ -14,9 +14,9 @@ import lucid
 from lucid import Tensor, nn
 from lucid.data.ops import batched_nms, box_iou, clip_boxes_to_image, remove_small_boxes
 from lucid.models.detection._utils import BalancedPositiveNegativeSampler, BoxCoder, Matcher
-from lucid.nn import functional as F
 from lucid.models.detection.anchor_utils import AnchorGenerator
 from lucid.models.ops import Conv2dNormActivation
+from lucid.nn import functional as F
 
 
 class RPNHead(nn.Module):
@@ -72,7 +72,7 @@ class RegionProposalNetwork(nn.Module):
     def __init__(
         self,
         anchor_generator: AnchorGenerator,
-        head: RPNHead,
+        head: nn.Module,
         pre_nms_top_n: int | dict[str, int],
         post_nms_top_n: int | dict[str, int],
         nms_thresh: float,
