@@ -13,7 +13,7 @@ import lucid
 from lucid import Tensor, nn
 from lucid.models.ops import FeaturePyramidNetwork, LastLevelMaxPool
 from lucid.models.ops import FrozenBatchNorm2d as FrozenBatchNorm2d  # re-exported (detr)
-from lucid.models.resnet import Bottleneck, ResNet
+from lucid.models.resnet import BasicBlock, Bottleneck, ResNet
 
 BBOX_XFORM_CLIP = math.log(1000.0 / 16)
 
@@ -234,3 +234,40 @@ def resnet50_fpn_backbone(trainable_layers: int = 5, frozen_batch_norm: bool = F
     body = ResNetBody(resnet, {f"layer{k}": str(i) for i, k in enumerate(returned_layers)})
     in_channels = [256 * 2 ** (k - 1) for k in returned_layers]
     return BackboneWithFPN(body, in_channels, 256, extra_blocks)
+
+
+_RESNET_LAYOUTS: dict[str, tuple[type[nn.Module], list[int]]] = {
+    "resnet18": (BasicBlock, [2, 2, 2, 2]),
+    "resnet34": (BasicBlock, [3, 4, 6, 3]),
+    "resnet50": (Bottleneck, [3, 4, 6, 3]),
+    "resnet101": (Bottleneck, [3, 4, 23, 3]),
+    "resnet152": (Bottleneck, [3, 8, 36, 3]),
+}
+
+
+def resnet_fpn_backbone(backbone_name: str, trainable_layers: int = 5,
+                        returned_layers: tuple[int, ...] = (1, 2, 3, 4),
+                        extra_blocks: Any = None, out_channels: int = 256,
+                        frozen_batch_norm: bool = False) -> BackboneWithFPN:  # fmt: skip
+    """torchvision's ``resnet_fpn_backbone`` (no weights): a ResNet of ``backbone_name``
+    (``resnet18`` .. ``resnet152``) with an FPN of ``out_channels`` on the stages of
+    ``returned_layers``; the first ``5 - trainable_layers`` parts do not train."""
+    if backbone_name not in _RESNET_LAYOUTS:
+        raise ValueError(f"resnet_fpn_backbone: backbone_name must be one of "
+                         f"{sorted(_RESNET_LAYOUTS)}, got {backbone_name!r}")  # fmt: skip
+    if not 0 <= trainable_layers <= 5:
+        raise ValueError(f"trainable_layers must be in [0, 5], got {trainable_layers}")
+    block, layers = _RESNET_LAYOUTS[backbone_name]
+    resnet = ResNet(block, layers)
+    if frozen_batch_norm:
+        _freeze_batch_norms(resnet)
+    trainable = ["layer4", "layer3", "layer2", "layer1", "conv1"][:trainable_layers]
+    if trainable_layers == 5:
+        trainable.append("bn1")
+    for name, p in resnet.named_parameters():
+        if all(not name.startswith(layer) for layer in trainable):
+            p.requires_grad_(False)
+    body = ResNetBody(resnet, {f"layer{k}": str(i) for i, k in enumerate(returned_layers)})
+    stage2 = 64 if block is BasicBlock else 256
+    in_channels = [stage2 * 2 ** (k - 1) for k in returned_layers]
+    return BackboneWithFPN(body, in_channels, out_channels, extra_blocks)
