@@ -478,3 +478,64 @@ def test_retinanet_training_matches_torchvision(tvm: Any, monkeypatch: pytest.Mo
             "head.classification_head.conv.0.0.weight", "head.classification_head.cls_logits.bias",
             "head.regression_head.bbox_reg.weight"]  # fmt: skip
     _compare_training(ref, retinanet_resnet50_fpn(**kwargs), keys, masks=False)
+
+
+# --- torchvision's other detection builders ---------------------------------------------------
+
+V2_BUILDERS = ["fasterrcnn_resnet50_fpn_v2"]
+
+
+@pytest.mark.parametrize("name", V2_BUILDERS)
+def test_v2_builder_counts(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    info = models.model_info(name)
+    assert info.reference == "torchvision" and f"{info.num_params:,}" in (
+        models.get_model_factory(name).__doc__ or ""
+    )
+    _skip_init(monkeypatch)
+    model = models.create_model(name)
+    assert sum(p.numel() for p in model.parameters()) == info.num_params
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", V2_BUILDERS)
+def test_v2_builder_keys_match_torchvision(tvm: Any, name: str) -> None:
+    torch = pytest.importorskip("torch")
+    det = _patched_torchvision(tvm)
+    with torch.device("meta"):
+        ref = getattr(det, name)(weights=None, weights_backbone=None)
+    assert sum(p.numel() for p in ref.parameters()) == models.model_info(name).num_params
+    ours = models.create_model(name)
+    assert {k: tuple(v.shape) for k, v in ref.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in ours.state_dict().items()
+    }
+
+
+def test_small_resnet_fpn_faster_rcnn_trains() -> None:
+    """The builder pieces of tools/experiments/rcnn_shapes.py: a ResNet-18 FPN Faster R-CNN
+    takes a few Adam steps on the drawn shapes and its loss falls."""
+    from lucid import optim
+    from lucid.models.detection._utils import resnet_fpn_backbone
+    from lucid.models.detection.faster_rcnn import FasterRCNN
+    from lucid.models.detection.roi_heads import FastRCNNPredictor, TwoMLPHead
+    from lucid.models.detection.shapes import SyntheticShapes
+
+    lucid.manual_seed(0)
+    model = FasterRCNN(
+        resnet_fpn_backbone("resnet18", out_channels=32), num_classes=4, min_size=64,
+        max_size=64, anchor_generator=AnchorGenerator(((8,), (16,), (24,), (32,), (48,)),
+                                                      ((0.5, 1.0, 2.0),) * 5),
+        box_head=TwoMLPHead(32 * 49, 64), box_predictor=FastRCNNPredictor(64, 4),
+        rpn_pre_nms_top_n_train=50, rpn_post_nms_top_n_train=20,
+        rpn_batch_size_per_image=32, box_batch_size_per_image=16,
+    ).train()  # fmt: skip
+    items = [SyntheticShapes(2, seed=0)[i] for i in range(2)]
+    opt = optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    totals = []
+    for _ in range(4):  # the same batch: the loss must fall
+        losses = model([im for im, _ in items], [t for _, t in items])
+        total = sum(losses.values())
+        opt.zero_grad()
+        total.backward()
+        opt.step()
+        totals.append(total.item())
+    assert totals[-1] < totals[0]

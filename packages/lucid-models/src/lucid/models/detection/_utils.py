@@ -202,11 +202,12 @@ class BackboneWithFPN(nn.Module):
     ``"3"``, ``"pool"``), each ``out_channels`` wide."""
 
     def __init__(self, body: nn.Module, in_channels_list: list[int], out_channels: int,
-                 extra_blocks: Any = None) -> None:  # fmt: skip
+                 extra_blocks: Any = None, norm_layer: Any = None) -> None:  # fmt: skip
         super().__init__()
         self.body = body
         self.fpn = FeaturePyramidNetwork(in_channels_list, out_channels,
-                                         extra_blocks or LastLevelMaxPool())  # fmt: skip
+                                         extra_blocks or LastLevelMaxPool(),
+                                         norm_layer)  # fmt: skip
         self.out_channels = out_channels
 
     def forward(self, x: Tensor) -> Any:
@@ -248,10 +249,12 @@ _RESNET_LAYOUTS: dict[str, tuple[type[nn.Module], list[int]]] = {
 def resnet_fpn_backbone(backbone_name: str, trainable_layers: int = 5,
                         returned_layers: tuple[int, ...] = (1, 2, 3, 4),
                         extra_blocks: Any = None, out_channels: int = 256,
-                        frozen_batch_norm: bool = False) -> BackboneWithFPN:  # fmt: skip
+                        frozen_batch_norm: bool = False,
+                        norm_layer: Any = None) -> BackboneWithFPN:  # fmt: skip
     """torchvision's ``resnet_fpn_backbone`` (no weights): a ResNet of ``backbone_name``
     (``resnet18`` .. ``resnet152``) with an FPN of ``out_channels`` on the stages of
-    ``returned_layers``; the first ``5 - trainable_layers`` parts do not train."""
+    ``returned_layers``; the first ``5 - trainable_layers`` parts do not train.
+    ``norm_layer`` is the FPN's (torchvision's ``_resnet_fpn_extractor``; the v2 models')."""
     if backbone_name not in _RESNET_LAYOUTS:
         raise ValueError(f"resnet_fpn_backbone: backbone_name must be one of "
                          f"{sorted(_RESNET_LAYOUTS)}, got {backbone_name!r}")  # fmt: skip
@@ -270,4 +273,4 @@ def resnet_fpn_backbone(backbone_name: str, trainable_layers: int = 5,
     body = ResNetBody(resnet, {f"layer{k}": str(i) for i, k in enumerate(returned_layers)})
     stage2 = 64 if block is BasicBlock else 256
     in_channels = [stage2 * 2 ** (k - 1) for k in returned_layers]
-    return BackboneWithFPN(body, in_channels, out_channels, extra_blocks)
+    return BackboneWithFPN(body, in_channels, out_channels, extra_blocks, norm_layer)

@@ -15,9 +15,18 @@ from typing import Any
 
 from lucid import Tensor, nn
 from lucid.models._registry import register_model
-from lucid.models.detection._utils import check_targets, resnet50_fpn_backbone
+from lucid.models.detection._utils import (
+    check_targets,
+    resnet50_fpn_backbone,
+    resnet_fpn_backbone,
+)
 from lucid.models.detection.anchor_utils import AnchorGenerator
-from lucid.models.detection.roi_heads import FastRCNNPredictor, RoIHeads, TwoMLPHead
+from lucid.models.detection.roi_heads import (
+    FastRCNNConvFCHead,
+    FastRCNNPredictor,
+    RoIHeads,
+    TwoMLPHead,
+)
 from lucid.models.detection.rpn import RegionProposalNetwork, RPNHead
 from lucid.models.detection.transform import GeneralizedRCNNTransform
 from lucid.models.ops import MultiScaleRoIAlign
@@ -138,3 +147,23 @@ def fasterrcnn_resnet50_fpn(
     buffers, 41,755,286 parameters, the stem and ``layer1`` frozen), to load them."""
     backbone = _backbone(trainable_backbone_layers, frozen_batch_norm)
     return FasterRCNN(backbone, num_classes, **kwargs)
+
+
+_PAPER_V2 = (
+    'Li et al., "Benchmarking Detection Transfer Learning with Vision Transformers", 2021 '
+    "(the improved recipe of torchvision's v2 weights)"
+)
+
+
+@register_model(task="object-detection", paper=_PAPER_V2, num_params=43_712_278,
+                input_size=(3, 800, 800), reference="torchvision")  # fmt: skip
+def fasterrcnn_resnet50_fpn_v2(num_classes: int = 91, **kwargs: Any) -> FasterRCNN:
+    """torchvision's ``fasterrcnn_resnet50_fpn_v2``: batch norms in the FPN, a two-conv RPN
+    head and a four-conv + one-fc box head (``FastRCNNConvFCHead``, batch-normed); all of the
+    ResNet-50 trains. 43,712,278 parameters, as torchvision's builder with ``weights=None``."""
+    backbone = resnet_fpn_backbone("resnet50", 5, norm_layer=nn.BatchNorm2d)
+    anchors = AnchorGenerator(((32,), (64,), (128,), (256,), (512,)), ((0.5, 1.0, 2.0),) * 5)
+    rpn_head = RPNHead(256, anchors.num_anchors_per_location()[0], conv_depth=2)
+    box_head = FastRCNNConvFCHead((256, 7, 7), [256, 256, 256, 256], [1024], nn.BatchNorm2d)
+    return FasterRCNN(backbone, num_classes, anchor_generator=anchors, rpn_head=rpn_head,
+                      box_head=box_head, **kwargs)  # fmt: skip

@@ -12,7 +12,7 @@ import lucid
 from lucid import Tensor, nn
 from lucid.data.ops import batched_nms, box_iou, clip_boxes_to_image, remove_small_boxes, roi_align
 from lucid.models.detection._utils import BalancedPositiveNegativeSampler, BoxCoder, Matcher
-from lucid.models.ops import MultiScaleRoIAlign
+from lucid.models.ops import Conv2dNormActivation, MultiScaleRoIAlign
 from lucid.nn import functional as F
 
 
@@ -26,6 +26,33 @@ class TwoMLPHead(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(self.fc7(F.relu(self.fc6(x.flatten(1)))))
+
+
+class FastRCNNConvFCHead(nn.Sequential):
+    """torchvision's ``FastRCNNConvFCHead`` (the v2 models' box head): 3x3 conv + norm +
+    ReLU layers of ``conv_layers`` widths, flatten, then linear + ReLU layers of
+    ``fc_layers`` widths; ``input_size`` is ``(channels, height, width)``."""
+
+    def __init__(self, input_size: tuple[int, int, int], conv_layers: list[int],
+                 fc_layers: list[int], norm_layer: Any = None) -> None:  # fmt: skip
+        channels, height, width = input_size
+        blocks: list[nn.Module] = []
+        previous = channels
+        for width_ in conv_layers:
+            blocks.append(Conv2dNormActivation(previous, width_, norm_layer=norm_layer))
+            previous = width_
+        blocks.append(nn.Flatten())
+        previous = previous * height * width
+        for width_ in fc_layers:
+            blocks.append(nn.Linear(previous, width_))
+            blocks.append(nn.ReLU(inplace=True))
+            previous = width_
+        super().__init__(*blocks)
+        for layer in self.modules():
+            if isinstance(layer, nn.Conv2d):
+                nn.init.kaiming_normal_(layer.weight, mode="fan_out", nonlinearity="relu")
+                if layer.bias is not None:
+                    nn.init.zeros_(layer.bias)
 
 
 class FastRCNNPredictor(nn.Module):
