@@ -468,21 +468,29 @@ def test_faster_and_mask_rcnn_training_match_torchvision(
 
 
 @pytest.mark.parity
-def test_retinanet_training_matches_torchvision(tvm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", ["retinanet_resnet50_fpn", "retinanet_resnet50_fpn_v2"])
+def test_retinanet_training_matches_torchvision(
+    tvm: Any, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """v1: focal + L1 losses; v2: GroupNorm subnets and the GIoU box loss."""
     torch = pytest.importorskip("torch")
     det = _tv_training(tvm, monkeypatch)
     torch.manual_seed(0)
     kwargs = {"num_classes": 3, "min_size": 64, "max_size": 96}
-    ref = det.retinanet_resnet50_fpn(weights=None, weights_backbone=None, **kwargs)
+    ref = getattr(det, name)(weights=None, weights_backbone=None, **kwargs)
     keys = ["backbone.body.layer2.0.conv1.weight", "backbone.fpn.extra_blocks.p6.weight",
             "head.classification_head.conv.0.0.weight", "head.classification_head.cls_logits.bias",
             "head.regression_head.bbox_reg.weight"]  # fmt: skip
-    _compare_training(ref, retinanet_resnet50_fpn(**kwargs), keys, masks=False)
+    _compare_training(ref, models.create_model(name, **kwargs), keys, masks=False)
 
 
 # --- torchvision's other detection builders ---------------------------------------------------
 
-V2_BUILDERS = ["fasterrcnn_resnet50_fpn_v2"]
+V2_BUILDERS = [
+    "fasterrcnn_resnet50_fpn_v2",
+    "maskrcnn_resnet50_fpn_v2",
+    "retinanet_resnet50_fpn_v2",
+]
 
 
 @pytest.mark.parametrize("name", V2_BUILDERS)
