@@ -490,6 +490,8 @@ V2_BUILDERS = [
     "fasterrcnn_resnet50_fpn_v2",
     "maskrcnn_resnet50_fpn_v2",
     "retinanet_resnet50_fpn_v2",
+    "fasterrcnn_mobilenet_v3_large_fpn",
+    "fasterrcnn_mobilenet_v3_large_320_fpn",
 ]
 
 
@@ -547,3 +549,21 @@ def test_small_resnet_fpn_faster_rcnn_trains() -> None:
         opt.step()
         totals.append(total.item())
     assert totals[-1] < totals[0]
+
+
+def test_mobilenet_faster_rcnn_trains_and_detects() -> None:
+    from lucid.models.detection.faster_rcnn import fasterrcnn_mobilenet_v3_large_320_fpn
+
+    lucid.manual_seed(0)
+    model = fasterrcnn_mobilenet_v3_large_320_fpn(**TRAIN_SMALL).train()
+    images, targets = _lucid_batch(masks=False)
+    losses = model(images, targets)
+    assert set(losses) == {"loss_objectness", "loss_rpn_box_reg", "loss_classifier",
+                           "loss_box_reg"}  # fmt: skip
+    sum(losses.values()).backward()
+    g = dict(model.named_parameters())["backbone.body.13.block.0.0.weight"].grad
+    assert g is not None and np.abs(g.numpy()).sum() > 0
+    model.eval()
+    with lucid.no_grad():
+        out = model(images)
+    assert len(out) == 2 and set(out[0]) == {"boxes", "labels", "scores"}

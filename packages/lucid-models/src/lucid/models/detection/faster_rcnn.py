@@ -11,11 +11,13 @@ pixels), ``labels`` and ``scores`` per image) and its training mode (``model.tra
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from lucid import Tensor, nn
 from lucid.models._registry import register_model
 from lucid.models.detection._utils import (
+    BackboneWithFPN,
     check_targets,
     resnet50_fpn_backbone,
     resnet_fpn_backbone,
@@ -29,6 +31,7 @@ from lucid.models.detection.roi_heads import (
 )
 from lucid.models.detection.rpn import RegionProposalNetwork, RPNHead
 from lucid.models.detection.transform import GeneralizedRCNNTransform
+from lucid.models.mobilenetv3 import MobileNetV3, _conf
 from lucid.models.ops import MultiScaleRoIAlign
 
 _PAPER = (
@@ -167,3 +170,80 @@ def fasterrcnn_resnet50_fpn_v2(num_classes: int = 91, **kwargs: Any) -> FasterRC
     box_head = FastRCNNConvFCHead((256, 7, 7), [256, 256, 256, 256], [1024], nn.BatchNorm2d)
     return FasterRCNN(backbone, num_classes, anchor_generator=anchors, rpn_head=rpn_head,
                       box_head=box_head, **kwargs)  # fmt: skip
+
+
+class _SequentialBody(nn.Module):
+    """torchvision's ``IntermediateLayerGetter`` over a ``Sequential``: its children under
+    their own names (``"0"`` ..), the maps after those in ``return_layers`` returned."""
+
+    def __init__(self, features: nn.Sequential, return_layers: dict[str, str]) -> None:
+        super().__init__()
+        last = max(int(k) for k in return_layers)
+        for name, child in list(features.named_children())[: last + 1]:
+            setattr(self, name, child)
+        self.return_layers = return_layers
+
+    def forward(self, x: Tensor) -> dict[str, Tensor]:
+        out: dict[str, Tensor] = OrderedDict()
+        for name, child in self.named_children():
+            x = child(x)
+            if name in self.return_layers:
+                out[self.return_layers[name]] = x
+        return out
+
+
+def _mobilenet_v3_fpn_backbone(trainable_layers: int) -> BackboneWithFPN:
+    """torchvision's ``_mobilenet_extractor(mobilenet_v3_large(norm_layer=BatchNorm2d), True,
+    trainable_layers)``: the FPN on the last two stages (``features.13``, ``features.16``)."""
+    setting, last_channel = _conf("large")
+    features = MobileNetV3(setting, last_channel).features
+    for m in features.modules():  # torchvision passes plain BatchNorm2d for detection
+        if isinstance(m, nn.BatchNorm2d):
+            m.eps, m.momentum = 1e-5, 0.1
+    stages = [0] + [i + 1 for i, c in enumerate(setting) if c.stride > 1] + [len(features) - 1]
+    if not 0 <= trainable_layers <= len(stages):
+        raise ValueError(f"trainable_layers must be in [0, {len(stages)}], got "
+                         f"{trainable_layers}")  # fmt: skip
+    for block in list(features.children())[: stages[len(stages) - trainable_layers]]:
+        for p in block.parameters():
+            p.requires_grad_(False)
+    returned = [len(stages) - 2, len(stages) - 1]
+    in_channels = [setting[stages[returned[0]] - 1].out_channels, 6 * setting[-1].out_channels]
+    body = _SequentialBody(features, {str(stages[k]): str(v) for v, k in enumerate(returned)})
+    return BackboneWithFPN(body, in_channels, 256)
+
+
+def _mobilenet_fpn(num_classes: int, trainable_backbone_layers: int | None,
+                   defaults: dict[str, Any], kwargs: dict[str, Any]) -> FasterRCNN:  # fmt: skip
+    backbone = _mobilenet_v3_fpn_backbone(
+        6 if trainable_backbone_layers is None else trainable_backbone_layers
+    )
+    anchors = AnchorGenerator(((32, 64, 128, 256, 512),) * 3, ((0.5, 1.0, 2.0),) * 3)
+    return FasterRCNN(backbone, num_classes, anchor_generator=anchors,
+                      **{**defaults, **kwargs})  # fmt: skip
+
+
+@register_model(task="object-detection", paper=_PAPER, num_params=19_410_754,
+                input_size=(3, 800, 800), reference="torchvision")  # fmt: skip
+def fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91,
+                                      trainable_backbone_layers: int | None = None,
+                                      **kwargs: Any) -> FasterRCNN:  # fmt: skip
+    """torchvision's ``fasterrcnn_mobilenet_v3_large_fpn``: MobileNetV3-Large with an FPN on
+    its last two stages, 15 anchors (5 sizes x 3 ratios) per location on each of the three
+    levels, an RPN score threshold of 0.05. 19,410,754 parameters, as torchvision's builder
+    with ``weights=None``."""
+    return _mobilenet_fpn(num_classes, trainable_backbone_layers,
+                          {"rpn_score_thresh": 0.05}, kwargs)  # fmt: skip
+
+
+@register_model(task="object-detection", paper=_PAPER, num_params=19_410_754,
+                input_size=(3, 320, 320), reference="torchvision")  # fmt: skip
+def fasterrcnn_mobilenet_v3_large_320_fpn(num_classes: int = 91,
+                                          trainable_backbone_layers: int | None = None,
+                                          **kwargs: Any) -> FasterRCNN:  # fmt: skip
+    """torchvision's ``fasterrcnn_mobilenet_v3_large_320_fpn``: the same model for 320-640
+    pixel images, 150 RPN proposals before and after NMS at test time; 19,410,754
+    parameters, as torchvision's builder with ``weights=None``."""
+    defaults = {"min_size": 320, "max_size": 640, "rpn_pre_nms_top_n_test": 150,
+                "rpn_post_nms_top_n_test": 150, "rpn_score_thresh": 0.05}  # fmt: skip
+    return _mobilenet_fpn(num_classes, trainable_backbone_layers, defaults, kwargs)
