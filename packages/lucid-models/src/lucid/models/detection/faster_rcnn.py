@@ -152,13 +152,14 @@ def fasterrcnn_resnet50_fpn(
     return FasterRCNN(backbone, num_classes, **kwargs)
 
 
+_PAPER_MOBILENET = f'{_PAPER}; Howard et al., "Searching for MobileNetV3", ICCV 2019 (the backbone)'
 _PAPER_V2 = (
     'Li et al., "Benchmarking Detection Transfer Learning with Vision Transformers", 2021 '
     "(the improved recipe of torchvision's v2 weights)"
 )
 
 
-@register_model(task="object-detection", paper=_PAPER_V2, num_params=43_712_278,
+@register_model(task="object-detection", paper=f"{_PAPER}; {_PAPER_V2}", num_params=43_712_278,
                 input_size=(3, 800, 800), reference="torchvision")  # fmt: skip
 def fasterrcnn_resnet50_fpn_v2(num_classes: int = 91, **kwargs: Any) -> FasterRCNN:
     """torchvision's ``fasterrcnn_resnet50_fpn_v2``: batch norms in the FPN, a two-conv RPN
@@ -223,7 +224,7 @@ def _mobilenet_fpn(num_classes: int, trainable_backbone_layers: int | None,
                       **{**defaults, **kwargs})  # fmt: skip
 
 
-@register_model(task="object-detection", paper=_PAPER, num_params=19_410_754,
+@register_model(task="object-detection", paper=_PAPER_MOBILENET, num_params=19_410_754,
                 input_size=(3, 800, 800), reference="torchvision")  # fmt: skip
 def fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91,
                                       trainable_backbone_layers: int | None = None,
@@ -236,7 +237,7 @@ def fasterrcnn_mobilenet_v3_large_fpn(num_classes: int = 91,
                           {"rpn_score_thresh": 0.05}, kwargs)  # fmt: skip
 
 
-@register_model(task="object-detection", paper=_PAPER, num_params=19_410_754,
+@register_model(task="object-detection", paper=_PAPER_MOBILENET, num_params=19_410_754,
                 input_size=(3, 320, 320), reference="torchvision")  # fmt: skip
 def fasterrcnn_mobilenet_v3_large_320_fpn(num_classes: int = 91,
                                           trainable_backbone_layers: int | None = None,
