@@ -29,8 +29,7 @@ import numpy as np
 
 import lucid
 from lucid import optim
-from lucid.models.detection import AnchorGenerator
-from lucid.models.detection._utils import resnet_fpn_backbone
+from lucid.models.detection import AnchorGenerator, resnet_fpn_backbone
 from lucid.models.detection.faster_rcnn import FasterRCNN
 from lucid.models.detection.roi_heads import FastRCNNPredictor, TwoMLPHead
 from lucid.models.detection.shapes import SyntheticShapes, mean_average_precision

@@ -100,10 +100,12 @@ class RegionProposalNetwork(nn.Module):
 
     @property
     def pre_nms_top_n(self) -> int:
+        """Proposals kept per level before NMS, in the current mode."""
         return self._top_n(self._pre_nms_top_n)
 
     @property
     def post_nms_top_n(self) -> int:
+        """Proposals kept per image after NMS, in the current mode."""
         return self._top_n(self._post_nms_top_n)
 
     def assign_targets_to_anchors(self, anchors: list[Tensor],
