@@ -567,3 +567,22 @@ def test_mobilenet_faster_rcnn_trains_and_detects() -> None:
     with lucid.no_grad():
         out = model(images)
     assert len(out) == 2 and set(out[0]) == {"boxes", "labels", "scores"}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "name", ["fasterrcnn_resnet50_fpn_v2", "fasterrcnn_mobilenet_v3_large_320_fpn"]
+)
+def test_more_faster_rcnn_training_matches_torchvision(
+    tvm: Any, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """torchvision's weights loaded: the v2 heads and the MobileNetV3 FPN extractor give its
+    losses and gradients."""
+    torch = pytest.importorskip("torch")
+    det = _tv_training(tvm, monkeypatch)
+    torch.manual_seed(0)
+    ref = getattr(det, name)(weights=None, weights_backbone=None, **TRAIN_SMALL)
+    keys = ["rpn.head.conv.0.0.weight", "rpn.head.bbox_pred.weight",
+            "roi_heads.box_predictor.cls_score.weight",
+            "backbone.fpn.layer_blocks.0.0.weight"]  # fmt: skip
+    _compare_training(ref, models.create_model(name, **TRAIN_SMALL), keys)
