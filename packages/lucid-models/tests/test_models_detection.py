@@ -1,11 +1,13 @@
-"""torchvision's detection models (inference): Faster/Mask R-CNN, RetinaNet (ResNet-50 FPN).
+"""torchvision's detection models: Faster/Mask R-CNN, RetinaNet (ResNet-50 FPN, v2, MobileNetV3).
 
 Registry, parameter counts, the output format on a small image, the anchors; in the parity
 environment, counts and state-dict keys against torchvision 0.28's builder, and the whole
 inference path (transform, backbone + FPN, RPN, RoI heads, postprocessing) against
 torchvision's with its state dict loaded. torchvision's compiled NMS and RoI Align do not load
 here: the test gives it a pure-torch greedy NMS and its own pure-torch RoI Align, with the
-compiled kernel's rule for samples outside the map."""
+compiled kernel's rule for samples outside the map. Training mode: the loss dicts and
+gradients in the default environment, and against torchvision's with its samplers taking the
+first candidates."""
 
 from __future__ import annotations
 
