@@ -103,3 +103,28 @@ __all__ = [
     "mask2former_resnet50",
     "mask2former_resnet101",
 ]
+
+# --- torchvision R-CNN / RetinaNet training parts and builders (wt-rcnn) ---
+from lucid.models.detection._utils import (  # noqa: E402
+    BalancedPositiveNegativeSampler,
+    Matcher,
+    resnet_fpn_backbone,
+)
+from lucid.models.detection.faster_rcnn import (  # noqa: E402
+    fasterrcnn_mobilenet_v3_large_320_fpn,
+    fasterrcnn_mobilenet_v3_large_fpn,
+    fasterrcnn_resnet50_fpn_v2,
+)
+from lucid.models.detection.mask_rcnn import maskrcnn_resnet50_fpn_v2  # noqa: E402
+from lucid.models.detection.retinanet import retinanet_resnet50_fpn_v2  # noqa: E402
+
+__all__ += [
+    "BalancedPositiveNegativeSampler",
+    "Matcher",
+    "resnet_fpn_backbone",
+    "fasterrcnn_mobilenet_v3_large_320_fpn",
+    "fasterrcnn_mobilenet_v3_large_fpn",
+    "fasterrcnn_resnet50_fpn_v2",
+    "maskrcnn_resnet50_fpn_v2",
+    "retinanet_resnet50_fpn_v2",
+]

@@ -45,6 +45,24 @@ class GeneralizedRCNNTransform(nn.Module):
                              for r in resized])  # fmt: skip
         return batch, sizes
 
+    def resize_targets(self, targets: list[dict[str, Tensor]], original: list[tuple[int, int]],
+                       sizes: list[tuple[int, int]]) -> list[dict[str, Tensor]]:  # fmt: skip
+        """The training targets of images resized from ``original`` to ``sizes``: ``boxes``
+        scaled, ``masks`` ``(N, H, W)`` resized (nearest) to uint8, other keys kept."""
+        out = []
+        for t, orig, new in zip(targets, original, sizes):
+            t = dict(t)
+            t["boxes"] = self.resize_boxes(t["boxes"], orig, new)
+            if "masks" in t:
+                m = t["masks"].to(lucid.float32)[:, None]
+                if m.shape[0]:
+                    m = F.interpolate(m, size=new, mode="nearest")
+                else:
+                    m = lucid.zeros((0, 1, *new), dtype=lucid.float32)
+                t["masks"] = m[:, 0].to(lucid.uint8)
+            out.append(t)
+        return out
+
     @staticmethod
     def resize_boxes(boxes: Tensor, new: tuple[int, int], original: tuple[int, int]) -> Tensor:
         """Boxes of an image resized to ``new``, in the ``original`` image's coordinates."""
