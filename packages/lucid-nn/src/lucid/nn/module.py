@@ -411,27 +411,38 @@ class Module:
         return out
 
     def _state_targets(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        for key, _, _, t in self._state_slots(prefix):
+            yield key, t
+
+    def _state_slots(self, prefix: str = "") -> Iterator[tuple[str, Module, str, Tensor]]:
+        """(dotted key, owning module, attribute name, tensor) for every state_dict entry."""
         for name, t in self._state_items():
-            yield prefix + name, t
+            yield prefix + name, self, name, t
         for name, child in self._modules.items():
             if child is not None and name not in self._state_dict_pass_attr:
-                yield from child._state_targets(prefix + name + ".")
+                yield from child._state_slots(prefix + name + ".")
 
     def load_state_dict(
-        self, state_dict: Mapping[str, Any], strict: bool = True
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _IncompatibleKeys:
         """Copy values into this module's parameters and buffers, in place and on their device.
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any of those, or a shape
         mismatch, raises one error that lists them all. Nothing is written when it raises.
+        ``assign=True`` (torch's) puts the state_dict's tensors themselves in the module, with
+        their dtype and device (a module built on the ``meta`` device gets real storage), a
+        parameter staying a Parameter with the module's ``requires_grad``; an optimizer made
+        before then still holds the old parameters.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         state_dict, errors = self._run_load_state_dict_pre_hooks(state_dict, strict)
-        targets = dict(self._state_targets())
+        slots = {key: (owner, name, t) for key, owner, name, t in self._state_slots()}
+        targets = {key: t for key, (_, _, t) in slots.items()}
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
         values: list[tuple[Tensor, Tensor]] = []
+        assigned: list[tuple[Module, str, Tensor]] = []
         for key, target in targets.items():
             if key not in state_dict:
                 continue
@@ -447,6 +458,7 @@ class Module:
                 )
                 continue
             values.append((target, value))
+            assigned.append((*slots[key][:2], value))
         if strict:
             if unexpected:
                 keys = ", ".join(f'"{k}"' for k in unexpected)
@@ -458,6 +470,15 @@ class Module:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
             )
+        if assign:
+            for (owner, name, value), (target, _) in zip(assigned, values, strict=True):
+                if isinstance(target, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=target.requires_grad)
+                setattr(owner, name, value)
+            return _IncompatibleKeys(missing, unexpected)
         with no_grad():
             for target, value in values:
                 target.copy_(value)
