@@ -64,6 +64,7 @@ ATTRIBUTE_PATHS = (
     "torch.utils.hooks",
     "torch.func",
     "torch.fft",
+    "torch.functional",
     "torch.amp",
     "torch.backends.cudnn",
     "torch.testing",
