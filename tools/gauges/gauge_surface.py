@@ -39,6 +39,10 @@ NAMESPACES = {
     "torch.special": "lucid.special",
     "torch.distributions": "lucid.distributions",
     "torch.autograd": "lucid.autograd",
+    # the methods and class attributes of the two base classes every program subclasses or
+    # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
+    "torch.nn.Module": "lucid.nn.Module",
+    "torch.optim.Optimizer": "lucid.optim.Optimizer",
 }
 
 
@@ -48,7 +52,8 @@ NAMESPACES = {
 # that is only there once imported by name. The torch paths count where torch itself reaches
 # them after `import torch`; torchvision's package __init__ imports these (it is not imported).
 ATTRIBUTE_PATHS = (
-    *(ns for ns in NAMESPACES if ns not in ("torch", "torch.Tensor")),
+    # the modules among the namespaces (not torch itself, nor the classes torch.Tensor, ...)
+    *(ns for ns in NAMESPACES if ns != "torch" and ns.rsplit(".", 1)[1][0].islower()),
     "torch.nn.utils.parametrize",
     "torch.nn.utils.parametrizations",
     "torch.nn.utils.prune",

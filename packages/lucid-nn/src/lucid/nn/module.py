@@ -70,6 +70,13 @@ class Module:
     _load_state_dict_pre_hooks: OrderedDict[int, Any]
     _state_dict_pass_attr: AbstractSet[str] = frozenset()
     """Names of own parameters/buffers/submodules left out of ``state_dict`` (caches...)."""
+    dump_patches: bool = False
+    """torch's flag for printing module-version patches on load; lucid has none (kept False)."""
+    call_super_init: bool = False
+    """torch's flag for passing ``__init__``'s extra arguments up the MRO; lucid's ``__init__``
+    takes none, so it stays False."""
+    T_destination = TypeVar("T_destination", bound=Mapping[str, Any])
+    """The type variable of ``state_dict(destination=...)`` in torch's annotations."""
 
     def __init__(self) -> None:
         sa = object.__setattr__
@@ -284,6 +291,22 @@ class Module:
         self._modules[name] = module
 
     register_module = add_module
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"net_b.net_c.conv"``); the parent
+        must exist. ``strict=True`` also requires the last name to exist already. An existing
+        attribute there that is not a Module raises, as in torch."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     def get_submodule(self, target: str) -> Module:
         """The submodule at the dotted path ``target`` (``"layer1.0.conv1"``)."""
@@ -612,6 +635,10 @@ class Module:
     def half(self: T) -> T:
         """Cast the floating point parameters and buffers to float16; returns the module."""
         return self._apply(lambda t: t.to(dtypes.float16) if t.is_floating_point() else t)
+
+    def bfloat16(self: T) -> T:
+        """Cast the floating point parameters and buffers to bfloat16; returns the module."""
+        return self._apply(lambda t: t.to(dtypes.bfloat16) if t.is_floating_point() else t)
 
     # -- modes and grads ----------------------------------------------------------------------
     def train(self: T, mode: bool = True) -> T:
