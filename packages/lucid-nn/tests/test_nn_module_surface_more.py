@@ -68,3 +68,24 @@ def test_set_submodule_and_bfloat16_as_torch() -> None:
         assert str(l_err.value) == str(t_err.value)
     t_bn, bn = torch.nn.BatchNorm1d(3).bfloat16(), nn.BatchNorm1d(3).bfloat16()
     assert str(bn.weight.dtype).split(".")[-1] == str(t_bn.weight.dtype).split(".")[-1]
+
+
+def test_modules_remove_duplicate() -> None:
+    shared = nn.ReLU()
+    net = nn.Sequential(shared, shared, nn.Linear(2, 2))
+    assert len(list(net.modules())) == 3
+    assert len(list(net.modules(remove_duplicate=False))) == 4
+    assert list(net.modules(remove_duplicate=False))[1:3] == [shared, shared]
+
+
+@pytest.mark.parity
+def test_modules_remove_duplicate_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+    t_shared = torch.nn.ReLU()
+    t_net = torch.nn.Sequential(t_shared, t_shared, torch.nn.Linear(2, 2))
+    shared = nn.ReLU()
+    net = nn.Sequential(shared, shared, nn.Linear(2, 2))
+    for flag in (True, False):
+        assert [type(m).__name__ for m in net.modules(remove_duplicate=flag)] == [
+            type(m).__name__ for m in t_net.modules(remove_duplicate=flag)
+        ]

@@ -354,9 +354,10 @@ class Module:
             sub = prefix + ("." if prefix else "") + name
             yield from child.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        """Every module of the tree, this one first, each once."""
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """Every module of the tree, this one first, each once (``remove_duplicate=False``:
+        a module registered under several names once per name, as torch's)."""
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
