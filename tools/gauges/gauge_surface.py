@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import re
+import subprocess
+import sys
 import tempfile
 import types
 from pathlib import Path
@@ -36,7 +39,92 @@ NAMESPACES = {
     "torch.special": "lucid.special",
     "torch.distributions": "lucid.distributions",
     "torch.autograd": "lucid.autograd",
+    # the methods and class attributes of the two base classes every program subclasses or
+    # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
+    "torch.nn.Module": "lucid.nn.Module",
+    "torch.optim.Optimizer": "lucid.optim.Optimizer",
 }
+
+
+# Submodules real programs reach as attributes after one plain import (`import torch` then
+# `torch.nn.utils.parametrize.register_parametrization(...)`, `import torchvision` then
+# `torchvision.utils.make_grid(...)`): `resolve` imports each path, so it cannot see a module
+# that is only there once imported by name. The torch paths count where torch itself reaches
+# them after `import torch`; torchvision's package __init__ imports these (it is not imported).
+ATTRIBUTE_PATHS = (
+    # the modules among the namespaces (not torch itself, nor the classes torch.Tensor, ...)
+    *(ns for ns in NAMESPACES if ns != "torch" and ns.rsplit(".", 1)[1][0].islower()),
+    "torch.nn.utils.parametrize",
+    "torch.nn.utils.parametrizations",
+    "torch.nn.utils.prune",
+    "torch.nn.utils.rnn",
+    "torch.nn.utils.stateless",
+    "torch.nn.parameter",
+    "torch.nn.modules",
+    "torch.autograd.functional",
+    "torch.autograd.forward_ad",
+    "torch.distributions.constraints",
+    "torch.optim.swa_utils",
+    "torch.utils.checkpoint",
+    "torch.utils.hooks",
+    "torch.func",
+    "torch.fft",
+    "torch.functional",
+    "torch.amp",
+    "torch.backends.cudnn",
+    "torch.testing",
+    "torch.random",
+    "torch.cuda",
+)
+TORCHVISION_ATTRIBUTE_PATHS = (
+    "torchvision.datasets",
+    "torchvision.io",
+    "torchvision.models",
+    "torchvision.ops",
+    "torchvision.transforms",
+    "torchvision.transforms.functional",
+    "torchvision.utils",
+    "torchvision.tv_tensors",
+)
+_WALK = """
+import importlib, json, sys
+top, name, paths = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+obj = importlib.import_module(top)
+missing = []
+for path in paths:
+    o = obj
+    for part in path.split(".")[1:]:
+        o = getattr(o, part, None)
+        if o is None:
+            missing.append(path)
+            break
+print(json.dumps(missing))
+"""
+
+
+def unreachable_paths(top: str, name: str, paths: list[str]) -> list[str]:
+    """Of `paths` (spelt from `name`, e.g. "torch.nn.utils"), those a fresh interpreter does not
+    reach by attribute access after `import top as name` alone."""
+    run = subprocess.run(
+        [sys.executable, "-c", _WALK, top, name, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    missing: list[str] = json.loads(run.stdout.strip().splitlines()[-1])
+    return missing
+
+
+def attribute_path_gaps() -> dict[str, Any]:
+    """The submodule paths a program reaches after `import torch` / `import torchvision` and
+    does not reach after the same statement port_check writes (`import lucid as torch`,
+    `import lucid.data as torchvision`)."""
+    torch_lacks = unreachable_paths("torch", "torch", list(ATTRIBUTE_PATHS))
+    torch_has = [p for p in ATTRIBUTE_PATHS if p not in torch_lacks]
+    paths = {"torch": torch_has, "torchvision": list(TORCHVISION_ATTRIBUTE_PATHS)}
+    tops = {"torch": "lucid", "torchvision": "lucid.data"}
+    missing = [m for name, ps in paths.items() for m in unreachable_paths(tops[name], name, ps)]
+    return {"checked": sum(len(ps) for ps in paths.values()), "unreachable": missing}
 
 
 def resolve(path: str) -> Any:
@@ -253,11 +341,18 @@ def gauge_surface(deliberate: Deliberate, torchvision: Path | None = None) -> di
         totals["signature_mismatch"] += len(mismatched)
         totals["deliberate"] += len(deliberate_names)
         totals["not_in_module_dict"] += len(lazy)
+    attribute_paths = attribute_path_gaps()
     summary = {
         **totals,
+        "attribute_paths": attribute_paths["checked"],
+        "attribute_paths_unreachable": len(attribute_paths["unreachable"]),
         "namespaces": {
             ns: {"present": v["present"], "total": v["total"], "present_pct": v["present_pct"]}
             for ns, v in namespaces.items()
         },
     }
-    return {"summary": summary, "namespaces": namespaces}
+    return {
+        "summary": summary,
+        "namespaces": namespaces,
+        "unreachable_attribute_paths": attribute_paths["unreachable"],
+    }

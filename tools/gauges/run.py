@@ -87,8 +87,10 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
     return (
         f"surface: {s['present']} of {s['total']} names present "
         f"({s['signature_mismatch']} signatures differ, {s['deliberate']} deliberate, "
-        f"{s.get('not_in_module_dict', 0)} reached only through a module __getattr__): "
-        f"{parts} [{seconds:.0f} s]"
+        f"{s.get('not_in_module_dict', 0)} reached only through a module __getattr__; "
+        f"{s.get('attribute_paths_unreachable', '?')} of {s.get('attribute_paths', '?')} "
+        "submodule paths not "
+        f"reached after the plain import): {parts} [{seconds:.0f} s]"
     )
 
 
@@ -159,6 +161,10 @@ def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
     if "surface" in report:
         for ns, v in report["surface"]["summary"]["namespaces"].items():
             numbers[f"surface.{ns}"] = v["present"]
+        # a ceiling, negated: submodules a program reaches after `import torch`/`torchvision`
+        s = report["surface"]["summary"]
+        if "attribute_paths_unreachable" in s:  # absent from reports before the check existed
+            numbers["surface.minus_unreachable_paths"] = -s["attribute_paths_unreachable"]
     if "signature" in report:
         s = report["signature"]["summary"]
         numbers["signature.match"] = s["match"]

@@ -142,3 +142,13 @@ def test_no_warning_from_the_device_queries() -> None:
         warnings.simplefilter("error")
         lucid.accelerator.is_available()
         lucid.cuda.is_available()
+
+
+def test_device_cpu_is_a_context_manager_and_other_devices_say_why_not() -> None:
+    # torch's `with torch.device(d):` sets the factories' default device; lucid's is always cpu
+    with lucid.device("cpu") as d:
+        assert d == "cpu"
+        assert lucid.zeros(2).device == "cpu"
+    with pytest.raises(RuntimeError, match="factories do not follow a default device"):
+        with lucid.device("meta"):
+            pass

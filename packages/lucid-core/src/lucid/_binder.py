@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,42 @@ from lucid.backends import get_backend
 from lucid.ops._util import scalar_type_name
 from lucid.ops.shape import broadcast_cast
 from lucid.utils.to_args import parse_to
+
+
+def _deprecated_overload(name: str, old: str, new: str) -> None:
+    warnings.warn(
+        f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider using one of the "
+        f"following signatures instead:\n\t{name}({new})",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (bool, int, float)) and not isinstance(x, Tensor)
+
+
+def _scalar_first(name: str, scalar: str, tensor: str, other: Any, alpha: Any) -> tuple[Any, Any]:
+    """torch still takes the pre-1.5 order ``add_(Number alpha, Tensor other)`` (seen in old
+    programs as ``p.data.add_(-lr, p.grad.data)``), with a deprecation warning: (other, alpha)."""
+    if _is_number(other) and isinstance(alpha, Tensor):
+        _deprecated_overload(
+            name, f"Number {scalar}, Tensor {tensor}", f"Tensor {tensor}, *, Number {scalar} = 1"
+        )
+        return alpha, other
+    return other, alpha
+
+
+def _value_first(name: str, tensor1: Any, tensor2: Any, value: Any) -> tuple[Any, Any, Any]:
+    """torch's deprecated ``addcmul_(Number value, Tensor tensor1, Tensor tensor2)`` order."""
+    if _is_number(tensor1) and isinstance(value, Tensor):
+        _deprecated_overload(
+            name,
+            "Number value, Tensor tensor1, Tensor tensor2",
+            "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+        )
+        return tensor2, value, tensor1
+    return tensor1, tensor2, value
 
 
 def _reflected_self(name: str, self: Any) -> None:
@@ -287,11 +324,15 @@ class _Methods(Tensor):
 
     # -- in-place ops ------------------------------------------------------------------------------
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """In-place ``add``: ``self += alpha * other``."""
+        """In-place ``add``: ``self += alpha * other`` (also torch's deprecated
+        ``add_(Number alpha, Tensor other)``, with its warning)."""
+        other, alpha = _scalar_first("add_", "alpha", "other", other, alpha)
         return inplace_result(self, ops.add(self, other, alpha=alpha))
 
     def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
-        """In-place ``sub``: ``self -= alpha * other``."""
+        """In-place ``sub``: ``self -= alpha * other`` (also torch's deprecated
+        ``sub_(Number alpha, Tensor other)``, with its warning)."""
+        other, alpha = _scalar_first("sub_", "alpha", "other", other, alpha)
         return inplace_result(self, ops.sub(self, other, alpha=alpha))
 
     def mul_(self, other: Any) -> Tensor:
@@ -307,11 +348,15 @@ class _Methods(Tensor):
         return inplace_result(self, ops.pow(self, exponent))
 
     def addcmul_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
-        """In-place ``addcmul``: ``self += value * tensor1 * tensor2``."""
+        """In-place ``addcmul``: ``self += value * tensor1 * tensor2`` (also torch's deprecated
+        ``addcmul_(Number value, Tensor tensor1, Tensor tensor2)``, with its warning)."""
+        tensor1, tensor2, value = _value_first("addcmul_", tensor1, tensor2, value)
         return inplace_result(self, ops.addcmul(self, tensor1, tensor2, value=value))
 
     def addcdiv_(self, tensor1: Any, tensor2: Any, value: Any = 1) -> Tensor:
-        """In-place ``addcdiv``: ``self += value * tensor1 / tensor2``."""
+        """In-place ``addcdiv``: ``self += value * tensor1 / tensor2`` (also torch's deprecated
+        ``addcdiv_(Number value, Tensor tensor1, Tensor tensor2)``, with its warning)."""
+        tensor1, tensor2, value = _value_first("addcdiv_", tensor1, tensor2, value)
         return inplace_result(self, ops.addcdiv(self, tensor1, tensor2, value=value))
 
     def maximum_(self, other: Any) -> Tensor:
@@ -833,11 +878,15 @@ class _Methods(Tensor):
 
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self + alpha * other`` (``lucid.add``)."""
+        """``self + alpha * other`` (``lucid.add``; also torch's deprecated
+        ``add(Number alpha, Tensor other)``, with its warning)."""
+        other, alpha = _scalar_first("add", "alpha", "other", other, alpha)
         return ops.add(self, other, alpha=alpha)
 
     def sub(self, other: Any, alpha: Any = 1) -> Tensor:
-        """``self - alpha * other`` (``lucid.sub``)."""
+        """``self - alpha * other`` (``lucid.sub``; also torch's deprecated
+        ``sub(Number alpha, Tensor other)``, with its warning)."""
+        other, alpha = _scalar_first("sub", "alpha", "other", other, alpha)
         return ops.sub(self, other, alpha=alpha)
 
     def mul(self, other: Any) -> Tensor:

@@ -42,3 +42,20 @@ class device:  # noqa: N801 - PyTorch's name
 
     def __hash__(self) -> int:
         return hash(str(self))
+
+    def __enter__(self) -> device:
+        """``with torch.device(...):`` makes it the factories' default device in torch. lucid's
+        default device is always ``"cpu"``, so ``with lucid.device("cpu"):`` changes nothing and
+        any other device raises (as :func:`lucid.set_default_device` does)."""
+        if self.type != "cpu":
+            raise RuntimeError(
+                f"with lucid.device({str(self)!r}): lucid's factories do not follow a default "
+                f"device, so only 'cpu' (the default) works as a context manager. Pass "
+                f"device={str(self)!r} to the factories and module constructors (e.g. "
+                f"nn.Linear(4, 4, device={str(self)!r})) or move with .to({str(self)!r}) "
+                "(see docs/differences.md)"
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Leaves the default device as it was (always ``"cpu"``)."""

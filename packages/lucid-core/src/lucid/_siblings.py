@@ -20,6 +20,7 @@ from typing import Any
 # Module -> the distribution that ships it.
 DISTRIBUTIONS = {
     "lucid.nn": "lucid-nn",
+    "lucid.functional": "lucid-nn",  # torch.functional's path (its `F` is lucid.nn.functional)
     "lucid.optim": "lucid-optim",
     "lucid.data": "lucid-data",
     "lucid.utils.data": "lucid-data",

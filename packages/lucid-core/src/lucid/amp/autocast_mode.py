@@ -79,6 +79,11 @@ def _device_key(device_type: Any) -> str:
     return _ALIASES.get(device_type, device_type)
 
 
+def autocast_active() -> bool:
+    """Whether autocast is enabled for some device type (the ops' one cheap check)."""
+    return _state.active
+
+
 def is_autocast_available(device_type: str) -> bool:
     """Whether a Lucid backend exists for ``device_type`` ("cpu", "mlx" when installed)."""
     return _device_key(device_type) in available_backends()

@@ -239,6 +239,12 @@ class Function:
 _interceptors: list[Callable[[type, tuple[Any, ...], dict[str, Any]], Any]] = []
 
 
+def ops_watched() -> bool:
+    """Whether an ``intercept_ops`` or ``observe_ops`` block is active: code that could compute
+    on arrays directly (a backward formula) must then go through the ops, so they are seen."""
+    return bool(_interceptors or _observers)
+
+
 @contextlib.contextmanager
 def intercept_ops(
     handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],

@@ -11,6 +11,9 @@ Example:
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from . import io, models, ops
 from ._batch import StackedSamples
 from ._worker import WorkerInfo, get_worker_info
@@ -62,3 +65,17 @@ __all__ = [
     "ops",
     "random_split",
 ]
+
+# `import torchvision` loads torchvision.datasets, .transforms, .utils and .tv_tensors too, so
+# programs call `torchvision.utils.make_grid(...)` after that one import. These are loaded on
+# first access rather than at import: `lucid.utils.data` (torch.utils.data's path) is this
+# package, and its users should not pay for the image datasets and transforms.
+_LAZY_SUBMODULES = ("datasets", "transforms", "utils", "tv_tensors")
+
+
+def __getattr__(name: str) -> Any:
+    """``lucid.data.datasets`` / ``transforms`` / ``utils`` / ``tv_tensors`` after a plain
+    ``import lucid.data``, as torchvision's are after ``import torchvision``."""
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

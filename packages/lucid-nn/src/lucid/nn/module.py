@@ -70,6 +70,13 @@ class Module:
     _load_state_dict_pre_hooks: OrderedDict[int, Any]
     _state_dict_pass_attr: AbstractSet[str] = frozenset()
     """Names of own parameters/buffers/submodules left out of ``state_dict`` (caches...)."""
+    dump_patches: bool = False
+    """torch's flag for printing module-version patches on load; lucid has none (kept False)."""
+    call_super_init: bool = False
+    """torch's flag for passing ``__init__``'s extra arguments up the MRO; lucid's ``__init__``
+    takes none, so it stays False."""
+    T_destination = TypeVar("T_destination", bound=Mapping[str, Any])
+    """The type variable of ``state_dict(destination=...)`` in torch's annotations."""
 
     def __init__(self) -> None:
         sa = object.__setattr__
@@ -285,6 +292,22 @@ class Module:
 
     register_module = add_module
 
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"net_b.net_c.conv"``); the parent
+        must exist. ``strict=True`` also requires the last name to exist already. An existing
+        attribute there that is not a Module raises, as in torch."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
+
     def get_submodule(self, target: str) -> Module:
         """The submodule at the dotted path ``target`` (``"layer1.0.conv1"``)."""
         mod = self
@@ -331,9 +354,10 @@ class Module:
             sub = prefix + ("." if prefix else "") + name
             yield from child.named_modules(memo, sub, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        """Every module of the tree, this one first, each once."""
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        """Every module of the tree, this one first, each once (``remove_duplicate=False``:
+        a module registered under several names once per name, as torch's)."""
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -411,30 +435,38 @@ class Module:
         return out
 
     def _state_targets(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        for key, _, _, t in self._state_slots(prefix):
+            yield key, t
+
+    def _state_slots(self, prefix: str = "") -> Iterator[tuple[str, Module, str, Tensor]]:
+        """(dotted key, owning module, attribute name, tensor) for every state_dict entry."""
         for name, t in self._state_items():
-            yield prefix + name, t
+            yield prefix + name, self, name, t
         for name, child in self._modules.items():
             if child is not None and name not in self._state_dict_pass_attr:
-                yield from child._state_targets(prefix + name + ".")
+                yield from child._state_slots(prefix + name + ".")
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
     ) -> _IncompatibleKeys:
-        """Copy values into this module's parameters and buffers, in place and on their device;
-        with ``assign``, each parameter and buffer takes the state_dict's tensor itself (its
-        data, dtype and device, shared): how a module built on the ``"meta"`` device gets its
-        weights.
+        """Copy values into this module's parameters and buffers, in place and on their device.
 
         Returns ``(missing_keys, unexpected_keys)``; with ``strict`` any of those, or a shape
         mismatch, raises one error that lists them all. Nothing is written when it raises.
+        ``assign=True`` (torch's) puts the state_dict's tensors themselves in the module, with
+        their data, dtype and device (how a module built on the ``"meta"`` device gets its
+        weights), a parameter staying a Parameter with the module's ``requires_grad``; an
+        optimizer made before then still holds the old parameters.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         state_dict, errors = self._run_load_state_dict_pre_hooks(state_dict, strict)
-        targets = dict(self._state_targets())
+        slots = {key: (owner, name, t) for key, owner, name, t in self._state_slots()}
+        targets = {key: t for key, (_, _, t) in slots.items()}
         missing = [k for k in targets if k not in state_dict]
         unexpected = [k for k in state_dict if k not in targets]
         values: list[tuple[Tensor, Tensor]] = []
+        assigned: list[tuple[Module, str, Tensor]] = []
         for key, target in targets.items():
             if key not in state_dict:
                 continue
@@ -453,6 +485,7 @@ class Module:
                 )
                 continue
             values.append((target, value))
+            assigned.append((*slots[key][:2], value))
         if strict:
             if unexpected:
                 keys = ", ".join(f'"{k}"' for k in unexpected)
@@ -464,12 +497,18 @@ class Module:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
             )
+        if assign:
+            for (owner, name, value), (target, _) in zip(assigned, values, strict=True):
+                if isinstance(target, Parameter):
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    else:
+                        value = Parameter(value, requires_grad=target.requires_grad)
+                setattr(owner, name, value)
+            return _IncompatibleKeys(missing, unexpected)
         with no_grad():
             for target, value in values:
-                if assign:
-                    _rebind(target, value.detach())
-                else:
-                    target.copy_(value)
+                target.copy_(value)
         return _IncompatibleKeys(missing, unexpected)
 
     def _register_load_state_dict_pre_hook(
@@ -600,6 +639,10 @@ class Module:
     def half(self: T) -> T:
         """Cast the floating point parameters and buffers to float16; returns the module."""
         return self._apply(lambda t: t.to(dtypes.float16) if t.is_floating_point() else t)
+
+    def bfloat16(self: T) -> T:
+        """Cast the floating point parameters and buffers to bfloat16; returns the module."""
+        return self._apply(lambda t: t.to(dtypes.bfloat16) if t.is_floating_point() else t)
 
     # -- modes and grads ----------------------------------------------------------------------
     def train(self: T, mode: bool = True) -> T:

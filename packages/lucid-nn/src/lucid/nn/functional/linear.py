@@ -6,10 +6,9 @@ import math
 from typing import Any
 
 from lucid import Tensor
-from lucid.amp.autocast_mode import _state as autocast_state
-from lucid.amp.autocast_mode import lower_precision_inputs
+from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
 from lucid.autograd import Function, grad_mode
-from lucid.autograd.function import _interceptors, _observers
+from lucid.autograd.function import ops_watched
 
 __all__ = ["bilinear", "linear"]
 
@@ -48,8 +47,9 @@ def _plain(g: Tensor, x: Tensor, w: Tensor) -> bool:
     """Whether the backward may run on the arrays: no graph to record (no ``create_graph``),
     no autocast, vmap or op observer that would see the ops, one dtype."""
     dtype = g._data.dtype
-    return not (grad_mode._state.enabled or autocast_state.active or _interceptors
-                or _observers) and x._data.dtype == dtype and w._data.dtype == dtype  # fmt: skip
+    return not (grad_mode.is_grad_enabled() or autocast_active() or ops_watched()) and (
+        x._data.dtype == dtype and w._data.dtype == dtype
+    )
 
 
 def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
