@@ -23,6 +23,7 @@ class _OutputGrads(_HookIdentity):
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
         state: _BackwardHookState = ctx.state
+        grads = state.fire_pre(tuple(grads))
         state.grad_output = tuple(grads)
         if state.n_inputs == 0:
             state.fire(())
@@ -37,12 +38,38 @@ class _InputGrads(_HookIdentity):
         return (None, *ctx.state.fire(tuple(grads)))
 
 
+class PreHook:
+    """A ``register_full_backward_pre_hook`` hook, kept among the module's backward hooks (so
+    a module call checks one registry): ``fn(module, grad_output) -> None or new grad_output``
+    runs before the module's gradients are computed."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+
+
 class _BackwardHookState:
     def __init__(self, module: Any, hooks: list[Any]) -> None:
         self.module = module
-        self.hooks = hooks
+        self.hooks = [h for h in hooks if type(h) is not PreHook]
+        self.pre_hooks = [h.fn for h in hooks if type(h) is PreHook]
         self.grad_output: tuple[Any, ...] = ()
         self.n_inputs = 0
+
+    def fire_pre(self, grad_output: tuple[Any, ...]) -> tuple[Any, ...]:
+        for hook in self.pre_hooks:
+            result = hook(self.module, grad_output)
+            if result is None:
+                continue
+            result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+            if len(result) != len(grad_output):
+                raise RuntimeError(
+                    f"backward pre hook returned {len(result)} gradients, expected "
+                    f"{len(grad_output)} (one per output that requires grad)"
+                )
+            grad_output = result
+        return grad_output
 
     def fire(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
         for hook in self.hooks:

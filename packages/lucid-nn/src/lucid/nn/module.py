@@ -6,6 +6,7 @@ Assigning a Parameter, Buffer or Module to an attribute registers it; everything
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -171,12 +172,32 @@ class Module:
         """
         return _add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
-    def register_full_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input`` in backward.
 
         ``grad_input`` has one entry per positional tensor input that requires grad.
         """
-        return _add_hook(self._backward_hooks, hook)
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """``hook(module, grad_output) -> None or new grad_output`` runs in backward before the
+        module's input gradients are computed; ``grad_output`` has one entry per output that
+        requires grad."""
+        return _add_hook(self._backward_hooks, _hooks.PreHook(hook), prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Deprecated in torch for :meth:`register_full_backward_hook`, which it calls here (torch's
+        old hook saw only the last op's gradients; lucid has only the full form)."""
+        warnings.warn(
+            "register_backward_hook is deprecated; lucid runs it as register_full_backward_hook",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.register_full_backward_hook(hook)
 
     # -- registration -------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -427,12 +448,53 @@ class Module:
         which returns the registered tensors themselves.
         """
         out: OrderedDict[str, Tensor] = OrderedDict() if destination is None else destination
+        hooks = self.__dict__.get("_state_dict_hooks")
+        if hooks:
+            for hook in list(hooks[0].values()):  # pre-hooks: (module, prefix, keep_vars)
+                hook(self, prefix, keep_vars)
         for name, t in self._state_items():
             out[prefix + name] = t if keep_vars else t.detach().clone()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            out[prefix + _EXTRA_STATE] = self.get_extra_state()
         for name, child in self._modules.items():
             if child is not None and name not in self._state_dict_pass_attr:
                 child.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        if hooks:
+            for hook in list(hooks[1].values()):  # post-hooks: (module, state_dict, prefix, meta)
+                hook(self, out, prefix, {})
         return out
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` runs before ``state_dict`` collects this module."""
+        return _add_hook(self._state_dict_hook_registries()[0], hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after ``state_dict`` has
+        collected this module (and its children); it may change ``state_dict`` in place."""
+        return _add_hook(self._state_dict_hook_registries()[1], hook)
+
+    def _state_dict_hook_registries(self) -> tuple[OrderedDict[int, Any], OrderedDict[int, Any]]:
+        pair: tuple[OrderedDict[int, Any], OrderedDict[int, Any]] = self.__dict__.setdefault(
+            "_state_dict_hooks", (OrderedDict(), OrderedDict())
+        )
+        return pair
+
+    def get_extra_state(self) -> Any:
+        """The state a subclass adds to its ``state_dict`` (under ``"_extra_state"``) by
+        overriding this and :meth:`set_extra_state`; Module's own raises, as torch's."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Take back what :meth:`get_extra_state` returned (``load_state_dict`` calls it)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called. "
+            "Please file an issue at https://github.com/pytorch/pytorch/issues/new?template="
+            "bug-report.yml to report this bug."
+        )
 
     def _state_targets(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
         for key, _, _, t in self._state_slots(prefix):
@@ -463,8 +525,13 @@ class Module:
         state_dict, errors = self._run_load_state_dict_pre_hooks(state_dict, strict)
         slots = {key: (owner, name, t) for key, owner, name, t in self._state_slots()}
         targets = {key: t for key, (_, _, t) in slots.items()}
-        missing = [k for k in targets if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in targets]
+        extra = {
+            (prefix + "." if prefix else "") + _EXTRA_STATE: m
+            for prefix, m in self.named_modules()
+            if type(m).set_extra_state is not Module.set_extra_state
+        }
+        missing = [k for k in (*targets, *extra) if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets and k not in extra]
         values: list[tuple[Tensor, Tensor]] = []
         assigned: list[tuple[Module, str, Tensor]] = []
         for key, target in targets.items():
@@ -505,11 +572,24 @@ class Module:
                     else:
                         value = Parameter(value, requires_grad=target.requires_grad)
                 setattr(owner, name, value)
-            return _IncompatibleKeys(missing, unexpected)
-        with no_grad():
-            for target, value in values:
-                target.copy_(value)
-        return _IncompatibleKeys(missing, unexpected)
+        else:
+            with no_grad():
+                for target, value in values:
+                    target.copy_(value)
+        for key, m in extra.items():
+            if key in state_dict:
+                m.set_extra_state(state_dict[key])
+        result = _IncompatibleKeys(missing, unexpected)
+        for m in self.modules():
+            for hook in list(m.__dict__.get("_load_state_dict_post_hooks", {}).values()):
+                hook(m, result)  # (it may clear the key lists in place, as torch's)
+        return result
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` runs after ``load_state_dict``; it may change
+        ``incompatible_keys.missing_keys`` / ``unexpected_keys`` in place."""
+        registry = self.__dict__.setdefault("_load_state_dict_post_hooks", OrderedDict())
+        return _add_hook(registry, hook)
 
     def _register_load_state_dict_pre_hook(
         self, hook: Callable[..., Any], with_module: bool = False
@@ -624,6 +704,18 @@ class Module:
         """Always raises: lucid has no CUDA device (see ``lucid.cuda``)."""
         raise AssertionError(NOT_COMPILED)
 
+    def xpu(self: T, device: Any = None) -> T:
+        """Always raises: lucid has no XPU device."""
+        raise AssertionError("lucid has no XPU device (its devices: 'cpu', 'mlx', 'meta')")
+
+    def ipu(self: T, device: Any = None) -> T:
+        """Always raises: lucid has no IPU device."""
+        raise AssertionError("lucid has no IPU device (its devices: 'cpu', 'mlx', 'meta')")
+
+    def mtia(self: T, device: Any = None) -> T:
+        """Always raises: lucid has no MTIA device."""
+        raise AssertionError("lucid has no MTIA device (its devices: 'cpu', 'mlx', 'meta')")
+
     def type(self: T, dst_type: Any) -> T:
         """Cast every parameter and buffer to ``dst_type``; returns the module."""
         return self._apply(lambda t: t.to(dst_type))
@@ -724,9 +816,12 @@ class _WithKwargs:
         self.fn = fn
 
 
+_EXTRA_STATE = "_extra_state"  # torch's state_dict key of get_extra_state's value
+
+
 def _add_hook(
     registry: OrderedDict[int, Any],
-    hook: Callable[..., Any],
+    hook: Any,
     prepend: bool = False,
     with_kwargs: bool = False,
 ) -> RemovableHandle:
