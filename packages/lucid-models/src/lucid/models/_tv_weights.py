@@ -3804,6 +3804,46 @@ class Wide_ResNet50_2_Weights(WeightsEnum):
     DEFAULT = IMAGENET1K_V2
 
 
+class FasterRCNN_MobileNet_V3_Large_320_FPN_Weights(WeightsEnum):
+    """torchvision's ``FasterRCNN_MobileNet_V3_Large_320_FPN_Weights`` (``torchvision.models.detection.faster_rcnn``)."""
+
+    COCO_V1 = Weights(
+        url="https://download.pytorch.org/models/fasterrcnn_mobilenet_v3_large_320_fpn-907ea3f9.pth",
+        transforms=ObjectDetection,
+        meta={
+            "categories": _COCO_CATEGORIES,
+            "min_size": (1, 1),
+            "num_params": 19386354,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/detection#faster-r-cnn-mobilenetv3-large-320-fpn",
+            "_metrics": {"COCO-val2017": {"box_map": 22.8}},
+            "_ops": 0.719,
+            "_file_size": 74.239,
+            "_docs": "These weights were produced by following a similar training recipe as on the paper.",
+        },
+    )
+    DEFAULT = COCO_V1
+
+
+class FasterRCNN_MobileNet_V3_Large_FPN_Weights(WeightsEnum):
+    """torchvision's ``FasterRCNN_MobileNet_V3_Large_FPN_Weights`` (``torchvision.models.detection.faster_rcnn``)."""
+
+    COCO_V1 = Weights(
+        url="https://download.pytorch.org/models/fasterrcnn_mobilenet_v3_large_fpn-fb6a3cc7.pth",
+        transforms=ObjectDetection,
+        meta={
+            "categories": _COCO_CATEGORIES,
+            "min_size": (1, 1),
+            "num_params": 19386354,
+            "recipe": "https://github.com/pytorch/vision/tree/main/references/detection#faster-r-cnn-mobilenetv3-large-fpn",
+            "_metrics": {"COCO-val2017": {"box_map": 32.8}},
+            "_ops": 4.494,
+            "_file_size": 74.239,
+            "_docs": "These weights were produced by following a similar training recipe as on the paper.",
+        },
+    )
+    DEFAULT = COCO_V1
+
+
 class FasterRCNN_ResNet50_FPN_Weights(WeightsEnum):
     """torchvision's ``FasterRCNN_ResNet50_FPN_Weights`` (``torchvision.models.detection.faster_rcnn``)."""
 
@@ -3819,6 +3859,26 @@ class FasterRCNN_ResNet50_FPN_Weights(WeightsEnum):
             "_ops": 134.38,
             "_file_size": 159.743,
             "_docs": "These weights were produced by following a similar training recipe as on the paper.",
+        },
+    )
+    DEFAULT = COCO_V1
+
+
+class FasterRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
+    """torchvision's ``FasterRCNN_ResNet50_FPN_V2_Weights`` (``torchvision.models.detection.faster_rcnn``)."""
+
+    COCO_V1 = Weights(
+        url="https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_v2_coco-dd69338a.pth",
+        transforms=ObjectDetection,
+        meta={
+            "categories": _COCO_CATEGORIES,
+            "min_size": (1, 1),
+            "num_params": 43712278,
+            "recipe": "https://github.com/pytorch/vision/pull/5763",
+            "_metrics": {"COCO-val2017": {"box_map": 46.7}},
+            "_ops": 280.371,
+            "_file_size": 167.104,
+            "_docs": "These weights were produced using an enhanced training recipe to boost the model accuracy.",
         },
     )
     DEFAULT = COCO_V1
@@ -3844,6 +3904,26 @@ class MaskRCNN_ResNet50_FPN_Weights(WeightsEnum):
     DEFAULT = COCO_V1
 
 
+class MaskRCNN_ResNet50_FPN_V2_Weights(WeightsEnum):
+    """torchvision's ``MaskRCNN_ResNet50_FPN_V2_Weights`` (``torchvision.models.detection.mask_rcnn``)."""
+
+    COCO_V1 = Weights(
+        url="https://download.pytorch.org/models/maskrcnn_resnet50_fpn_v2_coco-73cbd019.pth",
+        transforms=ObjectDetection,
+        meta={
+            "categories": _COCO_CATEGORIES,
+            "min_size": (1, 1),
+            "num_params": 46359409,
+            "recipe": "https://github.com/pytorch/vision/pull/5773",
+            "_metrics": {"COCO-val2017": {"box_map": 47.4, "mask_map": 41.8}},
+            "_ops": 333.577,
+            "_file_size": 177.219,
+            "_docs": "These weights were produced using an enhanced training recipe to boost the model accuracy.",
+        },
+    )
+    DEFAULT = COCO_V1
+
+
 class RetinaNet_ResNet50_FPN_Weights(WeightsEnum):
     """torchvision's ``RetinaNet_ResNet50_FPN_Weights`` (``torchvision.models.detection.retinanet``)."""
 
@@ -3859,6 +3939,26 @@ class RetinaNet_ResNet50_FPN_Weights(WeightsEnum):
             "_ops": 151.54,
             "_file_size": 130.267,
             "_docs": "These weights were produced by following a similar training recipe as on the paper.",
+        },
+    )
+    DEFAULT = COCO_V1
+
+
+class RetinaNet_ResNet50_FPN_V2_Weights(WeightsEnum):
+    """torchvision's ``RetinaNet_ResNet50_FPN_V2_Weights`` (``torchvision.models.detection.retinanet``)."""
+
+    COCO_V1 = Weights(
+        url="https://download.pytorch.org/models/retinanet_resnet50_fpn_v2_coco-5905b1c5.pth",
+        transforms=ObjectDetection,
+        meta={
+            "categories": _COCO_CATEGORIES,
+            "min_size": (1, 1),
+            "num_params": 38198935,
+            "recipe": "https://github.com/pytorch/vision/pull/5756",
+            "_metrics": {"COCO-val2017": {"box_map": 41.5}},
+            "_ops": 152.238,
+            "_file_size": 146.037,
+            "_docs": "These weights were produced using an enhanced training recipe to boost the model accuracy.",
         },
     )
     DEFAULT = COCO_V1
@@ -4823,8 +4923,13 @@ NAMESPACES: dict[str, list[str]] = {
         "Wide_ResNet50_2_Weights",
     ],
     "detection": [
+        "FasterRCNN_MobileNet_V3_Large_320_FPN_Weights",
+        "FasterRCNN_MobileNet_V3_Large_FPN_Weights",
+        "FasterRCNN_ResNet50_FPN_V2_Weights",
         "FasterRCNN_ResNet50_FPN_Weights",
+        "MaskRCNN_ResNet50_FPN_V2_Weights",
         "MaskRCNN_ResNet50_FPN_Weights",
+        "RetinaNet_ResNet50_FPN_V2_Weights",
         "RetinaNet_ResNet50_FPN_Weights",
     ],
     "segmentation": [
@@ -4943,9 +5048,16 @@ register_weights("vit_l_16", ViT_L_16_Weights)
 register_weights("vit_l_32", ViT_L_32_Weights)
 register_weights("wide_resnet101_2", Wide_ResNet101_2_Weights)
 register_weights("wide_resnet50_2", Wide_ResNet50_2_Weights)
+register_weights(
+    "fasterrcnn_mobilenet_v3_large_320_fpn", FasterRCNN_MobileNet_V3_Large_320_FPN_Weights
+)
+register_weights("fasterrcnn_mobilenet_v3_large_fpn", FasterRCNN_MobileNet_V3_Large_FPN_Weights)
 register_weights("fasterrcnn_resnet50_fpn", FasterRCNN_ResNet50_FPN_Weights)
+register_weights("fasterrcnn_resnet50_fpn_v2", FasterRCNN_ResNet50_FPN_V2_Weights)
 register_weights("maskrcnn_resnet50_fpn", MaskRCNN_ResNet50_FPN_Weights)
+register_weights("maskrcnn_resnet50_fpn_v2", MaskRCNN_ResNet50_FPN_V2_Weights)
 register_weights("retinanet_resnet50_fpn", RetinaNet_ResNet50_FPN_Weights)
+register_weights("retinanet_resnet50_fpn_v2", RetinaNet_ResNet50_FPN_V2_Weights)
 register_weights("deeplabv3_mobilenet_v3_large", DeepLabV3_MobileNet_V3_Large_Weights)
 register_weights("deeplabv3_resnet101", DeepLabV3_ResNet101_Weights)
 register_weights("deeplabv3_resnet50", DeepLabV3_ResNet50_Weights)

@@ -14,7 +14,7 @@ from typing import Any
 import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, ops_watched
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -58,8 +58,10 @@ _BLOCKED_MAX_ENTRIES = 32
 
 
 def _blocked(length: int, source: int, like: Tensor) -> Tensor:
-    """True where query i may not attend key j (j > i); cached outside a compile capture."""
-    if lucid.compiler.is_compiling() or length * source > _BLOCKED_MAX_ELEMENTS:
+    """True where query i may not attend key j (j > i); cached outside a compile capture and
+    outside ``observe_ops``/``intercept_ops`` blocks (an exporter must see the ops that build
+    it: with a dynamic axis, the mask follows that axis)."""
+    if lucid.compiler.is_compiling() or ops_watched() or length * source > _BLOCKED_MAX_ELEMENTS:
         return causal_mask(length, source, like).logical_not()
     key = (length, source, like.backend)
     mask = _BLOCKED.get(key)
