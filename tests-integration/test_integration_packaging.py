@@ -39,6 +39,8 @@ SUBPACKAGE = {
 CORE_ONLY_FILES = {"lucid/__init__.py", "lucid/backends/__init__.py", "lucid/utils/__init__.py"}
 # Subpackages a distribution ships besides its own, under a namespace another one owns.
 ALSO_SHIPS = {"lucid-data": ("lucid/utils/data",)}
+# Single modules a distribution ships outside its own folder (``torch.functional``'s path).
+ALSO_SHIPS_FILES = {"lucid-nn": ("lucid/functional.py",)}
 
 
 def _dist(name: str) -> str:
@@ -231,9 +233,15 @@ def test_packaging_wheel_ships_only_its_subpackage(wheelhouse: Path, name: str) 
         others = [p for p in SUBPACKAGE.values() if p != own]
         others += [p for extra in ALSO_SHIPS.values() for p in extra]
         assert not [f for f in files if any(f.startswith(p + "/") for p in others)]
+        assert not [f for extra in ALSO_SHIPS_FILES.values() for f in extra if f in files]
     else:
         shipped = (own, *ALSO_SHIPS.get(name, ()))
-        stray = sorted(f for f in files if not f.startswith(tuple(p + "/" for p in shipped)))
+        stray = sorted(
+            f
+            for f in files
+            if not f.startswith(tuple(p + "/" for p in shipped))
+            and f not in ALSO_SHIPS_FILES.get(name, ())
+        )
         assert not stray, f"{name}'s wheel ships files outside {own}/: {stray}"
 
 

@@ -39,9 +39,11 @@ def _plain(x: Any) -> Any:
 
 
 def _seed(x: Any) -> Any:
-    """The one element of a meta array as a 0-d array (other values as they are)."""
+    """The one element of a meta array, as an array of its ndim with every size 1 (so NumPy
+    1.x promotes as for the real array: a 0-d seed of an n-d array would take its scalar
+    rules and turn float32 * Python float into float64); other values as they are."""
     if isinstance(x, MetaArray):
-        return np.zeros((), dtype=x.dtype)
+        return np.zeros((1,) * x.ndim, dtype=x.dtype)
     if isinstance(x, np.ndarray) and x.ndim:
         raise NotImplementedError(
             "an op mixed a meta tensor with a tensor that has data (torch refuses that too)"
