@@ -18,6 +18,7 @@ from lucid import Tensor, nn
 from lucid.models._registry import register_model
 from lucid.models.detection._utils import (
     BackboneWithFPN,
+    _freeze_batch_norms,
     check_targets,
     resnet50_fpn_backbone,
     resnet_fpn_backbone,
@@ -193,7 +194,9 @@ class _SequentialBody(nn.Module):
         return out
 
 
-def _mobilenet_v3_fpn_backbone(trainable_layers: int) -> BackboneWithFPN:
+def _mobilenet_v3_fpn_backbone(
+    trainable_layers: int, frozen_batch_norm: bool = False
+) -> BackboneWithFPN:
     """torchvision's ``_mobilenet_extractor(mobilenet_v3_large(norm_layer=BatchNorm2d), True,
     trainable_layers)``: the FPN on the last two stages (``features.13``, ``features.16``)."""
     setting, last_channel = _conf("large")
@@ -201,6 +204,8 @@ def _mobilenet_v3_fpn_backbone(trainable_layers: int) -> BackboneWithFPN:
     for m in features.modules():  # torchvision passes plain BatchNorm2d for detection
         if isinstance(m, nn.BatchNorm2d):
             m.eps, m.momentum = 1e-5, 0.1
+    if frozen_batch_norm:  # torchvision's builder with weights: FrozenBatchNorm2d
+        _freeze_batch_norms(features)
     stages = [0] + [i + 1 for i, c in enumerate(setting) if c.stride > 1] + [len(features) - 1]
     if not 0 <= trainable_layers <= len(stages):
         raise ValueError(f"trainable_layers must be in [0, {len(stages)}], got "
@@ -216,8 +221,11 @@ def _mobilenet_v3_fpn_backbone(trainable_layers: int) -> BackboneWithFPN:
 
 def _mobilenet_fpn(num_classes: int, trainable_backbone_layers: int | None,
                    defaults: dict[str, Any], kwargs: dict[str, Any]) -> FasterRCNN:  # fmt: skip
+    frozen = bool(kwargs.pop("frozen_batch_norm", False))  # set where weights are given
+    default_layers = 3 if frozen else 6  # torchvision's defaults with and without weights
     backbone = _mobilenet_v3_fpn_backbone(
-        6 if trainable_backbone_layers is None else trainable_backbone_layers
+        default_layers if trainable_backbone_layers is None else trainable_backbone_layers,
+        frozen,
     )
     anchors = AnchorGenerator(((32, 64, 128, 256, 512),) * 3, ((0.5, 1.0, 2.0),) * 3)
     return FasterRCNN(backbone, num_classes, anchor_generator=anchors,
