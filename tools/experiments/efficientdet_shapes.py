@@ -23,36 +23,15 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 import lucid
 from lucid import optim
 from lucid.models.detection.efficientdet import EfficientDet, EfficientNetFeatures
-from lucid.models.detection.shapes import SyntheticShapes, mean_average_precision
+from lucid.models.detection.shapes import SyntheticShapes, evaluate_detector
 
 MODEL = "EfficientDet(EfficientNetFeatures(0.5, 0.5), 48, 2, 2, num_classes=3, anchor_scale=2.0)"
-
-
-def batch(ds: SyntheticShapes, start: int, size: int) -> tuple[Any, list[dict[str, Any]]]:
-    items = [ds[(start + i) % len(ds)] for i in range(size)]
-    return lucid.stack([im for im, _ in items]), [t for _, t in items]
-
-
-def evaluate(model: Any, ds: SyntheticShapes) -> dict[str, float]:
-    preds: list[dict[str, Any]] = []
-    targets: list[dict[str, Any]] = []
-    for start in range(0, len(ds), 50):
-        x, t = batch(ds, start, min(50, len(ds) - start))
-        preds += model.predict(x)
-        targets += t
-    thresholds = [0.5 + 0.05 * i for i in range(10)]
-    return {
-        "map_50": float(mean_average_precision(preds, targets, (0.5,))),
-        "map_50_95": float(mean_average_precision(preds, targets, thresholds)),
-        "detections_per_image": float(np.mean([p["boxes"].shape[0] for p in preds])),
-    }
 
 
 def main() -> None:
@@ -72,7 +51,7 @@ def main() -> None:
     train = SyntheticShapes(100_000, image_size=args.image_size, seed=0)
     held_out = SyntheticShapes(args.eval_images, image_size=args.image_size, seed=1)
     print(f"{MODEL}: {n_params:,} parameters", flush=True)
-    before = evaluate(model, held_out)
+    before = evaluate_detector(model.predict, held_out)
     print(f"untrained: {before}", flush=True)
 
     opt = optim.Adam(model.parameters(), lr=args.lr)
@@ -82,7 +61,7 @@ def main() -> None:
     while time.time() - t0 < args.minutes * 60:
         for g in opt.param_groups:
             g["lr"] = args.lr * min(1.0, (step + 1) / 20)
-        x, t = batch(train, step * args.batch, args.batch)
+        x, t = train.batch(step * args.batch, args.batch)
         losses = model(x, t)
         loss = losses["loss_cls"] + losses["loss_box"]
         opt.zero_grad()
@@ -96,7 +75,7 @@ def main() -> None:
         step += 1
     train_s = time.time() - t0
     model.eval()
-    after = evaluate(model, held_out)
+    after = evaluate_detector(model.predict, held_out)
     print(f"after {step} steps ({train_s:.0f} s): {after}", flush=True)
 
     def window(a: int, b: int) -> float:

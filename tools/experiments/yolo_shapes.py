@@ -21,37 +21,16 @@ import os
 import platform
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 import lucid
 from lucid import optim
 from lucid.models.detection import yolo_v3
-from lucid.models.detection.shapes import SyntheticShapes, mean_average_precision
+from lucid.models.detection.shapes import SyntheticShapes, evaluate_detector
 
 ANCHORS = (((10, 10), (14, 14), (18, 18)), ((22, 22), (26, 26), (30, 30)),
            ((36, 36), (44, 44), (52, 52)))  # fmt: skip
-
-
-def batch(ds: SyntheticShapes, start: int, size: int) -> tuple[Any, list[dict[str, Any]]]:
-    items = [ds[(start + i) % len(ds)] for i in range(size)]
-    return lucid.stack([im for im, _ in items]), [t for _, t in items]
-
-
-def evaluate(model: Any, ds: SyntheticShapes) -> dict[str, float]:
-    preds: list[dict[str, Any]] = []
-    targets: list[dict[str, Any]] = []
-    for start in range(0, len(ds), 50):
-        x, t = batch(ds, start, min(50, len(ds) - start))
-        preds += model.predict(x)
-        targets += t
-    thresholds = [0.5 + 0.05 * i for i in range(10)]
-    return {
-        "map_50": float(mean_average_precision(preds, targets, (0.5,))),
-        "map_50_95": float(mean_average_precision(preds, targets, thresholds)),
-        "detections_per_image": float(np.mean([p["boxes"].shape[0] for p in preds])),
-    }
 
 
 def main() -> None:
@@ -71,7 +50,7 @@ def main() -> None:
     train = SyntheticShapes(100_000, image_size=args.image_size, seed=0)
     held_out = SyntheticShapes(args.eval_images, image_size=args.image_size, seed=1)
     print(f"yolo_v3 (width 0.25, depths 1,1,2,2,1): {n_params:,} parameters", flush=True)
-    before = evaluate(model, held_out)
+    before = evaluate_detector(model.predict, held_out)
     print(f"untrained: {before}", flush=True)
 
     opt = optim.Adam(model.parameters(), lr=args.lr)
@@ -81,7 +60,7 @@ def main() -> None:
     while time.time() - t0 < args.minutes * 60:
         for g in opt.param_groups:
             g["lr"] = args.lr * min(1.0, (step + 1) / 20)
-        x, t = batch(train, step * args.batch, args.batch)
+        x, t = train.batch(step * args.batch, args.batch)
         losses = model(x, t)
         loss = losses["loss_box"] + losses["loss_obj"] + losses["loss_cls"]
         opt.zero_grad()
@@ -95,7 +74,7 @@ def main() -> None:
         step += 1
     train_s = time.time() - t0
     model.eval()
-    after = evaluate(model, held_out)
+    after = evaluate_detector(model.predict, held_out)
     print(f"after {step} steps ({train_s:.0f} s): {after}", flush=True)
 
     def window(a: int, b: int) -> float:

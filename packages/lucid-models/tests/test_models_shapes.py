@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.models.detection.shapes import SyntheticShapes, mean_average_precision
+from lucid.models.detection.shapes import (
+    SyntheticShapes,
+    evaluate_detector,
+    mean_average_precision,
+)
 
 
 def test_items_are_reproducible_and_boxes_cover_drawn_pixels() -> None:
@@ -77,3 +81,22 @@ def test_map_counts_rank_duplicates_and_iou_threshold() -> None:
     assert mean_average_precision(shifted, one, iou_thresholds=(0.2,)) == pytest.approx(
         1.0, rel=1e-12, abs=1e-12
     )
+
+
+def test_batch_and_evaluate_detector_score_a_perfect_predictor() -> None:
+    ds = SyntheticShapes(5, image_size=32, seed=1)
+    images, targets = ds.batch(3, 4)  # wraps around: items 3, 4, 0, 1
+    assert images.shape == (4, 3, 32, 32) and len(targets) == 4
+    np.testing.assert_array_equal(images[2].numpy(), ds[0][0].numpy())
+    seen: list[dict[str, lucid.Tensor]] = []
+
+    def oracle(x: lucid.Tensor) -> list[dict[str, lucid.Tensor]]:
+        out = [ds[len(seen) + i][1] for i in range(x.shape[0])]
+        seen.extend(out)
+        return [{**t, "scores": lucid.ones(len(t["labels"]))} for t in out]
+
+    scores = evaluate_detector(oracle, ds, batch_size=2)
+    assert scores["map_50"] == pytest.approx(1.0, rel=1e-12, abs=1e-12)
+    assert scores["map_50_95"] == pytest.approx(1.0, rel=1e-12, abs=1e-12)
+    expected = np.mean([len(ds[i][1]["labels"]) for i in range(5)])
+    assert scores["detections_per_image"] == pytest.approx(expected, rel=1e-12, abs=1e-12)

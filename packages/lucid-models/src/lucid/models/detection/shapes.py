@@ -29,7 +29,7 @@ import numpy as np
 import lucid
 from lucid import Tensor
 
-__all__ = ["SHAPE_CLASSES", "SyntheticShapes", "mean_average_precision"]
+__all__ = ["SHAPE_CLASSES", "SyntheticShapes", "evaluate_detector", "mean_average_precision"]
 
 SHAPE_CLASSES = ("__background__", "square", "disc", "triangle")
 
@@ -144,6 +144,29 @@ class SyntheticShapes:
         if self.transform is not None:
             return self.transform(*item)  # type: ignore[no-any-return]
         return item
+
+    def batch(self, start: int, size: int) -> tuple[Tensor, list[dict[str, Tensor]]]:
+        """Items ``start`` .. ``start + size - 1`` (wrapping around) as one ``(size, 3, H, W)``
+        image tensor and the list of their targets."""
+        items = [self[(start + i) % len(self)] for i in range(size)]
+        return lucid.stack([im for im, _ in items]), [t for _, t in items]
+
+
+def evaluate_detector(predict: Any, ds: SyntheticShapes, batch_size: int = 50) -> dict[str, float]:
+    """mAP@50, COCO's mAP@[.5:.95] and the mean number of detections of ``predict(images)``
+    (a batch of images -> torchvision-format detections, one dict per image) over ``ds``."""
+    preds: list[dict[str, Any]] = []
+    targets: list[dict[str, Any]] = []
+    for start in range(0, len(ds), batch_size):
+        x, t = ds.batch(start, min(batch_size, len(ds) - start))
+        preds += predict(x)
+        targets += t
+    thresholds = [0.5 + 0.05 * i for i in range(10)]
+    return {
+        "map_50": mean_average_precision(preds, targets, (0.5,)),
+        "map_50_95": mean_average_precision(preds, targets, thresholds),
+        "detections_per_image": float(np.mean([_as_np(p["boxes"]).shape[0] for p in preds])),
+    }
 
 
 def _as_np(x: Any) -> np.ndarray:
