@@ -127,6 +127,23 @@ def test_retain_graph_allows_second_backward_and_accumulates() -> None:
     np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0], rtol=1e-10, atol=1e-12)
 
 
+def test_grad_to_an_intermediate_keeps_the_graph_below_it() -> None:
+    # autograd.grad(z, y) runs only the nodes between z and y (as torch's engine): y's own
+    # node is not freed, so a later backward through it works
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    (gy,) = lucid.autograd.grad((y * 3).sum(), y)
+    np.testing.assert_allclose(gy.numpy(), [3.0, 3.0], rtol=0, atol=0)
+    (gx,) = lucid.autograd.grad((y * 2).sum(), x, retain_graph=True)
+    np.testing.assert_allclose(gx.numpy(), [4.0, 8.0], rtol=0, atol=0)
+    (y**2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 32.0], rtol=0, atol=0)
+    z = (y * 3).sum()
+    lucid.autograd.grad(z, y)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()  # the nodes that ran were freed
+
+
 def test_non_scalar_backward_needs_gradient() -> None:
     x = _leaf([1.0, 2.0])
     y = x * 2

@@ -185,7 +185,8 @@ class _GraphTask:
                     capture[(node, k)] = g
         edges = node._edges
         needed = self.needed
-        if _any_not_none(grads) and (needed is None or node in needed):
+        on_path = needed is None or node in needed
+        if on_path and _any_not_none(grads):
             if node._freed and node._had_saved:
                 raise RuntimeError(_FREED_MSG)
             if anomaly_mode._state.enabled:
@@ -222,7 +223,7 @@ class _GraphTask:
                 if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
                     g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
                 _add_leaf(self.leaf_grads, edge, g)
-        if not self.retain_graph:
+        if not self.retain_graph and on_path:  # autograd.grad leaves nodes below its inputs
             node._had_saved = node._saved is not None
             node._saved = None
             node._freed = True
