@@ -125,6 +125,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
+    "lucid.cpu": TOP,
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
     "lucid.func": TOP,

@@ -152,3 +152,24 @@ def test_device_cpu_is_a_context_manager_and_other_devices_say_why_not() -> None
     with pytest.raises(RuntimeError, match="factories do not follow a default device"):
         with lucid.device("meta"):
             pass
+
+
+def test_get_device_module_and_lucid_cpu() -> None:
+    assert lucid.get_device_module("cpu") is lucid.cpu
+    assert lucid.get_device_module(lucid.device("cuda")) is lucid.cuda
+    expected = lucid.accelerator if lucid.accelerator.is_available() else lucid.cpu
+    assert lucid.get_device_module() is expected
+    with pytest.raises(RuntimeError, match="corresponding module registered as 'lucid.meta'"):
+        lucid.get_device_module("meta")
+    with pytest.raises(RuntimeError, match="expect torch.device, str, or None"):
+        lucid.get_device_module(3)
+    cpu = lucid.cpu
+    assert cpu.is_available() and cpu.is_initialized() and cpu.device_count() == 1
+    assert cpu.current_device() == "cpu"
+    s = cpu.current_stream()
+    assert isinstance(s, cpu.Stream)
+    with cpu.stream(s), cpu.StreamContext(s):
+        cpu.synchronize()
+    assert cpu.Event().query() is True
+    caps = cpu.get_capabilities()
+    assert caps["num_logical_cores"] >= 1 and isinstance(caps["architecture"], str)

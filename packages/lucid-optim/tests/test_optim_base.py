@@ -345,3 +345,44 @@ def test_optimizers_take_foreach_at_torchs_position() -> None:
     assert optim.Adamax(p, 2e-3, (0.9, 0.999), 1e-8, 0.0, False).defaults["foreach"] is False
     asgd = optim.ASGD(p, 0.01, 1e-4, 0.75, 1e6, 0.0, None, True)
     assert asgd.defaults["maximize"] is True and asgd.defaults["foreach"] is None
+
+
+def test_global_step_hooks_run_around_every_optimizer_and_profile_hook_step() -> None:
+    from lucid.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+
+    p = lucid.nn.Parameter(lucid.ones(2))
+    p.grad = lucid.ones(2)
+    opt = lucid.optim.SGD([p], lr=0.5)
+    log: list[str] = []
+    h1 = register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre"))
+    h2 = register_optimizer_step_post_hook(lambda o, a, k: log.append("global post"))
+    opt.register_step_pre_hook(lambda o, a, k: log.append("pre" if a == (o,) else "?"))
+    opt.register_step_post_hook(lambda o, a, k: log.append("post"))
+    try:
+        opt.step()
+    finally:
+        h1.remove()
+        h2.remove()
+    assert log == ["global pre", "pre", "post", "global post"]  # torch's order
+    np.testing.assert_allclose(p.detach().numpy(), [0.5, 0.5], rtol=0, atol=1e-7)
+    log.clear()
+    opt.step()
+    assert log == ["pre", "post"]
+
+    class Custom(lucid.optim.Optimizer):
+        def __init__(self, params: object) -> None:
+            super().__init__(params, {})
+
+        @lucid.optim.Optimizer.profile_hook_step
+        def other_step(self, scale: float) -> float:
+            log.append(f"step {scale}")
+            return scale
+
+    custom = Custom([p])
+    custom.register_step_pre_hook(lambda o, a, k: ((o, 2.0), k))  # replaces the arguments
+    log.clear()
+    assert custom.other_step(1.0) == 2.0
+    assert log == ["step 2.0"]

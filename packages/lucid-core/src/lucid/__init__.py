@@ -87,7 +87,8 @@ from lucid.random import (
     set_rng_state,
 )
 
-from lucid import accelerator, backends, cuda, fft, linalg, masked, signal, sparse, special, viz
+from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
+from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler
 from lucid.func import vmap
@@ -143,6 +144,7 @@ from lucid._toplevel import (  # noqa: A004  (torch.range)
     get_deterministic_debug_mode,
     binomial,
     get_default_device,
+    get_device_module,
     get_device,
     get_num_interop_threads,
     poisson,
@@ -262,7 +264,7 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "stft", "istft",
-    "accelerator", "backends", "cuda", "get_num_threads", "set_num_threads",
+    "accelerator", "backends", "cpu", "cuda", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
@@ -287,6 +289,7 @@ __all__ += [
     "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
     "set_deterministic_debug_mode", "set_flush_denormal", "set_num_interop_threads",
     "set_warn_always", "wait", "GradScaler", "default_generator", "binomial",
-    "get_default_device", "poisson", "set_anomaly_enabled", "set_default_device",
-    "set_default_tensor_type", "layout", "strided", "sparse_coo", "thread_safe_generator",
+    "get_default_device", "get_device_module", "poisson", "set_anomaly_enabled",
+    "set_default_device", "set_default_tensor_type", "layout", "strided", "sparse_coo",
+    "thread_safe_generator",
 ]  # fmt: skip

@@ -351,6 +351,31 @@ def get_default_device() -> Any:
     return device("cpu")
 
 
+def get_device_module(device: Any = None) -> Any:
+    """The module of a device type (``torch.get_device_module``): ``lucid.cpu`` for ``"cpu"``,
+    ``lucid.cuda`` for ``"cuda"``; with no device, ``lucid.accelerator`` where the MLX GPU is
+    present (lucid has no ``lucid.mlx`` module; the accelerator API is the device-agnostic
+    one), else ``lucid.cpu``."""
+    import importlib
+
+    from lucid._device import device as _device
+
+    if isinstance(device, (str, _device)):
+        name = _device(device).type
+    elif device is None:
+        accel = importlib.import_module("lucid.accelerator")
+        if accel.is_available():
+            return accel
+        name = "cpu"
+    else:
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, or None")
+    if name in ("cpu", "cuda"):
+        return importlib.import_module(f"lucid.{name}")
+    raise RuntimeError(
+        f"Device '{name}' does not have a corresponding module registered as 'lucid.{name}'."
+    )
+
+
 def set_default_device(device: Any) -> None:  # noqa: A002
     """``torch.set_default_device``: lucid accepts ``None`` and ``"cpu"`` (the default, so
     nothing changes) and refuses any other device: lucid's factories do not read a global

@@ -33,7 +33,39 @@ from lucid.utils.hooks import RemovableHandle
 
 from ._checks import check_options
 
-__all__ = ["Optimizer", "required", "RemovableHandle"]
+__all__ = [
+    "Optimizer",
+    "OptimizerPostHook",
+    "OptimizerPreHook",
+    "RemovableHandle",
+    "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook",
+    "required",
+]
+
+# ``hook(optimizer, args, kwargs)`` before a step: None, or ``(new_args, new_kwargs)``
+OptimizerPreHook = Callable[[Any, tuple[Any, ...], dict[str, Any]],
+                            "tuple[tuple[Any, ...], dict[str, Any]] | None"]  # fmt: skip
+# ``hook(optimizer, args, kwargs)`` after a step
+OptimizerPostHook = Callable[[Any, tuple[Any, ...], dict[str, Any]], None]
+
+# Hooks every optimizer runs around its step (``register_optimizer_step_pre_hook``): the
+# global pre hooks before the optimizer's own, the global post hooks after its own.
+_global_optimizer_pre_hooks: OrderedDict[int, Any] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Any] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: OptimizerPreHook) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``; it may return
+    ``(new_args, new_kwargs)`` (``torch.optim.optimizer.register_optimizer_step_pre_hook``)."""
+    return _register(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: OptimizerPostHook) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``
+    (``torch.optim.optimizer.register_optimizer_step_post_hook``)."""
+    return _register(_global_optimizer_post_hooks, hook)
+
 
 StateDict = dict[str, Any]
 ParamGroup = dict[str, Any]
@@ -226,6 +258,16 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
             cls.step = _with_step_hooks(cls.__dict__["step"])  # type: ignore[method-assign]
+
+    OptimizerPreHook = OptimizerPreHook
+    OptimizerPostHook = OptimizerPostHook
+
+    @staticmethod
+    def profile_hook_step(func: Callable[..., Any]) -> Callable[..., Any]:
+        """Wrap a ``step(self, *args, **kwargs)`` function so that it runs the global and the
+        optimizer's step hooks around it, as every optimizer's ``step`` already does
+        (``torch.optim.Optimizer.profile_hook_step``)."""
+        return _with_step_hooks(func)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update the parameters once; ``closure`` re-evaluates the model and returns the loss."""
@@ -436,10 +478,14 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     an overriding ``step`` calls ``super().step()``)."""
 
     @functools.wraps(step)
-    def wrapper(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # the hooks see ``args`` with the optimizer first, as torch's do
+        self: Optimizer = args[0]
         if self._in_step:
-            return step(self, *args, **kwargs)
-        for pre_hook in list(self._optimizer_step_pre_hooks.values()):
+            return step(*args, **kwargs)
+        pre_hooks = [*_global_optimizer_pre_hooks.values(),
+                     *self._optimizer_step_pre_hooks.values()]  # fmt: skip
+        for pre_hook in pre_hooks:
             result = pre_hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -451,10 +497,12 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
         self._opt_called = True
         self._in_step = True
         try:
-            out = step(self, *args, **kwargs)
+            out = step(*args, **kwargs)
         finally:
             self._in_step = False
-        for post_hook in list(self._optimizer_step_post_hooks.values()):
+        post_hooks = [*self._optimizer_step_post_hooks.values(),
+                      *_global_optimizer_post_hooks.values()]  # fmt: skip
+        for post_hook in post_hooks:
             post_hook(self, args, kwargs)
         return out
 
