@@ -198,7 +198,7 @@ from lucid.linalg._legacy import (
 from lucid.linalg._legacy import lu_solve_legacy as lu_solve
 from lucid.linalg._lu import cholesky_solve
 from lucid.linalg._householder import geqrf, orgqr, ormqr, triangular_solve
-from lucid.linalg._lowrank import pca_lowrank, svd_lowrank
+from lucid.linalg._lowrank import lobpcg, pca_lowrank, svd_lowrank
 from lucid.serialization import load, save
 from lucid import amp
 from lucid.amp.autocast_mode import (
@@ -270,7 +270,7 @@ __all__ = [
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
     "ComplexDoubleTensor",
     "igamma", "igammac", "i0", "polygamma", "mvlgamma", "geqrf", "orgqr", "ormqr",
-    "pca_lowrank", "svd_lowrank",
+    "lobpcg", "pca_lowrank", "svd_lowrank",
     "triangular_solve",
     "amp", "autocast", "clear_autocast_cache",
     "get_autocast_dtype", "is_autocast_cache_enabled", "is_autocast_enabled",
