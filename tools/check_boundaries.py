@@ -126,6 +126,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
     "lucid.cpu": TOP,
+    "lucid.testing": TOP,
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
     "lucid.func": TOP,

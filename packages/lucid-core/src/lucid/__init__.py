@@ -90,7 +90,7 @@ from lucid.random import (
 from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
 from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
-from lucid import _interop, distributions, func, profiler
+from lucid import _interop, distributions, func, profiler, testing
 from lucid.func import vmap
 from lucid.fft._spectral import (
     bartlett_window,
@@ -264,7 +264,7 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "stft", "istft",
-    "accelerator", "backends", "cpu", "cuda", "get_num_threads", "set_num_threads",
+    "accelerator", "backends", "cpu", "cuda", "testing", "get_num_threads", "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
