@@ -74,7 +74,7 @@ PAGES: tuple[Page, ...] = (
     Page("autograd", "Autograd", "lucid-core", "torch.autograd",
          "Gradient modes, `backward`/`grad`, custom `Function`s and their gradcheck.",
          modules=("lucid.autograd", "lucid.autograd.functional", "lucid.autograd.graph",
-                  "lucid.autograd.anomaly_mode")),
+                  "lucid.autograd.anomaly_mode", "lucid.autograd.forward_ad")),
     Page("func", "lucid.func", "lucid-core", "torch.func",
          "Composable function transforms: `grad`, `vjp`, `jvp`, `jacrev`, `jacfwd`, "
          "`hessian`, `vmap`, `functional_call`, `stack_module_state`.",

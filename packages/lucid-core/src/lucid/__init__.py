@@ -112,6 +112,7 @@ from lucid.backends._precision import (
     get_float32_matmul_precision,
     set_float32_matmul_precision,
 )
+from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.linalg import logdet, matrix_power
 from lucid import compiler
