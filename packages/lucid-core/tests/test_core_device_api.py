@@ -144,14 +144,24 @@ def test_no_warning_from_the_device_queries() -> None:
         lucid.cuda.is_available()
 
 
-def test_device_cpu_is_a_context_manager_and_other_devices_say_why_not() -> None:
-    # torch's `with torch.device(d):` sets the factories' default device; lucid's is always cpu
+def test_device_context_sets_the_factories_default_device() -> None:
+    import numpy as np
+
     with lucid.device("cpu") as d:
         assert d == "cpu"
         assert lucid.zeros(2).device == "cpu"
-    with pytest.raises(RuntimeError, match="factories do not follow a default device"):
-        with lucid.device("meta"):
-            pass
+    with lucid.device("meta"):
+        lin = lucid.nn.Linear(4096, 4096)  # no storage: nothing is allocated
+        assert lin.weight.device == "meta" and lin.bias.device == "meta"
+        made = [lucid.zeros(2), lucid.tensor([1.0]), lucid.randn(3), lucid.arange(3),
+                lucid.full((2,), 1.0), lucid.empty(2), lucid.eye(2)]  # fmt: skip
+        assert all(t.device == "meta" for t in made)
+        assert lucid.from_numpy(np.ones(2)).device == "cpu"  # shares NumPy's memory
+        assert lucid.get_default_device() == lucid.device("meta")
+        with lucid.device("cpu"):  # blocks nest
+            assert lucid.ones(1).device == "cpu"
+        assert lucid.ones(1).device == "meta"
+    assert lucid.ones(1).device == "cpu" and lucid.get_default_device() == "cpu"
 
 
 def test_get_device_module_and_lucid_cpu() -> None:

@@ -24,10 +24,18 @@ def test_layout_objects_and_factories() -> None:
 
 def test_default_device() -> None:
     assert lucid.get_default_device() == lucid.device("cpu")
+    lucid.set_default_device("meta")
+    try:
+        assert lucid.get_default_device() == lucid.device("meta")
+        assert lucid.ones(2).device == "meta" and lucid.nn.Linear(2, 2).weight.device == "meta"
+    finally:
+        lucid.set_default_device(None)
+    assert lucid.ones(2).device == "cpu"
     lucid.set_default_device("cpu")
-    lucid.set_default_device(None)
-    with pytest.raises(RuntimeError, match="default device is always 'cpu'"):
-        lucid.set_default_device("mlx")
+    assert lucid.get_default_device() == lucid.device("cpu")
+    with pytest.raises(lucid.backends.DeviceError, match="unknown device 'cuda'"):
+        lucid.set_default_device("cuda")
+    assert lucid.get_default_device() == lucid.device("cpu")
 
 
 def test_set_anomaly_enabled_round_trip() -> None:

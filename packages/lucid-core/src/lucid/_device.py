@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 NOT_COMPILED = (
@@ -44,18 +45,34 @@ class device:  # noqa: N801 - PyTorch's name
         return hash(str(self))
 
     def __enter__(self) -> device:
-        """``with torch.device(...):`` makes it the factories' default device in torch. lucid's
-        default device is always ``"cpu"``, so ``with lucid.device("cpu"):`` changes nothing and
-        any other device raises (as :func:`lucid.set_default_device` does)."""
-        if self.type != "cpu":
-            raise RuntimeError(
-                f"with lucid.device({str(self)!r}): lucid's factories do not follow a default "
-                f"device, so only 'cpu' (the default) works as a context manager. Pass "
-                f"device={str(self)!r} to the factories and module constructors (e.g. "
-                f"nn.Linear(4, 4, device={str(self)!r})) or move with .to({str(self)!r}) "
-                "(see docs/differences.md)"
-            )
+        """``with lucid.device(d):`` makes ``d`` the factories' default device inside the block
+        (``with torch.device(d):``); blocks nest, and each thread has its own."""
+        _contexts.stack.append(str(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Leaves the default device as it was (always ``"cpu"``)."""
+        """Restores the default device of before the block."""
+        _contexts.stack.pop()
+
+
+class _Contexts(threading.local):
+    """This thread's ``with device(...)`` blocks, innermost last."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+
+
+_contexts = _Contexts()
+_global_default: list[str | None] = [None]  # set_default_device's device (None: "cpu")
+
+
+def default_device() -> str | None:
+    """The device factories use when given no ``device=``: the innermost ``with device(...)``
+    block's, else ``set_default_device``'s; None means ``"cpu"``."""
+    stack = _contexts.stack
+    return stack[-1] if stack else _global_default[0]
+
+
+def set_global_default(name: str | None) -> None:
+    """Set the process-wide default device (``set_default_device``; None: ``"cpu"``)."""
+    _global_default[0] = None if name in (None, "cpu") else name

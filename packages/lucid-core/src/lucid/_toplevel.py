@@ -345,10 +345,11 @@ def from_file(
 
 def get_default_device() -> Any:
     """The device factories use when no ``device=`` is given (``torch.get_default_device``):
-    always ``device(type='cpu')`` in lucid (see :func:`set_default_device`)."""
-    from lucid._device import device
+    the innermost ``with lucid.device(...)`` block's, else :func:`set_default_device`'s, else
+    ``device(type='cpu')``."""
+    from lucid._device import default_device, device
 
-    return device("cpu")
+    return device(default_device() or "cpu")
 
 
 def get_device_module(device: Any = None) -> Any:
@@ -377,18 +378,22 @@ def get_device_module(device: Any = None) -> Any:
 
 
 def set_default_device(device: Any) -> None:  # noqa: A002
-    """``torch.set_default_device``: lucid accepts ``None`` and ``"cpu"`` (the default, so
-    nothing changes) and refuses any other device: lucid's factories do not read a global
-    device. Pass ``device=`` to the factories or move tensors with ``.to(...)`` instead."""
-    from lucid._device import device as _device
+    """Make ``device`` the factories' default (``torch.set_default_device``; None: ``"cpu"``).
 
-    if device is None or _device(device).type == "cpu":
+    Factories (``zeros``, ``tensor``, ``randn``, ...) and module constructors then create
+    their tensors there when given no ``device=``; ``from_numpy`` and tensors made from other
+    tensors keep their own device. An unknown device raises here, not at the first factory.
+    """
+    from lucid._device import device as _device
+    from lucid._device import set_global_default
+    from lucid.backends import get_backend
+
+    if device is None:
+        set_global_default(None)
         return
-    raise RuntimeError(
-        f"set_default_device({str(device)!r}): lucid's default device is always 'cpu'; lucid's "
-        "factories do not follow a global default device. Pass device= to the factories or "
-        "move tensors with .to(device) (see docs/differences.md)"
-    )
+    name = str(_device(device))
+    get_backend(name)  # raises DeviceError for a device without a backend
+    set_global_default(name)
 
 
 def set_default_tensor_type(t: Any) -> None:

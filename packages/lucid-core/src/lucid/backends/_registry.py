@@ -6,6 +6,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
+from lucid._device import default_device
 from lucid.backends._base import Backend, DeviceError
 from lucid.backends._meta import MetaBackend
 from lucid.backends._numpy import NumpyBackend
@@ -42,7 +43,9 @@ def available_backends() -> list[str]:
 def get_backend(device: Any = None) -> Backend:
     """The Backend for a device string (``"cpu"``, ``"mlx"``, ``"mlx:gpu"``, ``"gpu"``)."""
     if device is None:
-        return _cpu or _make_cpu()
+        device = default_device()  # `with lucid.device(...)`, set_default_device
+        if device is None:
+            return _cpu or _make_cpu()
     if isinstance(device, Backend):
         return device
     key = str(device)
