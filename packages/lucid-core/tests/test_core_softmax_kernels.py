@@ -75,3 +75,24 @@ def test_double_backward_still_runs_in_lucid_ops() -> None:
 
 
 _SAVED = {c: _CPU.kernels[c] for c in _CONTRACTS}
+
+
+@pytest.mark.parametrize("contract", _CONTRACTS)
+def test_blocks_shared_over_two_threads_equal_one_thread(contract: object) -> None:
+    # (430, 10000) float32 is past _parallel.PARALLEL_ELEMENTS: two threads take the blocks
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal((430, 10_000)) * 5).astype(np.float32)
+    x[0] = -np.inf
+    y = rng.standard_normal(x.shape).astype(np.float32)
+    args = (x, 1) if contract in (kernels.SOFTMAX, kernels.LOG_SOFTMAX) else (x, y, 1)
+    saved = lucid.get_num_threads()
+    try:
+        lucid.set_num_threads(1)
+        with np.errstate(invalid="ignore"):
+            one = _SAVED[contract].forward(_CPU, *args)  # type: ignore[attr-defined]
+        lucid.set_num_threads(2)
+        with np.errstate(invalid="ignore"):
+            two = _SAVED[contract].forward(_CPU, *args)  # type: ignore[attr-defined]
+    finally:
+        lucid.set_num_threads(saved)
+    np.testing.assert_array_equal(one, two)

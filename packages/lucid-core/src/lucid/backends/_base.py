@@ -127,6 +127,11 @@ class Backend:
         """Return ``arr`` with ``values`` added at ``index`` (repeated indices accumulate)."""
         raise NotImplementedError
 
+    def index_add_owned(self, arr: Any, index: Any, values: Any) -> Any:
+        """``index_add`` on an array the caller owns (a fresh one): an eager backend may add in
+        place instead of copying it first."""
+        return self.index_add(arr, index, values)
+
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
         """Return ``arr`` with ``arr[index] = values`` applied (in place where possible)."""
         raise NotImplementedError

@@ -111,7 +111,7 @@ class IndexAddInto(Function):
         ctx.index, ctx.advanced = index, advanced
         zeros = ctx.xp.zeros(shape, dtype=values.dtype)
         if advanced:
-            return ctx.backend.index_add(zeros, index, values)
+            return ctx.backend.index_add_owned(zeros, index, values)
         return ctx.backend.setitem(zeros, index, values)
 
     @staticmethod

@@ -15,6 +15,7 @@ import lucid
 from lucid import Tensor, arange, dtypes
 from lucid.amp.autocast_mode import float32_op
 from lucid.autograd import Function, grad_mode
+from lucid.autograd.function import ops_watched
 from lucid.nn.functional._util import (
     REDUCTIONS,
     apply_reduction,
@@ -419,6 +420,55 @@ def _cross_entropy_probs(
     return apply_reduction(loss, reduction)
 
 
+class _NllLoss(Function):
+    """Negative log-likelihood of (M, C) log-probabilities at class indices as one node: the
+    op-level form records ~13 ops (target check, mask, gather, weights, reduction) and its
+    backward copies the (M, C) gradient twice (docs/performance.md, issue 30). Loss per row
+    ``-w_t x[i, t_i]`` on rows whose target is not ``ignore_index``; "mean" divides by the
+    summed ``w_t``. The backward writes ``-w_t g`` at the targets of a zero (M, C) array."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, reduction: str) -> Any:
+        xp = ctx.xp
+        m, c = x.shape
+        valid = t != ignore_index
+        tt = xp.where(valid, t, 0)
+        ctx.backend.check_index_range(tt, 0, c, _target_error("nll_loss", c))
+        w_t = valid.astype(x.dtype)
+        if w is not None:
+            w_t = xp.take(w, tt) * w_t
+        rows = xp.arange(m)
+        loss = -(x[rows, tt] * w_t)  # the op-level form's arithmetic: the same bits
+        ctx.rows, ctx.tt, ctx.w_t, ctx.shape, ctx.reduction = rows, tt, w_t, (m, c), reduction
+        if reduction == "none":
+            return loss
+        total = xp.sum(loss)
+        if reduction == "sum":
+            return total
+        ctx.denom = xp.sum(w_t)
+        return total / ctx.denom
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        xp = ctx.xp
+        dt = ctx.w_t.dtype
+        coef = -ctx.w_t  # d loss_i / d x[i, t_i], before the reduction's factor
+        if grad_mode.is_grad_enabled():  # create_graph: the gradient is linear in g
+            k = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), coef)
+            if ctx.reduction == "none":
+                g = g.reshape(ctx.shape[0], 1)
+            elif ctx.reduction == "mean":  # every target ignored: the gradient is 0 (torch's)
+                g = g / wrap(ctx, ctx.denom) if ctx.denom != 0 else g * 0.0
+            return wrap(ctx, k) * g, None, None, None, None
+        gd = g.array
+        if ctx.reduction == "mean":
+            nonzero = ctx.denom != 0
+            gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
+        vals = (coef * gd).astype(dt)
+        grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
+        return wrap(ctx, grad), None, None, None, None
+
+
 @float32_op
 def nll_loss(
     input: Tensor, target: Tensor, weight: Tensor | None = None, size_average: bool | None = None,
@@ -433,6 +483,36 @@ def nll_loss(
         return out.squeeze(0) if reduction == "none" else out
     c = input.shape[1]
     _check_class_target("nll_loss", input, target)
+    if weight is not None and weight.shape != (c,):
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {c} classes or no classes but got "
+            f"weight tensor of shape: {list(weight.shape)}"
+        )
+    if ops_watched():  # an exporter or vmap sees the op-level form
+        return _nll_reference(input, target, weight, ignore_index, reduction)
+    if target.dtype is dtypes.bool_:
+        raise RuntimeError(
+            "nll_loss: expected target of an integer dtype (class indices), got Bool"
+        )
+    if target.dtype.is_complex or target.dtype.is_floating_point:
+        raise RuntimeError(
+            f"nll_loss: expected target of an integer dtype (class indices), got {target.dtype}"
+        )
+    x = _class_last(input)
+    w = None if weight is None else weight.to(input.dtype).array
+    flat = target if target.ndim == 1 else target.reshape(-1)
+    loss: Tensor = _NllLoss.apply(x, flat.array, w, int(ignore_index), reduction)
+    if reduction == "none":
+        return loss.reshape(*target.shape)
+    return loss
+
+
+def _nll_reference(
+    input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int, reduction: str
+) -> Tensor:
+    """``nll_loss`` in lucid ops on (N, C, ...) input: ``_NllLoss``'s oracle, and what an op
+    observer or ``vmap`` sees."""
+    c = input.shape[1]
     _check_targets("nll_loss", target, c, ignore_index)
     x = _class_last(input)
     t = target.reshape(-1)

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends._numpy._gemm import matmul
+from lucid.backends._numpy._parallel import blas_threads
 from lucid.backends._numpy.kernels.lstm import _transposed
 
 __all__ = ["CpuGru", "CpuRnn"]
@@ -41,9 +43,9 @@ def _weight_grads(
     """``(dx, dw_ih, dw_hh, db_ih, db_hh)`` from the pre-activation gradients of the input
     projection ``d2x`` and of the recurrent one ``d2h`` (both ``(L * N, G * H)``)."""
     rows = d2x.shape[0]
-    dx = np.matmul(d2x, w_ih).reshape(x.shape) if needs[0] else None
-    dw_ih = d2x.T @ x.reshape(rows, -1) if needs[2] else None
-    dw_hh = d2h.T @ prev.reshape(rows, -1) if needs[3] else None
+    dx = matmul(d2x, w_ih).reshape(x.shape) if needs[0] else None
+    dw_ih = matmul(d2x.T, x.reshape(rows, -1)) if needs[2] else None
+    dw_hh = matmul(d2h.T, prev.reshape(rows, -1)) if needs[3] else None
     db_ih = d2x.sum(0) if needs[4] else None
     db_hh = d2h.sum(0) if needs[5] else None
     return dx, dw_ih, dw_hh, db_ih, db_hh
@@ -52,7 +54,7 @@ def _weight_grads(
 def _project(x: Any, w_ih: Any, b_ih: Any) -> Any:
     """Every step's input projection ``x W_ih^T + b_ih`` in one GEMM, ``(L, N, G * H)``."""
     steps, n, _ = x.shape
-    out = np.matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, w_ih.shape[0])
+    out = matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, w_ih.shape[0])
     if b_ih is not None:
         out += b_ih
     return out
@@ -73,26 +75,27 @@ class CpuGru:
         ys = np.empty((steps, n, hid), dtype=x.dtype)
         w_hh_t = _transposed(w_hh)
         h = h0
-        for t in _order(steps, reverse):
-            hh = h @ w_hh_t
-            if b_hh is not None:
-                hh += b_hh
-            a = acts[t]
-            rz = a[:, : 2 * hid]
-            rz += hh[:, : 2 * hid]
-            rz *= 0.5  # sigmoid(v) = 0.5 tanh(v / 2) + 0.5: one tanh pass for r and z
-            np.tanh(rz, out=rz)
-            rz *= 0.5
-            rz += 0.5
-            r, z, g = a[:, :hid], a[:, hid : 2 * hid], a[:, 2 * hid :]
-            hn[t] = hh[:, 2 * hid :]
-            g += r * hn[t]
-            np.tanh(g, out=g)
-            y = ys[t]
-            np.subtract(h, g, out=y)  # h' = n + z (h - n)
-            y *= z
-            y += g
-            h = y
+        with blas_threads.single_blas_thread():  # the per-step products (lstm.py)
+            for t in _order(steps, reverse):
+                hh = h @ w_hh_t
+                if b_hh is not None:
+                    hh += b_hh
+                a = acts[t]
+                rz = a[:, : 2 * hid]
+                rz += hh[:, : 2 * hid]
+                rz *= 0.5  # sigmoid(v) = 0.5 tanh(v / 2) + 0.5: one tanh pass for r and z
+                np.tanh(rz, out=rz)
+                rz *= 0.5
+                rz += 0.5
+                r, z, g = a[:, :hid], a[:, hid : 2 * hid], a[:, 2 * hid :]
+                hn[t] = hh[:, 2 * hid :]
+                g += r * hn[t]
+                np.tanh(g, out=g)
+                y = ys[t]
+                np.subtract(h, g, out=y)  # h' = n + z (h - n)
+                y *= z
+                y += g
+                h = y
         residuals = (x, h0, w_ih, w_hh, acts, hn, ys, reverse)
         return (ys, h.copy()), residuals
 
@@ -105,28 +108,29 @@ class CpuGru:
         d_x = np.empty_like(acts)  # the input projection's pre-activation gradients
         d_h = np.empty_like(acts)  # the recurrent projection's (differs in the n block)
         order = _order(steps, reverse)
-        for k in range(steps - 1, -1, -1):
-            t = order[k]
-            if dy is not None:
-                dh += dy[t]
-            h_prev = h0 if k == 0 else ys[order[k - 1]]
-            a = acts[t]
-            r, z, nn = a[:, :hid], a[:, hid : 2 * hid], a[:, 2 * hid :]
-            dxr, dxz, dxn = d_x[t, :, :hid], d_x[t, :, hid : 2 * hid], d_x[t, :, 2 * hid :]
-            np.subtract(1.0, z, out=dxn)  # dn = dh (1 - z), then through tanh
-            dxn *= dh
-            dxn *= 1.0 - nn * nn
-            np.subtract(h_prev, nn, out=dxz)  # dz = dh (h - n), then through sigmoid
-            dxz *= dh
-            dxz *= z
-            dxz *= 1.0 - z
-            np.multiply(dxn, hn[t], out=dxr)  # dr = dn_pre * h_n, then through sigmoid
-            dxr *= r
-            dxr *= 1.0 - r
-            d_h[t, :, : 2 * hid] = d_x[t, :, : 2 * hid]
-            np.multiply(dxn, r, out=d_h[t, :, 2 * hid :])
-            dh *= z  # the direct path h' = ... + z h
-            dh += d_h[t] @ w_hh
+        with blas_threads.single_blas_thread():  # the per-step products (lstm.py)
+            for k in range(steps - 1, -1, -1):
+                t = order[k]
+                if dy is not None:
+                    dh += dy[t]
+                h_prev = h0 if k == 0 else ys[order[k - 1]]
+                a = acts[t]
+                r, z, nn = a[:, :hid], a[:, hid : 2 * hid], a[:, 2 * hid :]
+                dxr, dxz, dxn = d_x[t, :, :hid], d_x[t, :, hid : 2 * hid], d_x[t, :, 2 * hid :]
+                np.subtract(1.0, z, out=dxn)  # dn = dh (1 - z), then through tanh
+                dxn *= dh
+                dxn *= 1.0 - nn * nn
+                np.subtract(h_prev, nn, out=dxz)  # dz = dh (h - n), then through sigmoid
+                dxz *= dh
+                dxz *= z
+                dxz *= 1.0 - z
+                np.multiply(dxn, hn[t], out=dxr)  # dr = dn_pre * h_n, then through sigmoid
+                dxr *= r
+                dxr *= 1.0 - r
+                d_h[t, :, : 2 * hid] = d_x[t, :, : 2 * hid]
+                np.multiply(dxn, r, out=d_h[t, :, 2 * hid :])
+                dh *= z  # the direct path h' = ... + z h
+                dh += d_h[t] @ w_hh
         rows = steps * n
         rest = _weight_grads(d_x.reshape(rows, -1), d_h.reshape(rows, -1), x,
                              _previous(ys, h0, reverse), w_ih, needs)  # fmt: skip
@@ -147,14 +151,15 @@ class CpuRnn:
             ys += b_hh
         w_hh_t = _transposed(w_hh)
         h = h0
-        for t in _order(x.shape[0], reverse):
-            y = ys[t]
-            y += h @ w_hh_t
-            if nonlinearity == "tanh":
-                np.tanh(y, out=y)
-            else:
-                np.maximum(y, 0, out=y)
-            h = y
+        with blas_threads.single_blas_thread():  # the per-step products (lstm.py)
+            for t in _order(x.shape[0], reverse):
+                y = ys[t]
+                y += h @ w_hh_t
+                if nonlinearity == "tanh":
+                    np.tanh(y, out=y)
+                else:
+                    np.maximum(y, 0, out=y)
+                h = y
         residuals = (x, h0, w_ih, w_hh, ys, nonlinearity, reverse)
         return (ys, h.copy()), residuals
 
@@ -166,18 +171,19 @@ class CpuRnn:
         dh = np.zeros_like(h0) if dh_n is None else dh_n.astype(h0.dtype, copy=True)
         da = np.empty_like(ys)
         order = _order(steps, reverse)
-        for k in range(steps - 1, -1, -1):
-            t = order[k]
-            if dy is not None:
-                dh += dy[t]
-            d = da[t]
-            if nonlinearity == "tanh":
-                np.multiply(ys[t], ys[t], out=d)
-                np.subtract(1.0, d, out=d)
-                d *= dh
-            else:
-                np.multiply(dh, ys[t] > 0, out=d)
-            dh = d @ w_hh
+        with blas_threads.single_blas_thread():  # the per-step products (lstm.py)
+            for k in range(steps - 1, -1, -1):
+                t = order[k]
+                if dy is not None:
+                    dh += dy[t]
+                d = da[t]
+                if nonlinearity == "tanh":
+                    np.multiply(ys[t], ys[t], out=d)
+                    np.subtract(1.0, d, out=d)
+                    d *= dh
+                else:
+                    np.multiply(dh, ys[t] > 0, out=d)
+                dh = d @ w_hh
         d2 = da.reshape(steps * n, -1)
         rest = _weight_grads(d2, d2, x, _previous(ys, h0, reverse), w_ih, needs)
         return rest[0], (dh if needs[1] else None), *rest[1:]

@@ -6,7 +6,10 @@ backward: ~3,200 recorded ops a word_language_model step. Here a layer is one op
 projection for all steps in one GEMM, then per step the recurrent GEMM and the gates in a few
 in-place ufuncs on preallocated buffers (sigmoid as ``0.5 tanh(x / 2) + 0.5``, so the four
 gates are one tanh pass), and backward the same in reverse with the weight gradients as one GEMM
-each over all steps.
+each over all steps. The products over all steps go to the threads ``_gemm.matmul`` picks by
+their size (row blocks on lucid's pool at two threads); the per-step products run on one BLAS
+thread: OpenBLAS's threads, woken for a (20, 200) x (200, 800) product, spin between the steps
+and hold the core the pool's next split needs (docs/performance.md, issue 30).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from lucid.backends._numpy._gemm import matmul
+from lucid.backends._numpy._parallel import blas_threads
 
 __all__ = ["CpuLstm"]
 
@@ -88,7 +94,7 @@ class CpuLstm:
     ) -> tuple[Any, Any]:  # fmt: skip
         steps, n, _ = x.shape
         hid = w_hh.shape[1]
-        acts = np.matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, 4 * hid)
+        acts = matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, 4 * hid)
         for b in (b_ih, b_hh):
             if b is not None:
                 acts += b
@@ -97,10 +103,11 @@ class CpuLstm:
         scale, shift = _gate_affine(hid, x.dtype)
         w_hh_t = _transposed(w_hh)
         h, c = h0, c0
-        for t in range(steps - 1, -1, -1) if reverse else range(steps):
-            acts[t] += h @ w_hh_t
-            _cell_forward(acts[t], c, cs[t], ys[t], scale, shift)
-            h, c = ys[t], cs[t]
+        with blas_threads.single_blas_thread():
+            for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                acts[t] += h @ w_hh_t
+                _cell_forward(acts[t], c, cs[t], ys[t], scale, shift)
+                h, c = ys[t], cs[t]
         residuals = (x, h0, c0, w_ih, w_hh, acts, cs, ys, reverse)
         return (ys, h.copy(), c.copy()), residuals
 
@@ -114,16 +121,17 @@ class CpuLstm:
         dgates = np.empty_like(acts)
         deriv = np.empty_like(acts[0])
         order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
-        for k in range(steps - 1, -1, -1):
-            t = order[k]
-            if dy is not None:
-                dh += dy[t]
-            c_prev = c0 if k == 0 else cs[order[k - 1]]
-            _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t], deriv)
-            dh = dgates[t] @ w_hh
+        with blas_threads.single_blas_thread():
+            for k in range(steps - 1, -1, -1):
+                t = order[k]
+                if dy is not None:
+                    dh += dy[t]
+                c_prev = c0 if k == 0 else cs[order[k - 1]]
+                _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t], deriv)
+                dh = dgates[t] @ w_hh
         d2 = dgates.reshape(steps * n, 4 * hid)
-        dx = np.matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
-        dw_ih = d2.T @ x.reshape(steps * n, -1) if needs[3] else None
+        dx = matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
+        dw_ih = matmul(d2.T, x.reshape(steps * n, -1)) if needs[3] else None
         dw_hh = None
         if needs[4]:
             prev = (
@@ -131,7 +139,7 @@ class CpuLstm:
                 if reverse
                 else np.concatenate([h0[None], ys[:-1]])
             )
-            dw_hh = d2.T @ prev.reshape(steps * n, hid)
+            dw_hh = matmul(d2.T, prev.reshape(steps * n, hid))
         db_ih = d2.sum(0) if needs[5] else None
         db_hh = d2.sum(0) if needs[6] else None
         dh0 = dh if needs[1] else None

@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends._numpy._errstate import QUIET
+from lucid.backends._numpy._parallel import PARALLEL_ELEMENTS, in_worker, map_blocks, workers
+
 __all__ = ["CpuLogSoftmax", "CpuLogSoftmaxGrad", "CpuSoftmax", "CpuSoftmaxGrad"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -59,8 +62,36 @@ def _step(n_cols: int) -> int:
     return max(1, _BLOCK_ELEMENTS // max(n_cols, 1))
 
 
-def _blocks(n_rows: int, n_cols: int) -> range:
-    return range(0, n_rows, _step(n_cols))
+def _blocks(n_rows: int, n_cols: int) -> list[tuple[int, int]]:
+    k = _step(n_cols)
+    return [(r, min(n_rows, r + k)) for r in range(0, n_rows, k)]
+
+
+def _each_block(work: Any, a: Any) -> None:
+    """``work((start, stop))`` for every block of rows of the 2-D ``a``. Big arrays share the
+    blocks out over the thread budget (a language model's (700, 10,000) logits; the ufuncs
+    release the GIL, docs/performance.md) in a few groups of blocks, each run with NumPy's
+    floating-point warnings off as the op's own thread has them (a worker thread starts with
+    NumPy's defaults)."""
+    blocks = _blocks(*a.shape)
+    k = workers()
+    if a.size < PARALLEL_ELEMENTS or k == 1 or in_worker():
+        for r in blocks:
+            work(r)
+        return
+    per = -(-len(blocks) // (4 * k))  # 4 groups a thread: a late thread delays less
+
+    def group(g: tuple[int, int]) -> None:
+        state, value = QUIET
+        token = state.set(value)
+        try:
+            for r in blocks[g[0] : g[1]]:
+                work(r)
+        finally:
+            state.reset(token)
+
+    map_blocks(group, [(i, min(len(blocks), i + per)) for i in range(0, len(blocks), per)],
+               a.size)  # fmt: skip
 
 
 def _forward(x: Any, dim: int, log: bool) -> Any:
@@ -71,18 +102,19 @@ def _forward(x: Any, dim: int, log: bool) -> Any:
         return None
     (x2,) = rows
     out = np.empty_like(x2)
-    k = _step(x2.shape[1])
-    tmp = np.empty((k, x2.shape[1]), dtype=x2.dtype)
-    for r in _blocks(*x2.shape):
-        xb, ob = x2[r : r + k], out[r : r + k]
-        tb = tmp[: xb.shape[0]]
-        np.subtract(xb, np.max(xb, axis=1, keepdims=True), out=ob)  # as _shifted
+    mx, add, sub, exp = np.maximum.reduce, np.add.reduce, np.subtract, np.exp
+
+    def block(r: tuple[int, int]) -> None:
+        xb, ob = x2[r[0] : r[1]], out[r[0] : r[1]]
+        sub(xb, mx(xb, axis=1, keepdims=True), out=ob)  # as _shifted
         if log:
-            np.exp(ob, out=tb)
-            np.subtract(ob, np.log(np.sum(tb, axis=1, keepdims=True)), out=ob)
+            tb = exp(ob)
+            sub(ob, np.log(add(tb, axis=1, keepdims=True)), out=ob)
         else:
-            np.exp(ob, out=ob)
-            np.divide(ob, np.sum(ob, axis=1, keepdims=True), out=ob)
+            exp(ob, out=ob)
+            np.divide(ob, add(ob, axis=1, keepdims=True), out=ob)
+
+    _each_block(block, x2)
     return out.reshape(x.shape)
 
 
@@ -115,13 +147,15 @@ class CpuLogSoftmaxGrad:
             return None
         g2, y2 = rows
         out = np.empty_like(g2)
-        k = _step(g2.shape[1])
-        for r in _blocks(*g2.shape):
-            gb, ob = g2[r : r + k], out[r : r + k]
-            s = np.sum(gb, axis=1, keepdims=True)
-            np.exp(y2[r : r + k], out=ob)
-            np.multiply(ob, s, out=ob)
+
+        def block(r: tuple[int, int]) -> None:
+            gb, ob = g2[r[0] : r[1]], out[r[0] : r[1]]
+            total = np.add.reduce(gb, axis=1, keepdims=True)
+            np.exp(y2[r[0] : r[1]], out=ob)
+            np.multiply(ob, total, out=ob)
             np.subtract(gb, ob, out=ob)
+
+        _each_block(block, g2)
         return out.reshape(g.shape)
 
 
@@ -138,12 +172,11 @@ class CpuSoftmaxGrad:
             return None
         g2, y2 = rows
         out = np.empty_like(g2)
-        k = _step(g2.shape[1])
-        tmp = np.empty((k, g2.shape[1]), dtype=g2.dtype)
-        for r in _blocks(*g2.shape):
-            yb, ob = y2[r : r + k], out[r : r + k]
-            np.multiply(g2[r : r + k], yb, out=ob)  # gy
-            tb = tmp[: yb.shape[0]]
-            np.multiply(yb, np.sum(ob, axis=1, keepdims=True), out=tb)
-            np.subtract(ob, tb, out=ob)
+
+        def block(r: tuple[int, int]) -> None:
+            yb, ob = y2[r[0] : r[1]], out[r[0] : r[1]]
+            np.multiply(g2[r[0] : r[1]], yb, out=ob)  # gy
+            np.subtract(ob, np.multiply(yb, np.add.reduce(ob, axis=1, keepdims=True)), out=ob)
+
+        _each_block(block, g2)
         return out.reshape(g.shape)
