@@ -301,3 +301,51 @@ def test_mha_double_backward():
     x = _t(1, 3, 4)
     causal = lucid.tensor([[False, True, True], [False, False, True], [False, False, False]])
     assert gradgradcheck(lambda x: mha(x, x, x, attn_mask=causal, need_weights=False)[0], (x,))
+
+
+@pytest.mark.parametrize(
+    ("qs", "ks", "ev", "causal", "scale"),
+    [((12, 4, 64, 32), (12, 4, 64, 32), 32, True, None), ((2, 3, 5, 4), (2, 3, 7, 4), 6, True,
+     None), ((2, 6, 4), (2, 9, 4), 3, False, -0.7), ((5, 3), (4, 3), 2, True, 2.0)],
+)  # fmt: skip
+def test_sdpa_array_path_float32_against_float64_oracle(qs, ks, ev, causal, scale):
+    """The one-node path (no mask, no dropout) in float32: values and gradients within 2e-6 of
+    the largest magnitude of a float64 oracle in NumPy (the reference gives the same margin)."""
+    rng = np.random.default_rng(7)
+    q, k = rng.standard_normal(qs), rng.standard_normal(ks)
+    v = rng.standard_normal((*ks[:-1], ev))
+    g = rng.standard_normal((*qs[:-1], ev))
+    f = 1 / math.sqrt(qs[-1]) if scale is None else scale
+    s = q @ k.swapaxes(-1, -2) * f
+    if causal:
+        s = s + np.where(np.arange(ks[-2])[None, :] <= np.arange(qs[-2])[:, None], 0.0, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    dp = g @ v.swapaxes(-1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True)) * f
+    want = [p @ v, ds @ k, ds.swapaxes(-1, -2) @ q, p.swapaxes(-1, -2) @ g]
+    lq, lk, lv = (lucid.tensor(a.astype(np.float32), requires_grad=True) for a in (q, k, v))
+    out = F.scaled_dot_product_attention(lq, lk, lv, is_causal=causal, scale=scale)
+    assert type(out.grad_fn).__name__.startswith("_Attention")
+    out.backward(lucid.tensor(g.astype(np.float32)))
+    got = [out.detach().numpy(), lq.grad.numpy(), lk.grad.numpy(), lv.grad.numpy()]
+    for a, b in zip(got, want):
+        assert a.dtype == np.float32 and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-6 * np.abs(b).max())
+
+
+def test_sdpa_array_path_heads_merge_without_copy_and_double_backward():
+    """A 4-D result is the (N, H, L, Ev) view of an (N, L, H, Ev) array, as torch's CPU flash
+    kernel's; strided (split) inputs; the gradient of the gradient differentiates the ops."""
+    x = _t(2, 5, 3 * 8)
+    q, k, v = (t.reshape(2, 5, 2, 4).transpose(1, 2) for t in x.split(8, dim=2))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert out.transpose(1, 2).is_contiguous()
+    ref = F.attention._reference(q, k, v, None, 0.0, True, 0.5)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda x: F.scaled_dot_product_attention(
+        *(t.reshape(2, 5, 2, 4).transpose(1, 2) for t in x.split(8, dim=2)), is_causal=True),
+        (x,))  # fmt: skip
+    q, k, v = _t(1, 2, 3, 4), _t(1, 2, 5, 4), _t(1, 2, 5, 3)
+    assert gradgradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                         (q, k, v))  # fmt: skip

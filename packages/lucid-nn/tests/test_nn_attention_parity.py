@@ -256,3 +256,21 @@ def test_default_init_statistics_match_pytorch():
                                        err_msg=name)  # fmt: skip
             np.testing.assert_allclose(a.mean(), b.mean(), atol=noise * b.std() + 1e-7,
                                        err_msg=name, rtol=1e-7)  # fmt: skip
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa_one_node_path_parity_gpt_shapes(causal):
+    """nanoGPT's attention shapes (heads split from one projection) in float32: values and
+    gradients of the one-node path against torch's."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 64, 3 * 128)).astype(np.float32)
+    g = rng.standard_normal((3, 4, 64, 32)).astype(np.float32)
+    outs = []
+    for fw, f in ((lucid, F), (torch, torch.nn.functional)):
+        xt = fw.tensor(x.copy(), requires_grad=True)
+        q, k, v = (t.reshape(3, 64, 4, 32).transpose(1, 2) for t in xt.split(128, dim=2))
+        y = f.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        y.backward(fw.tensor(g))
+        outs.append((y.detach().numpy(), xt.grad.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)

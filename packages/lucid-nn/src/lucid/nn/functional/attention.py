@@ -14,7 +14,9 @@ from typing import Any
 import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
+from lucid.autograd import enable_grad
 from lucid.autograd.function import Function, ops_watched
+from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -176,11 +178,22 @@ def scaled_dot_product_attention(
     if kernels.SDPA in query.backend.kernels:
         fused: Tensor = FusedSDPA.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
         return fused
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if attn_mask is None and dropout_p == 0.0 and _on_arrays(query, key, value):
+        attended: Tensor = _Attention.apply(query, key, value, factor, is_causal)
+        return attended
+    return _reference(query, key, value, attn_mask, dropout_p, is_causal, factor, enable_gqa)
+
+
+def _reference(
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, dropout_p: float,
+    is_causal: bool, factor: float, enable_gqa: bool = False
+) -> Tensor:  # fmt: skip
+    """The attention in lucid ops (autograd and double backward from the ops)."""
     if enable_gqa and min(query.ndim, key.ndim) >= 3 and key.shape[-3] != query.shape[-3]:
         key = _repeat_heads(key, query.shape[-3])
         value = _repeat_heads(value, query.shape[-3])
     length, source = query.shape[-2], key.shape[-2]
-    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * factor
     if is_causal:
         scores = scores.masked_fill(_blocked(length, source, query), -math.inf)
@@ -197,6 +210,105 @@ def scaled_dot_product_attention(
         weights = dropout(weights, dropout_p, training=True)
     out: Tensor = weights @ value
     return out
+
+
+def _on_arrays(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """Whether ``_Attention`` may run: one float32/float64 dtype, the same batch dims, keys and
+    queries, and nothing that must see the ops (a compile capture, ``observe_ops``, vmap)."""
+    qs, ks, vs = q._data.shape, k._data.shape, v._data.shape
+    return (
+        q._data.dtype in _ARRAY_DTYPES
+        and k._data.dtype == q._data.dtype
+        and v._data.dtype == q._data.dtype
+        and qs[:-2] == ks[:-2] == vs[:-2]
+        and 0 not in qs
+        and 0 not in ks
+        and vs[-1] > 0
+        and not ops_watched()
+        and not lucid.compiler.is_compiling()
+    )
+
+
+_ARRAY_DTYPES = ("float32", "float64")
+# The causal mask as an additive bias on the transposed scores ``(S, L)``: -inf where key j
+# comes after query i; per (S, L, dtype), small ones only.
+_CAUSAL_BIAS: dict[tuple[int, int, Any], Any] = {}
+
+
+def _causal_bias(xp: Any, source: int, length: int, dtype: Any) -> Any:
+    key = (source, length, dtype)
+    bias = _CAUSAL_BIAS.get(key)
+    if bias is None:
+        bias = xp.tril(xp.full((source, length), -math.inf, dtype=dtype), -1)
+        if source * length <= _BLOCKED_MAX_ELEMENTS:
+            if len(_CAUSAL_BIAS) >= _BLOCKED_MAX_ENTRIES:
+                _CAUSAL_BIAS.clear()
+            _CAUSAL_BIAS[key] = bias
+    return bias
+
+
+class _Attention(Function):
+    """``softmax(q @ k^T * factor [causal]) @ v`` as one node on the arrays, without an
+    ``attn_mask`` or dropout. The scores are kept transposed, ``(..., S, L)``: the softmax's
+    max and sum then run down the columns, which NumPy vectorises (along rows of 64 they were
+    ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). A 4-D
+    result is laid out ``(N, L, H, Ev)`` and returned as its ``(N, H, L, Ev)`` view (as torch's
+    CPU flash kernel), so that merging the heads back needs no copy. With
+    ``create_graph=True`` the backward differentiates ``_reference``."""
+
+    @staticmethod
+    def forward(ctx: Any, q: Any, k: Any, v: Any, factor: float, causal: bool) -> Any:
+        xp = ctx.xp
+        length, source = q.shape[-2], k.shape[-2]
+        # (a product with a transposed operand over a short inner dim is ~1.8x slower in
+        # OpenBLAS than copying that operand transposed first: docs/performance.md)
+        pt = xp.matmul(k, xp.ascontiguousarray(xp.swapaxes(q, -1, -2)))
+        xp.multiply(pt, factor, out=pt)
+        if causal:
+            xp.add(pt, _causal_bias(xp, source, length, pt.dtype), out=pt)
+        xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
+        xp.exp(pt, out=pt)
+        total = xp.matmul(xp.ones((1, source), dtype=pt.dtype), pt)
+        xp.multiply(pt, xp.reciprocal(total), out=pt)
+        shape = (*q.shape[:-1], v.shape[-1])
+        if len(shape) == 4:
+            n, h, _, ev = shape
+            out = xp.swapaxes(xp.empty((n, length, h, ev), dtype=pt.dtype), 1, 2)
+            xp.matmul(xp.swapaxes(pt, -1, -2), v, out=out)
+        else:
+            out = xp.matmul(xp.swapaxes(pt, -1, -2), v)
+        ctx.save_for_backward(q, k, v)
+        ctx.pt, ctx.out, ctx.factor, ctx.causal = pt, out, factor, causal
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        q, k, v = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        if is_grad_enabled() or ops_watched() or g._data.dtype != ctx.pt.dtype:
+            with enable_grad():
+                out = _reference(q, k, v, None, 0.0, ctx.causal, ctx.factor)
+                wanted = [t for t, need in zip((q, k, v), needs) if need]
+                got = iter(lucid.autograd.grad([out], wanted, [g], create_graph=True,
+                                               allow_unused=True))  # fmt: skip
+            return (*[next(got) if need else None for need in needs[:3]], None, None)
+        xp, be = ctx.xp, g.backend
+        pt, ga = ctx.pt, g._data
+        wrap = Tensor.from_backend_array
+        dv = wrap(xp.matmul(pt, ga), be) if needs[2] else None
+        dq = dk = None
+        if needs[0] or needs[1]:
+            ds = xp.matmul(v._data, xp.ascontiguousarray(xp.swapaxes(ga, -1, -2)))
+            # rowsum(dP * P) = rowsum(g * out): over Ev columns instead of S
+            d = xp.matmul(xp.multiply(ga, ctx.out), xp.ones((ga.shape[-1], 1), dtype=ga.dtype))
+            xp.subtract(ds, xp.swapaxes(d, -1, -2), out=ds)
+            xp.multiply(ds, pt, out=ds)
+            xp.multiply(ds, ctx.factor, out=ds)
+            if needs[0]:
+                dq = wrap(xp.matmul(xp.swapaxes(ds, -1, -2), k._data), be)
+            if needs[1]:
+                dk = wrap(xp.matmul(ds, q._data), be)
+        return dq, dk, dv, None, None
 
 
 # -- multi-head attention ------------------------------------------------------------------------

@@ -13,10 +13,16 @@ from typing import Any
 
 import numba
 
-from lucid.backends._numpy._numba import U, jit_math
+from lucid.backends._numpy._numba import NoAliasCompiler, U
+
+# jit_math with reassociation only: the row sums vectorise (a float64 add chain is ~4 cycles an
+# element serially); no other fast-math flag, so inf and NaN keep their meaning
+# (docs/performance.md, issue 30).
+jit_sums = numba.njit(nogil=True, cache=True, fastmath={"reassoc"}, error_model="numpy",
+                      pipeline_class=NoAliasCompiler)  # fmt: skip
 
 
-@jit_math
+@jit_sums
 def forward(x: Any, w: Any, b: Any, eps: float, y: Any, mean: Any, rstd: Any) -> None:
     """Rows of ``x`` (R, D) normalised into ``y``, times ``w``, plus ``b`` (length-0 arrays:
     none); each row's mean and 1/std into ``mean``/``rstd`` (float64)."""
@@ -43,7 +49,7 @@ def forward(x: Any, w: Any, b: Any, eps: float, y: Any, mean: Any, rstd: Any) ->
             y[U(r), U(j)] = v
 
 
-@jit_math
+@jit_sums
 def backward(x: Any, g: Any, w: Any, mean: Any, rstd: Any, dx: Any, dw: Any, db: Any,
              want_dx: bool) -> None:  # fmt: skip
     """``dx`` (if ``want_dx``) and the float64 sums ``dw``, ``db`` (length D, zeroed by the
