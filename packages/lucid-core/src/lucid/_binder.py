@@ -133,6 +133,13 @@ class _Methods(Tensor):
         """``self`` if it is contiguous in ``memory_format`` (default
         ``lucid.contiguous_format``), else a copy laid out so (a transposed or strided view, a
         channels-last tensor), so that ``view`` works on the result as in torch."""
+        if memory_format is None and not _memory_format._marked:  # the common call, checked
+            # once (per-call cost, docs/performance.md)
+            dense = _dense(self)
+            if dense is not None:
+                if dense:
+                    return self
+                return ops.shape.to_memory_format(self, _memory_format.contiguous_format)
         fmt = _memory_format.check(memory_format, "contiguous")
         if fmt is _memory_format.preserve_format or memory_format is None:
             fmt = _memory_format.contiguous_format
@@ -697,6 +704,10 @@ class _Methods(Tensor):
         """Whether the layout is row-major (a transposed or strided view, a channels-last
         tensor is not), or with ``memory_format=lucid.channels_last(_3d)``, dense in that
         order (False for a tensor of another rank), as torch's."""
+        if memory_format is None and not _memory_format._marked:
+            dense = _dense(self)
+            if dense is not None:
+                return dense
         fmt = _memory_format.check(memory_format, "is_contiguous")
         strides = ops.shape.layout_strides(self)
         if fmt is _memory_format.channels_last or fmt is _memory_format.channels_last_3d:
@@ -901,6 +912,19 @@ class _Methods(Tensor):
         """``self`` where ``condition`` is True, else ``other`` (``lucid.where``)."""
         out: Tensor = ops.where(condition, self, other)
         return out
+
+
+def _dense(t: Tensor) -> bool | None:
+    """``t.is_contiguous()`` without a channels-last tensor about, from NumPy's flags where
+    ``t`` holds a NumPy array (``layout_strides``' rule: a computed tensor is contiguous, a
+    view is if its base is not dense or it is row-major itself); None elsewhere."""
+    base = t._base
+    if base is None:
+        return True
+    bd = base._data
+    if type(bd) is not np.ndarray:
+        return None
+    return not bd.flags.c_contiguous or bool(t._data.flags.c_contiguous)
 
 
 def _fill_from(t: Tensor, values: Tensor) -> Tensor:

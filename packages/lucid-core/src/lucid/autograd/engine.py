@@ -11,10 +11,12 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lucid import _memory_format
 from lucid._creation import from_data, ones_like, zeros, zeros_like
 from lucid._tensor import Tensor
 from lucid.amp import autocast_mode
 from lucid.autograd import anomaly_mode, grad_mode
+from lucid.autograd import function as _function
 from lucid.autograd.function import _FREED_MSG, Function
 from lucid.autograd.inplace import set_data_inplace
 
@@ -213,7 +215,7 @@ class _GraphTask:
                     if data.shape != shape or data.dtype != dtype:
                         g = _reduce_to(g, shape, dtype)
                     old = slot[k]
-                    slot[k] = g if old is None else old + g
+                    slot[k] = g if old is None else _plus(old, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
@@ -402,7 +404,36 @@ def _add_leaf(leaf_grads: dict[int, list[Any]], leaf: Any, g: Any) -> None:
     if entry is None:
         leaf_grads[id(leaf)] = [leaf, g]
     else:
-        entry[1] = entry[1] + g
+        entry[1] = _plus(entry[1], g)
+
+
+def _plus(a: Any, b: Any) -> Any:
+    """``a + b`` of two gradients for one slot (the same shape and dtype by now).
+
+    Without a graph to build and without an ``intercept_ops``/``observe_ops`` block to see the
+    op, the sum is the Add op's own array call (the same bits) without its ``Function.apply``
+    (a model that reuses a weight per time step sums its gradients many times a step)."""
+    if (
+        grad_mode._state.enabled
+        or _function._interceptors
+        or _function._observers
+        or _memory_format._marked
+        or type(a) is not Tensor
+        or type(b) is not Tensor
+    ):
+        return a + b
+    backend = a._backend
+    x, y = a._data, b._data
+    if backend is not b._backend or x.dtype != y.dtype or x.shape != y.shape:
+        return a + b
+    quiet = backend.fp_quiet  # as Function.apply: no floating-point warnings from an op
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = backend.xp.add(x, y)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return Tensor.from_backend_array(out, backend)
 
 
 def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:

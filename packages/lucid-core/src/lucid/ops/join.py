@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lucid import dtypes
+from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function
+from lucid.autograd import grad_mode
+from lucid.autograd.function import Function, ops_watched
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, one_of, shape_arg, write_out
 
@@ -50,7 +51,19 @@ class Cat(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        return (None, *Split.apply_multi(g, ctx.dim, tuple(ctx.sizes)))
+        if grad_mode._state.enabled or ops_watched() or _memory_format._marked:
+            return (None, *Split.apply_multi(g, ctx.dim, tuple(ctx.sizes)))
+        # No graph to build and nobody watching the ops: Split's own slices of the array,
+        # without its Function call (a char-RNN's cat per character, docs/performance.md)
+        be, arr, dim = g._backend, g._data, ctx.dim
+        index: list[Any] = [slice(None)] * len(arr.shape)
+        pieces: list[Any] = [None]
+        start = 0
+        for size in ctx.sizes:
+            index[dim] = slice(start, start + size)
+            pieces.append(Tensor.from_backend_array(arr[tuple(index)], be))
+            start += size
+        return tuple(pieces)
 
 
 class Split(Function):

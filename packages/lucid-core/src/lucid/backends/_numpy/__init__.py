@@ -13,6 +13,7 @@ the environment), ``_parallel`` (the threads: one pool, one budget shared with B
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,20 @@ class NumpyBackend(Backend):
 
     def to_numpy(self, arr: Any) -> Any:
         return np.asarray(arr)  # full reductions give numpy scalars: hand out 0-d arrays
+
+    def check_index_range(
+        self, arr: Any, low: int, high: int, error: Callable[[int], Exception]
+    ) -> None:
+        if type(arr) is not np.ndarray:  # vmap's batched arrays check themselves
+            super().check_index_range(arr, low, high, error)
+            return
+        if not arr.size:
+            return
+        # two bare reductions, without stacking and transferring the bounds (embedding's and
+        # gather's check each call, docs/performance.md)
+        lo, hi = int(np.minimum.reduce(arr, axis=None)), int(np.maximum.reduce(arr, axis=None))
+        if hi >= high or lo < low:
+            raise error(hi if hi >= high else lo)
 
     def native_dtype(self, dtype: dtypes.dtype) -> Any:
         try:
