@@ -22,9 +22,11 @@ from lucid.compiler._api import (
 )
 from lucid.compiler._capture import BreakReason, Program, Unsupported
 from lucid.compiler._explain import ExplainOutput, explain
+from lucid.compiler._native import BackendCompiler, register_backend_compiler
 
 __all__ = [
     "RECOMPILE_LIMIT",
+    "BackendCompiler",
     "BreakReason",
     "CompiledFunction",
     "ExplainOutput",
@@ -35,6 +37,7 @@ __all__ = [
     "explain",
     "is_compiling",
     "list_backends",
+    "register_backend_compiler",
     "register_module_type",
     "replayable",
     "reset",

@@ -24,6 +24,7 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import observe_ops
 from lucid.compiler._arrays import _D, _S, VALUE_READS, ArrayProgram
+from lucid.compiler._native import NativeProgram, native_missing
 
 # Where a tensor may be made outside the recorded steps and still be a constant of the
 # program: the factories (from Python data, zeros, full...) and Tensor's own aliasing methods.
@@ -66,6 +67,8 @@ class Program:
         self._consts = consts
         self.arrays: ArrayProgram | None = None  # the array-level replay, where it fits
         self.arrays_why = ""  # why there is none
+        self.native: NativeProgram | None = None  # the backend's compiler's, where it fits
+        self.native_why = ""  # why the backend's compiler does not run it ("": none applies)
 
     @property
     def op_count(self) -> int:
@@ -74,6 +77,9 @@ class Program:
 
     def run(self, leaves: list[Tensor]) -> Any:
         """Replay the steps on ``leaves`` (tensors with the guarded shapes and dtypes)."""
+        native = self.native
+        if native is not None and native.usable():
+            return native.run(leaves)
         fast = self.arrays
         if fast is not None and fast.usable():
             return fast.run(leaves)
@@ -369,8 +375,15 @@ class Recorder:
         fast = ArrayProgram.build(self, n_args, out)
         if isinstance(fast, str):
             prog.arrays_why = fast
+            prog.native_why = native_missing(self.slot_meta, fast)
         else:
             prog.arrays = fast
+            native = NativeProgram.build(fast, self)
+            if isinstance(native, str):
+                prog.native_why = native
+            else:
+                prog.native = native
+            prog.capture_seconds = time.perf_counter() - started
         return prog
 
 

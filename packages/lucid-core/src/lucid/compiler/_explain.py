@@ -24,6 +24,9 @@ class ExplainOutput:
     ops_per_graph: list[list[str]] = field(default_factory=list)
     out_guards: list[str] = field(default_factory=list)
     compile_times: str = ""
+    # per graph: how it replays ("mx.compile", or "array replay" with why no backend
+    # compiler runs it where one is registered for its device)
+    replay_per_graph: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"Graph Count: {self.graph_count}",
@@ -38,6 +41,8 @@ class ExplainOutput:
             lines += [f"    {op}" for op in ops]
         lines.append("Out Guards:")
         lines += [f"  {g}" for g in self.out_guards]
+        lines.append("Replay per Graph:")
+        lines += [f"  Graph {i + 1}: {r}" for i, r in enumerate(self.replay_per_graph)]
         lines.append(f"Compile Times: {self.compile_times}")
         return "\n".join(lines)
 
@@ -74,6 +79,14 @@ def _report(log: list[Entry]) -> ExplainOutput:
         out.graph_count += 1
         out.op_count += e.program.op_count
         out.ops_per_graph.append(list(e.program.ops))
+        out.replay_per_graph.append(_replay_kind(e.program))
         out.compile_times += f"capture {e.program.capture_seconds * 1e3:.1f} ms; "
     out.compile_times = out.compile_times.rstrip("; ")
     return out
+
+
+def _replay_kind(p: Any) -> str:
+    if p.native is not None:
+        return str(p.native.name)
+    kind = "array replay" if p.arrays is not None else f"op-level replay ({p.arrays_why})"
+    return f"{kind}; not compiled by the backend: {p.native_why}" if p.native_why else kind

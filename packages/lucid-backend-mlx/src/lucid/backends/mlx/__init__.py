@@ -12,8 +12,9 @@ registers it, so ``lucid.ones(3, device="mlx")`` works either way.
 from __future__ import annotations
 
 from lucid.backends import Backend, register_backend
-from lucid.backends.mlx import _kernels
+from lucid.backends.mlx import _compile, _kernels
 from lucid.backends.mlx._backend import MlxBackend
+from lucid.compiler import register_backend_compiler
 
 __all__ = ["MlxBackend", "create_backend"]
 
@@ -34,3 +35,4 @@ def create_backend(device: str = "mlx") -> Backend:
 
 register_backend("mlx", create_backend)
 register_backend("gpu", create_backend)
+register_backend_compiler(MlxBackend, _compile.make_compiler)

@@ -236,7 +236,8 @@ class MaxPool:
             win = windows(x)
             flat = mx.reshape(win, (*win.shape[: win.ndim - len(kernel)], -1))
             win_shape = win.shape
-        idx = mx.argmax(flat, axis=-1, keepdims=True)
+        # positions carry no gradient (mx.vjp, under lucid.compile, refuses them otherwise)
+        idx = mx.stop_gradient(mx.argmax(flat, axis=-1, keepdims=True))
         out = mx.squeeze(mx.take_along_axis(flat, idx, axis=-1), -1)
         return out, (x, idx, g, tiles, windows, win_shape)
 

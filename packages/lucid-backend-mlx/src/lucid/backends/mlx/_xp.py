@@ -297,7 +297,10 @@ class MlxNumpy:
         return mx.cumprod(a, axis, stream=self._s)
 
     def _index(self, arr: Any) -> Any:
-        return arr.astype(mx.int64, stream=self._s) if arr.dtype in _INDEX else arr
+        # stop_gradient: positions carry no gradient; without it mx.vjp (lucid.compile's
+        # backward) refuses a gather whose indices depend on a differentiated input
+        out = arr.astype(mx.int64, stream=self._s) if arr.dtype in _INDEX else arr
+        return mx.stop_gradient(out)
 
     # -- sorting -----------------------------------------------------------------------------
     def sort(self, a: Any, axis: int | None = -1, kind: Any = None, stable: Any = None) -> Any:
