@@ -36,11 +36,15 @@ from lucid.autograd import anomaly_mode, engine, grad_mode
 from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
+from lucid.ops.unary import Relu
 
 # Methods that read a tensor's values into Python (a branch on data: a graph break in a
 # capture; in a traced backward formula, that op's backward stays whole).
 VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
                "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
+# Whether programs built from now on rewrite op chains (``_commute_relu_max_pool``...); off:
+# each op runs as captured (A/B measurements, docs/performance.md).
+FUSE = True
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
              "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
@@ -140,6 +144,8 @@ class ArrayProgram:
         self.bwd: Any = None  # the recorded backward (after the first traced one)
         self.failed = ""  # why the backward could not be recorded (then: op-level replay)
         self.opaque: list[str] = []  # ops whose backward formula runs as written
+        self.rewrites: list[str] = []  # what the program does otherwise than the capture
+        self.fwd_source = self.bwd_source = ""  # the generated code (the last forward built)
 
     # -- building -------------------------------------------------------------------------------
     def _c(self, v: Any) -> str:
@@ -195,11 +201,14 @@ class ArrayProgram:
         for _, bk, _, dt in meta.values():
             if getattr(dt, "kind", "f") == "c":
                 return "complex tensors"
+        out_t = rec.tmpl(out)
+        if FUSE:
+            steps, meta, self.rewrites = _commute_relu_max_pool(steps, meta, out_t)
         self.meta = meta
         self.n = rec.n
         self.steps = steps
         self.n_args = n_args
-        self.out_t = rec.tmpl(out)
+        self.out_t = out_t
         outs: list[int] = []
         _slots_in(self.out_t, outs)
         self.out_slots = list(dict.fromkeys(outs))
@@ -286,6 +295,7 @@ class ArrayProgram:
                     frame.append("None")
             b(f"    return {ret}, [{', '.join(frame)}]")
         ns: dict[str, Any] = {"_save": _save, "_T": Tensor.from_backend_array}
+        self.fwd_source = "\n".join(lines) + "\n"
         exec(compile("\n".join(lines) + "\n", "<lucid.compile arrays>", "exec"), ns)  # noqa: S102
         return ns["fwd"]
 
@@ -352,6 +362,7 @@ class ArrayProgram:
         else:
             self.opaque = sorted({type(frame[self.ctx_at[j]]).__name__ for j in rec.opaque})
             self.bwd = rec.compile()
+            self.bwd_source = rec.source
             self.fwd_lean = self._forward(rec.used, set(rec.opaque))
         return result
 
@@ -660,6 +671,69 @@ def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
         return "an in-place write on an argument"
     tensor_of[st[4][0]] = t
     return ""
+
+
+def _slots_read(x: Any, into: set[int]) -> None:
+    """Every slot (tensor or bare array) named in a step's arguments."""
+    if isinstance(x, _S):
+        into.add(x.k)
+    elif type(x) in (tuple, list) or isinstance(x, tuple):
+        for v in x:
+            _slots_read(v, into)
+    elif type(x) is dict:
+        for v in x.values():
+            _slots_read(v, into)
+
+
+def _is_max_pool(cls: Any) -> bool:
+    # lucid-nn's max pooling op, by name: the compiler sits below lucid.nn (imports go down)
+    return getattr(cls, "__name__", "") == "MaxPool" and cls.__module__.startswith("lucid.nn")
+
+
+def _commute_relu_max_pool(
+    steps: list[tuple[Any, ...]], meta: dict[int, Any], out_t: Any
+) -> tuple[list[tuple[Any, ...]], dict[int, Any], list[str]]:
+    """``max_pool(relu(x))`` as ``relu(max_pool(x))`` where the ReLU's output feeds only the
+    pooling: the same values (max commutes with the monotone ReLU), and the ReLU and its
+    backward mask run on the pooled tensor (a quarter of the elements for a 2 x 2 pool).
+    The gradient reaches each window's maximum of ``x`` instead of that of ``relu(x)``; the
+    two differ only in windows whose maximum is <= 0, where the ReLU's mask zeroes it.
+    Returns the steps, the slots' metadata (the ReLU's slot now holds the pooled input) and
+    a line per rewrite."""
+    ops = [j for j, st in enumerate(steps) if st[0] in ("op", "call", "alias", "grad")]
+    reads: dict[int, int] = {}  # slot -> how many steps (and outputs) read it
+    for st in steps:
+        found: set[int] = set()
+        if st[0] in ("op", "call"):
+            _slots_read((st[2], st[3]), found)
+        elif st[0] == "alias":
+            found.add(st[2])
+        for k in found:
+            reads[k] = reads.get(k, 0) + 1
+    outs: set[int] = set()
+    _slots_read(out_t, outs)
+    new = list(steps)
+    meta = dict(meta)
+    done: list[str] = []
+    for a, b in zip(ops, ops[1:]):
+        r, p = new[a], new[b]
+        if r[0] != "op" or p[0] != "op" or r[1] is not Relu or not _is_max_pool(p[1]):
+            continue
+        if len(r[2]) != 1 or r[3] or type(r[2][0]) is not _S or len(p[2]) != 7 or p[3]:
+            continue
+        mid = r[4][0]
+        x, kernel, stride, padding, dilation, ceil_mode, ret_idx = p[2]
+        if type(x) is not _S or x.k != mid or ret_idx is not False or reads.get(mid) != 1:
+            continue
+        if mid in outs or len(p[4]) != 1:
+            continue
+        pooled = p[4][0]
+        new[a] = ("op", p[1], (r[2][0], *p[2][1:]), {}, [mid], p[5], r[6], False, p[8])
+        new[b] = ("op", Relu, (_S(mid),), {}, [pooled], r[5], p[6], False, r[8])
+        rg, bk, _, dt = meta[mid]
+        meta[mid] = (rg, bk, meta[pooled][2], dt)
+        done.append(f"relu then max_pool{len(meta[pooled][2]) - 2}d ran as max_pool then relu")
+    return new, meta, done
 
 
 def _has_tensor(x: Any) -> bool:
