@@ -36,11 +36,18 @@ from lucid.autograd import anomaly_mode, engine, grad_mode
 from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
+from lucid.backends._numpy import _compiled
+from lucid.ops.elementwise import Mul, Where
+from lucid.ops.softmax import Softmax
+from lucid.ops.unary import Relu
 
 # Methods that read a tensor's values into Python (a branch on data: a graph break in a
 # capture; in a traced backward formula, that op's backward stays whole).
 VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "__index__",
                "__array__", "__repr__", "__str__", "__format__", "__dlpack__")  # fmt: skip
+# Whether programs built from now on rewrite op chains (``_commute_relu_max_pool``...); off:
+# each op runs as captured (A/B measurements, docs/performance.md).
+FUSE = True
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
              "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
@@ -140,6 +147,9 @@ class ArrayProgram:
         self.bwd: Any = None  # the recorded backward (after the first traced one)
         self.failed = ""  # why the backward could not be recorded (then: op-level replay)
         self.opaque: list[str] = []  # ops whose backward formula runs as written
+        self.rewrites: list[str] = []  # what the program does otherwise than the capture
+        self.fwd_source = self.bwd_source = ""  # the generated code (the last forward built)
+        self.dead: set[int] = set()  # slots a rewrite no longer makes
 
     # -- building -------------------------------------------------------------------------------
     def _c(self, v: Any) -> str:
@@ -195,11 +205,16 @@ class ArrayProgram:
         for _, bk, _, dt in meta.values():
             if getattr(dt, "kind", "f") == "c":
                 return "complex tensors"
+        out_t = rec.tmpl(out)
+        if FUSE:
+            steps, meta, self.rewrites = _commute_relu_max_pool(steps, meta, out_t)
+            steps, meta, fused = _fuse_masked_softmax(steps, meta, out_t, self.dead)
+            self.rewrites += fused
         self.meta = meta
         self.n = rec.n
         self.steps = steps
         self.n_args = n_args
-        self.out_t = rec.tmpl(out)
+        self.out_t = out_t
         outs: list[int] = []
         _slots_in(self.out_t, outs)
         self.out_slots = list(dict.fromkeys(outs))
@@ -277,7 +292,7 @@ class ArrayProgram:
         else:
             frame = []
             for i in range(self.n + len(self.ops)):
-                want = keep is True or i in keep
+                want = (keep is True and i not in self.dead) or (keep is not True and i in keep)
                 if want and i < self.n:
                     frame.append(f"a{i}")
                 elif want:
@@ -286,6 +301,7 @@ class ArrayProgram:
                     frame.append("None")
             b(f"    return {ret}, [{', '.join(frame)}]")
         ns: dict[str, Any] = {"_save": _save, "_T": Tensor.from_backend_array}
+        self.fwd_source = "\n".join(lines) + "\n"
         exec(compile("\n".join(lines) + "\n", "<lucid.compile arrays>", "exec"), ns)  # noqa: S102
         return ns["fwd"]
 
@@ -352,6 +368,7 @@ class ArrayProgram:
         else:
             self.opaque = sorted({type(frame[self.ctx_at[j]]).__name__ for j in rec.opaque})
             self.bwd = rec.compile()
+            self.bwd_source = rec.source
             self.fwd_lean = self._forward(rec.used, set(rec.opaque))
         return result
 
@@ -660,6 +677,208 @@ def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
         return "an in-place write on an argument"
     tensor_of[st[4][0]] = t
     return ""
+
+
+def _slots_read(x: Any, into: set[int]) -> None:
+    """Every slot (tensor or bare array) named in a step's arguments."""
+    if isinstance(x, _S):
+        into.add(x.k)
+    elif type(x) in (tuple, list) or isinstance(x, tuple):
+        for v in x:
+            _slots_read(v, into)
+    elif type(x) is dict:
+        for v in x.values():
+            _slots_read(v, into)
+
+
+def _is_max_pool(cls: Any) -> bool:
+    # lucid-nn's max pooling op, by name: the compiler sits below lucid.nn (imports go down)
+    return getattr(cls, "__name__", "") == "MaxPool" and cls.__module__.startswith("lucid.nn")
+
+
+def _commute_relu_max_pool(
+    steps: list[tuple[Any, ...]], meta: dict[int, Any], out_t: Any
+) -> tuple[list[tuple[Any, ...]], dict[int, Any], list[str]]:
+    """``max_pool(relu(x))`` as ``relu(max_pool(x))`` where the ReLU's output feeds only the
+    pooling: the same values (max commutes with the monotone ReLU), and the ReLU and its
+    backward mask run on the pooled tensor (a quarter of the elements for a 2 x 2 pool).
+    The gradient reaches each window's maximum of ``x`` instead of that of ``relu(x)``; the
+    two differ only in windows whose maximum is <= 0, where the ReLU's mask zeroes it.
+    Returns the steps, the slots' metadata (the ReLU's slot now holds the pooled input) and
+    a line per rewrite."""
+    ops = [j for j, st in enumerate(steps) if st[0] in ("op", "call", "alias", "grad")]
+    reads: dict[int, int] = {}  # slot -> how many steps (and outputs) read it
+    for st in steps:
+        found: set[int] = set()
+        if st[0] in ("op", "call"):
+            _slots_read((st[2], st[3]), found)
+        elif st[0] == "alias":
+            found.add(st[2])
+        for k in found:
+            reads[k] = reads.get(k, 0) + 1
+    outs: set[int] = set()
+    _slots_read(out_t, outs)
+    new = list(steps)
+    meta = dict(meta)
+    done: list[str] = []
+    for a, b in zip(ops, ops[1:]):
+        r, p = new[a], new[b]
+        if r[0] != "op" or p[0] != "op" or r[1] is not Relu or not _is_max_pool(p[1]):
+            continue
+        if len(r[2]) != 1 or r[3] or type(r[2][0]) is not _S or len(p[2]) != 7 or p[3]:
+            continue
+        mid = r[4][0]
+        x, kernel, stride, padding, dilation, ceil_mode, ret_idx = p[2]
+        if type(x) is not _S or x.k != mid or ret_idx is not False or reads.get(mid) != 1:
+            continue
+        if mid in outs or len(p[4]) != 1:
+            continue
+        pooled = p[4][0]
+        new[a] = ("op", p[1], (r[2][0], *p[2][1:]), {}, [mid], p[5], r[6], False, p[8])
+        new[b] = ("op", Relu, (_S(mid),), {}, [pooled], r[5], p[6], False, r[8])
+        rg, bk, _, dt = meta[mid]
+        meta[mid] = (rg, bk, meta[pooled][2], dt)
+        done.append(f"relu then max_pool{len(meta[pooled][2]) - 2}d ran as max_pool then relu")
+    return new, meta, done
+
+
+def _jit(x: Any, rows: Any) -> Any:
+    """``_attention_jit`` where it takes ``x`` (float rows up to its ``MAX_ROW``, every row
+    with its mask row), else None."""
+    if x.size == 0 or x.dtype.kind != "f" or rows.shape[0] == 0:
+        return None
+    if (x.size // x.shape[-1]) % rows.shape[0]:
+        return None
+    jit = _compiled.load("_attention_jit")
+    return jit if jit is not None and x.shape[-1] <= jit.MAX_ROW else None
+
+
+class ScaledMaskedSoftmax(Function):
+    """``softmax(where(cond, fill, x * scale), dim=-1)`` (``where(cond, x * scale, fill)``
+    with ``inv``) in one op: attention's scores to weights, as the compiled program runs them
+    (``_fuse_masked_softmax``). The same values and gradient as the three ops, bit for bit
+    (NumPy's passes in place, or ``_attention_jit``'s with ``lucid-core[numba]``)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any, cond: Any, fill: Any, scale: Any, inv: bool) -> Any:
+        dt = x.dtype.type
+        fill, scale = dt(fill), dt(scale)
+        n = x.shape[-1]
+        conds = np.broadcast_to(cond, x.shape)
+        if cond.ndim >= 2 and cond.size == cond.shape[-2] * n and cond.shape[-1] == n:
+            rows = cond.reshape(-1, n)  # one (T, n) mask for every batch and head
+        else:
+            rows = np.ascontiguousarray(conds).reshape(-1, n)
+        ctx.cond, ctx.inv, ctx.scale, ctx.conds = rows, inv, scale, conds
+        jit = _jit(x, rows)
+        if jit is not None:
+            x2 = np.ascontiguousarray(x).reshape(-1, n)
+            out = np.empty_like(x2)
+            if _compiled.run("_attention_jit", "shifted", x2, rows, inv, fill, scale, out):
+                np.exp(out, out=out)  # NumPy's SIMD exp: as the op's
+                if _compiled.run("_attention_jit", "normalize", out):
+                    ctx.y = out.reshape(x.shape)
+                    return ctx.y
+        # the three ops' NumPy passes (softmax's small path), in one buffer
+        s = np.multiply(x, scale)
+        np.copyto(s, fill, where=np.logical_not(conds) if inv else conds)
+        np.subtract(s, np.maximum.reduce(s, axis=-1, keepdims=True), out=s)
+        np.exp(s, out=s)
+        np.divide(s, np.add.reduce(s, axis=-1, keepdims=True), out=s)
+        ctx.y = s
+        return s
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        y, ga = ctx.y, g._data
+        n = y.shape[-1]
+        out = None
+        if ga.dtype == y.dtype and _jit(y, ctx.cond) is not None:
+            g2, y2 = np.ascontiguousarray(ga).reshape(-1, n), y.reshape(-1, n)
+            o = np.empty_like(g2)
+            if _compiled.run("_attention_jit", "backward", g2, y2, ctx.cond, ctx.inv,
+                             ctx.scale, o):  # fmt: skip
+                out = o.reshape(y.shape)
+        if out is None:  # softmax's gradient, where's and mul's, as NumPy passes
+            out = np.multiply(ga, y)
+            s = np.add.reduce(out, axis=-1, keepdims=True)
+            np.subtract(out, np.multiply(y, s), out=out)
+            np.copyto(out, 0, where=np.logical_not(ctx.conds) if ctx.inv else ctx.conds)
+            np.multiply(out, ctx.scale, out=out)
+        return Tensor.from_backend_array(out, g.backend), None, None, None, None
+
+
+def _fuse_masked_softmax(
+    steps: list[tuple[Any, ...]], meta: dict[int, Any], out_t: Any, dead: set[int]
+) -> tuple[list[tuple[Any, ...]], dict[int, Any], list[str]]:
+    """``x * scale``, then ``where`` with a mask and a fill, then ``softmax`` over the last
+    dim (attention as nanoGPT writes it), as one ``ScaledMaskedSoftmax``: the two temporaries
+    and four of the six passes each way go. Only where each intermediate feeds only the next
+    op, the mask and fill need no gradient, and the dtypes stay the input's."""
+    reads: dict[int, int] = {}
+    for st in steps:
+        found: set[int] = set()
+        if st[0] in ("op", "call"):
+            _slots_read((st[2], st[3]), found)
+        elif st[0] == "alias":
+            found.add(st[2])
+        for k in found:
+            reads[k] = reads.get(k, 0) + 1
+    outs: set[int] = set()
+    _slots_read(out_t, outs)
+    producer = {st[4][0]: j for j, st in enumerate(steps) if st[0] == "op" and len(st[4]) == 1}
+    new = list(steps)
+    meta = dict(meta)
+    done: list[str] = []
+    for j, st in enumerate(steps):
+        if st[0] != "op" or st[1] is not Softmax or st[3] or len(st[2]) != 2:
+            continue
+        (w, dim), dtype = st[2], meta[st[4][0]][3]
+        if type(w) is not _S or w.k in outs or reads.get(w.k) != 1:
+            continue
+        ndim = len(meta[w.k][2])
+        if dim not in (-1, ndim - 1) or ndim == 0 or getattr(dtype, "kind", "") != "f":
+            continue
+        jw = producer.get(w.k)
+        if jw is None or steps[jw][1] is not Where or steps[jw][3] or len(steps[jw][2]) != 3:
+            continue
+        cond, a, b = steps[jw][2]
+        if type(a) is _S and a.k in producer and steps[producer[a.k]][1] is Mul:
+            mid, fill, inv = a, b, True
+        else:
+            mid, fill, inv = b, a, False
+        if type(mid) is not _S or type(cond) is not _S or mid.k in outs or reads.get(mid.k) != 1:
+            continue
+        if meta[cond.k][0] or meta[cond.k][3] != np.bool_ or meta[w.k][3] != dtype:
+            continue
+        if type(fill) is _S:
+            if meta[fill.k][0] or meta[fill.k][2] != () or meta[fill.k][3] != dtype:
+                continue
+        elif type(fill) not in (int, float):
+            continue
+        jm = producer.get(mid.k)
+        if jm is None or steps[jm][1] is not Mul or steps[jm][3] or meta[mid.k][3] != dtype:
+            continue
+        x, scale = steps[jm][2]
+        if type(x) is not _S:
+            x, scale = scale, x
+        if type(x) is not _S or type(scale) not in (int, float) or meta[x.k][3] != dtype:
+            continue
+        cshape = meta[cond.k][2]
+        if len(cshape) > ndim or any(c not in (1, s) for c, s in
+                                     zip(cshape[::-1], meta[x.k][2][::-1])):  # fmt: skip
+            continue
+        if any(steps[i][0] == "grad" for i in range(jm, j)):
+            continue
+        needs = (steps[jm][5][0 if steps[jm][2][0] is x else 1], False, False, False, False)
+        new[jm] = new[jw] = ("skip",)
+        new[j] = ("op", ScaledMaskedSoftmax, (x, cond, fill, scale, inv), {}, st[4], needs,
+                  st[6], False, st[8])  # fmt: skip
+        for k in (mid.k, w.k):
+            dead.add(k)
+            meta[k] = (False, *meta[k][1:])
+        done.append("mul, where and softmax ran as one scaled masked softmax")
+    return [st for st in new if st[0] != "skip"], meta, done
 
 
 def _has_tensor(x: Any) -> bool:

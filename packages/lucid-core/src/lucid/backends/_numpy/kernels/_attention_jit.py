@@ -1,0 +1,92 @@
+"""Attention's scaled, masked softmax (``softmax(where(mask, fill, x * scale))`` over the last
+dim) as compiled passes for ``lucid.compile``'s fused op (``lucid.compiler._arrays``).
+
+Optional (``lucid-core[numba]``). The eager ops make six passes each way, with a temporary per
+op; here the forward is two compiled passes around NumPy's ``exp`` (numba's ``exp`` is ~6x
+slower than NumPy's SIMD one) and the backward one pass. Row sums follow NumPy's pairwise
+summation (``pairwise``), without fast-math: the results are the eager ops' bit for bit, where
+tested so (``tests/test_nn_compile_fused.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid.backends._numpy._numba import jit_math
+
+# Rows up to this long: one block of NumPy's pairwise summation (longer rows recurse there,
+# which numba compiles badly from inside another kernel; the caller takes NumPy's passes).
+MAX_ROW = 128
+
+
+@jit_math
+def pairwise(a: Any, lo: int, n: int) -> Any:
+    """``a[lo:lo + n].sum()`` for ``n <= MAX_ROW``, in NumPy's order (``pairwise_sum``: 8
+    partial sums from 8 values on, else one running sum)."""
+    if n < 8:  # NumPy starts from -0.0, and -0.0 + a = a for every a
+        s = a[lo]
+        for i in range(lo + 1, lo + n):
+            s += a[i]
+        return s
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    end = lo + n - n % 8
+    for i in range(lo + 8, end, 8):
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    for i in range(end, lo + n):
+        s += a[i]
+    return s
+
+
+@jit_math
+def shifted(x: Any, cond: Any, inv: bool, fill: Any, scale: Any, out: Any) -> None:
+    """``out = s - max(s)`` per row, ``s = where(cond != inv, fill, x * scale)``; ``x`` and
+    ``out`` ``(rows, n)``, ``cond`` ``(p, n)`` (row ``r`` reads ``cond[r % p]``)."""
+    rows, n = x.shape
+    p = cond.shape[0]
+    for r in range(rows):
+        m = cond[r % p]
+        top = fill if m[0] != inv else x[r, 0] * scale
+        out[r, 0] = top
+        for j in range(1, n):
+            v = fill if m[j] != inv else x[r, j] * scale
+            out[r, j] = v
+            if v > top or v != v:  # NaN stays (as np.maximum.reduce)
+                if top == top:
+                    top = v
+        for j in range(n):
+            out[r, j] = out[r, j] - top
+
+
+@jit_math
+def normalize(e: Any) -> None:
+    """``e /= e.sum(-1)`` per row (the sum in NumPy's order)."""
+    rows, n = e.shape
+    for r in range(rows):
+        row = e[r]
+        s = pairwise(row, 0, n)
+        for j in range(n):
+            row[j] = row[j] / s
+
+
+@jit_math
+def backward(g: Any, y: Any, cond: Any, inv: bool, scale: Any, out: Any) -> None:
+    """``out = where(cond != inv, 0, g y - y sum(g y)) * scale`` per row."""
+    rows, n = g.shape
+    p = cond.shape[0]
+    for r in range(rows):
+        m = cond[r % p]
+        o = out[r]
+        for j in range(n):
+            o[j] = g[r, j] * y[r, j]
+        s = pairwise(o, 0, n)
+        for j in range(n):
+            o[j] = 0 if m[j] != inv else (o[j] - y[r, j] * s) * scale
