@@ -131,8 +131,10 @@ def main() -> None:
         owner = ("main" if tid == main_tid else "pool" if tid in pool_tids else
                  "openblas" if tid in _OPENBLAS_TIDS else "numba/omp")  # fmt: skip
         by[owner] += d
-    print(f"{args.model} threads={lucid.get_num_threads()} "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} load={os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.model} threads={lucid.get_num_threads()} "
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} load={os.getloadavg()[0]:.2f}"
+    )
     print(f"  wall {1e3 * (w1 - w0) / n:.2f} ms/step, cpu {1e3 * (p1 - p0) / n:.2f} ms/step")
     for owner, ns in sorted(by.items()):
         print(f"  cpu {owner:10s} {ns / 1e6 / n:8.2f} ms/step")
