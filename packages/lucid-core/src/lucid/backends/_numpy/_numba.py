@@ -113,6 +113,7 @@ class ThreadLayer:
 
 
 thread_layer = ThreadLayer()
+_numba_threads = threading.local()  # .k: the count ``split_threads`` last set on this thread
 
 
 def split_threads(elements: int) -> int:
@@ -131,8 +132,12 @@ def split_threads(elements: int) -> int:
     k = min(k, int(getattr(numba.config, "NUMBA_NUM_THREADS", 1)))
     if thread_layer.ok is None:
         _sleeping_omp_threads()  # before get_num_threads starts the threading layer
-    if numba.get_num_threads() != k:  # a per-thread setting in numba
-        numba.set_num_threads(k)
+    # numba's count is a per-thread setting; asking numba costs ~1 us, so lucid remembers the
+    # count it set on this thread (docs/performance.md)
+    if getattr(_numba_threads, "k", 0) != k:
+        if numba.get_num_threads() != k:
+            numba.set_num_threads(k)
+        _numba_threads.k = k
     return k
 
 

@@ -60,6 +60,7 @@ class BlasThreads:
 
     def __init__(self) -> None:
         self._libs: list[Any] | None = None
+        self._knobs: list[tuple[Callable[[], int], Callable[[int], Any]]] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = os.getpid()
         self._users = 0
@@ -81,16 +82,34 @@ class BlasThreads:
                 self._libs = []
         return self._libs
 
+    def knobs(self) -> list[tuple[Callable[[], int], Callable[[int], Any]]]:
+        """``(get, set)`` of each BLAS library's thread count: OpenBLAS's own C functions where
+        it runs on pthreads (threadpoolctl's properties look the symbol up on every call, ~1 us
+        each, and lucid asks a few dozen times a step: docs/performance.md), else
+        threadpoolctl's."""
+        if self._knobs is None:
+            knobs = []
+            for lib in self.libs():
+                get = set_ = None
+                if lib.internal_api == "openblas" and lib.threading_layer == "pthreads":
+                    get = lib._get_symbol("openblas_get_num_threads")
+                    set_ = lib._get_symbol("openblas_set_num_threads")
+                if get is None or set_ is None:
+                    get, set_ = (lambda lib=lib: lib.num_threads), lib.set_num_threads
+                knobs.append((get, set_))
+            self._knobs = knobs
+        return self._knobs
+
     def budget(self) -> int:
         """How many threads the user's setting allows: ``set_num_threads``, else the BLAS
         libraries' own setting (1 without threadpoolctl)."""
         if self._requested is not None:
             return max(1, min(self._requested, _CPUS))
-        libs = self.libs()
-        if not libs:
+        knobs = self.knobs()
+        if not knobs:
             return 1
         # Inside ``single_blas_thread`` the libraries say 1: the setting is the saved one.
-        counts = self._saved if self._users and self._saved else [lib.num_threads for lib in libs]
+        counts = self._saved if self._users and self._saved else [get() for get, _ in knobs]
         return max(1, min(int(min(counts)), _CPUS))
 
     def set_budget(self, n: int) -> None:
@@ -101,8 +120,8 @@ class BlasThreads:
             if self._users:  # inside single_blas_thread: the last one out restores n
                 self._saved = [n] * len(self._saved)
                 return
-            for lib in self.libs():
-                lib.set_num_threads(n)
+            for _, set_ in self.knobs():
+                set_(n)
 
     def requested(self) -> int:
         """The thread count set by ``set_budget``, else what ``budget`` allows."""
@@ -112,13 +131,13 @@ class BlasThreads:
     def single_blas_thread(self) -> Iterator[None]:
         """One BLAS thread inside; the setting is restored when the last user leaves (several
         Python threads may be inside at once)."""
-        libs = self.libs()
+        knobs = self.knobs()
         with self._lock:
             if self._users == 0:
-                self._saved = [lib.num_threads for lib in libs]
-                for lib in libs:
-                    if lib.num_threads != 1:
-                        lib.set_num_threads(1)
+                self._saved = [get() for get, _ in knobs]
+                for (_, set_), n in zip(knobs, self._saved):
+                    if n != 1:
+                        set_(1)
             self._users += 1
         try:
             yield
@@ -126,9 +145,9 @@ class BlasThreads:
             with self._lock:
                 self._users -= 1
                 if self._users == 0:
-                    for lib, n in zip(libs, self._saved):
+                    for (_, set_), n in zip(knobs, self._saved):
                         if n != 1:
-                            lib.set_num_threads(n)
+                            set_(n)
 
     def ran(self, runtime: Runtime) -> None:
         """Parallel work just ran on ``runtime``'s threads (they may spin on the cores now)."""
