@@ -107,11 +107,15 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from U(a, b)."""
+    if tensor.is_meta:  # no values to fill, and the generator does not advance (as torch's)
+        return tensor
     return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
+    if tensor.is_meta:
+        return tensor
     return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
 
 
@@ -124,6 +128,8 @@ def trunc_normal_(
     generator: Any = None,
 ) -> Tensor:
     """Fill with N(mean, std^2) samples truncated to [a, b] (absolute bounds, as PyTorch)."""
+    if tensor.is_meta:
+        return tensor
     rng = _rng(generator)
     lo, hi = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
     n = tensor.numel()
@@ -220,7 +226,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Ten
     """A (semi-)orthogonal matrix from the QR of a Gaussian one (Saxe et al., 2013)."""
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
@@ -239,6 +245,8 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator: Any =
     zeros at random rows of each column (Martens, 2010)."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
+    if tensor.is_meta:
+        return tensor
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     rng = _rng(generator)
