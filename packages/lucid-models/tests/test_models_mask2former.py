@@ -66,15 +66,16 @@ def test_forward_and_backward() -> None:
 
 
 @pytest.mark.parity
-def test_deformable_attention_matches_transformers() -> None:
+@pytest.mark.parametrize("heads", [4, 8])  # 8: the full models' heads, unlike the 4 points
+def test_deformable_attention_matches_transformers(heads: int) -> None:
     torch = pytest.importorskip("torch")
     mm = pytest.importorskip("transformers.models.mask2former.modeling_mask2former")
     rng = np.random.default_rng(0)
     shapes = [(4, 6), (2, 3), (1, 2)]
     s = sum(h * w for h, w in shapes)
-    value = rng.standard_normal((2, s, 4, 8)).astype(np.float32)
-    locations = rng.uniform(-0.2, 1.2, (2, 7, 4, 3, 4, 2)).astype(np.float32)  # some outside
-    weights = rng.uniform(0, 1, (2, 7, 4, 3, 4)).astype(np.float32)
+    value = rng.standard_normal((2, s, heads, 8)).astype(np.float32)
+    locations = rng.uniform(-0.2, 1.2, (2, 7, heads, 3, 4, 2)).astype(np.float32)  # some outside
+    weights = rng.uniform(0, 1, (2, 7, heads, 3, 4)).astype(np.float32)
     want = mm.multi_scale_deformable_attention(torch.from_numpy(value), shapes,
                                                torch.from_numpy(locations),
                                                torch.from_numpy(weights))  # fmt: skip

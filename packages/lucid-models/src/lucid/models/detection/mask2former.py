@@ -66,7 +66,8 @@ def multi_scale_deformable_attention(value: Tensor, shapes: list[tuple[int, int]
         (zero outside the maps; ``align_corners=False``).
     """
     b, _, heads, hd = value.shape
-    q, levels, points = (int(s) for s in sampling_locations.shape[1:4])
+    q = int(sampling_locations.shape[1])
+    levels, points = (int(s) for s in sampling_locations.shape[3:5])
     grids = 2 * sampling_locations - 1
     sampled = []
     start = 0
