@@ -15,6 +15,11 @@ the order of the calls only, never on the clock (docs/performance.md, "One runti
 ``set_num_threads`` starts them afresh.
 
 Work inside the pool's threads (``in_worker``) runs inline on one BLAS thread: nothing nests.
+
+A kernel that calls ``np.matmul`` itself in a loop of small products (a recurrent layer's
+per-step ``h @ w``) runs the loop inside ``blas_threads.single_blas_thread()``: each product
+would otherwise wake OpenBLAS's threads, which then spin through the rest of the step
+(docs/performance.md, "Where the second core's time goes").
 """
 
 from __future__ import annotations
