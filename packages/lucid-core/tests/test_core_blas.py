@@ -139,6 +139,26 @@ def test_the_thread_budget_inside_single_blas_thread_is_the_users_setting() -> N
     assert blas_threads.budget() == outside
 
 
+def test_the_thread_knobs_read_and_set_what_threadpoolctl_sees() -> None:
+    """``knobs`` (OpenBLAS's own C functions where it can) and threadpoolctl agree both ways."""
+    knobs = blas_threads.knobs()
+    if not knobs:
+        pytest.skip("no BLAS threadpoolctl can drive")
+    before = _blas_threads()
+    assert [get() for get, _ in knobs] == before
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        assert [get() for get, _ in knobs] == [1] * len(before)
+    assert [get() for get, _ in knobs] == before
+    try:
+        for _, set_ in knobs:
+            set_(1)
+        assert _blas_threads() == [1] * len(before)
+    finally:
+        for (_, set_), n in zip(knobs, before):
+            set_(n)
+    assert _blas_threads() == before
+
+
 @pytest.mark.parametrize("n, per, workers", [(128, 28, 2), (128, 7, 2), (10, 3, 3), (5, 100, 2),
                                              (3, 1, 2), (128, 128, 2), (7, 2, 1)])  # fmt: skip
 def test_batch_chunks_give_every_worker_an_equal_share(

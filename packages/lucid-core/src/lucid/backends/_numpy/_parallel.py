@@ -15,6 +15,11 @@ the order of the calls only, never on the clock (docs/performance.md, "One runti
 ``set_num_threads`` starts them afresh.
 
 Work inside the pool's threads (``in_worker``) runs inline on one BLAS thread: nothing nests.
+
+A kernel that calls ``np.matmul`` itself in a loop of small products (a recurrent layer's
+per-step ``h @ w``) runs the loop inside ``blas_threads.single_blas_thread()``: each product
+would otherwise wake OpenBLAS's threads, which then spin through the rest of the step
+(docs/performance.md, "Where the second core's time goes").
 """
 
 from __future__ import annotations
@@ -91,9 +96,11 @@ class BlasThreads:
             knobs = []
             for lib in self.libs():
                 get = set_ = None
-                if lib.internal_api == "openblas" and lib.threading_layer == "pthreads":
-                    get = lib._get_symbol("openblas_get_num_threads")
-                    set_ = lib._get_symbol("openblas_set_num_threads")
+                symbol = getattr(lib, "_get_symbol", None)  # threadpoolctl's, not public
+                pthreads = getattr(lib, "threading_layer", None) == "pthreads"
+                if symbol is not None and lib.internal_api == "openblas" and pthreads:
+                    get = symbol("openblas_get_num_threads")
+                    set_ = symbol("openblas_set_num_threads")
                 if get is None or set_ is None:
                     get, set_ = (lambda lib=lib: lib.num_threads), lib.set_num_threads
                 knobs.append((get, set_))

@@ -1,0 +1,212 @@
+"""A/B benchmarks of lucid's thread policies on ``train_step.py``'s models (lucid only).
+
+Every comparison alternates its variants round by round (a 0.3 s pause before each round) and
+prints, per variant, the median and fastest wall time per step and the median process CPU time
+per step, with the load average. On a loaded machine compare the CPU column and the fastest
+rounds; the wall medians only on a quiet one.
+
+``products``: in one process, which threads run ``_gemm.matmul``'s products (2-D after
+flattening, float32), from ``THREADED_FLOPS`` (2 MFLOP) on:
+
+- ``now``: as ``_gemm.matmul`` decides;
+- ``pool``: every such product as row blocks on lucid's pool;
+- ``numba``: every such product as row blocks on numba's threads (``kernels._gemm_jit``);
+- ``numba-big``: products from ``PARALLEL_FLOPS`` on to numba's threads unless the pool ran
+  the last parallel work, the rest as now;
+- ``one``: every product on one BLAS thread.
+
+``rnn-blas``: in one process, the LSTM/GRU layer kernels as they are against the same kernels
+inside ``single_blas_thread`` (their per-step products, (20, 200) x (200, 800) in the
+word_language_model step, on one BLAS thread instead of OpenBLAS's threads).
+
+``omp``: numba's OpenMP wait policy, one fresh process per run (the runtime reads it once):
+passive (lucid's default) against spinning ``GOMP_SPINCOUNT`` times before sleeping.
+
+    python tools/bench/ab_threads.py products gpt --rounds 9
+    python tools/bench/ab_threads.py rnn-blas lstm
+    python tools/bench/ab_threads.py omp lenet5 --rounds 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+SETTLE_S = 0.3
+SPINS = ("2000", "10000", "30000", "300000")  # 300000: GNU OpenMP's default without a policy
+
+
+def _report(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+    for v in wall:
+        print(
+            f"  {v:12s} wall median {statistics.median(wall[v]):8.2f} fastest {min(wall[v]):8.2f}"
+            f"  cpu median {statistics.median(cpu[v]):8.2f} ms/step"
+        )
+    print(f"  load average {os.getloadavg()}")
+
+
+def _alternate(step: Callable[[], float], setters: dict[str, Callable[[], None]], rounds: int,
+               per: int) -> None:  # fmt: skip
+    losses = {}
+    for v, set_variant in setters.items():
+        set_variant()
+        losses[v] = [step() for _ in range(2)]
+    wall: dict[str, list[float]] = {v: [] for v in setters}
+    cpu: dict[str, list[float]] = {v: [] for v in setters}
+    for _ in range(rounds):
+        for v, set_variant in setters.items():
+            set_variant()
+            time.sleep(SETTLE_S)
+            w0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(per):
+                step()
+            wall[v].append((time.perf_counter() - w0) / per * 1e3)
+            cpu[v].append((time.process_time() - c0) / per * 1e3)
+    _report(wall, cpu)
+
+
+def _stepper(model: str, batch: int) -> Callable[[], float]:
+    sys.path.insert(0, str(HERE))
+    import train_step  # noqa: PLC0415
+
+    step: Callable[[], float] = train_step._steppers(model, batch, ["lucid"])["lucid"]
+    return step
+
+
+def products(model: str, rounds: int, per: int, batch: int) -> None:
+    """In one process: which threads run the products (the module's docstring)."""
+    from lucid.backends._numpy import _compiled, _gemm, _parallel  # noqa: PLC0415
+
+    bt = _parallel.blas_threads
+    gemm_jit = _compiled.load("_gemm_jit")  # None without numba (or LUCID_NUMBA=0)
+    orig = _gemm.matmul
+
+    def flat(route: Callable[[Any, Any, float], Any]) -> Callable[..., Any]:
+        def matmul(a: Any, b: Any, out: Any = None, **kw: Any) -> Any:
+            plain = not kw and out is None and a.ndim >= 2 and b.ndim == 2
+            if not plain or a.dtype != np.float32 or b.dtype != np.float32:
+                return orig(a, b, out, **kw)
+            a2 = a.reshape(-1, a.shape[-1]) if a.ndim > 2 and a.flags.c_contiguous else a
+            if a2.ndim != 2:
+                return orig(a, b)
+            m, n, flops = _gemm._product(a2, b)
+            r = None
+            if flops >= _gemm.THREADED_FLOPS and bt.budget() > 1 and not _parallel.in_worker():
+                r = route(a2, b, flops)
+            if r is None:
+                return orig(a, b)
+            return r.reshape(*a.shape[:-1], n)
+
+        return matmul
+
+    def pool(a: Any, b: Any, flops: float) -> Any:
+        return _gemm._split_matmul(a, b, a.shape[0], b.shape[1], bt.budget())
+
+    def numba(a: Any, b: Any, flops: float) -> Any:
+        return None if gemm_jit is None else gemm_jit.matmul(a, b, flops)
+
+    def numba_big(a: Any, b: Any, flops: float) -> Any:
+        big = flops >= _parallel.PARALLEL_FLOPS and bt.last != _parallel.POOL
+        return numba(a, b, flops) if big else None
+
+    def one(a: Any, b: Any, flops: float) -> Any:
+        with bt.single_blas_thread():
+            return np.matmul(a, b)
+
+    routes = {"now": orig, "pool": flat(pool), "one": flat(one)}
+    if gemm_jit is not None:
+        routes |= {"numba": flat(numba), "numba-big": flat(numba_big)}
+    mods = [m for n, m in sys.modules.items() if n.startswith("lucid") and m is not _gemm]
+    users = [m for m in mods if getattr(m, "matmul", None) is orig]
+
+    def setter(f: Callable[..., Any]) -> Callable[[], None]:
+        def set_variant() -> None:
+            _gemm.matmul = f  # type: ignore[assignment]
+            for m in users:
+                m.matmul = f  # type: ignore[attr-defined]
+            bt.last, bt.openblas_after_numba = None, False
+
+        return set_variant
+
+    step = _stepper(model, batch)
+    print(f"products, {model}, threads {_parallel.workers()}")
+    _alternate(step, {v: setter(f) for v, f in routes.items()}, rounds, per)
+
+
+def rnn_blas(model: str, rounds: int, per: int, batch: int) -> None:
+    """In one process: the recurrent layer kernels as they are, or on one BLAS thread."""
+    from lucid.backends._numpy._parallel import blas_threads  # noqa: PLC0415
+    from lucid.backends._numpy.kernels import gru, lstm  # noqa: PLC0415
+
+    names = ((lstm, "CpuLstm"), (gru, "CpuGru"), (gru, "CpuRnn"))
+    kernels = [k for k in (getattr(mod, name, None) for mod, name in names) if k is not None]
+    saved = {(k, m): k.__dict__[m] for k in kernels for m in ("forward", "backward")}
+
+    def serial(f: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with blas_threads.single_blas_thread():
+                return f.__func__(*args, **kwargs)
+
+        return staticmethod(run)
+
+    def as_is() -> None:
+        for (k, m), f in saved.items():
+            setattr(k, m, f)
+
+    def one_thread() -> None:
+        for (k, m), f in saved.items():
+            setattr(k, m, serial(f))
+
+    step = _stepper(model, batch)
+    print(f"rnn-blas, {model}")
+    _alternate(step, {"as-is": as_is, "one-blas": one_thread}, rounds, per)
+
+
+def omp(model: str, rounds: int, per: int, batch: int) -> None:
+    """numba's OpenMP wait policy: a fresh ``train_step.py --worker`` process per run."""
+    variants = {"passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
+    for n in SPINS:
+        variants[f"spin{n}"] = {"OMP_WAIT_POLICY": "ACTIVE", "GOMP_SPINCOUNT": n}
+    wall: dict[str, list[float]] = {v: [] for v in variants}
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
+    for _ in range(rounds):
+        for v, env in variants.items():
+            cmd = [sys.executable, str(HERE / "train_step.py"), "--worker", model, "time", "def",
+                   "5", str(batch)]  # fmt: skip
+            p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+            if p.returncode:
+                raise SystemExit(p.stderr[-2000:])
+            d = json.loads(p.stdout.strip().splitlines()[-1])
+            wall[v].append(d["median"]["lucid"] * 1e3)
+            cpu[v].append(d["cpu"]["lucid"] * 1e3)
+    print(f"omp, {model} (each run: the median of 5 rounds)")
+    _report(wall, cpu)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["products", "rnn-blas", "omp"])
+    ap.add_argument("model", choices=["gpt", "lstm", "lenet5", "resnet18", "charrnn"])
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--per", type=int, default=0, help="steps a round (default: by model)")
+    ap.add_argument("--batch", type=int, default=64)
+    args = ap.parse_args()
+    per = args.per or {"lenet5": 20, "gpt": 5, "lstm": 3, "charrnn": 20, "resnet18": 1}[args.model]
+    {"products": products, "rnn-blas": rnn_blas, "omp": omp}[args.what](
+        args.model, args.rounds, per, args.batch
+    )
+
+
+if __name__ == "__main__":
+    main()
