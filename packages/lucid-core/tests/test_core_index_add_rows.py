@@ -43,3 +43,19 @@ def test_other_forms_and_errors() -> None:
     )
     with pytest.raises(IndexError):
         _CPU.index_add(base, np.array([0, 4]), np.ones((2, 3), np.float32))
+
+
+def test_index_add_copies_and_index_add_owned_adds_in_place() -> None:
+    rng = np.random.default_rng(3)
+    index = rng.integers(0, 10, (35, 20))
+    values = rng.standard_normal((35, 20, 4)).astype(np.float32)
+    base = np.zeros((10, 4), np.float32)
+    got = _CPU.index_add(base, index, values)
+    assert got is not base and not base.any()  # the input is left as it was
+    owned = np.zeros((10, 4), np.float32)
+    assert _CPU.index_add_owned(owned, index, values) is owned
+    np.testing.assert_array_equal(owned, got)
+    w = lucid.randn(10, 4, requires_grad=True)  # an embedding's gradient takes that path
+    w[lucid.from_numpy(index)].backward(lucid.from_numpy(values))
+    assert w.grad is not None
+    np.testing.assert_array_equal(w.grad.numpy(), got)

@@ -6,6 +6,7 @@ dims and layouts go to the op's code."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,7 +79,7 @@ _SAVED = {c: _CPU.kernels[c] for c in _CONTRACTS}
 
 
 @pytest.mark.parametrize("contract", _CONTRACTS)
-def test_blocks_shared_over_two_threads_equal_one_thread(contract: object) -> None:
+def test_blocks_shared_over_two_threads_equal_one_thread(contract: Any) -> None:
     # (430, 10000) float32 is past _parallel.PARALLEL_ELEMENTS: two threads take the blocks
     rng = np.random.default_rng(1)
     x = (rng.standard_normal((430, 10_000)) * 5).astype(np.float32)
@@ -89,10 +90,10 @@ def test_blocks_shared_over_two_threads_equal_one_thread(contract: object) -> No
     try:
         lucid.set_num_threads(1)
         with np.errstate(invalid="ignore"):
-            one = _SAVED[contract].forward(_CPU, *args)  # type: ignore[attr-defined]
+            one = _SAVED[contract].forward(_CPU, *args)
         lucid.set_num_threads(2)
         with np.errstate(invalid="ignore"):
-            two = _SAVED[contract].forward(_CPU, *args)  # type: ignore[attr-defined]
+            two = _SAVED[contract].forward(_CPU, *args)
     finally:
         lucid.set_num_threads(saved)
     np.testing.assert_array_equal(one, two)

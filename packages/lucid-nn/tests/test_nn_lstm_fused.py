@@ -118,3 +118,31 @@ def test_gradients_by_finite_differences_in_float64() -> None:
         return y.sum() + hn.sum() + cn.sum()
 
     assert lucid.autograd.gradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+def test_two_threads_give_one_threads_results(mode: str) -> None:
+    # word_language_model's shape (35 steps, batch 20, 200 -> 200): at two threads the
+    # all-step products split on lucid's pool, the per-step ones stay on one BLAS thread
+    lucid.manual_seed(0)
+    m = getattr(nn, mode)(200, 200, 2)
+    x = lucid.randn(35, 20, 200, requires_grad=True)
+
+    def run() -> list[np.ndarray]:
+        for p in (x, *m.parameters()):
+            p.grad = None
+        y, _ = m(x)
+        (y * y).sum().backward()
+        grads = [p.grad for p in (x, *m.parameters())]
+        return [y.detach().numpy().copy()] + [g.numpy().copy() for g in grads if g is not None]
+
+    saved = lucid.get_num_threads()
+    try:
+        lucid.set_num_threads(1)
+        one = run()
+        lucid.set_num_threads(2)
+        two = run()
+    finally:
+        lucid.set_num_threads(saved)
+    for a, b in zip(one, two):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
