@@ -137,3 +137,38 @@ def test_scores_read_twice_are_not_fused() -> None:
         np.testing.assert_array_equal(got.detach().numpy(), scores(x, keep).detach().numpy())
         got.sum().backward()
     assert compiled.log[0].program.arrays.rewrites == []  # type: ignore[union-attr]
+
+
+def test_heads_gradients_go_back_into_the_qkv_projection_in_one_copy_each() -> None:
+    lucid.manual_seed(0)
+    proj = nn.Linear(8, 24)
+
+    def heads(x: lucid.Tensor) -> lucid.Tensor:  # nanoGPT's q, k, v split into 2 heads
+        q, k, v = proj(x).split(8, dim=2)
+        q, k, v = (t.view(3, 5, 2, 4).transpose(1, 2) for t in (q, k, v))
+        return ((q @ k.transpose(-2, -1)) @ v).square().sum()
+
+    compiled = lucid.compile(heads)
+    x = lucid.randn(3, 5, 8, requires_grad=True)
+    for _ in range(3):
+        got = lucid.autograd.grad(compiled(x), [x, proj.weight, proj.bias])
+        want = lucid.autograd.grad(heads(x), [x, proj.weight, proj.bias])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    rewrites = compiled.log[0].program.arrays.rewrites  # type: ignore[union-attr]
+    assert "cat of 3 permuted reshapes ran as one strided copy each" in rewrites
+
+
+def test_cat_parts_equals_cat_of_the_moved_pieces() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((2, 4, 15)).astype(np.float32)  # a piece as it is
+    want = np.concatenate([np.reshape(np.transpose(a, (0, 2, 1, 3)), (2, 4, 15)), b], axis=-1)
+    got = _arrays._cat_parts(-1, [(a, (0, 2, 1, 3), (2, 4, 15)), (b, None, None)])
+    np.testing.assert_array_equal(got, want)
+    c = rng.standard_normal((4, 2, 3)).astype(np.float32)  # a region that is not a view
+    want = np.concatenate([np.reshape(np.transpose(c, (1, 0, 2)), (2, 12)),
+                           np.zeros((1, 12), np.float32)], axis=0)  # fmt: skip
+    got = _arrays._cat_parts(0, [(c, (1, 0, 2), (2, 12)), (np.zeros((1, 12), np.float32),
+                                                           None, None)])  # fmt: skip
+    np.testing.assert_array_equal(got, want)
