@@ -172,3 +172,21 @@ def test_cat_parts_equals_cat_of_the_moved_pieces() -> None:
     got = _arrays._cat_parts(0, [(c, (1, 0, 2), (2, 12)), (np.zeros((1, 12), np.float32),
                                                            None, None)])  # fmt: skip
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [lucid.float16, lucid.float64])
+def test_scaled_masked_softmax_in_other_dtypes(dtype: Any) -> None:
+    def scores(x: lucid.Tensor, mask: lucid.Tensor) -> lucid.Tensor:
+        return nn.functional.softmax((x * 0.25).masked_fill(mask, float("-inf")), dim=-1)
+
+    lucid.manual_seed(0)
+    compiled = lucid.compile(scores)
+    x = lucid.randn(2, 6, 6).to(dtype).requires_grad_()
+    mask = lucid.ones(6, 6).triu(1) > 0
+    g = lucid.randn(2, 6, 6).to(dtype)
+    for _ in range(3):
+        (got,) = lucid.autograd.grad((compiled(x, mask) * g).sum(), [x])
+        (want,) = lucid.autograd.grad((scores(x, mask) * g).sum(), [x])
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    rewrites = compiled.log[0].program.arrays.rewrites  # type: ignore[union-attr]
+    assert rewrites == ["mul, where and softmax ran as one scaled masked softmax"]

@@ -839,10 +839,13 @@ def _commute_relu_max_pool(
     return new, meta, done
 
 
+_JIT_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _jit(x: Any, rows: Any) -> Any:
     """``_attention_jit`` where it takes ``x`` (float rows up to its ``MAX_ROW``, every row
     with its mask row), else None."""
-    if x.size == 0 or x.dtype.kind != "f" or rows.shape[0] == 0:
+    if x.size == 0 or x.dtype not in _JIT_FLOATS or rows.shape[0] == 0:
         return None
     if (x.size // x.shape[-1]) % rows.shape[0]:
         return None
@@ -929,6 +932,8 @@ def _fuse_masked_softmax(
     done: list[str] = []
     for j, st in enumerate(steps):
         if st[0] != "op" or st[1] is not Softmax or st[3] or len(st[2]) != 2:
+            continue
+        if getattr(st[8], "name", "") != "numpy":  # the fused op computes on NumPy arrays
             continue
         (w, dim), dtype = st[2], meta[st[4][0]][3]
         if type(w) is not _S or w.k in outs or reads.get(w.k) != 1:
