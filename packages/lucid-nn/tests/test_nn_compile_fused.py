@@ -190,3 +190,27 @@ def test_scaled_masked_softmax_in_other_dtypes(dtype: Any) -> None:
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     rewrites = compiled.log[0].program.arrays.rewrites  # type: ignore[union-attr]
     assert rewrites == ["mul, where and softmax ran as one scaled masked softmax"]
+
+
+@pytest.mark.parametrize("numba", [True, False])
+def test_scaled_masked_softmax_rows_with_nan_inf_or_all_masked(
+    numba: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not numba:
+        monkeypatch.setattr(lucid.backends.cpu, "numba_enabled", False)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    x[0, 1, 2], x[1, 2, 0], x[1, 3, 4] = np.nan, np.inf, -np.inf
+    cond = np.zeros((4, 6), dtype=bool)
+    cond[0] = True  # an all-masked row: NaN, as eager
+    cond[2, 3:] = True
+
+    class Ctx:
+        pass
+
+    with np.errstate(invalid="ignore"):  # (-inf - -inf: NaN, in both)
+        s = np.where(cond, np.float32(-np.inf), np.multiply(x, 0.5))
+        e = np.exp(np.subtract(s, np.maximum.reduce(s, axis=-1, keepdims=True)))
+        want = np.divide(e, np.add.reduce(e, axis=-1, keepdims=True))
+        got = _arrays.ScaledMaskedSoftmax.forward(Ctx(), x, cond, -np.inf, 0.5, False)
+    np.testing.assert_array_equal(got, want)
