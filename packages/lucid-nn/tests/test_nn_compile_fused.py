@@ -16,6 +16,11 @@ def _arrays_of(net: nn.Module) -> Any:
     return net._compiled_call_impl.log[0].program.arrays  # type: ignore[union-attr]
 
 
+def _grad(p: lucid.Tensor) -> np.ndarray:
+    assert p.grad is not None
+    return np.array(p.grad.numpy())
+
+
 def _train_twice(net: nn.Module, x: lucid.Tensor) -> list[np.ndarray]:
     """Output and parameter gradients of the third step (the capture, the traced backward,
     then the recorded one)."""
@@ -24,7 +29,7 @@ def _train_twice(net: nn.Module, x: lucid.Tensor) -> list[np.ndarray]:
         net.zero_grad()
         y = net(x)
         (y * y).sum().backward()
-        got = [y.detach().numpy()] + [p.grad.numpy().copy() for p in net.parameters()]
+        got = [y.detach().numpy()] + [_grad(p) for p in net.parameters()]
     return got
 
 
@@ -51,7 +56,8 @@ def test_a_relu_output_read_elsewhere_is_not_rewritten() -> None:
 
         def forward(self, x: lucid.Tensor) -> lucid.Tensor:
             r = self.conv(x).relu()
-            return nn.functional.max_pool2d(r, 2).sum() + r.mean()
+            out: lucid.Tensor = nn.functional.max_pool2d(r, 2).sum() + r.mean()
+            return out
 
     lucid.manual_seed(0)
     net = Both()
@@ -114,7 +120,7 @@ def test_scaled_masked_softmax_is_the_eager_ops_bit_for_bit(
             net.zero_grad()
             y = net(q, k, keep)
             (y * g).sum().backward()
-            out = [y.detach().numpy()] + [p.grad.numpy().copy() for p in net.parameters()]
+            out = [y.detach().numpy()] + [_grad(p) for p in net.parameters()]
         return out
 
     want = run()
@@ -136,7 +142,7 @@ def test_scores_read_twice_are_not_fused() -> None:
         got = compiled(x, keep)
         np.testing.assert_array_equal(got.detach().numpy(), scores(x, keep).detach().numpy())
         got.sum().backward()
-    assert compiled.log[0].program.arrays.rewrites == []  # type: ignore[union-attr]
+    assert compiled.log[0].program.arrays.rewrites == []
 
 
 def test_heads_gradients_go_back_into_the_qkv_projection_in_one_copy_each() -> None:
@@ -146,7 +152,8 @@ def test_heads_gradients_go_back_into_the_qkv_projection_in_one_copy_each() -> N
     def heads(x: lucid.Tensor) -> lucid.Tensor:  # nanoGPT's q, k, v split into 2 heads
         q, k, v = proj(x).split(8, dim=2)
         q, k, v = (t.view(3, 5, 2, 4).transpose(1, 2) for t in (q, k, v))
-        return ((q @ k.transpose(-2, -1)) @ v).square().sum()
+        out: lucid.Tensor = ((q @ k.transpose(-2, -1)) @ v).square().sum()
+        return out
 
     compiled = lucid.compile(heads)
     x = lucid.randn(3, 5, 8, requires_grad=True)
@@ -155,7 +162,7 @@ def test_heads_gradients_go_back_into_the_qkv_projection_in_one_copy_each() -> N
         want = lucid.autograd.grad(heads(x), [x, proj.weight, proj.bias])
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g.numpy(), w.numpy())
-    rewrites = compiled.log[0].program.arrays.rewrites  # type: ignore[union-attr]
+    rewrites = compiled.log[0].program.arrays.rewrites
     assert "cat of 3 permuted reshapes ran as one strided copy each" in rewrites
 
 
@@ -188,7 +195,7 @@ def test_scaled_masked_softmax_in_other_dtypes(dtype: Any) -> None:
         (got,) = lucid.autograd.grad((compiled(x, mask) * g).sum(), [x])
         (want,) = lucid.autograd.grad((scores(x, mask) * g).sum(), [x])
         np.testing.assert_array_equal(got.numpy(), want.numpy())
-    rewrites = compiled.log[0].program.arrays.rewrites  # type: ignore[union-attr]
+    rewrites = compiled.log[0].program.arrays.rewrites
     assert rewrites == ["mul, where and softmax ran as one scaled masked softmax"]
 
 
