@@ -16,6 +16,11 @@ def _arrays_of(net: nn.Module) -> Any:
     return net._compiled_call_impl.log[0].program.arrays  # type: ignore[union-attr]
 
 
+def _grad(p: lucid.Tensor) -> np.ndarray:
+    assert p.grad is not None
+    return np.array(p.grad.numpy())
+
+
 def _train_twice(net: nn.Module, x: lucid.Tensor) -> list[np.ndarray]:
     """Output and parameter gradients of the third step (the capture, the traced backward,
     then the recorded one)."""
@@ -24,7 +29,7 @@ def _train_twice(net: nn.Module, x: lucid.Tensor) -> list[np.ndarray]:
         net.zero_grad()
         y = net(x)
         (y * y).sum().backward()
-        got = [y.detach().numpy()] + [p.grad.numpy().copy() for p in net.parameters()]
+        got = [y.detach().numpy()] + [_grad(p) for p in net.parameters()]
     return got
 
 
@@ -51,7 +56,8 @@ def test_a_relu_output_read_elsewhere_is_not_rewritten() -> None:
 
         def forward(self, x: lucid.Tensor) -> lucid.Tensor:
             r = self.conv(x).relu()
-            return nn.functional.max_pool2d(r, 2).sum() + r.mean()
+            out: lucid.Tensor = nn.functional.max_pool2d(r, 2).sum() + r.mean()
+            return out
 
     lucid.manual_seed(0)
     net = Both()
@@ -114,7 +120,7 @@ def test_scaled_masked_softmax_is_the_eager_ops_bit_for_bit(
             net.zero_grad()
             y = net(q, k, keep)
             (y * g).sum().backward()
-            out = [y.detach().numpy()] + [p.grad.numpy().copy() for p in net.parameters()]
+            out = [y.detach().numpy()] + [_grad(p) for p in net.parameters()]
         return out
 
     want = run()
@@ -136,4 +142,82 @@ def test_scores_read_twice_are_not_fused() -> None:
         got = compiled(x, keep)
         np.testing.assert_array_equal(got.detach().numpy(), scores(x, keep).detach().numpy())
         got.sum().backward()
-    assert compiled.log[0].program.arrays.rewrites == []  # type: ignore[union-attr]
+    assert compiled.log[0].program.arrays.rewrites == []
+
+
+def test_heads_gradients_go_back_into_the_qkv_projection_in_one_copy_each() -> None:
+    lucid.manual_seed(0)
+    proj = nn.Linear(8, 24)
+
+    def heads(x: lucid.Tensor) -> lucid.Tensor:  # nanoGPT's q, k, v split into 2 heads
+        q, k, v = proj(x).split(8, dim=2)
+        q, k, v = (t.view(3, 5, 2, 4).transpose(1, 2) for t in (q, k, v))
+        out: lucid.Tensor = ((q @ k.transpose(-2, -1)) @ v).square().sum()
+        return out
+
+    compiled = lucid.compile(heads)
+    x = lucid.randn(3, 5, 8, requires_grad=True)
+    for _ in range(3):
+        got = lucid.autograd.grad(compiled(x), [x, proj.weight, proj.bias])
+        want = lucid.autograd.grad(heads(x), [x, proj.weight, proj.bias])
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+    rewrites = compiled.log[0].program.arrays.rewrites
+    assert "cat of 3 permuted reshapes ran as one strided copy each" in rewrites
+
+
+def test_cat_parts_equals_cat_of_the_moved_pieces() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((2, 4, 15)).astype(np.float32)  # a piece as it is
+    want = np.concatenate([np.reshape(np.transpose(a, (0, 2, 1, 3)), (2, 4, 15)), b], axis=-1)
+    got = _arrays._cat_parts(-1, [(a, (0, 2, 1, 3), (2, 4, 15)), (b, None, None)])
+    np.testing.assert_array_equal(got, want)
+    c = rng.standard_normal((4, 2, 3)).astype(np.float32)  # a region that is not a view
+    want = np.concatenate([np.reshape(np.transpose(c, (1, 0, 2)), (2, 12)),
+                           np.zeros((1, 12), np.float32)], axis=0)  # fmt: skip
+    got = _arrays._cat_parts(0, [(c, (1, 0, 2), (2, 12)), (np.zeros((1, 12), np.float32),
+                                                           None, None)])  # fmt: skip
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [lucid.float16, lucid.float64])
+def test_scaled_masked_softmax_in_other_dtypes(dtype: Any) -> None:
+    def scores(x: lucid.Tensor, mask: lucid.Tensor) -> lucid.Tensor:
+        return nn.functional.softmax((x * 0.25).masked_fill(mask, float("-inf")), dim=-1)
+
+    lucid.manual_seed(0)
+    compiled = lucid.compile(scores)
+    x = lucid.randn(2, 6, 6).to(dtype).requires_grad_()
+    mask = lucid.ones(6, 6).triu(1) > 0
+    g = lucid.randn(2, 6, 6).to(dtype)
+    for _ in range(3):
+        (got,) = lucid.autograd.grad((compiled(x, mask) * g).sum(), [x])
+        (want,) = lucid.autograd.grad((scores(x, mask) * g).sum(), [x])
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    rewrites = compiled.log[0].program.arrays.rewrites
+    assert rewrites == ["mul, where and softmax ran as one scaled masked softmax"]
+
+
+@pytest.mark.parametrize("numba", [True, False])
+def test_scaled_masked_softmax_rows_with_nan_inf_or_all_masked(
+    numba: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not numba:
+        monkeypatch.setattr(lucid.backends.cpu, "numba_enabled", False)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    x[0, 1, 2], x[1, 2, 0], x[1, 3, 4] = np.nan, np.inf, -np.inf
+    cond = np.zeros((4, 6), dtype=bool)
+    cond[0] = True  # an all-masked row: NaN, as eager
+    cond[2, 3:] = True
+
+    class Ctx:
+        pass
+
+    with np.errstate(invalid="ignore"):  # (-inf - -inf: NaN, in both)
+        s = np.where(cond, np.float32(-np.inf), np.multiply(x, 0.5))
+        e = np.exp(np.subtract(s, np.maximum.reduce(s, axis=-1, keepdims=True)))
+        want = np.divide(e, np.add.reduce(e, axis=-1, keepdims=True))
+        got = _arrays.ScaledMaskedSoftmax.forward(Ctx(), x, cond, -np.inf, 0.5, False)
+    np.testing.assert_array_equal(got, want)

@@ -26,6 +26,7 @@ op-level program.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
 from lucid.backends._numpy import _compiled
 from lucid.ops.elementwise import Mul, Where
+from lucid.ops.join import Cat
+from lucid.ops.shape import Permute, Reshape
 from lucid.ops.softmax import Softmax
 from lucid.ops.unary import Relu
 
@@ -652,11 +655,105 @@ class _BackwardRecorder:
 
     def compile(self) -> Any:
         """The recorded backward as a function ``bwd(F, G, C)``."""
-        src = "def bwd(F, G, C):\n" + "\n".join(self.lines) + f"\n    return {self.ret}\n"
-        ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros}
+        lines = self.lines
+        if FUSE:
+            lines, done = _cat_of_moved(lines, self.p.consts, self.ret)
+            self.p.rewrites += done
+        src = "def bwd(F, G, C):\n" + "\n".join(lines) + f"\n    return {self.ret}\n"
+        ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros, "_cat_parts": _cat_parts}
         exec(compile(src, "<lucid.compile backward>", "exec"), ns)  # noqa: S102
         self.source = src
         return ns["bwd"]
+
+
+_CALL = re.compile(r"    (b\d+) = C\[(\d+)\]\.forward\(c, (.*)\)$")
+
+
+def _split_args(text: str) -> list[str]:
+    """A call's arguments, split at its top-level commas."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _cat_of_moved(lines: list[str], consts: list[Any], ret: str) -> tuple[list[str], list[str]]:
+    """``cat`` of ``reshape(permute(g))`` pieces in a recorded backward (the gradients of
+    attention's heads going back into one q, k, v projection) as one ``_cat_parts``: each
+    piece is written once, transposed, into its place in the result, instead of a copy by
+    ``reshape`` and another by ``cat``. Lines whose result another line reads stay."""
+    from_cls = {Cat: "cat", Reshape: "reshape", Permute: "permute"}
+    made: dict[str, tuple[int, str, list[str]]] = {}  # name -> (line, kind, args)
+    for i, ln in enumerate(lines):
+        m = _CALL.match(ln)
+        if m:
+            kind = from_cls.get(consts[int(m.group(2))])
+            if kind:
+                made[m.group(1)] = (i, kind, _split_args(m.group(3)))
+    text = "\n".join(lines) + "\n" + ret
+    uses = {name: len(re.findall(rf"\b{name}\b", text)) - 1 for name in made}
+    drop: set[int] = set()
+    done: list[str] = []
+    out = list(lines)
+    for name, (i, kind, args) in made.items():
+        if kind != "cat" or len(args) < 2:
+            continue
+        pieces, fused = [], 0
+        for a in args[1:]:
+            r = made.get(a)
+            q = made.get(r[2][0]) if r is not None and r[1] == "reshape" else None
+            if r is None or q is None or q[1] != "permute" or uses[a] != 1 or uses[r[2][0]] != 1:
+                pieces.append(f"({a}, None, None)")
+                continue
+            pieces.append(f"({q[2][0]}, {q[2][1]}, {r[2][1]})")
+            drop |= {r[0], r[0] - 1, q[0], q[0] - 1}  # each call and its ctx line
+            fused += 1
+        if fused:
+            out[i] = f"    {name} = _cat_parts({args[0]}, [{', '.join(pieces)}])"
+            drop.add(i - 1)
+            done.append(f"cat of {fused} permuted reshapes ran as one strided copy each")
+    return [ln for i, ln in enumerate(out) if i not in drop], done
+
+
+def _cat_parts(dim: int, pieces: list[tuple[Any, Any, Any]]) -> Any:
+    """``cat([reshape(permute(src, perm), shape) or src ...], dim)`` with each moved piece
+    copied once into its place (``_cat_of_moved``); the same values."""
+    moved = [src if perm is None else np.transpose(src, perm) for src, perm, _ in pieces]
+    final = [m if shape is None else None for m, (_, _, shape) in zip(moved, pieces)]
+    shapes = [tuple(m.shape) if shape is None else tuple(shape) for m, (_, _, shape)
+              in zip(moved, pieces)]  # fmt: skip
+    dt = moved[0].dtype
+    if any(type(m) is not np.ndarray or m.dtype != dt for m in moved):  # another backend's
+        return np.concatenate([m if f is not None else np.reshape(m, s)
+                               for m, f, s in zip(moved, final, shapes)], axis=dim)  # fmt: skip
+    d = dim % len(shapes[0])
+    size = [*shapes[0]]
+    size[d] = sum(s[d] for s in shapes)
+    out = np.empty(size, dtype=dt)
+    at = 0
+    for m, f, s in zip(moved, final, shapes):
+        region = out[(slice(None),) * d + (slice(at, at + s[d]),)]
+        at += s[d]
+        if f is not None:
+            region[...] = f
+            continue
+        try:  # the region seen in the piece's layout, without a copy
+            view = np.reshape(region, m.shape, copy=False)
+        except (TypeError, ValueError):  # (NumPy < 2.1 has no copy=, or it needs one)
+            region[...] = np.reshape(m, s)
+        else:
+            view[...] = m
+    return out
 
 
 def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
@@ -742,10 +839,13 @@ def _commute_relu_max_pool(
     return new, meta, done
 
 
+_JIT_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _jit(x: Any, rows: Any) -> Any:
     """``_attention_jit`` where it takes ``x`` (float rows up to its ``MAX_ROW``, every row
     with its mask row), else None."""
-    if x.size == 0 or x.dtype.kind != "f" or rows.shape[0] == 0:
+    if x.size == 0 or x.dtype not in _JIT_FLOATS or rows.shape[0] == 0:
         return None
     if (x.size // x.shape[-1]) % rows.shape[0]:
         return None
@@ -832,6 +932,8 @@ def _fuse_masked_softmax(
     done: list[str] = []
     for j, st in enumerate(steps):
         if st[0] != "op" or st[1] is not Softmax or st[3] or len(st[2]) != 2:
+            continue
+        if getattr(st[8], "name", "") != "numpy":  # the fused op computes on NumPy arrays
             continue
         (w, dim), dtype = st[2], meta[st[4][0]][3]
         if type(w) is not _S or w.k in outs or reads.get(w.k) != 1:

