@@ -16,10 +16,16 @@ import numpy as np
 from lucid import Tensor, from_numpy
 
 from ._common import FileSamples as _FileSamples
-from ._common import ItemDataset, LoadedSamples, available, fetch_extract, not_found
+from ._common import (
+    ItemDataset,
+    LoadedSamples,
+    available,
+    fetch_extract,
+    not_found,
+    verify_str_arg,
+)
 from ._matfile import load_mat
 from .folder import ImageFolder, default_loader, find_classes, make_dataset
-from .mnist import _verify_str_arg
 from .utils import download_url
 
 __all__ = [
@@ -167,7 +173,7 @@ class Flowers102(_FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         self._base_folder = Path(self.root) / "flowers-102"
         self._images_folder = self._base_folder / "jpg"
         if download:
@@ -224,7 +230,7 @@ class Country211(ImageFolder):
         download: bool = False,
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "valid", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "valid", "test"))
         given = Path(root).expanduser()
         self._base_folder = given / "country211"
         if download and not self._base_folder.is_dir():
@@ -261,7 +267,7 @@ class FER2013(ItemDataset):
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         super().__init__(root, transform=transform, target_transform=target_transform)
         base_folder = Path(self.root) / "fer2013"
         use_fer = (base_folder / self._RESOURCES["fer"][0]).exists()
@@ -321,7 +327,7 @@ class MovingMNIST(ItemDataset):
         self._base_folder = os.path.join(self.root, type(self).__name__)
         self._filename = self._URL.split("/")[-1]
         if split is not None:
-            _verify_str_arg(split, "split", ("train", "test"))
+            verify_str_arg(split, "split", ("train", "test"))
         self.split = split
         if not isinstance(split_ratio, int):
             raise TypeError(f"`split_ratio` should be an integer, but got {type(split_ratio)}")
@@ -373,7 +379,7 @@ class DTD(_FileSamples):
         download: bool = False,
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         if not isinstance(partition, int) or not 1 <= partition <= 10:
             raise ValueError(
                 "Parameter 'partition' should be an integer with `1 <= partition <= 10`, "
@@ -422,7 +428,7 @@ class GTSRB(_FileSamples):
         download: bool = False,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         self._base_folder = Path(root) / "gtsrb"
         self._target_folder = (
             self._base_folder
@@ -480,7 +486,7 @@ class RenderedSST2(LoadedSamples):
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         self._split_to_folder = {"train": "train", "val": "valid", "test": "test"}
         self._base_folder = Path(self.root) / "rendered-sst2"
         self.classes = ["negative", "positive"]
@@ -517,8 +523,8 @@ class FGVCAircraft(_FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "trainval", "test"))
-        self._annotation_level = _verify_str_arg(
+        self._split = verify_str_arg(split, "split", ("train", "val", "trainval", "test"))
+        self._annotation_level = verify_str_arg(
             annotation_level, "annotation_level", ("variant", "family", "manufacturer")
         )
         self._data_path = os.path.join(self.root, "fgvc-aircraft-2013b")
@@ -582,8 +588,8 @@ class Imagenette(LoadedSamples):
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val"))
-        self._size = _verify_str_arg(size, "size", ("full", "320px", "160px"))
+        self._split = verify_str_arg(split, "split", ("train", "val"))
+        self._size = verify_str_arg(size, "size", ("full", "320px", "160px"))
         self._url, self._md5 = self._ARCHIVES[self._size]
         self._size_root = Path(self.root) / Path(self._url).stem
         self._image_root = str(self._size_root / self._split)

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._common import FileSamples, ItemDataset, fetch_extract, not_found
+from ._common import FileSamples, ItemDataset, fetch_extract, not_found, verify_str_arg
 from .folder import ImageFolder, default_loader
-from .mnist import _verify_str_arg
 from .utils import download_url
 
 __all__ = ["USPS", "SEMEION", "EuroSAT", "Food101"]
@@ -175,7 +174,7 @@ class Food101(FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         self._base_folder = Path(self.root) / "food-101"
         self._meta_folder = self._base_folder / "meta"
         self._images_folder = self._base_folder / "images"
