@@ -167,6 +167,16 @@ def test_mnist_download_offline_says_how_to_place_files(
     assert leftovers(tmp_path / "MNIST" / "raw") == []
 
 
+def _tgz(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 def _cifar_archive() -> bytes:
     rng = np.random.default_rng(1)
     files = {
@@ -178,14 +188,7 @@ def _cifar_archive() -> bytes:
     }
     files["test_batch"] = {"data": np.zeros((1, 3072), np.uint8), "labels": [3]}
     files["batches.meta"] = {"label_names": [f"k{i}" for i in range(10)]}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, entry in files.items():
-            data = pickle.dumps(entry, protocol=2)
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return _tgz({f"cifar-10-batches-py/{k}": pickle.dumps(v, protocol=2) for k, v in files.items()})
 
 
 def test_cifar_download_true_fetches_verifies_and_extracts(
@@ -206,16 +209,6 @@ def test_cifar_download_true_fetches_verifies_and_extracts(
     assert (tmp_path / "cifar-10-batches-py" / "data_batch_3").is_file()
     assert (tmp_path / "cifar-10-python.tar.gz").read_bytes() == archive
     assert leftovers(tmp_path) == []
-
-
-def _tgz(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def test_one_archive_dataset_fetches_only_when_asked_and_missing(
