@@ -17,7 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lucid.data.datasets import CIFAR10, MNIST, DownloadError, download_url, extract_archive
+from lucid.data.datasets import (
+    CIFAR10,
+    MNIST,
+    DownloadError,
+    RenderedSST2,
+    download_url,
+    extract_archive,
+)
 
 PAYLOAD = b"lucid " * 1000
 MD5 = hashlib.md5(PAYLOAD).hexdigest()
@@ -160,6 +167,16 @@ def test_mnist_download_offline_says_how_to_place_files(
     assert leftovers(tmp_path / "MNIST" / "raw") == []
 
 
+def _tgz(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 def _cifar_archive() -> bytes:
     rng = np.random.default_rng(1)
     files = {
@@ -171,14 +188,7 @@ def _cifar_archive() -> bytes:
     }
     files["test_batch"] = {"data": np.zeros((1, 3072), np.uint8), "labels": [3]}
     files["batches.meta"] = {"label_names": [f"k{i}" for i in range(10)]}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        for name, entry in files.items():
-            data = pickle.dumps(entry, protocol=2)
-            info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
+    return _tgz({f"cifar-10-batches-py/{k}": pickle.dumps(v, protocol=2) for k, v in files.items()})
 
 
 def test_cifar_download_true_fetches_verifies_and_extracts(
@@ -199,6 +209,35 @@ def test_cifar_download_true_fetches_verifies_and_extracts(
     assert (tmp_path / "cifar-10-batches-py" / "data_batch_3").is_file()
     assert (tmp_path / "cifar-10-python.tar.gz").read_bytes() == archive
     assert leftovers(tmp_path) == []
+
+
+def test_one_archive_dataset_fetches_only_when_asked_and_missing(
+    server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The download check the one-archive datasets share (RenderedSST2's here): download=False
+    never fetches, download=True fetches and extracts once, a wrong archive is not found."""
+    url, served = server
+    archive = _tgz(
+        {f"rendered-sst2/test/{c}/{i}.png": b"png" for i, c in enumerate(["negative", "positive"])}
+    )
+    (served / "good" / "rendered-sst2.tgz").write_bytes(archive)
+    (served / "corrupt" / "rendered-sst2.tgz").write_bytes(_tgz({"other/x.png": b"png"}))
+    monkeypatch.setattr(RenderedSST2, "_MD5", None)
+    monkeypatch.setattr(RenderedSST2, "_URL", f"{url}/good/rendered-sst2.tgz")
+    root = tmp_path / "data"
+    with pytest.raises(RuntimeError, match="RenderedSST2 needs negative/ and positive/"):
+        RenderedSST2(root, split="test")
+    assert not root.exists() or not any(root.iterdir())
+    ds = RenderedSST2(root, split="test", download=True)
+    assert len(ds) == 2
+    assert [label for _, label in ds._samples] == [0, 1]
+    assert (root / "rendered-sst2.tgz").read_bytes() == archive
+    (served / "good" / "rendered-sst2.tgz").unlink()  # present now: nothing is fetched again
+    (root / "rendered-sst2.tgz").unlink()
+    assert len(RenderedSST2(root, split="test", download=True)) == 2
+    monkeypatch.setattr(RenderedSST2, "_URL", f"{url}/corrupt/rendered-sst2.tgz")
+    with pytest.raises(RuntimeError, match=r"Dataset not found: RenderedSST2.*corrupt/rendered"):
+        RenderedSST2(tmp_path / "elsewhere", split="test", download=True)
 
 
 def test_extract_archive_refuses_paths_outside_the_destination(tmp_path: Path) -> None:

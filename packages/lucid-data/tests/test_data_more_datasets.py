@@ -152,3 +152,47 @@ def test_imagenette_wnid_folders(tmp_path: Path) -> None:
     assert [ds[i][1] for i in range(len(ds))] == [0, 1]
     with pytest.raises(RuntimeError, match="imagenette2"):
         Imagenette(tmp_path)
+
+
+def test_items_pass_through_transform_and_target_transform(tmp_path: Path) -> None:
+    """The item step the datasets share: ``(transform(image), target_transform(target))`` of
+    the plain item, and a batch of indices is the list of those items."""
+    face = " ".join(str(v % 256) for v in range(48 * 48))
+    (tmp_path / "fer2013").mkdir()
+    with open(tmp_path / "fer2013" / "train.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["emotion", "pixels"], [4, face], [1, face]])
+    sst = tmp_path / "rendered-sst2" / "test"
+    _jpg(sst / "negative" / "0.png", 40)
+    _jpg(sst / "positive" / "1.png", 80)
+    nette = tmp_path / "imagenette2" / "train"
+    _jpg(nette / "n01440764" / "a.JPEG", 10)
+    _jpg(nette / "n03888257" / "b.JPEG", 200)
+    dtd = tmp_path / "dtd" / "dtd"
+    _jpg(dtd / "images" / "striped" / "s_1.jpg", 120)
+    _jpg(dtd / "images" / "banded" / "b_1.jpg", 30)
+    (dtd / "labels").mkdir()
+    (dtd / "labels" / "train1.txt").write_text("striped/s_1.jpg\nbanded/b_1.jpg\n")
+
+    def image_fn(img: np.ndarray) -> float:
+        return float(img.mean())
+
+    def target_fn(target: int) -> str:
+        return f"label {target}"
+
+    for cls, kwargs in (
+        (FER2013, {}),
+        (RenderedSST2, {"split": "test"}),
+        (Imagenette, {}),
+        (DTD, {}),
+    ):
+        plain = cls(tmp_path, **kwargs)
+        both = cls(tmp_path, transform=image_fn, target_transform=target_fn, **kwargs)
+        only_target = cls(tmp_path, target_transform=target_fn, **kwargs)
+        assert len(plain) == len(both) == 2
+        for i in range(2):
+            img, target = plain[i]
+            assert both[i] == (image_fn(img), target_fn(target)), cls.__name__
+            np.testing.assert_array_equal(only_target[i][0], img)
+            assert only_target[i][1] == target_fn(target)
+        assert list(both.__getitems__([1, 0])) == [both[1], both[0]]
+    assert [FER2013(tmp_path)[i][1] for i in range(2)] == [4, 1]

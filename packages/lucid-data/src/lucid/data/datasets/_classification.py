@@ -20,7 +20,16 @@ import numpy as np
 from lucid import Tensor, load, save
 
 from ._common import FileSamples as _FileSamples
-from ._common import ItemDataset, as_tensor, missing, one_or_tuple, open_image, verify_str_arg
+from ._common import (
+    ItemDataset,
+    as_tensor,
+    available,
+    fetch_extract,
+    missing,
+    one_or_tuple,
+    open_image,
+    verify_str_arg,
+)
 from ._matfile import load_mat
 from .folder import ImageFolder, default_loader
 from .utils import calculate_md5, check_integrity, download_url, extract_archive
@@ -54,11 +63,6 @@ def _scalar(value: Any) -> Any:
     while isinstance(value, np.ndarray) and value.size == 1:
         value = value.reshape(-1)[0]
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _fetch_extract(url: str, folder: _Root, md5: str | None = None) -> None:
-    archive = download_url(url, folder, os.path.basename(url), md5)
-    extract_archive(archive, folder)
 
 
 def _list_dir(root: str, prefix: bool = False) -> list[str]:
@@ -137,12 +141,7 @@ class Caltech101(ItemDataset):
                     )
                 )
                 target.append(mat["obj_contour"])
-        target = one_or_tuple(target)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(img, one_or_tuple(target))
 
     def _check_integrity(self) -> bool:
         return os.path.exists(os.path.join(self.root, "101_ObjectCategories"))
@@ -155,7 +154,7 @@ class Caltech101(ItemDataset):
         if self._check_integrity():
             return
         url = "https://data.caltech.edu/records/mzrjq-6wc02/files/caltech-101.zip"
-        _fetch_extract(url, self.root, "3138e1922a9193bfa496528edbbc45d0")
+        fetch_extract(url, self.root, "3138e1922a9193bfa496528edbbc45d0")
         folder = os.path.join(self.root, "caltech-101")
         for name in os.listdir(folder):
             if name.endswith(".gz"):
@@ -183,12 +182,8 @@ class Caltech256(ItemDataset):
             target_transform=target_transform,
         )
         os.makedirs(self.root, exist_ok=True)
-        if download and not self._check_integrity():
-            _fetch_extract(
-                "https://data.caltech.edu/records/nyy15-4j048/files/256_ObjectCategories.tar",
-                self.root,
-                "67b4f42ca05d46448c6bb8ecd2220f6d",
-            )
+        if download:
+            self.download()
         if not self._check_integrity():
             raise missing("Caltech256", f"256_ObjectCategories/ in {self.root}")
         folder = os.path.join(self.root, "256_ObjectCategories")
@@ -209,12 +204,7 @@ class Caltech256(ItemDataset):
                 f"{self.y[index] + 1:03d}_{self.index[index]:04d}.jpg",
             )
         )
-        target: Any = self.y[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(img, self.y[index])
 
     def _check_integrity(self) -> bool:
         return os.path.exists(os.path.join(self.root, "256_ObjectCategories"))
@@ -225,7 +215,7 @@ class Caltech256(ItemDataset):
     def download(self) -> None:
         """Fetch 256_ObjectCategories.tar unless its folder is present."""
         if not self._check_integrity():
-            _fetch_extract(
+            fetch_extract(
                 "https://data.caltech.edu/records/nyy15-4j048/files/256_ObjectCategories.tar",
                 self.root,
                 "67b4f42ca05d46448c6bb8ecd2220f6d",
@@ -415,7 +405,7 @@ class OxfordIIITPet(ItemDataset):
         self._segs_folder = self._anns_folder / "trimaps"
         if download and not self._check_exists():
             for url, md5 in self._RESOURCES:
-                _fetch_extract(url, self._base_folder, md5)
+                fetch_extract(url, self._base_folder, md5)
         if not self._check_exists():
             raise missing("OxfordIIITPet", f"images/ and annotations/ in {self._base_folder}")
         image_ids: list[str] = []
@@ -572,13 +562,7 @@ class _Captions(ItemDataset):
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         img_id = self.ids[index]
-        img: Any = self.loader(self._path(img_id))
-        if self.transform is not None:
-            img = self.transform(img)
-        target: Any = self.annotations[img_id]
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(self.loader(self._path(img_id)), self.annotations[img_id])
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -760,13 +744,7 @@ class LFWPeople(_LFW):
         return {name: i for i, name in enumerate(names)}
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self._loader(self.data[index])
-        target: Any = self.targets[index]
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(self._loader(self.data[index]), self.targets[index])
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f"\nClasses (identities): {len(self.class_to_idx)}"
@@ -878,13 +856,8 @@ class Omniglot(ItemDataset):
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         image_name, character_class = self._flat_character_images[index]
         path = os.path.join(self.target_folder, self._characters[character_class], image_name)
-        image: Any = open_image(path, "L") if self.loader is None else self.loader(path)
-        target: Any = character_class
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            target = self.target_transform(target)
-        return image, target
+        image = open_image(path, "L") if self.loader is None else self.loader(path)
+        return self._transformed(image, character_class)
 
     def _check_integrity(self) -> bool:
         name = self._get_target_folder()
@@ -896,7 +869,7 @@ class Omniglot(ItemDataset):
         if os.path.isdir(os.path.join(self.root, name)):
             return
         url = f"{self.download_url_prefix}/{name}.zip"
-        _fetch_extract(url, self.root, self.zips_md5[name])
+        fetch_extract(url, self.root, self.zips_md5[name])
 
     def _get_target_folder(self) -> str:
         return "images_background" if self.background else "images_evaluation"
@@ -1022,14 +995,14 @@ class Places365(ItemDataset):
     def download_devkit(self) -> None:
         """Fetch and extract the file lists."""
         file, md5 = self._DEVKIT_META[self.variant]
-        _fetch_extract(self._BASE_URL + file, self.root, md5)
+        fetch_extract(self._BASE_URL + file, self.root, md5)
 
     def download_images(self) -> None:
         """Fetch and extract the split's images unless present."""
         if os.path.exists(self.images_dir):
             return
         file, md5 = self._IMAGES_META[self.split, self.small]
-        _fetch_extract(self._BASE_URL + file, self.root, md5)
+        fetch_extract(self._BASE_URL + file, self.root, md5)
         if self.split.startswith("train"):
             os.rename(self.images_dir.rsplit("_", 1)[0], self.images_dir)
 
@@ -1054,7 +1027,7 @@ class SUN397(_FileSamples):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self._data_dir = Path(self.root) / "SUN397"
         if download and not self._data_dir.is_dir():
-            _fetch_extract(self._DATASET_URL, self.root, self._DATASET_MD5)
+            fetch_extract(self._DATASET_URL, self.root, self._DATASET_MD5)
         if not (self._data_dir / "ClassName.txt").is_file():
             raise missing("SUN397", f"ClassName.txt and the class folders in {self._data_dir}")
         with open(self._data_dir / "ClassName.txt") as f:
@@ -1168,15 +1141,11 @@ class INaturalist(ItemDataset):
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         cat_id, fname = self.index[index]
         path = os.path.join(self.root, self.all_categories[cat_id], fname)
-        img: Any = self.loader(path) if self.loader is not None else open_image(path)
-        target: Any = one_or_tuple(
+        img = self.loader(path) if self.loader is not None else open_image(path)
+        target = one_or_tuple(
             [cat_id if t == "full" else self.categories_map[cat_id][t] for t in self.target_type]
         )
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(img, target)
 
     def __len__(self) -> int:
         return len(self.index)
@@ -1356,9 +1325,9 @@ class CLEVRClassification(_FileSamples):
         self.loader = loader
         self._base_folder = Path(self.root) / "clevr"
         self._data_folder = self._base_folder / "CLEVR_v1.0"
-        if download and not self._data_folder.is_dir():
-            _fetch_extract(self._URL, self._base_folder, self._MD5)
-        if not self._data_folder.is_dir():
+        if not available(
+            self._data_folder.is_dir, download, self._URL, self._base_folder, self._MD5
+        ):
             raise missing("CLEVRClassification", f"the folder {self._data_folder}")
         self._image_files = sorted(self._data_folder.joinpath("images", self._split).glob("*"))
         self._labels: list[Any]
@@ -1409,20 +1378,15 @@ class SBU(ItemDataset):
                     self.captions.append(line2.rstrip())
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self.loader(os.path.join(self.root, "dataset", self.photos[index]))
-        if self.transform is not None:
-            img = self.transform(img)
-        target: Any = self.captions[index]
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        img = self.loader(os.path.join(self.root, "dataset", self.photos[index]))
+        return self._transformed(img, self.captions[index])
 
     def __len__(self) -> int:
         return len(self.photos)
 
     def download(self) -> None:
         """Fetch the archive and then each photo (photos that fail are skipped)."""
-        _fetch_extract(self.url, self.root, self.md5_checksum)
+        fetch_extract(self.url, self.root, self.md5_checksum)
         folder = os.path.join(self.root, "dataset")
         with open(os.path.join(folder, "SBU_captioned_photo_dataset_urls.txt")) as fh:
             for line in fh:

@@ -1,5 +1,6 @@
 """What the file-based datasets share: decoding an image file as an array, the
-not-found error, string-argument checks and the list-of-items base class."""
+not-found errors, string-argument checks, fetching an archive, and the base classes of
+datasets read item by item (from a list of paths, of ``(path, label)`` or of files)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,18 @@ from lucid import Tensor, from_numpy
 
 from .folder import _PILLOW_MISSING
 from .mnist import _verify_str_arg
+from .utils import download_url, extract_archive
 from .vision import VisionDataset
 
 __all__ = [
     "FileSamples",
     "ItemDataset",
+    "LoadedSamples",
     "as_tensor",
+    "available",
+    "fetch_extract",
     "missing",
+    "not_found",
     "one_or_tuple",
     "open_image",
     "verify_str_arg",
@@ -60,6 +66,37 @@ def missing(name: str, what: str, how: str = "use download=True to download it")
     return RuntimeError(f"Dataset not found or corrupted: {name} needs {what}; {how}.")
 
 
+def not_found(name: str, what: str, url: str) -> RuntimeError:
+    """The error of a downloadable dataset whose files are missing: what it needs, and the
+    URL to fetch by hand when offline."""
+    return RuntimeError(
+        f"Dataset not found: {name} needs {what}. Use download=True to download it, or, "
+        f"offline, fetch {url} elsewhere and put its contents there by hand."
+    )
+
+
+def fetch_extract(url: str, folder: str | os.PathLike[str], md5: str | None = None) -> None:
+    """Download ``url`` into ``folder`` (as its last path part, md5-checked when given) and
+    extract the archive there."""
+    archive = download_url(url, folder, os.path.basename(url), md5)
+    extract_archive(archive, folder)
+
+
+def available(
+    present: Callable[[], bool],
+    download: bool,
+    url: str,
+    folder: str | os.PathLike[str],
+    md5: str | None = None,
+) -> bool:
+    """Whether ``present()`` holds, after fetching and extracting ``url`` into ``folder`` when
+    ``download`` is set and it does not (the ``download`` argument of the datasets that are
+    one archive)."""
+    if download and not present():
+        fetch_extract(url, folder, md5)
+    return present()
+
+
 def as_tensor(values: Any, dtype: Any = np.int64) -> Tensor:
     """``values`` as a Tensor of NumPy dtype ``dtype`` (int64: torch.tensor's of ints)."""
     return from_numpy(np.ascontiguousarray(np.asarray(values, dtype=dtype)))
@@ -85,6 +122,15 @@ class ItemDataset(VisionDataset):
     def __getitems__(self, indices: Sequence[int]) -> Sequence[Any]:
         return [self[i] for i in indices]
 
+    def _transformed(self, image: Any, target: Any) -> tuple[Any, Any]:
+        """``(transform(image), target_transform(target))``, each where given (the
+        ``__getitem__`` of torchvision's datasets that take no ``transforms``)."""
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
     def _apply(self, image: Any, target: Any) -> tuple[Any, Any]:
         """``transforms`` on the pair (which holds ``transform``/``target_transform`` when
         those were given), as torchvision's datasets that take ``transforms`` do."""
@@ -106,10 +152,19 @@ class FileSamples(ItemDataset):
         return len(self._image_files)
 
     def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image: Any = self.loader(self._image_files[idx])
-        label: Any = self._labels[idx]
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            label = self.target_transform(label)
-        return image, label
+        return self._transformed(self.loader(self._image_files[idx]), self._labels[idx])
+
+
+class LoadedSamples(ItemDataset):
+    """Samples as ``(loader(path), label)`` from ``_samples``, a list of ``(path, label)``
+    (RenderedSST2, Imagenette)."""
+
+    _samples: list[tuple[str, Any]]
+    loader: Callable[[str], Any]
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __getitem__(self, idx: int) -> tuple[Any, Any]:
+        path, label = self._samples[idx]
+        return self._transformed(self.loader(path), label)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +16,17 @@ import numpy as np
 from lucid import Tensor, from_numpy
 
 from ._common import FileSamples as _FileSamples
+from ._common import (
+    ItemDataset,
+    LoadedSamples,
+    available,
+    fetch_extract,
+    not_found,
+    verify_str_arg,
+)
 from ._matfile import load_mat
 from .folder import ImageFolder, default_loader, find_classes, make_dataset
-from .mnist import _verify_str_arg
-from .small import _missing
-from .utils import download_url, extract_archive
-from .vision import VisionDataset
+from .utils import download_url
 
 __all__ = [
     "DTD",
@@ -168,7 +173,7 @@ class Flowers102(_FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         self._base_folder = Path(self.root) / "flowers-102"
         self._images_folder = self._base_folder / "jpg"
         if download:
@@ -176,7 +181,7 @@ class Flowers102(_FileSamples):
         if not self._check_exists():
             files = ", ".join(["jpg/", *(self._file_dict[k][0] for k in ("label", "setid"))])
             where = f"{files} in {self._base_folder}"
-            raise _missing("Flowers102", where, self._download_url_prefix)
+            raise not_found("Flowers102", where, self._download_url_prefix)
         set_ids = load_mat(self._base_folder / self._file_dict["setid"][0])
         image_ids = np.ravel(set_ids[self._splits_map[self._split]]).astype(np.int64).tolist()
         labels = load_mat(self._base_folder / self._file_dict["label"][0])
@@ -202,8 +207,7 @@ class Flowers102(_FileSamples):
         if self._check_exists():
             return
         name, md5 = self._file_dict["image"]
-        archive = download_url(self._download_url_prefix + name, self._base_folder, name, md5)
-        extract_archive(archive, self._base_folder)
+        fetch_extract(self._download_url_prefix + name, self._base_folder, md5)
         for key in ("label", "setid"):
             name, md5 = self._file_dict[key]
             download_url(self._download_url_prefix + name, self._base_folder, name, md5)
@@ -226,14 +230,13 @@ class Country211(ImageFolder):
         download: bool = False,
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "valid", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "valid", "test"))
         given = Path(root).expanduser()
         self._base_folder = given / "country211"
         if download and not self._base_folder.is_dir():
-            archive = download_url(self._URL, given, "country211.tgz", self._MD5)
-            extract_archive(archive, given)
+            fetch_extract(self._URL, given, self._MD5)
         if not (self._base_folder / self._split).is_dir():
-            raise _missing("Country211", f"{self._base_folder / self._split}", self._URL)
+            raise not_found("Country211", f"{self._base_folder / self._split}", self._URL)
         super().__init__(
             str(self._base_folder / self._split),
             transform=transform,
@@ -243,7 +246,7 @@ class Country211(ImageFolder):
         self.root = str(given)
 
 
-class FER2013(VisionDataset):
+class FER2013(ItemDataset):
     """FER2013 facial expressions: 48 x 48 gray faces from ``root/fer2013``: ``train.csv`` /
     ``test.csv`` (Kaggle's split files), or ``fer2013.csv`` / ``icml_face_data.csv`` (all
     rows, split by their Usage column). Samples are ``(image, label)``, the image a ``48 x 48``
@@ -264,7 +267,7 @@ class FER2013(VisionDataset):
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         super().__init__(root, transform=transform, target_transform=target_transform)
         base_folder = Path(self.root) / "fer2013"
         use_fer = (base_folder / self._RESOURCES["fer"][0]).exists()
@@ -297,23 +300,13 @@ class FER2013(VisionDataset):
         return len(self._samples)
 
     def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image: Any
-        target: Any
-        image, target = self._samples[idx]
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
+        return self._transformed(*self._samples[idx])
 
     def extra_repr(self) -> str:
         return f"split={self._split}"
 
 
-class MovingMNIST(VisionDataset):
+class MovingMNIST(ItemDataset):
     """Moving MNIST: 10,000 sequences of 20 frames of 64 x 64, from
     ``root/MovingMNIST/mnist_test_seq.npy``. ``data`` is a uint8 Tensor ``N x T x 1 x 64 x
     64``; ``split`` ``train`` keeps the first ``split_ratio`` frames of each sequence and
@@ -334,7 +327,7 @@ class MovingMNIST(VisionDataset):
         self._base_folder = os.path.join(self.root, type(self).__name__)
         self._filename = self._URL.split("/")[-1]
         if split is not None:
-            _verify_str_arg(split, "split", ("train", "test"))
+            verify_str_arg(split, "split", ("train", "test"))
         self.split = split
         if not isinstance(split_ratio, int):
             raise TypeError(f"`split_ratio` should be an integer, but got {type(split_ratio)}")
@@ -349,7 +342,7 @@ class MovingMNIST(VisionDataset):
                 self._URL, self._base_folder, self._filename, "be083ec986bfe91a449d63653c411eb2"
             )
         if not os.path.exists(path):
-            raise _missing("MovingMNIST", f"{self._filename} in {self._base_folder}", self._URL)
+            raise not_found("MovingMNIST", f"{self._filename} in {self._base_folder}", self._URL)
         data = np.load(path, allow_pickle=False)
         if self.split == "train":
             data = data[: self.split_ratio]
@@ -362,9 +355,6 @@ class MovingMNIST(VisionDataset):
         if self.transform is not None:
             data = self.transform(data)
         return data
-
-    def __getitems__(self, indices: Sequence[int]) -> Any:
-        return [self[i] for i in indices]
 
     def __len__(self) -> int:
         return len(self.data)
@@ -389,7 +379,7 @@ class DTD(_FileSamples):
         download: bool = False,
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         if not isinstance(partition, int) or not 1 <= partition <= 10:
             raise ValueError(
                 "Parameter 'partition' should be an integer with `1 <= partition <= 10`, "
@@ -401,11 +391,10 @@ class DTD(_FileSamples):
         self._data_folder = self._base_folder / "dtd"
         self._meta_folder = self._data_folder / "labels"
         self._images_folder = self._data_folder / "images"
-        if download and not self._data_folder.is_dir():
-            archive = download_url(self._URL, self._base_folder, "dtd-r1.0.1.tar.gz", self._MD5)
-            extract_archive(archive, self._base_folder)
-        if not self._data_folder.is_dir():
-            raise _missing("DTD", f"images/ and labels/ in {self._data_folder}", self._URL)
+        if not available(
+            self._data_folder.is_dir, download, self._URL, self._base_folder, self._MD5
+        ):
+            raise not_found("DTD", f"images/ and labels/ in {self._data_folder}", self._URL)
         self._image_files = []
         classes = []
         with open(self._meta_folder / f"{self._split}{self._partition}.txt") as file:
@@ -439,7 +428,7 @@ class GTSRB(_FileSamples):
         download: bool = False,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         self._base_folder = Path(root) / "gtsrb"
         self._target_folder = (
             self._base_folder
@@ -449,7 +438,7 @@ class GTSRB(_FileSamples):
         if download:
             self.download()
         if not self._target_folder.is_dir():
-            raise _missing("GTSRB", str(self._target_folder), self._base_url)
+            raise not_found("GTSRB", str(self._target_folder), self._base_url)
         samples: list[tuple[str, int]]
         if self._split == "train":
             samples = make_dataset(str(self._target_folder), extensions=(".ppm",))
@@ -476,11 +465,10 @@ class GTSRB(_FileSamples):
                 ("GTSRB_Final_Test_GT.zip", "fe31e9c9270bbcd7b84b7f21a9d9d9e5"),
             ]
         for name, md5 in archives:
-            archive = download_url(self._base_url + name, self._base_folder, name, md5)
-            extract_archive(archive, self._base_folder)
+            fetch_extract(self._base_url + name, self._base_folder, md5)
 
 
-class RenderedSST2(VisionDataset):
+class RenderedSST2(LoadedSamples):
     """Rendered SST2 (CLIP's sentiment-as-image set): PNGs in ``root/rendered-sst2/<train|
     valid|test>/<negative|positive>``; ``split`` ``train``, ``val`` or ``test``. Samples are
     ``(loader(path), label)``, as in torchvision."""
@@ -498,35 +486,16 @@ class RenderedSST2(VisionDataset):
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "val", "test"))
         self._split_to_folder = {"train": "train", "val": "valid", "test": "test"}
         self._base_folder = Path(self.root) / "rendered-sst2"
         self.classes = ["negative", "positive"]
         self.class_to_idx = {"negative": 0, "positive": 1}
         folder = self._base_folder / self._split_to_folder[self._split]
-        if download and not self._check_exists():
-            archive = download_url(self._URL, self.root, "rendered-sst2.tgz", self._MD5)
-            extract_archive(archive, self.root)
-        if not self._check_exists():
-            raise _missing("RenderedSST2", f"negative/ and positive/ in {folder}", self._URL)
+        if not available(self._check_exists, download, self._URL, self.root, self._MD5):
+            raise not_found("RenderedSST2", f"negative/ and positive/ in {folder}", self._URL)
         self._samples = make_dataset(str(folder), extensions=("png",))
         self.loader = loader
-
-    def __len__(self) -> int:
-        return len(self._samples)
-
-    def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        image_file, label = self._samples[idx]
-        image: Any = self.loader(image_file)
-        target: Any = label
-        if self.transform:
-            image = self.transform(image)
-        if self.target_transform:
-            target = self.target_transform(target)
-        return image, target
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]
 
     def extra_repr(self) -> str:
         return f"split={self._split}"
@@ -554,16 +523,13 @@ class FGVCAircraft(_FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val", "trainval", "test"))
-        self._annotation_level = _verify_str_arg(
+        self._split = verify_str_arg(split, "split", ("train", "val", "trainval", "test"))
+        self._annotation_level = verify_str_arg(
             annotation_level, "annotation_level", ("variant", "family", "manufacturer")
         )
         self._data_path = os.path.join(self.root, "fgvc-aircraft-2013b")
-        if download and not os.path.isdir(self._data_path):
-            archive = download_url(self._URL, self.root, "fgvc-aircraft-2013b.tar.gz")
-            extract_archive(archive, self.root)
-        if not os.path.isdir(self._data_path):
-            raise _missing("FGVCAircraft", f"the folder {self._data_path}", self._URL)
+        if not available(lambda: os.path.isdir(self._data_path), download, self._URL, self.root):
+            raise not_found("FGVCAircraft", f"the folder {self._data_path}", self._URL)
         data = Path(self._data_path) / "data"
         names = {"variant": "variants", "family": "families", "manufacturer": "manufacturers"}
         with open(data / f"{names[self._annotation_level]}.txt") as f:
@@ -579,7 +545,7 @@ class FGVCAircraft(_FileSamples):
         self.loader = loader
 
 
-class Imagenette(VisionDataset):
+class Imagenette(LoadedSamples):
     """Imagenette: 10 easy ImageNet classes, from ``root/imagenette2[-320|-160]/<split>/<wnid>``
     (``size`` ``full``, ``320px`` or ``160px``; ``split`` ``train`` or ``val``). ``classes`` are
     tuples of names per class and ``class_to_idx`` maps each name, as in torchvision."""
@@ -622,16 +588,13 @@ class Imagenette(VisionDataset):
         loader: Callable[[str], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "val"))
-        self._size = _verify_str_arg(size, "size", ("full", "320px", "160px"))
+        self._split = verify_str_arg(split, "split", ("train", "val"))
+        self._size = verify_str_arg(size, "size", ("full", "320px", "160px"))
         self._url, self._md5 = self._ARCHIVES[self._size]
         self._size_root = Path(self.root) / Path(self._url).stem
         self._image_root = str(self._size_root / self._split)
-        if download and not self._size_root.exists():
-            archive = download_url(self._url, self.root, Path(self._url).name, self._md5)
-            extract_archive(archive, self.root)
-        if not self._size_root.exists():
-            raise _missing("Imagenette", f"the folder {self._size_root}", self._url)
+        if not available(self._size_root.exists, download, self._url, self.root, self._md5):
+            raise not_found("Imagenette", f"the folder {self._size_root}", self._url)
         self.wnids, self.wnid_to_idx = find_classes(self._image_root)
         self.classes: list[tuple[str, ...]] = [  # type: ignore[assignment]
             self._WNID_TO_CLASS[wnid] for wnid in self.wnids
@@ -643,19 +606,3 @@ class Imagenette(VisionDataset):
         }
         self._samples = make_dataset(self._image_root, self.wnid_to_idx, extensions=".jpeg")
         self.loader = loader
-
-    def __len__(self) -> int:
-        return len(self._samples)
-
-    def __getitem__(self, idx: int) -> tuple[Any, Any]:
-        path, label = self._samples[idx]
-        image: Any = self.loader(path)
-        target: Any = label
-        if self.transform is not None:
-            image = self.transform(image)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return image, target
-
-    def __getitems__(self, indices: Sequence[int]) -> Sequence[tuple[Any, Any]]:
-        return [self[i] for i in indices]

@@ -12,19 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ._common import FileSamples, ItemDataset
+from ._common import FileSamples, ItemDataset, fetch_extract, not_found, verify_str_arg
 from .folder import ImageFolder, default_loader
-from .mnist import _verify_str_arg
-from .utils import download_url, extract_archive
+from .utils import download_url
 
 __all__ = ["USPS", "SEMEION", "EuroSAT", "Food101"]
-
-
-def _missing(name: str, what: str, url: str) -> RuntimeError:
-    return RuntimeError(
-        f"Dataset not found: {name} needs {what}. Use download=True to download it, or, "
-        f"offline, fetch {url} elsewhere and put its contents there by hand."
-    )
 
 
 class _ArraySamples(ItemDataset):
@@ -34,13 +26,7 @@ class _ArraySamples(ItemDataset):
         raise NotImplementedError
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self.data[index]
-        target: Any = self._label(index)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        return self._transformed(self.data[index], self._label(index))
 
     def __len__(self) -> int:
         return len(self.data)
@@ -67,7 +53,7 @@ class SEMEION(_ArraySamples):
             self.download()
         path = Path(self.root) / self.filename
         if not path.is_file():
-            raise _missing("SEMEION", f"{self.filename} in {self.root}", self.url)
+            raise not_found("SEMEION", f"{self.filename} in {self.root}", self.url)
         table = np.loadtxt(path)
         if table.ndim != 2 or table.shape[1] != 266:
             raise RuntimeError(
@@ -118,7 +104,7 @@ class USPS(_ArraySamples):
         if download and not full_path.exists():
             download_url(url, self.root, filename, md5=checksum)
         if not full_path.is_file():
-            raise _missing("USPS", f"{filename} in {self.root}", url)
+            raise not_found("USPS", f"{filename} in {self.root}", url)
         with bz2.open(full_path) as fp:
             raw_data = [line.decode().split() for line in fp.readlines()]
         values = [[x.split(":")[-1] for x in row[1:]] for row in raw_data]
@@ -154,7 +140,7 @@ class EuroSAT(ImageFolder):
         if download:
             self.download()
         if not os.path.isdir(self._data_folder):
-            raise _missing("EuroSAT", f"the class folders in {self._data_folder}", self.url)
+            raise not_found("EuroSAT", f"the class folders in {self._data_folder}", self.url)
         super().__init__(
             self._data_folder, transform=transform, target_transform=target_transform, loader=loader
         )
@@ -167,8 +153,7 @@ class EuroSAT(ImageFolder):
         """Fetch and extract EuroSAT.zip (md5-checked) unless ``root/eurosat/2750`` exists."""
         if os.path.isdir(self._data_folder):
             return
-        archive = download_url(self.url, self._base_folder, "EuroSAT.zip", self.md5)
-        extract_archive(archive, self._base_folder)
+        fetch_extract(self.url, self._base_folder, self.md5)
 
 
 class Food101(FileSamples):
@@ -189,14 +174,14 @@ class Food101(FileSamples):
         loader: Callable[[Any], Any] = default_loader,
     ) -> None:
         super().__init__(root, transform=transform, target_transform=target_transform)
-        self._split = _verify_str_arg(split, "split", ("train", "test"))
+        self._split = verify_str_arg(split, "split", ("train", "test"))
         self._base_folder = Path(self.root) / "food-101"
         self._meta_folder = self._base_folder / "meta"
         self._images_folder = self._base_folder / "images"
         if download:
             self._download()
         if not self._check_exists():
-            raise _missing("Food101", f"meta/ and images/ in {self._base_folder}", self._URL)
+            raise not_found("Food101", f"meta/ and images/ in {self._base_folder}", self._URL)
         with open(self._meta_folder / f"{split}.json") as f:
             metadata: dict[str, list[str]] = json.load(f)
         self.classes = sorted(metadata)
@@ -219,5 +204,4 @@ class Food101(FileSamples):
     def _download(self) -> None:
         if self._check_exists():
             return
-        archive = download_url(self._URL, self.root, "food-101.tar.gz", self._MD5)
-        extract_archive(archive, self.root)
+        fetch_extract(self._URL, self.root, self._MD5)
