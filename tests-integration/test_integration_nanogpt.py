@@ -18,6 +18,7 @@ import pickle
 import re
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,16 @@ def ported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
+@pytest.fixture
+def tf32_switches() -> Iterator[None]:
+    """The scripts set `torch.backends.cuda.matmul.allow_tf32 = True` (the float32 matmul
+    precision) and cudnn's: both are put back afterwards."""
+    precision, cudnn = lucid.get_float32_matmul_precision(), lucid.backends.cudnn.allow_tf32
+    yield
+    lucid.set_float32_matmul_precision(precision)
+    lucid.backends.cudnn.allow_tf32 = cudnn
+
+
 def _run(
     script: str, args: list[str], work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> dict[str, Any]:
@@ -114,6 +125,9 @@ def _same_state(a: dict[str, Any], b: dict[str, Any]) -> None:
             assert a[key] == b[key], key
 
 
+@pytest.mark.usefixtures("tf32_switches")
+# train.py builds `torch.cuda.amp.GradScaler(enabled=True)`: disabled with a warning, no CUDA
+@pytest.mark.filterwarnings("ignore:GradScaler is enabled for device 'cuda':UserWarning")
 def test_train_py_compile_true_matches_compile_false_and_samples(
     ported: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
