@@ -88,12 +88,25 @@ class RNNModel(nn.Module):
 
 
 def _native(run: Any) -> list[Any]:
-    """The programs of a compiled module's captures, each checked to run with mx.compile."""
+    """The programs of a compiled module's captures, each checked to run with mx.compile (or,
+    for a training call whose outputs are not one loss, to say why the array replay runs it)."""
     progs = [e.program for e in run._compiled_forward.log]
+    recompute = lucid.compiler.native_config.recompute_in_backward
     for p in progs:
         assert p is not None
+        if "not one loss" in p.native_why and not recompute:
+            assert p.arrays is not None and not p.arrays.failed
+            continue
         assert p.native is not None, p.native_why
     return progs
+
+
+@pytest.fixture(params=[False, True], ids=["replay-backward", "recompute-backward"])
+def recompute(request: Any, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Both ways a compiled Module returning logits trains: the array replay (the default)
+    and mx.compile with the forward computed again in the backward's vjp."""
+    monkeypatch.setattr(lucid.compiler.native_config, "recompute_in_backward", request.param)
+    return bool(request.param)
 
 
 def _train(build: Callable[[], nn.Module], batches: list[tuple[Any, ...]], compiled: bool,
@@ -140,7 +153,9 @@ def _images(n: int, seed: int) -> tuple[lucid.Tensor, lucid.Tensor]:
     return x, lucid.from_numpy(rng.integers(0, 10, n).astype(np.int64)).to(DEV)
 
 
-def test_lenet5_training_steps_match_eager_and_a_shape_change_captures_again() -> None:
+def test_lenet5_training_steps_match_eager_and_a_shape_change_captures_again(
+    recompute: bool,
+) -> None:
     batches = [_images(8, s) for s in range(3)] + [_images(5, 9)]  # the last: a new shape
     _check(lambda: create_model("lenet5"), batches, lambda run, x, y: F.cross_entropy(run(x), y))
 
@@ -151,7 +166,7 @@ def test_gpt_with_dropout_off_and_on_matches_eager(p: float) -> None:
     _check(lambda: GPT(p), batches, lambda run, x, y: run(x, y))
 
 
-def test_lstm_with_dropout_and_carried_hidden_state_matches_eager() -> None:
+def test_lstm_with_dropout_and_carried_hidden_state_matches_eager(recompute: bool) -> None:
     data = [_tokens(s, 23, (6, 3)) for s in range(4)]
     hidden: dict[bool, Any] = {}
 
@@ -185,7 +200,7 @@ def test_eval_and_no_grad_run_compiled_and_match_eager() -> None:
     _native(compiled)
 
 
-def test_batch_norm_running_stats_follow_eager() -> None:
+def test_batch_norm_running_stats_follow_eager(recompute: bool) -> None:
     def build() -> nn.Module:
         return nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
                              nn.Linear(4 * 26 * 26, 10))  # fmt: skip
@@ -229,11 +244,20 @@ def test_a_graph_break_runs_eagerly_and_explain_names_the_replay() -> None:
     with pytest.raises(lucid.compiler.Unsupported, match=r"test_integration_compile_mlx.py:\d+"):
         lucid.compile(model, fullgraph=True)(lucid.ones(2, 4, device=DEV))
     report = lucid.compiler.explain(model.lin, lucid.ones(2, 4, device=DEV))
+    assert (
+        "array replay; not compiled by the backend: a training call whose outputs are not "
+        "one loss" in report.replay_per_graph[0]
+    )
+    with lucid.no_grad():
+        report = lucid.compiler.explain(model.lin, lucid.ones(2, 4, device=DEV))
     assert report.replay_per_graph == ["mx.compile"]
     assert "Graph 1: mx.compile" in str(report)
+    report = lucid.compiler.explain(lambda x: model.lin(x).sum(), lucid.ones(2, 4, device=DEV))
+    assert report.replay_per_graph == ["mx.compile (forward and gradients in one call)"]
 
 
-def test_backward_frees_as_eager_and_is_not_differentiable() -> None:
+def test_backward_frees_as_eager_and_is_not_differentiable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lucid.compiler.native_config, "recompute_in_backward", True)
     lucid.manual_seed(0)
     lin = nn.Linear(3, 2).to(DEV)
     compiled = lucid.compile(lin)
@@ -258,3 +282,42 @@ def test_an_out_of_range_index_still_raises_at_the_next_sync() -> None:
         _close(compiled(good).detach().numpy(), emb(good).detach().numpy(), 0, 0)
     with pytest.raises(IndexError, match="out of bounds"):
         compiled(lucid.tensor([1, 7], device=DEV)).sum().item()
+
+
+def test_a_loss_gets_its_gradients_with_the_forward_and_any_cotangent() -> None:
+    lucid.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1)).to(DEV)
+    x = lucid.randn(5, 6, device=DEV)
+
+    def loss_of(x: lucid.Tensor) -> lucid.Tensor:
+        return model(x).square().mean()
+
+    compiled = lucid.compile(loss_of)
+    for _ in range(2):  # the capture, then a replay
+        grads = []
+        for run in (compiled, loss_of):
+            (run(x) * 3.0).backward()  # a cotangent other than 1 reaches the compiled node
+            grads.append([p.grad.numpy().copy() for p in model.parameters()])
+            model.zero_grad()
+        for a, b in zip(*grads):
+            _close(a, b, 1e-5, 1e-6)
+    program = compiled.log[0].program
+    assert program is not None and program.native is not None and program.native.vg
+
+
+def test_dropout_inside_attention_keeps_the_array_replay_and_says_why() -> None:
+    lucid.manual_seed(0)
+    q = lucid.randn(2, 2, 4, 8, device=DEV, requires_grad=True)
+
+    def attend(q: lucid.Tensor) -> lucid.Tensor:
+        return F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).sum()
+
+    compiled = lucid.compile(attend)
+    for _ in range(2):
+        lucid.manual_seed(4)
+        got = compiled(q)
+        lucid.manual_seed(4)
+        _close(got.item(), attend(q).item(), 1e-5, 1e-6)
+    program = compiled.log[0].program
+    assert program is not None and program.native is None and program.arrays is not None
+    assert "draws random numbers inside its forward" in program.native_why

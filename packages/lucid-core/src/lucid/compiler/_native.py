@@ -22,6 +22,7 @@ compiled vector-Jacobian product of the same function.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -56,6 +57,18 @@ class BackendCompiler(Protocol):
         ...
 
 
+class NativeConfig:
+    """Settings of the backend compilers under ``lucid.compile``
+    (``lucid.compiler.native_config``)."""
+
+    # A training call whose outputs are not one loss (a Module returning logits): its
+    # backward's vjp computes the forward again, since the cotangents are not known when the
+    # forward runs. Off by default: on MLX's CPU that measured slower than eager and than the
+    # array replay (docs/performance.md), which then runs such calls.
+    recompute_in_backward = False
+
+
+native_config = NativeConfig()
 _factories: list[tuple[type, Callable[[Any], BackendCompiler]]] = []
 _made: dict[int, tuple[Any, BackendCompiler]] = {}  # id(backend) -> (backend, its compiler)
 
@@ -116,7 +129,11 @@ class CompiledFunction(Function):
             ctx.inputs = None  # freed as the eager nodes free what they saved
         prog = ctx.prog
         cots = [grads[i]._data for i in prog.rg_at]
-        got = prog.vjp(inputs, cots)
+        if prog.vg:  # the gradients for a cotangent of 1, made with the forward: scaled
+            c = cots[0].reshape(())
+            got = [g * c if g.dtype == c.dtype else (g * c).astype(g.dtype) for g in inputs]
+        else:
+            got = prog.vjp(inputs, cots)
         bk = ctx.backend
         return tuple([Tensor.from_backend_array(g, bk) for g in got])
 
@@ -128,6 +145,8 @@ class NativeProgram:
     pure: Callable[[list[Any]], list[Any]]  # the forward on arrays, as written
     fwd: Callable[..., list[Any]]  # compiled
     vjp_c: Callable[..., list[Any]] | None  # its vector-Jacobian product, compiled
+    fwd_vg: Callable[..., list[Any]] | None  # the forward and its gradients, compiled
+    vg: bool  # training calls run fwd_vg (one output needs a gradient, and it has one element)
     source: str
 
     def __init__(self, ap: ArrayProgram, comp: BackendCompiler) -> None:
@@ -152,8 +171,19 @@ class NativeProgram:
         if why:
             return why
         self.pure = self._source()
-        self.fwd = comp.compile(self.pure)
-        self.vjp_c = comp.compile(self._vjp_fn) if self.diff_at else None
+        self.fwd = comp.compile(self.pure)  # (compiled functions trace at their first call)
+        train = bool(self.diff_at) and grad_mode._state.enabled
+        self.vg = self.vg and train
+        self.fwd_vg = comp.compile(self._vg_fn) if self.vg else None
+        if train and not self.vg and not native_config.recompute_in_backward:
+            return (f"a training call whose outputs are not one loss: {comp.name}'s backward "
+                    "would compute the forward again (lucid.compiler.native_config."
+                    "recompute_in_backward = True to run it so)")  # fmt: skip
+        self.vjp_c = comp.compile(self._vjp_fn) if train and not self.vg else None
+        if self.vg:
+            self.name = f"{comp.name} (forward and gradients in one call)"
+        elif train:
+            self.name = f"{comp.name} (forward; the backward's vjp computes it again)"
         try:
             why = self._check(rec)
         except Exception as exc:  # noqa: BLE001 - any failure of the backend's compiler
@@ -199,6 +229,9 @@ class NativeProgram:
         rg_slots = [k for k in ap.node_outs if ap.meta[k][0]]
         self.rg_at = [ap.node_outs.index(k) for k in rg_slots]  # node outputs with gradients
         self.rg_out = [ap.out_slots.index(k) for k in rg_slots]
+        # one output with one element needing a gradient (a loss): its gradients are made
+        # with the forward, for a cotangent of 1, and scaled by the one backward brings
+        self.vg = len(rg_slots) == 1 and math.prod(ap.meta[rg_slots[0]][2]) == 1
         return ""
 
     def _source(self) -> Any:
@@ -255,6 +288,24 @@ class NativeProgram:
         parts = [self._render(a) for a in args]
         return ", ".join(parts + [f"{k}={self._render(v)}" for k, v in kwargs.items()])
 
+    def _vg_fn(self, xs: list[Any]) -> list[Any]:
+        """The forward's outputs (and buffer writes), then the gradients of ``diff_at`` for a
+        cotangent of 1 on the one output that needs a gradient."""
+        diff_at, pure, ap = self.diff_at, self.pure, self.ap
+        k = self.rg_out[0]
+        _, bk, shape, dt = ap.meta[ap.out_slots[k]]
+        side: list[Any] = []
+
+        def f(*d: Any) -> list[Any]:
+            ys = list(xs)
+            for i, v in zip(diff_at, d):
+                ys[i] = v
+            side[:] = pure(ys)
+            return [side[k]]
+
+        grads = self.comp.vjp(f, [xs[i] for i in diff_at], [bk.xp.ones(shape, dtype=dt)])
+        return [*side, *grads]
+
     def _vjp_fn(self, xs: list[Any], cots: list[Any]) -> list[Any]:
         diff_at, rg_out, pure = self.diff_at, self.rg_out, self.pure
 
@@ -278,7 +329,7 @@ class NativeProgram:
             return t
 
         xs = [eager(k)._data for k in self.slot_x]
-        got = self.fwd(xs)
+        got = self.fwd(xs) if self.fwd_vg is None else self.fwd_vg(xs)
         bk = ap.bk
         for k, a in zip(ap.out_slots, got[: self.n_out]):
             why = _differs(bk, a, eager(k)._data, f"output (slot {k})")
@@ -295,7 +346,11 @@ class NativeProgram:
         ins = [eager(k) for k in ap.ext_rg]
         want = engine.grad(outs, ins, [Tensor.from_backend_array(c, bk) for c in cots],
                            retain_graph=True, allow_unused=True)  # fmt: skip
-        mine = self.vjp(xs, cots)
+        if self.fwd_vg is not None:
+            c = cots[0].reshape(())
+            mine = [g * c for g in got[self.n_out + len(self.writes) :]]
+        else:
+            mine = self.vjp(xs, cots)
         refs = [bk.xp.zeros(g.shape, dtype=g.dtype) if w is None else w._data
                 for g, w in zip(mine, want)]  # fmt: skip
         # one scale for all: a gradient that is zero in exact arithmetic (a bias before a
@@ -332,8 +387,11 @@ class NativeProgram:
             have = dict(zip(self.slot_x, xs))
             r = fn(*_wrap(args, have, bk), **_wrap(kwargs, have, bk))
             xs += [t._data for t in r] if is_tuple else [r._data]
-        got = self.fwd(xs)
-        for (fn, buf, _), a in zip(self.writes, got[self.n_out :]):
+        train = self.diff_at and grad_mode._state.enabled
+        vg = self.fwd_vg
+        got = vg(xs) if train and vg is not None else self.fwd(xs)
+        n = self.n_out + len(self.writes)
+        for (fn, buf, _), a in zip(self.writes, got[self.n_out : n]):
             fn(buf, make(a, ap.bk))
         meta = ap.meta
         env: dict[int, Tensor] = {k: leaves[k] for k in range(ap.n_args)}
@@ -341,7 +399,7 @@ class NativeProgram:
             env[k] = t
         nr = {k: i for i, k in enumerate(ap.node_outs)}
         node = None
-        if self.diff_at and grad_mode._state.enabled:
+        if train:
             node = CompiledFunction.__new__(CompiledFunction)
             node.backend = node.out_backend = ap.bk
             node.xp = ap.bk.xp
@@ -350,7 +408,7 @@ class NativeProgram:
             node.needs_input_grad = (True,) * len(ext)
             node._impl = CompiledFunction
             node._saved = []
-            node.prog, node.inputs = self, xs
+            node.prog, node.inputs = self, (got[n:] if vg is not None else xs)
             node._out_meta = tuple([(meta[k][2], meta[k][3]) for k in ap.node_outs])
         for k, a in zip(ap.out_slots, got[: self.n_out]):
             if k in env:
