@@ -321,3 +321,27 @@ def test_dropout_inside_attention_keeps_the_array_replay_and_says_why() -> None:
     program = compiled.log[0].program
     assert program is not None and program.native is None and program.arrays is not None
     assert "draws random numbers inside its forward" in program.native_why
+
+
+def test_no_grad_and_detach_inside_a_compiled_loss_cut_the_gradient_as_eager() -> None:
+    lucid.manual_seed(0)
+    lin = nn.Linear(4, 4).to(DEV)
+    x = lucid.randn(3, 4, device=DEV)
+
+    def loss_of(x: lucid.Tensor) -> lucid.Tensor:
+        h = lin(x)
+        with lucid.no_grad():
+            target = lin(x).tanh()
+        return ((h - target) ** 2).mean() + (h.detach() * h).mean()
+
+    compiled = lucid.compile(loss_of)
+    for _ in range(2):
+        grads = []
+        for run in (compiled, loss_of):
+            run(x).backward()
+            grads.append([p.grad.numpy().copy() for p in lin.parameters()])
+            lin.zero_grad()
+        for a, b in zip(*grads):
+            _close(a, b, 1e-5, 1e-6)
+    program = compiled.log[0].program
+    assert program is not None and program.native is not None, program.native_why

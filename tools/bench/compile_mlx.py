@@ -12,8 +12,9 @@ and the GPT and LSTM workloads of ``train_step.py`` (same configurations and dat
 - ``eval-eager`` / ``eval-module`` (``--forward``): the model's forward in eval mode under
   ``no_grad``, eager and ``lucid.compile(model)`` (``mx.compile``).
 
-Rounds alternate in one process, from the same weights; medians per step, the ratio to the
-eager row, and each compiled row's first call (capture, compile, check against eager). On
+Rounds alternate in one process, from the same weights; medians per step (wall clock, and
+the process's CPU time, which a loaded machine disturbs less), the ratio to the eager row,
+and each compiled row's first call (capture, compile, check against eager). On
 Linux MLX runs on its CPU backend, whose matrix products are a reference BLAS: a correctness
 path, so these numbers say what compiling saves around the kernels, not how fast MLX is.
 
@@ -124,17 +125,23 @@ def main() -> None:
         hows += ["eval-eager", "eval-module"] if args.forward else []
         steps = {how: _stepper(name, how) for how in hows}
         times: dict[str, list[float]] = {how: [] for how in steps}
+        cpu: dict[str, list[float]] = {how: [] for how in steps}
         for _ in range(args.rounds):
             for how, (step, _) in steps.items():
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 for _ in range(STEPS[name]):
                     step()
                 times[how].append((time.perf_counter() - t0) / STEPS[name])
+                cpu[how].append((time.process_time() - c0) / STEPS[name])
         med = {how: statistics.median(t) for how, t in times.items()}
+        mcpu = {how: statistics.median(t) for how, t in cpu.items()}
         for how in steps:
-            base = med["eval-eager" if how.startswith("eval") else "eager"]
+            base = "eval-eager" if how.startswith("eval") else "eager"
             first = "" if how.endswith("eager") else f"  first call {steps[how][1] * 1e3:.0f} ms"
-            print(f"{name:7s} {how:12s} {med[how] * 1e3:9.2f} ms  x{med[how] / base:.2f}{first}")
+            print(
+                f"{name:7s} {how:12s} wall {med[how] * 1e3:9.2f} ms x{med[how] / med[base]:.2f}"
+                f"  cpu {mcpu[how] * 1e3:9.2f} ms x{mcpu[how] / mcpu[base]:.2f}{first}"
+            )
         print(f"        (load {os.getloadavg()[0]:.2f} after)")
 
 

@@ -56,6 +56,10 @@ class BackendCompiler(Protocol):
         primal; called inside a function that :meth:`compile` compiles."""
         ...
 
+    def stop_gradient(self, a: Any) -> Any:
+        """``a``, with no gradient flowing through it in :meth:`vjp`."""
+        ...
+
 
 class NativeConfig:
     """Settings of the backend compilers under ``lucid.compile``
@@ -170,9 +174,9 @@ class NativeProgram:
         why = self._layout()
         if why:
             return why
-        self.pure = self._source()
-        self.fwd = comp.compile(self.pure)  # (compiled functions trace at their first call)
         train = bool(self.diff_at) and grad_mode._state.enabled
+        self.pure = self._source(train)
+        self.fwd = comp.compile(self.pure)  # (compiled functions trace at their first call)
         self.vg = self.vg and train
         self.fwd_vg = comp.compile(self._vg_fn) if self.vg else None
         if train and not self.vg and not native_config.recompute_in_backward:
@@ -234,17 +238,21 @@ class NativeProgram:
         self.vg = len(rg_slots) == 1 and math.prod(ap.meta[rg_slots[0]][2]) == 1
         return ""
 
-    def _source(self) -> Any:
-        """``pure(X)``: the forward's ops on arrays, the outputs then the buffers' new values."""
+    def _source(self, train: bool) -> Any:
+        """``pure(X)``: the forward's ops on arrays, the outputs then the buffers' new values.
+        In a training call, what eager mode leaves without a gradient (an op's output under
+        ``no_grad``, a ``detach``, an index output) gets none from the vjp either."""
         ap = self.ap
         lines = ["def pure(X):"]
         b = lines.append
         for i, k in enumerate(self.slot_x):
             b(f"    a{k} = X[{i}]")
+        sg = self._c(self.comp.stop_gradient)
         for st in ap.steps:
             kind = st[0]
             if kind == "alias":
-                b(f"    a{st[1]} = a{st[2]}")
+                cut = train and ap.meta[st[2]][0] and not st[3]
+                b(f"    a{st[1]} = {sg}(a{st[2]})" if cut else f"    a{st[1]} = a{st[2]}")
             elif kind == "op":
                 _, op, args, kwargs, outs, needs, _, is_tuple, bk = st
                 K, B = self._c(op), self._c(bk)
@@ -253,6 +261,10 @@ class NativeProgram:
                 call = self._call(args, kwargs)
                 lhs = "".join(f"a{o}, " for o in outs) if is_tuple else f"a{outs[0]}"
                 b(f"    {lhs} = {K}.forward(c, {call})")
+                if train and any(needs):
+                    for o, rg in zip(outs, st[6]):
+                        if not rg:
+                            b(f"    a{o} = {sg}(a{o})")
             elif kind == "call" and st[1].__name__ not in _SAMPLERS:
                 target, value = st[2]
                 b(f"    a{st[4][0]} = a{target.k} = a{value.k}")
