@@ -89,7 +89,8 @@ class RNNModel(nn.Module):
 
 def _native(run: Any) -> list[Any]:
     """The programs of a compiled module's captures, each checked to run with mx.compile (or,
-    for a training call whose outputs are not one loss, to say why the array replay runs it)."""
+    for a call needing gradients whose outputs are not one loss, to say why the array replay
+    runs it)."""
     progs = [e.program for e in run._compiled_forward.log]
     recompute = lucid.compiler.native_config.recompute_in_backward
     for p in progs:
@@ -245,8 +246,8 @@ def test_a_graph_break_runs_eagerly_and_explain_names_the_replay() -> None:
         lucid.compile(model, fullgraph=True)(lucid.ones(2, 4, device=DEV))
     report = lucid.compiler.explain(model.lin, lucid.ones(2, 4, device=DEV))
     assert (
-        "array replay; not compiled by the backend: a training call whose outputs are not "
-        "one loss" in report.replay_per_graph[0]
+        "array replay; not compiled by the backend: a call needing gradients whose outputs are "
+        "not one loss" in report.replay_per_graph[0]
     )
     with lucid.no_grad():
         report = lucid.compiler.explain(model.lin, lucid.ones(2, 4, device=DEV))

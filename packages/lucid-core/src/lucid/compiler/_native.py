@@ -180,8 +180,8 @@ class NativeProgram:
         self.vg = self.vg and train
         self.fwd_vg = comp.compile(self._vg_fn) if self.vg else None
         if train and not self.vg and not native_config.recompute_in_backward:
-            return (f"a training call whose outputs are not one loss: {comp.name}'s backward "
-                    "would compute the forward again (lucid.compiler.native_config."
+            return (f"a call needing gradients whose outputs are not one loss: {comp.name}'s "
+                    "backward would compute the forward again (lucid.compiler.native_config."
                     "recompute_in_backward = True to run it so)")  # fmt: skip
         self.vjp_c = comp.compile(self._vjp_fn) if train and not self.vg else None
         if self.vg:
