@@ -346,3 +346,28 @@ def test_no_grad_and_detach_inside_a_compiled_loss_cut_the_gradient_as_eager() -
             _close(a, b, 1e-5, 1e-6)
     program = compiled.log[0].program
     assert program is not None and program.native is not None, program.native_why
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v3_small", "resnet18"])
+def test_zoo_models_compile_in_train_and_eval_with_in_place_activations(name: str) -> None:
+    # eval under no_grad: the in-place activations write tensors the function made, which
+    # the compiled function rebinds (the array replay cannot run those captures)
+    lucid.manual_seed(0)
+    model = create_model(name).to(DEV)
+    x = lucid.randn(2, 3, 32, 32, device=DEV)
+
+    def loss_of(x: lucid.Tensor) -> lucid.Tensor:
+        return (model(x).float() ** 2).mean() + lucid.zeros((), device=DEV)
+
+    compiled = lucid.compile(loss_of)
+    for mode in ("train", "eval"):
+        getattr(model, mode)()
+        for _ in range(2):
+            with lucid.set_grad_enabled(mode == "train"):
+                lucid.manual_seed(1)  # the same dropout masks
+                got = compiled(x)
+                lucid.manual_seed(1)
+                want = loss_of(x)
+            _close(got.item(), want.item(), 1e-4, 1e-6)
+    for entry in compiled.log:
+        assert entry.program is not None and entry.program.native is not None

@@ -216,11 +216,13 @@ class NativeProgram:
                             "function computes")  # fmt: skip
                 self.samples.append(st)
                 made.update(st[4])
-            elif kind == "call":  # a buffer's in-place write (ArrayProgram.build checked it)
+            elif kind == "call":  # an in-place write (ArrayProgram.build checked it)
                 target, value = st[2]
                 if ap.meta[target.k][3] != ap.meta[value.k][3]:
-                    return "an in-place write that changes a buffer's dtype"
-                self.writes.append((st[1], ap.tensor_of[target.k], value.k))
+                    return "an in-place write that changes a tensor's dtype"
+                if target.k in ap.tensor_of:  # a buffer: written after the call
+                    self.writes.append((st[1], ap.tensor_of[target.k], value.k))
+                made.update(st[4])  # (a tensor the function made: its slot is rebound)
             elif kind == "op":
                 made.update(st[4])
         self.n_x = ap.n_args + len(self.x_const) + sum(len(st[4]) for st in self.samples)
