@@ -385,3 +385,32 @@ def test_zoo_models_compile_in_train_and_eval_with_in_place_activations(name: st
             _close(got.item(), want.item(), 1e-4, 1e-6)
     for entry in compiled.log:
         assert entry.program is not None and entry.program.native is not None
+
+
+def test_logits_and_loss_as_nanogpt_returns_them_train_on_mx_compile() -> None:
+    class Head(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(6, 5)
+
+        def forward(self, x: lucid.Tensor, y: lucid.Tensor) -> tuple[lucid.Tensor, lucid.Tensor]:
+            logits = self.lin(x)
+            return logits, F.cross_entropy(logits, y)
+
+    lucid.manual_seed(0)
+    model = Head().to(DEV)
+    compiled = lucid.compile(model)
+    x, y = lucid.randn(4, 6, device=DEV), lucid.tensor([0, 1, 4, 2], device=DEV)
+    for through_logits in (False, True, False):  # the loss alone; the logits too (full vjp)
+        grads = []
+        for run in (compiled, model):
+            logits, loss = run(x, y)
+            total = loss + (logits**2).mean() if through_logits else loss
+            total.backward()
+            grads.append([p.grad.numpy().copy() for p in model.parameters()])
+            model.zero_grad()
+        for a, b in zip(*grads):
+            _close(a, b, 1e-5, 1e-6)
+    program = compiled._compiled_forward.log[0].program
+    assert program is not None and program.native is not None, program.native_why
+    assert program.native.vg and program.native.vjp_c is not None

@@ -114,7 +114,7 @@ class CompiledFunction(Function):
     compiled vector-Jacobian product (``grad_fn.name()`` is ``CompiledFunctionBackward0``)."""
 
     prog: NativeProgram
-    inputs: list[Any] | None
+    inputs: tuple[list[Any], list[Any] | None] | None  # (the call's arrays, the loss's grads)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
@@ -132,14 +132,24 @@ class CompiledFunction(Function):
         if not tasks or not tasks[-1].retain_graph:
             ctx.inputs = None  # freed as the eager nodes free what they saved
         prog = ctx.prog
-        cots = [grads[i]._data for i in prog.rg_at]
-        if prog.vg:  # the gradients for a cotangent of 1, made with the forward: scaled
-            c = cots[0].reshape(())
-            got = [g * c if g.dtype == c.dtype else (g * c).astype(g.dtype) for g in inputs]
-        else:
-            got = prog.vjp(inputs, cots)
         bk = ctx.backend
+        xs, ones = inputs
+        cots = [grads[i]._data for i in prog.rg_at]
+        j = prog.vg_at
+        others = [a for i, a in enumerate(cots) if i != j]
+        if ones is not None and not any([_nonzero(bk, a) for a in others]):
+            # the loss's gradients for a cotangent of 1, made with the forward: scaled (the
+            # other outputs' cotangents are zeros: the engine's fill where none reached them)
+            c = cots[j].reshape(())
+            got = [g * c if g.dtype == c.dtype else (g * c).astype(g.dtype) for g in ones]
+        else:
+            got = prog.vjp(xs, cots)
         return tuple([Tensor.from_backend_array(g, bk) for g in got])
+
+
+def _nonzero(bk: Any, a: Any) -> bool:
+    """Whether array ``a`` has a nonzero element (a sync of one boolean)."""
+    return bool(bk.to_numpy(bk.xp.any(a != 0)))
 
 
 class NativeProgram:
@@ -150,7 +160,8 @@ class NativeProgram:
     fwd: Callable[..., list[Any]]  # compiled
     vjp_c: Callable[..., list[Any]] | None  # its vector-Jacobian product, compiled
     fwd_vg: Callable[..., list[Any]] | None  # the forward and its gradients, compiled
-    vg: bool  # training calls run fwd_vg (one output needs a gradient, and it has one element)
+    vg: bool  # training calls run fwd_vg (one output needing a gradient has one element)
+    vg_at: int  # which of the outputs needing gradients that one is
     source: str
 
     def __init__(self, ap: ArrayProgram, comp: BackendCompiler) -> None:
@@ -179,11 +190,12 @@ class NativeProgram:
         self.fwd = comp.compile(self.pure)  # (compiled functions trace at their first call)
         self.vg = self.vg and train
         self.fwd_vg = comp.compile(self._vg_fn) if self.vg else None
-        if train and not self.vg and not native_config.recompute_in_backward:
+        if train and not self.vg and not native_config.recompute_in_backward:  # (see it)
             return (f"a call needing gradients whose outputs are not one loss: {comp.name}'s "
                     "backward would compute the forward again (lucid.compiler.native_config."
                     "recompute_in_backward = True to run it so)")  # fmt: skip
-        self.vjp_c = comp.compile(self._vjp_fn) if train and not self.vg else None
+        full = train and (not self.vg or len(self.rg_out) > 1)  # (traced only where called)
+        self.vjp_c = comp.compile(self._vjp_fn) if full else None
         if self.vg:
             self.name = f"{comp.name} (forward and gradients in one call)"
         elif train:
@@ -237,7 +249,11 @@ class NativeProgram:
         self.rg_out = [ap.out_slots.index(k) for k in rg_slots]
         # one output with one element needing a gradient (a loss): its gradients are made
         # with the forward, for a cotangent of 1, and scaled by the one backward brings
-        self.vg = len(rg_slots) == 1 and math.prod(ap.meta[rg_slots[0]][2]) == 1
+        # (other outputs may need gradients too, as nanoGPT's logits: where their cotangents
+        # are zeros, as when only the loss is backpropagated, the loss's gradients serve)
+        ones = [i for i, k in enumerate(rg_slots) if math.prod(ap.meta[k][2]) == 1]
+        self.vg = len(ones) == 1
+        self.vg_at = ones[0] if ones else -1
         return ""
 
     def _source(self, train: bool) -> Any:
@@ -306,7 +322,7 @@ class NativeProgram:
         """The forward's outputs (and buffer writes), then the gradients of ``diff_at`` for a
         cotangent of 1 on the one output that needs a gradient."""
         diff_at, pure, ap = self.diff_at, self.pure, self.ap
-        k = self.rg_out[0]
+        k = self.rg_out[self.vg_at]
         _, bk, shape, dt = ap.meta[ap.out_slots[k]]
         side: list[Any] = []
 
@@ -358,23 +374,20 @@ class NativeProgram:
         cots = [bk.asarray(rng.standard_normal(t._data.shape).astype(np.dtype(t.dtype.name)))
                 for t in outs]  # fmt: skip
         ins = [eager(k) for k in ap.ext_rg]
-        want = engine.grad(outs, ins, [Tensor.from_backend_array(c, bk) for c in cots],
-                           retain_graph=True, allow_unused=True)  # fmt: skip
-        if self.fwd_vg is not None:
-            c = cots[0].reshape(())
-            mine = [g * c for g in got[self.n_out + len(self.writes) :]]
-        else:
-            mine = self.vjp(xs, cots)
-        refs = [bk.xp.zeros(g.shape, dtype=g.dtype) if w is None else w._data
-                for g, w in zip(mine, want)]  # fmt: skip
-        # one scale for all: a gradient that is zero in exact arithmetic (a bias before a
-        # normalisation) is rounding noise in both, compared with the gradients that are not
-        scale = max([float(np.max(np.abs(bk.to_numpy(r)))) for r in refs if r.size] or [0.0])
-        for k, g, r in zip(ap.ext_rg, mine, refs):
-            why = _differs(bk, g, r, f"gradient (slot {k})", scale)
+        if self.vjp_c is not None:
+            want = engine.grad(outs, ins, [Tensor.from_backend_array(c, bk) for c in cots],
+                               retain_graph=True, allow_unused=True)  # fmt: skip
+            why = _grads_differ(bk, ap.ext_rg, self.vjp(xs, cots), want)
             if why:
                 return why
-        return ""
+        if self.fwd_vg is None:
+            return ""
+        j = self.vg_at  # the loss alone backpropagated: the gradients made with the forward
+        want = engine.grad([outs[j]], ins, [Tensor.from_backend_array(cots[j], bk)],
+                           retain_graph=True, allow_unused=True)  # fmt: skip
+        c = cots[j].reshape(())
+        return _grads_differ(bk, ap.ext_rg, [g * c for g in got[self.n_out + len(self.writes) :]],
+                             want)  # fmt: skip
 
     # -- running --------------------------------------------------------------------------------
     def usable(self) -> bool:
@@ -422,7 +435,7 @@ class NativeProgram:
             node.needs_input_grad = (True,) * len(ext)
             node._impl = CompiledFunction
             node._saved = []
-            node.prog, node.inputs = self, (got[n:] if vg is not None else xs)
+            node.prog, node.inputs = self, (xs, got[n:] if vg is not None else None)
             node._out_meta = tuple([(meta[k][2], meta[k][3]) for k in ap.node_outs])
         for k, a in zip(ap.out_slots, got[: self.n_out]):
             if k in env:
@@ -433,6 +446,20 @@ class NativeProgram:
                 t.grad_fn, t._output_nr = node, nr[k]
             env[k] = t
         return _rebuild(ap.out_t, env)
+
+
+def _grads_differ(bk: Any, slots: list[int], mine: list[Any], want: Any) -> str:
+    """Why gradients ``mine`` are not lucid's ``want`` (Tensors or None) within tolerance."""
+    refs = [bk.xp.zeros(g.shape, dtype=g.dtype) if w is None else w._data
+            for g, w in zip(mine, want)]  # fmt: skip
+    # one scale for all: a gradient that is zero in exact arithmetic (a bias before a
+    # normalisation) is rounding noise in both, compared with the gradients that are not
+    scale = max([float(np.max(np.abs(bk.to_numpy(r)))) for r in refs if r.size] or [0.0])
+    for k, g, r in zip(slots, mine, refs):
+        why = _differs(bk, g, r, f"gradient (slot {k})", scale)
+        if why:
+            return why
+    return ""
 
 
 def _differs(bk: Any, got: Any, want: Any, what: str, scale: float | None = None) -> str:
