@@ -22,7 +22,12 @@ from lucid.compiler._api import (
 )
 from lucid.compiler._capture import BreakReason, Program, Unsupported
 from lucid.compiler._explain import ExplainOutput, explain
-from lucid.compiler._native import BackendCompiler, register_backend_compiler
+from lucid.compiler._native import (
+    BackendCompiler,
+    NativeConfig,
+    native_config,
+    register_backend_compiler,
+)
 
 __all__ = [
     "RECOMPILE_LIMIT",
@@ -30,6 +35,7 @@ __all__ = [
     "BreakReason",
     "CompiledFunction",
     "ExplainOutput",
+    "NativeConfig",
     "Program",
     "Unsupported",
     "compile",
@@ -37,6 +43,7 @@ __all__ = [
     "explain",
     "is_compiling",
     "list_backends",
+    "native_config",
     "register_backend_compiler",
     "register_module_type",
     "replayable",

@@ -153,6 +153,8 @@ class ArrayProgram:
         self.rewrites: list[str] = []  # what the program does otherwise than the capture
         self.fwd_source = self.bwd_source = ""  # the generated code (the last forward built)
         self.dead: set[int] = set()  # slots a rewrite no longer makes
+        # why only a backend compiler can run it (its forward cannot replay here), or ""
+        self.native_only = ""
 
     # -- building -------------------------------------------------------------------------------
     def _c(self, v: Any) -> str:
@@ -195,7 +197,9 @@ class ArrayProgram:
                 name = getattr(st[1], "__name__", "")
                 if name == "_inplace_result":
                     why = _buffer_write(st, n_args, tensor_of, rec.made)
-                    if why:
+                    if why == _MADE_WRITE and _plain_write(rec, st[2][0].k):
+                        self.native_only = why  # a pure function rebinds it; fwd() cannot
+                    elif why:
                         return why
                 elif name not in _SAMPLERS or any(st[5]):
                     return f"{name.lstrip('_')} is replayed as a call"
@@ -232,6 +236,8 @@ class ArrayProgram:
         self.tensor_of = tensor_of
         self.checks = [(t, t.requires_grad) for _, t in self.const_t if isinstance(t, Tensor)]
         self.bk = meta[self.node_outs[0]][1] if self.node_outs else None
+        if self.native_only:
+            return self
         self.fwd_plain = self._forward(None, set())
         self.fwd_trace = self._forward(True, set()) if self.any_rg and self.bk else None
         self.fwd_lean = None
@@ -767,7 +773,7 @@ def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
     k = args[0].k
     t = tensor_of.get(k)
     if k >= n_args and t is None:
-        return "an in-place write on a tensor the function made"
+        return _MADE_WRITE
     if t is not None and (not isinstance(t, Tensor) or t._base is not None or k in made):
         return "an in-place write on a view"
     if k < n_args:
@@ -981,6 +987,17 @@ def _fuse_masked_softmax(
             meta[k] = (False, *meta[k][1:])
         done.append("mul, where and softmax ran as one scaled masked softmax")
     return [st for st in new if st[0] != "skip"], meta, done
+_MADE_WRITE = "an in-place write on a tensor the function made"
+
+
+def _plain_write(rec: Any, k: int) -> bool:
+    """Whether the tensor of slot ``k``, written in place, shares storage with no other
+    tensor of the capture (no view of another, none a view of it): rebinding its slot to the
+    written value is then the whole write."""
+    t = rec.keep[rec._kept[k]]
+    if t._base is not None:
+        return False
+    return not any(getattr(o, "_base", None) is t for o in rec.keep)
 
 
 def _has_tensor(x: Any) -> bool:

@@ -160,6 +160,8 @@ class Recorder:
         self._kept[n] = len(self.keep)
         self.keep.append(t)
         d = t._data
+        self.keep.append(d)  # alive too: an in-place write replaces it, and array_slot must
+        # not meet its id again on another array (a new tensor taken for an alias of the slot)
         self.slot_meta[n] = (t.requires_grad, t._backend, tuple(d.shape), d.dtype)
         return n
 
@@ -383,6 +385,10 @@ class Recorder:
                 prog.native_why = native
             else:
                 prog.native = native
+            if fast.native_only:  # only the backend's compiler can run this on arrays
+                prog.arrays, prog.arrays_why = None, fast.native_only
+                if isinstance(native, str) and not native:
+                    prog.native_why = native_missing(self.slot_meta, fast.native_only)
             prog.capture_seconds = time.perf_counter() - started
         return prog
 

@@ -22,6 +22,7 @@ compiled vector-Jacobian product of the same function.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -55,7 +56,23 @@ class BackendCompiler(Protocol):
         primal; called inside a function that :meth:`compile` compiles."""
         ...
 
+    def stop_gradient(self, a: Any) -> Any:
+        """``a``, with no gradient flowing through it in :meth:`vjp`."""
+        ...
 
+
+class NativeConfig:
+    """Settings of the backend compilers under ``lucid.compile``
+    (``lucid.compiler.native_config``)."""
+
+    # A training call whose outputs are not one loss (a Module returning logits): its
+    # backward's vjp computes the forward again, since the cotangents are not known when the
+    # forward runs. Off by default: on MLX's CPU that measured slower than eager and than the
+    # array replay (docs/performance.md), which then runs such calls.
+    recompute_in_backward = False
+
+
+native_config = NativeConfig()
 _factories: list[tuple[type, Callable[[Any], BackendCompiler]]] = []
 _made: dict[int, tuple[Any, BackendCompiler]] = {}  # id(backend) -> (backend, its compiler)
 
@@ -97,7 +114,7 @@ class CompiledFunction(Function):
     compiled vector-Jacobian product (``grad_fn.name()`` is ``CompiledFunctionBackward0``)."""
 
     prog: NativeProgram
-    inputs: list[Any] | None
+    inputs: tuple[list[Any], list[Any] | None] | None  # (the call's arrays, the loss's grads)
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
@@ -115,10 +132,24 @@ class CompiledFunction(Function):
         if not tasks or not tasks[-1].retain_graph:
             ctx.inputs = None  # freed as the eager nodes free what they saved
         prog = ctx.prog
-        cots = [grads[i]._data for i in prog.rg_at]
-        got = prog.vjp(inputs, cots)
         bk = ctx.backend
+        xs, ones = inputs
+        cots = [grads[i]._data for i in prog.rg_at]
+        j = prog.vg_at
+        others = [a for i, a in enumerate(cots) if i != j]
+        if ones is not None and not any([_nonzero(bk, a) for a in others]):
+            # the loss's gradients for a cotangent of 1, made with the forward: scaled (the
+            # other outputs' cotangents are zeros: the engine's fill where none reached them)
+            c = cots[j].reshape(())
+            got = [g * c if g.dtype == c.dtype else (g * c).astype(g.dtype) for g in ones]
+        else:
+            got = prog.vjp(xs, cots)
         return tuple([Tensor.from_backend_array(g, bk) for g in got])
+
+
+def _nonzero(bk: Any, a: Any) -> bool:
+    """Whether array ``a`` has a nonzero element (a sync of one boolean)."""
+    return bool(bk.to_numpy(bk.xp.any(a != 0)))
 
 
 class NativeProgram:
@@ -128,6 +159,9 @@ class NativeProgram:
     pure: Callable[[list[Any]], list[Any]]  # the forward on arrays, as written
     fwd: Callable[..., list[Any]]  # compiled
     vjp_c: Callable[..., list[Any]] | None  # its vector-Jacobian product, compiled
+    fwd_vg: Callable[..., list[Any]] | None  # the forward and its gradients, compiled
+    vg: bool  # training calls run fwd_vg (one output needing a gradient has one element)
+    vg_at: int  # which of the outputs needing gradients that one is
     source: str
 
     def __init__(self, ap: ArrayProgram, comp: BackendCompiler) -> None:
@@ -151,9 +185,21 @@ class NativeProgram:
         why = self._layout()
         if why:
             return why
-        self.pure = self._source()
-        self.fwd = comp.compile(self.pure)
-        self.vjp_c = comp.compile(self._vjp_fn) if self.diff_at else None
+        train = bool(self.diff_at) and grad_mode._state.enabled
+        self.pure = self._source(train)
+        self.fwd = comp.compile(self.pure)  # (compiled functions trace at their first call)
+        self.vg = self.vg and train
+        self.fwd_vg = comp.compile(self._vg_fn) if self.vg else None
+        if train and not self.vg and not native_config.recompute_in_backward:  # (see it)
+            return (f"a call needing gradients whose outputs are not one loss: {comp.name}'s "
+                    "backward would compute the forward again (lucid.compiler.native_config."
+                    "recompute_in_backward = True to run it so)")  # fmt: skip
+        full = train and (not self.vg or len(self.rg_out) > 1)  # (traced only where called)
+        self.vjp_c = comp.compile(self._vjp_fn) if full else None
+        if self.vg:
+            self.name = f"{comp.name} (forward and gradients in one call)"
+        elif train:
+            self.name = f"{comp.name} (forward; the backward's vjp computes it again)"
         try:
             why = self._check(rec)
         except Exception as exc:  # noqa: BLE001 - any failure of the backend's compiler
@@ -182,11 +228,13 @@ class NativeProgram:
                             "function computes")  # fmt: skip
                 self.samples.append(st)
                 made.update(st[4])
-            elif kind == "call":  # a buffer's in-place write (ArrayProgram.build checked it)
+            elif kind == "call":  # an in-place write (ArrayProgram.build checked it)
                 target, value = st[2]
                 if ap.meta[target.k][3] != ap.meta[value.k][3]:
-                    return "an in-place write that changes a buffer's dtype"
-                self.writes.append((st[1], ap.tensor_of[target.k], value.k))
+                    return "an in-place write that changes a tensor's dtype"
+                if target.k in ap.tensor_of:  # a buffer: written after the call
+                    self.writes.append((st[1], ap.tensor_of[target.k], value.k))
+                made.update(st[4])  # (a tensor the function made: its slot is rebound)
             elif kind == "op":
                 made.update(st[4])
         self.n_x = ap.n_args + len(self.x_const) + sum(len(st[4]) for st in self.samples)
@@ -199,19 +247,30 @@ class NativeProgram:
         rg_slots = [k for k in ap.node_outs if ap.meta[k][0]]
         self.rg_at = [ap.node_outs.index(k) for k in rg_slots]  # node outputs with gradients
         self.rg_out = [ap.out_slots.index(k) for k in rg_slots]
+        # one output with one element needing a gradient (a loss): its gradients are made
+        # with the forward, for a cotangent of 1, and scaled by the one backward brings
+        # (other outputs may need gradients too, as nanoGPT's logits: where their cotangents
+        # are zeros, as when only the loss is backpropagated, the loss's gradients serve)
+        ones = [i for i, k in enumerate(rg_slots) if math.prod(ap.meta[k][2]) == 1]
+        self.vg = len(ones) == 1
+        self.vg_at = ones[0] if ones else -1
         return ""
 
-    def _source(self) -> Any:
-        """``pure(X)``: the forward's ops on arrays, the outputs then the buffers' new values."""
+    def _source(self, train: bool) -> Any:
+        """``pure(X)``: the forward's ops on arrays, the outputs then the buffers' new values.
+        In a training call, what eager mode leaves without a gradient (an op's output under
+        ``no_grad``, a ``detach``, an index output) gets none from the vjp either."""
         ap = self.ap
         lines = ["def pure(X):"]
         b = lines.append
         for i, k in enumerate(self.slot_x):
             b(f"    a{k} = X[{i}]")
+        sg = self._c(self.comp.stop_gradient)
         for st in ap.steps:
             kind = st[0]
             if kind == "alias":
-                b(f"    a{st[1]} = a{st[2]}")
+                cut = train and ap.meta[st[2]][0] and not st[3]
+                b(f"    a{st[1]} = {sg}(a{st[2]})" if cut else f"    a{st[1]} = a{st[2]}")
             elif kind == "op":
                 _, op, args, kwargs, outs, needs, _, is_tuple, bk = st
                 K, B = self._c(op), self._c(bk)
@@ -220,6 +279,10 @@ class NativeProgram:
                 call = self._call(args, kwargs)
                 lhs = "".join(f"a{o}, " for o in outs) if is_tuple else f"a{outs[0]}"
                 b(f"    {lhs} = {K}.forward(c, {call})")
+                if train and any(needs):
+                    for o, rg in zip(outs, st[6]):
+                        if not rg:
+                            b(f"    a{o} = {sg}(a{o})")
             elif kind == "call" and st[1].__name__ not in _SAMPLERS:
                 target, value = st[2]
                 b(f"    a{st[4][0]} = a{target.k} = a{value.k}")
@@ -255,6 +318,24 @@ class NativeProgram:
         parts = [self._render(a) for a in args]
         return ", ".join(parts + [f"{k}={self._render(v)}" for k, v in kwargs.items()])
 
+    def _vg_fn(self, xs: list[Any]) -> list[Any]:
+        """The forward's outputs (and buffer writes), then the gradients of ``diff_at`` for a
+        cotangent of 1 on the one output that needs a gradient."""
+        diff_at, pure, ap = self.diff_at, self.pure, self.ap
+        k = self.rg_out[self.vg_at]
+        _, bk, shape, dt = ap.meta[ap.out_slots[k]]
+        side: list[Any] = []
+
+        def f(*d: Any) -> list[Any]:
+            ys = list(xs)
+            for i, v in zip(diff_at, d):
+                ys[i] = v
+            side[:] = pure(ys)
+            return [side[k]]
+
+        grads = self.comp.vjp(f, [xs[i] for i in diff_at], [bk.xp.ones(shape, dtype=dt)])
+        return [*side, *grads]
+
     def _vjp_fn(self, xs: list[Any], cots: list[Any]) -> list[Any]:
         diff_at, rg_out, pure = self.diff_at, self.rg_out, self.pure
 
@@ -278,7 +359,7 @@ class NativeProgram:
             return t
 
         xs = [eager(k)._data for k in self.slot_x]
-        got = self.fwd(xs)
+        got = self.fwd(xs) if self.fwd_vg is None else self.fwd_vg(xs)
         bk = ap.bk
         for k, a in zip(ap.out_slots, got[: self.n_out]):
             why = _differs(bk, a, eager(k)._data, f"output (slot {k})")
@@ -293,19 +374,20 @@ class NativeProgram:
         cots = [bk.asarray(rng.standard_normal(t._data.shape).astype(np.dtype(t.dtype.name)))
                 for t in outs]  # fmt: skip
         ins = [eager(k) for k in ap.ext_rg]
-        want = engine.grad(outs, ins, [Tensor.from_backend_array(c, bk) for c in cots],
-                           retain_graph=True, allow_unused=True)  # fmt: skip
-        mine = self.vjp(xs, cots)
-        refs = [bk.xp.zeros(g.shape, dtype=g.dtype) if w is None else w._data
-                for g, w in zip(mine, want)]  # fmt: skip
-        # one scale for all: a gradient that is zero in exact arithmetic (a bias before a
-        # normalisation) is rounding noise in both, compared with the gradients that are not
-        scale = max([float(np.max(np.abs(bk.to_numpy(r)))) for r in refs if r.size] or [0.0])
-        for k, g, r in zip(ap.ext_rg, mine, refs):
-            why = _differs(bk, g, r, f"gradient (slot {k})", scale)
+        if self.vjp_c is not None:
+            want = engine.grad(outs, ins, [Tensor.from_backend_array(c, bk) for c in cots],
+                               retain_graph=True, allow_unused=True)  # fmt: skip
+            why = _grads_differ(bk, ap.ext_rg, self.vjp(xs, cots), want)
             if why:
                 return why
-        return ""
+        if self.fwd_vg is None:
+            return ""
+        j = self.vg_at  # the loss alone backpropagated: the gradients made with the forward
+        want = engine.grad([outs[j]], ins, [Tensor.from_backend_array(cots[j], bk)],
+                           retain_graph=True, allow_unused=True)  # fmt: skip
+        c = cots[j].reshape(())
+        return _grads_differ(bk, ap.ext_rg, [g * c for g in got[self.n_out + len(self.writes) :]],
+                             want)  # fmt: skip
 
     # -- running --------------------------------------------------------------------------------
     def usable(self) -> bool:
@@ -332,8 +414,11 @@ class NativeProgram:
             have = dict(zip(self.slot_x, xs))
             r = fn(*_wrap(args, have, bk), **_wrap(kwargs, have, bk))
             xs += [t._data for t in r] if is_tuple else [r._data]
-        got = self.fwd(xs)
-        for (fn, buf, _), a in zip(self.writes, got[self.n_out :]):
+        train = self.diff_at and grad_mode._state.enabled
+        vg = self.fwd_vg
+        got = vg(xs) if train and vg is not None else self.fwd(xs)
+        n = self.n_out + len(self.writes)
+        for (fn, buf, _), a in zip(self.writes, got[self.n_out : n]):
             fn(buf, make(a, ap.bk))
         meta = ap.meta
         env: dict[int, Tensor] = {k: leaves[k] for k in range(ap.n_args)}
@@ -341,7 +426,7 @@ class NativeProgram:
             env[k] = t
         nr = {k: i for i, k in enumerate(ap.node_outs)}
         node = None
-        if self.diff_at and grad_mode._state.enabled:
+        if train:
             node = CompiledFunction.__new__(CompiledFunction)
             node.backend = node.out_backend = ap.bk
             node.xp = ap.bk.xp
@@ -350,7 +435,7 @@ class NativeProgram:
             node.needs_input_grad = (True,) * len(ext)
             node._impl = CompiledFunction
             node._saved = []
-            node.prog, node.inputs = self, xs
+            node.prog, node.inputs = self, (xs, got[n:] if vg is not None else None)
             node._out_meta = tuple([(meta[k][2], meta[k][3]) for k in ap.node_outs])
         for k, a in zip(ap.out_slots, got[: self.n_out]):
             if k in env:
@@ -361,6 +446,20 @@ class NativeProgram:
                 t.grad_fn, t._output_nr = node, nr[k]
             env[k] = t
         return _rebuild(ap.out_t, env)
+
+
+def _grads_differ(bk: Any, slots: list[int], mine: list[Any], want: Any) -> str:
+    """Why gradients ``mine`` are not lucid's ``want`` (Tensors or None) within tolerance."""
+    refs = [bk.xp.zeros(g.shape, dtype=g.dtype) if w is None else w._data
+            for g, w in zip(mine, want)]  # fmt: skip
+    # one scale for all: a gradient that is zero in exact arithmetic (a bias before a
+    # normalisation) is rounding noise in both, compared with the gradients that are not
+    scale = max([float(np.max(np.abs(bk.to_numpy(r)))) for r in refs if r.size] or [0.0])
+    for k, g, r in zip(slots, mine, refs):
+        why = _differs(bk, g, r, f"gradient (slot {k})", scale)
+        if why:
+            return why
+    return ""
 
 
 def _differs(bk: Any, got: Any, want: Any, what: str, scale: float | None = None) -> str:

@@ -61,6 +61,11 @@ class MlxCompiler:
         del checks._pending[before:]
         return list(grads)
 
+    @staticmethod
+    def stop_gradient(a: Any) -> Any:
+        """``mx.stop_gradient``: ``a`` with no gradient through it."""
+        return mx.stop_gradient(a)
+
 
 def _keyless(backend: MlxBackend, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     """``fn(*args)``, refused where it draws from the backend's random key (an op that samples
