@@ -33,6 +33,18 @@ def test_array_sums_and_cat_backward_match_the_op_path_bit_for_bit() -> None:
     assert np.isfinite(fast[0]).all() and np.abs(fast[0]).sum() > 0
 
 
+def test_cat_gradients_look_as_the_split_op_made_them() -> None:
+    a = lucid.ones(2, 3, requires_grad=True)
+    b = lucid.ones(2, 2, requires_grad=True) * 1
+    b.retain_grad()
+    y = lucid.cat((a, b), 1)
+    (y * lucid.arange(10.0).reshape(2, 5)).sum().backward()
+    assert a.grad is not None and a.grad.is_contiguous()  # a leaf's grad is its own copy
+    np.testing.assert_array_equal(a.grad.numpy(), [[0, 1, 2], [5, 6, 7]])
+    assert b.grad is not None and b.grad.is_contiguous()  # as the Split op's path gives
+    np.testing.assert_array_equal(b.grad.numpy(), [[3, 4], [8, 9]])
+
+
 def test_backward_sums_and_splits_are_ops_while_observed() -> None:
     w = lucid.ones(2, 3, requires_grad=True)
     x = lucid.ones(1, 1, requires_grad=True)

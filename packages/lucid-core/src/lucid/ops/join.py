@@ -56,12 +56,15 @@ class Cat(Function):
         # No graph to build and nobody watching the ops: Split's own slices of the array,
         # without its Function call (a char-RNN's cat per character, docs/performance.md)
         be, arr, dim = g._backend, g._data, ctx.dim
+        base, vc = (g._base if g._base is not None else g), g._counter()
         index: list[Any] = [slice(None)] * len(arr.shape)
         pieces: list[Any] = [None]
         start = 0
         for size in ctx.sizes:
             index[dim] = slice(start, start + size)
-            pieces.append(Tensor.from_backend_array(arr[tuple(index)], be))
+            piece = Tensor.from_backend_array(arr[tuple(index)], be)
+            piece._base, piece._vc = base, vc  # views of g, as Split's outputs are
+            pieces.append(piece)
             start += size
         return tuple(pieces)
 
