@@ -56,12 +56,15 @@ class Cat(Function):
         # No graph to build and nobody watching the ops: Split's own slices of the array,
         # without its Function call (a char-RNN's cat per character, docs/performance.md)
         be, arr, dim = g._backend, g._data, ctx.dim
+        base, vc = (g._base if g._base is not None else g), g._counter()
         index: list[Any] = [slice(None)] * len(arr.shape)
         pieces: list[Any] = [None]
         start = 0
         for size in ctx.sizes:
             index[dim] = slice(start, start + size)
-            pieces.append(Tensor.from_backend_array(arr[tuple(index)], be))
+            piece = Tensor.from_backend_array(arr[tuple(index)], be)
+            piece._base, piece._vc = base, vc  # views of g, as Split's outputs are
+            pieces.append(piece)
             start += size
         return tuple(pieces)
 
@@ -106,8 +109,42 @@ class Unbind(Function):
         return stack(list(grads), ctx.dim), None
 
 
+def _plain_cat(tensors: Any, dim: Any) -> int | None:
+    """``dim`` normalized where ``cat`` needs none of ``_cat``'s fixes or errors: two or more
+    Tensors on one backend, of one native dtype and rank (not 1-D empty), the same sizes
+    off ``dim``; else None (the full checks run, and raise where they must). A char-RNN cats
+    per character (per-call cost, docs/performance.md)."""
+    if (type(tensors) is not tuple and type(tensors) is not list) or len(tensors) < 2:
+        return None
+    first = tensors[0]
+    if not isinstance(first, Tensor) or type(dim) is not int:
+        return None
+    arr = first._data
+    shape = arr.shape
+    n = len(shape)
+    if not -n <= dim < n or (n == 1 and 0 in shape):
+        return None
+    d = dim + n if dim < 0 else dim
+    head, tail = shape[:d], shape[d + 1 :]
+    backend, native = first._backend, arr.dtype
+    for i in range(1, len(tensors)):
+        t = tensors[i]
+        if not isinstance(t, Tensor) or t._backend is not backend:
+            return None
+        arr = t._data
+        s = arr.shape
+        if arr.dtype != native or len(s) != n or s[:d] != head or s[d + 1 :] != tail:
+            return None
+        if n == 1 and 0 in s:
+            return None
+    return d
+
+
 def _cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Concatenate along an existing ``dim``; dtypes promote as in torch."""
+    d = _plain_cat(tensors, dim)
+    if d is not None:
+        return Cat.apply(d, *tensors)
     if isinstance(tensors, Tensor):
         raise TypeError(
             "cat(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"

@@ -236,7 +236,9 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
         return w
     if bool(xp.any(xp.logical_not(xp.isfinite(w)))) or bool(xp.any(w < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-    if bool(xp.any(xp.sum(w, axis=1) <= 0)):
+    with np.errstate(over="ignore"):  # a row's sum may overflow (to inf): that is valid
+        sums = xp.sum(w, axis=1)
+    if bool(xp.any(sums <= 0)):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if not replacement and bool(xp.any(xp.sum(w > 0, axis=1) < num_samples)):
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
@@ -253,7 +255,8 @@ def _plainly_valid(w: Any, num_samples: int, replacement: bool) -> bool:
     low = np.minimum.reduce(w, axis=None)
     if not low >= 0:  # (NaN fails too)
         return False
-    total = np.add.reduce(w, axis=1)
+    with np.errstate(over="ignore"):  # an overflowing sum goes to the full checks, quietly
+        total = np.add.reduce(w, axis=1)
     if not (np.isfinite(total).all() and np.greater(total, 0).all()):
         return False
     if replacement or num_samples == 1:  # a positive sum has a positive weight

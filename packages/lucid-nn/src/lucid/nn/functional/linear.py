@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lucid import Tensor
 from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
 from lucid.autograd import Function, grad_mode
@@ -64,12 +66,15 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
         shape = ga.shape
         rows = math.prod(shape[:-1])
         g2 = ga if len(shape) == 2 else xp.reshape(ga, (rows, shape[-1]))
+        numpy = type(g2) is np.ndarray  # the calls np.transpose/np.sum make, unwrapped
         if need_w:
             xa = x._data
             x2 = xa if len(xa.shape) == 2 else xp.reshape(xa, (rows, xa.shape[-1]))
-            gw = Tensor.from_backend_array(xp.matmul(xp.transpose(g2, (1, 0)), x2), be)
+            g2t = g2.transpose((1, 0)) if numpy else xp.transpose(g2, (1, 0))
+            gw = Tensor.from_backend_array(xp.matmul(g2t, x2), be)
         if need_b:
-            gb = Tensor.from_backend_array(xp.sum(g2, axis=(0,), keepdims=False), be)
+            gb = np.add.reduce(g2, axis=(0,)) if numpy else xp.sum(g2, axis=(0,), keepdims=False)
+            gb = Tensor.from_backend_array(gb, be)
     return gx, gw, gb
 
 
