@@ -125,5 +125,6 @@ def test_disabled_scaler_and_nanogpt_idiom_match_torch() -> None:
 
     with pytest.warns(FutureWarning):
         want = run(torch, torch.cuda.amp)
-    got = run(lucid, lucid.cuda.amp)
+    with pytest.warns(FutureWarning):
+        got = run(lucid, lucid.cuda.amp)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

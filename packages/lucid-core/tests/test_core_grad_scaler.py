@@ -132,13 +132,12 @@ def test_update_with_a_new_scale() -> None:
 
 
 def test_cuda_amp_grad_scaler_as_nanogpt_uses_it() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        off = cuda_amp.GradScaler(enabled=False)
+    with pytest.warns(FutureWarning, match=r"Please use `lucid.amp.GradScaler\('cuda'"):
+        off = cuda_amp.GradScaler(enabled=False)  # deprecated, as torch.cuda.amp's
     loss = lucid.tensor(2.0)
     assert not off.is_enabled() and off.scale(loss) is loss
     with pytest.warns(UserWarning, match="'cuda'.*Disabling"):
-        on = cuda_amp.GradScaler(enabled=True)
+        on = cuda_amp.GradScaler(enabled=True)  # (and the FutureWarning)
     assert not on.is_enabled()
     with pytest.warns(UserWarning, match="Disabling autocast"):
         region = cuda_amp.autocast()

@@ -7,6 +7,7 @@ use ``lucid.autocast("cpu")``; on MLX's GPU ``lucid.autocast("mlx")``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from lucid import dtypes
@@ -19,6 +20,12 @@ class autocast(autocast_mode.autocast):  # noqa: N801 - PyTorch's name
     def __init__(
         self, enabled: bool = True, dtype: dtypes.dtype = dtypes.float16, cache_enabled: bool = True
     ) -> None:
+        warnings.warn(
+            "`lucid.cuda.amp.autocast(args...)` is deprecated. Please use "
+            "`lucid.amp.autocast('cuda', args...)` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )  # as torch.cuda.amp.autocast
         super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
@@ -27,6 +34,12 @@ class GradScaler(grad_scaler.GradScaler):
     ``backoff_factor``, ``growth_interval``, ``enabled``, positional or by name."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            "`lucid.cuda.amp.GradScaler(args...)` is deprecated. Please use "
+            "`lucid.amp.GradScaler('cuda', args...)` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )  # as torch.cuda.amp.GradScaler
         super().__init__("cuda", *args, **kwargs)
 
 
