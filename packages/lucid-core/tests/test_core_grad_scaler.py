@@ -3,7 +3,6 @@ the scale's back-off and growth, the misuse errors and the state dict."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
