@@ -214,7 +214,8 @@ def _reference(
 
 def _on_arrays(q: Tensor, k: Tensor, v: Tensor) -> bool:
     """Whether ``_Attention`` may run: one float32/float64 dtype, the same batch dims, keys and
-    queries, and nothing that must see the ops (a compile capture, ``observe_ops``, vmap)."""
+    queries, and nothing that must see the ops (``observe_ops``, vmap, the ONNX exporter). A
+    compile capture records it as one op, so that a replay computes eager mode's bits."""
     qs, ks, vs = q._data.shape, k._data.shape, v._data.shape
     return (
         q._data.dtype in _ARRAY_DTYPES
@@ -224,8 +225,7 @@ def _on_arrays(q: Tensor, k: Tensor, v: Tensor) -> bool:
         and 0 not in qs
         and 0 not in ks
         and vs[-1] > 0
-        and not ops_watched()
-        and not lucid.compiler.is_compiling()
+        and (lucid.compiler.is_compiling() or not ops_watched())
     )
 
 
@@ -285,7 +285,9 @@ class _Attention(Function):
     def backward(ctx: Any, g: Tensor) -> Any:
         q, k, v = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        if is_grad_enabled() or ops_watched() or g._data.dtype != ctx.pt.dtype:
+        # create_graph, a batched (vmap) or other non-plain gradient: the op-level reference.
+        # (A compile capture's backward recorder observes ops; this formula then runs whole.)
+        if is_grad_enabled() or type(g) is not Tensor or g._data.dtype != ctx.pt.dtype:
             with enable_grad():
                 out = _reference(q, k, v, None, 0.0, ctx.causal, ctx.factor)
                 wanted = [t for t, need in zip((q, k, v), needs) if need]
