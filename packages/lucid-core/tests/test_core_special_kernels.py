@@ -167,3 +167,26 @@ def test_the_ufunc_rationals_alone() -> None:
     ok = ~np.isnan(ref)
     np.testing.assert_allclose(special.erf_f32(x)[ok], ref[ok], rtol=6e-7, atol=0)
     assert np.isnan(special.erf_f32(x)[~ok]).all()
+
+
+def test_the_ufunc_code_by_blocks_gives_the_whole_arrays_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without numba, arrays above one block (64K elements) go through the ufunc passes block by
+    block: elementwise, so the bits of one pass over the whole arrays (specials included)."""
+    monkeypatch.setattr(cpu, "numba_enabled", False)
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 70_001)) * 3).astype(np.float32)
+    x[0, :5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    with np.errstate(all="ignore"):
+        pairs = [
+            (GELU.find(_CPU).forward(_CPU, x, "none"), special._gelu_f32(x)),  # type: ignore[union-attr]
+            (GELU_GRAD.find(_CPU).forward(_CPU, g, x, "none"), special._gelu_grad_f32(g, x)),  # type: ignore[union-attr]
+            (GELU_GRAD.find(_CPU).forward(_CPU, g, x, "tanh"), special._gelu_grad_tanh_f32(g, x)),  # type: ignore[union-attr]
+            (ERF.find(_CPU).forward(_CPU, x), special.erf_f32(x)),  # type: ignore[union-attr]
+            (ERFC.find(_CPU).forward(_CPU, x), special.erfc_f32(x)),  # type: ignore[union-attr]
+        ]
+    for got, whole in pairs:
+        assert got.dtype == whole.dtype and got.shape == whole.shape
+        assert got.tobytes() == whole.tobytes()

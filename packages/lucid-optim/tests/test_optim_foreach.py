@@ -245,3 +245,30 @@ def test_a_step_count_loaded_as_a_float_keeps_the_multi_tensor_update(
     _grads([w], 1)
     opt.step()
     assert spy.count == 0 and opt.state[w]["step"] == 2.0
+
+
+@takes_multi_tensor
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("AdamW", {"weight_decay": 0.1, "betas": (0.9, 0.99)}), ("Adam", {"weight_decay": 0.3}),
+     ("Adam", {"maximize": True, "weight_decay": 1.0}), ("AdamW", {"betas": (0.0, 0.0)})],
+)  # fmt: skip
+def test_adam_step_kernel_runs_and_gives_the_ufunc_bits(
+    name: str, options: dict[str, Any], dtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kernels.ADAM_STEP`` (one compiled pass a parameter, ``lucid-core[numba]``) takes the
+    contiguous parameters and writes the bits of the ufunc update it replaces."""
+    pytest.importorskip("numba")
+    cpu = lucid.backends.cpu
+    kernel = lucid.kernels.ADAM_STEP.find(lucid.backends.get_backend("cpu"))
+    assert kernel is not None
+    taken: list[bool] = []
+    monkeypatch.setattr(kernel, "forward", (lambda f: lambda *a: taken.append(f(*a)) or taken[-1])(
+        kernel.forward))  # fmt: skip
+    monkeypatch.setattr(cpu, "numba_enabled", True)
+    fused = _run(name, options, dtype, foreach=True)
+    assert sum(taken) == 3 * STEPS  # the three contiguous parameters of _params
+    monkeypatch.setattr(cpu, "numba_enabled", False)
+    plain = _run(name, options, dtype, foreach=True)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(fused, plain))

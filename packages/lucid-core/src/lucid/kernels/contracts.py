@@ -12,6 +12,8 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
   the Function's backward stays in lucid ops (so double backward keeps working; the ``_GRAD``
   kernels are a first backward, used only where no graph is being built); all but ``ERFINV``
   and ``RELU_GRAD`` may return None for an input they do not take (the op's reference runs);
+- an optimizer's update in place (``ADAM_STEP``): lucid-optim's multi-tensor Adam/AdamW hands
+  one parameter's arrays over; the kernel writes them, or returns False (the ufunc update runs);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from lucid.backends import Backend
 
 __all__ = [
+    "ADAM_STEP",
     "AVG_POOL",
     "BATCH_NORM",
     "CONTRACTS",
@@ -62,6 +65,7 @@ __all__ = [
     "SOFTMAX",
     "SOFTMAX_GRAD",
     "LOG_SOFTMAX_GRAD",
+    "AdamStepKernel",
     "AvgPoolKernel",
     "BatchNormKernel",
     "ConvArraysKernel",
@@ -136,6 +140,18 @@ class ReluGradKernel(Protocol):
     @staticmethod
     def forward(backend: Any, g: Any, out: Any, /) -> Any:
         """``g`` where ``out > 0``, else 0."""
+
+
+class AdamStepKernel(Protocol):
+    """One Adam/AdamW step (no AMSGrad) on one parameter's arrays, in place: ``forward(backend,
+    p, g, m, v, hyper) -> bool`` with ``hyper = (lr, beta1, beta2, eps, weight_decay,
+    decoupled, maximize, bias_correction2_sqrt, step_size)``, ``step_size`` being ``-lr / (1 -
+    beta1^t)``. The same arithmetic as the ops' update, in the same order (so the same bits);
+    False to decline (the ufunc update runs)."""
+
+    @staticmethod
+    def forward(backend: Any, p: Any, g: Any, m: Any, v: Any, hyper: tuple[Any, ...], /) -> bool:
+        """Write the step into ``p``, ``m``, ``v``; False where the kernel does not take them."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
@@ -418,6 +434,7 @@ LSTM: KernelContract[LstmKernel] = KernelContract("lstm", LstmKernel)
 GRU: KernelContract[GruKernel] = KernelContract("gru", GruKernel)
 RNN: KernelContract[RnnKernel] = KernelContract("rnn", RnnKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
+ADAM_STEP: KernelContract[AdamStepKernel] = KernelContract("adam_step", AdamStepKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
     "max_pool_arrays", MaxPoolArraysKernel
@@ -426,5 +443,5 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
-    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS,
+    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP,
 )  # fmt: skip

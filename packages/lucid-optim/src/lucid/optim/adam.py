@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
 
 from . import _foreach
 from ._updates import AdamFamily, adam_hyper, moments_arrays
@@ -22,12 +22,19 @@ def _multi_tensor_adam(
     the per-tensor update."""
     lr, eps, amsgrad = group["lr"], group["eps"], group["amsgrad"]
     beta1, beta2 = group["betas"]
+    fused = None if amsgrad or not params else kernels.ADAM_STEP.find(params[0].backend)
+    flags = (group["weight_decay"], group.get("decoupled_weight_decay", False),
+             group.get("maximize", False))  # fmt: skip
 
     def update(xp: Any, p: Tensor, grad: Tensor, state: dict[str, Any], own: list[Tensor]) -> None:
         state["step"] += 1
         step = state["step"]
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
         value = -lr / (1 - beta1**step)
+        if fused is not None:  # one pass a parameter, the same bits (docs/performance.md)
+            hyper = (lr, beta1, beta2, eps, *flags, bias_correction2_sqrt, value)
+            if fused.forward(p.backend, p.array, grad.array, own[0].array, own[1].array, hyper):
+                return
         for (pa, ga, m, v, *vmax), (t1, t2) in _foreach.pieces(xp, [p, grad, *own], 2):
             moments_arrays(xp, pa, ga, m, v, t1, t2, group)
             if vmax:

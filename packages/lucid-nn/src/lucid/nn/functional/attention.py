@@ -251,32 +251,27 @@ class _Attention(Function):
     """``softmax(q @ k^T * factor [causal]) @ v`` as one node on the arrays, without an
     ``attn_mask`` or dropout. The scores are kept transposed, ``(..., S, L)``: the softmax's
     max and sum then run down the columns, which NumPy vectorises (along rows of 64 they were
-    ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). A 4-D
-    result is laid out ``(N, L, H, Ev)`` and returned as its ``(N, H, L, Ev)`` view (as torch's
-    CPU flash kernel), so that merging the heads back needs no copy. With
+    ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). The result
+    is contiguous, as torch's (a result laid out ``(N, L, H, Ev)`` would save the copy when the
+    heads merge, but a ``view`` of it would fail where torch's works). With
     ``create_graph=True`` the backward differentiates ``_reference``."""
 
     @staticmethod
     def forward(ctx: Any, q: Any, k: Any, v: Any, factor: float, causal: bool) -> Any:
         xp = ctx.xp
         length, source = q.shape[-2], k.shape[-2]
-        # (a product with a transposed operand over a short inner dim is ~1.8x slower in
-        # OpenBLAS than copying that operand transposed first: docs/performance.md)
-        pt = xp.matmul(k, xp.ascontiguousarray(xp.swapaxes(q, -1, -2)))
-        xp.multiply(pt, factor, out=pt)
+        # q^T * factor into a contiguous array: a product with a transposed operand over a
+        # short inner dim is ~1.8x slower in OpenBLAS than with that copy (docs/performance.md)
+        qt = xp.empty((*q.shape[:-2], q.shape[-1], length), dtype=q.dtype)
+        xp.multiply(xp.swapaxes(q, -1, -2), factor, out=qt)
+        pt = xp.matmul(k, qt)
         if causal:
             xp.add(pt, _causal_bias(xp, source, length, pt.dtype), out=pt)
         xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
         xp.exp(pt, out=pt)
         total = xp.matmul(xp.ones((1, source), dtype=pt.dtype), pt)
         xp.multiply(pt, xp.reciprocal(total), out=pt)
-        shape = (*q.shape[:-1], v.shape[-1])
-        if len(shape) == 4:
-            n, h, _, ev = shape
-            out = xp.swapaxes(xp.empty((n, length, h, ev), dtype=pt.dtype), 1, 2)
-            xp.matmul(xp.swapaxes(pt, -1, -2), v, out=out)
-        else:
-            out = xp.matmul(xp.swapaxes(pt, -1, -2), v)
+        out = xp.matmul(xp.swapaxes(pt, -1, -2), v)
         ctx.save_for_backward(q, k, v)
         ctx.pt, ctx.out, ctx.factor, ctx.causal = pt, out, factor, causal
         return out

@@ -11,7 +11,8 @@ sums in x's memory order (``batchnorm``). Max pooling: compiled 2-D loops with
 float32 rational approximation in a few ufunc passes (``special``). LSTM, GRU and Elman RNN:
 a layer as one op, gates in place (``lstm``, ``gru``). Layer norm: one compiled pass over the
 rows each way (``layernorm``). softmax, log_softmax and their gradients over the last dim: row
-blocks that stay in L2 (``softmax``).
+blocks that stay in L2 (``softmax``). Adam/AdamW's step: one compiled pass a parameter
+(``adam``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lucid import kernels
 from lucid.backends._base import Backend
 from lucid.backends._numpy import _settings
 from lucid.backends._numpy.kernels import (
+    adam,
     batchnorm,
     depthwise,
     gru,
@@ -121,6 +123,7 @@ def register(backend: Backend) -> None:
     kernels.ERFC.register(backend, special.CpuErfc)
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
+    kernels.ADAM_STEP.register(backend, adam.CpuAdamStep)
     kernels.LSTM.register(backend, lstm.CpuLstm)
     kernels.GRU.register(backend, gru.CpuGru)
     kernels.RNN.register(backend, gru.CpuRnn)
