@@ -987,6 +987,8 @@ def _fuse_masked_softmax(
             meta[k] = (False, *meta[k][1:])
         done.append("mul, where and softmax ran as one scaled masked softmax")
     return [st for st in new if st[0] != "skip"], meta, done
+
+
 _MADE_WRITE = "an in-place write on a tensor the function made"
 
 
