@@ -386,3 +386,22 @@ def test_global_step_hooks_run_around_every_optimizer_and_profile_hook_step() ->
     log.clear()
     assert custom.other_step(1.0) == 2.0
     assert log == ["step 2.0"]
+
+
+def test_torch_step_flags_fused_capturable_differentiable() -> None:
+    def run(**kw: Any) -> np.ndarray:
+        p = lucid.nn.Parameter(lucid.tensor([1.0, -2.0, 3.0]))
+        opt = optim.AdamW([p], lr=0.1, **kw)
+        for _ in range(3):
+            p.grad = p.detach() * 2
+            opt.step()
+        return p.detach().numpy()
+
+    plain = run()
+    np.testing.assert_array_equal(run(fused=True), plain)  # the multi-tensor update's bits
+    np.testing.assert_array_equal(run(capturable=True), plain)
+    assert optim.SGD([lucid.nn.Parameter(lucid.ones(1))], fused=True).defaults["fused"] is True
+    with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
+        optim.Adam([lucid.nn.Parameter(lucid.ones(1))], fused=True, foreach=True)
+    with pytest.raises(NotImplementedError, match=r"Adam\(differentiable=True\)"):
+        optim.Adam([lucid.nn.Parameter(lucid.ones(1))], differentiable=True)

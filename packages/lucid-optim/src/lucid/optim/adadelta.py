@@ -60,6 +60,8 @@ class Adadelta(Optimizer):
         foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

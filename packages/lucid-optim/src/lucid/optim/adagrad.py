@@ -57,6 +57,8 @@ class Adagrad(Optimizer):
         foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         defaults = dict(
             lr=lr,
@@ -66,6 +68,8 @@ class Adagrad(Optimizer):
             initial_accumulator_value=initial_accumulator_value,
             maximize=maximize,
             foreach=foreach,
+            differentiable=differentiable,
+            fused=fused,
         )
         super().__init__(params, defaults)
 

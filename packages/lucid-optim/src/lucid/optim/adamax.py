@@ -58,6 +58,8 @@ class Adamax(Optimizer):
         foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

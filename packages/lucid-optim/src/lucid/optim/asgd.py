@@ -65,6 +65,8 @@ class ASGD(Optimizer):
         weight_decay: float = 0.0,
         foreach: bool | None = None,  # positional as in torch
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

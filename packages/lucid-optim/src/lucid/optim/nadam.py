@@ -72,6 +72,8 @@ class NAdam(AdamFamily):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

@@ -143,6 +143,7 @@ class Optimizer:
     _opt_called = False  # set by the first step(); schedulers check it
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        _check_step_flags(type(self).__name__, defaults)
         self.defaults = defaults
         self._optimizer_step_pre_hooks: OrderedDict[int, Any] = OrderedDict()
         self._optimizer_step_post_hooks: OrderedDict[int, Any] = OrderedDict()
@@ -471,6 +472,21 @@ class Optimizer:
         self.param_groups = new_groups
         for post_hook in list(self._optimizer_load_state_dict_post_hooks.values()):
             post_hook(self)
+
+
+def _check_step_flags(name: str, defaults: dict[str, Any]) -> None:
+    """torch's ``fused``/``capturable``/``differentiable``: ``fused=True`` takes lucid's
+    multi-tensor update (one compiled pass a parameter where a kernel exists: torch's fused
+    CPU kernels' place), ``capturable`` has no CUDA graph to capture into (accepted, no
+    effect), and a differentiable step is not implemented."""
+    if defaults.get("fused") and defaults.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if defaults.get("differentiable"):
+        raise NotImplementedError(
+            f"{name}(differentiable=True): lucid's optimizer steps are not recorded by autograd "
+            "(see docs/differences.md, Optimizers); use lucid.func.functional_call with a "
+            "hand-written update to differentiate through one"
+        )
 
 
 def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:

@@ -63,6 +63,8 @@ class RAdam(AdamFamily):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

@@ -77,9 +77,10 @@ class RMSprop(Optimizer):
         weight_decay: float = 0.0,
         momentum: float = 0.0,
         centered: bool = False,
-        *,
-        maximize: bool = False,
+        capturable: bool = False,  # positional, as in torch
         foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

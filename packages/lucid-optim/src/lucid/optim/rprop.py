@@ -69,6 +69,8 @@ class Rprop(Optimizer):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 

@@ -62,6 +62,8 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(params, _defaults(locals()))
 
