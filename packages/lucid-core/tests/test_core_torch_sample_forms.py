@@ -389,6 +389,38 @@ def test_out_refuses_what_torch_refuses() -> None:
         lucid.amax(lucid.ones(2, 2), (0, 0))
 
 
+def test_out_on_arithmetic_unary_and_matmul() -> None:
+    # blitz/tensor_tutorial.py: `torch.add(x, y, out=result)` with `result = torch.empty(5, 3)`
+    x = lucid.tensor(RNG.standard_normal((5, 3)).astype(np.float32))
+    y = lucid.tensor(RNG.uniform(0.5, 1.5, (5, 3)).astype(np.float32))
+    xn, yn = x.numpy(), y.numpy()
+    for fn, ref, kw in (
+        (lucid.add, xn + 2 * yn, {"alpha": 2}),
+        (lucid.sub, xn - yn, {}),
+        (lucid.mul, xn * yn, {}),
+        (lucid.div, xn / yn, {}),
+        (lucid.div, np.floor(xn / yn), {"rounding_mode": "floor"}),
+    ):
+        result = lucid.empty(5, 3)
+        assert fn(x, y, out=result, **kw) is result
+        np.testing.assert_allclose(result.numpy(), ref, **TOL)
+    grown = lucid.empty(0)  # resized to the result's shape, as torch does
+    assert lucid.exp(x, out=grown) is grown and grown.shape == (5, 3)
+    np.testing.assert_allclose(grown.numpy(), np.exp(xn), **TOL)
+    absolute = lucid.empty(5, 3)
+    lucid.abs(x, out=absolute)
+    np.testing.assert_allclose(absolute.numpy(), np.abs(xn), **TOL)
+    prod = lucid.empty(5, 5)
+    lucid.matmul(x, y.T, out=prod)
+    np.testing.assert_allclose(prod.numpy(), xn @ yn.T, rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="add\\(\\): Expected out tensor to have dtype"):
+        lucid.add(x, y, out=lucid.empty(5, 3, dtype=lucid.int64))
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.mul(x, y, out=x[:2])
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lucid.exp(x.clone().requires_grad_(), out=lucid.empty(5, 3))
+
+
 def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
     x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(RuntimeError, match="index 23 is out of bounds for dimension 1 with size 2"):

@@ -19,6 +19,7 @@ from lucid.ops._util import (
     require_tensor,
     require_tensors,
     to_float,
+    write_out,
 )
 from lucid.ops._util import cast as cast  # this module's op (its Function is in _util)
 
@@ -356,22 +357,28 @@ class Remainder(Function):
 
 
 # -- public functions -----------------------------------------------------------------------------
-def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``a + alpha * b`` with PyTorch's type promotion."""
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a + alpha * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Add.apply(a, b)
+    if out is None:
+        return Add.apply(a, b)
+    result: Tensor = write_out("add", Add.apply(a, b), out, input, other)
+    return result
 
 
-def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``a - alpha * b`` with PyTorch's type promotion."""
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a - alpha * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Sub.apply(a, b)
+    if out is None:
+        return Sub.apply(a, b)
+    result: Tensor = write_out("sub", Sub.apply(a, b), out, input, other)
+    return result
 
 
 subtract = sub
@@ -384,18 +391,26 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(b, a, alpha=alpha)
 
 
-def mul(input: Any, other: Any) -> Tensor:
-    """``a * b`` with PyTorch's type promotion."""
+def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """``a * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
-    return Mul.apply(a, b)
+    if out is None:
+        return Mul.apply(a, b)
+    result: Tensor = write_out("mul", Mul.apply(a, b), out, input, other)
+    return result
 
 
 multiply = mul
 
 
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding."""
+def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
+    """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding;
+    ``out=`` writes into that tensor."""
+    if out is not None:
+        result: Tensor = write_out("div", div(input, other, rounding_mode=rounding_mode), out,
+                                   input, other)  # fmt: skip
+        return result
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if rounding_mode is not None:
@@ -410,12 +425,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
                 return NonDiff.apply("floor_divide", a, b)
             q = NonDiff.apply("trunc", NonDiff.apply("true_divide", a, b))
             return cast(q, ref.dtype)
-    out: Tensor = Div.apply(to_float(a), to_float(b))
+    quotient: Tensor = Div.apply(to_float(a), to_float(b))
     if rounding_mode == "trunc":
-        return out.trunc()
+        return quotient.trunc()
     if rounding_mode == "floor":
-        return out.floor()
-    return out
+        return quotient.floor()
+    return quotient
 
 
 divide = div
