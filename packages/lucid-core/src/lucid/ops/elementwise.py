@@ -13,6 +13,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import (
+    SavedTensor,
     Scalar,
     as_tensor_like,
     promote,
@@ -122,6 +123,9 @@ class Mul(Function):
         gb = g * a if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    _saved_self = SavedTensor(0)  # torch's names for what the node saved
+    _saved_other = SavedTensor(1)
+
 
 class Div(Function):
     @staticmethod
@@ -135,6 +139,9 @@ class Div(Function):
         ga = g / b if ctx.needs_input_grad[0] else None
         gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    _saved_self = SavedTensor(0)
+    _saved_other = SavedTensor(1)
 
 
 class Pow(Function):
@@ -160,6 +167,10 @@ class Pow(Function):
             # and keeps inf * log(0) = -inf where a == 0 and b < 0.
             gb = g * where((a == 0) & (b >= 0), 0.0, out * a.log())
         return ga, gb
+
+    _saved_self = SavedTensor(0)
+    _saved_exponent = SavedTensor(1)
+    _saved_result = SavedTensor(2)
 
 
 def _int_power(xp: Any, a: Any, b: Any) -> Any:
@@ -247,6 +258,13 @@ class PowScalar(Function):
         if e == 2:
             return g * 2 * a, None
         return g * e * a ** (e - 1), None
+
+    _saved_self = SavedTensor(0)
+
+    @property
+    def _saved_exponent(self) -> Any:
+        """The Python number exponent (torch's ``_saved_exponent``)."""
+        return getattr(self, "e")  # noqa: B009  (set by forward, on the node)
 
 
 class Maximum(Function):

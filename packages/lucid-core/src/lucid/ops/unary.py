@@ -15,7 +15,7 @@ from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, require_tensors, to_float, write_out
+from lucid.ops._util import SavedTensor, promote, require_tensors, to_float, write_out
 
 OPS = OpTable(
     op("exp", sample((2, 3), gg=True, ref="exp")),
@@ -121,7 +121,8 @@ _Grad = Callable[[Tensor, Tensor], Tensor]
 
 def _unary(name: str, xp_name: str, grad: _Grad, saves_output: bool = False) -> type[_Unary]:
     """The :class:`_Unary` ``name``: forward ``xp.<xp_name>``, backward ``grad(g, saved)``."""
-    attrs = {"xp_name": xp_name, "saves_output": saves_output, "grad": staticmethod(grad)}
+    attrs = {"xp_name": xp_name, "saves_output": saves_output, "grad": staticmethod(grad),
+             "_saved_result" if saves_output else "_saved_self": SavedTensor(0)}  # fmt: skip
     return cast("type[_Unary]", type(name, (_Unary,), attrs))
 
 
