@@ -125,6 +125,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
+    "lucid.xpu": TOP,
     "lucid.cpu": TOP,
     "lucid.testing": TOP,
     "lucid.random": TOP,

@@ -88,6 +88,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
+from lucid import xpu
 from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler, testing
@@ -265,7 +266,8 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "stft", "istft",
-    "accelerator", "backends", "cpu", "cuda", "testing", "get_num_threads", "set_num_threads",
+    "accelerator", "backends", "cpu", "cuda", "xpu", "testing", "get_num_threads",
+    "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",
