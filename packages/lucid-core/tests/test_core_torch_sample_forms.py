@@ -421,6 +421,24 @@ def test_out_on_arithmetic_unary_and_matmul() -> None:
         lucid.exp(x.clone().requires_grad_(), out=lucid.empty(5, 3))
 
 
+def test_factories_write_into_out() -> None:
+    # introyt/tensors_deeper_tutorial.py: `torch.rand(2, 2, out=c)` keeps `c` the same object
+    c = lucid.zeros(2, 2)
+    assert lucid.rand(2, 2, out=c) is c
+    assert float(c.min()) >= 0.0 and float(c.max()) < 1.0 and float(c.sum()) > 0.0
+    d = lucid.empty(0, dtype=lucid.float64)  # resized; the dtype is out's
+    assert lucid.randn(3, out=d) is d and d.shape == (3,) and d.dtype is lucid.float64
+    assert lucid.ones(2, 3, out=d) is d
+    np.testing.assert_array_equal(d.numpy(), np.ones((2, 3)))
+    lucid.zeros(4, out=d)
+    np.testing.assert_array_equal(d.numpy(), np.zeros(4))
+    with pytest.raises(RuntimeError, match=r"dtype Float does not match dtype of out parameter "
+                                           r"\(Double\)"):  # fmt: skip
+        lucid.rand(2, dtype=lucid.float32, out=d)
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor, not list"):
+        lucid.zeros(2, out=[0.0, 0.0])
+
+
 def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
     x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(RuntimeError, match="index 23 is out of bounds for dimension 1 with size 2"):
