@@ -130,6 +130,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.testing": TOP,
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
+    "lucid.autograd.profiler": TOP,
     "lucid.func": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,

@@ -130,7 +130,7 @@ PAGES: tuple[Page, ...] = (
          modules=("lucid.compiler",)),
     Page("profiler", "lucid.profiler", "lucid-core", "torch.profiler",
          "Op-by-op timings of forward and backward, summary tables, Chrome traces.",
-         modules=("lucid.profiler",)),
+         modules=("lucid.profiler", "lucid.autograd.profiler")),
     Page("sparse", "lucid.sparse", "lucid-core", "torch.sparse",
          "COO tensors as torch programs build them, stored dense: `sparse_coo_tensor`, `mm`.",
          modules=("lucid.sparse",)),

@@ -115,6 +115,7 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
+from lucid.autograd import profiler as _autograd_profiler  # noqa: F401
 from lucid.linalg import logdet, matrix_power
 from lucid import compiler
 from lucid._compat import (
