@@ -125,10 +125,12 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
     "lucid.cuda": TOP,
+    "lucid.xpu": TOP,
     "lucid.cpu": TOP,
     "lucid.testing": TOP,
     "lucid.random": TOP,
     "lucid.autograd.functional": TOP,
+    "lucid.autograd.profiler": TOP,
     "lucid.func": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,

@@ -109,7 +109,8 @@ PAGES: tuple[Page, ...] = (
          "Devices, the backend protocol, fused-kernel contracts, accelerator queries.",
          # lucid.kernels re-exports these three modules' names: documented where they live
          modules=("lucid.backends", "lucid.kernels.contracts", "lucid.kernels.geometry",
-                  "lucid.kernels.reference", "lucid.accelerator", "lucid.cuda", "lucid.cpu"),
+                  "lucid.kernels.reference", "lucid.accelerator", "lucid.cuda", "lucid.xpu",
+                  "lucid.cpu"),
          names=("device",)),
     Page("utils", "Utilities", "lucid-core", "torch.utils",
          "Hook handles, file helpers and activation checkpointing (`lucid.utils.checkpoint`).",
@@ -129,7 +130,7 @@ PAGES: tuple[Page, ...] = (
          modules=("lucid.compiler",)),
     Page("profiler", "lucid.profiler", "lucid-core", "torch.profiler",
          "Op-by-op timings of forward and backward, summary tables, Chrome traces.",
-         modules=("lucid.profiler",)),
+         modules=("lucid.profiler", "lucid.autograd.profiler")),
     Page("sparse", "lucid.sparse", "lucid-core", "torch.sparse",
          "COO tensors as torch programs build them, stored dense: `sparse_coo_tensor`, `mm`.",
          modules=("lucid.sparse",)),

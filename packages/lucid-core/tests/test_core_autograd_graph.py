@@ -51,3 +51,16 @@ def test_without_the_bump_the_write_goes_unseen() -> None:
     w.array[0] = 5.0
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), [5.0, 4.0], rtol=1e-12, atol=0)
+
+
+def test_reflected_add_and_mul_list_the_tensor_first() -> None:
+    # introyt/autogradyt_tutorial.py walks `(2 * torch.sin(a) + 1).grad_fn` through
+    # next_functions[0][0]: torch's `2 * t` is `t.mul(2)`, its graph lists t first
+    a = lucid.tensor([0.5, 1.5], requires_grad=True)
+    b = lucid.sin(a)
+    for y in (2 * b, 2.5 + b, b * 2):
+        (first, _), (second, _) = y.grad_fn.next_functions
+        assert first is b.grad_fn and second is None
+    d = 2 * b + 1
+    d.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.cos([0.5, 1.5]), rtol=1e-6, atol=1e-7)

@@ -293,3 +293,28 @@ def test_hooks_are_per_thread() -> None:
         th.join()
         x.exp()
     assert seen_in_thread == [0] and packed == ["main"]
+
+
+def test_grad_fn_saved_accessors_use_torchs_names() -> None:
+    # autograd_saved_tensors_hooks_tutorial.py reads y.grad_fn._saved_self / _other / _result
+    a = lucid.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    b = lucid.tensor([1.0, 3.0, -2.0], requires_grad=True)
+    y = a * b
+    assert y.grad_fn._saved_self is a and y.grad_fn._saved_other is b
+    q = a / b
+    assert q.grad_fn._saved_self is a and q.grad_fn._saved_other is b
+    e = lucid.exp(a)
+    assert e.grad_fn._saved_result is not e and e.grad_fn._saved_result.equal(e)
+    assert lucid.sin(a).grad_fn._saved_self is a
+    p = a.pow(2)
+    assert p.grad_fn._saved_self is a and p.grad_fn._saved_exponent == 2
+    seen: list[int] = []
+    with lucid.autograd.graph.saved_tensors_hooks(lambda t: (seen.append(1), t * 4)[1],
+                                                  lambda t: t / 4):  # fmt: skip
+        z = a.pow(2)
+    np.testing.assert_allclose(z.grad_fn._saved_self.detach().numpy(), a.detach().numpy(),
+                               rtol=1e-6, atol=1e-7)  # fmt: skip
+    assert seen == [1]  # packed once; read back through the unpack hook
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _ = y.grad_fn._saved_self

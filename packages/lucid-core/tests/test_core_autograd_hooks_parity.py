@@ -78,3 +78,22 @@ def test_node_hooks_and_post_accumulate_hooks_match_torch() -> None:
     assert len(log["lucid"]) == len(log["torch"]) == 3
     for a, b in zip(log["lucid"], log["torch"]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+
+
+def test_saved_accessor_names_match_torch() -> None:
+    x, tx = _pair([0.5, -1.0, 2.0])
+    w, tw = _pair([1.0, 3.0, -2.0])
+    for mine, theirs, names in (
+        (x * w, tx * tw, ("_saved_self", "_saved_other")),
+        (x / w, tx / tw, ("_saved_self", "_saved_other")),
+        (x.exp(), tx.exp(), ("_saved_result",)),
+        (x.cos(), tx.cos(), ("_saved_self",)),
+        (x.pow(3), tx.pow(3), ("_saved_self", "_saved_exponent")),
+    ):
+        for name in names:
+            got, want = getattr(mine.grad_fn, name), getattr(theirs.grad_fn, name)
+            if isinstance(want, torch.Tensor):
+                np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                           rtol=1e-12, atol=0)  # fmt: skip
+            else:
+                assert got == want

@@ -72,3 +72,22 @@ def test_matches_torch_forward_mode_on_a_module() -> None:
             return fw.unpack_dual(out).tangent.detach().numpy()  # type: ignore[no-any-return]
 
     np.testing.assert_allclose(run(lucid), run(torch), rtol=1e-9, atol=1e-10)
+
+
+def test_make_dual_keeps_a_tangent_of_the_primals_layout() -> None:
+    # forward_ad_usage.py asserts `unpack_dual(make_dual(p, t)).tangent is t`, and that a
+    # transposed tangent is copied into the primal's layout (values kept)
+    rng = np.random.default_rng(3)
+    primal = lucid.tensor(rng.standard_normal((4, 4)).astype(np.float32))
+    tangent = lucid.tensor(rng.standard_normal((4, 4)).astype(np.float32))
+    with fwAD.dual_level():
+        assert fwAD.unpack_dual(fwAD.make_dual(primal, tangent)).tangent is tangent
+        alt = fwAD.unpack_dual(fwAD.make_dual(primal, tangent.T)).tangent
+        assert alt is not None and alt is not tangent
+        assert alt.stride() == primal.stride()
+        np.testing.assert_allclose(alt.numpy(), tangent.numpy().T, rtol=0, atol=0)
+        x = fwAD.make_dual(primal, tangent)
+        got = fwAD.unpack_dual(x * x).tangent
+        assert got is not None
+        np.testing.assert_allclose(got.numpy(), 2 * primal.numpy() * tangent.numpy(),
+                                   rtol=1e-6, atol=1e-6)  # fmt: skip

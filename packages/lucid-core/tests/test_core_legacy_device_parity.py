@@ -88,6 +88,19 @@ def test_cuda_answers_match_the_cpu_build() -> None:
     assert lucid.zeros(1).is_pinned() == torch.zeros(1).is_pinned()
 
 
+def test_xpu_answers_match_the_cpu_build() -> None:
+    # the profiler recipe asks torch.cuda.is_available(), then torch.xpu.is_available()
+    for name in ("is_available", "device_count", "is_bf16_supported", "is_initialized"):
+        assert getattr(lucid.xpu, name)() == getattr(torch.xpu, name)(), name
+    for name in ("synchronize", "current_device", "get_device_name"):
+        with pytest.raises(AssertionError) as theirs:
+            getattr(torch.xpu, name)()
+        with pytest.raises(AssertionError, match=str(theirs.value)):
+            getattr(lucid.xpu, name)()
+    lucid.xpu.manual_seed_all(0)
+    lucid.xpu.empty_cache()
+
+
 def test_accelerator_answers_match_where_neither_has_one() -> None:
     if lucid.accelerator.is_available():
         pytest.skip("MLX reports a GPU here; torch's CPU build has no accelerator")

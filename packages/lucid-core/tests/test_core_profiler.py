@@ -166,3 +166,22 @@ def test_schedule_agrees_with_torch() -> None:
                                                        "repeat": 2}):  # fmt: skip
         ours, theirs = schedule(**kw), torch.profiler.schedule(**kw)
         assert [ours(i).name for i in range(20)] == [theirs(i).name for i in range(20)]
+
+
+def test_autograd_profiler_profile_as_torchs() -> None:
+    # introyt/autogradyt_tutorial.py: `with torch.autograd.profiler.profile(use_cuda=False)`
+    x = lucid.tensor([[1.0, 2.0, 4.0]], requires_grad=True)
+    y = lucid.tensor([[0.5, 0.25, 2.0]])
+    z = lucid.ones(1, 3)
+    with lucid.autograd.profiler.profile(use_cuda=False) as prf:
+        for _ in range(3):
+            z = (z / x) * y
+    counts = {avg.key: avg.count for avg in prf.key_averages()}
+    assert counts["lucid::Div"] == 3 and counts["lucid::Mul"] == 3
+    assert len(prf.function_events) == 6
+    assert "lucid::Div" in prf.key_averages().table(sort_by="self_cpu_time_total")
+    with lucid.autograd.profiler.profile(enabled=False) as off:
+        (z * 2).sum()
+    assert len(off.function_events) == 0
+    with lucid.autograd.profiler.profile(), lucid.autograd.profiler.record_function("block"):
+        pass

@@ -389,6 +389,56 @@ def test_out_refuses_what_torch_refuses() -> None:
         lucid.amax(lucid.ones(2, 2), (0, 0))
 
 
+def test_out_on_arithmetic_unary_and_matmul() -> None:
+    # blitz/tensor_tutorial.py: `torch.add(x, y, out=result)` with `result = torch.empty(5, 3)`
+    x = lucid.tensor(RNG.standard_normal((5, 3)).astype(np.float32))
+    y = lucid.tensor(RNG.uniform(0.5, 1.5, (5, 3)).astype(np.float32))
+    xn, yn = x.numpy(), y.numpy()
+    for fn, ref, kw in (
+        (lucid.add, xn + 2 * yn, {"alpha": 2}),
+        (lucid.sub, xn - yn, {}),
+        (lucid.mul, xn * yn, {}),
+        (lucid.div, xn / yn, {}),
+        (lucid.div, np.floor(xn / yn), {"rounding_mode": "floor"}),
+    ):
+        result = lucid.empty(5, 3)
+        assert fn(x, y, out=result, **kw) is result
+        np.testing.assert_allclose(result.numpy(), ref, **TOL)
+    grown = lucid.empty(0)  # resized to the result's shape, as torch does
+    assert lucid.exp(x, out=grown) is grown and grown.shape == (5, 3)
+    np.testing.assert_allclose(grown.numpy(), np.exp(xn), **TOL)
+    absolute = lucid.empty(5, 3)
+    lucid.abs(x, out=absolute)
+    np.testing.assert_allclose(absolute.numpy(), np.abs(xn), **TOL)
+    prod = lucid.empty(5, 5)
+    lucid.matmul(x, y.T, out=prod)
+    np.testing.assert_allclose(prod.numpy(), xn @ yn.T, rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="add\\(\\): Expected out tensor to have dtype"):
+        lucid.add(x, y, out=lucid.empty(5, 3, dtype=lucid.int64))
+    with pytest.raises(RuntimeError, match="unsupported operation: some elements"):
+        lucid.mul(x, y, out=x[:2])
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        lucid.exp(x.clone().requires_grad_(), out=lucid.empty(5, 3))
+
+
+def test_factories_write_into_out() -> None:
+    # introyt/tensors_deeper_tutorial.py: `torch.rand(2, 2, out=c)` keeps `c` the same object
+    c = lucid.zeros(2, 2)
+    assert lucid.rand(2, 2, out=c) is c
+    assert float(c.min()) >= 0.0 and float(c.max()) < 1.0 and float(c.sum()) > 0.0
+    d = lucid.empty(0, dtype=lucid.float64)  # resized; the dtype is out's
+    assert lucid.randn(3, out=d) is d and d.shape == (3,) and d.dtype is lucid.float64
+    assert lucid.ones(2, 3, out=d) is d
+    np.testing.assert_array_equal(d.numpy(), np.ones((2, 3)))
+    lucid.zeros(4, out=d)
+    np.testing.assert_array_equal(d.numpy(), np.zeros(4))
+    with pytest.raises(RuntimeError, match=r"dtype Float does not match dtype of out parameter "
+                                           r"\(Double\)"):  # fmt: skip
+        lucid.rand(2, dtype=lucid.float32, out=d)
+    with pytest.raises(TypeError, match="argument 'out' must be Tensor, not list"):
+        lucid.zeros(2, out=[0.0, 0.0])
+
+
 def test_gather_and_scatter_check_index_bounds_as_torch() -> None:
     x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(RuntimeError, match="index 23 is out of bounds for dimension 1 with size 2"):

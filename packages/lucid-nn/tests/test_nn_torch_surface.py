@@ -562,3 +562,21 @@ def test_gaussian_nll_loss_takes_torchs_homoscedastic_var_shapes() -> None:
         F.gaussian_nll_loss(x, t, lucid.ones(4, 3, 1, 1))
     with pytest.raises(ValueError, match="negative"):
         F.gaussian_nll_loss(x, t, -1.0)
+
+
+def test_softmax_without_dim_warns_as_torch() -> None:
+    # introyt/modelsyt_tutorial.py builds torch.nn.Softmax() and calls it on a 2-d batch
+    x = lucid.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])
+    for call, name in (
+        (lambda: lucid.nn.Softmax()(x), "softmax"),
+        (lambda: lucid.nn.LogSoftmax()(x), "log_softmax"),
+        (lambda: lucid.nn.functional.softmin(x), "softmin"),
+    ):
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been "
+                                             "deprecated") as rec:  # fmt: skip
+            out = call()
+        if name == "softmin":  # called directly: the warning names this file's line
+            assert rec[0].filename == __file__
+        assert out.shape == (2, 3)
+    np.testing.assert_allclose(lucid.nn.Softmax(dim=1)(x).sum(1).numpy(), [1.0, 1.0],
+                               rtol=1e-6, atol=1e-6)  # fmt: skip

@@ -88,6 +88,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
+from lucid import xpu
 from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler, testing
@@ -114,6 +115,7 @@ from lucid.backends._precision import (
 )
 from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
+from lucid.autograd import profiler as _autograd_profiler  # noqa: F401
 from lucid.linalg import logdet, matrix_power
 from lucid import compiler
 from lucid._compat import (
@@ -265,7 +267,8 @@ __all__ = [
     "is_deterministic_algorithms_warn_only_enabled",
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "stft", "istft",
-    "accelerator", "backends", "cpu", "cuda", "testing", "get_num_threads", "set_num_threads",
+    "accelerator", "backends", "cpu", "cuda", "xpu", "testing", "get_num_threads",
+    "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
     "ShortTensor", "IntTensor", "LongTensor", "BoolTensor", "ComplexFloatTensor",

@@ -190,7 +190,7 @@ class _Methods(Tensor):
 
     def __radd__(self, other: Any) -> Tensor:
         _reflected_self("__radd__", self)
-        return ops.add(other, self)
+        return ops.add(self, other)  # torch's order: the graph lists self first (`2 + t`)
 
     def __sub__(self, other: Any) -> Tensor:
         return ops.sub(self, other)
@@ -204,7 +204,7 @@ class _Methods(Tensor):
 
     def __rmul__(self, other: Any) -> Tensor:
         _reflected_self("__rmul__", self)
-        return ops.mul(other, self)
+        return ops.mul(self, other)  # torch's order: the graph lists self first (`2 * t`)
 
     def __truediv__(self, other: Any) -> Tensor:
         return ops.div(self, other)

@@ -107,22 +107,54 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
     return t.requires_grad_(True) if rg else t
 
 
+def _with_out(fn: str, out: Any, dtype: Any) -> Any:
+    """The dtype a factory called with ``out=`` makes: ``out``'s, which ``dtype`` must equal."""
+    if out is None:
+        return dtype
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if dtype is not None and dtypes.to_dtype(dtype) is not out.dtype:
+        raise RuntimeError(
+            f"dtype {_torch_name(dtypes.to_dtype(dtype))} does not match dtype of out parameter "
+            f"({_torch_name(out.dtype)})"
+        )
+    return out.dtype
+
+
+def _torch_name(dt: dtypes.dtype) -> str:
+    """torch's C++ name of a dtype, as its error messages print it (float64 -> Double)."""
+    return {"float64": "Double", "float32": "Float", "float16": "Half",
+            "bfloat16": "BFloat16"}.get(dt.name, dt.name)  # fmt: skip
+
+
+def _into(result: Tensor, out: Tensor | None) -> Tensor:
+    """``result``, or ``out`` resized to its shape and holding its values (``out=``)."""
+    if out is None:
+        return result
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    out.copy_(result.detach())  # the values only: a factory's result has no history
+    return out.requires_grad_(True) if result.requires_grad else out
+
+
 def zeros(
-    *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False,
+    *sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None,
+    device: Any = None, requires_grad: bool = False,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size filled with zeros, as ``torch.zeros`` (also ``size=``)."""
     shape = _size_keyword("zeros", sizes, size, layout)
-    return _filled(_shape(shape), 0.0, dtype, device, requires_grad)
+    dtype = _with_out("zeros", out, dtype)
+    return _into(_filled(_shape(shape), 0.0, dtype, device, requires_grad), out)
 
 
 def ones(
-    *sizes: Any, size: Any = None, dtype: Any = None, layout: Any = None, device: Any = None,
-    requires_grad: bool = False,
+    *sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None,
+    device: Any = None, requires_grad: bool = False,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size filled with ones, as ``torch.ones`` (also ``size=``)."""
     shape = _size_keyword("ones", sizes, size, layout)
-    return _filled(_shape(shape), 1.0, dtype, device, requires_grad)
+    dtype = _with_out("ones", out, dtype)
+    return _into(_filled(_shape(shape), 1.0, dtype, device, requires_grad), out)
 
 
 def empty(
@@ -363,6 +395,7 @@ def randn(
     *sizes: Any,
     size: Any = None,
     generator: Any = None,
+    out: Any = None,
     dtype: Any = None,
     layout: Any = None,
     device: Any = None,
@@ -370,13 +403,15 @@ def randn(
 ) -> Tensor:
     """Samples from N(0, 1) (the size positionally or as ``size=``)."""
     shape = _size_keyword("randn", sizes, size, layout)
-    return _random("normal", shape, dtype, device, generator, requires_grad)
+    dtype = _with_out("randn", out, dtype)
+    return _into(_random("normal", shape, dtype, device, generator, requires_grad), out)
 
 
 def rand(
     *sizes: Any,
     size: Any = None,
     generator: Any = None,
+    out: Any = None,
     dtype: Any = None,
     layout: Any = None,
     device: Any = None,
@@ -384,7 +419,8 @@ def rand(
 ) -> Tensor:
     """Samples from U[0, 1) (the size positionally or as ``size=``)."""
     shape = _size_keyword("rand", sizes, size, layout)
-    return _random("uniform", shape, dtype, device, generator, requires_grad)
+    dtype = _with_out("rand", out, dtype)
+    return _into(_random("uniform", shape, dtype, device, generator, requires_grad), out)
 
 
 def randn_like(

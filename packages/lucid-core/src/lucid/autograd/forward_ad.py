@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from lucid._creation import zeros_like
+from lucid._creation import empty_like, zeros_like
 from lucid._tensor import Tensor
 from lucid.autograd import engine, grad_mode
 
@@ -125,8 +125,19 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
         dual = tensor.view_as(tensor) if tensor.requires_grad else (
             tensor.detach().requires_grad_(True)
         )  # fmt: skip
-    lvl.add(dual, tangent.detach())
+    lvl.add(dual, _as_tangent(tangent, tensor))
     return dual
+
+
+def _as_tangent(tangent: Tensor, primal: Tensor) -> Tensor:
+    """``tangent`` itself where it has the primal's layout, as torch keeps it (a program may
+    check ``unpack_dual(x).tangent is tangent``); else its values copied into the primal's
+    layout. Lucid's tangents carry no graph: one that needs grad is detached."""
+    if tangent.requires_grad:
+        tangent = tangent.detach()
+    if tangent.stride() == primal.stride() and tangent.dtype is primal.dtype:
+        return tangent
+    return empty_like(primal).copy_(tangent)
 
 
 def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTensor:

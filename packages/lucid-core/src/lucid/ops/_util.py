@@ -240,6 +240,20 @@ def piecewise_constant(value: Tensor, x: Tensor) -> Tensor:
     return out
 
 
+class SavedTensor:
+    """torch's ``grad_fn._saved_<name>`` accessor on a node class: the ``index``-th value the
+    node saved for backward, through the saved-tensor hooks' unpack (None where the node did
+    not need it: a Mul whose other input needs no grad keeps no ``self``)."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __get__(self, ctx: Any, owner: Any = None) -> Any:
+        if ctx is None:
+            return self
+        return ctx.saved_tensors[self.index]
+
+
 def _tensors_in(values: Any) -> list[Tensor]:
     found: list[Tensor] = []
     for v in values:

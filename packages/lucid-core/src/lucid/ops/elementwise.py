@@ -13,12 +13,14 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import (
+    SavedTensor,
     Scalar,
     as_tensor_like,
     promote,
     require_tensor,
     require_tensors,
     to_float,
+    write_out,
 )
 from lucid.ops._util import cast as cast  # this module's op (its Function is in _util)
 
@@ -121,6 +123,9 @@ class Mul(Function):
         gb = g * a if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    _saved_self = SavedTensor(0)  # torch's names for what the node saved
+    _saved_other = SavedTensor(1)
+
 
 class Div(Function):
     @staticmethod
@@ -134,6 +139,9 @@ class Div(Function):
         ga = g / b if ctx.needs_input_grad[0] else None
         gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    _saved_self = SavedTensor(0)
+    _saved_other = SavedTensor(1)
 
 
 class Pow(Function):
@@ -159,6 +167,10 @@ class Pow(Function):
             # and keeps inf * log(0) = -inf where a == 0 and b < 0.
             gb = g * where((a == 0) & (b >= 0), 0.0, out * a.log())
         return ga, gb
+
+    _saved_self = SavedTensor(0)
+    _saved_exponent = SavedTensor(1)
+    _saved_result = SavedTensor(2)
 
 
 def _int_power(xp: Any, a: Any, b: Any) -> Any:
@@ -246,6 +258,13 @@ class PowScalar(Function):
         if e == 2:
             return g * 2 * a, None
         return g * e * a ** (e - 1), None
+
+    _saved_self = SavedTensor(0)
+
+    @property
+    def _saved_exponent(self) -> Any:
+        """The Python number exponent (torch's ``_saved_exponent``)."""
+        return getattr(self, "e")  # noqa: B009  (set by forward, on the node)
 
 
 class Maximum(Function):
@@ -356,22 +375,28 @@ class Remainder(Function):
 
 
 # -- public functions -----------------------------------------------------------------------------
-def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``a + alpha * b`` with PyTorch's type promotion."""
+def add(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a + alpha * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Add.apply(a, b)
+    if out is None:
+        return Add.apply(a, b)
+    result: Tensor = write_out("add", Add.apply(a, b), out, input, other)
+    return result
 
 
-def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
-    """``a - alpha * b`` with PyTorch's type promotion."""
+def sub(input: Any, other: Any, *, alpha: Any = 1, out: Any = None) -> Tensor:
+    """``a - alpha * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if alpha != 1:
         b = b * alpha
-    return Sub.apply(a, b)
+    if out is None:
+        return Sub.apply(a, b)
+    result: Tensor = write_out("sub", Sub.apply(a, b), out, input, other)
+    return result
 
 
 subtract = sub
@@ -384,18 +409,26 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(b, a, alpha=alpha)
 
 
-def mul(input: Any, other: Any) -> Tensor:
-    """``a * b`` with PyTorch's type promotion."""
+def mul(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """``a * b`` with PyTorch's type promotion; ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
-    return Mul.apply(a, b)
+    if out is None:
+        return Mul.apply(a, b)
+    result: Tensor = write_out("mul", Mul.apply(a, b), out, input, other)
+    return result
 
 
 multiply = mul
 
 
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-    """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding."""
+def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = None) -> Tensor:
+    """True division (ints become the default float) or ``"trunc"``/``"floor"`` rounding;
+    ``out=`` writes into that tensor."""
+    if out is not None:
+        result: Tensor = write_out("div", div(input, other, rounding_mode=rounding_mode), out,
+                                   input, other)  # fmt: skip
+        return result
     a, b = input, other  # torch's parameter names outside, short ones inside
     a, b = promote(a, b)
     if rounding_mode is not None:
@@ -410,12 +443,12 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
                 return NonDiff.apply("floor_divide", a, b)
             q = NonDiff.apply("trunc", NonDiff.apply("true_divide", a, b))
             return cast(q, ref.dtype)
-    out: Tensor = Div.apply(to_float(a), to_float(b))
+    quotient: Tensor = Div.apply(to_float(a), to_float(b))
     if rounding_mode == "trunc":
-        return out.trunc()
+        return quotient.trunc()
     if rounding_mode == "floor":
-        return out.floor()
-    return out
+        return quotient.floor()
+    return quotient
 
 
 divide = div

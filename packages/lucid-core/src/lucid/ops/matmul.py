@@ -10,7 +10,7 @@ from lucid._tensor import Tensor
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote
+from lucid.ops._util import promote, write_out
 from lucid.ops.complex import conj
 
 OPS = OpTable(
@@ -61,10 +61,14 @@ class Matmul(Function):
         return ga, gb
 
 
-def matmul(input: Any, other: Any) -> Tensor:
-    """Matrix product with torch's rules: 1-D operands become vectors, batch dims broadcast."""
+def matmul(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    """Matrix product with torch's rules: 1-D operands become vectors, batch dims broadcast;
+    ``out=`` writes into that tensor."""
     a, b = input, other  # torch's parameter names outside, short ones inside
-    return _matmul(*lower_precision_inputs(a, b))
+    if out is None:
+        return _matmul(*lower_precision_inputs(a, b))
+    result: Tensor = write_out("matmul", _matmul(*lower_precision_inputs(a, b)), out, a, b)
+    return result
 
 
 def _matmul(a: Any, b: Any) -> Tensor:

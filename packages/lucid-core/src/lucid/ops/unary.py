@@ -15,7 +15,7 @@ from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, require_tensors, to_float
+from lucid.ops._util import SavedTensor, promote, require_tensors, to_float, write_out
 
 OPS = OpTable(
     op("exp", sample((2, 3), gg=True, ref="exp")),
@@ -121,7 +121,8 @@ _Grad = Callable[[Tensor, Tensor], Tensor]
 
 def _unary(name: str, xp_name: str, grad: _Grad, saves_output: bool = False) -> type[_Unary]:
     """The :class:`_Unary` ``name``: forward ``xp.<xp_name>``, backward ``grad(g, saved)``."""
-    attrs = {"xp_name": xp_name, "saves_output": saves_output, "grad": staticmethod(grad)}
+    attrs = {"xp_name": xp_name, "saves_output": saves_output, "grad": staticmethod(grad),
+             "_saved_result" if saves_output else "_saved_self": SavedTensor(0)}  # fmt: skip
     return cast("type[_Unary]", type(name, (_Unary,), attrs))
 
 
@@ -303,18 +304,24 @@ class Neg(_Unsaved):
         return -g
 
 
-def _float_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
-    def op(input: Tensor) -> Tensor:  # noqa: A002
-        return cls.apply(to_float(input))
+def _float_op(cls: type[Function], doc: str) -> Callable[..., Tensor]:
+    def op(input: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+        if out is None:
+            return cls.apply(to_float(input))
+        result: Tensor = write_out(op.__name__, cls.apply(to_float(input)), out, input)
+        return result
 
     op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = doc
     return op
 
 
-def _same_type_op(cls: type[Function], doc: str) -> Callable[[Tensor], Tensor]:
-    def op(input: Tensor) -> Tensor:  # noqa: A002
-        return cls.apply(input)
+def _same_type_op(cls: type[Function], doc: str) -> Callable[..., Tensor]:
+    def op(input: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+        if out is None:
+            return cls.apply(input)
+        result: Tensor = write_out(op.__name__, cls.apply(input), out, input)
+        return result
 
     op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = doc

@@ -7,6 +7,7 @@ with lucid ops on the saved input, so they can be differentiated again.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import lucid
@@ -343,13 +344,27 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``exp(x) / sum(exp(x), dim)`` (stable: the max is subtracted first)."""
+    if dim is None:
+        _implicit_dim("softmax", _stacklevel)
     return lucid.softmax(input, dim, dtype=dtype)
+
+
+def _implicit_dim(name: str, stacklevel: int) -> None:
+    """torch's warning for ``dim=None`` (the legacy choice: 0 for 0-, 1- and 3-d, else 1)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to "
+        "include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``softmax(-x, dim)``."""
+    if dim is None:
+        _implicit_dim("softmin", _stacklevel)
     return lucid.softmax(-input, dim, dtype=dtype)
 
 
@@ -357,6 +372,8 @@ def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None
 ) -> Tensor:
     """``log(softmax(x, dim))`` without forming the softmax."""
+    if dim is None:
+        _implicit_dim("log_softmax", _stacklevel)
     return lucid.log_softmax(input, dim, dtype=dtype)
 
 

@@ -292,21 +292,21 @@ class Softmax(_DimModule):
     """Applies softmax along ``dim``: each slice is rescaled to sum to 1."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self.dim)
+        return F.softmax(input, self.dim, _stacklevel=5)  # torch's level
 
 
 class Softmin(_DimModule):
     """Applies ``softmax(-x)`` along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmin(input, self.dim)
+        return F.softmin(input, self.dim, _stacklevel=5)  # torch's level
 
 
 class LogSoftmax(_DimModule):
     """Applies ``log(softmax(x))`` along ``dim``."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(input, self.dim, _stacklevel=5)  # torch's level
 
 
 class Softmax2d(Module):
