@@ -126,6 +126,7 @@ def _no_leftover_workers() -> Iterator[None]:
     assert no_workers_left(), "a DataLoader worker outlived its test"
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 3 worker processes")
 def test_same_batches_with_and_without_workers_including_random_transforms() -> None:
     ds = Images(20, augment())
     results = []
@@ -200,6 +201,7 @@ def test_workers_do_not_repeat_the_global_numpy_stream() -> None:
     assert len(set(values.tolist())) == 8
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 3 worker processes")
 def test_iterable_dataset_split_across_workers() -> None:
     loader = DataLoader(Shards(23), batch_size=4, num_workers=3)
     values = np.concatenate([b.numpy() for b in loader]).tolist()
