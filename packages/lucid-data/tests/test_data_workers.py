@@ -159,6 +159,14 @@ def test_more_workers_than_cpus_warns_as_torch(monkeypatch: pytest.MonkeyPatch) 
         assert len(list(DataLoader(ds, batch_size=3, num_workers=2))) == 2
 
 
+def test_pin_memory_without_accelerator_warns_as_torch() -> None:
+    ds = TensorDataset(lucid.tensor(np.arange(6)))
+    if lucid.accelerator.is_available():
+        pytest.skip("an accelerator is present: pinning is not refused")
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accel"):
+        assert len(list(DataLoader(ds, batch_size=3, pin_memory=True))) == 2
+
+
 def test_workers_are_processes_with_distinct_seeds() -> None:
     seen = []
     loader = DataLoader(WhoAmI(), batch_size=2, num_workers=2, worker_init_fn=seen.append)

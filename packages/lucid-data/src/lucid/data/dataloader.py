@@ -8,6 +8,8 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
+from lucid import accelerator
+
 from ._fetch import IterableFetcher, make_fetcher
 from ._pool import MultiProcessIter, WorkerPool, resolve_context
 from ._rng import derive_seed, draw_seed, seeded_default_generator
@@ -151,6 +153,12 @@ class DataLoader(Generic[T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler  # type: ignore[return-value]
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory and not accelerator.is_available():
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, "
+                "then device pinned memory won't be used.",
+                stacklevel=2,
+            )
         base_seed = draw_seed(self.generator)
         if self.num_workers == 0:
             return _SingleProcessIter(self, base_seed)
