@@ -53,6 +53,16 @@ def test_random_sampler_with_replacement() -> None:
     assert len(out) == 300 and set(out) == {0, 1, 2}
 
 
+def test_random_sampler_with_replacement_is_lazy() -> None:
+    # makemore's "infinite" loader: num_samples=int(1e10) must not be drawn up front.
+    lucid.manual_seed(0)
+    it = iter(RandomSampler(range(5), replacement=True, num_samples=int(1e10)))
+    first = [next(it) for _ in range(100)]
+    assert all(0 <= i < 5 for i in first) and len(set(first)) == 5
+    out = list(RandomSampler(range(5), replacement=True, num_samples=70))
+    assert len(out) == 70
+
+
 def test_random_sampler_validates() -> None:
     with pytest.raises(ValueError, match="num_samples should be a positive integer"):
         RandomSampler(range(3), num_samples=0)

@@ -6,6 +6,7 @@ import gc
 import multiprocessing
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 import lucid
 from lucid.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
+from lucid.data import dataloader as dl
 from lucid.data import transforms as T
 
 pytestmark = pytest.mark.skipif(
@@ -124,6 +126,7 @@ def _no_leftover_workers() -> Iterator[None]:
     assert no_workers_left(), "a DataLoader worker outlived its test"
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 3 worker processes")
 def test_same_batches_with_and_without_workers_including_random_transforms() -> None:
     ds = Images(20, augment())
     results = []
@@ -143,6 +146,25 @@ def test_tensor_dataset_with_workers_delivers_in_order() -> None:
     ds = TensorDataset(lucid.tensor(np.arange(50)))
     loader = DataLoader(ds, batch_size=4, num_workers=2, prefetch_factor=3)
     assert np.concatenate([b[0].numpy() for b in loader]).tolist() == list(range(50))
+
+
+def test_more_workers_than_cpus_warns_as_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    ds = TensorDataset(lucid.tensor(np.arange(6)))
+    monkeypatch.setattr(dl, "_usable_cpus", lambda: (1, True))
+    with pytest.warns(UserWarning, match="will create 2 worker processes in total. Our suggested"):
+        assert len(list(DataLoader(ds, batch_size=3, num_workers=2))) == 2
+    monkeypatch.setattr(dl, "_usable_cpus", lambda: (2, True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list(DataLoader(ds, batch_size=3, num_workers=2))) == 2
+
+
+def test_pin_memory_without_accelerator_warns_as_torch() -> None:
+    ds = TensorDataset(lucid.tensor(np.arange(6)))
+    if lucid.accelerator.is_available():
+        pytest.skip("an accelerator is present: pinning is not refused")
+    with pytest.warns(UserWarning, match="'pin_memory' argument is set as true but no accel"):
+        assert len(list(DataLoader(ds, batch_size=3, pin_memory=True))) == 2
 
 
 def test_workers_are_processes_with_distinct_seeds() -> None:
@@ -187,6 +209,7 @@ def test_workers_do_not_repeat_the_global_numpy_stream() -> None:
     assert len(set(values.tolist())) == 8
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 3 worker processes")
 def test_iterable_dataset_split_across_workers() -> None:
     loader = DataLoader(Shards(23), batch_size=4, num_workers=3)
     values = np.concatenate([b.numpy() for b in loader]).tolist()

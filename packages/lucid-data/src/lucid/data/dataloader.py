@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
+
+from lucid import accelerator
 
 from ._fetch import IterableFetcher, make_fetcher
 from ._pool import MultiProcessIter, WorkerPool, resolve_context
@@ -149,6 +153,12 @@ class DataLoader(Generic[T_co]):
         return self.batch_sampler if self._auto_collation else self.sampler  # type: ignore[return-value]
 
     def __iter__(self) -> Iterator[Any]:
+        if self.pin_memory and not accelerator.is_available():
+            warnings.warn(
+                "'pin_memory' argument is set as true but no accelerator is found, "
+                "then device pinned memory won't be used.",
+                stacklevel=2,
+            )
         base_seed = draw_seed(self.generator)
         if self.num_workers == 0:
             return _SingleProcessIter(self, base_seed)
@@ -157,6 +167,7 @@ class DataLoader(Generic[T_co]):
         else:
             if self._pool is not None:  # a persistent pool that lost a worker: start afresh
                 self._pool.shutdown(force=True)
+            _check_worker_number_rationality(self.num_workers)
             pool = WorkerPool(self._worker_config(base_seed), self.multiprocessing_context)
             self._pool = pool if self.persistent_workers else None
         assert self.prefetch_factor is not None
@@ -203,6 +214,36 @@ def _default_sampler(dataset: Any, shuffle: bool, generator: Any) -> Iterable[An
     if shuffle:
         return RandomSampler(dataset, generator=generator)
     return SequentialSampler(dataset)
+
+
+def _usable_cpus() -> tuple[int | None, bool]:
+    """The logical CPUs this process may run on, and whether its cpuset was taken into account."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)), True
+    return os.cpu_count(), False
+
+
+def _check_worker_number_rationality(num_workers: int) -> None:
+    """torch's warning when a loader starts more worker processes than there are CPUs."""
+    suggest, cpuset_checked = _usable_cpus()
+    if suggest is not None and num_workers <= suggest:
+        return
+    if suggest is None:
+        suggested = (
+            "DataLoader is not able to compute a suggested max number of worker in current system."
+        )
+    else:
+        cpuset = "" if cpuset_checked else " (`cpuset` is not taken into account)"
+        suggested = (
+            f"Our suggested max number of worker in current system is {suggest}{cpuset}, which "
+            "is smaller than what this DataLoader is going to create."
+        )
+    warnings.warn(
+        f"This DataLoader will create {num_workers} worker processes in total. {suggested} "
+        "Please be aware that excessive worker creation might get DataLoader running slow or "
+        "even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+        stacklevel=3,
+    )
 
 
 def _check_workers(

@@ -86,7 +86,10 @@ class RandomSampler(Sampler[int]):
         n = len(self.data_source)
         rng = numpy_rng(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples, dtype=np.int64).tolist()
+            # Drawn 32 at a time, as torch's: num_samples may be huge (an "infinite" loader).
+            for _ in range(self.num_samples // 32):
+                yield from rng.integers(0, n, size=32, dtype=np.int64).tolist()
+            yield from rng.integers(0, n, size=self.num_samples % 32, dtype=np.int64).tolist()
             return
         for _ in range(self.num_samples // n):
             yield from rng.permutation(n).tolist()
