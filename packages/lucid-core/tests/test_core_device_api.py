@@ -151,8 +151,6 @@ def test_device_context_sets_the_factories_default_device() -> None:
         assert d == "cpu"
         assert lucid.zeros(2).device == "cpu"
     with lucid.device("meta"):
-        lin = lucid.nn.Linear(4096, 4096)  # no storage: nothing is allocated
-        assert lin.weight.device == "meta" and lin.bias.device == "meta"
         made = [lucid.zeros(2), lucid.tensor([1.0]), lucid.randn(3), lucid.arange(3),
                 lucid.full((2,), 1.0), lucid.empty(2), lucid.eye(2)]  # fmt: skip
         assert all(t.device == "meta" for t in made)
