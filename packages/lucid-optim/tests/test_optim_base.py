@@ -353,7 +353,7 @@ def test_global_step_hooks_run_around_every_optimizer_and_profile_hook_step() ->
         register_optimizer_step_pre_hook,
     )
 
-    p = lucid.nn.Parameter(lucid.ones(2))
+    p = lucid.ones(2, requires_grad=True)
     p.grad = lucid.ones(2)
     opt = lucid.optim.SGD([p], lr=0.5)
     log: list[str] = []
@@ -390,7 +390,7 @@ def test_global_step_hooks_run_around_every_optimizer_and_profile_hook_step() ->
 
 def test_torch_step_flags_fused_capturable_differentiable() -> None:
     def run(**kw: Any) -> np.ndarray:
-        p = lucid.nn.Parameter(lucid.tensor([1.0, -2.0, 3.0]))
+        p = lucid.tensor([1.0, -2.0, 3.0], requires_grad=True)
         opt = optim.AdamW([p], lr=0.1, **kw)
         for _ in range(3):
             p.grad = p.detach() * 2
@@ -400,8 +400,8 @@ def test_torch_step_flags_fused_capturable_differentiable() -> None:
     plain = run()
     np.testing.assert_array_equal(run(fused=True), plain)  # the multi-tensor update's bits
     np.testing.assert_array_equal(run(capturable=True), plain)
-    assert optim.SGD([lucid.nn.Parameter(lucid.ones(1))], fused=True).defaults["fused"] is True
+    assert optim.SGD([lucid.ones(1, requires_grad=True)], fused=True).defaults["fused"] is True
     with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
-        optim.Adam([lucid.nn.Parameter(lucid.ones(1))], fused=True, foreach=True)
+        optim.Adam([lucid.ones(1, requires_grad=True)], fused=True, foreach=True)
     with pytest.raises(NotImplementedError, match=r"Adam\(differentiable=True\)"):
-        optim.Adam([lucid.nn.Parameter(lucid.ones(1))], differentiable=True)
+        optim.Adam([lucid.ones(1, requires_grad=True)], differentiable=True)
