@@ -33,7 +33,7 @@ from lucid._tensor import Tensor
 from lucid.autograd import anomaly_mode, engine, grad_mode
 from lucid.autograd import function as _function
 from lucid.autograd.function import Function
-from lucid.compiler._arrays import _D, _S, _SAMPLERS, ArrayProgram
+from lucid.compiler._arrays import _D, _S, _SAMPLERS, ArrayProgram, _rebuild
 
 # Float tolerances of the check against eager at capture (float32: fused kernels and another
 # summation order change the last bits; anything larger is a different computation).
@@ -505,18 +505,3 @@ def _wrap(x: Any, env: dict[int, Any], bk: Any) -> Any:
     if tx is dict:
         return {k: _wrap(v, env, bk) for k, v in x.items()}
     return x
-
-
-def _rebuild(t: Any, env: dict[int, Tensor]) -> Any:
-    tt = type(t)
-    if tt is _S:
-        return env[t.k]
-    if tt is tuple:
-        return tuple([_rebuild(v, env) for v in t])
-    if tt is list:
-        return [_rebuild(v, env) for v in t]
-    if tt is dict:
-        return {k: _rebuild(v, env) for k, v in t.items()}
-    if isinstance(t, tuple):  # a named tuple
-        return tt(*[_rebuild(v, env) for v in t])
-    return t
