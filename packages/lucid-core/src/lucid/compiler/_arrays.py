@@ -834,6 +834,9 @@ def _commute_relu_max_pool(
         x, kernel, stride, padding, dilation, ceil_mode, ret_idx = p[2]
         if type(x) is not _S or x.k != mid or ret_idx is not False or reads.get(mid) != 1:
             continue
+        if ceil_mode or any(np.atleast_1d(padding)):
+            continue  # a padded pool's backward returns a strided view (a reduction over it
+            # downstream, batch norm's, rounds unlike eager's over the ReLU's contiguous copy)
         if mid in outs or len(p[4]) != 1:
             continue
         pooled = p[4][0]
