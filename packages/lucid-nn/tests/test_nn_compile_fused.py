@@ -45,7 +45,10 @@ def test_relu_then_max_pool_runs_pooled_first_with_the_eager_values(pad: int) ->
     got = _train_twice(net, x)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)  # same values (a zero's sign aside)
-    assert _arrays_of(net).rewrites == ["relu then max_pool2d ran as max_pool then relu"]
+    # a padded pool is not swapped: its backward's strided view would meet a batch norm's
+    # reductions (ShuffleNet's stem) in another layout than eager's
+    swapped = ["relu then max_pool2d ran as max_pool then relu"]
+    assert _arrays_of(net).rewrites == (swapped if pad == 0 else [])
 
 
 def test_a_relu_output_read_elsewhere_is_not_rewritten() -> None:
