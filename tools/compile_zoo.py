@@ -1,0 +1,316 @@
+"""lucid.compile against eager mode over every family of the model zoo (issue 31's gauge).
+
+For one small configuration of each family (``CASES``: the family's smallest registered
+model, shrunk where its builder takes a size, on tiny inputs) it runs the same seeded steps
+twice, eagerly and through ``lucid.compile(model)``, and compares, bit for bit
+(``np.array_equal``):
+
+- **train**: dropout and other random draws from the same generator state both ways; per
+  step the outputs, the loss, every parameter's gradient, and after an SGD step (momentum
+  and weight decay) every parameter and buffer. Steps 1-3 have one input signature (the
+  capture, the replay that records the backward, a full replay), steps 4-5 another batch
+  size (a shape change: a new capture, then its replay);
+- **eval** (with gradients: outputs, loss and gradients), and **no_grad** in eval mode
+  (outputs only), each over two calls (the capture, then the replay).
+
+A signature that cannot be captured (a graph break by design: Python reading tensor values)
+must fall back to eager mode, give eager's results, and be explained
+(``lucid.compiler.explain``'s reason); the row then reads ``graph break`` and the reason.
+
+    python tools/compile_zoo.py                 # every family: the table of the guide page
+    python tools/compile_zoo.py resnet vit      # the families named
+
+``tests-integration/test_integration_compile_zoo.py`` runs each case as a test.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import lucid
+import lucid.nn as nn
+from lucid import optim
+from lucid.models import create_model, model_info
+from lucid.models.gpt2 import _gpt2
+
+Inputs = Callable[[int], tuple[Any, ...]]  # batch size -> the model's positional arguments
+
+
+def _randn(*shape: int) -> lucid.Tensor:
+    return lucid.randn(*shape)
+
+
+def images(c: int, h: int, w: int | None = None) -> Inputs:
+    """A batch of ``c x h x w`` images."""
+    return lambda n: (_randn(n, c, h, w or h),)
+
+
+def clips(c: int, t: int, h: int) -> Inputs:
+    """A batch of ``c x t x h x h`` videos."""
+    return lambda n: (_randn(n, c, t, h, h),)
+
+
+def tokens(vocab: int, length: int) -> Inputs:
+    """A batch of token ids."""
+    return lambda n: (lucid.randint(0, vocab, (n, length)),)
+
+
+def seq2seq(vocab: int, src: int, tgt: int) -> Inputs:
+    return lambda n: (lucid.randint(0, vocab, (n, src)), lucid.randint(0, vocab, (n, tgt)))
+
+
+def image_and_level(c: int, h: int, levels: int) -> Inputs:
+    """An image and a per-sample integer (a diffusion timestep, a noise level)."""
+    return lambda n: (_randn(n, c, h, h), lucid.randint(0, levels, (n,)))
+
+
+def image_pair(c: int, h: int, w: int) -> Inputs:
+    return lambda n: (_randn(n, c, h, w), _randn(n, c, h, w))
+
+
+@dataclass
+class Case:
+    """One family's configuration: ``create_model(name, **kwargs)`` on ``inputs(batch)``."""
+
+    family: str
+    name: str
+    inputs: Inputs
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    slow: bool = False  # more than a few seconds: the tool runs it, the CI test does not
+    batch: int = 2
+    build: Callable[..., Any] | None = None  # instead of create_model(name, ...)
+
+
+def _c10(**kw: Any) -> dict[str, Any]:
+    return {"num_classes": 10, **kw}
+
+
+GPT2_TINY = {"n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 50, "n_positions": 16}
+BERT_TINY = dict(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=64, max_position_embeddings=16)  # fmt: skip
+
+CASES: list[Case] = [
+    Case("alexnet", "alexnet", images(3, 63), _c10(), slow=True),
+    Case("zfnet", "zfnet", images(3, 63), _c10(), slow=True),
+    Case("vgg", "vgg11", images(3, 32), _c10(), slow=True),
+    Case("lenet", "lenet5", images(1, 28)),
+    Case("resnet", "resnet18_cifar", images(3, 16)),
+    Case("senet", "seresnet18", images(3, 32), _c10(), slow=True),
+    Case("sknet", "skresnet18", images(3, 32), _c10(), slow=True),
+    Case("resnest", "resnest14d", images(3, 32), _c10(), slow=True),
+    Case("densenet", "densenet121", images(3, 32), _c10(), slow=True),
+    Case("googlenet", "googlenet", images(3, 32), _c10(aux_logits=False), slow=True),
+    Case("inception", "inception_v3", images(3, 75), _c10(aux_logits=False), slow=True),
+    Case("inception_v4", "inception_v4", images(3, 75), _c10(), slow=True),
+    Case("inception_resnet", "inception_resnet_v1", images(3, 80), slow=True),
+    Case("inception_next", "inception_next_tiny", images(3, 32), _c10(), slow=True),
+    Case("xception", "xception", images(3, 71), _c10(), slow=True),
+    Case("squeezenet", "squeezenet1_1", images(3, 32), _c10()),
+    Case("mobilenetv1", "mobilenet_v1_025", images(3, 32), _c10()),
+    Case("mobilenet", "mobilenet_v2", images(3, 32), _c10()),
+    Case("mobilenetv3", "mobilenet_v3_small", images(3, 32), _c10()),
+    Case("mobilenetv4", "mobilenetv4_conv_small", images(3, 32), _c10()),
+    Case("mnasnet", "mnasnet0_5", images(3, 32), _c10()),
+    Case("shufflenet", "shufflenet_v2_x0_5", images(3, 32), _c10()),
+    Case("quantization", "quantized_shufflenet_v2_x0_5", images(3, 32), _c10()),
+    Case("efficientnet", "efficientnet_b0", images(3, 32), _c10(), slow=True),
+    Case("regnet", "regnet_y_400mf", images(3, 32), _c10(), slow=True),
+    Case("cspnet", "cspresnext50", images(3, 32), _c10(), slow=True),
+    Case("convnext", "convnext_tiny", images(3, 32), _c10(), slow=True),
+    Case("convnextv2", "convnextv2_atto", images(3, 32), _c10()),
+    Case("vit", "vit_tiny_patch4_32", images(3, 32)),
+    Case("swin", "swin_t", images(3, 32), _c10(), slow=True),
+    Case("crossvit", "crossvit_tiny_240", images(3, 240), _c10(), slow=True),
+    Case("cvt", "cvt_13", images(3, 32), _c10(), slow=True),
+    Case("pvt", "pvt_v2_b0", images(3, 32), _c10()),
+    Case("coatnet", "coatnet_0_224", images(3, 64), _c10(), slow=True),
+    Case("maxvit", "maxvit_tiny_tf_224", images(3, 64), _c10(), slow=True),
+    Case("efficientformer", "efficientformer_l1", images(3, 64), _c10(), slow=True),
+    Case("generative", "vae_mnist", images(1, 28)),
+    Case("ncsn", "ncsn_mnist", image_and_level(1, 16, 10), slow=True),
+    Case("ddpm", "ddpm_cifar10", image_and_level(3, 16, 1000), slow=True),
+    Case("unet", "unet", images(1, 92), slow=True),
+    Case("fcn", "fcn_resnet50", images(3, 32), _c10(), slow=True),
+    Case("deeplabv3", "deeplabv3_mobilenet_v3_large", images(3, 32), _c10(), slow=True),
+    Case("lraspp", "lraspp_mobilenet_v3_large", images(3, 32), _c10(), slow=True),
+    Case("gpt2", "gpt2 (2 x 32)", tokens(50, 8), GPT2_TINY, build=lambda **kw: _gpt2(**kw)),
+    Case("bert", "bert_base_classifier", tokens(50, 8), BERT_TINY),
+    Case("roformer", "roformer_base_classifier", tokens(50, 8), BERT_TINY),
+    Case("transformer", "transformer_base", seq2seq(50, 7, 6), {}, slow=True),
+    Case("s3d", "s3d", clips(3, 8, 32), _c10(), slow=True),
+    Case("mvit", "mvit_v2_s", clips(3, 4, 32), _c10(), slow=True),
+    Case("swin_transformer", "swin3d_t", clips(3, 4, 32), _c10(), slow=True),
+    Case("raft", "raft_small", image_pair(3, 64, 64), slow=True),
+    Case("yolo", "yolo_v3_tiny", images(3, 64), slow=True),
+    Case("efficientdet", "efficientdet_d0", images(3, 64), slow=True),
+    Case("faster_rcnn", "fasterrcnn_mobilenet_v3_large_320_fpn", images(3, 64), slow=True),
+    Case("retinanet", "retinanet_resnet50_fpn", images(3, 64), slow=True),
+    Case("mask_rcnn", "maskrcnn_resnet50_fpn", images(3, 64), slow=True),
+    Case("detr", "detr_resnet50", images(3, 64), slow=True),
+    Case("maskformer", "maskformer_resnet50", images(3, 64), slow=True),
+    Case("mask2former", "mask2former_resnet50", images(3, 64), slow=True),
+]
+
+
+def family_of(name: str) -> str:
+    """The registry's family of a registered model."""
+    return str(model_info(name).family)
+
+
+def _tensors(out: Any) -> list[lucid.Tensor]:
+    """Every tensor of a result (tuples, lists, dicts, dataclass-like outputs)."""
+    if isinstance(out, lucid.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for o in out for t in _tensors(o)]
+    if isinstance(out, dict):
+        return [t for o in out.values() for t in _tensors(o)]
+    if hasattr(out, "__dict__") and not isinstance(out, nn.Module):
+        return [t for o in vars(out).values() for t in _tensors(o)]
+    return []
+
+
+def _loss(out: Any) -> lucid.Tensor:
+    """The mean square of every floating output (a sum over them)."""
+    total = lucid.zeros(())
+    for t in _tensors(out):
+        if t.dtype.is_floating_point:
+            total = total + (t.float() ** 2).mean()
+    return total
+
+
+class Mismatch(AssertionError):
+    """Compiled and eager results differ."""
+
+
+def _same(what: str, a: Any, b: Any) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
+        diff = (np.abs(a.astype(np.float64) - b.astype(np.float64)).max()
+                if a.shape == b.shape and a.dtype.kind in "fc" else "shape/dtype")  # fmt: skip
+        raise Mismatch(f"{what}: compiled differs from eager (max |diff| {diff})")
+
+
+@dataclass
+class Record:
+    outputs: list[np.ndarray]
+    loss: float | None
+    grads: dict[str, np.ndarray | None]
+    state: dict[str, np.ndarray]
+
+
+def _arr(t: lucid.Tensor) -> np.ndarray:
+    return np.array(t.detach().numpy(), copy=True)
+
+
+def _steps(model: nn.Module, run: Any, batches: list[tuple[Any, ...]], mode: str,
+           seed: int) -> list[Record]:  # fmt: skip
+    """Seeded calls of ``run``; in "train" and "eval" a backward and an optimizer step each."""
+    getattr(model, "eval" if mode != "train" else "train")()
+    opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+    named = list(model.named_parameters())
+    records = []
+    for i, batch in enumerate(batches):
+        lucid.manual_seed(seed + i)  # the same draws (dropout) both ways
+        with lucid.set_grad_enabled(mode != "no_grad"):
+            out = run(*batch)
+            outputs = [_arr(t) for t in _tensors(out)]
+            loss = None
+            if mode != "no_grad":
+                value = _loss(out)
+                opt.zero_grad()
+                if value.requires_grad:
+                    value.backward()
+                loss = value.item()
+        grads = {n: None if p.grad is None else _arr(p.grad) for n, p in named}
+        if mode != "no_grad":
+            opt.step()
+        state = {k: _arr(v) for k, v in model.state_dict().items()}
+        records.append(Record(outputs, loss, grads, state))
+    return records
+
+
+def _compare(mode: str, eager: list[Record], comp: list[Record]) -> None:
+    for i, (e, c) in enumerate(zip(eager, comp)):
+        at = f"{mode}, call {i + 1}"
+        if len(e.outputs) != len(c.outputs):
+            raise Mismatch(f"{at}: {len(c.outputs)} outputs compiled, {len(e.outputs)} eager")
+        for j, (a, b) in enumerate(zip(c.outputs, e.outputs)):
+            _same(f"{at}, output {j}", a, b)
+        _same(f"{at}, loss", np.float64(c.loss or 0.0), np.float64(e.loss or 0.0))
+        for n in e.grads:
+            if (e.grads[n] is None) != (c.grads[n] is None):
+                raise Mismatch(f"{at}, grad of {n}: None one way only")
+            if e.grads[n] is not None:
+                _same(f"{at}, grad of {n}", c.grads[n], e.grads[n])
+        for k in e.state:
+            _same(f"{at}, {k} after the step", c.state[k], e.state[k])
+
+
+@dataclass
+class Result:
+    family: str
+    name: str
+    verdict: str  # "bit-identical" or "graph break (reason)"
+    replay: list[str]  # what runs each captured signature (explain's replay_per_graph)
+    seconds: float
+
+
+def check(case: Case) -> Result:
+    """Run ``case`` eagerly and compiled in every mode; raise :class:`Mismatch` on a
+    difference; return the verdict."""
+    started = time.perf_counter()
+    lucid.manual_seed(0)
+    base = (case.build or functools.partial(create_model, case.name))(**case.kwargs)
+    n = case.batch
+    lucid.manual_seed(1)
+    same_shape = [case.inputs(n) for _ in range(3)]
+    other_shape = [case.inputs(n + 1) for _ in range(2)]
+    plans = {"train": same_shape + other_shape, "eval": same_shape[:2],
+             "no_grad": same_shape[:2]}  # fmt: skip
+    reasons: list[str] = []
+    replay: list[str] = []
+    for mode, batches in plans.items():
+        eager_model = copy.deepcopy(base)
+        comp_model = copy.deepcopy(base)
+        compiled = lucid.compile(comp_model)
+        eager = _steps(eager_model, eager_model, batches, mode, 10)
+        comp = _steps(comp_model, compiled, batches, mode, 10)
+        _compare(mode, eager, comp)
+        report = lucid.compiler._explain._report(compiled._compiled_forward.log)
+        reasons += [f"{mode}: {b.reason}" for b in report.break_reasons]
+        replay += [f"{mode}: {r}" for r in report.replay_per_graph]
+    verdict = "bit-identical" if not reasons else "graph break (" + "; ".join(reasons) + ")"
+    return Result(case.family, case.name, verdict, replay, time.perf_counter() - started)
+
+
+def main(argv: list[str]) -> int:
+    picked = [c for c in CASES if not argv or c.family in argv or c.name in argv]
+    failed = 0
+    print("| family | model (config) | compiled vs eager | replay | s |")
+    print("|---|---|---|---|---:|")
+    for case in picked:
+        try:
+            r = check(case)
+            replay = sorted({x.split(": ", 1)[1] for x in r.replay})
+            verdict, secs = r.verdict, r.seconds
+        except Exception as err:  # noqa: BLE001 - the table reports every family
+            failed += 1
+            verdict, replay, secs = f"FAIL: {type(err).__name__}: {err}"[:300], [], float("nan")
+        print(
+            f"| {case.family} | {case.name} | {verdict} | {'; '.join(replay)} | {secs:.1f} |",
+            flush=True,
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
