@@ -76,6 +76,24 @@ def image_pair(c: int, h: int, w: int) -> Inputs:
     return lambda n: (_randn(n, c, h, w), _randn(n, c, h, w))
 
 
+def _targets(h: int, masks: bool) -> dict[str, lucid.Tensor]:
+    t = {"boxes": lucid.tensor([[2.0, 3.0, h / 2, h / 2 + 4]]), "labels": lucid.tensor([1])}
+    if masks:
+        mask = lucid.zeros(1, h, h, dtype=lucid.uint8)
+        mask[:, 3 : h // 2 + 4, 2 : h // 2] = 1
+        t["masks"] = mask
+    return t
+
+
+def detection_train(c: int, h: int, masks: bool = False) -> Inputs:
+    """A list of images and their targets (one box each), torchvision's detection format."""
+    return lambda n: ([_randn(c, h, h) for _ in range(n)], [_targets(h, masks) for _ in range(n)])
+
+
+def image_list(c: int, h: int) -> Inputs:
+    return lambda n: ([_randn(c, h, h) for _ in range(n)],)
+
+
 @dataclass
 class Case:
     """One family's configuration: ``create_model(name, **kwargs)`` on ``inputs(batch)``."""
@@ -87,6 +105,7 @@ class Case:
     slow: bool = False  # more than a few seconds: the tool runs it, the CI test does not
     batch: int = 2
     build: Callable[..., Any] | None = None  # instead of create_model(name, ...)
+    train_inputs: Inputs | None = None  # in train mode, where not ``inputs`` (with targets)
 
 
 def _c10(**kw: Any) -> dict[str, Any]:
@@ -96,6 +115,8 @@ def _c10(**kw: Any) -> dict[str, Any]:
 GPT2_TINY = {"n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 50, "n_positions": 16}
 BERT_TINY = dict(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                  intermediate_size=64, max_position_embeddings=16)  # fmt: skip
+
+_DET, _DET_EVAL = detection_train(3, 64), image_list(3, 64)
 
 CASES: list[Case] = [
     Case("alexnet", "alexnet", images(3, 63), _c10(), slow=True),
@@ -131,9 +152,9 @@ CASES: list[Case] = [
     Case("crossvit", "crossvit_tiny_240", images(3, 240), _c10(), slow=True),
     Case("cvt", "cvt_13", images(3, 32), _c10(), slow=True),
     Case("pvt", "pvt_v2_b0", images(3, 32), _c10()),
-    Case("coatnet", "coatnet_0_224", images(3, 64), _c10(), slow=True),
-    Case("maxvit", "maxvit_tiny_tf_224", images(3, 64), _c10(), slow=True),
-    Case("efficientformer", "efficientformer_l1", images(3, 64), _c10(), slow=True),
+    Case("coatnet", "coatnet_0_224", images(3, 64), _c10(img_size=64), slow=True),
+    Case("maxvit", "maxvit_tiny_tf_224", images(3, 64), _c10(img_size=64), slow=True),
+    Case("efficientformer", "efficientformer_l1", images(3, 64), _c10(img_size=64), slow=True),
     Case("generative", "vae_mnist", images(1, 28)),
     Case("ncsn", "ncsn_mnist", image_and_level(1, 16, 10), slow=True),
     Case("ddpm", "ddpm_cifar10", image_and_level(3, 16, 1000), slow=True),
@@ -149,11 +170,23 @@ CASES: list[Case] = [
     Case("mvit", "mvit_v2_s", clips(3, 4, 32), _c10(), slow=True),
     Case("swin_transformer", "swin3d_t", clips(3, 4, 32), _c10(), slow=True),
     Case("raft", "raft_small", image_pair(3, 64, 64), slow=True),
-    Case("yolo", "yolo_v3_tiny", images(3, 64), slow=True),
-    Case("efficientdet", "efficientdet_d0", images(3, 64), slow=True),
-    Case("faster_rcnn", "fasterrcnn_mobilenet_v3_large_320_fpn", images(3, 64), slow=True),
-    Case("retinanet", "retinanet_resnet50_fpn", images(3, 64), slow=True),
-    Case("mask_rcnn", "maskrcnn_resnet50_fpn", images(3, 64), slow=True),
+    Case("yolo", "yolo_v3_tiny", _DET_EVAL, slow=True, train_inputs=_DET),
+    Case("efficientdet", "efficientdet_d0", _DET_EVAL, slow=True, train_inputs=_DET),
+    Case(
+        "faster_rcnn",
+        "fasterrcnn_mobilenet_v3_large_320_fpn",
+        _DET_EVAL,
+        slow=True,
+        train_inputs=_DET,
+    ),  # fmt: skip
+    Case("retinanet", "retinanet_resnet50_fpn", _DET_EVAL, slow=True, train_inputs=_DET),
+    Case(
+        "mask_rcnn",
+        "maskrcnn_resnet50_fpn",
+        _DET_EVAL,
+        slow=True,
+        train_inputs=detection_train(3, 64, masks=True),
+    ),  # fmt: skip
     Case("detr", "detr_resnet50", images(3, 64), slow=True),
     Case("maskformer", "maskformer_resnet50", images(3, 64), slow=True),
     Case("mask2former", "mask2former_resnet50", images(3, 64), slow=True),
@@ -272,10 +305,10 @@ def check(case: Case) -> Result:
     base = (case.build or functools.partial(create_model, case.name))(**case.kwargs)
     n = case.batch
     lucid.manual_seed(1)
-    same_shape = [case.inputs(n) for _ in range(3)]
-    other_shape = [case.inputs(n + 1) for _ in range(2)]
-    plans = {"train": same_shape + other_shape, "eval": same_shape[:2],
-             "no_grad": same_shape[:2]}  # fmt: skip
+    same_shape = [case.inputs(n) for _ in range(2)]
+    train = case.train_inputs or case.inputs
+    batches = [train(n) for _ in range(3)] + [train(n + 1) for _ in range(2)]
+    plans = {"train": batches, "eval": same_shape, "no_grad": same_shape}
     reasons: list[str] = []
     replay: list[str] = []
     for mode, batches in plans.items():
