@@ -474,6 +474,12 @@ class _BackwardRecorder:
             if expr is None:
                 raise _Abort("an array made outside the recorded ops")
             return expr
+        if isinstance(x, np.generic):
+            # NumPy gives a scalar for 0-d arithmetic (a scalar loss's gradient, ``g / n``):
+            # one a recorded op made is that op's result, not a constant
+            expr = self._lookup(x)
+            if expr is not None:
+                return expr
         return self.p._c(x)
 
     def on_op(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
