@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import lucid
@@ -59,3 +60,24 @@ def test_a_graph_break_in_a_zoo_model_falls_back_to_eager_and_is_explained() -> 
     report = lucid.compiler.explain(Gated(), lucid.randn(2, 3, 32, 32))
     assert report.graph_count == 0 and report.graph_break_count == 1
     assert "test_integration_compile_zoo.py" in report.break_reasons[0].user_stack[-1]
+
+
+@pytest.mark.parametrize("reduce", ["mean", "cross_entropy"])
+def test_the_recorded_backward_reads_the_cotangent_of_a_scalar_output(reduce: str) -> None:
+    # a 0-d gradient's arithmetic gives NumPy scalars (``g / n``): the recorded backward once
+    # kept those of its recording call as constants, so ``(loss * s).backward()`` with
+    # another ``s`` (the gauge's squared loss, a loss scale) got the recording call's gradient
+    lucid.manual_seed(0)
+    x = lucid.randn(6, 5, requires_grad=True)
+
+    def f(x: lucid.Tensor, t: lucid.Tensor) -> lucid.Tensor:
+        return (x * 2).mean() if reduce == "mean" else nn.functional.cross_entropy(x, t)
+
+    compiled = lucid.compile(f)
+    for scale in (2.0, 3.0, 5.0, 7.0):  # the capture, the recording, two recorded replays
+        t = lucid.randint(0, 5, (6,))
+        (want,) = lucid.autograd.grad(f(x, t) * scale, x)
+        (got,) = lucid.autograd.grad(compiled(x, t) * scale, x)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    program = compiled.log[0].program
+    assert program is not None and program.arrays is not None and program.arrays.bwd is not None

@@ -31,15 +31,20 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import lucid
 import lucid.nn as nn
+import lucid.nn.functional as F
 from lucid import optim
 from lucid.models import create_model, model_info
 from lucid.models.gpt2 import _gpt2
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "bench"))
+import train_step  # noqa: E402  (the GPT and LSTM of the speed issue, issue 30)
 
 Inputs = Callable[[int], tuple[Any, ...]]  # batch size -> the model's positional arguments
 
@@ -92,6 +97,20 @@ def detection_train(c: int, h: int, masks: bool = False) -> Inputs:
 
 def image_list(c: int, h: int) -> Inputs:
     return lambda n: ([_randn(c, h, h) for _ in range(n)],)
+
+
+def gpt_batch(n: int) -> tuple[Any, ...]:
+    """The speed issue's GPT step: tokens, positions and targets of its block size."""
+    c = train_step.GPT
+    idx, targets = (lucid.randint(0, c["vocab"], (n, c["block"])) for _ in range(2))
+    return idx, lucid.arange(c["block"]), targets
+
+
+def lstm_batch(n: int) -> tuple[Any, ...]:
+    """The speed issue's LSTM step: a bptt-long batch and the carried (h, c) state."""
+    c = train_step.LSTM
+    hidden = tuple(lucid.randn(c["layers"], n, c["hidden"]) for _ in range(2))
+    return lucid.randint(0, c["vocab"], (c["bptt"], n)), hidden
 
 
 @dataclass
@@ -165,6 +184,12 @@ CASES: list[Case] = [
     Case("gpt2", "gpt2 (2 x 32)", tokens(50, 8), GPT2_TINY, build=lambda **kw: _gpt2(**kw)),
     Case("bert", "bert_base_classifier", tokens(50, 8), BERT_TINY),
     Case("roformer", "roformer_base_classifier", tokens(50, 8), BERT_TINY),
+    Case(
+        "GPT (issue 30)", "gpt", gpt_batch, slow=True, build=lambda: train_step._gpt(nn, F)
+    ),  # fmt: skip
+    Case(
+        "LSTM (issue 30)", "lstm", lstm_batch, slow=True, build=lambda: train_step._lstm(nn, F)
+    ),  # fmt: skip
     Case("transformer", "transformer_base", seq2seq(50, 7, 6), {}, slow=True),
     Case("s3d", "s3d", clips(3, 8, 32), _c10(), slow=True),
     Case("mvit", "mvit_v2_s", clips(3, 4, 32), _c10(), slow=True),
