@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ class Program:
         self.arrays_why = ""  # why there is none
         self.native: NativeProgram | None = None  # the backend's compiler's, where it fits
         self.native_why = ""  # why the backend's compiler does not run it ("": none applies)
+        self.ordered = False  # the function returned an OrderedDict (the replay a dict)
 
     @property
     def op_count(self) -> int:
@@ -77,6 +79,11 @@ class Program:
 
     def run(self, leaves: list[Tensor]) -> Any:
         """Replay the steps on ``leaves`` (tensors with the guarded shapes and dtypes)."""
+        if self.ordered:
+            return OrderedDict(self._replay(leaves))
+        return self._replay(leaves)
+
+    def _replay(self, leaves: list[Tensor]) -> Any:
         native = self.native
         if native is not None and native.usable():
             return native.run(leaves)
@@ -347,6 +354,9 @@ class Recorder:
         """The straight-line replay of what was recorded, or None after a graph break."""
         if self.breaks:
             return None
+        ordered = type(out) is OrderedDict  # torchvision's segmentation models return one
+        if ordered:
+            out = dict(out)  # the program returns a dict, ``run`` the OrderedDict
         uses: list[int] = []
         ret = self.render_output(out, uses)
         if ret is None or self.breaks:
@@ -374,6 +384,7 @@ class Recorder:
             lines += [f"    {b}" for b in body]
         source = "\n".join(lines) + "\n"
         prog = Program(source, self.consts, self.ops, time.perf_counter() - started)
+        prog.ordered = ordered
         fast = ArrayProgram.build(self, n_args, out)
         if isinstance(fast, str):
             prog.arrays_why = fast
