@@ -12,6 +12,7 @@ every family and prints the table of the compile guide page.
 from __future__ import annotations
 
 import sys
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -81,3 +82,24 @@ def test_the_recorded_backward_reads_the_cotangent_of_a_scalar_output(reduce: st
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     program = compiled.log[0].program
     assert program is not None and program.arrays is not None and program.arrays.bwd is not None
+
+
+def test_an_ordered_dict_output_replays_as_one() -> None:
+    # torchvision's segmentation models (FCN, DeepLabV3, LR-ASPP) return an OrderedDict
+    class Heads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 4)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x: lucid.Tensor) -> OrderedDict[str, lucid.Tensor]:
+            return OrderedDict([("out", self.drop(self.lin(x))), ("aux", self.lin(x).relu())])
+
+    case = compile_zoo.Case("heads", "heads", lambda n: (lucid.randn(n, 3),), build=Heads)
+    result = compile_zoo.check(case)
+    assert result.verdict == "bit-identical", result.verdict
+    lucid.manual_seed(0)
+    compiled = lucid.compile(Heads())
+    for _ in range(2):
+        out = compiled(lucid.randn(2, 3))
+        assert type(out) is OrderedDict and list(out) == ["out", "aux"]
