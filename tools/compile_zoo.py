@@ -78,7 +78,8 @@ def image_and_level(c: int, h: int, levels: int) -> Inputs:
 
 
 def image_pair(c: int, h: int, w: int) -> Inputs:
-    return lambda n: (_randn(n, c, h, w), _randn(n, c, h, w))
+    """Two images and RAFT's number of flow updates."""
+    return lambda n: (_randn(n, c, h, w), _randn(n, c, h, w), 2)
 
 
 def _targets(h: int, masks: bool) -> dict[str, lucid.Tensor]:
@@ -115,7 +116,8 @@ def lstm_batch(n: int) -> tuple[Any, ...]:
 
 @dataclass
 class Case:
-    """One family's configuration: ``create_model(name, **kwargs)`` on ``inputs(batch)``."""
+    """One family's configuration: ``create_model(name, **kwargs)`` on ``inputs(batch)``
+    (``name`` up to a `` (`` that notes the configuration)."""
 
     family: str
     name: str
@@ -136,6 +138,17 @@ BERT_TINY = dict(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attenti
                  intermediate_size=64, max_position_embeddings=16)  # fmt: skip
 
 _DET, _DET_EVAL = detection_train(3, 64), image_list(3, 64)
+
+TRANSFORMER_TINY = dict(vocab_size=50, d_model=32, nhead=4, num_encoder_layers=2,
+                        num_decoder_layers=2, dim_feedforward=64)  # fmt: skip
+
+
+def _s3d(**kw: Any) -> nn.Module:
+    """S3D with its final 2x7x7 average pool (224x224 clips only) made adaptive."""
+    model = create_model("s3d", **kw)
+    model.avgpool = nn.AdaptiveAvgPool3d(1)
+    return model
+
 
 CASES: list[Case] = [
     Case("alexnet", "alexnet", images(3, 63), _c10(), slow=True),
@@ -177,7 +190,7 @@ CASES: list[Case] = [
     Case("generative", "vae_mnist", images(1, 28)),
     Case("ncsn", "ncsn_mnist", image_and_level(1, 16, 10), slow=True),
     Case("ddpm", "ddpm_cifar10", image_and_level(3, 16, 1000), slow=True),
-    Case("unet", "unet", images(1, 92), slow=True),
+    Case("unet", "unet (base 8)", images(1, 188), {"base": 8}, slow=True),
     Case("fcn", "fcn_resnet50", images(3, 32), _c10(), slow=True),
     Case("deeplabv3", "deeplabv3_mobilenet_v3_large", images(3, 32), _c10(), slow=True),
     Case("lraspp", "lraspp_mobilenet_v3_large", images(3, 32), _c10(), slow=True),
@@ -190,11 +203,17 @@ CASES: list[Case] = [
     Case(
         "LSTM (issue 30)", "lstm", lstm_batch, slow=True, build=lambda: train_step._lstm(nn, F)
     ),  # fmt: skip
-    Case("transformer", "transformer_base", seq2seq(50, 7, 6), {}, slow=True),
-    Case("s3d", "s3d", clips(3, 8, 32), _c10(), slow=True),
-    Case("mvit", "mvit_v2_s", clips(3, 4, 32), _c10(), slow=True),
+    Case("transformer", "transformer_base (2+2 x 32)", seq2seq(50, 7, 6), TRANSFORMER_TINY),
+    Case("s3d", "s3d (adaptive pool)", clips(3, 8, 32), _c10(), slow=True, build=_s3d),
+    Case(
+        "mvit",
+        "mvit_v2_s",
+        clips(3, 4, 32),
+        _c10(spatial_size=(32, 32), temporal_size=4),
+        slow=True,
+    ),
     Case("swin_transformer", "swin3d_t", clips(3, 4, 32), _c10(), slow=True),
-    Case("raft", "raft_small", image_pair(3, 64, 64), slow=True),
+    Case("raft", "raft_small (2 updates)", image_pair(3, 128, 128), slow=True),
     Case("yolo", "yolo_v3_tiny", _DET_EVAL, slow=True, train_inputs=_DET),
     Case("efficientdet", "efficientdet_d0", _DET_EVAL, slow=True, train_inputs=_DET),
     Case(
@@ -327,7 +346,7 @@ def check(case: Case) -> Result:
     difference; return the verdict."""
     started = time.perf_counter()
     lucid.manual_seed(0)
-    base = (case.build or functools.partial(create_model, case.name))(**case.kwargs)
+    base = (case.build or functools.partial(create_model, case.name.split(" (")[0]))(**case.kwargs)
     n = case.batch
     lucid.manual_seed(1)
     same_shape = [case.inputs(n) for _ in range(2)]
