@@ -353,7 +353,7 @@ def check(case: Case) -> Result:
     train = case.train_inputs or case.inputs
     batches = [train(n) for _ in range(3)] + [train(n + 1) for _ in range(2)]
     plans = {"train": batches, "eval": same_shape, "no_grad": same_shape}
-    reasons: list[str] = []
+    reasons: dict[str, list[str]] = {}  # a break's reason and place -> the modes it broke
     replay: list[str] = []
     for mode, batches in plans.items():
         eager_model = copy.deepcopy(base)
@@ -363,9 +363,14 @@ def check(case: Case) -> Result:
         comp = _steps(comp_model, compiled, batches, mode, 10)
         _compare(mode, eager, comp)
         report = lucid.compiler._explain._report(compiled._compiled_forward.log)
-        reasons += [f"{mode}: {b.reason}" for b in report.break_reasons]
+        for b in report.break_reasons:
+            where = b.user_stack[-1].split(" in ")[0] if b.user_stack else ""
+            where = where.rsplit("site-packages/", 1)[-1].rsplit("/src/", 1)[-1]
+            modes = reasons.setdefault(f"{b.reason} ({where})" if where else b.reason, [])
+            modes += [] if mode in modes else [mode]
         replay += [f"{mode}: {r}" for r in report.replay_per_graph]
-    verdict = "bit-identical" if not reasons else "graph break (" + "; ".join(reasons) + ")"
+    breaks = [f"{r}: {', '.join(m)}" for r, m in reasons.items()]
+    verdict = "bit-identical" if not breaks else "graph break: " + "; ".join(breaks)
     return Result(case.family, case.name, verdict, replay, time.perf_counter() - started)
 
 
