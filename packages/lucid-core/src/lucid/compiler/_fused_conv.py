@@ -10,9 +10,11 @@ two ops; it is used only where numba's kernels load (``lucid-core[numba]``), and
 with NumPy (the same values, to float rounding) where they stop loading afterwards.
 
 Values: the convolution's sums are ``_im2col_jit``'s, the maxima and winning taps
-``_pool_jit``'s (the first tap wins ties); the weight gradient's dot products are
-``_im2col_jit.weight_one_channel``'s; the bias gradient is a float64 sum of the pooled
-gradient (eager code sums the scattered one in float32: equal to float32 rounding).
+``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits. The weight
+gradient sums the same products per sample in another order (float32, then float64 over
+samples, as ``_im2col_jit.weight_one_channel``), the bias gradient is a float64 sum of the
+pooled gradient (eager code sums the scattered one in float32): both equal eager's to float32
+rounding (tested against eager and a float64 oracle).
 """
 
 from __future__ import annotations
