@@ -183,3 +183,22 @@ def test_numpy_fallback_matches_the_compiled_pass(k: int, pad: int, pool: int, h
     np.testing.assert_allclose(gw.numpy().reshape(4, -1), dw64, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(gb.numpy(), g.astype(np.float64).sum(axis=(0, 2, 3)),
                                rtol=1e-5, atol=1e-5)  # fmt: skip
+
+
+@needs_numba
+def test_batch_split_over_numba_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pass split over numba's threads (where this machine has two cores): the same
+    values as eager code's, to the gradients' float32 rounding."""
+    from lucid.backends._numpy import _numba  # imports numba: only where it is installed
+
+    monkeypatch.setattr(_numba, "SPLIT_ELEMENTS", 0)
+    lucid.manual_seed(3)
+    net = _net(1, 5, 2, 2, True, 12)
+    x, g = lucid.randn(6, 1, 12, 12), lucid.randn(6, 4)
+    want = _steps(net, x, g)
+    net.compile()
+    got = _steps(net, x, g)
+    assert FUSED in _arrays_of(net).rewrites
+    np.testing.assert_array_equal(got[0], want[0])
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
