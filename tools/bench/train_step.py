@@ -521,7 +521,8 @@ def compile_table(models: list[str], args: Any, env: dict[str, str]) -> None:
     each compiled first call (the capture; torch's includes inductor's C++ build)."""
     cols = ("lucid", "lucid.compile", "torch", "torch.compile")
     head = (f"{'model':16s} {'threads':>7s} " + " ".join(f"{c + ' ms':>16s}" for c in cols)
-            + f" {'lc/l':>6s} {'tc/t':>6s} {'lc/tc':>6s} {'first lc/tc ms':>16s}")  # fmt: skip
+            + f" {'lc/l':>6s} {'tc/t':>6s} {'lc/tc':>6s} {'first lc/tc ms':>16s}"
+            + f" {'cpu lc/l':>9s} {'cpu ms l/lc':>13s}")  # fmt: skip
     print(head + "\n" + "-" * len(head), flush=True)
     for name in models:
         batch = {"lenet5": 64, "resnet18": args.batch_resnet, "gpt": GPT["batch"],
@@ -541,8 +542,14 @@ def compile_table(models: list[str], args: Any, env: dict[str, str]) -> None:
             )
             rl, rt = ratio("lucid.compile", "lucid"), ratio("torch.compile", "torch")
             rc = ratio("lucid.compile", "torch.compile")
+            # CPU time per step (the process's, interleaved rounds): the figure that holds on
+            # a loaded machine, where the wall clock waits for a core
+            cpu = t.get("cpu", {})
+            cl, cc = cpu.get("lucid"), cpu.get("lucid.compile")
+            rcpu = _fmt(cc / cl if cl and cc else None, "9.2f")
+            cms = f"{_fmt(cl, '.2f', 1e3)}/{_fmt(cc, '.2f', 1e3)}"
             print(f"{name + f' b{batch}':16s} {threads[:3]:>7s} {cells} {rl:>6s} {rt:>6s} "
-                  f"{rc:>6s} {firsts:>16s}", flush=True)  # fmt: skip
+                  f"{rc:>6s} {firsts:>16s} {rcpu:>9s} {cms:>13s}", flush=True)  # fmt: skip
     print(f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
           "per step")  # fmt: skip
 

@@ -38,6 +38,7 @@ from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
 from lucid.backends._numpy import _compiled
+from lucid.compiler import _fused_conv
 from lucid.ops.elementwise import Mul, Where
 from lucid.ops.join import Cat
 from lucid.ops.shape import Permute, Reshape
@@ -216,6 +217,8 @@ class ArrayProgram:
         if FUSE:
             steps, meta, self.rewrites = _commute_relu_max_pool(steps, meta, out_t)
             steps, meta, fused = _fuse_masked_softmax(steps, meta, out_t, self.dead)
+            self.rewrites += fused
+            steps, meta, fused = _fuse_conv_max_pool(steps, meta, out_t, self.dead)
             self.rewrites += fused
         self.meta = meta
         self.n = rec.n
@@ -995,6 +998,72 @@ def _fuse_masked_softmax(
             dead.add(k)
             meta[k] = (False, *meta[k][1:])
         done.append("mul, where and softmax ran as one scaled masked softmax")
+    return [st for st in new if st[0] != "skip"], meta, done
+
+
+def _is_conv(cls: Any) -> bool:
+    # lucid-nn's convolution op, by name (as ``_is_max_pool``)
+    return getattr(cls, "__name__", "") == "Convolution" and cls.__module__.startswith("lucid.nn")
+
+
+def _fuse_conv_max_pool(
+    steps: list[tuple[Any, ...]], meta: dict[int, Any], out_t: Any, dead: set[int]
+) -> tuple[list[tuple[Any, ...]], dict[int, Any], list[str]]:
+    """``max_pool2d(conv2d(x, w, b))`` as one ``_fused_conv.ConvMaxPool`` where ``x`` has one
+    channel and needs no gradient (a first layer on images), the convolution has stride and
+    dilation 1 and one group, the pool's window is its stride (no padding or dilation, no
+    indices returned) and the convolution's output feeds only the pool: the output is never
+    written (the pool reads it from a scratch plane) and the backward makes no scattered
+    gradient (``_fused_conv``)."""
+    reads: dict[int, int] = {}
+    for st in steps:
+        found: set[int] = set()
+        if st[0] in ("op", "call"):
+            _slots_read((st[2], st[3]), found)
+        elif st[0] == "alias":
+            found.add(st[2])
+        for k in found:
+            reads[k] = reads.get(k, 0) + 1
+    outs: set[int] = set()
+    _slots_read(out_t, outs)
+    ops = [j for j, st in enumerate(steps) if st[0] in ("op", "call", "alias", "grad")]
+    new = list(steps)
+    meta = dict(meta)
+    done: list[str] = []
+    for a, b in zip(ops, ops[1:]):
+        c, p = new[a], new[b]
+        if c[0] != "op" or p[0] != "op" or not _is_conv(c[1]) or not _is_max_pool(p[1]):
+            continue
+        if c[3] or p[3] or len(c[2]) != 7 or len(p[2]) != 7 or len(p[4]) != 1:
+            continue
+        x, w, bias, stride, padding, dilation, groups = c[2]
+        mid = c[4][0]
+        y, kernel, pstride, ppad, pdil, ceil_mode, ret_idx = p[2]
+        if type(x) is not _S or type(w) is not _S or (bias is not None and type(bias) is not _S):
+            continue
+        if type(y) is not _S or y.k != mid or reads.get(mid) != 1 or mid in outs:
+            continue
+        if c[5][0] or stride != (1, 1) or dilation != (1, 1) or groups != 1:
+            continue
+        if tuple(kernel) != tuple(pstride) or tuple(ppad) != (0, 0) or tuple(pdil) != (1, 1):
+            continue
+        if ceil_mode is not False or ret_idx is not False or len(kernel) != 2:
+            continue
+        if getattr(c[8], "name", "") != "numpy":  # the fused op computes on NumPy arrays
+            continue
+        _, _, xshape, dt = meta[x.k]
+        if meta[w.k][3] != dt or (bias is not None and meta[bias.k][3] != dt):
+            continue
+        wshape = meta[w.k][2]
+        if len(wshape) != 4 or not _fused_conv.fusable(xshape, dt, wshape[2:], padding, kernel):
+            continue
+        needs = (False, c[5][1], c[5][2], False, False)
+        new[a] = ("skip",)
+        new[b] = ("op", _fused_conv.ConvMaxPool, (x, w, bias, padding, tuple(kernel)), {},
+                  p[4], needs, p[6], False, p[8])  # fmt: skip
+        dead.add(mid)
+        meta[mid] = (False, *meta[mid][1:])
+        done.append("conv2d and max_pool2d ran as one fused pass each way")
     return [st for st in new if st[0] != "skip"], meta, done
 
 
