@@ -497,25 +497,34 @@ def _resolve_saved(
     arrays), outputs (found by their arrays) and constants."""
     saved: list[SavedTensor] = []
     for item in items:
-        if type(item) in _PLAIN:
-            saved.append(SavedTensor(item, 0))
-            continue
-        if isinstance(item, Tensor):
-            saved.append(SavedTensor(item, item._version))
-            continue
-        for a, arr in zip(args, arrays):
-            if arr is item and isinstance(a, Tensor):
-                saved.append(SavedTensor(a, a._version))
-                break
-        else:
-            for k, o in enumerate(outs):
-                if o is item:
-                    t = results[k]
-                    saved.append(SavedOutput(o, k, t._counter(), t.requires_grad))
+        k = 0
+        for arr in arrays:  # an input's array, the common item: found first, by identity
+            if arr is item:
+                a = args[k]
+                if isinstance(a, Tensor):
+                    vc = a._vc
+                    saved.append(SavedTensor(a, 0 if vc is None else vc.value))
                     break
-            else:
-                saved.append(SavedTensor(item, 0))
+            k += 1
+        else:
+            saved.append(_resolve_item(item, args, arrays, outs, results))
     return saved
+
+
+def _resolve_item(
+    item: Any, args: tuple[Any, ...], arrays: list[Any], outs: Any, results: Any
+) -> SavedTensor:
+    """One item ``_resolve_saved`` did not find among the Tensor inputs' arrays: a constant,
+    a Tensor, an output (found by its array) or any other array (kept as a constant)."""
+    if type(item) in _PLAIN:
+        return SavedTensor(item, 0)
+    if isinstance(item, Tensor):
+        return SavedTensor(item, item._version)
+    for k, o in enumerate(outs):
+        if o is item:
+            t = results[k]
+            return SavedOutput(o, k, t._counter(), t.requires_grad)
+    return SavedTensor(item, 0)
 
 
 class _SavedHooks(threading.local):
