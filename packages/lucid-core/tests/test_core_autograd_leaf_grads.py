@@ -29,6 +29,27 @@ class _Fresh(Function):
         return lucid.Tensor.from_backend_array(arr, g.backend)
 
 
+class _Shaped(Function):
+    """``2 x`` of a 1-D ``x`` whose backward returns a view of a new array: a whole reshape
+    (``take``), or a slice of a larger one."""
+
+    whole = True
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        return x * 2
+
+    @staticmethod
+    def backward(ctx: Any, g: lucid.Tensor) -> Any:
+        n = g.shape[0]
+        if _Shaped.whole:
+            arr = (g._data * 2).reshape(1, n).reshape(n)
+        else:
+            arr = np.concatenate([g._data * 2, g._data])[:n]
+        _made["ref"] = weakref.ref(arr)
+        return lucid.Tensor.from_backend_array(arr, g.backend)
+
+
 class _Ident(Function):
     """A copy whose backward passes the incoming gradient on as it is."""
 
@@ -59,6 +80,18 @@ def test_fresh_gradient_is_taken_without_a_copy() -> None:
     assert x.grad is not None
     assert x.grad._data is _made["ref"]()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 2.0, np.float32))
+
+
+@pytest.mark.parametrize("whole", [True, False])
+def test_view_gradient_taken_only_when_it_spans_its_base(whole: bool) -> None:
+    _Shaped.whole = whole
+    x = lucid.ones(4, requires_grad=True)
+    _Shaped.apply(x).sum().backward()
+    assert x.grad is not None
+    assert (x.grad._data is _made["ref"]()) is whole
+    if not whole:  # a copy: it does not keep the larger array alive
+        assert x.grad._data.base is None
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 2.0, np.float32))
 
 
 def test_users_gradient_is_copied() -> None:

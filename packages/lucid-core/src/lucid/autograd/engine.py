@@ -552,7 +552,7 @@ def _take(g: Any) -> Tensor:
         if base is None or (
             type(base) is np.ndarray
             and base.base is None
-            and getrefcount(base) <= 2  # arr's field, the argument
+            and getrefcount(base) <= 3  # arr's field, the local, the argument
             and base.nbytes == arr.nbytes
         ):
             return Tensor.from_backend_array(arr, g._backend)
