@@ -245,6 +245,27 @@ def ops_watched() -> bool:
     return bool(_interceptors or _observers)
 
 
+def arrays_only() -> bool:
+    """Whether a backward may compute its gradients on arrays, calling what the ops it would
+    apply call (the same bits) without their ``Function.apply``: no graph to record (no
+    ``create_graph``), no ``intercept_ops``/``observe_ops`` block to see the ops, and no
+    channels-last tensor whose layout the ops would carry to their outputs."""
+    return not (grad_mode._state.enabled or _interceptors or _observers or _memory_format._marked)
+
+
+def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor:
+    """``fn(*args)`` on ``backend``'s arrays under its quiet floating-point state, as
+    ``Function.apply`` runs a forward; the result as a Tensor of ``backend`` (no graph)."""
+    quiet = backend.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = fn(*args)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return Tensor.from_backend_array(out, backend)
+
+
 @contextlib.contextmanager
 def intercept_ops(
     handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],
