@@ -34,7 +34,12 @@ def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(out)
+            if _memory_format._marked:
+                g = ones_like(out)
+            else:  # ones_like's array without its factory checks (every loss.backward())
+                data, backend = out._data, out._backend
+                arr = backend.xp.full(data.shape, 1.0, dtype=data.dtype)
+                g = Tensor.from_backend_array(arr, backend)
         elif not isinstance(g, Tensor):
             g = from_data(g, dtype=out.dtype, device=out.device)
         elif tuple(g.shape) != tuple(out.shape):
