@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from sys import getrefcount
+from typing import Any, cast
+
+import numpy as np
 
 from lucid import _memory_format
 from lucid._creation import from_data, ones_like, zeros, zeros_like
@@ -31,7 +34,12 @@ def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = ones_like(out)
+            if _memory_format._marked:
+                g = ones_like(out)
+            else:  # ones_like's array without its factory checks (every loss.backward())
+                data, backend = out._data, out._backend
+                arr = backend.xp.full(data.shape, 1.0, dtype=data.dtype)
+                g = Tensor.from_backend_array(arr, backend)
         elif not isinstance(g, Tensor):
             g = from_data(g, dtype=out.dtype, device=out.device)
         elif tuple(g.shape) != tuple(out.shape):
@@ -176,6 +184,17 @@ class _GraphTask:
         """Run ``node``'s backward on its summed ``grads`` and pass the results along its
         edges: to the next nodes' slots (readying those with nothing more to wait for) and to
         the leaves' sums; then free what it saved unless the graph is retained."""
+        if not (
+            node._pre_hooks
+            or node._retained
+            or node._node_pre_hooks
+            or node._post_hooks
+            or self.capture is not None
+            or self.needed is not None
+            or anomaly_mode._state.enabled
+        ):
+            self._run_plain(node, grads)
+            return
         if node._pre_hooks or node._retained:
             grads = _apply_output_hooks(node, grads)
         if node._node_pre_hooks:
@@ -226,6 +245,52 @@ class _GraphTask:
                     g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
                 _add_leaf(self.leaf_grads, edge, g)
         if not self.retain_graph and on_path:  # autograd.grad leaves nodes below its inputs
+            node._had_saved = node._saved is not None
+            node._saved = None
+            node._freed = True
+
+    def _run_plain(self, node: Function, grads: list[Any]) -> None:
+        """``run_node`` for a node without hooks in a pass without ``inputs`` or anomaly
+        detection (a training step's every node): the same steps without their checks."""
+        edges = node._edges
+        for g in grads:
+            if g is not None:
+                if node._freed and node._had_saved:
+                    raise RuntimeError(_FREED_MSG)
+                in_grads = _call_backward(node, grads)
+                break
+        else:
+            in_grads = (None,) * len(edges)
+        pending, deps, leaf_grads = self.pending, self.deps, self.leaf_grads
+        for edge, g in zip(edges, in_grads):
+            if edge is None:
+                continue
+            if type(edge) is tuple:
+                nxt, k = edge
+                slot = pending.get(nxt)
+                if slot is None:
+                    slot = pending[nxt] = [None] * len(nxt._out_meta)
+                if g is not None:
+                    shape, dtype = nxt._out_meta[k]
+                    data = g._data
+                    if data.shape != shape or data.dtype != dtype:
+                        g = _reduce_to(g, shape, dtype)
+                    old = slot[k]
+                    slot[k] = g if old is None else _plus(old, g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    self.ready.append(nxt)
+            elif g is not None:
+                data, ref = g._data, edge._data
+                if data.shape != ref.shape or data.dtype != ref.dtype:
+                    g = _reduce_to(g, tuple(ref.shape), ref.dtype)
+                entry = leaf_grads.get(id(edge))
+                if entry is None:
+                    leaf_grads[id(edge)] = [edge, g, False]
+                else:
+                    _add_leaf(leaf_grads, edge, g)
+        if not self.retain_graph:
             node._had_saved = node._saved is not None
             node._saved = None
             node._freed = True
@@ -319,7 +384,8 @@ def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
         if g is None:
             grads = _fill_missing(node, grads)
             break
-    conj = _conjugates(node, grads)
+    rule = _CONJ_RULE.get(node._impl)  # False for most custom Functions: no dtype reads
+    conj = (rule is None or rule) and _conjugates(node, grads)
     if conj:
         grads = [g.conj() for g in grads]
     result: tuple[Any, ...] = node._impl.backward(node, *grads)
@@ -402,9 +468,13 @@ def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
 def _add_leaf(leaf_grads: dict[int, list[Any]], leaf: Any, g: Any) -> None:
     entry = leaf_grads.get(id(leaf))
     if entry is None:
-        leaf_grads[id(leaf)] = [leaf, g]
+        leaf_grads[id(leaf)] = [leaf, g, False]  # [leaf, summed gradient, sum made here]
+    elif entry[2]:
+        _add_into(entry, g)
     else:
-        entry[1] = _plus(entry[1], g)
+        total = _plus(entry[1], g)
+        entry[1] = total
+        entry[2] = _owned_sum(total)  # a fresh array no one else holds: later terms go into it
 
 
 def _plus(a: Any, b: Any) -> Any:
@@ -437,13 +507,18 @@ def _plus(a: Any, b: Any) -> Any:
 
 
 def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
-    for leaf, g in leaf_grads.values():
-        for hook in (leaf._hooks or {}).values():
-            r = hook(g)
-            if r is not None:
-                g = r
+    for entry in leaf_grads.values():
+        leaf, g = entry[0], entry[1]
+        entry[1] = None  # the pass's reference: _take counts the others
+        hooks = leaf._hooks
+        if hooks:
+            for hook in list(hooks.values()):
+                r = hook(g)
+                if r is not None:
+                    g = r
+            r = None
         if leaf.grad is None:
-            leaf.grad = g if create_graph else g.detach()._fresh_copy()
+            leaf.grad = g if create_graph else _take(g)
         elif create_graph:
             leaf.grad = leaf.grad + g
         else:
@@ -453,6 +528,79 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
         if post:
             for hook in list(post.values()):
                 hook(leaf)
+
+
+# References to a gradient that only this pass holds, as _take sees them (getrefcount's
+# argument, _take's parameter, _accumulate's local): the Tensor, and its array (the Tensor's
+# field, _take's local, the argument).
+_TENSOR_REFS = 3
+_ARRAY_REFS = 3
+
+
+def _take(g: Any) -> Tensor:
+    """A leaf's first gradient as its ``.grad``: the array itself where nothing else holds
+    it, else a copy (PyTorch's AccumulateGrad steals a gradient of use count 1 likewise).
+
+    Only a NumPy array that is writable and contiguous (the layout a copy would have) and
+    that owns its memory, or is the sole view spanning a base no one else holds, is taken;
+    a gradient a hook kept, a retained non-leaf's ``.grad``, a user's ``gradient=`` or a
+    slice of a larger gradient is copied as before."""
+    arr = g._data
+    if (
+        type(arr) is np.ndarray
+        and getrefcount(g) <= _TENSOR_REFS
+        and getrefcount(arr) <= _ARRAY_REFS
+        and arr.flags.writeable
+        and (arr.flags.c_contiguous or arr.flags.f_contiguous)
+    ):
+        base = arr.base
+        if base is None or (
+            type(base) is np.ndarray
+            and base.base is None
+            and getrefcount(base) <= 3  # arr's field, the local, the argument
+            and base.nbytes == arr.nbytes
+        ):
+            return Tensor.from_backend_array(arr, g._backend)
+    return cast(Tensor, g.detach()._fresh_copy())
+
+
+def _owned_sum(t: Any) -> bool:
+    """Whether ``t`` is the array sum _plus just made (a NumPy array only it holds)."""
+    arr = t._data
+    return (
+        type(arr) is np.ndarray
+        and t.grad_fn is None
+        and arr.base is None
+        and getrefcount(arr) <= _ARRAY_REFS
+    )
+
+
+def _add_into(entry: list[Any], g: Any) -> None:
+    """Add ``g`` into the leaf's running sum, an array this pass made (``entry[2]``): the same
+    ``np.add`` as ``_plus`` (the same bits), written into the sum instead of a new array."""
+    total = entry[1]
+    x, y = total._data, g._data
+    backend = total._backend
+    if (
+        grad_mode._state.enabled
+        or _function._interceptors
+        or _function._observers
+        or _memory_format._marked
+        or type(g) is not Tensor
+        or g._backend is not backend
+        or type(y) is not np.ndarray
+        or x.dtype != y.dtype
+        or x.shape != y.shape
+    ):
+        entry[1], entry[2] = _plus(total, g), False
+        return
+    quiet = backend.fp_quiet  # as Function.apply: no floating-point warnings from an op
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        np.add(x, y, out=x)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
 
 
 def _captured(

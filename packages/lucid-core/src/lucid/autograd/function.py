@@ -245,6 +245,27 @@ def ops_watched() -> bool:
     return bool(_interceptors or _observers)
 
 
+def arrays_only() -> bool:
+    """Whether a backward may compute its gradients on arrays, calling what the ops it would
+    apply call (the same bits) without their ``Function.apply``: no graph to record (no
+    ``create_graph``), no ``intercept_ops``/``observe_ops`` block to see the ops, and no
+    channels-last tensor whose layout the ops would carry to their outputs."""
+    return not (grad_mode._state.enabled or _interceptors or _observers or _memory_format._marked)
+
+
+def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor:
+    """``fn(*args)`` on ``backend``'s arrays under its quiet floating-point state, as
+    ``Function.apply`` runs a forward; the result as a Tensor of ``backend`` (no graph)."""
+    quiet = backend.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = fn(*args)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return Tensor.from_backend_array(out, backend)
+
+
 @contextlib.contextmanager
 def intercept_ops(
     handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],
@@ -497,25 +518,34 @@ def _resolve_saved(
     arrays), outputs (found by their arrays) and constants."""
     saved: list[SavedTensor] = []
     for item in items:
-        if type(item) in _PLAIN:
-            saved.append(SavedTensor(item, 0))
-            continue
-        if isinstance(item, Tensor):
-            saved.append(SavedTensor(item, item._version))
-            continue
-        for a, arr in zip(args, arrays):
-            if arr is item and isinstance(a, Tensor):
-                saved.append(SavedTensor(a, a._version))
-                break
-        else:
-            for k, o in enumerate(outs):
-                if o is item:
-                    t = results[k]
-                    saved.append(SavedOutput(o, k, t._counter(), t.requires_grad))
+        k = 0
+        for arr in arrays:  # an input's array, the common item: found first, by identity
+            if arr is item:
+                a = args[k]
+                if isinstance(a, Tensor):
+                    vc = a._vc
+                    saved.append(SavedTensor(a, 0 if vc is None else vc.value))
                     break
-            else:
-                saved.append(SavedTensor(item, 0))
+            k += 1
+        else:
+            saved.append(_resolve_item(item, args, arrays, outs, results))
     return saved
+
+
+def _resolve_item(
+    item: Any, args: tuple[Any, ...], arrays: list[Any], outs: Any, results: Any
+) -> SavedTensor:
+    """One item ``_resolve_saved`` did not find among the Tensor inputs' arrays: a constant,
+    a Tensor, an output (found by its array) or any other array (kept as a constant)."""
+    if type(item) in _PLAIN:
+        return SavedTensor(item, 0)
+    if isinstance(item, Tensor):
+        return SavedTensor(item, item._version)
+    for k, o in enumerate(outs):
+        if o is item:
+            t = results[k]
+            return SavedOutput(o, k, t._counter(), t.requires_grad)
+    return SavedTensor(item, 0)
 
 
 class _SavedHooks(threading.local):

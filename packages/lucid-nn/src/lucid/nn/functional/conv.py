@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from lucid import Tensor, kernels
-from lucid.amp.autocast_mode import lower_precision_inputs
-from lucid.autograd.function import Function
+from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
+from lucid.autograd.function import Function, arrays_only, quiet_array_call
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
 from lucid.nn.functional._util import fused_backward, fused_forward
@@ -59,10 +59,30 @@ def _conv_backward(ctx: Any, g: Tensor) -> tuple[Any, Any, Any]:
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
     geom = ctx.geom
+    if arrays_only() and not autocast_active():
+        return _conv_backward_arrays(ctx, g, x, w)
     gx = _ConvInputGrad.apply(g, w, geom) if need[0] else None
     gw = _ConvWeightGrad.apply(x, g, geom, getattr(ctx, "cols", None)) if need[1] else None
     ctx.cols = None  # the forward's column matrices, used once
     gb = _ChannelSum.apply(g) if need[2] else None
+    return gx, gw, gb
+
+
+def _conv_backward_arrays(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> tuple[Any, Any, Any]:
+    """The three gradient ops' kernel calls as their forwards make them (the same bits),
+    without a ``Function.apply`` each, where no graph is built (the per-op Python of a
+    training step's backward, issue 30)."""
+    backend, ga, need, geom = g._backend, g._data, ctx.needs_input_grad, ctx.geom
+    kernel = kernels.CONV_ARRAYS.get(backend, ReferenceConv)
+    gx = gw = gb = None
+    if need[0]:
+        gx = quiet_array_call(backend, kernel.input_grad, backend, ga, w._data, geom)
+    if need[1]:
+        cols = getattr(ctx, "cols", None)
+        gw = quiet_array_call(backend, kernel.weight_grad, backend, x._data, ga, geom, cols)
+    ctx.cols = None  # the forward's column matrices, used once
+    if need[2]:
+        gb = quiet_array_call(backend, kernel.channel_sum, backend, ga)
     return gx, gw, gb
 
 
