@@ -245,6 +245,14 @@ def ops_watched() -> bool:
     return bool(_interceptors or _observers)
 
 
+def records_nothing() -> bool:
+    """Whether an op run now would record nothing and be seen by nobody: grad mode is off, no
+    ``observe_ops``/``intercept_ops`` block is active (vmap, a compile capture, an exporter)
+    and no channels-last tensor exists. Layers may then compute on the arrays directly, with
+    the op's own array calls (the no-grad fast paths of generation, docs/performance.md)."""
+    return not (grad_mode._state.enabled or _interceptors or _observers or _memory_format._marked)
+
+
 @contextlib.contextmanager
 def intercept_ops(
     handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],
