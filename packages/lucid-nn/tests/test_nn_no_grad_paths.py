@@ -82,3 +82,16 @@ def test_no_grad_paths_step_aside_when_ops_are_watched() -> None:
         F.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert "_Linear" in seen and "_LayerNorm" in seen
     assert any("Attention" in name or "Softmax" in name for name in seen)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32])
+def test_embedding_no_grad_same_rows(index_dtype: type) -> None:
+    w = _t(65, 16)
+    idx = lucid.from_numpy(RNG.integers(0, 65, (2, 7)).astype(index_dtype))
+    with lucid.no_grad():
+        fast = F.embedding(idx, w)
+    recorded = F.embedding(idx, w.detach().requires_grad_(True))
+    assert fast.dtype is recorded.dtype and fast.shape == recorded.shape
+    np.testing.assert_array_equal(fast.numpy(), recorded.detach().numpy())
+    with lucid.no_grad(), pytest.raises(IndexError, match="index out of range"):
+        F.embedding(lucid.tensor([[0, 65]]), w)
