@@ -266,6 +266,11 @@ def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor
     return Tensor.from_backend_array(out, backend)
 
 
+# The no-grad fast paths of layers (generation, docs/performance.md) ask the same question: an op
+# run now would record nothing and be seen by nobody.
+records_nothing = arrays_only
+
+
 @contextlib.contextmanager
 def intercept_ops(
     handler: Callable[[type, tuple[Any, ...], dict[str, Any]], Any],

@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import enable_grad
-from lucid.autograd.function import Function, ops_watched
+from lucid.autograd.function import Function, ops_watched, records_nothing
 from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
@@ -180,6 +182,8 @@ def scaled_dot_product_attention(
         return fused
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     if attn_mask is None and dropout_p == 0.0 and _on_arrays(query, key, value):
+        if records_nothing() and _small(query, key):
+            return _attention_no_grad(query, key, value, factor, is_causal)
         attended: Tensor = _Attention.apply(query, key, value, factor, is_causal)
         return attended
     return _reference(query, key, value, attn_mask, dropout_p, is_causal, factor, enable_gqa)
@@ -306,6 +310,48 @@ class _Attention(Function):
             if needs[1]:
                 dk = wrap(xp.matmul(ds, q._data), be)
         return dq, dk, dv, None, None
+
+
+# Attention whose products come to at most this many FLOPs (a generated token's, on
+# ``(1, 4, 64, 32)``: 1M) runs on one BLAS thread under ``_gemm.matmul``'s rules anyway (its
+# ``THREADED_FLOPS``; NumPy calls BLAS once per head, each under OpenBLAS's own threading
+# size), so NumPy's calls make the same products with no thread bookkeeping per product.
+_SMALL_FLOPS = 2e6
+
+
+def _small(q: Tensor, k: Tensor) -> bool:
+    a = q._data
+    return type(a) is np.ndarray and 2.0 * a.size * k._data.shape[-2] <= _SMALL_FLOPS
+
+
+class _NoGradCtx:
+    """What ``_Attention.forward`` reads and writes on its ``ctx``, for a call that records
+    nothing: plain NumPy as ``xp`` (the namespace's matmul and ufunc wrappers only choose
+    threads, which products this small do not use)."""
+
+    xp = np
+    needs_input_grad = (False, False, False, False, False)
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = self.out_backend = backend
+
+    def save_for_backward(self, *items: Any) -> None:
+        pass
+
+
+def _attention_no_grad(q: Tensor, k: Tensor, v: Tensor, factor: float, causal: bool) -> Tensor:
+    """``_Attention``'s forward on the arrays where nothing records (grad off, nothing
+    watching) and the heads are small: no ``Function`` call, no thread bookkeeping per product
+    (generation at batch 1, docs/performance.md); the same array calls, so the same bits."""
+    be = q._backend
+    quiet = be.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = _Attention.forward(_NoGradCtx(be), q._data, k._data, v._data, factor, causal)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return Tensor.from_backend_array(out, be)
 
 
 # -- multi-head attention ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 from lucid import Tensor
 from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
 from lucid.autograd import Function, grad_mode
-from lucid.autograd.function import ops_watched
+from lucid.autograd.function import ops_watched, records_nothing
 
 __all__ = ["bilinear", "linear"]
 
@@ -98,7 +98,31 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: expected input and weight to have the same dtype, but got input "
             f"{input.dtype} and weight {weight.dtype}"
         )
+    if records_nothing():  # no node to record: _Linear's array calls without a Function call
+        return _linear_no_grad(input, weight, bias)
     return _Linear.apply(input, weight, bias)
+
+
+def _linear_no_grad(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    """``_Linear.forward``'s arrays (the same calls, the same bits, the same quiet FP state),
+    wrapped without a ``Function`` call (generation's many small Linears, docs/performance.md).
+    Anything unusual (devices, a bias that does not fit) goes through ``_Linear.apply``, which
+    raises as the op does."""
+    be = x._backend
+    if w._backend is not be or (b is not None and b._backend is not be):
+        return _Linear.apply(x, w, b)
+    quiet = be.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = be.xp.matmul(x._data, w._data.T)
+        if b is not None:
+            out += b._data
+    except Exception:
+        return _Linear.apply(x, w, b)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return Tensor.from_backend_array(out, be)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:

@@ -15,6 +15,7 @@ from typing import Any
 import lucid
 from lucid import Tensor, kernels
 from lucid.autograd import Function, grad_mode, no_grad
+from lucid.autograd.function import records_nothing
 from lucid.nn.functional._util import (
     check_float,
     fused_backward,
@@ -295,7 +296,34 @@ def layer_norm(
         raise RuntimeError(f"layer_norm: weight of shape {weight.shape} does not match {shape}")
     if bias is not None and tuple(bias._data.shape) != shape:
         raise RuntimeError(f"layer_norm: bias of shape {bias.shape} does not match {shape}")
+    if records_nothing():  # no node to record: the backend's compiled rows, if it has them
+        y = _layer_norm_no_grad(input, weight, bias, nd, float(eps))
+        if y is not None:
+            return y
     return _LayerNorm.apply(input, weight, bias, nd, float(eps))
+
+
+def _layer_norm_no_grad(
+    x: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, eps: float
+) -> Tensor | None:
+    """``_LayerNorm.forward``'s fused kernel call without a ``Function`` call (generation's
+    small layer norms, docs/performance.md); None where the backend has no kernel, it
+    declines, or the tensors are on different backends (the op then runs as usual)."""
+    be = x._backend
+    if any(t is not None and t._backend is not be for t in (weight, bias)):
+        return None
+    fused = kernels.LAYER_NORM.find(be)
+    if fused is None:
+        return None
+    quiet = be.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        done = fused.forward(be, x._data, None if weight is None else weight._data,
+                             None if bias is None else bias._data, nd, eps)  # fmt: skip
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return None if done is None else Tensor.from_backend_array(done[0], be)
 
 
 def group_norm(

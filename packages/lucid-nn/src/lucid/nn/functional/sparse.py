@@ -9,9 +9,13 @@ import numpy as np
 import lucid
 from lucid import Tensor, dtypes
 from lucid.autograd import no_grad
+from lucid.autograd.function import records_nothing
 from lucid.compiler import value_check
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
+
+
+_GATHER_INDEX = (np.dtype(np.int64), np.dtype(np.int32))  # embedding's no-grad gather
 
 
 @value_check
@@ -58,6 +62,16 @@ def embedding(
         _renorm_rows(weight, input, max_norm, norm_type)
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
+    wa, ia = weight._data, input._data
+    if (
+        records_nothing()
+        and type(wa) is np.ndarray
+        and type(ia) is np.ndarray
+        and ia.dtype in _GATHER_INDEX
+    ):
+        # nothing records: the rows as NumPy's gather (``weight[input]``'s array call, the
+        # same values) without the indexing op's Function call (docs/performance.md)
+        return Tensor.from_backend_array(wa[ia], weight._backend)
     out = weight[input]
     if padding_idx is not None and out.requires_grad:
         keep = (input != padding_idx).unsqueeze(-1)
