@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import lucid
-from lucid import Tensor, arange, dtypes
+from lucid import Tensor, arange, dtypes, kernels
 from lucid.amp.autocast_mode import float32_op
 from lucid.autograd import Function, grad_mode
 from lucid.autograd.function import ops_watched
@@ -465,7 +465,10 @@ class _NllLoss(Function):
             nonzero = ctx.denom != 0
             gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
         vals = (coef * gd).astype(dt)
-        grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
+        one_hot = kernels.ONE_HOT_ROWS.find(ctx.backend)  # read fastest by log_softmax's grad
+        grad = None if one_hot is None else one_hot.forward(ctx.backend, ctx.shape, ctx.tt, vals)
+        if grad is None:
+            grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
         return wrap(ctx, grad), None, None, None, None
 
 
