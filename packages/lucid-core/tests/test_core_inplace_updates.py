@@ -121,6 +121,7 @@ def test_writes_into_the_tensors_own_memory() -> None:
         lambda t, o: t.add_(o, alpha=0.37),
         lambda t, o: t.sub_(o, alpha=1e-3),
         lambda t, o: t.add_(t, alpha=-0.5),  # the same array: each piece reads then writes it
+        lambda t, o: t.mul_(0.37),  # clip_grad_norm_'s scaling: one ufunc into the array
     ],
 )
 def test_big_scaled_updates_match_the_ops_bit_for_bit(dtype: str, update: object) -> None:

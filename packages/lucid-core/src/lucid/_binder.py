@@ -47,6 +47,29 @@ _INPLACE_CHUNK = 1 << 16
 _ALPHAS = (int, float)  # exact types: NumPy scalars, bools and tensors take the ops' rules
 
 
+def _unrecorded_numpy(t: Tensor, other: Tensor | None) -> Any:
+    """``t``'s backend where an in-place op on ``t`` (and ``other``) can be one ufunc writing into
+    its NumPy array: nothing recorded or watched (grad mode off or nothing requiring grad, no
+    ``lucid.compile`` capture, no observers or vmap), both floating NumPy arrays of that backend,
+    ``t``'s writable, NumPy 2's weak Python scalars; else None (the ops' path runs)."""
+    if _replay.listeners or ops_watched():
+        return None
+    if grad_mode._state.enabled and (
+        t.requires_grad
+        or (other is not None and other.requires_grad)
+        or (t._base is not None and t._base.requires_grad)
+    ):
+        return None
+    a, backend = t._data, t._backend
+    if type(a) is not np.ndarray or a.dtype.kind not in "fc":
+        return None
+    if other is not None and (type(other._data) is not np.ndarray or other._backend is not backend):
+        return None
+    if backend.inplace_out(a) is None or not backend.weak_python_scalars:
+        return None
+    return backend
+
+
 def _scaled_inplace(ufunc: Any, t: Tensor, other: Any, alpha: Any) -> bool:
     """``t.add_(other, alpha=)`` (``ufunc`` ``np.add``; ``np.subtract`` for ``sub_``) straight
     into ``t``'s NumPy array where nothing is recorded and no promotion or broadcasting is
@@ -57,20 +80,13 @@ def _scaled_inplace(ufunc: Any, t: Tensor, other: Any, alpha: Any) -> bool:
     two ufuncs with the same operands run on pieces that stay in cache, the scaled piece in a
     small scratch and the sum written into ``t``: the same bits, ~3x faster on a 4.6M-element
     model (docs/performance.md, issue 30)."""
-    if type(other) is not Tensor or type(alpha) not in _ALPHAS or _replay.listeners:
+    if type(other) is not Tensor or type(alpha) not in _ALPHAS:
         return False
-    if ops_watched():  # observers and interceptors (vmap) see the ops
+    backend = _unrecorded_numpy(t, other)
+    if backend is None:
         return False
-    if grad_mode._state.enabled and (
-        t.requires_grad or other.requires_grad or (t._base is not None and t._base.requires_grad)
-    ):
-        return False
-    a, b, backend = t._data, other._data, t._backend
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or other._backend is not backend:
-        return False
-    if a.dtype != b.dtype or a.shape != b.shape or a.dtype.kind not in "fc":
-        return False
-    if backend.inplace_out(a) is None or not backend.weak_python_scalars:
+    a, b = t._data, other._data
+    if a.dtype != b.dtype or a.shape != b.shape:
         return False
     if a is not b and np.may_share_memory(a, b):
         return False  # a partial overlap: the pieces would read what they already wrote
@@ -88,6 +104,25 @@ def _scaled_inplace(ufunc: Any, t: Tensor, other: Any, alpha: Any) -> bool:
                 pa, pb = fa[start : start + _INPLACE_CHUNK], fb[start : start + _INPLACE_CHUNK]
                 s = scratch[: pa.size]
                 ufunc(pa, np.multiply(pb, alpha, out=s), out=pa)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    t._counter().value += 1
+    return True
+
+
+def _scale_inplace(t: Tensor, value: float) -> bool:
+    """``t.mul_(value)`` for a Python number as one ufunc into ``t``'s NumPy array where nothing
+    is recorded (``clip_grad_norm_``'s scaling of every gradient): the op's multiply, the same
+    bits, without its new array and the copy back (docs/performance.md, issue 30); False where
+    the op's path must run."""
+    backend = _unrecorded_numpy(t, None)
+    if backend is None:
+        return False
+    quiet = backend.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        np.multiply(t._data, value, out=t._data)
     finally:
         if quiet is not None:
             quiet[0].reset(token)
@@ -402,6 +437,8 @@ class _Methods(Tensor):
 
     def mul_(self, other: Any) -> Tensor:
         """In-place ``mul``."""
+        if type(other) in _ALPHAS and _scale_inplace(self, other):
+            return self
         return inplace_result(self, ops.mul(self, other))
 
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:

@@ -12,6 +12,7 @@ and layout) run the op's own passes as bare ufunc calls; other big layouts and d
 
 from __future__ import annotations
 
+import mmap
 import weakref
 from typing import Any
 
@@ -27,6 +28,8 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _BLOCK_ELEMENTS = 1 << 16
 # Smaller arrays fit in cache whole: the op's own passes.
 _SMALL_ELEMENTS = 1 << 18
+# ``CpuOneHotRows`` maps arrays of this many bytes and more straight from the kernel.
+_MAPPED_BYTES = 1 << 22
 
 
 def _small(*arrays: Any) -> bool:
@@ -161,7 +164,13 @@ class CpuOneHotRows:
 
     @staticmethod
     def forward(backend: Any, shape: tuple[int, int], cols: Any, values: Any) -> Any:
-        out = np.zeros(shape, dtype=values.dtype)
+        size = shape[0] * shape[1] * values.dtype.itemsize
+        if size >= _MAPPED_BYTES:
+            # Fresh pages from the kernel: only the ~M pages written are touched (np.zeros
+            # clears reused heap memory: ~1.5 ms a (700, 10,000) step, docs/performance.md).
+            out = np.frombuffer(mmap.mmap(-1, size), dtype=values.dtype).reshape(shape)
+        else:
+            out = np.zeros(shape, dtype=values.dtype)
         out[np.arange(shape[0]), cols] = values
         out.flags.writeable = False
         _one_hot.ref, _one_hot.cols, _one_hot.values = weakref.ref(out), cols, values
