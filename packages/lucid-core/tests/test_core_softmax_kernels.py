@@ -149,10 +149,40 @@ def test_nll_loss_of_log_softmax_takes_the_one_hot_path_with_the_same_gradients(
         assert xt.grad is not None
         return xt.grad.numpy().copy()
 
-    fast = grad()
+    made: list[Any] = []
+    real = _CPU.kernels[kernels.ONE_HOT_ROWS]
+
+    class Counting:
+        @staticmethod
+        def forward(backend: Any, shape: Any, cols: Any, values: Any) -> Any:
+            made.append(shape)
+            return real.forward(backend, shape, cols, values)
+
+    _CPU.kernels[kernels.ONE_HOT_ROWS] = Counting
+    try:
+        fast = grad()
+    finally:
+        _CPU.kernels[kernels.ONE_HOT_ROWS] = real
+    assert made == [(300, 1000)]
     saved = _CPU.kernels.pop(kernels.ONE_HOT_ROWS)
     try:
         ref = grad()
     finally:
         _CPU.kernels[kernels.ONE_HOT_ROWS] = saved
     np.testing.assert_array_equal(fast, ref)
+
+
+def test_a_watched_log_probability_gets_an_ordinary_gradient() -> None:
+    # retain_grad or a hook on nll_loss's input: the user holds its gradient, so it is the
+    # ordinary writable array, not the read-only one-hot one
+    lucid_nn = pytest.importorskip("lucid.nn")
+    x = lucid.randn(4, 5, requires_grad=True)
+    logp = lucid_nn.functional.log_softmax(x * 1.0, dim=1)
+    logp.retain_grad()
+    seen: list[Any] = []
+    logp.register_hook(lambda g: seen.append(g.numpy()))
+    lucid_nn.functional.nll_loss(logp, lucid.tensor([0, 1, 2, 3])).backward()
+    assert logp.grad is not None
+    assert logp.grad.numpy().flags.writeable
+    assert seen[0].flags.writeable
+    np.testing.assert_allclose(logp.grad.numpy(), np.eye(4, 5) * -0.25, rtol=0, atol=0)
