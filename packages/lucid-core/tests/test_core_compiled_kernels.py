@@ -601,3 +601,32 @@ def test_generated_f4_transforms_are_up_to_date() -> None:
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     assert Path(_winograd4_jit.__file__).read_text() == mod.generate(winograd.F4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_compiled_lstm_gates_equal_numpy_bit_for_bit(numpy_only, dtype, reverse) -> None:  # type: ignore[no-untyped-def]
+    """The LSTM layer's gate math compiled (one pass a step each way) and in NumPy's ufuncs:
+    outputs, final states and every gradient equal, a strided initial state included."""
+    from lucid.backends._numpy.kernels.lstm import CpuLstm
+
+    assert _compiled.load("_lstm_jit") is not None
+    rng = np.random.default_rng(7)
+    steps, n, i, h = 6, 5, 7, 9
+    x = rng.standard_normal((steps, n, i)).astype(dtype)
+    h0 = rng.standard_normal((n, h)).astype(dtype)
+    c0 = rng.standard_normal((h, n)).astype(dtype).T  # not C-contiguous
+    w_ih, w_hh = (rng.standard_normal((4 * h, k)).astype(dtype) * 0.5 for k in (i, h))
+    b_ih, b_hh = (rng.standard_normal(4 * h).astype(dtype) for _ in range(2))
+    g = (rng.standard_normal((steps, n, h)).astype(dtype), None,
+         rng.standard_normal((n, h)).astype(dtype))  # fmt: skip
+
+    def run() -> list[np.ndarray]:
+        outs, res = CpuLstm.forward(None, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse)
+        return [*outs, *CpuLstm.backward(None, res, g, [True] * 7)]
+
+    compiled = run()
+    with numpy_only:
+        plain = run()
+    for k, (a, b) in enumerate(zip(compiled, plain)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")

@@ -43,10 +43,10 @@ def test_matches_the_ops_bit_for_bit(dtype: str, update: object) -> None:
         fast = lucid.tensor(a.copy())
         update(fast, lucid.tensor(b))  # type: ignore[operator]
     with lucid.enable_grad():  # the recorded path: the ops themselves
-        ref = lucid.tensor(a.copy())
+        ref = lucid.tensor(a.copy(), requires_grad=True).clone()
         update(ref, lucid.tensor(b))  # type: ignore[operator]
     assert fast.dtype == ref.dtype
-    np.testing.assert_array_equal(fast.numpy(), ref.numpy())
+    np.testing.assert_array_equal(fast.numpy(), ref.detach().numpy())
 
 
 def test_bumps_the_version_and_writes_through_storage() -> None:
@@ -111,3 +111,38 @@ def test_writes_into_the_tensors_own_memory() -> None:
     assert t.array is before
     np.testing.assert_array_equal(base[:, ::2], np.full((4, 3), -1.0, np.float32))
     np.testing.assert_array_equal(base[:, 1::2], np.zeros((4, 3), np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "update",
+    [
+        lambda t, o: t.add_(o, alpha=-20),
+        lambda t, o: t.add_(o, alpha=0.37),
+        lambda t, o: t.sub_(o, alpha=1e-3),
+        lambda t, o: t.add_(t, alpha=-0.5),  # the same array: each piece reads then writes it
+        lambda t, o: t.mul_(0.37),  # clip_grad_norm_'s scaling: one ufunc into the array
+    ],
+)
+def test_big_scaled_updates_match_the_ops_bit_for_bit(dtype: str, update: object) -> None:
+    # Past the piece size (65,536 elements): the scaled pieces go through a scratch buffer.
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((301, 257)).astype(dtype) for _ in range(2))
+    with lucid.no_grad():
+        fast = lucid.tensor(a.copy())
+        update(fast, lucid.tensor(b))  # type: ignore[operator]
+    with lucid.enable_grad():  # recorded (a non-leaf that requires grad): the ops' path
+        ref = lucid.tensor(a.copy(), requires_grad=True).clone()
+        update(ref, lucid.tensor(b))  # type: ignore[operator]
+    np.testing.assert_array_equal(fast.numpy(), ref.detach().numpy())
+
+
+def test_an_overlapping_operand_takes_the_ops_path() -> None:
+    # ``other`` a shifted view of the same memory: the op reads it whole before writing.
+    base = np.arange(80_000, dtype=np.float32)
+    t = lucid.from_numpy(base[1:])
+    o = lucid.from_numpy(base[:-1])
+    expect = base[1:] - 2.0 * base[:-1]
+    with lucid.no_grad():
+        t.add_(o, alpha=-2.0)
+    np.testing.assert_array_equal(t.numpy(), expect)

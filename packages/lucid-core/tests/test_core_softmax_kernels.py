@@ -97,3 +97,92 @@ def test_blocks_shared_over_two_threads_equal_one_thread(contract: Any) -> None:
     finally:
         lucid.set_num_threads(saved)
     np.testing.assert_array_equal(one, two)
+
+
+def _one_hot_grads(shape: tuple[int, int], dtype: str, values: np.ndarray) -> tuple[Any, Any]:
+    """log_softmax's gradient for a ``ONE_HOT_ROWS`` array: through its nonzeros, and the
+    dense formula over an equal copy (a copy is not the remembered array)."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) * 30).astype(dtype)
+    x[0, :] = -1e30  # exp underflows to 0 in a whole row: signed zeros
+    cols = rng.integers(0, shape[1], shape[0])
+    y = _CPU.kernels[kernels.LOG_SOFTMAX].forward(_CPU, x, 1)
+    assert y is not None
+    one_hot = _CPU.kernels[kernels.ONE_HOT_ROWS]
+    g = one_hot.forward(_CPU, shape, cols, values.astype(dtype))
+    assert not g.flags.writeable  # nothing can change it once made
+    dense = np.zeros(shape, dtype)
+    dense[np.arange(shape[0]), cols] = values
+    np.testing.assert_array_equal(g, dense)
+    grad = _CPU.kernels[kernels.LOG_SOFTMAX_GRAD]
+    with np.errstate(all="ignore"):  # as the op runs it (inf and NaN gradients)
+        fast = grad.forward(_CPU, g, y, 1)
+        ref = grad.forward(_CPU, g.copy(), y, 1)
+    return fast, ref
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(700, 1600), (5, 7)])  # mapped, and np.zeros
+def test_a_one_hot_gradient_through_log_softmax_equals_the_dense_formula(
+    dtype: str, shape: tuple[int, int]
+) -> None:
+    # nll_loss's values (-1/N), an ignored row's -0.0 and 0.0, an infinite and a NaN gradient
+    values = np.full(shape[0], -1.0 / shape[0])
+    values[:4] = [-0.0, 0.0, np.inf, np.nan]
+    fast, ref = _one_hot_grads(shape, dtype, values)
+    assert fast.dtype == ref.dtype
+    np.testing.assert_array_equal(np.signbit(fast), np.signbit(ref))
+    np.testing.assert_array_equal(fast, ref)
+
+
+def test_nll_loss_of_log_softmax_takes_the_one_hot_path_with_the_same_gradients() -> None:
+    lucid_nn = pytest.importorskip("lucid.nn")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((300, 1000)).astype(np.float32)
+    t = rng.integers(0, 1000, 300)
+    t[:3] = -100  # ignored rows
+
+    def grad() -> np.ndarray:
+        xt = lucid.from_numpy(x).requires_grad_()
+        logp = lucid_nn.functional.log_softmax(xt * 2.0, dim=1)
+        lucid_nn.functional.nll_loss(logp, lucid.from_numpy(t)).backward()
+        assert xt.grad is not None
+        return xt.grad.numpy().copy()
+
+    made: list[Any] = []
+    real = _CPU.kernels[kernels.ONE_HOT_ROWS]
+
+    class Counting:
+        @staticmethod
+        def forward(backend: Any, shape: Any, cols: Any, values: Any) -> Any:
+            made.append(shape)
+            return real.forward(backend, shape, cols, values)
+
+    _CPU.kernels[kernels.ONE_HOT_ROWS] = Counting
+    try:
+        fast = grad()
+    finally:
+        _CPU.kernels[kernels.ONE_HOT_ROWS] = real
+    assert made == [(300, 1000)]
+    saved = _CPU.kernels.pop(kernels.ONE_HOT_ROWS)
+    try:
+        ref = grad()
+    finally:
+        _CPU.kernels[kernels.ONE_HOT_ROWS] = saved
+    np.testing.assert_array_equal(fast, ref)
+
+
+def test_a_watched_log_probability_gets_an_ordinary_gradient() -> None:
+    # retain_grad or a hook on nll_loss's input: the user holds its gradient, so it is the
+    # ordinary writable array, not the read-only one-hot one
+    lucid_nn = pytest.importorskip("lucid.nn")
+    x = lucid.randn(4, 5, requires_grad=True)
+    logp = lucid_nn.functional.log_softmax(x * 1.0, dim=1)
+    logp.retain_grad()
+    seen: list[Any] = []
+    logp.register_hook(lambda g: seen.append(g.numpy()))
+    lucid_nn.functional.nll_loss(logp, lucid.tensor([0, 1, 2, 3])).backward()
+    assert logp.grad is not None
+    assert logp.grad.numpy().flags.writeable
+    assert seen[0].flags.writeable
+    np.testing.assert_allclose(logp.grad.numpy(), np.eye(4, 5) * -0.25, rtol=0, atol=0)

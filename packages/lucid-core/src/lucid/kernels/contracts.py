@@ -12,6 +12,8 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
   the Function's backward stays in lucid ops (so double backward keeps working; the ``_GRAD``
   kernels are a first backward, used only where no graph is being built); all but ``ERFINV``
   and ``RELU_GRAD`` may return None for an input they do not take (the op's reference runs);
+  ``ONE_HOT_ROWS`` makes nll_loss's gradient in the form the backend's ``LOG_SOFTMAX_GRAD``
+  reads fastest;
 - an optimizer's update in place (``ADAM_STEP``): lucid-optim's multi-tensor Adam/AdamW hands
   one parameter's arrays over; the kernel writes them, or returns False (the ufunc update runs);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
@@ -59,12 +61,14 @@ __all__ = [
     "LOG_SOFTMAX",
     "MAX_POOL",
     "MAX_POOL_ARRAYS",
+    "ONE_HOT_ROWS",
     "RELU_GRAD",
     "RNN",
     "SDPA",
     "SOFTMAX",
     "SOFTMAX_GRAD",
     "LOG_SOFTMAX_GRAD",
+    "OneHotRowsKernel",
     "AdamStepKernel",
     "AvgPoolKernel",
     "BatchNormKernel",
@@ -124,6 +128,16 @@ class SoftmaxGradKernel(Protocol):
     def forward(backend: Any, g: Any, y: Any, dim: int, /) -> Any:
         """The input gradient from the output gradient ``g`` and the output ``y``, or None to
         decline (the op's own expression runs)."""
+
+
+class OneHotRowsKernel(Protocol):
+    """nll_loss's gradient: ``forward(backend, shape, cols, values) -> array``, or None."""
+
+    @staticmethod
+    def forward(backend: Any, shape: tuple[int, int], cols: Any, values: Any, /) -> Any:
+        """The (M, C) array of ``values``' dtype, zero but for ``values[i]`` at
+        ``(i, cols[i])``, made as the backend's ``LOG_SOFTMAX_GRAD`` reads it fastest, or None
+        to decline (the Function makes it)."""
 
 
 class GeluGradKernel(Protocol):
@@ -416,6 +430,7 @@ SOFTMAX_GRAD: KernelContract[SoftmaxGradKernel] = KernelContract("softmax_grad",
 LOG_SOFTMAX_GRAD: KernelContract[SoftmaxGradKernel] = KernelContract(
     "log_softmax_grad", SoftmaxGradKernel
 )
+ONE_HOT_ROWS: KernelContract[OneHotRowsKernel] = KernelContract("one_hot_rows", OneHotRowsKernel)
 ERF: KernelContract[UnaryKernel] = KernelContract("erf", UnaryKernel)
 ERFC: KernelContract[UnaryKernel] = KernelContract("erfc", UnaryKernel)
 ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
@@ -443,5 +458,5 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
-    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP,
+    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS,
 )  # fmt: skip

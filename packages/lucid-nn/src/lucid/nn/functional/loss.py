@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import lucid
-from lucid import Tensor, arange, dtypes
+from lucid import Tensor, arange, dtypes, kernels
 from lucid.amp.autocast_mode import float32_op
 from lucid.autograd import Function, grad_mode
 from lucid.autograd.function import ops_watched
@@ -465,8 +465,23 @@ class _NllLoss(Function):
             nonzero = ctx.denom != 0
             gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
         vals = (coef * gd).astype(dt)
-        grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
+        one_hot = kernels.ONE_HOT_ROWS.find(ctx.backend) if _unwatched_op_input(ctx) else None
+        grad = None if one_hot is None else one_hot.forward(ctx.backend, ctx.shape, ctx.tt, vals)
+        if grad is None:
+            grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
         return wrap(ctx, grad), None, None, None, None
+
+
+def _unwatched_op_input(ctx: Any) -> bool:
+    """Whether the Function's input is an op's output (log_softmax's, in the
+    word_language_model) whose gradient only that op's backward sees: no ``register_hook``,
+    ``retain_grad`` or node pre-hook on it. Only then does nll_loss hand on the backend's
+    read-only one-hot gradient (``kernels.ONE_HOT_ROWS``), which a user never holds."""
+    edge = ctx._edges[0]
+    if not isinstance(edge, tuple):
+        return False
+    node = edge[0]
+    return not (node._pre_hooks or node._retained or node._node_pre_hooks)
 
 
 @float32_op

@@ -132,3 +132,4 @@ def register(backend: Backend) -> None:
     kernels.LOG_SOFTMAX.register(backend, softmax.CpuLogSoftmax)
     kernels.SOFTMAX_GRAD.register(backend, softmax.CpuSoftmaxGrad)
     kernels.LOG_SOFTMAX_GRAD.register(backend, softmax.CpuLogSoftmaxGrad)
+    kernels.ONE_HOT_ROWS.register(backend, softmax.CpuOneHotRows)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends._numpy import _compiled
 from lucid.backends._numpy._gemm import matmul
 from lucid.backends._numpy._parallel import blas_threads
 
@@ -41,37 +42,52 @@ def _gate_affine(h: int, dtype: Any) -> tuple[Any, Any]:
     return scale, shift
 
 
-def _cell_forward(gates: Any, c_prev: Any, c: Any, h: Any, scale: Any, shift: Any) -> None:
-    """Pre-activations ``gates`` (N, 4H) -> activations in place; ``c``, ``h`` written."""
-    n = c.shape[1]
-    gates *= scale
+def _scaled_t(w: Any, scale: Any) -> Any:
+    """``(scale[:, None] * w).T`` as a C-contiguous array. The scale (0.5, or 1 for the g rows)
+    is a power of two, so the products and biases computed with the scaled weights are exactly
+    the scaled products: the pre-activations come out already multiplied by ``scale`` (one pass
+    a step less, the same bits); C-contiguous as ``_transposed``."""
+    return _transposed(w * scale[:, None])
+
+
+def _cell_forward(gates: Any, c_prev: Any, c: Any, tc: Any, h: Any, k: Any, scale: Any,
+                  shift: Any, jit: Any) -> None:  # fmt: skip
+    """Scaled pre-activations ``gates`` (N, 4H) -> activations in place; ``c``, ``tanh(c)``
+    (kept for the backward) and ``h`` written."""
     np.tanh(gates, out=gates)
-    gates *= scale
-    gates += shift
-    i, f, g, o = gates[:, :n], gates[:, n : 2 * n], gates[:, 2 * n : 3 * n], gates[:, 3 * n :]
-    np.multiply(f, c_prev, out=c)
-    c += i * g
-    np.tanh(c, out=h)
-    h *= o
+    if jit is None or not _compiled.run("_lstm_jit", "gates_forward", gates, c_prev, c, k):
+        n = c.shape[1]
+        gates *= scale
+        gates += shift
+        i, f, g = gates[:, :n], gates[:, n : 2 * n], gates[:, 2 * n : 3 * n]
+        np.multiply(f, c_prev, out=c)
+        c += i * g
+    np.tanh(c, out=tc)
+    np.multiply(tc, gates[:, 3 * c.shape[1] :], out=h)
 
 
 def _cell_backward(
-    acts: Any, c: Any, c_prev: Any, dh: Any, dc: Any, dgates: Any, deriv: Any
-) -> None:
-    """From the activations and the state gradients: the pre-activation gradients ``dgates``;
-    ``dc`` becomes the previous cell state's gradient. ``deriv`` (N, 4H) is scratch: the four
-    activations' derivatives, computed over the whole row in two passes (``a (1 - a)``, then
-    ``1 - g^2`` over the g block) instead of one pass per gate."""
-    n = c.shape[1]
+    acts: Any, tc: Any, c_prev: Any, dh: Any, dc: Any, dgates: Any, deriv: Any, k: Any,
+    jit: Any,
+) -> None:  # fmt: skip
+    """From the activations, ``tanh(c)`` and the state gradients: the pre-activation gradients
+    ``dgates``; ``dc`` becomes the previous cell state's gradient. ``deriv`` (N, 4H) is scratch:
+    the four activations' derivatives, computed over the whole row in two passes
+    (``a (1 - a)``, then ``1 - g^2`` over the g block) instead of one pass per gate."""
+    if jit is not None and _compiled.run(
+        "_lstm_jit", "gates_backward", acts, tc, c_prev, dh, dc, dgates, k
+    ):
+        return
+    n = tc.shape[1]
     i, f, g, o = acts[:, :n], acts[:, n : 2 * n], acts[:, 2 * n : 3 * n], acts[:, 3 * n :]
-    tc = np.tanh(c)
     di, df, dg, do = (dgates[:, k * n : (k + 1) * n] for k in range(4))
     np.multiply(dh, tc, out=do)  # d o (activation)
-    tc *= tc
-    np.subtract(1.0, tc, out=tc)
-    tc *= o
-    tc *= dh
-    dc += tc  # dc now the full gradient of c at this step
+    t2 = deriv[:, :n]  # scratch until the derivatives are written
+    np.multiply(tc, tc, out=t2)
+    np.subtract(1.0, t2, out=t2)
+    t2 *= o
+    t2 *= dh
+    dc += t2  # dc now the full gradient of c at this step
     np.multiply(dc, g, out=di)
     np.multiply(dc, c_prev, out=df)
     np.multiply(dc, i, out=dg)
@@ -94,40 +110,46 @@ class CpuLstm:
     ) -> tuple[Any, Any]:  # fmt: skip
         steps, n, _ = x.shape
         hid = w_hh.shape[1]
-        acts = matmul(x.reshape(steps * n, -1), w_ih.T).reshape(steps, n, 4 * hid)
+        scale, shift = _gate_affine(hid, x.dtype)
+        w_ih_t = (w_ih * scale[:, None]).T  # as _scaled_t, the layout of the unscaled w_ih.T
+        acts = matmul(x.reshape(steps * n, -1), w_ih_t).reshape(steps, n, 4 * hid)
         for b in (b_ih, b_hh):
             if b is not None:
-                acts += b
+                acts += b * scale
         cs = np.empty((steps, n, hid), dtype=x.dtype)
+        tcs = np.empty((steps, n, hid), dtype=x.dtype)
         ys = np.empty((steps, n, hid), dtype=x.dtype)
-        scale, shift = _gate_affine(hid, x.dtype)
-        w_hh_t = _transposed(w_hh)
+        k = np.array([0.5, 1.0, 0.0], dtype=x.dtype)
+        jit = _compiled.load("_lstm_jit")
+        w_hh_t = _scaled_t(w_hh, scale)
         h, c = h0, c0
         with blas_threads.single_blas_thread():
             for t in range(steps - 1, -1, -1) if reverse else range(steps):
                 acts[t] += h @ w_hh_t
-                _cell_forward(acts[t], c, cs[t], ys[t], scale, shift)
+                _cell_forward(acts[t], c, cs[t], tcs[t], ys[t], k, scale, shift, jit)
                 h, c = ys[t], cs[t]
-        residuals = (x, h0, c0, w_ih, w_hh, acts, cs, ys, reverse)
+        residuals = (x, h0, c0, w_ih, w_hh, acts, cs, tcs, ys, reverse)
         return (ys, h.copy(), c.copy()), residuals
 
     @staticmethod
     def backward(backend: Any, residuals: Any, g: Any, needs: Any) -> tuple[Any, ...]:
-        x, h0, c0, w_ih, w_hh, acts, cs, ys, reverse = residuals
+        x, h0, c0, w_ih, w_hh, acts, cs, tcs, ys, reverse = residuals
         dy, dh_n, dc_n = g
         steps, n, hid = cs.shape
         dh = np.zeros_like(h0) if dh_n is None else dh_n.astype(h0.dtype, copy=True)
         dc = np.zeros_like(c0) if dc_n is None else dc_n.astype(c0.dtype, copy=True)
         dgates = np.empty_like(acts)
         deriv = np.empty_like(acts[0])
+        k = np.array([0.5, 1.0, 0.0], dtype=acts.dtype)
+        jit = _compiled.load("_lstm_jit")
         order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
         with blas_threads.single_blas_thread():
-            for k in range(steps - 1, -1, -1):
-                t = order[k]
+            for j in range(steps - 1, -1, -1):
+                t = order[j]
                 if dy is not None:
                     dh += dy[t]
-                c_prev = c0 if k == 0 else cs[order[k - 1]]
-                _cell_backward(acts[t], cs[t], c_prev, dh, dc, dgates[t], deriv)
+                c_prev = c0 if j == 0 else cs[order[j - 1]]
+                _cell_backward(acts[t], tcs[t], c_prev, dh, dc, dgates[t], deriv, k, jit)
                 dh = dgates[t] @ w_hh
         d2 = dgates.reshape(steps * n, 4 * hid)
         dx = matmul(d2, w_ih).reshape(x.shape) if needs[0] else None

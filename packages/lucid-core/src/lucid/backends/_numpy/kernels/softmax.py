@@ -12,6 +12,8 @@ and layout) run the op's own passes as bare ufunc calls; other big layouts and d
 
 from __future__ import annotations
 
+import mmap
+import weakref
 from typing import Any
 
 import numpy as np
@@ -19,13 +21,15 @@ import numpy as np
 from lucid.backends._numpy._errstate import QUIET
 from lucid.backends._numpy._parallel import PARALLEL_ELEMENTS, in_worker, map_blocks, workers
 
-__all__ = ["CpuLogSoftmax", "CpuLogSoftmaxGrad", "CpuSoftmax", "CpuSoftmaxGrad"]
+__all__ = ["CpuLogSoftmax", "CpuLogSoftmaxGrad", "CpuOneHotRows", "CpuSoftmax", "CpuSoftmaxGrad"]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Rows per block: about this many elements (256 KB of float32), so a block's passes hit L2.
 _BLOCK_ELEMENTS = 1 << 16
 # Smaller arrays fit in cache whole: the op's own passes.
 _SMALL_ELEMENTS = 1 << 18
+# ``CpuOneHotRows`` maps arrays of this many bytes and more straight from the kernel.
+_MAPPED_BYTES = 1 << 22
 
 
 def _small(*arrays: Any) -> bool:
@@ -138,11 +142,78 @@ class CpuLogSoftmax:
         return _forward(x, dim, True)
 
 
+class _OneHot:
+    """The last array ``CpuOneHotRows`` made (weakly held) and its nonzeros, one a row."""
+
+    __slots__ = ("cols", "ref", "values")
+
+    def __init__(self) -> None:
+        self.ref: Any = None
+        self.cols: Any = None
+        self.values: Any = None
+
+
+_one_hot = _OneHot()
+
+
+class CpuOneHotRows:
+    """``kernels.ONE_HOT_ROWS``: nll_loss's gradient as a read-only zero array with one value a
+    row, remembered with its nonzeros, so that ``CpuLogSoftmaxGrad`` given it (the
+    word_language_model's ``nll_loss(log_softmax(x))``) reads those instead of the whole array
+    (read-only: nothing can change it after; docs/performance.md, issue 30)."""
+
+    @staticmethod
+    def forward(backend: Any, shape: tuple[int, int], cols: Any, values: Any) -> Any:
+        size = shape[0] * shape[1] * values.dtype.itemsize
+        if size >= _MAPPED_BYTES:
+            # Fresh pages from the kernel: only the ~M pages written are touched (np.zeros
+            # clears reused heap memory: ~1.5 ms a (700, 10,000) step, docs/performance.md).
+            out = np.frombuffer(mmap.mmap(-1, size), dtype=values.dtype).reshape(shape)
+        else:
+            out = np.zeros(shape, dtype=values.dtype)
+        out[np.arange(shape[0]), cols] = values
+        out.flags.writeable = False
+        _one_hot.ref, _one_hot.cols, _one_hot.values = weakref.ref(out), cols, values
+        return out
+
+
+def _one_hot_log_softmax_grad(g: Any, y: Any, dim: int) -> Any:
+    """``g - exp(y) * sum(g)`` for ``g`` made by ``CpuOneHotRows`` (else None): the row sum is
+    the row's one value ``v`` (``v + 0``, as the sum over its zeros gives it: ``-0`` becomes
+    ``0``), the row ``0 - exp(y) * s`` but at the value's column, ``v - exp(y) * s`` there. The
+    same ufuncs on the same values as the dense formula: the same bits, without reading ``g``
+    (a (700, 10,000) gradient: 28 MB not read, one pass fewer)."""
+    ref = _one_hot.ref
+    if ref is None or ref() is not g or g.ndim != 2 or dim not in (-1, 1) or g.shape[1] < 2:
+        return None
+    if y.shape != g.shape or y.dtype != g.dtype or not y.flags.c_contiguous:
+        return None
+    cols, values = _one_hot.cols, _one_hot.values
+    zero = g.dtype.type(0)
+    sums = np.add(values, zero)
+    out = np.empty_like(y)
+    col = sums[:, None]
+
+    def block(r: tuple[int, int]) -> None:
+        ob = out[r[0] : r[1]]
+        np.exp(y[r[0] : r[1]], out=ob)
+        np.multiply(ob, col[r[0] : r[1]], out=ob)
+        np.subtract(zero, ob, out=ob)
+
+    _each_block(block, out)
+    rows = np.arange(g.shape[0])
+    out[rows, cols] = np.subtract(values, np.multiply(np.exp(y[rows, cols]), sums))
+    return out
+
+
 class CpuLogSoftmaxGrad:
     """``kernels.LOG_SOFTMAX_GRAD``: ``g - exp(y) * sum(g)`` in row blocks, else None."""
 
     @staticmethod
     def forward(backend: Any, g: Any, y: Any, dim: int) -> Any:
+        sparse = _one_hot_log_softmax_grad(g, y, dim)
+        if sparse is not None:
+            return sparse
         if _small(g, y):  # the op's formula, ufunc calls only
             total = np.add.reduce(g, axis=dim, keepdims=True)
             return np.subtract(g, np.multiply(np.exp(y), total))
