@@ -254,7 +254,9 @@ class _Attention(Function):
     max and sum then run down the columns, which NumPy vectorises (along rows of 64 they were
     ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). The result
     is contiguous, as torch's (a result laid out ``(N, L, H, Ev)`` would save the copy when the
-    heads merge, but a ``view`` of it would fail where torch's works). With
+    heads merge, but a ``view`` of it would fail where torch's works). On the NumPy backend
+    with two threads or more, a big call runs its batch in parts, one a thread (``_parts``,
+    ``SPLIT_FLOPS``), forward and backward: independent matrices, the same bits. With
     ``create_graph=True`` the backward differentiates ``_reference``."""
 
     @staticmethod

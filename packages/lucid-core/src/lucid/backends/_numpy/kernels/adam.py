@@ -1,7 +1,7 @@
 """Adam/AdamW's step for the NumPy backend (``kernels.ADAM_STEP``): with ``lucid-core[numba]``
 one compiled pass over a parameter (``_adam_jit``, the ufunc update's bits; big parameters split
-over numba's threads, ``_adam_jit.SPLIT_ELEMENTS``); without it, or for
-other dtypes and layouts, it declines and lucid-optim's ufunc update runs."""
+over numba's threads, ``_adam_jit.SPLIT_ELEMENTS``); without it, or for other dtypes and
+layouts, it declines and lucid-optim's ufunc update runs."""
 
 from __future__ import annotations
 
