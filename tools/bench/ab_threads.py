@@ -22,7 +22,13 @@ word_language_model step, on one BLAS thread instead of OpenBLAS's threads).
 ``omp``: numba's OpenMP wait policy, one fresh process per run (the runtime reads it once):
 passive (lucid's default) against spinning ``GOMP_SPINCOUNT`` times before sleeping.
 
+``gpt-split``: in one process, the GPT step's kernels split over the threads (issue 30) or
+not: ``off`` (none split), ``on`` (every split at its module's default), and each split alone
+(``only-attention``, ``only-gelu``, ``only-layernorm``, ``only-adam``): the switches are
+``SPLITS`` below (module, attribute, the value that turns the split off).
+
     python tools/bench/ab_threads.py products gpt --rounds 9
+    python tools/bench/ab_threads.py gpt-split gpt --rounds 9
     python tools/bench/ab_threads.py rnn-blas lstm
     python tools/bench/ab_threads.py omp lenet5 --rounds 6
 """
@@ -47,33 +53,39 @@ SETTLE_S = 0.3
 SPINS = ("2000", "10000", "30000", "300000")  # 300000: GNU OpenMP's default without a policy
 
 
-def _report(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> None:
+def _report(wall: dict[str, list[float]], cpu: dict[str, list[float]],
+            main: dict[str, list[float]] | None = None) -> None:  # fmt: skip
     for v in wall:
-        print(
-            f"  {v:12s} wall median {statistics.median(wall[v]):8.2f} fastest {min(wall[v]):8.2f}"
-            f"  cpu median {statistics.median(cpu[v]):8.2f} ms/step"
-        )
+        line = (f"  {v:16s} wall median {statistics.median(wall[v]):8.2f} fastest "
+                f"{min(wall[v]):8.2f}  cpu median {statistics.median(cpu[v]):8.2f}")  # fmt: skip
+        if main is not None:
+            line += f"  main-thread cpu median {statistics.median(main[v]):8.2f}"
+        print(line + " ms/step")
     print(f"  load average {os.getloadavg()}")
 
 
 def _alternate(step: Callable[[], float], setters: dict[str, Callable[[], None]], rounds: int,
                per: int) -> None:  # fmt: skip
+    """Alternate the variants round by round; the main thread's CPU (``thread_time``) is the
+    serial part of a step, a bound on its wall time that other processes' load does not move."""
     losses = {}
     for v, set_variant in setters.items():
         set_variant()
         losses[v] = [step() for _ in range(2)]
     wall: dict[str, list[float]] = {v: [] for v in setters}
     cpu: dict[str, list[float]] = {v: [] for v in setters}
+    main: dict[str, list[float]] = {v: [] for v in setters}
     for _ in range(rounds):
         for v, set_variant in setters.items():
             set_variant()
             time.sleep(SETTLE_S)
-            w0, c0 = time.perf_counter(), time.process_time()
+            w0, c0, t0 = time.perf_counter(), time.process_time(), time.thread_time()
             for _ in range(per):
                 step()
             wall[v].append((time.perf_counter() - w0) / per * 1e3)
             cpu[v].append((time.process_time() - c0) / per * 1e3)
-    _report(wall, cpu)
+            main[v].append((time.thread_time() - t0) / per * 1e3)
+    _report(wall, cpu, main)
 
 
 def _stepper(model: str, batch: int) -> Callable[[], float]:
@@ -173,6 +185,48 @@ def rnn_blas(model: str, rounds: int, per: int, batch: int) -> None:
     _alternate(step, {"as-is": as_is, "one-blas": one_thread}, rounds, per)
 
 
+# The GPT step's splits (issue 30): name -> [(module, attribute, value that turns it off)]
+SPLITS = {
+    "attention": [("lucid.nn.functional.attention", "SPLIT_FLOPS", float("inf"))],
+    "gelu": [("lucid.backends._numpy.kernels._special_jit", "SPLIT_ELEMENTS", 1 << 62),
+             ("lucid.backends._numpy.kernels.special", "SPLIT_BLOCKS_ELEMENTS", 1 << 62)],
+    "layernorm": [("lucid.backends._numpy.kernels._layernorm_jit", "SPLIT_ELEMENTS", 1 << 62)],
+    "adam": [("lucid.backends._numpy.kernels._adam_jit", "SPLIT_ELEMENTS", 1 << 62)],
+}  # fmt: skip
+
+
+def gpt_split(model: str, rounds: int, per: int, batch: int) -> None:
+    """In one process: the splits of ``SPLITS`` all off, all on, each alone (where its module
+    loads: the compiled ones need numba)."""
+    import importlib  # noqa: PLC0415
+
+    step = _stepper(model, batch)  # first: the kernels' modules load
+    switches: dict[str, list[tuple[Any, str, Any, Any]]] = {}
+    for name, entries in SPLITS.items():
+        for mod_name, attr, off in entries:
+            try:
+                mod = importlib.import_module(mod_name)
+            except ImportError:  # a compiled kernel's module without numba
+                continue
+            if hasattr(mod, attr):
+                switches.setdefault(name, []).append((mod, attr, getattr(mod, attr), off))
+
+    def variant(on: set[str]) -> Callable[[], None]:
+        def set_variant() -> None:
+            for name, entries in switches.items():
+                for mod, attr, default, off in entries:
+                    setattr(mod, attr, default if name in on else off)
+
+        return set_variant
+
+    setters = {"off": variant(set()), "on": variant(set(switches))}
+    setters.update({f"only-{name}": variant({name}) for name in switches})
+    from lucid.backends._numpy import _parallel  # noqa: PLC0415
+
+    print(f"gpt-split, {model}, threads {_parallel.workers()}, switches {sorted(switches)}")
+    _alternate(step, setters, rounds, per)
+
+
 def omp(model: str, rounds: int, per: int, batch: int) -> None:
     """numba's OpenMP wait policy: a fresh ``train_step.py --worker`` process per run."""
     variants = {"passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
@@ -196,16 +250,15 @@ def omp(model: str, rounds: int, per: int, batch: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["products", "rnn-blas", "omp"])
+    ap.add_argument("what", choices=["products", "rnn-blas", "omp", "gpt-split"])
     ap.add_argument("model", choices=["gpt", "lstm", "lenet5", "resnet18", "charrnn"])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--per", type=int, default=0, help="steps a round (default: by model)")
     ap.add_argument("--batch", type=int, default=64)
     args = ap.parse_args()
     per = args.per or {"lenet5": 20, "gpt": 5, "lstm": 3, "charrnn": 20, "resnet18": 1}[args.model]
-    {"products": products, "rnn-blas": rnn_blas, "omp": omp}[args.what](
-        args.model, args.rounds, per, args.batch
-    )
+    modes = {"products": products, "rnn-blas": rnn_blas, "omp": omp, "gpt-split": gpt_split}
+    modes[args.what](args.model, args.rounds, per, args.batch)
 
 
 if __name__ == "__main__":

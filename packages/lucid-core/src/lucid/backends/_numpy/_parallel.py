@@ -172,6 +172,19 @@ class BlasThreads:
         run parallel work since numba's last split (their spin would hold numba's cores)."""
         return not self.openblas_after_numba
 
+    def threads_here(self) -> int:
+        """How many threads work split from this thread may use: the budget, or 1 inside the
+        pool's threads (nothing nests)."""
+        return 1 if in_worker() else self.budget()
+
+    def map_ranges(
+        self, work: Callable[[tuple[int, int]], R], ranges: Sequence[tuple[int, int]]
+    ) -> list[R]:
+        """``[work(r) for r in ranges]``, the calling thread and the pool's taking the ranges in
+        turn (``map_blocks`` at any size): for a few coarse parts of one op, e.g. an attention
+        call's batch in halves (lucid-nn), whose NumPy calls release the GIL."""
+        return map_blocks(work, ranges, 1, 0)
+
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads (new after a fork); asking for it counts as
         parallel work on lucid's threads.

@@ -19,6 +19,7 @@ from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import enable_grad
 from lucid.autograd.function import Function, ops_watched, records_nothing
 from lucid.autograd.grad_mode import is_grad_enabled
+from lucid.backends import blas_threads
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -257,27 +258,26 @@ class _Attention(Function):
     max and sum then run down the columns, which NumPy vectorises (along rows of 64 they were
     ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). The result
     is contiguous, as torch's (a result laid out ``(N, L, H, Ev)`` would save the copy when the
-    heads merge, but a ``view`` of it would fail where torch's works). With
+    heads merge, but a ``view`` of it would fail where torch's works). On the NumPy backend
+    with two threads or more, a big call runs its batch in parts, one a thread (``_parts``,
+    ``SPLIT_FLOPS``), forward and backward: independent matrices, the same bits. With
     ``create_graph=True`` the backward differentiates ``_reference``."""
 
     @staticmethod
     def forward(ctx: Any, q: Any, k: Any, v: Any, factor: float, causal: bool) -> Any:
         xp = ctx.xp
-        length, source = q.shape[-2], k.shape[-2]
-        # q^T * factor into a contiguous array: a product with a transposed operand over a
-        # short inner dim is ~1.8x slower in OpenBLAS than with that copy (docs/performance.md)
-        qt = xp.empty((*q.shape[:-2], q.shape[-1], length), dtype=q.dtype)
-        xp.multiply(xp.swapaxes(q, -1, -2), factor, out=qt)
-        pt = xp.matmul(k, qt)
-        if causal:
-            xp.add(pt, _causal_bias(xp, source, length, pt.dtype), out=pt)
-        xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
-        xp.exp(pt, out=pt)
-        total = xp.matmul(xp.ones((1, source), dtype=pt.dtype), pt)
-        xp.multiply(pt, xp.reciprocal(total), out=pt)
-        out = xp.matmul(xp.swapaxes(pt, -1, -2), v)
+        flops = 2.0 * math.prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
+        parts = _parts(ctx.backend, q, flops)
+        if parts is None:
+            pts, out = _attend_part(xp, q, k, v, factor, causal, None, slice(None))
+            pts = [pts]
+        else:  # the batch in parts, one a thread (``_parts``): the same bits
+            out = xp.empty((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
+            pts = blas_threads.map_ranges(
+                lambda r: _attend_part(xp, q, k, v, factor, causal, out, _index(parts[0], r))[0],
+                parts[1])  # fmt: skip
         ctx.save_for_backward(q, k, v)
-        ctx.pt, ctx.out, ctx.factor, ctx.causal = pt, out, factor, causal
+        ctx.pts, ctx.parts, ctx.out, ctx.factor, ctx.causal = pts, parts, out, factor, causal
         return out
 
     @staticmethod
@@ -286,7 +286,7 @@ class _Attention(Function):
         needs = ctx.needs_input_grad
         # create_graph, a batched (vmap) or other non-plain gradient: the op-level reference.
         # (A compile capture's backward recorder observes ops; this formula then runs whole.)
-        if is_grad_enabled() or type(g) is not Tensor or g._data.dtype != ctx.pt.dtype:
+        if is_grad_enabled() or type(g) is not Tensor or g._data.dtype != ctx.pts[0].dtype:
             with enable_grad():
                 out = _reference(q, k, v, None, 0.0, ctx.causal, ctx.factor)
                 wanted = [t for t, need in zip((q, k, v), needs) if need]
@@ -294,22 +294,102 @@ class _Attention(Function):
                                                allow_unused=True))  # fmt: skip
             return (*[next(got) if need else None for need in needs[:3]], None, None)
         xp, be = ctx.xp, g.backend
-        pt, ga = ctx.pt, g._data
-        wrap = Tensor.from_backend_array
-        dv = wrap(xp.matmul(pt, ga), be) if needs[2] else None
-        dq = dk = None
+        ga = g._data
+        # rowsum(dP * P) = rowsum(g * out): over Ev columns instead of S; one product over every
+        # row before any split (OpenBLAS's gemv rounds a row by its place in its blocks)
+        rows = None
         if needs[0] or needs[1]:
-            ds = xp.matmul(v._data, xp.ascontiguousarray(xp.swapaxes(ga, -1, -2)))
-            # rowsum(dP * P) = rowsum(g * out): over Ev columns instead of S
-            d = xp.matmul(xp.multiply(ga, ctx.out), xp.ones((ga.shape[-1], 1), dtype=ga.dtype))
-            xp.subtract(ds, xp.swapaxes(d, -1, -2), out=ds)
-            xp.multiply(ds, pt, out=ds)
-            xp.multiply(ds, ctx.factor, out=ds)
-            if needs[0]:
-                dq = wrap(xp.matmul(xp.swapaxes(ds, -1, -2), k._data), be)
-            if needs[1]:
-                dk = wrap(xp.matmul(ds, q._data), be)
-        return dq, dk, dv, None, None
+            rows = xp.matmul(xp.multiply(ga, ctx.out), xp.ones((ga.shape[-1], 1), dtype=ga.dtype))
+        arrays = (q._data, k._data, v._data, ga, rows)
+        wrap = Tensor.from_backend_array
+        parts = ctx.parts
+        if parts is None:
+            grads = _attention_vjp(xp, *arrays, ctx.pts[0], ctx.factor, needs, None,
+                                   slice(None))  # fmt: skip
+        else:  # the batch in the forward's parts, one a thread: the same bits
+            made = [xp.empty(a.shape, dtype=a.dtype) if need else None
+                    for a, need in zip(arrays[:3], needs)]  # fmt: skip
+            blas_threads.map_ranges(
+                lambda r: _attention_vjp(xp, *arrays, ctx.pts[parts[1].index(r)], ctx.factor,
+                                         needs, made, _index(parts[0], r)),
+                parts[1])  # fmt: skip
+            grads = (made[0], made[1], made[2])
+        return (*[None if a is None else wrap(a, be) for a in grads], None, None)
+
+
+# ``_Attention`` on the NumPy backend splits its forward and backward over the batch (the first
+# batch dim with a part for each thread), one part a thread on lucid's pool (NumPy's products
+# and passes release the GIL), from this many FLOPs of the forward's two products on: a GPT
+# block's (12, 4, 64, 32) is 25 MFLOP. 0: every batched call; a huge value: never
+# (docs/performance.md, issue 30, the GPT step at two threads).
+SPLIT_FLOPS = 4e6
+
+
+def _parts(backend: Any, q: Any, flops: float) -> tuple[int, list[tuple[int, int]]] | None:
+    """``(axis, ranges)``: the batch dim ``_Attention`` splits and a range of it for each
+    thread, or None (one thread, a small call, no batch dims, another backend, or inside the
+    pool's threads)."""
+    if flops < SPLIT_FLOPS or backend.name != "numpy":
+        return None
+    k = blas_threads.threads_here()
+    if k < 2:
+        return None
+    for axis, n in enumerate(q.shape[:-2]):
+        if n >= 2:
+            k = min(k, n)
+            return axis, [(n * i // k, n * (i + 1) // k) for i in range(k)]
+    return None
+
+
+def _index(axis: int, r: tuple[int, int]) -> Any:
+    """The index of ``r`` along batch dim ``axis``."""
+    return (slice(None),) * axis + (slice(*r),)
+
+
+def _attend_part(xp: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, out: Any,
+                 at: Any) -> tuple[Any, Any]:  # fmt: skip
+    """``_Attention``'s forward over the batch part ``at`` (``slice(None)``: all of it): the
+    transposed softmax weights and the result (written into ``out[at]`` when given)."""
+    q, k, v = q[at], k[at], v[at]
+    length, source = q.shape[-2], k.shape[-2]
+    # q^T * factor into a contiguous array: a product with a transposed operand over a
+    # short inner dim is ~1.8x slower in OpenBLAS than with that copy (docs/performance.md)
+    qt = xp.empty((*q.shape[:-2], q.shape[-1], length), dtype=q.dtype)
+    xp.multiply(xp.swapaxes(q, -1, -2), factor, out=qt)
+    pt = xp.matmul(k, qt)
+    if causal:
+        xp.add(pt, _causal_bias(xp, source, length, pt.dtype), out=pt)
+    xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
+    xp.exp(pt, out=pt)
+    total = xp.matmul(xp.ones((1, source), dtype=pt.dtype), pt)
+    xp.multiply(pt, xp.reciprocal(total), out=pt)
+    if out is None:
+        return pt, xp.matmul(xp.swapaxes(pt, -1, -2), v)
+    return pt, xp.matmul(xp.swapaxes(pt, -1, -2), v, out=out[at])
+
+
+def _attention_vjp(xp: Any, q: Any, k: Any, v: Any, ga: Any, rows: Any, pt: Any, factor: float,
+                   needs: Any, grads: Any, at: Any) -> tuple[Any, Any, Any]:  # fmt: skip
+    """``_Attention``'s gradients ``(dq, dk, dv)`` over the batch part ``at`` (``slice(None)``:
+    all of it; ``pt``: that part's softmax weights; ``rows``: ``rowsum(g * out)``), new arrays,
+    or written into ``grads``' parts when given."""
+    q, k, v, ga = q[at], k[at], v[at], ga[at]
+
+    def product(a: Any, b: Any, i: int) -> Any:
+        return xp.matmul(a, b) if grads is None else xp.matmul(a, b, out=grads[i][at])
+
+    dv = product(pt, ga, 2) if needs[2] else None
+    dq = dk = None
+    if needs[0] or needs[1]:
+        ds = xp.matmul(v, xp.ascontiguousarray(xp.swapaxes(ga, -1, -2)))
+        xp.subtract(ds, xp.swapaxes(rows[at], -1, -2), out=ds)
+        xp.multiply(ds, pt, out=ds)
+        xp.multiply(ds, factor, out=ds)
+        if needs[0]:
+            dq = product(xp.swapaxes(ds, -1, -2), k, 0)
+        if needs[1]:
+            dk = product(ds, q, 1)
+    return dq, dk, dv
 
 
 # Attention whose products come to at most this many FLOPs (a generated token's, on

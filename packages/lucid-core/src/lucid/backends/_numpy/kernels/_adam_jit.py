@@ -4,7 +4,9 @@ Optional: ``adam`` uses it where numba is installed and enabled. lucid-optim's m
 update runs ~13 ufunc passes a parameter (in cache-sized pieces); here each element is read
 once and written once. The arithmetic is the ufuncs', one rounding per operation in the array's
 dtype, in their order (no fast-math, so no fused multiply-add): the same bits. NumPy's error
-model (``jit_math``): a division check per element would keep LLVM from vectorising.
+model (``jit_math``): a division check per element would keep LLVM from vectorising. A
+parameter from ``SPLIT_ELEMENTS`` elements on splits over numba's threads (``step``): elementwise,
+the same bits.
 """
 
 from __future__ import annotations
@@ -12,8 +14,23 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import prange
 
-from lucid.backends._numpy._numba import U, jit_math
+from lucid.backends._numpy._numba import U, jit_math, run
+
+# Parameters from this many elements split over numba's threads (the GPT's Linear weights,
+# 49K-65K elements: docs/performance.md, issue 30); a huge value: never.
+SPLIT_ELEMENTS = 1 << 15
+
+
+def step(p: Any, g: Any, m: Any, v: Any, c: Any, mode: int, maximize: bool, wd_one: bool,
+         omb2_one: bool, value_one: bool) -> None:  # fmt: skip
+    """``adam_step``, split over numba's threads from ``SPLIT_ELEMENTS``."""
+    args = (p, g, m, v, c, mode, maximize, wd_one, omb2_one, value_one)
+    if p.shape[0] < SPLIT_ELEMENTS:
+        adam_step(*args)
+    else:
+        run("adam_step", adam_step, _make_split, args, p.shape[0])
 
 
 @jit_math
@@ -45,3 +62,18 @@ def adam_step(p: Any, g: Any, m: Any, v: Any, c: Any, mode: int, maximize: bool,
         p[U(i)] = pi + u
         m[U(i)] = mi
         v[U(i)] = vi
+
+
+# -- the same pass split over numba's threads: each part calls the serial one as ``inner`` ----
+inner: Any = None
+
+
+def _make_split() -> Any:
+    def split(p: Any, g: Any, m: Any, v: Any, c: Any, mode: int, maximize: bool, wd_one: bool,
+              omb2_one: bool, value_one: bool, k: int) -> None:  # fmt: skip
+        n = p.shape[0]
+        for t in prange(k):
+            s, e = n * t // k, n * (t + 1) // k
+            inner(p[s:e], g[s:e], m[s:e], v[s:e], c, mode, maximize, wd_one, omb2_one, value_one)
+
+    return split

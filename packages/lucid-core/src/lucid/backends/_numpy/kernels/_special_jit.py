@@ -3,7 +3,7 @@
 Optional: ``special`` uses these where numba is installed and enabled (``lucid.backends.cpu``).
 NumPy has no erf: its code evaluates a rational approximation in several ufunc passes (and the
 op's float64 reference, fdlibm, in four branches over every element). Here each is one vectorised
-pass without the GIL (split over numba's threads from 4M elements, ``SPLIT_ELEMENTS``), for
+pass without the GIL (split over numba's threads from 128K elements, ``SPLIT_ELEMENTS``), for
 float32: ``special``'s rational approximations evaluated in float64 (erf within 1 ulp of the
 correctly rounded float32 value), written with selects, not branches, and compiled with NumPy's
 error model (``_numba.jit_math``), so that LLVM vectorises the loop. GELU and its gradient
@@ -158,10 +158,10 @@ BINARY = {"gelu_grad_tanh": gelu_grad_tanh}
 TERNARY = {"gelu_grad_rational": gelu_grad_rational}
 
 
-# Passes over fewer elements stay on the calling thread: a vectorised pass takes ~1.3 ns an
-# element, so below this a split saves under ~1 ms, and on a loaded 2-core machine the second
-# thread waits a scheduler slice for its core (a 0.5 ms GELU took 16-32 ms split at load 8).
-SPLIT_ELEMENTS = 1 << 22
+# Passes over fewer elements stay on the calling thread: the fork-join (~10-20 us with sleeping
+# threads) costs more than half a pass saves. The GPT step's GELU (393K elements) at two threads:
+# 45.3 ms at 4M, 43.2 at 128K, 42.9 at 32K on a quiet machine (docs/performance.md, issue 30).
+SPLIT_ELEMENTS = 1 << 17
 
 
 def unary(name: str, x: Any, out: Any) -> None:

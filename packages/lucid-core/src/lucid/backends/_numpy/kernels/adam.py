@@ -1,6 +1,7 @@
 """Adam/AdamW's step for the NumPy backend (``kernels.ADAM_STEP``): with ``lucid-core[numba]``
-one compiled pass over a parameter (``_adam_jit``, the ufunc update's bits); without it, or for
-other dtypes and layouts, it declines and lucid-optim's ufunc update runs."""
+one compiled pass over a parameter (``_adam_jit``, the ufunc update's bits; big parameters split
+over numba's threads, ``_adam_jit.SPLIT_ELEMENTS``); without it, or for other dtypes and
+layouts, it declines and lucid-optim's ufunc update runs."""
 
 from __future__ import annotations
 
@@ -36,5 +37,5 @@ class CpuAdamStep:
         consts = np.array([1 - lr * wd, wd, 1 - beta1, beta2, 1 - beta2, bc2, eps, value],
                           dtype=dtype)  # fmt: skip
         flat = [np.reshape(a, (-1,)) for a in (p, g, m, v)]
-        return _compiled.run(_JIT, "adam_step", *flat, consts, mode, bool(maximize), wd == 1,
+        return _compiled.run(_JIT, "step", *flat, consts, mode, bool(maximize), wd == 1,
                              1 - beta2 == 1, value == 1)  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends._numpy import _compiled
+from lucid.backends._numpy import _compiled, _parallel
 
 __all__ = [
     "ERFCX_P", "ERFCX_Q", "ERFC_HI", "ERFC_LO", "ERF_CLAMP", "ERF_P", "ERF_Q", "CpuErf",
@@ -54,8 +54,11 @@ _TANH_K = math.sqrt(2.0 / math.pi)
 _TANH_A = 0.044715
 # Below this many elements NumPy's passes cost about what a compiled call does.
 _SMALL_ELEMENTS = 256
-# ``_special_jit.SPLIT_ELEMENTS`` (not imported: that module needs numba)
-_SPLIT_ELEMENTS = 1 << 22
+# From this many elements GELU's compiled gradient and the ufunc code without numba run their
+# 64K-element blocks on every thread (``_parallel.map_blocks``: the calling thread and the pool's
+# take blocks in turn; NumPy's exp and the compiled pass release the GIL); 0 splits any size
+# above one block, a huge value never (docs/performance.md, issue 30, GPT at two threads).
+SPLIT_BLOCKS_ELEMENTS = 1 << 17
 
 
 def _horner(coeffs: tuple[float, ...], z: Any) -> Any:
@@ -126,21 +129,21 @@ def _compiled_gelu_grad(g: Any, x: Any) -> Any:
     gf, xf = flat
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
-    n = xf.shape[0]
+
     # by blocks that stay in L2 (the exp's three passes went to memory on whole arrays: the
-    # gradient on (12, 64, 512) 704 -> 645-665 us); one call where numba's threads split it
-    step = n if n >= _SPLIT_ELEMENTS else _BLOCK
-    scratch = np.empty(min(n, step), dtype=x.dtype)
-    for start in range(0, n, step):
-        xb = xf[start : start + step]
-        e = scratch[: xb.shape[0]]
+    # gradient on (12, 64, 512) 704 -> 645-665 us), on every thread for big arrays
+    def block(r: tuple[int, int]) -> bool:
+        xb = xf[r[0] : r[1]]
+        e = np.empty_like(xb)  # per block: two threads may run blocks at once
         np.multiply(xb, xb, out=e)
         e *= -0.5
         np.exp(e, out=e)
-        args = (gf[start : start + step], xb, e, of[start : start + step])
-        if not _compiled.run(_JIT, "ternary", "gelu_grad_rational", *args):
-            return None
-    return out
+        args = (gf[r[0] : r[1]], xb, e, of[r[0] : r[1]])
+        return _compiled.run(_JIT, "ternary", "gelu_grad_rational", *args)
+
+    n = xf.shape[0]
+    done = _parallel.map_blocks(block, _parallel.blocks(n, _BLOCK), n, SPLIT_BLOCKS_ELEMENTS)
+    return out if all(done) else None
 
 
 def _float32(*arrays: Any) -> bool:
@@ -235,7 +238,8 @@ _BLOCK = 1 << 16
 
 def _by_blocks(fn: Any, *arrays: Any) -> Any:
     """``fn(*arrays)`` (elementwise ufunc code) over flat blocks of ``_BLOCK`` elements where
-    the arrays are C-contiguous and of one shape, else on the whole arrays."""
+    the arrays are C-contiguous and of one shape (on every thread from
+    ``SPLIT_BLOCKS_ELEMENTS``), else on the whole arrays."""
     first = arrays[0]
     n = first.size
     if n <= _BLOCK or not all(a.flags.c_contiguous and a.shape == first.shape for a in arrays):
@@ -243,6 +247,9 @@ def _by_blocks(fn: Any, *arrays: Any) -> Any:
     out = np.empty(first.shape, dtype=first.dtype)
     flat_out = out.reshape(-1)
     flats = [a.reshape(-1) for a in arrays]
-    for start in range(0, n, _BLOCK):
-        flat_out[start : start + _BLOCK] = fn(*(f[start : start + _BLOCK] for f in flats))
+
+    def block(r: tuple[int, int]) -> None:
+        flat_out[r[0] : r[1]] = fn(*(f[r[0] : r[1]] for f in flats))
+
+    _parallel.map_blocks(block, _parallel.blocks(n, _BLOCK), n, SPLIT_BLOCKS_ELEMENTS)
     return out
