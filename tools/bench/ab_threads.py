@@ -204,6 +204,7 @@ def omp(model: str, rounds: int, per: int, batch: int) -> None:
 RESNET_SWITCHES = (
     ("lucid.backends._numpy.kernels.winograd", "SPLIT_WEIGHT_TRANSFORMS"),
     ("lucid.backends._numpy.kernels.im2col", "SPLIT_SINGLE_CHUNK"),
+    ("lucid.backends._numpy._ufuncs", "SPLIT_STEP_ELEMENTWISE"),
 )
 
 
