@@ -8,6 +8,7 @@ reorganisations of the same products: the results must equal the one-thread code
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,3 +110,31 @@ def test_single_chunk_conv_split_same_bits(
     np.testing.assert_allclose(one[1], dx, rtol=1e-4, atol=1e-4)
     dw = np.einsum("nkhw,nchw->kc", dy.astype(np.float64), xs)[:, :, None, None]
     np.testing.assert_allclose(one[2], dw, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("on_caller", [True, False])
+def test_run_chunks_with_the_caller_keeps_order_and_errors(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch, on_caller: bool
+) -> None:
+    monkeypatch.setattr(_parallel, "CHUNKS_ON_CALLER", on_caller)
+    seen: list[tuple[str, bool]] = []
+
+    def work(i: int) -> int:
+        seen.append((threading.current_thread().name, _parallel.in_worker()))
+        return i * i
+
+    items = list(range(9))
+    assert _parallel.run_chunks(work, items, 2 * _parallel.PARALLEL_FLOPS) == [i * i for i in items]
+    assert all(inside for _, inside in seen)  # every chunk runs as a worker (no nesting)
+    assert not _parallel.in_worker()  # the caller's flag is back
+    callers = {name for name, _ in seen if not name.startswith("lucid-conv")}
+    assert callers <= {threading.current_thread().name}
+
+    def fails(i: int) -> int:
+        if i == 4:
+            raise ValueError("chunk 4")
+        return i
+
+    with pytest.raises(ValueError, match="chunk 4"):
+        _parallel.run_chunks(fails, items, 2 * _parallel.PARALLEL_FLOPS)
+    assert not _parallel.in_worker()
