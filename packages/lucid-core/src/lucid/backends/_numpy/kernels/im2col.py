@@ -367,7 +367,12 @@ def conv_weight_grad(
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
     k = min(_parallel.workers(), len(ranges))
     shares = [ranges[i::k] for i in range(k)]
-    parts = _parallel.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
+    flops = _flops(n * rows_per, kg, cout)
+    if len(_spread(ranges, n, flops)) > 1 and len(shares) == 1 and not _parallel.in_worker():
+        # One chunk: inline, its product split on the pool by ``_gemm`` (the same code as
+        # run_chunks' single item, without marking OpenBLAS's threads as the last runtime).
+        return _weight_from_rows(share(shares[0]), g.kernel)
+    parts = _parallel.run_chunks(share, shares, flops)
     dwr = parts[0]
     for p in parts[1:]:
         dwr += p
