@@ -31,6 +31,12 @@ not: ``off`` (none split), ``on`` (every split at its module's default), and eac
     python tools/bench/ab_threads.py gpt-split gpt --rounds 9
     python tools/bench/ab_threads.py rnn-blas lstm
     python tools/bench/ab_threads.py omp lenet5 --rounds 6
+    python tools/bench/ab_threads.py resnet resnet18 --batch 128 --rounds 7
+
+``resnet``: in one process, the ResNet-step switches (``RESNET_SWITCHES``, module attributes
+of the NumPy backend's kernels) all off (``base``: the code before them), all on (``all``), and
+each alone; per variant also the main thread's CPU time per step, and the part of it outside
+the parallel hand-offs (``serial``: what a second core cannot shorten). LeNet-5 works too.
 """
 
 from __future__ import annotations
@@ -248,16 +254,109 @@ def omp(model: str, rounds: int, per: int, batch: int) -> None:
     _report(wall, cpu)
 
 
+# (module, attribute) of each switch ``resnet`` compares: True is the new code.
+RESNET_SWITCHES = (
+    ("lucid.backends._numpy.kernels.winograd", "SPLIT_WEIGHT_TRANSFORMS"),
+    ("lucid.backends._numpy.kernels.im2col", "SPLIT_SINGLE_CHUNK"),
+    ("lucid.backends._numpy._ufuncs", "SPLIT_STEP_ELEMENTWISE"),
+    ("lucid.backends._numpy._parallel", "CHUNKS_ON_CALLER"),
+)
+
+
+def resnet(model: str, rounds: int, per: int, batch: int) -> None:
+    """In one process: the ResNet-step switches all off, all on, each alone (the docstring)."""
+    import importlib  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    from lucid.backends._numpy import _gemm, _numba, _parallel  # noqa: PLC0415
+
+    switches = [(importlib.import_module(m), a) for m, a in RESNET_SWITCHES]
+    present = [(m, a) for m, a in switches if hasattr(m, a)]
+
+    def setter(on: set[str]) -> Callable[[], None]:
+        def set_variant() -> None:
+            for m, a in present:
+                setattr(m, a, a in on)
+
+        return set_variant
+
+    names = [a for _, a in present]
+    variants = {"base": setter(set()), "all": setter(set(names))}
+    if len(names) > 1:
+        variants.update({f"only:{a}": setter({a}) for a in names})
+    inside = [0.0]
+    depth = [0]
+    originals = [_parallel.run_chunks, _parallel.map_blocks, _numba.run_split, _gemm._split_matmul]
+
+    def timed(f: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            if depth[0] or threading.current_thread() is not threading.main_thread():
+                return f(*args, **kwargs)
+            depth[0] += 1
+            c = time.thread_time()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                inside[0] += time.thread_time() - c
+                depth[0] -= 1
+
+        return run
+
+    step = _stepper(model, batch)
+    wrapped = {id(f): timed(f) for f in originals}
+    for name, mod in list(sys.modules.items()):  # after the step's modules have loaded
+        if mod is not None and name.startswith("lucid"):
+            for attr, value in list(vars(mod).items()):
+                if id(value) in wrapped and value in originals:
+                    setattr(mod, attr, wrapped[id(value)])
+    losses = {}
+    for v, set_variant in variants.items():  # fresh weights each: the same first losses
+        set_variant()
+        fresh = _stepper(model, batch)
+        losses[v] = [fresh() for _ in range(3)]
+    print(f"resnet switches, {model} b{batch}, threads {_parallel.workers()}")
+    base = losses["base"]
+    for v, ls in losses.items():
+        print(f"  losses {v:12s} {ls} {'same as base' if ls == base else 'DIFFERENT'}")
+    wall: dict[str, list[float]] = {v: [] for v in variants}
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
+    main: dict[str, list[float]] = {v: [] for v in variants}
+    serial: dict[str, list[float]] = {v: [] for v in variants}
+    for v, set_variant in variants.items():
+        set_variant()
+        step()
+    for _ in range(rounds):
+        for v, set_variant in variants.items():
+            set_variant()
+            time.sleep(SETTLE_S)
+            inside[0] = 0.0
+            w0, c0, t0 = time.perf_counter(), time.process_time(), time.thread_time()
+            for _ in range(per):
+                step()
+            t1 = time.thread_time() - t0
+            wall[v].append((time.perf_counter() - w0) / per * 1e3)
+            cpu[v].append((time.process_time() - c0) / per * 1e3)
+            main[v].append(t1 / per * 1e3)
+            serial[v].append((t1 - inside[0]) / per * 1e3)
+    _report(wall, cpu)
+    for v in variants:
+        print(
+            f"  {v:12s} main thread cpu median {statistics.median(main[v]):8.2f}, serial "
+            f"median {statistics.median(serial[v]):8.2f} (min {min(serial[v]):.2f}) ms/step"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["products", "rnn-blas", "omp", "gpt-split"])
+    ap.add_argument("what", choices=["products", "rnn-blas", "omp", "gpt-split", "resnet"])
     ap.add_argument("model", choices=["gpt", "lstm", "lenet5", "resnet18", "charrnn"])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--per", type=int, default=0, help="steps a round (default: by model)")
     ap.add_argument("--batch", type=int, default=64)
     args = ap.parse_args()
     per = args.per or {"lenet5": 20, "gpt": 5, "lstm": 3, "charrnn": 20, "resnet18": 1}[args.model]
-    modes = {"products": products, "rnn-blas": rnn_blas, "omp": omp, "gpt-split": gpt_split}
+    modes = {"products": products, "rnn-blas": rnn_blas, "omp": omp, "gpt-split": gpt_split,
+             "resnet": resnet}  # fmt: skip
     modes[args.what](args.model, args.rounds, per, args.batch)
 
 

@@ -24,6 +24,8 @@ def xp(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(blas_threads, "budget", lambda: 2)
     monkeypatch.setattr(_parallel, "PARALLEL_ELEMENTS", 8)
     monkeypatch.setattr(_ufuncs, "BLOCK_ELEMENTS", 4)
+    monkeypatch.setattr(_ufuncs, "STEP_SPLIT_ELEMENTS", 8)
+    monkeypatch.setattr(_ufuncs, "_SMALLEST_SPLIT", 8)
     return get_backend("cpu").xp
 
 
@@ -75,6 +77,54 @@ def test_operands_broadcast_both_ways_and_keyword_calls_are_numpys_own(xp: Any) 
     out = np.empty((6, 5))
     assert xp.multiply(col, row, out=out) is out
     np.testing.assert_array_equal(out, col * row)
+
+
+@pytest.mark.parametrize("split", [True, False])
+@pytest.mark.parametrize("form", list(OPERANDS))
+def test_calls_with_out_give_numpys_result(
+    xp: Any, monkeypatch: pytest.MonkeyPatch, split: bool, form: str
+) -> None:
+    monkeypatch.setattr(_ufuncs, "SPLIT_STEP_ELEMENTWISE", split)
+    calls: list[int] = []
+    run = _ufuncs._run_blocked
+
+    def counted(*a: Any) -> Any:
+        calls.append(1)
+        return run(*a)
+
+    monkeypatch.setattr(_ufuncs, "_run_blocked", counted)
+    a = _channels_last((3, 4, 5, 6), np.float64)
+    args = OPERANDS[form](a)
+    want = np.add(*args)
+    out = np.empty_like(want)
+    assert xp.add(*args, out=out) is out
+    np.testing.assert_array_equal(out, want)
+    assert bool(calls) == split
+    out_tuple = np.empty_like(want)
+    assert xp.add(*args, out=(out_tuple,)) is not None
+    np.testing.assert_array_equal(out_tuple, want)
+
+
+def test_in_place_updates_split_and_overlapping_operands_do_not(xp: Any) -> None:
+    rng = np.random.default_rng(3)
+    p = rng.standard_normal((64, 9)).astype(np.float32)
+    g = rng.standard_normal((64, 9)).astype(np.float32)
+    want = p - 0.1 * g
+    scaled = xp.multiply(g, np.float32(0.1))
+    assert xp.subtract(p, scaled, out=p) is p  # an optimizer's in-place update
+    np.testing.assert_array_equal(p, want)
+    assert _ufuncs._blocks_apart((p, scaled), p)
+    # Shifted views of one buffer: NumPy copies the operand first; the blocks must not split.
+    buf = np.arange(40, dtype=np.float64)
+    assert not _ufuncs._blocks_apart((buf[:-1], 1.0), buf[1:])
+    expected = buf.copy()
+    np.add(expected[:-1], 1.0, out=expected[1:])
+    xp.add(buf[:-1], 1.0, out=buf[1:])
+    np.testing.assert_array_equal(buf, expected)
+    # A result of another shape (an operand broadcast into out is fine, out broadcast is not).
+    out = np.zeros((4, 10))
+    xp.add(np.ones(10), np.arange(40.0).reshape(4, 10), out=out)
+    np.testing.assert_array_equal(out, np.arange(40.0).reshape(4, 10) + 1)
 
 
 def test_ufunc_methods_are_the_ufuncs_own(xp: Any) -> None:

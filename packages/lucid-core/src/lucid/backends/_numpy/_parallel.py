@@ -54,9 +54,15 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+_LOCAL = threading.local()  # .worker: the calling thread is taking chunks (run_chunks)
+
+
 def in_worker() -> bool:
-    """Whether this is one of the pool's threads (whose work runs inline, on one BLAS thread)."""
-    return threading.current_thread().name.startswith(_WORKER_PREFIX)
+    """Whether this is one of the pool's threads, or a caller taking chunks beside them (whose
+    work runs inline, on one BLAS thread)."""
+    return threading.current_thread().name.startswith(_WORKER_PREFIX) or getattr(
+        _LOCAL, "worker", False
+    )
 
 
 class BlasThreads:
@@ -270,7 +276,40 @@ def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list
     with blas_threads.single_blas_thread():
         if budget == 1 or len(items) == 1:
             return [work(item) for item in items]
+        if CHUNKS_ON_CALLER:
+            return _chunks_with_caller(work, items, budget)
         return list(blas_threads.pool(budget).map(work, items))
+
+
+# The calling thread takes chunks beside ``budget - 1`` of the pool's threads, instead of
+# waiting while ``budget`` of them work: one thread fewer to wake per convolution, and the
+# caller is already on a core (docs/performance.md, "The ResNet step's serial part"). False:
+# the pool's threads alone, as before.
+CHUNKS_ON_CALLER = True
+
+
+def _chunks_with_caller(work: Callable[[T], R], items: Sequence[T], budget: int) -> list[R]:
+    """``[work(item) for item in items]``, the items taken in turn by the calling thread (as a
+    worker: ``in_worker``) and ``budget - 1`` of the pool's threads."""
+    results: list[Any] = [None] * len(items)
+    counter = itertools.count()  # next() on it is atomic under the GIL
+
+    def drain() -> None:
+        i = next(counter)
+        while i < len(items):
+            results[i] = work(items[i])
+            i = next(counter)
+
+    pool = blas_threads.pool(budget)
+    futures = [pool.submit(drain) for _ in range(min(budget, len(items)) - 1)]
+    _LOCAL.worker = True
+    try:
+        drain()
+    finally:
+        _LOCAL.worker = False
+        for f in futures:
+            f.result()  # re-raises a worker's error
+    return results
 
 
 def map_blocks(

@@ -119,6 +119,38 @@ def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
     return _parallel.batch_chunks(n, _CHUNK_BYTES // max(1, sample_bytes))
 
 
+# A big convolution whose whole column matrix fits one chunk (ResNet-18-CIFAR's 1x1
+# downsampling layers at b128) runs as one chunk per worker on the pool, instead of one chunk
+# on the calling thread (its column copy and col2im on one core, the product's runtime switched
+# to OpenBLAS's threads and back: docs/performance.md, "The ResNet step's serial part"). Its
+# rows are independent, so the forward and input gradient give the same bits; the weight
+# gradient keeps its one chunk (its sum's order). False: one chunk, as before.
+SPLIT_SINGLE_CHUNK = True
+
+
+def _spread(ranges: list[tuple[int, int]], n: int, flops: float) -> list[tuple[int, int]]:
+    """``ranges``, or one range per worker where a big op got a single chunk."""
+    if not SPLIT_SINGLE_CHUNK or len(ranges) != 1 or n < 2 or flops < _parallel.PARALLEL_FLOPS:
+        return ranges
+    k = _parallel.workers_for(n, 1)
+    return ranges if k <= 1 else _parallel.batch_chunks(n, -(-n // k))
+
+
+def _kept_whole(kept: dict[Any, Any] | None, n: int) -> Any:
+    """The forward's kept column matrix of the whole batch, joined from its per-worker chunks
+    (``_spread``) where it was split; None if not kept."""
+    if not kept:
+        return None
+    if (0, n) in kept:
+        return kept[0, n]
+    parts = sorted((k, v) for k, v in kept.items() if len(k) == 2 and isinstance(k[0], int))
+    if not parts or parts[0][0][0] != 0 or parts[-1][0][1] != n:
+        return None
+    if any(a[0][1] != b[0][0] for a, b in zip(parts, parts[1:])):
+        return None
+    return np.concatenate([col for _, col in parts], axis=0)
+
+
 def _weight_rows(w: Any, groups: int) -> Any:
     """``(C_out, C/G, *kernel)`` -> ``(G, C_out/G, taps * C/G)``, C-contiguous: the transpose of
     ``lucid.kernels.weight_matrix``, whose columns are im2col's (tap, channel) order. Copying a
@@ -189,10 +221,11 @@ def conv_forward(
         if bias is not None:
             dst += bias
 
-    ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
+    flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
+    ranges = _spread(chunks(n, rows_per * c * g.taps * x.itemsize), n, flops)
     if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
         keep = None
-    _parallel.run_chunks(work, ranges, _flops(n * rows_per, c * g.taps // g.groups, cout))
+    _parallel.run_chunks(work, ranges, flops)
     return channels_first(out, xp)
 
 
@@ -216,7 +249,7 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
         return xp.zeros((0, c, *g.in_size), dtype=dy.dtype)
     rows_per = math.prod(g.out_size)
     flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
-    ranges = chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize)
+    ranges = _spread(chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize), dy.shape[0], flops)
     if g.groups == 1 and c < _NARROW_CHANNELS and _jit(dy, c, g) is None:
         parts = _parallel.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
         dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
@@ -311,6 +344,8 @@ def conv_weight_grad(
 
     def one(s: int, e: int) -> Any:
         col = kept.get((s, e)) if kept else None
+        if col is None and (s, e) == (0, n):
+            col = _kept_whole(kept, n)
         if col is None:
             col = col_matrix(backend, xl[s:e], g)  # (rows, G, Kg)
         dyc = rows_of(dyl, s, e, xp)
@@ -332,7 +367,12 @@ def conv_weight_grad(
     ranges = chunks(n, rows_per * c * g.taps * x.itemsize)
     k = min(_parallel.workers(), len(ranges))
     shares = [ranges[i::k] for i in range(k)]
-    parts = _parallel.run_chunks(share, shares, _flops(n * rows_per, kg, cout))
+    flops = _flops(n * rows_per, kg, cout)
+    if len(_spread(ranges, n, flops)) > 1 and len(shares) == 1 and not _parallel.in_worker():
+        # One chunk: inline, its product split on the pool by ``_gemm`` (the same code as
+        # run_chunks' single item, without marking OpenBLAS's threads as the last runtime).
+        return _weight_from_rows(share(shares[0]), g.kernel)
+    parts = _parallel.run_chunks(share, shares, flops)
     dwr = parts[0]
     for p in parts[1:]:
         dwr += p

@@ -23,6 +23,7 @@ GEMM work it saves, so without numba every layer takes F(2x2, 3x3) (``tiling``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -262,9 +263,17 @@ def _output_grad_transform(f: Tiling, dy: Any, tiles: tuple[int, int]) -> Any:
 
 
 def _kron(f: Tiling, dtype: Any) -> Any:
-    """``G (x) G`` ``(t*t, 9)``: ``G g G^T`` of a flattened 3x3 ``g`` is ``_kron @ g``."""
+    """``G (x) G`` ``(t*t, 9)``: ``G g G^T`` of a flattened 3x3 ``g`` is ``_kron @ g``
+    (read-only, made once per tiling and dtype: ~0.1 ms a call on the main thread)."""
+    return _kron_of(f, np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=16)
+def _kron_of(f: Tiling, dtype: np.dtype[Any]) -> Any:
     gm = np.array(f.g, dtype=dtype)
-    return np.kron(gm, gm)
+    out = np.kron(gm, gm)
+    out.setflags(write=False)
+    return out
 
 
 def weight_transform(f: Tiling, w: Any, flipped: bool = False) -> Any:
@@ -273,20 +282,81 @@ def weight_transform(f: Tiling, w: Any, flipped: bool = False) -> Any:
     ``flipped``: of the input gradient's kernel (each 3x3 rotated by 180 degrees, ``C`` and
     ``K`` swapped), ``(t*t, K, C)``. One GEMM ``(t*t, 9) x (9, C*K)`` either way (GEMMs with
     a transposed right operand measured 10-20% slower, so the result is made contiguous).
+    Big ones run in column blocks on every core (``_split_transform``).
     """
     kron = _kron(f, w.dtype)
     if flipped:
-        flat, kron = np.reshape(w, (-1, 9)), kron[:, ::-1]
+        kron = kron[:, ::-1]
+    rows, cols = (w.shape[0], w.shape[1]) if flipped else (w.shape[1], w.shape[0])
+    split = _split_transform(kron, w, flipped, rows, cols)
+    if split is not None:
+        return split
+    if flipped:
+        flat = np.reshape(w, (-1, 9))
     else:
         flat = np.reshape(np.transpose(w, (1, 0, 2, 3)), (-1, 9))
-    rows, cols = (w.shape[0], w.shape[1]) if flipped else (w.shape[1], w.shape[0])
     return np.reshape(_gemm.pool_matmul(kron, flat.T), (-1, rows, cols))
+
+
+# Weight transforms (and their transposes) of at least this many result elements run in
+# blocks on every core: the copy of the transposed weight and the 9-deep GEMM are memory-bound
+# and were ~45 ms a ResNet-18-CIFAR step on the main thread alone, other cores idle
+# (docs/performance.md, "The ResNet step's serial part"). False: one thread, as before.
+SPLIT_WEIGHT_TRANSFORMS = True
+_SPLIT_TRANSFORM_ELEMENTS = 1 << 18
+
+
+def _transform_blocks(n: int, elements: int) -> Ranges | None:
+    """Ranges of ``n`` rows for a split transform of ``elements`` result elements, or None
+    (one thread: small, switched off, or inside a worker)."""
+    if not SPLIT_WEIGHT_TRANSFORMS or n < 2:
+        return None
+    k = _parallel.workers_for(elements, _SPLIT_TRANSFORM_ELEMENTS)
+    if k <= 1:
+        return None
+    return _parallel.batch_chunks(n, -(-n // (2 * k)))
+
+
+def _split_transform(kron: Any, w: Any, flipped: bool, rows: int, cols: int) -> Any:
+    """``weight_transform``'s GEMM in blocks of ``rows`` (input channels, or output channels
+    when ``flipped``) on every core, each block copying its own part of the weight: the same
+    bits (each result column is the same 9-term dot product). None where it does not split."""
+    tt = kron.shape[0]
+    ranges = _transform_blocks(rows, tt * rows * cols)
+    if ranges is None:
+        return None
+    out = np.empty((tt, rows, cols), dtype=np.result_type(kron.dtype, w.dtype))
+
+    def work(r: tuple[int, int]) -> None:
+        s, e = r
+        if flipped:
+            flat = np.reshape(w[s:e], (-1, 9))
+        else:
+            flat = np.reshape(np.transpose(w[:, s:e], (1, 0, 2, 3)), (-1, 9))
+        np.matmul(kron, flat.T, out=np.reshape(out[:, s:e], (tt, (e - s) * cols)))
+
+    with _parallel.blas_threads.single_blas_thread():
+        _parallel.map_blocks(work, ranges, out.size, _SPLIT_TRANSFORM_ELEMENTS)
+    return out
 
 
 def _weight_from_transformed(f: Tiling, du: Any) -> Any:
     """``G^T dU G`` (the transpose of ``weight_transform``): ``(t*t, K, C)`` -> ``(K, C, 3, 3)``."""
     k, c = du.shape[1], du.shape[2]
-    flat = _gemm.pool_matmul(np.reshape(du, (du.shape[0], k * c)).T, _kron(f, du.dtype))
+    kron = _kron(f, du.dtype)
+    ranges = _transform_blocks(k, du.size)
+    if ranges is not None:  # row blocks on every core: each result row is the same dot product
+        dut = np.reshape(du, (du.shape[0], k * c)).T
+        flat = np.empty((k * c, 9), dtype=np.result_type(du.dtype, kron.dtype))
+
+        def work(r: tuple[int, int]) -> None:
+            s, e = r[0] * c, r[1] * c
+            np.matmul(dut[s:e], kron, out=flat[s:e])
+
+        with _parallel.blas_threads.single_blas_thread():
+            _parallel.map_blocks(work, ranges, du.size, _SPLIT_TRANSFORM_ELEMENTS)
+        return np.reshape(flat, (k, c, 3, 3))
+    flat = _gemm.pool_matmul(np.reshape(du, (du.shape[0], k * c)).T, kron)
     return np.reshape(flat, (k, c, 3, 3))
 
 
