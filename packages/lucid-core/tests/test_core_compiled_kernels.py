@@ -18,6 +18,8 @@ from lucid.backends._numpy.kernels import batchnorm, winograd
 from lucid.kernels import conv_geometry
 
 pytest.importorskip("numba")
+if not cpu.numba_enabled:  # LUCID_NUMBA=0: these tests compare the compiled passes with NumPy's
+    pytest.skip("the compiled kernels are switched off (LUCID_NUMBA=0)", allow_module_level=True)
 
 F2 = winograd.F2
 
