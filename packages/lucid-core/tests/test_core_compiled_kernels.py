@@ -612,6 +612,8 @@ def test_compiled_lstm_gates_equal_numpy_bit_for_bit(numpy_only, dtype, reverse)
     outputs, final states and every gradient equal, a strided initial state included."""
     from lucid.backends._numpy.kernels.lstm import CpuLstm
 
+    if not cpu.numba_enabled:
+        pytest.skip("the compiled kernels are off (LUCID_NUMBA=0)")
     assert _compiled.load("_lstm_jit") is not None
     rng = np.random.default_rng(7)
     steps, n, i, h = 6, 5, 7, 9

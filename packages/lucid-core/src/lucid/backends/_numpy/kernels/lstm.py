@@ -9,7 +9,9 @@ gates are one tanh pass), and backward the same in reverse with the weight gradi
 each over all steps. The products over all steps go to the threads ``_gemm.matmul`` picks by
 their size (row blocks on lucid's pool at two threads); the per-step products run on one BLAS
 thread: OpenBLAS's threads, woken for a (20, 200) x (200, 800) product, spin between the steps
-and hold the core the pool's next split needs (docs/performance.md, issue 30).
+and hold the core the pool's next split needs (docs/performance.md, issue 30). Where numba is
+in use (``lucid-core[numba]``) a step's gate math is one compiled call each way
+(``_lstm_jit``), the same bits as the ufuncs.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ def _gate_affine(h: int, dtype: Any) -> tuple[Any, Any]:
 def _scaled_t(w: Any, scale: Any) -> Any:
     """``(scale[:, None] * w).T`` as a C-contiguous array. The scale (0.5, or 1 for the g rows)
     is a power of two, so the products and biases computed with the scaled weights are exactly
-    the scaled products: the pre-activations come out already multiplied by ``scale`` (one pass
-    a step less, the same bits); C-contiguous as ``_transposed``."""
+    the scaled products (subnormal weights aside): the pre-activations come out already
+    multiplied by ``scale`` (one pass a step less, the same bits); C-contiguous as
+    ``_transposed``."""
     return _transposed(w * scale[:, None])
 
 
@@ -80,7 +83,7 @@ def _cell_backward(
         return
     n = tc.shape[1]
     i, f, g, o = acts[:, :n], acts[:, n : 2 * n], acts[:, 2 * n : 3 * n], acts[:, 3 * n :]
-    di, df, dg, do = (dgates[:, k * n : (k + 1) * n] for k in range(4))
+    di, df, dg, do = (dgates[:, q * n : (q + 1) * n] for q in range(4))
     np.multiply(dh, tc, out=do)  # d o (activation)
     t2 = deriv[:, :n]  # scratch until the derivatives are written
     np.multiply(tc, tc, out=t2)

@@ -143,14 +143,14 @@ class CpuLogSoftmax:
 
 
 class _OneHot:
-    """The last array ``CpuOneHotRows`` made (weakly held) and its nonzeros, one a row."""
+    """The last array ``CpuOneHotRows`` made (weakly held) and its nonzeros, one a row, as one
+    ``(ref, cols, values)`` tuple: set and read in one step, so a thread never pairs one array
+    with another's nonzeros."""
 
-    __slots__ = ("cols", "ref", "values")
+    __slots__ = ("entry",)
 
     def __init__(self) -> None:
-        self.ref: Any = None
-        self.cols: Any = None
-        self.values: Any = None
+        self.entry: tuple[Any, Any, Any] | None = None
 
 
 _one_hot = _OneHot()
@@ -173,7 +173,7 @@ class CpuOneHotRows:
             out = np.zeros(shape, dtype=values.dtype)
         out[np.arange(shape[0]), cols] = values
         out.flags.writeable = False
-        _one_hot.ref, _one_hot.cols, _one_hot.values = weakref.ref(out), cols, values
+        _one_hot.entry = (weakref.ref(out), cols, values)
         return out
 
 
@@ -183,12 +183,12 @@ def _one_hot_log_softmax_grad(g: Any, y: Any, dim: int) -> Any:
     ``0``), the row ``0 - exp(y) * s`` but at the value's column, ``v - exp(y) * s`` there. The
     same ufuncs on the same values as the dense formula: the same bits, without reading ``g``
     (a (700, 10,000) gradient: 28 MB not read, one pass fewer)."""
-    ref = _one_hot.ref
-    if ref is None or ref() is not g or g.ndim != 2 or dim not in (-1, 1) or g.shape[1] < 2:
+    entry = _one_hot.entry
+    if entry is None or entry[0]() is not g or g.ndim != 2 or dim not in (-1, 1):
         return None
-    if y.shape != g.shape or y.dtype != g.dtype or not y.flags.c_contiguous:
+    if g.shape[1] < 2 or y.shape != g.shape or y.dtype != g.dtype or not y.flags.c_contiguous:
         return None
-    cols, values = _one_hot.cols, _one_hot.values
+    _, cols, values = entry
     zero = g.dtype.type(0)
     sums = np.add(values, zero)
     out = np.empty_like(y)
