@@ -67,6 +67,8 @@ def test_flags_restore_the_settings_after_the_block_even_on_error() -> None:
 
 def test_turning_numba_off_at_run_time_runs_the_numpy_code() -> None:
     pytest.importorskip("numba")
+    if not cpu.numba_enabled:
+        pytest.skip("the compiled kernels are off (LUCID_NUMBA=0)")
     rng = np.random.default_rng(0)
     xpad = rng.standard_normal((2, 6, 6, 5)).astype(np.float32)
     assert _compiled.load("_winograd_jit") is not None
