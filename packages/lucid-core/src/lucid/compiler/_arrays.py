@@ -38,11 +38,12 @@ from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
 from lucid.backends._numpy import _compiled
-from lucid.compiler import _fused_conv
+from lucid.compiler import _fused_conv, _fused_gelu
 from lucid.ops.elementwise import Mul, Where
 from lucid.ops.join import Cat
 from lucid.ops.shape import Permute, Reshape
 from lucid.ops.softmax import Softmax
+from lucid.ops.special import Gelu
 from lucid.ops.unary import Relu
 
 # Methods that read a tensor's values into Python (a branch on data: a graph break in a
@@ -219,6 +220,8 @@ class ArrayProgram:
             steps, meta, fused = _fuse_masked_softmax(steps, meta, out_t, self.dead)
             self.rewrites += fused
             steps, meta, fused = _fuse_conv_max_pool(steps, meta, out_t, self.dead)
+            self.rewrites += fused
+            steps, fused = _fuse_gelu(steps, meta)
             self.rewrites += fused
         self.meta = meta
         self.n = rec.n
@@ -1065,6 +1068,29 @@ def _fuse_conv_max_pool(
         meta[mid] = (False, *meta[mid][1:])
         done.append("conv2d and max_pool2d ran as one fused pass each way")
     return [st for st in new if st[0] != "skip"], meta, done
+
+
+def _fuse_gelu(
+    steps: list[tuple[Any, ...]], meta: dict[int, Any]
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """``gelu(x)`` (exact) on a float32 NumPy array that needs a gradient as
+    ``_fused_gelu.GeluSlope``: the forward keeps the slope, the backward is one multiply; the
+    same bits."""
+    new = list(steps)
+    done: list[str] = []
+    for j, st in enumerate(steps):
+        if st[0] != "op" or st[1] is not Gelu or st[3] or len(st[2]) != 2 or not st[5][0]:
+            continue
+        x, approximate = st[2]
+        if type(x) is not _S or approximate != "none" or len(st[4]) != 1:
+            continue
+        if getattr(st[8], "name", "") != "numpy" or meta[st[4][0]][3] != meta[x.k][3]:
+            continue
+        if not _fused_gelu.fusable(meta[x.k][2], meta[x.k][3]):
+            continue
+        new[j] = ("op", _fused_gelu.GeluSlope, (x,), {}, st[4], (True,), st[6], False, st[8])
+        done.append("gelu ran keeping its slope for the backward")
+    return new, done
 
 
 _MADE_WRITE = "an in-place write on a tensor the function made"

@@ -10,11 +10,12 @@ two ops; it is used only where numba's kernels load (``lucid-core[numba]``), and
 with NumPy (the same values, to float rounding) where they stop loading afterwards.
 
 Values: the convolution's sums are ``_im2col_jit``'s, the maxima and winning taps
-``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits. The weight
-gradient sums the same products per sample in another order (float32, then float64 over
-samples, as ``_im2col_jit.weight_one_channel``), the bias gradient is a float64 sum of the
-pooled gradient (eager code sums the scattered one in float32): both equal eager's to float32
-rounding (tested against eager and a float64 oracle).
+``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits. With
+``EXACT`` (the default) so do the gradients: the weight gradient's dot products are
+``_im2col_jit.weight_one_channel``'s, and the bias gradient is eager code's sum over the
+convolution's output gradient, which the backward pass writes for it. Without, the weight
+gradient sums a kernel row's taps in one pass and the bias is a float64 sum of the pooled
+gradient: equal to eager's to float32 rounding (tested against eager and a float64 oracle).
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ import numpy as np
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.backends._numpy import _compiled
+from lucid.backends._numpy.kernels.im2col import channel_sum
 
 _JIT = "_convpool_jit"
+# The gradients as eager code's bits (its dot products, its bias sum over the scattered
+# gradient); False: a kernel row's taps in one pass and a float64 bias sum over the pooled
+# gradient, equal to float32 rounding and faster (LeNet-5's conv1: ~0.7 ms a step less,
+# docs/performance.md).
+EXACT = True
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -88,21 +95,33 @@ class ConvMaxPool(Function):
         ph, pw = ctx.pool
         xpad, idx = ctx.xpad, ctx.idx
         n, hp, wp = xpad.shape
+        oh, ow = hp - kh + 1, wp - kw + 1
         gl = np.ascontiguousarray(np.transpose(g._data, (0, 2, 3, 1)))  # channels-last
         if gl.dtype != xpad.dtype:
             gl = gl.astype(xpad.dtype)
         dw = np.empty((cout, kh * kw))
         db = np.empty(cout)
+        exact = EXACT
+        # exact: the convolution's output gradient, as eager code's pool backward makes it,
+        # for eager code's bias sum (the same bits)
+        dy = np.empty((n, oh, ow, cout) if exact else (n, 0, 0, cout), dtype=xpad.dtype)
+        if exact:  # the kernel writes every position a window covers; zero the rest
+            dy[:, (oh // ph) * ph :] = 0
+            dy[:, :, (ow // pw) * pw :] = 0
         done = ctx.kernel == "numba" and _compiled.load(_JIT) is not None
         if done:
-            done = _compiled.run(_JIT, "conv_pool_weight", kh, kw, ph, pw,
-                                 xpad.reshape(n, hp * wp), wp, gl, idx, dw, db)  # fmt: skip
+            done = _compiled.run(_JIT, "conv_pool_weight", kh, kw, ph, pw, exact,
+                                 xpad.reshape(n, hp * wp), wp, gl, idx, dw, db, dy)  # fmt: skip
         if not done:
+            exact = False
             dw, db = _numpy_weight(xpad, gl, idx, (kh, kw), ctx.pool)
         dt, bk = xpad.dtype, g.backend
         need = ctx.needs_input_grad
         gw = Tensor.from_backend_array(dw.astype(dt).reshape(ctx.wshape), bk) if need[1] else None
-        gb = Tensor.from_backend_array(db.astype(dt), bk) if need[2] and ctx.has_bias else None
+        gb = None
+        if need[2] and ctx.has_bias:
+            gb_a = channel_sum(bk, np.transpose(dy, (0, 3, 1, 2))) if exact else db.astype(dt)
+            gb = Tensor.from_backend_array(gb_a, bk)
         return None, gw, gb, None, None
 
 

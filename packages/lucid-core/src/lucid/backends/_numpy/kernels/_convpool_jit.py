@@ -11,9 +11,9 @@ tap wins ties, NaN propagates).
 ``conv_pool_weight``: the weight and bias gradients from the pooled gradient and the winning
 taps: each sample's gradient planes are laid out over the padded width (the winner of each
 window gets its gradient, the other taps zero) and each tap's sum is a dot product over that
-plane, as in ``_im2col_jit.weight_one_channel``, but a kernel row's taps in one pass (float32
-sums per sample in another order: equal to float32 rounding); the max pooling's scattered
-gradient is never made.
+plane: ``_im2col_jit.weight_one_channel``'s (exact: the same bits, and the convolution's
+output gradient written for eager code's bias sum), or a kernel row's taps in one pass
+(float32 sums per sample in another order: equal to float32 rounding, 2.5x faster).
 
 Layouts: ``xflat`` the padded input ``(N, Hp * Wp)``, ``w`` ``(C, KH * KW)``, pooled output,
 taps and gradient channels-last ``(N, PH, PW, C)``.
@@ -56,26 +56,30 @@ def conv_pool(kh: int, kw: int, ph: int, pw: int, xflat: Any, wp: int, w: Any, b
                   lambda: fn(xflat, wp, w, bias, planes[0], out, idx))  # fmt: skip
 
 
-def conv_pool_weight(kh: int, kw: int, ph: int, pw: int, xflat: Any, wp: int, g: Any, idx: Any,
-                     dw: Any, db: Any) -> None:  # fmt: skip
+def conv_pool_weight(kh: int, kw: int, ph: int, pw: int, exact: bool, xflat: Any, wp: int,
+                     g: Any, idx: Any, dw: Any, db: Any, dy: Any) -> None:  # fmt: skip
     """Into ``dw`` ``(C, KH * KW)`` and ``db`` ``(C,)`` (float64): the weight and bias
     gradients of ``conv_pool``'s convolution for the pooled gradient ``g`` (``(N, PH, PW,
-    C)``, winning taps ``idx``)."""
+    C)``, winning taps ``idx``). ``exact``: the dot products of
+    ``_im2col_jit.weight_one_channel`` (the same bits), and the convolution's output gradient
+    written into ``dy`` (``(N, OH, OW, C)``, every position a window covers; the rest stays
+    as given) for eager code's bias sum; else a kernel row's taps in one pass (another
+    order) and ``dy`` (``(N, 0, 0, C)``) untouched."""
     n, cout = xflat.shape[0], g.shape[3]
     oh, ow = (xflat.shape[1] // wp) - kh + 1, wp - kw + 1
     length = (oh - 1) * wp + ow
-    k = split_threads(n * cout * length)
+    k = split_threads(n * oh * ow * cout)  # weight_one_channel's split: the same partial sums
     planes = np.zeros((k, cout, length), dtype=g.dtype)  # positions no window covers stay 0
     parts = np.zeros((k, cout, kh * kw))
     bparts = np.zeros((k, cout))
-    name = f"conv_pool_weight_{kh}x{kw}_{ph}x{pw}"
-    fn = specialised(name, _make_conv_pool_weight, kh, kw, ph, pw, decorator=_jit_fast)
+    name = f"conv_pool_weight_{kh}x{kw}_{ph}x{pw}_{'exact' if exact else 'rows'}"
+    fn = specialised(name, _make_conv_pool_weight, kh, kw, ph, pw, exact, decorator=_jit_fast)
     if k == 1:
-        fn(xflat, wp, g, idx, planes[0], parts[0], bparts[0])
+        fn(xflat, wp, g, idx, planes[0], parts[0], bparts[0], dy)
     else:
-        args = (xflat, wp, g, idx, planes, parts, bparts)
+        args = (xflat, wp, g, idx, planes, parts, bparts, dy)
         run_split(name + "_split", _make_split_weight, fn, args, k,
-                  lambda: fn(xflat, wp, g, idx, planes[0], parts[0], bparts[0]))  # fmt: skip
+                  lambda: fn(xflat, wp, g, idx, planes[0], parts[0], bparts[0], dy))  # fmt: skip
     np.sum(parts, axis=0, out=dw)
     np.sum(bparts, axis=0, out=db)
 
@@ -117,9 +121,9 @@ def _make_conv_pool(KH: int, KW: int, PH: int, PW: int) -> Any:  # noqa: N803 (c
     return conv_pool
 
 
-def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int) -> Any:  # noqa: N803
+def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int, EXACT: bool) -> Any:  # noqa: N803
     def conv_pool_weight(xflat: Any, wp: int, g: Any, idx: Any, plane: Any, acc: Any,
-                         bacc: Any) -> None:  # fmt: skip
+                         bacc: Any, dy: Any) -> None:  # fmt: skip
         length = plane.shape[1]
         cout = g.shape[3]
         for n in range(g.shape[0]):
@@ -133,20 +137,32 @@ def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int) -> Any:  # noqa: 
                         t = 0
                         for a in range(PH):
                             for b in range(PW):
-                                plane[U(o), U(at + a * wp + b)] = gv if t == win else gv * 0
+                                val = gv if t == win else gv * 0
+                                plane[U(o), U(at + a * wp + b)] = val
+                                if EXACT:
+                                    dy[U(n), U(i * PH + a), U(j * PW + b), U(o)] = val
                                 t += 1
             for o in range(cout):
-                for u in range(KH):
-                    # a kernel row's KW taps in one pass: KW independent sums share each
-                    # plane load (one sum a pass was bound by its add chain: 2.5x slower)
-                    off = u * wp
-                    s = np.zeros(KW, dtype=plane.dtype)
-                    for q in range(length):
-                        p = plane[U(o), U(q)]
+                if EXACT:  # _im2col_jit's weight_one_channel: one sum a tap
+                    for u in range(KH):
                         for v in range(KW):
-                            s[v] += p * xflat[U(n), U(off + v + q)]
-                    for v in range(KW):
-                        acc[U(o), U(u * KW + v)] += s[v]
+                            off = u * wp + v
+                            s1 = plane[0, 0] * 0
+                            for q in range(length):
+                                s1 += plane[U(o), U(q)] * xflat[U(n), U(off + q)]
+                            acc[U(o), U(u * KW + v)] += s1
+                else:
+                    for u in range(KH):
+                        # a kernel row's KW taps in one pass: KW independent sums share each
+                        # plane load (one sum a pass is bound by its add chain: 2.5x slower)
+                        off = u * wp
+                        s = np.zeros(KW, dtype=plane.dtype)
+                        for q in range(length):
+                            p = plane[U(o), U(q)]
+                            for v in range(KW):
+                                s[v] += p * xflat[U(n), U(off + v + q)]
+                        for v in range(KW):
+                            acc[U(o), U(u * KW + v)] += s[v]
 
     return conv_pool_weight
 
@@ -164,10 +180,10 @@ def _make_split_conv_pool() -> Any:
 
 def _make_split_weight() -> Any:
     def weight_split(xflat: Any, wp: int, g: Any, idx: Any, planes: Any, parts: Any,
-                     bparts: Any, k: int) -> None:  # fmt: skip
+                     bparts: Any, dy: Any, k: int) -> None:  # fmt: skip
         n = xflat.shape[0]
         for t in prange(k):
             s, e = n * t // k, n * (t + 1) // k
-            inner(xflat[s:e], wp, g[s:e], idx[s:e], planes[t], parts[t], bparts[t])
+            inner(xflat[s:e], wp, g[s:e], idx[s:e], planes[t], parts[t], bparts[t], dy[s:e])
 
     return weight_split

@@ -1,0 +1,26 @@
+"""The exact GELU and its slope in one compiled pass, with numba (``lucid-core[numba]``), for
+``lucid.compile``'s ``GeluSlope``: a training forward keeps ``gelu'(x)`` so that its backward
+is one multiply.
+
+``gelu_slope(x, e, out, d)``: ``out = x * Phi(x)`` and ``d = Phi(x) + x phi(x)`` for float32,
+given ``e = exp(-x^2 / 2)`` (NumPy's SIMD exp), with ``_special_jit``'s ``_phi32``: ``out``
+is ``gelu_rational``'s and ``g * d`` is ``gelu_grad_rational``'s, bit for bit (the same
+float32 operations in the same order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid.backends._numpy._numba import U, jit_math
+from lucid.backends._numpy.kernels._special_jit import _INV_SQRT_2PI32, _phi32
+
+
+@jit_math
+def gelu_slope(x: Any, e: Any, out: Any, d: Any) -> None:
+    """``out = x Phi(x)``, ``d = Phi(x) + x phi(x)`` over 1-D float32 arrays."""
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        p = _phi32(v)
+        out[U(i)] = v * p
+        d[U(i)] = p + v * _INV_SQRT_2PI32 * e[U(i)]

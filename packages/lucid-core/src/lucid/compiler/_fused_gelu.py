@@ -1,0 +1,78 @@
+"""``GeluSlope``: the exact GELU as ``lucid.compile`` runs it where its input needs a gradient.
+
+The forward computes ``gelu(x)`` and keeps its slope ``gelu'(x) = Phi(x) + x phi(x)`` in the
+same pass (``kernels._gelu_slope_jit``), so the backward is one multiply, ``g * slope``,
+instead of the ``exp(-x^2 / 2)`` passes and the compiled pass that eager code's backward makes
+(docs/performance.md). The same values as eager code's, bit for bit (the same float32
+operations). ``_arrays._fuse_gelu`` puts it where the capture has ``gelu(x)`` on a float32
+NumPy array that needs a gradient and numba's kernels load; where they stop loading, the
+slope comes from eager code's kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lucid._tensor import Tensor
+from lucid.autograd.function import Function
+from lucid.backends._numpy import _compiled
+from lucid.backends._numpy.kernels import special
+
+_JIT = "_gelu_slope_jit"
+# Elements per block: the exp's three passes and the compiled pass stay in L2 (as
+# ``special._compiled_gelu_grad``'s blocks).
+_BLOCK = 1 << 16
+
+
+def fusable(shape: tuple[int, ...], dtype: Any) -> bool:
+    """Whether ``GeluSlope`` runs for a float32 input of this shape: numba's kernels load,
+    and eager code would take its compiled passes too (the same bits; smaller inputs take
+    ufunc code)."""
+    size = 1
+    for s in shape:
+        size *= s
+    big = size >= special._SMALL_ELEMENTS
+    return np.dtype(dtype) == np.float32 and big and _compiled.load(_JIT) is not None
+
+
+def _gelu_and_slope(x: Any) -> tuple[Any, Any]:
+    """``gelu(x)`` and ``gelu'(x)`` (float32): one compiled pass by blocks, else eager code's
+    kernels (the slope as the gradient of ones)."""
+    xf = np.ascontiguousarray(x).reshape(-1)
+    out, d = np.empty_like(xf), np.empty_like(xf)
+    if _compiled.load(_JIT) is not None:
+        e = np.empty(min(xf.shape[0], _BLOCK), dtype=xf.dtype)
+        ok = True
+        for start in range(0, xf.shape[0], _BLOCK):
+            xb = xf[start : start + _BLOCK]
+            eb = e[: xb.shape[0]]
+            np.multiply(xb, xb, out=eb)
+            eb *= -0.5
+            np.exp(eb, out=eb)
+            ok = _compiled.run(_JIT, "gelu_slope", xb, eb, out[start : start + _BLOCK],
+                               d[start : start + _BLOCK])  # fmt: skip
+            if not ok:
+                break
+        if ok:
+            return out.reshape(x.shape), d.reshape(x.shape)
+    y = special.CpuGelu.forward(None, x, "none")
+    slope = special.CpuGeluGrad.forward(None, np.ones_like(x), x, "none")
+    return y, slope
+
+
+class GeluSlope(Function):
+    """``gelu(x)`` (exact) keeping its slope for the backward (the module's docstring)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        out, ctx.slope = _gelu_and_slope(x)
+        return out
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        dx = np.multiply(g._data, ctx.slope)
+        if dx.dtype != ctx.slope.dtype:
+            dx = dx.astype(ctx.slope.dtype)
+        return Tensor.from_backend_array(dx, g.backend)
