@@ -133,13 +133,18 @@ _TRANSPOSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
-    """``x @ w^T``; for a C-ordered NumPy ``x`` of 16-64 rows as ``(w @ x^T)^T``, whose
-    result is laid out column-major (a generated token's Linears, docs/performance.md)."""
+    """``x @ w^T``; for C-ordered NumPy ``x`` of 16-64 rows and ``w`` as ``(w @ x^T)^T``,
+    whose result is laid out column-major (a generated token's Linears, docs/performance.md)."""
     shape = x.shape
     if type(x) is np.ndarray and len(shape) >= 2 and x.dtype in _TRANSPOSED_DTYPES:
         rows = x.size // shape[-1] if shape[-1] else 0
         low, high = _TRANSPOSED_ROWS
-        if low <= rows <= high and x.flags.c_contiguous and w.dtype == x.dtype:
+        if (
+            low <= rows <= high
+            and x.flags.c_contiguous
+            and w.flags.c_contiguous
+            and w.dtype == x.dtype
+        ):
             x2 = x.reshape(rows, shape[-1])
             out = xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0))
             return out if len(shape) == 2 else out.reshape(*shape[:-1], w.shape[0])
