@@ -30,13 +30,35 @@ def _both(fn, *tensors: lucid.Tensor) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(1, 128), (1, 64, 128), (3, 5, 128)])
+@pytest.mark.parametrize(
+    "shape", [(1, 128), (40, 128), (1, 16, 128), (1, 64, 128), (2, 16, 128), (3, 5, 128)]
+)
 @pytest.mark.parametrize("bias", [False, True])
 def test_linear_no_grad_same_bits(dtype: type, shape: tuple[int, ...], bias: bool) -> None:
     x, w = _t(*shape, dtype=dtype), _t(384, 128, dtype=dtype)
     args = (x, w, _t(384, dtype=dtype)) if bias else (x, w)
     fast, recorded = _both(F.linear, *args)
     np.testing.assert_array_equal(fast, recorded)
+    assert fast.shape == recorded.shape and fast.dtype == recorded.dtype
+
+
+def test_linear_no_grad_column_major_result_behaves() -> None:
+    # 16-64 rows: the product is laid out column-major; views, reshapes and in-place ops on
+    # the result still give the recorded path's values
+    x, w = _t(1, 32, 128), _t(96, 128)
+    with lucid.no_grad():
+        y = F.linear(x, w)
+        assert y.is_contiguous()
+        q, k, v = y.split(32, dim=2)
+        heads = q.view(1, 32, 4, 8).transpose(1, 2)
+        y2 = y * 2
+        y.add_(1.0)
+    expected = F.linear(x, w.detach().requires_grad_(True)).detach().numpy()
+    # heads is a view of y (as in torch): it sees the in-place add
+    np.testing.assert_array_equal(heads.numpy(), (expected[..., :32] + 1).reshape(1, 32, 4, 8)
+                                  .transpose(0, 2, 1, 3))  # fmt: skip
+    np.testing.assert_array_equal(y2.numpy(), expected * 2)
+    np.testing.assert_array_equal(y.numpy(), expected + 1)
 
 
 def test_linear_no_grad_errors_as_the_op() -> None:
