@@ -198,6 +198,8 @@ SPLITS = {
              ("lucid.backends._numpy.kernels.special", "SPLIT_BLOCKS_ELEMENTS", 1 << 62)],
     "layernorm": [("lucid.backends._numpy.kernels._layernorm_jit", "SPLIT_ELEMENTS", 1 << 62)],
     "adam": [("lucid.backends._numpy.kernels._adam_jit", "SPLIT_ELEMENTS", 1 << 62)],
+    # not a split: the caller's part of a split writes its products in place (gpt2, issue 30)
+    "matmul-out": [("lucid.backends._numpy._gemm", "DIRECT_OUT", False)],
 }  # fmt: skip
 
 

@@ -47,6 +47,42 @@ def test_an_outer_product_is_numpys_matmul_bit_for_bit() -> None:
     assert np.array_equal(out, np.matmul(g.T, x))
 
 
+@pytest.mark.parametrize("last", [None, _parallel.POOL])
+@pytest.mark.parametrize(
+    "sa, sb, into",
+    [((6, 4, 64, 64), (6, 4, 64, 32), None),  # the GPT step's attention part: 6 MFLOP
+     ((2, 3, 16, 8), (2, 3, 8, 16), None),  # tiny
+     ((96, 200), (200, 180), None),  # 2-D, mid-sized: numba's split where in use
+     ((4, 32, 64), (64, 48), None),  # a stack times a matrix: the flattened GEMM, copied
+     ((3, 5), (5,), None),  # a vector
+     ((2, 8, 16), (2, 16, 4), (3, 2, 8, 4)),  # the result broadcast into ``out``
+     ((128, 1), (1, 185), None)],  # the outer product's multiply
+)  # fmt: skip
+def test_matmul_into_out_gives_the_bits_of_compute_and_copy(
+    sa: tuple[int, ...], sb: tuple[int, ...], into: tuple[int, ...] | None, last: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``matmul(out=)`` outside the pool writes NumPy's product in place (``DIRECT_OUT``): the
+    same bits as the product computed and copied (the switch off), at one and two threads,
+    after the pool or not, also into a slice of a bigger array (the attention's parts)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    shape = np.broadcast_shapes(np.matmul(a, b).shape, into or ())
+    for budget in (1, 2):
+        monkeypatch.setattr(blas_threads, "budget", lambda budget=budget: budget)
+        got = {}
+        for direct in (False, True):
+            monkeypatch.setattr(_gemm, "DIRECT_OUT", direct)
+            monkeypatch.setattr(blas_threads, "last", last)
+            whole = np.full((2, *shape), np.nan, np.float32)
+            dst = whole[1]
+            assert _gemm.matmul(a, b, out=dst) is dst
+            got[direct] = whole
+        assert np.array_equal(got[True], got[False], equal_nan=True)
+        assert np.array_equal(got[True][1], np.broadcast_to(np.matmul(a, b), shape))
+
+
 def test_mid_sized_products_use_openblas_threads_unless_lucids_threads_ran_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
