@@ -200,6 +200,7 @@ SPLITS = {
     "adam": [("lucid.backends._numpy.kernels._adam_jit", "SPLIT_ELEMENTS", 1 << 62)],
     # not a split: the caller's part of a split writes its products in place (gpt2, issue 30)
     "matmul-out": [("lucid.backends._numpy._gemm", "DIRECT_OUT", False)],
+    "linear-pair": [("lucid.backends._numpy._gemm", "PAIR_FLOPS", float("inf"))],
 }  # fmt: skip
 
 

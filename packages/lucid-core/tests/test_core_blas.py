@@ -59,7 +59,10 @@ def test_an_outer_product_is_numpys_matmul_bit_for_bit() -> None:
      ((128, 1), (1, 185), None)],  # the outer product's multiply
 )  # fmt: skip
 def test_matmul_into_out_gives_the_bits_of_compute_and_copy(
-    sa: tuple[int, ...], sb: tuple[int, ...], into: tuple[int, ...] | None, last: object,
+    sa: tuple[int, ...],
+    sb: tuple[int, ...],
+    into: tuple[int, ...] | None,
+    last: object,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``matmul(out=)`` outside the pool writes NumPy's product in place (``DIRECT_OUT``): the
@@ -256,3 +259,40 @@ def test_mid_sized_products_go_to_numba_only_when_the_pool_did_not_run_last(
     monkeypatch.setattr(blas_threads, "last", _parallel.NUMBA)
     np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "sa, sb, sc, sd",
+    [((4, 64, 256), (256, 128), (128, 256), (256, 256)),  # as GPT's MLP projection's gradients
+     ((768, 128), (128, 128), (128, 768), (768, 128)),  # the attention projection's: 25 MFLOP
+     ((3, 5), (5, 4), (4, 3), (3, 5)),  # small: each as ``matmul`` runs it
+     ((2, 8, 16), (16, 4), (4, 16), (16, 8))],
+)  # fmt: skip
+def test_matmul_pair_gives_one_threads_bits(
+    sa: tuple[int, ...],
+    sb: tuple[int, ...],
+    sc: tuple[int, ...],
+    sd: tuple[int, ...],
+    dtype: type,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two products at once (a Linear's input and weight gradients): the bits ``matmul`` gives
+    at one thread (the transposed operand as a view, as the Linear passes it), near a float64
+    oracle, at two threads and at one."""
+    rng = np.random.default_rng(3)
+    a, b, d = (rng.standard_normal(s).astype(dtype) for s in (sa, sb, sd))
+    c = rng.standard_normal(sc[::-1]).astype(dtype).T
+    with blas_threads.single_blas_thread():
+        want = (_gemm._one_gemm(a, b), _gemm._one_gemm(c, d))
+    for budget in (2, 1):
+        monkeypatch.setattr(blas_threads, "budget", lambda budget=budget: budget)
+        got = _gemm.matmul_pair(a, b, c, d)
+        for g, w, (x, y) in zip(got, want, ((a, b), (c, d))):
+            assert g.dtype == dtype and g.shape == w.shape
+            oracle = np.matmul(x.astype(np.float64), y.astype(np.float64))
+            np.testing.assert_allclose(g, oracle, rtol=1e-4, atol=1e-4)
+            if budget == 2:
+                assert np.array_equal(g, w)
+    with pytest.raises(ValueError, match="matmul"):
+        _gemm.matmul_pair(a, b, c, d[:-1])

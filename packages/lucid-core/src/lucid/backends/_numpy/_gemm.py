@@ -44,6 +44,11 @@ _SMALL_RESULT = 64 * 64
 # is NumPy's own call, instead of computing a new array and copying it (the caller's part of
 # the GPT step's attention, issue 30); False: always compute and copy (``ab_threads.py``).
 DIRECT_OUT = True
+# ``matmul_pair`` runs two independent products of at least this many FLOPs each at once, one
+# a thread, where two threads are free (a Linear's input and weight gradients: one hand-off
+# instead of one per split product, and the mid-sized ones no longer serial; issue 30);
+# ``math.inf``: each product as ``matmul`` runs it (``ab_threads.py``).
+PAIR_FLOPS = THREADED_FLOPS
 # Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
 # in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
 # loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
@@ -131,6 +136,45 @@ def _matmul_into(a: Any, b: Any, out: Any) -> Any:
             return None  # numba's split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b, out=out)
+
+
+def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
+    """``(a @ b, c @ d)``: at two threads or more, two float products of ``PAIR_FLOPS`` and up
+    each run on one BLAS thread at the same time, ``c @ d`` on the pool (the bits of one
+    thread's ``matmul``: one GEMM each, a stack times a matrix flattened); else ``matmul``
+    each."""
+    if not _pairs(a, b) or not _pairs(c, d) or in_worker() or blas_threads.budget() < 2:
+        return matmul(a, b), matmul(c, d)
+    with blas_threads.single_blas_thread():
+        future = blas_threads.pool(blas_threads.budget()).submit(_one_gemm, c, d)
+        try:
+            first = _one_gemm(a, b)
+        finally:
+            second = future.result()  # waited for (and its error raised) either way
+    return first, second
+
+
+def _pairs(a: Any, b: Any) -> bool:
+    """Whether ``a @ b`` may run as one GEMM beside another (``matmul_pair``)."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and b.ndim == 2
+        and (a.ndim == 2 or (a.ndim > 2 and a.flags.c_contiguous))
+        and a.dtype == b.dtype
+        and a.dtype.kind == "f"
+        and a.dtype not in GEMM_IN_FLOAT32
+        and a.shape[-1] == b.shape[0] > 1
+        and 2.0 * a.size * b.shape[1] >= PAIR_FLOPS
+    )
+
+
+def _one_gemm(a: Any, b: Any) -> Any:
+    """``a @ b`` as one GEMM on the calling thread (a stack flattened, as ``matmul`` does)."""
+    if a.ndim == 2:
+        return np.matmul(a, b)
+    flat = np.matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
+    return flat.reshape(*a.shape[:-1], b.shape[-1])
 
 
 def pool_matmul(a: Any, b: Any) -> Any:
