@@ -143,10 +143,13 @@ def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
     each run on one BLAS thread at the same time, ``c @ d`` on the pool (the bits of one
     thread's ``matmul``: one GEMM each, a stack times a matrix flattened); else ``matmul``
     each."""
-    if not _pairs(a, b) or not _pairs(c, d) or in_worker() or blas_threads.budget() < 2:
+    if not _pairs(a, b) or not _pairs(c, d) or in_worker():
+        return matmul(a, b), matmul(c, d)
+    budget = blas_threads.budget()
+    if budget < 2:
         return matmul(a, b), matmul(c, d)
     with blas_threads.single_blas_thread():
-        future = blas_threads.pool(blas_threads.budget()).submit(_one_gemm, c, d)
+        future = blas_threads.pool(budget).submit(_one_gemm, c, d)
         try:
             first = _one_gemm(a, b)
         finally:
