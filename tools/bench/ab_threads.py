@@ -24,8 +24,9 @@ passive (lucid's default) against spinning ``GOMP_SPINCOUNT`` times before sleep
 
 ``gpt-split``: in one process, the GPT step's kernels split over the threads (issue 30) or
 not: ``off`` (none split), ``on`` (every split at its module's default), and each split alone
-(``only-attention``, ``only-gelu``, ``only-layernorm``, ``only-adam``): the switches are
-``SPLITS`` below (module, attribute, the value that turns the split off).
+(``only-attention``, ``only-gelu``, ``only-layernorm``, ``only-adam``, ``only-linear-pair``,
+``only-matmul-out``; the last writes into the attention's parts, so alone it is a control):
+the switches are ``SPLITS`` below (module, attribute, the value that turns the split off).
 
     python tools/bench/ab_threads.py products gpt --rounds 9
     python tools/bench/ab_threads.py gpt-split gpt --rounds 9
@@ -198,6 +199,9 @@ SPLITS = {
              ("lucid.backends._numpy.kernels.special", "SPLIT_BLOCKS_ELEMENTS", 1 << 62)],
     "layernorm": [("lucid.backends._numpy.kernels._layernorm_jit", "SPLIT_ELEMENTS", 1 << 62)],
     "adam": [("lucid.backends._numpy.kernels._adam_jit", "SPLIT_ELEMENTS", 1 << 62)],
+    # not a split: the caller's part of a split writes its products in place (gpt2, issue 30)
+    "matmul-out": [("lucid.backends._numpy._gemm", "DIRECT_OUT", False)],
+    "linear-pair": [("lucid.backends._numpy._gemm", "PAIR_FLOPS", float("inf"))],
 }  # fmt: skip
 
 

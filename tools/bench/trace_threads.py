@@ -52,7 +52,8 @@ def _time_parallel_regions() -> dict[str, float]:
 
     totals = {"cpu": 0.0, "wall": 0.0}
     depth = [0]
-    originals = [_parallel.run_chunks, _parallel.map_blocks, _numba.run_split, _gemm._split_matmul]
+    originals = [_parallel.run_chunks, _parallel.map_blocks, _numba.run_split, _gemm._split_matmul,
+                 _gemm.matmul_pair]  # fmt: skip
 
     def timed(f: Any) -> Any:
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -70,7 +71,10 @@ def _time_parallel_regions() -> dict[str, float]:
         return run
 
     wrapped = {id(f): timed(f) for f in originals}
-    for name, mod in list(sys.modules.items()):
+    from lucid.backends import _numpy  # noqa: PLC0415
+
+    spaces = [(name, mod) for name, mod in list(sys.modules.items())]
+    for name, mod in spaces + [("lucid xp", _numpy._XP)]:  # the ``xp`` op code calls
         if mod is None or not name.startswith("lucid"):
             continue
         for attr, value in list(vars(mod).items()):

@@ -47,6 +47,45 @@ def test_an_outer_product_is_numpys_matmul_bit_for_bit() -> None:
     assert np.array_equal(out, np.matmul(g.T, x))
 
 
+@pytest.mark.parametrize("last", [None, _parallel.POOL])
+@pytest.mark.parametrize(
+    "sa, sb, into",
+    [((6, 4, 64, 64), (6, 4, 64, 32), None),  # the GPT step's attention part: 6 MFLOP
+     ((2, 3, 16, 8), (2, 3, 8, 16), None),  # tiny
+     ((96, 200), (200, 180), None),  # 2-D, mid-sized: numba's split where in use
+     ((4, 32, 64), (64, 48), None),  # a stack times a matrix: the flattened GEMM, copied
+     ((3, 5), (5,), None),  # a vector
+     ((2, 8, 16), (2, 16, 4), (3, 2, 8, 4)),  # the result broadcast into ``out``
+     ((128, 1), (1, 185), None)],  # the outer product's multiply
+)  # fmt: skip
+def test_matmul_into_out_gives_the_bits_of_compute_and_copy(
+    sa: tuple[int, ...],
+    sb: tuple[int, ...],
+    into: tuple[int, ...] | None,
+    last: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``matmul(out=)`` outside the pool writes NumPy's product in place (``DIRECT_OUT``): the
+    same bits as the product computed and copied (the switch off), at one and two threads,
+    after the pool or not, also into a slice of a bigger array (the attention's parts)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    shape = np.broadcast_shapes(np.matmul(a, b).shape, into or ())
+    for budget in (1, 2):
+        monkeypatch.setattr(blas_threads, "budget", lambda budget=budget: budget)
+        got = {}
+        for direct in (False, True):
+            monkeypatch.setattr(_gemm, "DIRECT_OUT", direct)
+            monkeypatch.setattr(blas_threads, "last", last)
+            whole = np.full((2, *shape), np.nan, np.float32)
+            dst = whole[1]
+            assert _gemm.matmul(a, b, out=dst) is dst
+            got[direct] = whole
+        assert np.array_equal(got[True], got[False], equal_nan=True)
+        assert np.array_equal(got[True][1], np.broadcast_to(np.matmul(a, b), shape))
+
+
 def test_mid_sized_products_use_openblas_threads_unless_lucids_threads_ran_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -220,3 +259,40 @@ def test_mid_sized_products_go_to_numba_only_when_the_pool_did_not_run_last(
     monkeypatch.setattr(blas_threads, "last", _parallel.NUMBA)
     np.testing.assert_allclose(_gemm.matmul(a, b), a @ b, rtol=1e-6, atol=1e-6)
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "sa, sb, sc, sd",
+    [((4, 64, 256), (256, 128), (128, 256), (256, 256)),  # as GPT's MLP projection's gradients
+     ((768, 128), (128, 128), (128, 768), (768, 128)),  # the attention projection's: 25 MFLOP
+     ((3, 5), (5, 4), (4, 3), (3, 5)),  # small: each as ``matmul`` runs it
+     ((2, 8, 16), (16, 4), (4, 16), (16, 8))],
+)  # fmt: skip
+def test_matmul_pair_gives_one_threads_bits(
+    sa: tuple[int, ...],
+    sb: tuple[int, ...],
+    sc: tuple[int, ...],
+    sd: tuple[int, ...],
+    dtype: type,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two products at once (a Linear's input and weight gradients): the bits ``matmul`` gives
+    at one thread (the transposed operand as a view, as the Linear passes it), near a float64
+    oracle, at two threads and at one."""
+    rng = np.random.default_rng(3)
+    a, b, d = (rng.standard_normal(s).astype(dtype) for s in (sa, sb, sd))
+    c = rng.standard_normal(sc[::-1]).astype(dtype).T
+    with blas_threads.single_blas_thread():
+        want = (_gemm._one_gemm(a, b), _gemm._one_gemm(c, d))
+    for budget in (2, 1):
+        monkeypatch.setattr(blas_threads, "budget", lambda budget=budget: budget)
+        got = _gemm.matmul_pair(a, b, c, d)
+        for g, w, (x, y) in zip(got, want, ((a, b), (c, d))):
+            assert g.dtype == dtype and g.shape == w.shape
+            oracle = np.matmul(x.astype(np.float64), y.astype(np.float64))
+            np.testing.assert_allclose(g, oracle, rtol=1e-4, atol=1e-4)
+            if budget == 2:
+                assert np.array_equal(g, w)
+    with pytest.raises(ValueError, match="matmul"):
+        _gemm.matmul_pair(a, b, c, d[:-1])

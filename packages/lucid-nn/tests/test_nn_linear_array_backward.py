@@ -59,3 +59,24 @@ def test_create_graph_still_records_the_ops() -> None:
     # sum(2 (x w^T) w) by w: 2 (colsum(x)_j rowsum(w)_k + colsum(x w^T)_k)
     want = 2 * (np.outer(wa.sum(1), xa.sum(0)) + (xa @ wa.T).sum(0)[:, None])
     np.testing.assert_allclose(gw.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_both_gradients_at_once_give_the_same_bits(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Linear's input and weight gradients computed at once, one a thread (``matmul_pair``,
+    at a GPT block's size): the bits of each product as ``matmul`` runs it (the switch off)."""
+    gemm = importlib.import_module("lucid.backends._numpy._gemm")
+    parallel = importlib.import_module("lucid.backends._numpy._parallel")
+    monkeypatch.setattr(parallel.blas_threads, "budget", lambda: threads)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 64, 128)).astype(np.float32)
+    w = rng.standard_normal((384, 128)).astype(np.float32)
+    g = rng.standard_normal((4, 64, 384)).astype(np.float32)
+    got = _grads(x, w, None, g, (True, True, False))
+    monkeypatch.setattr(gemm, "PAIR_FLOPS", float("inf"))
+    want = _grads(x, w, None, g, (True, True, False))
+    for a, e in zip(got[:2], want[:2]):
+        assert a is not None and e is not None
+        np.testing.assert_array_equal(a, e)

@@ -64,6 +64,7 @@ def _namespace() -> Any:
     ns = _NumpyNamespace("lucid.backends.numpy_xp", np.__doc__)
     ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
     ns.matmul = _gemm.matmul  # type: ignore[attr-defined]
+    ns.matmul_pair = _gemm.matmul_pair  # type: ignore[attr-defined]
     ns.einsum = _einsum  # type: ignore[attr-defined]
     ns.__dict__.update(_ufuncs.threaded_ufuncs())
     return ns

@@ -40,6 +40,15 @@ _BLOCK_ROWS = 1024
 # Use the batched form when the result has at most this many elements.
 _SMALL_RESULT = 64 * 64
 
+# ``matmul(a, b, out=)`` outside the pool writes NumPy's product into ``out`` where its route
+# is NumPy's own call, instead of computing a new array and copying it (the caller's part of
+# the GPT step's attention, issue 30); False: always compute and copy (``ab_threads.py``).
+DIRECT_OUT = True
+# ``matmul_pair`` runs two independent products of at least this many FLOPs each at once, one
+# a thread, where two threads are free (a Linear's input and weight gradients: one hand-off
+# instead of one per split product, and the mid-sized ones no longer serial; issue 30);
+# ``math.inf``: each product as ``matmul`` runs it (``ab_threads.py``).
+PAIR_FLOPS = THREADED_FLOPS
 # Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
 # in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
 # loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
@@ -62,6 +71,10 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     if out is not None:
         if in_worker():  # a chunk on the pool: one BLAS thread already (``run_chunks``)
             return np.matmul(a, b, out=out)
+        if DIRECT_OUT:
+            done = _matmul_into(a, b, out)
+            if done is not None:
+                return done
         np.copyto(out, matmul(a, b))  # the threads chosen as for any other product
         return out
     if a.ndim > 1 and b.ndim > 1 and a.shape[-1] == 1 and b.shape[-2] == 1:
@@ -97,6 +110,74 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
                 return split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
+
+
+def _matmul_into(a: Any, b: Any, out: Any) -> Any:
+    """``np.matmul(a, b, out=out)`` on the threads ``matmul`` picks for ``a @ b``, where that
+    route is NumPy's own call on ``a`` and ``b`` (the same GEMMs, the same bits) and ``out`` is
+    exactly the result's array type; else None (the caller computes and copies)."""
+    if a.ndim < 2 or b.ndim != a.ndim or a.dtype != b.dtype or out.dtype != a.dtype:
+        return None  # vectors, a stack times a matrix (one flattened GEMM), casts: as before
+    m, n = a.shape[-2], b.shape[-1]
+    if out.shape[-2:] != (m, n) or not (out.shape[:-2] == a.shape[:-2] == b.shape[:-2]):
+        return None  # broadcasting batch dims or a result broadcast into ``out``
+    if a.shape[-1] == 1 and b.shape[-2] == 1:
+        return None  # the outer product's multiply
+    flops = 2.0 * a.size * n
+    if flops <= _TINY_FLOPS or blas_threads.budget() == 1:
+        return np.matmul(a, b, out=out)
+    if flops >= _parallel.PARALLEL_FLOPS:
+        return None  # the pool's row blocks
+    if flops >= THREADED_FLOPS and m > 1 and n > 1:
+        if blas_threads.openblas_may_run():
+            blas_threads.ran(OPENBLAS)
+            return np.matmul(a, b, out=out)
+        if blas_threads.last != POOL and a.ndim == 2 and _compiled.in_use():
+            return None  # numba's split
+    with blas_threads.single_blas_thread():
+        return np.matmul(a, b, out=out)
+
+
+def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
+    """``(a @ b, c @ d)``: at two threads or more, two float products of ``PAIR_FLOPS`` and up
+    each run on one BLAS thread at the same time, ``c @ d`` on the pool (the bits of one
+    thread's ``matmul``: one GEMM each, a stack times a matrix flattened); else ``matmul``
+    each."""
+    if not _pairs(a, b) or not _pairs(c, d) or in_worker():
+        return matmul(a, b), matmul(c, d)
+    budget = blas_threads.budget()
+    if budget < 2:
+        return matmul(a, b), matmul(c, d)
+    with blas_threads.single_blas_thread():
+        future = blas_threads.pool(budget).submit(_one_gemm, c, d)
+        try:
+            first = _one_gemm(a, b)
+        finally:
+            second = future.result()  # waited for (and its error raised) either way
+    return first, second
+
+
+def _pairs(a: Any, b: Any) -> bool:
+    """Whether ``a @ b`` may run as one GEMM beside another (``matmul_pair``)."""
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and b.ndim == 2
+        and (a.ndim == 2 or (a.ndim > 2 and a.flags.c_contiguous))
+        and a.dtype == b.dtype
+        and a.dtype.kind == "f"
+        and a.dtype not in GEMM_IN_FLOAT32
+        and a.shape[-1] == b.shape[0] > 1
+        and 2.0 * a.size * b.shape[1] >= PAIR_FLOPS
+    )
+
+
+def _one_gemm(a: Any, b: Any) -> Any:
+    """``a @ b`` as one GEMM on the calling thread (a stack flattened, as ``matmul`` does)."""
+    if a.ndim == 2:
+        return np.matmul(a, b)
+    flat = np.matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
+    return flat.reshape(*a.shape[:-1], b.shape[-1])
 
 
 def pool_matmul(a: Any, b: Any) -> Any:

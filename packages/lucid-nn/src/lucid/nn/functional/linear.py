@@ -60,7 +60,8 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
     xp, be = ctx.xp, g.backend
     need_x, need_w, need_b = ctx.needs_input_grad
     ga = g._data
-    gx = Tensor.from_backend_array(xp.matmul(ga, w._data), be) if need_x else None
+    pair = getattr(xp, "matmul_pair", None) if need_x and need_w else None
+    gx = Tensor.from_backend_array(xp.matmul(ga, w._data), be) if need_x and not pair else None
     gw = gb = None
     if need_w or need_b:
         shape = ga.shape
@@ -71,7 +72,12 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
             xa = x._data
             x2 = xa if len(xa.shape) == 2 else xp.reshape(xa, (rows, xa.shape[-1]))
             g2t = g2.transpose((1, 0)) if numpy else xp.transpose(g2, (1, 0))
-            gw = Tensor.from_backend_array(xp.matmul(g2t, x2), be)
+            if pair:  # the two products at once where two threads are free (NumPy's backend)
+                gxa, gwa = pair(ga, w._data, g2t, x2)
+                gx = Tensor.from_backend_array(gxa, be)
+                gw = Tensor.from_backend_array(gwa, be)
+            else:
+                gw = Tensor.from_backend_array(xp.matmul(g2t, x2), be)
         if need_b:
             gb = np.add.reduce(g2, axis=(0,)) if numpy else xp.sum(g2, axis=(0,), keepdims=False)
             gb = Tensor.from_backend_array(gb, be)
