@@ -138,3 +138,20 @@ def test_run_chunks_with_the_caller_keeps_order_and_errors(
     with pytest.raises(ValueError, match="chunk 4"):
         _parallel.run_chunks(fails, items, 2 * _parallel.PARALLEL_FLOPS)
     assert not _parallel.in_worker()
+
+
+def test_weight_gradient_shares_summed_in_blocks_same_bits(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(2)
+    parts = [rng.standard_normal((36, 128, 96)).astype(np.float32) for _ in range(3)]
+    want = (parts[0] + parts[1]) + parts[2]
+    monkeypatch.setattr(winograd, "SPLIT_WEIGHT_TRANSFORMS", False)
+    one = winograd._sum_shares([p.copy() for p in parts])
+    monkeypatch.setattr(winograd, "SPLIT_WEIGHT_TRANSFORMS", True)
+    assert winograd._transform_blocks(36 * 128, parts[0].size) is not None
+    split = winograd._sum_shares([p.copy() for p in parts])
+    assert np.array_equal(one, want) and np.array_equal(split, want)
+    np.testing.assert_allclose(
+        split, sum(p.astype(np.float64) for p in parts), rtol=1e-5, atol=1e-5
+    )
