@@ -264,6 +264,7 @@ RESNET_SWITCHES = (
     ("lucid.backends._numpy.kernels.im2col", "SPLIT_SINGLE_CHUNK"),
     ("lucid.backends._numpy._ufuncs", "SPLIT_STEP_ELEMENTWISE"),
     ("lucid.backends._numpy._parallel", "CHUNKS_ON_CALLER"),
+    ("lucid.backends._numpy.kernels.batchnorm", "BIG_ELEMENTWISE_BLOCKS"),
 )
 
 

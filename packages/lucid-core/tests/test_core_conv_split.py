@@ -18,7 +18,7 @@ import pytest
 from lucid import kernels
 from lucid.backends import get_backend
 from lucid.backends._numpy import _parallel
-from lucid.backends._numpy.kernels import im2col, winograd
+from lucid.backends._numpy.kernels import batchnorm, im2col, winograd
 
 
 @pytest.fixture
@@ -138,3 +138,52 @@ def test_run_chunks_with_the_caller_keeps_order_and_errors(
     with pytest.raises(ValueError, match="chunk 4"):
         _parallel.run_chunks(fails, items, 2 * _parallel.PARALLEL_FLOPS)
     assert not _parallel.in_worker()
+
+
+def test_weight_gradient_shares_summed_in_blocks_same_bits(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(2)
+    parts = [rng.standard_normal((36, 128, 96)).astype(np.float32) for _ in range(3)]
+    want = (parts[0] + parts[1]) + parts[2]
+    monkeypatch.setattr(winograd, "SPLIT_WEIGHT_TRANSFORMS", False)
+    one = winograd._sum_shares([p.copy() for p in parts])
+    monkeypatch.setattr(winograd, "SPLIT_WEIGHT_TRANSFORMS", True)
+    assert winograd._transform_blocks(36 * 128, parts[0].size) is not None
+    split = winograd._sum_shares([p.copy() for p in parts])
+    assert np.array_equal(one, want) and np.array_equal(split, want)
+    np.testing.assert_allclose(
+        split, sum(p.astype(np.float64) for p in parts), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_batchnorm_elementwise_passes_in_big_blocks_same_bits(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(4)
+    shape = (16, 64, 16, 16)  # channels-last, 256K elements: several blocks either way
+    x = rng.standard_normal((shape[0], *shape[2:], shape[1])).astype(np.float32)
+    x = x.transpose(0, 3, 1, 2)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    g = np.ascontiguousarray(g.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    w = rng.standard_normal(shape[1]).astype(np.float32)
+    b = rng.standard_normal(shape[1]).astype(np.float32)
+    monkeypatch.setattr(batchnorm, "_BLOCK_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(batchnorm, "_ELEMENTWISE_BLOCK", 1 << 16)
+    got = {}
+    for big in (False, True):
+        monkeypatch.setattr(batchnorm, "BIG_ELEMENTWISE_BLOCKS", big)
+        fwd = batchnorm.CpuBatchNorm.forward(None, x, w, b, 1e-5)
+        assert fwd is not None
+        bwd = batchnorm.CpuBatchNorm.backward(None, x, g, fwd[3], (True, True, True))
+        got[big] = [np.asarray(a) for a in (*fwd[:3], *bwd)]
+    lay = batchnorm._layout(x)
+    assert lay is not None
+    if batchnorm._jit(lay) is not None:  # the compiled passes: longer blocks
+        assert len(lay.elementwise_ranges()) < len(lay.ranges)
+    for a, c in zip(got[False], got[True]):
+        assert np.array_equal(a, c)
+    mean = x.astype(np.float64).mean(axis=(0, 2, 3), keepdims=True)
+    var = x.astype(np.float64).var(axis=(0, 2, 3), keepdims=True)
+    ref = (x - mean) / np.sqrt(var + 1e-5) * w[:, None, None] + b[:, None, None]
+    np.testing.assert_allclose(got[True][0], ref, rtol=1e-4, atol=1e-4)

@@ -147,6 +147,21 @@ def test_blocked_casts_keep_values_and_layout(xp: Any) -> None:
     assert backend.astype(a, lucid.float64) is a  # no copy when the dtype is already right
 
 
+@pytest.mark.parametrize("split", [True, False])
+def test_backend_copies_keep_values_and_layout(
+    xp: Any, monkeypatch: pytest.MonkeyPatch, split: bool
+) -> None:
+    monkeypatch.setattr(_ufuncs, "SPLIT_STEP_ELEMENTWISE", split)
+    backend = get_backend("cpu")
+    a = _channels_last((3, 4, 2, 5), np.float32)
+    for arr in (a, a[:, ::-1], np.asfortranarray(a), np.arange(12)):
+        got = backend.copy(arr)
+        want = np.array(arr, copy=True)
+        assert got.dtype == want.dtype and got.strides == want.strides
+        assert not np.shares_memory(got, arr)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_lucid_ops_on_big_tensors_match_numpy(xp: Any) -> None:
     a, b = _channels_last((2, 3, 4, 4), seed=1), _channels_last((2, 3, 4, 4), seed=2)
     x, y = lucid.from_numpy(a).requires_grad_(True), lucid.from_numpy(b)

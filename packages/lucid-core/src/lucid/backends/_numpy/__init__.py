@@ -129,7 +129,7 @@ class NumpyBackend(Backend):
             raise TypeError(f"NumPy dtype {native} has no lucid equivalent") from None
 
     def copy(self, arr: Any) -> Any:
-        return np.array(arr, copy=True)
+        return _ufuncs.copy(arr)
 
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
         return _ufuncs.astype(arr, self.native_dtype(dtype))

@@ -260,7 +260,8 @@ def batch_chunks(n: int, per: int) -> list[tuple[int, int]]:
 
 
 def run_chunks(work: Callable[[T], R], items: Sequence[T], flops: float) -> list[R]:
-    """``[work(item) for item in items]``, on a thread per core with one-thread BLAS each.
+    """``[work(item) for item in items]``, on a thread per core with one-thread BLAS each (the
+    caller one of them: ``CHUNKS_ON_CALLER``).
 
     Small work (under ``PARALLEL_FLOPS``) runs inline, its products on the threads
     ``_gemm.matmul`` picks; a single big item runs inline with the BLAS threads as set.

@@ -33,6 +33,13 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # 64K, 1.0x at 512K, 2.1x at 8M.
 SMALL_ELEMENTS = 1 << 15
 SMALL_PLANES_ELEMENTS = 1 << 19
+# The compiled elementwise passes (normalize, input_grad) make no temporaries, so they take
+# blocks this long: a ResNet layer-1 batch norm (8M elements) is 16 blocks a pass instead of
+# 64, less Python per block on the GIL (docs/performance.md, "The ResNet step's serial part").
+# The statistics and gradient sums keep ``_BLOCK_ELEMENTS`` (their bits depend on the blocks).
+# False: every pass in ``_BLOCK_ELEMENTS`` blocks, as before.
+BIG_ELEMENTWISE_BLOCKS = True
+_ELEMENTWISE_BLOCK = 1 << 19
 # OpenBLAS runs GEMVs of up to about this many elements on one thread by itself.
 _GEMV_ONE_THREAD = 9216
 # A channels-last row holds channel runs up to this long (see ``_Layout``).
@@ -91,13 +98,26 @@ class _Layout:
             return np.reshape(channels_last(arr, np), self.mat.shape)
         return np.reshape(arr, self.mat.shape)
 
-    def run(self, work: Any) -> list[Any]:
-        """``[work(r) for r in self.ranges]`` on every core for big x, one BLAS thread each."""
+    def run(self, work: Any, elementwise: bool = False) -> list[Any]:
+        """``[work(r) for r in self.ranges]`` on every core for big x, one BLAS thread each;
+        ``elementwise`` passes (no per-block sums: any blocks give the same bits) in the
+        longer blocks of ``elementwise_ranges``."""
+        ranges = self.elementwise_ranges() if elementwise else self.ranges
         if self.mat.size <= _GEMV_ONE_THREAD:
-            return [work(r) for r in self.ranges]
+            return [work(r) for r in ranges]
         threshold = _parallel.COMPILED_PARALLEL_ELEMENTS if _jit(self) is not None else None
         with _parallel.blas_threads.single_blas_thread():
-            return _parallel.map_blocks(work, self.ranges, self.mat.size, threshold)
+            return _parallel.map_blocks(work, ranges, self.mat.size, threshold)
+
+    def elementwise_ranges(self) -> list[tuple[int, int]]:
+        """Row blocks for a compiled elementwise pass: ``_ELEMENTWISE_BLOCK`` elements
+        (``BIG_ELEMENTWISE_BLOCKS``), at least two per worker; else ``ranges``."""
+        if not BIG_ELEMENTWISE_BLOCKS or _jit(self) is None:
+            return self.ranges
+        rows = self.mat.shape[0]
+        row = self.mat.size // rows
+        per = min(_ELEMENTWISE_BLOCK // row, -(-rows // (2 * _parallel.workers())))
+        return _parallel.blocks(rows, max(per, self.ranges[0][1] - self.ranges[0][0]))
 
 
 _JIT = "_batchnorm_jit"  # the compiled passes (lucid-core[numba]), for channels-last layouts
@@ -166,7 +186,7 @@ def normalize(lay: _Layout, scale: Any, shift: Any) -> Any:
         np.multiply(blk, scale_c, out=o)
         np.add(o, shift_c, out=o)
 
-    lay.run(work)
+    lay.run(work, elementwise=True)
     return lay.like(out)
 
 
@@ -207,7 +227,7 @@ def input_grad(lay: _Layout, dy: Any, a: Any, b: Any, c: Any) -> Any:
         np.add(o, g, out=o)
         np.multiply(o, a_c, out=o)
 
-    lay.run(work)
+    lay.run(work, elementwise=True)
     return lay.like(out)
 
 

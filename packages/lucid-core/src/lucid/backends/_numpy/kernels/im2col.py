@@ -124,7 +124,8 @@ def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
 # on the calling thread (its column copy and col2im on one core, the product's runtime switched
 # to OpenBLAS's threads and back: docs/performance.md, "The ResNet step's serial part"). Its
 # rows are independent, so the forward and input gradient give the same bits; the weight
-# gradient keeps its one chunk (its sum's order). False: one chunk, as before.
+# gradient keeps its one chunk (its sum's order). Also: the input gradient's chunks write into
+# one array instead of being concatenated on the caller. False: both as before.
 SPLIT_SINGLE_CHUNK = True
 
 
@@ -254,7 +255,18 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
         parts = _parallel.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
         dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
         return xp.transpose(dx, (1, 0, *range(2, dx.ndim)))  # (C, N, *in) -> (N, C, *in)
-    parts = _parallel.run_chunks(_col2im_channels_last(backend, dy, w, g), ranges, flops)
+    work = _col2im_channels_last(backend, dy, w, g)
+    if SPLIT_SINGLE_CHUNK and len(ranges) > 1:
+        # Each chunk copies its part into the result on its own thread, where a concatenate
+        # after would copy the whole gradient on the caller alone (the same bits).
+        dx = np.empty((dy.shape[0], *g.in_size, c), dtype=dy.dtype)
+
+        def into(r: tuple[int, int]) -> None:
+            dx[r[0] : r[1]] = work(r)
+
+        _parallel.run_chunks(into, ranges, flops)
+        return channels_first(dx, xp)
+    parts = _parallel.run_chunks(work, ranges, flops)
     dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=0)
     return channels_first(dx, xp)
 

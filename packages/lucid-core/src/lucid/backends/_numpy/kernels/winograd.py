@@ -481,7 +481,25 @@ def conv_weight_grad(
     workers = min(_parallel.workers(), len(ranges))
     parts = _parallel.run_chunks(share, [ranges[i::workers] for i in range(workers)],
                              _flops(f, n, tiles, c, k))  # fmt: skip
+    return _weight_from_transformed(f, _sum_shares(parts))
+
+
+def _sum_shares(parts: list[Any]) -> Any:
+    """``parts[0] + parts[1] + ...`` into ``parts[0]`` (each share's sum is a fresh array: no
+    third one allocated); big ones in row blocks on every core (``SPLIT_WEIGHT_TRANSFORMS``),
+    each element summed in the same order."""
     du = parts[0]
-    for p in parts[1:]:
-        du += p  # (each share's sum is a fresh array: no third one allocated)
-    return _weight_from_transformed(f, du)
+    ranges = _transform_blocks(du.shape[0] * du.shape[1], du.size) if len(parts) > 1 else None
+    if ranges is None or not du.flags.c_contiguous:
+        for p in parts[1:]:
+            du += p
+        return du
+    rows = [np.reshape(p, (du.shape[0] * du.shape[1], -1)) for p in parts]
+
+    def work(r: tuple[int, int]) -> None:
+        s, e = r
+        for p in rows[1:]:
+            rows[0][s:e] += p[s:e]
+
+    _parallel.map_blocks(work, ranges, du.size, _SPLIT_TRANSFORM_ELEMENTS)
+    return du
