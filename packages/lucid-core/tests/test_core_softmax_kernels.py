@@ -186,3 +186,36 @@ def test_a_watched_log_probability_gets_an_ordinary_gradient() -> None:
     assert logp.grad.numpy().flags.writeable
     assert seen[0].flags.writeable
     np.testing.assert_allclose(logp.grad.numpy(), np.eye(4, 5) * -0.25, rtol=0, atol=0)
+
+
+def test_one_hot_pages_are_reused_only_when_nothing_views_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lucid.backends._numpy.kernels import softmax
+
+    one_hot = _CPU.kernels[kernels.ONE_HOT_ROWS]
+    shape = (300, 4000)  # 4.8 MB: mapped
+    rng = np.random.default_rng(5)
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    bases = set()
+    for i in range(8):
+        cols = rng.integers(-4000, 4000, shape[0])  # negative columns count from the end
+        values = rng.standard_normal(shape[0]).astype(np.float32)
+        g = one_hot.forward(_CPU, shape, cols, values)
+        dense = np.zeros(shape, np.float32)
+        dense[np.arange(shape[0]), cols] = values
+        np.testing.assert_array_equal(g, dense)
+        assert not g.flags.writeable
+        base = g
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        bases.add(id(base.base))
+        if i in (2, 3):  # a view kept alive: its values must not change
+            kept.append((g[7:9, ::3], dense[7:9, ::3].copy()))
+        del g, base
+    for view, expect in kept:
+        np.testing.assert_array_equal(view, expect)
+    assert softmax.REUSE_ONE_HOT_PAGES
+    monkeypatch.setattr(softmax, "REUSE_ONE_HOT_PAGES", False)
+    g = one_hot.forward(_CPU, shape, cols, values)
+    np.testing.assert_array_equal(g, dense)
