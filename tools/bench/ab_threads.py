@@ -33,9 +33,10 @@ not: ``off`` (none split), ``on`` (every split at its module's default), and eac
     python tools/bench/ab_threads.py omp lenet5 --rounds 6
     python tools/bench/ab_threads.py resnet resnet18 --batch 128 --rounds 7
 
-``lstm-split``: in one process, the word_language_model step's splits (``LSTM_SPLITS``: the
-LSTM layers' input products overlapping the recurrence, the decoder's bias add over the
-threads) all off, all on and each alone, with the main thread's CPU per step:
+``lstm-split``: in one process, the word_language_model step's switches (``LSTM_SPLITS``:
+the LSTM layers' input products overlapping the recurrence, the decoder's bias add over the
+threads, nll's one-hot gradient on reused pages with its sign folded) all off, all on and each
+alone, with the main thread's CPU per step:
 ``python tools/bench/ab_threads.py lstm-split lstm --rounds 9``.
 
 ``resnet``: in one process, the ResNet-step switches (``RESNET_SWITCHES``, module attributes
@@ -243,6 +244,8 @@ def gpt_split(model: str, rounds: int, per: int, batch: int) -> None:
 LSTM_SPLITS: dict[str, list[tuple[str, str, Any]]] = {
     "pipeline": [("lucid.backends._numpy.kernels.lstm", "PIPELINE_INPUT_PRODUCTS", False)],
     "bias": [("lucid.nn.functional.linear", "SPLIT_BIAS_ADD", False)],
+    "one-hot": [("lucid.backends._numpy.kernels.softmax", "REUSE_ONE_HOT_PAGES", False),
+                ("lucid.backends._numpy.kernels.softmax", "FOLD_ONE_HOT_SIGN", False)],
 }  # fmt: skip
 
 

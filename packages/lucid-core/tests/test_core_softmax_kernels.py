@@ -219,3 +219,20 @@ def test_one_hot_pages_are_reused_only_when_nothing_views_them(
     monkeypatch.setattr(softmax, "REUSE_ONE_HOT_PAGES", False)
     g = one_hot.forward(_CPU, shape, cols, values)
     np.testing.assert_array_equal(g, dense)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fold", [True, False])
+def test_negative_one_hot_rows_fold_the_sign_with_the_dense_formulas_bits(
+    dtype: str, fold: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every row's value negative (nll_loss's -1/N, an infinite one, a subnormal one): the rows
+    # are exp(y) * (-s) in one pass fewer, the same bits as 0 - exp(y) * s (signed zeros too)
+    from lucid.backends._numpy.kernels import softmax
+
+    monkeypatch.setattr(softmax, "FOLD_ONE_HOT_SIGN", fold)
+    values = np.full(700, -1.0 / 700)
+    values[:3] = [-np.inf, -1e-310, -5.0]
+    fast, ref = _one_hot_grads((700, 1600), dtype, values)
+    np.testing.assert_array_equal(np.signbit(fast), np.signbit(ref))
+    np.testing.assert_array_equal(fast, ref)

@@ -36,6 +36,10 @@ _MAPPED_BYTES = 1 << 22
 # of the main thread a (700, 10,000) step; the same zeros and values, docs/performance.md,
 # issue 30). False: fresh pages every call, as before.
 REUSE_ONE_HOT_PAGES = True
+# The one-hot gradient's rows as ``exp(y) * (-s)`` where every row's sum ``s`` is negative (the
+# subtraction from 0 folded into the factor's sign: one pass fewer, the same bits). False: as
+# before.
+FOLD_ONE_HOT_SIGN = True
 
 
 def _small(*arrays: Any) -> bool:
@@ -242,12 +246,24 @@ def _one_hot_log_softmax_grad(g: Any, y: Any, dim: int) -> Any:
     sums = np.add(values, zero)
     out = np.empty_like(y)
     col = sums[:, None]
+    if FOLD_ONE_HOT_SIGN and bool(np.all(np.less(sums, zero))):
+        # Every row's sum negative (nll_loss's values, -w/N): ``0 - e s`` is ``e (-s)`` bit for
+        # bit (rounding is sign-symmetric; ``e = 0`` gives ``+0`` both ways, ``e = inf`` gives
+        # ``inf``, a NaN stays that NaN): one pass a block fewer.
+        col = np.negative(col)
 
-    def block(r: tuple[int, int]) -> None:
-        ob = out[r[0] : r[1]]
-        np.exp(y[r[0] : r[1]], out=ob)
-        np.multiply(ob, col[r[0] : r[1]], out=ob)
-        np.subtract(zero, ob, out=ob)
+        def block(r: tuple[int, int]) -> None:
+            ob = out[r[0] : r[1]]
+            np.exp(y[r[0] : r[1]], out=ob)
+            np.multiply(ob, col[r[0] : r[1]], out=ob)
+
+    else:
+
+        def block(r: tuple[int, int]) -> None:
+            ob = out[r[0] : r[1]]
+            np.exp(y[r[0] : r[1]], out=ob)
+            np.multiply(ob, col[r[0] : r[1]], out=ob)
+            np.subtract(zero, ob, out=ob)
 
     _each_block(block, out)
     rows = np.arange(g.shape[0])
