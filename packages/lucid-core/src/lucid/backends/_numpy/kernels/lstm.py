@@ -323,7 +323,9 @@ class CpuLstm:
                 else np.concatenate([h0[None], ys[:-1]])
             )
             dw_hh = matmul(d2.T, prev.reshape(steps * n, hid))
-        db_ih = d2.sum(0) if needs[5] else None
-        db_hh = d2.sum(0) if needs[6] else None
+        # the two biases' gradients are the same sum: one reduction, a copy for the second
+        db = d2.sum(0) if needs[5] or needs[6] else None
+        db_ih = db if needs[5] else None
+        db_hh = (db.copy() if needs[5] else db) if needs[6] and db is not None else None
         dh0 = dh if needs[1] else None
         return dx, dh0, dc if needs[2] else None, dw_ih, dw_hh, db_ih, db_hh
