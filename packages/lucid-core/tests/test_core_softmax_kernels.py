@@ -236,3 +236,32 @@ def test_negative_one_hot_rows_fold_the_sign_with_the_dense_formulas_bits(
     fast, ref = _one_hot_grads((700, 1600), dtype, values)
     np.testing.assert_array_equal(np.signbit(fast), np.signbit(ref))
     np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* fork:DeprecationWarning")
+def test_a_forked_child_does_not_see_the_parents_reused_pages() -> None:
+    # the mapping is shared with a forked child: after a fork the parent must not rewrite it
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    one_hot = _CPU.kernels[kernels.ONE_HOT_ROWS]
+    shape = (300, 4000)
+    cols = np.arange(300) % 4000
+    g = one_hot.forward(_CPU, shape, cols, np.full(300, -1.0, np.float32))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: wait for the parent's rewrite, then check its own copy
+        try:
+            os.read(r, 1)
+            os._exit(0 if float(g[0, 0]) == -1.0 and float(g.sum()) == -300.0 else 1)
+        except BaseException:
+            os._exit(2)
+    view = g[:1]  # the parent: drop its array, reuse the pages with other values
+    del g, view
+    one_hot.forward(_CPU, shape, (cols + 1) % 4000, np.full(300, -2.0, np.float32))
+    os.write(w, b"x")
+    _, status = os.waitpid(pid, 0)
+    os.close(r)
+    os.close(w)
+    assert os.WEXITSTATUS(status) == 0

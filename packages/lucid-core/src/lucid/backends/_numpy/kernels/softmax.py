@@ -13,6 +13,7 @@ and layout) run the op's own passes as bare ufunc calls; other big layouts and d
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 import weakref
 from typing import Any
@@ -177,6 +178,10 @@ class _Spare:
 
 
 _spare = _Spare()
+if hasattr(os, "register_at_fork"):
+    # The mapping is shared (``mmap``'s default): across a fork neither process may rewrite it,
+    # since an array over it may live on in the other.
+    os.register_at_fork(before=_spare.slot.clear)
 
 
 def _mapped_one_hot(shape: tuple[int, int], cols: Any, values: Any) -> Any:
