@@ -34,6 +34,12 @@ the switches are ``SPLITS`` below (module, attribute, the value that turns the s
     python tools/bench/ab_threads.py omp lenet5 --rounds 6
     python tools/bench/ab_threads.py resnet resnet18 --batch 128 --rounds 7
 
+``lstm-split``: in one process, the word_language_model step's switches (``LSTM_SPLITS``:
+the LSTM layers' input products overlapping the recurrence, the decoder's bias add over the
+threads, nll's one-hot gradient on reused pages with its sign folded) all off, all on and each
+alone, with the main thread's CPU per step:
+``python tools/bench/ab_threads.py lstm-split lstm --rounds 9``.
+
 ``resnet``: in one process, the ResNet-step switches (``RESNET_SWITCHES``, module attributes
 of the NumPy backend's kernels) all off (``base``: the code before them), all on (``all``), and
 each alone; per variant also the main thread's CPU time per step, and the part of it outside
@@ -237,6 +243,45 @@ def gpt_split(model: str, rounds: int, per: int, batch: int) -> None:
     _alternate(step, setters, rounds, per)
 
 
+# The word_language_model step's splits (issue 30, session 6): (module, attribute, the value
+# that turns the split off).
+LSTM_SPLITS: dict[str, list[tuple[str, str, Any]]] = {
+    "pipeline": [("lucid.backends._numpy.kernels.lstm", "PIPELINE_INPUT_PRODUCTS", False)],
+    "bias": [("lucid.nn.functional.linear", "SPLIT_BIAS_ADD", False)],
+    "one-hot": [("lucid.backends._numpy.kernels.softmax", "REUSE_ONE_HOT_PAGES", False),
+                ("lucid.backends._numpy.kernels.softmax", "FOLD_ONE_HOT_SIGN", False)],
+}  # fmt: skip
+
+
+def lstm_split(model: str, rounds: int, per: int, batch: int) -> None:
+    """In one process: the splits of ``LSTM_SPLITS`` all off, all on, each alone; the main
+    thread's CPU per step is the serial part the splits shorten."""
+    import importlib  # noqa: PLC0415
+
+    step = _stepper(model, batch)
+    switches: dict[str, list[tuple[Any, str, Any, Any]]] = {}
+    for name, entries in LSTM_SPLITS.items():
+        for mod_name, attr, off in entries:
+            mod = importlib.import_module(mod_name)
+            if hasattr(mod, attr):
+                switches.setdefault(name, []).append((mod, attr, getattr(mod, attr), off))
+
+    def variant(on: set[str]) -> Callable[[], None]:
+        def set_variant() -> None:
+            for name, entries in switches.items():
+                for mod, attr, default, off in entries:
+                    setattr(mod, attr, default if name in on else off)
+
+        return set_variant
+
+    setters = {"off": variant(set()), "on": variant(set(switches))}
+    setters.update({f"only-{name}": variant({name}) for name in switches})
+    from lucid.backends._numpy import _parallel  # noqa: PLC0415
+
+    print(f"lstm-split, {model}, threads {_parallel.workers()}, switches {sorted(switches)}")
+    _alternate(step, setters, rounds, per)
+
+
 def omp(model: str, rounds: int, per: int, batch: int) -> None:
     """numba's OpenMP wait policy: a fresh ``train_step.py --worker`` process per run."""
     variants = {"passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
@@ -353,7 +398,9 @@ def resnet(model: str, rounds: int, per: int, batch: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["products", "rnn-blas", "omp", "gpt-split", "resnet"])
+    ap.add_argument(
+        "what", choices=["products", "rnn-blas", "omp", "gpt-split", "resnet", "lstm-split"]
+    )
     ap.add_argument("model", choices=["gpt", "lstm", "lenet5", "resnet18", "charrnn"])
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--per", type=int, default=0, help="steps a round (default: by model)")
@@ -361,7 +408,7 @@ def main() -> None:
     args = ap.parse_args()
     per = args.per or {"lenet5": 20, "gpt": 5, "lstm": 3, "charrnn": 20, "resnet18": 1}[args.model]
     modes = {"products": products, "rnn-blas": rnn_blas, "omp": omp, "gpt-split": gpt_split,
-             "resnet": resnet}  # fmt: skip
+             "resnet": resnet, "lstm-split": lstm_split}  # fmt: skip
     modes[args.what](args.model, args.rounds, per, args.batch)
 
 

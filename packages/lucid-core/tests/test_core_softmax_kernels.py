@@ -186,3 +186,82 @@ def test_a_watched_log_probability_gets_an_ordinary_gradient() -> None:
     assert logp.grad.numpy().flags.writeable
     assert seen[0].flags.writeable
     np.testing.assert_allclose(logp.grad.numpy(), np.eye(4, 5) * -0.25, rtol=0, atol=0)
+
+
+def test_one_hot_pages_are_reused_only_when_nothing_views_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lucid.backends._numpy.kernels import softmax
+
+    one_hot = _CPU.kernels[kernels.ONE_HOT_ROWS]
+    shape = (300, 4000)  # 4.8 MB: mapped
+    rng = np.random.default_rng(5)
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    bases = set()
+    for i in range(8):
+        cols = rng.integers(-4000, 4000, shape[0])  # negative columns count from the end
+        values = rng.standard_normal(shape[0]).astype(np.float32)
+        g = one_hot.forward(_CPU, shape, cols, values)
+        dense = np.zeros(shape, np.float32)
+        dense[np.arange(shape[0]), cols] = values
+        np.testing.assert_array_equal(g, dense)
+        assert not g.flags.writeable
+        base = g
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        bases.add(id(base.base))
+        if i in (2, 3):  # a view kept alive: its values must not change
+            kept.append((g[7:9, ::3], dense[7:9, ::3].copy()))
+        del g, base
+    for view, expect in kept:
+        np.testing.assert_array_equal(view, expect)
+    assert softmax.REUSE_ONE_HOT_PAGES
+    monkeypatch.setattr(softmax, "REUSE_ONE_HOT_PAGES", False)
+    g = one_hot.forward(_CPU, shape, cols, values)
+    np.testing.assert_array_equal(g, dense)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fold", [True, False])
+def test_negative_one_hot_rows_fold_the_sign_with_the_dense_formulas_bits(
+    dtype: str, fold: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every row's value negative (nll_loss's -1/N, an infinite one, a subnormal one): the rows
+    # are exp(y) * (-s) in one pass fewer, the same bits as 0 - exp(y) * s (signed zeros too)
+    from lucid.backends._numpy.kernels import softmax
+
+    monkeypatch.setattr(softmax, "FOLD_ONE_HOT_SIGN", fold)
+    values = np.full(700, -1.0 / 700)
+    values[:3] = [-np.inf, -1e-310, -5.0]
+    fast, ref = _one_hot_grads((700, 1600), dtype, values)
+    np.testing.assert_array_equal(np.signbit(fast), np.signbit(ref))
+    np.testing.assert_array_equal(fast, ref)
+
+
+@pytest.mark.filterwarnings("ignore:This process .* fork:DeprecationWarning")
+def test_a_forked_child_does_not_see_the_parents_reused_pages() -> None:
+    # the mapping is shared with a forked child: after a fork the parent must not rewrite it
+    import os
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    one_hot = _CPU.kernels[kernels.ONE_HOT_ROWS]
+    shape = (300, 4000)
+    cols = np.arange(300) % 4000
+    g = one_hot.forward(_CPU, shape, cols, np.full(300, -1.0, np.float32))
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: wait for the parent's rewrite, then check its own copy
+        try:
+            os.read(r, 1)
+            os._exit(0 if float(g[0, 0]) == -1.0 and float(g.sum()) == -300.0 else 1)
+        except BaseException:
+            os._exit(2)
+    view = g[:1]  # the parent: drop its array, reuse the pages with other values
+    del g, view
+    one_hot.forward(_CPU, shape, (cols + 1) % 4000, np.full(300, -2.0, np.float32))
+    os.write(w, b"x")
+    _, status = os.waitpid(pid, 0)
+    os.close(r)
+    os.close(w)
+    assert os.WEXITSTATUS(status) == 0

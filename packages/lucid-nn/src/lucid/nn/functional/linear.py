@@ -14,6 +14,21 @@ from lucid.autograd.function import ops_watched, records_nothing
 
 __all__ = ["bilinear", "linear"]
 
+# A big product's bias added through the backend's ``add(out, b, out=out)``: in place, and on
+# the NumPy backend in row blocks on every core from ~1M elements (the word_language_model's
+# (700, 10,000) decoder output: ~2 ms of the main thread's serial work a step; the same bits,
+# docs/performance.md, issue 30). False: ``out += b`` on the calling thread, as before.
+SPLIT_BIAS_ADD = True
+
+
+def _add_bias(xp: Any, out: Any, b: Any) -> Any:
+    """``out += b``, split over the threads where ``SPLIT_BIAS_ADD`` and NumPy arrays."""
+    if SPLIT_BIAS_ADD and type(out) is np.ndarray and type(b) is np.ndarray:
+        xp.add(out, b, out=out)
+    else:
+        out += b
+    return out
+
 
 class _Linear(Function):
     """``x @ w.T + b`` in one node: one GEMM each way, the bias gradient as one reduction."""
@@ -24,7 +39,7 @@ class _Linear(Function):
         ctx.has_bias = b is not None
         out = ctx.xp.matmul(x, w.T)
         if b is not None:
-            out += b
+            out = _add_bias(ctx.xp, out, b)
         return out
 
     @staticmethod
@@ -122,7 +137,7 @@ def _linear_no_grad(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     try:
         out = _product_no_grad(be.xp, x._data, w._data)
         if b is not None:
-            out += b._data
+            out = _add_bias(be.xp, out, b._data)
     except Exception:
         return _Linear.apply(x, w, b)
     finally:

@@ -16,15 +16,55 @@ in use (``lucid-core[numba]``) a step's gate math is one compiled call each way
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
-from lucid.backends._numpy import _compiled
+from lucid.backends._numpy import _compiled, _parallel
+from lucid.backends._numpy._errstate import QUIET
 from lucid.backends._numpy._gemm import matmul
-from lucid.backends._numpy._parallel import blas_threads
+from lucid.backends._numpy._parallel import blas_threads, in_worker
 
 __all__ = ["CpuLstm"]
+
+# At two threads and more, the layer's input-side products overlap the serial recurrence: the
+# forward's input projection in blocks of ``PIPE_STEPS`` time steps on a pool thread, a block
+# ready before the recurrence reaches it; the backward's input gradient ``dgates @ w_ih`` in
+# blocks as the recurrence finishes them. Row blocks of the same products: the same bits as
+# the whole product split in row halves (docs/performance.md, issue 30). False: the whole
+# products before (forward) and after (backward) the recurrence, as before.
+PIPELINE_INPUT_PRODUCTS = True
+PIPE_STEPS = 5
+
+
+def _pipelined(steps: int, n: int, w: Any) -> bool:
+    """Whether a layer's input-side products overlap its recurrence (``PIPELINE_INPUT_PRODUCTS``):
+    more than one block of steps, a thread to spare, and a product that ``matmul`` splits in row
+    blocks anyway (smaller ones run whole, and OpenBLAS's small-matrix kernels give other bits
+    for other row counts)."""
+    return (
+        PIPELINE_INPUT_PRODUCTS
+        and steps > PIPE_STEPS
+        and 2.0 * steps * n * w.size >= _parallel.PARALLEL_FLOPS
+        and _parallel.workers() > 1
+        and not in_worker()
+    )
+
+
+def _quiet(work: Any) -> Any:
+    """``work`` run with NumPy's floating-point warnings off, as the op's own thread has them (a
+    worker thread starts with NumPy's defaults)."""
+
+    def run(*args: Any) -> None:
+        state, value = QUIET
+        token = state.set(value)
+        try:
+            work(*args)
+        finally:
+            state.reset(token)
+
+    return run
 
 
 def _transposed(w: Any) -> Any:
@@ -103,6 +143,106 @@ def _cell_backward(
     dc *= f
 
 
+class _Blocks:
+    """Time-step blocks of ``PIPE_STEPS``, as ``(start, stop)`` ranges in time order."""
+
+    def __init__(self, steps: int) -> None:
+        self.ranges = [(s, min(steps, s + PIPE_STEPS)) for s in range(0, steps, PIPE_STEPS)]
+        self.of = [i for i, (s, e) in enumerate(self.ranges) for _ in range(s, e)]
+
+
+class _Projection:
+    """The forward's input projection ``x @ w_ih_t + biases`` into ``acts`` block by block: the
+    recurrence's first block on the calling thread, the rest in recurrence order on one pool
+    thread; ``wait_for(t)`` before the recurrence reads ``acts[t]``."""
+
+    def __init__(self, x: Any, w_t: Any, biases: list[Any], acts: Any, reverse: bool) -> None:
+        self.x, self.w_t, self.biases, self.acts = x, w_t, biases, acts
+        self.blocks = _Blocks(x.shape[0])
+        order = list(range(len(self.blocks.ranges)))
+        self.order = order[::-1] if reverse else order
+        self.events = [threading.Event() for _ in order]
+        self.future: Any = None
+        self.error: BaseException | None = None
+
+    def block(self, i: int) -> None:
+        s, e = self.blocks.ranges[i]
+        xb, ab = self.x[s:e], self.acts[s:e]
+        rows = (e - s) * xb.shape[1]
+        np.matmul(xb.reshape(rows, -1), self.w_t, out=ab.reshape(rows, -1))
+        for b in self.biases:
+            ab += b
+        self.events[i].set()
+
+    def rest(self) -> None:
+        try:
+            for i in self.order[1:]:
+                self.block(i)
+        except BaseException as e:
+            self.error = e
+            raise
+        finally:  # an error: the waiting recurrence wakes and raises it (``wait_for``)
+            for ev in self.events:
+                ev.set()
+
+    def start(self) -> None:
+        """(inside ``single_blas_thread``: the pool thread's product on one BLAS thread)"""
+        self.block(self.order[0])
+        self.future = blas_threads.pool(_parallel.workers()).submit(_quiet(self.rest))
+
+    def wait_for(self, t: int) -> None:
+        event = self.events[self.blocks.of[t]]
+        if not event.is_set():
+            event.wait()
+        if self.error is not None:
+            raise self.error
+
+    def finish(self) -> None:
+        self.future.result()
+
+
+def _project_blocks(x: Any, w_t: Any, biases: list[Any], acts: Any, reverse: bool) -> Any:
+    return _Projection(x, w_t, biases, acts, reverse)
+
+
+class _InputGrads:
+    """The backward's input gradient ``dgates @ w_ih`` block by block: a block of time steps is
+    handed to a pool thread once the recurrence has written all its ``dgates``; the last block
+    on the calling thread."""
+
+    def __init__(self, dgates: Any, w_ih: Any, x: Any) -> None:
+        self.dgates, self.w = dgates, w_ih
+        self.dx = np.empty(x.shape, dtype=np.result_type(dgates.dtype, w_ih.dtype))
+        self.blocks = _Blocks(x.shape[0])
+        self.left = [e - s for s, e in self.blocks.ranges]
+        self.futures: list[Any] = []
+        self.pending: list[int] = []
+        self.work = _quiet(self.block)
+
+    def block(self, i: int) -> None:
+        s, e = self.blocks.ranges[i]
+        db, xb = self.dgates[s:e], self.dx[s:e]
+        rows = (e - s) * db.shape[1]
+        np.matmul(db.reshape(rows, -1), self.w, out=xb.reshape(rows, -1))
+
+    def done(self, t: int) -> None:
+        i = self.blocks.of[t]
+        self.left[i] -= 1
+        if self.left[i] == 0:
+            self.pending.append(i)
+            if sum(1 for v in self.left if v) > 0:  # not the last block: to the pool
+                pool = blas_threads.pool(_parallel.workers())
+                self.futures.append(pool.submit(self.work, i))
+                self.pending.pop()
+
+    def finish(self) -> Any:
+        for i in self.pending:  # the last block, on this thread
+            self.block(i)
+        for f in self.futures:
+            f.result()
+        return self.dx
+
+
 class CpuLstm:
     """``kernels.LSTM`` for NumPy: the layer as one op, gates in place (see the module)."""
 
@@ -115,10 +255,15 @@ class CpuLstm:
         hid = w_hh.shape[1]
         scale, shift = _gate_affine(hid, x.dtype)
         w_ih_t = (w_ih * scale[:, None]).T  # as _scaled_t, the layout of the unscaled w_ih.T
-        acts = matmul(x.reshape(steps * n, -1), w_ih_t).reshape(steps, n, 4 * hid)
-        for b in (b_ih, b_hh):
-            if b is not None:
-                acts += b * scale
+        biases = [b * scale for b in (b_ih, b_hh) if b is not None]
+        pipe = _pipelined(steps, n, w_ih)
+        if pipe:
+            acts = np.empty((steps, n, 4 * hid), dtype=np.result_type(x.dtype, w_ih_t.dtype))
+            ready = _project_blocks(x, w_ih_t, biases, acts, reverse)
+        else:
+            acts = matmul(x.reshape(steps * n, -1), w_ih_t).reshape(steps, n, 4 * hid)
+            for b in biases:
+                acts += b
         cs = np.empty((steps, n, hid), dtype=x.dtype)
         tcs = np.empty((steps, n, hid), dtype=x.dtype)
         ys = np.empty((steps, n, hid), dtype=x.dtype)
@@ -127,10 +272,16 @@ class CpuLstm:
         w_hh_t = _scaled_t(w_hh, scale)
         h, c = h0, c0
         with blas_threads.single_blas_thread():
+            if pipe:
+                ready.start()
             for t in range(steps - 1, -1, -1) if reverse else range(steps):
+                if pipe:
+                    ready.wait_for(t)
                 acts[t] += h @ w_hh_t
                 _cell_forward(acts[t], c, cs[t], tcs[t], ys[t], k, scale, shift, jit)
                 h, c = ys[t], cs[t]
+            if pipe:
+                ready.finish()
         residuals = (x, h0, c0, w_ih, w_hh, acts, cs, tcs, ys, reverse)
         return (ys, h.copy(), c.copy()), residuals
 
@@ -146,6 +297,7 @@ class CpuLstm:
         k = np.array([0.5, 1.0, 0.0], dtype=acts.dtype)
         jit = _compiled.load("_lstm_jit")
         order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
+        grads = _InputGrads(dgates, w_ih, x) if needs[0] and _pipelined(steps, n, w_ih) else None
         with blas_threads.single_blas_thread():
             for j in range(steps - 1, -1, -1):
                 t = order[j]
@@ -154,8 +306,14 @@ class CpuLstm:
                 c_prev = c0 if j == 0 else cs[order[j - 1]]
                 _cell_backward(acts[t], tcs[t], c_prev, dh, dc, dgates[t], deriv, k, jit)
                 dh = dgates[t] @ w_hh
+                if grads is not None:
+                    grads.done(t)
+            dx_pipe = None if grads is None else grads.finish()
         d2 = dgates.reshape(steps * n, 4 * hid)
-        dx = matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
+        if grads is not None:
+            dx = dx_pipe
+        else:
+            dx = matmul(d2, w_ih).reshape(x.shape) if needs[0] else None
         dw_ih = matmul(d2.T, x.reshape(steps * n, -1)) if needs[3] else None
         dw_hh = None
         if needs[4]:
@@ -165,7 +323,9 @@ class CpuLstm:
                 else np.concatenate([h0[None], ys[:-1]])
             )
             dw_hh = matmul(d2.T, prev.reshape(steps * n, hid))
-        db_ih = d2.sum(0) if needs[5] else None
-        db_hh = d2.sum(0) if needs[6] else None
+        # the two biases' gradients are the same sum: one reduction, a copy for the second
+        db = d2.sum(0) if needs[5] or needs[6] else None
+        db_ih = db if needs[5] else None
+        db_hh = (db.copy() if needs[5] else db) if needs[6] and db is not None else None
         dh0 = dh if needs[1] else None
         return dx, dh0, dc if needs[2] else None, dw_ih, dw_hh, db_ih, db_hh

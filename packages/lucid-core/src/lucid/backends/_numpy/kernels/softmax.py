@@ -13,6 +13,8 @@ and layout) run the op's own passes as bare ufunc calls; other big layouts and d
 from __future__ import annotations
 
 import mmap
+import os
+import sys
 import weakref
 from typing import Any
 
@@ -30,6 +32,15 @@ _BLOCK_ELEMENTS = 1 << 16
 _SMALL_ELEMENTS = 1 << 18
 # ``CpuOneHotRows`` maps arrays of this many bytes and more straight from the kernel.
 _MAPPED_BYTES = 1 << 22
+# ``CpuOneHotRows`` keeps its last mapping and reuses it once no array views it: the last
+# values cleared and the new ones written, without the ~M page faults of fresh pages (~1.1 ms
+# of the main thread a (700, 10,000) step; the same zeros and values, docs/performance.md,
+# issue 30). False: fresh pages every call, as before.
+REUSE_ONE_HOT_PAGES = True
+# The one-hot gradient's rows as ``exp(y) * (-s)`` where every row's sum ``s`` is negative (the
+# subtraction from 0 folded into the factor's sign: one pass fewer, the same bits). False: as
+# before.
+FOLD_ONE_HOT_SIGN = True
 
 
 def _small(*arrays: Any) -> bool:
@@ -156,6 +167,53 @@ class _OneHot:
 _one_hot = _OneHot()
 
 
+class _Spare:
+    """``CpuOneHotRows``'s last mapping as ``[(mmap, shape, dtype, columns written)]``
+    (a list: ``pop`` takes it in one step, so two threads never share it)."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self) -> None:
+        self.slot: list[tuple[Any, tuple[int, int], Any, Any]] = []
+
+
+_spare = _Spare()
+if hasattr(os, "register_at_fork"):
+    # The mapping is shared (``mmap``'s default): across a fork neither process may rewrite it,
+    # since an array over it may live on in the other.
+    os.register_at_fork(before=_spare.slot.clear)
+
+
+def _mapped_one_hot(shape: tuple[int, int], cols: Any, values: Any) -> Any:
+    """The one-hot array on mapped pages: the last call's mapping where nothing views it any
+    more (its ``mmap`` referenced by the spare entry alone), else fresh pages."""
+    dtype = values.dtype
+    rows = np.arange(shape[0])
+    out = None
+    if REUSE_ONE_HOT_PAGES and _spare.slot:
+        try:
+            entry = _spare.slot.pop()
+        except IndexError:  # another thread took it
+            entry = None
+        # 2: the entry's reference and getrefcount's argument; an array or view of the last
+        # one-hot gradient alive holds one more (its base chain ends at the mmap).
+        if entry is not None and sys.getrefcount(entry[0]) == 2:
+            if entry[1] == shape and entry[2] == dtype:
+                out = np.frombuffer(entry[0], dtype=dtype).reshape(shape)
+                out[rows, entry[3]] = 0
+        del entry
+    if out is None:
+        out = np.frombuffer(mmap.mmap(-1, shape[0] * shape[1] * dtype.itemsize), dtype=dtype)
+        out = out.reshape(shape)
+    out[rows, cols] = values
+    if REUSE_ONE_HOT_PAGES:
+        base = out.base
+        while isinstance(base, np.ndarray):
+            base = base.base
+        _spare.slot[:] = [(base, shape, dtype, np.array(cols))]
+    return out
+
+
 class CpuOneHotRows:
     """``kernels.ONE_HOT_ROWS``: nll_loss's gradient as a read-only zero array with one value a
     row, remembered with its nonzeros, so that ``CpuLogSoftmaxGrad`` given it (the
@@ -166,12 +224,12 @@ class CpuOneHotRows:
     def forward(backend: Any, shape: tuple[int, int], cols: Any, values: Any) -> Any:
         size = shape[0] * shape[1] * values.dtype.itemsize
         if size >= _MAPPED_BYTES:
-            # Fresh pages from the kernel: only the ~M pages written are touched (np.zeros
-            # clears reused heap memory: ~1.5 ms a (700, 10,000) step, docs/performance.md).
-            out = np.frombuffer(mmap.mmap(-1, size), dtype=values.dtype).reshape(shape)
+            # Mapped pages: only the ~M pages written are touched (np.zeros clears reused heap
+            # memory: ~1.5 ms a (700, 10,000) step, docs/performance.md).
+            out = _mapped_one_hot(shape, cols, values)
         else:
             out = np.zeros(shape, dtype=values.dtype)
-        out[np.arange(shape[0]), cols] = values
+            out[np.arange(shape[0]), cols] = values
         out.flags.writeable = False
         _one_hot.entry = (weakref.ref(out), cols, values)
         return out
@@ -193,12 +251,24 @@ def _one_hot_log_softmax_grad(g: Any, y: Any, dim: int) -> Any:
     sums = np.add(values, zero)
     out = np.empty_like(y)
     col = sums[:, None]
+    if FOLD_ONE_HOT_SIGN and bool(np.all(np.less(sums, zero))):
+        # Every row's sum negative (nll_loss's values, -w/N): ``0 - e s`` is ``e (-s)`` bit for
+        # bit (rounding is sign-symmetric; ``e = 0`` gives ``+0`` both ways, ``e = inf`` gives
+        # ``inf``, a NaN stays that NaN): one pass a block fewer.
+        col = np.negative(col)
 
-    def block(r: tuple[int, int]) -> None:
-        ob = out[r[0] : r[1]]
-        np.exp(y[r[0] : r[1]], out=ob)
-        np.multiply(ob, col[r[0] : r[1]], out=ob)
-        np.subtract(zero, ob, out=ob)
+        def block(r: tuple[int, int]) -> None:
+            ob = out[r[0] : r[1]]
+            np.exp(y[r[0] : r[1]], out=ob)
+            np.multiply(ob, col[r[0] : r[1]], out=ob)
+
+    else:
+
+        def block(r: tuple[int, int]) -> None:
+            ob = out[r[0] : r[1]]
+            np.exp(y[r[0] : r[1]], out=ob)
+            np.multiply(ob, col[r[0] : r[1]], out=ob)
+            np.subtract(zero, ob, out=ob)
 
     _each_block(block, out)
     rows = np.arange(g.shape[0])
