@@ -64,12 +64,12 @@ def pad_spatial(xl: Any, g: ConvGeometry, xp: Any, value: float = 0.0) -> Any:
     if not any(g.pad_lo) and not any(g.pad_hi):
         return xl
     if type(xl).__module__ == "numpy":  # np.pad's Python costs ~20 us a call (a batch-1 conv)
-        return _pad_numpy(xl, g, value)
+        return _pad_numpy(xl, g, xp, value)
     widths = ((0, 0), *zip(g.pad_lo, g.pad_hi), (0, 0))
     return xp.pad(xl, widths, constant_values=value)
 
 
-def _pad_numpy(xl: Any, g: ConvGeometry, value: float) -> Any:
+def _pad_numpy(xl: Any, g: ConvGeometry, xp: Any, value: float) -> Any:
     """``np.pad(xl, widths, constant_values=value)`` for a NumPy array, without its wrapper:
     the same array (its shape, values and memory order: F where ``xl`` is F- but not
     C-contiguous, as np.pad picks)."""
@@ -79,7 +79,8 @@ def _pad_numpy(xl: Any, g: ConvGeometry, value: float) -> Any:
         xl.shape[-1],
     )
     order = "F" if xl.flags.fnc else "C"
-    out = xl.__array_namespace__().full(shape, value, dtype=xl.dtype, order=order)
+    out = xp.full(shape, value, dtype=xl.dtype, order=order)  # (NumPy 1.26 has no
+    # ndarray.__array_namespace__)
     inner = (
         slice(None),
         *(slice(lo, lo + n) for lo, n in zip(g.pad_lo, xl.shape[1:-1])),
