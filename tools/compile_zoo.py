@@ -382,7 +382,11 @@ def main(argv: list[str]) -> int:
     for case in picked:
         try:
             r = check(case)
-            replay = sorted({x.split(": ", 1)[1] for x in r.replay})
+            kinds: dict[str, list[str]] = {}
+            for x in r.replay:
+                mode, kind = x.split(": ", 1)
+                kinds.setdefault(kind, []).append(mode) if mode not in kinds.get(kind, []) else None
+            replay = [f"{k} ({', '.join(m)})" if len(kinds) > 1 else k for k, m in kinds.items()]
             verdict, secs = r.verdict, r.seconds
         except Exception as err:  # noqa: BLE001 - the table reports every family
             failed += 1
