@@ -138,6 +138,7 @@ BERT_TINY = dict(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attenti
                  intermediate_size=64, max_position_embeddings=16)  # fmt: skip
 
 _DET, _DET_EVAL = detection_train(3, 64), image_list(3, 64)
+_SIZE64 = {"min_size": 64, "max_size": 64}  # torchvision's transform resizes to this
 
 TRANSFORMER_TINY = dict(vocab_size=50, d_model=32, nhead=4, num_encoder_layers=2,
                         num_decoder_layers=2, dim_feedforward=64)  # fmt: skip
@@ -220,14 +221,18 @@ CASES: list[Case] = [
         "faster_rcnn",
         "fasterrcnn_mobilenet_v3_large_320_fpn",
         _DET_EVAL,
+        _SIZE64,
         slow=True,
         train_inputs=_DET,
     ),  # fmt: skip
-    Case("retinanet", "retinanet_resnet50_fpn", _DET_EVAL, slow=True, train_inputs=_DET),
+    Case(
+        "retinanet", "retinanet_resnet50_fpn", _DET_EVAL, _SIZE64, slow=True, train_inputs=_DET
+    ),  # fmt: skip
     Case(
         "mask_rcnn",
         "maskrcnn_resnet50_fpn",
         _DET_EVAL,
+        _SIZE64,
         slow=True,
         train_inputs=detection_train(3, 64, masks=True),
     ),  # fmt: skip
