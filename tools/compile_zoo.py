@@ -231,10 +231,11 @@ CASES: list[Case] = [
     Case(
         "mask_rcnn",
         "maskrcnn_resnet50_fpn",
-        _DET_EVAL,
-        _SIZE64,
+        image_list(3, 128),  # at 64 pixels an image got no detection box, and eager mode's
+        # box decoding raised on the empty set (reshape(0, -1))
+        {"min_size": 128, "max_size": 128},
         slow=True,
-        train_inputs=detection_train(3, 64, masks=True),
+        train_inputs=detection_train(3, 128, masks=True),
     ),  # fmt: skip
     Case("detr", "detr_resnet50", images(3, 64), slow=True),
     Case("maskformer", "maskformer_resnet50", images(3, 64), slow=True),
