@@ -32,7 +32,8 @@ CI_CASES = [c for c in compile_zoo.CASES if not c.slow]
 
 def test_every_zoo_family_has_a_case() -> None:
     families = {compile_zoo.family_of(n) for n in models.list_models()}
-    assert families == {c.family for c in compile_zoo.CASES}
+    extra = {"GPT (issue 30)", "LSTM (issue 30)"}  # the speed issue's models
+    assert families | extra == {c.family for c in compile_zoo.CASES}
 
 
 @pytest.mark.parametrize("case", CI_CASES, ids=[c.family for c in CI_CASES])

@@ -138,6 +138,7 @@ BERT_TINY = dict(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attenti
                  intermediate_size=64, max_position_embeddings=16)  # fmt: skip
 
 _DET, _DET_EVAL = detection_train(3, 64), image_list(3, 64)
+_SIZE64 = {"min_size": 64, "max_size": 64}  # torchvision's transform resizes to this
 
 TRANSFORMER_TINY = dict(vocab_size=50, d_model=32, nhead=4, num_encoder_layers=2,
                         num_decoder_layers=2, dim_feedforward=64)  # fmt: skip
@@ -220,16 +221,21 @@ CASES: list[Case] = [
         "faster_rcnn",
         "fasterrcnn_mobilenet_v3_large_320_fpn",
         _DET_EVAL,
+        _SIZE64,
         slow=True,
         train_inputs=_DET,
     ),  # fmt: skip
-    Case("retinanet", "retinanet_resnet50_fpn", _DET_EVAL, slow=True, train_inputs=_DET),
+    Case(
+        "retinanet", "retinanet_resnet50_fpn", _DET_EVAL, _SIZE64, slow=True, train_inputs=_DET
+    ),  # fmt: skip
     Case(
         "mask_rcnn",
         "maskrcnn_resnet50_fpn",
-        _DET_EVAL,
+        image_list(3, 128),  # eval: where no proposal survives, eager mode's box decoding
+        # raises (reshape(0, -1) of an empty set; a lucid-models bug): this case FAILs there
+        {"min_size": 128, "max_size": 128},
         slow=True,
-        train_inputs=detection_train(3, 64, masks=True),
+        train_inputs=detection_train(3, 128, masks=True),
     ),  # fmt: skip
     Case("detr", "detr_resnet50", images(3, 64), slow=True),
     Case("maskformer", "maskformer_resnet50", images(3, 64), slow=True),
@@ -382,7 +388,11 @@ def main(argv: list[str]) -> int:
     for case in picked:
         try:
             r = check(case)
-            replay = sorted({x.split(": ", 1)[1] for x in r.replay})
+            kinds: dict[str, list[str]] = {}
+            for x in r.replay:
+                mode, kind = x.split(": ", 1)
+                kinds.setdefault(kind, []).append(mode) if mode not in kinds.get(kind, []) else None
+            replay = [f"{k} ({', '.join(m)})" if len(kinds) > 1 else k for k, m in kinds.items()]
             verdict, secs = r.verdict, r.seconds
         except Exception as err:  # noqa: BLE001 - the table reports every family
             failed += 1
