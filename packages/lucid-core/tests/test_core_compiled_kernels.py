@@ -502,6 +502,34 @@ def test_one_input_channel_weight_gradient_split_over_threads(split) -> None:  #
     np.testing.assert_allclose(dw[:, 0], want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("threads", ["serial", "split"])
+def test_one_input_channel_weight_gradient_float32_against_a_float64_oracle(  # type: ignore[no-untyped-def]
+    threads, monkeypatch
+) -> None:
+    """LeNet-5's conv1 at b64 in float32: a kernel row's taps are summed side by side in one
+    pass (float32 runs per sample, reassociated, added up in float64), so the weight gradient
+    is not a GEMM's bits but within float32 rounding of the float64 sums: measured ~2e-7 of
+    the largest entry, asserted within 1e-5 of it (and rtol 1e-5)."""
+    from lucid.backends._numpy import _numba
+    from lucid.backends._numpy.kernels import im2col as cpu
+
+    if threads == "split":
+        monkeypatch.setattr(_numba, "SPLIT_ELEMENTS", 0)
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(30)
+    x = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+    dy = _layout(rng.standard_normal((64, 6, 28, 28)).astype(np.float32), "channels_last")
+    g = conv_geometry((28, 28), (5, 5), (1, 1), ((2, 2), (2, 2)), (1, 1), 1)
+    assert cpu._one_channel(x, g)
+    dw = cpu.conv_weight_grad(backend, x, dy, g)
+    assert dw.dtype == np.float32
+    xp = np.pad(x[:, 0].astype(np.float64), ((0, 0), (2, 2), (2, 2)))
+    d64 = dy.astype(np.float64)
+    want = np.stack([np.stack([np.einsum("nij,noij->o", xp[:, u:u + 28, v:v + 28], d64)
+                               for v in range(5)], -1) for u in range(5)], -2)  # fmt: skip
+    np.testing.assert_allclose(dw[:, 0], want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
 # -- mid-sized products on numba's threads (``_gemm_jit``) ----------------------------------
 def _gemm_operands(rng, dtype, m, k, n, layout):  # type: ignore[no-untyped-def]
     """``a (m, k)``, ``b (k, n)``: row-major (C) or transposed row-major views (T)."""

@@ -73,6 +73,7 @@ def test_conv_max_pool_fused_against_eager_and_float64(
     assert FUSED in _arrays_of(net).rewrites
     assert "ConvMaxPool" in _arrays_of(net).opaque
     np.testing.assert_array_equal(got[0], want[0])  # the forward: the same bits
+    np.testing.assert_array_equal(got[1], want[1])  # conv's weight gradient: eager's loop
     for a, b, o in zip(got, want, oracle):
         if exact:  # the gradients too
             np.testing.assert_array_equal(a, b)

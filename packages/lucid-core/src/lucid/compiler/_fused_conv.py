@@ -11,11 +11,11 @@ with NumPy (the same values, to float rounding) where they stop loading afterwar
 
 Values: the convolution's sums are ``_im2col_jit``'s, the maxima and winning taps
 ``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits. With
-``EXACT`` (the default) so do the gradients: the weight gradient's dot products are
-``_im2col_jit.weight_one_channel``'s, and the bias gradient is eager code's sum over the
-convolution's output gradient, which the backward pass writes for it. Without, the weight
-gradient sums a kernel row's taps in one pass and the bias is a float64 sum of the pooled
-gradient: equal to eager's to float32 rounding (tested against eager and a float64 oracle).
+``EXACT`` (the default) so do the gradients: the weight gradient is always
+``_im2col_jit.weight_one_channel``'s loop (a kernel row's taps in one pass, the same bits),
+and the bias gradient is eager code's sum over the convolution's output gradient, which the
+backward pass writes for it. Without, the bias is a float64 sum of the pooled gradient: equal
+to eager's to float32 rounding (tested against eager and a float64 oracle).
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ from lucid.backends._numpy import _compiled
 from lucid.backends._numpy.kernels.im2col import channel_sum
 
 _JIT = "_convpool_jit"
-# The gradients as eager code's bits (its dot products, its bias sum over the scattered
-# gradient); False: a kernel row's taps in one pass and a float64 bias sum over the pooled
-# gradient, equal to float32 rounding and faster (LeNet-5's conv1: ~0.7 ms a step less,
-# docs/performance.md).
+# The gradients as eager code's bits (its weight-gradient loop either way, its bias sum over
+# the scattered gradient); False: a float64 bias sum over the pooled gradient, equal to
+# float32 rounding, without writing the convolution's output gradient (docs/performance.md).
 EXACT = True
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 

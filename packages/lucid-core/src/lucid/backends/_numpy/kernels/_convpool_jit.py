@@ -10,10 +10,9 @@ tap wins ties, NaN propagates).
 
 ``conv_pool_weight``: the weight and bias gradients from the pooled gradient and the winning
 taps: each sample's gradient planes are laid out over the padded width (the winner of each
-window gets its gradient, the other taps zero) and each tap's sum is a dot product over that
-plane: ``_im2col_jit.weight_one_channel``'s (exact: the same bits, and the convolution's
-output gradient written for eager code's bias sum), or a kernel row's taps in one pass
-(float32 sums per sample in another order: equal to float32 rounding, 2.5x faster).
+window gets its gradient, the other taps zero) and the taps' sums are
+``_im2col_jit.weight_one_channel``'s loop (a kernel row's taps in one pass: the same bits);
+exact: the convolution's output gradient is written too, for eager code's bias sum.
 
 Layouts: ``xflat`` the padded input ``(N, Hp * Wp)``, ``w`` ``(C, KH * KW)``, pooled output,
 taps and gradient channels-last ``(N, PH, PW, C)``.
@@ -29,8 +28,8 @@ from numba import prange
 
 from lucid.backends._numpy._numba import NoAliasCompiler, U, run_split, specialised, split_threads
 
-# The weight gradient's dot products as ``_im2col_jit``'s (reassociated float32 runs, added
-# up in float64): LLVM vectorises a float reduction only when it may reorder it.
+# The weight gradient's sums as ``_im2col_jit``'s (reassociated float32 runs, added up in
+# float64): LLVM vectorises a float reduction only when it may reorder it.
 _jit_fast = numba.njit(
     nogil=True, cache=True, fastmath={"reassoc", "contract"}, pipeline_class=NoAliasCompiler
 )
@@ -60,11 +59,10 @@ def conv_pool_weight(kh: int, kw: int, ph: int, pw: int, exact: bool, xflat: Any
                      g: Any, idx: Any, dw: Any, db: Any, dy: Any) -> None:  # fmt: skip
     """Into ``dw`` ``(C, KH * KW)`` and ``db`` ``(C,)`` (float64): the weight and bias
     gradients of ``conv_pool``'s convolution for the pooled gradient ``g`` (``(N, PH, PW,
-    C)``, winning taps ``idx``). ``exact``: the dot products of
-    ``_im2col_jit.weight_one_channel`` (the same bits), and the convolution's output gradient
-    written into ``dy`` (``(N, OH, OW, C)``, every position a window covers; the rest stays
-    as given) for eager code's bias sum; else a kernel row's taps in one pass (another
-    order) and ``dy`` (``(N, 0, 0, C)``) untouched."""
+    C)``, winning taps ``idx``); ``dw`` is ``_im2col_jit.weight_one_channel``'s bits.
+    ``exact``: the convolution's output gradient is also written into ``dy`` (``(N, OH, OW,
+    C)``, every position a window covers; the rest stays as given) for eager code's bias
+    sum; else ``dy`` (``(N, 0, 0, C)``) is untouched."""
     n, cout = xflat.shape[0], g.shape[3]
     oh, ow = (xflat.shape[1] // wp) - kh + 1, wp - kw + 1
     length = (oh - 1) * wp + ow
@@ -72,7 +70,7 @@ def conv_pool_weight(kh: int, kw: int, ph: int, pw: int, exact: bool, xflat: Any
     planes = np.zeros((k, cout, length), dtype=g.dtype)  # positions no window covers stay 0
     parts = np.zeros((k, cout, kh * kw))
     bparts = np.zeros((k, cout))
-    name = f"conv_pool_weight_{kh}x{kw}_{ph}x{pw}_{'exact' if exact else 'rows'}"
+    name = f"conv_pool_weight_{kh}x{kw}_{ph}x{pw}_{'exact' if exact else 'pooled'}"
     fn = specialised(name, _make_conv_pool_weight, kh, kw, ph, pw, exact, decorator=_jit_fast)
     if k == 1:
         fn(xflat, wp, g, idx, planes[0], parts[0], bparts[0], dy)
@@ -143,26 +141,17 @@ def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int, EXACT: bool) -> A
                                     dy[U(n), U(i * PH + a), U(j * PW + b), U(o)] = val
                                 t += 1
             for o in range(cout):
-                if EXACT:  # _im2col_jit's weight_one_channel: one sum a tap
-                    for u in range(KH):
+                for u in range(KH):  # _im2col_jit's weight_one_channel, the same loop and bits:
+                    # a kernel row's KW taps in one pass, KW independent sums sharing each
+                    # plane load (one sum a pass is bound by its add chain: ~2.5x slower)
+                    off = u * wp
+                    s = np.zeros(KW, dtype=plane.dtype)
+                    for q in range(length):
+                        p = plane[U(o), U(q)]
                         for v in range(KW):
-                            off = u * wp + v
-                            s1 = plane[0, 0] * 0
-                            for q in range(length):
-                                s1 += plane[U(o), U(q)] * xflat[U(n), U(off + q)]
-                            acc[U(o), U(u * KW + v)] += s1
-                else:
-                    for u in range(KH):
-                        # a kernel row's KW taps in one pass: KW independent sums share each
-                        # plane load (one sum a pass is bound by its add chain: 2.5x slower)
-                        off = u * wp
-                        s = np.zeros(KW, dtype=plane.dtype)
-                        for q in range(length):
-                            p = plane[U(o), U(q)]
-                            for v in range(KW):
-                                s[v] += p * xflat[U(n), U(off + v + q)]
-                        for v in range(KW):
-                            acc[U(o), U(u * KW + v)] += s[v]
+                            s[v] += p * xflat[U(n), U(off + v + q)]
+                    for v in range(KW):
+                        acc[U(o), U(u * KW + v)] += s[v]
 
     return conv_pool_weight
 
