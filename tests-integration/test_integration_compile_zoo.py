@@ -43,7 +43,8 @@ def _one_thread():  # type: ignore[no-untyped-def]
 
 
 def test_every_zoo_family_has_a_case() -> None:
-    families = {compile_zoo.family_of(n) for n in models.list_models()}
+    # the zoo's own models (each has a family; a model another test registered has none)
+    families = {f for n in models.list_models() if (f := compile_zoo.family_of(n)) != "None"}
     extra = {"GPT (issue 30)", "LSTM (issue 30)"}  # the speed issue's models
     assert families | extra == {c.family for c in compile_zoo.CASES}
 
