@@ -15,6 +15,7 @@ the other's. Without torch only the lucid column is printed.
     python tools/bench/train_step.py --models lenet5 --rounds 11
     python tools/bench/train_step.py --quick              # smoke run: LeNet, 3 rounds, env as given
     python tools/bench/train_step.py --apart              # + each framework in its own process
+    python tools/bench/train_step.py --paired             # + own processes, rounds interleaved
     python tools/bench/train_step.py --compile --models lenet5,gpt   # lucid.compile, torch.compile
     LUCID_NUMBA=0 python tools/bench/train_step.py        # without lucid-core[numba] kernels
 """
@@ -399,6 +400,61 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
             "cpu": {fw: statistics.median(t) for fw, t in cpu.items()}}  # fmt: skip
 
 
+def serve(name: str, fw: str, threads: str, batch: int) -> None:
+    """A ``--paired`` worker: one framework in this process; times ``STEPS_PER_ROUND`` steps
+    each time the coordinator writes a line, and answers with one JSON line."""
+    mod = __import__(fw)
+    if threads == "1":
+        mod.set_num_threads(1)
+    step = _steppers(name, batch, [fw])[fw]
+    k = STEPS_PER_ROUND[name]
+    loss0 = step()
+    for _ in range(k):  # warm up
+        step()
+    print(json.dumps({"threads": mod.get_num_threads(), "loss0": loss0}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(k):
+            step()
+        t, c = (time.perf_counter() - t0) / k, (time.process_time() - c0) / k
+        print(json.dumps({"t": t, "c": c}), flush=True)
+
+
+def paired(env: dict[str, str], name: str, threads: str, rounds: int, batch: int) -> Any:
+    """Each framework in a process of its own (no OpenMP runtime, allocator or BLAS shared
+    between them: in one process torch's libgomp, loaded first, sets the wait policy of numba's
+    threads too), rounds still alternated so that both meet the same machine; medians."""
+    procs = {}
+    for fw in ("lucid", "torch"):
+        cmd = [sys.executable, __file__, "--serve", name, fw, threads, str(batch)]
+        procs[fw] = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)  # fmt: skip
+    try:
+        for p in procs.values():
+            assert p.stdout is not None
+            json.loads(p.stdout.readline())
+        times: dict[str, list[float]] = {fw: [] for fw in procs}
+        cpu: dict[str, list[float]] = {fw: [] for fw in procs}
+        for _ in range(rounds):
+            for fw, p in procs.items():
+                assert p.stdin is not None and p.stdout is not None
+                time.sleep(SETTLE_S)
+                p.stdin.write("round\n")
+                p.stdin.flush()
+                r = json.loads(p.stdout.readline())
+                times[fw].append(r["t"])
+                cpu[fw].append(r["c"])
+    except (json.JSONDecodeError, BrokenPipeError) as e:
+        print(f"  paired workers failed: {e!r}", flush=True)
+        return None
+    finally:
+        for p in procs.values():
+            p.communicate("quit\n")
+    return {fw: (statistics.median(t), statistics.median(cpu[fw])) for fw, t in times.items()}
+
+
 def _run(env: dict[str, str], *args: Any) -> dict[str, Any] | None:
     cmd = [sys.executable, __file__, "--worker", *map(str, args)]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -439,8 +495,17 @@ def main() -> None:
         action="store_true",
         help="instead: eager vs lucid.compile vs torch.compile, interleaved in one process",
     )
+    ap.add_argument(
+        "--paired",
+        action="store_true",
+        help="also time each framework in a process of its own, rounds interleaved",
+    )
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--serve", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.serve:
+        name, fw, threads, batch = args.serve
+        return serve(name, fw, threads, int(batch))
     if args.worker:
         name, mode, threads, rounds, batch = args.worker
         print(json.dumps(worker(name, mode, threads, int(rounds), int(batch))))
@@ -508,6 +573,13 @@ def main() -> None:
                     ra = la / ta if la and ta else None
                     row = f"{'  (apart)':16s} {thr:>12s} {label:>8s} {_fmt(la, '9.2f', 1e3)} "
                     print(row + f"{_fmt(ta, '9.2f', 1e3):>9s} {_fmt(ra, '6.2f'):>6s}", flush=True)
+                if args.paired and has_torch:
+                    pr = paired(env, name, threads, rounds, batch)
+                    if pr:
+                        (lp, lc), (tp, tc) = pr["lucid"], pr["torch"]
+                        row = f"{'  (paired)':16s} {thr:>12s} {label:>8s} {lp * 1e3:9.2f} "
+                        print(row + f"{tp * 1e3:9.2f} {lp / tp:6.2f} {'':>10s} {'':>10s} "
+                              f"{'':>9s} {lc * 1e3:>7.1f}/{tc * 1e3:.1f}", flush=True)  # fmt: skip
     print(
         f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
         "per step; MiB = VmHWM of a process running that framework alone (imports included); "

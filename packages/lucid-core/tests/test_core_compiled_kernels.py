@@ -229,6 +229,7 @@ def split(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
     monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
     monkeypatch.setattr(_numba, "split_threads", spy)  # ``_numba.run``'s
     for mod in ("_im2col_jit", "_gemm_jit"):  # every pass that asks
         monkeypatch.setattr(f"lucid.backends._numpy.kernels.{mod}.split_threads", spy)
@@ -288,6 +289,7 @@ def test_no_split_in_a_forked_child_or_after_openblas_ran_last(monkeypatch) -> N
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
     monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
     monkeypatch.setattr(layer, "pid", None)
     monkeypatch.setattr(layer, "ok", None)
     cores = _numba.numba.config.NUMBA_NUM_THREADS
@@ -318,6 +320,7 @@ def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, monkeypatch
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
     monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
     monkeypatch.setattr(_numba.thread_layer, "pid", None)
     monkeypatch.setattr(_numba.thread_layer, "ok", None)
     if preset is None:
@@ -326,6 +329,68 @@ def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, monkeypatch
         monkeypatch.setenv("OMP_WAIT_POLICY", preset)
     _numba.split_threads(1 << 20)
     assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")
+
+
+@pytest.mark.parametrize(
+    ("policy", "spin_count", "loaded", "spins"),
+    [
+        (None, None, False, False),  # lucid's passive default takes effect
+        (None, None, True, True),  # torch loaded GNU OpenMP first: GNU's spinning default
+        ("PASSIVE", None, True, False),
+        ("active", None, False, True),
+        (None, "20000", False, True),  # a spin count wins over any policy
+        (None, "0", True, True),
+    ],
+)
+def test_whether_numbas_openmp_threads_will_spin(  # type: ignore[no-untyped-def]
+    policy, spin_count, loaded, spins, monkeypatch
+) -> None:
+    # GNU OpenMP reads its policy once, when it loads: lucid's default only counts where it
+    # is set before (docs/performance.md, "A shared OpenMP runtime").
+    from lucid.backends._numpy import _numba
+
+    for name, value in (("OMP_WAIT_POLICY", policy), ("GOMP_SPINCOUNT", spin_count)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    monkeypatch.setattr(_numba, "_gnu_openmp_loaded", lambda: loaded)
+    monkeypatch.setattr(_numba.omp_threads, "spins", None)
+    _numba._sleeping_omp_threads()
+    assert _numba.omp_threads.spins is spins
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # decided once: a later call keeps it
+    _numba._sleeping_omp_threads()
+    assert _numba.omp_threads.spins is spins
+
+
+def test_spinning_openmp_threads_do_not_split_once_the_pool_ran(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Where numba's OpenMP threads spin after a split (torch loaded GNU OpenMP first), a pool
+    # hand-off after a split waits for them to let go of the cores: after the pool has run,
+    # compiled passes stay on one thread until the next split or ``set_num_threads``.
+    from lucid.backends._numpy import _numba
+
+    threads = _parallel.blas_threads
+    monkeypatch.setattr(_parallel, "workers", lambda: 2)
+    monkeypatch.setattr(threads, "last", None)
+    monkeypatch.setattr(threads, "openblas_after_numba", False)
+    monkeypatch.setattr(threads, "pool_after_numba", False)
+    monkeypatch.setattr(threads, "omp_spins", True)
+    monkeypatch.setattr(_numba.thread_layer, "pid", None)
+    monkeypatch.setattr(_numba.thread_layer, "ok", True)
+    cores = min(2, _numba.numba.config.NUMBA_NUM_THREADS)
+    assert _numba.split_threads(1 << 20) == cores
+    threads.pool(2)
+    assert _numba.split_threads(1 << 20) == 1
+    threads.ran(_parallel.NUMBA)  # a split elsewhere (as ``run_split`` records it)
+    assert _numba.split_threads(1 << 20) == cores
+    threads.pool(2)
+    monkeypatch.setattr(threads, "omp_spins", False)  # sleeping threads: the pool is no reason
+    assert _numba.split_threads(1 << 20) == cores
+    monkeypatch.setattr(threads, "omp_spins", True)
+    assert _numba.split_threads(1 << 20) == 1
+    monkeypatch.setattr(threads, "_requested", threads._requested)  # restored afterwards
+    threads.set_budget(threads.requested())  # ``set_num_threads`` starts the rules afresh
+    assert _numba.split_threads(1 << 20) == cores
 
 
 def test_a_split_keeps_products_off_openblas_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -28,6 +28,7 @@ def two_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every runtime may split over two threads, from any size."""
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
     monkeypatch.setattr(special, "SPLIT_BLOCKS_ELEMENTS", 0)
     if _compiled.load("_special_jit") is not None:
         from lucid.backends._numpy import _numba

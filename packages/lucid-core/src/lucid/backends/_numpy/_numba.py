@@ -22,6 +22,7 @@ parallel work since numba's last split (``_parallel``), and only for passes of
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import types
@@ -155,8 +156,52 @@ def _sleeping_omp_threads() -> None:
     """Before numba's threading layer first starts (its OpenMP runtime reads the variable when
     it loads): its threads sleep between passes (``OMP_WAIT_POLICY=PASSIVE``) unless the user
     chose a policy. Spinning threads on a loaded machine take the cores the next pass needs: a
-    LeNet-5 step took 25x longer at load 9 on 2 cores (docs/performance.md)."""
+    LeNet-5 step took 25x longer at load 9 on 2 cores (docs/performance.md).
+
+    GNU OpenMP reads the policy once, when the library loads: where another library of the
+    process loaded it first (torch does), or the user asked for spinning, numba's threads will
+    spin after each split; ``omp_threads.spins`` says so, for ``run_split`` to tell
+    ``_parallel`` once the layer is known to be OpenMP."""
+    if omp_threads.spins is None:  # decided once, before the setting below
+        omp_threads.spins = _openmp_will_spin()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _openmp_will_spin() -> bool:
+    """Whether GNU OpenMP's threads will spin after a parallel region, from the environment
+    as it is before lucid's default: a policy or spin count the user set, else whether the
+    library was loaded (and read the environment) before lucid could set its policy."""
+    policy = os.environ.get("OMP_WAIT_POLICY")
+    if os.environ.get("GOMP_SPINCOUNT", "").strip() not in ("", "0"):
+        return True
+    if policy is not None:
+        return policy.strip().upper() == "ACTIVE"
+    return _gnu_openmp_loaded()
+
+
+class _OmpThreads:
+    """Whether numba's OpenMP threads will spin after a split (``_sleeping_omp_threads``; None
+    until it has run)."""
+
+    __slots__ = ("spins",)
+
+    def __init__(self) -> None:
+        self.spins: bool | None = None
+
+
+omp_threads = _OmpThreads()
+
+
+def _gnu_openmp_loaded() -> bool:
+    """Whether GNU OpenMP (``libgomp.so.1``) is already loaded in this process (Linux)."""
+    noload = getattr(os, "RTLD_NOLOAD", None)
+    if noload is None:
+        return False
+    try:
+        ctypes.CDLL("libgomp.so.1", mode=noload | os.RTLD_LAZY)
+    except OSError:
+        return False
+    return True
 
 
 def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: Any = None) -> None:
@@ -178,5 +223,6 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
         try:
             layer = numba.np.ufunc.parallel.threading_layer()  # type: ignore[no-untyped-call]
             thread_layer.ok = layer in ("omp", "tbb")
+            blas_threads.omp_spins = layer == "omp" and bool(omp_threads.spins)
         except ValueError:
             thread_layer.ok = False
