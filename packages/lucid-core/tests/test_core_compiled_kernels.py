@@ -9,6 +9,8 @@ rounding.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -363,34 +365,58 @@ def test_whether_numbas_openmp_threads_will_spin(  # type: ignore[no-untyped-def
     assert _numba.omp_threads.spins is spins
 
 
-def test_spinning_openmp_threads_do_not_split_once_the_pool_ran(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_spinning_openmp_threads_stop_the_splits_the_pool_follows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Where numba's OpenMP threads spin after a split (torch loaded GNU OpenMP first), a pool
-    # hand-off after a split waits for them to let go of the cores: after the pool has run,
-    # compiled passes stay on one thread until the next split or ``set_num_threads``.
+    # hand-off right after a split waits for them to let go of the cores: that split runs on one
+    # thread from then on (same bits), the others still split, until ``set_num_threads``.
     from lucid.backends._numpy import _numba
 
     threads = _parallel.blas_threads
-    monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(threads, "last", None)
-    monkeypatch.setattr(threads, "openblas_after_numba", False)
-    monkeypatch.setattr(threads, "pool_after_numba", False)
+    monkeypatch.setattr(threads, "last_split", None)
+    monkeypatch.setattr(threads, "pool_follows", set())
     monkeypatch.setattr(threads, "omp_spins", True)
     monkeypatch.setattr(_numba.thread_layer, "pid", None)
     monkeypatch.setattr(_numba.thread_layer, "ok", True)
-    cores = min(2, _numba.numba.config.NUMBA_NUM_THREADS)
-    assert _numba.split_threads(1 << 20) == cores
+    ran: list[str] = []
+
+    def serial(out: np.ndarray) -> None:
+        ran.append("serial")
+        out[:] = 1.0
+
+    def make() -> Callable[..., None]:
+        def split(out: np.ndarray, k: int) -> None:  # numba compiles it under the name given
+            for i in _numba.numba.prange(k):
+                out[i] = 1.0
+
+        ran.append("split")
+        return split
+
+    def use(name: str) -> None:
+        monkeypatch.setattr(_numba, "specialised", lambda n, mk, **kw: (ran.append(n), mk())[1])
+        _numba.run_split(name, make, serial, (np.zeros(2),), 2)
+
+    use("a_split")
+    use("b_split")
+    threads.pool(2)  # the pool right after b's split: b is to blame
+    assert threads.pool_follows == {"b_split"}
+    ran.clear()
+    use("b_split")
+    assert ran == ["serial"]
+    ran.clear()
+    use("a_split")
+    assert ran[0] == "a_split"
     threads.pool(2)
-    assert _numba.split_threads(1 << 20) == 1
-    threads.ran(_parallel.NUMBA)  # a split elsewhere (as ``run_split`` records it)
-    assert _numba.split_threads(1 << 20) == cores
-    threads.pool(2)
+    threads.pool(2)  # the pool after the pool: nothing new to blame
+    assert threads.pool_follows == {"a_split", "b_split"}
     monkeypatch.setattr(threads, "omp_spins", False)  # sleeping threads: the pool is no reason
-    assert _numba.split_threads(1 << 20) == cores
+    ran.clear()
+    use("a_split")
+    assert ran[0] == "a_split"
     monkeypatch.setattr(threads, "omp_spins", True)
-    assert _numba.split_threads(1 << 20) == 1
     monkeypatch.setattr(threads, "_requested", threads._requested)  # restored afterwards
     threads.set_budget(threads.requested())  # ``set_num_threads`` starts the rules afresh
-    assert _numba.split_threads(1 << 20) == cores
+    assert threads.pool_follows == set()
 
 
 def test_a_split_keeps_products_off_openblas_threads(monkeypatch) -> None:  # type: ignore[no-untyped-def]

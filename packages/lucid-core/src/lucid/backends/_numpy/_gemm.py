@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends._numpy import _compiled, _parallel
-from lucid.backends._numpy._parallel import OPENBLAS, POOL, blas_threads, in_worker
+from lucid.backends._numpy._parallel import NUMBA, OPENBLAS, POOL, blas_threads, in_worker
 
 # OpenBLAS runs products below about this many FLOPs on one thread by itself.
 _TINY_FLOPS = 2 * 64**3
@@ -144,6 +144,10 @@ def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
     thread's ``matmul``: one GEMM each, a stack times a matrix flattened); else ``matmul``
     each."""
     if not _pairs(a, b) or not _pairs(c, d) or in_worker():
+        return matmul(a, b), matmul(c, d)
+    if blas_threads.omp_spins and blas_threads.last == NUMBA:
+        # numba's threads spin after their split: the pool's thread would wait for a core (and
+        # the split be blamed, ``_numba.run_split``); ``matmul`` keeps to numba's threads
         return matmul(a, b), matmul(c, d)
     budget = blas_threads.budget()
     if budget < 2:

@@ -161,7 +161,8 @@ def _sleeping_omp_threads() -> None:
     GNU OpenMP reads the policy once, when the library loads: where another library of the
     process loaded it first (torch does), or the user asked for spinning, numba's threads will
     spin after each split; ``omp_threads.spins`` says so, for ``run_split`` to tell
-    ``_parallel`` once the layer is known to be OpenMP."""
+    ``_parallel`` once the layer is known to be OpenMP: from then on a split after which lucid's
+    pool ran next runs on one thread (``_parallel.BlasThreads.pool_follows``)."""
     if omp_threads.spins is None:  # decided once, before the setting below
         omp_threads.spins = _openmp_will_spin()
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -212,6 +213,11 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
     splitting goes on only on a thread-safe layer."""
     if thread_layer.ok is None:
         _sleeping_omp_threads()
+    elif blas_threads.omp_spins and name in blas_threads.pool_follows:
+        # numba's threads spin, and lucid's pool ran right after this split before: its
+        # threads would wait for the spinners again (the same bits on one thread)
+        fallback() if fallback is not None else serial(*args)
+        return
     try:
         specialised(name, make, parallel=True, inner=serial)(*args, k)
     except Exception:  # noqa: BLE001  (numba found no threading layer it can load)
@@ -219,6 +225,7 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
         fallback() if fallback is not None else serial(*args)
         return
     blas_threads.ran(NUMBA)
+    blas_threads.last_split = name
     if thread_layer.ok is None:
         try:
             layer = numba.np.ufunc.parallel.threading_layer()  # type: ignore[no-untyped-call]

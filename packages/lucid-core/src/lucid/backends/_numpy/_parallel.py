@@ -84,7 +84,10 @@ class BlasThreads:
         # ask it to let them sleep (torch imported first, sharing the process's libgomp), or
         # the user asked for spinning (set by ``_numba``; docs/performance.md)
         self.omp_spins = False
-        self.pool_after_numba = False  # lucid's pool ran since numba's last split
+        self.last_split: str | None = None  # the name of numba's last split (``_numba``)
+        # Where numba's threads spin: the splits after which lucid's pool ran next (its threads
+        # then wait for the spinners to let go of the cores), which run on one thread from then on
+        self.pool_follows: set[str] = set()
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -135,7 +138,7 @@ class BlasThreads:
         with self._lock:
             self._requested = n
             self.last, self.openblas_after_numba = None, False  # the runtimes' rules afresh
-            self.pool_after_numba = False
+            self.pool_follows.clear()
             if self._users:  # inside single_blas_thread: the last one out restores n
                 self._saved = [n] * len(self._saved)
                 return
@@ -173,8 +176,6 @@ class BlasThreads:
         self.last = runtime
         if runtime != POOL:
             self.openblas_after_numba = runtime == OPENBLAS
-        if runtime == NUMBA:
-            self.pool_after_numba = False
 
     def openblas_may_run(self) -> bool:
         """Whether a product may go to OpenBLAS's own threads: lucid's threads (the pool,
@@ -183,10 +184,8 @@ class BlasThreads:
 
     def numba_may_split(self) -> bool:
         """Whether a compiled pass may split over numba's threads: OpenBLAS's threads have not
-        run parallel work since numba's last split (their spin would hold numba's cores), nor,
-        where numba's threads spin (``omp_spins``), lucid's pool (whose threads would then wait
-        for the spinning ones to let go of the cores, after every split)."""
-        return not (self.openblas_after_numba or (self.omp_spins and self.pool_after_numba))
+        run parallel work since numba's last split (their spin would hold numba's cores)."""
+        return not self.openblas_after_numba
 
     def threads_here(self) -> int:
         """How many threads work split from this thread may use: the budget, or 1 inside the
@@ -208,7 +207,9 @@ class BlasThreads:
         Callers ask for the thread budget; a pool of another size replaces the old one, whose
         idle threads are told to exit (a pool per size would pile up threads).
         """
-        self.last, self.pool_after_numba = POOL, True
+        if self.omp_spins and self.last == NUMBA and self.last_split is not None:
+            self.pool_follows.add(self.last_split)
+        self.last = POOL
         with self._lock:
             # A forked child inherits the pool object but not its threads: make a new one.
             stale = self._pool_pid != os.getpid()
