@@ -199,7 +199,7 @@ def rnn_blas(model: str, rounds: int, per: int, batch: int) -> None:
 
 
 # The GPT step's splits (issue 30): name -> [(module, attribute, value that turns it off)]
-SPLITS = {
+SPLITS: dict[str, list[tuple[str, str, Any]]] = {
     "attention": [("lucid.nn.functional.attention", "SPLIT_FLOPS", float("inf"))],
     "gelu": [("lucid.backends._numpy.kernels._special_jit", "SPLIT_ELEMENTS", 1 << 62),
              ("lucid.backends._numpy.kernels.special", "SPLIT_BLOCKS_ELEMENTS", 1 << 62)],
@@ -214,11 +214,17 @@ SPLITS = {
 def gpt_split(model: str, rounds: int, per: int, batch: int) -> None:
     """In one process: the splits of ``SPLITS`` all off, all on, each alone (where its module
     loads: the compiled ones need numba)."""
+    _switch_splits("gpt-split", SPLITS, model, rounds, per, batch)
+
+
+def _switch_splits(label: str, table: dict[str, list[tuple[str, str, Any]]], model: str,
+                   rounds: int, per: int, batch: int) -> None:  # fmt: skip
+    """The ``table``'s switches all off, all on and each alone, alternated in one process."""
     import importlib  # noqa: PLC0415
 
     step = _stepper(model, batch)  # first: the kernels' modules load
     switches: dict[str, list[tuple[Any, str, Any, Any]]] = {}
-    for name, entries in SPLITS.items():
+    for name, entries in table.items():
         for mod_name, attr, off in entries:
             try:
                 mod = importlib.import_module(mod_name)
@@ -239,7 +245,7 @@ def gpt_split(model: str, rounds: int, per: int, batch: int) -> None:
     setters.update({f"only-{name}": variant({name}) for name in switches})
     from lucid.backends._numpy import _parallel  # noqa: PLC0415
 
-    print(f"gpt-split, {model}, threads {_parallel.workers()}, switches {sorted(switches)}")
+    print(f"{label}, {model}, threads {_parallel.workers()}, switches {sorted(switches)}")
     _alternate(step, setters, rounds, per)
 
 
@@ -256,30 +262,7 @@ LSTM_SPLITS: dict[str, list[tuple[str, str, Any]]] = {
 def lstm_split(model: str, rounds: int, per: int, batch: int) -> None:
     """In one process: the splits of ``LSTM_SPLITS`` all off, all on, each alone; the main
     thread's CPU per step is the serial part the splits shorten."""
-    import importlib  # noqa: PLC0415
-
-    step = _stepper(model, batch)
-    switches: dict[str, list[tuple[Any, str, Any, Any]]] = {}
-    for name, entries in LSTM_SPLITS.items():
-        for mod_name, attr, off in entries:
-            mod = importlib.import_module(mod_name)
-            if hasattr(mod, attr):
-                switches.setdefault(name, []).append((mod, attr, getattr(mod, attr), off))
-
-    def variant(on: set[str]) -> Callable[[], None]:
-        def set_variant() -> None:
-            for name, entries in switches.items():
-                for mod, attr, default, off in entries:
-                    setattr(mod, attr, default if name in on else off)
-
-        return set_variant
-
-    setters = {"off": variant(set()), "on": variant(set(switches))}
-    setters.update({f"only-{name}": variant({name}) for name in switches})
-    from lucid.backends._numpy import _parallel  # noqa: PLC0415
-
-    print(f"lstm-split, {model}, threads {_parallel.workers()}, switches {sorted(switches)}")
-    _alternate(step, setters, rounds, per)
+    _switch_splits("lstm-split", LSTM_SPLITS, model, rounds, per, batch)
 
 
 def omp(model: str, rounds: int, per: int, batch: int) -> None:
