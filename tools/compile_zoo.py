@@ -231,8 +231,7 @@ CASES: list[Case] = [
     Case(
         "mask_rcnn",
         "maskrcnn_resnet50_fpn",
-        image_list(3, 128),  # eval: where no proposal survives, eager mode's box decoding
-        # raises (reshape(0, -1) of an empty set; a lucid-models bug): this case FAILs there
+        image_list(3, 128),
         {"min_size": 128, "max_size": 128},
         slow=True,
         train_inputs=detection_train(3, 128, masks=True),
@@ -382,6 +381,9 @@ def check(case: Case) -> Result:
 
 def main(argv: list[str]) -> int:
     picked = [c for c in CASES if not argv or c.family in argv or c.name in argv]
+    # one thread, as the CI tests compare: at two, a product's route (and its last bits)
+    # follows the last parallel runtime, and a replay can meet another than eager did
+    lucid.set_num_threads(1)
     failed = 0
     print("| family | model (config) | compiled vs eager | replay | s |")
     print("|---|---|---|---|---:|")
