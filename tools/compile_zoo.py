@@ -29,7 +29,7 @@ import copy
 import functools
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -331,12 +331,12 @@ def _arr(t: lucid.Tensor) -> np.ndarray:
 
 
 def _steps(model: nn.Module, run: Any, batches: list[tuple[Any, ...]], mode: str,
-           seed: int) -> list[Record]:  # fmt: skip
-    """Seeded calls of ``run``; in "train" and "eval" a backward and an optimizer step each."""
+           seed: int) -> Iterator[Record]:  # fmt: skip
+    """Seeded calls of ``run``; in "train" and "eval" a backward and an optimizer step each
+    (a record per call, as it comes: the caller interleaves eager and compiled calls)."""
     getattr(model, "eval" if mode != "train" else "train")()
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     named = list(model.named_parameters())
-    records = []
     for i, batch in enumerate(batches):
         lucid.manual_seed(seed + i)  # the same draws (dropout) both ways
         with lucid.set_grad_enabled(mode != "no_grad"):
@@ -353,11 +353,11 @@ def _steps(model: nn.Module, run: Any, batches: list[tuple[Any, ...]], mode: str
         if mode != "no_grad":
             opt.step()
         state = {k: _arr(v) for k, v in model.state_dict().items()}
-        records.append(Record(outputs, loss, grads, state))
-    return records
+        yield Record(outputs, loss, grads, state)
 
 
-def _compare(mode: str, eager: list[Record], comp: list[Record]) -> None:
+def _compare(mode: str, eager: Iterator[Record], comp: Iterator[Record]) -> None:
+    """Step by step (one record of each alive at a time: VGG's state is 0.5 GB)."""
     for i, (e, c) in enumerate(zip(eager, comp)):
         at = f"{mode}, call {i + 1}"
         if len(e.outputs) != len(c.outputs):
