@@ -588,3 +588,58 @@ def test_more_faster_rcnn_training_matches_torchvision(
             "roi_heads.box_predictor.cls_score.weight",
             "backbone.fpn.layer_blocks.0.0.weight"]  # fmt: skip
     _compare_training(ref, models.create_model(name, **TRAIN_SMALL), keys)
+
+
+def _small_mask_rcnn(**kwargs: Any) -> Any:
+    """A ResNet-18 FPN (32 channels) Mask R-CNN on 64x64 images: the full eval path, cheap."""
+    from lucid.models.detection._utils import resnet_fpn_backbone
+    from lucid.models.detection.mask_rcnn import MaskRCNN, MaskRCNNHeads
+    from lucid.models.detection.roi_heads import FastRCNNPredictor, TwoMLPHead
+
+    return MaskRCNN(
+        resnet_fpn_backbone("resnet18", out_channels=32), num_classes=4, min_size=64,
+        max_size=64, box_head=TwoMLPHead(32 * 49, 64), box_predictor=FastRCNNPredictor(64, 4),
+        mask_head=MaskRCNNHeads(32, (256,)), rpn_pre_nms_top_n_test=50,
+        rpn_post_nms_top_n_test=20, **kwargs,
+    ).eval()  # fmt: skip
+
+
+@pytest.mark.parametrize("where", ["rpn_score_thresh", "box_score_thresh"])
+def test_rcnn_eval_with_nothing_surviving_gives_empty_detections(where: str) -> None:
+    # no proposal survives the RPN's score threshold (the box decoding once raised on
+    # ``reshape(0, -1)``; torchvision reshapes only when ``box_sum > 0``), or proposals
+    # survive but no detection does: per image empty boxes, labels, scores and masks
+    lucid.manual_seed(0)
+    model = _small_mask_rcnn(**{where: 1.1})  # sigmoid and softmax scores are all below 1.1
+    images = [lucid.rand(3, 64, 64), lucid.rand(3, 48, 56)]
+    with lucid.set_grad_enabled(where == "rpn_score_thresh"):  # with and without a graph
+        out = model(images)
+    assert len(out) == 2
+    for det, (h, w) in zip(out, [(64, 64), (48, 56)]):
+        assert {k: tuple(v.shape) for k, v in det.items()} == {
+            "boxes": (0, 4), "labels": (0,), "scores": (0,), "masks": (0, 1, h, w)
+        }  # fmt: skip
+        assert det["labels"].dtype == lucid.int64 and det["boxes"].dtype == lucid.float32
+    if where == "rpn_score_thresh":
+        lucid.manual_seed(0)
+        with lucid.no_grad():
+            dets = _small_mask_rcnn()(images)  # the same model, default thresholds: detections
+        assert all(d["boxes"].shape[0] > 0 for d in dets)
+
+
+def test_box_coder_decodes_no_boxes_and_mixed_empty_images() -> None:
+    from lucid.models.detection._utils import BoxCoder
+
+    coder = BoxCoder((10.0, 10.0, 5.0, 5.0))
+    assert coder.decode(lucid.zeros(0, 12), [lucid.zeros(0, 4)]).shape == (0, 3, 4)
+    assert coder.decode(lucid.zeros(0, 12), [lucid.zeros(0, 4)] * 2).shape == (0, 3, 4)
+    boxes = lucid.tensor([[0.0, 0.0, 4.0, 6.0], [1.0, 2.0, 5.0, 3.0]])
+    lucid.manual_seed(0)
+    codes = lucid.randn(2, 8) * 0.1
+    got = coder.decode(codes, [lucid.zeros(0, 4), boxes])  # an image without boxes first
+    np.testing.assert_allclose(got.numpy(), coder.decode(codes, [boxes]).numpy(), rtol=0, atol=0)
+    # box 0, class 0: (dx, dy, dw, dh) / weights against the box's centre and size
+    dx, dy, dw, dh = (codes.numpy()[0, :4] / np.array([10.0, 10.0, 5.0, 5.0])).tolist()
+    cx, cy, w, h = 2.0 + dx * 4.0, 3.0 + dy * 6.0, 4.0 * np.exp(dw), 6.0 * np.exp(dh)
+    np.testing.assert_allclose(got.numpy()[0, 0], [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2],
+                               rtol=1e-5, atol=1e-5)  # fmt: skip

@@ -80,6 +80,9 @@ class CompiledFunction(Function):
 
     prog: ArrayProgram
     frame: list[Any] | None
+    # None (not zeros) for the outputs no gradient reached, where the engine honours
+    # ``set_materialize_grads(False)``: eager mode leaves the inputs only they reach at None
+    _materialize = False
 
     @staticmethod
     def backward(ctx: Any, *grads: Any) -> Any:
@@ -96,11 +99,21 @@ class CompiledFunction(Function):
         tasks = engine._running.tasks
         if not tasks or not tasks[-1].retain_graph:
             ctx.frame = None  # freed as the eager nodes free what they saved
-        if prog.bwd is None:
-            return prog.trace(ctx, frame, list(grads))
         bk = ctx.backend
-        got = prog.bwd(frame, [g._data for g in grads], prog.consts)
-        return tuple([None if r is None else Tensor.from_backend_array(r, bk) for r in got])
+        dead = [i for i, g in enumerate(grads) if g is None]
+        if dead:  # the program runs on zeros there; what only they reach stays None below
+            grads = tuple([Tensor.from_backend_array(_zeros(bk, *ctx._out_meta[i]), bk)
+                           if g is None else g for i, g in enumerate(grads)])  # fmt: skip
+        if prog.bwd is None:
+            got = prog.trace(ctx, frame, list(grads))
+        else:
+            arrays = prog.bwd(frame, [g._data for g in grads], prog.consts)
+            got = tuple([None if r is None else Tensor.from_backend_array(r, bk) for r in arrays])
+        if not dead:
+            return got
+        reach = prog.reach()
+        live = set().union(*[reach[i] for i in range(len(grads)) if i not in dead])
+        return tuple([g if e in live else None for e, g in enumerate(got)])
 
 
 def _save(c: Any) -> None:
@@ -150,6 +163,7 @@ class ArrayProgram:
     def __init__(self) -> None:
         self.consts: list[Any] = []
         self.bwd: Any = None  # the recorded backward (after the first traced one)
+        self._reach: list[frozenset[int]] | None = None  # see reach()
         self.failed = ""  # why the backward could not be recorded (then: op-level replay)
         self.opaque: list[str] = []  # ops whose backward formula runs as written
         self.rewrites: list[str] = []  # what the program does otherwise than the capture
@@ -369,6 +383,30 @@ class ArrayProgram:
         return _rebuild(self.out_t, env)
 
     # -- the backward ---------------------------------------------------------------------------
+    def reach(self) -> list[frozenset[int]]:
+        """Per node output, the node's edges (inputs needing a gradient) whose gradient
+        depends on it: an edge that no output with a gradient reaches gets None, as eager."""
+        if self._reach is None:
+            steps = self.steps
+            ext_at = {k: i for i, k in enumerate(self.ext_rg)}
+            producer: dict[int, int] = {}
+            of_op: dict[int, frozenset[int]] = {}
+            for j in self.ops:  # in forward order: an input's producer comes first
+                found: set[int] = set()
+                for a, need in zip(steps[j][2], steps[j][5]):
+                    if not need:
+                        continue
+                    if a.k in producer:
+                        found |= of_op[producer[a.k]]
+                    elif a.k in ext_at:
+                        found.add(ext_at[a.k])
+                of_op[j] = frozenset(found)
+                for o in steps[j][4]:
+                    producer[o] = j
+            self._reach = [of_op[producer[k]] if k in producer else frozenset()
+                           for k in self.node_outs]  # fmt: skip
+        return self._reach
+
     def trace(self, node: Any, frame: list[Any], grads: list[Tensor]) -> tuple[Any, ...]:
         """Run the backward formulas as the engine would (same order, same sums), recording
         their ops on arrays; the recorded backward serves the next calls."""

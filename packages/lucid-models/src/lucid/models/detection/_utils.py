@@ -66,11 +66,18 @@ class BoxCoder:
         return out.flatten(1)
 
     def decode(self, rel_codes: Tensor, boxes: list[Tensor]) -> Tensor:
-        """The codes of all images (rows in the order of ``boxes``): ``(N, k, 4)``."""
+        """The codes of all images (rows in the order of ``boxes``): ``(N, k, 4)``. With no
+        box at all (no proposal survived) ``rel_codes`` is ``(0, 4 k)`` and the result
+        ``(0, k, 4)``: ``reshape(0, -1)`` would be ambiguous, so torchvision reshapes only when
+        ``box_sum > 0``."""
         concat = lucid.cat(boxes, dim=0)
-        return self.decode_single(rel_codes.reshape(concat.shape[0], -1), concat).reshape(
-            concat.shape[0], -1, 4
-        )
+        box_sum = concat.shape[0]
+        if box_sum > 0:
+            rel_codes = rel_codes.reshape(box_sum, -1)
+        pred_boxes = self.decode_single(rel_codes, concat)
+        if box_sum > 0:
+            return pred_boxes.reshape(box_sum, -1, 4)
+        return pred_boxes.reshape(0, pred_boxes.shape[-1] // 4, 4)
 
 
 class Matcher:

@@ -384,8 +384,9 @@ class DetrModel(nn.Module):
         feature_map, mask = self.backbone(pixel_values, pixel_mask)
         src = self.input_projection(feature_map).flatten(2).transpose(1, 2)
         pos = self.position_embedding(mask, pixel_values.dtype).flatten(2).transpose(1, 2)
-        flat_mask = mask.flatten(1)
-        key_mask = None if bool(flat_mask.all()) else flat_mask
+        # the mask always goes in, as upstream DETR's ``src_key_padding_mask`` does: where
+        # no pixel is padded ``where`` keeps every score (the same bits), and no value is read
+        key_mask = mask.flatten(1)
         x = F.dropout(src, p=self.dropout, training=self.training)
         for layer in self.encoder.layers:
             x = layer(x, pos, key_mask)
