@@ -184,7 +184,8 @@ class _GraphTask:
         """Run ``node``'s backward on its summed ``grads`` and pass the results along its
         edges: to the next nodes' slots (readying those with nothing more to wait for) and to
         the leaves' sums; then free what it saved unless the graph is retained."""
-        if not (
+        edges = node._edges
+        if (
             node._pre_hooks
             or node._retained
             or node._node_pre_hooks
@@ -193,74 +194,17 @@ class _GraphTask:
             or self.needed is not None
             or anomaly_mode._state.enabled
         ):
-            self._run_plain(node, grads)
-            return
-        if node._pre_hooks or node._retained:
-            grads = _apply_output_hooks(node, grads)
-        if node._node_pre_hooks:
-            grads = _apply_node_hooks(node._node_pre_hooks, grads, (grads,), "prehook")
-        capture = self.capture
-        if capture is not None:
-            for k, g in enumerate(grads):
-                if (node, k) in capture:
-                    capture[(node, k)] = g
-        edges = node._edges
-        needed = self.needed
-        on_path = needed is None or node in needed
-        if on_path and _any_not_none(grads):
-            if node._freed and node._had_saved:
-                raise RuntimeError(_FREED_MSG)
-            if anomaly_mode._state.enabled:
-                in_grads = _call_backward_checked(node, grads)
-            else:
-                in_grads = _call_backward(node, grads)
-        else:
-            in_grads = (None,) * len(edges)
-        if node._post_hooks:
-            in_grads = tuple(_apply_node_hooks(node._post_hooks, in_grads, (in_grads, grads),
-                                               "hook"))  # fmt: skip
-        pending, deps = self.pending, self.deps
-        for edge, g in zip(edges, in_grads):
-            if edge is None:
-                continue
-            if type(edge) is tuple:
-                nxt, k = edge
-                slot = pending.get(nxt)
-                if slot is None:
-                    slot = pending[nxt] = [None] * len(nxt._out_meta)
+            in_grads, on_path = self._backward_hooked(node, grads)
+        else:  # a training step's every node: the same steps without the hooks' checks
+            on_path = True
+            for g in grads:
                 if g is not None:
-                    shape, dtype = nxt._out_meta[k]
-                    data = g._data
-                    if data.shape != shape or data.dtype != dtype:
-                        g = _reduce_to(g, shape, dtype)
-                    old = slot[k]
-                    slot[k] = g if old is None else _plus(old, g)
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    self.ready.append(nxt)
-            elif g is not None:
-                data = g._data
-                if data.shape != edge._data.shape or data.dtype != edge._data.dtype:
-                    g = _reduce_to(g, tuple(edge._data.shape), edge._data.dtype)
-                _add_leaf(self.leaf_grads, edge, g)
-        if not self.retain_graph and on_path:  # autograd.grad leaves nodes below its inputs
-            node._had_saved = node._saved is not None
-            node._saved = None
-            node._freed = True
-
-    def _run_plain(self, node: Function, grads: list[Any]) -> None:
-        """``run_node`` for a node without hooks in a pass without ``inputs`` or anomaly
-        detection (a training step's every node): the same steps without their checks."""
-        edges = node._edges
-        for g in grads:
-            if g is not None:
-                if node._freed and node._had_saved:
-                    raise RuntimeError(_FREED_MSG)
-                in_grads = _call_backward(node, grads)
-                break
-        else:
-            in_grads = (None,) * len(edges)
+                    if node._freed and node._had_saved:
+                        raise RuntimeError(_FREED_MSG)
+                    in_grads = _call_backward(node, grads)
+                    break
+            else:
+                in_grads = (None,) * len(edges)
         pending, deps, leaf_grads = self.pending, self.deps, self.leaf_grads
         for edge, g in zip(edges, in_grads):
             if edge is None:
@@ -290,10 +234,40 @@ class _GraphTask:
                     leaf_grads[id(edge)] = [edge, g, False]
                 else:
                     _add_leaf(leaf_grads, edge, g)
-        if not self.retain_graph:
+        if not self.retain_graph and on_path:  # autograd.grad leaves nodes below its inputs
             node._had_saved = node._saved is not None
             node._saved = None
             node._freed = True
+
+    def _backward_hooked(self, node: Function, grads: list[Any]) -> tuple[Sequence[Any], bool]:
+        """``run_node``'s backward for a node with hooks or a retained gradient, or in a pass
+        with ``inputs`` (``autograd.grad``) or anomaly detection: the gradients its edges
+        get, and whether the node is on a path to the inputs (only those run and are freed)."""
+        if node._pre_hooks or node._retained:
+            grads = _apply_output_hooks(node, grads)
+        if node._node_pre_hooks:
+            grads = _apply_node_hooks(node._node_pre_hooks, grads, (grads,), "prehook")
+        capture = self.capture
+        if capture is not None:
+            for k, g in enumerate(grads):
+                if (node, k) in capture:
+                    capture[(node, k)] = g
+        needed = self.needed
+        on_path = needed is None or node in needed
+        in_grads: Sequence[Any]
+        if on_path and _any_not_none(grads):
+            if node._freed and node._had_saved:
+                raise RuntimeError(_FREED_MSG)
+            if anomaly_mode._state.enabled:
+                in_grads = _call_backward_checked(node, grads)
+            else:
+                in_grads = _call_backward(node, grads)
+        else:
+            in_grads = (None,) * len(node._edges)
+        if node._post_hooks:
+            in_grads = tuple(_apply_node_hooks(node._post_hooks, in_grads, (in_grads, grads),
+                                               "hook"))  # fmt: skip
+        return in_grads, on_path
 
 
 def _needed(
