@@ -183,8 +183,11 @@ class _GraphTask:
     def run_node(self, node: Function, grads: list[Any]) -> None:
         """Run ``node``'s backward on its summed ``grads`` and pass the results along its
         edges: to the next nodes' slots (readying those with nothing more to wait for) and to
-        the leaves' sums; then free what it saved unless the graph is retained."""
+        the leaves' sums; then free what it saved unless the graph is retained. One method,
+        both paths inline: a helper call per node cost the path that took it ~2%."""
         edges = node._edges
+        on_path = True
+        in_grads: Sequence[Any]
         if (
             node._pre_hooks
             or node._retained
@@ -193,10 +196,31 @@ class _GraphTask:
             or self.capture is not None
             or self.needed is not None
             or anomaly_mode._state.enabled
-        ):
-            in_grads, on_path = self._backward_hooked(node, grads)
-        else:  # a training step's every node: the same steps without the hooks' checks
-            on_path = True
+        ):  # hooks, a retained grad, autograd.grad's inputs or anomaly detection
+            if node._pre_hooks or node._retained:
+                grads = _apply_output_hooks(node, grads)
+            if node._node_pre_hooks:
+                grads = _apply_node_hooks(node._node_pre_hooks, grads, (grads,), "prehook")
+            capture = self.capture
+            if capture is not None:
+                for k, g in enumerate(grads):
+                    if (node, k) in capture:
+                        capture[(node, k)] = g
+            needed = self.needed
+            on_path = needed is None or node in needed  # autograd.grad: only those run
+            if on_path and _any_not_none(grads):
+                if node._freed and node._had_saved:
+                    raise RuntimeError(_FREED_MSG)
+                if anomaly_mode._state.enabled:
+                    in_grads = _call_backward_checked(node, grads)
+                else:
+                    in_grads = _call_backward(node, grads)
+            else:
+                in_grads = (None,) * len(edges)
+            if node._post_hooks:
+                in_grads = tuple(_apply_node_hooks(node._post_hooks, in_grads, (in_grads, grads),
+                                                   "hook"))  # fmt: skip
+        else:  # a training step's every node: the same steps without their checks
             for g in grads:
                 if g is not None:
                     if node._freed and node._had_saved:
@@ -238,36 +262,6 @@ class _GraphTask:
             node._had_saved = node._saved is not None
             node._saved = None
             node._freed = True
-
-    def _backward_hooked(self, node: Function, grads: list[Any]) -> tuple[Sequence[Any], bool]:
-        """``run_node``'s backward for a node with hooks or a retained gradient, or in a pass
-        with ``inputs`` (``autograd.grad``) or anomaly detection: the gradients its edges
-        get, and whether the node is on a path to the inputs (only those run and are freed)."""
-        if node._pre_hooks or node._retained:
-            grads = _apply_output_hooks(node, grads)
-        if node._node_pre_hooks:
-            grads = _apply_node_hooks(node._node_pre_hooks, grads, (grads,), "prehook")
-        capture = self.capture
-        if capture is not None:
-            for k, g in enumerate(grads):
-                if (node, k) in capture:
-                    capture[(node, k)] = g
-        needed = self.needed
-        on_path = needed is None or node in needed
-        in_grads: Sequence[Any]
-        if on_path and _any_not_none(grads):
-            if node._freed and node._had_saved:
-                raise RuntimeError(_FREED_MSG)
-            if anomaly_mode._state.enabled:
-                in_grads = _call_backward_checked(node, grads)
-            else:
-                in_grads = _call_backward(node, grads)
-        else:
-            in_grads = (None,) * len(node._edges)
-        if node._post_hooks:
-            in_grads = tuple(_apply_node_hooks(node._post_hooks, in_grads, (in_grads, grads),
-                                               "hook"))  # fmt: skip
-        return in_grads, on_path
 
 
 def _needed(
