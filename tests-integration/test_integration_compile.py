@@ -17,17 +17,8 @@ import lucid.nn.functional as F
 from lucid import optim
 from lucid.models import create_model
 
-
-@pytest.fixture(autouse=True)
-def _one_thread():  # type: ignore[no-untyped-def]
-    """Compiled and eager compared at one thread: at two, a mid-sized product's route (OpenBLAS's
-    threads, numba's, one thread) follows the runtime of the last parallel work, and a replay,
-    which runs fewer or fused ops, can meet another route than eager did, with other last bits
-    (docs/guides/compile.md)."""
-    before = lucid.get_num_threads()
-    lucid.set_num_threads(1)
-    yield
-    lucid.set_num_threads(before)
+# compiled and eager compared at one thread (conftest.py's ``one_thread`` says why)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 class Block(nn.Module):

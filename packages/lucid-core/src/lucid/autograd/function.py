@@ -245,11 +245,13 @@ def ops_watched() -> bool:
     return bool(_interceptors or _observers)
 
 
-def arrays_only() -> bool:
-    """Whether a backward may compute its gradients on arrays, calling what the ops it would
-    apply call (the same bits) without their ``Function.apply``: no graph to record (no
-    ``create_graph``), no ``intercept_ops``/``observe_ops`` block to see the ops, and no
-    channels-last tensor whose layout the ops would carry to their outputs."""
+def records_nothing() -> bool:
+    """Whether an op run now would record nothing and be seen by nobody: grad mode is off (a
+    no-grad forward, or a backward without ``create_graph``), no ``intercept_ops``/
+    ``observe_ops`` block is active, and no channels-last tensor exists whose layout the ops
+    would carry to their outputs. Then a layer's no-grad fast path (generation) or a backward
+    may compute on arrays, calling what the ops it would apply call (the same bits), without
+    their ``Function.apply`` (docs/performance.md)."""
     return not (grad_mode._state.enabled or _interceptors or _observers or _memory_format._marked)
 
 
@@ -264,11 +266,6 @@ def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor
         if quiet is not None:
             quiet[0].reset(token)
     return Tensor.from_backend_array(out, backend)
-
-
-# The no-grad fast paths of layers (generation, docs/performance.md) ask the same question: an op
-# run now would record nothing and be seen by nobody.
-records_nothing = arrays_only
 
 
 @contextlib.contextmanager

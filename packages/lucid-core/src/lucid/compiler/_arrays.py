@@ -844,6 +844,23 @@ def _slots_read(x: Any, into: set[int]) -> None:
             _slots_read(v, into)
 
 
+def _reads_and_outs(steps: list[tuple[Any, ...]], out_t: Any) -> tuple[dict[int, int], set[int]]:
+    """How many steps read each slot, and the slots the function returns: a rewrite that
+    drops an intermediate needs it read once (by the op it fuses into) and not returned."""
+    reads: dict[int, int] = {}
+    for st in steps:
+        found: set[int] = set()
+        if st[0] in ("op", "call"):
+            _slots_read((st[2], st[3]), found)
+        elif st[0] == "alias":
+            found.add(st[2])
+        for k in found:
+            reads[k] = reads.get(k, 0) + 1
+    outs: set[int] = set()
+    _slots_read(out_t, outs)
+    return reads, outs
+
+
 def _is_max_pool(cls: Any) -> bool:
     # lucid-nn's max pooling op, by name: the compiler sits below lucid.nn (imports go down)
     return getattr(cls, "__name__", "") == "MaxPool" and cls.__module__.startswith("lucid.nn")
@@ -860,17 +877,7 @@ def _commute_relu_max_pool(
     Returns the steps, the slots' metadata (the ReLU's slot now holds the pooled input) and
     a line per rewrite."""
     ops = [j for j, st in enumerate(steps) if st[0] in ("op", "call", "alias", "grad")]
-    reads: dict[int, int] = {}  # slot -> how many steps (and outputs) read it
-    for st in steps:
-        found: set[int] = set()
-        if st[0] in ("op", "call"):
-            _slots_read((st[2], st[3]), found)
-        elif st[0] == "alias":
-            found.add(st[2])
-        for k in found:
-            reads[k] = reads.get(k, 0) + 1
-    outs: set[int] = set()
-    _slots_read(out_t, outs)
+    reads, outs = _reads_and_outs(steps, out_t)
     new = list(steps)
     meta = dict(meta)
     done: list[str] = []
@@ -974,17 +981,7 @@ def _fuse_masked_softmax(
     dim (attention as nanoGPT writes it), as one ``ScaledMaskedSoftmax``: the two temporaries
     and four of the six passes each way go. Only where each intermediate feeds only the next
     op, the mask and fill need no gradient, and the dtypes stay the input's."""
-    reads: dict[int, int] = {}
-    for st in steps:
-        found: set[int] = set()
-        if st[0] in ("op", "call"):
-            _slots_read((st[2], st[3]), found)
-        elif st[0] == "alias":
-            found.add(st[2])
-        for k in found:
-            reads[k] = reads.get(k, 0) + 1
-    outs: set[int] = set()
-    _slots_read(out_t, outs)
+    reads, outs = _reads_and_outs(steps, out_t)
     producer = {st[4][0]: j for j, st in enumerate(steps) if st[0] == "op" and len(st[4]) == 1}
     new = list(steps)
     meta = dict(meta)
@@ -1056,17 +1053,7 @@ def _fuse_conv_max_pool(
     indices returned) and the convolution's output feeds only the pool: the output is never
     written (the pool reads it from a scratch plane) and the backward makes no scattered
     gradient (``_fused_conv``)."""
-    reads: dict[int, int] = {}
-    for st in steps:
-        found: set[int] = set()
-        if st[0] in ("op", "call"):
-            _slots_read((st[2], st[3]), found)
-        elif st[0] == "alias":
-            found.add(st[2])
-        for k in found:
-            reads[k] = reads.get(k, 0) + 1
-    outs: set[int] = set()
-    _slots_read(out_t, outs)
+    reads, outs = _reads_and_outs(steps, out_t)
     ops = [j for j, st in enumerate(steps) if st[0] in ("op", "call", "alias", "grad")]
     new = list(steps)
     meta = dict(meta)

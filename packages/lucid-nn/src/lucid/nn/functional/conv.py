@@ -19,7 +19,7 @@ from typing import Any
 
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
-from lucid.autograd.function import Function, arrays_only, quiet_array_call
+from lucid.autograd.function import Function, quiet_array_call, records_nothing
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
 from lucid.nn.functional._util import fused_backward, fused_forward
@@ -59,7 +59,7 @@ def _conv_backward(ctx: Any, g: Tensor) -> tuple[Any, Any, Any]:
     x, w = ctx.saved_tensors
     need = ctx.needs_input_grad
     geom = ctx.geom
-    if arrays_only() and not autocast_active():
+    if records_nothing() and not autocast_active():
         return _conv_backward_arrays(ctx, g, x, w)
     gx = _ConvInputGrad.apply(g, w, geom) if need[0] else None
     gw = _ConvWeightGrad.apply(x, g, geom, getattr(ctx, "cols", None)) if need[1] else None

@@ -26,7 +26,7 @@ import numpy as np
 import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import autocast_active
-from lucid.autograd.function import Function, arrays_only, quiet_array_call
+from lucid.autograd.function import Function, quiet_array_call, records_nothing
 from lucid.kernels import (
     ConvGeometry,
     Ints,
@@ -154,7 +154,7 @@ class MaxPool(Function):
     def backward(ctx: Any, g: Tensor, *_: Any) -> Any:
         if ctx.fused is not None:
             return fused_backward(ctx, g)
-        if arrays_only() and not autocast_active():  # _MaxPoolGrad's kernel call, without
+        if records_nothing() and not autocast_active():  # _MaxPoolGrad's kernel call, without
             backend = g._backend  # its Function.apply (no graph to build, issue 30)
             kernel = kernels.MAX_POOL_ARRAYS.get(backend, kernels.MaxPoolArrays)
             gx = quiet_array_call(backend, kernel.scatter, backend, g._data, ctx.idx, ctx.shape,

@@ -27,6 +27,11 @@ import numpy as np
 from numba import prange
 
 from lucid.backends._numpy._numba import NoAliasCompiler, U, run_split, specialised, split_threads
+from lucid.backends._numpy.kernels._im2col_jit import weight_taps
+from lucid.backends._numpy.kernels._pool_jit import max_tap
+
+# ``weight_taps`` and ``max_tap`` are inlined here: numba keys a cached function on its own
+# file only, so after an edit to them touch this file (or clear its __pycache__).
 
 # The weight gradient's sums as ``_im2col_jit``'s (reassociated float32 runs, added up in
 # float64): LLVM vectorises a float reduction only when it may reorder it.
@@ -106,12 +111,7 @@ def _make_conv_pool(KH: int, KW: int, PH: int, PW: int) -> Any:  # noqa: N803 (c
                         for a in range(PH):
                             for b in range(PW):
                                 val = plane[U(o), U(at + a * wp + b)]
-                                wins = (val > best) & ~nan
-                                k = t if wins else k
-                                best = val if wins else best
-                                first_nan = (val != val) & ~nan
-                                nan_value = val if first_nan else nan_value
-                                nan = nan | first_nan
+                                best, k, nan, nan_value = max_tap(val, t, best, k, nan, nan_value)
                                 t += 1
                         out[U(n), U(i), U(j), U(o)] = nan_value if nan else best
                         idx[U(n), U(i), U(j), U(o)] = k
@@ -122,8 +122,7 @@ def _make_conv_pool(KH: int, KW: int, PH: int, PW: int) -> Any:  # noqa: N803 (c
 def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int, EXACT: bool) -> Any:  # noqa: N803
     def conv_pool_weight(xflat: Any, wp: int, g: Any, idx: Any, plane: Any, acc: Any,
                          bacc: Any, dy: Any) -> None:  # fmt: skip
-        length = plane.shape[1]
-        cout = g.shape[3]
+        length, cout = plane.shape[1], g.shape[3]
         for n in range(g.shape[0]):
             for i in range(g.shape[1]):
                 for j in range(g.shape[2]):
@@ -140,18 +139,8 @@ def _make_conv_pool_weight(KH: int, KW: int, PH: int, PW: int, EXACT: bool) -> A
                                 if EXACT:
                                     dy[U(n), U(i * PH + a), U(j * PW + b), U(o)] = val
                                 t += 1
-            for o in range(cout):
-                for u in range(KH):  # _im2col_jit's weight_one_channel, the same loop and bits:
-                    # a kernel row's KW taps in one pass, KW independent sums sharing each
-                    # plane load (one sum a pass is bound by its add chain: ~2.5x slower)
-                    off = u * wp
-                    s = np.zeros(KW, dtype=plane.dtype)
-                    for q in range(length):
-                        p = plane[U(o), U(q)]
-                        for v in range(KW):
-                            s[v] += p * xflat[U(n), U(off + v + q)]
-                    for v in range(KW):
-                        acc[U(o), U(u * KW + v)] += s[v]
+            # weight_one_channel's loop, the same bits
+            weight_taps(KH, KW, xflat, n, wp, plane, acc, cout, length)
 
     return conv_pool_weight
 

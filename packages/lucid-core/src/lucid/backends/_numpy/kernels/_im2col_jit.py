@@ -85,6 +85,31 @@ _jit_fast = numba.njit(
 )
 
 
+@numba.njit(inline="always", nogil=True, cache=True)
+def weight_taps(KH: int, KW: int, xflat: Any, n: int, wp: int, plane: Any, acc: Any,  # noqa: N803
+                cout: int, length: int) -> None:  # fmt: skip
+    """``acc[o, u*KW + v] +=`` sample ``n``'s sum of ``plane[o] * x`` at tap (u, v), for each
+    of the ``cout`` output channels ``o``: ``plane`` ``(C_out, length)``, ``length = (OH - 1)
+    * Wp + OW``, holds the sample's output gradient over the padded width (its padding
+    columns zero), so a tap's sum is one contiguous dot product. Inlined (numba's IR) into
+    ``weight_one_channel`` and ``_convpool_jit.conv_pool_weight``, whose ``KH``/``KW`` are
+    constants and whose fast-math flags it takes: their vector loops compile as the two
+    hand-written copies did (``cout`` and ``length`` come from the caller: read in here, they
+    changed how the caller's copy loop before it compiled)."""
+    for o in range(cout):
+        for u in range(KH):
+            # a kernel row's KW taps in one pass: KW independent sums share each plane load
+            # (one sum a pass is bound by its add chain: ~2.5x slower)
+            off = u * wp
+            s = np.zeros(KW, dtype=plane.dtype)
+            for q in range(length):
+                p = plane[U(o), U(q)]
+                for v in range(KW):
+                    s[v] += p * xflat[U(n), U(off + v + q)]
+            for v in range(KW):
+                acc[U(o), U(u * KW + v)] += s[v]
+
+
 def _make_move(KH: int, KW: int, ADD: bool) -> Any:  # noqa: N803 (compile-time constants)
     def move(grid: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int, col: Any) -> None:
         """Between a padded batch ``grid`` ``(N, Hp, Wp * C)`` and its column matrix ``col``
@@ -156,18 +181,7 @@ def _make_weight_one_channel(KH: int, KW: int) -> Any:  # noqa: N803
                 for j in range(ow):
                     for o in range(cout):
                         plane[U(o), U(i * wp + j)] = dy[U(n), U(i), U(j), U(o)]
-            for o in range(cout):
-                for u in range(KH):
-                    # a kernel row's KW taps in one pass: KW independent sums share each plane
-                    # load (one sum a pass is bound by its add chain: ~2.5x slower)
-                    off = u * wp
-                    s = np.zeros(KW, dtype=plane.dtype)
-                    for q in range(length):
-                        p = plane[U(o), U(q)]
-                        for v in range(KW):
-                            s[v] += p * xflat[U(n), U(off + v + q)]
-                    for v in range(KW):
-                        acc[U(o), U(u * KW + v)] += s[v]
+            weight_taps(KH, KW, xflat, n, wp, plane, acc, cout, length)
 
     return weight_one_channel
 

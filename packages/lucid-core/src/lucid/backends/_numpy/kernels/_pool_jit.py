@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 from numba import prange
 
 from lucid.backends._numpy._numba import U, run, specialised
@@ -69,6 +70,21 @@ def _make_split_backward() -> Any:
     return backward_split
 
 
+@numba.njit(inline="always", nogil=True, cache=True)
+def max_tap(val: Any, t: int, best: Any, k: int, nan: bool, nan_value: Any) -> Any:
+    """One tap ``val`` (the ``t``-th) of a window's running max, as selects: the new ``(best,
+    k, nan, nan_value)``. A later tap wins only if greater (the first of equal maxima keeps
+    the index) and no NaN came before; the first NaN is kept as the result. Inlined into each
+    window loop (``max_forward``, ``_convpool_jit.conv_pool``): the same code, one place."""
+    wins = (val > best) & ~nan
+    k = t if wins else k
+    best = val if wins else best
+    first_nan = (val != val) & ~nan
+    nan_value = val if first_nan else nan_value
+    nan = nan | first_nan
+    return best, k, nan, nan_value
+
+
 def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)
     def max_forward(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any, idx: Any) -> None:
         """``out[b, i, j, c]``: the max of the window at ``(i, j)``; ``idx``: its first tap."""
@@ -84,12 +100,7 @@ def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constant
                         for u in range(KH):
                             for v in range(KW):
                                 val = xpad[U(b), U(i * sh + u * dh), U(j * sw + v * dw), U(c)]
-                                wins = (val > best) & ~nan
-                                k = t if wins else k
-                                best = val if wins else best
-                                first_nan = (val != val) & ~nan
-                                nan_value = val if first_nan else nan_value
-                                nan = nan | first_nan
+                                best, k, nan, nan_value = max_tap(val, t, best, k, nan, nan_value)
                                 t += 1
                         out[U(b), U(i), U(j), U(c)] = nan_value if nan else best
                         idx[U(b), U(i), U(j), U(c)] = k
