@@ -41,6 +41,32 @@ def test_scatter_addresses_only_the_index_extent() -> None:
     assert added.tolist() == [[0, 5, 0, 0], [0, 1, 0, 0], [4, 0, 0, 0]]
 
 
+def test_a_0d_index_or_src_counts_as_1d_for_a_1d_input() -> None:
+    # torch's check counts 0-d as 1-D of one entry; pytorch/tutorials' transforms tutorial
+    # one-hot encodes a label with `zeros(10).scatter_(0, tensor(y), value=1)`
+    one_hot = lucid.zeros(10).scatter_(0, lucid.tensor(3), value=1)
+    assert one_hot.tolist() == [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
+    i = lucid.tensor(2)
+    assert lucid.zeros(4).scatter(0, i, lucid.tensor(5.0)).tolist() == [0, 0, 5, 0]
+    assert lucid.zeros(4).scatter(0, i, lucid.tensor([5.0, 6.0])).tolist() == [0, 0, 5, 0]
+    assert lucid.zeros(4).scatter(0, lucid.tensor([2]), lucid.tensor(5.0)).tolist() == [0, 0, 5, 0]
+    assert lucid.ones(4).scatter_add(0, i, lucid.tensor(5.0)).tolist() == [1, 1, 6, 1]
+    assert lucid.ones(4).scatter_reduce(0, i, lucid.tensor(5.0), "prod").tolist() == [1, 1, 5, 1]
+    picked = lucid.arange(4.0).gather(0, i)
+    assert picked.shape == () and picked.item() == 2.0  # the result has the index's shape
+    pair = lucid.tensor(7.0).gather(0, lucid.tensor([0, 0]))
+    assert pair.tolist() == [7.0, 7.0]
+    src = lucid.tensor(5.0, dtype=lucid.float64, requires_grad=True)
+    x = lucid.zeros(4, dtype=lucid.float64, requires_grad=True)
+    (x.scatter(0, i, src) * lucid.arange(1.0, 5.0, dtype=lucid.float64)).sum().backward()
+    assert src.grad is not None and src.grad.shape == () and src.grad.item() == 3.0
+    assert x.grad is not None and x.grad.tolist() == [1.0, 2.0, 0.0, 4.0]
+    with pytest.raises(RuntimeError, match="same number of dimensions as self tensor"):
+        lucid.zeros(3, 4).scatter(0, i, 2.0)  # only for a 1-D input, as torch
+    with pytest.raises(RuntimeError, match="same number of dimensions as input tensor"):
+        lucid.zeros(3, 4).gather(1, i)
+
+
 def test_scatter_gradient_reaches_a_larger_src() -> None:
     src = lucid.ones(3, 4, dtype=lucid.float64, requires_grad=True)
     lucid.zeros(3, 4).double().scatter(1, lucid.tensor([[0, 1], [2, 0]]), src * 2).sum().backward()

@@ -221,3 +221,18 @@ def test_errors_name_the_layer_and_shapes():
         enc(lucid.randn(2, 5, 8), src_mask=lucid.zeros(4, 4))
     with pytest.raises(ValueError, match="divisible by num_heads"):
         nn.TransformerEncoderLayer(8, 3)
+
+
+def test_encoder_keeps_pytorchs_attributes():
+    # pytorch/examples' word_language_model builds TransformerEncoder(..., enable_nested_tensor
+    # by default); programs read these attributes. lucid has no nested-tensor path.
+    layer = nn.TransformerEncoderLayer(8, 2, 16)
+    enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=True, mask_check=False)
+    assert (enc.enable_nested_tensor, enc.use_nested_tensor, enc.mask_check) == (True, False, False)
+    assert nn.TransformerEncoder(layer, 1).mask_check is True
+    flags = [
+        nn.TransformerEncoderLayer(8, 2, 16, activation=act).activation_relu_or_gelu
+        for act in ("relu", "gelu", F.relu, nn.GELU(), nn.Tanh())
+    ]
+    assert flags == [1, 2, 1, 2, 0]
+    assert enc.layers[0].activation_relu_or_gelu == 1  # the clones keep it

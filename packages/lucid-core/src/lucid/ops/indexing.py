@@ -301,8 +301,9 @@ def _index_array(index: Any, a: Tensor, name: str) -> Any:
 
 def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = None) -> None:
     if index.ndim != a.ndim:
+        what = "input" if name == "gather" else "self"  # torch's wording for each
         raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as self tensor "
+            f"Index tensor must have the same number of dimensions as {what} tensor "
             f"({name}: index {list(index.shape)}, input {list(a.shape)})"
         )
     if src is not None and src.ndim != index.ndim:
@@ -344,9 +345,10 @@ def _cut(t: Tensor, shape: tuple[int, ...], keep: int | None = None) -> Tensor:
 def _gather(input: Tensor, dim: int, index: Any) -> Tensor:  # noqa: A002
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and so on), as torch.gather."""
     d = normalize_dim(dim, input.ndim)
-    if input.ndim == 0:  # a 0-d input takes a 0-d (or one-entry) index at position 0
-        flat = index.reshape(1) if isinstance(index, Tensor) else index
-        return gather(input.reshape(1), 0, flat).reshape(getattr(index, "shape", ()))
+    if input.ndim == 0:  # a 0-d input counts as 1-D of one entry, as a 0-d index does
+        return gather(input.reshape(1), 0, _one_d(index)).reshape(getattr(index, "shape", ()))
+    if input.ndim == 1 and isinstance(index, Tensor) and index.ndim == 0:
+        return _gather(input, d, index.reshape(1)).reshape(())  # the result has index's shape
     idx = _index_array(index, input, "gather")
     if idx.size == 0:  # torch checks nothing more of an empty index: an empty result
         return input.reshape(-1)[:0].reshape(tuple(idx.shape))
@@ -369,6 +371,13 @@ def gather(
 def _flat(index: Any) -> Any:
     """A 0-d (or one-entry) index as a 1-entry 1-D one."""
     return index.reshape(1) if isinstance(index, Tensor) else index
+
+
+def _one_d(t: Any) -> Any:
+    """A 0-d tensor as 1-D of one entry, others as they are: torch's shape checks for gather
+    and the scatters count a 0-d index or src as 1-D (``ensure_nonempty_dim``), so a 1-D input
+    takes them (``zeros(10).scatter_(0, tensor(3), value=1)``)."""
+    return t.reshape(1) if isinstance(t, Tensor) and t.ndim == 0 else t
 
 
 def _scatter_src(input: Tensor, src: Any, idx: Any, name: str = "scatter") -> Any:
@@ -396,6 +405,8 @@ def scatter(
         out1 = scatter(input.reshape(1), 0, _flat(index), flat_src, reduce=reduce)
         return out1.reshape(())
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 1:
+        index, src = _one_d(index), _one_d(src)
     idx = _index_array(index, input, "scatter")
     _check_index_shape("scatter", input, d, idx, src if isinstance(src, Tensor) else None)
     s = _scatter_src(input, src, idx)
@@ -434,6 +445,8 @@ def scatter_reduce(
                              include_self=include_self)  # fmt: skip
         return one.reshape(())
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 1:
+        index, src = _one_d(index), _one_d(src)
     idx = _index_array(index, input, "scatter_reduce")
     _check_index_shape("scatter_reduce", input, d, idx, src)
     s = _scatter_src(input, src, idx, "scatter_reduce")
@@ -445,6 +458,8 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:  # 
     if input.ndim == 0:
         return scatter_add(input.reshape(1), 0, _flat(index), src.reshape(1)).reshape(())
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 1:
+        index, src = _one_d(index), _one_d(src)
     idx = _index_array(index, input, "scatter_add")
     _check_index_shape("scatter_add", input, d, idx, src)
     return ScatterAdd.apply(input, d, idx, _scatter_src(input, src, idx, "scatter_add"))

@@ -17,6 +17,7 @@ from lucid.nn import functional as F
 from lucid.nn.containers import ModuleList
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
+from lucid.nn.modules.activation import GELU, ReLU
 from lucid.nn.modules.activation_attention import MultiheadAttention
 from lucid.nn.modules.dropout import Dropout
 from lucid.nn.modules.linear import Linear
@@ -127,6 +128,17 @@ class TransformerEncoderLayer(_TransformerLayer):
     (2, 7, 16)
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # PyTorch's flag for its fused path: 1 for ReLU, 2 for GELU, 0 otherwise.
+        act = self.activation
+        if act is F.relu or isinstance(act, ReLU):
+            self.activation_relu_or_gelu = 1
+        elif act is F.gelu or isinstance(act, GELU):
+            self.activation_relu_or_gelu = 2
+        else:
+            self.activation_relu_or_gelu = 0
+
     def forward(
         self, src: Tensor, src_mask: Tensor | None = None,
         src_key_padding_mask: Tensor | None = None, is_causal: bool = False
@@ -193,6 +205,11 @@ class TransformerEncoder(Module):
         self.layers = _clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
+        # PyTorch's attributes. lucid has no nested-tensor fast path, so `use_nested_tensor`
+        # is always False (PyTorch warns when it turns it off; nothing is turned off here).
+        self.enable_nested_tensor = enable_nested_tensor
+        self.use_nested_tensor = False
+        self.mask_check = mask_check
 
     def forward(
         self, src: Tensor, mask: Tensor | None = None,
