@@ -481,3 +481,53 @@ def test_parity_with_torch(case: int) -> None:
         if want is not None:
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     assert ln == tn
+
+
+# -- saved-tensor hooks see tensors in torch's saving order ---------------------------------------
+_SAVE_ORDER_CASES: dict[str, Any] = {
+    "mul": lambda L, a, b: a * b,
+    "div": lambda L, a, b: a / b,
+    "pow": lambda L, a, b: a**b,
+    "mm": lambda L, a, b: a @ b,
+    "mv": lambda L, a, b: a @ b[0],
+    "atan2": lambda L, a, b: L.atan2(a, b),
+    "maximum": lambda L, a, b: L.maximum(a, b),
+    "minimum": lambda L, a, b: L.minimum(a, b),
+    "remainder": lambda L, a, b: L.remainder(a, b),
+    "logaddexp": lambda L, a, b: L.logaddexp(a, b),
+    "clamp": lambda L, a, b: L.clamp(a, min=b - 1, max=b),
+    "addcmul": lambda L, a, b: L.addcmul(a, a, b),
+    "exp": lambda L, a, b: a.exp(),
+}
+
+
+def _packed_labels(L: ModuleType, name: str) -> list[str]:
+    x = np.array([[0.3, 0.7], [1.1, 1.9]])
+    y = np.array([[1.3, 2.3], [0.6, 1.7]])
+    a, b = L.tensor(x, requires_grad=True), L.tensor(y, requires_grad=True)
+    seen: list[Any] = []
+
+    def pack(t: Any) -> Any:
+        seen.append(t.detach().numpy().copy())
+        return t
+
+    with L.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = _SAVE_ORDER_CASES[name](L, a, b).detach().numpy()
+    labels = []
+    for v in seen:
+        found = [k for k, r in (("a", x), ("b", y), ("out", out))
+                 if v.shape == r.shape and np.allclose(v, r, rtol=0, atol=0)]  # fmt: skip
+        labels.append(found[0] if found else f"other{list(v.shape)}")
+    return labels
+
+
+def test_pack_hooks_see_mul_operands_other_first() -> None:
+    assert _packed_labels(lucid, "mul") == ["b", "a"]  # torch's MulBackward0: other, self
+    assert _packed_labels(lucid, "pow") == ["b", "a", "out"]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(_SAVE_ORDER_CASES))
+def test_pack_hook_order_parity(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert _packed_labels(lucid, name) == _packed_labels(torch, name)

@@ -187,6 +187,10 @@ class Function:
     _pre_hooks: Any = None  # Tensor.register_hook on non-leaf outputs: {output_nr: {id: hook}}
     _trace: Any = None  # anomaly mode: the forward's stack, printed when backward fails
     _materialize = True  # set_materialize_grads: zeros (True) or None for unreached outputs
+    # The order in which saved_tensors_hooks' pack hook sees what ``save_for_backward`` kept
+    # (positions in it), where torch saves in another order than lucid keeps: Mul saves
+    # ``other`` before ``self`` in torch (its derivatives.yaml order). None: as kept.
+    _pack_order: tuple[int, ...] | None = None
     _retained: Any = None
 
     @classmethod
@@ -484,7 +488,7 @@ def _record(
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
             if saved_hooks.stack:
-                ctx._saved = _pack_saved(ctx._saved, backend)
+                ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
             ctx._to_save = ()
         return t
     non_diff = ctx._non_diff
@@ -500,7 +504,7 @@ def _record(
     if ctx._to_save:
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
         if saved_hooks.stack:
-            ctx._saved = _pack_saved(ctx._saved, backend)
+            ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
         ctx._to_save = ()
     return tuple(results)
 
@@ -651,10 +655,19 @@ class HookedSaved(SavedTensor):
         return out
 
 
-def _pack_saved(saved: list[SavedTensor], backend: Any) -> list[SavedTensor]:
-    """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays)."""
+def _pack_saved(
+    saved: list[SavedTensor], backend: Any, order: tuple[int, ...] | None = None
+) -> list[SavedTensor]:
+    """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays),
+    in ``order`` (positions in ``saved``: torch's saving order) where given."""
+    if order is not None and len(order) == len(saved):
+        packed = _pack_saved([saved[k] for k in order], backend)
+        out = list(saved)
+        for k, h in zip(order, packed):
+            out[k] = h
+        return out
     hooks = saved_hooks.stack[-1]
-    out: list[SavedTensor] = []
+    out = []
     for s in saved:
         obj = s.value
         if isinstance(s, SavedOutput):

@@ -35,9 +35,13 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 
 
 class Matmul(Function):
+    _pack_order = (1, 0)  # torch saves mat2, then self (mm)
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
+        if b.ndim == 1:
+            ctx._pack_order = None  # torch's mv saves self, then vec
         return ctx.xp.matmul(a, b)
 
     @staticmethod
