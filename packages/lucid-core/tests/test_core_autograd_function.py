@@ -531,3 +531,50 @@ def test_pack_hooks_see_mul_operands_other_first() -> None:
 def test_pack_hook_order_parity(name: str) -> None:
     torch = pytest.importorskip("torch")
     assert _packed_labels(lucid, name) == _packed_labels(torch, name)
+
+
+# -- grad_fn names are torch's where the op is one node in both ----------------------------------
+_NAME_CASES: dict[str, Any] = {
+    "mm": lambda L, a: a @ a,
+    "mv": lambda L, a: a @ a[0],
+    "dot": lambda L, a: a[0] @ a[1],
+    "bmm": lambda L, a: L.bmm(a[None], a[None]),
+    "pow_tensor": lambda L, a: a ** (a + 2),
+    "pow_scalar": lambda L, a: a**3.0,
+    "cumsum": lambda L, a: a.cumsum(0),
+    "cumprod": lambda L, a: a.cumprod(1),
+    "amax": lambda L, a: a.amax(0),
+    "amin": lambda L, a: a.amin(1),
+    "max_dim": lambda L, a: a.max(1)[0],
+    "cummin": lambda L, a: L.cummin(a, 0)[0],
+    "tril": lambda L, a: a.tril(),
+    "triu": lambda L, a: a.triu(1),
+    "remainder": lambda L, a: L.remainder(a, a + 3),
+    "fmod": lambda L, a: L.fmod(a, a + 3),
+    "logaddexp2": lambda L, a: L.logaddexp2(a, a),
+    "to_float32": lambda L, a: a.to(L.float32),
+    "view": lambda L, a: a.reshape(-1),
+    "inv": lambda L, a: L.linalg.inv(a + 3 * L.eye(3, dtype=a.dtype)),
+    "det": lambda L, a: L.linalg.det(a),
+    "logcumsumexp": lambda L, a: a.logcumsumexp(0),
+    "pad": lambda L, a: L.nn.functional.pad(a, (1, 1)),
+    "elu": lambda L, a: L.nn.functional.elu(a),
+    "layer_norm": lambda L, a: L.nn.functional.layer_norm(a, (3,)),
+}
+
+
+def _node_name(L: ModuleType, name: str) -> str:
+    a = L.tensor(np.arange(9.0).reshape(3, 3) / 9.0 + 0.1, requires_grad=True)
+    return str(_NAME_CASES[name](L, a).grad_fn.name())
+
+
+def test_grad_fn_names_follow_torch() -> None:
+    assert _node_name(lucid, "mm") == "MmBackward0"
+    assert _node_name(lucid, "cumsum") == "CumsumBackward0"
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(_NAME_CASES))
+def test_grad_fn_name_parity(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    assert _node_name(lucid, name) == _node_name(torch, name)

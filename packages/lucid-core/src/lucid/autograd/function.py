@@ -127,7 +127,8 @@ class Function:
     def name(self) -> NodeName:
         """The backward node's name, such as ``"MulBackward0"``; also callable, as PyTorch's
         ``grad_fn.name()``."""
-        return NodeName(type(self).__name__ + "Backward0")
+        n = self._node_name
+        return NodeName(type(self).__name__ + "Backward0" if n is None else n)
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -191,6 +192,9 @@ class Function:
     # (positions in it), where torch saves in another order than lucid keeps: Mul saves
     # ``other`` before ``self`` in torch (its derivatives.yaml order). None: as kept.
     _pack_order: tuple[int, ...] | None = None
+    # torch's name of the node where it is not ``<class name>Backward0`` (``Matmul`` of two
+    # matrices is ``MmBackward0``): a class attribute, or set per call by ``forward``.
+    _node_name: str | None = None
     _retained: Any = None
 
     @classmethod
@@ -735,7 +739,8 @@ def _raise_modified(
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {desc}, which is {what}, is at version {current}; expected version "
-        f"{expected} instead. Hint: the tensor was changed in place after {node.name[:-9]} "
+        f"{expected} instead. Hint: the tensor was changed in place after "
+        f"{node.name.rstrip('0123456789').removesuffix('Backward')} "
         "saved it for backward; use an out-of-place operation (or .clone()) instead."
     )
 

@@ -149,6 +149,7 @@ class Div(Function):
 
 
 class Pow(Function):
+    _node_name = "PowBackward1"  # torch's name for tensor ** tensor
     _pack_order = (1, 0, 2)  # torch saves exponent, self, result
 
     @staticmethod
@@ -199,6 +200,7 @@ class LogAddExp(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, base2: bool) -> Any:
+        ctx._node_name = "Logaddexp2Backward0" if base2 else "LogaddexpBackward0"  # torch's
         ctx.save_for_backward(a, b)
         ctx.base2 = base2
         if not base2:
@@ -245,6 +247,8 @@ class Copysign(Function):
 
 class PowScalar(Function):
     """``a ** e`` for a Python number ``e`` (the common case: no log, no mask on b)."""
+
+    _node_name = "PowBackward0"  # torch's name for tensor ** number
 
     @staticmethod
     def forward(ctx: Any, a: Any, e: Any) -> Any:
@@ -377,6 +381,7 @@ class Remainder(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, name: str) -> Any:
+        ctx._node_name = name.capitalize() + "Backward1"  # torch's: RemainderBackward1
         ctx.save_for_backward(a, b)
         ctx.rounding = "floor" if name == "remainder" else "trunc"
         return getattr(ctx.xp, name)(a, b)

@@ -147,6 +147,7 @@ class Extreme(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool, largest: bool) -> Any:
+        ctx._node_name = "AmaxBackward0" if largest else "AminBackward0"  # torch's names
         fn = ctx.xp.max if largest else ctx.xp.min
         out = fn(a, axis=dims, keepdims=keepdim)
         return _save_reduced(ctx, a, out, dims, keepdim)
@@ -163,6 +164,7 @@ class ExtremeAlong(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, keepdim: bool, largest: bool) -> Any:
+        ctx._node_name = "MaxBackward0" if largest else "MinBackward0"  # torch's names
         xp = ctx.xp
         idx = (xp.argmax if largest else xp.argmin)(a, axis=dim, keepdims=True)
         values = xp.take_along_axis(a, idx, axis=dim)
@@ -188,6 +190,7 @@ class Scan(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, name: str) -> Any:
+        ctx._node_name = name.capitalize() + "Backward0"  # torch's: CumsumBackward0
         out = getattr(ctx.xp, name)(a, axis=dim)
         if name == "cumprod":  # cumsum's gradient needs neither (in-place changes stay legal)
             ctx.save_for_backward(a, out)
@@ -222,6 +225,7 @@ class CumExtreme(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, largest: bool) -> Any:
+        ctx._node_name = "CummaxBackward0" if largest else "CumminBackward0"  # torch's
         xp = ctx.xp
         values = inclusive_scan(xp, a, dim, xp.maximum if largest else xp.minimum)
         shape = [1] * a.ndim
@@ -244,6 +248,8 @@ class CumExtreme(Function):
 
 class LogCumSumExp(Function):
     """Running ``log(sum(exp(x)))`` along a dim, combined pairwise with ``logaddexp`` (stable)."""
+
+    _node_name = "LogcumsumexpBackward0"  # torch's name of this node
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int) -> Any:
@@ -288,6 +294,8 @@ def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any) -> Any:
 
 class NormP2(Function):
     """Euclidean norm; the gradient at a zero vector is zero, as in torch."""
+
+    _node_name = "LinalgVectorNormBackward0"  # torch's name of this node
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
