@@ -913,13 +913,18 @@ def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     ctx.xp = backend.xp
     needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
     ctx.needs_input_grad = needs
-    with grad_mode.no_grad():
+    state = grad_mode._state
+    enabled = state.enabled
+    state.enabled = False  # forward records nothing (no_grad, without its context object)
+    try:
         if setup:
             out = cls.forward(*args)
             cls.setup_context(ctx, args, out)
         else:
             out = cls.forward(ctx, *args)
-    if not (grad_mode._state.enabled and any(needs)):
+    finally:
+        state.enabled = enabled
+    if not (enabled and any(needs)):
         return out
     return _record_tensors(ctx, args, out)
 
