@@ -578,3 +578,64 @@ def test_grad_fn_names_follow_torch() -> None:
 def test_grad_fn_name_parity(name: str) -> None:
     torch = pytest.importorskip("torch")
     assert _node_name(lucid, name) == _node_name(torch, name)
+
+
+def test_non_tensor_inputs_and_outputs() -> None:
+    """torch's test_custom_function_non_tensor_inputs_outputs and _no_tensors."""
+
+    class Mixed(Function):
+        @staticmethod
+        def forward(ctx: Any, t1: Any, t2: Any, scale: int, t3: Any) -> Any:
+            t4 = t1 + t2 * t3
+            t5 = t1 * t2 + t3
+            t4 *= scale
+            t5 *= scale
+            ctx.scale = scale
+            ctx.save_for_backward(t1, t2, t3)
+            return scale, t4, None, True, t5, "bar", t1
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx: Any, *grads: Any) -> Any:
+            assert len(grads) == 7
+            assert grads[0] is None and grads[2] is None and grads[3] is None
+            assert grads[5] is None
+            scale = ctx.scale
+            var1, var2, var3 = ctx.saved_tensors
+            return (
+                grads[1] * scale + grads[4] * var2 * scale + grads[6],
+                grads[1] * var3 * scale + grads[4] * var1 * scale,
+                None,
+                grads[1] * var2 * scale + grads[4] * scale,
+            )
+
+    t1, t2 = _leaf(10), _leaf(10, seed=1)
+    t3 = _leaf(10, seed=2).detach()
+    res = Mixed.apply(t1, t2, 4, t3)
+    assert res[0] == 4 and res[2] is None and res[3] is True and res[5] == "bar"
+    assert res[1].requires_grad and res[4].requires_grad and res[6] is not t1
+    lucid.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+    assert t1.grad is not None and t2.grad is not None and t3.grad is None
+
+    def three(a: Any, b: Any, c: Any) -> Any:
+        r = Mixed.apply(a, b, 4, c)
+        return r[1], r[4], r[6]
+
+    assert gradcheck(three, (t1, t2, t3), eps=1e-6, atol=1e-6, rtol=1e-4)
+    assert Mixed.apply(0.5, 0.25, 3, 2.0) == (3, 3.0, None, True, 6.375, "bar", 0.5)
+
+
+def test_an_invalid_gradient_shape_is_named() -> None:
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return lucid.ones(10)
+
+    x = lucid.ones(5, 5, requires_grad=True)
+    want = r"WrongBackward returned an invalid gradient at index 0 - got \[10\] but expected"
+    with pytest.raises(RuntimeError, match=want):
+        Wrong.apply(x).sum().backward()

@@ -813,13 +813,8 @@ class TensorNode:
         return NodeName(type(self).__name__)
 
     def save_for_backward(self, *tensors: Any) -> None:
-        """Keep ``tensors`` (Tensors or None) for ``backward``, as ``ctx.saved_tensors``."""
-        for i, t in enumerate(tensors):
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(
-                    f"save_for_backward can only save variables, but argument {i} is of type "
-                    f"{type(t).__name__}"
-                )
+        """Keep ``tensors`` (Tensors or None) for ``backward``, as ``ctx.saved_tensors``
+        (checked when the call is recorded, as in torch)."""
         self._to_save = tensors
 
     def save_for_forward(self, *tensors: Any) -> None:
@@ -980,6 +975,12 @@ def _record_tensors(ctx: Any, args: tuple[Any, ...], out: Any) -> Any:
         out_meta.append((t._data.shape, t._data.dtype))
     ctx._out_meta = tuple(out_meta)
     if ctx._to_save:
+        for i, item in enumerate(ctx._to_save):
+            if item is not None and not isinstance(item, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(item).__name__}"
+                )
         saved: list[SavedTensor] = []
         for item in ctx._to_save:
             for k, r in enumerate(results):
@@ -1011,12 +1012,26 @@ class _TensorBackward:
         result = node._forward_cls.backward(node, *grads)
         one = type(result) is not tuple
         for i, (r, m) in enumerate(zip((result,) if one else result, node._inputs_meta)):
-            if m is None and r is not None:
+            if m is None:
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {node.name} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
+            elif isinstance(r, Tensor) and not _expandable(m[0], tuple(r.shape)):
                 raise RuntimeError(
-                    f"function {node.name} returned a gradient different than None at "
-                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                    f"Function {node.name} returned an invalid gradient at index {i} - got "
+                    f"{list(r.shape)} but expected shape compatible with {list(m[0])}"
                 )
         return result
+
+
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (a gradient of ``to`` sums back to ``shape``)."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
 
 
 class _JvpTranspose(Function):
