@@ -24,6 +24,8 @@ RNG = np.random.default_rng(0)
 
 
 class _SDPA(Function):
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
     @staticmethod
     def forward(ctx: Any, q: Any, k: Any, v: Any, mask: Any, p: float, causal: bool,
                 scale: Any) -> Any:  # fmt: skip

@@ -32,6 +32,8 @@ def _counted_double(calls: list[int]) -> type[Function]:
     """A Function ``y = 2 * a`` whose backward appends to ``calls`` each time it runs."""
 
     class CountedDouble(Function):
+        forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
         @staticmethod
         def forward(ctx, a):  # type: ignore[no-untyped-def]
             return ctx.xp.multiply(a, 2.0)
@@ -372,6 +374,8 @@ def test_backward_create_graph_gives_differentiable_grad() -> None:
 # -- custom Function -------------------------------------------------------------------------------
 def test_custom_function_needs_input_grad_and_saved_tensors() -> None:
     class ScaledMul(Function):
+        forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
         @staticmethod
         def forward(ctx, a, b, scale):  # type: ignore[no-untyped-def]
             ctx.save_for_backward(a, b)
@@ -394,6 +398,8 @@ def test_once_differentiable_refuses_double_backward() -> None:
     from lucid.autograd import DoubleBackwardError, once_differentiable
 
     class Fused(Function):
+        forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
         @staticmethod
         def forward(ctx, a):  # type: ignore[no-untyped-def]
             ctx.save_for_backward(a)

@@ -18,6 +18,8 @@ _made: dict[str, Any] = {}
 class _Fresh(Function):
     """``2 x`` whose backward makes a new array and remembers it (weakly)."""
 
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         return x * 2
@@ -32,6 +34,8 @@ class _Fresh(Function):
 class _Shaped(Function):
     """``2 x`` of a 1-D ``x`` whose backward returns a view of a new array: a whole reshape
     (``take``), or a slice of a larger one."""
+
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
 
     whole = True
 
@@ -53,6 +57,8 @@ class _Shaped(Function):
 class _Ident(Function):
     """A copy whose backward passes the incoming gradient on as it is."""
 
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         return x.copy()
@@ -64,6 +70,8 @@ class _Ident(Function):
 
 class _Twice(Function):
     """``(x, y) -> x + y`` whose backward hands one gradient Tensor to both inputs."""
+
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
 
     @staticmethod
     def forward(ctx: Any, x: Any, y: Any) -> Any:

@@ -151,6 +151,8 @@ def test_autocast_is_part_of_the_signature() -> None:
 class _ArrayMade(lucid.autograd.Function):
     """A backward that computes on arrays outside the ops: replayed as one opaque call."""
 
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
+
     @staticmethod
     def forward(ctx, x):  # type: ignore[no-untyped-def]
         ctx.save_for_backward(x)
@@ -164,6 +166,8 @@ class _ArrayMade(lucid.autograd.Function):
 
 class _KeepsState(lucid.autograd.Function):
     """A forward that keeps an array on ctx, which the backward's ops read (recorded)."""
+
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
 
     @staticmethod
     def forward(ctx, x):  # type: ignore[no-untyped-def]
@@ -232,6 +236,8 @@ def test_array_replay_backward_rules() -> None:
 
 class _Branchy(lucid.autograd.Function):
     """A backward formula that branches on values: it must stay whole (not recorded)."""
+
+    forward_on_arrays = True  # forward computes on backend arrays (ctx.xp)
 
     @staticmethod
     def forward(ctx, x):  # type: ignore[no-untyped-def]

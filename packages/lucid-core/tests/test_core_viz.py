@@ -35,15 +35,15 @@ def test_dot_structure() -> None:
     by_label = {label.split("\\n")[0]: nid for nid, label in nodes.items()}
     assert nodes[by_label["w"]] == "w\\n(3, 2)"
     assert nodes[by_label["b"]] == "b\\n(2,)"
-    assert nodes[by_label["MatmulBackward0"]] == "MatmulBackward0\\n(4, 2)"
+    assert nodes[by_label["MmBackward0"]] == "MmBackward0\\n(4, 2)"
     labels = sorted(label.split("\\n")[0] for label in nodes.values())
     ops = ["SumBackward0", "MulBackward0", "ReluBackward0", "SumBackward0", "AddBackward0"]
-    assert labels == sorted(["output", "w", "b", "MatmulBackward0", *ops])
+    assert labels == sorted(["output", "w", "b", "MmBackward0", *ops])
     # w feeds both the matmul and the sum: one node, two edges out.
     outgoing_w = [dst for src_, dst in edges if src_ == by_label["w"]]
     assert len(outgoing_w) == 2
     assert (by_label["b"], by_label["AddBackward0"]) in edges
-    assert (by_label["MatmulBackward0"], by_label["AddBackward0"]) in edges
+    assert (by_label["MmBackward0"], by_label["AddBackward0"]) in edges
     assert len(edges) == 9
     # Leaves are styled apart from operations.
     assert re.search(r'n\d+ \[label="w\\n\(3, 2\)", shape=box, style=filled, fillcolor=lightblue',
@@ -55,7 +55,7 @@ def test_unnamed_leaves_show_shapes_and_show_shapes_false() -> None:
     nodes, _ = _parse_dot(viz.make_dot(y).source)
     assert "(3, 2)" in nodes.values() and "(2,)" in nodes.values()
     nodes, _ = _parse_dot(viz.make_dot(y, params={"w": w}, show_shapes=False).source)
-    assert "w" in nodes.values() and "MatmulBackward0" in nodes.values()
+    assert "w" in nodes.values() and "MmBackward0" in nodes.values()
     assert not any("(" in label for nid, label in nodes.items() if label != "(2,)")
 
 
@@ -65,7 +65,7 @@ def test_mermaid_structure() -> None:
     lines = text.splitlines()
     assert lines[0] == "flowchart TB"
     assert any(re.fullmatch(r'\s+n\d+\[/"w<br/>\(3, 2\)"/\]', line) for line in lines)
-    assert any(re.fullmatch(r'\s+n\d+\["MatmulBackward0<br/>\(4, 2\)"\]', line) for line in lines)
+    assert any(re.fullmatch(r'\s+n\d+\["MmBackward0<br/>\(4, 2\)"\]', line) for line in lines)
     assert len([line for line in lines if "-->" in line]) == 9
     assert any(
         line.strip().startswith("class ") and line.strip().endswith(" leaf") for line in lines
@@ -100,7 +100,7 @@ def test_render(tmp_path: Path, fmt: str) -> None:
     out = viz.make_dot(y, params={"w": w}).render(tmp_path / f"g.{fmt}")
     data = Path(out).read_bytes()
     if fmt == "svg":
-        assert b"<svg" in data and b"MatmulBackward0" in data
+        assert b"<svg" in data and b"MmBackward0" in data
     else:
         assert data.startswith(b"\x89PNG")
     viz.make_dot(y).render(tmp_path / "noext", format="svg")

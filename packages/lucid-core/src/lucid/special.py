@@ -794,6 +794,8 @@ def zeta(input: Any, other: Any) -> Tensor:  # noqa: A002
 
 
 class _Polygamma(Function):
+    _node_name = "PolygammaBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, n: int) -> Any:
         ctx.n = n

@@ -408,10 +408,15 @@ def _apply_node_hooks(
 
 
 def _fill_missing(node: Function, grads: list[Any]) -> list[Any]:
-    """Zeros for the outputs no gradient reached (multi-output ops see a full set)."""
+    """Zeros for the outputs no gradient reached (multi-output ops see a full set); None
+    where the node asked for it (``set_materialize_grads(False)``) or the output is no tensor."""
+    if not node._materialize:
+        return grads
     backend = node.out_backend
     return [
-        g if g is not None else zeros(shape, dtype=backend.dtype_from_native(dt), device=backend)
+        g
+        if g is not None or shape is None
+        else zeros(shape, dtype=backend.dtype_from_native(dt), device=backend)
         for g, (shape, dt) in zip(grads, node._out_meta)
     ]
 

@@ -8,7 +8,9 @@ tensor([2.0000, 1.0806])
 
 Lucid has no forward-mode formulas: a dual tensor is recorded by reverse mode, and
 ``unpack_dual`` computes the tangent ``J @ t`` with the double-vjp identity (as
-``lucid.func.jvp`` does), exactly, through ops whose backward is differentiable. So the
+``lucid.func.jvp`` does), exactly, through ops whose backward is differentiable. A custom
+``autograd.Function`` contributes through its ``jvp``, as in torch (one without raises
+torch's NotImplementedError, at the unpack). So the
 tangent costs two backward passes each time it is unpacked, and the tensors computed from a
 dual tensor report ``requires_grad=True`` (torch's do not, unless their primal needs grad).
 """
@@ -22,7 +24,7 @@ from typing import NamedTuple
 
 from lucid._creation import empty_like, zeros_like
 from lucid._tensor import Tensor
-from lucid.autograd import engine, grad_mode
+from lucid.autograd import engine, function, grad_mode
 
 __all__ = [
     "UnpackedDualTensor",
@@ -156,8 +158,12 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     inputs = [d for d, _ in duals]
     with grad_mode.enable_grad():
         u = zeros_like(tensor).requires_grad_(True)  # the double-vjp's dummy cotangent
-        vjps = engine.grad([tensor], inputs, [u], retain_graph=True, create_graph=True,
-                           allow_unused=True)  # fmt: skip
+        function.forward_ad_pass.depth += 1  # custom Functions answer with their jvp
+        try:
+            vjps = engine.grad([tensor], inputs, [u], retain_graph=True, create_graph=True,
+                               allow_unused=True)  # fmt: skip
+        finally:
+            function.forward_ad_pass.depth -= 1
         used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None and g.requires_grad]
         if not used:
             return UnpackedDualTensor(primal, None)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from lucid import _memory_format
+from lucid import _memory_format, _replay
 from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import anomaly_mode, grad_mode
 from lucid.backends import DeviceError, get_backend
@@ -60,10 +61,44 @@ class Function:
     _impl: Any  # the class whose backward runs (the node's own)
     _out_meta: tuple[tuple[Any, Any], ...]  # (shape, native dtype) of each output
 
+    # Where ``forward`` computes: on backend arrays through ``ctx.xp`` (lucid's own ops, the
+    # fast path) or on Tensors with lucid ops, as ``torch.autograd.Function`` (the default for
+    # a subclass defined outside lucid; see ``__init_subclass__``).
+    forward_on_arrays: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Choose where ``forward`` computes: a direct subclass defined in lucid's own modules
+        works on arrays, any other on Tensors (torch's contract) unless it sets
+        ``forward_on_arrays``; a subclass of a subclass inherits the choice."""
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_is_backward_node"):
+            return
+        if "forward_on_arrays" not in cls.__dict__ and Function in cls.__bases__:
+            mod = cls.__module__
+            cls.forward_on_arrays = mod == "lucid" or mod.startswith("lucid.")
+        if not cls.forward_on_arrays:
+            _tensor_function(cls)
+
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        """The op, on backend arrays through ``ctx.xp``; subclasses override it."""
+        """The op; subclasses override it. On Tensors (as in PyTorch, run without recording)
+        or, for ``forward_on_arrays`` Functions, on backend arrays through ``ctx.xp``."""
         raise NotImplementedError("Function subclasses must implement forward")
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """PyTorch's second style: a ``forward`` without ``ctx`` and this method to fill
+        ``ctx`` from the inputs and the output; a Tensor Function overrides it or not at all."""
+        raise NotImplementedError("setup_context is not overridden")
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Forward-mode formula of a Tensor Function: the outputs' tangents from the inputs'
+        (``autograd.forward_ad`` calls it); subclasses override it."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
@@ -92,7 +127,8 @@ class Function:
     def name(self) -> NodeName:
         """The backward node's name, such as ``"MulBackward0"``; also callable, as PyTorch's
         ``grad_fn.name()``."""
-        return NodeName(type(self).__name__ + "Backward0")
+        n = self._node_name
+        return NodeName(type(self).__name__ + "Backward0" if n is None else n)
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -151,6 +187,14 @@ class Function:
     _node_pre_hooks: Any = None  # register_prehook: {id: hook(grad_outputs)}
     _pre_hooks: Any = None  # Tensor.register_hook on non-leaf outputs: {output_nr: {id: hook}}
     _trace: Any = None  # anomaly mode: the forward's stack, printed when backward fails
+    _materialize = True  # set_materialize_grads: zeros (True) or None for unreached outputs
+    # The order in which saved_tensors_hooks' pack hook sees what ``save_for_backward`` kept
+    # (positions in it), where torch saves in another order than lucid keeps: Mul saves
+    # ``other`` before ``self`` in torch (its derivatives.yaml order). None: as kept.
+    _pack_order: tuple[int, ...] | None = None
+    # torch's name of the node where it is not ``<class name>Backward0`` (``Matmul`` of two
+    # matrices is ``MmBackward0``): a class attribute, or set per call by ``forward``.
+    _node_name: str | None = None
     _retained: Any = None
 
     @classmethod
@@ -367,10 +411,14 @@ class AccumulateGrad:
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a backward as not differentiable again: it raises under ``create_graph=True``."""
+    """Mark a backward as not differentiable again. For a Tensor Function (PyTorch's contract)
+    it runs without recording, and under ``create_graph=True`` its gradients raise only when
+    differentiated again, as in PyTorch; lucid's own array Functions raise at once."""
 
     @functools.wraps(backward)
     def wrapper(ctx: Any, *grads: Any) -> Any:
+        if not ctx.forward_on_arrays:
+            return _once_tensor(backward, ctx, grads)
         if grad_mode._state.enabled:
             raise DoubleBackwardError(
                 f"{type(ctx).__name__} is a fused kernel without a double backward; "
@@ -441,7 +489,7 @@ def _record(
         if ctx._to_save:
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
             if saved_hooks.stack:
-                ctx._saved = _pack_saved(ctx._saved, backend)
+                ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
             ctx._to_save = ()
         return t
     non_diff = ctx._non_diff
@@ -457,7 +505,7 @@ def _record(
     if ctx._to_save:
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
         if saved_hooks.stack:
-            ctx._saved = _pack_saved(ctx._saved, backend)
+            ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
         ctx._to_save = ()
     return tuple(results)
 
@@ -608,10 +656,19 @@ class HookedSaved(SavedTensor):
         return out
 
 
-def _pack_saved(saved: list[SavedTensor], backend: Any) -> list[SavedTensor]:
-    """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays)."""
+def _pack_saved(
+    saved: list[SavedTensor], backend: Any, order: tuple[int, ...] | None = None
+) -> list[SavedTensor]:
+    """Run the innermost pack hook on each tensor ``saved`` holds (inputs, outputs, arrays),
+    in ``order`` (positions in ``saved``: torch's saving order) where given."""
+    if order is not None and len(order) == len(saved):
+        packed = _pack_saved([saved[k] for k in order], backend)
+        out = list(saved)
+        for k, h in zip(order, packed):
+            out[k] = h
+        return out
     hooks = saved_hooks.stack[-1]
-    out: list[SavedTensor] = []
+    out = []
     for s in saved:
         obj = s.value
         if isinstance(s, SavedOutput):
@@ -679,6 +736,327 @@ def _raise_modified(
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: {desc}, which is {what}, is at version {current}; expected version "
-        f"{expected} instead. Hint: the tensor was changed in place after {node.name[:-9]} "
+        f"{expected} instead. Hint: the tensor was changed in place after "
+        f"{node.name.rstrip('0123456789').removesuffix('Backward')} "
         "saved it for backward; use an out-of-place operation (or .clone()) instead."
     )
+
+
+# -- Functions on Tensors (PyTorch's contract) -----------------------------------------------------
+_DIFF_ERR = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError(Function):
+    """The node behind a ``once_differentiable`` backward's gradients under ``create_graph``:
+    passes values through, and raises if differentiated (PyTorch's ``DelayedError``)."""
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad: Any) -> Any:
+        raise RuntimeError(_DIFF_ERR)
+
+    @property
+    def name(self) -> NodeName:
+        """PyTorch's name of this node."""
+        return NodeName("torch::autograd::Error")
+
+
+def _once_tensor(backward: Callable[..., Any], ctx: Any, grads: tuple[Any, ...]) -> Any:
+    """``once_differentiable`` for a Tensor Function: ``backward`` without recording; where a
+    graph is being made from gradients that need grad, each result leads to an error node."""
+    with grad_mode.no_grad():
+        result = backward(ctx, *grads)
+    if not grad_mode._state.enabled or not any(
+        isinstance(g, Tensor) and g.requires_grad for g in grads
+    ):
+        return result
+
+    def delayed(r: Any) -> Any:
+        if not isinstance(r, Tensor):
+            return r
+        return _DelayedError.apply(r.detach().requires_grad_(True))
+
+    if type(result) is tuple:
+        return tuple([delayed(r) for r in result])
+    return delayed(result)
+
+
+class _ForwardADState(threading.local):
+    """``autograd.forward_ad``'s first (reverse) pass is running: Tensor Functions answer with
+    their ``jvp`` (transposed) instead of their ``backward``."""
+
+    depth = 0
+
+
+forward_ad_pass = _ForwardADState()
+
+
+class TensorNode:
+    """The node (and ``ctx``) of a Tensor Function's call: ``<Name>Backward`` in PyTorch's
+    naming. Generated per Function class as a subclass of it, with this class first."""
+
+    _forward_cls: Any
+    _dirty: Any = ()
+    _for_forward: tuple[Any, ...] = ()
+    _in_jvp = False
+    _inputs_meta: tuple[Any, ...] = ()  # per forward argument: (shape, dtype) or None
+
+    @property
+    def name(self) -> NodeName:
+        """``"<Function>Backward"``, PyTorch's name of a custom Function's node."""
+        return NodeName(type(self).__name__)
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep ``tensors`` (Tensors or None) for ``backward``, as ``ctx.saved_tensors``
+        (checked when the call is recorded, as in torch)."""
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep ``tensors`` for ``jvp``, which reads them as ``ctx.saved_tensors``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(
+                    f"save_for_forward expects all arguments to be tensors; but argument {i} "
+                    f"is of type {type(t).__name__}."
+                )
+        self._for_forward = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Mark inputs that ``forward`` changed in place (and returns as outputs)."""
+        self._dirty = {id(t) for t in tensors}
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Mark outputs that get no gradient (``requires_grad=False``)."""
+        self._non_diff = {id(t) for t in tensors}
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` sees zeros (True, the default) or None for the outputs no
+        gradient reached."""
+        self._materialize = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        """What ``save_for_backward`` kept (in ``jvp``: what ``save_for_forward`` kept)."""
+        if self._in_jvp:
+            return tuple(self._for_forward)
+        return Function.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+
+def _uses_setup_context(cls: type) -> bool:
+    return getattr(cls, "setup_context") is not Function.setup_context  # noqa: B009
+
+
+def _tensor_function(cls: type) -> None:
+    """Give ``cls`` (a Function on Tensors) its node class and its ``apply``."""
+    node_cls = type(cls.__name__ + "Backward", (TensorNode, cls),
+                    {"_is_backward_node": True, "_forward_cls": cls, "__module__": cls.__module__,
+                     "__qualname__": cls.__qualname__ + "Backward"})  # fmt: skip
+    setattr(cls, "_backward_cls", node_cls)  # noqa: B010
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return _apply_tensors(cls, args, kwargs)
+
+    run.__name__, run.__qualname__ = cls.__name__, cls.__qualname__
+
+    def apply(_cls: Any, *args: Any, **kwargs: Any) -> Any:
+        if _replay.listeners:  # lucid.compile: one step, replayed by calling apply again
+            return _replay.listeners[-1](run, args, kwargs)
+        return _apply_tensors(cls, args, kwargs)
+
+    apply.__doc__ = "Run the Function on ``args``; as ``torch.autograd.Function.apply``."
+    setattr(cls, "apply", classmethod(apply))  # noqa: B010
+    setattr(cls, "apply_multi", classmethod(apply))  # noqa: B010
+
+
+def _bind(cls: Any, setup: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """``args`` and ``kwargs`` as ``forward``'s positional arguments, defaults filled in."""
+    sig = inspect.signature(cls.forward)
+    if not setup:
+        params = list(sig.parameters.values())[1:]  # without ctx
+        sig = sig.replace(parameters=params)
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.args)
+
+
+def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``apply`` of a Tensor Function: ``forward`` on the Tensors without recording, then one
+    node (``ctx``) for its outputs when an input requires grad, as PyTorch records it."""
+    if _interceptors:  # vmap: no batching rule of its own; the handler loops over the batch
+        got = _interceptors[-1](cls, args, kwargs)
+        if got is not NotImplemented:
+            return got
+    setup = _uses_setup_context(cls)
+    if kwargs or setup:
+        args = _bind(cls, setup, args, kwargs)
+    backend = None
+    for a in args:
+        if isinstance(a, Tensor):
+            backend = a._backend
+            break
+    if backend is None:
+        backend = get_backend(None)
+    node_cls = cls._backward_cls
+    ctx = node_cls.__new__(node_cls)
+    ctx.backend = ctx.out_backend = backend
+    ctx.xp = backend.xp
+    needs = tuple([isinstance(a, Tensor) and a.requires_grad for a in args])
+    ctx.needs_input_grad = needs
+    state = grad_mode._state
+    enabled = state.enabled
+    state.enabled = False  # forward records nothing (no_grad, without its context object)
+    try:
+        if setup:
+            out = cls.forward(*args)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args)
+    finally:
+        state.enabled = enabled
+    if not (enabled and any(needs)):
+        return out
+    return _record_tensors(ctx, args, out)
+
+
+def _record_tensors(ctx: Any, args: tuple[Any, ...], out: Any) -> Any:
+    """Make ``ctx`` the node of ``out``'s Tensors: edges to the inputs, outputs wired to it
+    (an input returned as is becomes a view of it; a dirty input is rebased), saved items."""
+    edges: list[Any] = []
+    meta: list[Any] = []
+    for a, need in zip(args, ctx.needs_input_grad):
+        if need:
+            fn = a.grad_fn
+            edges.append(a if fn is None else (fn, a._output_nr))
+        else:
+            edges.append(None)
+        meta.append((tuple(a.shape), a.dtype) if isinstance(a, Tensor) else None)
+    ctx._edges = edges
+    ctx._inputs_meta = tuple(meta)
+    ctx._impl = _TensorBackward
+    if anomaly_mode._state.enabled:
+        ctx._trace = traceback.format_stack()[:-3]
+    is_tuple = type(out) is tuple
+    outs = out if is_tuple else (out,)
+    dirty, non_diff = ctx._dirty, ctx._non_diff
+    results: list[Any] = []
+    out_meta: list[Any] = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            out_meta.append((None, None))
+            continue
+        if dirty and id(o) in dirty:
+            if o.requires_grad and o.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
+            o._counter().value += 1  # marking it dirty counts as a change, as in torch
+            t = o
+        elif any(o is a for a in args):  # an input returned as is: a view of it, as torch
+            t = Tensor.from_backend_array(o._data, o._backend)
+            t._vc, t._base = o._counter(), o if o._base is None else o._base
+        else:
+            t = o
+        if id(o) in non_diff or not (t.dtype.is_floating_point or t.dtype.is_complex):
+            if t is o and o.grad_fn is not None and id(o) in dirty:
+                t.grad_fn = None
+            t.requires_grad = False
+        else:
+            t.requires_grad = True
+            t.grad_fn = ctx
+            t._output_nr = i
+        results.append(t)
+        out_meta.append((t._data.shape, t._data.dtype))
+    ctx._out_meta = tuple(out_meta)
+    if ctx._to_save:
+        for i, item in enumerate(ctx._to_save):
+            if item is not None and not isinstance(item, Tensor):
+                raise TypeError(
+                    f"save_for_backward can only save variables, but argument {i} is of type "
+                    f"{type(item).__name__}"
+                )
+        saved: list[SavedTensor] = []
+        for item in ctx._to_save:
+            for k, r in enumerate(results):
+                if r is item and isinstance(r, Tensor) and r.grad_fn is ctx:
+                    saved.append(SavedOutput(r._data, k, r._counter(), True))
+                    break
+            else:
+                if item is not None and any(item is o for o in outs):  # a returned input
+                    k = [j for j, o in enumerate(outs) if o is item][0]
+                    r = results[k]
+                    saved.append(SavedTensor(item, item._version) if not isinstance(r, Tensor)
+                                 or r.grad_fn is not ctx else SavedOutput(r._data, k,
+                                 r._counter(), True))  # fmt: skip
+                else:
+                    saved.append(SavedTensor(item, 0 if item is None else item._version))
+        ctx._saved = _pack_saved(saved, ctx.backend) if saved_hooks.stack else saved
+        ctx._to_save = ()
+    return tuple(results) if is_tuple else results[0]
+
+
+class _TensorBackward:
+    """The ``_impl`` of a Tensor Function's node: its ``backward`` (or, in forward-mode AD's
+    reverse pass, its ``jvp`` transposed), with PyTorch's checks on what it returns."""
+
+    @staticmethod
+    def backward(node: Any, *grads: Any) -> Any:
+        if forward_ad_pass.depth:
+            return _JvpTranspose.apply_multi(*grads, node=node)
+        result = node._forward_cls.backward(node, *grads)
+        one = type(result) is not tuple
+        for i, (r, m) in enumerate(zip((result,) if one else result, node._inputs_meta)):
+            if m is None:
+                if r is not None:
+                    raise RuntimeError(
+                        f"function {node.name} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a "
+                        "Variable"
+                    )
+            elif isinstance(r, Tensor) and not _expandable(m[0], tuple(r.shape)):
+                raise RuntimeError(
+                    f"Function {node.name} returned an invalid gradient at index {i} - got "
+                    f"{list(r.shape)} but expected shape compatible with {list(m[0])}"
+                )
+        return result
+
+
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (a gradient of ``to`` sums back to ``shape``)."""
+    if len(shape) > len(to):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(to)))
+
+
+class _JvpTranspose(Function):
+    """In forward-mode AD's reverse pass: a Tensor Function's node maps its outputs'
+    cotangents to its inputs' (values irrelevant: the pass runs on zeros); differentiating
+    that map calls the Function's ``jvp`` with the inputs' tangents."""
+
+    @staticmethod
+    def forward(ctx: Any, *grads: Any, node: Any) -> Any:
+        ctx.node = node
+        return tuple(
+            ctx.xp.zeros(m[0], dtype=ctx.backend.native_dtype(m[1]))
+            if m is not None
+            else ctx.xp.zeros(())
+            for m in node._inputs_meta
+        )
+
+    @staticmethod
+    def backward(ctx: Any, *tangents: Any) -> Any:
+        node = ctx.node
+        cls = node._forward_cls
+        if getattr(cls, "jvp") is Function.jvp:  # noqa: B009
+            Function.jvp(node)
+        tins = [t if m is not None else None for t, m in zip(tangents, node._inputs_meta)]
+        node._in_jvp = True
+        try:
+            with grad_mode.no_grad():
+                result = cls.jvp(node, *tins)
+        finally:
+            node._in_jvp = False
+        return result

@@ -22,6 +22,8 @@ def _solve(a: Tensor, b: Tensor) -> Tensor:
 
 
 class Cholesky(Function):
+    _node_name = "LinalgCholeskyExBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         return lapack_saved(ctx, "cholesky", ctx.xp.linalg.cholesky, a)
@@ -52,6 +54,8 @@ class QRResult(NamedTuple):
 
 
 class QR(Function):
+    _node_name = "LinalgQrBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, mode: str) -> Any:
         ctx.mode, ctx.shape = mode, a.shape
@@ -108,6 +112,8 @@ class SVDResult(NamedTuple):
 
 
 class SVD(Function):
+    _node_name = "LinalgSvdBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, full_matrices: bool) -> Any:
         ctx.full, ctx.shape = full_matrices, a.shape
@@ -197,6 +203,8 @@ class EighResult(NamedTuple):
 
 
 class Eigh(Function):
+    _node_name = "LinalgEighBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, uplo: str) -> Any:
         return lapack_saved(ctx, "eigh", ctx.xp.linalg.eigh, a, UPLO=uplo)

@@ -20,6 +20,7 @@ class EigResult(NamedTuple):
 
 
 class Eig(Function):
+    _node_name = "LinalgEigBackward0"  # torch's name of this node
     complex_aware = True
 
     @staticmethod

@@ -37,6 +37,8 @@ def _expm(xp: Any, a: Any) -> Any:
 
 
 class MatrixExp(Function):
+    _node_name = "LinalgMatrixExpBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         ctx.save_for_backward(a)

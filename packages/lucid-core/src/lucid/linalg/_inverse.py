@@ -16,6 +16,8 @@ from lucid.ops.join import cat
 
 
 class Inv(Function):
+    _node_name = "LinalgInvExBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         return lapack_saved(ctx, "inv", ctx.xp.linalg.inv, a)
@@ -64,6 +66,8 @@ def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class Det(Function):
+    _node_name = "LinalgDetBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         out = ctx.xp.linalg.det(a)
@@ -113,6 +117,8 @@ class SlogdetResult(NamedTuple):
 
 
 class Slogdet(Function):
+    _node_name = "LinalgSlogdetBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         sign, logabs = ctx.xp.linalg.slogdet(a)
@@ -137,6 +143,8 @@ def slogdet(A: Tensor) -> SlogdetResult:  # noqa: N803
 
 
 class Pinv(Function):
+    _node_name = "LinalgPinvBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, atol: float | None, rtol: float | None, hermitian: bool) -> Any:
         xp = ctx.xp

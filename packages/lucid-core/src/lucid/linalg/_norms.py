@@ -15,6 +15,8 @@ from lucid.ops._util import normalize_dim, normalize_dims, piecewise_constant
 class VectorNorm(Function):
     """``(sum |x|^p)^(1/p)`` over ``dims``, with a zero gradient where the norm is 0."""
 
+    _node_name = "LinalgVectorNormBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:
         xp = ctx.xp

@@ -99,6 +99,7 @@ def to_float(x: Any) -> Any:
 
 
 class Cast(Function):
+    _node_name = "ToCopyBackward0"  # torch's name of this node
     complex_aware = True  # a real source gets the real part of a complex gradient
 
     @staticmethod

@@ -109,6 +109,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         # Save only what the gradients need: `y.mul_(2)` on an intermediate must not keep y.
@@ -128,6 +130,8 @@ class Mul(Function):
 
 
 class Div(Function):
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
@@ -145,6 +149,9 @@ class Div(Function):
 
 
 class Pow(Function):
+    _node_name = "PowBackward1"  # torch's name for tensor ** tensor
+    _pack_order = (1, 0, 2)  # torch saves exponent, self, result
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         xp = ctx.xp
@@ -189,8 +196,11 @@ class LogAddExp(Function):
     """``log(exp(a) + exp(b))``, or in base 2 (``logaddexp2``); the gradients are torch's
     ``g / (1 + exp(b - a))`` and ``g / (1 + exp(a - b))`` (``exp2`` in base 2)."""
 
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, base2: bool) -> Any:
+        ctx._node_name = "Logaddexp2Backward0" if base2 else "LogaddexpBackward0"  # torch's
         ctx.save_for_backward(a, b)
         ctx.base2 = base2
         if not base2:
@@ -238,6 +248,8 @@ class Copysign(Function):
 class PowScalar(Function):
     """``a ** e`` for a Python number ``e`` (the common case: no log, no mask on b)."""
 
+    _node_name = "PowBackward0"  # torch's name for tensor ** number
+
     @staticmethod
     def forward(ctx: Any, a: Any, e: Any) -> Any:
         ctx.save_for_backward(a)
@@ -268,6 +280,8 @@ class PowScalar(Function):
 
 
 class Maximum(Function):
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -284,6 +298,8 @@ class Maximum(Function):
 
 
 class Minimum(Function):
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
@@ -315,6 +331,8 @@ class Where(Function):
 
 class Clamp(Function):
     """``clip(a, lo, hi)``; lo/hi are None, Python numbers or arrays."""
+
+    _pack_order = (2, 1, 0)  # torch saves max, min, self
 
     @staticmethod
     def forward(ctx: Any, a: Any, lo: Any, hi: Any) -> Any:
@@ -359,8 +377,11 @@ class NonDiff(Function):
 class Remainder(Function):
     """Python's ``%`` (sign of the divisor) for op ``remainder``, C's for ``fmod``."""
 
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any, name: str) -> Any:
+        ctx._node_name = name.capitalize() + "Backward1"  # torch's: RemainderBackward1
         ctx.save_for_backward(a, b)
         ctx.rounding = "floor" if name == "remainder" else "trunc"
         return getattr(ctx.xp, name)(a, b)
@@ -653,7 +674,7 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:  # noqa: A002
 def addcmul(input: Tensor, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
     """``a + value * tensor1 * tensor2``."""
     a = input  # torch's parameter names outside, short ones inside
-    prod = tensor1 * tensor2
+    prod = tensor2 * tensor1  # (Mul saves its operands for hooks in torch's order)
     out: Tensor = a + (prod * value if value != 1 else prod)
     return out
 

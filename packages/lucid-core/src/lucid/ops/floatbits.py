@@ -53,6 +53,8 @@ def frexp(input: Tensor) -> FrexpResult:  # noqa: A002
 
 
 class NextAfter(Function):
+    _node_name = "NextafterBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         return ctx.xp.nextafter(a, b)

@@ -387,6 +387,8 @@ def _repeat_by_counts(input: Tensor, counts: Tensor, d: int, output_size: int | 
 
 
 class ConstantPad(Function):
+    _node_name = "ConstantPadNdBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, a: Any, widths: tuple[tuple[int, int], ...], value: Any) -> Any:
         ctx.index = tuple(slice(lo, lo + s) for (lo, _), s in zip(widths, a.shape))

@@ -34,10 +34,20 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
     __all__ = OPS.names
 
 
+# torch's node of a matrix product, by the operands' dims (matmul dispatches to these ops)
+_MATMUL_NAMES = {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0",
+                 (3, 3): "BmmBackward0"}  # fmt: skip
+
+
 class Matmul(Function):
+    _pack_order = (1, 0)  # torch saves mat2, then self (mm)
+
     @staticmethod
     def forward(ctx: Any, a: Any, b: Any) -> Any:
         ctx.save_for_backward(a, b)
+        if b.ndim == 1:
+            ctx._pack_order = None  # torch's mv saves self, then vec
+        ctx._node_name = _MATMUL_NAMES.get((a.ndim, b.ndim), "MatmulBackward0")  # torch's
         return ctx.xp.matmul(a, b)
 
     @staticmethod

@@ -57,6 +57,7 @@ class Triangle(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, k: int, name: str) -> Any:
+        ctx._node_name = name.capitalize() + "Backward0"  # torch's: TrilBackward0
         ctx.k, ctx.kind = k, name
         return getattr(ctx.xp, name)(a, k)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -14,6 +15,7 @@ import numpy as np
 from lucid import dtypes
 from lucid._creation import eye
 from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
 from lucid.autograd.function import Function, once_differentiable
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import (
@@ -145,6 +147,7 @@ class Extreme(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool, largest: bool) -> Any:
+        ctx._node_name = "AmaxBackward0" if largest else "AminBackward0"  # torch's names
         fn = ctx.xp.max if largest else ctx.xp.min
         out = fn(a, axis=dims, keepdims=keepdim)
         return _save_reduced(ctx, a, out, dims, keepdim)
@@ -161,6 +164,7 @@ class ExtremeAlong(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, keepdim: bool, largest: bool) -> Any:
+        ctx._node_name = "MaxBackward0" if largest else "MinBackward0"  # torch's names
         xp = ctx.xp
         idx = (xp.argmax if largest else xp.argmin)(a, axis=dim, keepdims=True)
         values = xp.take_along_axis(a, idx, axis=dim)
@@ -186,6 +190,7 @@ class Scan(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, name: str) -> Any:
+        ctx._node_name = name.capitalize() + "Backward0"  # torch's: CumsumBackward0
         out = getattr(ctx.xp, name)(a, axis=dim)
         if name == "cumprod":  # cumsum's gradient needs neither (in-place changes stay legal)
             ctx.save_for_backward(a, out)
@@ -220,6 +225,7 @@ class CumExtreme(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int, largest: bool) -> Any:
+        ctx._node_name = "CummaxBackward0" if largest else "CumminBackward0"  # torch's
         xp = ctx.xp
         values = inclusive_scan(xp, a, dim, xp.maximum if largest else xp.minimum)
         shape = [1] * a.ndim
@@ -242,6 +248,8 @@ class CumExtreme(Function):
 
 class LogCumSumExp(Function):
     """Running ``log(sum(exp(x)))`` along a dim, combined pairwise with ``logaddexp`` (stable)."""
+
+    _node_name = "LogcumsumexpBackward0"  # torch's name of this node
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int) -> Any:
@@ -286,6 +294,8 @@ def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any) -> Any:
 
 class NormP2(Function):
     """Euclidean norm; the gradient at a zero vector is zero, as in torch."""
+
+    _node_name = "LinalgVectorNormBackward0"  # torch's name of this node
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
@@ -342,6 +352,139 @@ class BoolReduce(Function):
         return out
 
 
+# -- out= of the reductions, with torch's rules -------------------------------------------------
+# torch's names of a dtype: its ScalarType ("Float") and its C++ type ("float"), as its errors say
+_TORCH_DTYPE_NAMES = {
+    "bool": ("Bool", "bool"), "uint8": ("Byte", "unsigned char"), "int8": ("Char", "signed char"),
+    "int16": ("Short", "short int"), "int32": ("Int", "int"), "int64": ("Long", "long int"),
+    "float16": ("Half", "c10::Half"), "bfloat16": ("BFloat16", "c10::BFloat16"),
+    "float32": ("Float", "float"), "float64": ("Double", "double"),
+    "complex64": ("ComplexFloat", "c10::complex<float>"),
+    "complex128": ("ComplexDouble", "c10::complex<double>"),
+}  # fmt: skip
+
+
+def _scalar_name(dt: Any) -> str:
+    return _TORCH_DTYPE_NAMES[dtypes.to_dtype(dt).name][0]
+
+
+def _cpp_name(dt: Any) -> str:
+    return _TORCH_DTYPE_NAMES[dtypes.to_dtype(dt).name][1]
+
+
+def _out_arg(name: str, out: Any, n: int = 1) -> tuple[Tensor, ...]:
+    """``out`` as a tuple of ``n`` Tensors, or torch's TypeError."""
+    if n == 1:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        return (out,)
+    if not isinstance(out, (tuple, list)) or not builtins.all(isinstance(o, Tensor) for o in out):
+        raise TypeError(
+            f"{name}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}"
+        )
+    if len(out) != n:
+        raise TypeError(f"expected tuple of {n} elements but got {len(out)}")
+    return tuple(out)
+
+
+def _run_dtype(name: str, dtype: Any, out: Any) -> Any:
+    """The dtype a sum-like reduction runs in: ``dtype``, else ``out``'s (torch computes
+    ``sum(x, out=o)`` in ``o``'s dtype); the two must agree."""
+    if out is None:
+        return dtype
+    (o,) = _out_arg(name, out)
+    if dtype is not None and dtypes.to_dtype(dtype) is not o.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_cpp_name(dtype)}, but got "
+            f"{_cpp_name(o.dtype)} instead"
+        )
+    return o.dtype
+
+
+def _check_cast(result: Tensor, out: Tensor) -> None:
+    """torch's ``canCast``: no float into an integer/bool out, no complex into a real one."""
+    r, o = result.dtype, out.dtype
+    if r.category > o.category and not (o.category == dtypes.FLOAT and r.category == dtypes.FLOAT):
+        raise RuntimeError(
+            f"result type {_scalar_name(r)} can't be cast to the desired output type "
+            f"{_scalar_name(o)}"
+        )
+
+
+def _write_reduced(name: str, result: Any, out: Any) -> Any:
+    """``result`` (a Tensor or a named tuple of them) written into ``out`` as torch's reductions
+    do: resized to the result's shape (with torch's warning where ``out`` had elements), cast to
+    ``out``'s dtype (the caller checked it), refused under autograd; returns ``out``."""
+    if out is None:
+        return result
+    results = tuple(result) if isinstance(result, tuple) else (result,)
+    outs = _out_arg(name, out, len(results)) if isinstance(result, tuple) else _out_arg(name, out)
+    for r, o in zip(results, outs):
+        if o.requires_grad or (r.requires_grad and grad_mode._state.enabled):
+            raise RuntimeError(
+                f"{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad."
+            )
+    for r, o in zip(results, outs):
+        if tuple(o.shape) != tuple(r.shape):
+            if o.numel():
+                warnings.warn(
+                    f"An output with one or more elements was resized since it had shape "
+                    f"{list(o.shape)}, which does not match the required output shape "
+                    f"{list(r.shape)}. This behavior is deprecated, and in a future PyTorch "
+                    "release outputs will not be resized unless they have zero elements. You "
+                    "can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                    "elements with t.resize_(0).",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            o.resize_(r.shape)
+        with grad_mode.no_grad():
+            o.copy_(r)
+    if isinstance(result, tuple):
+        return type(result)(*outs)
+    return outs[0]
+
+
+def _float_out(name: str, result: Tensor, out: Any, wording: str = "cast") -> Any:
+    """``_write_reduced`` for a floating result (mean, var, std, logsumexp, norm)."""
+    if out is not None:
+        (o,) = _out_arg(name, out)
+        if wording == "floating" and o.dtype.category < dtypes.FLOAT:
+            raise RuntimeError(
+                f"{name}(): Expected floating point type for result tensor, but got: "
+                f"{_scalar_name(o.dtype)}"
+            )
+        _check_cast(result, o)
+    return _write_reduced(name, result, out)
+
+
+def _same_dtype_out(name: str, result: Any, out: Any, input: Tensor) -> Any:  # noqa: A002
+    """``_write_reduced`` for amax/amin: ``out`` must have the input's dtype (torch's wording)."""
+    if out is not None:
+        (o,) = _out_arg(name, out)
+        if o.dtype is not input.dtype:
+            raise RuntimeError(
+                f"Expected the dtype for input and out to match, but got "
+                f"{_scalar_name(input.dtype)} for input's dtype and {_scalar_name(o.dtype)} "
+                "for out's dtype."
+            )
+    return _write_reduced(name, result, out)
+
+
+def _values_indices_out(name: str, result: Any, out: Any) -> Any:
+    """``_write_reduced`` for ``(values, indices)``: values in their dtype, indices int64."""
+    if out is not None:
+        values, indices = _out_arg(name, out, 2)
+        for o, want in ((values, result[0].dtype), (indices, dtypes.int64)):
+            if o.dtype is not want:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {_cpp_name(want)}, but got "
+                    f"{_cpp_name(o.dtype)} instead"
+                )
+    return _write_reduced(name, result, out)
+
+
 # -- public functions -----------------------------------------------------------------------------
 def _accumulating(a: Tensor, dtype: Any) -> Tensor:
     """``a`` in the dtype a sum or product runs in: ``dtype`` if given, int64 for bool/ints."""
@@ -356,11 +499,15 @@ def sum(  # noqa: A001
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
-    """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64."""
+    """Sum over ``dim`` (all dims by default). Integer and bool inputs sum as int64; with
+    ``out=`` the sum runs in ``out``'s dtype, as in torch."""
+    dtype = _run_dtype("sum", dtype, out)
     input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
-    return Sum.apply(input, dims, keepdim)
+    result: Tensor = _write_reduced("sum", Sum.apply(input, dims, keepdim), out)
+    return result
 
 
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
@@ -380,11 +527,20 @@ def mean(
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
-    """Mean over ``dim`` (all dims by default); floating inputs only."""
+    """Mean over ``dim`` (all dims by default); floating inputs only. With ``out=`` it runs
+    in ``out``'s floating dtype (an integer ``out`` is refused, as in torch)."""
+    if out is not None:
+        (o,) = _out_arg("mean", out)
+        if dtype is None and o.dtype.category >= dtypes.FLOAT:
+            dtype = _run_dtype("mean", None, o)
+        elif dtype is not None:
+            _run_dtype("mean", dtype, o)
     a = _float_input("mean", input, dtype)
     dims = normalize_dims(dim, a.ndim)
-    return sum(a, dims, keepdim) / _count(a.shape, dims)
+    result: Tensor = sum(a, dims, keepdim) / _count(a.shape, dims)
+    return _float_out("mean", result, out)  # type: ignore[no-any-return]
 
 
 def _correction(correction: Any, unbiased: Any) -> Any:
@@ -401,8 +557,12 @@ def _old_unbiased(dim: Any, unbiased: Any) -> tuple[Any, Any]:
 
 
 def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
-        *, correction: Any = None) -> Tensor:  # fmt: skip
+        *, correction: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """Variance over ``dim`` with ``correction`` (1: Bessel's, the default; 0: population)."""
+    if out is not None:
+        return _float_out(  # type: ignore[no-any-return]
+            "var", var(input, dim, unbiased, keepdim, correction=correction), out
+        )
     dim, unbiased = _old_unbiased(dim, unbiased)
     a = _float_input("var", input, None)
     c = _correction(correction, unbiased)
@@ -414,9 +574,10 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
-        *, correction: Any = None) -> Tensor:  # fmt: skip
+        *, correction: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """Square root of :func:`var`."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    result = var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    return _float_out("std", result, out)  # type: ignore[no-any-return]
 
 
 def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
@@ -439,13 +600,17 @@ def prod(
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
-    """Product over ``dim`` (all elements by default)."""
+    """Product over ``dim`` (all elements by default); with ``out=`` in ``out``'s dtype."""
+    dtype = _run_dtype("prod", dtype, out)
     input = _accumulating(input, dtype)
     if dim is None:
-        out: Tensor = Prod.apply(input.reshape(-1), 0, False)
-        return out.reshape((1,) * input.ndim) if keepdim else out
-    return along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
+        result: Tensor = Prod.apply(input.reshape(-1), 0, False)
+        result = result.reshape((1,) * input.ndim) if keepdim else result
+    else:
+        result = along(input, dim, lambda a, d: Prod.apply(a, d, keepdim))
+    return _write_reduced("prod", result, out)  # type: ignore[no-any-return]
 
 
 def _check_nonempty(name: str, a: Tensor, dims: tuple[int, ...], full: bool = False) -> None:
@@ -471,7 +636,7 @@ def amax(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None
 
     ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
     memory shared with an input, no autograd)."""
-    result: Tensor = write_out("amax", _amax(input, dim, keepdim), out, input)
+    result: Tensor = _same_dtype_out("amax", _amax(input, dim, keepdim), out, input)
     return result
 
 
@@ -489,7 +654,7 @@ def amin(input: Tensor, dim: Any = (), keepdim: bool = False, *, out: Any = None
 
     ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
     memory shared with an input, no autograd)."""
-    result: Tensor = write_out("amin", _amin(input, dim, keepdim), out, input)
+    result: Tensor = _same_dtype_out("amin", _amin(input, dim, keepdim), out, input)
     return result
 
 
@@ -507,20 +672,36 @@ def _extreme(name: str, a: Tensor, dim: Any, keepdim: bool, largest: bool) -> An
     return ValuesIndices(values, indices)
 
 
-def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001, A002
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None,  # noqa: A001, A002
+        out: Any = None) -> Any:  # fmt: skip
     """``max(x)`` -> tensor; ``max(x, dim)`` -> (values, indices); ``max(x, y)`` or
-    ``max(x, other=y)`` -> maximum."""
+    ``max(x, other=y)`` -> maximum. ``out=``: a tensor, or ``(values, indices)`` with ``dim``."""
     if other is not None:
-        return _extreme("max", input, other, False, True)
-    return _extreme("max", input, dim, keepdim, True)
+        return _extreme_out("max", _extreme("max", input, other, False, True), out, input)
+    return _extreme_out("max", _extreme("max", input, dim, keepdim, True), out, input)
 
 
-def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None) -> Any:  # noqa: A001, A002
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, other: Any = None,  # noqa: A001, A002
+        out: Any = None) -> Any:  # fmt: skip
     """``min(x)`` -> tensor; ``min(x, dim)`` -> (values, indices); ``min(x, y)`` or
-    ``min(x, other=y)`` -> minimum."""
+    ``min(x, other=y)`` -> minimum. ``out=``: a tensor, or ``(values, indices)`` with ``dim``."""
     if other is not None:
-        return _extreme("min", input, other, False, False)
-    return _extreme("min", input, dim, keepdim, False)
+        return _extreme_out("min", _extreme("min", input, other, False, False), out, input)
+    return _extreme_out("min", _extreme("min", input, dim, keepdim, False), out, input)
+
+
+def _extreme_out(name: str, result: Any, out: Any, input: Tensor) -> Any:  # noqa: A002
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        return _values_indices_out(name, result, out)
+    (o,) = _out_arg(name, out)
+    if o.dtype is not result.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_cpp_name(result.dtype)}, but got "
+            f"{_cpp_name(o.dtype)} instead"
+        )
+    return _write_reduced(name, result, out)
 
 
 def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
@@ -535,26 +716,52 @@ def _arg(name: str, a: Tensor, dim: Any, keepdim: bool) -> Tensor:
     return along(a, dim, run)
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+def _index_out(name: str, result: Tensor, out: Any) -> Any:
+    if out is not None:
+        (o,) = _out_arg(name, out)
+        if o.dtype is not dtypes.int64:
+            raise RuntimeError(
+                f"Expected out tensor to have dtype long int, but got {_cpp_name(o.dtype)} instead"
+            )
+    return _write_reduced(name, result, out)
+
+
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out: Any = None  # noqa: A002
+           ) -> Tensor:  # fmt: skip
     """Index of the largest value along ``dim`` (of the flattened tensor without one)."""
-    return _arg("argmax", input, dim, keepdim)
+    return _index_out("argmax", _arg("argmax", input, dim, keepdim), out)  # type: ignore[no-any-return]
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A002
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *, out: Any = None  # noqa: A002
+           ) -> Tensor:  # fmt: skip
     """Index of the smallest value along ``dim`` (of the flattened tensor without one)."""
-    return _arg("argmin", input, dim, keepdim)
+    return _index_out("argmin", _arg("argmin", input, dim, keepdim), out)  # type: ignore[no-any-return]
 
 
-def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+def _bool_out(name: str, result: Tensor, out: Any) -> Any:
+    if out is not None:
+        (o,) = _out_arg(name, out)
+        if o.dtype is not dtypes.bool_ and o.dtype is not dtypes.uint8:
+            raise RuntimeError(
+                f"{name} only supports bool tensor for result, got: {_scalar_name(o.dtype)}"
+            )
+    return _write_reduced(name, result, out)
+
+
+def all(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:  # noqa: A001, A002
     """True where every element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "all", dims, keepdim)
+    if out is not None and getattr(out, "dtype", None) is dtypes.uint8:
+        input = input.to(dtypes.uint8)  # torch's legacy uint8 result reduces the cast values
+    return _bool_out("all", BoolReduce.apply(input, "all", dims, keepdim), out)  # type: ignore[no-any-return]
 
 
-def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001, A002
+def any(input: Tensor, dim: Any = None, keepdim: bool = False, *, out: Any = None) -> Tensor:  # noqa: A001, A002
     """True where some element over ``dim`` is nonzero (all dims by default)."""
     dims = normalize_dims(dim, input.ndim)
-    return BoolReduce.apply(input, "any", dims, keepdim)
+    if out is not None and getattr(out, "dtype", None) is dtypes.uint8:
+        input = input.to(dtypes.uint8)  # torch's legacy uint8 result reduces the cast values
+    return _bool_out("any", BoolReduce.apply(input, "any", dims, keepdim), out)  # type: ignore[no-any-return]
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
@@ -562,15 +769,18 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     return sum(input != 0, dim)
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:  # noqa: A002
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
     """``log(sum(exp(x), dim))`` computed stably (the max is subtracted first)."""
+    if out is not None:
+        result = logsumexp(input, dim, keepdim)
+        return _float_out("logsumexp", result, out, "floating")  # type: ignore[no-any-return]
     a: Tensor = to_float(input)
     dims = normalize_dims(dim, a.ndim)
     m = a.detach().amax(dims, keepdim=True)
     m = where(m.isfinite(), m, m.new_zeros(()))
     assert isinstance(m, Tensor)
-    out = (a - m).exp().sum(dims, keepdim=True).log() + m
-    return out if keepdim else out.squeeze(dims) if dims else out
+    res = (a - m).exp().sum(dims, keepdim=True).log() + m
+    return res if keepdim else res.squeeze(dims) if dims else res
 
 
 def norm(
@@ -627,14 +837,20 @@ def along(a: Tensor, dim: int, fn: Callable[[Tensor, int], _Along]) -> _Along:
     return out.reshape(())
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
-    """Running sum along ``dim`` (integer inputs sum as int64)."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumsum"))
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:  # noqa: A002
+    """Running sum along ``dim`` (integer inputs sum as int64; with ``out=``, in its dtype)."""
+    dtype = _run_dtype("cumsum", dtype, out)
+    a = _accumulating(input, dtype)
+    result = along(a, dim, lambda a, d: Scan.apply(a, d, "cumsum"))
+    return _write_reduced("cumsum", result, out)  # type: ignore[no-any-return]
 
 
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A002
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None, out: Any = None) -> Tensor:  # noqa: A002
     """Running product along ``dim``; the gradient handles zeros in the input."""
-    return along(_accumulating(input, dtype), dim, lambda a, d: Scan.apply(a, d, "cumprod"))
+    dtype = _run_dtype("cumprod", dtype, out)
+    a = _accumulating(input, dtype)
+    result = along(a, dim, lambda a, d: Scan.apply(a, d, "cumprod"))
+    return _write_reduced("cumprod", result, out)  # type: ignore[no-any-return]
 
 
 def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:

@@ -51,6 +51,7 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 
 
 class Reshape(Function):
+    _node_name = "ViewBackward0"  # torch's name of this node
     is_view = True
     in_shape: tuple[int, ...]
 

@@ -20,7 +20,15 @@ from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, to_float, write_out
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat
-from lucid.ops.reduction import ValuesIndices, amax, amin
+from lucid.ops.reduction import (
+    ValuesIndices,
+    _float_out,
+    _out_arg,
+    _run_dtype,
+    _write_reduced,
+    amax,
+    amin,
+)
 from lucid.ops.sorting import searchsorted
 
 _INDEX = "integer (index) result"
@@ -84,9 +92,12 @@ def nansum(
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
-    """Sum over ``dim`` treating NaN as zero (integer and bool inputs sum as int64)."""
-    return _zero_nan(input).sum(dim, keepdim, dtype=dtype)
+    """Sum over ``dim`` treating NaN as zero (integer and bool inputs sum as int64; with
+    ``out=``, in its dtype)."""
+    dtype = _run_dtype("nansum", dtype, out)
+    return _write_reduced("nansum", _zero_nan(input).sum(dim, keepdim, dtype=dtype), out)  # type: ignore[no-any-return]
 
 
 def nanmean(
@@ -95,8 +106,15 @@ def nanmean(
     keepdim: bool = False,
     *,
     dtype: Any = None,
+    out: Any = None,
 ) -> Tensor:
     """Mean over ``dim`` of the non-NaN entries (NaN where a slice has none); floats only."""
+    if out is not None:
+        (o,) = _out_arg("nanmean", out)
+        if dtype is None and o.dtype.category >= dtypes.FLOAT:
+            dtype = o.dtype
+        result = nanmean(input, dim, keepdim, dtype=dtype)
+        return _float_out("nanmean", result, out)  # type: ignore[no-any-return]
     a = input if dtype is None else input.to(dtype)
     if not a.dtype.is_floating_point:
         raise RuntimeError(

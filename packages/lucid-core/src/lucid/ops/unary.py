@@ -424,6 +424,8 @@ arctan2 = atan2
 
 
 class Atan2(Function):
+    _pack_order = (1, 0)  # torch saves other, then self
+
     @staticmethod
     def forward(ctx: Any, y: Any, x: Any) -> Any:
         ctx.save_for_backward(y, x)

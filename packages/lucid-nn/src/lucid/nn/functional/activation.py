@@ -84,6 +84,8 @@ class _MaskedLinear(Function):
 class _ELU(Function):
     """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))`` (elu, selu, celu)."""
 
+    _node_name = "EluBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, alpha: float, scale: float, input_scale: float) -> Any:
         xp = ctx.xp
@@ -107,6 +109,8 @@ class _ELU(Function):
 
 
 class _Softplus(Function):
+    _node_name = "SoftplusBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, beta: float, threshold: float) -> Any:
         xp = ctx.xp
@@ -125,6 +129,8 @@ class _Softplus(Function):
 
 
 class _LogSigmoid(Function):
+    _node_name = "LogSigmoidBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any) -> Any:
         ctx.save_for_backward(x)
@@ -137,6 +143,8 @@ class _LogSigmoid(Function):
 
 
 class _PReLU(Function):
+    _node_name = "PreluKernelBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any) -> Any:
         pos = (x > 0).astype(x.dtype)

@@ -160,6 +160,8 @@ class ConvolutionTranspose(Function):
     """``forward(ctx, x, weight, bias, stride, padding_pairs, output_padding, groups,
     dilation)``."""
 
+    _node_name = "ConvolutionBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, bias: Any, stride: Ints, padding: Pairs, out_pad: Ints,
                 groups: int, dilation: Ints) -> Any:  # fmt: skip

@@ -26,6 +26,8 @@ def _geometry(in_size: tuple[int, ...], k: Any, d: Any, p: Any, s: Any) -> ConvG
 
 
 class _Unfold(Function):
+    _node_name = "Im2ColBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, g: ConvGeometry) -> Any:
         ctx.geom, ctx.size = g, x.shape[2:]

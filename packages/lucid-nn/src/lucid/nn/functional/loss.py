@@ -231,6 +231,8 @@ class _CrossEntropy(Function):
     whose target is not ``ignore_index``; "mean" divides by the summed ``w_t`` of those rows.
     """
 
+    _node_name = "NllLossBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(
         ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, smoothing: float, reduction: str

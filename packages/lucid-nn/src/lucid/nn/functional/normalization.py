@@ -157,6 +157,8 @@ class _BatchNorm(Function):
 class _LayerNorm(Function):
     """Normalise over the last ``nd`` dims, then an elementwise affine (optional)."""
 
+    _node_name = "NativeLayerNormBackward0"  # torch's name of this node
+
     @staticmethod
     def forward(ctx: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
         ctx.nd, ctx.eps = nd, eps
