@@ -9,7 +9,7 @@ import numpy as np
 
 from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
 from lucid.ops.indexing import index_select
@@ -155,13 +155,26 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one size may be -1)."""
     a = input  # torch's parameter names outside, short ones inside
     src = a._data.shape
+    return _reshaped(a, _infer_shape(_ints(shape), math.prod(src), src))
+
+
+def _ints(shape: tuple[Any, ...]) -> tuple[int, ...]:
+    """``reshape``/``view``'s sizes (varargs or one tuple) as a tuple of ints (-1 kept)."""
     given = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
     # plain ints (the common form) need no conversion (per-call cost, docs/performance.md)
     if not all(type(s) is int for s in given):
         given = shape_arg(shape)
-    target = _infer_shape(given, math.prod(src), src)
-    if target == src:
+    return given
+
+
+def _reshaped(a: Tensor, target: tuple[int, ...]) -> Tensor:
+    """``a`` in the shape ``target`` (checked, -1 inferred)."""
+    arr = a._data
+    if target == arr.shape:
         return a
+    if type(arr) is np.ndarray and unrecorded(a):  # no node to record: Reshape's own call,
+        # without its Function call (per-op cost of generation's views, docs/performance.md)
+        return unrecorded_view(a, arr.reshape(target))
     return Reshape.apply(a, target)
 
 
@@ -181,15 +194,25 @@ def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
         raise TypeError("view() missing 1 required positional argument: 'size'")
     shape = (size, *sizes)
     arr = a._data
-    if type(arr) is np.ndarray and arr.flags.c_contiguous and not _memory_format._marked:
-        return reshape(a, *shape)  # a dense row-major array views as any shape of its size
+    if type(arr) is np.ndarray and not _memory_format._marked:
+        # the sizes read and inferred once (per-call cost of generation's views)
+        src = arr.shape
+        target = _infer_shape(_ints(shape), arr.size, src)
+        if not arr.flags.c_contiguous:  # a dense row-major array views as any shape
+            strides = layout_strides(a)
+            if strides is not None and not _viewable_as(src, strides, target):
+                raise RuntimeError(_VIEW_MSG)
+        return _reshaped(a, target)
     strides = layout_strides(a)
     if strides is not None and not _viewable(a._data.shape, strides, shape_arg(shape)):
-        raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        )
+        raise RuntimeError(_VIEW_MSG)
     return reshape(a, *shape)
+
+
+_VIEW_MSG = (
+    "view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
 
 
 def layout_strides(a: Tensor) -> tuple[int, ...] | None:
@@ -234,8 +257,12 @@ def is_contiguous_layout(shape: tuple[int, ...], strides: tuple[int, ...]) -> bo
 def _viewable(shape: tuple[int, ...], strides: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether torch can view ``shape``/``strides`` as ``target`` (ATen's computeStride): each
     run of dims that are contiguous with each other must map onto whole target dims."""
+    return _viewable_as(shape, strides, _infer_shape(target, math.prod(shape), shape))
+
+
+def _viewable_as(shape: tuple[int, ...], strides: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """:func:`_viewable` for a ``target`` already checked against ``shape`` (-1 inferred)."""
     numel = math.prod(shape)
-    target = _infer_shape(target, numel, shape)
     if numel == 0 or not shape:
         return True
     view_d = len(target) - 1
@@ -322,7 +349,9 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     # normalizing (the per-call Python cost of generation's views, docs/performance.md)
     d = dims[0] if len(dims) == 1 and type(dims[0]) is tuple else dims
     if len(d) == n and all(type(x) is int and 0 <= x < n for x in d) and len(set(d)) == n:
-        return a if d == tuple(range(n)) else Permute.apply(a, d)
+        if d == tuple(range(n)):
+            return a
+        return _permuted(a, d)
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
     if len(d) == a.ndim and len(set(d)) < len(d):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -334,7 +363,16 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         )
     if d == tuple(range(a.ndim)):
         return a
-    return Permute.apply(a, d)
+    return _permuted(a, d)
+
+
+def _permuted(a: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """``Permute`` of ``a`` by a valid permutation ``dims``; where nothing records, Permute's
+    own call without its Function call (per-op cost of generation's views)."""
+    arr = a._data
+    if type(arr) is np.ndarray and unrecorded(a):
+        return unrecorded_view(a, arr.transpose(dims))
+    return Permute.apply(a, dims)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -346,7 +384,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         return a
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return Permute.apply(a, tuple(dims))  # a valid permutation: permute's checks not needed
+    return _permuted(a, tuple(dims))  # a valid permutation: permute's checks not needed
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
