@@ -1,7 +1,7 @@
-"""View ops that record nothing (``reshape``/``view``/``transpose``/``permute``/``split``, and
-``contiguous``' copy) skip their ``Function.apply`` on NumPy (issue 30's generation path): the
-same arrays, the same view bookkeeping (base, shared version counter), and the op path where a
-node is recorded or the ops are watched."""
+"""View ops that record nothing (``reshape``/``view``/``transpose``/``permute``/``split``,
+``squeeze``/``unsqueeze``, and ``contiguous``' copy) skip their ``Function.apply`` on NumPy
+(issue 30's generation path): the same arrays, the same view bookkeeping (base, shared version
+counter), and the op path where a node is recorded or the ops are watched."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "split_sizes": lambda t: t.split([1, 3], dim=0)[1],
     "split_view": lambda t: t.split(2, dim=1)[0].view(4, 1, 2),  # a view of a strided piece
     "transpose_contiguous": lambda t: t.transpose(0, 1).contiguous(),
+    "unsqueeze": lambda t: t.unsqueeze(1),
+    "squeeze": lambda t: t.view(4, 1, 6).squeeze(1),
 }
 
 

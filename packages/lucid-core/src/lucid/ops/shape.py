@@ -169,13 +169,18 @@ def _ints(shape: tuple[Any, ...]) -> tuple[int, ...]:
 
 def _reshaped(a: Tensor, target: tuple[int, ...]) -> Tensor:
     """``a`` in the shape ``target`` (checked, -1 inferred)."""
-    arr = a._data
-    if target == arr.shape:
+    if target == a._data.shape:
         return a
-    if type(arr) is np.ndarray and unrecorded(a):  # no node to record: Reshape's own call,
-        # without its Function call (per-op cost of generation's views, docs/performance.md)
-        return unrecorded_view(a, arr.reshape(target))
-    return Reshape.apply(a, target)
+    return _reshape_view(a, target)
+
+
+def _reshape_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``Reshape`` of ``a`` to a checked ``shape``; where nothing records, Reshape's own call
+    without its Function call (per-op cost of generation's views, docs/performance.md)."""
+    arr = a._data
+    if type(arr) is np.ndarray and unrecorded(a):
+        return unrecorded_view(a, arr.reshape(shape))
+    return Reshape.apply(a, shape)
 
 
 def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
@@ -510,7 +515,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     a = input  # torch's parameter names outside, short ones inside
     d = normalize_dim(dim, a.ndim + 1)
     shape = a.shape[:d] + (1,) + a.shape[d:]
-    return Reshape.apply(a, shape)
+    return _reshape_view(a, shape)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
@@ -524,7 +529,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
         shape = tuple(s for i, s in enumerate(a.shape) if not (i in drop and s == 1))
     if shape == a.shape:
         return a
-    return Reshape.apply(a, shape)
+    return _reshape_view(a, shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
