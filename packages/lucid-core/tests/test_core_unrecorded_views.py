@@ -114,3 +114,17 @@ def test_views_keep_channels_last_names_on_the_op_path() -> None:
     np.testing.assert_array_equal(v.numpy(), np.ones((2, 4, 5, 3), np.float32))
     assert v._base is y
     assert x.is_contiguous(memory_format=lucid.channels_last)
+
+
+def test_shape_and_dim_checks_still_raise() -> None:
+    x = lucid.ones(4, 6)
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        x.reshape(-1, -1)
+    with pytest.raises(RuntimeError, match="invalid for input of size 24"):
+        x.reshape(2, -2, 6)
+    with pytest.raises(RuntimeError, match="invalid for input of size 24"):
+        x.view(5, 4)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.transpose(0, 2)
+    np.testing.assert_array_equal(x.transpose(-1, 0).numpy(), x.transpose(1, 0).numpy())
+    assert x.transpose(True, 0).shape == (6, 4)  # a bool dim is an int, as in torch
