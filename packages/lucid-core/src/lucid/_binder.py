@@ -21,7 +21,7 @@ import numpy as np
 from lucid import _creation, _legacy, _memory_format, _replay, autograd, dtypes, ops, special
 from lucid._tensor import Size, Tensor
 from lucid.autograd import grad_mode
-from lucid.autograd.function import ops_watched
+from lucid.autograd.function import ops_watched, unrecorded
 from lucid.autograd.inplace import check_inplace, inplace_result
 from lucid.backends import get_backend
 from lucid.ops._util import scalar_type_name
@@ -228,6 +228,11 @@ class _Methods(Tensor):
             if dense is not None:
                 if dense:
                     return self
+                if unrecorded(self):  # no node to record: ToMemoryFormat's own calls on a
+                    # NumPy array (_dense said so), without its Function call (generation)
+                    be, arr = self._backend, self._data
+                    out = _memory_format.to_layout(be.xp, arr, _memory_format.contiguous_format)
+                    return Tensor.from_backend_array(be.copy(out) if out is arr else out, be)
                 return ops.shape.to_memory_format(self, _memory_format.contiguous_format)
         fmt = _memory_format.check(memory_format, "contiguous")
         if fmt is _memory_format.preserve_format or memory_format is None:

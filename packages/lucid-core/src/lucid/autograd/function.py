@@ -299,6 +299,33 @@ def records_nothing() -> bool:
     return not (grad_mode._state.enabled or _interceptors or _observers or _memory_format._marked)
 
 
+def unrecorded(t: Tensor) -> bool:
+    """Whether a one-input op on ``t`` would record no node and be seen by nobody: ``t`` needs
+    no grad (or grad mode is off), no ``intercept_ops``/``observe_ops`` block is active and no
+    channels-last tensor exists (whose layout an op would carry to its output)."""
+    return not (
+        (t.requires_grad and grad_mode._state.enabled)
+        or _interceptors
+        or _observers
+        or _memory_format._marked
+    )
+
+
+def unrecorded_view(src: Tensor, arr: Any) -> Tensor:
+    """The Tensor a view op (``is_view``) on ``src`` gives for its result ``arr``, where
+    ``unrecorded(src)`` and ``src``'s backend shares memory between views (NumPy): a view of
+    ``src``'s base sharing its version counter, as ``Function.apply`` makes it, without the
+    node. The node is kept only for in-place write-back on backends whose views are copies
+    and for indexing's rebase under autograd, so callers pass no indexing results."""
+    t = object.__new__(Tensor)
+    t._set_fields(arr, src._backend, False)
+    base = src._base
+    t._base = src if base is None else base
+    vc = src._vc
+    t._vc = src._counter() if vc is None else vc
+    return t
+
+
 def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor:
     """``fn(*args)`` on ``backend``'s arrays under its quiet floating-point state, as
     ``Function.apply`` runs a forward; the result as a Tensor of ``backend`` (no graph)."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
-from lucid.autograd.function import Function, ops_watched
+from lucid.autograd.function import Function, ops_watched, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, one_of, shape_arg, write_out
 
@@ -250,6 +252,17 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={list(sizes)}"
             )
+    arr = tensor._data
+    if type(arr) is np.ndarray and unrecorded(tensor):  # no node to record: Split's own
+        # slices, without its Function call (per-op cost of generation's views)
+        index: list[Any] = [slice(None)] * arr.ndim
+        pieces = []
+        start = 0
+        for s in sizes:
+            index[d] = slice(start, start + s)
+            pieces.append(unrecorded_view(tensor, arr[tuple(index)]))
+            start += s
+        return tuple(pieces)
     return Split.apply_multi(tensor, d, sizes)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
 from lucid.ops.indexing import index_select
@@ -156,14 +156,34 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
     """The same elements in a new shape (one size may be -1)."""
     a = input  # torch's parameter names outside, short ones inside
     src = a._data.shape
+    return _reshaped(a, _infer_shape(_ints(shape), math.prod(src), src))
+
+
+def _ints(shape: tuple[Any, ...]) -> tuple[int, ...]:
+    """``reshape``/``view``'s sizes (varargs or one tuple) as a tuple of ints (-1 kept)."""
     given = shape[0] if len(shape) == 1 and type(shape[0]) is tuple else shape
-    # plain ints (the common form) need no conversion (per-call cost, docs/performance.md)
-    if not all(type(s) is int for s in given):
-        given = shape_arg(shape)
-    target = _infer_shape(given, math.prod(src), src)
-    if target == src:
+    # plain ints (the common form) need no conversion (per-call cost, docs/performance.md;
+    # a loop: all() over a generator costs ~0.3 us more)
+    for s in given:
+        if type(s) is not int:
+            return shape_arg(shape)
+    return given
+
+
+def _reshaped(a: Tensor, target: tuple[int, ...]) -> Tensor:
+    """``a`` in the shape ``target`` (checked, -1 inferred)."""
+    if target == a._data.shape:
         return a
-    return Reshape.apply(a, target)
+    return _reshape_view(a, target)
+
+
+def _reshape_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``Reshape`` of ``a`` to a checked ``shape``; where nothing records, Reshape's own call
+    without its Function call (per-op cost of generation's views, docs/performance.md)."""
+    arr = a._data
+    if type(arr) is np.ndarray and unrecorded(a):
+        return unrecorded_view(a, arr.reshape(shape))
+    return Reshape.apply(a, shape)
 
 
 def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
@@ -182,15 +202,25 @@ def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
         raise TypeError("view() missing 1 required positional argument: 'size'")
     shape = (size, *sizes)
     arr = a._data
-    if type(arr) is np.ndarray and arr.flags.c_contiguous and not _memory_format._marked:
-        return reshape(a, *shape)  # a dense row-major array views as any shape of its size
+    if type(arr) is np.ndarray and not _memory_format._marked:
+        # the sizes read and inferred once (per-call cost of generation's views)
+        src = arr.shape
+        target = _infer_shape(_ints(shape), arr.size, src)
+        if not arr.flags.c_contiguous:  # a dense row-major array views as any shape
+            strides = layout_strides(a)
+            if strides is not None and not _viewable_as(src, strides, target):
+                raise RuntimeError(_VIEW_MSG)
+        return _reshaped(a, target)
     strides = layout_strides(a)
     if strides is not None and not _viewable(a._data.shape, strides, shape_arg(shape)):
-        raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        )
+        raise RuntimeError(_VIEW_MSG)
     return reshape(a, *shape)
+
+
+_VIEW_MSG = (
+    "view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
 
 
 def layout_strides(a: Tensor) -> tuple[int, ...] | None:
@@ -235,8 +265,12 @@ def is_contiguous_layout(shape: tuple[int, ...], strides: tuple[int, ...]) -> bo
 def _viewable(shape: tuple[int, ...], strides: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether torch can view ``shape``/``strides`` as ``target`` (ATen's computeStride): each
     run of dims that are contiguous with each other must map onto whole target dims."""
+    return _viewable_as(shape, strides, _infer_shape(target, math.prod(shape), shape))
+
+
+def _viewable_as(shape: tuple[int, ...], strides: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """:func:`_viewable` for a ``target`` already checked against ``shape`` (-1 inferred)."""
     numel = math.prod(shape)
-    target = _infer_shape(target, numel, shape)
     if numel == 0 or not shape:
         return True
     view_d = len(target) - 1
@@ -300,6 +334,10 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # no
 
 
 def _infer_shape(shape: tuple[int, ...], numel: int, src: tuple[int, ...]) -> tuple[int, ...]:
+    if -1 not in shape:  # the common form: one product in C (per-call cost of views)
+        if math.prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return shape
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
     known = 1
@@ -323,7 +361,9 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     # normalizing (the per-call Python cost of generation's views, docs/performance.md)
     d = dims[0] if len(dims) == 1 and type(dims[0]) is tuple else dims
     if len(d) == n and all(type(x) is int and 0 <= x < n for x in d) and len(set(d)) == n:
-        return a if d == tuple(range(n)) else Permute.apply(a, d)
+        if d == tuple(range(n)):
+            return a
+        return _permuted(a, d)
     d = tuple(normalize_dim(x, a.ndim) for x in shape_arg(dims))
     if len(d) == a.ndim and len(set(d)) < len(d):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -335,19 +375,30 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
         )
     if d == tuple(range(a.ndim)):
         return a
-    return Permute.apply(a, d)
+    return _permuted(a, d)
+
+
+def _permuted(a: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """``Permute`` of ``a`` by a valid permutation ``dims``; where nothing records, Permute's
+    own call without its Function call (per-op cost of generation's views)."""
+    arr = a._data
+    if type(arr) is np.ndarray and unrecorded(a):
+        return unrecorded_view(a, arr.transpose(dims))
+    return Permute.apply(a, dims)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dims."""
     a = input  # torch's parameter names outside, short ones inside
     n = len(a._data.shape)
-    d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
+    # in-range non-negative ints (the common form) need no normalizing (per-call cost)
+    d0 = dim0 if type(dim0) is int and 0 <= dim0 < n else normalize_dim(dim0, n)
+    d1 = dim1 if type(dim1) is int and 0 <= dim1 < n else normalize_dim(dim1, n)
     if n == 0 or d0 == d1:  # dims 0 and -1 name the one (absent) dim of a 0-d tensor
         return a
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return Permute.apply(a, tuple(dims))  # a valid permutation: permute's checks not needed
+    return _permuted(a, tuple(dims))  # a valid permutation: permute's checks not needed
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
@@ -473,7 +524,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     a = input  # torch's parameter names outside, short ones inside
     d = normalize_dim(dim, a.ndim + 1)
     shape = a.shape[:d] + (1,) + a.shape[d:]
-    return Reshape.apply(a, shape)
+    return _reshape_view(a, shape)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
@@ -487,7 +538,7 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
         shape = tuple(s for i, s in enumerate(a.shape) if not (i in drop and s == 1))
     if shape == a.shape:
         return a
-    return Reshape.apply(a, shape)
+    return _reshape_view(a, shape)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:  # noqa: A002
