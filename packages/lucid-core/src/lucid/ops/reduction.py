@@ -24,7 +24,6 @@ from lucid.ops._util import (
     piecewise_constant,
     require_tensor,
     to_float,
-    write_out,
 )
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
@@ -472,6 +471,22 @@ def _same_dtype_out(name: str, result: Any, out: Any, input: Tensor) -> Any:  # 
     return _write_reduced(name, result, out)
 
 
+def _exact_out(name: str, result: Any, out: Any) -> Any:
+    """``_write_reduced`` where each ``out`` must have its result's dtype (torch's wording)."""
+    if out is not None:
+        results = tuple(result) if isinstance(result, tuple) else (result,)
+        outs = (
+            _out_arg(name, out, len(results)) if isinstance(result, tuple) else _out_arg(name, out)
+        )
+        for r, o in zip(results, outs):
+            if o.dtype is not r.dtype:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, but got "
+                    f"{_cpp_name(o.dtype)} instead"
+                )
+    return _write_reduced(name, result, out)
+
+
 def _values_indices_out(name: str, result: Any, out: Any) -> Any:
     """``_write_reduced`` for ``(values, indices)``: values in their dtype, indices int64."""
     if out is not None:
@@ -793,7 +808,7 @@ def norm(
 ) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro",
     "nuc" (torch's argument order: ``out`` before ``dtype``)."""
-    result: Tensor = write_out("norm", _norm(input, p, dim, keepdim, dtype), out, input)
+    result: Tensor = _exact_out("norm", _norm(input, p, dim, keepdim, dtype), out)
     return result
 
 
@@ -857,20 +872,21 @@ def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:
     return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))
 
 
-def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummax(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noqa: A002
     """``(values, indices)``: the running maximum along ``dim`` and where it was found.
 
     >>> lucid.cummax(lucid.tensor([1, 3, 2, 3]), 0).indices
     tensor([0, 1, 1, 3])
     """
-    return _cum_extreme(input, dim, True)
+    return _values_indices_out("cummax", _cum_extreme(input, dim, True), out)  # type: ignore[no-any-return]
 
 
-def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummin(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noqa: A002
     """``(values, indices)``: the running minimum along ``dim`` and where it was found."""
-    return _cum_extreme(input, dim, False)
+    return _values_indices_out("cummin", _cum_extreme(input, dim, False), out)  # type: ignore[no-any-return]
 
 
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
-    return along(to_float(input), dim, LogCumSumExp.apply)
+    result = along(to_float(input), dim, LogCumSumExp.apply)
+    return _exact_out("logcumsumexp", result, out)  # type: ignore[no-any-return]
