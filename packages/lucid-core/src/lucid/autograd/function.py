@@ -1,9 +1,12 @@
 """``Function``: the one way to define a differentiable op (also public for custom ops).
 
-``forward(ctx, *args, **kwargs)`` computes on backend arrays (``ctx.xp`` is the numpy-like
-namespace); ``backward(ctx, *grads)`` computes input gradients as lucid Tensors with lucid
-ops, so running it with recording on (``create_graph=True``) gives higher-order gradients.
-An instance of the Function subclass is both the ``ctx`` and the graph node (``grad_fn``).
+A custom Function has torch's contract: ``forward(ctx, *args)`` computes on Tensors with
+lucid ops, without recording; ``backward(ctx, *grads)`` computes input gradients as lucid
+Tensors with lucid ops, so running it with recording on (``create_graph=True``) gives
+higher-order gradients. Lucid's own ops (and any class with ``forward_on_arrays = True``)
+compute ``forward`` on backend arrays (``ctx.xp`` is the numpy-like namespace), skipping the
+Tensor layer. An instance of the Function subclass is both the ``ctx`` and the graph node
+(``grad_fn``).
 """
 
 from __future__ import annotations
@@ -36,13 +39,14 @@ class DoubleBackwardError(RuntimeError):
 
 
 class Function:
-    """Base class of differentiable operations. Subclass and write ``forward``/``backward``.
+    """Base class of differentiable operations. Subclass and write ``forward``/``backward``
+    (and optionally ``setup_context``, ``jvp``), as for ``torch.autograd.Function``.
 
     >>> class Square(Function):
     ...     @staticmethod
     ...     def forward(ctx, x):
     ...         ctx.save_for_backward(x)
-    ...         return ctx.xp.multiply(x, x)
+    ...         return x * x
     ...     @staticmethod
     ...     def backward(ctx, grad):
     ...         (x,) = ctx.saved_tensors
