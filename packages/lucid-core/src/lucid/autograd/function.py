@@ -880,13 +880,21 @@ def _tensor_function(cls: type) -> None:
 
 def _bind(cls: Any, setup: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """``args`` and ``kwargs`` as ``forward``'s positional arguments, defaults filled in."""
-    sig = inspect.signature(cls.forward)
-    if not setup:
-        params = list(sig.parameters.values())[1:]  # without ctx
-        sig = sig.replace(parameters=params)
+    sig = _SIGNATURES.get(cls)
+    if sig is None:  # once per class: inspect.signature costs ~10 us a call
+        sig = inspect.signature(cls.forward)
+        if not setup:
+            params = list(sig.parameters.values())[1:]  # without ctx
+            sig = sig.replace(parameters=params)
+        _SIGNATURES[cls] = sig
+    if not kwargs and len(args) == len(sig.parameters):
+        return args  # nothing to bind or fill in
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return tuple(bound.args)
+
+
+_SIGNATURES: dict[type, inspect.Signature] = {}
 
 
 def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
