@@ -639,3 +639,24 @@ def test_an_invalid_gradient_shape_is_named() -> None:
     want = r"WrongBackward returned an invalid gradient at index 0 - got \[10\] but expected"
     with pytest.raises(RuntimeError, match=want):
         Wrong.apply(x).sum().backward()
+
+
+@pytest.mark.parity
+def test_unpack_hooks_run_in_torch_order() -> None:
+    torch = pytest.importorskip("torch")
+
+    def order(L: ModuleType) -> list[list[float]]:
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        b = L.tensor([3.0, 4.0], requires_grad=True)
+        seen: list[list[float]] = []
+
+        def unpack(t: Any) -> Any:
+            seen.append(t.detach().reshape(-1).tolist())
+            return t
+
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = (a * b) ** b + L.clamp(a, b - 3, b) + (a.reshape(1, 2) @ b.reshape(2, 1))
+        y.sum().backward()
+        return seen
+
+    assert order(lucid) == order(torch)

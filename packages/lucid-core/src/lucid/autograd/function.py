@@ -125,6 +125,11 @@ class Function:
             if self._freed:
                 raise RuntimeError(_FREED_MSG)
             return ()
+        if self._hooked:  # unpack hooks run in the order torch saved (and packed) them
+            got: list[Any] = [None] * len(self._saved)
+            for k in self._pack_order or ():
+                got[k] = self._saved[k].unpack(self)
+            return tuple(got)
         return tuple([s.unpack(self) for s in self._saved])
 
     @property
@@ -199,6 +204,7 @@ class Function:
     # torch's name of the node where it is not ``<class name>Backward0`` (``Matmul`` of two
     # matrices is ``MmBackward0``): a class attribute, or set per call by ``forward``.
     _node_name: str | None = None
+    _hooked = False  # saved through hooks in ``_pack_order``: unpacked in that order too
     _retained: Any = None
 
     @classmethod
@@ -497,6 +503,7 @@ def _record(
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
             if saved_hooks.stack:
                 ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
+                ctx._hooked = _reordered(ctx)
             ctx._to_save = ()
         return t
     non_diff = ctx._non_diff
@@ -513,6 +520,7 @@ def _record(
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
         if saved_hooks.stack:
             ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
+            ctx._hooked = _reordered(ctx)
         ctx._to_save = ()
     return tuple(results)
 
@@ -661,6 +669,12 @@ class HookedSaved(SavedTensor):
             out.grad_fn, out._output_nr = self.grad_fn, self.output_nr
         out._vc = vc
         return out
+
+
+def _reordered(ctx: Function) -> bool:
+    """Whether ``_pack_saved`` packed ``ctx``'s saved items in its ``_pack_order``."""
+    order = ctx._pack_order
+    return order is not None and ctx._saved is not None and len(order) == len(ctx._saved)
 
 
 def _pack_saved(
