@@ -660,3 +660,34 @@ def test_unpack_hooks_run_in_torch_order() -> None:
         return seen
 
     assert order(lucid) == order(torch)
+
+
+def test_torch_names_around_function() -> None:
+    from lucid.autograd.function import FunctionCtx, InplaceFunction
+
+    class ByVjp(Function):  # torch: vjp is another name for backward
+        @staticmethod
+        def forward(ctx: FunctionCtx, x: Any) -> Any:
+            assert isinstance(ctx, FunctionCtx) and ctx.materialize_grads
+            return x * 3
+
+        @staticmethod
+        def vjp(ctx: FunctionCtx, g: Any) -> Any:
+            return g * 3
+
+    x = _leaf(2)
+    ByVjp.apply(x).sum().backward()
+    _close(x.grad, np.full(2, 3.0))
+    assert ByVjp.generate_vmap_rule is False
+
+    class AddOne(InplaceFunction):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x + 1
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+    y = AddOne.apply(x)
+    assert y.grad_fn.name() == "AddOneBackward" and AddOne(inplace=True).inplace

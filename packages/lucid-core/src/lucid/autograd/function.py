@@ -16,6 +16,7 @@ import functools
 import inspect
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -108,6 +109,12 @@ class Function:
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         """Each forward argument's gradient from the outputs' (Tensors); subclasses override it."""
         raise NotImplementedError(f"{type(ctx).__name__} has no backward")
+
+    vjp = backward  # torch's other name for backward: a subclass may define either
+
+    # torch.func's switch for an automatic vmap rule; lucid's vmap loops over the batch for a
+    # custom Function either way (read by programs, not used)
+    generate_vmap_rule: bool = False
 
     # -- ctx API --------------------------------------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
@@ -815,9 +822,10 @@ class _ForwardADState(threading.local):
 forward_ad_pass = _ForwardADState()
 
 
-class TensorNode:
-    """The node (and ``ctx``) of a Tensor Function's call: ``<Name>Backward`` in PyTorch's
-    naming. Generated per Function class as a subclass of it, with this class first."""
+class FunctionCtx:
+    """The ``ctx`` (and node) of a Tensor Function's call, torch's ``FunctionCtx``: its
+    ``<Name>Backward`` node class is generated per Function class as a subclass of it, with
+    this class first."""
 
     _forward_cls: Any
     _dirty: Any = ()
@@ -865,6 +873,17 @@ class TensorNode:
             return tuple(self._for_forward)
         return Function.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
 
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        """``saved_tensors`` under its old name (deprecated in torch too)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, 2)
+        return self.saved_tensors
+
+    @property
+    def materialize_grads(self) -> bool:
+        """Whether ``backward`` sees zeros for unreached outputs (``set_materialize_grads``)."""
+        return bool(self._materialize)
+
 
 def _uses_setup_context(cls: type) -> bool:
     return getattr(cls, "setup_context") is not Function.setup_context  # noqa: B009
@@ -872,10 +891,12 @@ def _uses_setup_context(cls: type) -> bool:
 
 def _tensor_function(cls: type) -> None:
     """Give ``cls`` (a Function on Tensors) its node class and its ``apply``."""
-    node_cls = type(cls.__name__ + "Backward", (TensorNode, cls),
+    node_cls = type(cls.__name__ + "Backward", (FunctionCtx, cls),
                     {"_is_backward_node": True, "_forward_cls": cls, "__module__": cls.__module__,
                      "__qualname__": cls.__qualname__ + "Backward"})  # fmt: skip
     setattr(cls, "_backward_cls", node_cls)  # noqa: B010
+    if "vjp" in cls.__dict__ and "backward" not in cls.__dict__:  # torch: vjp is backward
+        setattr(cls, "backward", cls.__dict__["vjp"])  # noqa: B010
 
     def run(*args: Any, **kwargs: Any) -> Any:
         return _apply_tensors(cls, args, kwargs)
@@ -1089,3 +1110,14 @@ class _JvpTranspose(Function):
         finally:
             node._in_jvp = False
         return result
+
+
+class InplaceFunction(Function):
+    """torch's ``InplaceFunction``: a Tensor Function whose instances carry an ``inplace``
+    flag (kept for programs that subclass it)."""
+
+    forward_on_arrays = False
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
