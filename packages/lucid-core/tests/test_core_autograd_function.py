@@ -560,6 +560,13 @@ _NAME_CASES: dict[str, Any] = {
     "pad": lambda L, a: L.nn.functional.pad(a, (1, 1)),
     "elu": lambda L, a: L.nn.functional.elu(a),
     "layer_norm": lambda L, a: L.nn.functional.layer_norm(a, (3,)),
+    "sum": lambda L, a: a.sum(),
+    "sum_dim": lambda L, a: a.sum(1),
+    "mean": lambda L, a: a.mean(),
+    "mean_dim": lambda L, a: a.mean(0, keepdim=True),
+    "std": lambda L, a: a.std(1),
+    "var": lambda L, a: L.var(a),
+    "logsumexp": lambda L, a: a.logsumexp(1),
 }
 
 

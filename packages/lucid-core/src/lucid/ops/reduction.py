@@ -500,6 +500,15 @@ def _values_indices_out(name: str, result: Any, out: Any) -> Any:
     return _write_reduced(name, result, out)
 
 
+def _named(result: Tensor, name: str) -> Tensor:
+    """``result``, its node (new: the last step of a public op lucid composes) given torch's
+    name of the whole op (``mean``'s last step is a division: ``MeanBackward0``)."""
+    fn = result.grad_fn
+    if fn is not None:
+        fn._node_name = name
+    return result
+
+
 # -- public functions -----------------------------------------------------------------------------
 def _accumulating(a: Tensor, dtype: Any) -> Tensor:
     """``a`` in the dtype a sum or product runs in: ``dtype`` if given, int64 for bool/ints."""
@@ -521,8 +530,10 @@ def sum(  # noqa: A001
     dtype = _run_dtype("sum", dtype, out)
     input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
-    result: Tensor = _write_reduced("sum", Sum.apply(input, dims, keepdim), out)
-    return result
+    result = Sum.apply(input, dims, keepdim)
+    if dim is not None:
+        _named(result, "SumBackward1")  # torch's node of sum over given dims
+    return _write_reduced("sum", result, out)  # type: ignore[no-any-return]
 
 
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
@@ -555,6 +566,7 @@ def mean(
     a = _float_input("mean", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     result: Tensor = sum(a, dims, keepdim) / _count(a.shape, dims)
+    _named(result, "MeanBackward0" if dim is None else "MeanBackward1")
     return _float_out("mean", result, out)  # type: ignore[no-any-return]
 
 
@@ -585,13 +597,15 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     d = a - a.mean(dims, keepdim=True)
     n = _count(a.shape, dims) - c
     sq = d * d if not d.is_complex() else d.real * d.real + d.imag * d.imag  # |d|^2, real
-    return sq.sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
+    return _named(sq.sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0),
+                  "VarBackward0")  # fmt: skip
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
         *, correction: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """Square root of :func:`var`."""
-    result = var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    result = _named(var(input, dim, unbiased, keepdim, correction=correction).sqrt(),
+                    "StdBackward0")  # fmt: skip
     return _float_out("std", result, out)  # type: ignore[no-any-return]
 
 
@@ -795,7 +809,7 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None
     m = where(m.isfinite(), m, m.new_zeros(()))
     assert isinstance(m, Tensor)
     res = (a - m).exp().sum(dims, keepdim=True).log() + m
-    return res if keepdim else res.squeeze(dims) if dims else res
+    return _named(res if keepdim else res.squeeze(dims) if dims else res, "LogsumexpBackward0")
 
 
 def norm(
