@@ -698,3 +698,15 @@ def test_torch_names_around_function() -> None:
 
     y = AddOne.apply(x)
     assert y.grad_fn.name() == "AddOneBackward" and AddOne(inplace=True).inplace
+
+
+def test_calling_an_instance_is_torchs_legacy_error() -> None:
+    class Legacy(Function):
+        def forward(self, x: Any) -> Any:  # type: ignore[override]
+            return x
+
+        def backward(self, g: Any) -> Any:  # type: ignore[override]
+            return g
+
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        Legacy()(lucid.ones(3))

@@ -192,6 +192,14 @@ class Function:
     def __repr__(self) -> str:
         return f"<{self.name} object>"
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """A Function is applied through the class (``F.apply(x)``), as in torch."""
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     # -- applying --------------------------------------------------------------------------------
     # Graph bookkeeping defaults live on the class so recording an op sets only what differs.
     _to_save: tuple[Any, ...] = ()
