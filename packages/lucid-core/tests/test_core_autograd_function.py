@@ -710,3 +710,18 @@ def test_calling_an_instance_is_torchs_legacy_error() -> None:
 
     with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
         Legacy()(lucid.ones(3))
+
+
+def test_an_array_returned_by_a_tensor_forward_is_named() -> None:
+    class OldStyle(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return ctx.xp.multiply(x.detach().numpy(), 2.0)  # the array contract's habit
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    with pytest.raises(TypeError, match=r"OldStyle.forward returned a numpy.ndarray: .* set "
+                       r"forward_on_arrays = True on OldStyle"):  # fmt: skip
+        OldStyle.apply(lucid.ones(2, requires_grad=True))

@@ -974,9 +974,22 @@ def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
             out = cls.forward(ctx, *args)
     finally:
         state.enabled = enabled
+    for o in out if type(out) is tuple else (out,):
+        if not isinstance(o, Tensor) and hasattr(o, "shape") and hasattr(o, "dtype"):
+            _array_output(cls, o)
     if not (enabled and any(needs)):
         return out
     return _record_tensors(ctx, args, out)
+
+
+def _array_output(cls: Any, o: Any) -> None:
+    """A Tensor Function's forward returned a backend array: the array contract's habit."""
+    kind = f"{type(o).__module__}.{type(o).__name__}"
+    raise TypeError(
+        f"{cls.__name__}.forward returned a {kind}: a custom Function's forward computes on "
+        "Tensors and returns Tensors, as torch's; to compute on backend arrays through ctx.xp "
+        f"instead, set forward_on_arrays = True on {cls.__name__}"
+    )
 
 
 def _record_tensors(ctx: Any, args: tuple[Any, ...], out: Any) -> Any:
