@@ -560,6 +560,13 @@ _NAME_CASES: dict[str, Any] = {
     "pad": lambda L, a: L.nn.functional.pad(a, (1, 1)),
     "elu": lambda L, a: L.nn.functional.elu(a),
     "layer_norm": lambda L, a: L.nn.functional.layer_norm(a, (3,)),
+    "sum": lambda L, a: a.sum(),
+    "sum_dim": lambda L, a: a.sum(1),
+    "mean": lambda L, a: a.mean(),
+    "mean_dim": lambda L, a: a.mean(0, keepdim=True),
+    "std": lambda L, a: a.std(1),
+    "var": lambda L, a: L.var(a),
+    "logsumexp": lambda L, a: a.logsumexp(1),
 }
 
 
@@ -639,3 +646,82 @@ def test_an_invalid_gradient_shape_is_named() -> None:
     want = r"WrongBackward returned an invalid gradient at index 0 - got \[10\] but expected"
     with pytest.raises(RuntimeError, match=want):
         Wrong.apply(x).sum().backward()
+
+
+@pytest.mark.parity
+def test_unpack_hooks_run_in_torch_order() -> None:
+    torch = pytest.importorskip("torch")
+
+    def order(L: ModuleType) -> list[list[float]]:
+        a = L.tensor([1.0, 2.0], requires_grad=True)
+        b = L.tensor([3.0, 4.0], requires_grad=True)
+        seen: list[list[float]] = []
+
+        def unpack(t: Any) -> Any:
+            seen.append(t.detach().reshape(-1).tolist())
+            return t
+
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            y = (a * b) ** b + L.clamp(a, b - 3, b) + (a.reshape(1, 2) @ b.reshape(2, 1))
+        y.sum().backward()
+        return seen
+
+    assert order(lucid) == order(torch)
+
+
+def test_torch_names_around_function() -> None:
+    from lucid.autograd.function import FunctionCtx, InplaceFunction
+
+    class ByVjp(Function):  # torch: vjp is another name for backward
+        @staticmethod
+        def forward(ctx: FunctionCtx, x: Any) -> Any:
+            assert isinstance(ctx, FunctionCtx) and ctx.materialize_grads
+            return x * 3
+
+        @staticmethod
+        def vjp(ctx: FunctionCtx, g: Any) -> Any:
+            return g * 3
+
+    x = _leaf(2)
+    ByVjp.apply(x).sum().backward()
+    _close(x.grad, np.full(2, 3.0))
+    assert ByVjp.generate_vmap_rule is False
+
+    class AddOne(InplaceFunction):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x + 1
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+    y = AddOne.apply(x)
+    assert y.grad_fn.name() == "AddOneBackward" and AddOne(inplace=True).inplace
+
+
+def test_calling_an_instance_is_torchs_legacy_error() -> None:
+    class Legacy(Function):
+        def forward(self, x: Any) -> Any:  # type: ignore[override]
+            return x
+
+        def backward(self, g: Any) -> Any:  # type: ignore[override]
+            return g
+
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward"):
+        Legacy()(lucid.ones(3))
+
+
+def test_an_array_returned_by_a_tensor_forward_is_named() -> None:
+    class OldStyle(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return ctx.xp.multiply(x.detach().numpy(), 2.0)  # the array contract's habit
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    with pytest.raises(TypeError, match=r"OldStyle.forward returned a numpy.ndarray: .* set "
+                       r"forward_on_arrays = True on OldStyle"):  # fmt: skip
+        OldStyle.apply(lucid.ones(2, requires_grad=True))

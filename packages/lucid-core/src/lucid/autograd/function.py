@@ -1,9 +1,12 @@
 """``Function``: the one way to define a differentiable op (also public for custom ops).
 
-``forward(ctx, *args, **kwargs)`` computes on backend arrays (``ctx.xp`` is the numpy-like
-namespace); ``backward(ctx, *grads)`` computes input gradients as lucid Tensors with lucid
-ops, so running it with recording on (``create_graph=True``) gives higher-order gradients.
-An instance of the Function subclass is both the ``ctx`` and the graph node (``grad_fn``).
+A custom Function has torch's contract: ``forward(ctx, *args)`` computes on Tensors with
+lucid ops, without recording; ``backward(ctx, *grads)`` computes input gradients as lucid
+Tensors with lucid ops, so running it with recording on (``create_graph=True``) gives
+higher-order gradients. Lucid's own ops (and any class with ``forward_on_arrays = True``)
+compute ``forward`` on backend arrays (``ctx.xp`` is the numpy-like namespace), skipping the
+Tensor layer. An instance of the Function subclass is both the ``ctx`` and the graph node
+(``grad_fn``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import functools
 import inspect
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -36,13 +40,14 @@ class DoubleBackwardError(RuntimeError):
 
 
 class Function:
-    """Base class of differentiable operations. Subclass and write ``forward``/``backward``.
+    """Base class of differentiable operations. Subclass and write ``forward``/``backward``
+    (and optionally ``setup_context``, ``jvp``), as for ``torch.autograd.Function``.
 
     >>> class Square(Function):
     ...     @staticmethod
     ...     def forward(ctx, x):
     ...         ctx.save_for_backward(x)
-    ...         return ctx.xp.multiply(x, x)
+    ...         return x * x
     ...     @staticmethod
     ...     def backward(ctx, grad):
     ...         (x,) = ctx.saved_tensors
@@ -105,6 +110,12 @@ class Function:
         """Each forward argument's gradient from the outputs' (Tensors); subclasses override it."""
         raise NotImplementedError(f"{type(ctx).__name__} has no backward")
 
+    vjp = backward  # torch's other name for backward: a subclass may define either
+
+    # torch.func's switch for an automatic vmap rule; lucid's vmap loops over the batch for a
+    # custom Function either way (read by programs, not used)
+    generate_vmap_rule: bool = False
+
     # -- ctx API --------------------------------------------------------------------------------
     def save_for_backward(self, *items: Any) -> None:
         """Keep ``items`` for ``backward``, which reads them back as ``ctx.saved_tensors``."""
@@ -121,6 +132,11 @@ class Function:
             if self._freed:
                 raise RuntimeError(_FREED_MSG)
             return ()
+        if self._hooked:  # unpack hooks run in the order torch saved (and packed) them
+            got: list[Any] = [None] * len(self._saved)
+            for k in self._pack_order or ():
+                got[k] = self._saved[k].unpack(self)
+            return tuple(got)
         return tuple([s.unpack(self) for s in self._saved])
 
     @property
@@ -176,6 +192,14 @@ class Function:
     def __repr__(self) -> str:
         return f"<{self.name} object>"
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """A Function is applied through the class (``F.apply(x)``), as in torch."""
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
     # -- applying --------------------------------------------------------------------------------
     # Graph bookkeeping defaults live on the class so recording an op sets only what differs.
     _to_save: tuple[Any, ...] = ()
@@ -195,6 +219,7 @@ class Function:
     # torch's name of the node where it is not ``<class name>Backward0`` (``Matmul`` of two
     # matrices is ``MmBackward0``): a class attribute, or set per call by ``forward``.
     _node_name: str | None = None
+    _hooked = False  # saved through hooks in ``_pack_order``: unpacked in that order too
     _retained: Any = None
 
     @classmethod
@@ -517,6 +542,7 @@ def _record(
             ctx._saved = _resolve_saved(ctx._to_save, args, arrays, (out,), (t,))
             if saved_hooks.stack:
                 ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
+                ctx._hooked = _reordered(ctx)
             ctx._to_save = ()
         return t
     non_diff = ctx._non_diff
@@ -533,6 +559,7 @@ def _record(
         ctx._saved = _resolve_saved(ctx._to_save, args, arrays, out, results)
         if saved_hooks.stack:
             ctx._saved = _pack_saved(ctx._saved, backend, ctx._pack_order)
+            ctx._hooked = _reordered(ctx)
         ctx._to_save = ()
     return tuple(results)
 
@@ -683,6 +710,12 @@ class HookedSaved(SavedTensor):
         return out
 
 
+def _reordered(ctx: Function) -> bool:
+    """Whether ``_pack_saved`` packed ``ctx``'s saved items in its ``_pack_order``."""
+    order = ctx._pack_order
+    return order is not None and ctx._saved is not None and len(order) == len(ctx._saved)
+
+
 def _pack_saved(
     saved: list[SavedTensor], backend: Any, order: tuple[int, ...] | None = None
 ) -> list[SavedTensor]:
@@ -821,9 +854,10 @@ class _ForwardADState(threading.local):
 forward_ad_pass = _ForwardADState()
 
 
-class TensorNode:
-    """The node (and ``ctx``) of a Tensor Function's call: ``<Name>Backward`` in PyTorch's
-    naming. Generated per Function class as a subclass of it, with this class first."""
+class FunctionCtx:
+    """The ``ctx`` (and node) of a Tensor Function's call, torch's ``FunctionCtx``: its
+    ``<Name>Backward`` node class is generated per Function class as a subclass of it, with
+    this class first."""
 
     _forward_cls: Any
     _dirty: Any = ()
@@ -871,6 +905,17 @@ class TensorNode:
             return tuple(self._for_forward)
         return Function.saved_tensors.fget(self)  # type: ignore[attr-defined,no-any-return]
 
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        """``saved_tensors`` under its old name (deprecated in torch too)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, 2)
+        return self.saved_tensors
+
+    @property
+    def materialize_grads(self) -> bool:
+        """Whether ``backward`` sees zeros for unreached outputs (``set_materialize_grads``)."""
+        return bool(self._materialize)
+
 
 def _uses_setup_context(cls: type) -> bool:
     return getattr(cls, "setup_context") is not Function.setup_context  # noqa: B009
@@ -878,10 +923,12 @@ def _uses_setup_context(cls: type) -> bool:
 
 def _tensor_function(cls: type) -> None:
     """Give ``cls`` (a Function on Tensors) its node class and its ``apply``."""
-    node_cls = type(cls.__name__ + "Backward", (TensorNode, cls),
+    node_cls = type(cls.__name__ + "Backward", (FunctionCtx, cls),
                     {"_is_backward_node": True, "_forward_cls": cls, "__module__": cls.__module__,
                      "__qualname__": cls.__qualname__ + "Backward"})  # fmt: skip
     setattr(cls, "_backward_cls", node_cls)  # noqa: B010
+    if "vjp" in cls.__dict__ and "backward" not in cls.__dict__:  # torch: vjp is backward
+        setattr(cls, "backward", cls.__dict__["vjp"])  # noqa: B010
 
     def run(*args: Any, **kwargs: Any) -> Any:
         return _apply_tensors(cls, args, kwargs)
@@ -900,13 +947,21 @@ def _tensor_function(cls: type) -> None:
 
 def _bind(cls: Any, setup: bool, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """``args`` and ``kwargs`` as ``forward``'s positional arguments, defaults filled in."""
-    sig = inspect.signature(cls.forward)
-    if not setup:
-        params = list(sig.parameters.values())[1:]  # without ctx
-        sig = sig.replace(parameters=params)
+    sig = _SIGNATURES.get(cls)
+    if sig is None:  # once per class: inspect.signature costs ~10 us a call
+        sig = inspect.signature(cls.forward)
+        if not setup:
+            params = list(sig.parameters.values())[1:]  # without ctx
+            sig = sig.replace(parameters=params)
+        _SIGNATURES[cls] = sig
+    if not kwargs and len(args) == len(sig.parameters):
+        return args  # nothing to bind or fill in
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return tuple(bound.args)
+
+
+_SIGNATURES: dict[type, inspect.Signature] = {}
 
 
 def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -943,9 +998,22 @@ def _apply_tensors(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
             out = cls.forward(ctx, *args)
     finally:
         state.enabled = enabled
+    for o in out if type(out) is tuple else (out,):
+        if not isinstance(o, Tensor) and hasattr(o, "shape") and hasattr(o, "dtype"):
+            _array_output(cls, o)
     if not (enabled and any(needs)):
         return out
     return _record_tensors(ctx, args, out)
+
+
+def _array_output(cls: Any, o: Any) -> None:
+    """A Tensor Function's forward returned a backend array: the array contract's habit."""
+    kind = f"{type(o).__module__}.{type(o).__name__}"
+    raise TypeError(
+        f"{cls.__name__}.forward returned a {kind}: a custom Function's forward computes on "
+        "Tensors and returns Tensors, as torch's; to compute on backend arrays through ctx.xp "
+        f"instead, set forward_on_arrays = True on {cls.__name__}"
+    )
 
 
 def _record_tensors(ctx: Any, args: tuple[Any, ...], out: Any) -> Any:
@@ -1087,3 +1155,14 @@ class _JvpTranspose(Function):
         finally:
             node._in_jvp = False
         return result
+
+
+class InplaceFunction(Function):
+    """torch's ``InplaceFunction``: a Tensor Function whose instances carry an ``inplace``
+    flag (kept for programs that subclass it)."""
+
+    forward_on_arrays = False
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace

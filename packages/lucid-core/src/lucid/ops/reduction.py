@@ -24,7 +24,6 @@ from lucid.ops._util import (
     piecewise_constant,
     require_tensor,
     to_float,
-    write_out,
 )
 from lucid.ops.elementwise import maximum, minimum, where
 from lucid.ops.join import cat
@@ -472,6 +471,22 @@ def _same_dtype_out(name: str, result: Any, out: Any, input: Tensor) -> Any:  # 
     return _write_reduced(name, result, out)
 
 
+def _exact_out(name: str, result: Any, out: Any) -> Any:
+    """``_write_reduced`` where each ``out`` must have its result's dtype (torch's wording)."""
+    if out is not None:
+        results = tuple(result) if isinstance(result, tuple) else (result,)
+        outs = (
+            _out_arg(name, out, len(results)) if isinstance(result, tuple) else _out_arg(name, out)
+        )
+        for r, o in zip(results, outs):
+            if o.dtype is not r.dtype:
+                raise RuntimeError(
+                    f"Expected out tensor to have dtype {_cpp_name(r.dtype)}, but got "
+                    f"{_cpp_name(o.dtype)} instead"
+                )
+    return _write_reduced(name, result, out)
+
+
 def _values_indices_out(name: str, result: Any, out: Any) -> Any:
     """``_write_reduced`` for ``(values, indices)``: values in their dtype, indices int64."""
     if out is not None:
@@ -483,6 +498,15 @@ def _values_indices_out(name: str, result: Any, out: Any) -> Any:
                     f"{_cpp_name(o.dtype)} instead"
                 )
     return _write_reduced(name, result, out)
+
+
+def _named(result: Tensor, name: str) -> Tensor:
+    """``result``, its node (new: the last step of a public op lucid composes) given torch's
+    name of the whole op (``mean``'s last step is a division: ``MeanBackward0``)."""
+    fn = result.grad_fn
+    if fn is not None:
+        fn._node_name = name
+    return result
 
 
 # -- public functions -----------------------------------------------------------------------------
@@ -506,8 +530,10 @@ def sum(  # noqa: A001
     dtype = _run_dtype("sum", dtype, out)
     input = _accumulating(input, dtype)
     dims = normalize_dims(dim, input.ndim)
-    result: Tensor = _write_reduced("sum", Sum.apply(input, dims, keepdim), out)
-    return result
+    result = Sum.apply(input, dims, keepdim)
+    if dim is not None:
+        _named(result, "SumBackward1")  # torch's node of sum over given dims
+    return _write_reduced("sum", result, out)  # type: ignore[no-any-return]
 
 
 def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
@@ -540,6 +566,7 @@ def mean(
     a = _float_input("mean", input, dtype)
     dims = normalize_dims(dim, a.ndim)
     result: Tensor = sum(a, dims, keepdim) / _count(a.shape, dims)
+    _named(result, "MeanBackward0" if dim is None else "MeanBackward1")
     return _float_out("mean", result, out)  # type: ignore[no-any-return]
 
 
@@ -570,13 +597,15 @@ def var(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = Fa
     d = a - a.mean(dims, keepdim=True)
     n = _count(a.shape, dims) - c
     sq = d * d if not d.is_complex() else d.real * d.real + d.imag * d.imag  # |d|^2, real
-    return sq.sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0)
+    return _named(sq.sum(dims, keepdim) / (n if n > 0 else math.nan if n == 0 else 0.0),
+                  "VarBackward0")  # fmt: skip
 
 
 def std(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,  # noqa: A002
         *, correction: Any = None, out: Any = None) -> Tensor:  # fmt: skip
     """Square root of :func:`var`."""
-    result = var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    result = _named(var(input, dim, unbiased, keepdim, correction=correction).sqrt(),
+                    "StdBackward0")  # fmt: skip
     return _float_out("std", result, out)  # type: ignore[no-any-return]
 
 
@@ -780,7 +809,7 @@ def logsumexp(input: Tensor, dim: Any, keepdim: bool = False, *, out: Any = None
     m = where(m.isfinite(), m, m.new_zeros(()))
     assert isinstance(m, Tensor)
     res = (a - m).exp().sum(dims, keepdim=True).log() + m
-    return res if keepdim else res.squeeze(dims) if dims else res
+    return _named(res if keepdim else res.squeeze(dims) if dims else res, "LogsumexpBackward0")
 
 
 def norm(
@@ -793,7 +822,7 @@ def norm(
 ) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default); p in numbers, inf, -inf, "fro",
     "nuc" (torch's argument order: ``out`` before ``dtype``)."""
-    result: Tensor = write_out("norm", _norm(input, p, dim, keepdim, dtype), out, input)
+    result: Tensor = _exact_out("norm", _norm(input, p, dim, keepdim, dtype), out)
     return result
 
 
@@ -857,20 +886,21 @@ def _cum_extreme(a: Tensor, dim: int, largest: bool) -> ValuesIndices:
     return along(a, dim, lambda x, d: ValuesIndices(*CumExtreme.apply(x, d, largest)))
 
 
-def cummax(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummax(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noqa: A002
     """``(values, indices)``: the running maximum along ``dim`` and where it was found.
 
     >>> lucid.cummax(lucid.tensor([1, 3, 2, 3]), 0).indices
     tensor([0, 1, 1, 3])
     """
-    return _cum_extreme(input, dim, True)
+    return _values_indices_out("cummax", _cum_extreme(input, dim, True), out)  # type: ignore[no-any-return]
 
 
-def cummin(input: Tensor, dim: int) -> ValuesIndices:  # noqa: A002
+def cummin(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noqa: A002
     """``(values, indices)``: the running minimum along ``dim`` and where it was found."""
-    return _cum_extreme(input, dim, False)
+    return _values_indices_out("cummin", _cum_extreme(input, dim, False), out)  # type: ignore[no-any-return]
 
 
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:  # noqa: A002
     """``log(cumsum(exp(input), dim))`` computed stably (no overflow for large inputs)."""
-    return along(to_float(input), dim, LogCumSumExp.apply)
+    result = along(to_float(input), dim, LogCumSumExp.apply)
+    return _exact_out("logcumsumexp", result, out)  # type: ignore[no-any-return]

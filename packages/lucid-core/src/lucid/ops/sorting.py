@@ -18,8 +18,8 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import composite, ops_watched
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, write_out
-from lucid.ops.reduction import ValuesIndices
+from lucid.ops._util import normalize_dim
+from lucid.ops.reduction import ValuesIndices, _values_indices_out
 
 OPS = OpTable(
     op("sort", sample((3, 4), domain="away", dim=1)),
@@ -84,8 +84,15 @@ def sort(
     dim: int = -1,
     descending: bool = False,
     stable: bool = False,
+    *,
+    out: Any = None,
 ) -> ValuesIndices:
     """``(values, indices)`` sorted along ``dim`` (always stable, so ``stable`` is accepted)."""
+    result: ValuesIndices = _values_indices_out("sort", _sort(input, dim, descending), out)
+    return result
+
+
+def _sort(input: Tensor, dim: int, descending: bool) -> ValuesIndices:  # noqa: A002
     _check_tensor("sort", input)
     if input.ndim == 0:
         return ValuesIndices(input, input.new_zeros((), dtype=dtypes.int64))
@@ -111,8 +118,15 @@ def topk(
     dim: int = -1,
     largest: bool = True,
     sorted: bool = True,  # noqa: A002
+    *,
+    out: Any = None,
 ) -> ValuesIndices:
     """The ``k`` largest (or smallest) entries along ``dim``, as ``(values, indices)``."""
+    result: ValuesIndices = _values_indices_out("topk", _topk(input, k, dim, largest), out)
+    return result
+
+
+def _topk(input: Tensor, k: int, dim: int, largest: bool) -> ValuesIndices:  # noqa: A002
     _check_tensor("topk", input)
     d = normalize_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
@@ -149,11 +163,9 @@ def _kthvalue(
 def kthvalue(
     input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out: Any = None
 ) -> ValuesIndices:  # noqa: A002
-    """The ``k``-th smallest entry (1-based) along ``dim``, as ``(values, indices)``.
-
-    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
-    memory shared with an input, no autograd)."""
-    result: ValuesIndices = write_out("kthvalue", _kthvalue(input, k, dim, keepdim), out, input)
+    """The ``k``-th smallest entry (1-based) along ``dim``, as ``(values, indices)``; ``out=``
+    takes ``(values, indices)`` with torch's rules."""
+    result: ValuesIndices = _values_indices_out("kthvalue", _kthvalue(input, k, dim, keepdim), out)
     return result
 
 
@@ -196,19 +208,28 @@ def _median(name: str, a: Tensor, dim: int | None, keepdim: bool, skip_nan: bool
 
 
 @composite
-def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+           out: Any = None) -> Any:  # fmt: skip
     """The lower median (not the mean of the two middle values, as PyTorch); NaN propagates.
 
-    Without ``dim`` a 0-d tensor; with ``dim`` ``(values, indices)``. The gradient goes to
-    the selected element only.
+    Without ``dim`` a 0-d tensor; with ``dim`` ``(values, indices)`` (``out=`` takes those
+    two, as in torch). The gradient goes to the selected element only.
     """
-    return _median("median", input, dim, keepdim, skip_nan=False)
+    _need_dim("median", dim, out)
+    return _values_indices_out("median", _median("median", input, dim, keepdim, False), out)
+
+
+def _need_dim(name: str, dim: Any, out: Any) -> None:
+    if out is not None and dim is None:  # torch's out= overload is the one with dim
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
 
 
 @composite
-def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:  # noqa: A002
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # noqa: A002
+              out: Any = None) -> Any:  # fmt: skip
     """:func:`median` ignoring NaN (NaN only where a slice is all NaN)."""
-    return _median("nanmedian", input, dim, keepdim, skip_nan=True)
+    _need_dim("nanmedian", dim, out)
+    return _values_indices_out("nanmedian", _median("nanmedian", input, dim, keepdim, True), out)
 
 
 @composite

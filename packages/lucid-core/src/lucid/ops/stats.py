@@ -17,14 +17,16 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, to_float, write_out
+from lucid.ops._util import normalize_dim, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat
 from lucid.ops.reduction import (
     ValuesIndices,
+    _exact_out,
     _float_out,
     _out_arg,
     _run_dtype,
+    _values_indices_out,
     _write_reduced,
     amax,
     amin,
@@ -144,10 +146,8 @@ def aminmax(
     input: Tensor, *, dim: int | None = None, keepdim: bool = False, out: Any = None
 ) -> MinMax:  # noqa: A002
     """``(amin, amax)`` over ``dim`` (all elements without one); ties share the gradient.
-
-    ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
-    memory shared with an input, no autograd)."""
-    result: MinMax = write_out("aminmax", _aminmax(input, dim=dim, keepdim=keepdim), out, input)
+    ``out=`` takes ``(min, max)``, with torch's rules."""
+    result: MinMax = _exact_out("aminmax", _aminmax(input, dim=dim, keepdim=keepdim), out)
     return result
 
 
@@ -230,12 +230,14 @@ def quantile(
     keepdim: bool = False,
     *,
     interpolation: str = "linear",
+    out: Any = None,
 ) -> Tensor:
     """The ``q``-th quantiles (a float or a 1-D tensor, in [0, 1]) over ``dim`` (all
     elements without one); ``interpolation`` between neighbours: linear, lower, higher,
     midpoint or nearest. A NaN in a slice makes its quantiles NaN. A 1-D ``q`` adds a leading
     dim of its length."""
-    return _quantile("quantile", input, q, dim, keepdim, interpolation, skip=False)
+    result = _quantile("quantile", input, q, dim, keepdim, interpolation, skip=False)
+    return _exact_out("quantile", result, out)  # type: ignore[no-any-return]
 
 
 @composite
@@ -246,14 +248,19 @@ def nanquantile(
     keepdim: bool = False,
     *,
     interpolation: str = "linear",
+    out: Any = None,
 ) -> Tensor:
     """:func:`quantile` of the non-NaN entries (NaN only where a slice is all NaN)."""
-    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, skip=True)
+    result = _quantile("nanquantile", input, q, dim, keepdim, interpolation, skip=True)
+    return _exact_out("nanquantile", result, out)  # type: ignore[no-any-return]
 
 
-def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:  # noqa: A002
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None  # noqa: A002
+         ) -> ValuesIndices:  # fmt: skip
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of equally
     frequent ones) and the last index where it occurs; the gradient goes to that entry."""
+    if out is not None:
+        return _values_indices_out("mode", mode(input, dim, keepdim), out)  # type: ignore[no-any-return]
     d = normalize_dim(dim, input.ndim)
     x = input if input.ndim else input.reshape(1)
     if x.shape[d] == 0:
