@@ -293,3 +293,34 @@ def test_an_output_without_gradient_leaves_what_only_it_reaches_at_none(
             np.testing.assert_array_equal(q.detach().numpy(), p.detach().numpy())
         other = model.b if head == "a" else model.a
         assert other.weight.grad is None
+
+
+class _HeadsAttention(nn.Module):
+    """MaxViT's attention: one ``qkv`` Linear, split into heads by a reshape and a transpose."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(256, 768)
+
+    def forward(self, x: lucid.Tensor) -> lucid.Tensor:
+        b, n, _ = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, 8, 32).transpose(1, 3)
+        q, k, v = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=lucid.zeros(n, n))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (5 December 2026): eager linear without a graph computes 16-64 rows as "
+    "(W @ x^T)^T, laid out column-major; a capture records _Linear (row-major); the linear's "
+    "values are the same bits, but the products over the heads then run on other strides and "
+    "round otherwise (MaxViT, Swin3D ~1e-6 in the gauge's no_grad rows; eager no_grad and "
+    "eager with gradients differ the same way). Remove this mark when the layouts agree.",
+)
+def test_no_grad_capture_matches_eager_no_grad_after_a_small_linear() -> None:
+    lucid.manual_seed(1)
+    model, x = _HeadsAttention(), lucid.randn(8, 4, 256)  # 32 rows into the Linear
+    with lucid.no_grad():
+        eager = model(x).numpy().copy()
+        compiled = lucid.compile(model)(x).numpy().copy()
+    np.testing.assert_array_equal(compiled, eager)

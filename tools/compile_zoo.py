@@ -273,6 +273,15 @@ CASES: list[Case] = [
         slow=True,
         train_inputs=detection_train(3, 128, masks=True),
     ),  # fmt: skip
+    Case(
+        "mask_rcnn",
+        "maskrcnn_resnet50_fpn (backbone.forward)",
+        image_list(3, 128),
+        {"min_size": 128, "max_size": 128},
+        slow=True,
+        train_inputs=detection_train(3, 128, masks=True),
+        part="backbone.forward",
+    ),  # fmt: skip
     Case("detr", "detr_resnet50", images(3, 64), slow=True),
     Case("maskformer", "maskformer_resnet50", images(3, 64), slow=True),
     Case("mask2former", "mask2former_resnet50", images(3, 64), slow=True),
