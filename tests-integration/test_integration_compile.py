@@ -309,14 +309,9 @@ class _HeadsAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=lucid.zeros(n, n))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (5 December 2026): eager linear without a graph computes 16-64 rows as "
-    "(W @ x^T)^T, laid out column-major; a capture records _Linear (row-major); the linear's "
-    "values are the same bits, but the products over the heads then run on other strides and "
-    "round otherwise (MaxViT, Swin3D ~1e-6 in the gauge's no_grad rows; eager no_grad and "
-    "eager with gradients differ the same way). Remove this mark when the layouts agree.",
-)
+# eager linear without a graph on 16-32 rows computes (W @ x^T)^T and copies it to row-major:
+# a column-major result made the products over the heads round otherwise than a capture's
+# _Linear (MaxViT, Swin3D ~1e-6 without grad, 5 December 2026)
 def test_no_grad_capture_matches_eager_no_grad_after_a_small_linear() -> None:
     lucid.manual_seed(1)
     model, x = _HeadsAttention(), lucid.randn(8, 4, 256)  # 32 rows into the Linear

@@ -146,16 +146,18 @@ def _linear_no_grad(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return Tensor.from_backend_array(out, be)
 
 
-# Row counts for which ``(W @ x^T)^T`` is the faster product here (OpenBLAS: 0.6-0.9x the time
-# of ``x @ W^T`` for 16-64 rows of 128-512 features, no faster from ~128 rows; the same BLAS
-# sums, so the same bits: docs/performance.md, issue 30).
-_TRANSPOSED_ROWS = (16, 64)
+# Row counts for which ``(W @ x^T)^T`` copied to row-major is the faster product here
+# (OpenBLAS: 0.6-0.8x the time of ``x @ W^T`` for 16-32 rows of 128-512 features with the copy;
+# at 64 rows the copy ate the gain; the same BLAS sums, so the same bits: docs/performance.md,
+# issue 30). The copy keeps the result's layout the recorded path's: a column-major result made
+# later products over it round otherwise (MaxViT, Swin3D without grad ~1e-6, session 7).
+_TRANSPOSED_ROWS = (16, 32)
 _TRANSPOSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
-    """``x @ w^T``; for C-ordered NumPy ``x`` of 16-64 rows and ``w`` as ``(w @ x^T)^T``,
-    whose result is laid out column-major (a generated token's Linears, docs/performance.md)."""
+    """``x @ w^T``; for C-ordered NumPy ``x`` of 16-32 rows and ``w`` as ``(w @ x^T)^T``
+    copied to row-major (a generated token's Linears, docs/performance.md)."""
     shape = x.shape
     if type(x) is np.ndarray and len(shape) >= 2 and x.dtype in _TRANSPOSED_DTYPES:
         rows = x.size // shape[-1] if shape[-1] else 0
@@ -167,7 +169,7 @@ def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
             and w.dtype == x.dtype
         ):
             x2 = x.reshape(rows, shape[-1])
-            out = xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0))
+            out = np.ascontiguousarray(xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0)))
             return out if len(shape) == 2 else out.reshape(*shape[:-1], w.shape[0])
     return xp.matmul(x, w.T)
 
