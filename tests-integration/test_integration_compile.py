@@ -253,26 +253,12 @@ class _TwoHeads(nn.Module):
         return {"a": self.a(h), "b": self.b(h).relu()}
 
 
-def test_an_output_without_gradient_leaves_what_only_it_reaches_at_none(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_an_output_without_gradient_leaves_what_only_it_reaches_at_none() -> None:
     # eager mode: ``b``'s parameters get no gradient (None) from a loss on ``a``, and an
     # optimizer skips them; the compiled node once got zeros for ``b`` (the engine's fill for
     # a multi-output node) and gave ``b``'s parameters zero gradients, which weight decay then
     # moved (Faster R-CNN's backbone: FPN levels no RoI was pooled from). The node asks for
-    # None (``set_materialize_grads(False)``); where the engine does not honour that yet, the
-    # test gives it torch's rule
-    from lucid.autograd import engine
-
-    if "_materialize" not in vars(lucid.autograd.Function):
-        fill = engine._fill_missing
-        monkeypatch.setattr(
-            engine,
-            "_fill_missing",
-            lambda node, grads: (
-                grads if not getattr(node, "_materialize", True) else fill(node, grads)
-            ),
-        )
+    # None (``set_materialize_grads(False)``), which the engine honours
     lucid.manual_seed(0)
     eager = _TwoHeads()
     model = _TwoHeads()
