@@ -405,3 +405,39 @@ def test_linearize_gives_jvps_at_the_point() -> None:
         np.testing.assert_allclose(jvp_fn(t).numpy(), jac @ t.numpy(), rtol=1e-6, atol=1e-8)
     with pytest.raises(RuntimeError, match="does not match its primal's shape"):
         jvp_fn(_rand(2))
+
+
+def test_vmap_of_a_vjp_fn_made_outside_that_vmap() -> None:
+    # pytorch/tutorials' neural_tangent_kernels: vjp once, then vmap(vjp_fn) over the rows of
+    # an identity (and jvp of the result), nested in two more vmaps. The graph was recorded
+    # before the vmap began, so each row's vector-Jacobian product is taken on its own.
+    from lucid.func import linearize
+
+    w, x = _rand(3, 4), _rand(4, seed=1)
+    f = lambda p: (p @ x).tanh()  # noqa: E731
+    out, vjp_fn = vjp(f, w)
+    jac = _fd_jac(lambda p: f(p.reshape(3, 4)), w.reshape(-1))  # (3, 12)
+    rows = vmap(lambda v: vjp_fn(v)[0])(lucid.eye(3, dtype=D))
+    np.testing.assert_allclose(rows.reshape(3, -1).numpy(), jac, rtol=1e-6, atol=1e-8)
+
+    # the NTK J(x1) J(x2)^T of one pair, through vmap(jvp(vjp_fn)), and for batches of inputs
+    def ntk(a: lucid.Tensor, b: lucid.Tensor) -> lucid.Tensor:
+        _, fn = vjp(lambda p: (p @ a).tanh(), w)
+        one = lambda v: jvp(lambda p: (p @ b).tanh(), (w,), fn(v))[1]  # noqa: E731
+        return vmap(one)(lucid.eye(3, dtype=D))
+
+    def jac_at(a: lucid.Tensor) -> np.ndarray:
+        return _fd_jac(lambda p: (p.reshape(3, 4) @ a).tanh(), w.reshape(-1))
+
+    xs, ys = _rand(2, 4, seed=2), _rand(3, 4, seed=3)
+    want = np.stack([np.stack([jac_at(a) @ jac_at(b).T for b in ys]) for a in xs])
+    got = vmap(vmap(ntk, (None, 0)), (0, None))(xs, ys)
+    assert got.shape == (2, 3, 3, 3)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-7)
+
+    # linearize's jvp_fn likewise
+    _, jvp_fn = linearize(f, w)
+    tangents = _rand(5, 3, 4, seed=4)
+    got_t = vmap(jvp_fn)(tangents)
+    want_t = np.stack([jac @ t.numpy().reshape(-1) for t in tangents])
+    np.testing.assert_allclose(got_t.numpy(), want_t, rtol=1e-6, atol=1e-8)

@@ -22,6 +22,26 @@ def test_creation_and_moves() -> None:
     assert not lucid.randn(2).is_meta
 
 
+def test_repr_shows_the_autograd_suffix_as_torch() -> None:
+    # pytorch/tutorials' reasoning_about_shapes prints a meta Conv2d's output: torch adds its
+    # grad_fn (and wraps at 80 columns as for any tensor)
+    conv = lucid.nn.Conv2d(3, 5, 2, device="meta")
+    out = conv(lucid.rand(2, 3, 10, 10, device="meta"))
+    assert (
+        repr(out) == "tensor(..., device='meta', size=(2, 5, 9, 9), grad_fn=<ConvolutionBackward0>)"
+    )
+    leaf = lucid.rand(3, device="meta", dtype=lucid.float64, requires_grad=True)
+    assert (
+        repr(leaf)
+        == "tensor(..., device='meta', size=(3,), dtype=lucid.float64, requires_grad=True)"
+    )
+    big = lucid.rand(2**10, 3, 2**16, 2**16, device="meta", dtype=lucid.float64, requires_grad=True)
+    assert repr(big) == (
+        "tensor(..., device='meta', size=(1024, 3, 65536, 65536), dtype=lucid.float64,\n"
+        "       requires_grad=True)"
+    )
+
+
 def test_reading_values_raises() -> None:
     x = lucid.empty(1, device="meta")
     with pytest.raises(RuntimeError, match="cannot be called on meta tensors"):

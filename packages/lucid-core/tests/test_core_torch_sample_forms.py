@@ -3,6 +3,8 @@ differently (issue 29's gauge, "failing samples of present ops"), one test per c
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -485,3 +487,19 @@ def test_expand_copy_is_torchs_a_copy_of_expand() -> None:
 def test_cat_names_a_non_tensor_element() -> None:
     with pytest.raises(TypeError, match="expected Tensor as element 1 in argument 0, but got"):
         lucid.cat([lucid.ones(2), None])  # type: ignore[list-item]
+
+
+def test_tensor_of_a_tensor_warns_and_copies_as_torch() -> None:
+    # pytorch/tutorials' neural_style_tutorial builds `torch.tensor(mean)` of a tensor: torch
+    # warns (a copy, detached); lists, arrays and numbers do not warn
+    src = lucid.tensor([1.0, 2.0], requires_grad=True)
+    expected = r"To copy construct from a tensor, it is recommended to use sourceTensor\.detach"
+    with pytest.warns(UserWarning, match=expected):
+        copy = lucid.tensor(src)
+    assert not copy.requires_grad and copy.tolist() == [1.0, 2.0]
+    copy.add_(1.0)
+    assert src.tolist() == [1.0, 2.0]  # a copy, not a view
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lucid.tensor([1.0, 2.0]), lucid.tensor(np.ones(2)), lucid.tensor(3)
+        lucid.tensor([lucid.tensor(1.0), 2.0])  # torch takes a list of 0-d tensors silently

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,10 +15,17 @@ from lucid._replay import replayable
 from lucid._tensor import Tensor, to_array
 from lucid.backends import get_backend
 
+# torch's words (for `torch.tensor(t)`), naming lucid's function
+_COPY_CONSTRUCT = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than lucid.tensor(sourceTensor)."
+)
+
 
 def tensor(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Make a new tensor holding a copy of ``data``."""
     if isinstance(data, Tensor):
+        warnings.warn(_COPY_CONSTRUCT, UserWarning, stacklevel=2)
         data = data.detach()
     elif isinstance(data, np.ndarray):
         data = data.copy()

@@ -138,9 +138,11 @@ def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 def tensor_repr(t: Any) -> str:
     prefix = "tensor("
-    if t.device == "meta":  # no data to show (torch's form)
-        extra = "" if t.dtype is dtypes.get_default_dtype() else f", dtype={t.dtype}"
-        return f"tensor(..., device='meta', size={tuple(t.shape)}{extra})"
+    if t.device == "meta":  # no data to show (torch's form, its autograd suffix too)
+        meta = ["device='meta'", f"size={tuple(t.shape)}"]
+        if t.dtype is not dtypes.get_default_dtype():
+            meta.append(f"dtype={t.dtype}")
+        return _add_suffixes(prefix + "...", meta + _grad_suffix(t), len(prefix))
     arr = np.asarray(t.backend.to_numpy(t._data))
     dt = t.dtype
     if dt is dtypes.bfloat16 or dt is dtypes.float16:
@@ -154,8 +156,11 @@ def tensor_repr(t: Any) -> str:
     default_complex = dtypes.complex128 if default is dtypes.float64 else dtypes.complex64
     if dt not in (default, default_complex, dtypes.int64, dtypes.bool_):
         suffixes.append(f"dtype={dt!r}")
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name}>")
-    elif t.requires_grad:
-        suffixes.append("requires_grad=True")
+    suffixes += _grad_suffix(t)
     return _add_suffixes(prefix + _body(arr, dt, len(prefix)), suffixes, len(prefix))
+
+
+def _grad_suffix(t: Any) -> list[str]:
+    if t.grad_fn is not None:
+        return [f"grad_fn=<{t.grad_fn.name}>"]
+    return ["requires_grad=True"] if t.requires_grad else []

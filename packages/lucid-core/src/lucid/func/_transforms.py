@@ -28,7 +28,7 @@ from typing import Any
 from lucid._creation import ones_like, zeros_like
 from lucid._tensor import Tensor
 from lucid.autograd import engine, grad_mode
-from lucid.func._batched import BatchedTensor, active, lift, rewrap, strip
+from lucid.func._batched import BatchedTensor, active, lift, rewrap, select, size_at, strip, wrap
 from lucid.func._pytree import TreeSpec, tree_flatten, tree_unflatten
 from lucid.ops.join import stack
 from lucid.ops.shape import Reshape
@@ -294,11 +294,18 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
                 f"type {type(o).__name__}"
             )
     keep_at_call = _keep_graph(prepared)
+    recorded_levels = {level for level, _ in active.levels}
 
     def vjp_fn(
         cotangents: Any, *, retain_graph: bool = True, create_graph: bool | None = None
     ) -> Any:
         cots, cot_spec = tree_flatten(cotangents)
+        late = _late_level(cots, recorded_levels)
+        if late:  # vmap(vjp_fn) over a graph recorded outside that vmap: element by element
+            return _per_element(
+                lambda one: vjp_fn(one, retain_graph=retain_graph, create_graph=create_graph),
+                cots, cot_spec, late,
+            )  # fmt: skip
         if cot_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
@@ -315,7 +322,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
             keep_at_call or (grad_mode.is_grad_enabled()
                              and (_level.depth > 0 or any(c.requires_grad for c in cots)))
         )  # fmt: skip
-        flat = _grads(out_leaves, prepared.inner, cots, keep)
+        with _GraphLevels(recorded_levels):
+            flat = _grads(out_leaves, prepared.inner, cots, keep)
         if not keep:
             flat = [g.detach() for g in flat]
         return prepared.regroup(flat, False)
@@ -324,6 +332,43 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     if has_aux:
         return shown, vjp_fn, (aux if keep_at_call else _detach_tree(aux))
     return shown, vjp_fn
+
+
+def _late_level(leaves: list[Any], recorded: set[int]) -> int:
+    """The innermost vmap level some leaf is batched at that the graph was not recorded under
+    (0: none). A function a transform returns (``vjp_fn``, ``jvp_fn``) may be called inside a
+    ``vmap`` that started after the graph was recorded: the graph knows nothing of that level."""
+    late = 0
+    for leaf in leaves:
+        if type(leaf) is BatchedTensor and leaf._level not in recorded:
+            late = max(late, leaf._level)
+    return late
+
+
+class _GraphLevels:
+    """The block in which a graph recorded under the vmap ``levels`` is differentiated: vmaps
+    that started later (and that nothing here is batched at, ``_per_element`` took those
+    apart) are hidden, or the engine would broadcast along them."""
+
+    def __init__(self, levels: set[int]) -> None:
+        self._levels = levels
+
+    def __enter__(self) -> None:
+        self._saved = active.levels
+        active.levels = [pair for pair in self._saved if pair[0] in self._levels]
+
+    def __exit__(self, *exc: object) -> None:
+        active.levels = self._saved
+
+
+def _per_element(fn: Callable[[Any], Any], leaves: list[Any], spec: TreeSpec, level: int) -> Any:
+    """``fn`` on each batch element of ``level`` (the leaves sliced there), results stacked and
+    batched at ``level`` again: ``fn`` is linear in its argument and exact element by element."""
+    results = [tree_flatten(fn(tree_unflatten([select(x, level, i) for x in leaves], spec)))
+               for i in range(size_at(level))]  # fmt: skip
+    out_spec = results[0][1]
+    columns = zip(*[flat for flat, _ in results])
+    return tree_unflatten([wrap(stack(list(col)), level) for col in columns], out_spec)
 
 
 # -- jvp -----------------------------------------------------------------------------------------
@@ -420,6 +465,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
         vjps = _grads(out_leaves, prepared.inner, us, True)
     _, p_spec = tree_flatten(primals)
     keep_at_call = _keep_graph(prepared)
+    recorded_levels = {level for level, _ in active.levels}
 
     def jvp_fn(*tangents: Any) -> Any:
         t_leaves, t_spec = tree_flatten(tangents)
@@ -428,6 +474,9 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
                 "linearize: Expected the tangents to have the structure of the primals; got "
                 f"{t_spec!r} for primals of structure {p_spec!r}"
             )
+        late = _late_level(t_leaves, recorded_levels)
+        if late:  # vmap(jvp_fn) over a graph recorded outside that vmap: element by element
+            return _per_element(lambda one: jvp_fn(*one), t_leaves, t_spec, late)
         for t, x in zip(t_leaves, prepared.inner):
             if not isinstance(t, Tensor) or tuple(t.shape) != tuple(x.shape):
                 raise RuntimeError(
@@ -439,7 +488,8 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
         pairs = [(v, t) for v, t in zip(vjps, t_leaves) if v.requires_grad]
         got: Any = (None,) * len(us)
         if pairs:
-            got = _engine_grad([v for v, _ in pairs], us, [t for _, t in pairs], True, keep)
+            with _GraphLevels(recorded_levels):
+                got = _engine_grad([v for v, _ in pairs], us, [t for _, t in pairs], True, keep)
         res = [zeros_like(o) if g is None else g for g, o in zip(got, out_leaves)]
         if not keep:
             res = [g.detach() for g in res]
