@@ -50,8 +50,9 @@ class SyncBatchNorm(nn.BatchNorm1d):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True,
                  process_group: ProcessGroup | None = None, device: Any = None,
-                 dtype: Any = None) -> None:  # fmt: skip
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 dtype: Any = None, *, bias: bool = True) -> None:  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)  # fmt: skip
         self.process_group = process_group
 
     def _group(self) -> ProcessGroup | None:
