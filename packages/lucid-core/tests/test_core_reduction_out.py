@@ -112,3 +112,20 @@ def test_reduction_out_parity(name: str) -> None:
     if want[0] == "ok":
         np.testing.assert_allclose(got[2], want[2], rtol=1e-6, atol=1e-7)
         assert got[3] == want[3]
+
+
+@pytest.mark.parametrize("op", ["kthvalue", "sort", "topk", "median", "mode", "cummax"])
+def test_values_indices_out_sharing_the_input_raises(op: str) -> None:
+    # torch refuses an out= tensor that shares memory with the input (the errors gauge's case)
+    x = lucid.tensor([3.0, 1.0, 2.0, 5.0, 4.0])
+    call = {"kthvalue": lambda o: lucid.kthvalue(x, 2, out=o),
+            "sort": lambda o: lucid.sort(x, out=o),
+            "topk": lambda o: lucid.topk(x, 2, out=o),
+            "median": lambda o: lucid.median(x, 0, out=o),
+            "mode": lambda o: lucid.mode(x, 0, out=o),
+            "cummax": lambda o: lucid.cummax(x, 0, out=o)}[op]  # fmt: skip
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        call((x, lucid.empty(0, dtype=lucid.int64)))
+    values, indices = lucid.empty(0), lucid.empty(0, dtype=lucid.int64)
+    call((values, indices))  # fresh tensors: written
+    assert values.numel() > 0 and indices.dtype is lucid.int64

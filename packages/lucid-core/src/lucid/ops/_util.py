@@ -265,6 +265,18 @@ def _tensors_in(values: Any) -> list[Tensor]:
     return found
 
 
+def refuse_overlap(outs: Any, *inputs: Any) -> None:
+    """torch's error where an ``out=`` tensor shares memory with an input of the op."""
+    sources = _tensors_in(inputs)
+    targets = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+    if any(isinstance(o, Tensor) and _overlap(o, s) for o in targets for s in sources):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation."
+        )
+
+
 def _overlap(a: Tensor, b: Tensor, whole: bool = False) -> bool:
     """Whether ``a`` and ``b`` share memory (``whole``: anywhere in ``a``'s base array, where
     a resize of ``a`` would write)."""

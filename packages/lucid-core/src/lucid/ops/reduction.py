@@ -22,6 +22,7 @@ from lucid.ops._util import (
     normalize_dim,
     normalize_dims,
     piecewise_constant,
+    refuse_overlap,
     require_tensor,
     to_float,
 )
@@ -487,10 +488,13 @@ def _exact_out(name: str, result: Any, out: Any) -> Any:
     return _write_reduced(name, result, out)
 
 
-def _values_indices_out(name: str, result: Any, out: Any) -> Any:
-    """``_write_reduced`` for ``(values, indices)``: values in their dtype, indices int64."""
+def _values_indices_out(name: str, result: Any, out: Any, input: Any = None) -> Any:  # noqa: A002
+    """``_write_reduced`` for ``(values, indices)``: values in their dtype, indices int64,
+    neither sharing memory with ``input``."""
     if out is not None:
         values, indices = _out_arg(name, out, 2)
+        if input is not None:
+            refuse_overlap((values, indices), input)
         for o, want in ((values, result[0].dtype), (indices, dtypes.int64)):
             if o.dtype is not want:
                 raise RuntimeError(
@@ -723,7 +727,7 @@ def _extreme_out(name: str, result: Any, out: Any, input: Tensor) -> Any:  # noq
     if out is None:
         return result
     if isinstance(result, tuple):
-        return _values_indices_out(name, result, out)
+        return _values_indices_out(name, result, out, input)
     (o,) = _out_arg(name, out)
     if o.dtype is not result.dtype:
         raise RuntimeError(
@@ -892,12 +896,12 @@ def cummax(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noq
     >>> lucid.cummax(lucid.tensor([1, 3, 2, 3]), 0).indices
     tensor([0, 1, 1, 3])
     """
-    return _values_indices_out("cummax", _cum_extreme(input, dim, True), out)  # type: ignore[no-any-return]
+    return _values_indices_out("cummax", _cum_extreme(input, dim, True), out, input)  # type: ignore[no-any-return]
 
 
 def cummin(input: Tensor, dim: int, *, out: Any = None) -> ValuesIndices:  # noqa: A002
     """``(values, indices)``: the running minimum along ``dim`` and where it was found."""
-    return _values_indices_out("cummin", _cum_extreme(input, dim, False), out)  # type: ignore[no-any-return]
+    return _values_indices_out("cummin", _cum_extreme(input, dim, False), out, input)  # type: ignore[no-any-return]
 
 
 def logcumsumexp(input: Tensor, dim: int, *, out: Any = None) -> Tensor:  # noqa: A002

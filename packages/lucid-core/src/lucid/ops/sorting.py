@@ -88,7 +88,7 @@ def sort(
     out: Any = None,
 ) -> ValuesIndices:
     """``(values, indices)`` sorted along ``dim`` (always stable, so ``stable`` is accepted)."""
-    result: ValuesIndices = _values_indices_out("sort", _sort(input, dim, descending), out)
+    result: ValuesIndices = _values_indices_out("sort", _sort(input, dim, descending), out, input)
     return result
 
 
@@ -122,7 +122,7 @@ def topk(
     out: Any = None,
 ) -> ValuesIndices:
     """The ``k`` largest (or smallest) entries along ``dim``, as ``(values, indices)``."""
-    result: ValuesIndices = _values_indices_out("topk", _topk(input, k, dim, largest), out)
+    result: ValuesIndices = _values_indices_out("topk", _topk(input, k, dim, largest), out, input)
     return result
 
 
@@ -165,7 +165,9 @@ def kthvalue(
 ) -> ValuesIndices:  # noqa: A002
     """The ``k``-th smallest entry (1-based) along ``dim``, as ``(values, indices)``; ``out=``
     takes ``(values, indices)`` with torch's rules."""
-    result: ValuesIndices = _values_indices_out("kthvalue", _kthvalue(input, k, dim, keepdim), out)
+    result: ValuesIndices = _values_indices_out(
+        "kthvalue", _kthvalue(input, k, dim, keepdim), out, input
+    )
     return result
 
 
@@ -216,7 +218,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  # n
     two, as in torch). The gradient goes to the selected element only.
     """
     _need_dim("median", dim, out)
-    return _values_indices_out("median", _median("median", input, dim, keepdim, False), out)
+    return _values_indices_out("median", _median("median", input, dim, keepdim, False), out, input)
 
 
 def _need_dim(name: str, dim: Any, out: Any) -> None:
@@ -229,7 +231,9 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False, *,  
               out: Any = None) -> Any:  # fmt: skip
     """:func:`median` ignoring NaN (NaN only where a slice is all NaN)."""
     _need_dim("nanmedian", dim, out)
-    return _values_indices_out("nanmedian", _median("nanmedian", input, dim, keepdim, True), out)
+    return _values_indices_out(
+        "nanmedian", _median("nanmedian", input, dim, keepdim, True), out, input
+    )
 
 
 @composite

@@ -260,7 +260,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of equally
     frequent ones) and the last index where it occurs; the gradient goes to that entry."""
     if out is not None:
-        return _values_indices_out("mode", mode(input, dim, keepdim), out)  # type: ignore[no-any-return]
+        return _values_indices_out("mode", mode(input, dim, keepdim), out, input)  # type: ignore[no-any-return]
     d = normalize_dim(dim, input.ndim)
     x = input if input.ndim else input.reshape(1)
     if x.shape[d] == 0:
