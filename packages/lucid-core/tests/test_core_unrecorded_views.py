@@ -172,3 +172,14 @@ def test_index_errors_still_raise() -> None:
         x[:, [7]]
     with pytest.raises(IndexError):
         x[lucid.tensor([[True] * 7] * 4)]
+
+
+def test_the_profiler_still_sees_no_grad_views() -> None:
+    x = lucid.ones(4, 6)
+    with lucid.profiler.profile() as prof:
+        x.view(6, 4).transpose(0, 1)[1]
+        x.split(3, dim=1)
+    names = {e.name for e in prof.events()}
+    for op in ("Reshape", "Permute", "GetItem", "Split"):
+        assert f"lucid::{op}" in names
+    assert x.view(6, 4)._base is x  # and the fast path is back after the block
