@@ -28,7 +28,14 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "transpose_contiguous": lambda t: t.transpose(0, 1).contiguous(),
     "unsqueeze": lambda t: t.unsqueeze(1),
     "squeeze": lambda t: t.view(4, 1, 6).squeeze(1),
+    "getitem_row": lambda t: t[2],
+    "getitem_slices": lambda t: t[1:3, ::2],
+    "getitem_none_ellipsis": lambda t: t[None, ..., -1],
+    "getitem_of_a_view": lambda t: t.transpose(0, 1)[:, 1],
+    "getitem_list": lambda t: t[:, [-1, 0]],  # advanced: a copy
+    "getitem_mask": lambda t: t[lucid.tensor(np.arange(24).reshape(4, 6) % 3 == 0)],  # a copy
 }
+COPIES = {"transpose_contiguous", "getitem_list", "getitem_mask"}
 
 
 def _source(requires_grad: bool = False) -> Any:
@@ -50,11 +57,15 @@ def test_unrecorded_view_matches_the_op_path(name: str) -> None:
     assert fast.numpy().strides == slow.numpy().strides  # the same array calls: same layout
     assert fast.is_contiguous() == slow.is_contiguous()
     assert fast.grad_fn is None and not fast.requires_grad
-    if name == "transpose_contiguous":  # a copy, not a view
+    if name in COPIES:  # a copy, not a view
         assert fast._base is None and not np.shares_memory(fast.numpy(), x.numpy())
         return
     assert fast._base is x and np.shares_memory(fast.numpy(), x.numpy())
     assert (slow._base is None) == (fast._base is None)
+    if name.startswith("getitem") and name != "getitem_of_a_view":
+        # a direct indexing view keeps its node, as the op path's (its in-place rebase)
+        assert fast._view_src is not None and fast._view_src[0] is x
+        assert type(fast._view_src[1]) is type(slow._view_src[1])
 
 
 def test_unrecorded_view_shares_the_version_counter() -> None:
@@ -128,3 +139,47 @@ def test_shape_and_dim_checks_still_raise() -> None:
         x.transpose(0, 2)
     np.testing.assert_array_equal(x.transpose(-1, 0).numpy(), x.transpose(1, 0).numpy())
     assert x.transpose(True, 0).shape == (6, 4)  # a bool dim is an int, as in torch
+
+
+@pytest.mark.parametrize("index", [1, (slice(None), 2)])
+def test_in_place_write_to_a_no_grad_index_view_rebases_the_base_as_the_op_path(index: Any) -> None:
+    results = []
+    for watched in (False, True):
+        base = lucid.zeros(3, 4)
+        w = lucid.arange(1.0, 4.0 if index != 1 else 5.0, requires_grad=True)
+        seen: list[str] = []
+        if watched:  # the op path
+            with observe_ops(lambda cls, *_: seen.append(cls.__name__)):
+                v = base[index]
+            assert "GetItem" in seen
+        else:
+            v = base[index]
+        v.mul_(w)  # under autograd: the base takes the graph of base[index] = v * w
+        v.add_(w)
+        assert base.requires_grad and base.grad_fn is not None
+        (base * lucid.arange(12.0).reshape(3, 4)).sum().backward()
+        assert w.grad is not None
+        results.append((base.detach().numpy().copy(), w.grad.numpy().copy()))
+    for a, b in zip(results[0], results[1]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_index_errors_still_raise() -> None:
+    x = lucid.ones(4, 6)
+    with pytest.raises(IndexError):
+        x[4]
+    with pytest.raises(IndexError):
+        x[:, [7]]
+    with pytest.raises(IndexError):
+        x[lucid.tensor([[True] * 7] * 4)]
+
+
+def test_the_profiler_still_sees_no_grad_views() -> None:
+    x = lucid.ones(4, 6)
+    with lucid.profiler.profile() as prof:
+        x.view(6, 4).transpose(0, 1)[1]
+        x.split(3, dim=1)
+    names = {e.name for e in prof.events()}
+    for op in ("Reshape", "Permute", "GetItem", "Split"):
+        assert f"lucid::{op}" in names
+    assert x.view(6, 4)._base is x  # and the fast path is back after the block

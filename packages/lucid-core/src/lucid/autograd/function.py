@@ -302,6 +302,10 @@ class Function:
         apply = apply_multi = _apply
 
 
+# ``Function.apply`` as defined here; ``lucid.profiler`` replaces it while it records.
+_function_dict = Function.__dict__
+_plain_apply = _function_dict["_apply"]
+
 # ``intercept_ops`` handlers, innermost last: ``handler(cls, args, kwargs)`` runs before every
 # ``Function.apply`` and either returns its result or ``NotImplemented`` (run the op as usual).
 # ``lucid.func.vmap`` installs one that sends batched arguments to the op's batching rule.
@@ -326,13 +330,15 @@ def records_nothing() -> bool:
 
 def unrecorded(t: Tensor) -> bool:
     """Whether a one-input op on ``t`` would record no node and be seen by nobody: ``t`` needs
-    no grad (or grad mode is off), no ``intercept_ops``/``observe_ops`` block is active and no
-    channels-last tensor exists (whose layout an op would carry to its output)."""
+    no grad (or grad mode is off), no ``intercept_ops``/``observe_ops`` block is active, no
+    profiler times ``Function.apply`` (it swaps in its own) and no channels-last tensor
+    exists (whose layout an op would carry to its output)."""
     return not (
         (t.requires_grad and grad_mode._state.enabled)
         or _interceptors
         or _observers
         or _memory_format._marked
+        or _function_dict["apply"] is not _plain_apply
     )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode, inplace
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op
 from lucid.ops._util import normalize_dim, scalar_type_name, write_out
 from lucid.ops.elementwise import where
@@ -82,6 +84,8 @@ def _is_mask(item: Any, backend: Any) -> bool:
 
 class GetItem(Function):
     index: Any
+    advanced: bool
+    shape: tuple[int, ...]
 
     @staticmethod
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
@@ -140,7 +144,31 @@ class IndexPut(Function):
 def getitem(a: Tensor, index: Any) -> Tensor:
     """``a[index]``: ints, slices, None, Ellipsis, bool masks and index tensors/lists."""
     idx, advanced = _convert_index(index, a.backend)
+    arr = a._data
+    if type(arr) is np.ndarray and unrecorded(a):  # no node to record: GetItem's own call
+        # without its Function call (per-op cost of generation and data loops)
+        try:
+            out = a._backend.getitem(arr, idx)
+        except ValueError:
+            return GetItem.apply(a, idx, advanced)  # which raises as the op does
+        if advanced:
+            return Tensor.from_backend_array(out, a._backend)
+        t = unrecorded_view(a, out)
+        if a._base is None:  # a direct view keeps its node: an in-place write to the view
+            t._view_src = (a, _getitem_node(a, idx))  # under autograd rebases through it
+        return t
     return GetItem.apply(a, idx, advanced)
+
+
+def _getitem_node(a: Tensor, idx: Any) -> GetItem:
+    """The (unrecorded) node ``GetItem.apply`` makes for the basic index ``idx`` of ``a``."""
+    ctx = GetItem.__new__(GetItem)
+    be = a._backend
+    ctx.backend = ctx.out_backend = be
+    ctx.xp = be.xp
+    ctx.needs_input_grad = (False, False, False)
+    ctx.index, ctx.advanced, ctx.shape, ctx.is_view = idx, False, a._data.shape, True
+    return ctx
 
 
 def setitem(a: Tensor, index: Any, value: Any) -> None:

@@ -522,9 +522,9 @@ def broadcast_cast(src: Tensor, shape: tuple[int, ...], dtype: Any) -> Tensor:
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim``."""
     a = input  # torch's parameter names outside, short ones inside
-    d = normalize_dim(dim, a.ndim + 1)
-    shape = a.shape[:d] + (1,) + a.shape[d:]
-    return _reshape_view(a, shape)
+    src = a._data.shape  # plain tuples (Size's slicing is Python: per-call cost)
+    d = normalize_dim(dim, len(src) + 1)
+    return _reshape_view(a, (*src[:d], 1, *src[d:]))
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
