@@ -13,7 +13,6 @@ text from either checkpoint.
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import re
 import sys
@@ -26,6 +25,10 @@ import numpy as np
 import pytest
 
 import lucid
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the folder's shared helpers
+
+from port_tools import port_check  # type: ignore[import-not-found]  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NANOGPT = Path(__file__).resolve().parent / "programs" / "nanogpt"
@@ -51,15 +54,6 @@ RECIPE = [
 ]
 
 
-def _port_check() -> types.ModuleType:
-    path = REPO_ROOT / "tools" / "port_check" / "port_check.py"
-    spec = importlib.util.spec_from_file_location("port_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _prepare(data: Path) -> None:
     """data/shakespeare_char/prepare.py's output (train.bin, val.bin, meta.pkl) for TEXT."""
     text = TEXT.read_text()
@@ -78,7 +72,7 @@ def _prepare(data: Path) -> None:
 def ported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """nanoGPT's folder with its imports mapped, and the dataset where train.py looks."""
     work = tmp_path_factory.mktemp("nanogpt")
-    _port_check().port_tree(NANOGPT, work)
+    port_check().port_tree(NANOGPT, work)
     _prepare(work / "data" / "tiny")
     return work
 

@@ -11,7 +11,6 @@ agree.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import subprocess
 import sys
 import types
@@ -22,18 +21,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the folder's shared helpers
+
+from port_tools import port_check  # type: ignore[import-not-found]  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TEXT = REPO_ROOT / "CONTRIBUTING.md"  # a small English text for the language models
-
-
-def _port_check() -> types.ModuleType:
-    path = REPO_ROOT / "tools" / "port_check" / "port_check.py"
-    spec = importlib.util.spec_from_file_location("port_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def load_program(name: str, framework: str) -> types.ModuleType:
@@ -41,7 +35,7 @@ def load_program(name: str, framework: str) -> types.ModuleType:
     path = PROGRAMS / f"{name}.py"
     source = path.read_text()
     if framework == "lucid":
-        source = _port_check().map_imports(source)
+        source = port_check().map_imports(source)
     module = types.ModuleType(f"program_{name}_{framework}")
     module.__file__ = str(path)
     exec(compile(source, str(path), "exec"), module.__dict__)
@@ -64,7 +58,7 @@ line_ten = 10
 
 
 def test_port_check_maps_import_lines_only_and_keeps_line_numbers() -> None:
-    mapped = _port_check().map_imports(MIXED_IMPORTS).splitlines()
+    mapped = port_check().map_imports(MIXED_IMPORTS).splitlines()
     assert mapped[:3] == [
         "import lucid as torch",
         "import lucid.nn as nn",

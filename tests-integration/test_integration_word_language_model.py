@@ -11,15 +11,17 @@ tests it; then `generate.py` samples words from that checkpoint. A few seconds.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the folder's shared helpers
+
+from port_tools import port_check  # type: ignore[import-not-found]  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = Path(__file__).resolve().parent / "programs" / "word_language_model"
@@ -30,20 +32,11 @@ SMALL = ["--emsize", "16", "--nhid", "16", "--bptt", "10", "--batch_size", "4", 
          "--log-interval", "4", "--lr", "5", "--nhead", "2"]  # fmt: skip
 
 
-def _port_check() -> types.ModuleType:
-    path = REPO_ROOT / "tools" / "port_check" / "port_check.py"
-    spec = importlib.util.spec_from_file_location("port_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The program's folder with its imports mapped, and the corpus in data/small."""
     work = tmp_path_factory.mktemp("word_language_model")
-    _port_check().port_tree(PROGRAM, work)
+    port_check().port_tree(PROGRAM, work)
     lines = [line for line in TEXT.read_text().splitlines() if line.strip()][:120]
     data = work / "data" / "small"
     data.mkdir(parents=True)
