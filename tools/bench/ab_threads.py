@@ -24,9 +24,10 @@ passive (lucid's default) against spinning ``GOMP_SPINCOUNT`` times before sleep
 
 ``gpt-split``: in one process, the GPT step's kernels split over the threads (issue 30) or
 not: ``off`` (none split), ``on`` (every split at its module's default), and each split alone
-(``only-attention``, ``only-gelu``, ``only-layernorm``, ``only-adam``, ``only-linear-pair``,
-``only-matmul-out``; the last writes into the attention's parts, so alone it is a control):
-the switches are ``SPLITS`` below (module, attribute, the value that turns the split off).
+(``only-attention``, ``only-gelu``, ``only-layernorm``, ``only-adam``,
+``only-linear-pair``, ``only-linear-defer``, ``only-matmul-out``; the last writes into the
+attention's parts, so alone it is a control): the switches are ``SPLITS`` below (module,
+attribute, the value that turns the split off).
 
     python tools/bench/ab_threads.py products gpt --rounds 9
     python tools/bench/ab_threads.py gpt-split gpt --rounds 9
@@ -208,6 +209,8 @@ SPLITS: dict[str, list[tuple[str, str, Any]]] = {
     # not a split: the caller's part of a split writes its products in place (gpt2, issue 30)
     "matmul-out": [("lucid.backends._numpy._gemm", "DIRECT_OUT", False)],
     "linear-pair": [("lucid.backends._numpy._gemm", "PAIR_FLOPS", float("inf"))],
+    # the weight gradient of the pair left running while the pass goes on (issue 30)
+    "linear-defer": [("lucid.backends._numpy._gemm", "DEFER", False)],
 }  # fmt: skip
 
 

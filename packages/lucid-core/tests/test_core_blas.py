@@ -296,3 +296,50 @@ def test_matmul_pair_gives_one_threads_bits(
                 assert np.array_equal(g, w)
     with pytest.raises(ValueError, match="matmul"):
         _gemm.matmul_pair(a, b, c, d[:-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matmul_defer_gives_the_pairs_bits_once_waited(
+    dtype: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The weight gradient left running (``matmul_defer``): once ``wait()`` has returned its
+    array holds ``matmul_pair``'s bits; nothing stays in flight; None where the pair would not
+    run at once (one thread, small products, ``DEFER`` off), and an error in the product is
+    raised by ``wait()``."""
+    rng = np.random.default_rng(4)
+    a, b = (
+        rng.standard_normal((768, 384)).astype(dtype),
+        rng.standard_normal((384, 128)).astype(dtype),
+    )
+    c = rng.standard_normal((768, 384)).astype(dtype).T
+    d = rng.standard_normal((768, 128)).astype(dtype)
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    want = _gemm.matmul_pair(a, b, c, d)
+    first, second, wait = _gemm.matmul_defer(a, b, c, d)
+    assert blas_threads.in_flight
+    wait()
+    assert blas_threads.in_flight == [] and not blas_threads.pool_busy()
+    assert np.array_equal(first, want[0]) and np.array_equal(second, want[1])
+    assert second.dtype == dtype and second.shape == (384, 128)
+    monkeypatch.setattr(_gemm, "DEFER", False)
+    assert _gemm.matmul_defer(a, b, c, d) is None
+    monkeypatch.setattr(_gemm, "DEFER", True)
+    assert _gemm.matmul_defer(a[:2, :3], b[:3, :2], c[:2, :2], d[:2, :2]) is None  # small
+    monkeypatch.setattr(blas_threads, "budget", lambda: 1)
+    assert _gemm.matmul_defer(a, b, c, d) is None
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise FloatingPointError("the pool's product failed")
+
+    r = _gemm.matmul_defer(a, b, c, d)
+    assert r is not None
+    r[2]()
+    real = np.matmul
+    monkeypatch.setattr(_gemm.np, "matmul", lambda x, y, out=None, **k: broken() if out is not None
+                        and out.shape == (384, 128) else real(x, y, out=out, **k))  # fmt: skip
+    r = _gemm.matmul_defer(a, b, c, d)
+    assert r is not None
+    with pytest.raises(FloatingPointError, match="pool's product failed"):
+        r[2]()
+    assert blas_threads.in_flight == []

@@ -128,9 +128,15 @@ def _run(  # the pass itself (run_backward keeps the running-task stack around i
         task.capture = capture = _capture_map(inputs)
         task.needed = _needed(roots, capture, inputs)
     with grad_mode.set_grad_enabled(create_graph), autocast_mode.suspended():
-        while ready:
-            node = ready.pop()
-            task.run_node(node, pending.pop(node))
+        try:
+            while ready:
+                node = ready.pop()
+                task.run_node(node, pending.pop(node))
+        except BaseException:
+            _wait_deferred(task, quiet=True)
+            raise
+        if task.deferred:
+            _wait_deferred(task)
         if task.capture is None:
             _accumulate(task.leaf_grads, create_graph)
             return None
@@ -153,6 +159,37 @@ class _Running(threading.local):
 _running = _Running()
 
 
+def deferring() -> bool:
+    """Whether a backward pass runs on this thread that can wait for work left running
+    (:func:`defer`): not in anomaly mode, whose checks read every gradient as it is made."""
+    return bool(_running.tasks) and not anomaly_mode._state.enabled
+
+
+def defer(wait: Callable[[], None]) -> None:
+    """Have this thread's running backward pass call ``wait()`` before it next reads a leaf's
+    gradient (a second term for the same leaf) and before the pass ends (the leaves' hooks and
+    ``.grad``, ``autograd.grad``'s results): for a gradient a node's backward left being
+    computed on another thread, which flows only to a leaf (lucid-nn's Linear: its weight's
+    gradient on the pool while the pass goes on; docs/performance.md). Only where
+    :func:`deferring` said True."""
+    _running.tasks[-1].deferred.append(wait)
+
+
+def _wait_deferred(task: _GraphTask, quiet: bool = False) -> None:
+    """Wait for the work the pass left running (``defer``), every piece even after an error;
+    the first error is raised unless ``quiet`` (the pass is failing already)."""
+    waits, task.deferred = task.deferred, []
+    error: BaseException | None = None
+    for wait in waits:
+        try:
+            wait()
+        except BaseException as e:  # noqa: BLE001  (raised below, after the others are done)
+            if error is None:
+                error = e
+    if error is not None and not quiet:
+        raise error
+
+
 def queue_callback(callback: Callable[[], None]) -> None:
     """Call ``callback()`` once the backward pass now running has finished (its leaves'
     ``.grad`` accumulated, or ``autograd.grad``'s results gathered), as PyTorch's
@@ -168,7 +205,7 @@ class _GraphTask:
     for ``autograd.grad``, where to capture the inputs' gradients and which nodes must run."""
 
     __slots__ = ("retain_graph", "pending", "deps", "ready", "leaf_grads", "capture", "needed",
-                 "callbacks")  # fmt: skip
+                 "callbacks", "deferred")  # fmt: skip
 
     def __init__(self, retain_graph: bool) -> None:
         self.retain_graph = retain_graph
@@ -179,6 +216,7 @@ class _GraphTask:
         self.leaf_grads: dict[int, list[Any]] = {}  # id(leaf) -> [leaf, summed gradient]
         self.capture: dict[tuple[Function, int], Any] | None = None  # (node, output) -> grad
         self.needed: set[Function] | None = None  # nodes with a path to the inputs
+        self.deferred: list[Callable[[], None]] = []  # defer: waits before a leaf's sum is read
 
     def run_node(self, node: Function, grads: list[Any]) -> None:
         """Run ``node``'s backward on its summed ``grads`` and pass the results along its
@@ -257,6 +295,8 @@ class _GraphTask:
                 if entry is None:
                     leaf_grads[id(edge)] = [edge, g, False]
                 else:
+                    if self.deferred:  # a term may still be being computed (defer)
+                        _wait_deferred(self)
                     _add_leaf(leaf_grads, edge, g)
         if not self.retain_graph and on_path:  # autograd.grad leaves nodes below its inputs
             node._had_saved = node._saved is not None

@@ -65,6 +65,7 @@ def _namespace() -> Any:
     ns.__dict__.update({k: v for k, v in vars(np).items() if not k.startswith("__")})
     ns.matmul = _gemm.matmul  # type: ignore[attr-defined]
     ns.matmul_pair = _gemm.matmul_pair  # type: ignore[attr-defined]
+    ns.matmul_defer = _gemm.matmul_defer  # type: ignore[attr-defined]
     ns.einsum = _einsum  # type: ignore[attr-defined]
     ns.__dict__.update(_ufuncs.threaded_ufuncs())
     return ns

@@ -22,6 +22,7 @@ as one batched matmul over row blocks and a sum. Figures: docs/performance.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,10 @@ DIRECT_OUT = True
 # instead of one per split product, and the mid-sized ones no longer serial; issue 30);
 # ``math.inf``: each product as ``matmul`` runs it (``ab_threads.py``).
 PAIR_FLOPS = THREADED_FLOPS
+# ``matmul_defer`` leaves a Linear's weight gradient running on the pool while the backward
+# pass goes on (the engine waits before it reads it); False: ``matmul_pair`` waits for both
+# (``ab_threads.py``; issue 30, docs/performance.md).
+DEFER = True
 # Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
 # in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
 # loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
@@ -159,6 +164,47 @@ def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
         finally:
             second = future.result()  # waited for (and its error raised) either way
     return first, second
+
+
+def matmul_defer(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Callable[[], None]] | None:
+    """``matmul_pair``'s products with ``c @ d`` still running: ``(a @ b, out, wait)``, where
+    ``out`` holds ``c @ d`` once ``wait()`` has returned (and raised its error, if any). ``c @
+    d`` runs on the pool (one GEMM on one BLAS thread, the bits ``matmul_pair`` gives) while
+    this thread computes ``a @ b`` and then goes on with the caller's work. None where
+    ``matmul_pair`` would not run the two at once, or ``DEFER`` is off: the caller calls it."""
+    if not DEFER or not _pairs(a, b) or not _pairs(c, d) or in_worker():
+        return None
+    if blas_threads.omp_spins and blas_threads.last == NUMBA:
+        return None  # as matmul_pair
+    budget = blas_threads.budget()
+    if budget < 2:
+        return None
+    rows = math.prod(c.shape[:-1])
+    out = np.empty((rows, d.shape[1]), dtype=c.dtype)
+    c2 = c if c.ndim == 2 else c.reshape(rows, c.shape[-1])
+
+    def job() -> None:
+        with blas_threads.single_blas_thread():
+            np.matmul(c2, d, out=out)
+
+    with blas_threads.single_blas_thread():
+        future = blas_threads.pool(budget).submit(job)
+        blas_threads.in_flight.append(future)
+        try:
+            first = _one_gemm(a, b)
+        except BaseException:
+            future.result()
+            raise
+
+    def wait() -> None:
+        try:
+            future.result()
+        finally:
+            in_flight = blas_threads.in_flight
+            if future in in_flight:
+                in_flight.remove(future)
+
+    return first, (out if c.ndim == 2 else out.reshape(*c.shape[:-1], d.shape[1])), wait
 
 
 def _pairs(a: Any, b: Any) -> bool:

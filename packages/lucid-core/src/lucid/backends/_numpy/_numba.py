@@ -213,9 +213,13 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
     splitting goes on only on a thread-safe layer."""
     if thread_layer.ok is None:
         _sleeping_omp_threads()
-    elif blas_threads.omp_spins and name in blas_threads.pool_follows:
+    elif (blas_threads.omp_spins and name in blas_threads.pool_follows) or (
+        blas_threads.in_flight and blas_threads.pool_busy()
+    ):
         # numba's threads spin, and lucid's pool ran right after this split before: its
-        # threads would wait for the spinners again (the same bits on one thread)
+        # threads would wait for the spinners again; or the pool's thread is still computing
+        # work left running (a weight gradient): numba's would wait for its core (the same
+        # bits on one thread)
         fallback() if fallback is not None else serial(*args)
         return
     try:

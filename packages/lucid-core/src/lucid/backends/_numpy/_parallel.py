@@ -88,6 +88,10 @@ class BlasThreads:
         # Where numba's threads spin: the splits after which lucid's pool ran next (its threads
         # then wait for the spinners to let go of the cores), which run on one thread from then on
         self.pool_follows: set[str] = set()
+        # Work left running on the pool past the call that started it (``_gemm.matmul_defer``):
+        # while any is, numba's splits run on the calling thread (the pool's thread holds the
+        # other core)
+        self.in_flight: list[Any] = []
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -170,6 +174,10 @@ class BlasThreads:
                     for (_, set_), n in zip(knobs, self._saved):
                         if n != 1:
                             set_(n)
+
+    def pool_busy(self) -> bool:
+        """Whether work left running on the pool (``in_flight``) has not finished yet."""
+        return any(not f.done() for f in self.in_flight)
 
     def ran(self, runtime: Runtime) -> None:
         """Parallel work just ran on ``runtime``'s threads (they may spin on the cores now)."""

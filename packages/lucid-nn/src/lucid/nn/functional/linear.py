@@ -9,7 +9,7 @@ import numpy as np
 
 from lucid import Tensor
 from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
-from lucid.autograd import Function, grad_mode
+from lucid.autograd import Function, engine, grad_mode
 from lucid.autograd.function import ops_watched, records_nothing
 
 __all__ = ["bilinear", "linear"]
@@ -88,7 +88,8 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
             x2 = xa if len(xa.shape) == 2 else xp.reshape(xa, (rows, xa.shape[-1]))
             g2t = g2.transpose((1, 0)) if numpy else xp.transpose(g2, (1, 0))
             if pair:  # the two products at once where two threads are free (NumPy's backend)
-                gxa, gwa = pair(ga, w._data, g2t, x2)
+                pairs = _deferred_pair(ctx, xp, ga, w._data, g2t, x2)
+                gxa, gwa = pairs if pairs is not None else pair(ga, w._data, g2t, x2)
                 gx = Tensor.from_backend_array(gxa, be)
                 gw = Tensor.from_backend_array(gwa, be)
             else:
@@ -172,6 +173,25 @@ def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
             out = np.ascontiguousarray(xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0)))
             return out if len(shape) == 2 else out.reshape(*shape[:-1], w.shape[0])
     return xp.matmul(x, w.T)
+
+
+def _deferred_pair(ctx: Any, xp: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any] | None:
+    """``(a @ b, c @ d)`` with the weight's gradient ``c @ d`` left running on the pool
+    (``matmul_defer``) while the backward pass goes on, where it flows only to a leaf the
+    engine sums or accumulates (it waits before reading it: ``engine.defer``) and no node
+    hook sees it; else None (``matmul_pair`` runs both and waits). The same GEMMs, the same
+    bits (docs/performance.md, issue 30)."""
+    defer = getattr(xp, "matmul_defer", None)
+    if defer is None or not isinstance(ctx._edges[1], Tensor) or ctx._post_hooks:
+        return None
+    if not engine.deferring():
+        return None
+    r = defer(a, b, c, d)
+    if r is None:
+        return None
+    first, second, wait = r
+    engine.defer(wait)
+    return first, second
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
