@@ -753,3 +753,59 @@ def test_compiled_lstm_gates_equal_numpy_bit_for_bit(numpy_only, dtype, reverse)
         plain = run()
     for k, (a, b) in enumerate(zip(compiled, plain)):
         np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [5000, 70_000, 600_000])  # serial, serial pieces, split
+@pytest.mark.parametrize("method", ["add_", "sub_"])
+@pytest.mark.parametrize("alpha", [-0.1, 3, 1e-30])
+def test_compiled_scaled_add_equals_the_ufuncs_bit_for_bit(
+    numpy_only, dtype, size, method, alpha, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """``p.add_(g, alpha=)`` / ``sub_`` outside autograd (an SGD step written by hand): the
+    compiled pass (split over the threads from ``SPLIT_ELEMENTS``) gives the ufuncs' bits,
+    at one thread and at two, and a float64 oracle's values to float rounding."""
+    import lucid
+    from lucid.backends._numpy.kernels import _axpy_jit
+
+    monkeypatch.setattr(_axpy_jit, "SPLIT_ELEMENTS", 1 << 18)
+    rng = np.random.default_rng(size)
+    p0 = rng.standard_normal((size // 100, 100)).astype(dtype)
+    g0 = rng.standard_normal((size // 100, 100)).astype(dtype)
+    results = []
+    for threads in (2, 1):
+        monkeypatch.setattr(_parallel.blas_threads, "budget", lambda threads=threads: threads)
+        p, g = lucid.from_numpy(p0.copy()), lucid.from_numpy(g0.copy())
+        with lucid.no_grad():
+            getattr(p, method)(g, alpha=alpha)
+        results.append(p.numpy().copy())
+    with numpy_only:
+        p, g = lucid.from_numpy(p0.copy()), lucid.from_numpy(g0.copy())
+        with lucid.no_grad():
+            getattr(p, method)(g, alpha=alpha)
+        want = p.numpy()
+    for got in results:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+    sign = -1.0 if method == "sub_" else 1.0
+    oracle = p0.astype(np.float64) + sign * g0.astype(np.float64) * alpha
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(results[0], oracle, rtol=tol, atol=tol * 10)
+
+
+def test_compiled_scaled_add_declines_what_it_does_not_take() -> None:
+    """Small, strided, mixed-dtype or read-only arrays are left to the ufuncs."""
+    from lucid.backends._numpy.kernels.scaled_add import CpuScaledAdd
+
+    be = get_backend("cpu")
+    a = np.ones((200, 100), np.float32)
+    assert CpuScaledAdd.forward(be, a, np.ones((200, 100), np.float32), 2.0, False)
+    assert (a == 3).all()
+    assert not CpuScaledAdd.forward(be, a[:, ::2], np.ones((200, 50), np.float32), 2.0, False)
+    assert not CpuScaledAdd.forward(be, a, np.ones((200, 100), np.float64), 2.0, False)
+    assert not CpuScaledAdd.forward(be, a[:2], np.ones((2, 100), np.float32), 2.0, False)
+    ro = np.ones((200, 100), np.float32)
+    ro.flags.writeable = False
+    assert not CpuScaledAdd.forward(be, ro, a, 2.0, False)
+    assert not CpuScaledAdd.forward(be, a, a, 10**400, False)
+    assert (a == 3).all()

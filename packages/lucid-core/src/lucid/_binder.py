@@ -18,7 +18,17 @@ from typing import Any
 
 import numpy as np
 
-from lucid import _creation, _legacy, _memory_format, _replay, autograd, dtypes, ops, special
+from lucid import (
+    _creation,
+    _legacy,
+    _memory_format,
+    _replay,
+    autograd,
+    dtypes,
+    kernels,
+    ops,
+    special,
+)
 from lucid._tensor import Size, Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import ops_watched, unrecorded
@@ -45,6 +55,13 @@ def _is_number(x: Any) -> bool:
 # Elements per piece of ``_scaled_inplace``: the scaled piece stays in cache for the add.
 _INPLACE_CHUNK = 1 << 16
 _ALPHAS = (int, float)  # exact types: NumPy scalars, bools and tensors take the ops' rules
+
+
+def _scaled_add_kernel(backend: Any, a: Any, b: Any, alpha: Any, subtract: bool) -> bool:
+    """``a += b * alpha`` (``subtract``: ``-=``) by the backend's ``kernels.SCALED_ADD``;
+    False where it has none or declines."""
+    kernel = kernels.SCALED_ADD.find(backend)
+    return kernel is not None and bool(kernel.forward(backend, a, b, alpha, subtract))
 
 
 def _unrecorded_numpy(t: Tensor, other: Tensor | None) -> Any:
@@ -95,6 +112,10 @@ def _scaled_inplace(ufunc: Any, t: Tensor, other: Any, alpha: Any) -> bool:
     try:
         if alpha == 1:
             ufunc(a, b, out=a)
+        elif (ufunc is np.add or ufunc is np.subtract) and _scaled_add_kernel(
+            backend, a, b, alpha, ufunc is np.subtract
+        ):
+            pass  # one compiled pass (``kernels.SCALED_ADD``), the same bits
         elif a.size <= _INPLACE_CHUNK or not (a.flags.c_contiguous and b.flags.c_contiguous):
             ufunc(a, np.multiply(b, alpha), out=a)
         else:

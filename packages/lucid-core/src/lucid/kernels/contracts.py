@@ -16,6 +16,8 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
   reads fastest;
 - an optimizer's update in place (``ADAM_STEP``): lucid-optim's multi-tensor Adam/AdamW hands
   one parameter's arrays over; the kernel writes them, or returns False (the ufunc update runs);
+  likewise ``SCALED_ADD``, ``t.add_(other, alpha=)`` / ``sub_`` on arrays outside autograd (an
+  SGD step written by hand: ``p.add_(p.grad, alpha=-lr)``);
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -64,6 +66,7 @@ __all__ = [
     "ONE_HOT_ROWS",
     "RELU_GRAD",
     "RNN",
+    "SCALED_ADD",
     "SDPA",
     "SOFTMAX",
     "SOFTMAX_GRAD",
@@ -166,6 +169,17 @@ class AdamStepKernel(Protocol):
     @staticmethod
     def forward(backend: Any, p: Any, g: Any, m: Any, v: Any, hyper: tuple[Any, ...], /) -> bool:
         """Write the step into ``p``, ``m``, ``v``; False where the kernel does not take them."""
+
+
+class ScaledAddKernel(Protocol):
+    """``a += b * alpha`` (``subtract``: ``a -= b * alpha``) in place on two arrays of one
+    shape and dtype that do not overlap, ``alpha`` a Python number: ``forward(backend, a, b,
+    alpha, subtract) -> bool``. The ufuncs' arithmetic (the product rounded to the dtype, then
+    the sum), so the same bits; False to decline (the ufuncs run)."""
+
+    @staticmethod
+    def forward(backend: Any, a: Any, b: Any, alpha: float, subtract: bool, /) -> bool:
+        """Write the update into ``a``; False where the kernel does not take them."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
@@ -450,6 +464,7 @@ GRU: KernelContract[GruKernel] = KernelContract("gru", GruKernel)
 RNN: KernelContract[RnnKernel] = KernelContract("rnn", RnnKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
 ADAM_STEP: KernelContract[AdamStepKernel] = KernelContract("adam_step", AdamStepKernel)
+SCALED_ADD: KernelContract[ScaledAddKernel] = KernelContract("scaled_add", ScaledAddKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
     "max_pool_arrays", MaxPoolArraysKernel
@@ -458,5 +473,5 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
-    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS,
+    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS, SCALED_ADD,
 )  # fmt: skip

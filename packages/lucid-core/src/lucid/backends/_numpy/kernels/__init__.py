@@ -32,6 +32,7 @@ from lucid.backends._numpy.kernels import (
     lstm,
     pool,
     relu,
+    scaled_add,
     softmax,
     special,
     winograd,
@@ -124,6 +125,7 @@ def register(backend: Backend) -> None:
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
     kernels.ADAM_STEP.register(backend, adam.CpuAdamStep)
+    kernels.SCALED_ADD.register(backend, scaled_add.CpuScaledAdd)
     kernels.LSTM.register(backend, lstm.CpuLstm)
     kernels.GRU.register(backend, gru.CpuGru)
     kernels.RNN.register(backend, gru.CpuRnn)
