@@ -64,7 +64,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SETTLE_S = 0.3
-SPINS = ("2000", "10000", "30000", "300000")  # 300000: GNU OpenMP's default without a policy
+SPINS = tuple(
+    os.environ.get("AB_SPINS", "2000,10000,30000,300000").split(",")
+)  # 300000: GNU OpenMP's default without a policy
 
 
 def _report(wall: dict[str, list[float]], cpu: dict[str, list[float]],

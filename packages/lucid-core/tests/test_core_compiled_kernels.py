@@ -312,12 +312,21 @@ def test_no_split_in_a_forked_child_or_after_openblas_ran_last(monkeypatch) -> N
 
 
 @pytest.mark.parametrize("preset", [None, "ACTIVE"])
-def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # Before the first split starts numba's OpenMP runtime (which reads the variable once),
-    # lucid asks for sleeping threads (docs/performance.md); a policy already set is kept.
+@pytest.mark.parametrize("quiet", [False, True])
+def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, quiet, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Before the first split starts numba's OpenMP runtime (which reads the variables once),
+    # lucid asks for sleeping threads on a loaded machine and for a short spin on a quiet one
+    # (docs/performance.md); a policy already set is kept. Once numba's threads have started,
+    # the variables lucid set are taken out again (child processes decide for themselves).
     import os
 
     from lucid.backends._numpy import _numba
+
+    monkeypatch.setattr(_numba, "_machine_quiet", lambda: quiet)
+    monkeypatch.setattr(_numba.omp_threads, "spins", None)
+    monkeypatch.setattr(_numba, "_gnu_openmp_loaded", lambda: False)
+    monkeypatch.setattr(_numba, "_set_for_openmp", [])
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
 
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "last", None)
@@ -330,7 +339,18 @@ def test_numbas_threads_sleep_unless_the_user_chose_a_policy(preset, monkeypatch
     else:
         monkeypatch.setenv("OMP_WAIT_POLICY", preset)
     _numba.split_threads(1 << 20)
-    assert os.environ["OMP_WAIT_POLICY"] == (preset or "PASSIVE")
+    if preset is not None:
+        assert os.environ["OMP_WAIT_POLICY"] == preset and "GOMP_SPINCOUNT" not in os.environ
+        assert _numba._set_for_openmp == []
+    elif quiet:
+        assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+        assert os.environ["GOMP_SPINCOUNT"] == str(_numba.SPIN_COUNT)
+        assert _numba.omp_threads.spins is True
+    else:
+        assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE" and "GOMP_SPINCOUNT" not in os.environ
+        assert _numba.omp_threads.spins is False
+    _numba._openmp_started()
+    assert os.environ.get("OMP_WAIT_POLICY") == preset and "GOMP_SPINCOUNT" not in os.environ
 
 
 @pytest.mark.parametrize(
@@ -357,6 +377,8 @@ def test_whether_numbas_openmp_threads_will_spin(  # type: ignore[no-untyped-def
         else:
             monkeypatch.setenv(name, value)
     monkeypatch.setattr(_numba, "_gnu_openmp_loaded", lambda: loaded)
+    monkeypatch.setattr(_numba, "_machine_quiet", lambda: False)  # the short spin: above
+    monkeypatch.setattr(_numba, "_set_for_openmp", [])
     monkeypatch.setattr(_numba.omp_threads, "spins", None)
     _numba._sleeping_omp_threads()
     assert _numba.omp_threads.spins is spins

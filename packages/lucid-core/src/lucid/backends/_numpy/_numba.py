@@ -152,11 +152,38 @@ def run(name: str, serial: Any, make_split: Any, args: Any, elements: int) -> No
         run_split(name + "_split", make_split, serial, args, k)
 
 
+# Where lucid picks the policy on a machine that is not loaded (below), numba's OpenMP threads
+# spin this many times after a split before they sleep (GNU's ``GOMP_SPINCOUNT``: ~0.1-0.5 ms):
+# a sleeping thread's wake-up cost more than a small split saved (LeNet-5 b64 at two threads:
+# 7.0 -> 4.7 ms a step, the GPT -9%, the LSTM -3..6%; at load 5, +25%: docs/performance.md,
+# issue 30). 0: always the passive policy.
+SPIN_COUNT = 10_000
+# The variables lucid set for GNU OpenMP to read when it loads, taken out again once numba's
+# threads have started (so that child processes decide for themselves).
+_set_for_openmp: list[str] = []
+
+
+def _machine_quiet() -> bool:
+    """Whether the 1-minute load average is below the cores this process may use (other busy
+    processes would share the cores with spinning threads)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cores
+    except OSError:
+        return False
+
+
 def _sleeping_omp_threads() -> None:
-    """Before numba's threading layer first starts (its OpenMP runtime reads the variable when
-    it loads): its threads sleep between passes (``OMP_WAIT_POLICY=PASSIVE``) unless the user
-    chose a policy. Spinning threads on a loaded machine take the cores the next pass needs: a
-    LeNet-5 step took 25x longer at load 9 on 2 cores (docs/performance.md).
+    """Before numba's threading layer first starts (its OpenMP runtime reads the variables when
+    it loads), unless the user chose a policy or a spin count: on a machine that is not loaded
+    (``_machine_quiet``) its threads spin ``SPIN_COUNT`` times after a pass before they sleep
+    (``OMP_WAIT_POLICY=ACTIVE``, ``GOMP_SPINCOUNT``), else they sleep at once
+    (``OMP_WAIT_POLICY=PASSIVE``). Spinning threads on a loaded machine take the cores the next
+    pass needs: a LeNet-5 step took 25x longer at load 9 on 2 cores with GNU's default 300,000
+    spins, 1.25x at load 5 with 10,000 (docs/performance.md).
 
     GNU OpenMP reads the policy once, when the library loads: where another library of the
     process loaded it first (torch does), or the user asked for spinning, numba's threads will
@@ -165,7 +192,23 @@ def _sleeping_omp_threads() -> None:
     pool ran next runs on one thread (``_parallel.BlasThreads.pool_follows``)."""
     if omp_threads.spins is None:  # decided once, before the setting below
         omp_threads.spins = _openmp_will_spin()
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        unset = "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
+        if not omp_threads.spins and unset and SPIN_COUNT > 0 and _machine_quiet():
+            os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
+            os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+            _set_for_openmp[:] = ["OMP_WAIT_POLICY", "GOMP_SPINCOUNT"]
+            omp_threads.spins = True
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        _set_for_openmp[:] = ["OMP_WAIT_POLICY"]
+
+
+def _openmp_started() -> None:
+    """numba's threads have started (GNU OpenMP has read its variables): the ones lucid set
+    for it are taken out of the environment again, for child processes to decide afresh."""
+    for name in _set_for_openmp:
+        os.environ.pop(name, None)
+    _set_for_openmp.clear()
 
 
 def _openmp_will_spin() -> bool:
@@ -231,6 +274,7 @@ def run_split(name: str, make: Any, serial: Any, args: Any, k: int, fallback: An
     blas_threads.ran(NUMBA)
     blas_threads.last_split = name
     if thread_layer.ok is None:
+        _openmp_started()
         try:
             layer = numba.np.ufunc.parallel.threading_layer()  # type: ignore[no-untyped-call]
             thread_layer.ok = layer in ("omp", "tbb")
