@@ -9,6 +9,7 @@ rounding.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -831,3 +832,21 @@ def test_compiled_scaled_add_declines_what_it_does_not_take() -> None:
     assert not CpuScaledAdd.forward(be, ro, a, 2.0, False)
     assert not CpuScaledAdd.forward(be, a, a, 10**400, False)
     assert (a == 3).all()
+
+
+@pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
+def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The ranks of a job share the cores: spinning threads of one would take the core the
+    # next pass of another needs (two LeNet-5 processes on two cores: 2x slower a step).
+    from lucid.backends._numpy import _numba
+
+    monkeypatch.setenv(variable, "2")
+    assert _numba._machine_quiet() is False
+    monkeypatch.setattr(_numba.omp_threads, "spins", None)
+    monkeypatch.setattr(_numba, "_gnu_openmp_loaded", lambda: False)
+    monkeypatch.setattr(_numba, "_set_for_openmp", [])
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    _numba._sleeping_omp_threads()
+    assert _numba.omp_threads.spins is False
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"

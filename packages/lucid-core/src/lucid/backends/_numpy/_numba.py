@@ -163,17 +163,36 @@ SPIN_COUNT = 10_000
 _set_for_openmp: list[str] = []
 
 
+# Set in the processes of a multi-process job (MPI's launchers, torchrun): its ranks share the
+# cores, where spinning threads of one take the core another's next pass needs.
+_RANK_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMI_RANK", "MPI_LOCALNRANKS",
+                   "SLURM_NTASKS", "WORLD_SIZE", "LOCAL_WORLD_SIZE")  # fmt: skip
+
+
 def _machine_quiet() -> bool:
-    """Whether the 1-minute load average is below the cores this process may use (other busy
-    processes would share the cores with spinning threads)."""
+    """Whether this process looks like the only busy one: the 1-minute load average is below
+    the cores it may use, no other task is running right now (``/proc/loadavg``'s running
+    count), and it is neither a ``multiprocessing`` child nor a rank of a multi-process job
+    (two processes whose threads spin on two cores took twice as long a LeNet-5 step as with
+    sleeping threads: docs/performance.md)."""
+    import multiprocessing  # noqa: PLC0415  (only here: the decision is made once)
+
+    if multiprocessing.parent_process() is not None or any(
+        v in os.environ for v in _RANK_VARIABLES
+    ):
+        return False
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
     try:
-        return os.getloadavg()[0] < cores
-    except OSError:
+        if os.getloadavg()[0] >= cores:
+            return False
+        with open("/proc/loadavg") as f:  # "0.52 0.61 0.70 2/345 6789": running/all tasks
+            running = int(f.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
         return False
+    return running <= 1  # this thread itself
 
 
 def _sleeping_omp_threads() -> None:
