@@ -427,12 +427,13 @@ def paired(env: dict[str, str], name: str, threads: str, rounds: int, batch: int
     between them: in one process torch's libgomp, loaded first, sets the wait policy of numba's
     threads too), rounds still alternated so that both meet the same machine; medians."""
     procs = {}
-    for fw in ("lucid", "torch"):
-        cmd = [sys.executable, __file__, "--serve", name, fw, threads, str(batch)]
-        procs[fw] = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)  # fmt: skip
     try:
-        for p in procs.values():
+        # one after the other: each warms up alone, as a user's process would (lucid decides
+        # its OpenMP threads' policy on its first split by whether other processes are busy)
+        for fw in ("lucid", "torch"):
+            cmd = [sys.executable, __file__, "--serve", name, fw, threads, str(batch)]
+            p = procs[fw] = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, text=True)  # fmt: skip
             assert p.stdout is not None
             json.loads(p.stdout.readline())
         times: dict[str, list[float]] = {fw: [] for fw in procs}
