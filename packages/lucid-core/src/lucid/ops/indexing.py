@@ -32,8 +32,12 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 _BASIC = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
-def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
-    """Backend-array form of an index, and whether it uses advanced (array) indexing."""
+def _convert_index(
+    index: Any, backend: Any, shape: tuple[int, ...] | None = None
+) -> tuple[Any, bool]:
+    """Backend-array form of an index, and whether it uses advanced (array) indexing; with
+    the indexed tensor's ``shape``, a boolean mask whose shape does not match the dims it
+    covers raises torch's IndexError (its nonzero() positions would index another shape)."""
     # Basic indexing (ints, slices, None, ...) is the common case: no per-item probing
     # (per-call cost, docs/performance.md, issue 30); the same result as the loop below.
     kind = type(index)
@@ -46,7 +50,8 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
     items = index if isinstance(index, tuple) else (index,)
     out = []
     advanced = False
-    for item in items:
+    masks = []  # (position among the items, mask shape)
+    for pos, item in enumerate(items):
         if isinstance(item, Tensor):
             if item.backend is not backend:
                 raise RuntimeError(
@@ -63,9 +68,12 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
         if _is_mask(item, backend):
             # A boolean mask means its nonzero() positions (as in NumPy); backends without
             # mask indexing (MLX) then see integer index arrays only.
+            masks.append((pos, tuple(item.shape)))
             out.extend(backend.xp.nonzero(item))
             continue
         out.append(item)
+    if masks and shape is not None:
+        _check_masks(items, masks, tuple(shape), backend)
     if not isinstance(index, tuple) and len(out) != 1:
         return tuple(out), advanced
     if not advanced and not any(item is Ellipsis for item in out):
@@ -74,6 +82,41 @@ def _convert_index(index: Any, backend: Any) -> tuple[Any, bool]:
         out.append(Ellipsis)
         return tuple(out), advanced
     return (tuple(out) if isinstance(index, tuple) else out[0]), advanced
+
+
+def _check_masks(items: Any, masks: list[tuple[int, tuple[int, ...]]], shape: tuple[int, ...],
+                 backend: Any) -> None:  # fmt: skip
+    """Raise torch's IndexError where a boolean mask's size differs from a dim it covers."""
+    widths: list[int | None] = []  # the dims of the indexed tensor each item consumes
+    mask_at = dict(masks)
+    for pos, item in enumerate(items):
+        if item is None or type(item) is bool:
+            widths.append(0)
+        elif item is Ellipsis:
+            widths.append(None)
+        elif pos in mask_at:
+            widths.append(len(mask_at[pos]))
+        elif (
+            hasattr(item, "shape")
+            and not isinstance(item, list)
+            and len(item.shape) == 0
+            and (backend.dtype_of(item._data if isinstance(item, Tensor) else item) is dtypes.bool_)
+        ):
+            widths.append(0)  # a 0-d bool adds a dim, as True/False do
+        else:
+            widths.append(1)
+    if None in widths:
+        widths[widths.index(None)] = max(0, len(shape) - sum(w or 0 for w in widths))
+    dim = 0
+    for pos, width in enumerate(widths):
+        if pos in mask_at:
+            for k, size in enumerate(mask_at[pos]):
+                if dim + k < len(shape) and size != shape[dim + k]:
+                    raise IndexError(
+                        f"The shape of the mask {list(mask_at[pos])} at index {k} does not "
+                        f"match the shape of the indexed tensor {list(shape)} at index {dim + k}"
+                    )
+        dim += width or 0
 
 
 def _is_mask(item: Any, backend: Any) -> bool:
@@ -143,7 +186,7 @@ class IndexPut(Function):
 
 def getitem(a: Tensor, index: Any) -> Tensor:
     """``a[index]``: ints, slices, None, Ellipsis, bool masks and index tensors/lists."""
-    idx, advanced = _convert_index(index, a.backend)
+    idx, advanced = _convert_index(index, a.backend, a._data.shape)
     arr = a._data
     if type(arr) is np.ndarray and unrecorded(a):  # no node to record: GetItem's own call
         # without its Function call (per-op cost of generation and data loops)
@@ -173,7 +216,7 @@ def _getitem_node(a: Tensor, idx: Any) -> GetItem:
 
 def setitem(a: Tensor, index: Any, value: Any) -> None:
     """``a[index] = value``; recorded for autograd when ``a`` or ``value`` needs a grad."""
-    idx, _ = _convert_index(index, a.backend)
+    idx, _ = _convert_index(index, a.backend, a._data.shape)
     needs_graph = grad_mode.is_grad_enabled() and (
         a.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
@@ -661,7 +704,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:  #
 
 def setitem_copy(a: Tensor, index: Any, value: Any) -> Tensor:
     """Out of place ``a[index] = value`` (no graph: for masks and other constants)."""
-    idx, _ = _convert_index(index, a.backend)
+    idx, _ = _convert_index(index, a.backend, a._data.shape)
     raw = value._data if isinstance(value, Tensor) else value
     data = a.backend.setitem(a.backend.copy(a._data), idx, raw)
     return Tensor.from_backend_array(data, a.backend)
@@ -707,7 +750,7 @@ def index_put(
             raise IndexError(
                 f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}"
             )
-    idx, advanced = _convert_index(tuple(indices), input.backend)
+    idx, advanced = _convert_index(tuple(indices), input.backend, input._data.shape)
     v = values if isinstance(values, Tensor) else input.new_tensor(values)
     if v.dtype is not input.dtype:
         raise RuntimeError(
