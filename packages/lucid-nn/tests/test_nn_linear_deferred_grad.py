@@ -130,22 +130,28 @@ def test_hooks_and_autograd_grad_see_the_finished_gradient(two_threads: Any) -> 
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
-def test_an_error_in_deferred_work_is_raised_by_backward() -> None:
+def _defers(wait: Any) -> Any:
+    """A Function (the identity) whose backward leaves ``wait`` to the running pass."""
+
     class Defers(lucid.autograd.Function):
         @staticmethod
         def forward(ctx: Any, x: lucid.Tensor) -> lucid.Tensor:
-            return x * 2
+            return x * 1
 
         @staticmethod
         def backward(ctx: Any, g: lucid.Tensor) -> lucid.Tensor:
             assert engine.deferring()
-
-            def wait() -> None:
-                raise ValueError("the deferred product failed")
-
             engine.defer(wait)
-            return g * 2
+            return g
 
+    return Defers
+
+
+def test_an_error_in_deferred_work_is_raised_by_backward() -> None:
+    def wait() -> None:
+        raise ValueError("the deferred product failed")
+
+    Defers = _defers(wait)
     x = lucid.ones(3, requires_grad=True)
     with pytest.raises(ValueError, match="deferred product failed"):
         Defers.apply(x).sum().backward()
@@ -155,16 +161,7 @@ def test_an_error_in_deferred_work_is_raised_by_backward() -> None:
 
 def test_a_failing_pass_still_waits_for_deferred_work() -> None:
     waited: list[int] = []
-
-    class Defers(lucid.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, x: lucid.Tensor) -> lucid.Tensor:
-            return x + 1
-
-        @staticmethod
-        def backward(ctx: Any, g: lucid.Tensor) -> lucid.Tensor:
-            engine.defer(lambda: waited.append(1))
-            return g
+    Defers = _defers(lambda: waited.append(1))
 
     class Fails(lucid.autograd.Function):
         @staticmethod

@@ -148,14 +148,8 @@ def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
     each run on one BLAS thread at the same time, ``c @ d`` on the pool (the bits of one
     thread's ``matmul``: one GEMM each, a stack times a matrix flattened); else ``matmul``
     each."""
-    if not _pairs(a, b) or not _pairs(c, d) or in_worker():
-        return matmul(a, b), matmul(c, d)
-    if blas_threads.omp_spins and blas_threads.last == NUMBA:
-        # numba's threads spin after their split: the pool's thread would wait for a core (and
-        # the split be blamed, ``_numba.run_split``); ``matmul`` keeps to numba's threads
-        return matmul(a, b), matmul(c, d)
-    budget = blas_threads.budget()
-    if budget < 2:
+    budget = _pair_budget(a, b, c, d)
+    if not budget:
         return matmul(a, b), matmul(c, d)
     with blas_threads.single_blas_thread():
         future = blas_threads.pool(budget).submit(_one_gemm, c, d)
@@ -172,12 +166,8 @@ def matmul_defer(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Callable[[],
     d`` runs on the pool (one GEMM on one BLAS thread, the bits ``matmul_pair`` gives) while
     this thread computes ``a @ b`` and then goes on with the caller's work. None where
     ``matmul_pair`` would not run the two at once, or ``DEFER`` is off: the caller calls it."""
-    if not DEFER or not _pairs(a, b) or not _pairs(c, d) or in_worker():
-        return None
-    if blas_threads.omp_spins and blas_threads.last == NUMBA:
-        return None  # as matmul_pair
-    budget = blas_threads.budget()
-    if budget < 2:
+    budget = _pair_budget(a, b, c, d) if DEFER else 0
+    if not budget:
         return None
     rows = math.prod(c.shape[:-1])
     out = np.empty((rows, d.shape[1]), dtype=c.dtype)
@@ -205,6 +195,19 @@ def matmul_defer(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any, Callable[[],
                 in_flight.remove(future)
 
     return first, (out if c.ndim == 2 else out.reshape(*c.shape[:-1], d.shape[1])), wait
+
+
+def _pair_budget(a: Any, b: Any, c: Any, d: Any) -> int:
+    """The pool size for running ``a @ b`` and ``c @ d`` at once (``matmul_pair``,
+    ``matmul_defer``), or 0 where they run one after the other as ``matmul`` runs them."""
+    if not _pairs(a, b) or not _pairs(c, d) or in_worker():
+        return 0
+    if blas_threads.omp_spins and blas_threads.last == NUMBA:
+        # numba's threads spin after their split: the pool's thread would wait for a core (and
+        # the split be blamed, ``_numba.run_split``); ``matmul`` keeps to numba's threads
+        return 0
+    budget = blas_threads.budget()
+    return budget if budget >= 2 else 0
 
 
 def _pairs(a: Any, b: Any) -> bool:
