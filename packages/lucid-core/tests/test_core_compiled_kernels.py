@@ -834,6 +834,76 @@ def test_compiled_scaled_add_declines_what_it_does_not_take() -> None:
     assert (a == 3).all()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, n", [(128, 185), (18, 185), (64, 64), (3, 5), (1, 4096)])
+@pytest.mark.parametrize("transposed", [True, False])
+def test_compiled_outer_product_equals_numpys_bit_for_bit(
+    numpy_only, dtype, m, n, transposed
+) -> None:  # type: ignore[no-untyped-def]
+    """A product with an inner dimension of 1 (a batch-1 Linear's weight gradient ``g.T @
+    x``): the compiled loop gives NumPy's bits (one product per element) in a C-contiguous
+    array, for a transposed (strided) left operand too, and a float64 oracle's values; small
+    results keep NumPy's multiply. The whole Linear's gradients agree with numba on and off."""
+    import lucid
+
+    rng = np.random.default_rng(m * n)
+    g = rng.standard_normal((1, m)).astype(dtype)
+    a = g.T if transposed else np.ascontiguousarray(g.T)
+    b = rng.standard_normal((1, n)).astype(dtype)
+    got = _gemm.matmul(a, b)
+    with numpy_only:
+        want = _gemm.matmul(a, b)
+    assert got.dtype == dtype and got.shape == (m, n) and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, np.matmul(a, b))
+    oracle = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(got, oracle, rtol=tol, atol=tol)
+
+    def grads() -> list[np.ndarray]:
+        lin = lucid.nn.Linear(n, m).to(lucid.float64 if dtype == np.float64 else lucid.float32)
+        with lucid.no_grad():
+            lin.weight.copy_(lucid.from_numpy(rng.standard_normal((m, n)).astype(dtype)))
+        x = lucid.from_numpy(b.copy()).requires_grad_()
+        lin(x).sum().backward()
+        return [lin.weight.grad.numpy(), lin.bias.grad.numpy(), x.grad.numpy()]
+
+    rng = np.random.default_rng(7)
+    on = grads()
+    rng = np.random.default_rng(7)
+    with numpy_only:
+        off = grads()
+    for k, (u, v) in enumerate(zip(on, off)):
+        np.testing.assert_array_equal(u, v, err_msg=f"gradient {k}")
+
+
+def test_compiled_outer_product_declines_what_it_does_not_take(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Mixed dtypes and integers never reach the compiled loop; a numba that fails there
+    warns once, NumPy's multiply gives the product, and the loop is not tried again."""
+    import types
+
+    calls: list[str] = []
+    real = _compiled.run
+    monkeypatch.setattr(_compiled, "run", lambda *a: calls.append(a[0]) or real(*a))
+    ones = np.ones((100, 1), np.float32)
+    for a, b in [(ones, np.ones((1, 100), np.float64)),
+                 (ones.astype(np.int64), np.ones((1, 100), np.int64))]:  # fmt: skip
+        np.testing.assert_array_equal(_gemm.matmul(a, b), np.matmul(a, b))
+    assert calls == []
+    _gemm.matmul(ones, np.ones((1, 100), np.float32))
+    assert calls == ["_outer_jit"]
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("cannot build")
+
+    monkeypatch.setitem(_compiled._modules, "_outer_jit", types.SimpleNamespace(outer=broken))
+    b = np.full((1, 100), 3.0, np.float32)
+    with pytest.warns(RuntimeWarning, match="_outer_jit.outer"):
+        np.testing.assert_array_equal(_gemm.matmul(ones, b), np.multiply(ones, b))
+    np.testing.assert_array_equal(_gemm.matmul(ones, b), np.multiply(ones, b))  # no warning
+    assert calls == ["_outer_jit"] * 2
+
+
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
 def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The ranks of a job share the cores: spinning threads of one would take the core the

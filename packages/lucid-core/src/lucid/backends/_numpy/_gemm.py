@@ -54,6 +54,9 @@ PAIR_FLOPS = THREADED_FLOPS
 # pass goes on (the engine waits before it reads it); False: ``matmul_pair`` waits for both
 # (``ab_threads.py``; issue 30, docs/performance.md).
 DEFER = True
+# An outer product (inner dimension 1) with a result of this many elements and more runs as one
+# compiled loop where numba is in use (``_outer``); ``math.inf``: NumPy's broadcast multiply.
+COMPILED_OUTER = 1 << 11
 # Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
 # in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
 # loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
@@ -85,8 +88,9 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     if a.ndim > 1 and b.ndim > 1 and a.shape[-1] == 1 and b.shape[-2] == 1:
         # An outer product (a batch-1 Linear's weight gradient): NumPy's matmul takes its
         # non-BLAS loop for an inner dimension of 1, ~3x slower than the broadcast multiply,
-        # which gives the same bits (one product per element, docs/performance.md).
-        return np.multiply(a, b)
+        # and a compiled loop is faster still; both give the same bits (one product per
+        # element, docs/performance.md).
+        return _outer(a, b)
     if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
         # A stack of matrices times one matrix is one GEMM over all the rows: NumPy runs one
         # GEMM per matrix of the stack (a Linear on (12, 64, 128): 1.6x slower).
@@ -115,6 +119,26 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
                 return split
     with blas_threads.single_blas_thread():
         return np.matmul(a, b)
+
+
+def _outer(a: Any, b: Any) -> Any:
+    """``a @ b`` for ``a`` of shape (m, 1) and ``b`` of (1, n): one compiled loop
+    (``kernels._outer_jit``, one product per element: the same bits) for float matrices of
+    ``COMPILED_OUTER`` elements and more where numba is in use, else NumPy's broadcast multiply
+    (one inner-loop call per row: 3.7x slower for a (128, 1) @ (1, 185) weight gradient)."""
+    dtype = a.dtype
+    if (
+        a.ndim == 2
+        and b.ndim == 2
+        and dtype == b.dtype
+        and dtype.char in "fd"
+        and a.shape[0] * b.shape[1] >= COMPILED_OUTER
+    ):
+        if _compiled.load("_outer_jit") is not None:
+            out = np.empty((a.shape[0], b.shape[1]), dtype=dtype)
+            if _compiled.run("_outer_jit", "outer", a.reshape(-1), b.reshape(-1), out):
+                return out
+    return np.multiply(a, b)
 
 
 def _matmul_into(a: Any, b: Any, out: Any) -> Any:
