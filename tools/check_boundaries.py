@@ -82,6 +82,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._memory_format": FOUNDATION,
     "lucid._tensor_methods": FOUNDATION,
     "lucid.utils.__init__": FOUNDATION,
+    "lucid.utils._swap": FOUNDATION,  # swap_tensors: slots and classes, no Tensor import
     "lucid._replay": FOUNDATION,
     # 1 backends: arrays only (the NumPy backend, its kernels, threads, numba runtime,
     #   settings); no Tensor, no autograd, no ops, no lucid.random

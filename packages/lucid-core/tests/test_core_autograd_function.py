@@ -1,5 +1,6 @@
 """``autograd.Function`` with PyTorch's contract: ``forward`` on Tensors (without recording),
-``ctx`` helpers, ``setup_context``, ``once_differentiable``, ``jvp`` for forward-mode AD.
+``ctx`` helpers, ``setup_context``, ``once_differentiable``, ``jvp`` for forward-mode AD
+(``autograd.forward_ad``, ``func.jvp``, ``func.linearize``).
 
 Cases follow torch's test/test_autograd.py (test_function, test_once_differentiable,
 test_function_returns_input, test_function_returns_undefined_tensor,
@@ -368,6 +369,148 @@ def test_custom_jvp_drives_forward_mode() -> None:
         _close(tangent, 3.0 * np.cos(p.numpy()) * t.numpy())
         with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
             fwAD.unpack_dual(NoJvp.apply(d))
+
+
+# -- lucid.func.jvp and linearize call a Function's jvp, as torch.func does ---------------------
+def _rule_functions(L: ModuleType, true_rule: bool) -> tuple[Any, Any]:
+    """``SinScaled(x) = sin(x)`` and ``Mul(x, y) = x * y`` on ``L`` (torch or lucid), setup_context
+    style; their ``backward`` is the true derivative. With ``true_rule`` their ``jvp`` is too,
+    else it is a deliberately different rule (10 t; t_x + t_y) that only a call of ``jvp`` gives."""
+
+    class SinScaled(L.autograd.Function):  # type: ignore[misc,name-defined]
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x: Any) -> Any:
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            (x,) = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def jvp(ctx: Any, t: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return t * x.cos() if true_rule else t * 10.0
+
+    class Mul(L.autograd.Function):  # type: ignore[misc,name-defined]
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x: Any, y: Any) -> Any:
+            return x * y
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            ctx.save_for_backward(*inputs)
+            ctx.save_for_forward(*inputs)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            x, y = ctx.saved_tensors
+            return g * y, g * x
+
+        @staticmethod
+        def jvp(ctx: Any, tx: Any, ty: Any) -> Any:
+            x, y = ctx.saved_tensors
+            return tx * y + x * ty if true_rule else tx + ty
+
+    return SinScaled, Mul
+
+
+def _f64(*shape: int, seed: int) -> lucid.Tensor:
+    return lucid.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=lucid.float64)
+
+
+def test_func_jvp_and_linearize_use_the_functions_jvp() -> None:
+    sin, mul = _rule_functions(lucid, true_rule=False)
+    x, y, tx, ty = (_f64(3, 4, seed=k) for k in range(4))
+
+    def f(a: Any, b: Any) -> Any:
+        return mul.apply(sin.apply(a), b) * 2.0
+
+    out, tangent = lucid.func.jvp(f, (x, y), (tx, ty))
+    _close(out, 2.0 * np.sin(x.numpy()) * y.numpy())
+    _close(tangent, 2.0 * (10.0 * tx.numpy() + ty.numpy()))  # the rule, not the derivative
+    _, jvp_fn = lucid.func.linearize(f, x, y)
+    _close(jvp_fn(tx, ty), 2.0 * (10.0 * tx.numpy() + ty.numpy()))
+    # reverse mode keeps calling backward: the gradient is the true one
+    gx = lucid.func.grad(lambda a: f(a, y).sum())(x)
+    _close(gx, 2.0 * np.cos(x.numpy()) * y.numpy())
+
+
+def test_func_jvp_of_a_true_rule_matches_finite_differences() -> None:
+    sin, mul = _rule_functions(lucid, true_rule=True)
+    x, y, tx, ty = (_f64(2, 3, seed=10 + k) for k in range(4))
+
+    def f(a: Any, b: Any) -> Any:
+        return mul.apply(sin.apply(a), b.exp())
+
+    _, tangent = lucid.func.jvp(f, (x, y), (tx, ty))
+    eps = 1e-6
+    plus = f(x + eps * tx, y + eps * ty).numpy()
+    minus = f(x - eps * tx, y - eps * ty).numpy()
+    np.testing.assert_allclose(tangent.numpy(), (plus - minus) / (2 * eps), rtol=1e-7, atol=1e-9)
+
+
+def test_grad_of_func_jvp_differentiates_the_rule() -> None:
+    sin, _ = _rule_functions(lucid, true_rule=True)
+    x, t = _f64(5, seed=20), _f64(5, seed=21)
+    g = lucid.func.grad(lambda a: lucid.func.jvp(sin.apply, (a,), (t,))[1].sum())(x)
+    _close(g, -np.sin(x.numpy()) * t.numpy())  # d/dx (cos(x) t)
+
+
+def test_func_jvp_of_a_function_without_jvp_raises_torchs_error() -> None:
+    class NoJvp(Function):
+        @staticmethod
+        def forward(x: Any) -> Any:
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+            pass
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    x, t = _f64(3, seed=30), _f64(3, seed=31)
+    message = "You must implement the jvp function for custom autograd.Function to use it with "
+    with pytest.raises(NotImplementedError, match=message):
+        lucid.func.jvp(NoJvp.apply, (x,), (t,))
+    with pytest.raises(NotImplementedError, match=message):
+        lucid.func.linearize(NoJvp.apply, x)[1](t)
+    (gx,) = lucid.func.vjp(NoJvp.apply, x)[1](t)  # reverse mode still works
+    _close(gx, 2.0 * t.numpy())
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("true_rule", [True, False])
+def test_func_jvp_with_a_custom_rule_matches_torch_func(true_rule: bool) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(40 + true_rule)
+    arrays = [rng.standard_normal((3, 2)) for _ in range(4)]
+    results = []
+    for L in (torch, lucid):
+        sin, mul = _rule_functions(L, true_rule)
+        x, y, tx, ty = (L.tensor(a, dtype=L.float64) for a in arrays)
+
+        def f(a: Any, b: Any, sin: Any = sin, mul: Any = mul) -> Any:
+            return mul.apply(sin.apply(a), b).exp()
+
+        out, tangent = L.func.jvp(f, (x, y), (tx, ty))
+        lin = L.func.linearize(f, x, y)[1](tx, ty)
+        g = L.func.grad(lambda a, b, f=f: L.func.jvp(f, (a, b), (tx, ty))[1].sum())(x, y)
+        results.append([r.detach().numpy() for r in (out, tangent, lin, g)])
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def test_forward_on_arrays_keeps_the_array_contract() -> None:

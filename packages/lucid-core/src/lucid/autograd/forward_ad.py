@@ -158,12 +158,9 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     inputs = [d for d, _ in duals]
     with grad_mode.enable_grad():
         u = zeros_like(tensor).requires_grad_(True)  # the double-vjp's dummy cotangent
-        function.forward_ad_pass.depth += 1  # custom Functions answer with their jvp
-        try:
+        with function.jvp_pass():  # custom Functions answer with their jvp
             vjps = engine.grad([tensor], inputs, [u], retain_graph=True, create_graph=True,
                                allow_unused=True)  # fmt: skip
-        finally:
-            function.forward_ad_pass.depth -= 1
         used = [(g, t) for g, (_, t) in zip(vjps, duals) if g is not None and g.requires_grad]
         if not used:
             return UnpackedDualTensor(primal, None)

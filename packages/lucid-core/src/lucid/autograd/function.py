@@ -851,13 +851,27 @@ def _once_tensor(backward: Callable[..., Any], ctx: Any, grads: tuple[Any, ...])
 
 
 class _ForwardADState(threading.local):
-    """``autograd.forward_ad``'s first (reverse) pass is running: Tensor Functions answer with
-    their ``jvp`` (transposed) instead of their ``backward``."""
+    """Forward mode's first (reverse) pass is running: Tensor Functions answer with their
+    ``jvp`` (transposed) instead of their ``backward``."""
 
     depth = 0
 
 
 forward_ad_pass = _ForwardADState()
+
+
+@contextlib.contextmanager
+def jvp_pass() -> Iterator[None]:
+    """The block that runs forward mode's first pass: the vjp ``u -> J^T u`` whose derivative
+    in ``u`` is ``J t`` (``autograd.forward_ad`` and ``func.jvp``/``linearize`` both work so).
+    A custom Function's node inside it stands for its ``jvp``, as torch's forward mode calls
+    the Function's ``jvp`` and never its ``backward``: the result is the user's rule, and a
+    Function without one raises torch's NotImplementedError."""
+    forward_ad_pass.depth += 1
+    try:
+        yield
+    finally:
+        forward_ad_pass.depth -= 1
 
 
 class FunctionCtx:
@@ -1155,9 +1169,8 @@ class _JvpTranspose(Function):
             Function.jvp(node)
         tins = [t if m is not None else None for t, m in zip(tangents, node._inputs_meta)]
         node._in_jvp = True
-        try:
-            with grad_mode.no_grad():
-                result = cls.jvp(node, *tins)
+        try:  # recorded when the second pass creates a graph: grad(jvp(f)) differentiates it
+            result = cls.jvp(node, *tins)
         finally:
             node._in_jvp = False
         return result

@@ -27,7 +27,7 @@ from typing import Any
 
 from lucid._creation import ones_like, zeros_like
 from lucid._tensor import Tensor
-from lucid.autograd import engine, grad_mode
+from lucid.autograd import engine, function, grad_mode
 from lucid.func._batched import BatchedTensor, active, lift, rewrap, select, size_at, strip, wrap
 from lucid.func._pytree import TreeSpec, tree_flatten, tree_unflatten
 from lucid.ops.join import stack
@@ -372,6 +372,14 @@ def _per_element(fn: Callable[[Any], Any], leaves: list[Any], spec: TreeSpec, le
 
 
 # -- jvp -----------------------------------------------------------------------------------------
+def _transposed_jvps(outputs: list[Tensor], inputs: list[Tensor], us: list[Tensor]) -> list[Tensor]:
+    """Forward mode's first pass, ``u -> J^T u`` recorded: differentiating it in ``u`` along
+    the tangents gives ``J t``. A custom Function's node stands for its ``jvp`` in it, so that
+    ``jvp`` and ``linearize`` use the Function's forward rule, as torch.func's do."""
+    with function.jvp_pass():
+        return _grads(outputs, inputs, us, True)
+
+
 def jvp(
     func: Callable[..., Any],
     primals: Any,
@@ -384,7 +392,9 @@ def jvp(
 
     ``primals`` and ``tangents`` are tuples of the same structure. Computed with the
     double-vjp identity on reverse mode (exact; it needs ops whose backward is
-    differentiable). ``jvp(grad(f), (x,), (v,))`` is the Hessian-vector product.
+    differentiable). ``jvp(grad(f), (x,), (v,))`` is the Hessian-vector product. A custom
+    ``autograd.Function`` contributes through its ``jvp`` staticmethod, never its ``backward``
+    (as in torch.func; one without ``jvp`` raises torch's NotImplementedError).
 
     >>> import lucid
     >>> jvp(lambda x: x ** 2, (lucid.tensor([3.0]),), (lucid.tensor([1.0]),))
@@ -426,7 +436,7 @@ def jvp(
                 )
         # u -> J^T u is linear in u; its derivative in u along the tangents is J t.
         us = [_fresh(zeros_like(o), "jvp") for o in out_leaves]
-        vjps = _grads(out_leaves, prepared.inner, us, True)
+        vjps = _transposed_jvps(out_leaves, prepared.inner, us)
     keep = _keep_graph(prepared) or any(t.requires_grad for t in t_leaves)
     pairs = [(v, t) for v, t in zip(vjps, t_leaves) if v.requires_grad]
     if pairs:
@@ -444,7 +454,8 @@ def jvp(
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the Jacobian-vector product
     at ``primals`` (``torch.func.linearize``): ``func`` runs once and each ``jvp_fn`` call
-    costs one backward pass through the saved double-vjp graph.
+    costs one backward pass through the saved double-vjp graph. Custom Functions contribute
+    through their ``jvp``, as in :func:`jvp`.
 
     >>> import lucid
     >>> out, jvp_fn = linearize(lambda x: x.sin(), lucid.tensor([0.0, 1.0]))
@@ -462,7 +473,7 @@ def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..
                     f"unsupported type {type(o).__name__}"
                 )
         us = [_fresh(zeros_like(o), "jvp") for o in out_leaves]
-        vjps = _grads(out_leaves, prepared.inner, us, True)
+        vjps = _transposed_jvps(out_leaves, prepared.inner, us)
     _, p_spec = tree_flatten(primals)
     keep_at_call = _keep_graph(prepared)
     recorded_levels = {level for level, _ in active.levels}
@@ -585,7 +596,9 @@ def jacfwd(
 
     Lucid has no forward-mode engine: the Jacobian is computed row by row in reverse mode, the
     same matrix ``jacrev`` gives (exact), at reverse mode's cost (one backward per output
-    element). ``randomness`` is accepted for the signature ('error', 'different', 'same').
+    element). So a custom ``autograd.Function`` contributes through its ``backward`` here
+    (torch's jacfwd calls its ``jvp``: the two agree where both rules are the derivative).
+    ``randomness`` is accepted for the signature ('error', 'different', 'same').
 
     >>> import lucid
     >>> jacfwd(lambda x: x.sin())(lucid.tensor([0.0]))

@@ -13,6 +13,7 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 
 from lucid import _siblings
 from lucid.utils import files, hooks
+from lucid.utils._swap import swap_tensors
 
 if not TYPE_CHECKING:
 
@@ -21,4 +22,5 @@ if not TYPE_CHECKING:
         return _siblings.sibling_attribute(__name__, name)
 
 
-__all__ = ["files", "hooks"]  # lucid.utils.to_args sits above Tensor: import it by name
+# lucid.utils.to_args sits above Tensor: import it by name
+__all__ = ["files", "hooks", "swap_tensors"]
