@@ -48,7 +48,9 @@ def test_relu_then_max_pool_runs_pooled_first_with_the_eager_values(pad: int) ->
     # a padded pool is not swapped: its backward's strided view would meet a batch norm's
     # reductions (ShuffleNet's stem) in another layout than eager's
     swapped = ["relu then max_pool2d ran as max_pool then relu"]
-    assert _arrays_of(net).rewrites == (swapped if pad == 0 else [])
+    fused = [r for r in _arrays_of(net).rewrites if r != _arrays.PAIRED]  # (the Linear's pair)
+    assert fused == (swapped if pad == 0 else [])
+    assert _arrays_of(net).rewrites.count(_arrays.PAIRED) == 1  # its input and weight grads
 
 
 def test_a_relu_output_read_elsewhere_is_not_rewritten() -> None:
@@ -224,3 +226,48 @@ def test_scaled_masked_softmax_rows_with_nan_inf_or_all_masked(
         want = np.divide(e, np.add.reduce(e, axis=-1, keepdims=True))
         got = _arrays.ScaledMaskedSoftmax.forward(Ctx(), x, cond, -np.inf, 0.5, False)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_linears_input_and_weight_gradients_run_as_one_pair(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorded backward runs each Linear's ``g @ w`` and ``g.mT @ x`` as one
+    ``matmul_pair`` call (at once, one a thread, as the eager Linear does); a product that
+    reads another's result is never paired with it. The values are eager's, bit for bit, at
+    one thread and at two, and the same as with the pairing off."""
+    from lucid.backends import get_backend
+    from lucid.backends._numpy import _gemm, _parallel
+
+    monkeypatch.setattr(_parallel.blas_threads, "budget", lambda: threads)
+    pairs: list[tuple[tuple[int, ...], ...]] = []
+    real = _gemm.matmul_pair
+
+    def counted(a: Any, b: Any, c: Any, d: Any) -> Any:
+        pairs.append((a.shape, b.shape, c.shape, d.shape))
+        return real(a, b, c, d)
+
+    monkeypatch.setattr(get_backend("cpu").xp, "matmul_pair", counted)
+
+    def run(pair: bool) -> tuple[list[np.ndarray], list[str]]:
+        monkeypatch.setattr(_arrays, "PAIR_PRODUCTS", pair)
+        lucid.manual_seed(0)
+        net = nn.Sequential(nn.Linear(96, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh(),
+                            nn.Linear(256, 10))  # fmt: skip
+        x = lucid.randn(64, 96)
+        want = _train_twice(net, x)
+        net.compile()
+        got = _train_twice(net, x)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+        return got, list(_arrays_of(net).rewrites)
+
+    paired, rewrites = run(True)
+    assert rewrites.count(_arrays.PAIRED) >= 2  # the two bigger Linears' (not the first's:
+    # its input needs no gradient, so it has one product)
+    assert ((64, 256), (256, 256), (256, 64), (64, 256)) in pairs  # g @ w, g.mT @ x
+    pairs.clear()
+    plain, rewrites = run(False)
+    assert _arrays.PAIRED not in rewrites
+    for a, b in zip(paired, plain):
+        np.testing.assert_array_equal(a, b)

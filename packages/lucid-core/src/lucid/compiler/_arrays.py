@@ -41,6 +41,7 @@ from lucid.backends._numpy import _compiled
 from lucid.compiler import _fused_conv, _fused_gelu
 from lucid.ops.elementwise import Mul, Where
 from lucid.ops.join import Cat
+from lucid.ops.matmul import Matmul
 from lucid.ops.shape import Permute, Reshape
 from lucid.ops.softmax import Softmax
 from lucid.ops.special import Gelu
@@ -53,6 +54,11 @@ VALUE_READS = ("item", "tolist", "numpy", "__bool__", "__float__", "__int__", "_
 # Whether programs built from now on rewrite op chains (``_commute_relu_max_pool``...); off:
 # each op runs as captured (A/B measurements, docs/performance.md).
 FUSE = True
+# Whether recorded backwards run two independent matrix products at once
+# (``_paired_products``, with ``FUSE``); off: one after the other, each split as ``matmul``
+# splits it.
+PAIR_PRODUCTS = True
+PAIRED = "two independent matrix products ran at once (matmul_pair)"  # its line in ``rewrites``
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
              "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
@@ -715,8 +721,12 @@ class _BackwardRecorder:
         if FUSE:
             lines, done = _cat_of_moved(lines, self.p.consts, self.ret)
             self.p.rewrites += done
+        if FUSE and PAIR_PRODUCTS:
+            lines, done = _paired_products(lines, self.p.consts)
+            self.p.rewrites += done
         src = "def bwd(F, G, C):\n" + "\n".join(lines) + f"\n    return {self.ret}\n"
-        ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros, "_cat_parts": _cat_parts}
+        ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros, "_cat_parts": _cat_parts,
+                              "_pair": _pair}  # fmt: skip
         exec(compile(src, "<lucid.compile backward>", "exec"), ns)  # noqa: S102
         self.source = src
         return ns["bwd"]
@@ -779,6 +789,53 @@ def _cat_of_moved(lines: list[str], consts: list[Any], ret: str) -> tuple[list[s
             drop.add(i - 1)
             done.append(f"cat of {fused} permuted reshapes ran as one strided copy each")
     return [ln for i, ln in enumerate(out) if i not in drop], done
+
+
+def _paired_products(lines: list[str], consts: list[Any]) -> tuple[list[str], list[str]]:
+    """Each two consecutive matrix products of a recorded backward where the second reads
+    nothing the first made (a Linear's input and weight gradients, ``g @ w`` and ``g.mT @ x``)
+    as one ``_pair`` call in the second's place: the backend's ``matmul_pair`` runs them at
+    once, one a thread, as the eager Linear's backward does, instead of splitting each over the
+    threads in turn (two hand-offs and two waits; docs/performance.md, issue 31). The products
+    are the same GEMMs, so the values are the eager step's."""
+    calls: list[tuple[int, str, list[str]]] = []
+    for i, ln in enumerate(lines):
+        m = _CALL.match(ln)
+        if (
+            m
+            and consts[int(m.group(2))] is Matmul
+            and i > 0
+            and lines[i - 1].startswith("    c = ")
+        ):
+            args = _split_args(m.group(3))
+            if len(args) == 2:
+                calls.append((i, m.group(1), args))
+    out = list(lines)
+    drop: set[int] = set()
+    done: list[str] = []
+    k = 0
+    while k + 1 < len(calls):
+        (i, first, args1), (j, second, args2) = calls[k], calls[k + 1]
+        word = re.compile(rf"\b{first}\b")
+        if any(word.search(lines[n]) for n in range(i + 1, j + 1)):
+            k += 1  # the second product (or what it reads) needs the first's result
+            continue
+        ctx = lines[j - 1].split(";")[1].split("=")[-1].strip()  # the backend: c.backend = B
+        out[j] = f"    {first}, {second} = _pair({ctx}, {', '.join(args1 + args2)})"
+        drop |= {i - 1, i, j - 1}
+        done.append(PAIRED)
+        k += 2
+    return [ln for n, ln in enumerate(out) if n not in drop], done
+
+
+def _pair(backend: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
+    """``(a @ b, c @ d)`` as ``Matmul.forward`` computes each (``backend.xp.matmul``), at once
+    where the backend has a ``matmul_pair`` (``_paired_products``)."""
+    xp = backend.xp
+    pair = getattr(xp, "matmul_pair", None)
+    if pair is None:
+        return xp.matmul(a, b), xp.matmul(c, d)
+    return pair(a, b, c, d)  # type: ignore[no-any-return]
 
 
 def _cat_parts(dim: int, pieces: list[tuple[Any, Any, Any]]) -> Any:
