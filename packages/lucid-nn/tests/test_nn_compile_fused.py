@@ -228,26 +228,31 @@ def test_scaled_masked_softmax_rows_with_nan_inf_or_all_masked(
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("defer", [True, False])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_a_linears_input_and_weight_gradients_run_as_one_pair(
-    threads: int, monkeypatch: pytest.MonkeyPatch
+    threads: int, defer: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The recorded backward runs each Linear's ``g @ w`` and ``g.mT @ x`` as one
-    ``matmul_pair`` call (at once, one a thread, as the eager Linear does); a product that
-    reads another's result is never paired with it. The values are eager's, bit for bit, at
-    one thread and at two, and the same as with the pairing off."""
+    ``matmul_defer`` call (the weight gradient left running, waited for before it is read) or
+    ``matmul_pair`` call (both at once), as the eager Linear does; a product that reads another's
+    result is never paired with it. The values are eager's, bit for bit, at one thread and at
+    two, and the same as with the pairing off."""
     from lucid.backends import get_backend
-    from lucid.backends._numpy import _gemm, _parallel
+    from lucid.backends._numpy import _parallel
 
     monkeypatch.setattr(_parallel.blas_threads, "budget", lambda: threads)
+    monkeypatch.setattr(_arrays, "DEFER_PRODUCTS", defer)
     pairs: list[tuple[tuple[int, ...], ...]] = []
-    real = _gemm.matmul_pair
+    xp = get_backend("cpu").xp
+    for name in ("matmul_pair", "matmul_defer"):
+        real = getattr(xp, name)
 
-    def counted(a: Any, b: Any, c: Any, d: Any) -> Any:
-        pairs.append((a.shape, b.shape, c.shape, d.shape))
-        return real(a, b, c, d)
+        def counted(a: Any, b: Any, c: Any, d: Any, real: Any = real) -> Any:
+            pairs.append((a.shape, b.shape, c.shape, d.shape))
+            return real(a, b, c, d)
 
-    monkeypatch.setattr(get_backend("cpu").xp, "matmul_pair", counted)
+        monkeypatch.setattr(xp, name, counted)
 
     def run(pair: bool) -> tuple[list[np.ndarray], list[str]]:
         monkeypatch.setattr(_arrays, "PAIR_PRODUCTS", pair)
@@ -260,14 +265,45 @@ def test_a_linears_input_and_weight_gradients_run_as_one_pair(
         got = _train_twice(net, x)
         for g, w in zip(got, want):
             np.testing.assert_array_equal(g, w)
+        pairs.clear()  # (the capture ran the eager Linear's backward, which asks for them too)
+        y = net(x)
+        (y * y).sum().backward()  # a replay of the recorded backward
         return got, list(_arrays_of(net).rewrites)
 
     paired, rewrites = run(True)
     assert rewrites.count(_arrays.PAIRED) >= 2  # the two bigger Linears' (not the first's:
     # its input needs no gradient, so it has one product)
     assert ((64, 256), (256, 256), (256, 64), (64, 256)) in pairs  # g @ w, g.mT @ x
-    pairs.clear()
+    assert _parallel.blas_threads.in_flight == []  # every deferred product waited for
     plain, rewrites = run(False)
     assert _arrays.PAIRED not in rewrites
+    assert ((64, 256), (256, 256), (256, 64), (64, 256)) not in pairs
     for a, b in zip(paired, plain):
         np.testing.assert_array_equal(a, b)
+
+
+def test_an_error_in_a_deferred_product_leaves_the_backward(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A product left running that fails raises from the backward (its error, not a later
+    one), and the recorded backward waited for every product it left running."""
+    from lucid.backends import get_backend
+
+    lucid.manual_seed(0)
+    net = nn.Sequential(nn.Linear(96, 256), nn.Tanh(), nn.Linear(256, 256))
+    x = lucid.randn(64, 96)
+    net.compile()
+    _train_twice(net, x)  # captured, traced and replayed once
+    waited: list[int] = []
+
+    def failing(a: Any, b: Any, c: Any, d: Any) -> Any:
+        def wait() -> None:
+            waited.append(1)
+            raise RuntimeError("the deferred product failed")
+
+        return a @ b, c @ d, wait
+
+    monkeypatch.setattr(get_backend("cpu").xp, "matmul_defer", failing)
+    with pytest.raises(RuntimeError, match="the deferred product failed"):
+        net(x).sum().backward()
+    assert waited  # (the settling after the error calls it again: never a second raise)

@@ -58,6 +58,10 @@ FUSE = True
 # (``_paired_products``, with ``FUSE``); off: one after the other, each split as ``matmul``
 # splits it.
 PAIR_PRODUCTS = True
+# Whether such a pair leaves its second product (a weight gradient) running while the recorded
+# backward goes on, waiting just before its result is read (``matmul_defer``); off: both are
+# waited for at once (``matmul_pair``).
+DEFER_PRODUCTS = True
 PAIRED = "two independent matrix products ran at once (matmul_pair)"  # its line in ``rewrites``
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
@@ -724,9 +728,14 @@ class _BackwardRecorder:
         if FUSE and PAIR_PRODUCTS:
             lines, done = _paired_products(lines, self.p.consts)
             self.p.rewrites += done
-        src = "def bwd(F, G, C):\n" + "\n".join(lines) + f"\n    return {self.ret}\n"
+        if any("_defer(_W" in ln for ln in lines):  # products left running: waited on errors
+            body = "\n".join("    " + ln for ln in lines)
+            src = (f"def bwd(F, G, C):\n    _W = []\n    try:\n{body}\n        return {self.ret}\n"
+                   "    except BaseException:\n        _settle(_W)\n        raise\n")  # fmt: skip
+        else:
+            src = "def bwd(F, G, C):\n" + "\n".join(lines) + f"\n    return {self.ret}\n"
         ns: dict[str, Any] = {"_opaque": _opaque, "_zeros": _zeros, "_cat_parts": _cat_parts,
-                              "_pair": _pair}  # fmt: skip
+                              "_pair": _pair, "_defer": _defer, "_settle": _settle}  # fmt: skip
         exec(compile(src, "<lucid.compile backward>", "exec"), ns)  # noqa: S102
         self.source = src
         return ns["bwd"]
@@ -813,6 +822,7 @@ def _paired_products(lines: list[str], consts: list[Any]) -> tuple[list[str], li
     out = list(lines)
     drop: set[int] = set()
     done: list[str] = []
+    deferred: list[tuple[int, str, str]] = []  # (line, second product's name, its wait)
     k = 0
     while k + 1 < len(calls):
         (i, first, args1), (j, second, args2) = calls[k], calls[k + 1]
@@ -821,11 +831,55 @@ def _paired_products(lines: list[str], consts: list[Any]) -> tuple[list[str], li
             k += 1  # the second product (or what it reads) needs the first's result
             continue
         ctx = lines[j - 1].split(";")[1].split("=")[-1].strip()  # the backend: c.backend = B
-        out[j] = f"    {first}, {second} = _pair({ctx}, {', '.join(args1 + args2)})"
+        operands = ", ".join(args1 + args2)
+        if DEFER_PRODUCTS:
+            wait = f"_w{len(deferred)}"
+            out[j] = f"    {first}, {second}, {wait} = _defer(_W, {ctx}, {operands})"
+            deferred.append((j, second, wait))
+        else:
+            out[j] = f"    {first}, {second} = _pair({ctx}, {operands})"
         drop |= {i - 1, i, j - 1}
         done.append(PAIRED)
         k += 2
-    return [ln for n, ln in enumerate(out) if n not in drop], done
+    waits: dict[int, list[str]] = {}  # line -> the waits that go before it
+    for j, second, wait in deferred:
+        word = re.compile(rf"\b{second}\b")
+        at = next((n for n in range(j + 1, len(out)) if n not in drop and word.search(out[n])),
+                  len(out))  # fmt: skip
+        waits.setdefault(at, []).append(f"    {wait}()")
+    result: list[str] = []
+    for n, ln in enumerate(out):
+        result += waits.get(n, [])
+        if n not in drop:
+            result.append(ln)
+    return result + waits.get(len(out), []), done
+
+
+def _defer(pending: list[Any], backend: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, ...]:
+    """``(a @ b, c @ d, wait)``: ``c @ d`` left running on the backend's pool while the
+    recorded backward goes on (``matmul_defer``, as the eager Linear leaves its weight
+    gradient), ``wait()`` called before its result is read; ``pending`` keeps the waits for an
+    error on the way. Where the backend has no ``matmul_defer`` or declines, ``_pair``'s."""
+    defer = getattr(backend.xp, "matmul_defer", None)
+    got = None if defer is None else defer(a, b, c, d)
+    if got is None:
+        return (*_pair(backend, a, b, c, d), _done)
+    pending.append(got[2])
+    return got  # type: ignore[no-any-return]
+
+
+def _done() -> None:
+    pass
+
+
+def _settle(pending: list[Any]) -> None:
+    """Wait for every product ``_defer`` left running, after an error in the recorded
+    backward (its own error, if any, is not raised over the first one)."""
+    for wait in pending:
+        try:
+            wait()
+        except BaseException:  # noqa: BLE001, S110
+            pass
 
 
 def _pair(backend: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
