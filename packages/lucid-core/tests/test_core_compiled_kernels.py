@@ -904,6 +904,57 @@ def test_compiled_outer_product_declines_what_it_does_not_take(monkeypatch) -> N
     assert calls == ["_outer_jit"] * 2
 
 
+def _shift_with_ufuncs(pt: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """lucid-nn attention's passes before ``exp``, as the ufuncs make them."""
+    if bias is not None:
+        np.add(pt, bias, out=pt)
+    np.subtract(pt, np.max(pt, axis=-2, keepdims=True), out=pt)
+    return pt
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(1, 4, 64, 64), (6, 4, 64, 64), (3, 7, 5), (1, 9)])
+@pytest.mark.parametrize("causal", [True, False])
+def test_compiled_attention_shift_equals_the_ufuncs(dtype, shape, causal) -> None:  # type: ignore[no-untyped-def]
+    """``kernels.ATTENTION_SHIFT``: the causal mask added and each column's maximum (over the
+    second-last dim) subtracted in place; after ``exp`` (all attention reads) the values are
+    the ufuncs' bit for bit, with NaN columns, fully masked columns (-inf: NaN after the
+    shift, as torch's) and ties included, and a float64 oracle's before it."""
+    from lucid.backends._numpy.kernels.attention import CpuAttentionShift
+
+    rng = np.random.default_rng(sum(shape))
+    pt0 = (rng.standard_normal(shape) * 8).astype(dtype)
+    rows, cols = shape[-2], shape[-1]
+    flat = pt0.reshape(-1, rows, cols)
+    flat[0, rows // 2, 0] = np.nan
+    flat[-1, :, cols - 1] = -np.inf
+    flat[0, :, min(1, cols - 1)] = 2.5  # every value a tie
+    bias = np.tril(np.full((rows, cols), -np.inf, dtype=dtype), -1) if causal else None
+    got = pt0.copy()
+    assert CpuAttentionShift.forward(get_backend("cpu"), got, bias)
+    want = _shift_with_ufuncs(pt0.copy(), bias)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.testing.assert_array_equal(np.exp(got), np.exp(want))
+        oracle = pt0.astype(np.float64) + (0 if bias is None else bias)
+        oracle = oracle - np.max(oracle, axis=-2, keepdims=True)
+    np.testing.assert_allclose(got, oracle, rtol=1e-6, atol=1e-6)
+
+
+def test_compiled_attention_shift_declines_what_it_does_not_take() -> None:
+    from lucid.backends._numpy.kernels.attention import CpuAttentionShift
+
+    be = get_backend("cpu")
+    pt = np.ones((2, 4, 4), np.float32)
+    assert not CpuAttentionShift.forward(be, pt[:, :, ::2], None)  # strided
+    assert not CpuAttentionShift.forward(be, pt.astype(np.int32), None)
+    assert not CpuAttentionShift.forward(be, pt, np.zeros((4, 4), np.float64))  # bias dtype
+    assert not CpuAttentionShift.forward(be, pt, np.zeros((3, 4), np.float32))  # bias shape
+    ro = pt.copy()
+    ro.flags.writeable = False
+    assert not CpuAttentionShift.forward(be, ro, None)
+    assert (pt == 1).all()
+
+
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
 def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The ranks of a job share the cores: spinning threads of one would take the core the

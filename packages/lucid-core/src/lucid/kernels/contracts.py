@@ -17,7 +17,8 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
 - an optimizer's update in place (``ADAM_STEP``): lucid-optim's multi-tensor Adam/AdamW hands
   one parameter's arrays over; the kernel writes them, or returns False (the ufunc update runs);
   likewise ``SCALED_ADD``, ``t.add_(other, alpha=)`` / ``sub_`` on arrays outside autograd (an
-  SGD step written by hand: ``p.add_(p.grad, alpha=-lr)``);
+  SGD step written by hand: ``p.add_(p.grad, alpha=-lr)``), and ``ATTENTION_SHIFT``, the
+  causal mask and the maximum's subtraction on lucid-nn's attention scores before ``exp``;
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADAM_STEP",
+    "ATTENTION_SHIFT",
     "AVG_POOL",
     "BATCH_NORM",
     "CONTRACTS",
@@ -73,6 +75,7 @@ __all__ = [
     "LOG_SOFTMAX_GRAD",
     "OneHotRowsKernel",
     "AdamStepKernel",
+    "AttentionShiftKernel",
     "AvgPoolKernel",
     "BatchNormKernel",
     "ConvArraysKernel",
@@ -180,6 +183,19 @@ class ScaledAddKernel(Protocol):
     @staticmethod
     def forward(backend: Any, a: Any, b: Any, alpha: float, subtract: bool, /) -> bool:
         """Write the update into ``a``; False where the kernel does not take them."""
+
+
+class AttentionShiftKernel(Protocol):
+    """Attention's scores made ready for ``exp``, in place: ``forward(backend, pt, bias) ->
+    bool`` on transposed scores ``pt`` (..., S, L) (a column per query), ``bias`` an (S, L)
+    array added first (the causal mask's -inf) or None; then each column's maximum over S is
+    subtracted. The ops' arithmetic (the add, the maximum with NaN propagating, the
+    subtraction), so the same values (a zero's sign aside, which ``exp`` does not see); False
+    to decline (the ufuncs run)."""
+
+    @staticmethod
+    def forward(backend: Any, pt: Any, bias: Any, /) -> bool:
+        """Shift ``pt`` in place; False where the kernel does not take it."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
@@ -465,6 +481,9 @@ RNN: KernelContract[RnnKernel] = KernelContract("rnn", RnnKernel)
 SDPA: KernelContract[SdpaKernel] = KernelContract("sdpa", SdpaKernel)
 ADAM_STEP: KernelContract[AdamStepKernel] = KernelContract("adam_step", AdamStepKernel)
 SCALED_ADD: KernelContract[ScaledAddKernel] = KernelContract("scaled_add", ScaledAddKernel)
+ATTENTION_SHIFT: KernelContract[AttentionShiftKernel] = KernelContract(
+    "attention_shift", AttentionShiftKernel
+)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
     "max_pool_arrays", MaxPoolArraysKernel
@@ -473,5 +492,5 @@ MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
 CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
-    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS, SCALED_ADD,
+    SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS, SCALED_ADD, ATTENTION_SHIFT,
 )  # fmt: skip

@@ -268,13 +268,15 @@ class _Attention(Function):
         xp = ctx.xp
         flops = 2.0 * math.prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
         parts = _parts(ctx.backend, q, flops)
+        be = ctx.backend
         if parts is None:
-            pts, out = _attend_part(xp, q, k, v, factor, causal, None, slice(None))
+            pts, out = _attend_part(xp, be, q, k, v, factor, causal, None, slice(None))
             pts = [pts]
         else:  # the batch in parts, one a thread (``_parts``): the same bits
             out = xp.empty((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
             pts = blas_threads.map_ranges(
-                lambda r: _attend_part(xp, q, k, v, factor, causal, out, _index(parts[0], r))[0],
+                lambda r: _attend_part(xp, be, q, k, v, factor, causal, out,
+                                       _index(parts[0], r))[0],
                 parts[1])  # fmt: skip
         ctx.save_for_backward(q, k, v)
         ctx.pts, ctx.parts, ctx.out, ctx.factor, ctx.causal = pts, parts, out, factor, causal
@@ -346,10 +348,13 @@ def _index(axis: int, r: tuple[int, int]) -> Any:
     return (slice(None),) * axis + (slice(*r),)
 
 
-def _attend_part(xp: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, out: Any,
-                 at: Any) -> tuple[Any, Any]:  # fmt: skip
+def _attend_part(xp: Any, backend: Any, q: Any, k: Any, v: Any, factor: float, causal: bool,
+                 out: Any, at: Any) -> tuple[Any, Any]:  # fmt: skip
     """``_Attention``'s forward over the batch part ``at`` (``slice(None)``: all of it): the
-    transposed softmax weights and the result (written into ``out[at]`` when given)."""
+    transposed softmax weights and the result (written into ``out[at]`` when given). The
+    causal mask and the columns' maxima go through the backend's ``kernels.ATTENTION_SHIFT``
+    where it has one (one compiled pass on NumPy with ``lucid-core[numba]``: the same
+    values), else the ufuncs."""
     q, k, v = q[at], k[at], v[at]
     length, source = q.shape[-2], k.shape[-2]
     # q^T * factor into a contiguous array: a product with a transposed operand over a
@@ -357,9 +362,12 @@ def _attend_part(xp: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, o
     qt = xp.empty((*q.shape[:-2], q.shape[-1], length), dtype=q.dtype)
     xp.multiply(xp.swapaxes(q, -1, -2), factor, out=qt)
     pt = xp.matmul(k, qt)
-    if causal:
-        xp.add(pt, _causal_bias(xp, source, length, pt.dtype), out=pt)
-    xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
+    bias = _causal_bias(xp, source, length, pt.dtype) if causal else None
+    shift = kernels.ATTENTION_SHIFT.find(backend)
+    if shift is None or not shift.forward(backend, pt, bias):
+        if bias is not None:
+            xp.add(pt, bias, out=pt)
+        xp.subtract(pt, xp.max(pt, axis=-2, keepdims=True), out=pt)
     xp.exp(pt, out=pt)
     total = xp.matmul(xp.ones((1, source), dtype=pt.dtype), pt)
     xp.multiply(pt, xp.reciprocal(total), out=pt)

@@ -24,6 +24,7 @@ from lucid.backends._base import Backend
 from lucid.backends._numpy import _settings
 from lucid.backends._numpy.kernels import (
     adam,
+    attention,
     batchnorm,
     depthwise,
     gru,
@@ -126,6 +127,7 @@ def register(backend: Backend) -> None:
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
     kernels.ADAM_STEP.register(backend, adam.CpuAdamStep)
     kernels.SCALED_ADD.register(backend, scaled_add.CpuScaledAdd)
+    kernels.ATTENTION_SHIFT.register(backend, attention.CpuAttentionShift)
     kernels.LSTM.register(backend, lstm.CpuLstm)
     kernels.GRU.register(backend, gru.CpuGru)
     kernels.RNN.register(backend, gru.CpuRnn)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lucid.backends._numpy._numba import jit_math
+from lucid.backends._numpy._numba import U, jit_math
 
 # Rows up to this long: one block of NumPy's pairwise summation (longer rows recurse there,
 # which numba compiles badly from inside another kernel; the caller takes NumPy's passes).
@@ -97,3 +97,27 @@ def backward(g: Any, y: Any, cond: Any, inv: bool, scale: Any, out: Any) -> None
         s = pairwise(o, 0, n)
         for j in range(n):
             o[j] = 0 if m[j] != inv else (o[j] - y[r, j] * s) * scale
+
+
+@jit_math
+def column_shift(pt: Any, bias: Any, masked: bool, m: Any) -> None:
+    """``pt += bias`` (where ``masked``), then ``pt -= pt.max(axis=1, keepdims=True)``, in
+    place over a C-contiguous ``pt`` (B, S, L) and ``bias`` (S, L); ``m`` is (L,) scratch.
+    The maximum keeps the first of equal values and propagates NaN, as ``np.maximum``."""
+    nb, ns, nl = pt.shape
+    for b in range(nb):
+        if masked:
+            for s in range(ns):
+                for j in range(nl):
+                    pt[U(b), U(s), U(j)] = pt[U(b), U(s), U(j)] + bias[U(s), U(j)]
+        for j in range(nl):
+            m[U(j)] = pt[U(b), 0, U(j)]
+        for s in range(1, ns):
+            for j in range(nl):
+                v = pt[U(b), U(s), U(j)]
+                w = m[U(j)]
+                if not (w >= v or w != w):
+                    m[U(j)] = v
+        for s in range(ns):
+            for j in range(nl):
+                pt[U(b), U(s), U(j)] = pt[U(b), U(s), U(j)] - m[U(j)]
