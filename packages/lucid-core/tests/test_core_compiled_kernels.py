@@ -955,6 +955,32 @@ def test_compiled_attention_shift_declines_what_it_does_not_take() -> None:
     assert (pt == 1).all()
 
 
+@pytest.mark.parametrize("name", ["gelu_rational", "gelu_tanh", "erf_rational"])
+def test_a_big_compiled_unary_pass_in_blocks_on_the_pool_equals_one_pass(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GELU's forward (and erf) over a GPT step's (12, 64, 512) activations runs its blocks on
+    every thread through lucid's pool (``special.POOL_UNARY``): elementwise, so the same bits
+    as one pass, at two threads and at one."""
+    from lucid.backends._numpy.kernels import special
+
+    x = np.random.default_rng(5).standard_normal((12, 64, 512)).astype(np.float32) * 3
+    x[0, 0, :4] = [np.nan, np.inf, -np.inf, 0.0]
+    monkeypatch.setattr(special, "POOL_UNARY", False)
+    want = special._compiled_unary(name, x)
+    monkeypatch.setattr(special, "POOL_UNARY", True)
+    ran: list[int] = []
+    real = _parallel.map_blocks
+    monkeypatch.setattr(_parallel, "map_blocks",
+                        lambda *a, **k: ran.append(len(a[1])) or real(*a, **k))  # fmt: skip
+    for threads in (2, 1):
+        monkeypatch.setattr(_parallel.blas_threads, "budget", lambda threads=threads: threads)
+        got = special._compiled_unary(name, x)
+        assert got is not None and want is not None
+        np.testing.assert_array_equal(got, want)
+    assert ran and ran[0] == 6  # 393,216 elements in 64K blocks
+
+
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
 def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The ranks of a job share the cores: spinning threads of one would take the core the

@@ -98,13 +98,30 @@ def _flat(*arrays: Any) -> tuple[Any, ...] | None:
     return tuple(np.ascontiguousarray(a).reshape(-1) for a in arrays)
 
 
+# From ``SPLIT_BLOCKS_ELEMENTS`` elements a compiled unary pass (GELU's forward) runs its 64K
+# blocks on every thread through lucid's pool, as the gradient does, instead of splitting over
+# numba's threads: those skip a split that the pool's work follows (their spin would hold its
+# core), so a GPT step's (12, 64, 512) GELU ran on one thread (docs/performance.md, issue 30).
+# False: numba's split, as before.
+POOL_UNARY = True
+
+
 def _compiled_unary(name: str, x: Any) -> Any:
     """``name``'s compiled pass over ``x``, or None where numba is not in use (or failed)."""
     if x.size < _SMALL_ELEMENTS or _compiled.load(_JIT) is None:
         return None
     (xf,) = _flat(x) or (None,)
     out = np.empty(x.shape, dtype=x.dtype)
-    ok = _compiled.run(_JIT, "unary", name, xf, out.reshape(-1))
+    of = out.reshape(-1)
+    n = of.shape[0]
+    if POOL_UNARY and xf is not None and n >= max(SPLIT_BLOCKS_ELEMENTS, 2 * _BLOCK):
+
+        def block(r: tuple[int, int]) -> bool:  # elementwise: the same bits in any blocks
+            return _compiled.run(_JIT, "unary", name, xf[r[0] : r[1]], of[r[0] : r[1]])
+
+        done = _parallel.map_blocks(block, _parallel.blocks(n, _BLOCK), n, SPLIT_BLOCKS_ELEMENTS)
+        return out if all(done) else None
+    ok = _compiled.run(_JIT, "unary", name, xf, of)
     return out if ok else None
 
 
