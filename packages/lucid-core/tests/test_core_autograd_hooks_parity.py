@@ -97,3 +97,25 @@ def test_saved_accessor_names_match_torch() -> None:
                                            rtol=1e-12, atol=0)  # fmt: skip
             else:
                 assert got == want
+
+
+@pytest.mark.parametrize(
+    "index",
+    ["[0]", "[0][1]", "[0, 1]", "[:, 1]", "[1:3]", "[0, 1:3]", "[:]", "[...]", "[None]",
+     "[None, 0]", "[..., 0]", "[0, ...]", "[:, :, None]", "[0:4]", "[::2]", "[-1]", "[1:]",
+     "[0, :]", "[:, 0:5]", "[1:3, :]", "[:, :]", "[..., :]", "[:, None]", "[IDX]", "[0, IDX]",
+     "[MASK]", "[1:3][0]"],
+)  # fmt: skip
+def test_an_index_names_its_node_as_torch(index: str) -> None:
+    """``x[...]``'s ``grad_fn`` is torch's node: the last view its basic index makes
+    (``SelectBackward0``, ``SliceBackward0``, ``UnsqueezeBackward0``; ``AliasBackward0`` where
+    none is made), ``IndexBackward0`` for an advanced one."""
+    rng = np.random.default_rng(0)
+    values = rng.standard_normal((4, 5))
+    x = lucid.tensor(values, requires_grad=True)
+    t = torch.tensor(values, requires_grad=True)
+    names = {"x": x, "IDX": lucid.tensor([0, 2]), "MASK": x > 0}
+    mine = eval("x" + index, names)  # noqa: S307
+    theirs = eval("x" + index, {"x": t, "IDX": torch.tensor([0, 2]), "MASK": t > 0})  # noqa: S307
+    assert mine.grad_fn.name() == theirs.grad_fn.name()
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=0, atol=0)

@@ -134,6 +134,7 @@ class GetItem(Function):
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
         ctx.index, ctx.advanced, ctx.shape = index, advanced, a.shape
         ctx.is_view = not advanced
+        ctx._node_name = "IndexBackward0" if advanced else _basic_index_name(index, a.shape)
         return ctx.backend.getitem(a, index)
 
     @staticmethod
@@ -148,6 +149,29 @@ class GetItem(Function):
         ``base[index] = value`` out of place, and the view taken again from it."""
         new_base = IndexPut.apply(base, value, self.index)
         return new_base, GetItem.apply(new_base, self.index, False)
+
+
+def _basic_index_name(index: Any, shape: tuple[int, ...]) -> str:
+    """torch's node for a basic index: it applies the items left to right as views (an int a
+    ``select``, a slice that is not the whole dim a ``slice``, None an ``unsqueeze``; whole
+    slices and ``...`` are skipped), and the last one made is the result's ``grad_fn``;
+    ``AliasBackward0`` where none was (``x[:]``, ``x[...]``)."""
+    items = index if type(index) is tuple else (index,)
+    name = "AliasBackward0"
+    dim = 0
+    for i, item in enumerate(items):
+        if item is None:
+            name = "UnsqueezeBackward0"
+        elif item is Ellipsis:
+            dim = len(shape) - sum(1 for x in items[i + 1 :] if x is not None and x is not ...)
+        elif type(item) is slice:
+            if dim < len(shape) and item.indices(shape[dim]) != (0, shape[dim], 1):
+                name = "SliceBackward0"
+            dim += 1
+        else:  # an integer
+            name = "SelectBackward0"
+            dim += 1
+    return name
 
 
 class IndexAddInto(Function):
@@ -200,7 +224,10 @@ def getitem(a: Tensor, index: Any) -> Tensor:
         if a._base is None:  # a direct view keeps its node: an in-place write to the view
             t._view_src = (a, _getitem_node(a, idx))  # under autograd rebases through it
         return t
-    return GetItem.apply(a, idx, advanced)
+    out = GetItem.apply(a, idx, advanced)
+    if type(index) is slice and type(out.grad_fn) is GetItem:
+        out.grad_fn._node_name = "SliceBackward0"  # torch's one-slice index: always a slice
+    return out
 
 
 def _getitem_node(a: Tensor, idx: Any) -> GetItem:
