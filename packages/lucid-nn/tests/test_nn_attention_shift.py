@@ -9,6 +9,7 @@ import pytest
 import lucid
 from lucid.backends import cpu
 
+pytest.importorskip("numba")  # lucid-core's [numba] extra: the compiled shift
 if not cpu.numba_enabled:
     pytest.skip("the compiled kernels are switched off (LUCID_NUMBA=0)", allow_module_level=True)
 
