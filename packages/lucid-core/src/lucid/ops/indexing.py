@@ -10,7 +10,7 @@ from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode, inplace
-from lucid.autograd.function import Function, unrecorded, unrecorded_view
+from lucid.autograd.function import Function, NodeName, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op
 from lucid.ops._util import normalize_dim, scalar_type_name, write_out
 from lucid.ops.elementwise import where
@@ -134,8 +134,16 @@ class GetItem(Function):
     def forward(ctx: Any, a: Any, index: Any, advanced: bool) -> Any:
         ctx.index, ctx.advanced, ctx.shape = index, advanced, a.shape
         ctx.is_view = not advanced
-        ctx._node_name = "IndexBackward0" if advanced else _basic_index_name(index, a.shape)
         return ctx.backend.getitem(a, index)
+
+    @property
+    def name(self) -> NodeName:
+        """torch's node for this index, worked out when asked (not on the forward's path):
+        ``IndexBackward0`` for an advanced index, else ``_basic_index_name``'s."""
+        n = self._node_name
+        if n is None:
+            n = "IndexBackward0" if self.advanced else _basic_index_name(self.index, self.shape)
+        return NodeName(n)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
