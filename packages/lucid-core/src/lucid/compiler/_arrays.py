@@ -38,7 +38,7 @@ from lucid.autograd import function as _function
 from lucid.autograd.engine import _reduce_to
 from lucid.autograd.function import Function, SavedTensor, observe_ops
 from lucid.backends._numpy import _compiled
-from lucid.compiler import _fused_conv, _fused_gelu
+from lucid.compiler import _fused_conv, _fused_elementwise, _fused_gelu
 from lucid.ops.elementwise import Mul, Where
 from lucid.ops.join import Cat
 from lucid.ops.matmul import Matmul
@@ -246,6 +246,11 @@ class ArrayProgram:
             steps, meta, fused = _fuse_conv_max_pool(steps, meta, out_t, self.dead)
             self.rewrites += fused
             steps, fused = _fuse_gelu(steps, meta)
+            self.rewrites += fused
+            reads, returned = _reads_and_outs(steps, out_t)
+            steps, meta, fused = _fused_elementwise.fuse(
+                steps, meta, reads, returned, self.dead, _S
+            )
             self.rewrites += fused
         self.meta = meta
         self.n = rec.n
