@@ -225,3 +225,26 @@ def test_pow_by_torch_special_exponents_gives_torch_bits() -> None:
     a = np.abs(x0)
     np.testing.assert_array_equal((lucid.tensor(a) ** 0.5).numpy(), np.sqrt(a))
     assert (lucid.arange(5) ** 3).tolist() == [0, 1, 8, 27, 64]  # ints keep NumPy's power
+
+
+def test_loops_are_cached_on_disk_and_a_changed_file_is_never_imported(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lucid.backends._numpy.kernels import _fused_jit
+
+    monkeypatch.setattr(_fused_jit, "CACHE_DIR", tmp_path)
+    monkeypatch.setattr(_fused_jit, "_built", {})
+    src = "def twice(o, X0):\n    for i in range(o.shape[0]):\n        o[i] = X0[i] * TWO\n"
+    fn = _fused_jit.build(src, "twice", {"TWO": np.float32(2.0)})
+    out = np.empty(3, np.float32)
+    fn(out, np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
+    (written,) = tmp_path.glob("f*.py")
+    assert written.read_text().endswith(src) and "TWO = np.float32(2.0)" in written.read_text()
+    assert not list(tmp_path.glob("*.tmp"))  # written under a temporary name, then renamed
+    # a file whose text is not the generated source is not run: the loop compiles from memory
+    written.write_text(written.read_text().replace("* TWO", "* TWO * TWO"))
+    monkeypatch.setattr(_fused_jit, "_built", {})
+    fn = _fused_jit.build(src, "twice", {"TWO": np.float32(2.0)})
+    fn(out, np.arange(3, dtype=np.float32))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])

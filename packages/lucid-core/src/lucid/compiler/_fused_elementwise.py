@@ -40,7 +40,8 @@ from lucid.ops.unary import Exp, Log, Neg, Reciprocal, Relu, Rsqrt, Sigmoid, Sqr
 # each op runs as captured (A/B measurements, docs/performance.md).
 FUSE_ELEMENTWISE = True
 # A group of two ops is fused from this many elements (below, one call of the fused op costs
-# about what the two eager ones do: docs/performance.md); three or more, at any size.
+# about what the two eager ones do: docs/performance.md); three or more, at any size (a sigmoid
+# counts as three).
 PAIR_ELEMENTS = 1 << 16
 _JIT = "_fused_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -169,8 +170,8 @@ def fuse(
         members = sorted(group)
         if len(members) < 2 or any(steps[i][0] == "grad" for i in range(members[0], root)):
             continue
-        if len(members) == 2 and math.prod(shape) < PAIR_ELEMENTS:
-            continue
+        if sum(len(nodes[i]) for i in members) < 3 and math.prod(shape) < PAIR_ELEMENTS:
+            continue  # two plain ops (a sigmoid counts three: its exp, and the two sides)
         plan = _Plan.make([steps[i] for i in members], [nodes[i] for i in members], meta)
         if plan is None:
             continue
