@@ -116,6 +116,7 @@ def test_fused_gradients_match_finite_differences_in_float64(name: str) -> None:
         np.testing.assert_allclose(got.numpy(), num, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parity
 def test_min_gpt_gelu_matches_pytorch() -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(3)
@@ -212,6 +213,7 @@ def test_under_no_grad_the_fused_op_runs_forward_only() -> None:
     assert y.grad_fn is None and len(_fused_lines(f)) == 1
 
 
+@pytest.mark.parity
 def test_pow_by_torch_special_exponents_gives_torch_bits() -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(7)

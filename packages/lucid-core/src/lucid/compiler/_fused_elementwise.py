@@ -66,10 +66,9 @@ _RELU = ("{0} if ({0} >= ZERO or {0} != {0}) else ZERO", ("{g} if {y} > ZERO els
 _EXP = ("exp", ("{g} * {y}",))
 _LOG = ("log", ("{g} / {0}",))
 _TANH = ("tanh", ("{g} * (ONE - {y} * {y})",))
-# sigmoid as eager code computes it: e = exp(-|a|), then 1 / (1 + e) or e / (1 + e)
-_NABS = ("-abs({0})", (None,))
-_SIGMOID = ("(ONE / (ONE + {1})) if {0} >= ZERO else ({1} / (ONE + {1}))",
-            ("{g} * {y} * (ONE - {y})", None))  # fmt: skip
+# sigmoid as eager code (and torch) computes it: 1 / (1 + exp(-a))
+_NEGATE = ("-{0}", (None,))
+_SIGMOID = ("ONE / (ONE + {1})", ("{g} * (ONE - {y}) * {y}", None))
 
 _BINARY = {Add: _ADD, Sub: _SUB, Mul: _MUL, Div: _DIV}
 _UNARY = {Neg: _NEG, Square: _SQUARE, Sqrt: _SQRT, Rsqrt: _RSQRT, Reciprocal: _RECIPROCAL,
@@ -105,7 +104,7 @@ def _rules(st: tuple[Any, ...], slot: Any) -> list[tuple[Any, ...]] | None:
     if len(refs) != 1 or refs[0][0] != "s":
         return None
     if cls is Sigmoid:
-        return [(_NABS, refs), (_EXP, [("n", 1)]), (_SIGMOID, [refs[0], ("n", 1)])]
+        return [(_NEGATE, refs), (_EXP, [("n", 1)]), (_SIGMOID, [refs[0], ("n", 1)])]
     rule = _UNARY.get(cls)
     return None if rule is None else [(rule, refs)]
 

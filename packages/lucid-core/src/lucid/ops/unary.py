@@ -182,19 +182,17 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx: Any, a: Any) -> Any:
         xp = ctx.xp
-        if ctx.backend.dtype_of(a).is_complex:  # no order on complex numbers: the plain formula
-            out = 1 / (1 + xp.exp(-a))
-        else:
-            # Stable for large |a|: exp of a non-positive number only.
-            e = xp.exp(-xp.abs(a))
-            out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e))
+        # torch's formula (its CPU kernel's): exp(-a) overflows to inf below -88 (float32),
+        # giving 0 as the limit is; four passes where a stable where() of two branches took
+        # nine (issue 30: 18x torch's time at 393K elements).
+        out = xp.reciprocal(xp.add(xp.exp(xp.negative(a)), 1))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (out,) = ctx.saved_tensors
-        return g * out * (1 - out)
+        return g * (1 - out) * out  # torch's order (sigmoid_backward)
 
 
 class Relu(Function):

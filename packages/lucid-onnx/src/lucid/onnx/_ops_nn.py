@@ -137,6 +137,24 @@ def _softplus(ctx: Context, call: Call) -> list[str]:
     return one(g.op("Where", linear, name, soft))
 
 
+@converts(f"{F}activation._SiLU")
+def _silu(ctx: Context, call: Call) -> list[str]:
+    g, name = ctx.graph, ctx.name(call.args[0])
+    return one(g.op("Mul", name, g.op("Sigmoid", name)))  # as torch.onnx exports it
+
+
+@converts(f"{F}activation._Mish")
+def _mish(ctx: Context, call: Call) -> list[str]:
+    g, name = ctx.graph, ctx.name(call.args[0])
+    return one(g.op("Mul", name, g.op("Tanh", g.op("Softplus", name))))  # any opset
+
+
+@converts(f"{F}activation._Hardswish")
+def _hardswish(ctx: Context, call: Call) -> list[str]:
+    g, name = ctx.graph, ctx.name(call.args[0])
+    return one(g.op("Mul", name, g.op("HardSigmoid", name, alpha=1 / 6, beta=0.5)))
+
+
 @converts(f"{F}activation._LogSigmoid")
 def _log_sigmoid(ctx: Context, call: Call) -> list[str]:
     g = ctx.graph

@@ -13,7 +13,8 @@ from typing import Any
 import lucid
 from lucid import Tensor
 from lucid.amp.autocast_mode import lower_precision_inputs
-from lucid.autograd import Function
+from lucid.autograd import Function, grad_mode
+from lucid.autograd.function import quiet_array_call
 from lucid.nn.functional._util import check_float, maybe_inplace
 
 __all__ = [
@@ -109,37 +110,144 @@ class _ELU(Function):
 
 
 class _Softplus(Function):
+    """torch's softplus: ``log1p(exp(beta x)) / beta``, ``x`` itself where ``beta x >
+    threshold``; the gradient ``z / (z + 1)`` with ``z = exp(beta x)`` (1 there). NumPy's
+    SIMD ``exp``/``log1p`` passes, where ``logaddexp`` was a scalar libm loop (17x torch's time,
+    issue 30)."""
+
     _node_name = "SoftplusBackward0"  # torch's name of this node
 
     @staticmethod
     def forward(ctx: Any, x: Any, beta: float, threshold: float) -> Any:
         xp = ctx.xp
-        bx = x * beta
-        linear = bx > threshold
-        out = xp.where(linear, x, xp.logaddexp(0, bx) / beta).astype(x.dtype)
-        ctx.beta = beta
-        ctx.save_for_backward(x, xp.logical_not(linear).astype(x.dtype))
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, g: Tensor) -> Any:
-        x, soft = ctx.saved_tensors
-        d = (x * ctx.beta).sigmoid() * soft + (1 - soft)
-        return g * d, None, None
-
-
-class _LogSigmoid(Function):
-    _node_name = "LogSigmoidBackward0"  # torch's name of this node
-
-    @staticmethod
-    def forward(ctx: Any, x: Any) -> Any:
+        bx = x * beta if beta != 1.0 else x
+        soft = xp.log1p(xp.exp(bx))
+        if beta != 1.0:
+            soft = soft / beta
+        ctx.beta, ctx.threshold = beta, threshold
         ctx.save_for_backward(x)
-        return -ctx.xp.logaddexp(0, -x).astype(x.dtype)
+        return xp.where(bx > threshold, x, soft).astype(x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (x,) = ctx.saved_tensors
-        return g * (-x).sigmoid()
+        beta, threshold = ctx.beta, ctx.threshold
+        if grad_mode.is_grad_enabled():  # create_graph: the same formula in lucid ops
+            z = (x * beta).exp()
+            return lucid.where(x * beta > threshold, g, g * z / (z + 1)), None, None
+        return quiet_array_call(ctx.backend, _softplus_grad, ctx.xp, g.array, x.array, beta,
+                                threshold), None, None  # fmt: skip
+
+
+class _LogSigmoid(Function):
+    """torch's log_sigmoid: ``min(x, 0) - log1p(exp(-|x|))``; the gradient ``(x < 0) - sign
+    * z / (1 + z)`` with ``z = exp(-|x|)`` and ``sign`` 1 where ``x < 0``, else -1."""
+
+    _node_name = "LogSigmoidBackward0"  # torch's name of this node
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        z = xp.exp(xp.negative(xp.abs(x)))
+        return xp.subtract(xp.minimum(x, 0), xp.log1p(z)).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        if grad_mode.is_grad_enabled():  # create_graph: differentiable again
+            return g * (-x).sigmoid()
+        return quiet_array_call(ctx.backend, _logsigmoid_grad, ctx.xp, g.array, x.array)
+
+
+class _SiLU(Function):
+    """torch's silu: ``x / (1 + exp(-x))``; the gradient ``s (1 + x (1 - s))`` with ``s =
+    sigmoid(x)``. One op where ``x * sigmoid(x)`` made two and ten passes (issue 30)."""
+
+    _node_name = "SiluBackward0"  # torch's name of this node
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return xp.true_divide(x, xp.add(xp.exp(xp.negative(x)), 1))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        if grad_mode.is_grad_enabled():  # create_graph: differentiable again
+            s = x.sigmoid()
+            return g * s * (1 + x * (1 - s))
+        return quiet_array_call(ctx.backend, _silu_grad, ctx.xp, g.array, x.array)
+
+
+class _Mish(Function):
+    """torch's mish: ``x tanh(log1p(exp(x)))``; the gradient ``t + x s (1 - t^2)`` with ``t``
+    that tanh and ``s = sigmoid(x)``."""
+
+    _node_name = "MishBackward0"  # torch's name of this node
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return xp.multiply(x, xp.tanh(xp.log1p(xp.exp(x))))
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        if grad_mode.is_grad_enabled():  # create_graph: differentiable again
+            t = x.exp().log1p().tanh()
+            return g * (t + x * x.sigmoid() * (1 - t * t))
+        return quiet_array_call(ctx.backend, _mish_grad, ctx.xp, g.array, x.array)
+
+
+class _Hardswish(Function):
+    """torch's hardswish: ``x * min(max(x + 3, 0), 6) / 6``; the gradient 0 up to -3, ``x / 3
+    + 1/2`` between, 1 from 3 (torch's at the kinks)."""
+
+    _node_name = "HardswishBackward0"  # torch's name of this node
+
+    @staticmethod
+    def forward(ctx: Any, x: Any) -> Any:
+        xp = ctx.xp
+        ctx.save_for_backward(x)
+        return (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        (x,) = ctx.saved_tensors
+        if grad_mode.is_grad_enabled():  # create_graph: g times a piecewise-linear slope
+            return g * lucid.where(x <= -3, 0.0, lucid.where(x < 3, x / 3 + 0.5, 1.0))
+        return quiet_array_call(ctx.backend, _hardswish_grad, ctx.xp, g.array, x.array)
+
+
+# The first-order gradients on arrays (torch's formulas and order), for ``quiet_array_call``.
+def _softplus_grad(xp: Any, g: Any, x: Any, beta: float, threshold: float) -> Any:
+    bx = x * beta if beta != 1.0 else x
+    z = xp.exp(bx)
+    return xp.where(bx > threshold, g, g * z / (z + 1)).astype(x.dtype)
+
+
+def _logsigmoid_grad(xp: Any, g: Any, x: Any) -> Any:
+    z = xp.exp(xp.negative(xp.abs(x)))
+    q = z / (1 + z)
+    return (g * xp.where(x < 0, 1 - q, q)).astype(x.dtype)  # max_deriv - sign * q
+
+
+def _silu_grad(xp: Any, g: Any, x: Any) -> Any:
+    s = xp.reciprocal(xp.add(xp.exp(xp.negative(x)), 1))
+    return g * s * (1 + x * (1 - s))
+
+
+def _mish_grad(xp: Any, g: Any, x: Any) -> Any:
+    t = xp.tanh(xp.log1p(xp.exp(x)))
+    s = xp.reciprocal(xp.add(xp.exp(xp.negative(x)), 1))
+    return g * (t + x * s * (1 - t * t))
+
+
+def _hardswish_grad(xp: Any, g: Any, x: Any) -> Any:
+    return g * xp.where(x <= -3, 0, xp.where(x < 3, x / 3 + 0.5, 1)).astype(x.dtype)
 
 
 class _PReLU(Function):
@@ -246,7 +354,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * hardsigmoid(x)`` (Howard et al., 2019)."""
-    return maybe_inplace(input, input * hardsigmoid(input), inplace)
+    return maybe_inplace(input, _Hardswish.apply(check_float("hardswish", input)), inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -281,12 +389,14 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (a.k.a. swish)."""
     _refuse_integers("silu_cpu", input)
-    return maybe_inplace(input, input * input.sigmoid(), inplace)
+    if input.dtype.is_complex:  # torch's silu takes complex numbers: the composite formula
+        return maybe_inplace(input, input * input.sigmoid(), inplace)
+    return maybe_inplace(input, _SiLU.apply(check_float("silu", input)), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))`` (Misra, 2019)."""
-    return maybe_inplace(input, input * softplus(input).tanh(), inplace)
+    return maybe_inplace(input, _Mish.apply(check_float("mish", input)), inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
