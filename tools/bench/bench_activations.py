@@ -97,7 +97,10 @@ def _eager(rounds: int) -> None:
 def _chains(fw: Any) -> dict[str, tuple[Callable[..., Any], int]]:
     c = math.sqrt(2.0 / math.pi)
     return {
-        "minGPT GELU": (lambda x: 0.5 * x * (1.0 + fw.tanh(c * (x + 0.044715 * fw.pow(x, 3.0)))), 1),
+        "minGPT GELU": (
+            lambda x: 0.5 * x * (1.0 + fw.tanh(c * (x + 0.044715 * fw.pow(x, 3.0)))),
+            1,
+        ),
         "swish x*sigmoid(x)": (lambda x: x * fw.sigmoid(x), 1),
         "RMSNorm scaling": (lambda x, r, w: x * r * w, 3),
     }
@@ -106,7 +109,8 @@ def _chains(fw: Any) -> dict[str, tuple[Callable[..., Any], int]]:
 def _chain_rows(rounds: int, torch_compile: bool) -> None:
     shape = (12, 64, 512)
     rng = np.random.default_rng(0)
-    arrays = [rng.standard_normal(shape).astype(np.float32), rng.random((12, 64, 1)).astype(np.float32),
+    arrays = [rng.standard_normal(shape).astype(np.float32),
+              rng.random((12, 64, 1)).astype(np.float32),
               rng.standard_normal(512).astype(np.float32)]  # fmt: skip
     for name in _chains(lucid):
         fns: dict[str, Callable[[], Any]] = {}

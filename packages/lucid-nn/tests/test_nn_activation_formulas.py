@@ -75,9 +75,14 @@ def test_gradients_and_second_gradients_match_finite_differences(
 
 @pytest.mark.parametrize(
     ("name", "node"),
-    [("silu", "SiluBackward0"), ("mish", "MishBackward0"), ("hardswish", "HardswishBackward0"),
-     ("softplus", "SoftplusBackward0"), ("logsigmoid", "LogSigmoidBackward0"),
-     ("sigmoid", "SigmoidBackward0")],  # fmt: skip
+    [
+        ("silu", "SiluBackward0"),
+        ("mish", "MishBackward0"),
+        ("hardswish", "HardswishBackward0"),
+        ("softplus", "SoftplusBackward0"),
+        ("logsigmoid", "LogSigmoidBackward0"),
+        ("sigmoid", "SigmoidBackward0"),
+    ],  # fmt: skip
 )
 def test_one_node_named_as_torch_names_it(name: str, node: str) -> None:
     x = lucid.randn(4, requires_grad=True)
