@@ -8,7 +8,8 @@ the contract (in lucid.ops or lucid.nn) owns the graph: it looks the kernel up
 needs and wraps the arrays back into Tensors. Three shapes of contract:
 
 - forward only (``SOFTMAX``, ``LOG_SOFTMAX``, ``SOFTMAX_GRAD``, ``LOG_SOFTMAX_GRAD``, ``ERF``,
-  ``ERFC``, ``ERFINV``, ``GELU``, ``GELU_GRAD``, ``RELU_GRAD``): the kernel computes the values,
+  ``ERFC``, ``ERFINV``, ``GELU``, ``GELU_GRAD``, ``ACTIVATION``, ``ACTIVATION_GRAD``,
+  ``RELU_GRAD``): the kernel computes the values,
   the Function's backward stays in lucid ops (so double backward keeps working; the ``_GRAD``
   kernels are a first backward, used only where no graph is being built); all but ``ERFINV``
   and ``RELU_GRAD`` may return None for an input they do not take (the op's reference runs);
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from lucid.backends import Backend
 
 __all__ = [
+    "ACTIVATION",
+    "ACTIVATION_GRAD",
     "ADAM_STEP",
     "ATTENTION_SHIFT",
     "AVG_POOL",
@@ -152,6 +155,24 @@ class GeluGradKernel(Protocol):
     @staticmethod
     def forward(backend: Any, g: Any, x: Any, approximate: str, /) -> Any:
         """``g`` times GELU's derivative at ``x`` (exact or tanh form), or None to decline."""
+
+
+class ActivationKernel(Protocol):
+    """sigmoid, silu, logsigmoid, hardswish by name: ``forward(backend, name, x) -> y``, or
+    None (the op's own code runs)."""
+
+    @staticmethod
+    def forward(backend: Any, name: str, x: Any, /) -> Any:
+        """The activation ``name`` of ``x`` as torch computes it, or None to decline."""
+
+
+class ActivationGradKernel(Protocol):
+    """Their first-order gradients: ``forward(backend, name, g, s) -> g * f'``, or None; ``s``
+    is what the op keeps: its input (sigmoid: its output)."""
+
+    @staticmethod
+    def forward(backend: Any, name: str, g: Any, s: Any, /) -> Any:
+        """``g`` times the derivative of ``name`` (torch's formula), or None to decline."""
 
 
 class ReluGradKernel(Protocol):
@@ -467,6 +488,10 @@ ERFINV: KernelContract[UnaryKernel] = KernelContract("erfinv", UnaryKernel)
 GELU: KernelContract[GeluKernel] = KernelContract("gelu", GeluKernel)
 GELU_GRAD: KernelContract[GeluGradKernel] = KernelContract("gelu_grad", GeluGradKernel)
 RELU_GRAD: KernelContract[ReluGradKernel] = KernelContract("relu_grad", ReluGradKernel)
+ACTIVATION: KernelContract[ActivationKernel] = KernelContract("activation", ActivationKernel)
+ACTIVATION_GRAD: KernelContract[ActivationGradKernel] = KernelContract(
+    "activation_grad", ActivationGradKernel
+)
 CONV: KernelContract[ConvKernel] = KernelContract("conv", ConvKernel)
 CONV_TRANSPOSE: KernelContract[ConvTransposeKernel] = KernelContract(
     "conv_transpose", ConvTransposeKernel
@@ -493,4 +518,5 @@ CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
     SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS, SCALED_ADD, ATTENTION_SHIFT,
+    ACTIVATION, ACTIVATION_GRAD,
 )  # fmt: skip

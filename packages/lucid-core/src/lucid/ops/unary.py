@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
+from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import SavedTensor, promote, require_tensors, to_float, write_out
@@ -185,13 +186,21 @@ class Sigmoid(Function):
         # torch's formula (its CPU kernel's): exp(-a) overflows to inf below -88 (float32),
         # giving 0 as the limit is; four passes where a stable where() of two branches took
         # nine (issue 30: 18x torch's time at 393K elements).
-        out = xp.reciprocal(xp.add(xp.exp(xp.negative(a)), 1))
+        fused = kernels.ACTIVATION.find(ctx.backend)
+        out = None if fused is None else fused.forward(ctx.backend, "sigmoid", a)
+        if out is None:
+            out = xp.reciprocal(xp.add(xp.exp(xp.negative(a)), 1))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (out,) = ctx.saved_tensors
+        if not grad_mode._state.enabled:  # first order: the backend's one pass, if it has one
+            fused = kernels.ACTIVATION_GRAD.find(ctx.backend)
+            d = None if fused is None else fused.forward(ctx.backend, "sigmoid", g._data, out._data)
+            if d is not None:
+                return Tensor.from_backend_array(d, ctx.backend)
         return g * (1 - out) * out  # torch's order (sigmoid_backward)
 
 

@@ -11,7 +11,7 @@ import warnings
 from typing import Any
 
 import lucid
-from lucid import Tensor
+from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import Function, grad_mode
 from lucid.autograd.function import quiet_array_call
@@ -149,6 +149,9 @@ class _LogSigmoid(Function):
     def forward(ctx: Any, x: Any) -> Any:
         xp = ctx.xp
         ctx.save_for_backward(x)
+        y = _fused(ctx, "logsigmoid", x)
+        if y is not None:
+            return y
         z = xp.exp(xp.negative(xp.abs(x)))
         return xp.subtract(xp.minimum(x, 0), xp.log1p(z)).astype(x.dtype)
 
@@ -157,7 +160,7 @@ class _LogSigmoid(Function):
         (x,) = ctx.saved_tensors
         if grad_mode.is_grad_enabled():  # create_graph: differentiable again
             return g * (-x).sigmoid()
-        return quiet_array_call(ctx.backend, _logsigmoid_grad, ctx.xp, g.array, x.array)
+        return _grad(ctx, "logsigmoid", _logsigmoid_grad, g, x)
 
 
 class _SiLU(Function):
@@ -170,7 +173,8 @@ class _SiLU(Function):
     def forward(ctx: Any, x: Any) -> Any:
         xp = ctx.xp
         ctx.save_for_backward(x)
-        return xp.true_divide(x, xp.add(xp.exp(xp.negative(x)), 1))
+        y = _fused(ctx, "silu", x)
+        return y if y is not None else xp.true_divide(x, xp.add(xp.exp(xp.negative(x)), 1))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -178,7 +182,7 @@ class _SiLU(Function):
         if grad_mode.is_grad_enabled():  # create_graph: differentiable again
             s = x.sigmoid()
             return g * s * (1 + x * (1 - s))
-        return quiet_array_call(ctx.backend, _silu_grad, ctx.xp, g.array, x.array)
+        return _grad(ctx, "silu", _silu_grad, g, x)
 
 
 class _Mish(Function):
@@ -212,14 +216,31 @@ class _Hardswish(Function):
     def forward(ctx: Any, x: Any) -> Any:
         xp = ctx.xp
         ctx.save_for_backward(x)
-        return (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype)
+        y = _fused(ctx, "hardswish", x)
+        return y if y is not None else (x * xp.clip(x + 3, 0, 6) / 6).astype(x.dtype)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         (x,) = ctx.saved_tensors
         if grad_mode.is_grad_enabled():  # create_graph: g times a piecewise-linear slope
             return g * lucid.where(x <= -3, 0.0, lucid.where(x < 3, x / 3 + 0.5, 1.0))
-        return quiet_array_call(ctx.backend, _hardswish_grad, ctx.xp, g.array, x.array)
+        return _grad(ctx, "hardswish", _hardswish_grad, g, x)
+
+
+def _fused(ctx: Any, name: str, x: Any) -> Any:
+    """The backend's one-pass activation (``kernels.ACTIVATION``), or None."""
+    kernel = kernels.ACTIVATION.find(ctx.backend)
+    return None if kernel is None else kernel.forward(ctx.backend, name, x)
+
+
+def _grad(ctx: Any, name: str, formula: Any, g: Tensor, x: Tensor) -> Tensor:
+    """A first-order gradient: the backend's one pass (``kernels.ACTIVATION_GRAD``), else
+    ``formula`` on the arrays, quiet as a forward is."""
+    kernel = kernels.ACTIVATION_GRAD.find(ctx.backend)
+    d = None if kernel is None else kernel.forward(ctx.backend, name, g.array, x.array)
+    if d is not None:
+        return Tensor.from_backend_array(d, ctx.backend)
+    return quiet_array_call(ctx.backend, formula, ctx.xp, g.array, x.array)
 
 
 # The first-order gradients on arrays (torch's formulas and order), for ``quiet_array_call``.

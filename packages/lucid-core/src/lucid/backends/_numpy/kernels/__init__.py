@@ -23,6 +23,7 @@ from lucid import kernels
 from lucid.backends._base import Backend
 from lucid.backends._numpy import _settings
 from lucid.backends._numpy.kernels import (
+    activation,
     adam,
     attention,
     batchnorm,
@@ -125,6 +126,8 @@ def register(backend: Backend) -> None:
     kernels.ERFC.register(backend, special.CpuErfc)
     kernels.GELU.register(backend, special.CpuGelu)
     kernels.GELU_GRAD.register(backend, special.CpuGeluGrad)
+    kernels.ACTIVATION.register(backend, activation.CpuActivation)
+    kernels.ACTIVATION_GRAD.register(backend, activation.CpuActivationGrad)
     kernels.ADAM_STEP.register(backend, adam.CpuAdamStep)
     kernels.SCALED_ADD.register(backend, scaled_add.CpuScaledAdd)
     kernels.ATTENTION_SHIFT.register(backend, attention.CpuAttentionShift)

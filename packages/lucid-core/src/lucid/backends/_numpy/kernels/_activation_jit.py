@@ -1,0 +1,106 @@
+"""sigmoid, silu, logsigmoid and hardswish as compiled loops (``lucid-core[numba]``), for
+``activation`` (``kernels.ACTIVATION``/``ACTIVATION_GRAD``).
+
+Each loop is the arithmetic of torch's formula after NumPy's SIMD ``exp``/``log1p`` pass
+(numba's ``math.exp`` is a scalar libm call, ~5x slower than NumPy's), so an activation is two
+or three passes over the array instead of four to ten NumPy ufunc passes and temporaries; the
+float operations are those of the NumPy code in lucid-nn (the same bits). Selects, not
+branches (``x if c else y`` on floats vectorises): a branch over a random sign mispredicts
+once an element. The constants come in ``c``, a tuple ``(0, 1, 3, 6, 0.5)`` of the arrays'
+float type (a literal ``1`` would make numba compute in float64).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lucid.backends._numpy._numba import U, jit_math
+
+
+@jit_math
+def negate(x: Any, out: Any) -> None:
+    """``out = -x`` (then NumPy's exp in place)."""
+    for i in range(x.shape[0]):
+        out[U(i)] = -x[U(i)]
+
+
+@jit_math
+def neg_abs(x: Any, out: Any) -> None:
+    """``out = -|x|``."""
+    for i in range(x.shape[0]):
+        out[U(i)] = -abs(x[U(i)])
+
+
+@jit_math
+def sigmoid_from(e: Any, c: Any) -> None:
+    """``e = 1 / (e + 1)`` in place, ``e = exp(-x)``."""
+    one = c[1]
+    for i in range(e.shape[0]):
+        e[U(i)] = one / (e[U(i)] + one)
+
+
+@jit_math
+def silu_from(x: Any, e: Any, c: Any) -> None:
+    """``e = x / (e + 1)`` in place, ``e = exp(-x)``."""
+    one = c[1]
+    for i in range(e.shape[0]):
+        e[U(i)] = x[U(i)] / (e[U(i)] + one)
+
+
+@jit_math
+def sigmoid_grad(g: Any, y: Any, out: Any, c: Any) -> None:
+    """``out = g * (1 - y) * y``."""
+    one = c[1]
+    for i in range(y.shape[0]):
+        v = y[U(i)]
+        out[U(i)] = g[U(i)] * (one - v) * v
+
+
+@jit_math
+def silu_grad(g: Any, x: Any, e: Any, c: Any) -> None:
+    """``e = g * s * (1 + x * (1 - s))`` in place, ``s = 1 / (e + 1)``, ``e = exp(-x)``."""
+    one = c[1]
+    for i in range(e.shape[0]):
+        s = one / (e[U(i)] + one)
+        e[U(i)] = g[U(i)] * s * (one + x[U(i)] * (one - s))
+
+
+@jit_math
+def logsigmoid_from(x: Any, lg: Any, c: Any) -> None:
+    """``lg = min(x, 0) - lg`` in place, ``lg = log1p(exp(-|x|))``."""
+    zero = c[0]
+    for i in range(lg.shape[0]):
+        v = x[U(i)]
+        m = v if (v <= zero or v != v) else zero
+        lg[U(i)] = m - lg[U(i)]
+
+
+@jit_math
+def logsigmoid_grad(g: Any, e: Any, c: Any) -> None:
+    """``e = g / (e + 1)`` in place, ``e = exp(x)``."""
+    one = c[1]
+    for i in range(e.shape[0]):
+        e[U(i)] = g[U(i)] / (e[U(i)] + one)
+
+
+@jit_math
+def hardswish(x: Any, out: Any, c: Any) -> None:
+    """``out = x * min(max(x + 3, 0), 6) / 6`` (NaN kept, as NumPy's ``clip``)."""
+    zero, three, six = c[0], c[2], c[3]
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        t = v + three
+        t = t if (t >= zero or t != t) else zero
+        t = t if (t <= six or t != t) else six
+        out[U(i)] = v * t / six
+
+
+@jit_math
+def hardswish_grad(g: Any, x: Any, out: Any, c: Any) -> None:
+    """``out = g * slope``: 0 up to -3, ``x / 3 + 1/2`` between, 1 from 3 (torch's)."""
+    zero, one, three, half = c[0], c[1], c[2], c[4]
+    for i in range(x.shape[0]):
+        v = x[U(i)]
+        s = v / three + half if v < three else one  # NaN: 1, as torch's
+        s = zero if v <= -three else s
+        out[U(i)] = g[U(i)] * s
