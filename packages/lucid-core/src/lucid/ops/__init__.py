@@ -13,6 +13,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from lucid.ops._numpy_names import takes_numpy_names, with_numpy_names
 from lucid.ops._registry import Op
 from lucid.ops.arrange import *
 from lucid.ops.aten_names import *
@@ -50,6 +51,18 @@ MODULES: tuple[ModuleType, ...] = tuple(
 )  # fmt: skip
 
 
+def _spelled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The reductions' public form: also taking NumPy's ``axis=``/``keepdims=`` (_numpy_names)."""
+    wrapped = _NUMPY_NAMED.get(fn)
+    if wrapped is None:
+        wrapped = with_numpy_names(fn) if takes_numpy_names(fn) else fn
+        _NUMPY_NAMED[fn] = wrapped
+    return wrapped
+
+
+_NUMPY_NAMED: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
 def rows() -> list[tuple[ModuleType, Op]]:
     """Every public op's row, with the module that defines it."""
     return [(m, row) for m in MODULES for row in m.OPS]
@@ -57,7 +70,13 @@ def rows() -> list[tuple[ModuleType, Op]]:
 
 def methods() -> dict[str, Callable[..., Any]]:
     """The ops that are also Tensor methods (the tensor is their first argument)."""
-    return {row.name: getattr(m, row.name) for m, row in rows() if row.method}
+    return {row.name: _spelled(getattr(m, row.name)) for m, row in rows() if row.method}
 
 
 __all__ = [row.name for _, row in rows()]
+
+# lucid.sum (and lucid.ops.sum) as torch.sum: taking NumPy's spellings. The op modules keep
+# the plain functions, which lucid's own code calls.
+for _name in __all__:
+    globals()[_name] = _spelled(globals()[_name])
+del _name
