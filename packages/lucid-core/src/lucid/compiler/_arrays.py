@@ -63,6 +63,10 @@ PAIR_PRODUCTS = True
 # waited for at once (``matmul_pair``).
 DEFER_PRODUCTS = True
 PAIRED = "two independent matrix products ran at once (matmul_pair)"  # its line in ``rewrites``
+# Whether the generated forward and backward drop each array's local name after its last use
+# (``_free_dead``), so that NumPy's allocator reuses the freed buffer, warm in cache, for the next
+# op's result, as eager code's temporaries are; off: every intermediate lives to the return.
+FREE_DEAD = True
 # Replayed calls that only draw from the generator (their results need no gradient).
 _SAMPLERS = ("normal", "uniform", "_random", "randint", "bernoulli", "multinomial", "poisson",
              "rand", "randn", "rand_like", "randn_like", "randint_like", "randperm",
@@ -344,6 +348,8 @@ class ArrayProgram:
                 else:
                     frame.append("None")
             b(f"    return {ret}, [{', '.join(frame)}]")
+        if FREE_DEAD:
+            lines = _free_dead(lines, _FWD_NAME)
         ns: dict[str, Any] = {"_save": _save, "_T": Tensor.from_backend_array}
         self.fwd_source = "\n".join(lines) + "\n"
         exec(compile("\n".join(lines) + "\n", "<lucid.compile arrays>", "exec"), ns)  # noqa: S102
@@ -733,6 +739,8 @@ class _BackwardRecorder:
         if FUSE and PAIR_PRODUCTS:
             lines, done = _paired_products(lines, self.p.consts)
             self.p.rewrites += done
+        if FREE_DEAD:
+            lines = _free_dead([*lines, f"    return {self.ret}"], _BWD_NAME)[:-1]
         if any("_defer(_W" in ln for ln in lines):  # products left running: waited on errors
             body = "\n".join("    " + ln for ln in lines)
             src = (f"def bwd(F, G, C):\n    _W = []\n    try:\n{body}\n        return {self.ret}\n"
@@ -946,6 +954,33 @@ def _buffer_write(st: tuple[Any, ...], n_args: int, tensor_of: dict[int, Any],
         return "an in-place write on an argument"
     tensor_of[st[4][0]] = t
     return ""
+
+
+_FWD_NAME = re.compile(r"\ba\d+\b")
+_BWD_NAME = re.compile(r"\bb\d+\b")
+
+
+def _free_dead(lines: list[str], name: re.Pattern[str]) -> list[str]:
+    """``lines`` (a generated function, its ``return`` last) with ``del v`` after the last line
+    that names each local ``v`` matching ``name``, unless the return names it: a dropped array
+    goes back to the allocator at once (``FREE_DEAD``)."""
+    last: dict[str, int] = {}
+    for i, ln in enumerate(lines[:-1]):
+        for v in name.findall(ln):
+            last[v] = i
+    returned = set(name.findall(lines[-1]))
+    after: dict[int, list[str]] = {}
+    for v, i in last.items():
+        if v not in returned:
+            after.setdefault(i, []).append(v)
+    out: list[str] = []
+    for i, ln in enumerate(lines):
+        out.append(ln)
+        dead = after.get(i)
+        if dead and not ln.rstrip().endswith(":"):
+            pad = ln[: len(ln) - len(ln.lstrip())]
+            out.append(f"{pad}del {', '.join(sorted(dead))}")
+    return out
 
 
 def _slots_read(x: Any, into: set[int]) -> None:
