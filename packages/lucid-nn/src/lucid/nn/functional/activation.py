@@ -235,12 +235,15 @@ def _fused(ctx: Any, name: str, x: Any) -> Any:
 
 def _grad(ctx: Any, name: str, formula: Any, g: Tensor, x: Tensor) -> Tensor:
     """A first-order gradient: the backend's one pass (``kernels.ACTIVATION_GRAD``), else
-    ``formula`` on the arrays, quiet as a forward is."""
+    ``formula`` on the arrays; either quiet as a forward is (logsigmoid's ``exp(x)`` overflows
+    to inf for large x, which is its limit, not an error)."""
     kernel = kernels.ACTIVATION_GRAD.find(ctx.backend)
-    d = None if kernel is None else kernel.forward(ctx.backend, name, g.array, x.array)
-    if d is not None:
-        return Tensor.from_backend_array(d, ctx.backend)
-    return quiet_array_call(ctx.backend, formula, ctx.xp, g.array, x.array)
+
+    def run(xp: Any, ga: Any, xa: Any) -> Any:
+        d = None if kernel is None else kernel.forward(ctx.backend, name, ga, xa)
+        return formula(xp, ga, xa) if d is None else d
+
+    return quiet_array_call(ctx.backend, run, ctx.xp, g.array, x.array)
 
 
 # The first-order gradients on arrays (torch's formulas and order), for ``quiet_array_call``.
