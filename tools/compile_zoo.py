@@ -13,6 +13,20 @@ twice, eagerly and through ``lucid.compile(model)``, and compares, bit for bit
 - **eval** (with gradients: outputs, loss and gradients), and **no_grad** in eval mode
   (outputs only), each over two calls (the capture, then the replay).
 
+Where a program fused elementwise ops (``_fused``), float32 results differ from eager's in
+their last bits, and the two SGD trajectories would part over the steps (batch norm over a
+batch of 2 amplifies a rounding difference in the parameters); so each compiled call starts
+from eager's state: before each step the compiled model gets, copied in place, the parameters
+and buffers eager had before its own step and eager's momentum buffers (``_Resync``), and each
+call is compared within ``FUSED_RTOL``/``FUSED_ATOL`` (the relative tolerance of each value and
+of the array's largest: a sum's rounding follows its terms' size, not its result's). Where
+nothing fused there is no resync: the whole trajectory must be the same bits. Within
+tolerance, positions where both values are finite are compared; a position finite one way
+only (NaN and inf alike) is a mismatch unless eager's own array holds non-finite values
+(eager overflows: where an overflow lands then follows the last bits), and the verdict then
+says so (``EAGER_OVERFLOW_VERDICT``, with the first call and array where eager's values were
+non-finite and how many positions were finite one way only).
+
 A signature that cannot be captured (a graph break by design: Python reading tensor values)
 must fall back to eager mode, give eager's results, and be explained
 (``lucid.compiler.explain``'s reason); the row then reads ``graph break`` and the reason.
@@ -322,15 +336,51 @@ class Mismatch(AssertionError):
 # Where a program fused elementwise ops (``compiler._fused_elementwise``), compiled and eager
 # agree within these: a fused group's gradient sums its terms in another order than the
 # engine, and its results may have another memory layout than eager's, so later reductions
-# sum in another order (float32, five steps of SGD).
+# sum in another order (float32, one step of SGD from the same state: ``_Resync``). A sum's
+# rounding follows its terms' size, not its result's: a convolution's weight gradient of
+# 0.0186 summed from terms up to ~45 (ncsn) differs by 7e-6 (3.8e-4 of itself, 1.5e-7 of
+# the array's largest value), so the relative tolerance also applies to the array's largest
+# |value| (``_same_or_close``).
 FUSED_RTOL, FUSED_ATOL = 2e-5, 1e-6
 
 
-def _same_or_close(what: str, a: Any, b: Any, close: bool = False) -> None:
+@dataclass
+class Overflow:
+    """Where eager's own values were non-finite in a comparison within tolerance."""
+
+    at: str  # the first such comparison: "train, call 2, grad of conv1.weight"
+    one_way: int = 0  # positions finite one way only, over every such comparison
+
+
+def _same_or_close(
+    what: str, a: Any, b: Any, close: bool = False, overflow: list[Overflow] | None = None
+) -> None:
+    """``a`` (compiled) against ``b`` (eager): the same bits, or with ``close`` within
+    ``FUSED_RTOL``/``FUSED_ATOL`` where both are finite (``FUSED_RTOL`` relative to each value
+    and to the array's largest: ``|a - b| <= FUSED_ATOL + FUSED_RTOL * (|b| + max |b|)``);
+    non-finite values at other positions than eager's only where eager's array holds
+    non-finite values too (noted in ``overflow``)."""
     a, b = np.asarray(a), np.asarray(b)
     if close and a.shape == b.shape and a.dtype == b.dtype and a.dtype.kind == "f":
-        if np.allclose(a, b, rtol=FUSED_RTOL, atol=FUSED_ATOL, equal_nan=True):
-            return
+        fin_a, fin_b = np.isfinite(a), np.isfinite(b)
+        both = fin_a & fin_b
+        one_way = int(np.count_nonzero(fin_a != fin_b))
+        eager_overflows = not fin_b.all()
+        a64, b64 = a[both].astype(np.float64), b[both].astype(np.float64)
+        scale = float(np.abs(b64).max()) if b64.size else 0.0
+        if not np.allclose(a64, b64, rtol=FUSED_RTOL, atol=FUSED_ATOL + FUSED_RTOL * scale):
+            diff = np.abs(a64 - b64).max()
+            raise Mismatch(
+                f"{what}: compiled differs from eager (max |diff| {diff}, "
+                f"{diff / scale if scale else float('inf'):.2g} of the largest |value|)"
+            )
+        if one_way and not eager_overflows:
+            raise Mismatch(f"{what}: {one_way} values non-finite compiled, finite eager")
+        if eager_overflows and overflow is not None:
+            if not overflow:
+                overflow.append(Overflow(what))
+            overflow[0].one_way += one_way
+        return
     if a.shape != b.shape or not np.array_equal(a, b, equal_nan=a.dtype.kind == "f"):
         diff = (np.abs(a.astype(np.float64) - b.astype(np.float64)).max()
                 if a.shape == b.shape and a.dtype.kind in "fc" else "shape/dtype")  # fmt: skip
@@ -349,14 +399,20 @@ def _arr(t: lucid.Tensor) -> np.ndarray:
     return np.array(t.detach().numpy(), copy=True)
 
 
+Sync = Callable[[nn.Module, optim.Optimizer], None]  # run at the start of each step
+
+
 def _steps(model: nn.Module, run: Any, batches: list[tuple[Any, ...]], mode: str,
-           seed: int) -> Iterator[Record]:  # fmt: skip
+           seed: int, before: Sync | None = None) -> Iterator[Record]:  # fmt: skip
     """Seeded calls of ``run``; in "train" and "eval" a backward and an optimizer step each
-    (a record per call, as it comes: the caller interleaves eager and compiled calls)."""
+    (a record per call, as it comes: the caller interleaves eager and compiled calls);
+    ``before(model, optimizer)`` at the start of each step (``_Resync``)."""
     getattr(model, "eval" if mode != "train" else "train")()
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
     named = list(model.named_parameters())
     for i, batch in enumerate(batches):
+        if before is not None:
+            before(model, opt)
         lucid.manual_seed(seed + i)  # the same draws (dropout) both ways
         with lucid.set_grad_enabled(mode != "no_grad"):
             out = run(*batch)
@@ -375,28 +431,88 @@ def _steps(model: nn.Module, run: Any, batches: list[tuple[Any, ...]], mode: str
         yield Record(outputs, loss, grads, state)
 
 
-def _compare(mode: str, eager: Iterator[Record], comp: Iterator[Record], fused: Any) -> None:
-    """Step by step (one record of each alive at a time: VGG's state is 0.5 GB); within
-    ``FUSED_RTOL``/``FUSED_ATOL`` once ``fused()`` says a program fused elementwise ops."""
+class _Resync:
+    """Eager's state before each of its steps, copied into the compiled model before the same
+    step, once ``fused()`` says a program fused elementwise ops (before, the trajectories are
+    the same bits, and stay so unsynced): the parameters and buffers (``copy_`` in place under
+    ``no_grad``: a compiled program reads them by reference) and SGD's momentum buffers. The
+    caller alternates the steps, eager's first (``_compare``)."""
+
+    def __init__(self, fused: Callable[[], bool]) -> None:
+        self.fused = fused
+        self.saved: tuple[list[lucid.Tensor], list[dict[str, Any]]] | None = None
+
+    @staticmethod
+    def _tensors(model: nn.Module) -> list[lucid.Tensor]:
+        buffers = [b for _, b in model.named_buffers() if b is not None]
+        return [p for _, p in model.named_parameters()] + buffers
+
+    def take(self, model: nn.Module, opt: optim.Optimizer) -> None:
+        """Eager's state now (its step is next), where the programs fused."""
+        self.saved = None
+        if not self.fused():
+            return
+        with lucid.no_grad():
+            tensors = [t.detach().clone() for t in self._tensors(model)]
+            states = [
+                {k: v.detach().clone() if isinstance(v, lucid.Tensor) else v
+                 for k, v in opt.state.get(p, {}).items()}
+                for _, p in model.named_parameters()
+            ]  # fmt: skip
+        self.saved = (tensors, states)
+
+    def give(self, model: nn.Module, opt: optim.Optimizer) -> None:
+        """Eager's state before its step, into the compiled model and optimizer."""
+        if self.saved is None:
+            return
+        tensors, states = self.saved
+        self.saved = None
+        mine = self._tensors(model)
+        if len(mine) != len(tensors):
+            raise Mismatch(f"{len(mine)} parameters and buffers compiled, {len(tensors)} eager")
+        with lucid.no_grad():
+            for dst, src in zip(mine, tensors):
+                dst.copy_(src)
+            for (_, p), saved in zip(model.named_parameters(), states):
+                state = opt.state[p]
+                for k in [k for k in state if k not in saved]:
+                    del state[k]
+                for k, v in saved.items():
+                    old = state.get(k)
+                    if isinstance(v, lucid.Tensor) and isinstance(old, lucid.Tensor):
+                        old.copy_(v)
+                    else:
+                        state[k] = v
+
+
+def _compare(mode: str, eager: Iterator[Record], comp: Iterator[Record], fused: Any,
+             overflow: list[Overflow]) -> None:  # fmt: skip
+    """Step by step (one record of each alive at a time: VGG's state is 0.5 GB; eager's step
+    first, then the compiled one: ``_Resync``); within ``FUSED_RTOL``/``FUSED_ATOL`` once
+    ``fused()`` says a program fused elementwise ops (eager's overflows into ``overflow``)."""
     for i, (e, c) in enumerate(zip(eager, comp)):
         at = f"{mode}, call {i + 1}"
         close = fused()
+        same = functools.partial(_same_or_close, close=close, overflow=overflow)
 
         if len(e.outputs) != len(c.outputs):
             raise Mismatch(f"{at}: {len(c.outputs)} outputs compiled, {len(e.outputs)} eager")
         for j, (a, b) in enumerate(zip(c.outputs, e.outputs)):
-            _same_or_close(f"{at}, output {j}", a, b, close)
-        _same_or_close(f"{at}, loss", np.float64(c.loss or 0.0), np.float64(e.loss or 0.0), close)
+            same(f"{at}, output {j}", a, b)
+        same(f"{at}, loss", np.float64(c.loss or 0.0), np.float64(e.loss or 0.0))
         for n in e.grads:
             if (e.grads[n] is None) != (c.grads[n] is None):
                 raise Mismatch(f"{at}, grad of {n}: None one way only")
             if e.grads[n] is not None:
-                _same_or_close(f"{at}, grad of {n}", c.grads[n], e.grads[n], close)
+                same(f"{at}, grad of {n}", c.grads[n], e.grads[n])
         for k in e.state:
-            _same_or_close(f"{at}, {k} after the step", c.state[k], e.state[k], close)
+            same(f"{at}, {k} after the step", c.state[k], e.state[k])
 
 
 FUSED_VERDICT = "within float32 tolerance (elementwise ops fused)"
+# FUSED_VERDICT's comparisons, where eager's own values were non-finite somewhere: followed by
+# " from <the first comparison>; <n> positions finite one way only"
+EAGER_OVERFLOW_VERDICT = "within tolerance where finite; eager overflows (non-finite values)"
 
 
 def _fused(log: Any, found: list[str]) -> bool:
@@ -413,7 +529,7 @@ def _fused(log: Any, found: list[str]) -> bool:
 class Result:
     family: str
     name: str
-    verdict: str  # "bit-identical", FUSED_VERDICT or "graph break (reason)"
+    verdict: str  # "bit-identical", FUSED_VERDICT, EAGER_OVERFLOW_VERDICT... or "graph break: ..."
     replay: list[str]  # what runs each captured signature (explain's replay_per_graph)
     seconds: float
 
@@ -433,6 +549,7 @@ def check(case: Case) -> Result:
     reasons: dict[str, list[str]] = {}  # a break's reason and place -> the modes it broke
     replay: list[str] = []
     fused: list[str] = []  # the fused groups met (``_fused``)
+    overflow: list[Overflow] = []  # the first comparison where eager's values were non-finite
     for mode, batches in plans.items():
         eager_model = copy.deepcopy(base)
         comp_model = copy.deepcopy(base)
@@ -445,9 +562,11 @@ def check(case: Case) -> Result:
         else:
             compiled = lucid.compile(comp_model)
             log = compiled._compiled_forward.log
-        eager = _steps(eager_model, eager_model, batches, mode, 10)
-        comp = _steps(comp_model, compiled, batches, mode, 10)
-        _compare(mode, eager, comp, functools.partial(_fused, log, fused))
+        is_fused = functools.partial(_fused, log, fused)
+        resync = _Resync(is_fused)
+        eager = _steps(eager_model, eager_model, batches, mode, 10, resync.take)
+        comp = _steps(comp_model, compiled, batches, mode, 10, resync.give)
+        _compare(mode, eager, comp, is_fused, overflow)
         report = lucid.compiler._explain._report(log)
         for b in report.break_reasons:
             where = b.user_stack[-1].split(" in ")[0] if b.user_stack else ""
@@ -457,6 +576,11 @@ def check(case: Case) -> Result:
         replay += [f"{mode}: {r}" for r in report.replay_per_graph]
     breaks = [f"{r}: {', '.join(m)}" for r, m in reasons.items()]
     verdict = "bit-identical" if not fused else FUSED_VERDICT
+    if overflow:
+        o = overflow[0]
+        verdict = (
+            f"{EAGER_OVERFLOW_VERDICT} from {o.at}; {o.one_way:,} positions finite one way only"
+        )
     verdict = verdict if not breaks else "graph break: " + "; ".join(breaks)
     return Result(case.family, case.name, verdict, replay, time.perf_counter() - started)
 
