@@ -955,6 +955,132 @@ def test_compiled_attention_shift_declines_what_it_does_not_take() -> None:
     assert (pt == 1).all()
 
 
+def _attention_oracle(q: np.ndarray, k: np.ndarray, v: np.ndarray, factor: float,
+                      causal: bool) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Attention in float64: the weights transposed (..., S, L) and the result (..., L, Ev)."""
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    s = q @ np.swapaxes(k, -1, -2) * factor
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -np.inf), 1)
+    with np.errstate(invalid="ignore"):
+        w = np.exp(s - s.max(-1, keepdims=True))
+        w = w / w.sum(-1, keepdims=True)
+    return np.swapaxes(w, -1, -2), w @ v
+
+
+@pytest.mark.parametrize(
+    ("qs", "ks", "ev"),
+    [((12, 4, 64, 32), (12, 4, 64, 32), 32), ((1, 4, 1, 32), (1, 4, 1, 32), 32),
+     ((2, 3, 5, 4), (2, 3, 7, 4), 6), ((3, 9, 4), (3, 2, 4), 5), ((5, 3), (4, 3), 2)],
+)  # fmt: skip
+@pytest.mark.parametrize("causal", [True, False])
+def test_compiled_attention_heads_against_a_float64_oracle(qs, ks, ev, causal) -> None:  # type: ignore[no-untyped-def]
+    """``kernels.ATTENTION`` (``_sdpa_jit``): the weights and the result of whole heads within
+    float32 rounding of a float64 oracle (1e-6 times the largest score, of the largest
+    magnitude), with key/query counts
+    that differ (causal top-left aligned), one query, 2-D to 4-D arrays, large scores."""
+    from lucid.backends._numpy.kernels.attention import CpuAttention
+
+    rng = np.random.default_rng(sum(qs) + sum(ks))
+    q = (rng.standard_normal(qs) * 3).astype(np.float32)
+    k = (rng.standard_normal(ks) * 3).astype(np.float32)
+    v = rng.standard_normal((*ks[:-1], ev)).astype(np.float32)
+    out = np.empty((*qs[:-1], ev), np.float32)
+    pt = np.empty((*qs[:-2], ks[-2], qs[-2]), np.float32)
+    factor = 0.7
+    assert CpuAttention.forward(get_backend("cpu"), q, k, v, factor, causal, out, pt)
+    want_pt, want = _attention_oracle(q, k, v, factor, causal)
+    # a float32 score is off by ~1e-7 of its size, and exp's relative error is that
+    big = 1.0 + np.abs(q.astype(np.float64) @ np.swapaxes(k, -1, -2) * factor).max()
+    np.testing.assert_allclose(pt, want_pt, rtol=0, atol=1e-6 * big)
+    np.testing.assert_allclose(out, want, rtol=0, atol=1e-6 * big * np.abs(want).max())
+
+
+def test_compiled_attention_heads_read_strided_views_and_write_any_layout() -> None:
+    """The heads of a fused q/k/v projection split and transposed (rows 3E apart), the result
+    written into a transposed (N, L, H, Ev) array: the values of the contiguous call."""
+    from lucid.backends._numpy.kernels.attention import CpuAttention
+
+    be = get_backend("cpu")
+    rng = np.random.default_rng(3)
+    b, t, h, d = 3, 10, 2, 4
+    qkv = rng.standard_normal((b, t, 3 * h * d)).astype(np.float32)
+    q, k, v = (qkv[..., i * h * d:(i + 1) * h * d].reshape(b, t, h, d).transpose(0, 2, 1, 3)
+               for i in range(3))  # fmt: skip
+    out = np.empty((b, t, h, d), np.float32).transpose(0, 2, 1, 3)
+    pt = np.empty((b, h, t, t), np.float32)
+    assert CpuAttention.forward(be, q, k, v, 0.5, True, out, pt)
+    out2, pt2 = np.empty((b, h, t, d), np.float32), np.empty_like(pt)
+    assert CpuAttention.forward(be, *(np.ascontiguousarray(a) for a in (q, k, v)), 0.5, True,
+                                out2, pt2)  # fmt: skip
+    np.testing.assert_array_equal(out, out2)
+    np.testing.assert_array_equal(pt, pt2)
+
+
+def test_compiled_attention_heads_nan_inf_and_a_split_over_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A NaN score makes its query's weights and result NaN (as torch's softmax); +inf scores
+    give NaN (inf - inf); the heads split over numba's threads give one thread's bits."""
+    from lucid.backends._numpy.kernels import _sdpa_jit
+    from lucid.backends._numpy.kernels.attention import CpuAttention
+
+    be = get_backend("cpu")
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((4, 3, 16, 8)).astype(np.float32) for _ in range(3))
+    q[0, 0, 2, 1] = np.nan  # query 2 of head (0, 0)
+    k[1, 2, 0, 0] = np.inf  # key 0 of head (1, 2): inf * q's sign for every query
+    out, pt = np.empty_like(q), np.empty((4, 3, 16, 16), np.float32)
+    assert CpuAttention.forward(be, q, k, v, 0.5, False, out, pt)
+    assert np.isnan(out[0, 0, 2]).all() and np.isfinite(np.delete(out[0, 0], 2, axis=0)).all()
+    with np.errstate(invalid="ignore", over="ignore"):
+        _, want = _attention_oracle(q, k, v, 0.5, False)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    monkeypatch.setattr(_sdpa_jit, "SPLIT_ELEMENTS", 1)
+    monkeypatch.setattr(_parallel.blas_threads, "budget", lambda: 2)
+    out2, pt2 = np.empty_like(out), np.empty_like(pt)
+    assert CpuAttention.forward(be, q, k, v, 0.5, False, out2, pt2)
+    np.testing.assert_array_equal(out2, out)
+    np.testing.assert_array_equal(pt2, pt)
+
+
+def test_compiled_attention_heads_exp_is_float32_accurate() -> None:
+    """The kernel's ``exp`` over a fine grid of [-87, 0]: two keys scoring 0 and x give the
+    weights 1 / (1 + e^x) and e^x / (1 + e^x), whose ratio is within 3e-7 of float64's e^x; 1
+    at 0; 0 below -87."""
+    from lucid.backends._numpy.kernels.attention import CpuAttention
+
+    be = get_backend("cpu")
+    x = np.linspace(-87.0, 0.0, 200_001).astype(np.float32)
+    x = np.concatenate([x, np.float32([-87.5, -1e30])])
+    q = x.reshape(-1, 1)  # a query per value
+    k = np.float32([[0.0], [1.0]])  # scores 0 and x
+    v = np.ones((2, 1), np.float32)
+    out, pt = np.empty((x.size, 1), np.float32), np.empty((2, x.size), np.float32)
+    assert CpuAttention.forward(be, q, k, v, 1.0, False, out, pt)
+    ok = x >= -87.0
+    got = pt[1].astype(np.float64) / pt[0]
+    np.testing.assert_allclose(got[ok], np.exp(x[ok].astype(np.float64)), rtol=3e-7, atol=0)
+    assert pt[1, 200_000] == pt[0, 200_000] == 0.5  # x = 0 (the grid's end)
+    assert (pt[1, ~ok] == 0).all() and (pt[0, ~ok] == 1).all()
+
+
+def test_compiled_attention_heads_decline_what_they_do_not_take() -> None:
+    from lucid.backends._numpy.kernels.attention import CpuAttention
+
+    be = get_backend("cpu")
+    q = np.ones((2, 3, 4, 8), np.float32)
+    out, pt = np.empty_like(q), np.empty((2, 3, 4, 4), np.float32)
+    assert not CpuAttention.forward(be, q.astype(np.float64), q.astype(np.float64),
+                                    q.astype(np.float64), 1.0, True, out.astype(np.float64),
+                                    pt.astype(np.float64))  # fmt: skip
+    assert not CpuAttention.forward(be, q[..., ::2], q[..., ::2], q[..., ::2], 1.0, True,
+                                    out[..., ::2], pt)  # columns strided  # fmt: skip
+    assert not CpuAttention.forward(be, q[None], q[None], q[None], 1.0, True, out[None],
+                                    pt[None])  # five dims  # fmt: skip
+    assert not CpuAttention.forward(be, q, q, q, 1.0, True, out, pt.transpose(0, 1, 3, 2))
+
+
 @pytest.mark.parametrize("name", ["gelu_rational", "gelu_tanh", "erf_rational"])
 def test_a_big_compiled_unary_pass_in_blocks_on_the_pool_equals_one_pass(
     name: str, monkeypatch: pytest.MonkeyPatch

@@ -159,7 +159,7 @@ def test_every_kernel_the_numpy_backend_registers_matches_a_known_contract() -> 
         kernels.RNN,
         kernels.LAYER_NORM, kernels.SOFTMAX, kernels.LOG_SOFTMAX, kernels.SOFTMAX_GRAD,
         kernels.LOG_SOFTMAX_GRAD, kernels.ADAM_STEP, kernels.ONE_HOT_ROWS, kernels.SCALED_ADD,
-        kernels.ATTENTION_SHIFT, kernels.ACTIVATION, kernels.ACTIVATION_GRAD,
+        kernels.ATTENTION_SHIFT, kernels.ACTIVATION, kernels.ACTIVATION_GRAD, kernels.ATTENTION,
     }  # fmt: skip
     assert set(backend.kernels) == expected
     for contract, impl in backend.kernels.items():

@@ -335,8 +335,9 @@ def test_sdpa_array_path_float32_against_float64_oracle(qs, ks, ev, causal, scal
 
 
 def test_sdpa_array_path_strided_inputs_contiguous_result_and_double_backward():
-    """Strided (split) inputs; a contiguous result, as torch's (a view of it works); the
-    gradient of the gradient differentiates the ops."""
+    """Strided (split) inputs; the result reports contiguous and a view of it works (lucid takes
+    computed tensors as contiguous; torch's is a transposed (N, L, H, E) here, as lucid's array
+    is: docs/differences.md); the gradient of the gradient differentiates the ops."""
     x = _t(2, 5, 3 * 8)
     q, k, v = (t.reshape(2, 5, 2, 4).transpose(1, 2) for t in x.split(8, dim=2))
     out = F.scaled_dot_product_attention(q, k, v, is_causal=True)

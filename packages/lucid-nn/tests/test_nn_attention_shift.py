@@ -1,5 +1,6 @@
 """Attention's causal mask and column maxima through ``kernels.ATTENTION_SHIFT``: the same bits
-as the ufuncs, forward and backward, with autograd and without."""
+as the ufuncs, forward and backward, with autograd and without (the passes it serves run where
+``kernels.ATTENTION``'s whole-head kernel declines: switched off here)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,10 @@ def test_attention_gives_the_same_bits_with_the_compiled_shift(
         return [out.detach().numpy(), plain.numpy(), q.grad.numpy(), k.grad.numpy(),
                 v.grad.numpy()]  # fmt: skip
 
+    from lucid.backends._numpy.kernels import attention as kernel
     from lucid.backends._numpy.kernels.attention import CpuAttentionShift
 
+    monkeypatch.setattr(kernel, "COMPILED_HEADS", False)  # the passes, not the whole-head kernel
     took: list[bool] = []
     real = CpuAttentionShift.forward
     monkeypatch.setattr(CpuAttentionShift, "forward",

@@ -18,8 +18,9 @@ needs and wraps the arrays back into Tensors. Three shapes of contract:
 - an optimizer's update in place (``ADAM_STEP``): lucid-optim's multi-tensor Adam/AdamW hands
   one parameter's arrays over; the kernel writes them, or returns False (the ufunc update runs);
   likewise ``SCALED_ADD``, ``t.add_(other, alpha=)`` / ``sub_`` on arrays outside autograd (an
-  SGD step written by hand: ``p.add_(p.grad, alpha=-lr)``), and ``ATTENTION_SHIFT``, the
-  causal mask and the maximum's subtraction on lucid-nn's attention scores before ``exp``;
+  SGD step written by hand: ``p.add_(p.grad, alpha=-lr)``), ``ATTENTION_SHIFT``, the
+  causal mask and the maximum's subtraction on lucid-nn's attention scores before ``exp``, and
+  ``ATTENTION``, that attention's whole forward (weights and result) into arrays it is given;
 - pieces (``CONV_ARRAYS``, ``MAX_POOL_ARRAYS``): the arithmetic that lucid.nn's Functions
   compose (forward, input gradient, weight gradient...), each a differentiable op again;
 - whole op with its own vector-Jacobian product (``CONV``, ``CONV_TRANSPOSE``, ``MAX_POOL``,
@@ -50,6 +51,7 @@ __all__ = [
     "ACTIVATION",
     "ACTIVATION_GRAD",
     "ADAM_STEP",
+    "ATTENTION",
     "ATTENTION_SHIFT",
     "AVG_POOL",
     "BATCH_NORM",
@@ -217,6 +219,28 @@ class AttentionShiftKernel(Protocol):
     @staticmethod
     def forward(backend: Any, pt: Any, bias: Any, /) -> bool:
         """Shift ``pt`` in place; False where the kernel does not take it."""
+
+
+class AttentionKernel(Protocol):
+    """lucid-nn's array attention forward (no mask but the causal one, no dropout):
+    ``forward(backend, q, k, v, factor, causal, out, pt) -> bool`` for q (..., L, E), k (..., S,
+    E), v (..., S, Ev) with the same batch dims, writing the softmax weights transposed into
+    ``pt`` (..., S, L) (C-contiguous: a column per query; ``causal``: key s masked for query
+    j < s, top-left aligned) and ``pt^T @ v`` into ``out`` (..., L, Ev), of any layout the
+    backend takes. The values of ``softmax(q k^T * factor) v`` within float32 rounding (not the
+    ufuncs' bits); False to decline (lucid-nn's passes run). ``backward`` gives the first-order
+    gradients on arrays (a double backward differentiates lucid-nn's reference ops)."""
+
+    @staticmethod
+    def forward(backend: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, out: Any,
+                pt: Any, /) -> bool:  # fmt: skip
+        """Fill ``pt`` and ``out``; False where the kernel does not take the arrays."""
+
+    @staticmethod
+    def backward(backend: Any, q: Any, k: Any, v: Any, g: Any, pt: Any, factor: float,
+                 needs: Any, /) -> tuple[Any, Any, Any] | None:  # fmt: skip
+        """``(dq, dk, dv)`` (None where ``needs`` says no) from the result's gradient ``g`` and
+        the weights ``pt`` as ``forward`` made them; None to decline."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------
@@ -509,6 +533,7 @@ SCALED_ADD: KernelContract[ScaledAddKernel] = KernelContract("scaled_add", Scale
 ATTENTION_SHIFT: KernelContract[AttentionShiftKernel] = KernelContract(
     "attention_shift", AttentionShiftKernel
 )
+ATTENTION: KernelContract[AttentionKernel] = KernelContract("attention", AttentionKernel)
 CONV_ARRAYS: KernelContract[ConvArraysKernel] = KernelContract("conv_arrays", ConvArraysKernel)
 MAX_POOL_ARRAYS: KernelContract[MaxPoolArraysKernel] = KernelContract(
     "max_pool_arrays", MaxPoolArraysKernel
@@ -518,5 +543,5 @@ CONTRACTS: tuple[KernelContract[Any], ...] = (
     SOFTMAX, LOG_SOFTMAX, SOFTMAX_GRAD, LOG_SOFTMAX_GRAD, ERF, ERFC, ERFINV, GELU, GELU_GRAD,
     RELU_GRAD, CONV, CONV_TRANSPOSE, MAX_POOL, AVG_POOL, BATCH_NORM, LAYER_NORM, LSTM, GRU, RNN,
     SDPA, CONV_ARRAYS, MAX_POOL_ARRAYS, ADAM_STEP, ONE_HOT_ROWS, SCALED_ADD, ATTENTION_SHIFT,
-    ACTIVATION, ACTIVATION_GRAD,
+    ACTIVATION, ACTIVATION_GRAD, ATTENTION,
 )  # fmt: skip

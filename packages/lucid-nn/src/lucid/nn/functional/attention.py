@@ -257,11 +257,14 @@ class _Attention(Function):
     ``attn_mask`` or dropout. The scores are kept transposed, ``(..., S, L)``: the softmax's
     max and sum then run down the columns, which NumPy vectorises (along rows of 64 they were
     ~4x slower), and the sum is a product with ones (docs/performance.md, issue 30). The result
-    is contiguous, as torch's (a result laid out ``(N, L, H, Ev)`` would save the copy when the
-    heads merge, but a ``view`` of it would fail where torch's works). On the NumPy backend
-    with two threads or more, a big call runs its batch in parts, one a thread (``_parts``,
-    ``SPLIT_FLOPS``), forward and backward: independent matrices, the same bits. With
-    ``create_graph=True`` the backward differentiates ``_reference``."""
+    is laid out as torch's CPU kernel lays it out (``_result``): in the query's layout where
+    that is a transposed ``(N, L, H, E)`` (a GPT's heads split from one projection), so that
+    merging the heads again (``y.transpose(1, 2).contiguous().view(...)``) copies nothing;
+    else contiguous. Where the backend has ``kernels.ATTENTION`` (NumPy with
+    ``lucid-core[numba]``: one compiled pass over whole heads, float32) the forward is that;
+    else, on the NumPy backend with two threads or more, a big call runs its batch in parts,
+    one a thread (``_parts``, ``SPLIT_FLOPS``), forward and backward: independent matrices,
+    the same bits. With ``create_graph=True`` the backward differentiates ``_reference``."""
 
     @staticmethod
     def forward(ctx: Any, q: Any, k: Any, v: Any, factor: float, causal: bool) -> Any:
@@ -269,17 +272,26 @@ class _Attention(Function):
         flops = 2.0 * math.prod(q.shape[:-1]) * k.shape[-2] * (q.shape[-1] + v.shape[-1])
         parts = _parts(ctx.backend, q, flops)
         be = ctx.backend
-        if parts is None:
-            pts, out = _attend_part(xp, be, q, k, v, factor, causal, None, slice(None))
+        out = _result(xp, q, v.shape[-1])
+        heads = kernels.ATTENTION.find(be)
+        pt = None
+        if heads is not None:
+            pt = xp.empty((*q.shape[:-2], k.shape[-2], q.shape[-2]), dtype=q.dtype)
+            if not heads.forward(be, q, k, v, factor, causal, out, pt):
+                pt = None
+        if pt is not None:  # the backward's parts: views of the one weight array
+            pts = [pt] if parts is None else [pt[_index(parts[0], r)] for r in parts[1]]
+        elif parts is None:
+            pts, _ = _attend_part(xp, be, q, k, v, factor, causal, out, slice(None))
             pts = [pts]
         else:  # the batch in parts, one a thread (``_parts``): the same bits
-            out = xp.empty((*q.shape[:-1], v.shape[-1]), dtype=q.dtype)
             pts = blas_threads.map_ranges(
                 lambda r: _attend_part(xp, be, q, k, v, factor, causal, out,
                                        _index(parts[0], r))[0],
                 parts[1])  # fmt: skip
         ctx.save_for_backward(q, k, v)
         ctx.pts, ctx.parts, ctx.out, ctx.factor, ctx.causal = pts, parts, out, factor, causal
+        ctx.heads = None if pt is None else (heads, pt)  # the kernel's backward goes with it
         return out
 
     @staticmethod
@@ -297,13 +309,18 @@ class _Attention(Function):
             return (*[next(got) if need else None for need in needs[:3]], None, None)
         xp, be = ctx.xp, g.backend
         ga = g._data
+        wrap = Tensor.from_backend_array
+        if ctx.heads is not None:  # the forward's kernel: its backward over the same heads
+            heads, pt = ctx.heads
+            made = heads.backward(be, q._data, k._data, v._data, ga, pt, ctx.factor, needs)
+            if made is not None:
+                return (*[None if a is None else wrap(a, be) for a in made], None, None)
         # rowsum(dP * P) = rowsum(g * out): over Ev columns instead of S; one product over every
         # row before any split (OpenBLAS's gemv rounds a row by its place in its blocks)
         rows = None
         if needs[0] or needs[1]:
             rows = xp.matmul(xp.multiply(ga, ctx.out), xp.ones((ga.shape[-1], 1), dtype=ga.dtype))
         arrays = (q._data, k._data, v._data, ga, rows)
-        wrap = Tensor.from_backend_array
         parts = ctx.parts
         if parts is None:
             grads = _attention_vjp(xp, *arrays, ctx.pts[0], ctx.factor, needs, None,
@@ -317,6 +334,18 @@ class _Attention(Function):
                 parts[1])  # fmt: skip
             grads = (made[0], made[1], made[2])
         return (*[None if a is None else wrap(a, be) for a in grads], None, None)
+
+
+def _result(xp: Any, q: Any, ev: int) -> Any:
+    """An empty result (..., L, Ev) in torch's CPU layout: a 4-D query stored as a transposed
+    ``(N, L, H, E)`` (its strides in the order N, L, H, E) gets an ``(N, L, H, Ev)`` array seen
+    as ``(N, H, L, Ev)``; any other query, a contiguous one."""
+    shape = (*q.shape[:-1], ev)
+    st = getattr(q, "strides", None)
+    if st is not None and q.ndim == 4 and q.shape[1] > 1 and q.shape[2] > 1:
+        if st[0] >= st[2] >= st[1] >= st[3]:
+            return xp.swapaxes(xp.empty((shape[0], shape[2], shape[1], ev), dtype=q.dtype), 1, 2)
+    return xp.empty(shape, dtype=q.dtype)
 
 
 # ``_Attention`` on the NumPy backend splits its forward and backward over the batch (the first

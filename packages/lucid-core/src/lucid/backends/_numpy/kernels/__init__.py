@@ -131,6 +131,7 @@ def register(backend: Backend) -> None:
     kernels.ADAM_STEP.register(backend, adam.CpuAdamStep)
     kernels.SCALED_ADD.register(backend, scaled_add.CpuScaledAdd)
     kernels.ATTENTION_SHIFT.register(backend, attention.CpuAttentionShift)
+    kernels.ATTENTION.register(backend, attention.CpuAttention)
     kernels.LSTM.register(backend, lstm.CpuLstm)
     kernels.GRU.register(backend, gru.CpuGru)
     kernels.RNN.register(backend, gru.CpuRnn)

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from lucid.backends._numpy import _compiled
+from lucid.backends._numpy._parallel import blas_threads
 
-__all__ = ["CpuAttentionShift"]
+__all__ = ["CpuAttention", "CpuAttentionShift"]
 
 _JIT = "_attention_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -56,3 +57,79 @@ class CpuAttentionShift:
         scratch = np.empty(cols, dtype=dtype)
         flat = pt.reshape(-1, rows, cols)
         return _compiled.run(_JIT, "column_shift", flat, bias, bias.size > 0, scratch)
+
+
+_HEADS = "_sdpa_jit"
+# False: always decline (lucid-nn's passes), for A/B timing.
+COMPILED_HEADS = True
+_F32 = np.dtype(np.float32)
+
+
+def _rows_ok(a: Any) -> bool:
+    """A float32 NumPy array whose rows BLAS can read in place: last dim contiguous, the other
+    strides non-negative whole elements."""
+    s = a.strides
+    return (
+        type(a) is np.ndarray
+        and a.dtype == _F32
+        and (a.shape[-1] == 1 or s[-1] == 4)
+        and all(x >= 0 and x % 4 == 0 for x in s)
+        and (a.shape[-2] == 1 or s[-2] >= 4 * a.shape[-1])
+    )
+
+
+class CpuAttention:
+    """``kernels.ATTENTION`` for NumPy with ``lucid-core[numba]``: ``_sdpa_jit``'s passes over
+    whole heads, forward and backward, float32, up to two batch dims, rows contiguous (a
+    split/transposed view of a fused ``qkv`` projection is read in place)."""
+
+    @staticmethod
+    def forward(backend: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, out: Any,
+                pt: Any) -> bool:  # fmt: skip
+        if (
+            not COMPILED_HEADS
+            or not 2 <= q.ndim <= 4
+            or not all(_rows_ok(a) for a in (q, k, v, out))
+            or q.shape[:-2] != k.shape[:-2]
+            or v.shape[:-1] != k.shape[:-1]
+            or out.shape != (*q.shape[:-1], v.shape[-1])
+            or type(pt) is not np.ndarray
+            or pt.dtype != _F32
+            or not pt.flags.c_contiguous
+            or min(q.size, k.size, v.size) == 0
+            or _compiled.load(_HEADS) is None
+        ):
+            return False
+        lead = (None,) * (4 - q.ndim)  # (L, E) -> (1, 1, L, E): the kernel's 4-D form
+        q4, k4, v4, o4 = (a[lead] for a in (q, k, v, out))
+        p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
+        with blas_threads.single_blas_thread():  # one BLAS thread per head's products
+            return _compiled.run(_HEADS, "forward", q4, k4, v4, o4, p4, float(factor),
+                                 bool(causal))  # fmt: skip
+
+    @staticmethod
+    def backward(backend: Any, q: Any, k: Any, v: Any, g: Any, pt: Any, factor: float,
+                 needs: Any) -> tuple[Any, Any, Any] | None:  # fmt: skip
+        if (
+            not COMPILED_HEADS
+            or not 2 <= q.ndim <= 4
+            or not all(_rows_ok(a) for a in (q, k, v, g))
+            or g.shape != (*q.shape[:-1], v.shape[-1])
+            or type(pt) is not np.ndarray
+            or pt.dtype != _F32
+            or not pt.flags.c_contiguous
+            or pt.shape != (*q.shape[:-2], k.shape[-2], q.shape[-2])
+            or _compiled.load(_HEADS) is None
+        ):
+            return None
+        want = np.array([bool(n) for n in needs[:3]])
+        # each gradient laid out as its input (a head split from a projection: its rows
+        # interleaved as the input's, so the gradient's way back to the projection is views)
+        grads = [np.empty_like(a) if w else None for a, w in zip((q, k, v), want)]
+        lead = (None,) * (4 - q.ndim)
+        q4, k4, v4, g4 = (a[lead] for a in (q, k, v, g))
+        d4 = [q4 if d is None else d[lead] for d in grads]  # None: not made (q4 never written)
+        p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
+        with blas_threads.single_blas_thread():
+            done = _compiled.run(_HEADS, "backward", q4, k4, v4, g4, p4, *d4, float(factor), want)
+        return (grads[0], grads[1], grads[2]) if done else None

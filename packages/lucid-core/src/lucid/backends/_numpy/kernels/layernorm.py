@@ -31,7 +31,9 @@ class CpuLayerNorm:
         if any(a is not None and a.dtype != x.dtype for a in (weight, bias)):
             return None
         d = math.prod(x.shape[x.ndim - nd :])
-        x2 = np.array(x, order="C").reshape(-1, d)  # a copy: x may change in place after
+        # x itself where it is C-contiguous (the Function saves x for backward, whose version
+        # check refuses a backward after x changed in place, as torch's): no copy of the input
+        x2 = np.ascontiguousarray(x).reshape(-1, d)
         w = _none(x.dtype) if weight is None else np.ascontiguousarray(weight).reshape(-1)
         b = _none(x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1)
         y = np.empty_like(x2)
