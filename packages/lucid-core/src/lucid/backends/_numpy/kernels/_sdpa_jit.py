@@ -154,12 +154,13 @@ def head_grad(qa: int, lq: int, ka: int, lk: int, va: int, lv: int, ga: int, lg:
 
 
 @jit_math
-def _address(a: Any, b: int, h: int) -> int:
+def _address(a: Any, b: int, h: int) -> Any:
+    """The address of matrix (b, h) of a 4-D array."""
     return a.ctypes.data + b * a.strides[0] + h * a.strides[1]
 
 
 @jit_math
-def _ld(a: Any, rows: int) -> int:
+def _ld(a: Any, rows: int) -> Any:
     """The row stride of ``a``'s matrices in elements (their width where one row)."""
     return a.strides[2] // 4 if rows > 1 else a.shape[3]
 
