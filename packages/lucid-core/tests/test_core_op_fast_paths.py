@@ -103,3 +103,39 @@ def test_is_contiguous_of_views() -> None:
     assert x[:, :, :2].stride() == (12, 4, 1)
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         x[:, :, :2].view(12)
+
+
+def test_one_row_softmax_has_the_bits_of_the_rows_path() -> None:
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((3, 65)).astype(np.float32) * 4
+    data[0, :40] = -np.inf  # a generated token's masked logits
+    many = lucid.softmax(lucid.tensor(data), dim=-1).numpy()  # the axis-and-keepdims passes
+    for r in range(3):
+        one = lucid.softmax(lucid.tensor(data[r : r + 1]), dim=-1).numpy()  # the 1-row path
+        np.testing.assert_array_equal(one, many[r : r + 1])
+        np.testing.assert_array_equal(lucid.softmax(lucid.tensor(data[r]), dim=0).numpy(), many[r])
+    log = lucid.log_softmax(lucid.tensor(data[1:2]), dim=-1).numpy()
+    np.testing.assert_array_equal(log, lucid.log_softmax(lucid.tensor(data), dim=-1).numpy()[1:2])
+
+
+def test_one_draw_multinomial_is_the_first_of_the_sorted_draws() -> None:
+    rng = np.random.default_rng(3)
+    w = rng.random((4, 65)).astype(np.float32)
+    w[1, ::2] = 0.0  # zero weights: infinite keys, never drawn
+    w[2, :] = 0.0
+    w[2, 7:12] = 1.0  # five equal weights left
+    p = lucid.tensor(w)
+    for seed in range(20):
+        lucid.manual_seed(seed)
+        one = lucid.multinomial(p, 1).numpy()  # argmin of the keys
+        lucid.manual_seed(seed)
+        many = lucid.multinomial(p, 5).numpy()  # the same uniforms, sorted keys
+        np.testing.assert_array_equal(one, many[:, :1])
+        assert one.dtype == np.int64 and one.shape == (4, 1)
+        assert (w[np.arange(4), one[:, 0]] > 0).all()
+    lucid.manual_seed(0)
+    flat = lucid.multinomial(lucid.tensor(w[0]), 1)
+    assert flat.shape == (1,) and flat.dtype == lucid.int64
+    only = np.zeros((1, 65), np.float32)
+    only[0, 9] = 0.5
+    assert lucid.multinomial(lucid.tensor(only), 1).tolist() == [[9]]

@@ -185,7 +185,12 @@ def _multinomial(
     else:
         positive = w > 0
         keys = xp.where(positive, -xp.log1p(-u) / xp.where(positive, w, 1.0), float("inf"))
-        idx = xp.argsort(keys, axis=-1)[:, :num_samples]
+        if num_samples == 1 and type(keys) is np.ndarray:
+            # the first smallest key: the stable sort's first index (one token a generation
+            # step; ~1 us of the argsort, the same draw)
+            idx = np.argmin(keys, axis=-1).reshape(-1, 1)
+        else:
+            idx = xp.argsort(keys, axis=-1)[:, :num_samples]
     idx = backend.astype(idx, dtypes.int64)
     out = Tensor.from_backend_array(idx, backend)
     return out if input.ndim == 2 else out.reshape(num_samples)

@@ -58,12 +58,15 @@ def _small(*arrays: Any) -> bool:
 
 
 def _small_forward(x: Any, dim: int, log: bool) -> Any:
-    if log and x.size and x.shape[dim] == x.size and x.flags.c_contiguous:
-        # one row (a batch-1 classifier's (1, C) logits): the same reductions over the same
-        # contiguous elements as 1-D calls, without the axis and keepdims (~0.9 us a call,
-        # the same bits; issue 30)
+    if x.size and x.shape[dim] == x.size and x.flags.c_contiguous:
+        # one row (a batch-1 classifier's (1, C) logits, a generated token's probabilities):
+        # the same reductions over the same contiguous elements as 1-D calls, without the
+        # axis and keepdims (~0.9 us a call, the same bits; issue 30)
         s = np.subtract(x, np.maximum.reduce(x.reshape(-1)))
-        return np.subtract(s, np.log(np.add.reduce(np.exp(s).reshape(-1))))
+        if log:
+            return np.subtract(s, np.log(np.add.reduce(np.exp(s).reshape(-1))))
+        e = np.exp(s)
+        return np.divide(e, np.add.reduce(e.reshape(-1)))
     s = np.subtract(x, np.maximum.reduce(x, axis=dim, keepdims=True))  # as _shifted
     if log:
         return np.subtract(s, np.log(np.add.reduce(np.exp(s), axis=dim, keepdims=True)))
