@@ -1095,6 +1095,7 @@ def test_a_big_compiled_unary_pass_in_blocks_on_the_pool_equals_one_pass(
     monkeypatch.setattr(special, "POOL_UNARY", False)
     want = special._compiled_unary(name, x)
     monkeypatch.setattr(special, "POOL_UNARY", True)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)  # not after numba's threads
     ran: list[int] = []
     real = _parallel.map_blocks
     monkeypatch.setattr(_parallel, "map_blocks",
@@ -1105,6 +1106,55 @@ def test_a_big_compiled_unary_pass_in_blocks_on_the_pool_equals_one_pass(
         assert got is not None and want is not None
         np.testing.assert_array_equal(got, want)
     assert ran and ran[0] == 6  # 393,216 elements in 64K blocks
+
+
+def test_after_numbas_threads_gelu_and_big_products_stay_on_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where numba's threads ran the last parallel work, GELU's forward and gradient split over
+    them (no block on lucid's pool) and a big product splits over them too
+    (``special.NUMBA_LEADS``, ``_gemm.NUMBA_KEEPS_BIG``): the same bits as the pool's blocks."""
+    from lucid.backends._numpy import _numba
+    from lucid.backends._numpy.kernels import special
+
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((12, 64, 512)) * 3).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    a = rng.standard_normal((768, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 128)).astype(np.float32)  # 100 MFLOP: PARALLEL_FLOPS and up
+    monkeypatch.setattr(_parallel.blas_threads, "budget", lambda: 2)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "last", None)
+    pool = [special._compiled_unary("gelu_rational", x), special._compiled_gelu_grad(g, x)]
+    pooled = _gemm.matmul(a, b)
+    pools: list[int] = []
+    real_pool = _parallel.BlasThreads.pool
+    monkeypatch.setattr(_parallel.BlasThreads, "pool",
+                        lambda self, k: pools.append(k) or real_pool(self, k))  # fmt: skip
+    splits: list[str] = []
+    real_split = _numba.run_split
+
+    def run_split(name: str, *a: object, **k: object) -> None:
+        splits.append(name)
+        real_split(name, *a, **k)
+
+    monkeypatch.setattr(_numba, "run_split", run_split)
+    from lucid.backends._numpy.kernels import _gemm_jit, _special_jit
+
+    monkeypatch.setattr(_gemm_jit, "run_split", _numba.run_split)
+    monkeypatch.setattr(_special_jit, "run", _numba.run)
+    for _ in range(2):
+        monkeypatch.setattr(_parallel.blas_threads, "last", _parallel.NUMBA)
+        got = [special._compiled_unary("gelu_rational", x), special._compiled_gelu_grad(g, x)]
+        monkeypatch.setattr(_parallel.blas_threads, "last", _parallel.NUMBA)
+        product = _gemm.matmul(a, b)
+        for u, v in zip(got, pool):
+            np.testing.assert_array_equal(u, v)
+        np.testing.assert_array_equal(product, pooled)
+    assert not pools
+    if _numba.thread_layer.ok:  # a thread-safe layer: the passes split
+        assert {"gelu_rational_split", "gelu_grad_rational_split", "sgemm_split"} <= set(splits)
 
 
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])

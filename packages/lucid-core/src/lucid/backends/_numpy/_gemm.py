@@ -57,6 +57,11 @@ DEFER = True
 # An outer product (inner dimension 1) with a result of this many elements and more runs as one
 # compiled loop where numba is in use (``_outer``); ``math.inf``: NumPy's broadcast multiply.
 COMPILED_OUTER = 1 << 11
+# A big product (``PARALLEL_FLOPS`` and up) right after numba's threads ran parallel work splits
+# over them too (``_gemm_jit``), not as row blocks on lucid's pool: a GPT step then runs every
+# parallel pass on one runtime and each of them splits (issue 30: 47 -> 40 ms, docs/
+# performance.md, "Session 11"); False: always the pool's blocks, as before.
+NUMBA_KEEPS_BIG = True
 # Dtypes BLAS has no GEMM for (float16; bfloat16 once ml_dtypes is loaded): their products run
 # in float32 and are rounded back, as CPU half-precision GEMMs accumulate (NumPy's own float16
 # loop is ~100x slower and ml_dtypes' bfloat16 matmul returns float32).
@@ -104,6 +109,13 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
     if budget == 1:
         return np.matmul(a, b)
     if flops >= _parallel.PARALLEL_FLOPS and not in_worker():
+        if NUMBA_KEEPS_BIG and blas_threads.last == NUMBA:
+            # numba's threads ran the last parallel work: the product splits over them too,
+            # one runtime for the step (the pool's threads would wait for theirs to let go of
+            # the cores, and their next split be refused, ``_numba.run_split``)
+            split = _compiled_matmul(a, b, flops)
+            if split is not None:
+                return split
         split = _split_matmul(a, b, m, n, budget)
         if split is not None:
             return split

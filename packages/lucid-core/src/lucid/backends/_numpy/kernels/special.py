@@ -104,6 +104,17 @@ def _flat(*arrays: Any) -> tuple[Any, ...] | None:
 # core), so a GPT step's (12, 64, 512) GELU ran on one thread (docs/performance.md, issue 30).
 # False: numba's split, as before.
 POOL_UNARY = True
+# ... unless numba's threads ran the last parallel work: then numba's split (GELU's forward) or
+# ``exp`` whole and numba's split (its gradient), as a GPT step's other passes run (issue 30,
+# docs/performance.md, "Session 11"); False: the pool's blocks whatever ran last.
+NUMBA_LEADS = True
+
+
+def _pool_blocks() -> bool:
+    """Whether a big compiled pass runs as blocks on lucid's pool (``POOL_UNARY``), not split
+    over numba's threads: not where numba's threads ran the last parallel work (they may spin
+    still; one runtime for the step, as ``_gemm.NUMBA_KEEPS_BIG``)."""
+    return POOL_UNARY and not (NUMBA_LEADS and _parallel.blas_threads.last == _parallel.NUMBA)
 
 
 def _compiled_unary(name: str, x: Any) -> Any:
@@ -114,7 +125,7 @@ def _compiled_unary(name: str, x: Any) -> Any:
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
     n = of.shape[0]
-    if POOL_UNARY and xf is not None and n >= max(SPLIT_BLOCKS_ELEMENTS, 2 * _BLOCK):
+    if _pool_blocks() and xf is not None and n >= max(SPLIT_BLOCKS_ELEMENTS, 2 * _BLOCK):
 
         def block(r: tuple[int, int]) -> bool:  # elementwise: the same bits in any blocks
             return _compiled.run(_JIT, "unary", name, xf[r[0] : r[1]], of[r[0] : r[1]])
@@ -146,6 +157,12 @@ def _compiled_gelu_grad(g: Any, x: Any) -> Any:
     gf, xf = flat
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
+
+    if not _pool_blocks():  # exp whole, the rest split over numba's threads (same bits)
+        e = np.multiply(xf, xf)
+        e *= -0.5
+        np.exp(e, out=e)
+        return out if _compiled.run(_JIT, "ternary", "gelu_grad_rational", gf, xf, e, of) else None
 
     # by blocks that stay in L2 (the exp's three passes went to memory on whole arrays: the
     # gradient on (12, 64, 512) 704 -> 645-665 us), on every thread for big arrays
