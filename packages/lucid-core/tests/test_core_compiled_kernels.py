@@ -1157,6 +1157,39 @@ def test_after_numbas_threads_gelu_and_big_products_stay_on_them(
         assert {"gelu_rational_split", "gelu_grad_rational_split", "sgemm_split"} <= set(splits)
 
 
+def test_compiles_gelu_slope_runs_on_the_threads_eager_gelu_takes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``lucid.compile``'s GELU that keeps its slope (``_fused_gelu._gelu_and_slope``): split
+    over numba's threads after their parallel work, in blocks on the pool's otherwise; both give
+    eager code's GELU and its gradient of ones bit for bit, on one thread and on two."""
+    from lucid.backends._numpy import _numba
+    from lucid.backends._numpy.kernels import special
+    from lucid.compiler import _fused_gelu
+
+    x = (np.random.default_rng(4).standard_normal((12, 64, 512)) * 3).astype(np.float32)
+    x.reshape(-1)[:4] = [np.nan, np.inf, -np.inf, 0.0]
+    want = (special.CpuGelu.forward(None, x, "none"),
+            special.CpuGeluGrad.forward(None, np.ones_like(x), x, "none"))  # fmt: skip
+    pools: list[int] = []
+    real_pool = _parallel.BlasThreads.pool
+    monkeypatch.setattr(_parallel.BlasThreads, "pool",
+                        lambda self, k: pools.append(k) or real_pool(self, k))  # fmt: skip
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    for threads in (2, 1):
+        monkeypatch.setattr(_parallel.blas_threads, "budget", lambda threads=threads: threads)
+        for last in (_parallel.NUMBA, None):
+            monkeypatch.setattr(_parallel.blas_threads, "last", last)
+            before = len(pools)
+            got = _fused_gelu._gelu_and_slope(x)
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
+            if threads == 2:  # numba's threads after theirs, else the pool's blocks
+                assert (len(pools) > before) == (last is None)
+    assert _numba.thread_layer.ok is not None
+
+
 @pytest.mark.parametrize("variable", ["WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE"])
 def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # The ranks of a job share the cores: spinning threads of one would take the core the

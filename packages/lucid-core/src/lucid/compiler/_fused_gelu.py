@@ -17,7 +17,7 @@ import numpy as np
 
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
-from lucid.backends._numpy import _compiled
+from lucid.backends._numpy import _compiled, _parallel
 from lucid.backends._numpy.kernels import special
 
 _JIT = "_gelu_slope_jit"
@@ -38,25 +38,33 @@ def fusable(shape: tuple[int, ...], dtype: Any) -> bool:
 
 
 def _gelu_and_slope(x: Any) -> tuple[Any, Any]:
-    """``gelu(x)`` and ``gelu'(x)`` (float32): one compiled pass by blocks, else eager code's
-    kernels (the slope as the gradient of ones)."""
+    """``gelu(x)`` and ``gelu'(x)`` (float32): one compiled pass on the threads eager code's
+    GELU would take (split over numba's where they ran the last parallel work, else blocks on
+    the pool's: ``special.pool_blocks``), else eager code's kernels (the slope as the gradient
+    of ones)."""
     xf = np.ascontiguousarray(x).reshape(-1)
     out, d = np.empty_like(xf), np.empty_like(xf)
     if _compiled.load(_JIT) is not None:
-        e = np.empty(min(xf.shape[0], _BLOCK), dtype=xf.dtype)
-        ok = True
-        for start in range(0, xf.shape[0], _BLOCK):
-            xb = xf[start : start + _BLOCK]
-            eb = e[: xb.shape[0]]
-            np.multiply(xb, xb, out=eb)
-            eb *= -0.5
-            np.exp(eb, out=eb)
-            ok = _compiled.run(_JIT, "gelu_slope", xb, eb, out[start : start + _BLOCK],
-                               d[start : start + _BLOCK])  # fmt: skip
-            if not ok:
-                break
-        if ok:
-            return out.reshape(x.shape), d.reshape(x.shape)
+        n = xf.shape[0]
+        if not special.pool_blocks():  # numba's threads lead: exp whole, then their split
+            e = np.multiply(xf, xf)
+            e *= -0.5
+            np.exp(e, out=e)
+            if _compiled.run(_JIT, "gelu_slope_split", xf, e, out, d):
+                return out.reshape(x.shape), d.reshape(x.shape)
+        else:  # blocks that stay in L2, on the pool's threads from SPLIT_BLOCKS_ELEMENTS
+
+            def block(r: tuple[int, int]) -> bool:
+                xb = xf[r[0] : r[1]]
+                eb = np.multiply(xb, xb)  # per block: two threads may run blocks at once
+                eb *= -0.5
+                np.exp(eb, out=eb)
+                return _compiled.run(_JIT, "gelu_slope", xb, eb, out[r[0] : r[1]],
+                                     d[r[0] : r[1]])  # fmt: skip
+
+            blocks = _parallel.blocks(n, _BLOCK)
+            if all(_parallel.map_blocks(block, blocks, n, special.SPLIT_BLOCKS_ELEMENTS)):
+                return out.reshape(x.shape), d.reshape(x.shape)
     y = special.CpuGelu.forward(None, x, "none")
     slope = special.CpuGeluGrad.forward(None, np.ones_like(x), x, "none")
     return y, slope

@@ -110,7 +110,7 @@ POOL_UNARY = True
 NUMBA_LEADS = True
 
 
-def _pool_blocks() -> bool:
+def pool_blocks() -> bool:
     """Whether a big compiled pass runs as blocks on lucid's pool (``POOL_UNARY``), not split
     over numba's threads: not where numba's threads ran the last parallel work (they may spin
     still; one runtime for the step, as ``_gemm.NUMBA_KEEPS_BIG``)."""
@@ -125,7 +125,7 @@ def _compiled_unary(name: str, x: Any) -> Any:
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
     n = of.shape[0]
-    if _pool_blocks() and xf is not None and n >= max(SPLIT_BLOCKS_ELEMENTS, 2 * _BLOCK):
+    if pool_blocks() and xf is not None and n >= max(SPLIT_BLOCKS_ELEMENTS, 2 * _BLOCK):
 
         def block(r: tuple[int, int]) -> bool:  # elementwise: the same bits in any blocks
             return _compiled.run(_JIT, "unary", name, xf[r[0] : r[1]], of[r[0] : r[1]])
@@ -158,7 +158,7 @@ def _compiled_gelu_grad(g: Any, x: Any) -> Any:
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
 
-    if not _pool_blocks():  # exp whole, the rest split over numba's threads (same bits)
+    if not pool_blocks():  # exp whole, the rest split over numba's threads (same bits)
         e = np.multiply(xf, xf)
         e *= -0.5
         np.exp(e, out=e)
