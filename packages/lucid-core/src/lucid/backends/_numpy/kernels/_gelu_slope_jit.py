@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from numba import prange
-
 from lucid.backends._numpy._numba import U, jit_math, run
-from lucid.backends._numpy.kernels._special_jit import _INV_SQRT_2PI32, _phi32
+from lucid.backends._numpy.kernels._special_jit import _INV_SQRT_2PI32, _make_split_ternary, _phi32
 
 
 @jit_math
@@ -39,17 +37,5 @@ def gelu_slope_split(x: Any, e: Any, out: Any, d: Any) -> None:
     if x.shape[0] < SPLIT_ELEMENTS:
         gelu_slope(x, e, out, d)
     else:
-        run("gelu_slope", gelu_slope, _make_split, (x, e, out, d), x.shape[0])
-
-
-inner: Any = None
-
-
-def _make_split() -> Any:
-    def split(x: Any, e: Any, out: Any, d: Any, t: int) -> None:
-        n = x.shape[0]
-        for i in prange(t):
-            s, f = n * i // t, n * (i + 1) // t
-            inner(x[s:f], e[s:f], out[s:f], d[s:f])
-
-    return split
+        # four 1-D arrays cut alike: _special_jit's split of its ternary passes fits
+        run("gelu_slope", gelu_slope, _make_split_ternary, (x, e, out, d), x.shape[0])

@@ -86,6 +86,18 @@ def head(qa: int, lq: int, ka: int, lk: int, va: int, lv: int, oa: int, lo: int,
 
 
 @jit_math
+def _address(a: Any, b: int, h: int) -> Any:
+    """The address of matrix (b, h) of a 4-D array."""
+    return a.ctypes.data + b * a.strides[0] + h * a.strides[1]
+
+
+@jit_math
+def _ld(a: Any, rows: int) -> Any:
+    """The row stride of ``a``'s matrices in elements (their width where one row)."""
+    return a.strides[2] // 4 if rows > 1 else a.shape[3]
+
+
+@jit_math
 def heads(q: Any, k: Any, v: Any, out: Any, pt: Any, factor: float, causal: bool, lo: int,
           hi: int) -> None:  # fmt: skip
     """``head`` for the (batch, head) matrices ``lo`` to ``hi`` (flat index over (B, H)) of
@@ -96,17 +108,10 @@ def heads(q: Any, k: Any, v: Any, out: Any, pt: Any, factor: float, causal: bool
     m = np.empty(length, np.float32)
     tot = np.empty(length, np.float32)
     bits = np.empty(length, np.int32)
-    z = 4  # bytes of a float32
-    lq = q.strides[2] // z if length > 1 else e
-    lk = k.strides[2] // z if source > 1 else e
-    lv = v.strides[2] // z if source > 1 else ev
-    ld = out.strides[2] // z if length > 1 else ev
     for i in range(lo, hi):
         b, h = i // nh, i % nh
-        head(q.ctypes.data + b * q.strides[0] + h * q.strides[1], lq,
-             k.ctypes.data + b * k.strides[0] + h * k.strides[1], lk,
-             v.ctypes.data + b * v.strides[0] + h * v.strides[1], lv,
-             out.ctypes.data + b * out.strides[0] + h * out.strides[1], ld,
+        head(_address(q, b, h), _ld(q, length), _address(k, b, h), _ld(k, source),
+             _address(v, b, h), _ld(v, source), _address(out, b, h), _ld(out, length),
              length, source, e, ev, factor, causal, pt[b, h], m, tot, bits)  # fmt: skip
 
 
@@ -151,18 +156,6 @@ def head_grad(qa: int, lq: int, ka: int, lk: int, va: int, lv: int, ga: int, lg:
     if dka != 0:
         _SGEMM(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, source, e, length, _F(1.0), ds.ctypes.data,
                length, qa, lq, _F(0.0), dka, ldk)  # fmt: skip
-
-
-@jit_math
-def _address(a: Any, b: int, h: int) -> Any:
-    """The address of matrix (b, h) of a 4-D array."""
-    return a.ctypes.data + b * a.strides[0] + h * a.strides[1]
-
-
-@jit_math
-def _ld(a: Any, rows: int) -> Any:
-    """The row stride of ``a``'s matrices in elements (their width where one row)."""
-    return a.strides[2] // 4 if rows > 1 else a.shape[3]
 
 
 @jit_math
