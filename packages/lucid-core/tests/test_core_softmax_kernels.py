@@ -1,7 +1,9 @@
 """softmax/log_softmax and their gradients in row blocks (``backends/_numpy/kernels/softmax``):
-the op's own values and gradients bit for bit (the same ufuncs per row), -inf and NaN rows
-included; small float arrays run the op's passes as bare ufunc calls (any dim); other big
-dims and layouts go to the op's code."""
+the ufuncs' blocks give the op's own values and gradients bit for bit (the same ufuncs per
+row), -inf and NaN rows included; small float arrays run the op's passes as bare ufunc calls
+(any dim); other big dims and layouts go to the op's code. Float32 rows with numba in use take
+compiled passes (``COMPILED_ROWS``): within float32 rounding of a float64 oracle, NaN where it
+is NaN, the same bits at one and two threads and through the one-hot gradient."""
 
 from __future__ import annotations
 
@@ -18,8 +20,32 @@ _CPU = lucid.backends.get_backend("cpu")
 _CONTRACTS = (kernels.SOFTMAX, kernels.LOG_SOFTMAX, kernels.SOFTMAX_GRAD, kernels.LOG_SOFTMAX_GRAD)
 
 
+@pytest.fixture(params=["ufuncs", "compiled"])
+def rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test so marked runs over the ufuncs' row blocks and over the compiled rows (where
+    numba is in use; skipped otherwise)."""
+    from lucid.backends._numpy import _compiled
+    from lucid.backends._numpy.kernels import softmax
+
+    if request.param == "compiled":
+        if _compiled.load(softmax._JIT) is None:
+            pytest.skip("numba is not in use here (lucid-core[numba], LUCID_NUMBA)")
+        monkeypatch.setattr(softmax, "COMPILED_ROWS", True)
+    else:
+        monkeypatch.setattr(softmax, "COMPILED_ROWS", False)
+    return str(request.param)
+
+
 @pytest.fixture
-def without_kernels() -> Iterator[None]:
+def ufunc_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ufuncs' row blocks (held to the op's bits), not the compiled rows."""
+    from lucid.backends._numpy.kernels import softmax
+
+    monkeypatch.setattr(softmax, "COMPILED_ROWS", False)
+
+
+@pytest.fixture
+def without_kernels(ufunc_rows: None) -> Iterator[None]:
     saved = {c: _CPU.kernels.pop(c) for c in _CONTRACTS}
     yield
     _CPU.kernels.update(saved)
@@ -79,7 +105,7 @@ _SAVED = {c: _CPU.kernels[c] for c in _CONTRACTS}
 
 
 @pytest.mark.parametrize("contract", _CONTRACTS)
-def test_blocks_shared_over_two_threads_equal_one_thread(contract: Any) -> None:
+def test_blocks_shared_over_two_threads_equal_one_thread(contract: Any, rows: str) -> None:
     # (430, 10000) float32 is past _parallel.PARALLEL_ELEMENTS: two threads take the blocks
     rng = np.random.default_rng(1)
     x = (rng.standard_normal((430, 10_000)) * 5).astype(np.float32)
@@ -124,7 +150,7 @@ def _one_hot_grads(shape: tuple[int, int], dtype: str, values: np.ndarray) -> tu
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", [(700, 1600), (5, 7)])  # mapped, and np.zeros
 def test_a_one_hot_gradient_through_log_softmax_equals_the_dense_formula(
-    dtype: str, shape: tuple[int, int]
+    dtype: str, shape: tuple[int, int], rows: str
 ) -> None:
     # nll_loss's values (-1/N), an ignored row's -0.0 and 0.0, an infinite and a NaN gradient
     values = np.full(shape[0], -1.0 / shape[0])
@@ -135,7 +161,7 @@ def test_a_one_hot_gradient_through_log_softmax_equals_the_dense_formula(
     np.testing.assert_array_equal(fast, ref)
 
 
-def test_nll_loss_of_log_softmax_takes_the_one_hot_path_with_the_same_gradients() -> None:
+def test_nll_loss_of_log_softmax_takes_the_one_hot_path_with_the_same_gradients(rows: str) -> None:
     lucid_nn = pytest.importorskip("lucid.nn")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((300, 1000)).astype(np.float32)
@@ -147,7 +173,7 @@ def test_nll_loss_of_log_softmax_takes_the_one_hot_path_with_the_same_gradients(
         logp = lucid_nn.functional.log_softmax(xt * 2.0, dim=1)
         lucid_nn.functional.nll_loss(logp, lucid.from_numpy(t)).backward()
         assert xt.grad is not None
-        return xt.grad.numpy().copy()
+        return np.array(xt.grad.numpy())
 
     made: list[Any] = []
     real = _CPU.kernels[kernels.ONE_HOT_ROWS]
@@ -224,7 +250,7 @@ def test_one_hot_pages_are_reused_only_when_nothing_views_them(
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("fold", [True, False])
 def test_negative_one_hot_rows_fold_the_sign_with_the_dense_formulas_bits(
-    dtype: str, fold: bool, monkeypatch: pytest.MonkeyPatch
+    dtype: str, fold: bool, monkeypatch: pytest.MonkeyPatch, rows: str
 ) -> None:
     # every row's value negative (nll_loss's -1/N, an infinite one, a subnormal one): the rows
     # are exp(y) * (-s) in one pass fewer, the same bits as 0 - exp(y) * s (signed zeros too)
@@ -265,3 +291,103 @@ def test_a_forked_child_does_not_see_the_parents_reused_pages() -> None:
     os.close(r)
     os.close(w)
     assert os.WEXITSTATUS(status) == 0
+
+
+def _oracle(fn: str, x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``fn``'s values and gradient in float64 with NumPy (each row shifted by its maximum)."""
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    with np.errstate(all="ignore"):
+        s = x64 - x64.max(axis=-1, keepdims=True)
+        lse = np.log(np.exp(s).sum(axis=-1, keepdims=True))
+        y = s - lse
+        if fn == "log_softmax":
+            return y, g64 - np.exp(y) * g64.sum(axis=-1, keepdims=True)
+        p = np.exp(y)
+        return p, p * (g64 - (g64 * p).sum(axis=-1, keepdims=True))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(700, 1000), (30_000, 9), (40, 10_037), (3, 100_003)])
+def test_compiled_rows_match_a_float64_oracle(fn: str, shape: tuple[int, int], rows: str) -> None:
+    # rows of fewer than 16 lanes, lengths that leave a tail, runs of 1,024 and a row past 2^16;
+    # rows of -inf, with a NaN, with +inf and of -1e30 but one value (exp underflows to 0)
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(shape) * 8).astype(np.float32)
+    x[0] = -np.inf
+    x[1, 2] = np.nan
+    x[2, 1] = np.inf
+    x[-1] = -1e30
+    x[-1, -1] = 3.0
+    g = rng.standard_normal(shape).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        got = _values_and_grad(fn, x, g, -1)
+    want = _oracle(fn, x, g)
+    for a, b in zip(got, want):
+        assert a.dtype == np.float32
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        # float32 rounding: of the largest |value| a row holds (the gradient's sum of g)
+        ok = ~np.isnan(b)
+        scale = np.abs(np.where(ok, b, 0)).max(axis=-1, keepdims=True) + 1.0
+        np.testing.assert_allclose(a[ok] / np.broadcast_to(scale, a.shape)[ok],
+                                   b[ok] / np.broadcast_to(scale, b.shape)[ok],
+                                   rtol=0, atol=4e-6)  # fmt: skip
+    if fn == "softmax":  # an underflowing term is exactly 0, every row sums to 1
+        assert (got[0][-1, :-1] == 0).all() and got[0][-1, -1] == 1
+        sums = got[0][3:-1].astype(np.float64).sum(axis=-1)
+        np.testing.assert_allclose(sums, 1.0, rtol=0, atol=1e-5)
+
+
+def test_compiled_exp_matches_float64_over_the_float32_range() -> None:
+    numba = pytest.importorskip("numba")
+    from lucid.backends._numpy import _compiled
+
+    jit = _compiled.load("_softmax_jit")
+    if jit is None:
+        pytest.skip("numba is not in use here (lucid-core[numba], LUCID_NUMBA)")
+    expf = jit._expf
+
+    def loop(x: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover (compiled)
+        for i in range(x.shape[0]):
+            out[i] = expf(x[i])
+
+    each = numba.njit(loop)
+
+    x = np.linspace(-87.3, 88.7, 400_001, dtype=np.float32)
+    out = np.empty_like(x)
+    each(x, out)
+    want = np.exp(x.astype(np.float64))
+    np.testing.assert_allclose(out, want, rtol=2.5e-7, atol=0)
+    assert out[np.searchsorted(x, 0.0)] == np.exp(np.float32(x[np.searchsorted(x, 0.0)]))
+    edge = np.array([0.0, -0.0, -87.4, -200.0, -np.inf, 88.8, np.inf, np.nan], np.float32)
+    out = np.empty_like(edge)
+    each(edge, out)
+    np.testing.assert_array_equal(out[:7], [1.0, 1.0, 0.0, 0.0, 0.0, np.inf, np.inf])
+    assert np.isnan(out[7])
+
+
+def test_compiled_rows_run_on_the_pool_or_numbas_threads_with_the_same_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lucid.backends._numpy import _compiled, _parallel
+    from lucid.backends._numpy.kernels import softmax
+    from lucid.backends._numpy.kernels.special import pool_blocks
+
+    if _compiled.load(softmax._JIT) is None:
+        pytest.skip("numba is not in use here (lucid-core[numba], LUCID_NUMBA)")
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((400, 10_000)) * 4).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    saved = lucid.get_num_threads()
+    results = []
+    try:
+        lucid.set_num_threads(2)
+        for leader in (_parallel.POOL, _parallel.NUMBA):
+            monkeypatch.setattr(_parallel.blas_threads, "last", leader)
+            assert pool_blocks() == (leader == _parallel.POOL)
+            y = _SAVED[kernels.LOG_SOFTMAX].forward(_CPU, x, 1)
+            results.append((y, _SAVED[kernels.LOG_SOFTMAX_GRAD].forward(_CPU, g, y, 1),
+                            _SAVED[kernels.SOFTMAX].forward(_CPU, x, 1)))  # fmt: skip
+    finally:
+        lucid.set_num_threads(saved)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)

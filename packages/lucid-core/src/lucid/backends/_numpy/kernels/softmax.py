@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from lucid.backends._numpy import _compiled
 from lucid.backends._numpy._errstate import QUIET
 from lucid.backends._numpy._parallel import PARALLEL_ELEMENTS, in_worker, map_blocks, workers
+from lucid.backends._numpy.kernels.special import pool_blocks
 
 __all__ = ["CpuLogSoftmax", "CpuLogSoftmaxGrad", "CpuOneHotRows", "CpuSoftmax", "CpuSoftmaxGrad"]
 
@@ -41,6 +43,12 @@ REUSE_ONE_HOT_PAGES = True
 # subtraction from 0 folded into the factor's sign: one pass fewer, the same bits). False: as
 # before.
 FOLD_ONE_HOT_SIGN = True
+# Float32 rows run as compiled passes where numba is in use (``_softmax_jit``: a row read three
+# times from cache and written once, ``exp`` not stored; a word-level LSTM's (700, 10,000)
+# logits 8.6 -> ~4 ms forward at one thread, issue 30, docs/performance.md). Their values are
+# within float32 rounding of the ufuncs', not the same bits. False: the ufuncs' row blocks.
+COMPILED_ROWS = True
+_JIT = "_softmax_jit"
 
 
 def _small(*arrays: Any) -> bool:
@@ -122,6 +130,27 @@ def _each_block(work: Any, a: Any) -> None:
                a.size)  # fmt: skip
 
 
+def _compiled_rows(a: Any) -> bool:
+    """Whether the rows of ``a`` (2-D, C-contiguous) take ``_softmax_jit``'s passes."""
+    return COMPILED_ROWS and a.dtype == np.float32 and _compiled.load(_JIT) is not None
+
+
+def _run_rows(name: str, arrays: tuple[Any, ...], numpy_block: Any, like: Any) -> bool:
+    """``_softmax_jit``'s pass ``name`` over every row of ``like``: in the pool's blocks where
+    the pool leads (``special.pool_blocks``; a block the compiled pass fails on runs
+    ``numpy_block``), else split over numba's threads. False (nothing written) where that
+    split fails: the caller runs its ufunc blocks."""
+    if not pool_blocks():
+        return _compiled.run(_JIT, "rows", name, *arrays, 0, like.shape[0])
+
+    def block(r: tuple[int, int]) -> None:
+        if not _compiled.run(_JIT, name, *arrays, r[0], r[1]):
+            numpy_block(r)
+
+    _each_block(block, like)
+    return True
+
+
 def _forward(x: Any, dim: int, log: bool) -> Any:
     if _small(x):
         return _small_forward(x, dim, log)
@@ -142,7 +171,9 @@ def _forward(x: Any, dim: int, log: bool) -> Any:
             exp(ob, out=ob)
             np.divide(ob, add(ob, axis=1, keepdims=True), out=ob)
 
-    _each_block(block, x2)
+    name = "log_softmax_rows" if log else "softmax_rows"
+    if not (_compiled_rows(x2) and _run_rows(name, (x2, out), block, x2)):
+        _each_block(block, x2)
     return out.reshape(x.shape)
 
 
@@ -259,6 +290,26 @@ def _one_hot_log_softmax_grad(g: Any, y: Any, dim: int) -> Any:
     zero = g.dtype.type(0)
     sums = np.add(values, zero)
     out = np.empty_like(y)
+    if y.size >= _SMALL_ELEMENTS and _compiled_rows(y):  # as the dense formula's rows
+        n = y.shape[1]
+        cols64 = np.ascontiguousarray(cols, dtype=np.int64)
+        if cols64.shape == (y.shape[0],) and (not cols64.size or (
+                int(cols64.min()) >= -n and int(cols64.max()) < n)):  # fmt: skip
+            args = (y, cols64, np.ascontiguousarray(values), sums, out)
+            fell_back: list[bool] = []
+
+            def numpy_rows(r: tuple[int, int]) -> None:
+                fell_back.append(True)
+                ob = out[r[0] : r[1]]
+                np.exp(y[r[0] : r[1]], out=ob)
+                np.multiply(ob, sums[r[0] : r[1], None], out=ob)
+                np.subtract(zero, ob, out=ob)
+
+            if _run_rows("one_hot_grad_rows", args, numpy_rows, y):
+                if fell_back:  # the ufuncs' rows: their value's column as below
+                    rows = np.arange(g.shape[0])
+                    out[rows, cols] = np.subtract(values, np.multiply(np.exp(y[rows, cols]), sums))
+                return out
     col = sums[:, None]
     if FOLD_ONE_HOT_SIGN and bool(np.all(np.less(sums, zero))):
         # Every row's sum negative (nll_loss's values, -w/N): ``0 - e s`` is ``e (-s)`` bit for
@@ -309,7 +360,9 @@ class CpuLogSoftmaxGrad:
             np.multiply(ob, total, out=ob)
             np.subtract(gb, ob, out=ob)
 
-        _each_block(block, g2)
+        if not (_compiled_rows(g2) and _run_rows("log_softmax_grad_rows", (g2, y2, out), block,
+                                                 g2)):  # fmt: skip
+            _each_block(block, g2)
         return out.reshape(g.shape)
 
 
