@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+import lucid
 from lucid.backends import cpu, get_backend
 from lucid.backends._numpy import _compiled, _gemm, _parallel
 from lucid.backends._numpy.kernels import batchnorm, winograd
@@ -1206,3 +1207,28 @@ def test_a_rank_of_a_multi_process_job_never_spins(variable, monkeypatch) -> Non
     _numba._sleeping_omp_threads()
     assert _numba.omp_threads.spins is False
     assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_relu_gives_numpys_maximum_bits_and_keeps_layouts(dtype) -> None:  # type: ignore[no-untyped-def]
+    from lucid.backends._numpy.kernels.activation import CpuActivation
+
+    backend = get_backend("cpu")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((64, 6, 24, 24)).astype(dtype)
+    x.reshape(-1)[:8] = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-45, -1e-45]
+    got = CpuActivation.forward(backend, "relu", x)
+    want = np.maximum(x, 0)
+    assert got is not None and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    # not C-contiguous (channels-last, a slice): declines, NumPy's maximum keeps the layout
+    cl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    assert CpuActivation.forward(backend, "relu", cl) is None
+    t = lucid.from_numpy(cl).requires_grad_()
+    y = lucid.relu(t)
+    assert y.detach().numpy().strides == np.maximum(cl, 0).strides
+    np.testing.assert_array_equal(y.detach().numpy(), want)
+    y.backward(lucid.ones_like(y))
+    assert t.grad is not None
+    np.testing.assert_array_equal(t.grad.numpy(), (want > 0).astype(dtype))

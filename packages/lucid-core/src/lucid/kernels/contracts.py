@@ -160,8 +160,8 @@ class GeluGradKernel(Protocol):
 
 
 class ActivationKernel(Protocol):
-    """sigmoid, silu, logsigmoid, hardswish by name: ``forward(backend, name, x) -> y``, or
-    None (the op's own code runs)."""
+    """relu, sigmoid, silu, logsigmoid, hardswish by name: ``forward(backend, name, x) -> y``,
+    or None (the op's own code runs)."""
 
     @staticmethod
     def forward(backend: Any, name: str, x: Any, /) -> Any:

@@ -104,3 +104,14 @@ def hardswish_grad(g: Any, x: Any, out: Any, c: Any) -> None:
         s = v / three + half if v < three else one  # NaN: 1, as torch's
         s = zero if v <= -three else s
         out[U(i)] = g[U(i)] * s
+
+
+@jit_math
+def relu(x: Any, out: Any, c: Any) -> None:
+    """``np.maximum(x, 0)``: ``x`` where above 0 or NaN, else ``+0`` (-0 included, as NumPy's
+    maximum gives it); selects, so LLVM vectorises the loop (NumPy's maximum against a scalar
+    does not: 83 against ~20 us for LeNet-5's (64, 6, 24, 24), issue 30)."""
+    zero = c[0]
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v if (v > zero) | (v != v) else zero

@@ -24,23 +24,52 @@ from __future__ import annotations
 from typing import Any
 
 import numba
+import numpy as np
 from numba import prange
 
 from lucid.backends._numpy._numba import U, run, specialised
+
+# Planes of one channel (a channels-first batch, ``C == 1``) run as 3-D arrays (B, H, W): the
+# 4-D loops spent most of their time on the size-1 channel loop and its index arithmetic
+# (LeNet-5's first pool backward, (384, 12, 12): 210 -> 60 us on one thread; issue 30,
+# docs/performance.md). The same adds in the same order: the same bits. False: 4-D always.
+PLANES_3D = True
+
+
+def _planes3(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The ``(B, H, W, 1)`` arrays as ``(B, H, W)`` views where every one is C-contiguous with
+    one channel, else None."""
+    if not PLANES_3D:
+        return None
+    for a in arrays:
+        if a.shape[3] != 1 or not a.flags.c_contiguous:
+            return None
+    return tuple(a.reshape(a.shape[:3]) for a in arrays)
 
 
 def forward(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window, the
     batch split over numba's threads when big enough (``split_threads``)."""
-    name = f"max_forward_{kh}x{kw}"
-    run(name, specialised(name, _make_forward, kh, kw), _make_split_forward, args, args[0].size)
+    planes = _planes3((args[0], args[5], args[6]))
+    if planes is not None:
+        name = f"max_forward_planes_{kh}x{kw}"
+        fn = specialised(name, _make_forward, kh, kw, True)
+        args = (planes[0], *args[1:5], planes[1], planes[2])
+    else:
+        name = f"max_forward_{kh}x{kw}"
+        fn = specialised(name, _make_forward, kh, kw)
+    run(name, fn, _make_split_forward, args, args[0].size)
 
 
 def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
     """Run the compiled ``(g, idx, sh, sw, dh, dw, dxpad)`` pass of a ``kh x kw`` window, the
     batch split over numba's threads when big enough."""
-    name = f"max_backward_{kh}x{kw}{'_overlap' if overlap else ''}"
-    fn = specialised(name, _make_backward, kh, kw, overlap)
+    planes = _planes3((args[0], args[1], args[6]))
+    kind = "planes_" if planes is not None else ""
+    name = f"max_backward_{kind}{kh}x{kw}{'_overlap' if overlap else ''}"
+    fn = specialised(name, _make_backward, kh, kw, overlap, planes is not None)
+    if planes is not None:
+        args = (planes[0], planes[1], *args[2:6], planes[2])
     run(name, fn, _make_split_backward, args, args[-1].size)
 
 
@@ -85,7 +114,38 @@ def max_tap(val: Any, t: int, best: Any, k: int, nan: bool, nan_value: Any) -> A
     return best, k, nan, nan_value
 
 
-def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)
+@numba.njit(inline="always", nogil=True, cache=True)
+def _tap(t: Any, kw: int) -> tuple[int, int]:
+    """Tap ``t``'s row and column in a window ``kw`` wide, divided as unsigned integers (no
+    sign fix-ups; a compile-time ``kw`` makes them a multiply and shifts)."""
+    u = U(t)
+    return np.int64(u // U(kw)), np.int64(u % U(kw))
+
+
+def _make_forward(KH: int, KW: int, PLANES: bool = False) -> Any:  # noqa: N803 (constants)
+    if PLANES:
+
+        def max_forward_planes(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any,
+                               idx: Any) -> None:  # fmt: skip
+            """``max_forward`` over (B, H, W) planes."""
+            for b in range(out.shape[0]):
+                for i in range(out.shape[1]):
+                    for j in range(out.shape[2]):
+                        best = xpad[U(b), U(i * sh), U(j * sw)]
+                        nan = best != best
+                        nan_value = best
+                        k = 0
+                        t = 0
+                        for u in range(KH):
+                            for v in range(KW):
+                                val = xpad[U(b), U(i * sh + u * dh), U(j * sw + v * dw)]
+                                best, k, nan, nan_value = max_tap(val, t, best, k, nan, nan_value)
+                                t += 1
+                        out[U(b), U(i), U(j)] = nan_value if nan else best
+                        idx[U(b), U(i), U(j)] = k
+
+        return max_forward_planes
+
     def max_forward(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any, idx: Any) -> None:
         """``out[b, i, j, c]``: the max of the window at ``(i, j)``; ``idx``: its first tap."""
         for b in range(out.shape[0]):
@@ -108,8 +168,26 @@ def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constant
     return max_forward
 
 
-def _make_backward(KH: int, KW: int, OVERLAP: bool) -> Any:  # noqa: N803
+def _make_backward(KH: int, KW: int, OVERLAP: bool, PLANES: bool = False) -> Any:  # noqa: N803
     passes = KH * KW if OVERLAP else 1
+    if PLANES:
+
+        def max_backward_planes(g: Any, idx: Any, sh: int, sw: int, dh: int, dw: int,
+                                dxpad: Any) -> None:  # fmt: skip
+            """``max_backward`` over (B, H, W) planes."""
+            for p in range(passes):
+                for b in range(g.shape[0]):
+                    for i in range(g.shape[1]):
+                        for j in range(g.shape[2]):
+                            t = idx[U(b), U(i), U(j)]
+                            q, v = _tap(t, KW)
+                            if OVERLAP and t != p:
+                                continue
+                            r = i * sh + q * dh
+                            s = j * sw + v * dw
+                            dxpad[U(b), U(r), U(s)] += g[U(b), U(i), U(j)]
+
+        return max_backward_planes
 
     def max_backward(g: Any, idx: Any, sh: int, sw: int, dh: int, dw: int, dxpad: Any) -> None:
         """``dxpad`` (zeroed) ``+= g`` at each window's winner; tap by tap where windows
@@ -120,10 +198,11 @@ def _make_backward(KH: int, KW: int, OVERLAP: bool) -> Any:  # noqa: N803
                     for j in range(g.shape[2]):
                         for c in range(g.shape[3]):
                             t = idx[U(b), U(i), U(j), U(c)]
+                            q, v = _tap(t, KW)
                             if OVERLAP and t != p:
                                 continue
-                            r = i * sh + (t // KW) * dh
-                            s = j * sw + (t % KW) * dw
+                            r = i * sh + q * dh
+                            s = j * sw + v * dw
                             dxpad[U(b), U(r), U(s), U(c)] += g[U(b), U(i), U(j), U(c)]
 
     return max_backward

@@ -1,4 +1,4 @@
-"""sigmoid, silu, logsigmoid and hardswish for the NumPy backend (``kernels.ACTIVATION``,
+"""relu, sigmoid, silu, logsigmoid and hardswish for the NumPy backend (``kernels.ACTIVATION``,
 ``kernels.ACTIVATION_GRAD``): with ``lucid-core[numba]``, NumPy's SIMD ``exp``/``log1p`` pass
 and one compiled loop (``_activation_jit``), in place on one new array; without it, or for
 other dtypes, they decline and the op's NumPy formulas run (the same bits: the same float
@@ -44,12 +44,16 @@ class CpuActivation:
 
     @staticmethod
     def forward(backend: Any, name: str, x: Any) -> Any:
+        if name == "relu" and not x.flags.c_contiguous:
+            return None  # NumPy's maximum keeps the input's layout (channels-last stays so)
         flat = _flat(x)
         if flat is None:
             return None
         (xf,) = flat
         out, c = np.empty_like(xf), _consts(xf)
-        if name == "hardswish":
+        if name == "relu":
+            ok = _run("relu", xf, out, c)
+        elif name == "hardswish":
             ok = _run("hardswish", xf, out, c)
         elif name in ("sigmoid", "silu"):
             ok = _run("negate", xf, out)
