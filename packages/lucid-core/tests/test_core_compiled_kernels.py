@@ -1222,9 +1222,13 @@ def test_compiled_relu_gives_numpys_maximum_bits_and_keeps_layouts(dtype) -> Non
     assert got is not None and got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
-    # not C-contiguous (channels-last, a slice): declines, NumPy's maximum keeps the layout
+    # channels-last (a conv output's layout): the same pass over its memory, the layout kept;
+    # a strided slice declines (NumPy's maximum runs)
     cl = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-    assert CpuActivation.forward(backend, "relu", cl) is None
+    got = CpuActivation.forward(backend, "relu", cl)
+    assert got is not None and got.strides == cl.strides
+    np.testing.assert_array_equal(got, want)
+    assert CpuActivation.forward(backend, "relu", x[:, :, ::2]) is None
     t = lucid.from_numpy(cl).requires_grad_()
     y = lucid.relu(t)
     assert y.detach().numpy().strides == np.maximum(cl, 0).strides

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from lucid.backends._numpy import _compiled
+from lucid.backends._numpy.kernels.relu import memory_order
 
 __all__ = ["CpuActivation", "CpuActivationGrad"]
 
@@ -39,21 +40,35 @@ def _run(fn: str, *args: Any) -> bool:
     return _compiled.run(_JIT, fn, *args)
 
 
+def _relu(x: Any) -> Any:
+    """``np.maximum(x, 0)`` as one compiled pass over ``x``'s memory into an array of its
+    layout (a channels-last conv output stays channels-last, as NumPy's maximum keeps it), or
+    None where ``x``'s elements are not one dense block."""
+    if x.dtype not in _FLOATS or x.size == 0 or _compiled.load(_JIT) is None:
+        return None
+    xf = memory_order(x)
+    if xf is None:
+        return None
+    out = np.empty_like(x)  # a dense array's strides
+    of = memory_order(out)
+    if of is None or out.strides != x.strides:
+        return None
+    return out if _run("relu", xf, of, _consts(x)) else None
+
+
 class CpuActivation:
     """``kernels.ACTIVATION`` for NumPy (the module's docstring)."""
 
     @staticmethod
     def forward(backend: Any, name: str, x: Any) -> Any:
-        if name == "relu" and not x.flags.c_contiguous:
-            return None  # NumPy's maximum keeps the input's layout (channels-last stays so)
+        if name == "relu":
+            return _relu(x)
         flat = _flat(x)
         if flat is None:
             return None
         (xf,) = flat
         out, c = np.empty_like(xf), _consts(xf)
-        if name == "relu":
-            ok = _run("relu", xf, out, c)
-        elif name == "hardswish":
+        if name == "hardswish":
             ok = _run("hardswish", xf, out, c)
         elif name in ("sigmoid", "silu"):
             ok = _run("negate", xf, out)

@@ -24,7 +24,7 @@ _BLOCK_ELEMENTS = 1 << 18
 _SMALL_ELEMENTS = 1 << 14
 
 
-def _flat(arr: Any) -> Any:
+def memory_order(arr: Any) -> Any:
     """``arr`` as a 1-D view in its memory order, or None if its elements are not one dense
     block (a channels-last array's memory order is not its index order)."""
     order = sorted(range(arr.ndim), key=lambda ax: -abs(arr.strides[ax]))
@@ -45,13 +45,13 @@ def _fused(g: Any, out: Any) -> Any:
         or _compiled.load(_JIT) is None
     ):
         return None
-    gf = _flat(g)
+    gf = memory_order(g)
     if gf is None:
         return None
     # out has g's strides and res takes them (NumPy's multiply keeps g's memory order): both
     # are dense in the same order.
     res = np.empty_like(g)
-    of, rf = _flat(out), _flat(res)
+    of, rf = memory_order(out), memory_order(res)
     failed: list[bool] = []
 
     def work(r: tuple[int, int]) -> None:
