@@ -17,7 +17,7 @@ import pytest
 
 import lucid
 from lucid.backends import cpu, get_backend
-from lucid.backends._numpy import _compiled, _gemm, _parallel
+from lucid.backends._numpy import _compiled, _gemm, _numba, _parallel
 from lucid.backends._numpy.kernels import batchnorm, winograd
 from lucid.kernels import conv_geometry
 
@@ -655,8 +655,11 @@ def _gemm_operands(rng, dtype, m, k, n, layout):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("layout", ["CC", "CT", "TC", "TT"])
-@pytest.mark.parametrize("m, k, n", [(7, 5, 3), (130, 150, 16), (75, 640, 16)])
+@pytest.mark.parametrize("m, k, n", [(7, 5, 3), (130, 150, 16), (75, 640, 16), (64, 128, 385),
+                                     (12, 130, 70), (600, 40, 50)])  # fmt: skip
 def test_compiled_gemm_split_over_threads_matches_numpy(split, dtype, layout, m, k, n) -> None:  # type: ignore[no-untyped-def]
+    # by rows, and by columns (fewer than COLUMN_ROWS rows and enough columns: (64, 385),
+    # (12, 70), with an odd count to share out)
     from lucid.backends._numpy.kernels import _gemm_jit
 
     a, b = _gemm_operands(np.random.default_rng(m + k + n), dtype, m, k, n, layout)
@@ -669,6 +672,9 @@ def test_compiled_gemm_split_over_threads_matches_numpy(split, dtype, layout, m,
     want = a.astype(np.float64) @ b.astype(np.float64)
     tol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k))
+    by_columns = m < _gemm_jit.COLUMN_ROWS and n >= 32
+    name = f"{'s' if dtype == np.float32 else 'd'}gemm_split{'_columns' if by_columns else ''}"
+    assert name in _numba.compiled
 
 
 def test_compiled_gemm_declines_what_it_does_not_do(split) -> None:  # type: ignore[no-untyped-def]

@@ -108,6 +108,26 @@ def _make_split() -> Any:
     return gemm_split
 
 
+def _make_split_columns() -> Any:
+    def gemm_split_columns(ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int, b: int,
+                           ldb: int, c: int, ldc: int, b_step: int, c_step: int,
+                           t: int) -> None:  # fmt: skip
+        for i in prange(t):
+            s, e = n * i // t, n * (i + 1) // t
+            inner(ta, tb, m, e - s, k, a, lda, b + s * b_step, ldb, c + s * c_step, ldc)
+
+    return gemm_split_columns
+
+
+# Products of fewer rows than this split by columns: each thread's GEMM keeps every row, where
+# halving few rows leaves OpenBLAS's kernels far below peak (a generated token's (64, 128) x
+# (128, 384) at two threads: 57 against 88 us by rows, 111 on one thread; (12, 128) x
+# (128, 512): 30 against 56; by rows from ~768 rows on; issue 30, docs/performance.md).
+COLUMN_ROWS = 512
+# ... and at least this many columns a thread.
+_MIN_COLUMNS = 16
+
+
 def _operand(x: Any) -> tuple[int, int, int] | None:
     """``(trans, ld, bytes from one row of op(x) to the next)`` of a 2-D operand stored
     row-major (C-like) or as the transpose of a row-major matrix (F-like); None otherwise."""
@@ -122,8 +142,9 @@ def _operand(x: Any) -> tuple[int, int, int] | None:
 
 def matmul(a: Any, b: Any, flops: float) -> Any:
     """``a @ b`` of 2-D float32 or float64 arrays (same dtype, each row-major or a transposed
-    row-major view) with its rows split over numba's threads; None where it does not apply
-    (other layouts, or ``split_threads`` says one thread)."""
+    row-major view) with its rows (fewer than ``COLUMN_ROWS`` rows: its columns) split over
+    numba's threads; None where it does not apply (other layouts, or ``split_threads`` says
+    one thread)."""
     if a.dtype != b.dtype or a.dtype.char not in "fd" or min(*a.shape, b.shape[1]) < 2:
         return None
     opa, opb = _operand(a), _operand(b)
@@ -136,10 +157,18 @@ def matmul(a: Any, b: Any, flops: float) -> Any:
     n = b.shape[1]
     out = np.empty((m, n), dtype=a.dtype)
     (ta, lda, a_step), (tb, ldb, _) = opa, opb
-    args = (ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb, out.ctypes.data, n,
-            a_step, n * out.itemsize)  # fmt: skip
     serial = _sgemm if a.dtype.char == "f" else _dgemm
     name = f"{'s' if a.dtype.char == 'f' else 'd'}gemm_split"
+    if m < COLUMN_ROWS and n >= _MIN_COLUMNS * t:
+        # op(b)'s column j: element j of a row-major b's row, row j of a transposed one's
+        b_step = b.itemsize if tb == _NO_TRANS else ldb * b.itemsize
+        args = (ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb, out.ctypes.data, n,
+                b_step, out.itemsize)  # fmt: skip
+        name, make = name + "_columns", _make_split_columns
+    else:
+        args = (ta, tb, m, n, k, a.ctypes.data, lda, b.ctypes.data, ldb, out.ctypes.data, n,
+                a_step, n * out.itemsize)  # fmt: skip
+        make = _make_split
     with blas_threads.single_blas_thread():
-        run_split(name, _make_split, serial, args, t, lambda: np.matmul(a, b, out=out))
+        run_split(name, make, serial, args, t, lambda: np.matmul(a, b, out=out))
     return out
