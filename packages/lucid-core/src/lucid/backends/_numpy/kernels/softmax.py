@@ -5,7 +5,9 @@
 The op's code makes ~5 passes over the whole array each way (max, subtract, exp, sum, log...):
 over a language model's logits (700 x 10,000 float32, 28 MB) each pass goes to memory. Here the
 same ufuncs run on blocks of rows that stay in L2 (``_BLOCK_ELEMENTS``), written into the
-output: the same bits, about twice as fast (docs/performance.md). Small float arrays (any dim
+output: the same bits, about twice as fast (docs/performance.md). With numba in use, float32
+rows run compiled passes instead (``COMPILED_ROWS``, ``_softmax_jit``: three reads from cache and
+one write a row, within float32 rounding of the ufuncs' values). Small float arrays (any dim
 and layout) run the op's own passes as bare ufunc calls; other big layouts and dims decline
 (None): the op's code runs.
 """
