@@ -17,7 +17,7 @@ import pytest
 
 import lucid
 from lucid.backends import cpu, get_backend
-from lucid.backends._numpy import _compiled, _gemm, _numba, _parallel
+from lucid.backends._numpy import _compiled, _gemm, _parallel
 from lucid.backends._numpy.kernels import batchnorm, winograd
 from lucid.kernels import conv_geometry
 
@@ -672,6 +672,8 @@ def test_compiled_gemm_split_over_threads_matches_numpy(split, dtype, layout, m,
     want = a.astype(np.float64) @ b.astype(np.float64)
     tol = 1e-4 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.sqrt(k))
+    from lucid.backends._numpy import _numba  # (numba: after the module's importorskip)
+
     by_columns = m < _gemm_jit.COLUMN_ROWS and n >= 32
     name = f"{'s' if dtype == np.float32 else 'd'}gemm_split{'_columns' if by_columns else ''}"
     assert name in _numba.compiled
