@@ -29,10 +29,11 @@ from numba import prange
 
 from lucid.backends._numpy._numba import U, run, specialised
 
-# Planes of one channel (a channels-first batch, ``C == 1``) run as 3-D arrays (B, H, W): the
-# 4-D loops spent most of their time on the size-1 channel loop and its index arithmetic
-# (LeNet-5's first pool backward, (384, 12, 12): 210 -> 60 us on one thread; issue 30,
-# docs/performance.md). The same adds in the same order: the same bits. False: 4-D always.
+# The backward over planes of one channel (a channels-first batch, ``C == 1``) runs as 3-D
+# arrays (B, H, W): the 4-D loop spent most of its time on the size-1 channel loop and its index
+# arithmetic ((384, 12, 12): 210 -> 60 us on one thread; issue 30, docs/performance.md). The
+# same adds in the same order: the same bits. (The forward measured the same either way, so it
+# keeps its one 4-D loop.) False: 4-D always.
 PLANES_3D = True
 
 
@@ -50,15 +51,8 @@ def _planes3(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
 def forward(kh: int, kw: int, *args: Any) -> None:
     """Run the compiled ``(xpad, sh, sw, dh, dw, out, idx)`` pass of a ``kh x kw`` window, the
     batch split over numba's threads when big enough (``split_threads``)."""
-    planes = _planes3((args[0], args[5], args[6]))
-    if planes is not None:
-        name = f"max_forward_planes_{kh}x{kw}"
-        fn = specialised(name, _make_forward, kh, kw, True)
-        args = (planes[0], *args[1:5], planes[1], planes[2])
-    else:
-        name = f"max_forward_{kh}x{kw}"
-        fn = specialised(name, _make_forward, kh, kw)
-    run(name, fn, _make_split_forward, args, args[0].size)
+    name = f"max_forward_{kh}x{kw}"
+    run(name, specialised(name, _make_forward, kh, kw), _make_split_forward, args, args[0].size)
 
 
 def backward(kh: int, kw: int, overlap: bool, *args: Any) -> None:
@@ -122,30 +116,7 @@ def _tap(t: Any, kw: int) -> tuple[int, int]:
     return np.int64(u // U(kw)), np.int64(u % U(kw))
 
 
-def _make_forward(KH: int, KW: int, PLANES: bool = False) -> Any:  # noqa: N803 (constants)
-    if PLANES:
-
-        def max_forward_planes(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any,
-                               idx: Any) -> None:  # fmt: skip
-            """``max_forward`` over (B, H, W) planes."""
-            for b in range(out.shape[0]):
-                for i in range(out.shape[1]):
-                    for j in range(out.shape[2]):
-                        best = xpad[U(b), U(i * sh), U(j * sw)]
-                        nan = best != best
-                        nan_value = best
-                        k = 0
-                        t = 0
-                        for u in range(KH):
-                            for v in range(KW):
-                                val = xpad[U(b), U(i * sh + u * dh), U(j * sw + v * dw)]
-                                best, k, nan, nan_value = max_tap(val, t, best, k, nan, nan_value)
-                                t += 1
-                        out[U(b), U(i), U(j)] = nan_value if nan else best
-                        idx[U(b), U(i), U(j)] = k
-
-        return max_forward_planes
-
+def _make_forward(KH: int, KW: int) -> Any:  # noqa: N803 (compile-time constants)
     def max_forward(xpad: Any, sh: int, sw: int, dh: int, dw: int, out: Any, idx: Any) -> None:
         """``out[b, i, j, c]``: the max of the window at ``(i, j)``; ``idx``: its first tap."""
         for b in range(out.shape[0]):
