@@ -226,6 +226,17 @@ def binary_cross_entropy_with_logits(
 
 
 # -- multi-class classification -------------------------------------------------------------------
+# cross_entropy without class weights or label smoothing takes the backend's log_softmax rows
+# and nll_loss's one-hot gradient through them (``kernels.LOG_SOFTMAX``, ``ONE_HOT_ROWS``,
+# ``LOG_SOFTMAX_GRAD``): the bits of ``nll_loss(log_softmax(x, 1))``, torch's own composition,
+# in one node (a (700, 10,000) float32 step 18.8 -> ~9 ms at one thread; issue 30,
+# docs/performance.md). False: the softmax probabilities computed here, as before.
+FUSED_LOG_SOFTMAX = True
+# From this many logits the gradient goes through the backend's one-hot kernels (their compiled
+# rows); fewer: the same formula as a few array calls (a (64, 10) loss: 47 -> ~25 us).
+_ONE_HOT_KERNEL_ELEMENTS = 1 << 18
+
+
 class _CrossEntropy(Function):
     """Cross entropy of (M, C) logits with class indices; the loss and its backward fused.
 
@@ -241,6 +252,12 @@ class _CrossEntropy(Function):
     ) -> Any:
         xp = ctx.xp
         m, c = x.shape
+        ctx.logp = None
+        if w is None and smoothing == 0 and FUSED_LOG_SOFTMAX:
+            kernel = kernels.LOG_SOFTMAX.find(ctx.backend)
+            logp = None if kernel is None else kernel.forward(ctx.backend, x, 1)
+            if logp is not None:
+                return _CrossEntropy._from_log_softmax(ctx, logp, t, ignore_index, reduction)
         shifted = x - xp.max(x, axis=1, keepdims=True)
         e = xp.exp(shifted)
         sum_e = xp.sum(e, axis=1, keepdims=True)
@@ -271,8 +288,71 @@ class _CrossEntropy(Function):
         return total / ctx.denom
 
     @staticmethod
+    def _from_log_softmax(ctx: Any, logp: Any, t: Any, ignore_index: int, reduction: str) -> Any:
+        """The loss from the backend's log_softmax rows ``logp``: ``nll_loss(log_softmax(x))``'s
+        arithmetic (``_NllLoss.forward``: the same bits), one node."""
+        xp = ctx.xp
+        m, c = logp.shape
+        valid = t != ignore_index
+        tt = xp.where(valid, t, 0)
+        ctx.backend.check_index_range(tt, 0, c, _target_error("cross_entropy", c))
+        w_t = valid.astype(logp.dtype)
+        rows = xp.arange(m)
+        loss = -(logp[rows, tt] * w_t)
+        ctx.logp, ctx.rows, ctx.tt, ctx.w_t, ctx.validf = logp, rows, tt, w_t, w_t
+        ctx.w, ctx.smoothing, ctx.reduction = None, 0.0, reduction
+        if reduction == "none":
+            return loss
+        total_of = np.add.reduce if type(loss) is np.ndarray else xp.sum
+        total = total_of(loss)
+        if reduction == "sum":
+            return total
+        ctx.denom = total_of(w_t)
+        return total / ctx.denom
+
+    @staticmethod
+    def _grad_from_log_softmax(ctx: Any, g: Tensor) -> Any:
+        """``log_softmax``'s backward of ``nll_loss``'s one-hot gradient (``_NllLoss.backward``
+        then ``LogSoftmax``'s: the same bits as the two ops), through the backend's kernels
+        (``ONE_HOT_ROWS``, ``LOG_SOFTMAX_GRAD``) where it has them."""
+        xp, be, logp = ctx.xp, ctx.backend, ctx.logp
+        shape = logp.shape
+        gd = g.array
+        if ctx.reduction == "mean":  # every target ignored: the gradient is 0 (torch's)
+            nonzero = ctx.denom != 0
+            gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
+        vals = (-ctx.w_t * gd).astype(logp.dtype)
+        rows, tt = ctx.rows, ctx.tt
+        if logp.size < _ONE_HOT_KERNEL_ELEMENTS:
+            # the one-hot formula's arithmetic on the arrays (``0 - e s`` off the targets,
+            # ``v - e s`` at them, ``s = v + 0`` the row's sum): the bits the kernels give,
+            # without their one-hot array
+            e = xp.exp(logp)
+            sums = vals + 0  # a weak scalar: the dtype stays
+            col = sums.reshape(shape[0], 1)
+            if type(sums) is np.ndarray and bool(np.all(sums < 0)):
+                grad = e * -col  # ``0 - e s`` bit for bit where every s < 0 (as the kernel folds)
+            else:
+                grad = 0 - e * col
+            grad = be.setitem(grad, (rows, tt), vals - e[rows, tt] * sums)
+            return wrap(ctx, grad)
+        one_hot = kernels.ONE_HOT_ROWS.find(be)
+        g1 = None if one_hot is None else one_hot.forward(be, shape, tt, vals)
+        if g1 is None:
+            g1 = be.setitem(xp.zeros(shape, dtype=logp.dtype), (rows, tt), vals)
+        kernel = kernels.LOG_SOFTMAX_GRAD.find(be)
+        grad = None if kernel is None else kernel.forward(be, g1, logp, 1)
+        if grad is None:
+            grad = g1 - xp.exp(logp) * xp.sum(g1, axis=1, keepdims=True)
+        return wrap(ctx, grad)
+
+    @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
+        if ctx.logp is not None and not grad_mode.is_grad_enabled():
+            return _CrossEntropy._grad_from_log_softmax(ctx, g), None, None, None, None, None
         if grad_mode.is_grad_enabled():  # create_graph: the same gradient, differentiable
+            if ctx.logp is not None:
+                ctx.probs = ctx.xp.exp(ctx.logp)
             return (_cross_entropy_grad(ctx, g), None, None, None, None, None)
         xp = ctx.xp
         probs, tt, w_t, eps = ctx.probs, ctx.tt, ctx.w_t, ctx.smoothing
