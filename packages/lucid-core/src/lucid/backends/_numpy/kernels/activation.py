@@ -17,6 +17,10 @@ __all__ = ["CpuActivation", "CpuActivationGrad"]
 
 _JIT = "_activation_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# ReLU over fewer elements declines (the op's ``maximum(x, 0)``): the compiled call's fixed cost
+# (layout checks, dispatch: ~8 us) is more than NumPy's whole pass below ~16K float32 (a (64,
+# 120) Linear output: 8.7 against 3.9 us; from 32K the compiled pass is faster). The same bits.
+_SMALL_RELU = 1 << 14
 
 
 def _flat(*arrays: Any) -> list[Any] | None:
@@ -44,7 +48,7 @@ def _relu(x: Any) -> Any:
     """``np.maximum(x, 0)`` as one compiled pass over ``x``'s memory into an array of its
     layout (a channels-last conv output stays channels-last, as NumPy's maximum keeps it), or
     None where ``x``'s elements are not one dense block."""
-    if x.dtype not in _FLOATS or x.size == 0 or _compiled.load(_JIT) is None:
+    if x.dtype not in _FLOATS or x.size < _SMALL_RELU or _compiled.load(_JIT) is None:
         return None
     xf = memory_order(x)
     if xf is None:

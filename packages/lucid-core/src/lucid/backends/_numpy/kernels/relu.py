@@ -45,18 +45,22 @@ def _fused(g: Any, out: Any) -> Any:
         or _compiled.load(_JIT) is None
     ):
         return None
-    gf = memory_order(g)
-    if gf is None:
-        return None
-    # out has g's strides and res takes them (NumPy's multiply keeps g's memory order): both
-    # are dense in the same order.
     res = np.empty_like(g)
-    of, rf = memory_order(out), memory_order(res)
+    if g.flags.c_contiguous and res.flags.c_contiguous:  # (out has g's strides)
+        gf, of, rf = g.reshape(-1), out.reshape(-1), res.reshape(-1)
+    else:
+        gf = memory_order(g)
+        if gf is None:
+            return None
+        # out has g's strides and res takes them (NumPy's multiply keeps g's memory order):
+        # both are dense in the same order.
+        of, rf = memory_order(out), memory_order(res)
+    zero = g.dtype.type(0)
     failed: list[bool] = []
 
     def work(r: tuple[int, int]) -> None:
         s, e = r
-        if not failed and not _compiled.run(_JIT, "masked", gf[s:e], of[s:e], rf[s:e]):
+        if not failed and not _compiled.run(_JIT, "masked", gf[s:e], of[s:e], rf[s:e], zero):
             failed.append(True)
 
     n = gf.shape[0]
