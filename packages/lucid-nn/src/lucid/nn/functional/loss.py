@@ -276,39 +276,16 @@ class _CrossEntropy(Function):
             loss = loss * (1 - smoothing) + smooth * (smoothing / c)
         ctx.probs, ctx.rows, ctx.tt, ctx.w_t, ctx.validf = e / sum_e, rows, tt, w_t, validf
         ctx.w, ctx.smoothing, ctx.reduction = w, smoothing, reduction
-        if reduction == "none":
-            return loss
-        # NumPy arrays: the reduction ``np.sum`` calls, without its Python wrapper (~2 us a
-        # call; a batch-1 model's loss each step): the same bits
-        total_of = np.add.reduce if type(loss) is np.ndarray else xp.sum
-        total = total_of(loss)
-        if reduction == "sum":
-            return total
-        ctx.denom = total_of(w_t)
-        return total / ctx.denom
+        return _reduce_loss(ctx, loss, w_t, reduction)
 
     @staticmethod
     def _from_log_softmax(ctx: Any, logp: Any, t: Any, ignore_index: int, reduction: str) -> Any:
         """The loss from the backend's log_softmax rows ``logp``: ``nll_loss(log_softmax(x))``'s
-        arithmetic (``_NllLoss.forward``: the same bits), one node."""
-        xp = ctx.xp
-        m, c = logp.shape
-        valid = t != ignore_index
-        tt = xp.where(valid, t, 0)
-        ctx.backend.check_index_range(tt, 0, c, _target_error("cross_entropy", c))
-        w_t = valid.astype(logp.dtype)
-        rows = xp.arange(m)
-        loss = -(logp[rows, tt] * w_t)
-        ctx.logp, ctx.rows, ctx.tt, ctx.w_t, ctx.validf = logp, rows, tt, w_t, w_t
-        ctx.w, ctx.smoothing, ctx.reduction = None, 0.0, reduction
-        if reduction == "none":
-            return loss
-        total_of = np.add.reduce if type(loss) is np.ndarray else xp.sum
-        total = total_of(loss)
-        if reduction == "sum":
-            return total
-        ctx.denom = total_of(w_t)
-        return total / ctx.denom
+        arithmetic (``_nll_forward``: the same bits), one node."""
+        ctx.logp, ctx.w, ctx.smoothing = logp, None, 0.0
+        loss = _nll_forward(ctx, logp, t, None, ignore_index, reduction, "cross_entropy")
+        ctx.validf = ctx.w_t
+        return loss
 
     @staticmethod
     def _grad_from_log_softmax(ctx: Any, g: Tensor) -> Any:
@@ -317,11 +294,7 @@ class _CrossEntropy(Function):
         (``ONE_HOT_ROWS``, ``LOG_SOFTMAX_GRAD``) where it has them."""
         xp, be, logp = ctx.xp, ctx.backend, ctx.logp
         shape = logp.shape
-        gd = g.array
-        if ctx.reduction == "mean":  # every target ignored: the gradient is 0 (torch's)
-            nonzero = ctx.denom != 0
-            gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
-        vals = (-ctx.w_t * gd).astype(logp.dtype)
+        vals = _nll_values(ctx, g)
         rows, tt = ctx.rows, ctx.tt
         if logp.size < _ONE_HOT_KERNEL_ELEMENTS:
             # the one-hot formula's arithmetic on the arrays (``0 - e s`` off the targets,
@@ -516,27 +489,7 @@ class _NllLoss(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, reduction: str) -> Any:
-        xp = ctx.xp
-        m, c = x.shape
-        valid = t != ignore_index
-        tt = xp.where(valid, t, 0)
-        ctx.backend.check_index_range(tt, 0, c, _target_error("nll_loss", c))
-        w_t = valid.astype(x.dtype)
-        if w is not None:
-            w_t = xp.take(w, tt) * w_t
-        rows = xp.arange(m)
-        loss = -(x[rows, tt] * w_t)  # the op-level form's arithmetic: the same bits
-        ctx.rows, ctx.tt, ctx.w_t, ctx.shape, ctx.reduction = rows, tt, w_t, (m, c), reduction
-        if reduction == "none":
-            return loss
-        # NumPy arrays: the reduction ``np.sum`` calls, without its Python wrapper (~2 us a
-        # call; a batch-1 model's loss each step): the same bits
-        total_of = np.add.reduce if type(loss) is np.ndarray else xp.sum
-        total = total_of(loss)
-        if reduction == "sum":
-            return total
-        ctx.denom = total_of(w_t)
-        return total / ctx.denom
+        return _nll_forward(ctx, x, t, w, ignore_index, reduction, "nll_loss")
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -550,16 +503,57 @@ class _NllLoss(Function):
             elif ctx.reduction == "mean":  # every target ignored: the gradient is 0 (torch's)
                 g = g / wrap(ctx, ctx.denom) if ctx.denom != 0 else g * 0.0
             return wrap(ctx, k) * g, None, None, None, None
-        gd = g.array
-        if ctx.reduction == "mean":
-            nonzero = ctx.denom != 0
-            gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
-        vals = (coef * gd).astype(dt)
+        vals = _nll_values(ctx, g)
         one_hot = kernels.ONE_HOT_ROWS.find(ctx.backend) if _unwatched_op_input(ctx) else None
         grad = None if one_hot is None else one_hot.forward(ctx.backend, ctx.shape, ctx.tt, vals)
         if grad is None:
             grad = ctx.backend.setitem(xp.zeros(ctx.shape, dtype=dt), (ctx.rows, ctx.tt), vals)
         return wrap(ctx, grad), None, None, None, None
+
+
+def _nll_forward(
+    ctx: Any, x: Any, t: Any, w: Any, ignore_index: int, reduction: str, name: str
+) -> Any:
+    """nll_loss's loss from the log-probabilities ``x`` (M, C) (``_NllLoss``, and
+    ``_CrossEntropy`` on its log_softmax rows), its backward's values kept on ``ctx``."""
+    xp = ctx.xp
+    m, c = x.shape
+    valid = t != ignore_index
+    tt = xp.where(valid, t, 0)
+    ctx.backend.check_index_range(tt, 0, c, _target_error(name, c))
+    w_t = valid.astype(x.dtype)
+    if w is not None:
+        w_t = xp.take(w, tt) * w_t
+    rows = xp.arange(m)
+    loss = -(x[rows, tt] * w_t)  # the op-level form's arithmetic: the same bits
+    ctx.rows, ctx.tt, ctx.w_t, ctx.shape, ctx.reduction = rows, tt, w_t, (m, c), reduction
+    return _reduce_loss(ctx, loss, w_t, reduction)
+
+
+def _reduce_loss(ctx: Any, loss: Any, w_t: Any, reduction: str) -> Any:
+    """The per-row ``loss`` reduced: "mean" divides by the summed weights ``w_t`` (kept as
+    ``ctx.denom`` for the backward)."""
+    if reduction == "none":
+        return loss
+    # NumPy arrays: the reduction ``np.sum`` calls, without its Python wrapper (~2 us a
+    # call; a batch-1 model's loss each step): the same bits
+    total_of = np.add.reduce if type(loss) is np.ndarray else ctx.xp.sum
+    total = total_of(loss)
+    if reduction == "sum":
+        return total
+    ctx.denom = total_of(w_t)
+    return total / ctx.denom
+
+
+def _nll_values(ctx: Any, g: Tensor) -> Any:
+    """The one value a row of nll_loss's gradient: ``-w_t`` times ``g`` (divided by the
+    summed weights for "mean"; 0 where every target was ignored, as torch's)."""
+    xp = ctx.xp
+    gd = g.array
+    if ctx.reduction == "mean":
+        nonzero = ctx.denom != 0
+        gd = xp.where(nonzero, gd, 0) / xp.where(nonzero, ctx.denom, 1)
+    return (-ctx.w_t * gd).astype(ctx.w_t.dtype)
 
 
 def _unwatched_op_input(ctx: Any) -> bool:
