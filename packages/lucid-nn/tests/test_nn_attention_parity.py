@@ -274,3 +274,50 @@ def test_sdpa_one_node_path_parity_gpt_shapes(causal):
         outs.append((y.detach().numpy(), xt.grad.numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("pad_dtype", ["bool", "float32"])
+@pytest.mark.parametrize("mask_dtype", ["bool", "float32"])
+def test_mismatched_padding_and_attention_mask_types_warn_as_torch(
+    pad_dtype: str, mask_dtype: str
+) -> None:
+    # pytorch/examples language_translation: a float causal mask beside bool padding masks
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 2, 8)).astype(np.float32)
+    pad = np.zeros((2, 5), bool)
+    pad[1, 4] = True
+    mask = np.triu(np.ones((5, 5), bool), 1)
+    pad_a = pad if pad_dtype == "bool" else np.where(pad, -np.inf, 0).astype(np.float32)
+    mask_a = mask if mask_dtype == "bool" else np.where(mask, -np.inf, 0).astype(np.float32)
+    tm = torch.nn.MultiheadAttention(8, 2)
+    lm = nn.MultiheadAttention(8, 2)
+    _copy(lm, tm)
+    results = []
+    for mod, m in ((torch, tm), (lucid, lm)):
+        with pytest.warns() if pad_dtype != mask_dtype else _no_warning() as record:
+            out, _ = m(*(mod.tensor(x),) * 3, key_padding_mask=mod.tensor(pad_a),
+                       attn_mask=mod.tensor(mask_a))  # fmt: skip
+        if record is not None:
+            texts = [str(w.message) for w in record]
+            assert _MISMATCHED in texts, texts
+        results.append(out)
+    _compare(results[1], results[0])
+
+
+_MISMATCHED = (
+    "Support for mismatched key_padding_mask and attn_mask is deprecated. Use same "
+    "type for both instead."
+)
+
+
+class _no_warning:  # noqa: N801
+    def __enter__(self) -> None:
+        import warnings
+
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("error")
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        self._cm.__exit__(*exc)

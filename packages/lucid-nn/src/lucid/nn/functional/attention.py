@@ -9,6 +9,7 @@ needs)`` and its vector-Jacobian product); ``FusedSDPA`` runs it when present.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -655,6 +656,10 @@ def multi_head_attention_forward(
     _check_mha_sizes(query, key, value, embed_dim_to_check, num_heads, use_separate_proj_weight)
     length, n, e = query.shape
     h, d = num_heads, e // num_heads
+    if key_padding_mask is not None and attn_mask is not None:
+        if key_padding_mask.dtype is not attn_mask.dtype:  # torch's _canonical_mask warns
+            warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                          "Use same type for both instead.", UserWarning, stacklevel=2)  # fmt: skip
     pad = _canonical_mask(key_padding_mask, "key_padding_mask", query)
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
