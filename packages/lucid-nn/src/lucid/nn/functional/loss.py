@@ -302,11 +302,7 @@ class _CrossEntropy(Function):
             # without their one-hot array
             e = xp.exp(logp)
             sums = vals + 0  # a weak scalar: the dtype stays
-            col = sums.reshape(shape[0], 1)
-            if type(sums) is np.ndarray and bool(np.all(sums < 0)):
-                grad = e * -col  # ``0 - e s`` bit for bit where every s < 0 (as the kernel folds)
-            else:
-                grad = 0 - e * col
+            grad = 0 - e * sums.reshape(shape[0], 1)
             grad = be.setitem(grad, (rows, tt), vals - e[rows, tt] * sums)
             return wrap(ctx, grad)
         one_hot = kernels.ONE_HOT_ROWS.find(be)
@@ -321,12 +317,12 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
-        if ctx.logp is not None and not grad_mode.is_grad_enabled():
-            return _CrossEntropy._grad_from_log_softmax(ctx, g), None, None, None, None, None
         if grad_mode.is_grad_enabled():  # create_graph: the same gradient, differentiable
             if ctx.logp is not None:
                 ctx.probs = ctx.xp.exp(ctx.logp)
             return (_cross_entropy_grad(ctx, g), None, None, None, None, None)
+        if ctx.logp is not None:
+            return _CrossEntropy._grad_from_log_softmax(ctx, g), None, None, None, None, None
         xp = ctx.xp
         probs, tt, w_t, eps = ctx.probs, ctx.tt, ctx.w_t, ctx.smoothing
         m, c = probs.shape
