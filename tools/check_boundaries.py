@@ -139,6 +139,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.masked": TOP,
     "lucid.signal": TOP,
     "lucid.compiler": TOP,
+    "lucid._dynamo": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

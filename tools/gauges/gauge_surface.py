@@ -39,6 +39,9 @@ NAMESPACES = {
     "torch.special": "lucid.special",
     "torch.distributions": "lucid.distributions",
     "torch.autograd": "lucid.autograd",
+    # torch.compile's controls (set_stance, wrap_numpy, the guard filters...): programs that
+    # compile call them around it
+    "torch.compiler": "lucid.compiler",
     # the methods and class attributes of the two base classes every program subclasses or
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",
@@ -75,6 +78,7 @@ ATTRIBUTE_PATHS = (
     "torch.testing",
     "torch.random",
     "torch.cuda",
+    "torch._dynamo",  # loaded on first access, as torch does (`torch._dynamo.reset()`)
 )
 TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.datasets",

@@ -228,7 +228,11 @@ if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays a
 
     def __getattr__(name: str) -> Any:
         """``lucid.nn``, ``lucid.optim``, ``lucid.data``, ``lucid.models``, ... imported on first
-        access (see ``lucid._siblings``)."""
+        access (see ``lucid._siblings``); ``lucid._dynamo`` too, as torch loads ``_dynamo``."""
+        if name == "_dynamo":
+            import importlib  # noqa: PLC0415  (on first access only)
+
+            return importlib.import_module("lucid._dynamo")
         return _siblings.sibling_attribute(__name__, name)
 
 
