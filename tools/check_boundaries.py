@@ -140,6 +140,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.signal": TOP,
     "lucid.compiler": TOP,
     "lucid._dynamo": TOP,
+    "lucid.jit": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

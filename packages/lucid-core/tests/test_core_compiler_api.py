@@ -256,6 +256,17 @@ def test_guard_filters_caches_and_backends() -> None:
 def test_torchs_words_and_results_for_the_same_calls() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("torch._dynamo")
+    # torch.compile's first call turns torch.distributions' argument validation off for the
+    # whole process; the distributions' parity tests that run later need it back
+    validate = torch.distributions.Distribution._validate_args
+    try:
+        _compare_with_torch(torch)
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
+        torch.compiler.set_stance("default")
+
+
+def _compare_with_torch(torch: Any) -> None:
 
     with pytest.raises(AttributeError) as theirs:
         torch._dynamo.config.no_such_option = 1
