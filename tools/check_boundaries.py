@@ -141,6 +141,8 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.compiler": TOP,
     "lucid._dynamo": TOP,
     "lucid.jit": TOP,
+    "lucid.futures": TOP,
+    "lucid.hub": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

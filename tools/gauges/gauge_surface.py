@@ -45,6 +45,12 @@ NAMESPACES = {
     # TorchScript's names: model code checks torch.jit.is_scripting() and carries its
     # decorators; lucid runs them eagerly (lucid.jit's docstring)
     "torch.jit": "lucid.jit",
+    # checkpoints by url and hubconf entrypoints; futures; AMP's custom-Function decorators;
+    # attention's backend choice (issue 29's gap class: namespaces no gauge read)
+    "torch.hub": "lucid.hub",
+    "torch.futures": "lucid.futures",
+    "torch.amp": "lucid.amp",
+    "torch.nn.attention": "lucid.nn.attention",
     # the methods and class attributes of the two base classes every program subclasses or
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",
