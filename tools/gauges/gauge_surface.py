@@ -65,6 +65,7 @@ ATTRIBUTE_PATHS = (
     "torch.nn.utils.prune",
     "torch.nn.utils.rnn",
     "torch.nn.utils.stateless",
+    "torch.nn.attention",
     "torch.nn.parameter",
     "torch.nn.modules",
     "torch.autograd.functional",
