@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import OrderedDict, namedtuple
 from typing import Any
 
@@ -16,6 +18,12 @@ Pair = namedtuple("Pair", "a b")
 
 def _tree() -> dict[str, Any]:
     return {"x": [1, (2, 3)], "y": Pair(4, {"z": 5}), "o": OrderedDict(q=6), "n": None}
+
+
+def test_reached_as_an_attribute_after_import_lucid() -> None:
+    code = "import lucid; print(lucid.utils._pytree.tree_leaves([1, (2,)]))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[1, 2]"
 
 
 def test_flatten_unflatten_round_trip_with_tensors() -> None:
