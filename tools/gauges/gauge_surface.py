@@ -79,6 +79,7 @@ ATTRIBUTE_PATHS = (
     "torch.optim.swa_utils",
     "torch.utils.checkpoint",
     "torch.utils.hooks",
+    "torch.utils._pytree",
     "torch.func",
     "torch.fft",
     "torch.functional",

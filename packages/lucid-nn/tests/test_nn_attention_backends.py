@@ -1,32 +1,11 @@
-"""lucid.nn.attention: sdpa_kernel records the backends a block allows (lucid computes the
-same attention under any choice), SDPBackend has torch's members and values."""
+"""lucid.nn.attention: the flash-attention implementation registry, and SDPBackend's members
+and sdpa_kernel's error as torch's (sdpa_kernel itself: test_nn_attention_sdpa_kernel.py)."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import lucid
-import lucid.nn.functional as F
-from lucid.nn.attention import SDPBackend, enabled_backends, sdpa_kernel
-
-
-def test_sdpa_kernel_records_the_choice_and_changes_no_result() -> None:
-    lucid.manual_seed(0)
-    q, k, v = (lucid.randn(2, 3, 5, 4) for _ in range(3))
-    want = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
-    assert enabled_backends()[0] is SDPBackend.MATH and SDPBackend.ERROR not in enabled_backends()
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        assert enabled_backends() == [SDPBackend.FLASH_ATTENTION]
-        with sdpa_kernel([SDPBackend.MATH, SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):
-            assert enabled_backends() == [SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]
-            got = F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy()
-        assert enabled_backends() == [SDPBackend.FLASH_ATTENTION]
-    np.testing.assert_array_equal(got, want)
-    assert len(enabled_backends()) == 5
-    with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
-        with sdpa_kernel("math"):  # type: ignore[arg-type]
-            pass
+from lucid.nn.attention import SDPBackend, sdpa_kernel
 
 
 def test_flash_attention_registry() -> None:
