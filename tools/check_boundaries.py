@@ -133,6 +133,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.autograd.functional": TOP,
     "lucid.autograd.profiler": TOP,
     "lucid.func": TOP,
+    "lucid.utils._pytree": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,
     "lucid._toplevel_nn": TOP,

@@ -11,8 +11,15 @@ import numpy as np
 import pytest
 
 import lucid
-import lucid.nn as nn
 from lucid.data import transforms as T
+
+# lucid-data alone (the iso-data environment) has no lucid.nn: the module transforms are then
+# plain callables (the last test); the others need it
+try:
+    import lucid.nn as nn
+except ImportError:
+    nn = None  # type: ignore[assignment]
+needs_nn = pytest.mark.skipif(nn is None, reason="lucid-nn is not installed")
 
 # torchvision 0.28's transforms.py/autoaugment.py: the classes that subclass torch.nn.Module
 MODULES = [
@@ -28,6 +35,7 @@ PLAIN = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Lambda", "RandomOr
          "RandomChoice"]  # fmt: skip
 
 
+@needs_nn
 def test_the_module_transforms_are_modules_and_the_others_are_not() -> None:
     for name in MODULES:
         assert issubclass(getattr(T, name), nn.Module), name
@@ -35,6 +43,7 @@ def test_the_module_transforms_are_modules_and_the_others_are_not() -> None:
         assert not issubclass(getattr(T, name), nn.Module), name
 
 
+@needs_nn
 def test_dinos_augmentation_runs_in_a_sequential() -> None:
     lucid.manual_seed(0)
     jitter = T.ColorJitter(0.8, 0.8, 0.8, 0.2)
@@ -55,6 +64,7 @@ def test_dinos_augmentation_runs_in_a_sequential() -> None:
     assert list(aug.parameters()) == [] and aug.state_dict() == {}
 
 
+@needs_nn
 def test_module_transforms_call_forward_copy_and_pickle() -> None:
     flip = T.RandomHorizontalFlip(p=1.0)
     img = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
@@ -66,7 +76,20 @@ def test_module_transforms_call_forward_copy_and_pickle() -> None:
         np.testing.assert_array_equal(clone(img), img[:, ::-1])
 
 
+@needs_nn
 @pytest.mark.parametrize("name", ["RandomPosterize", "RandomSolarize"])
 def test_pixel_ops_keep_their_arguments(name: str) -> None:
     t = getattr(T, name)(4, p=1.0)
     assert isinstance(t, nn.Module) and t.p == 1.0
+
+
+@pytest.mark.skipif(nn is not None, reason="lucid-nn is installed: the transforms are Modules")
+def test_without_lucid_nn_the_module_transforms_are_plain_callables() -> None:
+    jitter = T.ColorJitter(0.5)
+    img = lucid.rand(3, 8, 8)
+    lucid.manual_seed(0)
+    a = jitter.forward(img)
+    lucid.manual_seed(0)
+    b = jitter(img)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=0)
+    assert "Module" not in {c.__name__ for c in type(T.Normalize((0.5,), (0.5,))).__mro__}

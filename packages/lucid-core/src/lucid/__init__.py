@@ -93,6 +93,7 @@ from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler, testing
 from lucid.func import vmap
+from lucid.utils import _pytree as _utils_pytree  # noqa: F401  (lucid.utils._pytree, as torch's)
 from lucid.fft._spectral import (
     bartlett_window,
     blackman_window,

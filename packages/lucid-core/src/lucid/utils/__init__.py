@@ -6,7 +6,6 @@ ships ``lucid.utils.data``). Nothing here imports those optional subpackages.
 
 from __future__ import annotations
 
-import importlib
 import pkgutil
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +18,8 @@ from lucid.utils._swap import swap_tensors
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        """``lucid.utils.data`` (lucid-data) imported on first access, and ``_pytree`` (torch
-        reaches ``torch.utils._pytree`` after ``import torch``; it needs lucid.func, which
-        cannot load while lucid does)."""
-        if name == "_pytree":
-            return importlib.import_module("lucid.utils._pytree")
+        """``lucid.utils.data`` (lucid-data) imported on first access. (``_pytree`` is set by
+        ``import lucid``, which imports it once lucid.func has loaded.)"""
         return _siblings.sibling_attribute(__name__, name)
 
 
