@@ -51,6 +51,10 @@ NAMESPACES = {
     "torch.futures": "lucid.futures",
     "torch.amp": "lucid.amp",
     "torch.nn.attention": "lucid.nn.attention",
+    # data-loading scripts set the sharing strategy; model code asks is_in_onnx_export()
+    "torch.multiprocessing": "lucid.multiprocessing",
+    "torch.profiler": "lucid.profiler",
+    "torch.onnx": "lucid.onnx",
     # the methods and class attributes of the two base classes every program subclasses or
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",

@@ -118,7 +118,7 @@ from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.autograd import profiler as _autograd_profiler  # noqa: F401
 from lucid.linalg import logdet, matrix_power
-from lucid import compiler, futures, hub, jit
+from lucid import compiler, futures, hub, jit, multiprocessing
 from lucid._compat import (
     are_deterministic_algorithms_enabled,
     asarray,
@@ -260,7 +260,7 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
     "sparse", "sparse_coo_tensor", "spmm",
-    "viz", "load", "save", "compiler", "futures", "hub", "jit",
+    "viz", "load", "save", "compiler", "futures", "hub", "jit", "multiprocessing",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",

@@ -22,9 +22,38 @@ from typing import Any
 
 # (multiprocessing's own names are here too, through the star import, as in torch)
 __all__ = [
-    "ProcessContext", "ProcessExitedException", "ProcessRaisedException", "spawn",
+    "ProcessContext", "ProcessExitedException", "ProcessRaisedException",
+    "get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_strategy", "spawn",
     "start_processes",
 ]  # fmt: skip
+
+# torch's two strategies for sending shared tensors to other processes; lucid's shared tensors
+# always travel as a named segment's handle (the module's docstring), torch's "file_system"
+_STRATEGIES = frozenset({"file_descriptor", "file_system"})
+_sharing = ["file_descriptor"]  # torch's default on Linux
+
+
+def get_all_sharing_strategies() -> set[str]:
+    """``torch.multiprocessing.get_all_sharing_strategies``: the strategies one may set."""
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy() -> str:
+    """``torch.multiprocessing.get_sharing_strategy``: the one set (``"file_descriptor"``
+    unless changed)."""
+    return _sharing[0]
+
+
+def set_sharing_strategy(new_strategy: str) -> None:
+    """``torch.multiprocessing.set_sharing_strategy``: remembered and read back. Either way lucid
+    hands shared tensors over as a named shared-memory segment (what torch's ``file_system``
+    does), which holds no file descriptor open per tensor ("too many open files" cannot
+    happen)."""
+    if new_strategy not in _STRATEGIES:
+        raise AssertionError(
+            f"set_sharing_strategy expects one of {sorted(_STRATEGIES)}, got {new_strategy!r}"
+        )
+    _sharing[0] = new_strategy
 
 
 class ProcessRaisedException(Exception):

@@ -45,9 +45,11 @@ __all__ = [
     "FunctionEventAvg",
     "ProfilerAction",
     "ProfilerActivity",
+    "kineto_available",
     "profile",
     "record_function",
     "schedule",
+    "supported_activities",
     "tensorboard_trace_handler",
 ]
 
@@ -69,6 +71,18 @@ class ProfilerAction(enum.Enum):
     WARMUP = 1
     RECORD = 2
     RECORD_AND_SAVE = 3
+
+
+def kineto_available() -> bool:
+    """``torch.profiler.kineto_available``: False (lucid records its own events; there is no
+    Kineto library)."""
+    return False
+
+
+def supported_activities() -> set[ProfilerActivity]:
+    """``torch.profiler.supported_activities``: ``{ProfilerActivity.CPU}`` (lucid times the
+    ops on the host, whatever backend runs them)."""
+    return {ProfilerActivity.CPU}
 
 
 def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0,

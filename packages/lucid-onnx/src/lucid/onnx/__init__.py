@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from lucid.onnx import errors
-from lucid.onnx._export import export
+from lucid.onnx._export import export, is_in_onnx_export
 from lucid.onnx._runtime import OnnxModule, load
 from lucid.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
@@ -21,5 +21,6 @@ __all__ = [
     "UnsupportedOperatorError",
     "errors",
     "export",
+    "is_in_onnx_export",
     "load",
 ]

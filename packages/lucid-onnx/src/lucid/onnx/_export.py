@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -24,6 +25,24 @@ DEFAULT_OPSET = 17
 MIN_OPSET = 17
 
 DynamicAxes = Mapping[str, Sequence[int] | Mapping[int, str]]
+
+
+_active = [0]  # exports in progress
+
+
+@contextlib.contextmanager
+def _exporting() -> Iterator[None]:
+    _active[0] += 1
+    try:
+        yield
+    finally:
+        _active[0] -= 1
+
+
+def is_in_onnx_export() -> bool:
+    """``torch.onnx.is_in_onnx_export``: whether :func:`export` is running the model now (model
+    code that takes another path for export checks it)."""
+    return _active[0] > 0
 
 
 def export(
@@ -61,15 +80,16 @@ def export(
             f"opset_version must be in [{MIN_OPSET}, {onnx.defs.onnx_opset_version()}], got {opset}"
         )
     args = args if isinstance(args, tuple) else (args,)
-    trace = run(model, args)
-    in_names = _names(input_names, len(trace.inputs), "input")
-    out_names = _names(output_names, len(trace.outputs), "output")
-    axes = _parse_axes(dynamic_axes or {}, in_names, out_names)
-    graph = Graph(opset)
-    for n in (*in_names, *out_names):
-        graph.fresh(n)
-    trace2 = _second_run(model, args, trace, in_names, axes, graph)
-    probe = _probe_run(model, args, trace)
+    with _exporting():  # the model's runs see is_in_onnx_export() True
+        trace = run(model, args)
+        in_names = _names(input_names, len(trace.inputs), "input")
+        out_names = _names(output_names, len(trace.outputs), "output")
+        axes = _parse_axes(dynamic_axes or {}, in_names, out_names)
+        graph = Graph(opset)
+        for n in (*in_names, *out_names):
+            graph.fresh(n)
+        trace2 = _second_run(model, args, trace, in_names, axes, graph)
+        probe = _probe_run(model, args, trace)
     ctx = Context(graph, do_constant_folding)
     inputs = _bind_inputs(ctx, trace, in_names, axes)
     params = _bind_params(ctx, model, export_params)
