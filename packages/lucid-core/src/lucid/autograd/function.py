@@ -190,7 +190,10 @@ class Function:
         return handle
 
     def __repr__(self) -> str:
-        return f"<{self.name} object>"
+        # Python's default form, as torch's nodes print: the address included, and a custom
+        # Function's node qualified by the module that makes it (torch.autograd.function's)
+        where = "lucid.autograd.function." if type(self).__dict__.get("_is_backward_node") else ""
+        return f"<{where}{self.name} object at {id(self):#x}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A Function is applied through the class (``F.apply(x)``), as in torch."""
@@ -466,6 +469,9 @@ class AccumulateGrad:
     def name(self) -> NodeName:
         """``"AccumulateGrad"`` (callable too, as ``Node.name()``)."""
         return NodeName("AccumulateGrad")
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"  # torch's form, no module path
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
