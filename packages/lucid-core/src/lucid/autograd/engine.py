@@ -474,7 +474,7 @@ def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
         t = ref()
         if t is not None and grads[k] is not None:
             g = grads[k] if grad_mode.is_grad_enabled() else grads[k].detach()
-            t.grad = g if t.grad is None else t.grad + g
+            t._grad = g if t._grad is None else t._grad + g  # the slot: no setter checks
     return grads
 
 
@@ -530,12 +530,12 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
                 if r is not None:
                     g = r
             r = None
-        if leaf.grad is None:
-            leaf.grad = g if create_graph else _take(g)
+        old = leaf._grad  # the slot, read and set without the ``grad`` setter's checks
+        if old is None:
+            leaf._grad = g if create_graph else _take(g)
         elif create_graph:
-            leaf.grad = leaf.grad + g
+            leaf._grad = old + g
         else:
-            old = leaf.grad
             set_data_inplace(old, old._data + g._data)
         post = getattr(leaf, "_post_acc_hooks", None)  # unset on most tensors: no slot cost
         if post:
@@ -672,7 +672,7 @@ def backward(
             if g is None:
                 continue
             g = g if create_graph else g.detach()._fresh_copy()
-            t.grad = g if t.grad is None else t.grad + g
+            t._grad = g if t._grad is None else t._grad + g  # the slot: no setter checks
             post = getattr(t, "_post_acc_hooks", None)
             if post:
                 for hook in list(post.values()):
