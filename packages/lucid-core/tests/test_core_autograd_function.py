@@ -710,6 +710,15 @@ _NAME_CASES: dict[str, Any] = {
     "std": lambda L, a: a.std(1),
     "var": lambda L, a: L.var(a),
     "logsumexp": lambda L, a: a.logsumexp(1),
+    "t": lambda L, a: a.t(),
+    "t_fn": lambda L, a: L.t(a),
+    "T": lambda L, a: a.T,
+    "mT": lambda L, a: a.mT,
+    "transpose": lambda L, a: a.transpose(0, 1),
+    "swapaxes": lambda L, a: L.swapaxes(a, 1, 0),
+    "permute": lambda L, a: a.permute(1, 0),
+    "dist": lambda L, a: L.dist(a, a * 2),
+    "dist_p1": lambda L, a: L.dist(a, a * 2, p=1),
 }
 
 

@@ -1,4 +1,5 @@
-"""A loss's ``grad_fn`` shows torch's node name (``MseLossBackward0``,
+"""Linear's and embedding's ``grad_fn`` show torch's node names (``AddmmBackward0``, ...), and a
+loss's ``grad_fn`` shows torch's node name (``MseLossBackward0``,
 ``BinaryCrossEntropyWithLogitsBackward0``, ``NllLoss2DBackward0``, ...) though lucid composes
 some losses of several ops (the autograd tutorial prints ``loss.grad_fn``), and the warnings
 a loss gives point at its caller's line, as torch's."""
@@ -129,3 +130,35 @@ def test_loss_warnings_point_at_the_caller() -> None:
 def test_loss_warning_lines_parity() -> None:
     torch = pytest.importorskip("torch")
     assert _warning_lines(lucid) == _warning_lines(torch)
+
+
+def _layer_names(L: ModuleType) -> list[str]:
+    rng = np.random.default_rng(1)
+    w = L.tensor(rng.standard_normal((2, 3)).astype(np.float32), requires_grad=True)
+    b = L.tensor(rng.standard_normal(2).astype(np.float32), requires_grad=True)
+    table = L.tensor(rng.standard_normal((5, 3)).astype(np.float32), requires_grad=True)
+    F_ = L.nn.functional
+    got = []
+    for shape in [(3,), (4, 3), (2, 4, 3), (2, 2, 4, 3), (0, 3)]:
+        x = L.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=True)
+        got += [F_.linear(x, w, b).grad_fn.name(), F_.linear(x, w).grad_fn.name(),
+                F_.linear(x.detach(), w, b).grad_fn.name(),
+                F_.linear(x, w.detach(), b.detach()).grad_fn.name()]  # fmt: skip
+    idx = L.tensor([[0, 4], [2, 2]])
+    got += [F_.embedding(idx, table).grad_fn.name(),
+            F_.embedding(idx, table, padding_idx=2).grad_fn.name(),
+            L.nn.Embedding(5, 3)(idx).grad_fn.name(),
+            L.nn.Linear(3, 2)(L.ones(4, 3)).grad_fn.name()]  # fmt: skip
+    return [str(n) for n in got]
+
+
+def test_linear_and_embedding_node_names() -> None:
+    names = _layer_names(lucid)
+    assert names[4:6] == ["AddmmBackward0", "MmBackward0"]  # a (4, 3) input
+    assert names[-4:] == ["EmbeddingBackward0"] * 3 + ["AddmmBackward0"]
+
+
+@pytest.mark.parity
+def test_linear_and_embedding_node_names_parity() -> None:
+    torch = pytest.importorskip("torch")
+    assert _layer_names(lucid) == _layer_names(torch)
