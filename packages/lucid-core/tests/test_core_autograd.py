@@ -201,7 +201,7 @@ def test_leaf_flags_and_grad_fn() -> None:
     assert x.requires_grad_() is x and x.requires_grad
     y = x * 2
     assert not y.is_leaf and y.grad_fn is not None and y.grad_fn.name == "MulBackward0"
-    assert y.grad_fn.next_functions[0][0].name == "AccumulateGrad"
+    assert y.grad_fn.next_functions[0][0].name == "torch::autograd::AccumulateGrad"
     with pytest.raises(RuntimeError, match="leaf variables"):
         y.requires_grad_(False)
     d = y.detach()

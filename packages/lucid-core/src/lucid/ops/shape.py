@@ -444,8 +444,10 @@ def expand(a: Tensor, size: Any = None, *sizes: Any, implicit: bool = False) -> 
                 f"Tensor sizes: {list(a.shape)}"
             )
     shape = tuple(target)
-    if shape == a.shape:
+    if shape == a.shape and unrecorded(a):
         return a
+    # under grad an expand to the same shape is still a view with its node, as torch's: DDP-style
+    # reducers reach a parameter's AccumulateGrad as p.expand_as(p).grad_fn.next_functions[0][0]
     return Expand.apply(a, shape)
 
 
