@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import warnings
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -722,3 +723,45 @@ def test_observe_ops_sees_every_apply_with_or_without_grad() -> None:
     assert seen[1][1] is y and seen[2][1] is z
     x.exp()  # outside the block nothing is reported
     assert len(seen) == 3 and not lucid.autograd.function._observers
+
+
+def _autograd_signature_run(L: ModuleType) -> list[Any]:
+    """torch.autograd.backward's ``grad_variables`` and grad's ``only_inputs`` (deprecated)
+    and ``allow_unused=None`` (follows ``materialize_grads``), with torch's messages."""
+    x, y = L.ones(2, requires_grad=True), L.ones(2, requires_grad=True)
+    got: list[Any] = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        L.autograd.backward((x * 2).sum(), None, None, False, L.tensor(3.0))  # 5th: grad_variables
+        got.append(x.grad.tolist())
+        got.append(L.autograd.grad((x * 2).sum(), x, None, None, False, False)[0].tolist())
+    got += [(r.category.__name__, str(r.message)) for r in w]
+    got.append([g.tolist() for g in L.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)])
+    for call in (
+        lambda: L.autograd.grad((x * 2).sum(), [x, y]),
+        lambda: L.autograd.grad((x * 2).sum(), [x, y], allow_unused=False, materialize_grads=True),
+        lambda: L.autograd.backward((x * 2).sum(), L.tensor(1.0), grad_variables=L.tensor(1.0)),
+    ):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # grad_variables' (checked above)
+                call()
+        except (RuntimeError, ValueError) as e:
+            got.append((type(e).__name__, str(e)))
+    return got
+
+
+def test_autograd_backward_and_grad_take_torchs_deprecated_arguments() -> None:
+    got = _autograd_signature_run(lucid)
+    assert got[:2] == [[6.0, 6.0], [2.0, 2.0]]
+    assert got[2][0] == got[3][0] == "FutureWarning"
+    assert got[4] == [[2.0, 2.0], [0.0, 0.0]]
+    assert got[5] == ("RuntimeError", "The differentiated Tensor at index 1 appears to not have "
+                      "been used in the graph. Set allow_unused=True if this is the desired "
+                      "behavior.")  # fmt: skip
+
+
+@pytest.mark.parity
+def test_autograd_backward_and_grad_arguments_parity() -> None:
+    torch = pytest.importorskip("torch")
+    assert _autograd_signature_run(lucid) == _autograd_signature_run(torch)
