@@ -75,6 +75,29 @@ def test_port_check_maps_import_lines_only_and_keeps_line_numbers() -> None:
     compile("\n".join(mapped), "<mapped>", "exec")
 
 
+def test_port_check_maps_einops_torch_layers_to_lucids() -> None:
+    # vit-pytorch's modules take Rearrange/Reduce from einops.layers.torch (torch modules);
+    # einops itself stays (it works on lucid tensors through lucid's backend).
+    source = (
+        "from einops.layers.torch import Rearrange, Reduce\n"
+        "import einops.layers.torch as L\n"
+        "from einops import rearrange\n"
+        "import einops.layers.torch\n"
+        "import einops\n"
+    )
+    mapped = port_check().map_imports(source).splitlines()
+    assert mapped == [
+        "from lucid.nn.einops import Rearrange, Reduce",
+        "import lucid.nn.einops as L",
+        "from einops import rearrange",
+        "import einops.layers.torch; import lucid.nn.einops",
+        "import einops",
+    ]
+    assert port_check().map_module("einops.layers.torch") == "lucid.nn.einops"
+    assert port_check().map_module("einops.layers") == "einops.layers"
+    assert port_check().map_module("torch.nn.attention") == "lucid.nn.attention"
+
+
 def test_port_check_runs_a_folder_with_its_local_modules(tmp_path: Path) -> None:
     program = tmp_path / "program"
     program.mkdir()

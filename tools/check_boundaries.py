@@ -133,12 +133,17 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.autograd.functional": TOP,
     "lucid.autograd.profiler": TOP,
     "lucid.func": TOP,
+    "lucid.utils._pytree": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,
     "lucid._toplevel_nn": TOP,
     "lucid.masked": TOP,
     "lucid.signal": TOP,
     "lucid.compiler": TOP,
+    "lucid._dynamo": TOP,
+    "lucid.jit": TOP,
+    "lucid.futures": TOP,
+    "lucid.hub": TOP,
 }
 
 UPWARD_FIX = "move the shared code down or call it through a Tensor method the binder attaches"

@@ -39,6 +39,18 @@ NAMESPACES = {
     "torch.special": "lucid.special",
     "torch.distributions": "lucid.distributions",
     "torch.autograd": "lucid.autograd",
+    # torch.compile's controls (set_stance, wrap_numpy, the guard filters...): programs that
+    # compile call them around it
+    "torch.compiler": "lucid.compiler",
+    # TorchScript's names: model code checks torch.jit.is_scripting() and carries its
+    # decorators; lucid runs them eagerly (lucid.jit's docstring)
+    "torch.jit": "lucid.jit",
+    # checkpoints by url and hubconf entrypoints; futures; AMP's custom-Function decorators;
+    # attention's backend choice (issue 29's gap class: namespaces no gauge read)
+    "torch.hub": "lucid.hub",
+    "torch.futures": "lucid.futures",
+    "torch.amp": "lucid.amp",
+    "torch.nn.attention": "lucid.nn.attention",
     # the methods and class attributes of the two base classes every program subclasses or
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",
@@ -67,6 +79,7 @@ ATTRIBUTE_PATHS = (
     "torch.optim.swa_utils",
     "torch.utils.checkpoint",
     "torch.utils.hooks",
+    "torch.utils._pytree",
     "torch.func",
     "torch.fft",
     "torch.functional",
@@ -75,6 +88,7 @@ ATTRIBUTE_PATHS = (
     "torch.testing",
     "torch.random",
     "torch.cuda",
+    "torch._dynamo",  # loaded on first access, as torch does (`torch._dynamo.reset()`)
 )
 TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.datasets",
@@ -158,6 +172,8 @@ C_CLASSES_DOCUMENTED = {
     "Event",
     "Tag",
 }
+# C classes a namespace's own __all__ declares (torch.jit's futures, errors, compilation units)
+C_CLASSES_BY_NAMESPACE = {"torch.jit": {"CompilationUnit", "Error", "Future", "ScriptFunction"}}
 # torch.__all__ names that torch's documentation leaves out: backend kernels and tracing helpers
 # (the `*_copy` view variants are excluded too).
 BACKEND_PREFIXES = ("cudnn_", "miopen_", "mkldnn_", "fbgemm_", "quantized_", "native_", "sym_")
@@ -181,7 +197,8 @@ def _documented(namespace: str, name: str, value: Any) -> bool:
         return False
     if isinstance(value, type):
         from_c = getattr(torch._C, name, None) is value or module.startswith("torch._C")
-        if from_c and name not in C_CLASSES_DOCUMENTED:
+        own = C_CLASSES_BY_NAMESPACE.get(namespace, ())
+        if from_c and name not in C_CLASSES_DOCUMENTED and name not in own:
             return False
         if name.endswith("Storage") and name != "UntypedStorage":
             return False  # the legacy typed storages
@@ -189,7 +206,8 @@ def _documented(namespace: str, name: str, value: Any) -> bool:
     if not isinstance(value, type) and (kind.__module__ or "").startswith("torch._C"):
         if kind.__name__ not in C_CLASSES_DOCUMENTED:
             return False  # values of TorchScript's enums (torch.AVG, torch.SUM)
-    if module.startswith(HELPER_MODULES) or module == "typing":
+    own_module = namespace in HELPER_MODULES and module.startswith(namespace)  # torch.jit's own
+    if (module.startswith(HELPER_MODULES) and not own_module) or module == "typing":
         return False
     if not callable(value) and namespace != "torch":
         return False  # module constants (TYPE_CHECKING, mode tables)

@@ -9,8 +9,9 @@ The options come before PROGRAM; everything after it is the program's own argume
 The program (or every ``.py`` file of the folder, so that its local modules come along) is
 copied to a work folder with each import statement rewritten by one mapping, and nothing
 else: ``torch`` becomes ``lucid`` (``torch.nn.functional`` -> ``lucid.nn.functional``,
-``torch.utils.data`` -> ``lucid.utils.data``) and ``torchvision`` becomes ``lucid.data``
-(``torchvision.datasets``/``transforms``/``utils`` -> ``lucid.data.datasets``/...). The names
+``torch.utils.data`` -> ``lucid.utils.data``), ``torchvision`` becomes ``lucid.data``
+(``torchvision.datasets``/``transforms``/``utils`` -> ``lucid.data.datasets``/...) and einops's
+torch layers ``einops.layers.torch`` become lucid's, ``lucid.nn.einops``. The names
 a program binds stay the same (``import torch`` -> ``import lucid as torch``), and so do its
 line numbers, so a traceback points at the original line. Then the copied entry runs as
 ``python ENTRY ARGS`` runs the original: from the current folder (relative paths in the
@@ -34,16 +35,32 @@ from pathlib import Path
 
 __all__ = ["map_imports", "map_module", "port_tree"]
 
-# The distributions PyTorch users import from, and where lucid keeps the same names.
-MODULE_MAP = {"torch": "lucid", "torchvision": "lucid.data"}
+# The modules PyTorch users import from, and where lucid keeps the same names. A key may be
+# a submodule of a package that is not mapped (einops's torch layers; einops itself works on
+# lucid tensors as it is).
+MODULE_MAP = {
+    "torch": "lucid",
+    "torchvision": "lucid.data",
+    "einops.layers.torch": "lucid.nn.einops",
+}
+
+
+def _mapped_prefix(name: str, mapping: Mapping[str, str]) -> str | None:
+    """The longest key of ``mapping`` that ``name`` is or lies under, or None."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:end])
+        if prefix in mapping:
+            return prefix
+    return None
 
 
 def map_module(name: str, mapping: Mapping[str, str] = MODULE_MAP) -> str:
     """``torch.nn`` -> ``lucid.nn``, ``torchvision.utils`` -> ``lucid.data.utils``, others kept."""
-    head, _, rest = name.partition(".")
-    if head not in mapping:
+    prefix = _mapped_prefix(name, mapping)
+    if prefix is None:
         return name
-    return mapping[head] + (f".{rest}" if rest else "")
+    return mapping[prefix] + name[len(prefix) :]
 
 
 def _mapped_alias(alias: ast.alias, mapping: Mapping[str, str]) -> str:
@@ -54,6 +71,9 @@ def _mapped_alias(alias: ast.alias, mapping: Mapping[str, str]) -> str:
     if alias.asname:
         return f"{target} as {alias.asname}"
     top = alias.name.partition(".")[0]
+    if top not in mapping:
+        # `import einops.layers.torch` binds `einops`: load lucid's layers beside it.
+        return f"{alias.name}; import {target}"
     if target == mapping[top]:
         return f"{target} as {top}"
     # `import torch.nn` binds `torch` with `torch.nn` loaded: load the lucid module, then bind.

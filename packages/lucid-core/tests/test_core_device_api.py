@@ -97,6 +97,42 @@ def test_backend_switches_have_pytorch_defaults() -> None:
     assert lucid.backends.cuda.is_built() is False
 
 
+def _sdp_switches() -> tuple[bool, ...]:
+    cuda = lucid.backends.cuda
+    return (cuda.flash_sdp_enabled(), cuda.math_sdp_enabled(),
+            cuda.mem_efficient_sdp_enabled(), cuda.cudnn_sdp_enabled())  # fmt: skip
+
+
+def test_sdp_switches_and_the_deprecated_sdp_kernel() -> None:
+    # vit-pytorch's SimpleViT with flash attention wraps its attention in sdp_kernel(**config).
+    cuda = lucid.backends.cuda
+    assert _sdp_switches() == (True, True, True, True)
+    cuda.enable_mem_efficient_sdp(False)
+    assert _sdp_switches() == (True, True, False, True)
+    cuda.enable_mem_efficient_sdp(True)
+    with pytest.warns(FutureWarning, match=r"sdp_kernel\(\)` is deprecated"):
+        with cuda.sdp_kernel(enable_flash=False, enable_cudnn=False) as context:
+            assert context == {} and _sdp_switches() == (False, True, True, False)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                with cuda.sdp_kernel(enable_math=False):
+                    assert _sdp_switches() == (True, False, True, True)
+            assert _sdp_switches() == (False, True, True, False)
+    assert _sdp_switches() == (True, True, True, True)
+
+
+@pytest.mark.parity
+def test_sdp_kernel_switches_match_torch() -> None:
+    torch = pytest.importorskip("torch")
+    theirs = torch.backends.cuda
+    for kwargs in ({}, {"enable_math": False}, {"enable_flash": False, "enable_cudnn": False}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            with lucid.backends.cuda.sdp_kernel(**kwargs), theirs.sdp_kernel(**kwargs):
+                assert _sdp_switches() == (theirs.flash_sdp_enabled(), theirs.math_sdp_enabled(),
+                    theirs.mem_efficient_sdp_enabled(), theirs.cudnn_sdp_enabled())  # fmt: skip
+
+
 @pytest.fixture
 def precision() -> Iterator[None]:
     before = lucid.get_float32_matmul_precision()

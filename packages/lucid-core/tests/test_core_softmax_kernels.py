@@ -306,8 +306,12 @@ def _oracle(fn: str, x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarr
         return p, p * (g64 - (g64 * p).sum(axis=-1, keepdims=True))
 
 
+# the last two are small: log_softmax's compiled rows in one call (COMPILED_SMALL_ROWS)
+_ORACLE_SHAPES = [(700, 1000), (30_000, 9), (40, 10_037), (3, 100_003), (6, 18), (768, 65)]
+
+
 @pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
-@pytest.mark.parametrize("shape", [(700, 1000), (30_000, 9), (40, 10_037), (3, 100_003)])
+@pytest.mark.parametrize("shape", _ORACLE_SHAPES)
 def test_compiled_rows_match_a_float64_oracle(fn: str, shape: tuple[int, int], rows: str) -> None:
     # rows of fewer than 16 lanes, lengths that leave a tail, runs of 1,024 and a row past 2^16;
     # rows of -inf, with a NaN, with +inf and of -1e30 but one value (exp underflows to 0)
@@ -335,6 +339,40 @@ def test_compiled_rows_match_a_float64_oracle(fn: str, shape: tuple[int, int], r
         assert (got[0][-1, :-1] == 0).all() and got[0][-1, -1] == 1
         sums = got[0][3:-1].astype(np.float64).sum(axis=-1)
         np.testing.assert_allclose(sums, 1.0, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize(("shape", "dim"), [((1, 18), -1), ((18, 1), 0), ((2, 3, 5), 2),
+                                            ((4, 10), 1)])  # fmt: skip
+def test_small_float32_log_softmax_takes_the_compiled_rows_in_one_call(
+    shape: tuple[int, ...], dim: int, rows: str
+) -> None:
+    # COMPILED_SMALL_ROWS: a small float32 log_softmax over its last dim (or one row) is the
+    # compiled rows' values; without them (or for softmax, float64, a strided array, another
+    # dim) the op's ufunc passes, bit for bit
+    from lucid.backends._numpy import _compiled
+    from lucid.backends._numpy.kernels import softmax
+
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(shape) * 6).astype(np.float32)
+    fwd = _SAVED[kernels.LOG_SOFTMAX].forward
+    got = fwd(_CPU, x, dim)
+    if rows == "compiled":
+        n = shape[dim]
+        want = np.empty((x.size // n, n), np.float32)
+        _compiled.load(softmax._JIT).log_softmax_rows(x.reshape(-1, n), want, 0, want.shape[0])
+        np.testing.assert_array_equal(got, want.reshape(shape))
+    else:
+        np.testing.assert_array_equal(got, softmax._small_forward(x, dim, True))
+    assert got.shape == shape and got.dtype == np.float32
+    strided = np.repeat(x, 2, axis=-1)[..., ::2]  # x's values, not C-contiguous
+    assert not strided.flags.c_contiguous
+    for other in (x.astype(np.float64), strided):
+        want = softmax._small_forward(other, dim, True)
+        np.testing.assert_array_equal(fwd(_CPU, other, dim), want)
+    np.testing.assert_array_equal(_SAVED[kernels.SOFTMAX].forward(_CPU, x, dim),
+                                  softmax._small_forward(x, dim, False))  # fmt: skip
+    if len(shape) == 3:  # not the last dim
+        np.testing.assert_array_equal(fwd(_CPU, x, 1), softmax._small_forward(x, 1, True))
 
 
 def test_compiled_exp_matches_float64_over_the_float32_range() -> None:

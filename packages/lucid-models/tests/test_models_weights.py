@@ -110,7 +110,8 @@ def test_missing_checkpoint_names_the_file_and_folder(
     where = str(tmp_path / "torch" / "hub" / "checkpoints")
     with pytest.raises(FileNotFoundError, match="squeezenet1_1-b8a52dc0.pth") as err:
         models.squeezenet1_1(weights="DEFAULT")
-    assert where in str(err.value) and "downloads nothing" in str(err.value)
+    assert where in str(err.value) and "downloads nothing unasked" in str(err.value)
+    assert "lucid.hub.download_url_to_file(url, " in str(err.value)
 
 
 def _checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> Path:

@@ -76,3 +76,54 @@ def test_parameter_list_and_dict_wrap_tensors_as_parameters() -> None:
     m.params = pl
     assert [n for n, _ in m.named_parameters()] == ["params.0", "params.1", "params.2"]
     assert "Parameter containing: [float32 of size 3]" in repr(pl) or "size 3" in repr(pl)
+
+
+def test_parameter_list_holds_modules_and_objects_as_torch() -> None:
+    # vit-pytorch's nViT appends nn.ParameterLists to an nn.ParameterList.
+    inner = nn.ParameterList([lucid.ones(2), lucid.zeros(2)])
+    pl = nn.ParameterList([lucid.zeros(2, 3), inner, nn.Linear(2, 2), None, 7])
+    assert isinstance(pl[0], nn.Parameter) and pl[1] is inner and pl[3] is None and pl[4] == 7
+    assert [n for n, _ in pl.named_parameters()] == ["0", "1.0", "1.1", "2.weight", "2.bias"]
+    assert set(pl.state_dict()) == {"0", "1.0", "1.1", "2.weight", "2.bias"}
+    assert [n for n, _ in pl.named_modules()] == ["", "1", "2"]
+    assert isinstance(pl[1:3], nn.ParameterList) and list(pl[1:3]) == [inner, pl[2]]
+    pl[1] = lucid.ones(4)  # a module's slot takes a parameter
+    assert isinstance(pl[1], nn.Parameter) and [n for n, _ in pl.named_modules()] == ["", "2"]
+    with pytest.raises(RuntimeError, match="ParameterList should not be called."):
+        pl(1)
+    with pytest.raises(TypeError, match="iterable, but got Tensor"):
+        pl.extend(lucid.ones(2))
+
+
+def test_parameter_dict_holds_modules_and_sorts_a_plain_dict_as_torch() -> None:
+    pd = nn.ParameterDict({"b": lucid.zeros(2), "a": nn.Parameter(lucid.ones(1, 2))})
+    assert list(pd) == ["a", "b"]  # a plain dict's keys in sorted order, as torch's update
+    pd["m"] = nn.Linear(1, 1)
+    pd["n"] = None
+    assert list(pd) == ["a", "b", "m", "n"] and pd["n"] is None
+    assert list(pd.state_dict()) == ["a", "b", "m.weight", "m.bias"]
+    assert pd.popitem()[0] == "n" and list(pd) == ["a", "b", "m"]
+    assert pd.get("zz", 3) == 3 and pd.setdefault("c", lucid.ones(1)) is pd["c"]
+    assert list(pd | nn.ParameterDict(OrderedDict(z=lucid.ones(1), y=lucid.ones(1)))) == [
+        "a", "b", "m", "c", "z", "y"
+    ]  # fmt: skip
+    with pytest.raises(TypeError, match="not a string"):
+        pd[1]  # type: ignore[index]
+    with pytest.raises(RuntimeError, match="ParameterDict should not be called."):
+        pd(1)
+
+
+@pytest.mark.parity
+def test_parameter_containers_repr_as_torch() -> None:
+    torch = pytest.importorskip("torch")
+
+    def build(T, mod):  # the same containers in either library
+        pl = mod.ParameterList([T.zeros(2, 3), mod.Parameter(T.ones(3)), mod.Linear(2, 2), None])
+        pd = mod.ParameterDict({"b": T.zeros(2), "a": mod.Parameter(T.ones(1, 2))})
+        pd["m"] = mod.Linear(1, 1)
+        pd["n"] = 5
+        return repr(pl), repr(pd)
+
+    mine, theirs = build(lucid, nn), build(torch, torch.nn)
+    for a, b in zip(mine, theirs, strict=True):
+        assert a == b.replace("torch.", "lucid.")

@@ -93,6 +93,7 @@ from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
 from lucid import _interop, distributions, func, profiler, testing
 from lucid.func import vmap
+from lucid.utils import _pytree as _utils_pytree  # noqa: F401  (lucid.utils._pytree, as torch's)
 from lucid.fft._spectral import (
     bartlett_window,
     blackman_window,
@@ -117,7 +118,7 @@ from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.autograd import profiler as _autograd_profiler  # noqa: F401
 from lucid.linalg import logdet, matrix_power
-from lucid import compiler
+from lucid import compiler, futures, hub, jit
 from lucid._compat import (
     are_deterministic_algorithms_enabled,
     asarray,
@@ -228,7 +229,11 @@ if not TYPE_CHECKING:  # mypy sees only real attributes, so `lucid.typo` stays a
 
     def __getattr__(name: str) -> Any:
         """``lucid.nn``, ``lucid.optim``, ``lucid.data``, ``lucid.models``, ... imported on first
-        access (see ``lucid._siblings``)."""
+        access (see ``lucid._siblings``); ``lucid._dynamo`` too, as torch loads ``_dynamo``."""
+        if name == "_dynamo":
+            import importlib  # noqa: PLC0415  (on first access only)
+
+            return importlib.import_module("lucid._dynamo")
         return _siblings.sibling_attribute(__name__, name)
 
 
@@ -255,7 +260,7 @@ __all__ = [
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
     "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
     "sparse", "sparse_coo_tensor", "spmm",
-    "viz", "load", "save", "compiler",
+    "viz", "load", "save", "compiler", "futures", "hub", "jit",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",

@@ -287,23 +287,75 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
     return true_fn(*operands) if pred else false_fn(*operands)
 
 
-class Future:
-    """A finished call (what :func:`fork` returns: lucid runs the function at once)."""
+_PENDING = object()
 
-    def __init__(self, value: Any) -> None:
+
+class Future:
+    """A call's result (``torch.Future``): what :func:`fork` returns, done at once (lucid runs
+    the function then), or one made empty (``Future()``) and completed by ``set_result``."""
+
+    def __init__(self, value: Any = _PENDING, *, devices: Any = None) -> None:
         self._value = value
+        self._error: BaseException | None = None
+        self._callbacks: list[Callable[[Future], Any]] = []
+
+    def done(self) -> bool:
+        """Whether the result (or an error) is set."""
+        return self._value is not _PENDING or self._error is not None
 
     def wait(self) -> Any:
-        """The function's result."""
+        """The result; the error ``set_exception`` set is raised."""
+        if self._error is not None:
+            raise self._error
+        if self._value is _PENDING:
+            raise RuntimeError(
+                "Future.wait(): no result is set, and nothing runs in the background in lucid "
+                "to set it (fork runs its call at once); call set_result first"
+            )
         return self._value
 
     def value(self) -> Any:
-        """The function's result."""
-        return self._value
+        """The result (as ``wait``)."""
+        return self.wait()
 
-    def done(self) -> bool:
-        """True: the call has run."""
-        return True
+    def set_result(self, result: Any) -> None:
+        """Complete the future with ``result`` and run the callbacks added so far."""
+        if self.done():
+            raise RuntimeError("Future can only be marked completed once.")
+        self._value = result
+        self._run_callbacks()
+
+    def set_exception(self, result: BaseException) -> None:
+        """Complete the future with an error that ``wait`` raises."""
+        if self.done():
+            raise RuntimeError("Future can only be marked completed once.")
+        self._error = result
+        self._run_callbacks()
+
+    def then(self, callback: Callable[[Future], Any]) -> Future:
+        """A new future holding ``callback(self)`` once this one is done."""
+        out = Future()
+
+        def chain(fut: Future) -> None:
+            try:
+                out.set_result(callback(fut))
+            except Exception as exc:  # noqa: BLE001 - handed on, as torch's futures do
+                out.set_exception(exc)
+
+        self.add_done_callback(chain)
+        return out
+
+    def add_done_callback(self, callback: Callable[[Future], Any]) -> None:
+        """Run ``callback(self)`` when the future is done (now, if it is)."""
+        if self.done():
+            callback(self)
+        else:
+            self._callbacks.append(callback)
+
+    def _run_callbacks(self) -> None:
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(self)
 
 
 def fork(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:

@@ -9,7 +9,8 @@ lucid.bfloat16
 from __future__ import annotations
 
 from lucid.amp import autocast_mode, grad_scaler
-from lucid.amp.autocast_mode import autocast, is_autocast_available
+from lucid.amp.autocast_mode import autocast, custom_bwd, custom_fwd, is_autocast_available
 from lucid.amp.grad_scaler import GradScaler
 
-__all__ = ["GradScaler", "autocast", "autocast_mode", "grad_scaler", "is_autocast_available"]
+__all__ = ["GradScaler", "autocast", "autocast_mode", "custom_bwd", "custom_fwd", "grad_scaler",
+           "is_autocast_available"]  # fmt: skip

@@ -292,3 +292,66 @@ def _to_float32(t: Tensor) -> Tensor:
     if t.dtype in _LOW and _enabled_dtype(t) is not None:
         return t.to(dtypes.float32)
     return t
+
+
+def _cast_floating(value: Any, device_type: str, dtype: dtypes.dtype) -> Any:
+    """``value`` with its floating-point tensors on ``device_type`` (not float64) cast to
+    ``dtype``, through containers (torch.amp's ``_cast``)."""
+    if isinstance(value, Tensor):
+        eligible = (value.dtype.is_floating_point and value.device.type == device_type
+                    and value.dtype is not dtypes.float64)  # fmt: skip
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":
+        return value
+    if isinstance(value, dict):
+        return {_cast_floating(k, device_type, dtype): _cast_floating(v, device_type, dtype)
+                for k, v in value.items()}  # fmt: skip
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_floating(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd: Any = None, *, device_type: str, cast_inputs: Any = None) -> Any:
+    """``torch.amp.custom_fwd``: a decorator for a custom ``Function``'s ``forward``. It notes
+    on ``ctx`` whether autocast was on (``custom_bwd`` runs the backward in the same state);
+    with ``cast_inputs`` set and autocast on, the floating-point tensor inputs are cast to it
+    and ``forward`` runs with autocast off."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    target = None if cast_inputs is None else dtypes.to_dtype(cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        enabled = is_autocast_enabled(device_type)
+        if target is None:
+            ctx._fwd_used_autocast = enabled
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if not enabled:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_floating(args, device_type, target),
+                       **_cast_floating(kwargs, device_type, target))  # fmt: skip
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd: Any = None, *, device_type: str) -> Any:
+    """``torch.amp.custom_bwd``: a decorator for a custom ``Function``'s ``backward``: it runs
+    under the autocast state (and dtype) its ``custom_fwd`` forward saw."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

@@ -9,6 +9,7 @@ recompile limit).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import time
@@ -23,16 +24,20 @@ from lucid.autograd import grad_mode
 from lucid.compiler import _capture
 from lucid.compiler._capture import BreakReason, Program, Recorder, recording
 
-# torch._dynamo.config.recompile_limit: captures per compiled callable before new input
-# signatures run eagerly.
+# torch._dynamo.config.recompile_limit's default: captures per compiled callable before new
+# input signatures run eagerly (``config.recompile_limit`` is read at each capture).
 RECOMPILE_LIMIT = 8
 _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
+# torch.compiler.set_stance's stances
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
 
 
 class _State:
     capturing = 0  # captures in progress (a compiled callable called inside one runs inline)
     disabled = 0  # lucid.compiler.disable'd calls in progress
+    stance = "default"  # set_stance's
+    force_eager = False  # stance == "force_eager": every compiled call runs eagerly
 
 
 _state = _State()
@@ -76,7 +81,7 @@ class CompiledFunction:
         _compiled.add(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _state.capturing or _state.disabled:
+        if _state.capturing or _state.disabled or _state.force_eager:
             return self._fn(*args, **kwargs)
         leaves: list[Tensor] = []
         mods = self._guard_modules
@@ -99,13 +104,28 @@ class CompiledFunction:
     def _first_call(self, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
                     leaves: list[Tensor]) -> Any:  # fmt: skip
         signature = _describe(leaves, key[0])
+        if _state.stance == "fail_on_recompile":
+            code = getattr(self._fn, "__code__", None) or getattr(
+                getattr(self._fn, "forward", None), "__code__", None
+            )
+            where = "" if code is None else (f" filename: '{code.co_filename}', function name: "
+                                             f"'{code.co_name}', line number: "
+                                             f"{code.co_firstlineno}")  # fmt: skip
+            raise RuntimeError(
+                f"Detected recompile when torch.compile stance is 'fail_on_recompile'.{where}"
+                f"\n    triggered by inputs {signature}, which no capture of this function "
+                "matches"
+            )
+        if _state.stance == "eager_on_recompile":  # no capture now, and none kept
+            return self._fn(*args, **kwargs)
         if self.dynamic:
             reason = ("dynamic=True: lucid captures static shapes only, so this function runs "
                       "eagerly")  # fmt: skip
             return self._eager(key, Entry(signature, None, [BreakReason(reason)]), args, kwargs)
-        if len(self.cache) >= RECOMPILE_LIMIT:
-            reason = (f"recompile_limit ({RECOMPILE_LIMIT}) reached: input signatures after "
-                      f"the first {RECOMPILE_LIMIT} run eagerly")  # fmt: skip
+        limit = config.recompile_limit
+        if len(self.cache) >= limit:
+            reason = (f"recompile_limit ({limit}) reached: input signatures after "
+                      f"the first {limit} run eagerly")  # fmt: skip
             return self._eager(key, Entry(signature, None, [BreakReason(reason)]), args, kwargs)
         rec = Recorder(self.fullgraph)
         started = time.perf_counter()
@@ -299,3 +319,140 @@ def reset() -> None:
 def is_compiling() -> bool:
     """``torch.compiler.is_compiling``: whether a capture is running now."""
     return _state.capturing > 0
+
+
+class _Config:
+    """``torch._dynamo.config`` (``lucid._dynamo.config``): the options real programs set.
+
+    ``recompile_limit`` (``cache_size_limit`` is its old name) is how many input signatures a
+    compiled callable captures before later ones run eagerly; ``error_on_recompile`` makes a
+    capture after the first an error. The others are kept and read back as torch's are, and
+    change nothing in lucid, which captures static shapes, never raises on a failed capture
+    unless ``fullgraph=True`` (what ``suppress_errors`` asks for), and compiles no Python
+    bytecode. Setting a name torch's config does not have raises ``AttributeError``, as torch.
+    """
+
+    _DEFAULTS: dict[str, Any] = {
+        "recompile_limit": RECOMPILE_LIMIT,
+        "accumulated_recompile_limit": 256,
+        "suppress_errors": False,
+        "verbose": False,
+        "error_on_recompile": False,
+        "capture_scalar_outputs": False,
+        "capture_dynamic_output_shape_ops": False,
+        "automatic_dynamic_shapes": True,
+        "assume_static_by_default": True,
+        "optimize_ddp": True,
+        "inline_inbuilt_nn_modules": True,
+        "specialize_int": False,
+        "specialize_float": False,
+        "force_parameter_static_shapes": True,
+        "cache_size_limit": RECOMPILE_LIMIT,
+    }
+    _ALIASES = {"cache_size_limit": "recompile_limit",
+                "accumulated_cache_size_limit": "accumulated_recompile_limit"}  # fmt: skip
+
+    def __init__(self) -> None:
+        values = {k: v for k, v in self._DEFAULTS.items() if k not in self._ALIASES}
+        object.__setattr__(self, "_values", values)
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        key = self._ALIASES.get(name, name)
+        if key in values:
+            return values[key]
+        raise AttributeError(f"torch._dynamo.config.{name} does not exist")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        key = self._ALIASES.get(name, name)
+        if key not in self._values:
+            raise AttributeError(f"torch._dynamo.config.{name} does not exist")
+        self._values[key] = value
+
+    def __dir__(self) -> list[str]:
+        return sorted({*self._values, *self._ALIASES})
+
+    def get_config_copy(self) -> dict[str, Any]:
+        """Every option and its value (torch's ``config.get_config_copy()``)."""
+        return {name: getattr(self, name) for name in self.__dir__()}
+
+    def patch(self, arg: dict[str, Any] | str | None = None, value: Any = None,
+              **changes: Any) -> Any:  # fmt: skip
+        """``config.patch(name=value, ...)`` (or ``patch("name", value)``, ``patch({...})``):
+        a context manager and decorator setting the options inside it, restoring them after."""
+        if isinstance(arg, str):
+            changes[arg] = value
+        elif isinstance(arg, dict):
+            changes.update(arg)
+        for name in changes:
+            getattr(self, name)  # unknown names raise now, as torch's
+        return _Patch(self, changes)
+
+
+class _Patch(contextlib.ContextDecorator):
+    def __init__(self, config: _Config, changes: dict[str, Any]) -> None:
+        self.config, self.changes = config, changes
+        self.saved: list[dict[str, Any]] = []
+
+    def __enter__(self) -> None:
+        self.saved.append({name: getattr(self.config, name) for name in self.changes})
+        for name, value in self.changes.items():
+            setattr(self.config, name, value)
+
+    def __exit__(self, *exc: Any) -> None:
+        for name, value in self.saved.pop().items():
+            setattr(self.config, name, value)
+
+
+config = _Config()
+
+
+def _set_stance(stance: str) -> str:
+    if stance not in STANCES:
+        raise RuntimeError(
+            f"invalid torch.compile stance '{stance}': expected one of {', '.join(STANCES)}"
+        )
+    previous = _state.stance
+    _state.stance = stance
+    _state.force_eager = stance == "force_eager"
+    return previous
+
+
+class set_stance:  # noqa: N801 - torch's name
+    """``torch.compiler.set_stance``: how compiled callables behave from now on (a plain
+    call), inside a ``with`` block, or during calls of a decorated function.
+
+    - ``"default"``: capture and replay;
+    - ``"force_eager"``: every compiled callable runs its function eagerly;
+    - ``"eager_on_recompile"``: replay the captures there are, and run eagerly (without
+      capturing) where a call would need a new one;
+    - ``"fail_on_recompile"``: raise ``RuntimeError`` where a call would need a new capture.
+
+    ``force_backend`` is only for the default stance, as torch's; lucid has one backend, so it
+    changes nothing. An unknown stance raises ``RuntimeError`` (torch raises at the next compiled
+    call).
+    """
+
+    def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False,
+                 force_backend: Any = None) -> None:  # fmt: skip
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        self.stance = stance
+        self.prev = _set_stance(stance)
+
+    def __call__(self, fn: Any) -> Any:  # a decorator: the stance only during its calls
+        _set_stance(self.prev)
+        stance = self.stance
+
+        @functools.wraps(fn)
+        def staged(*args: Any, **kwargs: Any) -> Any:
+            with set_stance(stance):
+                return fn(*args, **kwargs)
+
+        return staged
+
+    def __enter__(self) -> None:  # __init__ set it and kept the stance before
+        _set_stance(self.stance)
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_stance(self.prev)

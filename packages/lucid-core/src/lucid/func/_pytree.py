@@ -6,10 +6,17 @@ anything else (a Tensor, a number, None) is a leaf.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["TreeSpec", "tree_flatten", "tree_map", "tree_unflatten"]
+__all__ = [
+    "TreeSpec",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+]
 
 
 class TreeSpec:
@@ -49,34 +56,45 @@ def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
-def tree_flatten(tree: Any) -> tuple[list[Any], TreeSpec]:
-    """The leaves of ``tree`` in order, and its spec."""
+def tree_flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Any], TreeSpec]:
+    """The leaves of ``tree`` in order, and its spec (``is_leaf(node)`` True: a leaf)."""
     leaves: list[Any] = []
-    spec = _flatten(tree, leaves)
+    spec = _flatten(tree, leaves, is_leaf)
     return leaves, spec
 
 
-def _flatten(tree: Any, leaves: list[Any]) -> TreeSpec:
+def _flatten(
+    tree: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] | None = None
+) -> TreeSpec:
+    if is_leaf is not None and is_leaf(tree):
+        leaves.append(tree)
+        return LEAF
     if _is_namedtuple(tree):
-        return TreeSpec("namedtuple", type(tree), [_flatten(v, leaves) for v in tree])
+        return TreeSpec("namedtuple", type(tree), [_flatten(v, leaves, is_leaf) for v in tree])
     if isinstance(tree, tuple):
-        return TreeSpec("tuple", None, [_flatten(v, leaves) for v in tree])
+        return TreeSpec("tuple", None, [_flatten(v, leaves, is_leaf) for v in tree])
     if isinstance(tree, list):
-        return TreeSpec("list", None, [_flatten(v, leaves) for v in tree])
+        return TreeSpec("list", None, [_flatten(v, leaves, is_leaf) for v in tree])
     if isinstance(tree, dict):
         keys = list(tree)
         return TreeSpec(
-            "dict", (type(tree), tuple(keys)), [_flatten(tree[k], leaves) for k in keys]
+            "dict", (type(tree), tuple(keys)), [_flatten(tree[k], leaves, is_leaf) for k in keys]
         )
     leaves.append(tree)
     return LEAF
 
 
-def tree_unflatten(leaves: list[Any], spec: TreeSpec) -> Any:
+def tree_unflatten(leaves: Iterable[Any], spec: TreeSpec) -> Any:
     """Rebuild a tree of ``spec`` from ``leaves`` (as many as the spec holds)."""
-    it = iter(leaves)
-    out = _unflatten(it, spec)
-    return out
+    leaves = list(leaves)
+    if len(leaves) != spec.num_leaves:
+        raise ValueError(
+            f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers "
+            f"to a pytree that holds {spec.num_leaves} items ({spec})."
+        )
+    return _unflatten(iter(leaves), spec)
 
 
 def _unflatten(it: Any, spec: TreeSpec) -> Any:
@@ -95,10 +113,70 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
     return d if cls is dict else cls(d)
 
 
-def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
-    """``tree`` with ``fn`` applied to each leaf."""
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([fn(x) for x in leaves], spec)
+def tree_map(
+    fn: Callable[..., Any], tree: Any, *rests: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """``tree`` with ``fn`` applied to each leaf; with ``rests`` (trees of ``tree``'s structure,
+    or with whole subtrees where ``tree`` has leaves), ``fn`` of the matching leaves."""
+    leaves, spec = tree_flatten(tree, is_leaf)
+    others = [_flatten_up_to(spec, rest) for rest in rests]
+    return tree_unflatten([fn(*xs) for xs in zip(leaves, *others, strict=True)], spec)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of ``tree`` in order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeSpec:
+    """The spec of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+_KIND_TYPES: dict[str, type] = {"tuple": tuple, "list": list}
+
+
+def _is_a(tree: Any, expected: type) -> bool:
+    """``isinstance`` without narrowing ``tree`` for the type checker (``expected`` is a
+    spec's container type, known only at run time)."""
+    return isinstance(tree, expected)
+
+
+def _flatten_up_to(spec: TreeSpec, tree: Any) -> list[Any]:
+    """The subtrees of ``tree`` at ``spec``'s leaves (``tree`` has ``spec``'s containers)."""
+    out: list[Any] = []
+    _up_to(spec, tree, out)
+    return out
+
+
+def _up_to(spec: TreeSpec, tree: Any, out: list[Any]) -> None:
+    if spec.kind == "leaf":
+        out.append(tree)
+        return
+    if spec.kind == "dict":
+        expected: type = spec.meta[0]
+    elif spec.kind == "namedtuple":
+        expected = spec.meta
+    else:
+        expected = _KIND_TYPES[spec.kind]
+    if not _is_a(tree, expected) or (spec.kind == "tuple" and _is_namedtuple(tree)):
+        raise ValueError(f"Node type mismatch; expected {expected}, but got {type(tree)}.")
+    if spec.kind == "dict":
+        keys = spec.meta[1]
+        if set(keys) != set(tree):
+            missing, extra = set(keys) - set(tree), set(tree) - set(keys)
+            raise ValueError(
+                f"Node keys mismatch; missing key(s): {missing}; extra key(s): {extra}."
+            )
+        subtrees = [tree[k] for k in keys]
+    else:
+        subtrees = list(tree)
+        if len(subtrees) != len(spec.children):
+            raise ValueError(
+                f"Node arity mismatch; expected {len(spec.children)}, but got {len(subtrees)}."
+            )
+    for child, sub in zip(spec.children, subtrees, strict=True):
+        _up_to(child, sub, out)
 
 
 def broadcast_prefix(prefix: Any, tree: Any, what: str) -> list[Any]:

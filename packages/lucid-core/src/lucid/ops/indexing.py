@@ -203,7 +203,7 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, v: Any, index: Any) -> Any:
-        ctx.index = index
+        ctx.index, ctx.v_ndim = index, getattr(v, "ndim", 0)
         return ctx.backend.setitem(ctx.backend.copy(a), index, v)
 
     @staticmethod
@@ -213,6 +213,8 @@ class IndexPut(Function):
             ga = IndexPut.apply(g, 0.0, ctx.index)
         if ctx.needs_input_grad[1]:
             gv = GetItem.apply(g, ctx.index, True)
+            if gv.ndim < ctx.v_ndim:  # a value with more leading 1s than a[index] has dims
+                gv = gv.reshape((1,) * (ctx.v_ndim - gv.ndim) + tuple(gv.shape))
         return ga, gv, None
 
 

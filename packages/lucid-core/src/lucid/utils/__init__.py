@@ -18,7 +18,8 @@ from lucid.utils._swap import swap_tensors
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        """``lucid.utils.data`` (lucid-data) imported on first access."""
+        """``lucid.utils.data`` (lucid-data) imported on first access. (``_pytree`` is set by
+        ``import lucid``, which imports it once lucid.func has loaded.)"""
         return _siblings.sibling_attribute(__name__, name)
 
 

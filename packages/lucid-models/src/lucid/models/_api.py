@@ -7,26 +7,25 @@ of its enum, e.g. ``ResNet18_Weights.IMAGENET1K_V1``, its name as a string, ``"D
 (``tools/gen_tv_weights.py`` writes ``_tv_weights.py``): the same urls, transforms and meta
 (categories, ``num_params``, recipe, ``_metrics``, ``_docs``, ``min_size`` ...).
 
-Lucid downloads nothing: :meth:`WeightsEnum.get_state_dict` reads the checkpoint from torch
-hub's cache, ``$TORCH_HOME/hub/checkpoints/<file name of the url>`` (``TORCH_HOME`` defaults to
+Lucid downloads nothing unasked: :meth:`WeightsEnum.get_state_dict` reads the checkpoint
+through ``lucid.hub.load_state_dict_from_url`` from torch hub's cache,
+``$TORCH_HOME/hub/checkpoints/<file name of the url>`` (``TORCH_HOME`` defaults to
 ``$XDG_CACHE_HOME/torch``, i.e. ``~/.cache/torch``), where a torchvision that ran on this
 machine left it, or from lucid's own ``$LUCID_HOME/hub/checkpoints`` (``~/.cache/lucid``). The
 file is read by ``lucid.load(weights_only=True)``: torch's pickles are rebuilt by an allowlist
-unpickler, never run. Without the file the error names it and where to put it.
+unpickler, never run. Without the file the error names it, where to put it, and the
+``lucid.hub.download_url_to_file`` call that fetches it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-import lucid
+from lucid.hub import checkpoint_dirs, load_state_dict_from_url
 
 __all__ = ["Weights", "WeightsEnum", "checkpoint_dirs", "get_weight", "load_state_dict_from_url"]
 
@@ -106,45 +105,6 @@ class WeightsEnum(Enum):
     def meta(self) -> dict[str, Any]:
         """The meta data: categories, ``num_params``, ``_metrics`` ..."""
         return self.value.meta  # type: ignore[no-any-return]
-
-
-def checkpoint_dirs() -> list[Path]:
-    """Where checkpoints are looked for, in order: torch hub's
-    ``$TORCH_HOME/hub/checkpoints`` and lucid's ``$LUCID_HOME/hub/checkpoints``."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    torch_home = Path(os.environ.get("TORCH_HOME", cache / "torch"))
-    lucid_home = Path(os.environ.get("LUCID_HOME", cache / "lucid"))
-    return [torch_home / "hub" / "checkpoints", lucid_home / "hub" / "checkpoints"]
-
-
-def load_state_dict_from_url(
-    url: str,
-    model_dir: str | os.PathLike[str] | None = None,
-    map_location: Any = None,
-    progress: bool = True,
-    check_hash: bool = False,
-    file_name: str | None = None,
-    weights_only: bool = True,
-) -> dict[str, Any]:
-    """``torch.hub.load_state_dict_from_url`` without the download: the file named by the url
-    (or ``file_name``) is read from ``model_dir`` or :func:`checkpoint_dirs`. As torch hub, a
-    file already in the cache is not hash-checked (``check_hash`` and ``progress`` only concern
-    downloads, which lucid does not do)."""
-    del progress, check_hash  # they only concern a download
-    name = file_name or os.path.basename(urlparse(url).path)
-    folders = [Path(model_dir)] if model_dir is not None else checkpoint_dirs()
-    for folder in folders:
-        path = folder / name
-        if path.is_file():
-            state = lucid.load(path, map_location=map_location or "cpu", weights_only=weights_only)
-            if not isinstance(state, dict):
-                raise TypeError(f"{path} holds a {type(state).__name__}, not a state dict")
-            return state
-    where = " or ".join(str(f) for f in folders)
-    raise FileNotFoundError(
-        f"checkpoint {name!r} not found in {where}: lucid downloads nothing. Download {url} "
-        f"and put it in {folders[0]} (where torch hub keeps it; TORCH_HOME moves it)"
-    )
 
 
 # builder name -> its weights enum (filled by _tv_weights.py)

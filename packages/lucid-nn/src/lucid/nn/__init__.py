@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lucid.nn import attention as attention
 from lucid.nn import common_types as common_types
 from lucid.nn import functional as functional
 from lucid.nn import grad as grad

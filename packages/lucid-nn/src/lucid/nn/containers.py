@@ -230,8 +230,24 @@ def _as_parameter(value: Any) -> Any:
     return value
 
 
+def _element_repr(key: object, value: Any, by_type: bool = False) -> str:
+    """One line of a ParameterList's (``by_type``: a ParameterDict's) ``extra_repr``, as torch's:
+    indented, a tensor by its dtype (ParameterDict: its type name), another object by its type."""
+    if isinstance(value, Tensor):
+        kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+        size = "x".join(str(s) for s in value.shape)
+        dtype = value.type() if by_type else value.dtype
+        return f"  ({key}): {kind} containing: [{dtype} of size {size}]"
+    return f"  ({key}): Object of type: {type(value).__name__}"
+
+
 class ParameterList(Module):
-    """A list of registered parameters (plain tensors are wrapped as Parameters)."""
+    """A list of registered parameters (plain tensors are wrapped as Parameters).
+
+    As torch's, an element is stored as the attribute ``str(index)``: a module becomes a
+    submodule (``nn.ParameterList([nn.ParameterList([...]), ...])`` nests) and any other object
+    a plain attribute.
+    """
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
@@ -239,11 +255,22 @@ class ParameterList(Module):
         if values is not None:
             self.extend(values)
 
-    def __getitem__(self, idx: int) -> Any:
-        return self._parameters[str(_index(idx, self._size, "ParameterList"))]
+    @overload
+    def __getitem__(self, idx: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, idx: slice) -> ParameterList: ...
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            out = self.__class__()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, str(_index(idx, self._size, "ParameterList")))
 
     def __setitem__(self, idx: int, value: Any) -> None:
-        self.register_parameter(str(_index(idx, self._size, "ParameterList")), _as_parameter(value))
+        setattr(self, str(_index(idx, self._size, "ParameterList")), _as_parameter(value))
 
     def __len__(self) -> int:
         return int(self._size)
@@ -254,85 +281,177 @@ class ParameterList(Module):
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
     def append(self, value: Any) -> ParameterList:
         """Add ``value`` at the end (a plain tensor becomes a Parameter); returns the list."""
         object.__setattr__(self, "_size", self._size + 1)
-        self.register_parameter(str(self._size - 1), _as_parameter(value))
+        self[self._size - 1] = value
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
         """Add each of ``values`` at the end; returns the list."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for v in values:
             self.append(v)
         return self
 
     def extra_repr(self) -> str:
-        """One line per parameter: its index, shape and dtype."""
-        lines = []
-        for i, p in enumerate(self):
-            if p is None:
-                lines.append(f"({i}): None")
-                continue
-            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-            size = "x".join(str(s) for s in p.shape)
-            lines.append(f"({i}): {kind} containing: [{p.dtype} of size {size}]")
-        return "\n".join(lines)
+        """One line per element: its index, and a tensor's shape and dtype or its type."""
+        return "\n".join(_element_repr(i, p) for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
-    """An ordered dict of registered parameters (plain tensors are wrapped as Parameters)."""
+    """An ordered dict of registered parameters (plain tensors are wrapped as Parameters).
 
-    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None):
+    As torch's, a value is stored as the attribute ``key`` (a module becomes a submodule, any
+    other object a plain attribute), and ``update`` with a plain ``dict`` adds its keys in
+    sorted order (an ``OrderedDict``, a ParameterDict or pairs keep theirs).
+    """
+
+    _keys: dict[str, None]
+
+    def __init__(
+        self,
+        parameters: Mapping[str, Any] | ParameterDict | Iterable[tuple[str, Any]] | None = None,
+    ):
         super().__init__()
+        object.__setattr__(self, "_keys", {})
         if parameters is not None:
             self.update(parameters)
 
+    def _key_to_attr(self, key: str) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}'). Open an issue on github if you need "
+                "non-string keys."
+            )
+        return key
+
     def __getitem__(self, key: str) -> Any:
-        return self._parameters[key]
+        return getattr(self, self._key_to_attr(key))
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self.register_parameter(key, _as_parameter(value))
+        attr = self._key_to_attr(key)
+        self._keys[key] = None
+        setattr(self, attr, _as_parameter(value))
 
     def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
 
     def __len__(self) -> int:
-        return len(self._parameters)
+        return len(self._keys)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._parameters
+        return key in self._keys
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same values."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any | None = None) -> Any:
+        """The value at ``key``, after setting it to ``default`` if ``key`` is missing."""
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def get(self, key: str, default: Any | None = None) -> Any:
+        """The value at ``key``, or ``default`` if ``key`` is missing."""
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys: Iterable[str], default: Any | None = None) -> ParameterDict:
+        """A new ParameterDict with ``keys``, each set to ``default``."""
+        return ParameterDict((k, default) for k in keys)
 
     def keys(self) -> Iterable[str]:
         """The keys, in insertion order."""
-        return self._parameters.keys()
+        return self._keys.keys()
 
     def items(self) -> Iterable[tuple[str, Any]]:
-        """The ``(key, parameter)`` pairs, in insertion order."""
-        return self._parameters.items()
+        """The ``(key, value)`` pairs, in insertion order."""
+        return ((k, self[k]) for k in self._keys)
 
     def values(self) -> Iterable[Any]:
-        """The parameters, in insertion order."""
-        return self._parameters.values()
+        """The values, in insertion order."""
+        return (self[k] for k in self._keys)
 
     def pop(self, key: str) -> Any:
-        """Remove the parameter at ``key`` and return it."""
+        """Remove the value at ``key`` and return it."""
         v = self[key]
         del self[key]
         return v
 
-    def update(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        """Add or replace parameters from a mapping or an iterable of ``(key, value)`` pairs."""
-        pairs = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for key, value in pairs:
-            self[key] = value
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and return the last inserted ``(key, value)`` pair."""
+        k, _ = self._keys.popitem()
+        self._keys[k] = None
+        return k, self.pop(k)
+
+    def clear(self) -> None:
+        """Remove every value."""
+        for k in list(self._keys):
+            del self[k]
+
+    def update(
+        self, parameters: Mapping[str, Any] | ParameterDict | Iterable[tuple[str, Any]]
+    ) -> None:
+        """Add or replace values from a mapping or an iterable of ``(key, value)`` pairs."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                "but got " + type(parameters).__name__
+            )
+        if isinstance(parameters, OrderedDict | ParameterDict):
+            for key, value in parameters.items():
+                self[key] = value
+        elif isinstance(parameters, Mapping):
+            for key, value in sorted(parameters.items()):
+                self[key] = value
+        else:
+            for j, pair in enumerate(parameters):
+                if not isinstance(pair, Iterable):
+                    raise TypeError(
+                        f"ParameterDict update sequence element #{j} should be Iterable; is"
+                        + type(pair).__name__
+                    )
+                pair = tuple(pair)
+                if len(pair) != 2:
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} has length {len(pair)}; "
+                        "2 is required"
+                    )
+                self[pair[0]] = pair[1]
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        out = self.copy()
+        out.update(other)
+        return out
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        out = other.copy()
+        out.update(self)
+        return out
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
 
     def extra_repr(self) -> str:
-        """One line per parameter: its key, shape and dtype."""
-        lines = []
-        for k, p in self.items():
-            size = "x".join(str(s) for s in p.shape)
-            lines.append(f"({k}): Parameter containing: [{p.dtype} of size {size}]")
-        return "\n".join(lines)
+        """One line per value: its key, and a tensor's shape and dtype or its type."""
+        return "\n".join(_element_repr(k, p, by_type=True) for k, p in self.items())

@@ -19,6 +19,7 @@ import lucid
 
 from .._rng import numpy_rng
 from . import functional as F
+from ._module import TransformModule
 from .functional import InterpolationMode
 from .transforms import _setup_angle, _size_pair
 
@@ -53,7 +54,7 @@ def _repr_list(name: str, transforms: Sequence[Any], extra: str = "") -> str:
     return f"{name}({extra}{lines}\n)"
 
 
-class RandomApply:
+class RandomApply(TransformModule):
     """Apply all ``transforms`` with probability ``p``, else none."""
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]], p: float = 0.5) -> None:
@@ -112,7 +113,7 @@ class RandomOrder:
         return _repr_list(type(self).__name__, self.transforms)
 
 
-class RandomResizedCrop:
+class RandomResizedCrop(TransformModule):
     """Crop a random area (a ``scale`` fraction, ``ratio`` aspect) and resize it to ``size``,
     with torchvision's draws (ten tries, then a centre crop)."""
 
@@ -170,7 +171,7 @@ class RandomResizedCrop:
         )
 
 
-class FiveCrop:
+class FiveCrop(TransformModule):
     """The four corners and the centre, a tuple of five images."""
 
     def __init__(self, size: int | Sequence[int]) -> None:
@@ -183,7 +184,7 @@ class FiveCrop:
         return f"{type(self).__name__}(size={self.size})"
 
 
-class TenCrop:
+class TenCrop(TransformModule):
     """``FiveCrop`` of the image and of its flip, a tuple of ten images."""
 
     def __init__(self, size: int | Sequence[int], vertical_flip: bool = False) -> None:
@@ -207,7 +208,7 @@ def _range_pair(value: Sequence[float] | None, name: str, low: float, high: floa
             raise ValueError(f"{name} values should be between {low:g} and {high:g}")
 
 
-class RandomAffine:
+class RandomAffine(TransformModule):
     """A random affine map keeping the centre: rotation from ``degrees``, translation up to
     ``translate`` fractions of the size, scale from ``scale``, shear from ``shear`` (x range,
     or x then y ranges), with torchvision's draws and sampling (see ``functional.affine``)."""
@@ -289,7 +290,7 @@ class RandomAffine:
         )
 
 
-class RandomPerspective:
+class RandomPerspective(TransformModule):
     """With probability ``p``, move each corner inwards by up to ``distortion_scale`` of half
     the size and warp (``functional.perspective``), with torchvision's draws."""
 
@@ -334,7 +335,7 @@ class RandomPerspective:
         return f"{type(self).__name__}(p={self.p})"
 
 
-class ElasticTransform:
+class ElasticTransform(TransformModule):
     """Displace pixels by smooth random fields: uniform noise in [-1, 1] blurred by a
     Gaussian of ``sigma`` and scaled by ``alpha``, with torchvision's recipe."""
 
@@ -384,7 +385,7 @@ class ElasticTransform:
         return f"{type(self).__name__}(alpha={self.alpha}, sigma={self.sigma})"
 
 
-class Grayscale:
+class Grayscale(TransformModule):
     """To grey levels (``functional.rgb_to_grayscale``), 1 or 3 channels out."""
 
     def __init__(self, num_output_channels: int = 1) -> None:
@@ -397,7 +398,7 @@ class Grayscale:
         return f"{type(self).__name__}(num_output_channels={self.num_output_channels})"
 
 
-class RandomGrayscale:
+class RandomGrayscale(TransformModule):
     """To grey levels with probability ``p``, keeping the number of channels."""
 
     def __init__(self, p: float = 0.1) -> None:
@@ -412,7 +413,7 @@ class RandomGrayscale:
         return f"{type(self).__name__}(p={self.p})"
 
 
-class RandomErasing:
+class RandomErasing(TransformModule):
     """Erase a random rectangle (a ``scale`` fraction, ``ratio`` aspect) with probability
     ``p``: set it to ``value`` (a number, one per channel, or ``"random"`` for normal noise),
     as torchvision's (a ``C x H x W`` Tensor, after ``ToTensor``)."""
@@ -500,7 +501,7 @@ class RandomErasing:
         )
 
 
-class GaussianBlur:
+class GaussianBlur(TransformModule):
     """Blur with a Gaussian of odd ``kernel_size`` and a sigma drawn from ``sigma`` (a range,
     or a fixed value)."""
 
@@ -535,7 +536,7 @@ class GaussianBlur:
         return f"{type(self).__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
 
 
-class _RandomPixelOp:
+class _RandomPixelOp(TransformModule):
     def __init__(self, p: float = 0.5) -> None:
         self.p = p
 
@@ -605,7 +606,7 @@ class RandomEqualize(_RandomPixelOp):
         return F.equalize(img)
 
 
-class LinearTransformation:
+class LinearTransformation(TransformModule):
     """Flatten a ``C x H x W`` Tensor image, subtract ``mean_vector``, multiply by the square
     ``transformation_matrix`` (``D x D``, ``D = C * H * W``; e.g. ZCA whitening), reshape."""
 
@@ -643,7 +644,7 @@ class LinearTransformation:
         return f"{type(self).__name__}(transformation_matrix=..., mean_vector=...)"
 
 
-class ConvertImageDtype:
+class ConvertImageDtype(TransformModule):
     """A Tensor image in ``dtype``, its values rescaled (``functional.convert_image_dtype``)."""
 
     def __init__(self, dtype: Any) -> None:

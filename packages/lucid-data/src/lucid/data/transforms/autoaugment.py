@@ -13,6 +13,7 @@ import numpy as np
 
 from .._rng import numpy_rng
 from . import functional as F
+from ._module import TransformModule
 from .functional import InterpolationMode
 
 __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide"]
@@ -94,7 +95,7 @@ def _space(
     }
 
 
-class RandAugment:
+class RandAugment(TransformModule):
     """``num_ops`` operations drawn at random, each at ``magnitude`` (of
     ``num_magnitude_bins``) with a random sign, as torchvision's RandAugment."""
 
@@ -138,7 +139,7 @@ class RandAugment:
         )
 
 
-class TrivialAugmentWide:
+class TrivialAugmentWide(TransformModule):
     """One operation drawn at random at a random magnitude with a random sign, as
     torchvision's TrivialAugmentWide."""
 
@@ -272,7 +273,7 @@ _POLICIES: dict[AutoAugmentPolicy, _Policy] = {
 }
 
 
-class AutoAugment:
+class AutoAugment(TransformModule):
     """One of ``policy``'s 25 sub-policies drawn at random: two operations, each applied with
     its probability at its magnitude (a random sign for the signed ones), as torchvision's
     AutoAugment (Cubuk et al., 2019)."""
@@ -325,7 +326,7 @@ class AutoAugment:
         return f"{type(self).__name__}(policy={self.policy}, fill={self.fill})"
 
 
-class AugMix:
+class AugMix(TransformModule):
     """AugMix (Hendrycks et al., 2020): ``mixture_width`` chains of ``chain_depth`` random
     operations (1 to 3 when negative) at severities below ``severity``, mixed with Dirichlet
     weights and blended with the original by a Beta(``alpha``, ``alpha``) weight, as

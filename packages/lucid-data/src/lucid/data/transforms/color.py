@@ -9,6 +9,7 @@ import numpy as np
 
 from .._rng import numpy_rng
 from . import functional as F
+from ._module import TransformModule
 
 __all__ = ["ColorJitter"]
 
@@ -31,7 +32,7 @@ def _jitter_range(
     return low, high
 
 
-class ColorJitter:
+class ColorJitter(TransformModule):
     """Randomly change brightness, contrast, saturation and hue.
 
     The factors are drawn per call and applied in a random order, as in torchvision. Works on

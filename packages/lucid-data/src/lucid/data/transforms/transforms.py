@@ -16,6 +16,7 @@ import numpy as np
 
 from .._rng import numpy_rng
 from . import functional as F
+from ._module import TransformModule
 from .functional import InterpolationMode
 
 
@@ -98,7 +99,7 @@ class ToPILImage:
         )
 
 
-class Normalize:
+class Normalize(TransformModule):
     """``(x - mean) / std`` per channel of a float ``C x H x W`` image."""
 
     def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False):
@@ -142,7 +143,7 @@ def _size_pair(size: int | Sequence[int]) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-class CenterCrop:
+class CenterCrop(TransformModule):
     """Crop the centre (padding with zeros where the image is smaller)."""
 
     def __init__(self, size: int | Sequence[int]) -> None:
@@ -159,7 +160,7 @@ class CenterCrop:
         return f"{type(self).__name__}(size={self.size})"
 
 
-class Pad:
+class Pad(TransformModule):
     """Pad the borders (modes: constant, edge, reflect, symmetric)."""
 
     def __init__(
@@ -189,7 +190,7 @@ class Pad:
         )
 
 
-class RandomCrop:
+class RandomCrop(TransformModule):
     """Crop at a random position, after optional padding.
 
     Example:
@@ -262,7 +263,7 @@ class RandomCrop:
         return f"{type(self).__name__}(size={self.size}, padding={self.padding})"
 
 
-class _RandomFlip:
+class _RandomFlip(TransformModule):
     _axis = 1  # index into (height axis, width axis)
 
     def __init__(self, p: float = 0.5) -> None:
@@ -300,7 +301,7 @@ class RandomVerticalFlip(_RandomFlip):
     _axis = 0
 
 
-class Resize:
+class Resize(TransformModule):
     """Resize to ``size`` (an int sets the smaller edge), nearest or bilinear."""
 
     def __init__(
@@ -336,7 +337,7 @@ def _setup_angle(x: float | Sequence[float], name: str) -> list[float]:
     return [float(d) for d in x]
 
 
-class RandomRotation:
+class RandomRotation(TransformModule):
     """Rotate by an angle drawn uniformly from ``degrees`` (a range, or ``(-d, d)``), as
     torchvision's tensor ``rotate`` (see ``functional.rotate``)."""
 

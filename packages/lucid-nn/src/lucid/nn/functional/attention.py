@@ -21,6 +21,7 @@ from lucid.autograd import enable_grad
 from lucid.autograd.function import Function, ops_watched, records_nothing
 from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.backends import blas_threads
+from lucid.backends import cuda as _sdp_switches
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -179,6 +180,11 @@ def scaled_dot_product_attention(
                            "when is_causal=True")  # fmt: skip
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if not _sdp_switches._sdp_available():  # lucid.nn.attention.sdpa_kernel turned both off
+        raise RuntimeError(
+            "No viable backend for scaled_dot_product_attention was found. This is likely due "
+            "to turning off both the math kernel and the fused kernels."
+        )
     if kernels.SDPA in query.backend.kernels:
         fused: Tensor = FusedSDPA.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
         return fused
