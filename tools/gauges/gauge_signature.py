@@ -2,7 +2,9 @@
 
 For every public callable of `torch`, `torch.Tensor` (methods), `torch.nn.functional`,
 `torch.nn` (module constructors), `torch.optim` (optimizer constructors), `torch.linalg`,
-`torch.special` and `torch.fft` that lucid also has, torch's parameters (from
+`torch.special`, `torch.fft`, `torch.autograd` (and its `functional` and `graph`),
+`torch.func`, `torch.utils.data`, `torch.amp`, `torch.cuda` and `torch.distributions` that
+lucid also has, torch's parameters (from
 `inspect.signature`; for its C functions from the aten operator schemas, whose argument names
 and keyword-only marks are the Python binding's, or else the docstring's overload lines,
 `add(input, other, *, alpha=1, out=None) -> Tensor`) are compared with lucid's
@@ -44,6 +46,16 @@ SIGNATURE_NAMESPACES = {
     "torch.linalg": "lucid.linalg",
     "torch.special": "lucid.special",
     "torch.fft": "lucid.fft",
+    # the autograd, data and device namespaces programs call with keywords (gradcheck's
+    # fast_mode was missing, 6 December 2026, session 14)
+    "torch.autograd": "lucid.autograd",
+    "torch.autograd.functional": "lucid.autograd.functional",
+    "torch.autograd.graph": "lucid.autograd.graph",
+    "torch.func": "lucid.func",
+    "torch.utils.data": "lucid.utils.data",
+    "torch.amp": "lucid.amp",
+    "torch.cuda": "lucid.cuda",
+    "torch.distributions": "lucid.distributions",
 }
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: POSITIONAL_ONLY,

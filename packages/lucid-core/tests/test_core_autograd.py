@@ -3,6 +3,10 @@ higher-order gradients, version counters and in-place ops."""
 
 from __future__ import annotations
 
+import warnings
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -198,7 +202,7 @@ def test_leaf_flags_and_grad_fn() -> None:
     assert x.requires_grad_() is x and x.requires_grad
     y = x * 2
     assert not y.is_leaf and y.grad_fn is not None and y.grad_fn.name == "MulBackward0"
-    assert y.grad_fn.next_functions[0][0].name == "AccumulateGrad"
+    assert y.grad_fn.next_functions[0][0].name == "torch::autograd::AccumulateGrad"
     with pytest.raises(RuntimeError, match="leaf variables"):
         y.requires_grad_(False)
     d = y.detach()
@@ -256,7 +260,75 @@ def test_retain_grad() -> None:
     (y * y + z).sum().backward()
     assert y.retains_grad and not z.retains_grad
     np.testing.assert_allclose(y.grad.numpy(), [6.0, 12.0], rtol=1e-10, atol=1e-12)
-    assert z.grad is None
+    with pytest.warns(UserWarning, match="not a leaf Tensor is being accessed"):
+        assert z.grad is None
+
+
+def _grad_reads(L: ModuleType) -> list[tuple[str, int]]:
+    """Which ``.grad`` reads warn, and at which line (relative to this function's first)."""
+    x = L.ones(2, requires_grad=True)
+    y, z = x * 2, x * 3
+    y.retain_grad()
+    z.grad = L.ones(2)  # set by hand: no warning when read
+    with L.no_grad():
+        q = x * 2
+    first = _grad_reads.__code__.co_firstlineno
+    got = []
+    for t in (x, y, z, q, x.detach(), x * 4):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            t.grad  # noqa: B018
+        got += [(str(r.message)[:50], r.lineno - first) for r in w]
+    return got
+
+
+def test_grad_of_a_non_leaf_warns() -> None:
+    """Reading ``.grad`` of a non-leaf that does not retain it warns (torch's warning, at the
+    reading line); leaves, retaining and hand-set non-leaves, and no-grad results do not."""
+    got = _grad_reads(lucid)
+    assert [m for m, _ in got] == ["The .grad attribute of a Tensor that is not a leaf"]
+    assert got[0][1] == 13
+
+
+def test_grad_setter_checks_what_it_is_given() -> None:
+    """``t.grad = value`` refuses what torch refuses (a float set there used to fail only at
+    the next backward's accumulation: the polynomial_autograd example sets ``a.grad = 0.``)."""
+    x = lucid.ones(2, requires_grad=True)
+    with pytest.raises(TypeError, match="^assigned grad expected to be a Tensor or None but "
+                       "got grad of type float$"):  # fmt: skip
+        x.grad = 0.0  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match=r"^attempting to assign a gradient of size '\[3\]' to"
+                       r" a tensor of size '\[2\]'\. Please ensure"):  # fmt: skip
+        x.grad = lucid.ones(3)
+    with pytest.raises(RuntimeError, match="attempting to assign a gradient with dtype"):
+        x.grad = lucid.ones(2, dtype=lucid.float64)
+    with pytest.raises(RuntimeError, match="^can't assign Variable as its own grad$"):
+        x.grad = x
+    assert x.grad is None  # nothing was set
+    x.grad = lucid.full((2,), 3.0)
+    (x * 2).sum().backward()  # accumulates into the assigned gradient
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0], rtol=0, atol=0)
+    x.grad = None
+    assert x.grad is None
+
+
+@pytest.mark.parity
+def test_grad_setter_and_reads_parity() -> None:
+    torch = pytest.importorskip("torch")
+    assert _grad_reads(lucid) == _grad_reads(torch)
+
+    def errors(L: ModuleType) -> list[str]:
+        x = L.ones(2, requires_grad=True)
+        got = []
+        for g in (0.0, "a", 1, L.ones(3), L.ones(1), L.ones(2, 1), x):
+            try:
+                x.grad = g
+                got.append("ok")
+            except (TypeError, RuntimeError) as e:
+                got.append(f"{type(e).__name__}: {e}")
+        return got
+
+    assert errors(lucid) == errors(torch)
 
 
 # -- grad modes ------------------------------------------------------------------------------------
@@ -651,3 +723,45 @@ def test_observe_ops_sees_every_apply_with_or_without_grad() -> None:
     assert seen[1][1] is y and seen[2][1] is z
     x.exp()  # outside the block nothing is reported
     assert len(seen) == 3 and not lucid.autograd.function._observers
+
+
+def _autograd_signature_run(L: ModuleType) -> list[Any]:
+    """torch.autograd.backward's ``grad_variables`` and grad's ``only_inputs`` (deprecated)
+    and ``allow_unused=None`` (follows ``materialize_grads``), with torch's messages."""
+    x, y = L.ones(2, requires_grad=True), L.ones(2, requires_grad=True)
+    got: list[Any] = []
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        L.autograd.backward((x * 2).sum(), None, None, False, L.tensor(3.0))  # 5th: grad_variables
+        got.append(x.grad.tolist())
+        got.append(L.autograd.grad((x * 2).sum(), x, None, None, False, False)[0].tolist())
+    got += [(r.category.__name__, str(r.message)) for r in w]
+    got.append([g.tolist() for g in L.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)])
+    for call in (
+        lambda: L.autograd.grad((x * 2).sum(), [x, y]),
+        lambda: L.autograd.grad((x * 2).sum(), [x, y], allow_unused=False, materialize_grads=True),
+        lambda: L.autograd.backward((x * 2).sum(), L.tensor(1.0), grad_variables=L.tensor(1.0)),
+    ):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)  # grad_variables' (checked above)
+                call()
+        except (RuntimeError, ValueError) as e:
+            got.append((type(e).__name__, str(e)))
+    return got
+
+
+def test_autograd_backward_and_grad_take_torchs_deprecated_arguments() -> None:
+    got = _autograd_signature_run(lucid)
+    assert got[:2] == [[6.0, 6.0], [2.0, 2.0]]
+    assert got[2][0] == got[3][0] == "FutureWarning"
+    assert got[4] == [[2.0, 2.0], [0.0, 0.0]]
+    assert got[5] == ("RuntimeError", "The differentiated Tensor at index 1 appears to not have "
+                      "been used in the graph. Set allow_unused=True if this is the desired "
+                      "behavior.")  # fmt: skip
+
+
+@pytest.mark.parity
+def test_autograd_backward_and_grad_arguments_parity() -> None:
+    torch = pytest.importorskip("torch")
+    assert _autograd_signature_run(lucid) == _autograd_signature_run(torch)

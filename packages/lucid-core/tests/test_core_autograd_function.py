@@ -710,6 +710,15 @@ _NAME_CASES: dict[str, Any] = {
     "std": lambda L, a: a.std(1),
     "var": lambda L, a: L.var(a),
     "logsumexp": lambda L, a: a.logsumexp(1),
+    "t": lambda L, a: a.t(),
+    "t_fn": lambda L, a: L.t(a),
+    "T": lambda L, a: a.T,
+    "mT": lambda L, a: a.mT,
+    "transpose": lambda L, a: a.transpose(0, 1),
+    "swapaxes": lambda L, a: L.swapaxes(a, 1, 0),
+    "permute": lambda L, a: a.permute(1, 0),
+    "dist": lambda L, a: L.dist(a, a * 2),
+    "dist_p1": lambda L, a: L.dist(a, a * 2, p=1),
 }
 
 
@@ -868,3 +877,60 @@ def test_an_array_returned_by_a_tensor_forward_is_named() -> None:
     with pytest.raises(TypeError, match=r"OldStyle.forward returned a numpy.ndarray: .* set "
                        r"forward_on_arrays = True on OldStyle"):  # fmt: skip
         OldStyle.apply(lucid.ones(2, requires_grad=True))
+
+
+def test_node_repr_has_its_address() -> None:
+    """A node prints in Python's default form, as torch's: ``<MulBackward0 object at 0x...>``
+    (the autograd tutorial prints ``z.grad_fn``); a leaf's sink is ``AccumulateGrad`` without
+    a module path, a custom Function's node is qualified by lucid.autograd.function."""
+    x = lucid.ones(2, requires_grad=True)
+    node = (x * 2).grad_fn
+    assert repr(node) == f"<MulBackward0 object at {id(node):#x}>"
+    assert str(node) == repr(node)
+    sink = node.next_functions[0][0]
+    assert repr(sink) == f"<AccumulateGrad object at {id(sink):#x}>"
+
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    custom = Twice.apply(x).grad_fn
+    assert repr(custom) == f"<lucid.autograd.function.TwiceBackward object at {id(custom):#x}>"
+    # the tensor's own repr keeps torch's short form
+    assert repr(x * 2) == "tensor([2., 2.], grad_fn=<MulBackward0>)"
+
+
+@pytest.mark.parity
+def test_node_repr_parity() -> None:
+    torch = pytest.importorskip("torch")
+
+    class TwiceT(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    class TwiceL(Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2
+
+    def shapes(L: ModuleType, fn: Any) -> list[str]:
+        x = L.ones(2, requires_grad=True)
+        nodes = [(x + 1).grad_fn, (x + 1).grad_fn.next_functions[0][0], fn.apply(x).grad_fn]
+        # the address is the object's: replace it to compare the rest
+        return [repr(n).replace(f"{id(n):#x}", "ADDR").replace("torch.", "lucid.") for n in nodes]
+
+    assert shapes(lucid, TwiceL) == [s.replace("TwiceT", "TwiceL") for s in shapes(torch, TwiceT)]

@@ -115,3 +115,14 @@ def test_forward_mode_jacobian_equals_reverse_mode() -> None:
     )
     with pytest.raises(ValueError, match="strategy"):
         F.jacobian(lambda a: a, x, strategy="sideways")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"vectorize": True}, {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}],
+)
+def test_hessian_takes_torchs_outer_jacobian_options(options: dict[str, object]) -> None:
+    """``vectorize`` and ``outer_jacobian_strategy`` (torch's) pick how the outer Jacobian is
+    taken; the Hessian is the same."""
+    h = F.hessian(lambda x: (x**3).sum(), lucid.tensor([1.0, 2.0], dtype=lucid.float64), **options)
+    np.testing.assert_allclose(h.numpy(), [[6.0, 0.0], [0.0, 12.0]], rtol=1e-12, atol=1e-12)

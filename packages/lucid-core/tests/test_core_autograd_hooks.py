@@ -99,7 +99,7 @@ def test_node_name_next_functions_metadata() -> None:
     (first, _), (const, _) = node.next_functions
     assert first is y.grad_fn and const is None
     ((acc, nr),) = y.grad_fn.next_functions
-    assert acc.name() == "AccumulateGrad" and acc.variable is x and nr == 0
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x and nr == 0
     node.metadata["tag"] = "scale"
     assert z.grad_fn.metadata == {"tag": "scale"}
 
@@ -318,3 +318,54 @@ def test_grad_fn_saved_accessors_use_torchs_names() -> None:
     y.sum().backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         _ = y.grad_fn._saved_self
+
+
+def _accumulator_run(L: Any) -> list[Any]:
+    """DDP-style reducers' idiom: a parameter's AccumulateGrad reached through
+    ``p.expand_as(p)``, kept, and hooked before and after accumulation."""
+    p = L.ones(2, requires_grad=True)
+    acc = p.expand_as(p).grad_fn.next_functions[0][0]
+    seen: list[Any] = [acc is (p * 2).grad_fn.next_functions[0][0], acc.name(),
+                       acc.variable is p, acc.next_functions]  # fmt: skip
+    h_post = acc.register_hook(
+        lambda gi, go: seen.append(("post", gi, [g.tolist() for g in go], p.grad.tolist()))
+    )
+    h_pre = acc.register_prehook(
+        lambda go: seen.append(("pre", [g.tolist() for g in go], p.grad is None))
+    )
+    for _ in range(2):
+        (p * 3).sum().backward()
+    h_post.remove()
+    h_pre.remove()
+    (p * 3).sum().backward()  # no hook runs
+    acc.register_prehook(lambda go: (go[0] * 10,))  # a returned tuple replaces the gradient
+    p.grad = None
+    (p * 1).sum().backward()
+    seen.append(p.grad.tolist())
+    seen.append(p.expand(2).grad_fn.name())
+    q = L.ones(2, requires_grad=True)  # no one keeps its node: the graph does, while it lives
+    y, z = q * 2, q * 4
+    seen.append(y.grad_fn.next_functions[0][0] is z.grad_fn.next_functions[0][0])
+    return seen
+
+
+def test_accumulate_grad_node_is_kept_and_hooked() -> None:
+    got = _accumulator_run(lucid)
+    assert got[:3] == [True, "torch::autograd::AccumulateGrad", True]
+    assert got[4] == ("pre", [[3.0, 3.0]], True)
+    assert got[5] == ("post", (), [[3.0, 3.0]], [3.0, 3.0])
+    assert got[-3:] == [[10.0, 10.0], "ExpandBackward0", True]
+
+
+def test_expand_to_the_same_shape_without_grad_is_the_tensor() -> None:
+    x = lucid.ones(2, 3)
+    assert x.expand(2, 3) is x  # nothing records: no view needed
+    with lucid.no_grad():
+        w = lucid.ones(2, requires_grad=True)
+        assert w.expand_as(w) is w
+
+
+@pytest.mark.parity
+def test_accumulate_grad_node_parity() -> None:
+    torch = pytest.importorskip("torch")
+    assert _accumulator_run(lucid) == _accumulator_run(torch)

@@ -42,9 +42,29 @@ def test_cuda_is_absent_and_seeding_is_harmless() -> None:
     assert lucid.cuda.empty_cache() is None
 
 
+def test_cuda_memory_statistics_answer_as_on_a_cpu_build() -> None:
+    """A program that reports its peak CUDA memory (the conv-bn fusion tutorial) reads 0 on
+    PyTorch's CPU build; lucid answers the same."""
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+                 "max_memory_reserved"):  # fmt: skip
+        assert getattr(lucid.cuda, name)() == 0 and getattr(lucid.cuda, name)(device=None) == 0
+    assert lucid.cuda.memory_stats() == {}
+
+
+@pytest.mark.parity
+def test_cuda_memory_statistics_parity() -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("torch has a CUDA device here")
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+                 "max_memory_reserved", "memory_stats"):  # fmt: skip
+        assert getattr(lucid.cuda, name)() == getattr(torch.cuda, name)()
+
+
 @pytest.mark.parametrize(
     "call",
     [
+        lambda: lucid.cuda.reset_peak_memory_stats(),
         lambda: lucid.cuda.synchronize(),
         lambda: lucid.cuda.current_device(),
         lambda: lucid.cuda.get_device_name(),

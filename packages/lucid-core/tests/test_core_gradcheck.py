@@ -87,3 +87,45 @@ def test_non_differentiable_outputs_and_unused_inputs() -> None:
     assert gradcheck(lambda p, q: (p.argmax(), p.sin()), (x, y))  # q unused: zero Jacobian
     assert gradcheck(lambda p: p.sum() * 0 + 1.0, (lucid.zeros(0, dtype=lucid.float64,
                                                                 requires_grad=True),))  # fmt: skip
+
+
+def test_gradcheck_takes_torchs_options() -> None:
+    """torch's keyword options are taken (the conv-bn fusion tutorial passes
+    ``fast_mode=False``): fast mode still compares the whole Jacobians, a backward that is
+    wrong still fails, and the extra checks lucid does not run warn when asked for."""
+    x = lucid.rand(2, 3, dtype=lucid.float64, requires_grad=True)
+    assert gradcheck(lambda t: t * t, (x,), fast_mode=False, nondet_tol=0.0, masked=None)
+    assert gradcheck(lambda t: t * t, (x,), fast_mode=True, check_undefined_grad=True)
+    assert gradgradcheck(lambda t: t * t * t, (x,), fast_mode=True, check_rev_over_rev=True,
+                         gen_non_contig_grad_outputs=False)  # fmt: skip
+
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx: Any, t: Any) -> Any:
+            return t * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 3
+
+    with pytest.raises(GradcheckError):
+        gradcheck(Wrong.apply, (x,), fast_mode=True)
+    assert gradcheck(Wrong.apply, (x,), check_backward_ad=False)  # nothing compared
+    assert not gradcheck(Wrong.apply, (x,), raise_exception=False, fast_mode=False)
+    with pytest.warns(UserWarning, match="check_batched_grad=True is not run"):
+        gradcheck(lambda t: t * t, (x,), check_batched_grad=True)
+    with pytest.warns(UserWarning, match="check_fwd_over_rev=True is not run"):
+        gradgradcheck(lambda t: t * t, (x,), check_fwd_over_rev=True)
+
+
+@pytest.mark.parity
+def test_gradcheck_options_match_torchs_signature() -> None:
+    import inspect
+
+    torch = pytest.importorskip("torch")
+    for ours, theirs in ((gradcheck, torch.autograd.gradcheck),
+                         (gradgradcheck, torch.autograd.gradgradcheck)):  # fmt: skip
+        mine = inspect.signature(ours).parameters
+        for name, p in inspect.signature(theirs).parameters.items():
+            assert name in mine, name
+            assert mine[name].default == p.default, name

@@ -193,3 +193,14 @@ def test_vision_style_transform_batch_path_matches_per_sample() -> None:
     batched = t.batch(imgs).numpy()
     single = np.stack([t(im).numpy() for im in imgs])
     np.testing.assert_allclose(batched, single, rtol=1e-6, atol=1e-6)
+
+
+def test_dataloader_takes_pin_memory_device_and_in_order() -> None:
+    """torch's keyword-only ``pin_memory_device`` and ``in_order``: accepted, batches in
+    order either way (one of the orders ``in_order=False`` allows)."""
+    data = list(range(6))
+    for in_order in (True, False):
+        loader = lucid.utils.data.DataLoader(data, batch_size=2, pin_memory_device="",
+                                             in_order=in_order)  # fmt: skip
+        assert [b.tolist() for b in loader] == [[0, 1], [2, 3], [4, 5]]
+        assert loader.in_order is in_order

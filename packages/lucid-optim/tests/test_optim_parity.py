@@ -468,3 +468,23 @@ def test_resume_from_a_torch_state_dict(name: str, options: dict[str, Any]) -> N
             l_opt.step()
     for lp, tp in zip(l_params, t_params):
         np.testing.assert_allclose(lp.detach().numpy(), tp.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+TORCH_NAMES = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+               "RAdam", "ASGD", "Rprop", "LBFGS", "Adafactor"]  # fmt: skip
+
+
+def _printed_groups(module: Any, name: str) -> str:
+    """``optimizer.state_dict()['param_groups']`` as the what_is_state_dict recipe prints it."""
+    p = [module.nn.Parameter(module.ones(2))]
+    opt = (
+        getattr(module.optim, name)(p, lr=0.1) if name == "SGD" else getattr(module.optim, name)(p)
+    )
+    return str(opt.state_dict()["param_groups"])
+
+
+@pytest.mark.parametrize("name", TORCH_NAMES)
+def test_printed_param_groups_match_torch(name: str) -> None:
+    """The defaults print as torch's: its int zeros (``'weight_decay': 0``, not ``0.0``,
+    LBFGS's ``'lr': 1``) and its ``defaults`` dict order (RMSprop's ``momentum`` second)."""
+    assert _printed_groups(lucid, name) == _printed_groups(torch, name)

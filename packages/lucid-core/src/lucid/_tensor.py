@@ -9,6 +9,7 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 from __future__ import annotations
 
 import builtins
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from multiprocessing.reduction import ForkingPickler
@@ -80,6 +81,16 @@ class VersionCounter:
         self.value = 0
 
 
+# torch's warning for ``.grad`` read on a non-leaf tensor (TensorBody.h's ``grad()``)
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you "
+    "access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
 class Tensor(TensorMethods):
     """A multi-dimensional array on a backend, with autograd (``torch.Tensor``).
 
@@ -93,7 +104,7 @@ class Tensor(TensorMethods):
         "_data",
         "_backend",
         "requires_grad",
-        "grad",
+        "_grad",  # read and set as ``grad``, whose setter checks what it is given
         "grad_fn",
         "_output_nr",
         "_vc",
@@ -148,7 +159,7 @@ class Tensor(TensorMethods):
         self._data = data
         self._backend = backend
         self.requires_grad = requires_grad
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self.grad_fn: Any = None
         self._output_nr = 0
         self._vc: VersionCounter | None = None  # made on first need (_counter)
@@ -158,6 +169,41 @@ class Tensor(TensorMethods):
         self._storage_of: Callable[[], Tensor | None] | None = None  # see _sharing_storage
 
     # -- basic properties -------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated here (None until then), as torch's; read on
+        a non-leaf tensor that does not retain its gradient, it warns as torch's does."""
+        g = self._grad
+        if g is None and self.grad_fn is not None and not self.retains_grad:
+            warnings.warn(_NON_LEAF_GRAD, UserWarning, stacklevel=2)
+        return g
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        # torch's checks (python_variable.cpp's THPVariable_set_grad), with its messages: a
+        # float set here failed only at the next backward's accumulation
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype}' to a tensor "
+                    f"with dtype '{self.dtype}'. Please ensure that the gradient and the tensor "
+                    "have the same dtype"
+                )
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
+        self._grad = value
+
     @property
     def array(self) -> Any:
         """The native backend array this tensor holds (``numpy.ndarray`` on "cpu",

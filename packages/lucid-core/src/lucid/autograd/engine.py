@@ -8,6 +8,7 @@ into ``.grad``. No recursion, so graphs of any depth work.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from sys import getrefcount
 from typing import Any, cast
@@ -474,7 +475,7 @@ def _apply_output_hooks(node: Function, grads: list[Any]) -> list[Any]:
         t = ref()
         if t is not None and grads[k] is not None:
             g = grads[k] if grad_mode.is_grad_enabled() else grads[k].detach()
-            t.grad = g if t.grad is None else t.grad + g
+            t._grad = g if t._grad is None else t._grad + g  # the slot: no setter checks
     return grads
 
 
@@ -530,12 +531,12 @@ def _accumulate(leaf_grads: dict[int, list[Any]], create_graph: bool) -> None:
                 if r is not None:
                     g = r
             r = None
-        if leaf.grad is None:
-            leaf.grad = g if create_graph else _take(g)
+        old = leaf._grad  # the slot, read and set without the ``grad`` setter's checks
+        if old is None:
+            leaf._grad = g if create_graph else _take(g)
         elif create_graph:
-            leaf.grad = leaf.grad + g
+            leaf._grad = old + g
         else:
-            old = leaf.grad
             set_data_inplace(old, old._data + g._data)
         post = getattr(leaf, "_post_acc_hooks", None)  # unset on most tensors: no slot cost
         if post:
@@ -636,8 +637,8 @@ def _captured(
                         g = r
         if g is None and not allow_unused:
             raise RuntimeError(
-                f"One of the differentiated Tensors (input {i}) appears to not have been used "
-                "in the graph. Set allow_unused=True if this is the desired behavior."
+                f"The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
             )
         result.append(g)
     return tuple(result)
@@ -657,9 +658,23 @@ def backward(
     grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Any = None,
     inputs: Any = None,
 ) -> None:
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (torch.autograd)."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (torch.autograd).
+    ``grad_variables`` is torch's deprecated name of ``grad_tensors`` (with its warning)."""
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
+        grad_tensors = grad_variables
     outs = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(outs)
     if len(grads) != len(outs):
@@ -672,7 +687,7 @@ def backward(
             if g is None:
                 continue
             g = g if create_graph else g.detach()._fresh_copy()
-            t.grad = g if t.grad is None else t.grad + g
+            t._grad = g if t._grad is None else t._grad + g  # the slot: no setter checks
             post = getattr(t, "_post_acc_hooks", None)
             if post:
                 for hook in list(post.values()):
@@ -687,7 +702,8 @@ def grad(
     grad_outputs: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Any, ...]:
@@ -696,8 +712,24 @@ def grad(
     ``inputs`` may hold ``GradientEdge`` items (``autograd.graph.get_gradient_edge``). With
     ``is_grads_batched`` the first dim of every ``grad_outputs`` tensor is a batch of
     cotangents: the result has one vector-Jacobian product per row, stacked along dim 0 (lucid
-    runs one backward per row, over the retained graph).
+    runs one backward per row, over the retained graph). ``allow_unused`` unset follows
+    ``materialize_grads``; ``only_inputs`` is torch's deprecated, ignored flag.
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use "
+            "torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
     outs = _as_list(outputs)
     if type(inputs) is GradientEdge:  # a tuple itself: one input, not a list of two
         inputs = [inputs]

@@ -17,6 +17,7 @@ import inspect
 import threading
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -151,13 +152,18 @@ class Function:
         """The nodes this one passes gradients to, each with its output index; a leaf that
         requires grad shows as an ``AccumulateGrad`` node."""
         out: list[tuple[Any, int]] = []
+        accs = []
         for e in self._edges:
             if e is None:
                 out.append((None, 0))
             elif isinstance(e, tuple):
                 out.append(e)
             else:
-                out.append((AccumulateGrad(e), 0))
+                acc = AccumulateGrad._of(e)
+                accs.append(acc)
+                out.append((acc, 0))
+        if accs:  # held by the node, as torch's graph holds them: one per leaf while it lives
+            self._held_accumulators = accs
         return tuple(out)
 
     @property
@@ -190,7 +196,10 @@ class Function:
         return handle
 
     def __repr__(self) -> str:
-        return f"<{self.name} object>"
+        # Python's default form, as torch's nodes print: the address included, and a custom
+        # Function's node qualified by the module that makes it (torch.autograd.function's)
+        where = "lucid.autograd.function." if type(self).__dict__.get("_is_backward_node") else ""
+        return f"<{where}{self.name} object at {id(self):#x}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A Function is applied through the class (``F.apply(x)``), as in torch."""
@@ -454,18 +463,84 @@ class NodeName(str):
         return str(self)
 
 
+# A leaf's AccumulateGrad while something holds it (torch's leaf holds its accumulator weakly):
+# id(leaf) -> a weak reference to it, dropped with it. The node holds its leaf, so the id
+# cannot be reused meanwhile.
+_accumulators: dict[int, weakref.ref[AccumulateGrad]] = {}
+
+
+class _PairedHandle(RemovableHandle):
+    """Removes the two tensor hooks an ``AccumulateGrad`` node hook is made of."""
+
+    def __init__(self, first: RemovableHandle, second: RemovableHandle) -> None:
+        super().__init__({})
+        self._pair = (first, second)
+
+    def remove(self) -> None:
+        for handle in self._pair:
+            handle.remove()
+
+
 class AccumulateGrad:
-    """A view of a leaf's gradient sink, for ``next_functions`` and graph drawing."""
+    """A leaf's gradient sink as a graph node (``next_functions``' entry for a leaf that
+    requires grad): the same object for the same leaf while something holds it, as torch's,
+    so that hooks registered on it (``grad_acc.register_hook``, the gradient-accumulator idiom
+    of DDP-style reducers) stay with the leaf."""
 
     def __init__(self, variable: Any) -> None:
         self.variable = variable
         self.next_functions: tuple[tuple[Any, int], ...] = ()
         self.metadata: dict[str, Any] = {}
 
+    @classmethod
+    def _of(cls, variable: Any) -> AccumulateGrad:
+        """``variable``'s accumulator: the one alive, else a new one."""
+        key = id(variable)
+        ref = _accumulators.get(key)
+        acc = None if ref is None else ref()
+        if acc is None or acc.variable is not variable:
+            acc = cls(variable)
+
+            def forget(r: weakref.ref[AccumulateGrad], key: int = key) -> None:
+                if _accumulators.get(key) is r:
+                    del _accumulators[key]
+
+            _accumulators[key] = weakref.ref(acc, forget)
+        return acc
+
     @property
     def name(self) -> NodeName:
-        """``"AccumulateGrad"`` (callable too, as ``Node.name()``)."""
-        return NodeName("AccumulateGrad")
+        """torch's ``"torch::autograd::AccumulateGrad"``, its C++ name (callable too, as
+        ``Node.name()``; programs compare it by that string)."""
+        return NodeName("torch::autograd::AccumulateGrad")
+
+    def register_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook((), (grad,))`` once ``grad`` has been accumulated into the leaf's
+        ``.grad`` (torch's post hook of this node: no inputs to give gradients to, the
+        incoming gradient as its output's)."""
+        got: list[Any] = []
+
+        def capture(grad: Any) -> None:
+            got[:] = [grad]
+
+        def after(_: Any) -> None:
+            hook((), tuple(got))
+
+        first = self.variable.register_hook(capture)
+        return _PairedHandle(first, self.variable.register_post_accumulate_grad_hook(after))
+
+    def register_prehook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Call ``hook((grad,))`` before ``grad`` is accumulated; a returned tuple replaces it."""
+
+        def before(grad: Any) -> Any:
+            new = hook((grad,))
+            return None if new is None else new[0]
+
+        handle: RemovableHandle = self.variable.register_hook(before)
+        return handle
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"  # torch's form, no module path
 
 
 def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:

@@ -214,8 +214,11 @@ def _scalar_func(func: Callable[..., Any], fn: str) -> Callable[..., Tensor]:
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
-            strict: bool = False) -> Any:  # fmt: skip
-    """The Hessian of a scalar function; ``H[i][j]`` has shape ``in[i].shape + in[j].shape``."""
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Any:  # fmt: skip
+    """The Hessian of a scalar function; ``H[i][j]`` has shape ``in[i].shape + in[j].shape``.
+    ``vectorize`` and ``outer_jacobian_strategy`` are :func:`jacobian`'s ``vectorize`` and
+    ``strategy`` for the outer Jacobian (of the gradient), as torch's."""
     ins, in_tuple = _as_tuple(inputs, "inputs", "hessian")
     scalar = _scalar_func(func, "hessian")
 
@@ -225,7 +228,8 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
             gs = _grads([out], xs, [out.new_ones(out.shape)], create_graph=True)
         return _fill(gs, xs, strict, "input")
 
-    jac = jacobian(gradient, ins, create_graph=create_graph, strict=strict)
+    jac = jacobian(gradient, ins, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                   strategy=outer_jacobian_strategy)  # fmt: skip
     return jac if in_tuple else jac[0][0]
 
 

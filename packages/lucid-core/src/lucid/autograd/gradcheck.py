@@ -137,13 +137,33 @@ def _mismatch(a: np.ndarray, n: np.ndarray, j: int, idx: int) -> str:
     )
 
 
+def _unrun_checks(**requested: bool) -> None:
+    """Warn for the extra checks torch's gradcheck can add that lucid's does not run."""
+    for name, on in requested.items():
+        if on:
+            warnings.warn(
+                f"gradcheck: {name}=True is not run by lucid's gradcheck; it compares the "
+                "backward Jacobians with finite differences only",
+                stacklevel=3,
+            )
+
+
 def gradcheck(
-    fn: Callable[..., Any],
+    func: Callable[..., Any],
     inputs: Any,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
     raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
     """Compare backward's gradients with central finite differences.
 
@@ -151,7 +171,18 @@ def gradcheck(
     checked as its real and imaginary parts, in PyTorch's convention (its gradient is
     ``dL/dx + i dL/dy``), and so is a complex output. Returns True or raises GradcheckError
     with the first mismatching input, the two Jacobians and the largest difference.
+
+    torch's other options are taken: ``fast_mode=True`` still compares the whole Jacobians
+    (which torch's fast mode samples), ``check_backward_ad=False`` skips the comparison,
+    ``nondet_tol`` and ``masked`` change nothing (lucid's backward is deterministic, its
+    sparse inputs are not checked), and the extra checks ``check_grad_dtypes``,
+    ``check_batched_grad``, ``check_batched_forward_grad`` and ``check_forward_ad`` are not
+    run (a warning says so when one is asked for); ``check_undefined_grad`` is not run either.
     """
+    _unrun_checks(check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                  check_batched_forward_grad=check_batched_forward_grad,
+                  check_forward_ad=check_forward_ad)  # fmt: skip
+    fn = func  # torch's parameter name outside, the short one inside
     ins = _tensors(inputs)
     idx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)]
     if not idx:
@@ -162,6 +193,8 @@ def gradcheck(
                 f"input {i} is {ins[i].dtype}, not float64: gradcheck may fail from rounding",
                 stacklevel=2,
             )
+    if not check_backward_ad:
+        return True
     fn, ins = _realified(fn, ins)
     analytic = _analytical(fn, ins, idx)
     for pos, i in enumerate(idx):
@@ -180,19 +213,35 @@ def gradcheck(
 
 
 def gradgradcheck(
-    fn: Callable[..., Any],
+    func: Callable[..., Any],
     inputs: Any,
     grad_outputs: Any = None,
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
     raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
 ) -> bool:
     """Check second derivatives: gradcheck of (inputs, v) -> vjp(fn, inputs, v).
 
     Without ``grad_outputs`` the vectors v are drawn from a private generator (fixed seed),
-    so the check is reproducible and leaves the global random stream untouched.
+    so the check is reproducible and leaves the global random stream untouched. torch's other
+    options are taken as :func:`gradcheck` takes them (``check_rev_over_rev=False`` skips the
+    check, ``check_fwd_over_rev`` is not run; ``gen_non_contig_grad_outputs`` changes nothing).
     """
+    _unrun_checks(check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                  check_fwd_over_rev=check_fwd_over_rev)  # fmt: skip
+    if not check_rev_over_rev:
+        return True
+    fn = func  # torch's parameter name outside, the short one inside
 
     ins = _tensors(inputs)
     diff_idx = [i for i, x in enumerate(ins) if getattr(x, "requires_grad", False)]

@@ -176,7 +176,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
             "gradients"
         )
     if tensor.grad_fn is None:
-        return GradientEdge(AccumulateGrad(tensor), 0)
+        return GradientEdge(AccumulateGrad._of(tensor), 0)  # the leaf's one while held
     return GradientEdge(tensor.grad_fn, tensor._output_nr)
 
 

@@ -30,6 +30,12 @@ __all__ = [
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_peak_memory_stats",
     "set_device",
     "synchronize",
 ]
@@ -65,6 +71,37 @@ def manual_seed_all(seed: int) -> None:
 
 def empty_cache() -> None:
     """Frees nothing: no CUDA memory is held."""
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of CUDA memory held by tensors: always 0, as on PyTorch's CPU build."""
+    return 0
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """The peak of :func:`memory_allocated`: always 0, as on PyTorch's CPU build (a program that
+    reports its peak CUDA memory runs on the CPU and reports 0)."""
+    return 0
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes of CUDA memory the caching allocator holds: always 0, as on PyTorch's CPU build."""
+    return 0
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """The peak of :func:`memory_reserved`: always 0, as on PyTorch's CPU build."""
+    return 0
+
+
+def memory_stats(device: Any = None) -> dict[str, Any]:
+    """The caching allocator's statistics: empty, as on PyTorch's CPU build."""
+    return {}
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Raises: lucid has no CUDA device (PyTorch's CPU build fails here too)."""
+    raise AssertionError(NOT_COMPILED)
 
 
 def synchronize(device: Any = None) -> None:

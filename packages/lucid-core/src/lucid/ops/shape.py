@@ -378,13 +378,17 @@ def permute(input: Tensor, *dims: Any) -> Tensor:
     return _permuted(a, d)
 
 
-def _permuted(a: Tensor, dims: tuple[int, ...]) -> Tensor:
+def _permuted(a: Tensor, dims: tuple[int, ...], name: str | None = None) -> Tensor:
     """``Permute`` of ``a`` by a valid permutation ``dims``; where nothing records, Permute's
-    own call without its Function call (per-op cost of generation's views)."""
+    own call without its Function call (per-op cost of generation's views). ``name``: torch's
+    name of the node where the op is not ``permute`` (``TransposeBackward0``, ``TBackward0``)."""
     arr = a._data
     if type(arr) is np.ndarray and unrecorded(a):
         return unrecorded_view(a, arr.transpose(dims))
-    return Permute.apply(a, dims)
+    out = Permute.apply(a, dims)
+    if name is not None and out.grad_fn is not None:
+        out.grad_fn._node_name = name
+    return out
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -398,7 +402,8 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
         return a
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return _permuted(a, tuple(dims))  # a valid permutation: permute's checks not needed
+    # a valid permutation: permute's checks not needed
+    return _permuted(a, tuple(dims), "TransposeBackward0")
 
 
 def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:  # noqa: A002
@@ -414,7 +419,7 @@ def t(input: Tensor) -> Tensor:
     a = input  # torch's parameter names outside, short ones inside
     if a.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return a if a.ndim < 2 else transpose(a, 0, 1)
+    return a if a.ndim < 2 else _permuted(a, (1, 0), "TBackward0")
 
 
 def expand(a: Tensor, size: Any = None, *sizes: Any, implicit: bool = False) -> Tensor:
@@ -439,8 +444,10 @@ def expand(a: Tensor, size: Any = None, *sizes: Any, implicit: bool = False) -> 
                 f"Tensor sizes: {list(a.shape)}"
             )
     shape = tuple(target)
-    if shape == a.shape:
+    if shape == a.shape and unrecorded(a):
         return a
+    # under grad an expand to the same shape is still a view with its node, as torch's: DDP-style
+    # reducers reach a parameter's AccumulateGrad as p.expand_as(p).grad_fn.next_functions[0][0]
     return Expand.apply(a, shape)
 
 

@@ -91,12 +91,18 @@ class DataLoader(Generic[T_co]):
         *,
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = 2 if prefetch_factor is None and num_workers > 0 else prefetch_factor
         self.pin_memory = pin_memory  # accepted for compatibility: batches stay on the CPU
+        self.pin_memory_device = pin_memory_device  # likewise (torch's deprecated option)
+        # torch lets workers deliver out of order when False; lucid's deliver in order either
+        # way, which is one of the orders False allows
+        self.in_order = in_order
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = (

@@ -40,6 +40,10 @@ def _multi_tensor_adadelta(
     return _foreach.run(params, grads, states, hyper, ["square_avg", "acc_delta"], update)
 
 
+# torch's ``defaults`` order (not its signature's), which a printed state_dict shows
+_ORDER = ("lr", "rho", "eps", "weight_decay", "maximize", "capturable", "foreach", "differentiable")
+
+
 class Adadelta(Optimizer):
     r"""Adadelta (Zeiler, 2012), as ``torch.optim.Adadelta``.
 
@@ -56,14 +60,14 @@ class Adadelta(Optimizer):
         lr: float = 1.0,
         rho: float = 0.9,
         eps: float = 1e-6,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         foreach: bool | None = None,  # positional as in torch
         *,
         maximize: bool = False,
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        super().__init__(params, _defaults(locals()))
+        super().__init__(params, _defaults(locals(), _ORDER))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         rho, eps = group["rho"], group["eps"]

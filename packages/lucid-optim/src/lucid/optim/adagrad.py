@@ -50,9 +50,9 @@ class Adagrad(Optimizer):
         self,
         params: Iterable[Any],
         lr: float = 1e-2,
-        lr_decay: float = 0.0,
-        weight_decay: float = 0.0,
-        initial_accumulator_value: float = 0.0,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
         eps: float = 1e-10,
         foreach: bool | None = None,  # positional as in torch
         *,
@@ -66,8 +66,8 @@ class Adagrad(Optimizer):
             eps=eps,
             weight_decay=weight_decay,
             initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,  # torch's order, which a printed state_dict shows
             maximize=maximize,
-            foreach=foreach,
             differentiable=differentiable,
             fused=fused,
         )

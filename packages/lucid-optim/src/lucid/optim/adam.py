@@ -65,7 +65,7 @@ class Adam(AdamFamily):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         amsgrad: bool = False,
         *,
         maximize: bool = False,

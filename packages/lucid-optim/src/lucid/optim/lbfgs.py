@@ -40,7 +40,7 @@ class LBFGS(Optimizer):
     def __init__(
         self,
         params: Iterable[Any],
-        lr: float = 1.0,
+        lr: float = 1,
         max_iter: int = 20,
         max_eval: int | None = None,
         tolerance_grad: float = 1e-7,

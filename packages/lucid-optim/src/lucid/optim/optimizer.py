@@ -528,12 +528,17 @@ def _with_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 Optimizer.step = _with_step_hooks(Optimizer.step)  # type: ignore[method-assign]
 
 
-def _defaults(arguments: dict[str, Any]) -> dict[str, Any]:
+def _defaults(arguments: dict[str, Any], order: tuple[str, ...] = ()) -> dict[str, Any]:
     """An algorithm's ``defaults`` from its ``__init__``'s ``locals()``: every argument but
-    ``self`` and ``params``, in the signature's order (PyTorch's ``defaults`` order)."""
-    return {
+    ``self`` and ``params``, in the signature's order, or ``order``'s first where PyTorch's
+    ``defaults`` dict has another order than its signature (a printed ``state_dict()`` shows
+    the order)."""
+    got = {
         k: v for k, v in arguments.items() if k not in ("self", "params") and not k.startswith("__")
     }
+    if not order:
+        return got
+    return {**{k: got[k] for k in order}, **got}
 
 
 def _multi_tensor_fits(cls: type[Optimizer]) -> bool:

@@ -43,6 +43,20 @@ def _multi_tensor_radam(
     return _foreach.run(params, grads, states, adam_hyper(group), keys, update)
 
 
+# torch's ``defaults`` order (not its signature's), which a printed state_dict shows
+_ORDER = (
+    "lr",
+    "betas",
+    "eps",
+    "weight_decay",
+    "maximize",
+    "foreach",
+    "capturable",
+    "decoupled_weight_decay",
+    "differentiable",
+)
+
+
 class RAdam(AdamFamily):
     r"""RAdam, as ``torch.optim.RAdam``.
 
@@ -58,7 +72,7 @@ class RAdam(AdamFamily):
         lr: float = 1e-3,
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
+        weight_decay: float = 0,
         decoupled_weight_decay: bool = False,
         *,
         maximize: bool = False,
@@ -66,7 +80,7 @@ class RAdam(AdamFamily):
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        super().__init__(params, _defaults(locals()))
+        super().__init__(params, _defaults(locals(), _ORDER))
 
     def _update(self, p: Tensor, grad: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         step, _ = self._moments(p, grad, state, group)

@@ -57,6 +57,21 @@ def _multi_tensor_rmsprop(
     return _foreach.run(params, grads, states, hyper, keys, update)
 
 
+# torch's ``defaults`` order (not its signature's), which a printed state_dict shows
+_ORDER = (
+    "lr",
+    "momentum",
+    "alpha",
+    "eps",
+    "centered",
+    "weight_decay",
+    "capturable",
+    "foreach",
+    "maximize",
+    "differentiable",
+)
+
+
 class RMSprop(Optimizer):
     r"""RMSprop (Hinton), as ``torch.optim.RMSprop``.
 
@@ -74,15 +89,15 @@ class RMSprop(Optimizer):
         lr: float = 1e-2,
         alpha: float = 0.99,
         eps: float = 1e-8,
-        weight_decay: float = 0.0,
-        momentum: float = 0.0,
+        weight_decay: float = 0,
+        momentum: float = 0,
         centered: bool = False,
         capturable: bool = False,  # positional, as in torch
         foreach: bool | None = None,
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
-        super().__init__(params, _defaults(locals()))
+        super().__init__(params, _defaults(locals(), _ORDER))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         super()._init_state(p, state, group)

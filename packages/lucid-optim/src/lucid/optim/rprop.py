@@ -49,6 +49,10 @@ def _multi_tensor_rprop(
     return _foreach.run(params, grads, states, hyper, ["prev", "step_size"], update)
 
 
+# torch's ``defaults`` order (not its signature's), which a printed state_dict shows
+_ORDER = ("lr", "etas", "step_sizes", "foreach", "maximize", "differentiable", "capturable")
+
+
 class Rprop(Optimizer):
     r"""Resilient backpropagation (Riedmiller & Braun, 1993), as ``torch.optim.Rprop``.
 
@@ -65,14 +69,14 @@ class Rprop(Optimizer):
         params: Iterable[Any],
         lr: float = 1e-2,
         etas: tuple[float, float] = (0.5, 1.2),
-        step_sizes: tuple[float, float] = (1e-6, 50.0),
+        step_sizes: tuple[float, float] = (1e-6, 50),
         *,
         maximize: bool = False,
         foreach: bool | None = None,
         capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
-        super().__init__(params, _defaults(locals()))
+        super().__init__(params, _defaults(locals(), _ORDER))
 
     def _init_state(self, p: Tensor, state: dict[str, Any], group: ParamGroup) -> None:
         super()._init_state(p, state, group)

@@ -38,6 +38,15 @@ def _add_bias(xp: Any, out: Any, b: Any) -> Any:
     return out
 
 
+# torch's name of linear's node by the input's dims (1, 2, more) and bias (with, without):
+# its addmm or mm for a matrix, the view (or squeeze) of a reshaped product otherwise
+_LINEAR_NAMES = (
+    ("ViewBackward0", "SqueezeBackward4"),
+    ("AddmmBackward0", "MmBackward0"),
+    ("ViewBackward0", "UnsafeViewBackward0"),
+)
+
+
 class _Linear(Function):
     """``x @ w.T + b`` in one node: one GEMM each way, the bias gradient as one reduction."""
 
@@ -45,6 +54,7 @@ class _Linear(Function):
     def forward(ctx: Any, x: Any, w: Any, b: Any) -> Any:
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
+        ctx._node_name = _LINEAR_NAMES[min(x.ndim, 3) - 1][b is None]
         out = ctx.xp.matmul(x, w.T)
         if b is not None:
             out = _add_bias(ctx.xp, out, b)

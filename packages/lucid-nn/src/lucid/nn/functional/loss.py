@@ -58,16 +58,35 @@ __all__ = [
 def _check_same_size(name: str, input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
         warnings.warn(
-            f"{name}: using a target size ({tuple(target.shape)}) that is different to the input "
-            f"size ({tuple(input.shape)}). This will likely lead to incorrect results due to "
+            f"Using a target size ({target.size()}) that is different to the input size "
+            f"({input.size()}). This will likely lead to incorrect results due to "
             "broadcasting. Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=5,  # the caller of the loss (past _pointwise and float32_op's wrapper)
         )
 
 
 def _pointwise(name: str, input: Tensor, target: Tensor) -> None:
     check_float(name, input)
     _check_same_size(name, input, target)
+
+
+def _named(loss: Tensor, name: str) -> Tensor:
+    """Give ``loss``'s last node torch's name for the whole loss (``MseLossBackward0``): lucid
+    composes the loss of several ops where torch records one node, and a printed ``grad_fn``
+    shows the name. ``loss`` must be a result this call made, never an argument."""
+    node = loss.grad_fn
+    if node is not None:
+        node._node_name = name
+    return loss
+
+
+def _nll_named(loss: Tensor, ndim: int, reduction: str) -> Tensor:
+    """torch's name of an nll_loss (or cross_entropy) node for an input of ``ndim`` dims: its
+    2-D kernel's for (N, C, H, W), and for (N, C, L) but under "none" (whose result torch
+    views back: ``ViewBackward0``, as lucid's reshape)."""
+    if ndim == 3 and reduction == "none" or ndim > 4:
+        return loss
+    return _named(loss, "NllLoss2DBackward0" if ndim >= 3 else "NllLossBackward0")
 
 
 # -- regression -----------------------------------------------------------------------------------
@@ -98,6 +117,8 @@ def mse_loss(
     _pointwise("mse_loss", input, target)
     d = input - target
     loss = d * d
+    if weight is None:  # torch's weighted form is composed too, and shows its last op
+        return _named(apply_reduction(loss, reduction), "MseLossBackward0")
     return _weighted(loss, reduction, weight)
 
 
@@ -135,7 +156,7 @@ def smooth_l1_loss(
         return apply_reduction(d.abs(), reduction)
     inside, ad = _piecewise_quadratic(d, beta)
     loss = inside * (d * d * (0.5 / beta)) + (1 - inside) * (ad - 0.5 * beta)
-    return apply_reduction(loss, reduction)
+    return _named(apply_reduction(loss, reduction), "SmoothL1LossBackward0")
 
 
 @float32_op
@@ -155,6 +176,8 @@ def huber_loss(
     d = input - target
     inside, ad = _piecewise_quadratic(d, delta)
     loss = inside * (d * d * 0.5) + (1 - inside) * ((ad - 0.5 * delta) * delta)
+    if weight is None:  # torch's weighted form is composed too, and shows its last op
+        return _named(apply_reduction(loss, reduction), "HuberLossBackward0")
     return apply_reduction(loss, reduction, weight)
 
 
@@ -197,7 +220,7 @@ def binary_cross_entropy(
     if input.numel() and input.backend.any_true(((input < 0) | (input > 1)).array):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = _BCE.apply(input, target.to(input.dtype))
-    return apply_reduction(loss, reduction, weight)
+    return _named(apply_reduction(loss, reduction, weight), "BinaryCrossEntropyBackward0")
 
 
 @float32_op
@@ -222,7 +245,7 @@ def binary_cross_entropy_with_logits(
         loss = (1 - t) * input - log_sig
     else:
         loss = (1 - t) * input - (1 + (pos_weight - 1) * t) * log_sig
-    return apply_reduction(loss, reduction, weight)
+    return _named(apply_reduction(loss, reduction, weight), "BinaryCrossEntropyWithLogitsBackward0")
 
 
 # -- multi-class classification -------------------------------------------------------------------
@@ -412,7 +435,10 @@ def cross_entropy(
     if input.ndim == 1:
         out = cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, None,
                             ignore_index, None, reduction, label_smoothing)  # fmt: skip
-        return out.squeeze(0) if reduction == "none" else out
+        if reduction != "none":
+            return out
+        name = None if out.grad_fn is None else out.grad_fn.name()
+        return out.squeeze(0) if name is None else _named(out.squeeze(0), name)
     c = input.shape[1]
     if weight is not None and weight.shape != (c,):
         raise RuntimeError(
@@ -432,8 +458,10 @@ def cross_entropy(
     loss = _CrossEntropy.apply(x, flat.array, w, int(ignore_index), float(label_smoothing),
                                reduction)  # fmt: skip
     if reduction == "none":
-        return loss.reshape(*target.shape)
-    return loss
+        loss = loss.reshape(*target.shape)
+    if label_smoothing > 0:  # torch composes it: nll_loss's plus the smoothing term
+        return _named(loss, "AddBackward0")
+    return _nll_named(loss, input.ndim, reduction)
 
 
 def _target_error(name: str, c: int) -> Callable[[int], IndexError]:
@@ -469,11 +497,13 @@ def _cross_entropy_probs(
     prod = logp * t
     if weight is not None:
         prod = prod * weight.to(input.dtype).reshape(1, c, *([1] * (input.ndim - 2)))
-    loss = -prod.sum(1)
-    if reduction == "mean":
-        result: Tensor = loss.sum() / (input.numel() // c)
-        return result
-    return apply_reduction(loss, reduction)
+    loss = prod.sum(1)
+    if reduction == "none":
+        return -loss
+    total = -loss.sum()  # torch's order (the sum negated), so its nodes: NegBackward0
+    if reduction == "sum":
+        return total
+    return _named(total / (input.numel() // c), "DivBackward1")  # torch divides by a Scalar
 
 
 class _NllLoss(Function):
@@ -575,7 +605,7 @@ def nll_loss(
     if input.ndim == 1:
         out = nll_loss(input.unsqueeze(0), target.unsqueeze(0), weight, None, ignore_index,
                        None, reduction)  # fmt: skip
-        return out.squeeze(0) if reduction == "none" else out
+        return _nll_named(out.squeeze(0), 2, reduction) if reduction == "none" else out
     c = input.shape[1]
     _check_class_target("nll_loss", input, target)
     if weight is not None and weight.shape != (c,):
@@ -598,8 +628,8 @@ def nll_loss(
     flat = target if target.ndim == 1 else target.reshape(-1)
     loss: Tensor = _NllLoss.apply(x, flat.array, w, int(ignore_index), reduction)
     if reduction == "none":
-        return loss.reshape(*target.shape)
-    return loss
+        loss = loss.reshape(*target.shape)
+    return _nll_named(loss, input.ndim, reduction)
 
 
 def _nll_reference(
@@ -656,7 +686,7 @@ def kl_div(
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.",
-            stacklevel=2,
+            stacklevel=3,  # the caller of kl_div (past float32_op's wrapper)
         )
     return apply_reduction(loss, reduction)
 
@@ -724,7 +754,8 @@ def soft_margin_loss(
     """``log(1 + exp(-y x))``."""
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     _pointwise("soft_margin_loss", input, target)
-    return apply_reduction(-logsigmoid(input * target), reduction)
+    loss = apply_reduction(-logsigmoid(input * target), reduction)
+    return _named(loss, "SoftMarginLossBackward0")
 
 
 @float32_op

@@ -76,6 +76,8 @@ def embedding(
     if padding_idx is not None and out.requires_grad:
         keep = (input != padding_idx).unsqueeze(-1)
         out = lucid.where(keep, out, out.detach())
+    if out.grad_fn is not None:  # a node this call made: torch's name of the lookup
+        out.grad_fn._node_name = "EmbeddingBackward0"
     return out
 
 
