@@ -94,29 +94,29 @@ def test_tools_boundaries_copy_is_clean(workspace: Path) -> None:
 
 
 def test_tools_boundaries_catches_undeclared_sibling_import(workspace: Path) -> None:
-    # lucid-data declares only lucid-core (lucid-optim has lucid-nn as its [nn] extra)
-    planted = plant(workspace, "lucid-data", "lucid/data/_planted.py", "import lucid.nn")
+    # lucid-data declares lucid-core (and lucid-nn as its [nn] extra), not lucid-optim
+    planted = plant(workspace, "lucid-data", "lucid/data/_planted.py", "import lucid.optim")
     returncode, lines = run_tool(workspace)
     assert returncode == 1
-    assert f"{planted}:2: lucid-data imports lucid.nn, shipped by lucid-nn" in lines[0]
+    assert f"{planted}:2: lucid-data imports lucid.optim, shipped by lucid-optim" in lines[0]
     assert f"boundary check FAILED: {1 + len(BASELINE)} violation(s)" in lines[-1]
 
 
 @pytest.mark.parametrize(
     "code",
     [
-        "from lucid.nn import Linear",
-        "from lucid import nn",
-        "from .. import nn",
-        "from ..nn.functional import relu",
-        "import importlib\nimportlib.import_module('lucid.nn')",
-        "def lazy():\n    import lucid.nn.functional as F\n    return F",
+        "from lucid.optim import SGD",
+        "from lucid import optim",
+        "from .. import optim",
+        "from ..optim.lr_scheduler import StepLR",
+        "import importlib\nimportlib.import_module('lucid.optim')",
+        "def lazy():\n    import lucid.optim.lr_scheduler as S\n    return S",
     ],
 )
 def test_tools_boundaries_catches_every_import_form(workspace: Path, code: str) -> None:
     plant(workspace, "lucid-data", "lucid/data/_planted.py", code)
     found = messages(workspace)
-    assert found and all("lucid-data imports lucid.nn" in m for m in found), found
+    assert found and all("lucid-data imports lucid.optim" in m for m in found), found
 
 
 def test_tools_boundaries_allows_declared_siblings_and_extras(workspace: Path) -> None:
