@@ -125,9 +125,21 @@ PAGES: tuple[Page, ...] = (
          "Python's multiprocessing with `spawn`; shared-memory tensors for Hogwild.",
          modules=("lucid.multiprocessing",)),
     Page("compiler", "lucid.compiler", "lucid-core", "torch.compiler",
-         "`lucid.compile`'s controls (`disable`, `reset`, `is_compiling`), `explain` and the "
-         "capture's hooks; see the guide \"Compiling a step with lucid.compile\".",
+         "`lucid.compile`'s controls (`disable`, `reset`, `set_stance`, `is_compiling`, the rest "
+         "of torch.compiler's names), `explain` and the capture's hooks; see the guide "
+         "\"Compiling a step with lucid.compile\".",
          modules=("lucid.compiler",)),
+    Page("jit", "lucid.jit", "lucid-core", "torch.jit",
+         "TorchScript's names, run eagerly: the annotations and decorators model code carries, "
+         "`script`/`trace` giving the callable back; `save`/`load` say what to use instead.",
+         modules=("lucid.jit",)),
+    Page("hub", "lucid.hub", "lucid-core", "torch.hub",
+         "Checkpoints by url from torch hub's cache (no implicit download), "
+         "`download_url_to_file`, entrypoints of a local `hubconf.py`.",
+         modules=("lucid.hub",)),
+    Page("futures", "lucid.futures", "lucid-core", "torch.futures",
+         "`Future` (done when made: lucid runs work at once), `collect_all`, `wait_all`.",
+         modules=("lucid.futures",)),
     Page("profiler", "lucid.profiler", "lucid-core", "torch.profiler",
          "Op-by-op timings of forward and backward, summary tables, Chrome traces.",
          modules=("lucid.profiler", "lucid.autograd.profiler")),
