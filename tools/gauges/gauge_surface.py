@@ -55,6 +55,9 @@ NAMESPACES = {
     "torch.multiprocessing": "lucid.multiprocessing",
     "torch.profiler": "lucid.profiler",
     "torch.onnx": "lucid.onnx",
+    # activation checkpointing's helpers; the function transforms
+    "torch.utils.checkpoint": "lucid.utils.checkpoint",
+    "torch.func": "lucid.func",
     # the methods and class attributes of the two base classes every program subclasses or
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",

@@ -17,7 +17,12 @@ They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`
 
 from __future__ import annotations
 
-from lucid.func._functional_call import functional_call, stack_module_state
+from lucid.func._functional_call import (
+    functional_call,
+    functionalize,
+    replace_all_batch_norm_modules_,
+    stack_module_state,
+)
 from lucid.func._transforms import (
     grad,
     grad_and_value,
@@ -32,6 +37,7 @@ from lucid.func._vmap import vmap
 
 __all__ = [
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -39,6 +45,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",

@@ -225,3 +225,35 @@ def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor
         return out
 
     return collect("_parameters"), collect("_buffers")
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """``torch.func.replace_all_batch_norm_modules_``: every batch norm module under ``root``
+    (``root`` included) stops tracking running statistics, in place: ``running_mean``,
+    ``running_var`` and ``num_batches_tracked`` become None and ``track_running_stats``
+    False, so each call normalises with its batch's statistics (what ``vmap`` over a model
+    needs). ``root`` is given back. (A module counts as batch norm when a class of its MRO is
+    named ``_BatchNorm``: lucid-core does not import lucid-nn.)"""
+    for module in root.modules():
+        names = {cls.__name__ for cls in type(module).__mro__}
+        if "_BatchNorm" in names and getattr(module, "track_running_stats", False):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+def functionalize(func: Any, *, remove: str = "mutations") -> Any:
+    """``torch.func.functionalize``: ``func`` with the same results. torch rewrites in-place
+    ops out of a traced program; lucid runs eagerly, where a function and its functionalized
+    form compute the same values (``remove`` is checked as torch checks it)."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will"
+            " be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators"
+            " {view} will be replaced with their non-aliasing counterparts, {view}_copy.\n"
+        )
+    return func

@@ -12,7 +12,8 @@ arguments all work, and gradients are exactly those of the plain run.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from lucid import _generator
@@ -21,7 +22,114 @@ from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.autograd.graph import saved_tensors_hooks
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = [
+    "CheckpointError",
+    "DefaultDeviceType",
+    "check_backward_validity",
+    "checkpoint",
+    "checkpoint_sequential",
+    "detach_variable",
+    "get_device_states",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+    "set_device_states",
+]
+
+
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``torch.utils.checkpoint.detach_variable``: each tensor of ``inputs`` detached, keeping
+    its ``requires_grad``; other items as they are."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    out: list[Any] = []
+    for inp in inputs:
+        if not isinstance(inp, Tensor):
+            out.append(inp)
+            continue
+        x = inp.detach()
+        x.requires_grad = inp.requires_grad
+        out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """``torch.utils.checkpoint.check_backward_validity``: warn where no tensor of ``inputs``
+    requires grad (a checkpoint's gradients would all be None)."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
+        )
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Any]]:
+    """``torch.utils.checkpoint.get_device_states``: the accelerator devices among ``args``'
+    tensors and their RNG states; ``([], [])`` here (CPU tensors; MLX keeps one generator,
+    which ``checkpoint`` saves itself)."""
+    return [], []
+
+
+def set_device_states(devices: list[int], states: list[Any], *,
+                      device_type: str | None = None) -> None:  # fmt: skip
+    """``torch.utils.checkpoint.set_device_states``: restores what ``get_device_states``
+    gave (nothing, here)."""
+    if len(devices) != len(states):
+        raise ValueError(f"expected one state a device, got {len(devices)} and {len(states)}")
+
+
+class DefaultDeviceType:
+    """``torch.utils.checkpoint.DefaultDeviceType``: the device type ``checkpoint`` saves RNG
+    states for when its inputs name none."""
+
+    _default_device_type = "cpu"
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the default device type."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The default device type."""
+        return DefaultDeviceType._default_device_type
+
+
+class _Settings:
+    early_stop = True
+    debug: bool | None = None
+
+
+_settings = _Settings()
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """``torch.utils.checkpoint.set_checkpoint_early_stop``: inside the block, whether a
+    recomputation may stop once it has what backward needs (kept; lucid's recomputation runs
+    the whole function, which gives the same gradients)."""
+    previous = _settings.early_stop
+    _settings.early_stop = bool(enable)
+    try:
+        yield
+    finally:
+        _settings.early_stop = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """``torch.utils.checkpoint.set_checkpoint_debug_enabled``: inside the block, the
+    ``debug`` flag of every ``checkpoint`` (None: each call's own). Kept; lucid's checkpoint
+    prints no debug trace either way (a recomputation that differs raises
+    ``CheckpointError``)."""
+    previous = _settings.debug
+    _settings.debug = enabled
+    try:
+        yield
+    finally:
+        _settings.debug = previous
 
 
 class CheckpointError(RuntimeError):
