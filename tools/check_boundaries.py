@@ -78,6 +78,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.kernels": FOUNDATION,
     "lucid.utils.hooks": FOUNDATION,
     "lucid.utils.files": FOUNDATION,
+    "lucid.utils._weak_ids": FOUNDATION,
     "lucid._siblings": FOUNDATION,
     "lucid._memory_format": FOUNDATION,
     "lucid._tensor_methods": FOUNDATION,

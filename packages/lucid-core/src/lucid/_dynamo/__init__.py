@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -32,6 +31,7 @@ from lucid.compiler._api import (
 from lucid.compiler._api import reset as _reset
 from lucid.compiler._explain import explain
 from lucid.compiler._extras import allow_in_graph, assume_constant_result, substitute_in_graph
+from lucid.utils._weak_ids import WeakIdMap
 
 __all__ = [
     "allow_in_graph",
@@ -55,23 +55,14 @@ __all__ = [
     "substitute_in_graph",
 ]
 
-# The hints each tensor was given, by id: (a weak reference to it, {"dynamic": {dims},
-# "maybe_dynamic": ..., "static": ..., "static_address": "guarded"/"unguarded"}). Kept beside
-# the tensor (its slots have no room; a WeakKeyDictionary would compare tensors with ==),
+# The hints each tensor was given: {"dynamic": {dims}, "maybe_dynamic": ..., "static": ...,
+# "static_address": "guarded"/"unguarded"}, kept beside the tensor (its slots have no room),
 # dropped with it.
-_hints: dict[int, tuple[weakref.ref[Tensor], dict[str, Any]]] = {}
+_hints: WeakIdMap[dict[str, Any]] = WeakIdMap()
 
 
 def _entry(t: Tensor) -> dict[str, Any]:
-    key = id(t)
-    found = _hints.get(key)
-    if found is None or found[0]() is not t:
-
-        def drop(_: Any, key: int = key) -> None:
-            _hints.pop(key, None)
-
-        found = _hints[key] = (weakref.ref(t, drop), {})
-    return found[1]
+    return _hints.setdefault(t, dict)
 
 
 def reset() -> None:
@@ -90,8 +81,7 @@ def _dims(index: Any) -> list[int]:
 
 def hints(t: Tensor) -> dict[str, Any]:
     """The shape hints given to ``t`` (empty where none)."""
-    found = _hints.get(id(t))
-    return dict(found[1]) if found is not None and found[0]() is t else {}
+    return dict(_hints.get(t) or {})
 
 
 def _mark(t: Tensor, kind: str, index: Any) -> None:

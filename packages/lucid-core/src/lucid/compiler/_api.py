@@ -347,14 +347,12 @@ class _Config:
         "specialize_int": False,
         "specialize_float": False,
         "force_parameter_static_shapes": True,
-        "cache_size_limit": RECOMPILE_LIMIT,
     }
     _ALIASES = {"cache_size_limit": "recompile_limit",
                 "accumulated_cache_size_limit": "accumulated_recompile_limit"}  # fmt: skip
 
     def __init__(self) -> None:
-        values = {k: v for k, v in self._DEFAULTS.items() if k not in self._ALIASES}
-        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_values", dict(self._DEFAULTS))
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")

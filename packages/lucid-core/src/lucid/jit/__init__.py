@@ -21,12 +21,12 @@ import os
 import types
 import typing
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
 from lucid._toplevel import Future
 from lucid._toplevel import fork as _fork
+from lucid.utils._weak_ids import WeakIdMap
 
 __all__ = [
     "Attribute",
@@ -91,28 +91,8 @@ class Error(RuntimeError):
     """``torch.jit.Error``: what a failing TorchScript program raises."""
 
 
-class _Scripted:
-    """The objects ``script``/``trace`` gave back (by id, dropped with them)."""
-
-    def __init__(self) -> None:
-        self.ids: dict[int, weakref.ref[Any] | None] = {}
-
-    def add(self, obj: Any) -> None:
-        key = id(obj)
-        try:
-            self.ids[key] = weakref.ref(obj, lambda _: self.ids.pop(key, None))
-        except TypeError:  # not weakly referable (a builtin): kept by id only
-            self.ids[key] = None
-
-    def __contains__(self, obj: Any) -> bool:
-        key = id(obj)
-        if key not in self.ids:
-            return False
-        ref = self.ids[key]
-        return ref is None or ref() is obj
-
-
-_scripted = _Scripted()
+# The objects ``script``/``trace`` gave back (by identity, dropped with them).
+_scripted: WeakIdMap[bool] = WeakIdMap()
 
 
 class _ScriptedMeta(type):
@@ -246,7 +226,7 @@ def script(obj: Any, optimize: None = None, _frames_up: int = 0, _rcb: Any = Non
         raise RuntimeError(
             f"lucid.jit.script: expected a module, function or class, got {type(obj).__name__}"
         )
-    _scripted.add(obj)
+    _scripted.setdefault(obj, lambda: True)
     return obj
 
 
@@ -275,7 +255,7 @@ def trace(func: Any, example_inputs: Any = None, optimize: Any = None, check_tra
     if example_inputs is None and example_kwarg_inputs is None:
         raise RuntimeError("example_kwarg_inputs or example_inputs must be provided")
     _run_examples(func, () if example_inputs is None else example_inputs, example_kwarg_inputs)
-    _scripted.add(func)
+    _scripted.setdefault(func, lambda: True)
     return func
 
 
@@ -296,7 +276,7 @@ def trace_module(mod: Any, inputs: dict[str, Any], optimize: Any = None,
             _run_examples(method, (), example)
         else:
             _run_examples(method, example, None)
-    _scripted.add(mod)
+    _scripted.setdefault(mod, lambda: True)
     return mod
 
 
