@@ -14,7 +14,7 @@ import lucid.nn as nn
 from lucid.backends._numpy import _compiled
 from lucid.compiler import _fused_conv
 
-FUSED = "conv2d and max_pool2d ran as one fused pass each way"
+FUSED = _fused_conv.REWRITE
 needs_numba = pytest.mark.skipif(
     not _compiled.available("_convpool_jit"), reason="needs lucid-core[numba]"
 )
@@ -22,6 +22,11 @@ needs_numba = pytest.mark.skipif(
 
 def _arrays_of(net: nn.Module) -> Any:
     return net._compiled_call_impl.log[0].program.arrays  # type: ignore[union-attr]
+
+
+def _fused(net: nn.Module) -> list[str]:
+    """The program's ConvMaxPool rewrite lines (one, with the inexact bias note or not)."""
+    return [line for line in _arrays_of(net).rewrites if line.startswith(FUSED)]
 
 
 def _net(cin: int, k: int, pad: int, pool: int, bias: bool, hw: int) -> nn.Sequential:
@@ -70,7 +75,7 @@ def test_conv_max_pool_fused_against_eager_and_float64(
     want = _steps(net, x, g)
     net.compile()
     got = _steps(net, x, g)
-    assert FUSED in _arrays_of(net).rewrites
+    assert _fused(net) == [FUSED + ("" if exact else _fused_conv.INEXACT_NOTE)]
     assert "ConvMaxPool" in _arrays_of(net).opaque
     np.testing.assert_array_equal(got[0], want[0])  # the forward: the same bits
     np.testing.assert_array_equal(got[1], want[1])  # conv's weight gradient: eager's loop
@@ -83,20 +88,22 @@ def test_conv_max_pool_fused_against_eager_and_float64(
 
 
 @needs_numba
-def test_fused_in_float64_is_the_eager_values() -> None:
+def test_fused_in_float64_is_the_eager_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_fused_conv, "EXACT", True)  # eager's bits, the bias sum included
     lucid.manual_seed(1)
     net = _net(1, 5, 2, 2, True, 12).double()
     x, g = lucid.randn(4, 1, 12, 12).double(), lucid.randn(4, 4).double()
     want = _steps(net, x, g)
     net.compile()
     got = _steps(net, x, g)
-    assert FUSED in _arrays_of(net).rewrites
+    assert len(_fused(net)) == 1
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
 
 
 @needs_numba
-def test_ties_and_nan_pick_the_eager_winner() -> None:
+def test_ties_and_nan_pick_the_eager_winner(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_fused_conv, "EXACT", True)  # eager's bits, the bias sum included
     lucid.manual_seed(2)
     net = _net(1, 3, 1, 2, True, 8)
     with lucid.no_grad():
@@ -106,7 +113,7 @@ def test_ties_and_nan_pick_the_eager_winner() -> None:
     want = _steps(net, x, g)
     net.compile()
     got = _steps(net, x, g)
-    assert FUSED in _arrays_of(net).rewrites
+    assert len(_fused(net)) == 1
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)  # (NaN where eager has NaN)
 
@@ -120,7 +127,7 @@ def test_not_fused_without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     net.compile()
     for a, b in zip(_steps(net, x, g), want):
         np.testing.assert_array_equal(a, b)
-    assert FUSED not in _arrays_of(net).rewrites
+    assert not _fused(net)
 
 
 @pytest.mark.parametrize("case", ["input grad", "channels", "stride", "overlap"])
@@ -134,7 +141,7 @@ def test_where_the_rewrite_does_not_apply(case: str) -> None:
     net.compile()
     for _ in range(2):
         net(x).sum().backward()
-    assert FUSED not in _arrays_of(net).rewrites
+    assert not _fused(net)
 
 
 @needs_numba
@@ -202,12 +209,34 @@ def test_batch_split_over_numba_threads(monkeypatch: pytest.MonkeyPatch) -> None
     from lucid.backends._numpy import _numba  # imports numba: only where it is installed
 
     monkeypatch.setattr(_numba, "SPLIT_ELEMENTS", 0)
+    monkeypatch.setattr(_fused_conv, "EXACT", True)  # eager's bits, the bias sum included
     lucid.manual_seed(3)
     net = _net(1, 5, 2, 2, True, 12)
     x, g = lucid.randn(6, 1, 12, 12), lucid.randn(6, 4)
     want = _steps(net, x, g)
     net.compile()
     got = _steps(net, x, g)
-    assert FUSED in _arrays_of(net).rewrites
+    assert len(_fused(net)) == 1
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a, b)
+
+
+@needs_numba
+def test_a_program_keeps_the_mode_it_was_captured_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``EXACT`` is read at capture: changed afterwards, the program's gradients do not move
+    (the exact program keeps eager's bits; the default one its float64 bias sum)."""
+    lucid.manual_seed(4)
+    x, g = lucid.randn(4, 1, 12, 12), lucid.randn(4, 4)
+    for exact in (True, False):
+        monkeypatch.setattr(_fused_conv, "EXACT", exact)
+        net = _net(1, 5, 2, 2, True, 12)
+        want = _steps(net, x, g)
+        net.compile()
+        first = _steps(net, x, g)
+        monkeypatch.setattr(_fused_conv, "EXACT", not exact)
+        later = _steps(net, x, g)
+        for a, b in zip(later, first):
+            np.testing.assert_array_equal(a, b)
+        if exact:
+            for a, b in zip(first, want):
+                np.testing.assert_array_equal(a, b)

@@ -1236,13 +1236,14 @@ def _fuse_conv_max_pool(
         wshape = meta[w.k][2]
         if len(wshape) != 4 or not _fused_conv.fusable(xshape, dt, wshape[2:], padding, kernel):
             continue
-        needs = (False, c[5][1], c[5][2], False, False)
+        needs = (False, c[5][1], c[5][2], False, False, False)
+        exact = bool(_fused_conv.EXACT)  # the mode the program keeps
         new[a] = ("skip",)
-        new[b] = ("op", _fused_conv.ConvMaxPool, (x, w, bias, padding, tuple(kernel)), {},
-                  p[4], needs, p[6], False, p[8])  # fmt: skip
+        new[b] = ("op", _fused_conv.ConvMaxPool, (x, w, bias, padding, tuple(kernel), exact),
+                  {}, p[4], needs, p[6], False, p[8])  # fmt: skip
         dead.add(mid)
         meta[mid] = (False, *meta[mid][1:])
-        done.append("conv2d and max_pool2d ran as one fused pass each way")
+        done.append(_fused_conv.REWRITE + ("" if exact else _fused_conv.INEXACT_NOTE))
     return [st for st in new if st[0] != "skip"], meta, done
 
 

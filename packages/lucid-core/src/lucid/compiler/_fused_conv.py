@@ -10,12 +10,13 @@ two ops; it is used only where numba's kernels load (``lucid-core[numba]``), and
 with NumPy (the same values, to float rounding) where they stop loading afterwards.
 
 Values: the convolution's sums are ``_im2col_jit``'s, the maxima and winning taps
-``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits. With
-``EXACT`` (the default) so do the gradients: the weight gradient is always
-``_im2col_jit.weight_one_channel``'s loop (a kernel row's taps in one pass, the same bits),
-and the bias gradient is eager code's sum over the convolution's output gradient, which the
-backward pass writes for it. Without, the bias is a float64 sum of the pooled gradient: equal
-to eager's to float32 rounding (tested against eager and a float64 oracle).
+``_pool_jit``'s (the first tap wins ties): the forward gives eager code's bits, and so does the
+weight gradient (always ``_im2col_jit.weight_one_channel``'s loop: a kernel row's taps in one
+pass). The bias gradient is a float64 sum of the pooled gradient: equal to eager's to float32
+rounding (tested against eager and a float64 oracle), as a fused elementwise group's gradient
+is, without writing the convolution's scattered output gradient (LeNet-5 b64's compiled step:
+0.93x the time at two threads, docs/performance.md, session 15). With ``EXACT`` the backward
+writes that gradient for eager code's bias sum: every result then has eager's bits.
 """
 
 from __future__ import annotations
@@ -30,10 +31,15 @@ from lucid.backends._numpy import _compiled
 from lucid.backends._numpy.kernels.im2col import channel_sum
 
 _JIT = "_convpool_jit"
-# The gradients as eager code's bits (its weight-gradient loop either way, its bias sum over
-# the scattered gradient); False: a float64 bias sum over the pooled gradient, equal to
-# float32 rounding, without writing the convolution's output gradient (docs/performance.md).
-EXACT = True
+# True: the bias gradient as eager code's bits too (its sum over the scattered gradient, which
+# the backward then writes); False (the default since session 15): a float64 sum over the
+# pooled gradient, equal to float32 rounding, as lucid.compile's other fusions
+# (docs/performance.md). Read at capture, so a program keeps the mode it was captured in.
+EXACT = False
+# The line ``program.arrays.rewrites`` gets, and what it adds where the bias gradient is the
+# float64 sum (tools/compile_zoo.py then compares within float32 tolerance, not bit for bit).
+REWRITE = "conv2d and max_pool2d ran as one fused pass each way"
+INEXACT_NOTE = " (bias gradient summed in float64: eager's to float32 rounding)"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -64,10 +70,12 @@ def _padded(x: Any, padding: Any) -> Any:
 
 class ConvMaxPool(Function):
     """``max_pool2d(conv2d(x, w, b, padding=padding), pool)`` in one op (the module's
-    docstring); ``forward(ctx, x, w, b, padding, pool)``, ``padding`` as pairs."""
+    docstring); ``forward(ctx, x, w, b, padding, pool, exact)``, ``padding`` as pairs,
+    ``exact`` the program's ``EXACT`` (None: the module's setting now)."""
 
     @staticmethod
-    def forward(ctx: Any, x: Any, w: Any, b: Any, padding: Any, pool: tuple[int, int]) -> Any:
+    def forward(ctx: Any, x: Any, w: Any, b: Any, padding: Any, pool: tuple[int, int],
+                exact: bool | None = None) -> Any:  # fmt: skip
         cout, _, kh, kw = w.shape
         xpad = _padded(x, padding)
         n, hp, wp = xpad.shape
@@ -79,6 +87,7 @@ class ConvMaxPool(Function):
         idx = np.empty(out.shape, dtype=np.int8 if ph * pw < 128 else np.int32)
         ctx.xpad, ctx.idx, ctx.pool, ctx.wshape = xpad, idx, pool, w.shape
         ctx.has_bias = b is not None
+        ctx.exact = EXACT if exact is None else exact
         ctx.kernel = "numba"
         if _compiled.load(_JIT) is None or not _compiled.run(
             _JIT, "conv_pool", kh, kw, ph, pw, xpad.reshape(n, hp * wp), wp, wm, bias, out, idx
@@ -100,7 +109,7 @@ class ConvMaxPool(Function):
             gl = gl.astype(xpad.dtype)
         dw = np.empty((cout, kh * kw))
         db = np.empty(cout)
-        exact = EXACT
+        exact = ctx.exact
         # exact: the convolution's output gradient, as eager code's pool backward makes it,
         # for eager code's bias sum (the same bits)
         dy = np.empty((n, oh, ow, cout) if exact else (n, 0, 0, cout), dtype=xpad.dtype)
@@ -121,7 +130,7 @@ class ConvMaxPool(Function):
         if need[2] and ctx.has_bias:
             gb_a = channel_sum(bk, np.transpose(dy, (0, 3, 1, 2))) if exact else db.astype(dt)
             gb = Tensor.from_backend_array(gb_a, bk)
-        return None, gw, gb, None, None
+        return None, gw, gb, None, None, None
 
 
 def _numpy_forward(xpad: Any, wm: Any, bias: Any, kernel: tuple[int, int],

@@ -36,8 +36,11 @@ _TINY_FLOPS = 2 * 64**3
 # docs/performance.md, "One runtime at a time").
 THREADED_FLOPS = 2e6
 # Row block for the batched form of a long, narrow ``a^T @ b``, which every BLAS runs far below
-# peak as one GEMM (docs/performance.md).
-_BLOCK_ROWS = 1024
+# peak as one GEMM (docs/performance.md). 256, not 1024: each block's product then sums over
+# one inner block of OpenBLAS's (its sgemm inner block is 384 here), and LeNet-5's conv2 weight
+# gradient ((6400, 150)^T (6400, 16)) takes 289 against 430 us at one thread; 0.66-0.74x the
+# time for the other narrow shapes measured (docs/performance.md, session 15).
+_BLOCK_ROWS = 256
 # Use the batched form when the result has at most this many elements.
 _SMALL_RESULT = 64 * 64
 
