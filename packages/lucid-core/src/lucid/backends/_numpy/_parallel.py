@@ -33,11 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
 # Above this many FLOPs a GEMM or a chunked op pays for every thread (docs/performance.md).
-# 20e6 since session 15 (was 50e6): LeNet-5 b64's conv2 (31 MFLOP each way) on the pool made
-# the step 0.91-0.96x (compiled) and 0.96x (eager) at two threads, alternated in one process;
-# the GPT step of the speed issue measured the same (its products are either far above or
-# below). 10e6 made the GPT step 1.07x (its attention products then split).
-PARALLEL_FLOPS = 20e6
+# 20e6 was measured in session 15: LeNet-5 b64's step 0.91-0.96x at two threads with lucid
+# alone in the process, but 1.35-1.49x torch's in tools/bench/train_step.py (torch loaded in
+# the same process: lucid then used ~1.1 cores), so it stays 50e6.
+PARALLEL_FLOPS = 50e6
 # Elementwise ops (NumPy's ufuncs, which hold the GIL between blocks) split from this size on:
 # below it, and on a loaded machine, the hand-off costs more than a second core saves
 # (docs/performance.md, "BatchNorm and big elementwise ops on every core").
