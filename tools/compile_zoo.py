@@ -54,6 +54,7 @@ import lucid
 import lucid.nn as nn
 import lucid.nn.functional as F
 from lucid import optim
+from lucid.compiler import _fused_conv
 from lucid.models import create_model, model_info
 from lucid.models.gpt2 import _gpt2
 
@@ -517,7 +518,7 @@ EAGER_OVERFLOW_VERDICT = "within tolerance where finite; eager overflows (non-fi
 
 # The rewrite lines whose results are eager's to float32 rounding, not bit for bit: fused
 # elementwise groups, and the fused first convolution's float64 bias sum (its default).
-_INEXACT_REWRITES = ("elementwise ops ran as one fused op", "to float32 rounding")
+_INEXACT_REWRITES = ("elementwise ops ran as one fused op", _fused_conv.INEXACT_NOTE)
 
 
 def _fused(log: Any, found: list[str]) -> bool:
