@@ -2,7 +2,7 @@
 
 The forward computes ``gelu(x)`` and keeps its slope ``gelu'(x) = Phi(x) + x phi(x)`` in the
 same pass (``kernels._gelu_slope_jit``), so the backward is one multiply, ``g * slope``,
-instead of the ``exp(-x^2 / 2)`` passes and the compiled pass that eager code's backward makes
+instead of the compiled pass that recomputes ``Phi`` and ``phi`` in eager code's backward
 (docs/performance.md). The same values as eager code's, bit for bit (the same float32
 operations). ``_arrays._fuse_gelu`` puts it where the capture has ``gelu(x)`` on a float32
 NumPy array that needs a gradient and numba's kernels load; where they stop loading, the
@@ -21,8 +21,7 @@ from lucid.backends._numpy import _compiled, _parallel
 from lucid.backends._numpy.kernels import special
 
 _JIT = "_gelu_slope_jit"
-# Elements per block: the exp's three passes and the compiled pass stay in L2 (as
-# ``special._compiled_gelu_grad``'s blocks).
+# Elements per block on the pool (as ``special._compiled_gelu_grad``'s blocks).
 _BLOCK = 1 << 16
 
 
@@ -46,21 +45,14 @@ def _gelu_and_slope(x: Any) -> tuple[Any, Any]:
     out, d = np.empty_like(xf), np.empty_like(xf)
     if _compiled.load(_JIT) is not None:
         n = xf.shape[0]
-        if not special.pool_blocks():  # numba's threads lead: exp whole, then their split
-            e = np.multiply(xf, xf)
-            e *= -0.5
-            np.exp(e, out=e)
-            if _compiled.run(_JIT, "gelu_slope_split", xf, e, out, d):
+        if not special.pool_blocks():  # numba's threads lead: their split
+            if _compiled.run(_JIT, "gelu_slope_split", xf, out, d):
                 return out.reshape(x.shape), d.reshape(x.shape)
-        else:  # blocks that stay in L2, on the pool's threads from SPLIT_BLOCKS_ELEMENTS
+        else:  # blocks on the pool's threads from SPLIT_BLOCKS_ELEMENTS
 
             def block(r: tuple[int, int]) -> bool:
-                xb = xf[r[0] : r[1]]
-                eb = np.multiply(xb, xb)  # per block: two threads may run blocks at once
-                eb *= -0.5
-                np.exp(eb, out=eb)
-                return _compiled.run(_JIT, "gelu_slope", xb, eb, out[r[0] : r[1]],
-                                     d[r[0] : r[1]])  # fmt: skip
+                s, e = r
+                return _compiled.run(_JIT, "gelu_slope", xf[s:e], out[s:e], d[s:e])
 
             blocks = _parallel.blocks(n, _BLOCK)
             if all(_parallel.map_blocks(block, blocks, n, special.SPLIT_BLOCKS_ELEMENTS)):

@@ -10,7 +10,10 @@ error model (``_numba.jit_math``), so that LLVM vectorises the loop. GELU and it
 evaluate that rational in float32 (as PyTorch's float32 GELU does): within 2.3 ulp of the
 output near x = 5 and 1.1e-6 absolute over [-12, 12] against float64 (the gradient 2.5e-7).
 numba's ``math.erf`` and ``math.tanh`` are scalar calls, 20-100x slower than these loops
-(docs/performance.md): not used; float64 takes the op's own code.
+(docs/performance.md): not used; float64 takes the op's own code. So is its float32 ``math.exp``:
+GELU's gradient and the tanh form take ``exp32``, a float32 exp LLVM vectorises (within 1.4
+ulp of the correctly rounded value, against NumPy's 3.3 here), so that each is one pass instead
+of NumPy's ``exp`` passes and a compiled one.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import prange
+from llvmlite import ir  # type: ignore[import-untyped]
+from numba import prange, types
+from numba.extending import intrinsic
 
 from lucid.backends._numpy._numba import U, jit_math, run
 from lucid.backends._numpy.kernels.special import (
@@ -48,6 +53,66 @@ _SQRT_HALF32 = np.float32(_SQRT_HALF)
 _INV_SQRT_2PI32 = np.float32(_INV_SQRT_2PI)
 _CLAMP32 = np.float32(ERF_CLAMP)
 _ONE32, _HALF32 = np.float32(1.0), np.float32(0.5)
+# ``exp32``: Cody and Waite's reduction by ln 2 in two parts, Cephes' expf polynomial, 2^n
+# made from its bits; its argument clamped to where float32's exp is a normal number.
+_LOG2E32 = np.float32(1.4426950408889634)
+_LN2_HI32, _LN2_LO32 = np.float32(0.693359375), np.float32(-2.12194440e-4)
+_ROUND32 = np.float32(12582912.0)  # 1.5 * 2^23: adding it and taking it away rounds to integers
+_EXP_LO32, _EXP_HI32 = np.float32(-87.33654), np.float32(88.72284)  # ln of float32's range
+_E1, _E2, _E3, _E4, _E5, _E6 = (np.float32(c) for c in (
+    1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
+    5.0000001201e-1))  # fmt: skip
+_ZERO32, _INF32 = np.float32(0.0), np.float32(np.inf)
+
+
+def _bitcast_int32_float32(typingctx: Any, bits: Any) -> Any:
+    """The float32 whose bits are the int32 ``bits`` (a bitcast: vectorises, unlike a view)."""
+    sig = types.float32(types.int32)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return sig, codegen
+
+
+# (the intrinsic as a value: mypy then sees ``Any``, not numba's call signature)
+_float32_of_bits: Any = intrinsic(_bitcast_int32_float32)
+
+
+@numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def exp32(t: Any) -> Any:
+    """``exp(t)`` of a float32 ``t`` in float32, with selects only, so that LLVM vectorises the
+    loops that call it: 0 below ~-87.34 (where float32's exp leaves the normal numbers), inf
+    past float32's range, NaN for NaN; within 1.5 ulp of the float64 value elsewhere."""
+    c = t if t > _EXP_LO32 else _EXP_LO32
+    c = c if c < _EXP_HI32 else _EXP_HI32
+    f = (c * _LOG2E32 + _ROUND32) - _ROUND32  # the nearest integer to c / ln 2
+    r = c - f * _LN2_HI32
+    r = r - f * _LN2_LO32
+    p = ((((_E1 * r + _E2) * r + _E3) * r + _E4) * r + _E5) * r + _E6
+    y = p * r * r + r + _ONE32
+    n = np.int32(f)  # 2^n in two factors: each a normal number for n in [-126, 128]
+    half = n >> np.int32(1)
+    y = y * _float32_of_bits((half + np.int32(127)) << np.int32(23))
+    y = y * _float32_of_bits((n - half + np.int32(127)) << np.int32(23))
+    y = y if t >= _EXP_LO32 else _ZERO32
+    y = y if t <= _EXP_HI32 else _INF32
+    return y if t == t else t
+
+
+@numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def exp32_nonpositive(t: Any) -> Any:
+    """``exp32(t)`` for ``t <= 0`` (or NaN): the same bits, fewer operations (one clamp, 2^n in
+    one factor), for GELU's ``exp(-x^2 / 2)``. Wrong for ``t > 0``."""
+    c = t if t > _EXP_LO32 else _EXP_LO32
+    f = (c * _LOG2E32 + _ROUND32) - _ROUND32
+    r = c - f * _LN2_HI32
+    r = r - f * _LN2_LO32
+    p = ((((_E1 * r + _E2) * r + _E3) * r + _E4) * r + _E5) * r + _E6
+    y = p * r * r + r + _ONE32
+    y = y * _float32_of_bits((np.int32(f) + np.int32(127)) << np.int32(23))
+    y = y if t >= _EXP_LO32 else _ZERO32
+    return y if t == t else t
 
 
 @numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
@@ -120,20 +185,21 @@ def gelu_rational(x: Any, out: Any) -> None:
 @jit_math
 def gelu_tanh(x: Any, out: Any) -> None:
     """``out = 0.5 x (1 + tanh(u))``, ``u = sqrt(2/pi) (x + 0.044715 x^3)``, as the equal
-    ``x * sigmoid(2u)`` (one float32 exp; numba's tanh is a slow scalar call)."""
+    ``x * sigmoid(2u)`` (one float32 ``exp32``; numba's tanh and exp are slow scalar calls)."""
     for i in range(x.shape[0]):
         v = x[U(i)]
         u = numba.float32(_TANH_K) * (v + numba.float32(_TANH_A) * v * v * v)
-        out[U(i)] = v / (numba.float32(1.0) + math.exp(numba.float32(-2.0) * u))
+        out[U(i)] = v / (numba.float32(1.0) + exp32(numba.float32(-2.0) * u))
 
 
 @jit_math
-def gelu_grad_rational(g: Any, x: Any, e: Any, out: Any) -> None:
-    """``out = g * (Phi(x) + x phi(x))`` for float32, in float32 (``_phi32``), given ``e =
-    exp(-x^2 / 2)`` (NumPy's SIMD exp: numba's is a scalar call, 2-6 ns an element)."""
+def gelu_grad_rational(g: Any, x: Any, out: Any) -> None:
+    """``out = g * (Phi(x) + x phi(x))`` for float32, in float32 (``_phi32``, and
+    ``exp32_nonpositive`` for ``exp(-x^2 / 2)``): one pass."""
     for i in range(x.shape[0]):
         v = x[U(i)]
-        out[U(i)] = g[U(i)] * (_phi32(v) + v * _INV_SQRT_2PI32 * e[U(i)])
+        e = exp32_nonpositive(numba.float32(-0.5) * v * v)
+        out[U(i)] = g[U(i)] * (_phi32(v) + v * _INV_SQRT_2PI32 * e)
 
 
 @jit_math
@@ -144,7 +210,7 @@ def gelu_grad_tanh(g: Any, x: Any, out: Any) -> None:
         v = x[U(i)]
         u = numba.float32(_TANH_K) * (v + numba.float32(_TANH_A) * v * v * v)
         du = numba.float32(_TANH_K) * (numba.float32(1.0) + numba.float32(3.0 * _TANH_A) * v * v)
-        s = numba.float32(1.0) / (numba.float32(1.0) + math.exp(numba.float32(-2.0) * u))
+        s = numba.float32(1.0) / (numba.float32(1.0) + exp32(numba.float32(-2.0) * u))
         out[U(i)] = g[U(i)] * (s + numba.float32(2.0) * v * s * (numba.float32(1.0) - s) * du)
 
 
@@ -154,8 +220,7 @@ UNARY = {
     "gelu_rational": gelu_rational,
     "gelu_tanh": gelu_tanh,
 }
-BINARY = {"gelu_grad_tanh": gelu_grad_tanh}
-TERNARY = {"gelu_grad_rational": gelu_grad_rational}
+BINARY = {"gelu_grad_tanh": gelu_grad_tanh, "gelu_grad_rational": gelu_grad_rational}
 
 
 # Passes over fewer elements stay on the calling thread: the fork-join (~10-20 us with sleeping
@@ -180,15 +245,6 @@ def binary(name: str, g: Any, x: Any, out: Any) -> None:
         run(name, BINARY[name], _make_split_binary, (g, x, out), x.shape[0])
 
 
-def ternary(name: str, g: Any, x: Any, e: Any, out: Any) -> None:
-    """``TERNARY[name](g, x, e, out)`` over 1-D arrays, split over numba's threads when very
-    big."""
-    if x.shape[0] < SPLIT_ELEMENTS:
-        TERNARY[name](g, x, e, out)
-    else:
-        run(name, TERNARY[name], _make_split_ternary, (g, x, e, out), x.shape[0])
-
-
 # -- the same passes split over numba's threads: each calls the serial one as ``inner`` -------
 inner: Any = None
 
@@ -209,15 +265,5 @@ def _make_split_binary() -> Any:
         for t in prange(k):
             s, e = n * t // k, n * (t + 1) // k
             inner(g[s:e], x[s:e], out[s:e])
-
-    return split
-
-
-def _make_split_ternary() -> Any:
-    def split(g: Any, x: Any, e: Any, out: Any, k: int) -> None:
-        n = x.shape[0]
-        for t in prange(k):
-            s, f = n * t // k, n * (t + 1) // k
-            inner(g[s:f], x[s:f], e[s:f], out[s:f])
 
     return split

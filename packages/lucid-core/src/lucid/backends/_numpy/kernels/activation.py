@@ -2,7 +2,9 @@
 ``kernels.ACTIVATION_GRAD``): with ``lucid-core[numba]``, NumPy's SIMD ``exp``/``log1p`` pass
 and one compiled loop (``_activation_jit``), in place on one new array; without it, or for
 other dtypes, they decline and the op's NumPy formulas run (the same bits: the same float
-operations)."""
+operations). float32 SiLU is one compiled pass with its own exp instead (within the last bits
+of the NumPy formula's, ``_activation_jit``); sigmoid keeps NumPy's exp, whose bits
+``lucid.compile``'s elementwise fuser reproduces."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ __all__ = ["CpuActivation", "CpuActivationGrad"]
 
 _JIT = "_activation_jit"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_F32 = np.dtype(np.float32)
 # ReLU over fewer elements declines (the op's ``maximum(x, 0)``): the compiled call's fixed cost
 # (layout checks, dispatch: ~8 us) is more than NumPy's whole pass below ~16K float32 (a (64,
 # 120) Linear output: 8.7 against 3.9 us; from 32K the compiled pass is faster). The same bits.
@@ -74,6 +77,8 @@ class CpuActivation:
         out, c = np.empty_like(xf), _consts(xf)
         if name == "hardswish":
             ok = _run("hardswish", xf, out, c)
+        elif name == "silu" and xf.dtype == _F32:  # one pass (_activation_jit)
+            ok = _run("unary32", name, xf, out)
         elif name in ("sigmoid", "silu"):
             ok = _run("negate", xf, out)
             if ok:
@@ -105,6 +110,8 @@ class CpuActivationGrad:
             ok = _run("sigmoid_grad", gf, sf, out, c)
         elif name == "hardswish":
             ok = _run("hardswish_grad", gf, sf, out, c)
+        elif name == "silu" and sf.dtype == _F32:
+            ok = _run("binary32", "silu", gf, sf, out)
         elif name == "silu":
             ok = _run("negate", sf, out)
             if ok:

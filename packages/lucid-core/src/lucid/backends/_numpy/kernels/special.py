@@ -148,7 +148,8 @@ def _compiled_binary(name: str, g: Any, x: Any) -> Any:
 
 
 def _compiled_gelu_grad(g: Any, x: Any) -> Any:
-    """The exact GELU's gradient: ``exp(-x^2 / 2)`` by NumPy's SIMD exp, the rest compiled."""
+    """The exact GELU's gradient as one compiled pass (``gelu_grad_rational``: its
+    ``exp(-x^2 / 2)`` inside, ``_special_jit.exp32``)."""
     if x.size < _SMALL_ELEMENTS or _compiled.load(_JIT) is None:
         return None
     flat = _flat(g, x)
@@ -157,23 +158,13 @@ def _compiled_gelu_grad(g: Any, x: Any) -> Any:
     gf, xf = flat
     out = np.empty(x.shape, dtype=x.dtype)
     of = out.reshape(-1)
+    if not pool_blocks():  # split over numba's threads (the same bits)
+        return out if _compiled.run(_JIT, "binary", "gelu_grad_rational", gf, xf, of) else None
 
-    if not pool_blocks():  # exp whole, the rest split over numba's threads (same bits)
-        e = np.multiply(xf, xf)
-        e *= -0.5
-        np.exp(e, out=e)
-        return out if _compiled.run(_JIT, "ternary", "gelu_grad_rational", gf, xf, e, of) else None
-
-    # by blocks that stay in L2 (the exp's three passes went to memory on whole arrays: the
-    # gradient on (12, 64, 512) 704 -> 645-665 us), on every thread for big arrays
+    # by blocks on every thread for big arrays (the pool's, where it ran the last parallel work)
     def block(r: tuple[int, int]) -> bool:
-        xb = xf[r[0] : r[1]]
-        e = np.empty_like(xb)  # per block: two threads may run blocks at once
-        np.multiply(xb, xb, out=e)
-        e *= -0.5
-        np.exp(e, out=e)
-        args = (gf[r[0] : r[1]], xb, e, of[r[0] : r[1]])
-        return _compiled.run(_JIT, "ternary", "gelu_grad_rational", *args)
+        args = (gf[r[0] : r[1]], xf[r[0] : r[1]], of[r[0] : r[1]])
+        return _compiled.run(_JIT, "binary", "gelu_grad_rational", *args)  # a block: serial
 
     n = xf.shape[0]
     done = _parallel.map_blocks(block, _parallel.blocks(n, _BLOCK), n, SPLIT_BLOCKS_ELEMENTS)
