@@ -240,3 +240,32 @@ def test_the_compiled_float32_exp_against_a_float64_oracle() -> None:
     got_neg = np.empty_like(neg)
     run_nonpositive(neg, got_neg)
     assert got_neg.tobytes() == got[np.isnan(x) | (x <= 0)].tobytes()
+
+
+@pytest.mark.skipif(not _HAS_NUMBA, reason="needs lucid-core[numba]")
+@pytest.mark.parametrize("n", [1_000, 300_000])  # one pass, and split over numba's threads
+def test_compiled_float32_silu_and_its_gradient_against_float64(n: int) -> None:
+    """SiLU's one-pass kernels (``_activation_jit.silu32``/``silu_grad32``, through
+    ``kernels.ACTIVATION``): within 2 ulp-scale of float64, torch's specials (-inf -> NaN as
+    ``x / (1 + exp(-x))`` gives it, +inf -> inf, NaN -> NaN)."""
+    from lucid.kernels import ACTIVATION, ACTIVATION_GRAD
+
+    rng = np.random.default_rng(7)
+    x = np.concatenate([np.linspace(-100.0, 100.0, n - 8), [0.0, -0.0, 1e-30, -1e-30, 88.5,
+                                                            -np.inf, np.inf, np.nan]])  # fmt: skip
+    x = x.astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    y = ACTIVATION.find(_CPU).forward(_CPU, "silu", x)  # type: ignore[union-attr]
+    d = ACTIVATION_GRAD.find(_CPU).forward(_CPU, "silu", g, x)  # type: ignore[union-attr]
+    assert y is not None and d is not None and y.dtype == d.dtype == np.float32
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = 1.0 / (1.0 + np.exp(-x64))
+        want_y = x64 * s
+        want_d = g64 * s * (1.0 + x64 * (1.0 - s))
+    fin = np.isfinite(x)
+    # (below about -88.7 float32's exp(-x) overflows: 0, where float64 gives ~1e-37)
+    np.testing.assert_allclose(y[fin], want_y[fin], rtol=4e-7, atol=1e-36)
+    np.testing.assert_allclose(d[fin], want_d[fin], rtol=2e-6, atol=2e-7)
+    assert y[x == np.inf].tolist() == [np.inf] and np.isnan(y[np.isnan(x)]).all()
+    assert np.isnan(y[x == -np.inf]).all()
