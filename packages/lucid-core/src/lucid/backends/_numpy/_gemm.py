@@ -51,8 +51,12 @@ DIRECT_OUT = True
 # ``matmul_pair`` runs two independent products of at least this many FLOPs each at once, one
 # a thread, where two threads are free (a Linear's input and weight gradients: one hand-off
 # instead of one per split product, and the mid-sized ones no longer serial; issue 30);
-# ``math.inf``: each product as ``matmul`` runs it (``ab_threads.py``).
-PAIR_FLOPS = THREADED_FLOPS
+# ``math.inf``: each product as ``matmul`` runs it (``ab_threads.py``). 4 MFLOP, not 2: the
+# hand-off to the pool's sleeping thread costs more than a 2 MFLOP product (pytorch/examples'
+# time_sequence_prediction, LSTMCell(51, 51) at batch 97: its 2.02 MFLOP gradients paired made
+# 100 unrolled steps 1.1-1.5x slower, float32 and float64); LeNet-5's fc1 (6.1 MFLOP) gains
+# from the pair (docs/performance.md, session 16).
+PAIR_FLOPS = 4e6
 # ``matmul_defer`` leaves a Linear's weight gradient running on the pool while the backward
 # pass goes on (the engine waits before it reads it); False: ``matmul_pair`` waits for both
 # (``ab_threads.py``; issue 30, docs/performance.md).
