@@ -8,8 +8,8 @@ float operations are those of the NumPy code in lucid-nn (the same bits). Except
 (``silu32``, ``silu_grad32``): one pass each way, with ``_special_jit.exp32`` inside (within 1.5
 ulp of the float64 exp, where NumPy's is within 3.3: the results differ from the NumPy code's in
 the last bits), split over numba's threads from ``_special_jit.SPLIT_ELEMENTS`` elements
-(``unary32``, ``binary32``). Sigmoid keeps NumPy's exp: ``lucid.compile``'s elementwise fuser
-gives eager code's sigmoid bit for bit with it. Selects, not
+(``silu_split``, ``silu_grad_split``). Sigmoid keeps NumPy's exp: ``lucid.compile``'s
+elementwise fuser gives eager code's sigmoid bit for bit with it. Selects, not
 branches (``x if c else y`` on floats vectorises): a branch over a random sign mispredicts
 once an element. The constants come in ``c``, a tuple ``(0, 1, 3, 6, 0.5)`` of the arrays'
 float type (a literal ``1`` would make numba compute in float64).
@@ -149,24 +149,17 @@ def silu_grad32(g: Any, x: Any, out: Any) -> None:
         out[U(i)] = g[U(i)] * s * (_ONE32 + v * (_ONE32 - s))
 
 
-UNARY32 = {"silu": silu32}
-BINARY32 = {"silu": silu_grad32}
-
-
-def unary32(name: str, x: Any, out: Any) -> None:
-    """``UNARY32[name](x, out)`` over 1-D float32 arrays, split over numba's threads from
-    ``SPLIT_ELEMENTS``."""
-    fn = UNARY32[name]
+def silu_split(x: Any, out: Any) -> None:
+    """``silu32`` over 1-D float32 arrays, split over numba's threads from ``SPLIT_ELEMENTS``."""
     if x.shape[0] < SPLIT_ELEMENTS:
-        fn(x, out)
+        silu32(x, out)
     else:
-        run(name + "32", fn, _make_split_unary, (x, out), x.shape[0])
+        run("silu32", silu32, _make_split_unary, (x, out), x.shape[0])
 
 
-def binary32(name: str, g: Any, x: Any, out: Any) -> None:
-    """``BINARY32[name](g, x, out)`` (a gradient) over 1-D float32 arrays, split likewise."""
-    fn = BINARY32[name]
+def silu_grad_split(g: Any, x: Any, out: Any) -> None:
+    """``silu_grad32`` likewise."""
     if x.shape[0] < SPLIT_ELEMENTS:
-        fn(g, x, out)
+        silu_grad32(g, x, out)
     else:
-        run(name + "_grad32", fn, _make_split_binary, (g, x, out), x.shape[0])
+        run("silu_grad32", silu_grad32, _make_split_binary, (g, x, out), x.shape[0])

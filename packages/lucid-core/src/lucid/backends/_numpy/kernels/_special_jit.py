@@ -11,7 +11,7 @@ evaluate that rational in float32 (as PyTorch's float32 GELU does): within 2.3 u
 output near x = 5 and 1.1e-6 absolute over [-12, 12] against float64 (the gradient 2.5e-7).
 numba's ``math.erf`` and ``math.tanh`` are scalar calls, 20-100x slower than these loops
 (docs/performance.md): not used; float64 takes the op's own code. So is its float32 ``math.exp``:
-GELU's gradient and the tanh form take ``exp32``, a float32 exp LLVM vectorises (within 1.4
+GELU's gradient and the tanh form take ``exp32``, a float32 exp LLVM vectorises (within 1.5
 ulp of the correctly rounded value, against NumPy's 3.3 here), so that each is one pass instead
 of NumPy's ``exp`` passes and a compiled one.
 """
@@ -80,19 +80,25 @@ _float32_of_bits: Any = intrinsic(_bitcast_int32_float32)
 
 
 @numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
+def _exp32_reduced(c: Any) -> Any:
+    """``(m, n)`` with ``exp(c) = m * 2^n`` for a float32 ``c`` already clamped to
+    ``[_EXP_LO32, _EXP_HI32]``: ``exp32``'s reduction and polynomial, shared by both forms."""
+    f = (c * _LOG2E32 + _ROUND32) - _ROUND32  # the nearest integer to c / ln 2
+    r = c - f * _LN2_HI32
+    r = r - f * _LN2_LO32
+    p = ((((_E1 * r + _E2) * r + _E3) * r + _E4) * r + _E5) * r + _E6
+    return p * r * r + r + _ONE32, np.int32(f)
+
+
+@numba.njit(inline="always", nogil=True, cache=True, error_model="numpy")
 def exp32(t: Any) -> Any:
     """``exp(t)`` of a float32 ``t`` in float32, with selects only, so that LLVM vectorises the
     loops that call it: 0 below ~-87.34 (where float32's exp leaves the normal numbers), inf
     past float32's range, NaN for NaN; within 1.5 ulp of the float64 value elsewhere."""
     c = t if t > _EXP_LO32 else _EXP_LO32
     c = c if c < _EXP_HI32 else _EXP_HI32
-    f = (c * _LOG2E32 + _ROUND32) - _ROUND32  # the nearest integer to c / ln 2
-    r = c - f * _LN2_HI32
-    r = r - f * _LN2_LO32
-    p = ((((_E1 * r + _E2) * r + _E3) * r + _E4) * r + _E5) * r + _E6
-    y = p * r * r + r + _ONE32
-    n = np.int32(f)  # 2^n in two factors: each a normal number for n in [-126, 128]
-    half = n >> np.int32(1)
+    y, n = _exp32_reduced(c)
+    half = n >> np.int32(1)  # 2^n in two factors: each a normal number for n in [-126, 128]
     y = y * _float32_of_bits((half + np.int32(127)) << np.int32(23))
     y = y * _float32_of_bits((n - half + np.int32(127)) << np.int32(23))
     y = y if t >= _EXP_LO32 else _ZERO32
@@ -105,12 +111,8 @@ def exp32_nonpositive(t: Any) -> Any:
     """``exp32(t)`` for ``t <= 0`` (or NaN): the same bits, fewer operations (one clamp, 2^n in
     one factor), for GELU's ``exp(-x^2 / 2)``. Wrong for ``t > 0``."""
     c = t if t > _EXP_LO32 else _EXP_LO32
-    f = (c * _LOG2E32 + _ROUND32) - _ROUND32
-    r = c - f * _LN2_HI32
-    r = r - f * _LN2_LO32
-    p = ((((_E1 * r + _E2) * r + _E3) * r + _E4) * r + _E5) * r + _E6
-    y = p * r * r + r + _ONE32
-    y = y * _float32_of_bits((np.int32(f) + np.int32(127)) << np.int32(23))
+    y, n = _exp32_reduced(c)
+    y = y * _float32_of_bits((n + np.int32(127)) << np.int32(23))
     y = y if t >= _EXP_LO32 else _ZERO32
     return y if t == t else t
 

@@ -78,7 +78,7 @@ class CpuActivation:
         if name == "hardswish":
             ok = _run("hardswish", xf, out, c)
         elif name == "silu" and xf.dtype == _F32:  # one pass (_activation_jit)
-            ok = _run("unary32", name, xf, out)
+            ok = _run("silu_split", xf, out)
         elif name in ("sigmoid", "silu"):
             ok = _run("negate", xf, out)
             if ok:
@@ -111,7 +111,7 @@ class CpuActivationGrad:
         elif name == "hardswish":
             ok = _run("hardswish_grad", gf, sf, out, c)
         elif name == "silu" and sf.dtype == _F32:
-            ok = _run("binary32", "silu", gf, sf, out)
+            ok = _run("silu_grad_split", gf, sf, out)
         elif name == "silu":
             ok = _run("negate", sf, out)
             if ok:
