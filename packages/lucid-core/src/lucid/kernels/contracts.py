@@ -238,9 +238,10 @@ class AttentionKernel(Protocol):
 
     @staticmethod
     def backward(backend: Any, q: Any, k: Any, v: Any, g: Any, pt: Any, factor: float,
-                 needs: Any, /) -> tuple[Any, Any, Any] | None:  # fmt: skip
+                 causal: bool, needs: Any, /) -> tuple[Any, Any, Any] | None:  # fmt: skip
         """``(dq, dk, dv)`` (None where ``needs`` says no) from the result's gradient ``g`` and
-        the weights ``pt`` as ``forward`` made them; None to decline."""
+        the weights ``pt`` as ``forward`` made them (``causal`` as given to it: the masked
+        weights are 0 and may be skipped); None to decline."""
 
 
 # -- pieces: lucid.nn's Functions compose them (double backward included) -----------------------

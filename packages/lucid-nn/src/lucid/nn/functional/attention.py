@@ -319,7 +319,8 @@ class _Attention(Function):
         wrap = Tensor.from_backend_array
         if ctx.heads is not None:  # the forward's kernel: its backward over the same heads
             heads, pt = ctx.heads
-            made = heads.backward(be, q._data, k._data, v._data, ga, pt, ctx.factor, needs)
+            made = heads.backward(be, q._data, k._data, v._data, ga, pt, ctx.factor, ctx.causal,
+                                  needs)  # fmt: skip
             if made is not None:
                 return (*[None if a is None else wrap(a, be) for a in made], None, None)
         # rowsum(dP * P) = rowsum(g * out): over Ev columns instead of S; one product over every

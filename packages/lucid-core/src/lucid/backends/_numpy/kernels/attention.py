@@ -109,7 +109,7 @@ class CpuAttention:
 
     @staticmethod
     def backward(backend: Any, q: Any, k: Any, v: Any, g: Any, pt: Any, factor: float,
-                 needs: Any) -> tuple[Any, Any, Any] | None:  # fmt: skip
+                 causal: bool, needs: Any) -> tuple[Any, Any, Any] | None:  # fmt: skip
         if (
             not COMPILED_HEADS
             or not 2 <= q.ndim <= 4
@@ -131,5 +131,6 @@ class CpuAttention:
         d4 = [q4 if d is None else d[lead] for d in grads]  # None: not made (q4 never written)
         p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
         with blas_threads.single_blas_thread():
-            done = _compiled.run(_HEADS, "backward", q4, k4, v4, g4, p4, *d4, float(factor), want)
+            done = _compiled.run(_HEADS, "backward", q4, k4, v4, g4, p4, *d4, float(factor),
+                                 bool(causal), want)  # fmt: skip
         return (grads[0], grads[1], grads[2]) if done else None

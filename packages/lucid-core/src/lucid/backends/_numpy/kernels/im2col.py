@@ -45,6 +45,17 @@ _NARROW_CHANNELS = 32
 
 
 _JIT = "_im2col_jit"  # im2col/col2im as compiled loops (lucid-core[numba]), 2-D, one group
+_BLOCKS = "_convblock_jit"  # the convolution by column blocks (lucid-core[numba])
+# A float32 2-D convolution of one group whose whole column matrix is one the forward would keep
+# (up to ``_KEEP_COLS_BYTES``) runs by column blocks of a few samples (``_convblock_jit``):
+# forward, input gradient and weight gradient each build their columns (or column gradient) a
+# block at a time in cache, where the whole matrix went to memory and back, and the weight
+# gradient read a kept matrix that had left the caches by the backward (LeNet-5's conv2 weight
+# gradient 0.47-0.95 ms in the step, ~0.3 with the blocks; the step 0.83-0.92x; docs/
+# performance.md, session 17). False: whole column matrices, kept for the weight gradient.
+COLUMN_BLOCKS = True
+# Column bytes per block of samples (each thread's block stays in its L2).
+_BLOCK_BYTES = 256 << 10
 
 
 def _jit(x: Any, c: int, g: ConvGeometry) -> Any:
@@ -112,6 +123,79 @@ def _weight_one_channel(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any
     if not _compiled.run(_JIT, "weight_one_channel", *g.kernel, xflat, g.padded[1], dyc, dw):
         return None
     return xp.reshape(dw.astype(dyc.dtype), (dyc.shape[-1], 1, *g.kernel))
+
+
+def _blocks(x: Any, c: int, cout: int, g: ConvGeometry) -> Any:
+    """The compiled convolution by column blocks (``COLUMN_BLOCKS``) for this float32
+    convolution of ``c`` to ``cout`` channels, where its whole column matrix is one the forward
+    would keep and its weight is small (``_SMALL_WEIGHT``: a block's product packs the whole
+    weight again, which for ResNet-18's 256-512 channel layers cost more than the blocks
+    saved, the step 1.61 -> 1.81 s); else None."""
+    if not COLUMN_BLOCKS or x.dtype != np.float32 or _jit(x, c, g) is None:
+        return None
+    if c * g.taps * cout > _SMALL_WEIGHT:
+        return None
+    if x.shape[0] * math.prod(g.out_size) * c * g.taps * 4 > _KEEP_COLS_BYTES:
+        return None
+    return _compiled.load(_BLOCKS)
+
+
+def _forward_by_blocks(backend: Any, xl: Any, w: Any, bias: Any, g: ConvGeometry) -> Any:
+    """``conv_forward`` from columns built a block of samples at a time (``_convblock_jit``,
+    the bits of the whole batch's im2col and GEMM); None where numba fails."""
+    xp = backend.xp
+    n, c = xl.shape[0], xl.shape[-1]
+    (oh, ow), kk, cout = g.out_size, g.taps * c, w.shape[0]
+    xpad = xp.ascontiguousarray(pad_spatial(xl, g, xp))
+    grid = xp.reshape(xpad, (n, xpad.shape[1], -1))
+    wrows = xp.ascontiguousarray(_weight_rows(w, 1)[0])  # (C_out, K)
+    out = xp.empty((n, oh, ow, cout), dtype=np.float32)
+    block = max(1, min(n, _BLOCK_BYTES // (oh * ow * kk * 4)))
+    geo = (*g.stride, *g.dilation, oh, ow)
+    flat = xp.reshape(out, (n * oh * ow, cout))
+    with _parallel.blas_threads.single_blas_thread():  # one BLAS thread per block's product
+        if not _compiled.run(_BLOCKS, "forward", *g.kernel, grid, *geo, wrows, block, flat):
+            return None
+    if bias is not None:
+        flat += bias
+    return channels_first(out, xp)
+
+
+def _input_by_blocks(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
+    """``conv_input_grad`` a block of samples at a time: each block's column gradient made and
+    added back (col2im) while in cache (``_convblock_jit``, the bits of the whole batch's GEMM
+    and col2im); None where numba fails."""
+    xp = backend.xp
+    n, c, cout = dy.shape[0], w.shape[1], dy.shape[1]
+    (oh, ow), kk = g.out_size, g.taps * c
+    dy2 = xp.ascontiguousarray(xp.reshape(channels_last(dy, xp), (n * oh * ow, cout)))
+    wrows = xp.ascontiguousarray(_weight_rows(w, 1)[0])  # (C_out, K)
+    dpad = xp.zeros((n, *g.padded, c), dtype=np.float32)
+    grid = xp.reshape(dpad, (n, dpad.shape[1], -1))
+    block = max(1, min(n, _BLOCK_BYTES // (oh * ow * kk * 4)))
+    geo = (*g.stride, *g.dilation, oh, ow)
+    with _parallel.blas_threads.single_blas_thread():  # one BLAS thread per block's product
+        if not _compiled.run(_BLOCKS, "input_grad", *g.kernel, grid, *geo, dy2, wrows, block):
+            return None
+    return channels_first(dpad[(slice(None), *g.crop(), slice(None))], xp)
+
+
+def _weight_by_blocks(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any:
+    """The weight gradient ``col^T @ dy`` from columns built a block of samples at a time
+    (``_convblock_jit``), in ``_weight_from_rows``' order; None where numba fails."""
+    xp = backend.xp
+    n, c = xl.shape[0], xl.shape[-1]
+    (oh, ow), kk, cout = g.out_size, g.taps * c, dyl.shape[-1]
+    xpad = xp.ascontiguousarray(pad_spatial(xl, g, xp))
+    grid = xp.reshape(xpad, (n, xpad.shape[1], -1))
+    dy2 = xp.ascontiguousarray(xp.reshape(dyl, (n * oh * ow, cout)))
+    block = max(1, min(n, _BLOCK_BYTES // (oh * ow * kk * 4)))
+    acc = xp.empty((kk, cout), dtype=np.float32)
+    geo = (*g.stride, *g.dilation, oh, ow)
+    with _parallel.blas_threads.single_blas_thread():  # one BLAS thread per block's product
+        if not _compiled.run(_BLOCKS, "weight_grad", *g.kernel, grid, *geo, dy2, block, acc):
+            return None
+    return _weight_from_rows(xp.transpose(acc)[None], g.kernel)
 
 
 def chunks(n: int, sample_bytes: int) -> list[tuple[int, int]]:
@@ -206,6 +290,10 @@ def conv_forward(
         out = _conv_one_channel(backend, xl, w, bias, g)
         if out is not None:
             return out
+    if _blocks(x, c, cout, g) is not None and w.dtype == np.float32:
+        out = _forward_by_blocks(backend, xl, w, bias, g)
+        if out is not None:
+            return out
     wm = np.transpose(_weight_rows(w, g.groups), (0, 2, 1))  # (G, taps*C/G, C_out/G)
     out = np.empty((n, *g.out_size, cout), dtype=np.result_type(x.dtype, w.dtype))
 
@@ -224,7 +312,7 @@ def conv_forward(
 
     flops = _flops(n * rows_per, c * g.taps // g.groups, cout)
     ranges = _spread(chunks(n, rows_per * c * g.taps * x.itemsize), n, flops)
-    if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES:
+    if n * rows_per * c * g.taps * x.itemsize > _KEEP_COLS_BYTES or _blocks(x, c, cout, g):
         keep = None
     _parallel.run_chunks(work, ranges, flops)
     return channels_first(out, xp)
@@ -251,6 +339,10 @@ def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     rows_per = math.prod(g.out_size)
     flops = _flops(dy.shape[0] * rows_per, w.shape[1] * g.taps, dy.shape[1])
     ranges = _spread(chunks(dy.shape[0], rows_per * c * g.taps * dy.itemsize), dy.shape[0], flops)
+    if _blocks(dy, c, dy.shape[1], g) is not None and w.dtype == np.float32:
+        dx = _input_by_blocks(backend, dy, w, g)
+        if dx is not None:
+            return dx
     if g.groups == 1 and c < _NARROW_CHANNELS and _jit(dy, c, g) is None:
         parts = _parallel.run_chunks(_col2im_channels_first(backend, dy, w, g), ranges, flops)
         dx = parts[0] if len(parts) == 1 else xp.concatenate(parts, axis=1)
@@ -351,6 +443,10 @@ def conv_weight_grad(
     rows_per = math.prod(g.out_size)
     if c == 1 and _one_channel(x, g):
         dw = _weight_one_channel(backend, xl, dyl, g)
+        if dw is not None:
+            return dw
+    if _blocks(x, c, cout, g) is not None:
+        dw = _weight_by_blocks(backend, xl, dyl, g)
         if dw is not None:
             return dw
 
