@@ -177,7 +177,8 @@ def _input_by_blocks(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
     with _parallel.blas_threads.single_blas_thread():  # one BLAS thread per block's product
         if not _compiled.run(_BLOCKS, "input_grad", *g.kernel, grid, *geo, dy2, wrows, block):
             return None
-    return channels_first(dpad[(slice(None), *g.crop(), slice(None))], xp)
+    crop = (slice(None), *g.crop(), slice(None))
+    return channels_first(dpad[crop], xp)
 
 
 def _weight_by_blocks(backend: Any, xl: Any, dyl: Any, g: ConvGeometry) -> Any:
