@@ -6,8 +6,9 @@ from lucid's ``state_dict`` (copied through NumPy). Each configuration runs in a
 subprocess: both frameworks at their defaults (no ``set_num_threads`` call) and at 1 thread
 each, with the environment as given and with ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``
 removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step)
-and prints medians per step and lucid/torch; each round starts after a 0.3 s pause, so that
-neither framework's idle spinning threads take a core from the other's round. Peak memory is
+and prints medians per step and lucid/torch (and, in a ``(fastest)`` row, each framework's
+fastest round: steadier on a VM whose speed jumps); each round starts after a 0.3 s pause, so
+that neither framework's idle spinning threads take a core from the other's round. Peak memory is
 VmHWM of two more fresh subprocesses per configuration, one per framework, so neither counts
 the other's. Without torch only the lucid column is printed.
 
@@ -397,6 +398,7 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
             times[fw].append((time.perf_counter() - t0) / k)
             cpu[fw].append((time.process_time() - c0) / k)
     return {**res, "median": {fw: statistics.median(t) for fw, t in times.items()},
+            "fastest": {fw: min(t) for fw, t in times.items()},
             "cpu": {fw: statistics.median(t) for fw, t in cpu.items()}}  # fmt: skip
 
 
@@ -566,6 +568,12 @@ def main() -> None:
                       f"{_fmt(tt, '9.2f', 1e3):>9s} {_fmt(ratio, '6.2f'):>6s} "
                       f"{_fmt(peak['lucid'], '10.0f'):>10s} {_fmt(peak['torch'], '10.0f'):>10s} "
                       f"{_fmt(dl, '9.1e'):>9s} {cpu_col(t):>15s}", flush=True)  # fmt: skip
+                fast = t.get("fastest", {})
+                lf, tf = fast.get("lucid"), fast.get("torch")
+                if lf and tf:  # the fastest round of each: steadier than the median where the
+                    # machine's speed jumps between rounds (a VM's neighbours, docs/performance.md)
+                    row = f"{'  (fastest)':16s} {thr:>12s} {label:>8s} {lf * 1e3:9.2f} "
+                    print(row + f"{tf * 1e3:9.2f} {lf / tf:6.2f}", flush=True)
                 if name == "gptgen" and lt and tt:
                     print(f"{'  tokens/s':16s} {thr:>12s} {label:>8s} {GEN_TOKENS / lt:9.0f} "
                           f"{GEN_TOKENS / tt:9.0f}", flush=True)  # fmt: skip
@@ -584,7 +592,8 @@ def main() -> None:
     print(
         f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
         "per step; MiB = VmHWM of a process running that framework alone (imports included); "
-        "cpu = median process CPU time per step (all its threads)"
+        "cpu = median process CPU time per step (all its threads); (fastest) = each "
+        "framework's fastest round"
     )
 
 
