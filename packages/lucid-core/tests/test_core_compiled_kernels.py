@@ -527,6 +527,26 @@ def test_compiled_im2col_and_col2im_match_numpy(numpy_only, dtype, shape, cout, 
             np.testing.assert_array_equal(dw, want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("cin, k", [(3, 3), (1, 5), (6, 1)])
+def test_a_convolution_of_no_output_channels_has_zero_gradients(dtype, cin, k) -> None:  # type: ignore[no-untyped-def]
+    """0 output channels (torch allows them): an empty output and zero gradients, not an error
+    (the input gradient's ``rows_of`` reshaped with -1, ambiguous for 0 columns)."""
+    from lucid.backends._numpy.kernels import im2col as cpu
+
+    backend = get_backend("cpu")
+    x = np.random.default_rng(cin).standard_normal((2, cin, 8, 8)).astype(dtype)
+    w = np.zeros((0, cin, k, k), dtype)
+    g = conv_geometry((8, 8), (k, k), (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    y = cpu.conv_forward(backend, x, w, None, g)
+    assert y.shape == (2, 0, *g.out_size)
+    dy = np.zeros(y.shape, dtype)
+    dx = cpu.conv_input_grad(backend, dy, w, g)
+    dw = cpu.conv_weight_grad(backend, x, dy, g)
+    assert dx.shape == x.shape and dw.shape == w.shape
+    assert dx.dtype == dw.dtype == dtype and not dx.any()
+
+
 _FRESH_BLOCKS = """
 import numpy as np
 from lucid.backends import get_backend

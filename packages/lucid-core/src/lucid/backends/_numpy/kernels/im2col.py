@@ -133,7 +133,7 @@ def _blocks(x: Any, c: int, cout: int, g: ConvGeometry) -> Any:
     saved, the step 1.61 -> 1.81 s); else None."""
     if not COLUMN_BLOCKS or x.dtype != np.float32 or _jit(x, c, g) is None:
         return None
-    if c * g.taps * cout > _SMALL_WEIGHT:
+    if not 0 < c * g.taps * cout <= _SMALL_WEIGHT or 0 in g.out_size:
         return None
     if x.shape[0] * math.prod(g.out_size) * c * g.taps * 4 > _KEEP_COLS_BYTES:
         return None
@@ -322,7 +322,8 @@ def conv_forward(
 def rows_of(arr: Any, s: int, e: int, xp: Any) -> Any:
     """Samples ``s:e`` of a channels-last array as a ``(rows, C)`` matrix (copied if needed)."""
     part = arr[s:e]
-    return xp.reshape(part, (-1, part.shape[-1]))
+    # the row count named: -1 is ambiguous for a convolution of 0 output channels
+    return xp.reshape(part, (math.prod(part.shape[:-1]), part.shape[-1]))
 
 
 def conv_input_grad(backend: Any, dy: Any, w: Any, g: ConvGeometry) -> Any:
