@@ -613,6 +613,12 @@ def test_float32_convolution_by_column_blocks_against_a_float64_oracle(  # type:
                       (dx, cpu.conv_input_grad(backend, dy, w, g)),
                       (dw, cpu.conv_weight_grad(backend, x, dy, g))):  # fmt: skip
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    # a float64 output gradient beside a float32 input keeps the whole columns (the blocks'
+    # GEMM is float32's): the float64 values of the rounded input
+    mixed = cpu.conv_weight_grad(backend, x32, dy, g)
+    assert mixed.dtype == np.float64
+    want = cpu.conv_weight_grad(backend, x32.astype(np.float64), dy, g)
+    np.testing.assert_allclose(mixed, want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
     monkeypatch.setattr(cpu, "COLUMN_BLOCKS", False)
     np.testing.assert_array_equal(y, cpu.conv_forward(backend, x32, w32, b32, g))
     np.testing.assert_array_equal(dx, cpu.conv_input_grad(backend, dy32, w32, g))

@@ -447,7 +447,7 @@ def conv_weight_grad(
         dw = _weight_one_channel(backend, xl, dyl, g)
         if dw is not None:
             return dw
-    if _blocks(x, c, cout, g) is not None:
+    if _blocks(x, c, cout, g) is not None and dy.dtype == np.float32:
         dw = _weight_by_blocks(backend, xl, dyl, g)
         if dw is not None:
             return dw
