@@ -190,23 +190,32 @@ def _col2im(kh: int, kw: int) -> Any:
     return specialised(f"col2im_{kh}x{kw}", _make_move, kh, kw, True)
 
 
+def _by_sample_blocks(name: str, make: Any, make_split: Any, kh: int, kw: int, n: int,
+                      rows: int, kk: int, block: int, args: Any) -> None:  # fmt: skip
+    """Run the made ``name`` (``make``) over ``n`` samples of ``rows`` output positions each,
+    its samples split over numba's threads (``make_split``) where ``split_threads`` says so:
+    ``args(cols)`` gives its arguments with ``cols``, the column blocks (one ``(block * rows,
+    kk)`` block, or one a thread). Nothing to sum after: each block writes its own samples."""
+    k = min(n, split_threads(n * rows * kk))
+    serial = specialised(name, make, kh, kw)
+    cols = np.empty((max(k, 1), block * rows, kk), _F)
+    if k <= 1:
+        serial(*args(cols[0]))
+        return
+    run_split(name + "_split", make_split, serial, args(cols), k,
+              lambda: serial(*args(cols[0])))  # fmt: skip
+
+
 def forward(kh: int, kw: int, grid: Any, sh: int, sw: int, dh: int, dw: int, oh: int, ow: int,
             wrows: Any, block: int, out: Any) -> None:  # fmt: skip
     """Into ``out`` ``(N * OH * OW, C_out)`` float32: the ``kh x kw`` convolution of ``grid``
     (``forward_blocks``), its samples split over numba's threads where ``split_threads`` says
     so."""
-    n, kk = grid.shape[0], wrows.shape[1]
-    k = min(n, split_threads(n * oh * ow * kk))
-    name = f"forward_blocks_{kh}x{kw}"
     _im2col(kh, kw)  # before ``specialised`` holds its lock (``weight_grad``)
-    serial = specialised(name, _make_forward_blocks, kh, kw)
-    cols = np.empty((max(k, 1), block * oh * ow, kk), _F)
-    if k <= 1:
-        serial(grid, sh, sw, dh, dw, oh, ow, wrows, block, cols[0], out)
-        return
-    run_split(name + "_split", _make_split_forward_blocks, serial,
-              (grid, sh, sw, dh, dw, oh, ow, wrows, block, cols, out), k,
-              lambda: serial(grid, sh, sw, dh, dw, oh, ow, wrows, block, cols[0], out))  # fmt: skip
+    _by_sample_blocks(f"forward_blocks_{kh}x{kw}", _make_forward_blocks,
+                      _make_split_forward_blocks, kh, kw, grid.shape[0], oh * ow, wrows.shape[1],
+                      block, lambda cols: (grid, sh, sw, dh, dw, oh, ow, wrows, block, cols,
+                                           out))  # fmt: skip
 
 
 def input_grad(kh: int, kw: int, grid: Any, sh: int, sw: int, dh: int, dw: int, oh: int,
@@ -214,15 +223,8 @@ def input_grad(kh: int, kw: int, grid: Any, sh: int, sw: int, dh: int, dw: int, 
     """Into ``grid`` (zeroed): the input gradient of the ``kh x kw`` convolution
     (``input_blocks``), its samples split over numba's threads where ``split_threads`` says
     so."""
-    n, kk = grid.shape[0], wrows.shape[1]
-    k = min(n, split_threads(n * oh * ow * kk))
-    name = f"input_blocks_{kh}x{kw}"
     _col2im(kh, kw)  # before ``specialised`` holds its lock (``weight_grad``)
-    serial = specialised(name, _make_input_blocks, kh, kw)
-    cols = np.empty((max(k, 1), block * oh * ow, kk), _F)
-    if k <= 1:
-        serial(grid, sh, sw, dh, dw, oh, ow, dy, wrows, block, cols[0])
-        return
-    run_split(name + "_split", _make_split_input_blocks, serial,
-              (grid, sh, sw, dh, dw, oh, ow, dy, wrows, block, cols), k,
-              lambda: serial(grid, sh, sw, dh, dw, oh, ow, dy, wrows, block, cols[0]))  # fmt: skip
+    _by_sample_blocks(f"input_blocks_{kh}x{kw}", _make_input_blocks, _make_split_input_blocks,
+                      kh, kw, grid.shape[0], oh * ow, wrows.shape[1], block,
+                      lambda cols: (grid, sh, sw, dh, dw, oh, ow, dy, wrows, block,
+                                    cols))  # fmt: skip
