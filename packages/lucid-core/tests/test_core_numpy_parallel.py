@@ -198,12 +198,16 @@ def test_a_workers_error_reaches_the_caller(xp: Any) -> None:
 def test_small_work_and_work_inside_a_pool_worker_run_inline(xp: Any) -> None:
     assert _parallel.workers_for(4) == 1
     assert _parallel.workers_for(100) == 2
+    # a thread of the pool itself (marked by the pool's initializer), and a plain thread
+    pool = _parallel.blas_threads.pool(2)
+    assert pool.submit(_parallel.workers_for, 100).result() == 1
+    assert pool.submit(_parallel.in_worker).result() is True
     seen: list[int] = []
-    t = threading.Thread(target=lambda: seen.append(_parallel.workers_for(100)),
-                         name="lucid-conv_0")  # fmt: skip
+    t = threading.Thread(target=lambda: seen.append(_parallel.workers_for(100)))
     t.start()
     t.join()
-    assert seen == [1]
+    assert seen == [2]
+    assert not _parallel.in_worker()
 
 
 def test_without_the_forcing_only_large_arrays_are_split() -> None:

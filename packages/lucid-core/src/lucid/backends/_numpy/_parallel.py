@@ -24,11 +24,10 @@ would otherwise wake OpenBLAS's threads, which then spin through the rest of the
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, TypeVar
 
@@ -57,15 +56,58 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-_LOCAL = threading.local()  # .worker: the calling thread is taking chunks (run_chunks)
+class _Local(threading.local):
+    """Per thread: ``worker`` is True in the pool's threads (set as each starts) and in a caller
+    while it takes chunks beside them (``run_chunks``)."""
+
+    worker = False  # the class's value: every other thread reads False
+
+
+_LOCAL = _Local()
+
+
+def _mark_worker() -> None:
+    """The pool's thread initializer."""
+    _LOCAL.worker = True
 
 
 def in_worker() -> bool:
     """Whether this is one of the pool's threads, or a caller taking chunks beside them (whose
-    work runs inline, on one BLAS thread)."""
-    return threading.current_thread().name.startswith(_WORKER_PREFIX) or getattr(
-        _LOCAL, "worker", False
-    )
+    work runs inline, on one BLAS thread). One thread-local read (the thread's name and a
+    ``getattr`` were ~1.2 us, and products ask a few times each: issue 30)."""
+    return _LOCAL.worker
+
+
+class _SingleBlasThread:
+    """``BlasThreads.single_blas_thread``'s context: one object, its state the owner's (a
+    generator-made context cost ~3 us of the ~4.6 a use; products, attention heads and
+    recurrent steps enter it thousands of times a step: issue 30)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: BlasThreads) -> None:
+        self._owner = owner
+
+    def __enter__(self) -> None:
+        o = self._owner
+        knobs = o.knobs()
+        with o._lock:
+            if o._users == 0:
+                o._saved = [get() for get, _ in knobs]
+                for (_, set_), n in zip(knobs, o._saved):
+                    if n != 1:
+                        set_(1)
+            o._users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        o = self._owner
+        knobs = o.knobs()
+        with o._lock:
+            o._users -= 1
+            if o._users == 0:
+                for (_, set_), n in zip(knobs, o._saved):
+                    if n != 1:
+                        set_(n)
 
 
 class BlasThreads:
@@ -95,6 +137,7 @@ class BlasThreads:
         # while any is, numba's splits run on the calling thread (the pool's thread holds the
         # other core)
         self.in_flight: list[Any] = []
+        self._single = _SingleBlasThread(self)
 
     def libs(self) -> list[Any]:
         """The BLAS libraries threadpoolctl found in this process (empty without it)."""
@@ -133,12 +176,17 @@ class BlasThreads:
         libraries' own setting (1 without threadpoolctl)."""
         if self._requested is not None:
             return max(1, min(self._requested, _CPUS))
-        knobs = self.knobs()
+        knobs = self._knobs if self._knobs is not None else self.knobs()
         if not knobs:
             return 1
-        # Inside ``single_blas_thread`` the libraries say 1: the setting is the saved one.
-        counts = self._saved if self._users and self._saved else [get() for get, _ in knobs]
-        return max(1, min(int(min(counts)), _CPUS))
+        if self._users and self._saved:
+            # Inside ``single_blas_thread`` the libraries say 1: the setting is the saved one.
+            n = int(min(self._saved))
+        elif len(knobs) == 1:
+            n = int(knobs[0][0]())  # one library (the usual case): no list to build
+        else:
+            n = int(min(get() for get, _ in knobs))
+        return 1 if n < 1 else (n if n < _CPUS else _CPUS)
 
     def set_budget(self, n: int) -> None:
         """Run on ``n`` threads: every BLAS library's setting and the pool's size."""
@@ -156,27 +204,10 @@ class BlasThreads:
         """The thread count set by ``set_budget``, else what ``budget`` allows."""
         return self.budget() if self._requested is None else self._requested
 
-    @contextlib.contextmanager
-    def single_blas_thread(self) -> Iterator[None]:
-        """One BLAS thread inside; the setting is restored when the last user leaves (several
-        Python threads may be inside at once)."""
-        knobs = self.knobs()
-        with self._lock:
-            if self._users == 0:
-                self._saved = [get() for get, _ in knobs]
-                for (_, set_), n in zip(knobs, self._saved):
-                    if n != 1:
-                        set_(1)
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0:
-                    for (_, set_), n in zip(knobs, self._saved):
-                        if n != 1:
-                            set_(n)
+    def single_blas_thread(self) -> _SingleBlasThread:
+        """One BLAS thread inside (``with blas_threads.single_blas_thread():``); the setting is
+        restored when the last user leaves (several Python threads may be inside at once)."""
+        return self._single
 
     def pool_busy(self) -> bool:
         """Whether work left running on the pool (``in_flight``) has not finished yet."""
@@ -227,7 +258,9 @@ class BlasThreads:
             if self._pool is None or stale or self._pool._max_workers != workers:
                 if self._pool is not None and not stale:
                     self._pool.shutdown(wait=False)
-                self._pool = ThreadPoolExecutor(workers, thread_name_prefix=_WORKER_PREFIX)
+                self._pool = ThreadPoolExecutor(
+                    workers, thread_name_prefix=_WORKER_PREFIX, initializer=_mark_worker
+                )
                 self._pool_pid = os.getpid()
             return self._pool
 
@@ -325,11 +358,12 @@ def _chunks_with_caller(work: Callable[[T], R], items: Sequence[T], budget: int)
 
     pool = blas_threads.pool(budget)
     futures = [pool.submit(drain) for _ in range(min(budget, len(items)) - 1)]
+    was = _LOCAL.worker
     _LOCAL.worker = True
     try:
         drain()
     finally:
-        _LOCAL.worker = False
+        _LOCAL.worker = was
         for f in futures:
             f.result()  # re-raises a worker's error
     return results

@@ -67,15 +67,23 @@ _F32 = np.dtype(np.float32)
 
 def _rows_ok(a: Any) -> bool:
     """A float32 NumPy array whose rows BLAS can read in place: last dim contiguous, the other
-    strides non-negative whole elements."""
+    strides non-negative whole elements. (Loops, not generators: it runs four times a call,
+    ~0.9 us each as generators; a generated token makes 4 calls: issue 30.)"""
+    if type(a) is not np.ndarray or a.dtype != _F32:
+        return False
     s = a.strides
-    return (
-        type(a) is np.ndarray
-        and a.dtype == _F32
-        and (a.shape[-1] == 1 or s[-1] == 4)
-        and all(x >= 0 and x % 4 == 0 for x in s)
-        and (a.shape[-2] == 1 or s[-2] >= 4 * a.shape[-1])
-    )
+    shape = a.shape
+    if shape[-1] != 1 and s[-1] != 4:
+        return False
+    for x in s:
+        if x < 0 or x & 3:
+            return False
+    return shape[-2] == 1 or s[-2] >= 4 * shape[-1]
+
+
+def _heads_ok(q: Any, k: Any, v: Any, o: Any) -> bool:
+    """``_rows_ok`` of the four arrays (no generator: the per-call cost, issue 30)."""
+    return _rows_ok(q) and _rows_ok(k) and _rows_ok(v) and _rows_ok(o)
 
 
 class CpuAttention:
@@ -89,7 +97,7 @@ class CpuAttention:
         if (
             not COMPILED_HEADS
             or not 2 <= q.ndim <= 4
-            or not all(_rows_ok(a) for a in (q, k, v, out))
+            or not _heads_ok(q, k, v, out)
             or q.shape[:-2] != k.shape[:-2]
             or v.shape[:-1] != k.shape[:-1]
             or out.shape != (*q.shape[:-1], v.shape[-1])
@@ -100,9 +108,12 @@ class CpuAttention:
             or _compiled.load(_HEADS) is None
         ):
             return False
-        lead = (None,) * (4 - q.ndim)  # (L, E) -> (1, 1, L, E): the kernel's 4-D form
-        q4, k4, v4, o4 = (a[lead] for a in (q, k, v, out))
-        p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
+        if q.ndim == 4:  # the usual (N, H, L, E): as they are
+            q4, k4, v4, o4, p4 = q, k, v, out, pt
+        else:
+            lead = (None,) * (4 - q.ndim)  # (L, E) -> (1, 1, L, E): the kernel's 4-D form
+            q4, k4, v4, o4 = q[lead], k[lead], v[lead], out[lead]
+            p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
         with blas_threads.single_blas_thread():  # one BLAS thread per head's products
             return _compiled.run(_HEADS, "forward", q4, k4, v4, o4, p4, float(factor),
                                  bool(causal))  # fmt: skip
@@ -113,7 +124,7 @@ class CpuAttention:
         if (
             not COMPILED_HEADS
             or not 2 <= q.ndim <= 4
-            or not all(_rows_ok(a) for a in (q, k, v, g))
+            or not _heads_ok(q, k, v, g)
             or g.shape != (*q.shape[:-1], v.shape[-1])
             or type(pt) is not np.ndarray
             or pt.dtype != _F32
