@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -186,6 +188,38 @@ def test_the_thread_budget_inside_single_blas_thread_is_the_users_setting() -> N
         assert all(n == 1 for n in _blas_threads())
         assert blas_threads.budget() == outside == _parallel.workers()
     assert blas_threads.budget() == outside
+
+
+def test_single_blas_thread_nests_across_threads_and_restores_after_an_error() -> None:
+    """One context object shared by every use: nested uses, uses from two Python threads at
+    once and an exception inside all leave the BLAS setting as it was once the last one left."""
+    if not _blas_threads() or max(_blas_threads()) < 2:
+        pytest.skip("needs a BLAS with 2+ threads")
+    before = _blas_threads()
+    inside = threading.Event()
+    release = threading.Event()
+    seen: list[list[int]] = []
+
+    def other() -> None:
+        with blas_threads.single_blas_thread():
+            inside.set()
+            release.wait(10)
+            seen.append(_blas_threads())
+
+    t = threading.Thread(target=other)
+    t.start()
+    assert inside.wait(10)
+    with pytest.raises(KeyError):
+        with blas_threads.single_blas_thread():
+            with blas_threads.single_blas_thread():  # nested
+                assert all(n == 1 for n in _blas_threads())
+            assert all(n == 1 for n in _blas_threads())
+            raise KeyError("inside")
+    assert all(n == 1 for n in _blas_threads())  # the other thread is still inside
+    release.set()
+    t.join(10)
+    assert seen == [[1] * len(before)]
+    assert _blas_threads() == before
 
 
 def test_the_thread_knobs_read_and_set_what_threadpoolctl_sees() -> None:
