@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import weakref
+from typing import Any
 
 import numpy as np
 import pytest
@@ -193,3 +194,53 @@ def test_assigning_a_non_tensor_is_a_type_error() -> None:
     p = _leaf([1.0, 2.0], "cpu")
     with pytest.raises(TypeError, match="must be set to a Tensor, but got ndarray"):
         p.data = np.zeros(2)  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda d: lucid.ones(4, 3, device=d).sum(),  # a reduction's 0-dim result
+        lambda d: lucid.tensor(2.0, device=d) * 3,  # an op on a 0-dim tensor
+        lambda d: lucid.ones(4, 3, device=d, requires_grad=True).mean(),  # in a graph
+    ],
+)
+def test_a_0_dim_result_shares_its_storage_with_data_detach_and_views(
+    make: Any, device: str
+) -> None:
+    """NumPy gives a 0-dim result as an immutable scalar; torch's ``loss.data``,
+    ``loss.detach()`` and views of a 0-dim tensor write through to it (found by the tutorial
+    two_layer_net_module.py's ``loss.data``)."""
+    writes = [
+        (lambda t: t.data.add_(1), lambda v: v + 1),
+        (lambda t: t.detach().fill_(2), lambda v: 2.0),
+        (lambda t: t.view(1).mul_(10), lambda v: v * 10),
+        (lambda t: t.reshape(1, 1).zero_(), lambda v: 0.0),
+        (lambda t: t.unsqueeze(0)[0].add_(5), lambda v: v + 5),
+    ]
+    for write, want in writes:
+        t = make(device)
+        before = t.item()
+        with lucid.no_grad():
+            write(t)
+        assert t.item() == pytest.approx(want(before), rel=1e-6, abs=1e-6)
+    t = make(device)
+    v = t.expand(3)
+    with lucid.no_grad():
+        t.fill_(5)
+    assert v.tolist() == [5.0, 5.0, 5.0]  # a write to the base reaches its expanded view
+
+
+def test_indexing_a_0_dim_tensor_raises_torchs_index_errors() -> None:
+    x = lucid.ones(2, 2).sum()
+    with pytest.raises(
+        IndexError, match=r"^invalid index of a 0-dim tensor\. Use `tensor\.item\(\)`"
+    ):
+        x[0]
+    with pytest.raises(IndexError, match=r"^slice\(\) cannot be applied to a 0-dim tensor\.$"):
+        x[0:1]
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 0$"):
+        x[None, 0]
+    with pytest.raises(IndexError, match=r"^too many indices for tensor of dimension 1$"):
+        lucid.ones(3)[1, 1]
+    assert x[None].shape == (1,) and x[...].item() == 4.0

@@ -26,6 +26,8 @@ from lucid.backends import Backend, get_backend
 from lucid.backends._numpy import _shared
 from lucid.utils.hooks import RemovableHandle
 
+_NDARRAY = np.ndarray
+
 # Builtin names for annotations inside Tensor, whose methods .bool()/.int()/.float() shadow them.
 _bool = bool
 _int = int
@@ -151,6 +153,12 @@ class Tensor(TensorMethods):
         """Wrap a backend array as a Tensor without copying or checking it (for op and backend
         code: ``data`` must already be ``backend``'s native array)."""
         t = object.__new__(Tensor)
+        if type(data) is not _NDARRAY and isinstance(data, np.generic):
+            # NumPy gives a 0-dim result (a reduction, an op on 0-dim tensors) as an immutable
+            # scalar: held as a 0-d array instead, so that its views, ``.data`` and
+            # ``detach()`` share its storage as torch's do (``loss.detach().fill_(0)`` reaches
+            # ``loss``)
+            data = np.asarray(data)
         t._set_fields(data, backend, requires_grad)
         return t
 

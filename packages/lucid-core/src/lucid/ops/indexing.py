@@ -220,6 +220,27 @@ class IndexPut(Function):
 
 def getitem(a: Tensor, index: Any) -> Tensor:
     """``a[index]``: ints, slices, None, Ellipsis, bool masks and index tensors/lists."""
+    try:
+        return _getitem(a, index)
+    except IndexError as exc:
+        if not str(exc).startswith("too many indices"):
+            raise
+        raise IndexError(_too_many(a.ndim, index)) from None
+
+
+def _too_many(ndim: int, index: Any) -> str:
+    """torch's IndexError for more indices than ``ndim`` dims (NumPy's names arrays)."""
+    items = index if type(index) is tuple else (index,)
+    if ndim == 0 and len(items) == 1:
+        if type(items[0]) is slice:
+            return "slice() cannot be applied to a 0-dim tensor."
+        if isinstance(items[0], int) and not isinstance(items[0], bool):
+            return ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                    "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")  # fmt: skip
+    return f"too many indices for tensor of dimension {ndim}"
+
+
+def _getitem(a: Tensor, index: Any) -> Tensor:
     idx, advanced = _convert_index(index, a.backend, a._data.shape)
     arr = a._data
     if type(arr) is np.ndarray and unrecorded(a):  # no node to record: GetItem's own call
