@@ -503,3 +503,17 @@ def test_tensor_of_a_tensor_warns_and_copies_as_torch() -> None:
         warnings.simplefilter("error")
         lucid.tensor([1.0, 2.0]), lucid.tensor(np.ones(2)), lucid.tensor(3)
         lucid.tensor([lucid.tensor(1.0), 2.0])  # torch takes a list of 0-d tensors silently
+
+
+def test_randint_requires_grad_follows_its_dtype() -> None:
+    """torch refuses ``requires_grad`` for an integer result only: a float32 randint can
+    require grad (found by the tutorial memory_format_tutorial.py)."""
+    x = lucid.randint(1, 10, (2, 8, 4, 4), dtype=lucid.float32, requires_grad=True)
+    assert x.dtype is lucid.float32 and x.requires_grad and x.is_leaf
+    assert 1 <= x.min().item() and x.max().item() < 10
+    x.sum().backward()
+    assert x.grad is not None and x.grad.tolist() == lucid.ones_like(x).tolist()
+    msg = r"^Only Tensors of floating point and complex dtype can require gradients$"
+    for dtype in (None, lucid.int32):
+        with pytest.raises(RuntimeError, match=msg):
+            lucid.randint(1, 10, (2,), dtype=dtype, requires_grad=True)

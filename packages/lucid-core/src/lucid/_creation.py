@@ -470,12 +470,13 @@ def randint(
     device: Any = None,
     requires_grad: bool = False,
 ) -> Tensor:
-    """Integers uniformly from [low, high) (``randint(high, size)`` also works).
-    ``requires_grad=True`` is refused as torch refuses it (integers have no gradient)."""
+    """Integers uniformly from [low, high) (``randint(high, size)`` also works), in ``dtype``
+    (int64 by default). ``requires_grad=True`` is refused for an integer dtype as torch refuses
+    it, and kept for a floating one (``randint(..., dtype=float32, requires_grad=True)``)."""
     if layout is not None:
         _memory_format.check_layout(layout, "randint")
-    if requires_grad:
-        raise RuntimeError("Only Tensors of floating point dtype can require gradients")
+    if requires_grad and (dtype is None or not dtypes.to_dtype(dtype).is_floating_point):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
             raise TypeError("randint() missing required argument 'size'")
@@ -489,7 +490,8 @@ def randint(
     backend = get_backend(device)
     dt = dtypes.int64 if dtype is None else dtypes.to_dtype(dtype)
     arr = backend.random_integers(int(low), int(high), _shape((size,)), dt, generator)
-    return Tensor.from_backend_array(arr, backend)
+    out = Tensor.from_backend_array(arr, backend)
+    return out.requires_grad_() if requires_grad else out
 
 
 def randint_like(
