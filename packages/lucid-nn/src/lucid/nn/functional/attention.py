@@ -22,6 +22,7 @@ from lucid.autograd.function import Function, ops_watched, records_nothing
 from lucid.autograd.grad_mode import is_grad_enabled
 from lucid.backends import blas_threads
 from lucid.backends import cuda as _sdp_switches
+from lucid.nn.attention.bias import CausalBias, CausalVariant
 from lucid.nn.functional._util import fused_backward
 from lucid.nn.functional.activation import softmax
 from lucid.nn.functional.dropout import dropout
@@ -173,6 +174,9 @@ def scaled_dot_product_attention(
     >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
     (2, 4, 5, 8)
     """
+    if isinstance(attn_mask, CausalBias):
+        return _causal_bias_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                      enable_gqa)  # fmt: skip
     query, key, value, attn_mask = lower_precision_inputs(query, key, value, attn_mask)
     _check(query, key, value, attn_mask, enable_gqa)
     if is_causal and attn_mask is not None:
@@ -189,12 +193,115 @@ def scaled_dot_product_attention(
         fused: Tensor = FusedSDPA.apply(query, key, value, attn_mask, dropout_p, is_causal, scale)
         return fused
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    if attn_mask is None and dropout_p == 0.0 and _on_arrays(query, key, value):
-        if records_nothing() and _small(query, key):
-            return _attention_no_grad(query, key, value, factor, is_causal)
-        attended: Tensor = _Attention.apply(query, key, value, factor, is_causal)
-        return attended
-    return _reference(query, key, value, attn_mask, dropout_p, is_causal, factor, enable_gqa)
+    if attn_mask is None and dropout_p == 0.0:
+        if _on_arrays(query, key, value):
+            if records_nothing() and _small(query, key):
+                return _attention_no_grad(query, key, value, factor, is_causal)
+            attended: Tensor = _Attention.apply(query, key, value, factor, is_causal)
+            return attended
+        if _half(query, key, value):
+            return _upcast(query, key, value, is_causal, factor, enable_gqa)
+    out = _reference(query, key, value, attn_mask, dropout_p, is_causal, factor, enable_gqa)
+    # torch's CPU kernel (no dropout) lays its result out as ``_Attention`` does (``_result``);
+    # its math path (dropout) gives a contiguous one, as ``_reference``
+    return _torch_layout(out, query) if dropout_p == 0.0 else out
+
+
+def _heads_transposed(a: Any) -> bool:
+    """Whether the array ``a`` is a 4-D query stored as a transposed ``(N, L, H, E)`` (its
+    strides in the order N, L, H, E): torch's CPU kernel then lays its result out as an
+    ``(N, L, H, Ev)`` seen as ``(N, H, L, Ev)`` (``_result``)."""
+    st = getattr(a, "strides", None)
+    if st is None or a.ndim != 4 or a.shape[1] <= 1 or a.shape[2] <= 1:
+        return False
+    return bool(st[0] >= st[2] >= st[1] >= st[3])
+
+
+def _shows_layout(t: Tensor) -> bool:
+    """Whether ``t``'s array may be asked for its strides: a NumPy array, or any array while
+    nothing watches the ops (vmap's logical arrays raise on such a read)."""
+    a = t._data
+    return (type(a) is np.ndarray or not ops_watched()) and tuple(a.shape) == tuple(t.shape)
+
+
+def _torch_layout(out: Tensor, query: Tensor) -> Tensor:
+    """``out`` (the values unchanged) in the layout torch's CPU kernel gives for ``query``
+    (``_heads_transposed``): a differentiable copy into ``(N, L, H, Ev)`` seen transposed, so
+    that ``y.transpose(1, 2).view(N, L, H * Ev)`` works as in torch; else ``out`` itself."""
+    if not (_shows_layout(query) and _shows_layout(out)) or not _heads_transposed(query._data):
+        return out
+    if out.ndim != 4 or _heads_transposed(out._data):
+        return out
+    moved: Tensor = out.transpose(1, 2).contiguous().transpose(1, 2)
+    return moved
+
+
+_HALF_DTYPES = ("float16", "bfloat16")
+
+
+def _half(q: Tensor, k: Tensor, v: Tensor) -> bool:
+    """float16/bfloat16 query, key and value of one dtype, nothing watching the ops (as
+    ``_on_arrays``): ``_upcast`` runs them in float32."""
+    dtype = q._data.dtype
+    return (
+        str(dtype) in _HALF_DTYPES
+        and k._data.dtype == dtype
+        and v._data.dtype == dtype
+        and (lucid.compiler.is_compiling() or not ops_watched())
+    )
+
+
+def _upcast(
+    query: Tensor, key: Tensor, value: Tensor, is_causal: bool, factor: float, enable_gqa: bool
+) -> Tensor:
+    """Half-precision attention without a mask or dropout, computed in float32 and rounded
+    once to the input dtype, as torch's CPU kernels accumulate half types in float32 (NumPy
+    has no half-precision BLAS: ``_reference`` in float16 is ~15x slower). The casts are
+    differentiable ops; the result takes torch's layout (``_torch_layout``) with no extra copy:
+    a query stored as a transposed ``(N, L, H, E)`` is cast in that layout, so ``_Attention``
+    lays its float32 result out so, and the cast back keeps it."""
+    dtype = query.dtype
+    heads = _shows_layout(query) and _heads_transposed(query._data)
+
+    def up(t: Tensor) -> Tensor:
+        if heads and t is query:
+            cast: Tensor = t.transpose(1, 2).float().transpose(1, 2)
+            return cast
+        return t.float()
+
+    q, k, v = up(query), up(key), up(value)
+    if _on_arrays(q, k, v):
+        if records_nothing() and _small(q, k):
+            out = _attention_no_grad(q, k, v, factor, is_causal)
+        else:
+            out = _Attention.apply(q, k, v, factor, is_causal)
+    else:
+        out = _reference(q, k, v, None, 0.0, is_causal, factor, enable_gqa)
+    if heads and out.ndim == 4 and _shows_layout(out) and _heads_transposed(out._data):
+        back: Tensor = out.transpose(1, 2).to(dtype).transpose(1, 2)
+        return back
+    return _torch_layout(out.to(dtype), query)
+
+
+def _causal_bias_attention(
+    query: Tensor, key: Tensor, value: Tensor, bias: CausalBias, dropout_p: float,
+    is_causal: bool, scale: float | None, enable_gqa: bool
+) -> Tensor:  # fmt: skip
+    """A :class:`~lucid.nn.attention.bias.CausalBias` ``attn_mask``, as torch's CPU path: an
+    upper-left one (or one with ``L == S``) is ``is_causal=True``; a lower-right one, its
+    materialized bool mask."""
+    if is_causal:
+        raise ValueError("CausalBias should not be used with causal=True")
+    if bias.seq_len_q == bias.seq_len_kv or bias.variant == CausalVariant.UPPER_LEFT:
+        mask = None
+        is_causal = True
+    elif bias.variant == CausalVariant.LOWER_RIGHT:
+        mask = bias._materialize(query.device)
+    else:
+        raise ValueError(f"CausalBias.variant must be a CausalVariant type, but found: "
+                         f"{bias.variant}")  # fmt: skip
+    return scaled_dot_product_attention(query, key, value, mask, dropout_p, is_causal, scale,
+                                        enable_gqa)  # fmt: skip
 
 
 def _reference(
@@ -349,10 +456,8 @@ def _result(xp: Any, q: Any, ev: int) -> Any:
     ``(N, L, H, E)`` (its strides in the order N, L, H, E) gets an ``(N, L, H, Ev)`` array seen
     as ``(N, H, L, Ev)``; any other query, a contiguous one."""
     shape = (*q.shape[:-1], ev)
-    st = getattr(q, "strides", None)
-    if st is not None and q.ndim == 4 and q.shape[1] > 1 and q.shape[2] > 1:
-        if st[0] >= st[2] >= st[1] >= st[3]:
-            return xp.swapaxes(xp.empty((shape[0], shape[2], shape[1], ev), dtype=q.dtype), 1, 2)
+    if _heads_transposed(q):
+        return xp.swapaxes(xp.empty((shape[0], shape[2], shape[1], ev), dtype=q.dtype), 1, 2)
     return xp.empty(shape, dtype=q.dtype)
 
 
