@@ -138,7 +138,10 @@ CORE_LAYERS: dict[str, Layer] = {
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,
     "lucid._toplevel_nn": TOP,
+    # torch._higher_order_ops: cond, while_loop, scan, associative_scan, map
+    "lucid._higher_order_ops": TOP,
     "lucid.masked": TOP,
+    "lucid.nested": TOP,  # torch.nested's names, refusing (lucid has no nested tensors)
     "lucid.signal": TOP,
     "lucid.compiler": TOP,
     "lucid._dynamo": TOP,

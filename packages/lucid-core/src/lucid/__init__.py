@@ -88,6 +88,7 @@ from lucid.random import (
 )
 
 from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
+from lucid import nested
 from lucid import xpu
 from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
@@ -180,6 +181,7 @@ from lucid._toplevel import (  # noqa: A004  (torch.range)
     set_warn_always,
     wait,
 )
+from lucid._higher_order_ops.while_loop import while_loop
 from lucid._toplevel_nn import *  # noqa: F403  (torch.batch_norm, torch.kl_div, ...: its __all__)
 from lucid._toplevel_nn import __all__ as _toplevel_nn_names
 from lucid.amp import GradScaler
@@ -258,7 +260,8 @@ __all__ = [
     "get_default_dtype", "int8", "int16", "int32", "int64", "promote_types", "set_default_dtype",
     "uint8", "bool", "Tensor", "Size",
     "Generator", "bernoulli", "get_rng_state", "initial_seed", "manual_seed", "multinomial",
-    "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "signal", "special",
+    "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "nested", "signal",
+    "special",
     "sparse", "sparse_coo_tensor", "spmm",
     "viz", "load", "save", "compiler", "futures", "hub", "jit", "multiprocessing",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
@@ -300,5 +303,5 @@ __all__ += [
     "set_warn_always", "wait", "GradScaler", "default_generator", "binomial",
     "get_default_device", "get_device_module", "poisson", "set_anomaly_enabled",
     "set_default_device", "set_default_tensor_type", "layout", "strided", "sparse_coo",
-    "thread_safe_generator",
+    "thread_safe_generator", "while_loop",
 ]  # fmt: skip

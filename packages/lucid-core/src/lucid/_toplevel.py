@@ -278,13 +278,71 @@ def autocast_decrement_nesting() -> int:
 
 def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
          operands: Any = ()) -> Any:  # fmt: skip
-    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)`` (``torch.cond`` run
-    eagerly: lucid traces no graphs)."""
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)`` (``torch.cond``).
+
+    Eagerly, only the branch ``pred`` picks runs. While :func:`lucid.compile` captures a
+    function (``lucid.compiler.is_compiling()``) and ``pred`` is a tensor, both branches run
+    and each output leaf is ``lucid.where(pred, true_out, false_out)``: the capture is one
+    graph (no graph break on ``pred``'s value), and its replays pick the right branch for any
+    ``pred``. The branches must then return the same pytree structure and tensors of the same
+    shape and dtype (torch's errors otherwise).
+
+    Caveat (compiled only): the branch not taken still runs, so its cost is paid and a NaN or
+    inf it produces can reach the gradients (``where``'s backward sends zeros to it, and
+    ``0 * inf`` is NaN), as with ``where`` itself.
+
+    >>> import lucid
+    >>> lucid.cond(lucid.tensor(True), lambda x: x + 1, lambda x: x - 1, (lucid.ones(2),))
+    tensor([2., 2.])
+    """
     if isinstance(pred, Tensor):
         if pred.numel() != 1:
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, got {pred}")
+        from lucid.compiler._api import is_compiling
+
+        if is_compiling():
+            return _cond_select(pred, true_fn, false_fn, operands)
         pred = bool(pred.item())
     return true_fn(*operands) if pred else false_fn(*operands)
+
+
+def _cond_select(pred: Tensor, true_fn: Callable[..., Any], false_fn: Callable[..., Any],
+                 operands: Any) -> Any:  # fmt: skip
+    """Both branches run, their outputs merged leaf by leaf with ``where`` (cond captured)."""
+    from lucid.ops import where
+    from lucid.utils._pytree import tree_flatten, tree_unflatten
+
+    true_leaves, true_spec = tree_flatten(true_fn(*operands))
+    false_leaves, false_spec = tree_flatten(false_fn(*operands))
+    if true_spec != false_spec:
+        raise RuntimeError(
+            "Unmatched output spec from torch.cond branches: "
+            f"true branch tree_spec {true_spec} vs false branch tree_spec {false_spec}."
+        )
+    prefix = "When merging two branches' output in torch.cond, "
+    p = pred.reshape(())
+    if p.dtype is not dtypes.bool_:
+        p = p != 0
+    merged = []
+    for a, b in zip(true_leaves, false_leaves, strict=True):
+        if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+            if isinstance(a, Tensor) or isinstance(b, Tensor) or a != b:
+                raise RuntimeError(
+                    f"{prefix}expected both outputs to be tensors or equal values but got "
+                    f"{a} and {b}."
+                )
+            merged.append(a)
+            continue
+        for attr, av, bv in (
+            ("dim", a.ndim, b.ndim),
+            ("shape", tuple(a.shape), tuple(b.shape)),
+            ("dtype", a.dtype, b.dtype),
+            ("device", a.device, b.device),
+        ):
+            if av != bv:
+                raise RuntimeError(f"{prefix}expected same {attr} but got {av} and {bv}.")
+        merged.append(where(p, a, b))
+    return tree_unflatten(merged, true_spec)
 
 
 _PENDING = object()
