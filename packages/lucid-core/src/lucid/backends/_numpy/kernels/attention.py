@@ -71,8 +71,8 @@ def _rows_ok(a: Any) -> bool:
     ~0.9 us each as generators; a generated token makes 4 calls: issue 30.)"""
     if type(a) is not np.ndarray or a.dtype != _F32:
         return False
-    s = a.strides
-    shape = a.shape
+    s: tuple[int, ...] = a.strides
+    shape: tuple[int, ...] = a.shape
     if shape[-1] != 1 and s[-1] != 4:
         return False
     for x in s:
