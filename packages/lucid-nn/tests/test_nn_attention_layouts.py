@@ -153,6 +153,45 @@ def test_half_inputs_run_in_float32_without_the_reference(
             _close(a.grad, b.grad, _GRAD_TOL[name])
 
 
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mask", ["bool", "float"])
+def test_half_inputs_with_a_mask_run_in_float32(
+    monkeypatch: pytest.MonkeyPatch, name: str, mask: str
+) -> None:
+    """A half-precision call with an ``attn_mask`` takes the reference path in float32 (not in
+    the half type): values and gradients as torch's within the half type's tolerance."""
+    seen: list[Any] = []
+    reference = attention_mod._reference
+
+    def spy(q: Any, *a: Any, **k: Any) -> Any:
+        seen.append(q.dtype)
+        return reference(q, *a, **k)
+
+    monkeypatch.setattr(attention_mod, "_reference", spy)
+    shape = (2, 3, 24, 16)
+    lq, tq = _inputs(name, shape, 14)
+    lk, tk = _inputs(name, shape, 15)
+    lv, tv = _inputs(name, shape, 16)
+    keep = np.random.default_rng(17).random((24, 24)) > 0.3
+    np.fill_diagonal(keep, True)  # no query without keys
+    if mask == "bool":
+        lm, tm = lucid.from_numpy(keep.copy()), torch.from_numpy(keep.copy())
+    else:
+        add = np.where(keep, 0.0, -1e4).astype(np.float32)
+        lm = lucid.from_numpy(add.copy()).to(_dtypes(name)[0])
+        tm = torch.from_numpy(add.copy()).to(_dtypes(name)[1])
+    ly = F.scaled_dot_product_attention(lq, lk, lv, attn_mask=lm)
+    ty = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm)
+    assert seen == [lucid.float32] and ly.dtype is _dtypes(name)[0]
+    _close(ly, ty, _TOL[name])
+    g = np.random.default_rng(18).standard_normal(shape).astype(np.float32)
+    ly.backward(lucid.from_numpy(g.copy()).to(ly.dtype))
+    ty.backward(torch.from_numpy(g.copy()).to(ty.dtype))
+    for a, b in ((lq, tq), (lk, tk), (lv, tv)):
+        assert a.grad is not None and a.grad.dtype is a.dtype
+        _close(a.grad, b.grad, _GRAD_TOL[name])
+
+
 def test_half_gqa_and_big_heads_match_torch() -> None:
     lq, tq = _inputs("float16", (1, 4, 64, 32), 9)
     lk, tk = _inputs("float16", (1, 2, 64, 32), 10)

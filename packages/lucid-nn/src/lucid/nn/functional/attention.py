@@ -199,8 +199,8 @@ def scaled_dot_product_attention(
                 return _attention_no_grad(query, key, value, factor, is_causal)
             attended: Tensor = _Attention.apply(query, key, value, factor, is_causal)
             return attended
-        if _half(query, key, value):
-            return _upcast(query, key, value, is_causal, factor, enable_gqa)
+    if dropout_p == 0.0 and _half(query, key, value):
+        return _upcast(query, key, value, attn_mask, is_causal, factor, enable_gqa)
     out = _reference(query, key, value, attn_mask, dropout_p, is_causal, factor, enable_gqa)
     # torch's CPU kernel (no dropout) lays its result out as ``_Attention`` does (``_result``);
     # its math path (dropout) gives a contiguous one, as ``_reference``
@@ -252,11 +252,13 @@ def _half(q: Tensor, k: Tensor, v: Tensor) -> bool:
 
 
 def _upcast(
-    query: Tensor, key: Tensor, value: Tensor, is_causal: bool, factor: float, enable_gqa: bool
-) -> Tensor:
-    """Half-precision attention without a mask or dropout, computed in float32 and rounded
-    once to the input dtype, as torch's CPU kernels accumulate half types in float32 (NumPy
-    has no half-precision BLAS: ``_reference`` in float16 is ~15x slower). The casts are
+    query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None, is_causal: bool,
+    factor: float, enable_gqa: bool
+) -> Tensor:  # fmt: skip
+    """Half-precision attention without dropout, computed in float32 and rounded once to the
+    input dtype, as torch's CPU kernels accumulate half types in float32 (NumPy has no
+    half-precision BLAS: ``_reference`` in float16 is ~15x slower); a float mask is added in
+    float32 too, a bool mask kept (the reference path in float32 with a mask). The casts are
     differentiable ops; the result takes torch's layout (``_torch_layout``) with no extra copy:
     a query stored as a transposed ``(N, L, H, E)`` is cast in that layout, so ``_Attention``
     lays its float32 result out so, and the cast back keeps it."""
@@ -270,13 +272,16 @@ def _upcast(
         return t.float()
 
     q, k, v = up(query), up(key), up(value)
-    if _on_arrays(q, k, v):
+    mask = attn_mask
+    if mask is not None and mask.dtype is not lucid.bool and mask.dtype is not lucid.float32:
+        mask = mask.float()
+    if mask is None and _on_arrays(q, k, v):
         if records_nothing() and _small(q, k):
             out = _attention_no_grad(q, k, v, factor, is_causal)
         else:
             out = _Attention.apply(q, k, v, factor, is_causal)
     else:
-        out = _reference(q, k, v, None, 0.0, is_causal, factor, enable_gqa)
+        out = _reference(q, k, v, mask, 0.0, is_causal, factor, enable_gqa)
     if heads and out.ndim == 4 and _shows_layout(out) and _heads_transposed(out._data):
         back: Tensor = out.transpose(1, 2).to(dtype).transpose(1, 2)
         return back
