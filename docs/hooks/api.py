@@ -102,6 +102,10 @@ PAGES: tuple[Page, ...] = (
     Page("signal", "lucid.signal", "lucid-core", "torch.signal",
          "Window functions (`lucid.signal.windows`), with SciPy's `sym=` convention.",
          modules=("lucid.signal", "lucid.signal.windows")),
+    Page("nested", "lucid.nested", "lucid-core", "torch.nested",
+         "torch.nested's functions with its signatures, each raising: lucid has no nested "
+         "(ragged) tensors; pad the sequences and pass a mask instead (see the differences "
+         "page).", modules=("lucid.nested",)),
     Page("distributions", "Distributions", "lucid-core", "torch.distributions", "",
          modules=("lucid.distributions",)),
     Page("amp", "Mixed precision", "lucid-core", "torch.amp", "", modules=("lucid.amp",)),
