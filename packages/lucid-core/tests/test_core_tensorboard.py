@@ -4,6 +4,7 @@ EventAccumulator (skipped where the tensorboard package is not installed)."""
 from __future__ import annotations
 
 import glob
+import io
 import os
 import struct
 import zlib
@@ -182,3 +183,48 @@ def test_the_protos_match_torchs() -> None:
     assert lsum.histogram("h", values, 64, max_bins=10) == tsum.histogram(
         "h", torch.from_numpy(values), 64, max_bins=10
     )
+
+
+def _embedding_files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "events.out" not in p.name
+    }
+
+
+@pytest.mark.parity
+def test_add_embedding_writes_torchs_files(tmp_path: Path) -> None:
+    """The projector's files (tensors.tsv, metadata.tsv, the sprite's pixels and
+    projector_config.pbtxt) as torch's SummaryWriter writes them, for two embeddings, one with
+    label images and a metadata header (found by pytorch/tutorials' tensorboardyt_tutorial)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("PIL")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+
+    rng = np.random.default_rng(0)
+    mat = rng.standard_normal((5, 3)).astype(np.float32)
+    imgs = rng.random((5, 1, 4, 4)).astype(np.float32)
+    rows = [[f"n{i}", i % 2] for i in range(5)]
+    for name, writer, fw in (("torch", TorchWriter, torch), ("lucid", SummaryWriter, lucid)):
+        w = writer(str(tmp_path / name))
+        w.add_embedding(fw.from_numpy(mat.copy()), metadata=list("abcde"),
+                        label_img=fw.from_numpy(imgs.copy()), tag="a/b")  # fmt: skip
+        w.add_embedding(fw.from_numpy(mat.copy()), metadata=rows, global_step=3,
+                        metadata_header=["name", "odd"])  # fmt: skip
+        w.close()
+    want, got = _embedding_files(tmp_path / "torch"), _embedding_files(tmp_path / "lucid")
+    assert sorted(got) == sorted(want)
+    for key in want:
+        if key.endswith("sprite.png"):  # PIL's PNG and lucid's: the same pixels
+            from PIL import Image
+
+            def pixels(png: bytes) -> np.ndarray:
+                return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+            np.testing.assert_array_equal(pixels(got[key]), pixels(want[key]))
+            np.testing.assert_array_equal(_png_pixels(got[key]), pixels(want[key]))
+        else:
+            assert got[key] == want[key], key
+    with pytest.raises(AssertionError, match="#labels should equal with #data points"):
+        SummaryWriter(str(tmp_path / "bad")).add_embedding(lucid.zeros(3, 2), metadata=["x"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -90,6 +91,7 @@ class SummaryWriter:
         )
         self.file_writer: FileWriter | None = None
         self.all_writers: dict[str, FileWriter] = {}
+        self._projector_config: Any = None  # add_embedding's list of every embedding added
         self._get_file_writer()
 
     def _get_file_writer(self) -> FileWriter:
@@ -230,6 +232,84 @@ class SummaryWriter:
             for k, v in metric_dict.items():
                 w_hp.add_scalar(k, v, global_step)
 
+    def add_embedding(
+        self,
+        mat: Any,
+        metadata: Any = None,
+        label_img: Any = None,
+        global_step: int | None = None,
+        tag: str = "default",
+        metadata_header: Any = None,
+    ) -> None:
+        """Points for TensorBoard's projector, as torch's: ``mat`` (N, D) written to
+        ``<logdir>/<step:05d>/<tag>/tensors.tsv``, ``metadata`` (N labels, or N rows of
+        columns under ``metadata_header``) to ``metadata.tsv``, ``label_img`` (N, C, H, W) as
+        a square ``sprite.png``, and every embedding added so far listed in
+        ``<logdir>/projector_config.pbtxt``."""
+        from google.protobuf import text_format
+        from tensorboard.plugins.projector.projector_config_pb2 import (
+            EmbeddingInfo,
+            ProjectorConfig,
+        )
+
+        arr = _summary.make_np(mat)
+        if global_step is None:
+            global_step = 0
+        subdir = f"{str(global_step).zfill(5)}/{_encode(tag)}"
+        save_path = os.path.join(self._get_file_writer().get_logdir(), subdir)
+        if os.path.exists(save_path):
+            if os.path.isdir(save_path):
+                print("warning: Embedding dir exists, did you set global_step for add_embedding()?")
+            else:
+                raise NotADirectoryError(
+                    f"Path: `{save_path}` exists, but is a file. Cannot proceed."
+                )
+        if metadata is not None and arr.shape[0] != len(metadata):
+            raise AssertionError("#labels should equal with #data points")
+        if label_img is not None and arr.shape[0] != label_img.shape[0]:
+            raise AssertionError("#images should equal with #data points")
+        if arr.ndim != 2:
+            raise AssertionError("mat should be 2D, where mat.size(0) is the number of data points")
+        os.makedirs(save_path, exist_ok=True)
+        if metadata is not None:
+            if not metadata_header:
+                rows = [str(x) for x in metadata]
+            else:
+                if len(metadata_header) != len(metadata[0]):
+                    raise AssertionError(
+                        "len of header must be equal to the number of columns in metadata"
+                    )
+                rows = ["\t".join(str(e) for e in r) for r in [metadata_header, *metadata]]
+            with open(os.path.join(save_path, "metadata.tsv"), "wb") as f:
+                f.write(("\n".join(rows) + "\n").encode())
+        if label_img is not None:
+            imgs = _summary.make_np(label_img)
+            nrow = int(math.ceil(imgs.shape[0] ** 0.5))
+            chw = _summary._grid(imgs, ncols=nrow)
+            square = np.zeros((chw.shape[2], chw.shape[2], 3))  # as torch's: nrow x nrow cells
+            square[: chw.shape[1], :, :] = chw.transpose(1, 2, 0)
+            pixels = np.uint8((square * 255).clip(0, 255))
+            with open(os.path.join(save_path, "sprite.png"), "wb") as f:
+                f.write(_summary._png(pixels))
+        with open(os.path.join(save_path, "tensors.tsv"), "wb") as f:
+            for row in arr:
+                f.write(("\t".join(str(v.item()) for v in row) + "\n").encode())
+        if self._projector_config is None:
+            self._projector_config = ProjectorConfig()
+        info = EmbeddingInfo()
+        info.tensor_name = f"{tag}:{str(global_step).zfill(5)}"
+        info.tensor_path = f"{subdir}/tensors.tsv"
+        if metadata is not None:
+            info.metadata_path = f"{subdir}/metadata.tsv"
+        if label_img is not None:
+            info.sprite.image_path = f"{subdir}/sprite.png"
+            info.sprite.single_image_dim.extend([label_img.shape[3], label_img.shape[2]])
+        self._projector_config.embeddings.extend([info])
+        config = text_format.MessageToString(self._projector_config)
+        path = os.path.join(self._get_file_writer().get_logdir(), "projector_config.pbtxt")
+        with open(path, "wb") as f:
+            f.write(config.encode())
+
     def flush(self) -> None:
         """Write every pending event to disk."""
         for writer in self.all_writers.values():
@@ -268,3 +348,11 @@ def _figure_to_chw(figure: Any, close: bool) -> Any:
     if close:
         plt.close(figure)
     return np.moveaxis(rgba[:, :, :3], 2, 0)
+
+
+def _encode(rawstr: str) -> str:
+    """A tag as a folder name (torch's ``SummaryWriter._encode``): ``%``, ``/`` and ``\\``
+    escaped."""
+    out = rawstr.replace("%", f"%{ord('%'):02x}")
+    out = out.replace("/", f"%{ord('/'):02x}")
+    return out.replace("\\", f"%{ord(chr(92)):02x}")
