@@ -296,3 +296,90 @@ def _compare_with_torch(torch: Any) -> None:
         assert getattr(dynamo.config, name) == getattr(torch._dynamo.config, name), name
     assert compiler.save_cache_artifacts() is torch.compiler.save_cache_artifacts() is None
     assert compiler.get_default_backend() == torch.compiler.get_default_backend()
+
+
+def test_compile_takes_torchs_per_call_options() -> None:
+    # torch 2.13's signature: backend=None (the default backend), name, recompile_limit,
+    # isolate_recompiles, shapes_spec
+    f = lucid.compile(lambda x: x * 2, backend=None, name="double", recompile_limit=1,
+                      isolate_recompiles=True, shapes_spec=None)  # fmt: skip
+    assert f.name == "double" and f.recompile_limit == 1
+    _same(f(lucid.ones(2)), lucid.full((2,), 2.0))
+    # past this call's limit a new signature runs eagerly (the global limit is 8)
+    _same(f(lucid.ones(3)), lucid.full((3,), 2.0))
+    assert [e.program is not None for e in f.log] == [True, False]
+    assert "recompile_limit (1) reached" in f.log[-1].reasons[0].reason
+    deco = lucid.compile(recompile_limit=2, name="deco")(lambda x: x + 1)
+    assert deco.recompile_limit == 2 and deco.name == "deco"
+    with pytest.raises(TypeError, match="recompile_limit must be an int or None, got str"):
+        lucid.compile(lambda x: x, recompile_limit="2")
+
+
+def test_fullgraph_past_the_recompile_limit_is_a_hard_failure() -> None:
+    f = lucid.compile(lambda x: x * 2, fullgraph=True, recompile_limit=1)
+    f(lucid.ones(2))
+    with pytest.raises(dynamo.exc.FailOnRecompileLimitHit,
+                       match=r"^Hard failure due to fullgraph=True"):  # fmt: skip
+        f(lucid.ones(3))
+    assert not isinstance(dynamo.exc.FailOnRecompileLimitHit(), RuntimeError)  # as torch's
+    _same(f(lucid.ones(2)), lucid.full((2,), 2.0))  # the capture still replays
+    dynamo.config.recompile_limit = 1  # the global limit, too
+    g = lucid.compile(lambda x: x * 2, fullgraph=True)
+    g(lucid.ones(2))
+    with pytest.raises(dynamo.exc.FailOnRecompileLimitHit):
+        g(lucid.ones(3))
+
+
+def test_error_on_recompile_raises_recompile_error() -> None:
+    dynamo.config.error_on_recompile = True
+    f = lucid.compile(lambda x: x * 2)
+    _same(f(lucid.ones(2)), lucid.full((2,), 2.0))  # the first capture is no recompile
+    with pytest.raises(dynamo.exc.RecompileError, match=r"^Recompiling function <lambda> in "):
+        f(lucid.ones(3))
+    _same(f(lucid.ones(2)), lucid.full((2,), 2.0))
+
+
+def test_the_exception_classes_are_dynamos() -> None:
+    exc = dynamo.exc
+    assert Unsupported is exc.Unsupported
+    for cls in (exc.Unsupported, exc.RecompileError, exc.InvalidBackend,
+                exc.BackendCompilerFailed, exc.UserError, exc.TorchRuntimeError,
+                exc.InternalTorchDynamoError):  # fmt: skip
+        assert issubclass(cls, exc.TorchDynamoException) and issubclass(cls, RuntimeError)
+    with pytest.raises(exc.InvalidBackend, match=r"^Invalid backend: 'nope'"):
+        lucid.compile(lambda x: x, backend="nope")
+    with pytest.raises(exc.InvalidBackend):
+        compiler.set_default_backend("nope")
+    with pytest.raises(exc.Unsupported):
+        lucid.compile(lambda x: x * int(x.sum().item()), fullgraph=True)(lucid.ones(2))
+
+
+@pytest.mark.parity
+def test_torchs_exception_classes_and_words_for_the_new_options() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch._dynamo")
+    validate = torch.distributions.Distribution._validate_args
+    try:
+        for name in ("Unsupported", "RecompileError", "InvalidBackend", "UserError",
+                     "FailOnRecompileLimitHit", "TorchDynamoException"):  # fmt: skip
+            theirs = [c.__name__ for c in getattr(torch._dynamo.exc, name).__mro__]
+            ours = [c.__name__ for c in getattr(dynamo.exc, name).__mro__]
+            assert ours == theirs, name
+        f_t = torch.compile(lambda x: x * 2, backend="eager", fullgraph=True, dynamic=False,
+                            recompile_limit=1)  # fmt: skip
+        f_t(torch.ones(2))
+        with pytest.raises(torch._dynamo.exc.FailOnRecompileLimitHit) as theirs_err:
+            f_t(torch.ones(3))
+        f = lucid.compile(lambda x: x * 2, fullgraph=True, recompile_limit=1)
+        f(lucid.ones(2))
+        with pytest.raises(dynamo.exc.FailOnRecompileLimitHit) as ours_err:
+            f(lucid.ones(3))
+        assert str(ours_err.value).startswith(str(theirs_err.value))
+        with pytest.raises(torch._dynamo.exc.InvalidBackend) as t_bad:
+            torch.compile(lambda x: x, backend="nope")
+        with pytest.raises(dynamo.exc.InvalidBackend) as l_bad:
+            lucid.compile(lambda x: x, backend="nope")
+        assert str(l_bad.value).split(" see ")[0] == str(t_bad.value).split(" see ")[0]
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
+        torch._dynamo.reset()

@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from lucid._dynamo import exc
 from lucid._tensor import Tensor
 from lucid.compiler import _capture
 from lucid.compiler._api import (
@@ -38,6 +39,7 @@ __all__ = [
     "assume_constant_result",
     "config",
     "disable",
+    "exc",
     "explain",
     "graph_break",
     "hints",

@@ -22,7 +22,15 @@ from lucid._tensor import Tensor
 from lucid.amp import autocast_mode
 from lucid.autograd import grad_mode
 from lucid.compiler import _capture
-from lucid.compiler._capture import BreakReason, Program, Recorder, recording
+from lucid.compiler._capture import (
+    BreakReason,
+    FailOnRecompileLimitHit,
+    InvalidBackend,
+    Program,
+    RecompileError,
+    Recorder,
+    recording,
+)
 
 # torch._dynamo.config.recompile_limit's default: captures per compiled callable before new
 # input signatures run eagerly (``config.recompile_limit`` is read at each capture).
@@ -31,6 +39,9 @@ _MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagra
 _BACKENDS = ("inductor", "eager", "aot_eager", "cudagraphs")
 # torch.compiler.set_stance's stances
 STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile")
+# torch.compiler.set_default_backend's backend (``compile(backend=None)`` takes it) and
+# set_enable_guard_collectives' flag (``_extras``)
+_settings: dict[str, Any] = {"backend": "inductor", "guard_collectives": False}
 
 
 class _State:
@@ -68,11 +79,14 @@ class CompiledFunction:
     input signature; see :func:`compile`."""
 
     def __init__(self, fn: Callable[..., Any], *, fullgraph: bool = False,
-                 dynamic: bool | None = None, guard: Any = None) -> None:  # fmt: skip
+                 dynamic: bool | None = None, guard: Any = None, name: str | None = None,
+                 recompile_limit: int | None = None) -> None:  # fmt: skip
         self._fn = fn
         self._guard = guard
         self.fullgraph = fullgraph
         self.dynamic = dynamic
+        self.name = name
+        self.recompile_limit = recompile_limit  # None: ``config.recompile_limit``
         self._guard_modules: list[Any] | None = None  # found at the first call (a deep copy
         # makes this object while the module it copies is still half built)
         self.cache: dict[Any, Entry] = {}
@@ -118,12 +132,22 @@ class CompiledFunction:
             )
         if _state.stance == "eager_on_recompile":  # no capture now, and none kept
             return self._fn(*args, **kwargs)
+        if self.cache and config.error_on_recompile:
+            raise RecompileError(
+                f"Recompiling function {_where(self._fn)}\n    triggered by inputs "
+                f"{signature}, which no capture of this function matches"
+            )
         if self.dynamic:
             reason = ("dynamic=True: lucid captures static shapes only, so this function runs "
                       "eagerly")  # fmt: skip
             return self._eager(key, Entry(signature, None, [BreakReason(reason)]), args, kwargs)
-        limit = config.recompile_limit
+        limit = config.recompile_limit if self.recompile_limit is None else self.recompile_limit
         if len(self.cache) >= limit:
+            if self.fullgraph:
+                raise FailOnRecompileLimitHit(
+                    f"Hard failure due to fullgraph=True: recompile_limit ({limit}) reached "
+                    f"by {_where(self._fn)} with inputs {signature}"
+                )
             reason = (f"recompile_limit ({limit}) reached: input signatures after "
                       f"the first {limit} run eagerly")  # fmt: skip
             return self._eager(key, Entry(signature, None, [BreakReason(reason)]), args, kwargs)
@@ -153,12 +177,21 @@ class CompiledFunction:
         # hold this one's tensors by reference.
         fn = copy.deepcopy(self._fn, memo)
         guard = None if self._guard is None else copy.deepcopy(self._guard, memo)
-        return CompiledFunction(fn, fullgraph=self.fullgraph, dynamic=self.dynamic, guard=guard)
+        return CompiledFunction(fn, fullgraph=self.fullgraph, dynamic=self.dynamic, guard=guard,
+                                name=self.name, recompile_limit=self.recompile_limit)  # fmt: skip
 
     def reset(self) -> None:
         """Forget every capture (the next call of each signature captures again)."""
         self.cache.clear()
         self.log.clear()
+
+
+def _where(fn: Any) -> str:
+    """``fn``'s name and where its code is (``name in file:line``), as torch's recompile
+    messages name the function."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "forward", None), "__code__", None)
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    return name if code is None else f"{name} in {code.co_filename}:{code.co_firstlineno}"
 
 
 def _spec(x: Any, leaves: list[Tensor]) -> Any:
@@ -217,10 +250,14 @@ def compile(  # noqa: A001 - torch's name
     *,
     fullgraph: bool = False,
     dynamic: bool | None = None,
-    backend: str | Callable[..., Any] = "inductor",
+    backend: str | Callable[..., Any] | None = None,
     mode: str | None = None,
     options: dict[str, Any] | None = None,
+    name: str | None = None,
     disable: bool = False,
+    recompile_limit: int | None = None,
+    isolate_recompiles: bool = False,
+    shapes_spec: Any = None,
 ) -> Any:
     """``torch.compile``: a callable that runs ``model`` (a function or a Module) by
     capturing its ops on the first call for each input signature and replaying them after.
@@ -229,31 +266,53 @@ def compile(  # noqa: A001 - torch's name
     ``state_dict`` keys start with ``_orig_mod.``); a function comes back as a
     :class:`CompiledFunction`. Without ``model`` it is a decorator. ``fullgraph=True`` makes a
     graph break an error; ``dynamic=True`` runs eagerly (lucid captures static shapes);
-    ``disable=True`` returns ``model`` itself. ``backend`` and ``mode`` are checked and
-    otherwise ignored: every backend is lucid's capture and replay. See the guide,
-    "Compiling a step with lucid.compile".
+    ``disable=True`` returns ``model`` itself. ``backend`` (None: the default backend,
+    ``lucid.compiler.set_default_backend``'s) and ``mode`` are checked and otherwise ignored:
+    every backend is lucid's capture and replay. ``recompile_limit`` caps this call's captures
+    (None: ``lucid._dynamo.config.recompile_limit``); past it new input signatures run
+    eagerly, or with ``fullgraph=True`` raise ``FailOnRecompileLimitHit``. ``name`` is kept
+    as the compiled callable's ``name``. Each ``compile`` call keeps its own captures, which is
+    what ``isolate_recompiles=True`` asks torch for; ``shapes_spec`` is accepted and changes
+    nothing (lucid captures each static shape). See the guide, "Compiling a step with
+    lucid.compile".
 
     >>> import lucid
     >>> f = lucid.compile(lambda x: (x * 2).sin())
     >>> f(lucid.ones(3)).shape
     lucid.Size([3])
     """
-    _check_options(backend, mode, options)
+    if backend is None:
+        backend = _settings["backend"]
     if model is None:
 
         def decorator(fn: Any) -> Any:
+            if fn is None:
+                raise RuntimeError("Model can't be None")
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                           mode=mode, options=options, disable=disable)  # fmt: skip
+                           mode=mode, options=options, name=name, disable=disable,
+                           recompile_limit=recompile_limit,
+                           isolate_recompiles=isolate_recompiles,
+                           shapes_spec=shapes_spec)  # fmt: skip
 
+        _check_options(backend, mode, options)
         return decorator
+    _check_options(backend, mode, options)
     if not callable(model):
         raise RuntimeError(f"lucid.compile expects a callable (a function or a Module), but "
                            f"got {type(model).__name__}")  # fmt: skip
+    if recompile_limit is not None and (
+        isinstance(recompile_limit, bool) or not isinstance(recompile_limit, int)
+    ):
+        raise TypeError(
+            f"lucid.compile: recompile_limit must be an int or None, got "
+            f"{type(recompile_limit).__name__}"
+        )
     if disable:
         return model
 
     def make(fn: Callable[..., Any], guard: Any = None) -> CompiledFunction:
-        return CompiledFunction(fn, fullgraph=fullgraph, dynamic=dynamic, guard=guard)
+        return CompiledFunction(fn, fullgraph=fullgraph, dynamic=dynamic, guard=guard,
+                                name=name, recompile_limit=recompile_limit)  # fmt: skip
 
     for base, wrap in _module_types:
         if isinstance(model, base):
@@ -269,7 +328,7 @@ def _check_options(backend: Any, mode: Any, options: Any) -> None:
     if mode is not None and mode not in _MODES:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
     if isinstance(backend, str) and backend not in _BACKENDS:
-        raise RuntimeError(
+        raise InvalidBackend(
             f"Invalid backend: '{backend}', see `lucid.compiler.list_backends()` for available "
             "backends."
         )

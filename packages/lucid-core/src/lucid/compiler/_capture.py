@@ -37,8 +37,26 @@ _VALUE_READS = VALUE_READS
 _STATE_CHANGES = ("register_hook", "retain_grad", "requires_grad_")
 
 
-class Unsupported(RuntimeError):
+class TorchDynamoException(RuntimeError):
+    """The base of the compile errors (``torch._dynamo.exc.TorchDynamoException``)."""
+
+
+class Unsupported(TorchDynamoException):
     """A graph break under ``fullgraph=True`` (``torch._dynamo.exc.Unsupported``)."""
+
+
+class RecompileError(TorchDynamoException):
+    """A capture after the first with ``config.error_on_recompile`` set
+    (``torch._dynamo.exc.RecompileError``)."""
+
+
+class InvalidBackend(TorchDynamoException):
+    """A ``backend=`` name no compile accepts (``torch._dynamo.exc.InvalidBackend``)."""
+
+
+class FailOnRecompileLimitHit(Exception):  # noqa: N818 - torch's name
+    """``fullgraph=True`` and the recompile limit reached
+    (``torch._dynamo.exc.FailOnRecompileLimitHit``; an ``Exception``, as torch's)."""
 
 
 @dataclass

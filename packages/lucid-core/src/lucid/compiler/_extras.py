@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lucid._tensor import Tensor
-from lucid.compiler._api import _BACKENDS, is_compiling
-
-_settings: dict[str, Any] = {"backend": "inductor", "guard_collectives": False}
+from lucid.compiler._api import _BACKENDS, _settings, is_compiling
+from lucid.compiler._capture import InvalidBackend
 
 
 @dataclass
@@ -110,7 +109,7 @@ def set_default_backend(backend: str | Callable[..., Any] | None) -> None:
             f"custom backend; use one of {', '.join(_BACKENDS)}"
         )
     if backend not in _BACKENDS:
-        raise RuntimeError(
+        raise InvalidBackend(
             f"Invalid backend: '{backend}', see `lucid.compiler.list_backends()` for available "
             "backends."
         )
