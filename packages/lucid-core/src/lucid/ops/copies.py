@@ -1,7 +1,7 @@
 """torch's ``*_copy`` ops: each view op's result as a new tensor with its own storage.
 
 torch keeps them for code that must not alias (functionalization, export). Each is the view
-followed by ``clone``, so gradients are the view's. The sparse ones (``indices_copy``,
+followed by a row-major copy, so gradients are the view's. The sparse ones (``indices_copy``,
 ``values_copy``, ``crow_indices_copy``, ...) need a sparse layout, which lucid does not have.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from lucid._memory_format import contiguous_format
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
@@ -18,12 +19,12 @@ from lucid.ops.complex import view_as_complex, view_as_real
 from lucid.ops.join import split, unbind
 from lucid.ops.movement import diagonal
 from lucid.ops.shape import (
-    clone,
     expand,
     narrow,
     permute,
     squeeze,
     t,
+    to_memory_format,
     transpose,
     unfold,
     unsqueeze,
@@ -60,25 +61,33 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
     __all__ = OPS.names
 
 
+def _fresh(x: Tensor) -> Tensor:
+    """A row-major copy of ``t``: torch's ``*_copy`` ops return contiguous tensors (a clone
+    keeps a transposed or expanded view's layout, so ``permute_copy``'s array was not
+    row-major while lucid reported it contiguous: its ``view`` then copied instead of
+    sharing storage)."""
+    return to_memory_format(x, contiguous_format)
+
+
 def alias_copy(input: Tensor) -> Tensor:  # noqa: A002
     """A copy of ``input`` (``torch.alias_copy``: the copy form of ``torch.alias``)."""
-    return clone(input)
+    return _fresh(input)
 
 
 def detach_copy(input: Tensor) -> Tensor:  # noqa: A002
     """A copy of ``input`` cut from the graph (``torch.detach_copy``)."""
-    return clone(input.detach())
+    return _fresh(input.detach())
 
 
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
     """``diagonal(...)`` as a new tensor (``torch.diagonal_copy``)."""
-    return clone(diagonal(input, offset, dim1, dim2))
+    return _fresh(diagonal(input, offset, dim1, dim2))
 
 
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:  # noqa: A002
     """``expand(size)`` as a new tensor (``torch.expand_copy``; ``implicit`` is for tracing and
     changes nothing)."""
-    return clone(expand(input, *size))
+    return _fresh(expand(input, *size))
 
 
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # noqa: A002
@@ -89,17 +98,17 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # 
             "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. "
             f"(narrow_copy(): dim {dim} is out of range for a {input.ndim}-dimensional tensor)"
         )
-    return clone(narrow(input, dim, start, length))
+    return _fresh(narrow(input, dim, start, length))
 
 
 def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:  # noqa: A002
     """``permute(dims)`` as a new tensor (``torch.permute_copy``)."""
-    return clone(permute(input, *dims))
+    return _fresh(permute(input, *dims))
 
 
 def select_copy(input: Tensor, dim: int, index: int) -> Tensor:  # noqa: A002
     """``select(dim, index)`` as a new tensor (``torch.select_copy``)."""
-    return clone(select(input, dim, index))
+    return _fresh(select(input, dim, index))
 
 
 def slice_copy(
@@ -113,12 +122,12 @@ def slice_copy(
     if step <= 0:
         raise RuntimeError(f"slice step must be positive, got {step}")
     d = normalize_dim(dim, input.ndim)
-    return clone(input[(slice(None),) * d + (slice(start, end, step),)])
+    return _fresh(input[(slice(None),) * d + (slice(start, end, step),)])
 
 
 def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``split(split_size, dim)``, each piece a new tensor (``torch.split_copy``)."""
-    return tuple(clone(p) for p in split(input, split_size, dim))
+    return tuple(_fresh(p) for p in split(input, split_size, dim))
 
 
 def split_with_sizes_copy(
@@ -127,49 +136,49 @@ def split_with_sizes_copy(
     dim: int = 0,
 ) -> tuple[Tensor, ...]:
     """``split_with_sizes(...)``, each piece a new tensor (``torch.split_with_sizes_copy``)."""
-    return tuple(clone(p) for p in split(input, [int(s) for s in split_sizes], dim))
+    return tuple(_fresh(p) for p in split(input, [int(s) for s in split_sizes], dim))
 
 
 def squeeze_copy(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """``squeeze(dim)`` as a new tensor (``torch.squeeze_copy``)."""
-    return clone(squeeze(input, dim))
+    return _fresh(squeeze(input, dim))
 
 
 def t_copy(input: Tensor) -> Tensor:  # noqa: A002
     """``t()`` as a new tensor (``torch.t_copy``)."""
-    return clone(t(input))
+    return _fresh(t(input))
 
 
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:  # noqa: A002
     """``transpose(dim0, dim1)`` as a new tensor (``torch.transpose_copy``)."""
-    return clone(transpose(input, dim0, dim1))
+    return _fresh(transpose(input, dim0, dim1))
 
 
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """``unbind(dim)``, each slice a new tensor (``torch.unbind_copy``)."""
-    return tuple(clone(p) for p in unbind(input, dim))
+    return tuple(_fresh(p) for p in unbind(input, dim))
 
 
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:  # noqa: A002
     """``unfold(dimension, size, step)`` as a new tensor (``torch.unfold_copy``)."""
-    return clone(unfold(input, dimension, size, step))
+    return _fresh(unfold(input, dimension, size, step))
 
 
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:  # noqa: A002
     """``unsqueeze(dim)`` as a new tensor (``torch.unsqueeze_copy``)."""
-    return clone(unsqueeze(input, dim))
+    return _fresh(unsqueeze(input, dim))
 
 
 def view_copy(input: Tensor, size: Any) -> Tensor:  # noqa: A002
     """``view(size)`` (a shape or a dtype) as a new tensor (``torch.view_copy``)."""
-    return clone(view(input, size))
+    return _fresh(view(input, size))
 
 
 def view_as_real_copy(input: Tensor) -> Tensor:  # noqa: A002
     """``view_as_real(input)`` as a new tensor (``torch.view_as_real_copy``)."""
-    return clone(view_as_real(input))
+    return _fresh(view_as_real(input))
 
 
 def view_as_complex_copy(input: Tensor) -> Tensor:  # noqa: A002
     """``view_as_complex(input)`` as a new tensor (``torch.view_as_complex_copy``)."""
-    return clone(view_as_complex(input))
+    return _fresh(view_as_complex(input))

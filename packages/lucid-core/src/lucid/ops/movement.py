@@ -29,12 +29,13 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 
 
 class Flip(Function):
-    is_view = True
+    """torch's flip copies (NumPy's ``flip`` is a view: a write into the result would change
+    the input, and lucid gave that view out until 7 December 2026)."""
 
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...]) -> Any:
         ctx.dims = dims
-        return ctx.xp.flip(a, axis=dims)
+        return ctx.backend.copy(ctx.xp.flip(a, axis=dims))
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:

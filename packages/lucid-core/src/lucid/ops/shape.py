@@ -9,7 +9,7 @@ import numpy as np
 
 from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
-from lucid.autograd.function import Function, unrecorded, unrecorded_view
+from lucid.autograd.function import Function, ops_watched, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, shape_arg
 from lucid.ops.indexing import index_select
@@ -65,6 +65,14 @@ class Reshape(Function):
     def write_back(self, base: Any, value: Any) -> Any:
         return self.xp.reshape(value, self.in_shape)
 
+    def rebase(self, base: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """After this view of ``base`` was changed in place to ``value``: the base's new value
+        (``value`` in the base's shape: the view covers all of it) and the view taken again
+        from it, so that the base's later uses differentiate through the change, as torch's
+        CopySlices (``y.view(-1).mul_(2)`` then ``y`` used: its gradient was missing the 2)."""
+        new_base = Reshape.apply(value, self.in_shape)
+        return new_base, Reshape.apply(new_base, value.shape)
+
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
         return g.reshape(ctx.in_shape), None
@@ -87,6 +95,11 @@ class Permute(Function):
 
     def write_back(self, base: Any, value: Any) -> Any:
         return self.xp.transpose(value, _inverse(self.dims))
+
+    def rebase(self, base: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """:meth:`Reshape.rebase` for a permuted view (it covers all of the base too)."""
+        new_base = Permute.apply(value, _inverse(self.dims))
+        return new_base, Permute.apply(new_base, self.dims)
 
 
 def _inverse(dims: tuple[int, ...]) -> tuple[int, ...]:
@@ -181,9 +194,31 @@ def _reshape_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     """``Reshape`` of ``a`` to a checked ``shape``; where nothing records, Reshape's own call
     without its Function call (per-op cost of generation's views, docs/performance.md)."""
     arr = a._data
-    if type(arr) is np.ndarray and unrecorded(a):
-        return unrecorded_view(a, arr.reshape(shape))
+    if type(arr) is np.ndarray:
+        if not arr.flags.c_contiguous and a._base is None and not _memory_format._marked:
+            arr = _row_major_for_views(a, arr, shape)
+        if unrecorded(a):
+            return unrecorded_view(a, arr.reshape(shape))
     return Reshape.apply(a, shape)
+
+
+def _row_major_for_views(a: Tensor, arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a``'s array, made row-major in place of the old one where NumPy could not reshape it
+    as a view. ``a`` is an op's result that lucid reports contiguous, as torch's is (a
+    convolution's result is a transposed view of its NHWC product; an elementwise op keeps its
+    input's order): torch's ``view``/``reshape`` of it shares its storage, NumPy's ``reshape``
+    of such an array copies, and writes through the "view" were lost. The values do not
+    change (no version bump); NumPy's own copy becomes ``a``'s storage, so it costs nothing
+    more than the copy the reshape made. Not while ops are observed (a ``lucid.compile``
+    capture keeps the arrays it has seen)."""
+    if ops_watched() or arr.size <= 1:
+        return arr
+    out = arr.reshape(shape)
+    if np.may_share_memory(out, arr):
+        return arr  # NumPy's reshape is a view already
+    row_major = out.reshape(arr.shape)
+    a._data = row_major
+    return row_major
 
 
 def view(a: Tensor, size: Any = None, *sizes: Any, dtype: Any = None) -> Tensor:
