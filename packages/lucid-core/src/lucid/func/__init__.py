@@ -1,5 +1,6 @@
 """Function transforms (``torch.func``): ``grad``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``,
-``hessian``, ``linearize``, ``vmap``, ``functional_call``, ``stack_module_state``.
+``hessian``, ``linearize``, ``vmap``, ``functional_call``, ``stack_module_state``, einops-style
+``rearrange`` and ``debug_unwrap``.
 
 They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`` and
 ``jvp(grad(f))`` second derivatives) and work on every backend. How lucid computes them:
@@ -17,6 +18,8 @@ They compose (``vmap(grad(f))`` gives per-sample gradients, ``jacrev(jacrev(f))`
 
 from __future__ import annotations
 
+from lucid.func._debug import debug_unwrap
+from lucid.func._einops import rearrange
 from lucid.func._functional_call import (
     functional_call,
     functionalize,
@@ -36,6 +39,7 @@ from lucid.func._transforms import (
 from lucid.func._vmap import vmap
 
 __all__ = [
+    "debug_unwrap",
     "functional_call",
     "functionalize",
     "grad",
@@ -45,6 +49,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "rearrange",
     "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",

@@ -18,29 +18,41 @@ graph, with the arrays evaluated where a value is read.
 
 The timing wraps ``Function.apply`` and the autograd engine's backward call while a profiler
 records, and only then: with no profiler there is nothing in an op's path.
+
+:class:`ExecutionTraceObserver` records an execution trace instead of timings: every op run
+between its ``start()`` and ``stop()`` (forward ops, autograd nodes and the ops of their
+backward formulas, :class:`record_function` ranges) as a node of a Chakra execution-trace JSON
+file (torch's format: ``schema``, ``pid``, ``time``, ``start_ts``, ``nodes``, ``finish_ts``),
+with its parent node, inputs and outputs (values, shapes, types, strides). Pass one to
+``profile(execution_trace_observer=...)`` to record the profiler's recording windows.
 """
 
 from __future__ import annotations
 
+import abc
 import enum
 import functools
 import gzip
 import json
 import os
 import socket
+import tempfile
 import threading
 import time
 import traceback
+import warnings
+import weakref
 from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 
 from lucid._tensor import Tensor
 from lucid.autograd import engine
-from lucid.autograd.function import Function
+from lucid.autograd.function import Function, observe_ops
 
 __all__ = [
     "EventList",
+    "ExecutionTraceObserver",
     "FunctionEvent",
     "FunctionEventAvg",
     "ProfilerAction",
@@ -444,15 +456,20 @@ def _profiled_apply(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 def _profiled_call_backward(node: Any, grads: list[Any]) -> tuple[Any, ...]:
     rec = _recorder
-    if rec is None:
+    traces = tuple(_et_running)
+    if rec is None and not traces:
         return _original_call_backward(node, grads)
-    ev = rec.begin(node.name, tuple(grads))
+    ev = None if rec is None else rec.begin(node.name, tuple(grads))
+    marks = [et._begin(node.name, tuple(grads)) for et in traces]
     result = None
     try:
         result = _original_call_backward(node, grads)
         return result
     finally:
-        rec.end(ev, result)
+        for et, mark in zip(traces, marks):
+            et._end(mark, result)
+        if rec is not None and ev is not None:
+            rec.end(ev, result)
 
 
 def _install(rec: _Recorder | None) -> None:
@@ -462,7 +479,13 @@ def _install(rec: _Recorder | None) -> None:
     apply = _original_apply if rec is None else classmethod(_profiled_apply)
     for attr in ("apply", "apply_multi"):
         setattr(Function, attr, apply)
-    engine._call_backward = _original_call_backward if rec is None else _profiled_call_backward
+    _route_backward()
+
+
+def _route_backward() -> None:
+    """The engine's backward call: through the timers / execution traces while any records."""
+    watched = _recorder is not None or bool(_et_running)
+    engine._call_backward = _profiled_call_backward if watched else _original_call_backward
 
 
 class record_function:
@@ -479,15 +502,21 @@ class record_function:
         self.name, self.args = name, args
         self._ev: FunctionEvent | None = None
         self._rec: _Recorder | None = None
+        self._marks: list[tuple[ExecutionTraceObserver, Any]] = []
 
     def __enter__(self) -> record_function:
         self._rec = _recorder
         if self._rec is not None:
             self._ev = self._rec.begin(self.name, user=True)
+        if _et_running:
+            self._marks = [(et, et._begin(self.name, ())) for et in tuple(_et_running)]
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
+        for et, mark in self._marks:
+            et._end(mark, None)
+        self._marks = []
         if self._rec is not None and self._ev is not None:
             self._rec.end(self._ev)
         self._ev = self._rec = None
@@ -507,7 +536,10 @@ class profile:
     ``schedule`` (see :func:`schedule`) picks the steps to record, counted by :meth:`step`;
     ``on_trace_ready(prof)`` runs at the end of each recorded window (and at exit); without a
     schedule everything between enter and exit is recorded. ``activities`` is accepted as in
-    torch; lucid records the CPU.
+    torch; lucid records the CPU. An ``execution_trace_observer`` (an
+    :class:`ExecutionTraceObserver` with its file registered) records the ops of every recording
+    window, and is finalized (its file written) when the ``with`` block exits; without one, the
+    environment variable ``ENABLE_PYTORCH_EXECUTION_TRACE=1`` makes one writing a temporary file.
 
     >>> with profile(record_shapes=True) as prof:
     ...     (lucid.ones(2, 3) * 2).sum().item()
@@ -534,6 +566,9 @@ class profile:
         self._rec: _Recorder | None = None
         self._finished: list[FunctionEvent] = []
         self._step_rec: record_function | None = None
+        self.execution_trace_observer = (
+            execution_trace_observer or ExecutionTraceObserver.build_execution_trace_obs_from_env()
+        )
 
     def __enter__(self) -> profile:
         self.start()
@@ -542,6 +577,8 @@ class profile:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:  # fmt: skip
         self.stop()
+        if self.execution_trace_observer:
+            self.execution_trace_observer.cleanup()
 
     def start(self) -> None:
         """Begin profiling (as entering the ``with`` block)."""
@@ -573,6 +610,8 @@ class profile:
         if now in recording and self._rec is None:
             self._rec = _Recorder(self.record_shapes, self.profile_memory, self.with_stack)
             _install(self._rec)
+            if self.execution_trace_observer:
+                self.execution_trace_observer.start()
         if now in recording and self._scheduled:
             self._step_rec = record_function(f"ProfilerStep#{self.step_num}")
             self._step_rec.__enter__()
@@ -587,6 +626,8 @@ class profile:
         if rec is None:
             return
         self._rec = None
+        if self.execution_trace_observer:
+            self.execution_trace_observer.stop()
         _install(None)
         events = sorted(rec.events, key=lambda e: (e.start_us, e.id))
         self._finished = (self._finished + events) if self.acc_events else events
@@ -627,3 +668,412 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
         prof.export_chrome_trace(os.path.join(dir_name, name + (".gz" if use_gzip else "")))
 
     return handler
+
+
+# -- execution traces ---------------------------------------------------------------------------
+
+_ET_SCHEMA = "1.1.1-chakra.0.0.4"  # torch 2.x's execution-trace schema version
+_ET_PROCESS = "[pytorch|profiler|execution_trace|process]"  # the root nodes Chakra's tools expect
+_ET_THREAD = "[pytorch|profiler|execution_trace|thread]"
+
+# The C++ names torch's traces give element types (``Tensor(float)``), by lucid dtype name.
+_ET_CTYPES = {
+    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}  # fmt: skip
+
+# The observers capturing now, in start order; every op goes to each of them.
+_et_running: list[ExecutionTraceObserver] = []
+_et_block: Any = None  # the ``observe_ops`` block open while any observer captures
+
+
+def _et_observe(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
+    for et in tuple(_et_running):
+        et._op(cls, args, kwargs, result)
+
+
+def _et_sync() -> None:
+    """Open the ``observe_ops`` block while an observer captures, close it when none does."""
+    global _et_block
+    if _et_running and _et_block is None:
+        block = observe_ops(_et_observe)
+        block.__enter__()
+        _et_block = block
+    elif not _et_running and _et_block is not None:
+        block, _et_block = _et_block, None
+        block.__exit__(None, None, None)
+    _route_backward()
+
+
+class _ITraceObserver(abc.ABC):
+    """What ``profile(execution_trace_observer=...)`` calls: ``start``, ``stop``, ``cleanup``."""
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Begin capturing."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop capturing."""
+
+    @abc.abstractmethod
+    def cleanup(self) -> None:
+        """Finalize the outputs."""
+
+
+class ExecutionTraceObserver(_ITraceObserver):
+    """Record an execution trace (``torch.profiler.ExecutionTraceObserver``): the ops run
+    between :meth:`start` and :meth:`stop`, written as Chakra execution-trace JSON.
+
+    :meth:`register_callback` names the output file (``.gz`` compresses it); :meth:`start` and
+    :meth:`stop` choose what is recorded (several windows go into one file);
+    :meth:`unregister_callback` (or :meth:`cleanup`, or the observer's deletion) writes the
+    file, atomically (a temporary file in the same folder, renamed over the path).
+
+    Each node has torch's fields: ``id``, ``name`` (``lucid::<Op>`` for an op, the autograd
+    node's name such as ``MulBackward0`` for a backward step, a :class:`record_function`'s
+    name), ``ctrl_deps`` (the enclosing node: a backward step or range, else the thread's
+    node), ``inputs`` and ``outputs`` (``values``, ``shapes``, ``types``, ``strides``; a tensor's
+    value is ``[tensor id, storage id, offset, numel, itemsize, device]``) and ``attrs``.
+
+    >>> et = ExecutionTraceObserver().register_callback("trace.json")  # doctest: +SKIP
+    >>> et.start(); y = lucid.ones(2, 3).exp().sum(); et.stop()  # doctest: +SKIP
+    >>> et.unregister_callback()  # writes trace.json  # doctest: +SKIP
+    """
+
+    def __init__(self) -> None:
+        self._registered = False
+        self._execution_trace_running = False
+        self.extra_resources_collection = False
+        self.resources_dir: str = ""
+        self.output_file_path: str = ""
+        self.output_file_path_observer: str = ""
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._reset_trace()
+
+    def __del__(self) -> None:
+        try:
+            self.unregister_callback()
+        except Exception:  # noqa: BLE001 - nothing to report to at interpreter teardown
+            pass
+
+    # -- construction helpers (torch's) ---------------------------------------------------------
+    @staticmethod
+    def build_execution_trace_obs_from_env() -> ExecutionTraceObserver | None:
+        """An observer writing a temporary ``.et.json`` file if the environment variable
+        ``ENABLE_PYTORCH_EXECUTION_TRACE`` is ``1`` (``ENABLE_PYTORCH_EXECUTION_TRACE_EXTRAS=1``
+        also sets extra resource collection), else None."""
+        if os.environ.get("ENABLE_PYTORCH_EXECUTION_TRACE", "0") != "1":
+            return None
+        try:
+            with tempfile.NamedTemporaryFile("w+t", suffix=".et.json", delete=False) as fp:
+                filename = fp.name
+        except Exception as e:  # noqa: BLE001 - torch's: warn and record nothing
+            warnings.warn(
+                "Execution trace will not be recorded. Exception on creating default temporary "
+                f"file: {e}",
+                stacklevel=2,
+            )
+            return None
+        et = ExecutionTraceObserver()
+        et.register_callback(filename)
+        extras = os.environ.get("ENABLE_PYTORCH_EXECUTION_TRACE_EXTRAS", "0") == "1"
+        et.set_extra_resource_collection(extras)
+        return et
+
+    def set_extra_resource_collection(self, val: bool) -> None:
+        """Collect extra resources next to the trace (torch: generated kernels, index data;
+        lucid generates none, so the folder stays empty)."""
+        self.extra_resources_collection = val
+        if self.extra_resources_collection:
+            self.get_resources_dir(can_create=True)
+
+    def get_resources_dir(self, can_create: bool = False) -> str | None:
+        """The ``<trace name>_resources`` folder beside the trace, where extra resource
+        collection is on (created if ``can_create``), else None."""
+        if not self.extra_resources_collection:
+            return None
+        if self.resources_dir:
+            return self.resources_dir
+        generated = ExecutionTraceObserver.get_resources_dir_for_et_path(
+            self.output_file_path, create_dir=can_create
+        )
+        if not generated:
+            return None
+        self.resources_dir = generated
+        return self.resources_dir
+
+    @staticmethod
+    def get_resources_dir_for_et_path(trace_path: str, create_dir: bool = False) -> str | None:
+        """``<folder>/<trace name without extension>_resources`` if it exists (or is created),
+        else None."""
+        work_dir, file_name = os.path.split(trace_path)
+        resource_dir = os.path.join(work_dir, os.path.splitext(file_name)[0] + "_resources")
+        if not os.path.exists(resource_dir):
+            if not create_dir:
+                return None
+            try:
+                os.mkdir(resource_dir)
+            except Exception:  # noqa: BLE001 - torch's: warn, no folder
+                warnings.warn(
+                    f"Execution trace exception when creating {resource_dir}", stacklevel=2
+                )
+                return None
+        return resource_dir
+
+    # -- registration ---------------------------------------------------------------------------
+    def register_callback(self, output_file_path: str) -> ExecutionTraceObserver:
+        """Register the observer, writing to ``output_file_path`` (``.gz``: gzip-compressed).
+        A second call before :meth:`unregister_callback` changes nothing. Returns ``self``.
+
+        Raises ``TypeError`` for a path that is not a string, ``FileNotFoundError``,
+        ``NotADirectoryError``, ``IsADirectoryError`` or ``PermissionError`` where the file
+        could not be written, before anything is recorded."""
+        if self._registered:
+            return self
+        path = _check_trace_path(output_file_path)
+        self.output_file_path = path
+        self.output_file_path_observer = path
+        self._reset_trace()
+        self._registered = True
+        return self
+
+    def unregister_callback(self) -> None:
+        """Stop capturing and write the trace file (nothing if not registered)."""
+        if not self._registered:
+            return
+        self.stop()
+        self._registered = False
+        self._write(self.output_file_path)
+
+    @property
+    def is_registered(self) -> bool:
+        """Whether a file is registered (between register and unregister)."""
+        return self._registered
+
+    def is_running(self) -> bool:
+        """Whether ops are being captured (between start and stop)."""
+        return self._execution_trace_running
+
+    def start(self) -> None:
+        """Start capturing (registered observers only; a running one keeps running)."""
+        if self._registered and not self._execution_trace_running:
+            self._execution_trace_running = True
+            _et_running.append(self)
+            _et_sync()
+
+    def stop(self) -> None:
+        """Stop capturing."""
+        if self._execution_trace_running:
+            self._execution_trace_running = False
+            if self in _et_running:
+                _et_running.remove(self)
+            _et_sync()
+
+    def cleanup(self) -> None:
+        """Finalize the output (:meth:`unregister_callback`)."""
+        self.unregister_callback()
+
+    def get_output_file_path(self) -> str | None:
+        """The registered output path, or None."""
+        return self.output_file_path or None
+
+    # -- recording ------------------------------------------------------------------------------
+    def _reset_trace(self) -> None:
+        self._nodes: list[dict[str, Any]] = []
+        self._next_id = 2  # 1 is the process node
+        self._rf_id = 0
+        self._threads: dict[int, tuple[int, int]] = {}  # ident -> (thread node id, index)
+        self._tensors: dict[int, tuple[Any, int]] = {}  # id(obj) -> (weak reference, ET id)
+        self._pid = os.getpid()
+        self._time = time.strftime("%Y-%m-%d %X")
+        self._start_ts = time.monotonic_ns() // 1_000_000
+
+    def _new_id(self) -> int:
+        nid = self._next_id
+        self._next_id += 1
+        return nid
+
+    def _thread(self) -> tuple[int, int]:
+        """This thread's node id and index (its node added the first time)."""
+        ident = threading.get_ident()
+        got = self._threads.get(ident)
+        if got is None:
+            got = (self._new_id(), len(self._threads) + 1)
+            self._threads[ident] = got
+            self._nodes.append(_et_node(got[0], _ET_THREAD, 1, _et_io([]), _et_io([]),
+                                        0, got[1], "", scope=7))  # fmt: skip
+        return got
+
+    def _stack(self) -> list[int]:
+        stack: list[int] | None = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = []
+            self._local.stack = stack
+        return stack
+
+    def _begin(self, name: str, inputs: tuple[Any, ...]) -> Any:
+        """Open a node that encloses others (a backward step, a range): its id and details."""
+        with self._lock:
+            tnode, tindex = self._thread()
+            stack = self._stack()
+            parent = stack[-1] if stack else tnode
+            nid = self._new_id()
+            self._rf_id += 1
+            ins = _et_io([self._value(a) for a in inputs])
+            mark = (nid, name, parent, ins, self._rf_id, tindex)
+            stack.append(nid)
+        return mark
+
+    def _end(self, mark: Any, result: Any) -> None:
+        nid, name, parent, ins, rf_id, tindex = mark
+        with self._lock:
+            stack = self._stack()
+            if stack and stack[-1] == nid:
+                stack.pop()
+            outs = _et_io([] if result is None else [self._value(r) for r in _as_seq(result)])
+            self._nodes.append(_et_node(nid, name, parent, ins, outs, rf_id, tindex, ""))
+
+    def _op(self, cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> None:
+        """One ``Function.apply``: a node under the enclosing one."""
+        name = "lucid::" + cls.__name__
+        with self._lock:
+            tnode, tindex = self._thread()
+            stack = self._stack()
+            parent = stack[-1] if stack else tnode
+            nid = self._new_id()
+            self._rf_id += 1
+            ins = _et_io([self._value(a) for a in (*args, *kwargs.values())])
+            outs = _et_io([self._value(r) for r in _as_seq(result)])
+            types = list(ins["types"][: len(args)])
+            schema = f"{name}({', '.join(types)}"
+            if kwargs:
+                schema += (", " if args else "") + "*, " + ", ".join(kwargs)
+            schema += ")"
+            self._nodes.append(_et_node(nid, name, parent, ins, outs, self._rf_id, tindex, schema))
+
+    def _object_id(self, obj: Any) -> int:
+        """A trace-wide id for ``obj`` (a Tensor or its storage's owner) while it lives."""
+        key = id(obj)
+        got = self._tensors.get(key)
+        if got is not None and got[0]() is obj:
+            return int(got[1])
+        nid = self._new_id()
+        try:
+            ref: Any = weakref.ref(obj)
+        except TypeError:  # not weakly referable: keep it alive while the trace is open
+
+            def ref(obj: Any = obj) -> Any:
+                return obj
+
+        self._tensors[key] = (ref, nid)
+        return nid
+
+    def _value(self, v: Any) -> tuple[Any, Any, str, Any]:
+        """(value, shape, type, strides) of one input or output, as torch's traces write it."""
+        if isinstance(v, Tensor):
+            base = v._base if v._base is not None else v
+            tid, sid = self._object_id(v), self._object_id(base)
+            dt = str(v.dtype).replace("lucid.", "")
+            try:
+                strides: list[int] = list(v.stride())
+            except Exception:  # noqa: BLE001 - a layout without strides (a batched view)
+                strides = []
+            numel = v.numel()
+            value = [tid, sid, 0, numel, v.element_size(), str(v.device)]
+            return value, list(v.shape), f"Tensor({_ET_CTYPES.get(dt, dt)})", strides
+        if v is None:
+            return "<None>", [], "None", []
+        if isinstance(v, bool):
+            return v, [], "Bool", []
+        if isinstance(v, int):
+            return v, [], "Int", []
+        if isinstance(v, float):
+            return v, [], "Double", []
+        if isinstance(v, complex):
+            return [v.real, v.imag], [], "ComplexDouble", []
+        if isinstance(v, str):
+            return v, [], "String", []
+        if isinstance(v, (list, tuple)):
+            parts = [self._value(x) for x in v]
+            kinds = ",".join(p[2] for p in parts)
+            return ([p[0] for p in parts], [p[1] for p in parts], f"GenericList[{kinds}]",
+                    [p[3] for p in parts])  # fmt: skip
+        return str(v), [], type(v).__name__, []
+
+    def _write(self, path: str) -> None:
+        """Write the trace to ``path`` atomically (a temporary file renamed over it)."""
+        with self._lock:
+            nodes = list(self._nodes)
+            nodes.append(_et_node(1, _ET_PROCESS, 1, _et_io([]), _et_io([]), 0, 0, "", scope=7))
+            trace = {
+                "schema": _ET_SCHEMA, "pid": self._pid, "time": self._time,
+                "start_ts": self._start_ts, "nodes": nodes,
+                "finish_ts": time.monotonic_ns() // 1_000_000,
+            }  # fmt: skip
+            self._tensors = {}
+        data = json.dumps(trace).encode()
+        if path.endswith(".gz"):
+            data = gzip.compress(data)
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                                       dir=folder)  # fmt: skip
+        except OSError as e:
+            raise type(e)(e.errno, f"ExecutionTraceObserver: cannot write the execution trace "
+                          f"to {path!r}: {e.strerror}") from e  # fmt: skip
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
+
+
+def _as_seq(result: Any) -> tuple[Any, ...]:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
+def _et_io(values: list[tuple[Any, Any, str, Any]]) -> dict[str, list[Any]]:
+    return {"values": [v[0] for v in values], "shapes": [v[1] for v in values],
+            "types": [v[2] for v in values], "strides": [v[3] for v in values]}  # fmt: skip
+
+
+def _et_node(nid: int, name: str, parent: int, ins: dict[str, Any], outs: dict[str, Any],
+             rf_id: int, tid: int, schema: str, scope: int = 0) -> dict[str, Any]:  # fmt: skip
+    attrs = [("rf_id", "uint64", rf_id), ("fw_parent", "uint64", 0), ("seq_id", "int64", -1),
+             ("scope", "uint64", scope), ("tid", "uint64", tid), ("fw_tid", "uint64", 0),
+             ("op_schema", "string", schema), ("kernel_backend", "string", ""),
+             ("kernel_file", "string", ""), ("tensor_range", "string", "")]  # fmt: skip
+    return {"id": nid, "name": name, "ctrl_deps": parent, "inputs": ins, "outputs": outs,
+            "attrs": [{"name": n, "type": t, "value": v} for n, t, v in attrs]}  # fmt: skip
+
+
+def _check_trace_path(output_file_path: Any) -> str:
+    """``output_file_path`` as a str, if a file can be written there; a clear error if not."""
+    if not isinstance(output_file_path, (str, os.PathLike)):
+        raise TypeError(
+            "ExecutionTraceObserver.register_callback: output_file_path must be a str or "
+            f"os.PathLike, got {type(output_file_path).__name__}"
+        )
+    path = os.fspath(output_file_path)
+    if not isinstance(path, str) or not path:
+        raise ValueError(
+            f"ExecutionTraceObserver.register_callback: invalid output file path {path!r}"
+        )
+    where = f"ExecutionTraceObserver: cannot write the execution trace to {path!r}"
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{where}: it is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(folder):
+        raise FileNotFoundError(f"{where}: the directory {folder!r} does not exist")
+    if not os.path.isdir(folder):
+        raise NotADirectoryError(f"{where}: {folder!r} is not a directory")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PermissionError(f"{where}: the directory {folder!r} is not writable")
+    return path
