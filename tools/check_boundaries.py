@@ -7,7 +7,8 @@ Reads every package's `src/` with `ast` (nothing is imported or installed) and c
    no package ships;
 2. no module imports a private module or name (`lucid._x`, `lucid.backends._blas`: any dotted
    part that starts with `_`) shipped by another distribution; within one distribution private
-   imports are fine;
+   imports are fine, and so are the modules named after torch's that programs import by their
+   `_` names (`TORCH_NAMED_PUBLIC`: `lucid.utils._pytree`);
 3. the namespace `__init__.py` files of lucid-core (`lucid/`, `lucid/backends/`, `lucid/utils/`)
    import only what lucid-core ships, and only lucid-core ships them;
 4. sibling dependencies are version ranges, never paths or URLs;
@@ -297,8 +298,17 @@ def check_file(
             )
 
 
+# Modules named after a torch module whose name starts with `_` but which programs import
+# by that name (`torch.utils._pytree`): lucid keeps their API as stable as a public one, so
+# sibling packages may import them.
+TORCH_NAMED_PUBLIC = frozenset({"lucid.utils._pytree"})
+
+
 def is_private(module: str) -> bool:
-    """Whether a dotted path has a `_`-prefixed part (dunders such as `__version__` are public)."""
+    """Whether a dotted path has a `_`-prefixed part (dunders such as `__version__` are public),
+    outside `TORCH_NAMED_PUBLIC`."""
+    if module in TORCH_NAMED_PUBLIC or module.rsplit(".", 1)[0] in TORCH_NAMED_PUBLIC:
+        return False
     return any(p.startswith("_") and not p.endswith("__") for p in module.split("."))
 
 

@@ -1,6 +1,13 @@
-"""The exporter's errors (``torch.onnx.errors``'s names)."""
+"""The exporter's errors and warning (``torch.onnx.errors``'s names)."""
 
 from __future__ import annotations
+
+__all__ = ["OnnxExporterError", "OnnxExporterWarning", "UnsupportedOperatorError"]
+
+
+class OnnxExporterWarning(UserWarning):
+    """Warnings of the exporter (``ONNXProgram.apply_weights`` naming a weight the model
+    lacks)."""
 
 
 class OnnxExporterError(RuntimeError):
