@@ -152,3 +152,18 @@ def test_in_place_change_of_a_two_step_view_reaches_the_bases_gradient(torch: An
         (y * y).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.clone(memory_format=lucid.contiguous_format),
+        lambda t: lucid.alias_copy(t),
+        lambda t: lucid.permute_copy(t, []),
+        lambda t: lucid.squeeze_copy(t.reshape(1, 1)),
+    ],
+)
+def test_zero_dim_copies_stay_zero_dim(make: Callable[[Any], Any]) -> None:
+    # NumPy's ascontiguousarray makes a 0-d array 1-d; clone(memory_format=...) gave [1]
+    out = make(lucid.tensor(2.5))
+    assert out.shape == () and float(out) == 2.5

@@ -151,8 +151,8 @@ def channels_last_format_of(ndim: int) -> memory_format | None:
 def to_layout(xp: Any, arr: Any, fmt: memory_format) -> Any:
     """``arr`` (a strided array) re-laid-out densely in ``fmt``, same values and shape."""
     perm = _PERM.get(fmt)
-    if perm is None:
-        return xp.ascontiguousarray(arr)
+    if perm is None:  # (NumPy's ascontiguousarray makes a 0-d array 1-d)
+        return arr if len(arr.shape) == 0 else xp.ascontiguousarray(arr)
     inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
     out = xp.transpose(xp.array(xp.transpose(arr, perm), order="C", copy=True), inverse)
     mark(out)
