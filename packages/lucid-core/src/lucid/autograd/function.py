@@ -581,9 +581,10 @@ def _shape_error(cls: type, args: tuple[Any, ...], exc: Exception) -> RuntimeErr
 
 def _share_version(src: Any, result: Any, ctx: Function) -> None:
     base = src._base if src._base is not None else src
-    direct = (src, ctx) if src._base is None else None
+    made = (src, ctx)  # the view's parent (the base, or a view of it) and this node: an
+    # in-place change of the view walks these up to the base (``inplace``: rebase, write-back)
     for t in result if type(result) is tuple else (result,):
-        t._view_src = direct
+        t._view_src = made
         t._vc = src._counter()
         t._base = base
 

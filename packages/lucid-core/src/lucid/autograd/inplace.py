@@ -121,17 +121,24 @@ def _inplace_result(t: Tensor, result: Tensor) -> Tensor:
 
 
 def write_back(t: Tensor) -> None:
-    """Put view ``t``'s new value into its base (backends whose views are copies)."""
-    src = t._view_src
-    write = getattr(src[1], "write_back", None) if src is not None else None
-    if write is None:
-        raise RuntimeError(
-            f"in-place change of a view is not supported on device '{t.device}' for "
-            "this view (only views made by one indexing, reshape or permute step); use "
-            "index assignment on the base tensor or an out-of-place op"
-        )
-    base = src[0]
-    rebind_inplace(base, write(base._data, t._data))
+    """Put view ``t``'s new value into its base (backends whose views are copies), through
+    each view it was made from (a view of a view writes into its parent, the parent into its
+    own, up to the base)."""
+    chain = []
+    cur = t
+    while cur._base is not None:
+        src = cur._view_src
+        write = getattr(src[1], "write_back", None) if src is not None else None
+        if write is None:
+            raise RuntimeError(
+                f"in-place change of a view is not supported on device '{t.device}' for "
+                "this view (only views made by indexing, reshape or permute steps); use "
+                "index assignment on the base tensor or an out-of-place op"
+            )
+        chain.append((cur, src[0], write))
+        cur = src[0]
+    for view, parent, write in chain:
+        rebind_inplace(parent, write(parent._data, view._data))
 
 
 def _in_graph(t: Tensor) -> bool:
@@ -140,20 +147,33 @@ def _in_graph(t: Tensor) -> bool:
 
 
 def _rebase_view(t: Tensor, result: Tensor) -> Tensor | None:
-    """In-place change of an indexed view under autograd: give the base the graph of
-    ``base[index] = result`` (PyTorch's CopySlices) and return the view's new value
-    ``new_base[index]``. Other views keep their graph (see CONTRIBUTING)."""
+    """In-place change of a view under autograd: give the base the graph of ``base[index] =
+    result`` (PyTorch's CopySlices; ``index`` what each view step took) and return the view's
+    new value taken again from it. A view of a view rebases step by step up to the base, and
+    each view between gets its new value's graph too; a view made by a step without a
+    ``rebase`` (a multi-output split, ``expand``...) keeps its graph (see CONTRIBUTING)."""
     base = t._base
     assert base is not None
     if not (grad_mode._state.enabled and (base.requires_grad or result.requires_grad)):
         return None
-    src = t._view_src
-    rebase = getattr(src[1], "rebase", None) if src is not None else None
-    if rebase is None:
+    steps = []
+    cur = t
+    while cur._base is not None:
+        src = cur._view_src
+        rebase = getattr(src[1], "rebase", None) if src is not None else None
+        if rebase is None:
+            return None
+        steps.append((src[0], rebase))
+        cur = src[0]
+    if cur is not base:
         return None
-    new_base, new_view = rebase(base, result)
-    _adopt(base, new_base)
-    view: Tensor = new_view
+    value, view = result, None
+    for parent, rebase in steps:
+        new_parent, new_view = rebase(parent, value)
+        if view is None:
+            view = new_view
+        _adopt(parent, new_parent)
+        value = new_parent
     return view
 
 

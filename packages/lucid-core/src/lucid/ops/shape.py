@@ -59,7 +59,10 @@ class Reshape(Function):
     def forward(ctx: Any, a: Any, shape: tuple[int, ...]) -> Any:
         ctx.in_shape = a.shape
         if type(a) is np.ndarray:  # the method np.reshape calls, without its wrapper (~1 us)
-            return a.reshape(shape)
+            out = a.reshape(shape)
+            if not (a.flags.c_contiguous or np.may_share_memory(out, a)):
+                ctx.is_view = False  # a copy (a permuted view reshaped), as torch's reshape
+            return out
         return ctx.xp.reshape(a, shape)
 
     def write_back(self, base: Any, value: Any) -> Any:
@@ -198,7 +201,10 @@ def _reshape_view(a: Tensor, shape: tuple[int, ...]) -> Tensor:
         if not arr.flags.c_contiguous and a._base is None and not _memory_format._marked:
             arr = _row_major_for_views(a, arr, shape)
         if unrecorded(a):
-            return unrecorded_view(a, arr.reshape(shape))
+            out = arr.reshape(shape)
+            if arr.flags.c_contiguous or np.may_share_memory(out, arr):
+                return unrecorded_view(a, out)
+            return Tensor.from_backend_array(out, a._backend)  # a copy: no view, as torch's
     return Reshape.apply(a, shape)
 
 
