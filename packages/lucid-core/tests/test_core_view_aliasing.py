@@ -194,3 +194,93 @@ def test_zero_dim_copies_stay_zero_dim(make: Callable[[Any], Any]) -> None:
     # NumPy's ascontiguousarray makes a 0-d array 1-d; clone(memory_format=...) gave [1]
     out = make(lucid.tensor(2.5))
     assert out.shape == () and float(out) == 2.5
+
+
+# torch's documented view ops (tensor_view.html): a write into the result reaches the input.
+# ``as_strided``, ``expand``/``expand_as`` and ``unfold`` are copies in lucid
+# (docs/differences.md) and are left out.
+VIEW_OPS: dict[str, Callable[[Any], Any]] = {
+    "basic_index": lambda y: y[1:, ::2],
+    "adjoint": lambda y: y.adjoint(),
+    "detach": lambda y: y.detach(),
+    "diagonal": lambda y: y.diagonal(),
+    "diagonal_offset": lambda y: y.diagonal(-1),
+    "movedim": lambda y: y.movedim(0, 1),
+    "narrow": lambda y: y.narrow(0, 1, 2),
+    "permute": lambda y: y.permute(1, 0),
+    "select": lambda y: y.select(0, 1),
+    "squeeze": lambda y: y[None].squeeze(0),
+    "transpose": lambda y: y.transpose(0, 1),
+    "t": lambda y: y.t(),
+    "T": lambda y: y.T,
+    "mT": lambda y: y.mT,
+    "mH": lambda y: y.mH,
+    "real": lambda y: y.real,
+    "unflatten": lambda y: y.unflatten(0, (2, 2)),
+    "unsqueeze": lambda y: y.unsqueeze(1),
+    "view": lambda y: y.view(-1),
+    "view_as": lambda y: y.view_as(y),
+    "unbind": lambda y: y.unbind(1)[0],
+    "split": lambda y: y.split(2)[1],
+    "hsplit": lambda y: y.hsplit(3)[1],
+    "vsplit": lambda y: y.vsplit(2)[0],
+    "tensor_split": lambda y: y.tensor_split(2)[1],
+    "split_with_sizes": lambda y: y.split_with_sizes([1, 3])[1],
+    "swapaxes": lambda y: y.swapaxes(0, 1),
+    "chunk": lambda y: y.chunk(2)[0],
+    "reshape": lambda y: y.reshape(2, 6),
+    "flatten": lambda y: y.flatten(),
+    "contiguous": lambda y: y.contiguous(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_OPS))
+def test_torchs_view_ops_write_through(torch: Any, name: str) -> None:
+    written = []
+    for fw in (torch, lucid):
+        y = fw.tensor(_x()[:, :3]) * 1
+        with fw.no_grad():
+            VIEW_OPS[name](y).fill_(0)
+        written.append(y.numpy().copy())
+    np.testing.assert_allclose(written[1], written[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_OPS))
+def test_torchs_view_ops_in_place_under_autograd(torch: Any, name: str) -> None:
+    # the same gradient as torch's, or torch's error (split, chunk, unbind: "Output 0 of
+    # Split is a view and is being modified inplace ...")
+    outcome = []
+    for fw in (torch, lucid):
+        x = fw.tensor(_x(seed=3)[:, :3], requires_grad=True)
+        y = x * 1.5
+        try:
+            VIEW_OPS[name](y).mul_(2.0)
+        except RuntimeError as exc:
+            outcome.append(str(exc))
+            continue
+        (y * y * x).sum().backward()
+        outcome.append(x.grad.numpy())
+    if isinstance(outcome[0], str):
+        assert outcome[1] == outcome[0]
+    else:
+        np.testing.assert_allclose(outcome[1], outcome[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "args", [(0, 0, 1), (1, 0, 1), (-1, 0, 1), (2, 1, 2), (-2, 2, 0), (9, 0, 1)]
+)
+@pytest.mark.parametrize("device", ["cpu", "mlx"])
+def test_diagonal_is_a_view_on_each_backend(torch: Any, args: tuple[int, ...], device: str) -> None:
+    if device == "mlx":
+        pytest.importorskip("mlx.core")
+    x = _x((3, 4, 5), seed=4)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = xt * 1.5
+    yt.diagonal(*args).mul_(3.0)
+    (yt * yt * xt).sum().backward()
+    xl = lucid.tensor(x.astype(np.float32), device=device, requires_grad=True)
+    yl = xl * 1.5
+    yl.diagonal(*args).mul_(3.0)
+    (yl * yl * xl).sum().backward()
+    np.testing.assert_allclose(yl.detach().cpu().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(xl.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-4)

@@ -8,6 +8,7 @@ new value back into their base. ``lucid._binder`` builds every ``Tensor.<op>_`` 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from lucid import _replay, dtypes
@@ -46,6 +47,16 @@ def check_inplace(t: Tensor) -> None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+    src = t._view_src
+    if src is not None and t.requires_grad:
+        name = getattr(src[1], "multi_view_name", None)
+        if name is not None:
+            raise RuntimeError(
+                f"Output {t._output_nr} of {name} is a view and is being modified inplace. This "
+                "view is the output of a function that returns multiple views. Such functions "
+                "do not allow the output views to be modified inplace. You should replace the "
+                "inplace operation by an out-of-place one."
+            )
 
 
 def set_data_inplace(t: Tensor, new: Any) -> Tensor:
@@ -161,6 +172,10 @@ def _rebase_view(t: Tensor, result: Tensor) -> Tensor | None:
     while cur._base is not None:
         src = cur._view_src
         rebase = getattr(src[1], "rebase", None) if src is not None else None
+        if rebase is None and src is not None:
+            per_output = getattr(src[1], "rebase_output", None)  # one piece of a multi-output
+            if per_output is not None:
+                rebase = functools.partial(_rebase_output, per_output, cur._output_nr)
         if rebase is None:
             return None
         steps.append((src[0], rebase))
@@ -175,6 +190,10 @@ def _rebase_view(t: Tensor, result: Tensor) -> Tensor | None:
         _adopt(parent, new_parent)
         value = new_parent
     return view
+
+
+def _rebase_output(per_output: Any, output_nr: int, base: Tensor, value: Tensor) -> Any:
+    return per_output(base, value, output_nr)
 
 
 def _adopt(t: Tensor, result: Tensor) -> Tensor:

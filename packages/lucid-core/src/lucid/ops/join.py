@@ -72,13 +72,23 @@ class Cat(Function):
 
 
 class Split(Function):
-    """Split into pieces of the given sizes along ``dim`` (a multi-output op)."""
+    """Split into pieces of the given sizes along ``dim`` (a multi-output op).
+
+    ``view_name`` is torch's name of the op for its error on an in-place change of a piece
+    under autograd ("Output 0 of Split is a view ...": ``split``, ``chunk``; ``SplitWithSizes``);
+    None for ``tensor_split``'s pieces, which torch makes as slices: an in-place change of one
+    rewrites the input's graph (``rebase_output``)."""
 
     is_view = True
+    dim: int
+    sizes: tuple[int, ...]
+    multi_view_name: str | None
 
     @staticmethod
-    def forward(ctx: Any, a: Any, dim: int, sizes: tuple[int, ...]) -> Any:
-        ctx.dim = dim
+    def forward(ctx: Any, a: Any, dim: int, sizes: tuple[int, ...],
+                view_name: str | None = "Split") -> Any:  # fmt: skip
+        ctx.dim, ctx.sizes = dim, sizes
+        ctx.multi_view_name = view_name
         out = []
         start = 0
         index: list[Any] = [slice(None)] * a.ndim
@@ -90,11 +100,26 @@ class Split(Function):
 
     @staticmethod
     def backward(ctx: Any, *grads: Tensor) -> Any:
-        return cat(list(grads), ctx.dim), None, None
+        return cat(list(grads), ctx.dim), None, None, None
+
+    def _piece(self, output_nr: int) -> tuple[Any, ...]:
+        start = sum(self.sizes[:output_nr])
+        piece: tuple[Any, ...] = (slice(None),) * self.dim
+        return (*piece, slice(start, start + self.sizes[output_nr]))
+
+    def rebase_output(self, base: Tensor, value: Tensor, output_nr: int) -> tuple[Tensor, Tensor]:
+        """:meth:`GetItem.rebase` for piece ``output_nr`` (``tensor_split``'s pieces only:
+        the others refuse an in-place change under autograd, as torch's)."""
+        from lucid.ops.indexing import GetItem, IndexPut
+
+        index = self._piece(output_nr)
+        new_base = IndexPut.apply(base, value, index)
+        return new_base, GetItem.apply(new_base, index, False)
 
 
 class Unbind(Function):
     is_view = True
+    multi_view_name = "Unbind"
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int) -> Any:
@@ -252,6 +277,14 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={list(sizes)}"
             )
+    return _pieces(tensor, d, sizes, "Split" if isinstance(split_size_or_sections, int)
+                   else "SplitWithSizes")  # fmt: skip
+
+
+def _pieces(
+    tensor: Tensor, d: int, sizes: tuple[int, ...], view_name: str | None
+) -> tuple[Tensor, ...]:
+    """``tensor`` split into pieces of ``sizes`` along ``d`` (checked), views of it."""
     arr = tensor._data
     if type(arr) is np.ndarray and unrecorded(tensor):  # no node to record: Split's own
         # slices, without its Function call (per-op cost of generation's views)
@@ -263,7 +296,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
             pieces.append(unrecorded_view(tensor, arr[tuple(index)]))
             start += s
         return tuple(pieces)
-    return Split.apply_multi(tensor, d, sizes)
+    return Split.apply_multi(tensor, d, sizes, view_name)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
@@ -301,7 +334,9 @@ def tensor_split(
     else:
         bounds = [0, *[min(int(i), n) for i in sections], n]
         sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return split(input, sizes, d)
+    if sum(sizes) != n:  # a negative count: split's own error
+        return split(input, sizes, d)
+    return _pieces(input, d, tuple(sizes), None)  # slices in torch: changeable in place
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, normalize_dims
-from lucid.ops.indexing import IndexAddInto
+from lucid.ops.indexing import IndexAddInto, IndexPut
 
 OPS = OpTable(
     op("flip", sample((3, 2), args=((0,),)), sample((3, 2), args=([0, 1],), tag="list")),
@@ -145,9 +147,47 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     moved = input.movedim((d1, d2), (-2, -1))
-    rows, cols = _diag_index(input.shape[d1], input.shape[d2], int(offset), input.backend)
-    b = input.backend
-    return moved[..., Tensor.from_backend_array(rows, b), Tensor.from_backend_array(cols, b)]
+    return Diagonal.apply(moved, int(offset))
+
+
+class Diagonal(Function):
+    """The diagonal ``offset`` of the last two dims as a new last dim: a view of the input, as
+    torch's (``x.diagonal().fill_(0)`` writes into ``x``; it was an indexed copy until 7
+    December 2026). On NumPy a writable strided view; on a backend whose views are copies
+    the diagonal's values, written back into the base by ``write_back``."""
+
+    is_view = True
+    index: tuple[Any, ...]
+    offset: int
+    shape: tuple[int, ...]
+
+    @staticmethod
+    def forward(ctx: Any, a: Any, offset: int) -> Any:
+        n, m = a.shape[-2], a.shape[-1]
+        rows, cols = _diag_index(n, m, offset, ctx.backend)
+        ctx.shape, ctx.offset = a.shape, offset
+        ctx.index = (Ellipsis, rows, cols)
+        if type(a) is np.ndarray:
+            k = len(rows)
+            start = a[..., int(rows[0]) :, int(cols[0]) :] if k else a[..., :0, :0]
+            s = a.strides
+            return np.lib.stride_tricks.as_strided(
+                start, a.shape[:-2] + (k,), s[:-2] + (s[-2] + s[-1],), writeable=a.flags.writeable
+            )
+        return ctx.backend.getitem(a, ctx.index)
+
+    @staticmethod
+    def backward(ctx: Any, g: Tensor) -> Any:
+        return IndexAddInto.apply(g, ctx.shape, ctx.index, True), None
+
+    def write_back(self, base: Any, value: Any) -> Any:
+        return self.backend.setitem(self.backend.copy(base), self.index, value)
+
+    def rebase(self, base: Tensor, value: Tensor) -> tuple[Tensor, Tensor]:
+        """After the diagonal of ``base`` was changed in place to ``value``: ``base`` with
+        ``value`` on that diagonal (out of place), and its diagonal taken again."""
+        new_base = IndexPut.apply(base, value, self.index)
+        return new_base, Diagonal.apply(new_base, self.offset)
 
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:  # noqa: A002
