@@ -30,8 +30,6 @@ from lucid.utils.checkpoint import (
 )
 
 D = lucid.float64
-TOL = {"rtol": 1e-12, "atol": 1e-12}
-TORCH_TOL = {"rtol": 1e-10, "atol": 1e-12}
 
 
 def _arrays(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -79,7 +77,7 @@ def test_gradients_equal_the_plain_run(policy: Any) -> None:
     plain = _grads(_block, _leaves())
     got = _grads(_block, _leaves(), context_fn=_sac(policy))
     for a, b in zip(got, plain):
-        np.testing.assert_allclose(a, b, **TOL)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_random_policies_on_an_nn_block_with_dropout() -> None:
@@ -104,7 +102,7 @@ def test_random_policies_on_an_nn_block_with_dropout() -> None:
         choices = list(CheckpointPolicy)
         got = grads(lambda ctx, op, *a, **k: rng.choice(choices))
         for a, b in zip(got, plain):
-            np.testing.assert_allclose(a, b, **TOL)
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_saved_ops_are_not_run_again_and_the_others_are() -> None:
@@ -159,8 +157,8 @@ def test_custom_function_runs_once_when_saved(policy: CheckpointPolicy, runs: in
     gx, gw = lucid.autograd.grad(y.sum(), [x, w1])
     assert _Cube.runs == runs
     gx0, gw0 = lucid.autograd.grad(fn(x).sum(), [x, w1])
-    np.testing.assert_allclose(gx.numpy(), gx0.numpy(), **TOL)
-    np.testing.assert_allclose(gw.numpy(), gw0.numpy(), **TOL)
+    np.testing.assert_allclose(gx.numpy(), gx0.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), gw0.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_policy_is_asked_once_per_op_in_the_first_run_only() -> None:
@@ -251,8 +249,8 @@ def test_a_mutated_cache_entry_raises_unless_allowed() -> None:
                    context_fn=_sac([Matmul], allow_cache_entry_mutation=True))  # fmt: skip
     gx, gw = lucid.autograd.grad(y.sum(), [x, w1])
     gx0, gw0 = lucid.autograd.grad(fn(x).sum(), [x, w1])
-    np.testing.assert_allclose(gx.numpy(), gx0.numpy(), **TOL)
-    np.testing.assert_allclose(gw.numpy(), gw0.numpy(), **TOL)
+    np.testing.assert_allclose(gx.numpy(), gx0.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), gw0.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_a_recomputation_that_runs_other_ops_raises() -> None:
@@ -287,7 +285,7 @@ def test_checkpoint_function_is_the_reentrant_scheme() -> None:
         t.grad = None
     _block(x, w1, w2).pow(2).sum().backward()
     for g, t in zip(got, (x, w1, w2)):
-        np.testing.assert_allclose(g, t.grad.numpy(), **TOL)
+        np.testing.assert_allclose(g, t.grad.numpy(), rtol=1e-12, atol=1e-12)
     y = CheckpointFunction.apply(lambda a: _block(a, w1, w2), True, x)
     with pytest.raises(RuntimeError, match=r"^When use_reentrant=True, torch\.utils\.checkpoint "
                        r"is incompatible with \.grad\(\) or passing an `inputs` parameter to "
@@ -329,8 +327,8 @@ def test_graph_exec_group_recomputes_once_for_disjoint_backward_calls() -> None:
         (gb,) = lucid.autograd.grad(y2.sum(), b)
     assert GraphExecGroup._get_current_group() is None
     assert len(runs) == 2
-    np.testing.assert_allclose(ga.numpy(), np.cos(np.ones(3)), **TOL)
-    np.testing.assert_allclose(gb.numpy(), -np.sin(np.ones(3)), **TOL)
+    np.testing.assert_allclose(ga.numpy(), np.cos(np.ones(3)), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gb.numpy(), -np.sin(np.ones(3)), rtol=1e-12, atol=1e-12)
 
 
 def test_graph_exec_group_errors() -> None:
@@ -347,7 +345,7 @@ def test_graph_exec_group_errors() -> None:
             with GraphExecGroup():
                 pass
     (g,) = lucid.autograd.grad(y.sum(), x)  # outside the group: recomputed again
-    np.testing.assert_allclose(g.numpy(), np.cos(np.ones(3)), **TOL)
+    np.testing.assert_allclose(g.numpy(), np.cos(np.ones(3)), rtol=1e-12, atol=1e-12)
 
 
 # -- against PyTorch -------------------------------------------------------------------------------
@@ -387,7 +385,7 @@ def test_gradients_and_recompute_counts_match_torch(save_mm: bool) -> None:
     names = _ops_in_backward(ly.pow(2).sum())
     assert names.count("Matmul") == counter.n == (4 if save_mm else 6)
     for t, lt in zip(tl, ll):
-        np.testing.assert_allclose(lt.grad.numpy(), t.grad.numpy(), **TORCH_TOL)
+        np.testing.assert_allclose(lt.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parity
@@ -435,4 +433,4 @@ def test_checkpoint_function_matches_torch() -> None:
     ll = [lucid.tensor(a, dtype=D, requires_grad=True) for a in arrays]
     CheckpointFunction.apply(lambda a: _block(a, ll[1], ll[2]), True, ll[0]).sum().backward()
     for t, lt in zip(tl, ll):
-        np.testing.assert_allclose(lt.grad.numpy(), t.grad.numpy(), **TORCH_TOL)
+        np.testing.assert_allclose(lt.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -54,7 +54,7 @@ _ELEMENTWISE_OPS = (
     "nn.functional.loss._BCE",
     # matrix functions of the last two dims (they broadcast over the leading ones)
     "linalg._inverse.Inv", "linalg._inverse.Det", "linalg._inverse.Slogdet",
-    "linalg._decomp.Cholesky",
+    "linalg._decomp.Cholesky", "ops.movement.Diagonal",
 )  # fmt: skip
 
 # Ops whose argument at each listed position is a dim (an int) or dims (a tuple of ints).

@@ -234,7 +234,7 @@ def _cat(ctx: Context, call: Call) -> list[str]:
 
 @converts(f"{OPS}join.Split")
 def _split(ctx: Context, call: Call) -> list[str]:
-    x, dim, sizes = call.args
+    x, dim, sizes = call.args[:3]
     g = ctx.graph
     return g.node("Split", [ctx.name(x), g.ints(sizes)], len(sizes), axis=int(dim))
 
