@@ -9,6 +9,8 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 from __future__ import annotations
 
 import builtins
+import os
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -769,6 +771,25 @@ def _rebuild(arr: Any, device: str, requires_grad: bool) -> Tensor:
 
 
 # -- user data to backend arrays (Tensor(...), lucid.tensor, lucid.as_tensor) ---------------------
+# torch's warning for ``torch.tensor([np.zeros(3), ...])`` (given once a process)
+_LIST_OF_ARRAYS = (
+    "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+    "converting the list to a single numpy.ndarray with numpy.array() before converting to a "
+    "tensor."
+)
+_warned_arrays: list[bool] = []
+_LUCID_DIR = os.path.dirname(__file__)
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that names the first frame outside lucid's package (the caller of
+    ``to_array``'s caller's ... public function)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
     """Turn user data (Tensor, array, nested lists, scalar) into a backend array."""
     dt = None if dtype is None else dtypes.to_dtype(dtype)
@@ -780,6 +801,9 @@ def to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
             return arr, backend
         data = arr
     backend = get_backend(device)
+    if type(data) is list and data and type(data[0]) is np.ndarray and not _warned_arrays:
+        _warned_arrays.append(True)  # once a process, as torch's TORCH_WARN_ONCE
+        warnings.warn(_LIST_OF_ARRAYS, UserWarning, stacklevel=_caller_level())
     if dt is None and not is_array(data):
         dt = infer_dtype(data)
     if is_array(data) and not isinstance(data, np.ndarray) and backend.name != "numpy":

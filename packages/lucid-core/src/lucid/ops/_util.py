@@ -47,17 +47,28 @@ def promote(a: object, b: object) -> tuple[Tensor | PyScalar, Tensor | PyScalar]
             zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
             res = dtypes.result_type(dims, zero, [])
             return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
+        if isinstance(b, np.generic):
+            b = python_scalar(b)
         if isinstance(b, Scalar):
             a = _with_scalar(a, b)
             return a, (b if a._backend.weak_python_scalars or a.ndim else _zero_dim(b, a))
         return promote(a, as_tensor_like(b, a))
     if isinstance(b, Tensor):
+        if isinstance(a, np.generic):
+            a = python_scalar(a)
         if isinstance(a, Scalar):
             b = _with_scalar(b, a)
             return (a if b._backend.weak_python_scalars or b.ndim else _zero_dim(a, b)), b
         return promote(as_tensor_like(a, b), b)
     raise TypeError(f"expected at least one Tensor operand, got {type(a).__name__} and "
                     f"{type(b).__name__}")  # fmt: skip
+
+
+def python_scalar(s: Any) -> Any:
+    """A NumPy scalar (``np.float64(2)``, ``np.sqrt(4)``, ``np.int64(3)``) as the Python
+    number torch takes it for: a weak scalar, so ``x / np.sqrt(d)`` keeps ``x``'s float32
+    (NumPy's own rules would make the result float64). Anything else comes back as it is."""
+    return s.item() if isinstance(s, np.generic) and s.dtype.kind in "biufc" else s
 
 
 def _zero_dim(s: Any, t: Tensor) -> Tensor:

@@ -17,6 +17,7 @@ from lucid.ops._util import (
     Scalar,
     as_tensor_like,
     promote,
+    python_scalar,
     require_tensor,
     require_tensors,
     to_float,
@@ -515,7 +516,7 @@ def fmod(input: Any, other: Any) -> Tensor:
 
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
     """``a ** b``: tensor or scalar exponent, or a scalar base with a tensor exponent."""
-    a, b = input, exponent  # torch's parameter names outside, short ones inside
+    a, b = input, python_scalar(exponent)  # torch's names outside, short ones inside
     if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
         if a.dtype.category < dtypes.FLOAT and isinstance(b, float):
             a = to_float(a)
@@ -648,6 +649,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
     a = input  # torch's parameter names outside, short ones inside
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    min, max = python_scalar(min), python_scalar(max)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if min is not None:
             a, min = promote(a, min)

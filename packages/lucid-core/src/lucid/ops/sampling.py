@@ -178,8 +178,14 @@ def _multinomial(
     w = _check_weights(input, num_samples, replacement)
     backend, xp = input.backend, input.backend.xp
     rows, n = w.shape
-    u = backend.random_uniform((rows, num_samples if replacement else n), input.dtype,
-                               generator)  # fmt: skip
+    dt = input.dtype
+    if dt is dtypes.float16 or dt is dtypes.bfloat16:
+        # half-precision weights draw and race in float32, as torch's CPU kernel: a half
+        # uniform rounds to 1.0 about once in 256 draws (an infinite key, a log1p warning)
+        # and half keys tie
+        dt = dtypes.float32
+        w = backend.astype(w, dt)
+    u = backend.random_uniform((rows, num_samples if replacement else n), dt, generator)
     if replacement:
         idx = _sample_with_replacement(xp, w, u)
     else:
