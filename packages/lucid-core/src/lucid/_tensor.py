@@ -784,7 +784,8 @@ _LUCID_DIR = os.path.dirname(__file__)
 def _caller_level() -> int:
     """The ``stacklevel`` that names the first frame outside lucid's package (the caller of
     ``to_array``'s caller's ... public function)."""
-    frame, level = sys._getframe(1), 1
+    frame: Any = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(_LUCID_DIR):
         frame, level = frame.f_back, level + 1
     return level
