@@ -62,13 +62,16 @@ def normal(
     *,
     generator: Any = None,
     dtype: Any = None,
+    layout: Any = None,
     device: Any = None,
+    pin_memory: bool = False,
     requires_grad: bool = False,
 ) -> Tensor:
     """Samples from N(mean, std**2); ``mean``/``std`` may be tensors (broadcast together).
 
     With two numbers, ``size`` is required (as ``torch.normal``). The result carries no
-    autograd history (PyTorch's gradient through ``normal`` is zero anyway).
+    autograd history (PyTorch's gradient through ``normal`` is zero anyway). ``layout``
+    (strided) and ``pin_memory`` are torch's factory arguments and change nothing.
     """
     tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
     if not tensors and size is None:
