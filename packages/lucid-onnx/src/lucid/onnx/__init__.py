@@ -22,10 +22,6 @@ from lucid.onnx._onnx_program import ONNXProgram
 from lucid.onnx._runtime import OnnxModule, load
 from lucid.onnx.errors import OnnxExporterError, UnsupportedOperatorError
 
-ONNXProgram.__module__ = "lucid.onnx"
-ExportableModule.__module__ = "lucid.onnx"
-InputObserver.__module__ = "lucid.onnx"
-
 __all__ = [
     "ExportableModule",
     "InputObserver",
