@@ -79,3 +79,35 @@ def dtype_of_type(spec: Any) -> dtypes.dtype:
         if prefix in ("torch", "lucid") and name in LEGACY_TYPES:
             return LEGACY_TYPES[name].dtype
     return dtypes.to_dtype(spec)
+
+
+class cudatensortype(type):  # noqa: N801 - the metaclass of torch.cuda's legacy types
+    """The metaclass of ``lucid.cuda.FloatTensor`` and the rest: lucid has no ``"cuda"``
+    device, so ``isinstance`` is False for every tensor (as on torch's CPU build) and calling
+    one raises torch's TypeError. Code that only names them (``isinstance`` checks, a
+    ``Tensor = cuda.FloatTensor if cuda else FloatTensor`` line) runs."""
+
+    dtype: dtypes.dtype
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            f"type lucid.cuda.{cls.__name__} not available. Lucid has no CUDA device "
+            "(lucid.cuda.is_available() is False): use lucid." + cls.__name__ + " on 'cpu', or "
+            "device 'mlx' for MLX's GPU"
+        )
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cuda"
+
+    def __repr__(cls) -> str:
+        return f"<class 'lucid.cuda.{cls.__name__}'>"
+
+
+# torch.cuda's ten (no complex ones)
+CUDA_TYPES = {
+    name: cudatensortype(
+        name, (), {"dtype": d, "__module__": "lucid.cuda", "__doc__": f"torch.cuda.{name}."}
+    )
+    for d, name in TYPE_NAMES.items()
+    if not d.is_complex
+}

@@ -134,4 +134,9 @@ if not TYPE_CHECKING:  # mypy sees only the names above, so typos stay errors
     def __getattr__(name: str) -> Any:
         if name == "amp":
             return importlib.import_module("lucid.cuda.amp")
+        if name.endswith("Tensor"):  # torch.cuda.FloatTensor...: named, never made
+            from lucid._legacy import CUDA_TYPES
+
+            if name in CUDA_TYPES:
+                return CUDA_TYPES[name]
         raise AttributeError(f"module 'lucid.cuda' has no attribute {name!r}")
