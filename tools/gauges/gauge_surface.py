@@ -62,6 +62,8 @@ NAMESPACES = {
     # calls (`load_state_dict(assign=)` was missing and only a port trial showed it)
     "torch.nn.Module": "lucid.nn.Module",
     "torch.optim.Optimizer": "lucid.optim.Optimizer",
+    # device-agnostic programs name these on CPU (seeding, memory reports, no-op contexts)
+    "torch.cuda": "lucid.cuda",
 }
 
 

@@ -91,7 +91,7 @@ class cudatensortype(type):  # noqa: N801 - the metaclass of torch.cuda's legacy
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(
-            f"type lucid.cuda.{cls.__name__} not available. Lucid has no CUDA device "
+            f"type {cls.__module__}.{cls.__name__} not available. Lucid has no CUDA device "
             "(lucid.cuda.is_available() is False): use lucid." + cls.__name__ + " on 'cpu', or "
             "device 'mlx' for MLX's GPU"
         )
@@ -100,7 +100,7 @@ class cudatensortype(type):  # noqa: N801 - the metaclass of torch.cuda's legacy
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.device.type == "cuda"
 
     def __repr__(cls) -> str:
-        return f"<class 'lucid.cuda.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
 # torch.cuda's ten (no complex ones)
@@ -110,4 +110,49 @@ CUDA_TYPES = {
     )
     for d, name in TYPE_NAMES.items()
     if not d.is_complex
+}
+
+# torch.cuda.sparse's nine (no bool): sparse CUDA tensors, which lucid never makes
+CUDA_SPARSE_TYPES = {
+    name: cudatensortype(
+        name,
+        (),
+        {
+            "dtype": d,
+            "is_sparse": True,
+            "__module__": "lucid.cuda.sparse",
+            "__doc__": f"torch.cuda.sparse.{name}.",
+        },
+    )
+    for d, name in TYPE_NAMES.items()
+    if not d.is_complex and d is not dtypes.bool_
+}
+
+
+class cudastoragetype(type):  # noqa: N801 - the metaclass of torch.cuda's storage types
+    """The metaclass of ``lucid.cuda.FloatStorage`` and the rest: ``isinstance`` is False for
+    everything and calling one raises AssertionError, as on PyTorch's CPU build."""
+
+    dtype: dtypes.dtype
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        from lucid._device import NOT_COMPILED
+
+        raise AssertionError(f"lucid.cuda.{cls.__name__} needs a CUDA device. {NOT_COMPILED}")
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return False
+
+    def __repr__(cls) -> str:
+        return f"<class 'lucid.cuda.{cls.__name__}'>"
+
+
+# torch.cuda's twelve legacy storages: FloatStorage, ..., ComplexDoubleStorage
+CUDA_STORAGES = {
+    name.replace("Tensor", "Storage"): cudastoragetype(
+        name.replace("Tensor", "Storage"),
+        (),
+        {"dtype": d, "__module__": "lucid.cuda", "__doc__": f"torch.cuda.{name[:-6]}Storage."},
+    )
+    for d, name in TYPE_NAMES.items()
 }

@@ -12,6 +12,8 @@ from typing import Any
 
 from lucid import dtypes
 from lucid.amp import autocast_mode, grad_scaler
+from lucid.amp import custom_bwd as _custom_bwd
+from lucid.amp import custom_fwd as _custom_fwd
 
 
 class autocast(autocast_mode.autocast):  # noqa: N801 - PyTorch's name
@@ -43,4 +45,31 @@ class GradScaler(grad_scaler.GradScaler):
         super().__init__("cuda", *args, **kwargs)
 
 
-__all__ = ["GradScaler", "autocast"]
+def amp_definitely_not_available() -> bool:
+    """Whether CUDA's AMP surely cannot run: True (lucid has no CUDA device)."""
+    return True
+
+
+def custom_fwd(fwd: Any = None, *, cast_inputs: Any = None) -> Any:
+    """``lucid.amp.custom_fwd(..., device_type="cuda")`` (warns, as PyTorch's)."""
+    warnings.warn(
+        "`lucid.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+        "`lucid.amp.custom_fwd(args..., device_type='cuda')` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd: Any) -> Any:
+    """``lucid.amp.custom_bwd(..., device_type="cuda")`` (warns, as PyTorch's)."""
+    warnings.warn(
+        "`lucid.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+        "`lucid.amp.custom_bwd(args..., device_type='cuda')` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return _custom_bwd(bwd, device_type="cuda")
+
+
+__all__ = ["GradScaler", "amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd"]
