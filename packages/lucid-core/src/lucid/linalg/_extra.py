@@ -143,13 +143,11 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
 def vander(x: Tensor, *, N: int | None = None) -> Tensor:  # noqa: N803
     """The Vandermonde matrices of the vectors in ``x``'s last dim: increasing powers
     ``1, x, ..., x**(N-1)`` (N defaults to the vector length)."""
-    if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    if x.ndim == 0:  # torch takes a 0-d tensor as a vector of one
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
     if n <= 1:
-        if n < 1:
-            raise RuntimeError("linalg.vander: N must be greater than 1.")
-        return x.new_ones(x.shape + (1,))
+        raise RuntimeError("N must be greater than 1.")
     base = x.to(dtypes.int64) if x.dtype.category < dtypes.FLOAT else x
     ones = base.new_ones(x.shape + (1,))
     reps = base.unsqueeze(-1).expand(x.shape + (n - 1,))

@@ -173,10 +173,17 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     db = [d % b.ndim for d in db]
     for x, y in zip(da, db):
         if a.shape[x] != b.shape[y]:
-            raise RuntimeError(
-                f"contracted dimensions need to match, but first has size {a.shape[x]} in dim "
-                f"{x} and second has size {b.shape[y]} in dim {y}"
-            )
+            # a size-1 dim broadcasts against the other side's, as torch's: the other side is
+            # summed over that dim first (sum_k a[.., 0, ..] * b[.., k, ..])
+            if a.shape[x] == 1:
+                b = b.sum(y, keepdim=True)
+            elif b.shape[y] == 1:
+                a = a.sum(x, keepdim=True)
+            else:
+                raise RuntimeError(
+                    f"contracted dimensions need to match, but first has size {a.shape[x]} in "
+                    f"dim {x} and second has size {b.shape[y]} in dim {y}"
+                )
     free_a = [d for d in range(a.ndim) if d not in da]
     free_b = [d for d in range(b.ndim) if d not in db]
     k = 1
