@@ -47,14 +47,14 @@ def promote(a: object, b: object) -> tuple[Tensor | PyScalar, Tensor | PyScalar]
             zero = [d for t, d in ((a, da), (b, db)) if t.ndim == 0]
             res = dtypes.result_type(dims, zero, [])
             return (a if da is res else cast(a, res)), (b if db is res else cast(b, res))
-        if isinstance(b, np.generic):
-            b = python_scalar(b)
+        if type(b) is not float and type(b) is not int and isinstance(b, np.generic):
+            b = python_scalar(b)  # (Python numbers, the common case, skip the check)
         if isinstance(b, Scalar):
             a = _with_scalar(a, b)
             return a, (b if a._backend.weak_python_scalars or a.ndim else _zero_dim(b, a))
         return promote(a, as_tensor_like(b, a))
     if isinstance(b, Tensor):
-        if isinstance(a, np.generic):
+        if type(a) is not float and type(a) is not int and isinstance(a, np.generic):
             a = python_scalar(a)
         if isinstance(a, Scalar):
             b = _with_scalar(b, a)

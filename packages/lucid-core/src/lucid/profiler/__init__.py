@@ -915,15 +915,20 @@ class ExecutionTraceObserver(_ITraceObserver):
             self._local.stack = stack
         return stack
 
+    def _place(self, inputs: Any) -> tuple[int, int, list[int], int, Any]:
+        """A new node's id, parent, the thread's stack, the thread's index and its inputs
+        (under ``self._lock``); the range counter moves on."""
+        tnode, tindex = self._thread()
+        stack = self._stack()
+        parent = stack[-1] if stack else tnode
+        nid = self._new_id()
+        self._rf_id += 1
+        return nid, parent, stack, tindex, _et_io([self._value(a) for a in inputs])
+
     def _begin(self, name: str, inputs: tuple[Any, ...]) -> Any:
         """Open a node that encloses others (a backward step, a range): its id and details."""
         with self._lock:
-            tnode, tindex = self._thread()
-            stack = self._stack()
-            parent = stack[-1] if stack else tnode
-            nid = self._new_id()
-            self._rf_id += 1
-            ins = _et_io([self._value(a) for a in inputs])
+            nid, parent, stack, tindex, ins = self._place(inputs)
             mark = (nid, name, parent, ins, self._rf_id, tindex)
             stack.append(nid)
         return mark
@@ -941,12 +946,7 @@ class ExecutionTraceObserver(_ITraceObserver):
         """One ``Function.apply``: a node under the enclosing one."""
         name = "lucid::" + cls.__name__
         with self._lock:
-            tnode, tindex = self._thread()
-            stack = self._stack()
-            parent = stack[-1] if stack else tnode
-            nid = self._new_id()
-            self._rf_id += 1
-            ins = _et_io([self._value(a) for a in (*args, *kwargs.values())])
+            nid, parent, _, tindex, ins = self._place((*args, *kwargs.values()))
             outs = _et_io([self._value(r) for r in _as_seq(result)])
             types = list(ins["types"][: len(args)])
             schema = f"{name}({', '.join(types)}"
