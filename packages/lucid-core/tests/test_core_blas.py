@@ -387,3 +387,63 @@ def test_matmul_defer_gives_the_pairs_bits_once_waited(
     with pytest.raises(FloatingPointError, match="pool's product failed"):
         r[2]()
     assert blas_threads.in_flight == []
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize(
+    "xs, n",
+    [((64, 128), 384), ((1, 64, 128), 128), ((3, 17, 40), 33), ((2, 2), 2), ((20, 512), 65)],
+)
+def test_fused_linear_gives_numpys_product_and_add_bit_for_bit(
+    dtype: type, transposed: bool, bias: bool, xs: tuple[int, ...], n: int
+) -> None:
+    """``_gemm.linear`` (one compiled call: the GEMM NumPy's matmul calls, then the bias) gives
+    ``x @ w.T + b`` as NumPy computes it, to the bit, at one thread and at the default."""
+    if not _gemm._compiled.available("_gemm_jit"):
+        pytest.skip("the compiled kernels (numba) are not installed")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal((n, xs[-1])).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype) if bias else None
+    # lucid's matmul runs a stack times a matrix as one GEMM over all its rows (NumPy: one a
+    # matrix, whose small-matrix kernels may round otherwise)
+    want = np.matmul(x.reshape(-1, xs[-1]), w.T).reshape(*xs[:-1], n)
+    want = want if b is None else want + b
+    old = lucid.get_num_threads()
+    try:
+        for threads in (1, old):
+            lucid.set_num_threads(threads)
+            got = _gemm.linear(x, w, b, transposed)
+            assert got is not None and got.dtype == want.dtype and got.shape == want.shape
+            assert got.flags.c_contiguous
+            assert np.array_equal(got, want)
+    finally:
+        lucid.set_num_threads(old)
+
+
+def test_fused_linear_declines_what_matmul_runs_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """None (the caller's matmul and add) for vectors, an outer product, mixed dtypes, a
+    non-row-major operand, a bias that does not fit, and where ``matmul`` would split the
+    product over the pool or numba's threads; ``FUSED_LINEAR = False`` turns it off."""
+    f32 = np.float32
+    x, w, b = np.ones((8, 16), f32), np.ones((4, 16), f32), np.ones(4, f32)
+    assert _gemm.linear(np.ones((1, 16), f32), w, b) is None  # one row: NumPy's GEMV
+    assert _gemm.linear(x, np.ones((1, 16), f32), None) is None  # one column
+    assert _gemm.linear(np.ones((8, 1), f32), np.ones((4, 1), f32), None) is None  # outer
+    assert _gemm.linear(x, w.astype(np.float64), None) is None
+    assert _gemm.linear(x.astype(np.float16), w.astype(np.float16), None) is None
+    assert _gemm.linear(np.ones((16, 8), f32).T, w, None) is None
+    assert _gemm.linear(x, w, np.ones(5, f32)) is None
+    assert _gemm.linear(x, w, np.ones((4, 2), f32)[:, 0]) is None  # a strided bias
+    monkeypatch.setattr(blas_threads, "budget", lambda: 2)
+    monkeypatch.setattr(blas_threads, "last", None)
+    big = np.ones((512, 300), f32), np.ones((400, 300), f32)  # 123 MFLOP: the pool's blocks
+    assert _gemm.linear(*big, None) is None
+    monkeypatch.setattr(blas_threads, "last", _parallel.NUMBA)
+    mid = np.ones((64, 400), f32), np.ones((120, 400), f32)  # 6 MFLOP after numba: its split
+    assert _gemm.linear(*mid, None) is None
+    monkeypatch.setattr(_gemm, "FUSED_LINEAR", False)
+    monkeypatch.setattr(blas_threads, "last", None)
+    assert _gemm.linear(x, w, b) is None

@@ -66,6 +66,7 @@ def _namespace() -> Any:
     ns.matmul = _gemm.matmul  # type: ignore[attr-defined]
     ns.matmul_pair = _gemm.matmul_pair  # type: ignore[attr-defined]
     ns.matmul_defer = _gemm.matmul_defer  # type: ignore[attr-defined]
+    ns.linear = _gemm.linear  # type: ignore[attr-defined]
     ns.einsum = _einsum  # type: ignore[attr-defined]
     ns.__dict__.update(_ufuncs.threaded_ufuncs())
     return ns

@@ -198,6 +198,71 @@ def _matmul_into(a: Any, b: Any, out: Any) -> Any:
         return np.matmul(a, b, out=out)
 
 
+# ``linear``: a Linear's ``x @ w.T + b`` as one compiled call where ``matmul`` would hand the
+# product to NumPy's own call (the same GEMM and the same float adds: the same bits), without
+# NumPy's matmul and add dispatch and the bias's second pass over the result (a generated
+# token's 17 Linears: 3-13 us each; issue 30, docs/performance.md); False: ``matmul`` and an add.
+FUSED_LINEAR = True
+
+
+def linear(x: Any, w: Any, b: Any, transposed: bool = False) -> Any:
+    """``x @ w.T`` (``+ b`` where ``b`` is not None) for a row-major float32 or float64 ``x``
+    (its rows: all dims but the last), a row-major 2-D ``w`` and a contiguous 1-D ``b`` of the
+    same dtype, in one compiled call (``kernels._gemm_jit.linear``; ``transposed``: as ``(w @
+    x^T)^T`` copied row-major); None where it does not apply or ``matmul`` would take another
+    route (the pool's or numba's splits, vectors, an outer product)."""
+    dt = x.dtype
+    shape = x.shape
+    if not FUSED_LINEAR or dt not in _BLAS_FLOATS or w.dtype != dt or len(shape) < 2:
+        return None
+    k = shape[-1]
+    n = w.shape[0]
+    if k < 2 or n < 2 or not (x.flags.c_contiguous and w.flags.c_contiguous):
+        return None
+    m = x.size // k
+    if m < 2:
+        return None
+    if b is not None and not (b.dtype == dt and b.shape == (n,) and b.flags.c_contiguous):
+        return None
+    route = _direct_route(m, n, 2.0 * m * k * n)
+    if not route or _compiled.load("_gemm_jit") is None:
+        return None
+    x2 = x.reshape(m, k)
+    out = np.empty((m, n), dtype=dt)
+    scratch = np.empty((n, m), dtype=dt) if transposed else out
+    args = (x2, w, w[0] if b is None else b, out, scratch, b is not None, transposed)
+    if route == 2:
+        with blas_threads.single_blas_thread():
+            ok = _compiled.run("_gemm_jit", "linear", *args)
+    else:
+        ok = _compiled.run("_gemm_jit", "linear", *args)
+    if not ok:
+        return None
+    return out if len(shape) == 2 else out.reshape(*shape[:-1], n)
+
+
+def _direct_route(m: int, n: int, flops: float) -> int:
+    """How ``matmul`` runs an (m, k) @ (k, n) product (m, n > 1) of ``flops`` where that is
+    NumPy's own call: 1 on OpenBLAS's threads as they are set, 2 inside ``single_blas_thread``;
+    0 where it takes another route (the pool's or numba's splits). ``matmul``'s decisions, in
+    its order."""
+    if flops <= _TINY_FLOPS:
+        return 1
+    if in_worker():
+        return 0
+    if blas_threads.budget() == 1:
+        return 1
+    if flops >= _parallel.PARALLEL_FLOPS:
+        return 0
+    if flops >= THREADED_FLOPS:
+        if blas_threads.openblas_may_run():
+            blas_threads.ran(OPENBLAS)
+            return 1
+        if blas_threads.last != POOL:
+            return 0  # numba's split, where the compiled kernels are in use
+    return 2
+
+
 def matmul_pair(a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any]:
     """``(a @ b, c @ d)``: at two threads or more, two float products of ``PAIR_FLOPS`` and up
     each run on one BLAS thread at the same time, ``c @ d`` on the pool (the bits of one

@@ -55,10 +55,7 @@ class _Linear(Function):
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
         ctx._node_name = _LINEAR_NAMES[min(x.ndim, 3) - 1][b is None]
-        out = ctx.xp.matmul(x, w.T)
-        if b is not None:
-            out = _add_bias(ctx.xp, out, b)
-        return out
+        return _product_bias(ctx.xp, x, w, b)
 
     @staticmethod
     def backward(ctx: Any, g: Tensor) -> Any:
@@ -154,9 +151,7 @@ def _linear_no_grad(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     quiet = be.fp_quiet
     token = None if quiet is None else quiet[0].set(quiet[1])
     try:
-        out = _product_no_grad(be.xp, x._data, w._data)
-        if b is not None:
-            out = _add_bias(be.xp, out, b._data)
+        out = _product_no_grad(be.xp, x._data, w._data, None if b is None else b._data)
     except Exception:
         return _Linear.apply(x, w, b)
     finally:
@@ -174,8 +169,27 @@ _TRANSPOSED_ROWS = (16, 32)
 _TRANSPOSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
-    """``x @ w^T``; for C-ordered NumPy ``x`` of 16-32 rows and ``w`` as ``(w @ x^T)^T``
+def _product_bias(xp: Any, x: Any, w: Any, b: Any, transposed: bool = False) -> Any:
+    """``x @ w^T + b`` (``b`` None: no bias): the backend's fused ``linear`` where it has one
+    and it applies (NumPy's: one compiled call, the same bits), else ``matmul`` and the add."""
+    fused = getattr(xp, "linear", None)
+    if fused is not None and type(x) is np.ndarray:
+        out = fused(x, w, b, transposed)
+        if out is not None:
+            return out
+    if transposed:
+        rows = x.size // x.shape[-1]
+        x2 = x.reshape(rows, x.shape[-1])
+        out = np.ascontiguousarray(xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0)))
+        if len(x.shape) != 2:
+            out = out.reshape(*x.shape[:-1], w.shape[0])
+    else:
+        out = xp.matmul(x, w.T)
+    return out if b is None else _add_bias(xp, out, b)
+
+
+def _product_no_grad(xp: Any, x: Any, w: Any, b: Any = None) -> Any:
+    """``x @ w^T + b``; for C-ordered NumPy ``x`` of 16-32 rows and ``w`` as ``(w @ x^T)^T``
     copied to row-major (a generated token's Linears, docs/performance.md)."""
     shape = x.shape
     if type(x) is np.ndarray and len(shape) >= 2 and x.dtype in _TRANSPOSED_DTYPES:
@@ -187,10 +201,8 @@ def _product_no_grad(xp: Any, x: Any, w: Any) -> Any:
             and w.flags.c_contiguous
             and w.dtype == x.dtype
         ):
-            x2 = x.reshape(rows, shape[-1])
-            out = np.ascontiguousarray(xp.matmul(w, x2.transpose((1, 0))).transpose((1, 0)))
-            return out if len(shape) == 2 else out.reshape(*shape[:-1], w.shape[0])
-    return xp.matmul(x, w.T)
+            return _product_bias(xp, x, w, b, transposed=True)
+    return _product_bias(xp, x, w, b)
 
 
 def _deferred_pair(ctx: Any, xp: Any, a: Any, b: Any, c: Any, d: Any) -> tuple[Any, Any] | None:

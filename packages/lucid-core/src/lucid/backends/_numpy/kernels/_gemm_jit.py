@@ -172,3 +172,48 @@ def matmul(a: Any, b: Any, flops: float) -> Any:
     with blas_threads.single_blas_thread():
         run_split(name, make, serial, args, t, lambda: np.matmul(a, b, out=out))
     return out
+
+
+# A Linear's forward in one compiled call (``_gemm.linear``): the GEMM NumPy's ``matmul`` calls
+# for ``x @ w.T`` (or ``w @ x^T`` then its transpose copied row-major), then ``b`` added to each
+# row, one float add per element as NumPy's ``add``: the same bits as ``x @ w.T + b``, without
+# NumPy's matmul and add dispatch and the separate pass of the bias (issue 30).
+_TILE = 16
+
+
+@jit
+def linear(x: Any, w: Any, b: Any, out: Any, scratch: Any, bias: bool, transposed: bool) -> None:
+    """``out = x @ w.T (+ b)`` for row-major 2-D ``x`` (m, k) and ``w`` (n, k) of float32 or
+    float64; ``transposed``: as ``(w @ x^T)^T`` through ``scratch`` (n, m)."""
+    m, k = x.shape
+    n = w.shape[0]
+    single = x.itemsize == 4
+    if transposed:  # scratch = w @ x^T, then its transpose in tiles (and the bias)
+        if single:
+            _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, n, m, k, np.float32(1.0), w.ctypes.data, k,
+                   x.ctypes.data, k, np.float32(0.0), scratch.ctypes.data, m)  # fmt: skip
+        else:
+            _DGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, n, m, k, 1.0, w.ctypes.data, k,
+                   x.ctypes.data, k, 0.0, scratch.ctypes.data, m)  # fmt: skip
+        for i0 in range(0, m, _TILE):
+            i1 = min(i0 + _TILE, m)
+            for j0 in range(0, n, _TILE):
+                j1 = min(j0 + _TILE, n)
+                for i in range(i0, i1):
+                    for j in range(j0, j1):
+                        out[i, j] = scratch[j, i]
+                if bias:
+                    for i in range(i0, i1):
+                        for j in range(j0, j1):
+                            out[i, j] += b[j]
+        return
+    if single:
+        _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, n, k, np.float32(1.0), x.ctypes.data, k,
+               w.ctypes.data, k, np.float32(0.0), out.ctypes.data, n)  # fmt: skip
+    else:
+        _DGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, n, k, 1.0, x.ctypes.data, k, w.ctypes.data, k,
+               0.0, out.ctypes.data, n)  # fmt: skip
+    if bias:
+        for i in range(m):
+            for j in range(n):
+                out[i, j] += b[j]
