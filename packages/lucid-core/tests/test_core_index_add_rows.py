@@ -59,3 +59,22 @@ def test_index_add_copies_and_index_add_owned_adds_in_place() -> None:
     w[lucid.from_numpy(index)].backward(lucid.from_numpy(values))
     assert w.grad is not None
     np.testing.assert_array_equal(w.grad.numpy(), got)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8"])
+def test_rows_sum_in_the_arrays_dtype(dtype: str) -> None:
+    """``reduceat`` sums in ``out``'s dtype as ``add.at`` does: a logical or for bool (NumPy's
+    reduce would give int64, which cannot be added into bool), wrapping for small ints."""
+    rng = np.random.default_rng(5)
+    index = np.array([0, 0, 3, 0, 3, 1])
+    if dtype == "bool":
+        base = rng.integers(0, 2, (4, 5)).astype(bool)
+        values = rng.integers(0, 2, (6, 5)).astype(bool)
+    else:
+        base = rng.integers(0, 100, (4, 5)).astype(dtype)
+        values = rng.integers(0, 100, (6, 5)).astype(dtype)
+    want = base.copy()
+    np.add.at(want, index, values)
+    got = _CPU.index_add(base, index, values)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

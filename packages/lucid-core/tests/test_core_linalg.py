@@ -285,3 +285,21 @@ def test_matrix_exp_values() -> None:
     )  # exp(10) [[1, 1], [0, 1]]
     np.testing.assert_allclose(_np(big), math.exp(10) * np.array([[1.0, 1.0], [0.0, 1.0]]),
                                rtol=1e-12, atol=1e-12)  # fmt: skip
+
+
+def test_matrix_exp_keeps_half_dtypes_and_nan() -> None:
+    """float16/bfloat16 run in float32 and round back; a single matrix with a nan norm is all
+    nan (torch's nan-filled result), a 1x1 one is exp."""
+    x = lucid.tensor([[0.1, 0.5], [-0.3, 0.2]])
+    for dt in (lucid.float16, lucid.bfloat16):
+        out = LA.matrix_exp(x.to(dt))
+        assert out.dtype is dt
+        np.testing.assert_allclose(
+            out.float().numpy(), LA.matrix_exp(x).numpy(), rtol=1e-2, atol=1e-2
+        )
+    nan = LA.matrix_exp(lucid.tensor([[1.0, float("nan")], [0.0, 1.0]]))
+    assert np.isnan(nan.numpy()).all()
+    np.testing.assert_allclose(
+        LA.matrix_exp(lucid.tensor([[[0.5]], [[-2.0]]], dtype=D)).numpy(),
+        np.exp([[[0.5]], [[-2.0]]]), rtol=1e-15, atol=0,
+    )  # fmt: skip

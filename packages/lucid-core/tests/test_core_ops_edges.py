@@ -185,3 +185,55 @@ BAD_CALLS: dict[str, Any] = {
 def test_errors_torch_raises_as_runtime_error(name: str) -> None:
     with pytest.raises(RuntimeError):
         BAD_CALLS[name](lucid)
+
+
+def test_sum_to_size_of_an_empty_size_is_the_sum() -> None:
+    """torch's sum_to with a size of (): always ``sum()``, so bool and integer tensors (0-d ones
+    too) become int64; a size equal to the shape is the tensor itself."""
+    b = lucid.tensor([[True, False, True], [True, True, False]])
+    assert b.sum_to_size(()).dtype is lucid.int64 and b.sum_to_size(()).item() == 4
+    assert lucid.tensor(True).sum_to_size(()).dtype is lucid.int64
+    assert lucid.tensor(3, dtype=lucid.int8).sum_to_size([]).dtype is lucid.int64
+    assert b.sum_to_size(1, 3).dtype is lucid.int64
+    assert b.sum_to_size(1, 3).tolist() == [[2, 1, 1]]
+    assert b.sum_to_size(2, 3) is b
+    assert lucid.tensor(2.5).sum_to_size(()).dtype is lucid.float32
+    with pytest.raises(RuntimeError, match=r"size \{\[4, 3\]\} is not expandable to size"):
+        b.sum_to_size(4, 3)
+
+
+def test_index_put_accumulate_on_bool_is_a_logical_or() -> None:
+    x = lucid.zeros(4, 3, dtype=lucid.bool)
+    values = lucid.tensor([[True, False, False], [False, False, True], [False, False, False]])
+    out = lucid.index_put(x, (lucid.tensor([0, 0, 2]),), values, accumulate=True)
+    assert out.dtype is lucid.bool
+    assert out.tolist() == [[True, False, True], [False] * 3, [False] * 3, [False] * 3]
+    flat = lucid.index_put(lucid.zeros(3, dtype=lucid.bool), (lucid.tensor([1, 1]),),
+                           lucid.tensor([True, True]), accumulate=True)  # fmt: skip
+    assert flat.tolist() == [False, True, False]
+
+
+def test_arange_out_and_integer_steps() -> None:
+    """torch's rules: ``out=`` gives the dtype (and keeps its shape when the count fits); int64
+    counts the range after truncating to integers, where a fractional step that truncates to
+    0 is a ValueError; the other integer dtypes count it unrounded."""
+    out = lucid.empty(0, dtype=lucid.float64)
+    assert lucid.arange(0, 5, out=out) is out and out.dtype is lucid.float64
+    assert out.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    kept = lucid.zeros(5, 1)
+    assert lucid.arange(5, out=kept).shape == (5, 1)
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        lucid.arange(0, 64, 0.5, out=lucid.empty(0, dtype=lucid.int64))
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        lucid.arange(0.0, 3.0, 0.4, dtype=lucid.int64)
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        lucid.arange(0, 3, 0)
+    with pytest.raises(RuntimeError, match="^upper bound and lower bound inconsistent"):
+        lucid.arange(0, -3, 2)
+    with pytest.raises(RuntimeError, match="dtype Float does not match dtype of out"):
+        lucid.arange(0, 5, dtype=lucid.float32, out=lucid.empty(0, dtype=lucid.float64))
+    assert lucid.arange(0.5, 5, 1.5, dtype=lucid.int32).tolist() == [0, 1, 2]
+    assert lucid.arange(0.5, 5, 1.5, dtype=lucid.int64).tolist() == [0, 1, 2, 3, 4]
+    assert lucid.arange(0, 3, 0.9, dtype=lucid.int16).tolist() == [0, 0, 0, 0]
+    with pytest.warns(UserWarning, match="will be resized to a tensor of shape \\(10,\\)"):
+        lucid.arange(0, 5, 0.5, out=lucid.zeros(5))

@@ -239,3 +239,22 @@ def test_functional_matches_torch() -> None:
     _same(F.vjp(_fn_l, (lx, ly), lo), TF.vjp(_fn_t, (tx, ty), to))
     _same(F.hvp(_scalar, (lx, ly), lv), TF.hvp(_scalar, (tx, ty), tv))
     _same(F.vhp(_scalar, (lx, ly), lv), TF.vhp(_scalar, (tx, ty), tv))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("scale", [1e-7, 1e-4, 0.01, 0.2, 1.0, 2.5, 8.0])
+@pytest.mark.parametrize("shape", [(4, 4), (1, 4, 4), (3, 4, 4)])
+def test_matrix_exp_is_torchs_algorithm(dtype: str, scale: float, shape: tuple[int, ...]) -> None:
+    """torch's degree choice by norm for one matrix (a batch takes degree 18 throughout, each
+    matrix scaled and squared by its own norm): float64 agrees to rounding, float32 keeps
+    torch's (larger) truncation error, so it agrees far closer than to the exact value."""
+    rng = np.random.default_rng(int(scale * 1e7) % 1000 + len(shape))
+    a = rng.standard_normal(shape) * scale * rng.uniform(0.2, 2.0, shape[:-2] + (1, 1))
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape) * scale
+    a = a.astype(dtype)
+    want = TLA.matrix_exp(torch.tensor(a)).numpy()
+    got = LA.matrix_exp(lucid.tensor(a)).numpy()
+    assert got.dtype == want.dtype
+    tol = 2e-6 if dtype in ("float32", "complex64") else 5e-14  # the Pade form: 8e-13
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())

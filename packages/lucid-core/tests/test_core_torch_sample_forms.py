@@ -262,7 +262,7 @@ def test_arange_with_an_integer_dtype_truncates_its_bounds(
     out = lucid.arange(*bounds, dtype=lucid.int64)
     assert out.dtype is lucid.int64
     np.testing.assert_array_equal(out.numpy(), want)
-    with pytest.raises(RuntimeError, match="step must be nonzero"):
+    with pytest.raises(ValueError, match="step must be nonzero"):  # torch 2.13's class here
         lucid.arange(0, 5, 0.5, dtype=lucid.int64)
 
 

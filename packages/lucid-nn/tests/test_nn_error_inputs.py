@@ -79,3 +79,27 @@ def test_adaptive_pool_and_conv_exception_classes() -> None:
         F.adaptive_max_pool3d(lucid.zeros(2, 2, 2), (1, 1, 1))
     with pytest.raises(RuntimeError, match="padding='same' is not supported for strided"):
         F.conv3d(lucid.zeros(1, 1, 4, 4, 4), lucid.zeros(1, 1, 2, 2, 2), stride=2, padding="same")
+
+
+def test_multi_margin_loss_checks_in_torchs_order() -> None:
+    """torch checks p and the weight's dims (ValueError), then the target's size and the
+    weight's size, and only then the target's dtype (a float target is Long's error)."""
+    x, yf = lucid.zeros(5, 4), lucid.zeros(5)
+    with pytest.raises(ValueError, match="weight must be one-dimensional"):
+        F.multi_margin_loss(x, yf, weight=lucid.ones(()))
+    with pytest.raises(ValueError, match="weight must be one-dimensional"):
+        F.multi_margin_loss(x, yf, weight=lucid.ones(5, 4))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[5\], but got \[5, 4\]"):
+        F.multi_margin_loss(x, lucid.zeros(5, 4))
+    with pytest.raises(RuntimeError, match=r"inconsistent weight size, expected 4 but got \[5\]"):
+        F.multi_margin_loss(x, yf, weight=lucid.ones(5))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.multi_margin_loss(x, yf)
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Bool"):
+        F.multilabel_margin_loss(x, lucid.zeros(5, 4, dtype=lucid.bool))
+
+
+def test_multi_margin_loss_of_one_vector_keeps_a_1d_target_shape() -> None:
+    x = lucid.tensor([0.1, 0.4, -0.2, 0.3])
+    assert F.multi_margin_loss(x, lucid.tensor([1]), reduction="none").shape == (1,)
+    assert F.multi_margin_loss(x, lucid.tensor(1), reduction="none").shape == ()

@@ -3,6 +3,9 @@ with the same inputs (the modules run torch's own samples in test_nn_module_db_p
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -186,3 +189,49 @@ def test_factory_kwargs_matches_torch() -> None:
     assert lucid.nn.factory_kwargs(None) == {}
     with pytest.raises(TypeError, match="unexpected kwargs"):
         lucid.nn.factory_kwargs({"bogus": 1})
+
+
+def _raised(fn: Callable[[], object]) -> tuple[str, str]:
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - the class and message are what is compared
+        return type(exc).__name__, str(exc)
+    return "", ""
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "t_shape", "t_dtype", "w_shape"),
+    [
+        ((5, 4), (5,), "float32", None),  # the dtype check, after the shape checks
+        ((5, 4), (5, 4), "float32", None),  # the target's size first
+        ((5, 4), (5,), "float32", (5,)),  # then the weight's size
+        ((5, 4), (5,), "float32", ()),  # the weight's dims: a ValueError before all
+        ((5, 4), (5,), "bool", None),
+        ((4,), (1,), "float32", None),
+    ],
+)
+def test_multi_margin_loss_errors_match_torch(
+    x_shape: tuple[int, ...], t_shape: tuple[int, ...], t_dtype: str, w_shape: Any
+) -> None:
+    def call(m: Any, f: Any) -> Callable[[], object]:
+        x, t = m.ones(x_shape), m.zeros(t_shape, dtype=getattr(m, t_dtype))
+        w = None if w_shape is None else m.ones(w_shape)
+        return lambda: f.multi_margin_loss(x, t, weight=w)
+
+    want = _raised(call(torch, TF))
+    assert want[0]  # torch rejects each of these
+    assert _raised(call(lucid, F)) == want
+
+
+@pytest.mark.parametrize("target", [[2], 2])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_multi_margin_loss_of_one_vector_matches_torch(target: Any, reduction: str) -> None:
+    x = RNG.standard_normal(4)
+    tx, lx = torch.tensor(x, requires_grad=True), lucid.tensor(x, requires_grad=True)
+    ty = TF.multi_margin_loss(tx, torch.tensor(target), reduction=reduction)
+    ly = F.multi_margin_loss(lx, lucid.tensor(target), reduction=reduction)
+    assert tuple(ly.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(ly.detach().numpy(), ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+    ty.sum().backward()
+    ly.sum().backward()
+    np.testing.assert_allclose(lx.grad.numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)

@@ -288,34 +288,61 @@ def arange(
     dtype: Any = None,
     device: Any = None,
     requires_grad: bool = False,
+    *,
+    out: Any = None,
+    layout: Any = None,
 ) -> Tensor:
     """A 1-D tensor of values from ``start`` to ``end`` (exclusive) in steps of ``step``, as
-    ``torch.arange``."""
+    ``torch.arange``; ``out=`` writes them into that tensor (resized; its dtype is the
+    result's)."""
+    if layout is not None:
+        _memory_format.check_layout(layout, "arange")
+    dtype = _with_out("arange", out, dtype)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
     lo, hi, st = vals
+    if not (st > 0 or st < 0):  # nan too
+        raise RuntimeError("step must be nonzero")
     if not all(math.isfinite(v) for v in (lo, hi)):
         raise RuntimeError(f"unsupported range: {lo} -> {hi}")
     if (st > 0 and lo > hi) or (st < 0 and lo < hi):
-        raise RuntimeError(
-            f"upper bound and lower bound inconsistent with step sign: start={lo}, end={hi}, "
-            f"step={st}"
-        )
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         is_float = any(isinstance(v, float) for v in vals)
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
     dt = dtypes.to_dtype(dtype)
-    if not (dt.is_floating_point or dt.is_complex):
-        # torch casts the bounds and step to the integer dtype first: arange(0.1, -7.9, -4.0)
-        # counts as arange(0, -7, -4)
-        vals = [int(v) for v in vals]
-        if vals[2] == 0:
-            raise RuntimeError("step must be nonzero")
-    arr = np.arange(*vals, dtype=np.float64 if dt.is_floating_point else np.int64)
-    return tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+    if dt is dtypes.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dt.is_floating_point or dt.is_complex:
+        arr = np.arange(*vals, dtype=np.float64)
+    else:
+        # torch casts the bounds and step to int64 first (arange(0.1, -7.9, -4.0) counts as
+        # arange(0, -7, -4)); int64 counts the truncated range, where a step that truncates to
+        # 0 is a ValueError; other integer dtypes count the range unrounded (so a fractional
+        # step below 1 repeats the start)
+        ilo, ihi, ist = (int(v) for v in vals)
+        if dt is dtypes.int64:
+            if ist == 0:
+                raise ValueError("step must be nonzero")
+            sign = 1 if ist > 0 else -1
+            n = (ihi - ilo + ist - sign) // ist
+        else:
+            n = math.ceil((hi - lo) / st)
+        arr = ilo + ist * np.arange(max(n, 0), dtype=np.int64)
+    result = tensor(arr, dtype=dt, device=device, requires_grad=requires_grad)
+    if out is not None and out.numel() == result.numel():
+        result = result.reshape(out.shape)  # torch keeps out's shape where the count fits
+    elif out is not None and out.numel():
+        warnings.warn(
+            f"The number of elements in the out tensor of shape {list(out.shape)} is "
+            f"{out.numel()} which does not match the computed number of elements "
+            f"{result.numel()}. Note that this may occur as a result of rounding error. The out "
+            f"tensor will be resized to a tensor of shape ({result.numel()},).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _into(result, out)
 
 
 def _check_space_args(name: str, start: Any, end: Any, steps: Any) -> None:

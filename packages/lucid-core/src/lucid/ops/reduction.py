@@ -253,7 +253,14 @@ class LogCumSumExp(Function):
 
     @staticmethod
     def forward(ctx: Any, a: Any, dim: int) -> Any:
-        out = inclusive_scan(ctx.xp, a, dim, ctx.xp.logaddexp)
+        # torch's CPU kernel runs the sum in its accumulate type (float32 in double, half and
+        # bfloat16 in float32) and rounds each output: the backward's cancellation of its
+        # positive and negative parts amplifies any other rounding
+        combine, acc = ctx.xp.logaddexp, None
+        wider = _SCAN_ACCUMULATE.get(ctx.backend.dtype_of(a).name)
+        if wider is not None and hasattr(combine, "accumulate"):  # a one-pass scan (NumPy)
+            acc = ctx.backend.native_dtype(wider)
+        out = inclusive_scan(ctx.xp, a, dim, combine, acc)
         ctx.save_for_backward(a, out)
         ctx.dim = dim
         return out
@@ -276,13 +283,24 @@ class LogCumSumExp(Function):
         return part(g > 0) - part(g < 0), None
 
 
-def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any) -> Any:
+# torch's CPU accumulate types (at::acc_type<T, false>) of the floating dtypes that widen
+_SCAN_ACCUMULATE = {
+    "float32": dtypes.float64,
+    "float16": dtypes.float32,
+    "bfloat16": dtypes.float32,
+}
+
+
+def inclusive_scan(xp: Any, a: Any, axis: int, combine: Any, acc: Any = None) -> Any:
     """Running ``combine`` (associative: maximum, logaddexp ...) along ``axis``, in log2(n)
     whole-array steps: step k combines each entry with the one 2**k before it. A combine that
-    can accumulate itself (a NumPy ufunc) does, in one pass."""
+    can accumulate itself (a NumPy ufunc) does, in one pass, in the native dtype ``acc`` when
+    given (the result rounded back to ``a``'s dtype), as torch's CPU scans accumulate."""
     accumulate = getattr(combine, "accumulate", None)
     if accumulate is not None:
-        return accumulate(a, axis=axis)
+        if acc is None:
+            return accumulate(a, axis=axis)
+        return accumulate(a, axis=axis, dtype=acc).astype(a.dtype)
     n, shift = a.shape[axis], 1
     lead = (slice(None),) * axis
     while shift < n:

@@ -504,19 +504,24 @@ def expand_as(a: Tensor, other: Tensor) -> Tensor:
 
 
 def sum_to_size(a: Tensor, *size: Any) -> Tensor:
-    """Sum ``a`` down to a shape it was broadcast from (the inverse of expand)."""
+    """Sum ``a`` down to a shape it was broadcast from (the inverse of expand).
+
+    As torch's ``sum_to``: a target of ``()`` is always ``a.sum()`` (so a bool or integer
+    tensor becomes int64, a 0-d one included); a target equal to ``a.shape`` is ``a`` itself.
+    """
     shape = shape_arg(size)
+    lead = a.ndim - len(shape)
+    if lead < 0 or any(
+        s != 1 and s != a.shape[lead + i] for i, s in enumerate(shape)
+    ):  # torch's is_expandable_to, and its wording
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(a.shape)}}}.")
+    if not shape:
+        return a.sum()
     if a.shape == shape:
         return a
-    lead = a.ndim - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"size {list(shape)} is not expandable to size {list(a.shape)}")
-    dims = list(range(lead))
-    for i, s in enumerate(shape):
-        if s == 1 and a.shape[lead + i] != 1:
-            dims.append(lead + i)
-        elif s != a.shape[lead + i]:
-            raise RuntimeError(f"size {list(shape)} is not expandable to size {list(a.shape)}")
+    dims = list(range(lead)) + [
+        lead + i for i, s in enumerate(shape) if s == 1 and a.shape[lead + i] != 1
+    ]
     out = a.sum(dim=tuple(dims), keepdim=True) if dims else a
     return out.reshape(shape) if out.shape != shape else out
 

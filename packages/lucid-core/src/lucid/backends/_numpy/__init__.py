@@ -208,7 +208,9 @@ def _add_rows(out: Any, index: Any, values: Any) -> bool:
     ordered = idx[order]
     starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
     rows = values.reshape(idx.size, -1)[order]
-    out.reshape(out.shape[0], -1)[ordered[starts]] += np.add.reduceat(rows, starts, axis=0)
+    # summed in out's dtype, as add.at does (bool: a logical or; NumPy's reduce would give int64)
+    sums = np.add.reduceat(rows, starts, axis=0, dtype=out.dtype)
+    out.reshape(out.shape[0], -1)[ordered[starts]] += sums
     return True
 
 

@@ -866,9 +866,22 @@ def _class_scores(name: str, input: Tensor, target: Tensor) -> tuple[Tensor, Ten
         )
     vector = input.ndim <= 1
     x = input.reshape(1, -1) if vector else input
-    if target.dtype.is_floating_point or target.dtype is lucid.bool:
-        raise RuntimeError(f"{name}: expected target of an integer dtype, got {target.dtype}")
     return x, target.reshape(-1) if vector and name == "multi_margin_loss" else target, vector
+
+
+_SCALAR_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
+                      "bfloat16": "BFloat16", "bool": "Bool", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble"}  # fmt: skip
+
+
+def _check_long_target(target: Tensor) -> None:
+    """torch's dtype check of a class-index target, after its shape checks (lucid also takes
+    the narrower integer dtypes, where torch wants int64)."""
+    if target.dtype.is_floating_point or target.dtype.is_complex or target.dtype is lucid.bool:
+        name = str(target.dtype).rsplit(".", 1)[-1]
+        raise RuntimeError(
+            f"expected scalar type Long but found {_SCALAR_TYPE_NAMES.get(name, name)}"
+        )
 
 
 def _reduce_samples(loss: Tensor, reduction: str, vector: bool) -> Tensor:
@@ -887,6 +900,8 @@ def multi_margin_loss(
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
     x, y, vector = _class_scores("multi_margin_loss", input, target)
     n, c = x.shape
     if y.ndim > 1 or y.numel() != n:
@@ -895,8 +910,9 @@ def multi_margin_loss(
             f"input samples (batch size). Expected target size [{n}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}."
         )
-    if weight is not None and (weight.ndim != 1 or weight.numel() != c):
+    if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    _check_long_target(target)
     if n and bool(((y < 0) | (y >= c)).any()):
         raise RuntimeError("target out of range")
     y = y.reshape(n, 1)
@@ -907,7 +923,8 @@ def multi_margin_loss(
     if weight is not None:
         z = z * weight.to(z.dtype)[y.reshape(n)].reshape(n, 1)
     loss = (z * others).sum(1) / c
-    return _reduce_samples(loss, reduction, vector)
+    # torch's reduction="none" of one vector: 0-d for a 0-d target, (1,) for a (1,) one
+    return _reduce_samples(loss, reduction, vector and target.ndim == 0)
 
 
 @float32_op
@@ -927,6 +944,7 @@ def multilabel_margin_loss(
         raise RuntimeError(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
+    _check_long_target(target)
     n, c = x.shape
     y = y.reshape(n, c)
     if y.numel() and bool(((y < -1) | (y >= c)).any()):
