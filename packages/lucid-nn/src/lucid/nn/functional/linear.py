@@ -173,7 +173,7 @@ def _product_bias(xp: Any, x: Any, w: Any, b: Any, transposed: bool = False) -> 
     """``x @ w^T + b`` (``b`` None: no bias): the backend's fused ``linear`` where it has one
     and it applies (NumPy's: one compiled call, the same bits), else ``matmul`` and the add."""
     fused = getattr(xp, "linear", None)
-    if fused is not None and type(x) is np.ndarray:
+    if fused is not None and type(x) is np.ndarray and x.size > x.shape[-1]:  # 2 rows or more
         out = fused(x, w, b, transposed)
         if out is not None:
             return out
