@@ -203,14 +203,22 @@ def _matmul_into(a: Any, b: Any, out: Any) -> Any:
 # NumPy's matmul and add dispatch and the bias's second pass over the result (a generated
 # token's 17 Linears: 3-13 us each; issue 30, docs/performance.md); False: ``matmul`` and an add.
 FUSED_LINEAR = True
+# ``linear`` runs a float32 product of few rows as column blocks on OpenBLAS's small-matrix
+# kernels where its cores have them (``_gemm_jit.small_blocks``): another order of float32 sums
+# than one GEMM (the recorded and the no-grad forward alike), 0.24-0.84x the time; False: as
+# one GEMM.
+SMALL_KERNELS = True
 
 
 def linear(x: Any, w: Any, b: Any, transposed: bool = False) -> Any:
     """``x @ w.T`` (``+ b`` where ``b`` is not None) for a row-major float32 or float64 ``x``
     (its rows: all dims but the last), a row-major 2-D ``w`` and a contiguous 1-D ``b`` of the
     same dtype, in one compiled call (``kernels._gemm_jit.linear``; ``transposed``: as ``(w @
-    x^T)^T`` copied row-major); None where it does not apply or ``matmul`` would take another
-    route (the pool's or numba's splits, vectors, an outer product)."""
+    x^T)^T`` copied row-major); a float32 product of few rows as column blocks on OpenBLAS's
+    small-matrix kernels instead (``linear_small``, split by whole blocks over numba's threads
+    from ``THREADED_FLOPS``; ``transposed`` then makes no difference). None where it does not
+    apply or ``matmul`` would take another route (the pool's or numba's splits, vectors, an
+    outer product)."""
     dt = x.dtype
     shape = x.shape
     if not FUSED_LINEAR or dt not in _BLAS_FLOATS or w.dtype != dt or len(shape) < 2:
@@ -224,10 +232,22 @@ def linear(x: Any, w: Any, b: Any, transposed: bool = False) -> Any:
         return None
     if b is not None and not (b.dtype == dt and b.shape == (n,) and b.flags.c_contiguous):
         return None
-    route = _direct_route(m, n, 2.0 * m * k * n)
-    if not route or _compiled.load("_gemm_jit") is None:
+    jit = _compiled.load("_gemm_jit")
+    if jit is None:
         return None
+    flops = 2.0 * m * k * n
     x2 = x.reshape(m, k)
+    nb = jit.small_blocks(m, k) if dt.char == "f" and SMALL_KERNELS else 0
+    if nb:  # few rows: blocks on OpenBLAS's small-matrix kernels (``_gemm_jit``)
+        out = np.empty((m, n), dtype=dt)
+        threads = flops >= THREADED_FLOPS and not in_worker() and blas_threads.budget() > 1
+        args = (x2, w, w[0] if b is None else b, out, b is not None, nb, flops, threads)
+        if _compiled.run("_gemm_jit", "linear_small", *args):
+            return out if len(shape) == 2 else out.reshape(*shape[:-1], n)
+        return None
+    route = _direct_route(m, n, flops)
+    if not route:
+        return None
     out = np.empty((m, n), dtype=dt)
     scratch = np.empty((n, m), dtype=dt) if transposed else out
     args = (x2, w, w[0] if b is None else b, out, scratch, b is not None, transposed)

@@ -47,6 +47,12 @@ def _numpy_openblas() -> Any:
     return ctypes.CDLL(pick[0]["filepath"])
 
 
+def _openblas_architecture() -> str:
+    """The core type NumPy's OpenBLAS runs its kernels for (threadpoolctl's reading)."""
+    libs = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    return str(libs[0].get("architecture", "")) if len(libs) == 1 else ""
+
+
 def _register() -> None:
     """Tell llvmlite where NumPy's ``cblas_sgemm``/``dgemm`` are; ImportError where it can't
     (``_compiled.load`` then keeps products as they were)."""
@@ -217,3 +223,69 @@ def linear(x: Any, w: Any, b: Any, out: Any, scratch: Any, bias: bool, transpose
         for i in range(m):
             for j in range(n):
                 out[i, j] += b[j]
+
+
+# OpenBLAS's small-matrix sgemm kernels (no packing of the operands) serve a product whose
+# m * n * k is at most 100^3 and, for the transposed-A kernel a row-major ``x @ w.T`` reaches,
+# whose result has at most 1,200 elements and k >= 32 (``sgemm_small_kernel_permit_skylakex``):
+# its AVX-512 cores only. A Linear's product of few rows then runs as blocks of that many
+# columns, each on the small kernel: 0.24-0.84x the time of one packed GEMM for 2-100 rows of
+# 128-512 features at one thread (a generated token's (64, 128) x (128, 384): 64 against 84 us;
+# issue 30, docs/performance.md). Other cores: no small kernels, the blocks would only add
+# calls.
+SMALL_KERNEL_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+SMALL_KERNELS = _openblas_architecture().lower() in SMALL_KERNEL_CORES
+_SMALL_RESULT = 1200
+_SMALL_MNK = 100**3
+
+
+def small_blocks(m: int, k: int) -> int:
+    """The column block whose products OpenBLAS runs on its small-matrix kernels for an (m, k)
+    float32 ``x @ w.T``, where that measured faster than one GEMM here (k >= 32 and m <= 24,
+    or k >= 128 and m <= 100); 0 otherwise."""
+    if not SMALL_KERNELS or k < 32 or not (m <= 24 or (k >= 128 and m <= 100)):
+        return 0
+    return min(_SMALL_RESULT // m, _SMALL_MNK // (m * k))
+
+
+@jit
+def linear_blocks(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int,
+                  j1: int) -> None:  # fmt: skip
+    """Columns ``j0:j1`` of ``out = x @ w.T (+ b)`` (float32, row-major) as products of ``nb``
+    columns each (``small_blocks``), each block then its bias."""
+    m, k = x.shape
+    n = w.shape[0]
+    for s in range(j0, j1, nb):
+        e = min(s + nb, j1)
+        wa, oa = w.ctypes.data + s * k * 4, out.ctypes.data + s * 4
+        _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, e - s, k, np.float32(1.0), x.ctypes.data, k,
+               wa, k, np.float32(0.0), oa, n)  # fmt: skip
+        if bias:
+            for i in range(m):
+                for j in range(s, e):
+                    out[i, j] += b[j]
+
+
+def _make_linear_blocks_split() -> Any:
+    def linear_blocks_split(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int,
+                            j1: int, t: int) -> None:  # fmt: skip
+        blocks = (j1 - j0 + nb - 1) // nb
+        for i in prange(t):  # whole blocks a thread: the same calls, the same bits
+            s = j0 + (blocks * i // t) * nb
+            e = min(j0 + (blocks * (i + 1) // t) * nb, j1)
+            inner(x, w, b, out, bias, nb, s, e)
+
+    return linear_blocks_split
+
+
+def linear_small(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, flops: float,
+                 threads: bool) -> None:  # fmt: skip
+    """``linear_blocks`` over all columns, split by whole blocks over numba's threads where
+    ``threads`` and ``split_threads`` says so (mid-sized products at two threads)."""
+    n = w.shape[0]
+    t = min(split_threads(int(flops)), (n + nb - 1) // nb) if threads else 1
+    if t > 1:
+        args = (x, w, b, out, bias, nb, 0, n)
+        run_split("linear_blocks_split", _make_linear_blocks_split, linear_blocks, args, t)
+    else:
+        linear_blocks(x, w, b, out, bias, nb, 0, n)
