@@ -147,6 +147,8 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.compiler": TOP,
     "lucid._dynamo": TOP,
     "lucid.jit": TOP,
+    "lucid.fx": TOP,
+    "lucid.version": TOP,
     "lucid.futures": TOP,
     "lucid.hub": TOP,
 }

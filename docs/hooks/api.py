@@ -137,6 +137,15 @@ PAGES: tuple[Page, ...] = (
          "TorchScript's names, run eagerly: the annotations and decorators model code carries, "
          "`script`/`trace` giving the callable back; `save`/`load` say what to use instead.",
          modules=("lucid.jit",)),
+    Page("fx", "lucid.fx", "lucid-core", "torch.fx",
+         "torch.fx's names without its tracer: `wrap` and `has_side_effect` give their argument "
+         "back (the leaf registrations libraries make at import), `map_arg`, `Proxy`/`Node` for "
+         "`isinstance`; tracing raises, naming `lucid.compile`.",
+         modules=("lucid.fx",)),
+    Page("version", "lucid.version", "lucid-core", "torch.version",
+         "torch.version's names: lucid's own `__version__`; `cuda`, `hip`, `rocm`, `xpu` None, "
+         "as PyTorch's CPU-only build answers.",
+         modules=("lucid.version",)),
     Page("hub", "lucid.hub", "lucid-core", "torch.hub",
          "Checkpoints by url from torch hub's cache (no implicit download), "
          "`download_url_to_file`, entrypoints of a local `hubconf.py`.",

@@ -370,6 +370,10 @@ def top_gaps(report: Mapping[str, Any], limit: int = 40) -> list[str]:
             lines.append(f"Signatures {ns}: {len(v['mismatch'])} differ from torch's")
             for name, issues in list(v["mismatch"].items())[:limit]:
                 lines.append(f"  {name}: {'; '.join(issues)[:150]}")
+    for ns, v in report.get("signature", {}).get("out", {}).items():
+        if v["lacking"]:
+            shown = ", ".join(v["lacking"][:limit])
+            lines.append(f"out= {ns}: {len(v['lacking'])} functions lack torch's out=: {shown}")
     return lines
 
 

@@ -10,11 +10,21 @@ and keyword-only marks are the Python binding's, or else the docstring's overloa
 `add(input, other, *, alpha=1, out=None) -> Tensor`) are compared with lucid's
 (`inspect.signature`): names, positions, keyword-only kinds and defaults
 (`gauge_common.compare_signature`). A name neither side can be inspected for is counted apart.
+
+`out=` apart (`gauge_out`): the comparison above leaves `out` out and cannot read torch's
+builtins it has no schema or docstring line for, so for every function of `torch`,
+`torch.linalg`, `torch.special`, `torch.fft` and `torch.nn.functional` whose lambda in
+`torch.overrides.get_testing_overrides()` (torch's signature, Python-readable) has an `out`
+parameter that torch's binding really takes (an `out` aten overload, an `out=` in its
+docstring or Python signature), and every factory function torch does not let be overridden
+(`linspace`, `full`: `get_ignored_functions()`) that takes it, lucid's function must take
+`out` (by name, or `**kwargs`).
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 import gauge_bridge as bridge  # noqa: F401  (stubs expecttest; imports torch and lucid)
@@ -148,6 +158,73 @@ def _compared_names(t_ns: str, t_obj: Any) -> list[str]:
     return [n for n in names if callable(getattr(t_obj, n, None))]
 
 
+# the namespaces whose functions take torch's out= (the Tensor methods take none)
+OUT_NAMESPACES = ("torch", "torch.linalg", "torch.special", "torch.fft", "torch.nn.functional")
+
+
+def _torch_takes_out(fn: Any, name: str, aten_prefix: str, factory: bool) -> bool:
+    """Whether torch's binding of `fn` takes `out=` (its override lambda may say so wrongly:
+    `torch.squeeze`'s has `out=None`, the binding none). A factory function has no lambda, and
+    its aten `out` overload may have no binding (`hann_window.out`): its docstring decides."""
+    try:
+        return "out" in inspect.signature(fn).parameters  # a Python function: its own word
+    except (TypeError, ValueError):
+        pass
+    if factory:  # `\bout=`: not `layout=`
+        return re.search(r"\bout=", getattr(fn, "__doc__", None) or "") is not None
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + aten_prefix + name)
+    except RuntimeError:
+        schemas = []
+    if any(a.name == "out" or a.is_out for s in schemas for a in s.arguments):
+        return True
+    return re.search(r"\bout=", getattr(fn, "__doc__", None) or "") is not None
+
+
+def _takes_out(fn: Any) -> bool | None:
+    """Whether lucid's `fn` takes `out` (by name or `**kwargs`); None: not inspectable."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return any(p.name == "out" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def gauge_out() -> dict[str, Any]:
+    """Per namespace: the functions that take torch's `out=` which lucid has, and which of them
+    take it in lucid."""
+    overrides = torch.overrides.get_testing_overrides()
+    # the factory functions (linspace, full, ...) are not overridable: no lambda, torch's own
+    # schema or docstring says whether they take out=
+    factories = torch.overrides.get_ignored_functions()
+    namespaces: dict[str, Any] = {}
+    for t_ns in OUT_NAMESPACES:
+        t_obj, l_obj = resolve(t_ns), resolve(SIGNATURE_NAMESPACES[t_ns])
+        if t_obj is None or l_obj is None:
+            continue
+        lacking, compared = [], 0
+        for name in _compared_names(t_ns, t_obj):
+            fn = getattr(t_obj, name)
+            lam = overrides.get(fn)
+            if not hasattr(l_obj, name) or (lam is None and fn not in factories):
+                continue
+            try:
+                if lam is not None and "out" not in inspect.signature(lam).parameters:
+                    continue
+            except (TypeError, ValueError):
+                continue
+            if not _torch_takes_out(fn, name, ATEN_PREFIXES.get(t_ns, ""), lam is None):
+                continue
+            compared += 1
+            if not _takes_out(getattr(l_obj, name)):
+                lacking.append(name)
+        namespaces[t_ns] = {"compared": compared, "take_out": compared - len(lacking),
+                            "lacking": lacking}  # fmt: skip
+    compared = sum(v["compared"] for v in namespaces.values())
+    take = sum(v["take_out"] for v in namespaces.values())
+    return {"compared": compared, "take_out": take, "namespaces": namespaces}
+
+
 def gauge_signature(deliberate: Deliberate) -> dict[str, Any]:
     """Per namespace: names compared, names whose signatures match, the problems of the rest."""
     namespaces: dict[str, Any] = {}
@@ -194,8 +271,11 @@ def gauge_signature(deliberate: Deliberate) -> dict[str, Any]:
         totals["match"] += match
         totals["uninspectable"] += uninspectable
         totals["deliberate"] += deliberate_count
+    out = gauge_out()
     summary = {
         **totals,
+        "out_compared": out["compared"],
+        "out_take": out["take_out"],
         "match_pct": percent(totals["match"], totals["compared"]),
         "by_issue": by_issue,
         "namespaces": {
@@ -203,4 +283,4 @@ def gauge_signature(deliberate: Deliberate) -> dict[str, Any]:
             for ns, v in namespaces.items()
         },
     }
-    return {"summary": summary, "namespaces": namespaces}
+    return {"summary": summary, "namespaces": namespaces, "out": out["namespaces"]}

@@ -77,8 +77,9 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
         )
         return (
             f"signature: {s['match']} of {s['compared']} signatures match torch's "
-            f"({s['match_pct']}%; {s['uninspectable']} not inspectable); {issues}: {per_ns} "
-            f"[{seconds:.0f} s]"
+            f"({s['match_pct']}%; {s['uninspectable']} not inspectable); {issues}: {per_ns}; "
+            f"out=: {s.get('out_take', '?')} of {s.get('out_compared', '?')} functions take "
+            f"torch's out [{seconds:.0f} s]"
         )
     parts = ", ".join(
         f"{ns.removeprefix('torch.') or ns} {v['present']}/{v['total']}"
@@ -137,6 +138,11 @@ def markdown_table(report: dict[str, Any]) -> str:
             f"| Signatures | {s['match']} of {s['compared']} match torch's ({s['match_pct']}%): "
             f"{per_ns} |"
         )
+        if "out_compared" in s:
+            rows.append(
+                f"| `out=` | {s['out_take']} of {s['out_compared']} functions that take torch's "
+                "`out=` take it |"
+            )
     return "\n".join(rows)
 
 
@@ -168,6 +174,8 @@ def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
     if "signature" in report:
         s = report["signature"]["summary"]
         numbers["signature.match"] = s["match"]
+        if "out_take" in s:  # absent from reports before the check existed
+            numbers["signature.out"] = s["out_take"]
         for ns, v in s["namespaces"].items():
             numbers[f"signature.{ns}"] = v["match"]
     return numbers

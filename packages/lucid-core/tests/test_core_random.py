@@ -139,7 +139,7 @@ def test_multinomial_errors() -> None:
         lucid.multinomial(lucid.tensor([-1.0, 2.0]), 1)
     with pytest.raises(RuntimeError, match="sum of probabilities"):
         lucid.multinomial(lucid.tensor([0.0, 0.0]), 1)
-    with pytest.raises(RuntimeError, match="1-D or 2-D"):
+    with pytest.raises(RuntimeError, match="prob_dist must be 1 or 2 dim"):
         lucid.multinomial(lucid.ones(2, 2, 2), 1)
 
 

@@ -103,3 +103,20 @@ def test_multi_margin_loss_of_one_vector_keeps_a_1d_target_shape() -> None:
     x = lucid.tensor([0.1, 0.4, -0.2, 0.3])
     assert F.multi_margin_loss(x, lucid.tensor([1]), reduction="none").shape == (1,)
     assert F.multi_margin_loss(x, lucid.tensor(1), reduction="none").shape == ()
+
+
+# torch's messages and check order where its OpInfo error_inputs named them (errors gauge)
+def test_nn_functional_messages_follow_torch() -> None:
+    with pytest.raises(ValueError, match="^min_val cannot be greater than max_val$"):
+        F.hardtanh(lucid.ones(1), 0.5, -0.5)
+    with pytest.raises(ValueError, match="^abc is not valid$"):
+        F.gaussian_nll_loss(lucid.ones(2, 3), lucid.ones(2, 3), lucid.ones(2, 3), reduction="abc")
+    with pytest.raises(RuntimeError, match="anchor 1D, positive 2D, and negative 2D inputs"):
+        F.triplet_margin_loss(lucid.ones(3), lucid.ones(3, 4), lucid.ones(3, 4))
+    with pytest.raises(RuntimeError, match="Not allow zero-dim input tensor."):
+        F.prelu(lucid.tensor(1.0), lucid.ones(2))
+    assert F.prelu(lucid.tensor(-1.0), lucid.full((1,), 0.5)).item() == -0.5
+    with pytest.raises(
+        RuntimeError, match="Expected at least 2 dimensions for input tensor but received 1"
+    ):
+        F.group_norm(lucid.ones(1), 1)

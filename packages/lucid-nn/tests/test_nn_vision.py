@@ -99,7 +99,8 @@ def test_interpolate_linear_trilinear_gradcheck_and_double_backward():
     [
         (lambda x: F.interpolate(x), "either size or scale_factor"),
         (lambda x: F.interpolate(x, size=4, scale_factor=2), "either size or scale_factor"),
-        (lambda x: F.interpolate(x, size=4, mode="lanczos"), "not supported"),
+        (lambda x: F.interpolate(x, size=4, mode="lanczos"), "Lanczos mode requires antialias"),
+        (lambda x: F.interpolate(x, size=4, mode="sinc"), "not supported"),
         (lambda x: F.interpolate(x, size=4, mode="linear"), "needs 3D input"),
         (lambda x: F.interpolate(x, size=4, align_corners=True), "align_corners"),
         (lambda x: F.interpolate(x, size=(4, 4, 4)), "same number of spatial dimensions"),

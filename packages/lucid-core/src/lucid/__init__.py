@@ -119,7 +119,7 @@ from lucid.autograd import forward_ad as _forward_ad  # noqa: F401
 from lucid.autograd import functional as _functional  # noqa: F401
 from lucid.autograd import profiler as _autograd_profiler  # noqa: F401
 from lucid.linalg import logdet, matrix_power
-from lucid import compiler, futures, hub, jit, multiprocessing
+from lucid import compiler, futures, fx, hub, jit, multiprocessing, version
 from lucid._compat import (
     are_deterministic_algorithms_enabled,
     asarray,
@@ -263,7 +263,7 @@ __all__ = [
     "normal", "randperm", "seed", "set_rng_state", "linalg", "masked", "nested", "signal",
     "special",
     "sparse", "sparse_coo_tensor", "spmm",
-    "viz", "load", "save", "compiler", "futures", "hub", "jit", "multiprocessing",
+    "viz", "load", "save", "compiler", "futures", "fx", "hub", "version", "jit", "multiprocessing",
     "distributions", "fft", "func", "vmap", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "profiler", "from_dlpack",
     "memory_format", "channels_last", "channels_last_3d", "contiguous_format", "preserve_format",
@@ -305,3 +305,43 @@ __all__ += [
     "set_default_device", "set_default_tensor_type", "layout", "strided", "sparse_coo",
     "thread_safe_generator", "while_loop",
 ]  # fmt: skip
+
+from lucid import ops as _ops_package  # noqa: E402
+from lucid.ops._util import add_out as _add_out  # noqa: E402
+from lucid.ops._util import with_out_of as _with_out_of  # noqa: E402
+
+# torch's out= on the functions that take it (ops/_util.with_out); the op modules' own functions
+# and the Tensor methods stay bare. tools/gauges/gauge_signature.py (gauge_out) lists the rest.
+_ELEMENTWISE_OUT = """
+    addcdiv addcmul angle arctan2 atan2 bitwise_and bitwise_left_shift bitwise_not bitwise_or
+    bitwise_right_shift bitwise_xor clamp clamp_max clamp_min clip copysign deg2rad digamma eq
+    erf erfc erfinv fmax fmin fmod gcd ge greater greater_equal gt heaviside hypot i0 igamma
+    igammac lcm ldexp le lerp less less_equal lgamma logaddexp logaddexp2 logical_and
+    logical_not logical_or logical_xor lt maximum minimum nan_to_num ne neg negative nextafter
+    not_equal polygamma pow rad2deg remainder round sgn sign sinc square where xlogy
+"""
+_FACTORY_OUT = "empty eye full linspace logspace randint randperm range normal"
+_WITH_OUT_NAMES = (
+    _ELEMENTWISE_OUT
+    + _FACTORY_OUT
+    + """
+    addbmm addmm addmv addr baddbmm bmm bucketize chain_matmul cholesky cholesky_inverse
+    cholesky_solve column_stack conj_physical cross diag diag_embed diff dot dstack float_power
+    frexp frobenius_norm full_like geqrf ger histc histogram hstack inner inverse isneginf
+    isposinf lu_solve msort mv nuclear_norm outer qr renorm row_stack searchsorted signbit stack
+    svd take_along_dim tensordot tril triu vdot vstack
+"""
+)
+_add_out(
+    globals(),
+    _WITH_OUT_NAMES,
+    cast=_ELEMENTWISE_OUT,
+    factory=_FACTORY_OUT,
+    cat="stack hstack vstack dstack column_stack row_stack",
+    silent="addbmm",
+)
+for _namespace in (_ops_package, special, linalg, fft):  # their aliases stay lucid's ops
+    for _name, _value in list(vars(_namespace).items()):
+        if not _name.startswith("_") and _with_out_of(_value) is not None:
+            setattr(_namespace, _name, _with_out_of(_value))
+del _namespace, _name, _value

@@ -1006,7 +1006,7 @@ class _Methods(Tensor):
 
     def narrow_copy(self, dim: int, start: int, length: int) -> Tensor:
         """A copy of ``narrow(dim, start, length)``."""
-        return ops.narrow(self, dim, start, length).clone()
+        return ops.narrow_copy(self, dim, start, length)
 
     # -- methods that call ops ---------------------------------------------------------------------
     def add(self, other: Any, alpha: Any = 1) -> Tensor:

@@ -204,12 +204,20 @@ def empty_permuted(
     not kept."""
     shape = _shape((size,))
     order = [int(d) for d in physical_layout]
-    if sorted(order) != list(range(len(shape))):
+    if len(order) != len(shape):
         raise RuntimeError(
             f"Number of dimensions in size does not match the length of the physical_layout; "
-            f"or physical_layout is not a permutation: size {list(shape)}, physical_layout "
-            f"{order}"
+            f"i.e. len(size) = {len(shape)} is not equal to len(physical_layout) = {len(order)}"
         )
+    for i, d in enumerate(order):
+        if not 0 <= d < len(shape):
+            raise RuntimeError(
+                f"Dimension out of range (expected to be between 0 and {len(shape) - 1}, but got "
+                f"{d} at index {i}).  NB: negative dims not currently supported; file an issue "
+                f"if you want it."
+            )
+        if d in order[:i]:
+            raise RuntimeError("Duplicate dim not allowed")
     return _filled(shape, 0.0, dtype, device, requires_grad)
 
 

@@ -18,6 +18,7 @@ from lucid._creation import full_like, ones_like, zeros_like
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import no_grad
+from lucid.ops._util import add_out as _add_out
 from lucid.ops._util import promote
 from lucid.ops.gamma import digamma, lgamma_array, trigamma_array
 from lucid.ops.special import erf, erfc, erfc_array, erfinv, gelu
@@ -1017,3 +1018,14 @@ def legendre_polynomial_p(x: Any, n: Any) -> Tensor:
     """The Legendre polynomial ``P_n(x)``."""
     return _recurrence("legendre_polynomial_p", x, n, lambda x: x,
                        lambda k, x, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1))  # fmt: skip
+
+
+# torch's out= on the functions that take it (lucid.ops._util.with_out)
+_OUT = """
+    chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v
+    chebyshev_polynomial_w gammainc gammaincc hermite_polynomial_h hermite_polynomial_he
+    laguerre_polynomial_l legendre_polynomial_p polygamma shifted_chebyshev_polynomial_t
+    shifted_chebyshev_polynomial_u shifted_chebyshev_polynomial_v
+    shifted_chebyshev_polynomial_w xlog1py xlogy zeta
+"""
+_add_out(globals(), _OUT, cast=_OUT)

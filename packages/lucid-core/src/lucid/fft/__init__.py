@@ -24,6 +24,7 @@ from lucid import _creation, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops import roll
+from lucid.ops._util import add_out as _add_out
 from lucid.ops._util import normalize_dim
 from lucid.ops.complex import complex_dtype, conj, real_dtype
 
@@ -175,6 +176,13 @@ def _resize(x: Tensor, dim: int, n: int) -> Tensor:
     return x if x.shape[dim] == n else Resize.apply(x, dim, n)
 
 
+def _fft_dim(dim: int, ndim: int) -> int:
+    """``dim`` wrapped as torch's FFTs wrap it: a 0-d tensor has no dim to transform."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return normalize_dim(dim, ndim)
+
+
 def _check_n(n: int, name: str = "n") -> None:
     if n < 1:
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
@@ -224,7 +232,7 @@ def _dims_and_sizes(
                                f"{x.ndim} dimensions.")  # fmt: skip
     elif dim is None:
         dim = list(range(x.ndim)) if default_all else []
-    dims = [normalize_dim(int(d), x.ndim) for d in dim]
+    dims = [_fft_dim(int(d), x.ndim) for d in dim]
     if len(set(dims)) != len(dims):
         raise RuntimeError("FFT dims must be unique")
     sizes: list[int | None] = [None] * len(dims)
@@ -257,7 +265,7 @@ def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = N
     x = _to_complex(input)
     if n is not None:
         _check_n(n)
-    return _c2c(x, [normalize_dim(dim, x.ndim)], [n], False, _check_norm(norm))
+    return _c2c(x, [_fft_dim(dim, x.ndim)], [n], False, _check_norm(norm))
 
 
 def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:  # noqa: A002
@@ -265,7 +273,7 @@ def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     x = _to_complex(input)
     if n is not None:
         _check_n(n)
-    return _c2c(x, [normalize_dim(dim, x.ndim)], [n], True, _check_norm(norm))
+    return _c2c(x, [_fft_dim(dim, x.ndim)], [n], True, _check_norm(norm))
 
 
 def fftn(
@@ -346,7 +354,7 @@ def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     x = _real_input(input, "rfft")
     if n is not None:
         _check_n(n)
-    return _r2c(x, [normalize_dim(dim, x.ndim)], [n], _check_norm(norm), "rfft")
+    return _r2c(x, [_fft_dim(dim, x.ndim)], [n], _check_norm(norm), "rfft")
 
 
 def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:  # noqa: A002
@@ -355,7 +363,7 @@ def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     x = _to_complex(input)
     if n is not None:
         _check_n(n)
-    return _c2r(x, [normalize_dim(dim, x.ndim)], [n], _check_norm(norm), "irfft")
+    return _c2r(x, [_fft_dim(dim, x.ndim)], [n], _check_norm(norm), "irfft")
 
 
 def rfftn(
@@ -408,7 +416,7 @@ def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = 
     x = conj(_to_complex(input))
     if n is not None:
         _check_n(n)
-    return _c2r(x, [normalize_dim(dim, x.ndim)], [n], _DUAL[_check_norm(norm)], "hfft")
+    return _c2r(x, [_fft_dim(dim, x.ndim)], [n], _DUAL[_check_norm(norm)], "hfft")
 
 
 def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:  # noqa: A002
@@ -416,7 +424,7 @@ def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None =
     x = _real_input(input, "ihfft")
     if n is not None:
         _check_n(n)
-    dims = [normalize_dim(dim, x.ndim)]
+    dims = [_fft_dim(dim, x.ndim)]
     return conj(_r2c(x, dims, [n], _DUAL[_check_norm(norm)], "ihfft"))
 
 
@@ -521,3 +529,10 @@ def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor: 
     if not dims:
         return input
     return roll(input, [-(input.shape[d] // 2) for d in dims], dims)
+
+
+# torch's out= on the functions that take it (lucid.ops._util.with_out)
+_OUT = """
+    fftfreq rfftfreq
+"""
+_add_out(globals(), _OUT, factory=_OUT)

@@ -65,6 +65,7 @@ from lucid.linalg._ldl import (
 )
 from lucid.linalg._lu import LUFactorResult, lu_factor, lu_solve
 from lucid.linalg._norms import matrix_norm, matrix_rank, norm, vector_norm
+from lucid.ops._util import add_out as _add_out
 from lucid.ops.blas import cross as _cross
 
 
@@ -107,3 +108,11 @@ __all__ = [
     "solve_triangular", "svd", "svdvals", "vector_norm", "LDLFactorResult", "LDLFactorExResult",
     "ldl_factor", "ldl_factor_ex", "ldl_solve",
 ]  # fmt: skip
+
+# torch's out= on the functions that take it (lucid.ops._util.with_out)
+_OUT = """
+    cholesky cholesky_ex cross eig eigh eigvals eigvalsh inv inv_ex ldl_factor ldl_factor_ex
+    ldl_solve lu lu_factor lu_factor_ex lu_solve matmul matrix_norm matrix_power multi_dot
+    norm qr solve solve_ex svd svdvals vecdot vector_norm
+"""
+_add_out(globals(), _OUT)

@@ -122,14 +122,27 @@ def ormqr(
 ) -> Tensor:
     """``op(Q) @ other`` (``left``) or ``other @ op(Q)``, ``op`` the transpose with
     ``transpose``, for the Q of the reflectors in ``input`` (``torch.ormqr``); differentiable."""
+    if isinstance(input, Tensor) and isinstance(input3, Tensor) and isinstance(input2, Tensor):
+        # torch's checks, in its order, before the dtype and batch checks below
+        for what, t in (("input", input), ("other", input3)):
+            if t.ndim < 2:
+                raise RuntimeError(f"torch.ormqr: {what} must have at least 2 dimensions.")
+        side = -2 if left else -1
+        if input3.shape[side] != input.shape[-2]:
+            raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to input.shape[-2]")
+        if input2.ndim and input2.shape[-1] != min(input3.shape[side], input.shape[-1]):
+            raise RuntimeError(
+                f"torch.ormqr: tau.shape[-1] must be equal to min(other.shape[{side}], "
+                f"input.shape[-1])"
+            )
     a = check_matrix("ormqr", input, square=False)
     c = check_matrix("ormqr", input3, square=False)
     _check_tau("ormqr", a, input2, a.shape[-1])
     size = c.shape[-2] if left else c.shape[-1]
     if a.shape[-2] != size:
-        side = "other.shape[-2]" if left else "other.shape[-1]"
+        where = "other.shape[-2]" if left else "other.shape[-1]"
         raise RuntimeError(
-            f"torch.ormqr: input.shape[-2] must be equal to {side}, got input "
+            f"torch.ormqr: input.shape[-2] must be equal to {where}, got input "
             f"{list(a.shape)} and other {list(c.shape)}"
         )
     order = list(range(input2.shape[-1]))

@@ -3,7 +3,11 @@ smooth elementwise function whose gradient needs only its input, and ``out=`` wr
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypeAlias, overload
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any, ClassVar, ParamSpec, TypeAlias, TypeVar, overload
 
 import numpy as np
 
@@ -16,6 +20,8 @@ from lucid.autograd.function import Function
 Scalar = (int, float, bool, complex)
 # A Python number, as ``promote`` may hand back the scalar side of a tensor-scalar pair.
 PyScalar: TypeAlias = int | float | complex
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def as_tensor_like(x: Any, ref: Tensor) -> Tensor:
@@ -301,10 +307,29 @@ def _overlap(a: Tensor, b: Tensor, whole: bool = False) -> bool:
     return x is y
 
 
-def write_out(name: str, result: Any, out: Any, *inputs: Any) -> Any:
+def _same_memory(o: Tensor, s: Tensor, r: Tensor) -> bool:
+    """``out`` is an input itself, of the result's shape (``maximum(m, v, out=m)``): torch's
+    full overlap, which it allows (the result is whole before ``out`` is written)."""
+    x, y = o._data, s._data
+    if o.shape != r.shape or o.shape != s.shape:
+        return False
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+        return bool(
+            x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
+            and x.strides == y.strides
+        )
+    return x is y
+
+
+def write_out(
+    name: str, result: Any, out: Any, *inputs: Any, cast: bool | str = False, warn: bool = True
+) -> Any:
     """``result`` when ``out`` is None, else ``result`` written into ``out`` (a tensor, or a
-    tuple of them for an op with several results) with torch's checks: the same dtype, no
-    memory shared with an input, no autograd; a tensor of another shape is resized."""
+    tuple of them for an op with several results) with torch's checks: the same dtype (with
+    ``cast``, as torch's elementwise ops, any dtype of the result's kind or above: bool < int <
+    float < complex), no memory shared with an input, no autograd; a tensor of another shape is
+    resized (with torch's warning where it had elements, unless ``warn`` is False: torch's
+    factories and ``addbmm`` resize silently). ``cast="cat"``: the stack family's TypeError."""
     if out is None:
         return result
     results = tuple(result) if isinstance(result, tuple) else (result,)
@@ -314,7 +339,18 @@ def write_out(name: str, result: Any, out: Any, *inputs: Any) -> Any:
         raise TypeError(f"{name}(): argument 'out' must be {len(results)} Tensor(s), got ({kinds})")
     sources = _tensors_in(inputs)
     for r, o in zip(results, outs, strict=True):
-        if o.dtype is not r.dtype:
+        if o.dtype is not r.dtype and cast:
+            if o.dtype.category < r.dtype.category and cast == "cat":
+                raise TypeError(
+                    "torch.cat(): input types can't be cast to the desired output type "
+                    f"{scalar_type_name(o.dtype)}"
+                )
+            if o.dtype.category < r.dtype.category:
+                raise RuntimeError(
+                    f"result type {scalar_type_name(r.dtype)} can't be cast to the desired "
+                    f"output type {scalar_type_name(o.dtype)}"
+                )
+        elif o.dtype is not r.dtype:
             raise RuntimeError(
                 f"{name}(): Expected out tensor to have dtype {r.dtype}, but got {o.dtype} instead"
             )
@@ -325,7 +361,8 @@ def write_out(name: str, result: Any, out: Any, *inputs: Any) -> Any:
                 "to a single memory location. Please clone() the tensor before performing the "
                 "operation."
             )
-        if any(_overlap(o, s, whole=o.shape != r.shape) for s in sources):
+        if any(_overlap(o, s, whole=o.shape != r.shape) and not _same_memory(o, s, r)
+               for s in sources):  # fmt: skip
             raise RuntimeError(
                 "unsupported operation: some elements of the input tensor and the written-to "
                 "tensor refer to a single memory location. Please clone() the tensor before "
@@ -338,8 +375,89 @@ def write_out(name: str, result: Any, out: Any, *inputs: Any) -> Any:
             )
     for r, o in zip(results, outs, strict=True):
         if o.shape != r.shape:
+            if o.numel() and warn:
+                warnings.warn(_RESIZED.format(list(o.shape), list(r.shape)), stacklevel=3)
             o.resize_(r.shape)
         o.copy_(r)
     if isinstance(result, tuple) and type(result) is not tuple:
         return type(result)(*outs)  # a named tuple of the out tensors, as torch's
     return outs if isinstance(result, tuple) else outs[0]
+
+
+_RESIZED = (
+    "An output with one or more elements was resized since it had shape {}, which does not "
+    "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
+    "release outputs will not be resized unless they have zero elements. You can explicitly "
+    "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
+)
+
+
+def with_out(
+    fn: Callable[P, R], *, cast: bool | str = False, factory: bool = False, warn: bool = True
+) -> Callable[P, R]:
+    """``fn``'s public form taking torch's keyword-only ``out=`` (``fn`` itself where it takes
+    one): the result written into ``out`` by :func:`write_out` (``cast``: an elementwise op's
+    castable dtypes; ``factory``: a creation function, which takes ``out``'s dtype where no
+    ``dtype`` is given, as torch's). Without ``out`` it is ``fn``'s call, one frame more; the
+    op modules' own functions, which lucid calls inside, and the Tensor methods stay bare."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return fn
+    params = list(signature.parameters.values())
+    if any(p.name == "out" for p in params):
+        return fn
+    name = getattr(fn, "__name__", "op")
+    takes_dtype = "dtype" in signature.parameters
+
+    @functools.wraps(fn)
+    def op(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        if factory and takes_dtype and kwargs.get("dtype") is None and isinstance(out, Tensor):
+            kwargs["dtype"] = out.dtype
+        result = fn(*args, **kwargs)
+        return write_out(name, result, out, *args, *kwargs.values(), cast=cast, warn=warn)
+
+    keyword = inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None)
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    op.__signature__ = signature.replace(parameters=[*params[:at], keyword, *params[at:]])  # type: ignore[attr-defined]
+    op.__without_out__ = fn  # type: ignore[attr-defined]
+    return op
+
+
+def add_out(
+    namespace: dict[str, Any],
+    names: str,
+    *,
+    cast: str = "",
+    factory: str = "",
+    cat: str = "",
+    silent: str = "",
+) -> None:
+    """Give the functions ``names`` (space-separated) of a namespace torch's ``out=``
+    (:func:`with_out`); those also in ``cast`` cast as elementwise ops, in ``factory`` as
+    creation functions, in ``cat`` as the stack family (cat's casts and TypeError), in
+    ``silent`` (and ``factory``) resize without torch's warning. One wrapper per function, so
+    aliases stay the same object."""
+    casting, factories, cats = set(cast.split()), set(factory.split()), set(cat.split())
+    quiet = factories | set(silent.split())
+    for n in names.split():
+        fn = namespace[n]
+        wrapped = _WITH_OUT.get(fn)
+        if wrapped is None:
+            kind: bool | str = "cat" if n in cats else n in casting
+            wrapped = with_out(fn, cast=kind, factory=n in factories, warn=n not in quiet)
+            _WITH_OUT[fn] = wrapped
+        namespace[n] = wrapped
+
+
+_WITH_OUT: dict[Any, Any] = {}
+
+
+def with_out_of(fn: Any) -> Any:
+    """The ``out=`` form :func:`add_out` gave ``fn``, None where it gave none."""
+    try:
+        return _WITH_OUT.get(fn)
+    except TypeError:  # unhashable
+        return None

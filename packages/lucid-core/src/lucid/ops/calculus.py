@@ -99,6 +99,12 @@ def gradient(
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     spacing = 1 if spacing is None else spacing
     steps = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(steps) != len(dims) and dim is not None:
+        raise RuntimeError(
+            f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+            f"arguments to have the same length, but got a spacing argument of length "
+            f"{len(steps)} and a dim argument of length {len(dims)}."
+        )
     if len(steps) != len(dims):
         raise RuntimeError(
             f"torch.gradient expected spacing to be unspecified, a scalar, or a list of length "

@@ -16,7 +16,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op
-from lucid.ops._util import write_out
+from lucid.ops._util import scalar_type_name, write_out
 from lucid.ops.unary import Sign
 
 _T = "complex inputs: test_core_fft.py"
@@ -237,16 +237,24 @@ def sgn(input: Tensor) -> Tensor:  # noqa: A002
     return Sgn.apply(input)
 
 
+_HALF_FLOAT_DOUBLE = {"float16", "float32", "float64"}
+
+
 def _complex(real: Tensor, imag: Tensor) -> Tensor:  # noqa: A001
     """The complex tensor ``real + i imag``: float32 parts give complex64, float64 parts
     complex128 (both parts of one dtype, as torch)."""
     for name, t in (("real", real), ("imag", imag)):
         if not isinstance(t, Tensor):
             raise TypeError(f"complex(): argument '{name}' must be Tensor, not {type(t).__name__}")
+    if not (_HALF_FLOAT_DOUBLE >= {real.dtype.name, imag.dtype.name}):
+        raise RuntimeError(
+            f"Expected both inputs to be Half, Float or Double tensors but got "
+            f"{scalar_type_name(real.dtype)} and {scalar_type_name(imag.dtype)}"
+        )
     if real.dtype is not imag.dtype:
         raise RuntimeError(
-            f"Expected object of scalar type {real.dtype.name} but got scalar type "
-            f"{imag.dtype.name} for second argument"
+            f"Expected object of scalar type {scalar_type_name(real.dtype)} but got scalar type "
+            f"{scalar_type_name(imag.dtype)} for second argument"
         )
     if real.dtype.name not in _COMPLEX_OF:
         raise RuntimeError(
@@ -262,7 +270,13 @@ def complex(real: Tensor, imag: Tensor, *, out: Any = None) -> Tensor:  # noqa: 
 
     ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
     memory shared with an input, no autograd)."""
-    result: Tensor = write_out("complex", _complex(real, imag), out, real, imag)
+    result: Tensor = _complex(real, imag)
+    if isinstance(out, Tensor) and out.dtype is not result.dtype:
+        raise RuntimeError(
+            f"Expected object of scalar type {scalar_type_name(result.dtype)} but got scalar "
+            f"type {scalar_type_name(out.dtype)} for argument 'out'"
+        )
+    result = write_out("complex", result, out, real, imag)
     return result
 
 

@@ -98,6 +98,15 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:  # 
             "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false. "
             f"(narrow_copy(): dim {dim} is out of range for a {input.ndim}-dimensional tensor)"
         )
+    if input.ndim and length < 0:  # torch's narrow_copy checks start + length in one message
+        n = input.shape[normalize_dim(dim, input.ndim)]
+        st = int(start)
+        if not -n <= st <= n:
+            raise IndexError(
+                f"start out of range (expected to be in range of [{-n}, {n}], but got {st})"
+            )
+        st = st + n if st < 0 else st
+        raise RuntimeError(f"start ({st}) + length ({length}) exceeds dimension size ({n}).")
     return _fresh(narrow(input, dim, start, length))
 
 

@@ -66,9 +66,14 @@ def histogramdd(
     points = input.detach().reshape(-1, d)
     per_dim = list(bins) if isinstance(bins, (list, tuple)) else [bins] * d
     if len(per_dim) != d:
+        if all(isinstance(b, int) for b in per_dim):  # torch's wording for bin counts
+            raise RuntimeError(
+                "histogramdd: The size of bins must be equal to the innermost dimension of the "
+                "input."
+            )
         raise RuntimeError(
-            f"torch.histogramdd: expected {d} sequences of bin edges (or bin counts) for the "
-            f"{d}-dimensional input, but got {len(per_dim)}"
+            f"torch.histogramdd: expected {d} sequences of bin edges for a {d}-dimensional "
+            f"histogram but got {len(per_dim)}"
         )
     if range is not None and len(range) != 2 * d:
         raise RuntimeError(

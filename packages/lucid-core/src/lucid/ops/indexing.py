@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def _convert_index(
     kind = type(index)
     if kind is int or kind is slice:
         return (index, Ellipsis), False
-    if kind is tuple and all(type(item) in _BASIC for item in index):
+    if kind is tuple and _BASIC.issuperset(map(type, index)):
         if any(item is Ellipsis for item in index):
             return index, False
         return (*index, Ellipsis), False
@@ -52,6 +52,8 @@ def _convert_index(
     advanced = False
     masks = []  # (position among the items, mask shape)
     for pos, item in enumerate(items):
+        if isinstance(item, np.integer):  # an integer for torch (a select), not an array
+            item = int(item)
         if isinstance(item, Tensor):
             if item.backend is not backend:
                 raise RuntimeError(
@@ -123,6 +125,82 @@ def _is_mask(item: Any, backend: Any) -> bool:
     if not (hasattr(item, "dtype") and hasattr(item, "shape")) or len(item.shape) == 0:
         return False
     return backend.dtype_of(item) is dtypes.bool_
+
+
+class _IntSplit(NamedTuple):
+    """An index whose integers torch and NumPy place differently (``_int_split``)."""
+
+    ints: tuple[Any, ...]  # the integers alone, full slices elsewhere: torch's selects
+    rest: tuple[Any, ...]  # the index without its integers, for what the selects leave
+    at: int  # where torch puts the advanced dims (NumPy puts them first)
+    basic: int  # how many dims the slices, None and ``...`` give
+
+
+def _int_split(index: Any, a: Tensor) -> _IntSplit | None:
+    """torch applies an index's integers (Python or NumPy ints, 0-d integer tensors) as
+    selects before its advanced items (lists, index tensors, masks, bools) index what is
+    left; NumPy counts an integer as one more advanced index. They differ where an integer
+    stands apart from the advanced items that are together without it (``x[0, :, [1, 2]]``):
+    NumPy then moves the advanced dims to the front, torch keeps them in place. For such an
+    index its ``_IntSplit``; None for every other (NumPy's layout is torch's there)."""
+    if type(index) is not tuple or len(index) < 3:  # an int, a slice and an advanced item
+        return None
+    if _BASIC.issuperset(map(type, index)):  # ints and slices alone: basic (the common case)
+        return None
+    kinds = "".join(_index_kind(item, a.backend) for item in index)
+    if "a" not in kinds or "i" not in kinds:
+        return None
+    if "b" not in kinds.strip("b"):  # the integers and advanced items, and what lies between
+        return None  # together for NumPy too: the same place
+    if "b" in kinds.replace("i", "").strip("b"):
+        return None  # apart for torch too: both put the advanced dims first
+    first = kinds.index("a")
+    consumed = [_index_width(item, k, a.backend) for item, k in zip(index, kinds)]
+    ell = max(0, a.ndim - sum(w for w in consumed if w > 0))
+    outs = [(ell if item is Ellipsis else 1) if k == "b" else 0 for item, k in zip(index, kinds)]
+    ints: list[Any] = []
+    for item, k, w in zip(index, kinds, consumed):
+        if k == "i":
+            ints.append(int(item) if isinstance(item, np.integer) else item)
+        elif item is Ellipsis:
+            ints.append(Ellipsis)
+        else:
+            ints.extend([slice(None)] * max(w, 0))
+    rest = tuple(item for item, k in zip(index, kinds) if k != "i")
+    trailing = 0 if any(item is Ellipsis for item in index) else ell  # dims no item names
+    return _IntSplit(tuple(ints), rest, sum(outs[:first]), sum(outs) + trailing)
+
+
+def _index_kind(item: Any, backend: Any) -> str:
+    """The kind of an index item: "i" for one torch applies as a select (an integer, a 0-d
+    integer tensor), "a" for an advanced one (a list, an index tensor or array, a mask, a
+    bool), "b" else."""
+    kind = type(item)
+    if kind is slice or item is None or item is Ellipsis:
+        return "b"
+    if kind is int or isinstance(item, np.integer):
+        return "i"
+    if isinstance(item, Tensor):
+        return "i" if item.ndim == 0 and item.dtype.category == dtypes.INT else "a"
+    if hasattr(item, "dtype") and hasattr(item, "shape") and len(item.shape) == 0:
+        return "i" if backend.dtype_of(item).category == dtypes.INT else "a"
+    return "a"
+
+
+def _index_width(item: Any, kind: str, backend: Any) -> int:
+    """How many dims of the indexed tensor ``item`` takes (-1 for ``...``)."""
+    if item is Ellipsis:
+        return -1
+    if item is None or type(item) is bool:
+        return 0
+    if kind != "a":
+        return 1
+    if isinstance(item, Tensor):
+        return item.ndim if item.dtype is dtypes.bool_ else 1
+    arr = backend.asarray(item) if isinstance(item, list) else item
+    if backend.dtype_of(arr) is dtypes.bool_:
+        return len(arr.shape)  # a mask takes its dims; a 0-d bool none
+    return 1
 
 
 class GetItem(Function):
@@ -241,6 +319,10 @@ def _too_many(ndim: int, index: Any) -> str:
 
 
 def _getitem(a: Tensor, index: Any) -> Tensor:
+    if type(index) is tuple and len(index) > 2 and not _BASIC.issuperset(map(type, index)):
+        split = _int_split(index, a)
+        if split is not None:  # torch's selects first, then the rest indexes what they leave
+            return getitem(getitem(a, split.ints), split.rest)
     idx, advanced = _convert_index(index, a.backend, a._data.shape)
     arr = a._data
     if type(arr) is np.ndarray and unrecorded(a):  # no node to record: GetItem's own call
@@ -274,12 +356,17 @@ def _getitem_node(a: Tensor, idx: Any) -> GetItem:
 
 def setitem(a: Tensor, index: Any, value: Any) -> None:
     """``a[index] = value``; recorded for autograd when ``a`` or ``value`` needs a grad."""
+    split = _int_split(index, a)
+    if split is not None:  # NumPy's rule for integers as 0-d arrays, which every backend
+        index = _ints_as_arrays(index, a.backend)  # follows (MLX's writes do not for ints)
     idx, _ = _convert_index(index, a.backend, a._data.shape)
     needs_graph = grad_mode.is_grad_enabled() and (
         a.requires_grad or (isinstance(value, Tensor) and value.requires_grad)
     )
     if isinstance(value, Tensor) and value.dtype is not a.dtype:
         value = value.to(a.dtype)
+    if split is not None:  # the value in NumPy's layout of the same index
+        value = _numpy_layout(a, idx, split, value)
     if needs_graph:
         v = value if isinstance(value, Tensor) else Tensor(value, dtype=a.dtype, device=a.device)
         inplace.inplace_result(a, IndexPut.apply(a, v, idx))
@@ -289,6 +376,49 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
     a._counter().value += 1
     if a._base is not None and not a.backend.views_share_memory:
         inplace.write_back(a)
+
+
+def _numpy_layout(a: Tensor, idx: Any, split: _IntSplit, value: Any) -> Any:
+    """``value``, which broadcasts to torch's ``a[index]``, permuted to the layout NumPy's
+    ``a[idx]`` has for the same index: its advanced dims first (``_int_split``)."""
+    if not isinstance(value, Tensor):
+        if not hasattr(value, "shape") and not isinstance(value, (list, tuple)):
+            return value  # a number broadcasts in any layout
+        value = from_data(value, dtype=a.dtype, device=a.device)
+    if value.ndim == 0:
+        return value
+    be = a.backend
+    stand_in = be.xp.broadcast_to(be.xp.zeros(()), a._data.shape)  # no allocation
+    got = tuple(be.getitem(stand_in, idx).shape)  # NumPy's layout
+    nb, at = len(got) - split.basic, split.at
+    want = got[nb : nb + at] + got[:nb] + got[nb + at :]  # torch's
+    v = value
+    extra = v.ndim - len(want)
+    if extra > 0 and all(n == 1 for n in v.shape[:extra]):  # leading 1s, as torch allows
+        v = v.reshape(tuple(v.shape[extra:]))
+    elif extra < 0:
+        v = v.reshape((1,) * -extra + tuple(v.shape))
+    if v.ndim != len(want) or any(n not in (1, w) for n, w in zip(v.shape, want)):
+        raise ValueError(
+            f"shape mismatch: value array of shape {_shape_str(value.shape)} could not be "
+            f"broadcast to indexing result of shape {_shape_str(want)}"
+        )
+    return v.permute((*range(at, at + nb), *range(at), *range(at + nb, len(want))))
+
+
+def _ints_as_arrays(index: tuple[Any, ...], backend: Any) -> tuple[Any, ...]:
+    """``index`` with its Python and NumPy integers as 0-d integer arrays."""
+    return tuple(
+        backend.asarray(int(item), dtypes.int64)
+        if type(item) is int or isinstance(item, np.integer)
+        else item
+        for item in index
+    )
+
+
+def _shape_str(shape: Any) -> str:
+    """A shape as NumPy writes it in its errors: ``(3,)``, ``(2,3)``."""
+    return f"({','.join(str(n) for n in shape)}{',' if len(shape) == 1 else ''})"
 
 
 class Gather(Function):
@@ -440,8 +570,20 @@ def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = No
             f"Index tensor must have the same number of dimensions as src tensor "
             f"({name}: index {list(index.shape)}, src {list(src.shape)})"
         )
+    for d in range(a.ndim):
+        if d != dim and index.shape[d] > a.shape[d]:
+            bound = "no larger" if name == "gather" else "smaller"  # torch's wording for each
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"{bound} than self {list(a.shape)} apart from dimension {dim}"
+            )
+        if src is not None and index.shape[d] > src.shape[d]:
+            raise RuntimeError(
+                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
+                f"smaller than src {list(src.shape)}"
+            )
     size = a.shape[dim] if a.ndim else 1
-    # torch's bound check (NumPy would raise an IndexError, or wrap negatives)
+    # torch's bound check, after the shapes' (NumPy would raise an IndexError, or wrap negatives)
     a.backend.check_index_range(
         index,
         0,
@@ -450,17 +592,6 @@ def _check_index_shape(name: str, a: Tensor, dim: int, index: Any, src: Any = No
             f"index {bad} is out of bounds for dimension {dim} with size {size}"
         ),
     )
-    for d in range(a.ndim):
-        if d != dim and index.shape[d] > a.shape[d]:
-            raise RuntimeError(
-                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
-                f"smaller than self {list(a.shape)} apart from dimension {dim}"
-            )
-        if src is not None and index.shape[d] > src.shape[d]:
-            raise RuntimeError(
-                f"Size does not match at dimension {d} expected index {list(index.shape)} to be "
-                f"smaller than src {list(src.shape)}"
-            )
 
 
 def _cut(t: Tensor, shape: tuple[int, ...], keep: int | None = None) -> Tensor:

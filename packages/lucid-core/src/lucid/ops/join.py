@@ -342,6 +342,8 @@ def tensor_split(
 def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:  # noqa: A002
     """The slices along ``dim``, each without that dim."""
     d = normalize_dim(dim, input.ndim)
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     if input.shape[d] == 0:
         return ()
     return Unbind.apply_multi(input, d)

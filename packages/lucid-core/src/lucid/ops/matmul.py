@@ -10,7 +10,7 @@ from lucid._tensor import Tensor
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, write_out
+from lucid.ops._util import promote, scalar_type_name, write_out
 from lucid.ops.complex import conj
 
 OPS = OpTable(
@@ -121,6 +121,11 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:  # noqa: A002
     """Inner product of two 1-D tensors of the same length."""
     if input.ndim != 1 or tensor.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {tensor.ndim}D tensors")
+    if input.dtype is not tensor.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{scalar_type_name(input.dtype)} and {scalar_type_name(tensor.dtype)}"
+        )
     if input.shape[0] != tensor.shape[0]:
         raise RuntimeError(
             f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "

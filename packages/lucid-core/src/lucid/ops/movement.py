@@ -100,6 +100,8 @@ def flipud(input: Tensor) -> Tensor:  # noqa: A002
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     """Shift elements cyclically; without ``dims`` the tensor is flattened first."""
     sh = tuple(shifts) if isinstance(shifts, (tuple, list)) else (int(shifts),)
+    if not sh:
+        raise RuntimeError("`shifts` required")
     if dims is None:
         if len(sh) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims: 0")

@@ -46,7 +46,18 @@ def native_layer_norm(
     rstd keep those dims as size 1), as ``torch.native_layer_norm``."""
     shape = [int(s) for s in normalized_shape]
     k = len(shape)
-    if k == 0 or tuple(input.shape[input.ndim - k :]) != tuple(shape):
+    if k == 0:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            f"one element, but got normalized_shape = {shape}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(t.shape)} and normalized_shape = {shape}"
+            )
+    if tuple(input.shape[input.ndim - k :]) != tuple(shape):
         raise RuntimeError(
             f"Given normalized_shape={shape}, expected input with shape [*, "
             f"{', '.join(map(str, shape))}], but got input of size{list(input.shape)}"

@@ -24,6 +24,7 @@ from lucid.ops._util import (
     piecewise_constant,
     refuse_overlap,
     require_tensor,
+    scalar_type_name,
     to_float,
 )
 from lucid.ops.elementwise import maximum, minimum, where
@@ -562,9 +563,10 @@ def _float_input(name: str, a: Tensor, dtype: Any) -> Tensor:
     if dtype is not None:
         a = a.to(dtype)
     if a.dtype.category < dtypes.FLOAT:
+        which = "Input" if dtype is None else "Optional"
         raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {a.dtype.name.capitalize()}"
+            f"{name}(): could not infer output dtype. {which} dtype must be either a floating "
+            f"point or complex dtype. Got: {scalar_type_name(a.dtype)}"
         )
     return a
 

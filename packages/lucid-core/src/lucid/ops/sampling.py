@@ -16,7 +16,7 @@ from lucid._generator import default_generator
 from lucid._replay import replayable
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
-from lucid.ops._util import write_out
+from lucid.ops._util import scalar_type_name, write_out
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
@@ -222,6 +222,16 @@ def multinomial(
 
     ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
     memory shared with an input, no autograd)."""
+    if (
+        isinstance(out, Tensor)
+        and out.dtype is not dtypes.int64
+        and isinstance(input, Tensor)
+        and input.ndim in (1, 2)
+        and input.dtype.is_floating_point
+    ):  # torch checks out's dtype before the sample count and the weights
+        raise RuntimeError(
+            f"multinomial expects Long tensor out, got: {scalar_type_name(out.dtype)}"
+        )
     result: Tensor = write_out(
         "multinomial",
         _multinomial(input, num_samples, replacement, generator=generator),
@@ -232,12 +242,14 @@ def multinomial(
 
 
 def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # noqa: A002
-    if not isinstance(input, Tensor) or input.ndim not in (1, 2):
-        got = f"{input.ndim}-D tensor" if isinstance(input, Tensor) else type(input).__name__
-        raise RuntimeError(f"multinomial expects a 1-D or 2-D probability tensor, got {got}")
+    if not isinstance(input, Tensor):
+        raise RuntimeError(f"multinomial expects a 1-D or 2-D probability tensor, got "
+                           f"{type(input).__name__}")  # fmt: skip
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got "
-                           f"{input.dtype}")  # fmt: skip
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{scalar_type_name(input.dtype)}")  # fmt: skip
     xp = input.backend.xp
     w = input._data if input.ndim == 2 else xp.reshape(input._data, (1, -1))
     n = w.shape[1]
@@ -246,8 +258,12 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
     if not replacement and num_samples > n:
         raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
                            f"replacement (n_sample={num_samples}, categories={n})")  # fmt: skip
+    if n > 2**24:  # torch's index tensor is float while it samples
+        raise RuntimeError("number of categories cannot exceed 2^24")
     if type(w) is np.ndarray and w.size and _plainly_valid(w, num_samples, replacement):
         return w
+    if replacement and num_samples > 1:
+        _check_rows(input.backend.to_numpy(w))
     if bool(xp.any(xp.logical_not(xp.isfinite(w)))) or bool(xp.any(w < 0)):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     with np.errstate(over="ignore"):  # a row's sum may overflow (to inf): that is valid
@@ -258,6 +274,20 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
         raise RuntimeError("invalid multinomial distribution (with replacement=False, not enough "
                            "non-negative category to sample)")  # fmt: skip
     return w
+
+
+def _check_rows(w: Any) -> None:
+    """torch's checks where it samples with replacement (more than one sample): row by row,
+    each weight in turn (not ``>= 0``, so NaN too, then not finite), then the row's sum."""
+    for row in w:
+        bad = np.flatnonzero(~(row >= 0) | ~np.isfinite(row))
+        if bad.size:
+            what = "< 0" if not row[bad[0]] >= 0 else "= infinity or NaN"
+            raise RuntimeError(f"invalid multinomial distribution (encountering probability "
+                               f"entry {what})")  # fmt: skip
+        with np.errstate(over="ignore"):
+            if not np.sum(row, dtype=np.float64) > 0:
+                raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def _plainly_valid(w: Any, num_samples: int, replacement: bool) -> bool:

@@ -17,7 +17,7 @@ from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, to_float
+from lucid.ops._util import normalize_dim, scalar_type_name, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat
 from lucid.ops.reduction import (
@@ -288,6 +288,26 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False, *, out: Any = None
     return ValuesIndices(values, idx)
 
 
+def _check_cov_weights(name: str, weights: Tensor, n: int) -> None:
+    """torch's checks of ``cov``'s ``fweights`` (integral) or ``aweights`` (floating), in its
+    order and words."""
+    if weights.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {weights.ndim} dimensions")  # fmt: skip
+    integral = name == "fweights"
+    ok = weights.dtype.category == dtypes.INT if integral else weights.dtype.is_floating_point
+    if not ok:
+        kind = "integral" if integral else "floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{scalar_type_name(weights.dtype)} dtype")  # fmt: skip
+    count = weights.numel()
+    if count != n:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {count} != {n}")  # fmt: skip
+    if weights.numel() and bool((weights < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
 def cov(
     input: Tensor,  # noqa: A002
     *,
@@ -306,25 +326,11 @@ def cov(
     n = x.shape[1]
     w: Tensor | None = None
     if fweights is not None:
-        if fweights.ndim > 1 or fweights.shape[0:1] != (n,):
-            raise RuntimeError(f"cov(): expected fweights to have one dimension and {n} "
-                               f"elements, got shape {list(fweights.shape)}")  # fmt: skip
-        if fweights.dtype.category != dtypes.INT:
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {fweights.dtype} dtype")  # fmt: skip
-        if fweights.numel() and bool((fweights < 0).any()):
-            raise RuntimeError("cov(): fweights cannot be negative")
-        w = fweights.to(x.dtype)
+        _check_cov_weights("fweights", fweights, n)
+        w = fweights.reshape(-1).to(x.dtype)
     if aweights is not None:
-        if aweights.ndim > 1 or aweights.shape[0:1] != (n,):
-            raise RuntimeError(f"cov(): expected aweights to have one dimension and {n} "
-                               f"elements, got shape {list(aweights.shape)}")  # fmt: skip
-        if not aweights.dtype.is_floating_point:
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {aweights.dtype} dtype")  # fmt: skip
-        if aweights.numel() and bool((aweights < 0).any()):
-            raise RuntimeError("cov(): aweights cannot be negative")
-        aw = aweights.to(x.dtype)
+        _check_cov_weights("aweights", aweights, n)
+        aw = aweights.reshape(-1).to(x.dtype)
         w = aw if w is None else w * aw
     if w is None:
         avg = x.mean(1, keepdim=True)

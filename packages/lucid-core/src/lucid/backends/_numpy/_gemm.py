@@ -241,8 +241,8 @@ def linear(x: Any, w: Any, b: Any, transposed: bool = False) -> Any:
     if nb:  # few rows: blocks on OpenBLAS's small-matrix kernels (``_gemm_jit``)
         out = np.empty((m, n), dtype=dt)
         threads = flops >= THREADED_FLOPS and not in_worker() and blas_threads.budget() > 1
-        args = (x2, w, w[0] if b is None else b, out, b is not None, nb, flops, threads)
-        if _compiled.run("_gemm_jit", "linear_small", *args):
+        small = (x2, w, w[0] if b is None else b, out, b is not None, nb, flops, threads)
+        if _compiled.run("_gemm_jit", "linear_small", *small):
             return out if len(shape) == 2 else out.reshape(*shape[:-1], n)
         return None
     route = _direct_route(m, n, flops)

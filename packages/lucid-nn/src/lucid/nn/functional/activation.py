@@ -350,9 +350,7 @@ def hardtanh(
 ) -> Tensor:
     """``clamp(x, min_val, max_val)``; the gradient is 1 strictly inside, 0 elsewhere."""
     if min_val > max_val:
-        raise ValueError(
-            f"hardtanh: min_val ({min_val}) cannot be greater than max_val ({max_val})"
-        )
+        raise ValueError("min_val cannot be greater than max_val")
     if isinstance(input, Tensor) and not input.dtype.is_floating_point:
         return maybe_inplace(
             input, _integer_piecewise("hardtanh", input, "hardtanh", min_val, max_val), inplace
@@ -541,6 +539,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x if x > 0 else weight * x``; ``weight`` has 1 or C (= input.shape[1]) entries."""
     input, weight = lower_precision_inputs(input, weight)
     check_float("prelu", input)
+    if input.ndim == 0 and weight.numel() != 1:  # torch checks this first
+        raise RuntimeError("Not allow zero-dim input tensor.")
     if weight.ndim > 1:
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"

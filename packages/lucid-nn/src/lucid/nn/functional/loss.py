@@ -770,9 +770,9 @@ def triplet_margin_loss(
         raise ValueError(f"margin must be greater than 0, got {margin}")
     if not (anchor.ndim == positive.ndim == negative.ndim):
         raise RuntimeError(
-            f"triplet_margin_loss: anchor {tuple(anchor.shape)}, positive "
-            f"{tuple(positive.shape)} and negative {tuple(negative.shape)} must have the same "
-            "number of dimensions"
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
         )
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
@@ -825,7 +825,6 @@ def gaussian_nll_loss(
         if var < 0:
             raise ValueError("var has negative entry/entries")
         var = lucid.full_like(input, var)
-    check_reduction(reduction)
     if var.shape != input.shape:
         mismatched = [v for i, v in zip(input.shape, var.shape) if i != v]
         if var.shape == input.shape[:-1]:
@@ -834,6 +833,8 @@ def gaussian_nll_loss(
             raise ValueError("var is of incorrect size")  # (one size-1 dim is allowed)
     if bool((var < 0).any()):
         raise ValueError("var has negative entry/entries")
+    if reduction not in ("none", "mean", "sum"):  # torch checks it after var (its wording)
+        raise ValueError(f"{reduction} is not valid")
     var = var + (var.clamp(min=eps) - var).detach()  # PyTorch clamps without blocking grads
     d = input - target
     loss = (var.log() + d * d / var) * 0.5

@@ -338,7 +338,11 @@ def group_norm(
 ) -> Tensor:
     """Normalise each group of ``C / num_groups`` channels per sample (Wu & He, 2018)."""
     check_float("group_norm", input)
-    if input.ndim < 2 or input.shape[1] % num_groups:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    if input.shape[1] % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got "
             f"input of shape {tuple(input.shape)} and num_groups={num_groups}"

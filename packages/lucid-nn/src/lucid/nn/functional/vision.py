@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor
 
@@ -25,7 +27,7 @@ __all__ = [
 
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
 _INTERPOLATING = {**_LINEAR, "bicubic": 2}
-_MODES = ("nearest", "nearest-exact", "area", *_INTERPOLATING)
+_MODES = ("nearest", "nearest-exact", "area", *_INTERPOLATING, "lanczos")
 _CUBIC_A = -0.75  # PyTorch's bicubic coefficient
 
 
@@ -147,8 +149,11 @@ def interpolate(
     if mode not in _MODES:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not supported; expected one "
                                   f"of {', '.join(_MODES)}")  # fmt: skip
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and (mode not in ("bilinear", "bicubic", "lanczos") or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")  # fmt: skip
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
     nd = input.ndim - 2
     if nd < 1:
         raise ValueError(f"interpolate expects a batched input (N, C, ...), got size "
@@ -167,12 +172,58 @@ def interpolate(
                          f"size {list(input.shape)})")  # fmt: skip
     if mode == "area":
         return _area(input, out_size)
+    if antialias:
+        return _antialiased(input, out_size, scales, mode, bool(align_corners))
     if not input.dtype.is_floating_point and mode in _INTERPOLATING:
         return _resample_uint8(input, out_size, scales, mode, bool(align_corners))
     y = input
     for a in range(nd):
         y = _resample_along(y, 2 + a, out_size[a], scales[a], mode, bool(align_corners))
     return y
+
+
+def _aa_weights(in_len: int, out_len: int, scale: float, mode: str) -> np.ndarray:
+    """The ``(out_len, in_len)`` resampling matrix of torch's antialiased interpolation
+    (``_compute_weights_aa``): PIL's triangle (bilinear), Keys' cubic with a = -0.5 (bicubic) or
+    Lanczos-3, widened by the downscaling factor and normalised to sum 1 per output
+    (align_corners changes only the scale there, no centre)."""
+    support = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode] * max(scale, 1.0)
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    out = np.zeros((out_len, in_len), np.float64)
+    for i in range(out_len):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_len)
+        x = np.abs((np.arange(lo, hi) - center + 0.5) * inv)
+        if mode == "bicubic":
+            w = np.where(x < 1, (1.5 * x - 2.5) * x * x + 1,
+                         np.where(x < 2, ((-0.5 * x + 2.5) * x - 4) * x + 2, 0.0))  # fmt: skip
+        elif mode == "lanczos":
+            w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+        else:
+            w = np.maximum(0.0, 1.0 - x)
+        total = w.sum()
+        out[i, lo:hi] = w / total if total != 0 else w
+    return out
+
+
+def _antialiased(
+    x: Tensor, out_size: tuple[int, ...], scales: list[float | None], mode: str, corners: bool
+) -> Tensor:
+    """``interpolate(..., antialias=True)`` of a 4-D input: one resampling matrix a spatial
+    dim, applied as a product (its gradient the transposed product); integer images computed
+    in float32, rounded and clamped to their dtype."""
+    y = x if x.dtype.is_floating_point else x.to(lucid.float32)
+    for a in range(2):
+        dim, in_len = 2 + a, y.shape[2 + a]
+        scale = _scale(in_len, out_size[a], corners, scales[a])
+        m = _aa_weights(in_len, out_size[a], scale, mode)
+        mt = lucid.tensor(m.T, dtype=y.dtype, device=y.device)
+        y = (y.movedim(dim, -1) @ mt).movedim(-1, dim)
+    if x.dtype.is_floating_point:
+        return y
+    info = lucid.iinfo(x.dtype)
+    return y.round().clamp(info.min, info.max).to(x.dtype)
 
 
 def _resample_along(

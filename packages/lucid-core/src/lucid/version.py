@@ -1,0 +1,16 @@
+"""``torch.version``'s names for lucid: ``__version__`` is lucid's own (programs that gate on
+torch's version see lucid's; docs/differences.md), and the accelerator builds lucid has none of
+answer as PyTorch's CPU-only build does (``cuda``, ``hip``, ``rocm``, ``xpu`` are None)."""
+
+from __future__ import annotations
+
+from lucid import __version__  # lucid-core's, set before this module loads
+
+__all__ = ["__version__", "cuda", "debug", "git_version", "hip", "rocm", "xpu"]
+
+cuda: str | None = None
+hip: str | None = None
+rocm: str | None = None
+xpu: str | None = None
+debug = False
+git_version = "unknown"
