@@ -252,7 +252,8 @@ def small_blocks(m: int, k: int) -> int:
 def linear_blocks(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int,
                   j1: int) -> None:  # fmt: skip
     """Columns ``j0:j1`` of ``out = x @ w.T (+ b)`` (float32, row-major) as products of ``nb``
-    columns each (``small_blocks``), each block then its bias."""
+    columns each (``small_blocks``), then the bias over those columns, row by row (one add an
+    element after its product: the bits of NumPy's add)."""
     m, k = x.shape
     n = w.shape[0]
     for s in range(j0, j1, nb):
@@ -260,10 +261,12 @@ def linear_blocks(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int
         wa, oa = w.ctypes.data + s * k * 4, out.ctypes.data + s * 4
         _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, e - s, k, np.float32(1.0), x.ctypes.data, k,
                wa, k, np.float32(0.0), oa, n)  # fmt: skip
-        if bias:
-            for i in range(m):
-                for j in range(s, e):
-                    out[i, j] += b[j]
+    if bias:
+        bb = b[j0:j1]
+        for i in range(m):
+            row = out[i, j0:j1]
+            for j in range(j1 - j0):
+                row[j] += bb[j]
 
 
 def _make_linear_blocks_split() -> Any:
