@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 # First: lucid.backends and lucid.utils extend their own paths from this one (plugins, siblings).
 __path__ = pkgutil.extend_path(__path__, __name__)
-__version__ = "0.1.0"
-
+from lucid.version import __version__ as __version__  # noqa: I001  (torch.version's; no imports)
 from lucid import _binder, _siblings, autograd  # noqa: I001
 from lucid._creation import (
     arange,

@@ -4,10 +4,9 @@ answer as PyTorch's CPU-only build does (``cuda``, ``hip``, ``rocm``, ``xpu`` ar
 
 from __future__ import annotations
 
-from lucid import __version__  # lucid-core's, set before this module loads
-
 __all__ = ["__version__", "cuda", "debug", "git_version", "hip", "rocm", "xpu"]
 
+__version__ = "0.1.0"  # lucid-core's (``lucid.__version__`` is this one)
 cuda: str | None = None
 hip: str | None = None
 rocm: str | None = None
