@@ -30,6 +30,22 @@ def test_reached_from_lucid_data_ops() -> None:
         assert getattr(data_ops, name) is getattr(ops, name)
 
 
+def test_torchvision_ops_misc_is_a_module_of_its_names() -> None:
+    """``from torchvision.ops.misc import FrozenBatchNorm2d`` (timm's norm_act.py) ported:
+    torchvision 0.28's ``ops.misc`` names, the same objects as ``lucid.data.ops``'."""
+    from lucid.data.ops.misc import Conv2dNormActivation, FrozenBatchNorm2d, interpolate
+
+    misc = importlib.import_module("lucid.data.ops.misc")
+    assert data_ops.misc is misc
+    assert FrozenBatchNorm2d is ops.FrozenBatchNorm2d
+    assert Conv2dNormActivation is ops.Conv2dNormActivation
+    assert interpolate is lucid.nn.functional.interpolate
+    for name in ("Conv3dNormActivation", "MLP", "Permute", "SqueezeExcitation"):
+        assert getattr(misc, name) is getattr(ops, name)
+    with pytest.raises(AttributeError, match="has no attribute 'roi_align'"):
+        misc.roi_align  # noqa: B018  (torchvision's misc has no functional ops)
+
+
 def test_modules_call_their_functions() -> None:
     lucid.manual_seed(0)
     m = ops.DeformConv2d(4, 6, 3, padding=1, groups=2)

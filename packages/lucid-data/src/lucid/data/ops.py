@@ -25,6 +25,8 @@ Example:
 from __future__ import annotations
 
 import math
+import sys
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -83,6 +85,27 @@ _LAYERS = (
     "StochasticDepth",
     "stochastic_depth",
 )
+
+
+# ``torchvision.ops.misc``'s names (timm imports ``FrozenBatchNorm2d`` from there): the layers
+# above, and ``interpolate`` (torch's ``F.interpolate``).
+_MISC = ("Conv2dNormActivation", "Conv3dNormActivation", "FrozenBatchNorm2d", "MLP", "Permute",
+         "SqueezeExcitation", "interpolate")  # fmt: skip
+
+
+def _misc_attribute(name: str) -> Any:
+    """``lucid.data.ops.misc.<name>``: torchvision.ops.misc's layer or ``interpolate``."""
+    if name == "interpolate":
+        return getattr(lucid, "nn").functional.interpolate  # noqa: B009 - lazy sibling
+    if name not in _MISC:
+        raise AttributeError(f"module 'lucid.data.ops.misc' has no attribute {name!r}")
+    return __getattr__(name)
+
+
+misc = types.ModuleType("lucid.data.ops.misc", "torchvision.ops.misc's names (lucid.models.ops).")
+misc.__all__ = list(_MISC)  # type: ignore[attr-defined]
+misc.__getattr__ = _misc_attribute  # type: ignore[method-assign]
+sys.modules[misc.__name__] = misc  # ``from lucid.data.ops.misc import X``, as torchvision's
 
 
 def __getattr__(name: str) -> Any:
