@@ -18,6 +18,7 @@ from lucid.kernels.geometry import ConvGeometry, Ints
 __all__ = [
     "MaxPoolArrays",
     "ReluGradArrays",
+    "antialias_weights",
     "avg_pool_divisor",
     "channels_first",
     "channels_last",
@@ -31,6 +32,33 @@ __all__ = [
     "weight_matrix",
     "windows",
 ]
+
+
+def antialias_weights(xp: Any, in_len: int, out_len: int, scale: float, mode: str) -> Any:
+    """The ``(out_len, in_len)`` float64 resampling matrix of torch's antialiased interpolation
+    (``_compute_weights_aa``; torchvision's antialiased ``resize`` is the same): PIL's triangle
+    (``"bilinear"``), Keys' cubic with a = -0.5 (``"bicubic"``) or Lanczos-3 (``"lanczos"``),
+    widened by the downscaling factor ``scale`` (input length over output length, or the
+    align_corners scale) and normalised to sum 1 per output. Built on the host row by row:
+    lucid.nn's ``interpolate`` and lucid.data's ``Resize`` move it where they need it."""
+    support = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode] * max(scale, 1.0)
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    out = xp.zeros((out_len, in_len), dtype=xp.float64)
+    for i in range(out_len):
+        center = scale * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), in_len)
+        x = xp.abs((xp.arange(lo, hi) - center + 0.5) * inv)
+        if mode == "bicubic":
+            w = xp.where(x < 1, (1.5 * x - 2.5) * x * x + 1,
+                         xp.where(x < 2, ((-0.5 * x + 2.5) * x - 4) * x + 2, 0.0))  # fmt: skip
+        elif mode == "lanczos":
+            w = xp.where(x < 3, xp.sinc(x) * xp.sinc(x / 3), 0.0)
+        else:
+            w = xp.maximum(0.0, 1.0 - x)
+        total = w.sum()
+        out[i, lo:hi] = w / total if total != 0 else w
+    return out
 
 
 def avg_pool_divisor(xp: Any, g: ConvGeometry, count_include_pad: bool, dtype: Any) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 import lucid
+from lucid.kernels.reference import antialias_weights
 
 from . import functional as F
 from .functional import InterpolationMode
@@ -50,27 +51,6 @@ def _batched(img: Any) -> bool:
     return isinstance(img, lucid.Tensor) and img.ndim >= 4
 
 
-def _aa_weights(n_in: int, n_out: int, cubic: bool) -> np.ndarray:
-    """The ``(n_out, n_in)`` resampling matrix of torch's antialiased interpolation."""
-    scale = n_in / n_out
-    support = (2.0 if cubic else 1.0) * max(scale, 1.0)
-    inv = 1.0 / max(scale, 1.0)
-    out = np.zeros((n_out, n_in), np.float64)
-    for i in range(n_out):
-        center = scale * (i + 0.5)
-        lo = max(int(center - support + 0.5), 0)
-        hi = min(int(center + support + 0.5), n_in)
-        x = np.abs((np.arange(lo, hi) - center + 0.5) * inv)
-        if cubic:  # a = -0.5
-            w = np.where(x < 1, (1.5 * x - 2.5) * x * x + 1,
-                         np.where(x < 2, ((-0.5 * x + 2.5) * x - 4) * x + 2, 0.0))  # fmt: skip
-        else:
-            w = np.maximum(0.0, 1.0 - x)
-        total = w.sum()
-        out[i, lo:hi] = w / total if total != 0 else w
-    return out
-
-
 def _resize(img: Any, size: list[int], interpolation: InterpolationMode, antialias: bool | None,
             batched: bool) -> Any:  # fmt: skip
     """torchvision's ``F.resize``; antialiased as torch's where ``antialias`` (bilinear and
@@ -83,7 +63,9 @@ def _resize(img: Any, size: list[int], interpolation: InterpolationMode, antiali
     cubic = interpolation is InterpolationMode.BICUBIC
     out = arr.astype(np.float32)
     for axis, n in ((h_axis, new_h), (w_axis, new_w)):
-        m = _aa_weights(out.shape[axis], n, cubic).astype(np.float32)
+        n_in = out.shape[axis]
+        mode = "bicubic" if cubic else "bilinear"
+        m = antialias_weights(np, n_in, n, n_in / n, mode).astype(np.float32)
         out = np.moveaxis(np.tensordot(np.moveaxis(out, axis, -1), m.T, axes=1), -1, axis)
     if arr.dtype.kind in "ui":
         info = np.iinfo(arr.dtype)

@@ -15,6 +15,7 @@ import numpy as np
 
 import lucid
 from lucid import Tensor
+from lucid.kernels.reference import antialias_weights
 
 __all__ = [
     "interpolate",
@@ -182,31 +183,6 @@ def interpolate(
     return y
 
 
-def _aa_weights(in_len: int, out_len: int, scale: float, mode: str) -> np.ndarray:
-    """The ``(out_len, in_len)`` resampling matrix of torch's antialiased interpolation
-    (``_compute_weights_aa``): PIL's triangle (bilinear), Keys' cubic with a = -0.5 (bicubic) or
-    Lanczos-3, widened by the downscaling factor and normalised to sum 1 per output
-    (align_corners changes only the scale there, no centre)."""
-    support = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode] * max(scale, 1.0)
-    inv = 1.0 / scale if scale >= 1.0 else 1.0
-    out = np.zeros((out_len, in_len), np.float64)
-    for i in range(out_len):
-        center = scale * (i + 0.5)
-        lo = max(int(center - support + 0.5), 0)
-        hi = min(int(center + support + 0.5), in_len)
-        x = np.abs((np.arange(lo, hi) - center + 0.5) * inv)
-        if mode == "bicubic":
-            w = np.where(x < 1, (1.5 * x - 2.5) * x * x + 1,
-                         np.where(x < 2, ((-0.5 * x + 2.5) * x - 4) * x + 2, 0.0))  # fmt: skip
-        elif mode == "lanczos":
-            w = np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
-        else:
-            w = np.maximum(0.0, 1.0 - x)
-        total = w.sum()
-        out[i, lo:hi] = w / total if total != 0 else w
-    return out
-
-
 def _antialiased(
     x: Tensor, out_size: tuple[int, ...], scales: list[float | None], mode: str, corners: bool
 ) -> Tensor:
@@ -217,7 +193,7 @@ def _antialiased(
     for a in range(2):
         dim, in_len = 2 + a, y.shape[2 + a]
         scale = _scale(in_len, out_size[a], corners, scales[a])
-        m = _aa_weights(in_len, out_size[a], scale, mode)
+        m = antialias_weights(np, in_len, out_size[a], scale, mode)
         mt = lucid.tensor(m.T, dtype=y.dtype, device=y.device)
         y = (y.movedim(dim, -1) @ mt).movedim(-1, dim)
     if x.dtype.is_floating_point:
