@@ -138,6 +138,7 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid.utils._pytree": TOP,
     # torch's top-level in-place functions and igamma/igammac (issue 29)
     "lucid._toplevel": TOP,
+    "lucid._foreach": TOP,  # torch._foreach_*: Tensor methods over lists
     "lucid._toplevel_nn": TOP,
     # torch._higher_order_ops: cond, while_loop, scan, associative_scan, map
     "lucid._higher_order_ops": TOP,

@@ -66,6 +66,9 @@ SIGNATURE_NAMESPACES = {
     "torch.amp": "lucid.amp",
     "torch.cuda": "lucid.cuda",
     "torch.distributions": "lucid.distributions",
+    # reversible networks fork the RNG by keyword (`fork_rng(devices=..., enabled=True)` raised
+    # TypeError: session 21's performer trial)
+    "torch.random": "lucid.random",
 }
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: POSITIONAL_ONLY,

@@ -98,6 +98,16 @@ ATTRIBUTE_PATHS = (
     "torch.random",
     "torch.cuda",
     "torch._dynamo",  # loaded on first access, as torch does (`torch._dynamo.reset()`)
+    # private names programs read although torch keeps them private (session 21: EMA helpers
+    # and foreach optimizers assert `hasattr(torch, "_foreach_lerp_")`; reversible networks
+    # read `torch.cuda._initialized`)
+    "torch._foreach_lerp_",
+    "torch._foreach_copy_",
+    "torch._foreach_add_",
+    "torch._foreach_mul_",
+    "torch._foreach_sign_",
+    "torch._foreach_norm",
+    "torch.cuda._initialized",
 )
 TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.datasets",

@@ -323,3 +323,30 @@ def test_errors_classes_for_except_clauses() -> None:
     kernel = cuda.jiterator._create_jit_fn("template <typename T> T f(T x) { return x; }")
     with pytest.raises(AssertionError, match="Jiterator"):
         kernel(lucid.zeros(2))
+
+
+def test_private_state_programs_read() -> None:
+    """``torch.cuda._initialized`` and its neighbours, read by reversible networks (RevTorch's
+    ``Deterministic``, copied into lucidrains' performer/reformer: ``if
+    torch.cuda._initialized:``), answer as torch's CPU-only build."""
+    assert cuda._initialized is False
+    assert cuda._is_compiled() is False
+    assert cuda._is_in_bad_fork() is False
+    with pytest.raises(AssertionError):
+        cuda._lazy_init()
+    assert cuda._get_device_index("cuda:1") == 1
+    assert cuda._get_device_index(lucid.device("cuda", 2)) == 2
+    assert cuda._get_device_index(None, optional=True) is None
+    assert cuda._get_device_index("cpu", allow_cpu=True) == -1
+    with pytest.raises(ValueError, match="Expected a cuda device, but got: cpu"):
+        cuda._get_device_index("cpu")
+
+
+@pytest.mark.parity
+def test_private_state_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    assert cuda._initialized == torch.cuda._initialized
+    assert cuda._is_compiled() == torch.cuda._is_compiled()
+    assert cuda._is_in_bad_fork() == torch.cuda._is_in_bad_fork()
+    for args in (("cuda:3",), (4,), ("cpu", False, True), (None, True)):
+        assert cuda._get_device_index(*args) == torch.cuda._get_device_index(*args)

@@ -164,3 +164,30 @@ def test_fork_rng_restores_the_streams() -> None:
     with lr.fork_rng(enabled=False):
         lucid.randn(3)
     assert not np.array_equal(lucid.randn(3).numpy(), inside)
+
+
+def test_fork_rng_takes_torchs_arguments() -> None:
+    """``fork_rng(devices=..., enabled=True)``: reversible networks (lucidrains' performer,
+    reformer: RevTorch's ``Deterministic``) pass the devices they recorded, ``[]`` on a CPU."""
+    lucid.manual_seed(12)
+    with lr.fork_rng(devices=[], enabled=True):
+        inside = lucid.randn(3).numpy()
+    np.testing.assert_array_equal(lucid.randn(3).numpy(), inside)
+    lucid.manual_seed(12)
+    with lr.fork_rng(devices=iter(()), device_type="cpu"):
+        lucid.randn(3)
+    np.testing.assert_array_equal(lucid.randn(3).numpy(), inside)
+    with lr.fork_rng(device_type="meta"):  # forks nothing, as torch's
+        moved = lucid.randn(3).numpy()
+    assert not np.array_equal(lucid.randn(3).numpy(), moved)
+
+
+@pytest.mark.parity
+def test_fork_rng_signature_is_torchs() -> None:
+    import inspect
+
+    torch = pytest.importorskip("torch")
+    ours = inspect.signature(lr.fork_rng).parameters
+    theirs = inspect.signature(torch.random.fork_rng).parameters
+    assert list(ours) == list(theirs)
+    assert [p.default for p in ours.values()] == [p.default for p in theirs.values()]

@@ -181,6 +181,7 @@ from lucid._toplevel import (  # noqa: A004  (torch.range)
     wait,
 )
 from lucid._higher_order_ops.while_loop import while_loop
+from lucid._foreach import *  # noqa: F403  (torch._foreach_add_, _foreach_lerp_, ...: its __all__)
 from lucid._toplevel_nn import *  # noqa: F403  (torch.batch_norm, torch.kl_div, ...: its __all__)
 from lucid._toplevel_nn import __all__ as _toplevel_nn_names
 from lucid.amp import GradScaler

@@ -136,11 +136,25 @@ def set_rng_state(new_state: Any) -> None:
 
 
 @contextlib.contextmanager
-def fork_rng(enabled: bool = True) -> Iterator[None]:
-    """Run a block and then put every RNG back where it was (``torch.random.fork_rng``)."""
-    if not enabled:
+def fork_rng(
+    devices: Any = None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+) -> Iterator[None]:
+    """Run a block and then put every RNG back where it was (``torch.random.fork_rng``).
+
+    torch's signature: ``devices`` (the CUDA/accelerator device indices whose RNGs torch
+    forks) and ``device_type`` are accepted for torch's callers (reversible networks pass
+    ``devices=[]`` or the devices they recorded); lucid forks the default generator and every
+    backend's RNG whatever they name. ``device_type="meta"`` forks nothing, as torch's.
+    """
+    if device_type == "meta" or not enabled:
         yield
         return
+    if devices is not None:
+        list(devices)  # a generator is consumed once, as torch's traversal does
     state = get_rng_state()
     try:
         yield

@@ -171,6 +171,37 @@ def init() -> None:
     raise refusal("init")
 
 
+# torch.cuda's private state that programs read although torch keeps it private: reversible
+# networks (RevTorch's ``Deterministic``, copied into reformer/performer/...) record the CUDA
+# RNG states only ``if torch.cuda._initialized``. As on torch's CPU-only build: never
+# initialized, not compiled with CUDA, never in a bad fork.
+_initialized = False
+
+
+def _is_compiled() -> bool:
+    """Whether lucid was compiled with CUDA (torch's private ``_is_compiled``): False."""
+    return False
+
+
+def _is_in_bad_fork() -> bool:
+    """Whether this process is a fork of one that initialized CUDA: False (never initialized)."""
+    return False
+
+
+def _lazy_init() -> None:
+    """Raises AssertionError, as torch's CPU build's ``torch.cuda._lazy_init()``: there is no
+    CUDA to initialize."""
+    raise refusal("_lazy_init")
+
+
+def _get_device_index(device: Any, optional: bool = False, allow_cpu: bool = False) -> int | None:
+    """The CUDA device index ``device`` names (torch's private ``_get_device_index``): an
+    int as is, ``"cuda:1"`` its index; a CPU device is -1 with ``allow_cpu``."""
+    if allow_cpu and str(getattr(device, "type", device)).partition(":")[0] == "cpu":
+        return -1
+    return device_index(device, optional)
+
+
 def ipc_collect() -> None:
     """Raises: lucid has no CUDA device."""
     raise refusal("ipc_collect")

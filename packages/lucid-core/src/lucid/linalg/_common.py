@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +11,16 @@ from lucid._creation import eye
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
 from lucid.autograd.function import Function
+
+_warned: set[str] = set()
+
+
+def warn_once(key: str, message: str) -> None:
+    """torch's ``TORCH_WARN_ONCE`` for a deprecated function: ``message`` the first time
+    ``key`` is asked for in this process, pointing at the caller's caller."""
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 class LinAlgError(RuntimeError):

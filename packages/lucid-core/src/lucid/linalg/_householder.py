@@ -16,7 +16,7 @@ from lucid import dtypes
 from lucid._creation import eye, ones, zeros
 from lucid._tensor import Tensor
 from lucid.autograd.grad_mode import no_grad
-from lucid.linalg._common import check_matrix
+from lucid.linalg._common import check_matrix, warn_once
 from lucid.linalg._inverse import solve_triangular
 from lucid.ops import cat, copysign, sqrt, where
 
@@ -166,7 +166,18 @@ def triangular_solve(
     unitriangular: bool = False,
 ) -> TriangularSolveResult:
     """``(X, A.clone())`` with ``op(A) X = b`` for a triangular ``A`` (``torch.triangular_solve``,
-    deprecated there for :func:`lucid.linalg.solve_triangular`)."""
+    deprecated there for :func:`lucid.linalg.solve_triangular`: the first call in a process
+    warns, in torch's words)."""
+    warn_once(
+        "triangular_solve",
+        "torch.triangular_solve is deprecated in favor of torch.linalg.solve_triangularand will "
+        "be removed in a future PyTorch release.\n"
+        "torch.linalg.solve_triangular has its arguments reversed and does not return a copy of "
+        "one of the inputs.\n"
+        "X = torch.triangular_solve(B, A).solution\n"
+        "should be replaced with\n"
+        "X = torch.linalg.solve_triangular(A, B).",
+    )
     a = check_matrix("triangular_solve", A)
     coeff = a.mT if transpose else a
     x = solve_triangular(coeff, input, upper=upper != transpose, unitriangular=unitriangular)

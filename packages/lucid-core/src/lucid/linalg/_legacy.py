@@ -8,7 +8,7 @@ from typing import NamedTuple
 from lucid import dtypes
 from lucid._creation import eye, zeros
 from lucid._tensor import Tensor
-from lucid.linalg._common import check_matrix
+from lucid.linalg._common import check_matrix, warn_once
 from lucid.linalg._decomp import QRResult
 from lucid.linalg._decomp import cholesky as _cholesky
 from lucid.linalg._decomp import qr as _qr
@@ -48,19 +48,66 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDLegacyR
 
 def qr(input: Tensor, some: bool = True) -> QRResult:  # noqa: A002
     """``(Q, R)`` with ``input = Q @ R`` (``torch.qr``): reduced with ``some``, complete
-    otherwise."""
+    otherwise. Deprecated in torch: the first call in a process warns, in torch's words."""
+    warn_once("qr", _QR_DEPRECATION)
     return _qr(input, "reduced" if some else "complete")
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:  # noqa: A002
     """The Cholesky factor of a symmetric positive-definite matrix (``torch.cholesky``): lower
-    (``A = L @ L.mT``), or upper (``A = U.mT @ U``) with ``upper``."""
+    (``A = L @ L.mT``), or upper (``A = U.mT @ U``) with ``upper``. Deprecated in torch: the
+    first call in a process warns, in torch's words."""
+    warn_once("cholesky", _CHOLESKY_DEPRECATION)
     return _cholesky(input, upper=upper)
+
+
+_LU_DEPRECATION = (
+    "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+    "will be removed in a future PyTorch release.\n"
+    "LU, pivots = torch.lu(A, compute_pivots)\n"
+    "should be replaced with\n"
+    "LU, pivots = torch.linalg.lu_factor(A, compute_pivots)\n"
+    "and\n"
+    "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\n"
+    "should be replaced with\n"
+    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)"
+)
+_QR_DEPRECATION = (
+    "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+    "release.\n"
+    "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\n"
+    "Q, R = torch.qr(A, some)\n"
+    "should be replaced with\n"
+    "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')"
+)
+_CHOLESKY_DEPRECATION = (
+    "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a "
+    "future PyTorch release.\n"
+    "L = torch.cholesky(A)\n"
+    "should be replaced with\n"
+    "L = torch.linalg.cholesky(A)\n"
+    "and\n"
+    "U = torch.cholesky(A, upper=True)\n"
+    "should be replaced with\n"
+    "U = torch.linalg.cholesky(A).mH\n"
+    "This transform will produce equivalent results for all valid (symmetric positive definite) "
+    "inputs."
+)
+_LU_SOLVE_DEPRECATION = (  # torch's words, its missing space ("lu_solveand") included
+    "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a "
+    "future PyTorch release.\n"
+    "Note that torch.linalg.lu_solve has its arguments reversed.\n"
+    "X = torch.lu_solve(B, LU, pivots)\n"
+    "should be replaced with\n"
+    "X = torch.linalg.lu_solve(LU, pivots, B)"
+)
 
 
 def lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, ...]:  # noqa: N803
     """``(LU, pivots)`` (and ``infos`` of zeros with ``get_infos``): ``torch.lu``, the older
-    name of ``linalg.lu_factor``."""
+    name of ``linalg.lu_factor``. Deprecated in torch: the first call in a process warns, in
+    torch's words (torch's ``TORCH_WARN_ONCE``)."""
+    warn_once("lu", _LU_DEPRECATION)
     out, pivots = lu_factor(A, pivot=pivot)
     if get_infos:
         return out, pivots, zeros(*out.shape[:-2], dtype=dtypes.int32, device=out.device)
@@ -74,7 +121,9 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # n
 
 
 def lu_solve_legacy(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
-    """``X`` with ``A @ X = b`` from ``torch.lu(A)`` (``torch.lu_solve``'s argument order)."""
+    """``X`` with ``A @ X = b`` from ``torch.lu(A)`` (``torch.lu_solve``'s argument order).
+    Deprecated in torch: the first call in a process warns, in torch's words."""
+    warn_once("lu_solve", _LU_SOLVE_DEPRECATION)
     return lu_solve(LU_data, LU_pivots, input)
 
 

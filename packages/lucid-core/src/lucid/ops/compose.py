@@ -8,6 +8,7 @@ masked_scatter; and the predicates ``is_tensor``, ``numel``, ``is_floating_point
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from lucid import dtypes
@@ -262,8 +263,21 @@ def positive(input: Tensor) -> Tensor:  # noqa: A002
     return input
 
 
+_chain_matmul_warned: list[bool] = []
+
+
 def chain_matmul(*matrices: Tensor) -> Tensor:
-    """The product of 2-D matrices, left to right (``linalg.multi_dot``)."""
+    """The product of 2-D matrices, left to right (``linalg.multi_dot``). Deprecated in torch:
+    the first call in a process warns, in torch's words (its ``TORCH_WARN_ONCE``)."""
+    if not _chain_matmul_warned:
+        _chain_matmul_warned.append(True)
+        warnings.warn(
+            "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
+            "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors "
+            "rather than multiple parameters.",
+            UserWarning,
+            stacklevel=2,
+        )
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for k, m in enumerate(matrices):

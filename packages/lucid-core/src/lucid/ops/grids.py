@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,9 +50,21 @@ def tril_indices(
     return _index_pairs(r, c, dtype, device)
 
 
+_meshgrid_warned: list[bool] = []
+
+
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     """Coordinate grids from 1-D tensors (``indexing="ij"``, the default as in PyTorch, or
-    ``"xy"``)."""
+    ``"xy"``). Without ``indexing`` the first call in a process warns, in torch's words (its
+    ``TORCH_WARN_ONCE``)."""
+    if indexing is None and not _meshgrid_warned:
+        _meshgrid_warned.append(True)
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass the indexing "
+            "argument.",
+            UserWarning,
+            stacklevel=2,
+        )
     indexing = "ij" if indexing is None else indexing
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])

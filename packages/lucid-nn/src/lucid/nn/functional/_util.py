@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -39,15 +40,16 @@ def legacy_reduction(size_average: bool | None, reduce_: bool | None, reduction:
     """Map the deprecated ``size_average``/``reduce`` arguments onto ``reduction``."""
     if size_average is None and reduce_ is None:
         return reduction
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use reduction instead.",
-        stacklevel=3,
-    )
     size_average = True if size_average is None else size_average
     reduce_ = True if reduce_ is None else reduce_
-    if not reduce_:
-        return "none"
-    return "mean" if size_average else "sum"
+    result = "none" if not reduce_ else ("mean" if size_average else "sum")
+    # torch's wording names the reduction the two arguments stand for.
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{result}' instead.",
+        stacklevel=3,
+    )
+    return result
 
 
 def maybe_inplace(input: Tensor, out: Tensor, inplace: bool) -> Tensor:
@@ -123,3 +125,60 @@ def promote_float(name: str, x: Any) -> Tensor:
     if x.dtype.is_floating_point or x.dtype.is_complex:
         return x
     return x.to(lucid.get_default_dtype())
+
+
+# -- torch's argument checks -------------------------------------------------------------------
+_POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
+def check_tensor(fn: str, x: Any, name: str = "input", position: int = 1) -> Tensor:
+    """``x`` itself when it is a Tensor, else torch's argument parser's TypeError."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                        f"{type(x).__name__}")  # fmt: skip
+    return x
+
+
+def int_list(
+    fn: str, value: Any, name: str, n: int, none_ok: bool = False, position: bool = True
+) -> list[int]:
+    """An ``int[n]`` argument as torch's argument parser reads it: an int repeated ``n``
+    times, a sequence of ints as it is (its length is the op's to check); None (where
+    ``none_ok``) an empty list."""
+    if value is None and none_ok:
+        return []
+    try:
+        return [operator.index(value)] * n
+    except TypeError:
+        pass
+    try:
+        return [operator.index(v) for v in value]
+    except TypeError:
+        where = f" (position {_POSITIONS.get(name, 2)})" if position else ""
+        raise TypeError(f"{fn}(): argument '{name}'{where} must be tuple of ints, not "
+                        f"{type(value).__name__}") from None  # fmt: skip
+
+
+def trunc_div(a: int, b: int) -> int:
+    """C++'s integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def size_at(shape: tuple[int, ...], dim: int) -> int:
+    """``shape[dim]``, or the IndexError torch's ``Tensor.size(dim)`` raises."""
+    n = len(shape)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")  # fmt: skip
+    return shape[dim]
+
+
+def check_dim_range(fn: str, shape: tuple[int, ...], low: int, high: int) -> None:
+    """ATen's ``checkDimRange`` of argument #1 'self' (``low`` <= ndim < ``high``)."""
+    if not low <= len(shape) < high:
+        raise RuntimeError(f"Expected {low} to {high - 1} dimensions, but got {len(shape)}-"
+                           f"dimensional tensor for argument #1 'self' (while checking arguments "
+                           f"for {fn})")  # fmt: skip
