@@ -368,7 +368,7 @@ def setitem(a: Tensor, index: Any, value: Any) -> None:
     if split is not None:  # the value in NumPy's layout of the same index
         value = _numpy_layout(a, idx, split, value)
     if needs_graph:
-        v = value if isinstance(value, Tensor) else Tensor(value, dtype=a.dtype, device=a.device)
+        v = value if isinstance(value, Tensor) else from_data(value, dtype=a.dtype, device=a.device)
         inplace.inplace_result(a, IndexPut.apply(a, v, idx))
         return
     raw = value._data if isinstance(value, Tensor) else value
