@@ -71,7 +71,7 @@ def test_huber_loss_delta() -> None:
 
 
 def test_adaptive_pool_and_conv_exception_classes() -> None:
-    with pytest.raises(RuntimeError, match="argument 'output_size' should contain 1 int"):
+    with pytest.raises(RuntimeError, match="argument 'output_size' should contain one int"):
         F.adaptive_avg_pool1d(lucid.zeros(1, 2, 3), ())
     with pytest.raises(ValueError, match="Input dimension should be at least 3"):
         F.adaptive_avg_pool2d(lucid.zeros(2, 2), (1, 1))

@@ -187,9 +187,10 @@ def test_lp_pool2d_is_p_norm_of_windows():
     "call,message",
     [
         (lambda: F.max_pool2d(lucid.randn(1, 1, 4, 4), 3, padding=2), "at most half"),
-        (lambda: F.max_pool2d(lucid.randn(4, 4), 2), "Expected 3D or 4D"),
+        (lambda: F.max_pool2d(lucid.randn(4, 4), 2), "3D or 4D .batch mode. tensor expected"),
         (lambda: F.avg_pool2d(lucid.randn(1, 1, 2, 2), 3), "too small"),
-        (lambda: F.max_pool2d(lucid.randn(1, 1, 4, 4), 0), "greater than zero"),
+        (lambda: F.max_pool2d(lucid.randn(1, 1, 4, 4), 0), "stride should not be zero"),
+        (lambda: F.max_pool2d(lucid.randn(1, 1, 4, 4), 0, 1), "kernel size should be greater"),
         (lambda: F.avg_pool2d(lucid.randn(1, 1, 4, 4), 2, divisor_override=0), "not zero"),
     ],
 )

@@ -14,15 +14,24 @@ one per spatial dim.
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
+import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
 from lucid.autograd.function import Function, quiet_array_call, records_nothing
 from lucid.kernels import ConvGeometry, Ints, Pairs, conv_geometry, transpose_geometry
 from lucid.nn.functional._im2col import ReferenceConv
-from lucid.nn.functional._util import fused_backward, fused_forward
+from lucid.nn.functional._util import (
+    check_tensor,
+    fused_backward,
+    fused_forward,
+    int_list,
+    trunc_div,
+)
 
 __all__ = [
     "conv1d",
@@ -190,7 +199,7 @@ class ConvolutionTranspose(Function):
         return gx, gw, gb, None, None, None, None, None
 
 
-# -- argument handling --------------------------------------------------------------------------
+# -- argument handling: ATen's checks, in its order and words ------------------------------------
 def int_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     """``value`` (an int, or 1 or ``n`` ints) as ``n`` ints; ``name`` is for the error."""
     if isinstance(value, int):
@@ -204,63 +213,226 @@ def int_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     return out
 
 
-def _padding_pairs(
-    padding: Any, n: int, kernel: Sequence[int], stride: tuple[int, ...], dilation: tuple[int, ...]
-) -> Pairs:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return ((0, 0),) * n
-        if padding != "same":
-            raise ValueError(f"Invalid padding string {padding!r}, should be one of "
-                             "{'valid', 'same'}")  # fmt: skip
-        if any(s != 1 for s in stride):
-            raise RuntimeError("padding='same' is not supported for strided convolutions")
-        totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
-        return tuple((t // 2, t - t // 2) for t in totals)
-    pads = int_tuple(padding, n, "padding")
-    if any(p < 0 for p in pads):
-        raise RuntimeError("negative padding is not supported")
-    return tuple((p, p) for p in pads)
+Shape = tuple[int, ...]
+
+# dtypes as ATen's "Input type (float) and bias type (double)" message names them
+_SCALAR_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+                 "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                 "bool": "bool", "complex64": "c10::complex<float>",
+                 "complex128": "c10::complex<double>"}  # fmt: skip
 
 
-def _inputs(
-    name: str, x: Tensor, w: Tensor, bias: Tensor | None, nd: int
-) -> tuple[Tensor, Tensor, Tensor | None, bool]:
-    """Both ops' tensors as autocast gives them, checked, ``x`` with a batch dim; and whether
-    ``x`` came batched."""
-    x, w, bias = lower_precision_inputs(x, w, bias)
+def _scalar_name(dtype: Any) -> str:
+    name = str(dtype).rsplit(".", 1)[-1]
+    return _SCALAR_NAMES.get(name, name)
+
+
+def _batchify(name: str, nd: int, x: Tensor) -> bool:
+    """ATen's ``batchify``: whether ``x`` has a batch dim (else it gets one)."""
     if x.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
                            f"{name}, but got input of size: {list(x.shape)}")  # fmt: skip
-    if w.ndim != nd + 2:
-        raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got "
-                           f"{w.ndim}-dimensional weight of size {list(w.shape)}")  # fmt: skip
-    if x.dtype is not w.dtype:
-        raise RuntimeError(f"{name}: input type ({x.dtype.name}) and weight type "
-                           f"({w.dtype.name}) should be the same")  # fmt: skip
-    if bias is not None and bias.dtype is not x.dtype:
-        raise RuntimeError(f"{name}: input type ({x.dtype.name}) and bias type "
-                           f"({bias.dtype.name}) should be the same")  # fmt: skip
-    batched = x.ndim == nd + 2
-    return (x if batched else x.unsqueeze(0)), w, bias, batched
+    return x.ndim == nd + 2
 
 
-def _check_sizes(
-    name: str, x_shape: tuple[int, ...], kernel: Sequence[int], geom_in: tuple[int, ...],
-    padding: Pairs, dilation: tuple[int, ...], stride: tuple[int, ...]
+def _expand_param(values: Sequence[int], name: str, dim: int) -> tuple[int, ...]:
+    """ATen's ``expand_param_if_needed`` (``dim``: the weight's spatial dims)."""
+    if len(values) == 1:
+        return tuple(values) * dim
+    if len(values) != dim:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {dim} "
+                           "values to match the convolution dimensions, but got "
+                           f"{name}={list(values)}")  # fmt: skip
+    return tuple(values)
+
+
+def _check_shape_forward(
+    shape: Shape, ws: Shape, bias: Tensor | None, groups: int, padding: Ints, out_pad: Ints,
+    stride: Ints, dilation: Ints, transposed: bool
 ) -> None:  # fmt: skip
+    """ATen's ``check_shape_forward`` (``shape``: the input's, batched)."""
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in out_pad):
+        raise RuntimeError("negative output_padding is not supported")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
+    if any(d < 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
-    padded = [i + a + b for i, (a, b) in zip(geom_in, padding)]
-    window = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-    if any(w > p for w, p in zip(window, padded)):
-        raise RuntimeError(
-            f"{name}: calculated padded input size per channel: ({' x '.join(map(str, padded))})"
-            f". Kernel size: ({' x '.join(map(str, window))}). Kernel size can't be greater than "
-            f"actual input size (input of size {list(x_shape)})"
+    k, wd = len(shape), len(ws)
+    if wd != k:
+        raise RuntimeError(f"Expected {wd}-dimensional input for {wd}-dimensional weight "
+                           f"{list(ws)}, but got {k}-dimensional input of size {list(shape)} "
+                           "instead")  # fmt: skip
+    if ws[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(ws)} instead")  # fmt: skip
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(ws)}] "
+                           "instead")  # fmt: skip
+    bias_shape = None if bias is None else tuple(bias.shape)
+    if not transposed:
+        if shape[1] != ws[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {list(ws)}, expected "
+                               f"input{list(shape)} to have {ws[1] * groups} channels, but got "
+                               f"{shape[1]} channels instead")  # fmt: skip
+        if bias_shape is not None and bias_shape != (ws[0],):
+            raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be "
+                               f"1-dimensional with {ws[0]} elements, but got bias of size "
+                               f"{list(bias_shape)} instead")  # fmt: skip
+        padded = [shape[i] + 2 * padding[i - 2] for i in range(2, k)]
+        window = [dilation[i - 2] * (ws[i] - 1) + 1 for i in range(2, k)]
+        if any(p < w for p, w in zip(padded, window)):
+            raise RuntimeError(f"Calculated padded input size per channel: "
+                               f"({' x '.join(map(str, padded))}). Kernel size: "
+                               f"({' x '.join(map(str, window))}). Kernel size can't be greater "
+                               "than actual input size")  # fmt: skip
+    else:
+        if shape[1] != ws[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {list(ws)}, expected "
+                               f"input{list(shape)} to have {ws[0]} channels, but got "
+                               f"{shape[1]} channels instead")  # fmt: skip
+        if bias_shape is not None and bias_shape != (ws[1] * groups,):
+            raise RuntimeError(f"Given transposed=1, weight of size {list(ws)}, expected bias to "
+                               f"be 1-dimensional with {ws[1] * groups} elements, but got bias "
+                               f"of size {list(bias_shape)} instead")  # fmt: skip
+
+
+def _convolution_checks(
+    shape: Shape, w: Tensor, bias: Tensor | None, stride: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+    out_pad: Sequence[int], groups: int
+) -> tuple[Ints, Ints, Ints, Ints]:  # fmt: skip
+    """ATen's ``_convolution`` up to its choice of backend (``shape``: the input's, batched):
+    stride, padding, dilation and output_padding expanded to the weight's spatial dims."""
+    dim = w.ndim - 2
+    if dim <= 0:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    st = _expand_param(stride, "stride", dim)
+    pad = _expand_param(padding, "padding", dim)
+    dil = _expand_param(dilation, "dilation", dim)
+    opad = _expand_param(out_pad, "output_padding", dim)
+    _check_shape_forward(shape, w.shape, bias, groups, pad, opad, st, dil, transposed)
+    if (shape[0] == 0 or shape[1] == 0) or math.prod(shape) != 0:
+        return st, pad, dil, opad
+    view = shape if len(shape) != 3 else (shape[0], shape[1], 1, shape[2])  # 1-d runs as 2-d
+    raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                       f"shape: {list(view)}")  # fmt: skip
+
+
+def _same_padding(
+    shape: Shape, w: Tensor, stride: Sequence[int], dilation: Sequence[int], groups: int
+) -> tuple[Shape, list[int], Pairs]:
+    """ATen's ``_convolution_same_mode``: its checks, the input shape and padding its
+    convolution sees (an uneven padding is an input padded on one side first) and the
+    ``(before, after)`` padding of each spatial dim."""
+    k = w.ndim
+    if k <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if k != len(shape):
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
+                           f"{list(w.shape)}, but got {len(shape)}-dimensional input of size "
+                           f"{list(shape)} instead")  # fmt: skip
+    dim = k - 2
+    if len(stride) not in (dim, 1):
+        raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
+    if len(dilation) not in (dim, 1):
+        raise RuntimeError(f"dilation cannot broadcast to {dim} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    seen, lefts, pairs = list(shape), [], []
+    for i in range(dim):
+        d = dilation[0] if len(dilation) == 1 else dilation[i]
+        total = d * (w.shape[i + 2] - 1)
+        left = trunc_div(total, 2)
+        right = total - left
+        pairs.append((left, right))
+        seen[i + 2] += right - left  # one side's padding (or cropping) first
+        lefts.append(left)
+    return tuple(seen), lefts, tuple(pairs)
+
+
+def _check_tensors(name: str, x: Any, w: Any, bias: Any) -> None:
+    check_tensor(name, x)
+    check_tensor(name, w, "weight", 2)
+    if bias is not None:
+        check_tensor(name, bias, "bias", 3)
+
+
+def _check_kernel(w: Tensor, x: Tensor, dil: Ints) -> None:
+    """The backends' checks torch makes where the input is not empty (its wording varies with
+    the backend)."""
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        return
+    kernel = w.shape[2:] if w.ndim != 3 else (1, w.shape[2])  # 1-d runs as 2-d
+    if any(k <= 0 for k in kernel):
+        got = (f"kernel_height: {kernel[0]} kernel_width: {kernel[1]}" if len(kernel) == 2
+               else f": {' x '.join(map(str, kernel))} (TxHxW)")  # fmt: skip
+        raise RuntimeError(f"kernel size should be greater than zero, but got {got}")
+    if any(d <= 0 for d in dil):
+        raise RuntimeError("non-positive dilation is not supported")
+
+
+_TENSOR_TYPES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16"}  # fmt: skip
+
+
+def _check_types(x: Tensor, w: Tensor, bias: Tensor | None = None) -> None:
+    """The input's, weight's (and bias's) dtypes are the same (torch's words are its CPU
+    backends')."""
+    for what, t in (("weight", w), ("bias", bias)):
+        if t is None or t.dtype is x.dtype:
+            continue
+        xn, tn = (str(a.dtype).rsplit(".", 1)[-1] for a in (x, t))
+        xn, tn = _TENSOR_TYPES.get(xn, xn), _TENSOR_TYPES.get(tn, tn)
+        if x.dtype is lucid.float32:  # the oneDNN backend's words
+            raise RuntimeError(f"Input type (torch.{xn}Tensor) and {what} type (torch.{tn}Tensor)"
+                               f" should be the same or input should be a MKLDNN tensor and "
+                               f"{what} is a dense tensor")  # fmt: skip
+        raise RuntimeError(f"expected scalar type {xn} but found {tn}")
+
+
+def _transpose_backend_checks(
+    x: Tensor, w: Tensor, bias: Tensor | None, stride: Ints, dil: Ints, out_pad: Ints,
+    out_size: Ints
+) -> None:  # fmt: skip
+    """The checks of torch's CPU transposed convolutions (``slow_conv_transpose2d/3d``'s
+    words; a 1-d one runs as 2-d), for a non-empty input."""
+    _check_kernel(w, x, (1,) * len(dil))
+    names = ("depth", "height", "width") if len(dil) == 3 else ("height", "width")
+    if len(dil) == 1:
+        stride, dil, out_pad = (1, *stride), (1, *dil), (0, *out_pad)
+        out_size, in_size = (1, *out_size), (1, *x.shape[2:])
+    else:
+        in_size = x.shape[2:]
+    if any(d <= 0 for d in dil):
+        got = ", ".join(f"dilation_{n}: {d}" for n, d in zip(names, dil))
+        raise RuntimeError(f"dilation should be greater than zero, but got {got}")
+    if any(op >= s and op >= d for op, s, d in zip(out_pad, stride, dil)):
+        got = " ".join(
+            f"{what}_{n}: {v}"
+            for what, values in (
+                ("output_padding", out_pad),
+                ("stride", stride),
+                ("dilation", dil),
+            )  # fmt: skip
+            for n, v in zip(names, values)
         )
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, "
+                           f"but got {got}")  # fmt: skip
+    _check_types(x, w, bias)
+    low = 0 if x.dtype is lucid.float32 else 1  # oneDNN's (float32) takes an empty output
+    if any(o < low for o in out_size):
+        raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, in_size))}). "
+                           "Calculated output size per channel: "
+                           f"({' x '.join(map(str, out_size))}). Output size is too "
+                           "small")  # fmt: skip
 
 
 def _conv(
@@ -268,27 +440,35 @@ def _conv(
     dilation: Any, groups: int
 ) -> Tensor:  # fmt: skip
     name = f"conv{nd}d"
-    x, weight, bias, batched = _inputs(name, x, weight, bias, nd)
-    st = int_tuple(stride, nd, "stride")
-    dil = int_tuple(dilation, nd, "dilation")
-    kernel = weight.shape[2:]
-    pads = _padding_pairs(padding, nd, kernel, st, dil)
-    cout, cg = weight.shape[0], weight.shape[1]
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if cout % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
-                           f"at dimension 0, but got weight of size {list(weight.shape)} "
-                           "instead")  # fmt: skip
-    if x.shape[1] != cg * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-                           f"input{list(x.shape)} to have {cg * groups} channels, but got "
-                           f"{x.shape[1]} channels instead")  # fmt: skip
-    if bias is not None and tuple(bias.shape) != (cout,):
-        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-D "
-                           f"with {cout} elements, but got bias of size {list(bias.shape)} "
-                           "instead")  # fmt: skip
-    _check_sizes(name, x.shape, kernel, x.shape[2:], pads, dil, st)
+    _check_tensors(name, x, weight, bias)
+    x, weight, bias = lower_precision_inputs(x, weight, bias)
+    st_in = int_list(name, stride, "stride", nd)
+    dil_in = int_list(name, dilation, "dilation", nd)
+    groups = operator.index(groups)
+    if isinstance(padding, str):
+        batched = _batchify(name, nd, x)
+        shape = x.shape if batched else (1, *x.shape)
+        if padding == "same":
+            shape, pad_in, pairs = _same_padding(shape, weight, st_in, dil_in, groups)
+            opad_in = [0] * max(weight.ndim - 2, 1)
+        elif padding == "valid":
+            pad_in, opad_in, pairs = [0], [0], ((0, 0),) * nd
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        pad_in = int_list(name, padding, "padding", nd)
+        if bias is not None and bias.dtype is not x.dtype:
+            raise RuntimeError(f"Input type ({_scalar_name(x.dtype)}) and bias type "
+                               f"({_scalar_name(bias.dtype)}) should be the same")  # fmt: skip
+        batched = _batchify(name, nd, x)
+        shape = x.shape if batched else (1, *x.shape)
+        opad_in, pairs = [0] * nd, ()
+    st, pad, dil, _ = _convolution_checks(shape, weight, bias, st_in, pad_in, dil_in, False,
+                                          opad_in, groups)  # fmt: skip
+    x = x if batched else x.unsqueeze(0)
+    _check_kernel(weight, x, dil)
+    _check_types(x, weight)
+    pads = pairs or tuple((p, p) for p in pad)
     out: Tensor = Convolution.apply(x, weight, bias, st, pads, dil, int(groups))
     return out if batched else out.squeeze(0)
 
@@ -298,34 +478,22 @@ def _conv_transpose(
     output_padding: Any, groups: int, dilation: Any
 ) -> Tensor:  # fmt: skip
     name = f"conv_transpose{nd}d"
-    x, weight, bias, batched = _inputs(name, x, weight, bias, nd)
-    st = int_tuple(stride, nd, "stride")
-    dil = int_tuple(dilation, nd, "dilation")
-    opad = int_tuple(output_padding, nd, "output_padding")
-    if isinstance(padding, str):
-        raise ValueError(f"{name}: padding must be an int or a tuple of ints, got {padding!r}")
-    pads = _padding_pairs(padding, nd, weight.shape[2:], st, dil)
-    cin, coutg = weight.shape[0], weight.shape[1]
-    if groups <= 0:
-        raise RuntimeError("non-positive groups is not supported")
-    if x.shape[1] != cin or cin % groups:
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(x.shape)} to have {cin} channels, but got {x.shape[1]} "
-                           f"channels instead")  # fmt: skip
-    if bias is not None and tuple(bias.shape) != (coutg * groups,):
-        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
-                           f"bias to be 1-D with {coutg * groups} elements, but got bias of size "
-                           f"{list(bias.shape)} instead")  # fmt: skip
-    if any(op >= max(s, d) or op < 0 for op, s, d in zip(opad, st, dil)):
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
-                           f"got output_padding={list(opad)}, stride={list(st)}, "
-                           f"dilation={list(dil)}")  # fmt: skip
-    if any(s <= 0 for s in st):
-        raise RuntimeError("non-positive stride is not supported")
+    _check_tensors(name, x, weight, bias)
+    x, weight, bias = lower_precision_inputs(x, weight, bias)
+    st_in = int_list(name, stride, "stride", nd)
+    pad_in = int_list(name, padding, "padding", nd)
+    opad_in = int_list(name, output_padding, "output_padding", nd)
+    dil_in = int_list(name, dilation, "dilation", nd)
+    groups = operator.index(groups)
+    batched = _batchify(name, nd, x)
+    shape = x.shape if batched else (1, *x.shape)
+    st, pad, dil, opad = _convolution_checks(shape, weight, bias, st_in, pad_in, dil_in, True,
+                                             opad_in, groups)  # fmt: skip
+    x = x if batched else x.unsqueeze(0)
+    pads = tuple((p, p) for p in pad)
     geom = transpose_geometry(x.shape[2:], weight.shape[2:], st, pads, opad, dil, groups)
-    if any(o <= 0 for o in geom.in_size):
-        raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output "
-                           f"size {list(geom.in_size)} is too small")  # fmt: skip
+    if x.shape[0] and x.shape[1]:  # torch's backends' checks (none for an empty input)
+        _transpose_backend_checks(x, weight, bias, st, dil, opad, geom.in_size)
     out: Tensor = ConvolutionTranspose.apply(x, weight, bias, st, pads, opad, int(groups), dil)
     return out if batched else out.squeeze(0)
 

@@ -8,11 +8,13 @@ strided add per kernel tap. Each is the other's adjoint, so they are each other'
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from lucid import Tensor
 from lucid.autograd.function import Function
 from lucid.kernels import ConvGeometry, out_size
+from lucid.nn.functional._util import check_tensor, int_list, size_at
 
 __all__ = ["fold", "unfold"]
 
@@ -66,13 +68,42 @@ class _Fold(Function):
         return _Unfold.apply(h, ctx.geom), None
 
 
-def _pair(v: Any, name: str) -> tuple[int, int]:
-    if isinstance(v, int):
-        return (v, v)
-    t = tuple(int(a) for a in v)
-    if len(t) != 2:
-        raise ValueError(f"{name} must be an int or a pair of ints, got {v!r}")
-    return (t[0], t[1])
+def _pair(v: Any, name: str, fn: str) -> list[int]:
+    """torch.nn.functional's ``_pair`` (a sequence as it is, else two of it), read as ints."""
+    return int_list(fn, v, name, 2)
+
+
+def _check_sizes(**args: list[int]) -> None:
+    """ATen's im2col/col2im: each int list has two values."""
+    for name, values in args.items():
+        if len(values) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+
+
+def _check_params(k: list[int], d: list[int], p: list[int], s: list[int], im2col: bool) -> None:
+    """ATen's ``im2col_shape_check``/``col2im_shape_check`` on the kernel's parameters (the
+    stride's check comes first in col2im's)."""
+    checks = [  # (values, words, whether 0 is allowed)
+        (k, "kernel size should be greater than zero, but got kernel_height: {} "
+            "kernel_width: {}", False),
+        (s, "stride should be greater than zero, but got stride_height: {} stride_width: {}",
+         False),
+        (d, "dilation should be greater than zero, but got dilation_height: {} "
+            "dilation_width: {}", False),
+        (p, "padding should be non-negative, but got pad_height: {} pad_width: {}", True),
+    ]  # fmt: skip
+    if im2col:
+        checks = [checks[0], checks[2], checks[3], checks[1]]
+    for values, message, zero_ok in checks:
+        if any(v < 0 or (v == 0 and not zero_ok) for v in values):
+            raise RuntimeError(message.format(*values))
+
+
+def _blocks(size: Sequence[int], k: Sequence[int], d: Sequence[int], p: Sequence[int],
+            s: Sequence[int]) -> tuple[int, int]:  # fmt: skip
+    """The number of sliding blocks along H and W (ATen's ``div_rtn`` arithmetic)."""
+    h, w = ((size[a] + 2 * p[a] - (d[a] * (k[a] - 1) + 1)) // s[a] + 1 for a in range(2))
+    return h, w
 
 
 def unfold(
@@ -83,17 +114,29 @@ def unfold(
     >>> unfold(lucid.randn(2, 3, 5, 5), kernel_size=3).shape
     (2, 27, 9)
     """
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
-                           f"{input.ndim}D input of size {list(input.shape)})")  # fmt: skip
+    fn = "im2col"
+    k, d = _pair(kernel_size, "kernel_size", fn), _pair(dilation, "dilation", fn)
+    p, s = _pair(padding, "padding", fn), _pair(stride, "stride", fn)
+    check_tensor(fn, input)
+    _check_sizes(kernel_size=k, dilation=d, padding=p, stride=s)
+    _check_params(k, d, p, s, im2col=True)
+    shape = input.shape
+    ndim = len(shape)
+    valid = size_at(shape, 1) != 0 and size_at(shape, 2) != 0
+    if not ((ndim == 3 and shape[0] and valid) or (ndim == 4 and valid and shape[3] != 0)):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           "other non-zero dimensions for input, but got: "
+                           f"{list(shape)}")  # fmt: skip
+    in_h, in_w = shape[-2:]
+    out_h, out_w = _blocks((in_h, in_w), k, d, p, s)
+    if out_h < 1 or out_w < 1:
+        raise RuntimeError(f"Given input with spatial size ({in_h}, {in_w}), kernel_size=({k[0]}, "
+                           f"{k[1]}), dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), "
+                           f"calculated shape of the array of sliding blocks as ({out_h}, "
+                           f"{out_w}), but its components must be at least one.")  # fmt: skip
     batched = input.ndim == 4
     x = input if batched else input.unsqueeze(0)
-    k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    p, s = _pair(padding, "padding"), _pair(stride, "stride")
-    g = _geometry(x.shape[2:], k, d, p, s)
-    if any(o <= 0 for o in g.out_size):
-        raise RuntimeError(f"unfold: the kernel {list(k)} (dilation {list(d)}) does not fit in "
-                           f"the padded input of size {list(x.shape)}")  # fmt: skip
+    g = _geometry(x.shape[2:], tuple(k), tuple(d), tuple(p), tuple(s))
     out: Tensor = _Unfold.apply(x, g)
     return out if batched else out.squeeze(0)
 
@@ -107,26 +150,44 @@ def fold(
     >>> fold(lucid.ones(1, 4, 4), output_size=3, kernel_size=2).shape
     (1, 1, 3, 3)
     """
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
-                           f"supported (got {input.ndim}D input of size "
-                           f"{list(input.shape)})")  # fmt: skip
+    fn = "col2im"
+    size = _pair(output_size, "output_size", fn)
+    k, d = _pair(kernel_size, "kernel_size", fn), _pair(dilation, "dilation", fn)
+    p, s = _pair(padding, "padding", fn), _pair(stride, "stride", fn)
+    check_tensor(fn, input)
+    _check_sizes(output_size=size, kernel_size=k, dilation=d, padding=p, stride=s)
+    _check_params(k, d, p, s, im2col=False)
+    shape = input.shape
+    ndim = len(shape)
+    if not (
+        (ndim == 2 and shape[0] != 0 and shape[1] != 0)
+        or (ndim == 3 and shape[1] != 0 and shape[2] != 0)
+    ):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch "
+                           "size and non-zero dimensions for input, but got: "
+                           f"{list(shape)}")  # fmt: skip
+    planes, length = shape[-2:]
+    if planes % (k[0] * k[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={planes} and "
+                           f"kernel_size=({k[0]}, {k[1]}).")  # fmt: skip
+    bh, bw = _blocks(size, k, d, p, s)
+    given = (
+        f"Given output_size=({size[0]}, {size[1]}), kernel_size=({k[0]}, {k[1]}), "
+        f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, {s[1]}), "
+    )
+    if length != bh * bw:
+        raise RuntimeError(f"{given}expected size of input's dimension 2 to match the calculated "
+                           f"number of sliding blocks {bh} * {bw} = {bh * bw}, but got "
+                           f"input.size(2)={length}.")  # fmt: skip
+    if bh < 1 or bw < 1:
+        raise RuntimeError(f"{given}calculated shape of the array of sliding blocks as ({bh}, "
+                           f"{bw}), which is too small (non-positive)")  # fmt: skip
+    if size[0] < 1 or size[1] < 1:
+        raise RuntimeError("Expected output spatial size to be positive, but got: "
+                           f"output_size=({size[0]}, {size[1]}).")  # fmt: skip
     batched = input.ndim == 3
     cols = input if batched else input.unsqueeze(0)
-    size = _pair(output_size, "output_size")
-    k, d = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    p, s = _pair(padding, "padding"), _pair(stride, "stride")
-    g = _geometry(size, k, d, p, s)
-    taps = g.taps
-    if cols.shape[1] % taps:
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
-                           f"of kernel_size, but got input.size(1)={cols.shape[1]} and "
-                           f"kernel_size={k}")  # fmt: skip
-    if cols.shape[2] != math.prod(g.out_size):
-        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, "
-                           f"padding={p}, stride={s}, expected size of input's dimension 2 to "
-                           f"match the calculated number of sliding blocks "
-                           f"{' * '.join(map(str, g.out_size))} = {math.prod(g.out_size)}, but "
-                           f"got input.size(2)={cols.shape[2]}.")  # fmt: skip
+    g = _geometry(tuple(size), tuple(k), tuple(d), tuple(p), tuple(s))
     out: Tensor = _Fold.apply(cols, g)
     return out if batched else out.squeeze(0)

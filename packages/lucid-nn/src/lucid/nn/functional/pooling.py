@@ -18,7 +18,7 @@ pooling's arithmetic (the windows' max and winning tap, the gradient's scatter) 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,15 @@ from lucid.kernels import (
     pool_geometry,
     scatter_taps,
 )
-from lucid.nn.functional._util import fused_backward, fused_forward
+from lucid.nn.functional._util import (
+    check_dim_range,
+    check_tensor,
+    fused_backward,
+    fused_forward,
+    int_list,
+    size_at,
+    trunc_div,
+)
 from lucid.nn.functional.conv import int_tuple
 
 __all__ = [
@@ -237,33 +245,210 @@ class AvgPool(Function):
         return gx, None, None, None, None, None, None
 
 
-# -- geometry and arguments ----------------------------------------------------------------------
-def _prepare(
-    name: str, x: Tensor, nd: int, kernel_size: Any, stride: Any, padding: Any, dilation: Any
-) -> tuple[Tensor, bool, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    if x.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for "
-                           f"input, but got input of size: {list(x.shape)}")  # fmt: skip
-    batched = x.ndim == nd + 2
-    if not batched:
-        x = x.unsqueeze(0)
-    k = int_tuple(kernel_size, nd, "kernel_size")
-    s = (
-        k
-        if stride is None or (not isinstance(stride, int) and len(stride) == 0)
-        else int_tuple(stride, nd, "stride")
+# -- geometry and arguments: ATen's checks, in its order and words -------------------------------
+Shape = tuple[int, ...]
+
+
+def _out_size(size: int, k: int, pad: int, stride: int, dil: int, ceil_mode: bool) -> int:
+    """ATen's ``pooling_output_shape``, its argument checks included."""
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > trunc_div((k - 1) * dil + 1, 2):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={k} and dilation={dil}")  # fmt: skip
+    out = (size + 2 * pad - dil * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1  # the last window starts inside the (left-padded) input
+    return out
+
+
+def _shape_check_2d(shape: Shape, k: Ints, s: Ints, p: Ints, d: Ints, out: Ints) -> None:
+    """ATen's ``pool2d_shape_check`` (``(H, W)`` pairs)."""
+    (kh, kw), (dh, dw), (ph, pw), (lh, lw), (oh, ow) = k, s, p, d, out
+    if not (kw > 0 and kh > 0):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+    if not (dw > 0 and dh > 0):
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {dh} dW: {dw}")
+    if not (lh > 0 and lw > 0):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {lh} "
+                           f"dilationW: {lw}")  # fmt: skip
+    ndim = len(shape)
+    valid = shape[1] != 0 and shape[2] != 0
+    if not ((ndim == 3 and shape[0] != 0 and valid) or (ndim == 4 and valid and shape[3] != 0)):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{list(shape)}")  # fmt: skip
+    if not (kw // 2 >= pw and kh // 2 >= ph):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")  # fmt: skip
+    if not (ow >= 1 and oh >= 1):
+        c, ih, iw = shape[-3:]
+        raise RuntimeError(f"Given input size: ({c}x{ih}x{iw}). Calculated output size: "
+                           f"({c}x{oh}x{ow}). Output size is too small")  # fmt: skip
+
+
+def _shape_check_3d(
+    fn: str, shape: Shape, k: Ints, s: Ints, p: Ints, d: Ints, out: Ints, check_input_size: bool
+) -> None:
+    """ATen's ``pool3d_shape_check`` (``(T, H, W)`` triples)."""
+    (kt, kh, kw), (dt, dh, dw), (pt, ph, pw), (lt, lh, lw) = k, s, p, d
+    if not (kt > 0 and kw > 0 and kh > 0):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kT: {kt} kH: {kh} "
+                           f"kW: {kw}")  # fmt: skip
+    if not (dt > 0 and dw > 0 and dh > 0):
+        raise RuntimeError(f"stride should be greater than zero, but got dT: {dt} dH: {dh} "
+                           f"dW: {dw}")  # fmt: skip
+    if not (lt > 0 and lw > 0 and lh > 0):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationT: {lt} "
+                           f"dilationH: {lh} dilationW: {lw}")  # fmt: skip
+    ndim = len(shape)
+    if ndim not in (4, 5):
+        raise RuntimeError(f"{fn}: Expected 4D or 5D tensor for input, but got: {list(shape)}")
+    for i, size in enumerate(shape):
+        if size <= 0 and not (ndim == 5 and i == 0):  # the batch dim may be empty
+            raise RuntimeError(f"{fn}: Expected input's non-batch dimensions to have positive "
+                               f"length, but input has a shape of {list(shape)} and non-batch "
+                               f"dimension {size} has length zero!")  # fmt: skip
+    c, it, ih, iw = shape[-4:]
+    if check_input_size and not (it >= kt and ih >= kh and iw >= kw):
+        raise RuntimeError(f"input image (T: {it} H: {ih} W: {iw}) smaller than kernel size "
+                           f"(kT: {kt} kH: {kh} kW: {kw})")  # fmt: skip
+    if not (kt // 2 >= pt and kw // 2 >= pw and kh // 2 >= ph):
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"kT: {kt} kW: {kw} kH: {kh} padT: {pt} padW: {pw} "
+                           f"padH: {ph}")  # fmt: skip
+    ot, oh, ow = out
+    if not (ot >= 1 and ow >= 1 and oh >= 1):
+        raise RuntimeError(f"Given input size: ({c}x{it}x{ih}x{iw}). Calculated output size: "
+                           f"({c}x{ot}x{oh}x{ow}). Output size is too small")  # fmt: skip
+
+
+def _expand(values: list[int], n: int, default: list[int] | None = None) -> tuple[int, ...]:
+    """A checked int list of 1 or ``n`` values as ``n`` (``default`` where it is empty)."""
+    if not values and default is not None:
+        return tuple(default)
+    return tuple(values) * n if len(values) == 1 else tuple(values)
+
+
+def _check_lengths(fn: str, nd: int, args: dict[str, list[int]], avg: bool) -> None:
+    """ATen's length checks of the 2-d and 3-d pooling ops' int lists (each op its words)."""
+    count = {2: "two", 3: "three"}[nd]
+    for name, values in args.items():
+        allowed = (0, 1, nd) if name == "stride" else (1, nd)
+        if len(values) in allowed:
+            continue
+        if avg and nd == 3:
+            how = "be omitted, a single int," if name == "stride" else "be a single int,"
+        elif name == "stride":
+            how = "either be omitted, a single int,"
+        elif name == "dilation":
+            how = "be either a single int,"
+        else:
+            how = "either be a single int,"
+        raise RuntimeError(f"{fn}: {name} must {how} or a tuple of {count} ints")
+
+
+def _pool_nd_checks(
+    op: str, nd: int, shape: Shape, k: list[int], s: list[int], p: list[int], d: list[int],
+    ceil_mode: bool, divisor_override: Any = None
+) -> tuple[Ints, Ints, Ints, Ints]:  # fmt: skip
+    """The checks of ATen's ``max_pool2d_with_indices``, ``avg_pool2d``,
+    ``max_pool3d_with_indices`` and ``avg_pool3d`` (``op`` "max" or "avg") on a tensor of
+    ``shape``, in its order; the arguments expanded to ``nd`` ints each."""
+    avg = op == "avg"
+    fn = f"{op}_pool{nd}d"
+    lists = {"kernel_size": k, "stride": s, "padding": p}
+    if not avg:
+        lists["dilation"] = d
+    _check_lengths(fn, nd, lists, avg)
+    kk = _expand(k, nd)
+    ss = _expand(s, nd, list(kk))
+    pp = _expand(p, nd)
+    dd = _expand(d, nd) if not avg else (1,) * nd
+    ndim = len(shape)
+    if nd == 3 or not avg:
+        if ndim not in (nd + 1, nd + 2):
+            raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
+                               "for input")  # fmt: skip
+    if avg and divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    for dim in range(-nd - 1, 0):  # the sizes ATen reads: input.size(-3) and on
+        size_at(shape, dim)
+    out = tuple(
+        _out_size(shape[ndim - nd + a], kk[a], pp[a], ss[a], dd[a], ceil_mode) for a in range(nd)
     )
-    p = int_tuple(padding, nd, "padding")
-    d = int_tuple(dilation, nd, "dilation")
-    if any(v <= 0 for v in k + s + d):
-        raise RuntimeError(f"{name}: kernel_size, stride and dilation must be greater than zero, "
-                           f"got kernel_size={list(k)}, stride={list(s)}, "
-                           f"dilation={list(d)}")  # fmt: skip
-    if any(pi < 0 or 2 * pi > di * (ki - 1) + 1 for pi, ki, di in zip(p, k, d)):
-        raise RuntimeError(f"{name}: pad should be at most half of effective kernel size, but "
-                           f"got pad={list(p)}, kernel_size={list(k)} and "
-                           f"dilation={list(d)}")  # fmt: skip
-    return x, batched, k, s, p, d
+    if nd == 2:
+        _shape_check_2d(shape, kk, ss, pp, dd, out)
+    else:
+        where = "avg_pool3d()" if avg else "max_pool3d_with_indices_out_cpu_template()"
+        _shape_check_3d(where, shape, kk, ss, pp, dd, out, check_input_size=avg)
+    return kk, ss, pp, dd
+
+
+def _pool1d_checks(
+    op: str, shape: Shape, k: list[int], s: list[int], p: list[int], d: list[int],
+    ceil_mode: bool
+) -> tuple[Ints, Ints, Ints, Ints]:  # fmt: skip
+    """ATen's ``max_pool1d_with_indices`` and ``avg_pool1d``: the 1-d arguments checked, then
+    the 2-d op's checks on the input with an ``H`` of 1."""
+    fn = f"{op}_pool1d"
+    s = s or k
+    check_dim_range(fn, shape, 2, 4)
+    lists = {"kernel_size": k, "stride": s, "padding": p}
+    if op == "max":
+        lists["dilation"] = d
+    for name, values in lists.items():
+        if len(values) != 1:
+            raise RuntimeError(f"{fn}() argument '{name}' should contain one int (got "
+                               f"{len(values)})")  # fmt: skip
+    shape2 = (*shape[:-1], 1, shape[-1])
+    ones = [1, 1] if op == "max" else [1]
+    _pool_nd_checks(op, 2, shape2, [1, k[0]], [1, s[0]], [0, p[0]], [1, d[0]] if d else ones,
+                    ceil_mode)  # fmt: skip
+    return (k[0],), (s[0],), (p[0],), (d[0] if op == "max" else 1,)
+
+
+def _max_pool1d_checks(
+    shape: Shape, k: list[int], s: list[int], p: list[int], d: list[int], ceil_mode: bool
+) -> tuple[Ints, Ints, Ints, Ints]:
+    """ATen's ``max_pool1d`` (no indices): its own checks, in its order and words."""
+    ndim = len(shape)
+    if not (
+        (ndim == 2 and shape[0] != 0 and shape[1] != 0)
+        or (ndim == 3 and shape[1] != 0 and shape[2] != 0)
+    ):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim "
+                           f"batch size for input, but got:{list(shape)}")  # fmt: skip
+    fn = "max_pool1d()"
+    if len(k) != 1:
+        raise RuntimeError(f"{fn} kernel_size must be an int, list of ints or tuple of ints of "
+                           f"size 1 but got size {len(k)}")  # fmt: skip
+    if len(s) not in (0, 1):
+        raise RuntimeError(f"{fn} stride must be None, an int, list of ints, or tuple of ints of "
+                           f"size 1 but got size {len(s)}")  # fmt: skip
+    if len(p) != 1:
+        raise RuntimeError(f"{fn} padding must be an int, list of ints, or tuple of ints of size 1 "
+                           f"but got size {len(p)}")  # fmt: skip
+    if len(d) != 1:
+        raise RuntimeError(f"{fn} dilation must be an int, list of ints or tuple of ints of size 1 "
+                           f"but got size {len(d)}")  # fmt: skip
+    (kk,), (ss,), (pp,), (dd,) = k, s or k, p, d
+    if kk <= 0:
+        raise RuntimeError(f"{fn} kernel_size must be greater than zero, but got {kk}")
+    if ss <= 0:
+        raise RuntimeError(f"{fn} stride must be greater than zero, but got {ss}")
+    if pp < 0:
+        raise RuntimeError(f"{fn} padding must be non-negative, but got {pp}")
+    if pp > kk // 2:
+        raise RuntimeError(f"{fn} padding should be at most half of kernel size, but got "
+                           f"padding={pp} and kernel_size={kk}")  # fmt: skip
+    if dd <= 0:
+        raise RuntimeError(f"{fn} dilation must be greater than zero, but got {dd}")
+    out = _out_size(shape[-1], kk, pp, ss, dd, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"{fn} Invalid computed output size: {out}")
+    return (kk,), (ss,), (pp,), (dd,)
 
 
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
@@ -276,10 +461,10 @@ def _torch_name(dtype: Any) -> str:
     return f"'{_TORCH_NAMES.get(name, name)}'"
 
 
-def _check_out(name: str, x: Tensor, g: ConvGeometry) -> None:
-    if any(o <= 0 for o in g.out_size):
-        raise RuntimeError(f"{name}: given input size {list(x.shape)}, the calculated output size "
-                           f"{list(g.out_size)} is too small")  # fmt: skip
+def _batched(x: Tensor, nd: int) -> tuple[Tensor, bool]:
+    """``x`` with a batch dim, and whether it came with one."""
+    batched = x.ndim == nd + 2
+    return (x if batched else x.unsqueeze(0)), batched
 
 
 def _max_pool(
@@ -287,22 +472,24 @@ def _max_pool(
     ceil_mode: bool, return_indices: bool
 ) -> Any:  # fmt: skip
     name = f"max_pool{nd}d"
-    given = list(x.shape) if isinstance(x, Tensor) else None
-    x, batched, k, s, p, d = _prepare(name, x, nd, kernel_size, stride, padding, dilation)
-    if 0 in x.shape[1:]:  # only the batch dim may be empty
-        if nd == 3:
-            raise RuntimeError(
-                f"max_pool3d: Expected input's non-batch dimensions to have positive length, "
-                f"but input has a shape of {given}"
-            )
-        raise RuntimeError(
-            f"{name}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional 0 dim "
-            f"batch size for input, but got: {given}"
-        )
+    fn = f"{name}_with_indices" if return_indices else name
+    check_tensor(fn, x)
+    args = (
+        int_list(fn, kernel_size, "kernel_size", nd),
+        int_list(fn, stride, "stride", nd, none_ok=True),
+        int_list(fn, padding, "padding", nd),
+        int_list(fn, dilation, "dilation", nd),
+    )
+    if nd == 1 and not return_indices:
+        k, s, p, d = _max_pool1d_checks(x.shape, *args, ceil_mode)
+    elif nd == 1:
+        k, s, p, d = _pool1d_checks("max", x.shape, *args, ceil_mode)
+    else:
+        k, s, p, d = _pool_nd_checks("max", nd, x.shape, *args, ceil_mode)
     if x.dtype == lucid.bool or x.dtype.is_complex or (nd == 1 and not x.dtype.is_floating_point):
         kernel = "max_pool1d_impl" if nd == 1 else name  # torch's kernel names
         raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
-    _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, d, ceil_mode))
+    x, batched = _batched(x, nd)
     out = MaxPool.apply(x, k, s, p, d, bool(ceil_mode), bool(return_indices))
     if batched:
         return out
@@ -316,17 +503,26 @@ def _avg_pool(
     count_include_pad: bool, divisor_override: Any
 ) -> Tensor:  # fmt: skip
     name = f"avg_pool{nd}d"
-    x, batched, k, s, p, _ = _prepare(name, x, nd, kernel_size, stride, padding, 1)
+    check_tensor(name, x)
+    args: tuple[list[int], list[int], list[int], list[int]] = (
+        int_list(name, kernel_size, "kernel_size", nd),
+        int_list(name, stride, "stride", nd, none_ok=True),
+        int_list(name, padding, "padding", nd),
+        [],
+    )
+    if nd == 1:
+        k, s, p, _ = _pool1d_checks("avg", x.shape, *args, ceil_mode)
+    else:
+        k, s, p, _ = _pool_nd_checks("avg", nd, x.shape, *args, ceil_mode, divisor_override)
+    x, batched = _batched(x, nd)
     if x.dtype is lucid.int64:  # torch's CPU kernel: int64 sums divided, truncated to 0
         wide = _avg_pool(nd, x.to(lucid.float64), k, s, p, ceil_mode, count_include_pad,
                          divisor_override)  # fmt: skip
         result: Tensor = wide.trunc().to(lucid.int64)
         return result if batched else result.squeeze(0)
     if not x.dtype.is_floating_point:
-        raise NotImplementedError(f'"avg_pool2d" not implemented for {_torch_name(x.dtype)}')
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    _check_out(name, x, pool_geometry(x.shape[2:], k, s, p, (1,) * nd, ceil_mode))
+        kernel = "avg_pool3d_out_frame" if nd == 3 else "avg_pool2d"  # torch's kernel names
+        raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
     out: Tensor = AvgPool.apply(
         x, k, s, p, bool(ceil_mode), bool(count_include_pad), divisor_override
     )
@@ -520,37 +716,6 @@ def _bounds(size: int, out: int) -> list[tuple[int, int]]:
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
 
 
-def _adaptive_sizes(
-    name: str, x: Tensor, nd: int, output_size: Any
-) -> tuple[Tensor, bool, tuple[int, ...]]:
-    if x.ndim not in (nd + 1, nd + 2):
-        if nd > 1 and isinstance(output_size, (tuple, list)) and x.ndim <= len(output_size):
-            # torch's Python-level check of a sequence output_size (_list_with_default)
-            raise ValueError(
-                f"{name}: Input dimension should be at least {len(output_size) + 1}, got input "
-                f"of size {list(x.shape)}"
-            )
-        raise RuntimeError(f"{name}: Expected {nd + 1}D or {nd + 2}D tensor, but got input of "
-                           f"size {list(x.shape)}")  # fmt: skip
-    batched = x.ndim == nd + 2
-    if not batched:
-        x = x.unsqueeze(0)
-    sizes = (
-        (output_size,) * nd
-        if isinstance(output_size, int) or output_size is None
-        else tuple(output_size)
-    )
-    if len(sizes) != nd:
-        raise RuntimeError(
-            f"{name}() argument 'output_size' should contain {nd} int(s) (got {len(sizes)})"
-        )
-    out = tuple(x.shape[2 + i] if s is None else int(s) for i, s in enumerate(sizes))
-    if any(s <= 0 for s in out) or any(s == 0 for s in x.shape[2:]):
-        raise RuntimeError(f"{name}: output size {list(out)} and input size {list(x.shape)} must "
-                           f"be positive")  # fmt: skip
-    return x, batched, out
-
-
 def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
     """``(out, size)`` matrix whose rows average PyTorch's adaptive windows."""
     rows = [[0.0] * size for _ in range(out)]
@@ -561,20 +726,82 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
     return matrix
 
 
+def _list_with_default(output_size: Any, shape: Shape) -> Any:
+    """torch.nn.functional's ``_list_with_default``: the None entries of a sequence
+    ``output_size`` are the input's sizes."""
+    if isinstance(output_size, int):
+        return output_size
+    if len(shape) <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    return [v if v is not None else d for v, d in zip(output_size, shape[-len(output_size) :])]
+
+
+def _adaptive_output(name: str, nd: int, x: Tensor, output_size: Any) -> tuple[Shape, list[int]]:
+    """The input's shape and the output sizes as ATen's 2-d or 3-d op sees them (the 1-d
+    ops are the 2-d ones with an ``H`` of 1), after torch's checks before that op's."""
+    check_tensor(name, x)
+    if nd > 1:
+        sizes = _list_with_default(output_size, x.shape)
+        return x.shape, int_list(name, sizes, "output_size", nd)
+    # the argument parser's TypeError first (adaptive_avg_pool1d's names no position)
+    out = int_list(name, output_size, "output_size", 1, position="max" in name)
+    check_dim_range(name, x.shape, 2, 4)
+    if len(out) != 1:
+        raise RuntimeError(f"{name}() argument 'output_size' should contain one int (got "
+                           f"{len(out)})")  # fmt: skip
+    return (*x.shape[:-1], 1, x.shape[-1]), [1, *out]
+
+
+def _non_empty(fn: str, shape: Shape, dims: Any) -> None:
+    for i in dims:
+        if shape[i] <= 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(shape)} with dimension "
+                               f"{i % len(shape)} being empty")  # fmt: skip
+
+
+def _empty_output(x: Tensor, out: Sequence[int]) -> Tensor:
+    """The (empty) pooled output of an empty input or for an output size with a 0, on
+    ``x``'s graph."""
+    empty: Tensor = x.flatten()[:0].reshape(*x.shape[:2], *out)
+    return empty
+
+
 def _adaptive_avg(nd: int, x: Tensor, output_size: Any) -> Tensor:
     name = f"adaptive_avg_pool{nd}d"
-    if not x.dtype.is_floating_point and nd == 2 and output_size in (1, (1, 1), [1, 1]):
-        raise RuntimeError(  # torch takes a mean for a 1x1 output
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {_torch_name(x.dtype)[1:-1]}"
-        )
-    if not x.dtype.is_floating_point:
-        raise NotImplementedError(
-            f'"adaptive_avg_pool2d" not implemented for {_torch_name(x.dtype)}'
-        )
-    x, batched, out = _adaptive_sizes(name, x, nd, output_size)
+    shape, sizes = _adaptive_output(name, nd, x, output_size)
+    op, n2 = f"adaptive_avg_pool{max(nd, 2)}d", max(nd, 2)
+    if len(sizes) != n2:
+        raise RuntimeError(f"{op}: output_size must be {n2}")
+    if any(v < 0 for v in sizes):
+        got = ", ".join(map(str, sizes[:2])) + "".join(f",{v}" for v in sizes[2:])
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{got}}}")  # fmt: skip
+    if all(v == 1 for v in sizes):  # torch takes a mean over the spatial dims (any rank)
+        if not (x.dtype.is_floating_point or x.dtype.is_complex):
+            raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either "
+                               "a floating point or complex dtype. Got: "
+                               f"{_torch_name(x.dtype)[1:-1]}")  # fmt: skip
+        mean: Tensor = x.mean(dim=tuple(range(-1, -nd - 1, -1)), keepdim=True)
+        return mean
+    if n2 == 2:
+        if len(shape) not in (3, 4):
+            raise RuntimeError(f"{op}(): Expected 3D or 4D tensor, but got {list(shape)}")
+        _non_empty(op, shape, (-2, -1))
+    else:
+        _non_empty(op, shape, range(1, len(shape)))
+        if len(shape) not in (4, 5):
+            raise RuntimeError(f"{op}(): Expected 4D or 5D tensor, but got {list(shape)}")
+    empty = x.numel() == 0 or 0 in sizes  # the 2-d op calls no kernel for an empty output
+    if not x.dtype.is_floating_point and (nd == 3 or not empty):
+        kernel = f"{op}_cpu" if nd == 3 else op  # torch's kernel names
+        raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
+    out = tuple(sizes[-nd:])
+    x, batched = _batched(x, nd)
     in_size = x.shape[2:]
-    if all(i % o == 0 for i, o in zip(in_size, out)):
+    if 0 in out or x.numel() == 0:
+        y = _empty_output(x, out)
+    elif all(i % o == 0 for i, o in zip(in_size, out)):
         k = tuple(i // o for i, o in zip(in_size, out))
         y = AvgPool.apply(x, k, k, (0,) * nd, False, True, None)
     else:
@@ -609,13 +836,31 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
 
 def _adaptive_max(nd: int, x: Tensor, output_size: Any, return_indices: bool) -> Any:
     name = f"adaptive_max_pool{nd}d"
+    shape, sizes = _adaptive_output(name, nd, x, output_size)
+    if nd == 1:
+        _non_empty(name, x.shape, range(1, x.ndim))
+    op, n2 = f"adaptive_max_pool{max(nd, 2)}d", max(nd, 2)
+    if len(shape) not in (n2 + 1, n2 + 2):
+        raise RuntimeError(f"{op}(): Expected {n2 + 1}D or {n2 + 2}D tensor, but got: "
+                           f"{list(shape)}")  # fmt: skip
+    _non_empty(op, shape, range(1, len(shape)))
+    if len(sizes) != n2:
+        raise RuntimeError(f"{op}(): internal error: output_size.size() must be {n2}")
+    full = [*shape[:-n2], *sizes]
+    for v in full:
+        if v < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {v}: {full}")
     if not x.dtype.is_floating_point:
-        raise NotImplementedError(
-            f'"adaptive_max_pool2d" not implemented for {_torch_name(x.dtype)}'
-        )
-    x, batched, out = _adaptive_sizes(name, x, nd, output_size)
+        kernel = f"{op}_cpu" if nd == 3 else op  # torch's kernel names
+        raise NotImplementedError(f'"{kernel}" not implemented for {_torch_name(x.dtype)}')
+    out = tuple(sizes[-nd:])
+    x, batched = _batched(x, nd)
     in_size = x.shape[2:]
-    if all(i % o == 0 for i, o in zip(in_size, out)):
+    if 0 in out or x.numel() == 0:
+        empty = _empty_output(x, out)
+        res: Any = (empty, lucid.zeros(*empty.shape, dtype=lucid.int64, device=x.device))
+        res = res if return_indices else res[0]
+    elif all(i % o == 0 for i, o in zip(in_size, out)):
         k = tuple(i // o for i, o in zip(in_size, out))
         res = MaxPool.apply(x, k, k, (0,) * nd, (1,) * nd, False, return_indices)
     else:
@@ -725,9 +970,23 @@ def adaptive_max_pool3d_with_indices(
 # -- power-average pooling -----------------------------------------------------------------------
 def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any,
              ceil_mode: bool) -> Tensor:  # fmt: skip
-    k = int_tuple(kernel_size, nd, "kernel_size")
-    pooled = _avg_pool(nd, x.pow(norm_type), k, stride, 0, ceil_mode, True, None)
-    area = math.prod(k)
+    area: Any = kernel_size  # torch.nn.functional's order: the kernel's area, the
+    if nd > 1:  # infinite norms' max pooling, the average pooling
+        ks = tuple(kernel_size) if isinstance(kernel_size, Iterable) else (kernel_size,) * nd
+        if nd == 2:
+            kw, kh = ks
+            area = kw * kh
+        else:
+            kd, kw, kh = ks
+            area = kd * kw * kh
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        sign = 1 if norm_type > 0 else -1
+        peak: Tensor = _max_pool(nd, x.abs() * sign, kernel_size, stride, 0, 1, ceil_mode, False)
+        return peak * sign
+    pooled = _avg_pool(nd, x.pow(norm_type), kernel_size, stride, 0, ceil_mode, True, None)
+    if not isinstance(area, int):
+        raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
+                        f"{type(area).__name__}")  # fmt: skip
     out: Tensor = (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)
     return out
 
@@ -771,33 +1030,64 @@ def _intervals(sample: Any, in_size: int, out_size: int, pool: int) -> Any:
 def _fractional(nd: int, input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
                 return_indices: bool, samples: Tensor | None) -> Any:  # fmt: skip
     name = f"fractional_max_pool{nd}d"
-    check_tensor_dims = (nd + 1, nd + 2)
-    if input.ndim not in check_tensor_dims:
-        raise RuntimeError(
-            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
-        )
-    batched = input.ndim == nd + 2
-    x = input if batched else input.unsqueeze(0)
-    k = int_tuple(kernel_size, nd, "kernel_size")
-    in_size = x.shape[2:]
+    # torch.nn.functional's part: the output size, the random samples
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     if output_size is None:
-        ratio = (output_ratio,) * nd if isinstance(output_ratio, (int, float)) else output_ratio
-        if len(ratio) != nd:
+        if nd == 2 and len(output_ratio) > 2:
             raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
                              "of Ints.")  # fmt: skip
-        out = tuple(int(i * r) for i, r in zip(in_size, ratio))
-    else:
-        out = int_tuple(output_size, nd, "output_size")
-    n, c = x.shape[:2]
-    for i, (o, kk, size) in enumerate(zip(out, k, in_size)):
-        if o + kk - 1 > size:
-            what = ("time", "height", "width")[3 - nd + i]
-            raise RuntimeError(f"{name}_out(): pool {what} {kk} too large relative to input "
-                               f"{what} {size}")  # fmt: skip
+        ratio = tuple(output_ratio) if isinstance(output_ratio, Iterable) else (output_ratio,) * nd
+        output_size = [int(size_at(input.shape, a - nd) * ratio[a]) for a in range(nd)]
     if samples is None:
-        samples = lucid.rand(n, c, nd, dtype=x.dtype, device=x.device)
+        n_batch = 1 if input.ndim == nd + 1 else size_at(input.shape, 0)
+        planes = size_at(input.shape, -nd - 1)
+        if not input.dtype.is_floating_point:
+            raise NotImplementedError(
+                f'"check_uniform_bounds" not implemented for {_torch_name(input.dtype)}'
+            )
+        samples = lucid.rand(n_batch, planes, nd, dtype=input.dtype, device=input.device)
+    # ATen's part
+    k = tuple(int_list(name, kernel_size, "kernel_size", nd))
+    out = tuple(int_list(name, output_size, "output_size", nd))
+    count = "" if nd == 2 else "three "
+    if len(k) != nd:
+        raise RuntimeError(f"{name}: kernel_size must either be a single Int or tuple of "
+                           f"{count}Ints")  # fmt: skip
+    if len(out) != nd:
+        raise RuntimeError(f"{name}: output_size must either be a single Int or tuple of "
+                           f"{count}Ints")  # fmt: skip
+    fn = f"{name}()" if nd == 2 else f"{name}_out()"
+    in_shape = input.shape
+    if len(in_shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(f"{fn}: Expected {nd + 1}D or {nd + 2}D tensor, but got: "
+                           f"{list(in_shape)}")  # fmt: skip
+    for i in range(1, len(in_shape)):
+        if in_shape[i] <= 0:
+            raise RuntimeError(f"{fn}: Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got{list(in_shape)} with dimension {i} being "
+                               "empty.")  # fmt: skip
+    in_size = in_shape[-nd:]
+    names = ("height", "width") if nd == 2 else ("time", "width", "height")
+    for what in names:  # 3-d: T, W, H, each bound strict and a negative size as 0 (torch's)
+        a = ("time", "height", "width").index(what) - (3 - nd)
+        size = out[a] if nd == 2 else max(out[a], 0)
+        if not (size + k[a] - 1 < in_size[a] + (nd == 2)):
+            raise RuntimeError(f"{fn}: pool {what} {k[a]} too large relative to input {what} "
+                               f"{in_size[a]}")  # fmt: skip
+    full = [*in_shape[:-nd], *out]
+    for v in full:
+        if v < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {v}: {full}")
+    batched = input.ndim == nd + 2
+    x = input if batched else input.unsqueeze(0)
+    n, c = x.shape[:2]
+    if x.numel() == 0 or 0 in out:
+        y = _empty_output(x, out)
+        idx = lucid.zeros(*y.shape, dtype=lucid.int64, device=x.device)
+        if not batched:
+            y, idx = y.squeeze(0), idx.squeeze(0)
+        return (y, idx) if return_indices else y
     if samples.ndim != 3 or samples.shape[0] < n or samples.shape[1:] != (c, nd):
         raise RuntimeError(
             f"{name}(): expected _random_samples of shape {[n, c, nd]}, got {list(samples.shape)}"
