@@ -108,6 +108,10 @@ ATTRIBUTE_PATHS = (
     "torch._foreach_sign_",
     "torch._foreach_norm",
     "torch.cuda._initialized",
+    # Hugging Face transformers registers its ModelOutput classes as pytree nodes, and its
+    # masking_utils (imported by every model) imports TransformGetItemToIndex (session 21)
+    "torch.utils._pytree.register_pytree_node",
+    "torch._dynamo._trace_wrapped_higher_order_op.TransformGetItemToIndex",
 )
 TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.datasets",

@@ -73,3 +73,69 @@ def test_matches_torch() -> None:
     assert pytree.tree_leaves(_tree(), is_leaf=is_pair) == torch_pytree.tree_leaves(
         _tree(), is_leaf=is_pair
     )
+
+
+# A dict subclass registered as a node, as Hugging Face transformers registers its ModelOutput
+# (an OrderedDict subclass) when each output class is defined.
+def _output_class(base: type) -> type:
+    class Output(base):  # type: ignore[misc, valid-type]
+        pass
+
+    return Output
+
+
+def _register(module: Any, cls: type) -> None:
+    module.register_pytree_node(
+        cls,
+        lambda d: (list(d.values()), list(d.keys())),
+        lambda values, keys: cls(zip(keys, values)),
+        serialized_type_name=f"{cls.__module__}.{cls.__name__}",
+        flatten_with_keys_fn=module._dict_flatten_with_keys,
+    )
+
+
+def test_register_pytree_node_flattens_and_rebuilds_the_class() -> None:
+    Output = _output_class(OrderedDict)
+    _register(pytree, Output)
+    out = Output(logits=lucid.ones(2), past=(lucid.zeros(1), None))
+    leaves, spec = pytree.tree_flatten({"o": out, "k": [3]})
+    assert spec.num_leaves == 4 and leaves[0] is out["logits"] and leaves[3] == 3
+    rebuilt = pytree.tree_unflatten([None if x is None else x * 2 for x in leaves], spec)
+    assert type(rebuilt["o"]) is Output and list(rebuilt["o"]) == ["logits", "past"]
+    assert rebuilt["o"]["logits"].tolist() == [2.0, 2.0] and rebuilt["o"]["past"][1] is None
+    mapped = pytree.tree_map(lambda x: x, out)
+    assert type(mapped) is Output and mapped["past"][0] is out["past"][0]
+    with pytest.raises(ValueError, match="Node context mismatch for custom node type"):
+        pytree.tree_map(lambda a, b: a, out, Output(other=1, past=(2, 3)))
+
+
+def test_register_pytree_node_twice_raises_torchs_error() -> None:
+    Output = _output_class(OrderedDict)
+    _register(pytree, Output)
+    with pytest.raises(ValueError, match=r"is already registered as pytree node\."):
+        _register(pytree, Output)
+    with pytest.raises(ValueError, match=r"<class 'dict'> is already registered as pytree node\."):
+        pytree.register_pytree_node(dict, lambda d: (list(d.values()), list(d)), dict)
+
+
+def test_mapping_key_and_dict_flatten_with_keys() -> None:
+    pairs, keys = pytree._dict_flatten_with_keys({"a": 1, "b": 2})
+    assert keys == ["a", "b"] and [v for _, v in pairs] == [1, 2]
+    assert str(pairs[0][0]) == "['a']" and pairs[1][0].get({"b": 7}) == 7
+    assert pytree.MappingKey("a") == pytree.MappingKey("a")
+
+
+@pytest.mark.parity
+def test_registered_node_matches_torch() -> None:
+    torch_pytree = pytest.importorskip("torch.utils._pytree")
+    mine_cls, theirs_cls = _output_class(OrderedDict), _output_class(OrderedDict)
+    _register(pytree, mine_cls)
+    _register(torch_pytree, theirs_cls)
+    tree = lambda cls: [cls(a=1, b=(2, {"c": 3})), cls(d=None)]  # noqa: E731
+    mine, theirs = pytree.tree_flatten(tree(mine_cls)), torch_pytree.tree_flatten(tree(theirs_cls))
+    assert mine[0] == theirs[0] and mine[1].num_leaves == theirs[1].num_leaves
+    add = lambda x: None if x is None else x + 10  # noqa: E731
+    got = pytree.tree_map(add, tree(mine_cls))
+    want = torch_pytree.tree_map(add, tree(theirs_cls))
+    assert [list(o.items()) for o in got] == [list(o.items()) for o in want]
+    assert str(pytree.MappingKey("k")) == str(torch_pytree.MappingKey("k"))

@@ -17,6 +17,7 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from lucid._dynamo import _trace_wrapped_higher_order_op as _trace_wrapped_higher_order_op
 from lucid._dynamo import exc
 from lucid._tensor import Tensor
 from lucid.compiler import _capture

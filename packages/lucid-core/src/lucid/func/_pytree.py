@@ -1,16 +1,20 @@
 """Nested containers of tensors (pytrees) flattened to a list of leaves and rebuilt.
 
-Containers are tuples, lists, dicts and namedtuples, as ``torch.utils._pytree`` treats them;
-anything else (a Tensor, a number, None) is a leaf.
+Containers are tuples, lists, dicts and namedtuples, as ``torch.utils._pytree`` treats them,
+and the classes given to :func:`register_pytree_node`; anything else (a Tensor, a number,
+None) is a leaf.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "MappingKey",
     "TreeSpec",
+    "register_pytree_node",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -51,6 +55,50 @@ class TreeSpec:
 
 LEAF = TreeSpec("leaf", None, [])
 
+# Classes registered as containers: {cls: (flatten_fn, unflatten_fn)}. ``flatten_fn(node)``
+# gives ``(children, context)`` and ``unflatten_fn(children, context)`` rebuilds the node.
+_REGISTERED: dict[type, tuple[Callable[[Any], tuple[list[Any], Any]], Callable[..., Any]]] = {}
+_BUILTIN_NODES = (tuple, list, dict)
+
+
+def register_pytree_node(
+    cls: type[Any],
+    flatten_fn: Callable[[Any], tuple[list[Any], Any]],
+    unflatten_fn: Callable[[Iterable[Any], Any], Any],
+    *,
+    serialized_type_name: str | None = None,
+    to_dumpable_context: Callable[[Any], Any] | None = None,
+    from_dumpable_context: Callable[[Any], Any] | None = None,
+    flatten_with_keys_fn: Callable[[Any], tuple[list[tuple[Any, Any]], Any]] | None = None,
+) -> None:
+    """Make ``cls`` a container: its instances flatten through ``flatten_fn`` (children and a
+    context) and are rebuilt by ``unflatten_fn(children, context)``, as torch's. The
+    serialization and key-path arguments are accepted and not used (lucid does not serialize
+    specs)."""
+    if cls in _REGISTERED or cls in _BUILTIN_NODES:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    _REGISTERED[cls] = (flatten_fn, unflatten_fn)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MappingKey:
+    """The key path entry of a mapping's value (``torch.utils._pytree.MappingKey``)."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def get(self, mapping: Mapping[Any, Any]) -> Any:
+        return mapping[self.key]
+
+
+def _dict_flatten_with_keys(d: dict[Any, Any]) -> tuple[list[tuple[MappingKey, Any]], list[Any]]:
+    """A dict's values with their key paths, and its keys (torch's helper, passed as
+    ``flatten_with_keys_fn`` by libraries that register dict subclasses)."""
+    keys = list(d)
+    return [(MappingKey(k), d[k]) for k in keys], keys
+
 
 def _is_namedtuple(x: Any) -> bool:
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
@@ -71,6 +119,12 @@ def _flatten(
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
         return LEAF
+    registered = _REGISTERED.get(type(tree))
+    if registered is not None:
+        children, context = registered[0](tree)
+        return TreeSpec(
+            "registered", (type(tree), context), [_flatten(v, leaves, is_leaf) for v in children]
+        )
     if _is_namedtuple(tree):
         return TreeSpec("namedtuple", type(tree), [_flatten(v, leaves, is_leaf) for v in tree])
     if isinstance(tree, tuple):
@@ -108,6 +162,9 @@ def _unflatten(it: Any, spec: TreeSpec) -> Any:
         return items
     if kind == "namedtuple":
         return spec.meta(*items)
+    if kind == "registered":
+        cls, context = spec.meta
+        return _REGISTERED[cls][1](items, context)
     cls, keys = spec.meta
     d = dict(zip(keys, items))
     return d if cls is dict else cls(d)
@@ -153,7 +210,7 @@ def _up_to(spec: TreeSpec, tree: Any, out: list[Any]) -> None:
     if spec.kind == "leaf":
         out.append(tree)
         return
-    if spec.kind == "dict":
+    if spec.kind in ("dict", "registered"):
         expected: type = spec.meta[0]
     elif spec.kind == "namedtuple":
         expected = spec.meta
@@ -169,6 +226,14 @@ def _up_to(spec: TreeSpec, tree: Any, out: list[Any]) -> None:
                 f"Node keys mismatch; missing key(s): {missing}; extra key(s): {extra}."
             )
         subtrees = [tree[k] for k in keys]
+    elif spec.kind == "registered":
+        subtrees, context = _REGISTERED[expected][0](tree)
+        if context != spec.meta[1]:
+            raise ValueError(
+                f"Node context mismatch for custom node type {expected}; expected "
+                f"{spec.meta[1]}, but got {context}."
+            )
+        subtrees = list(subtrees)
     else:
         subtrees = list(tree)
         if len(subtrees) != len(spec.children):

@@ -10,16 +10,21 @@ lists, dicts and namedtuples of leaves flattened to a list and rebuilt.
 from __future__ import annotations
 
 from lucid.func._pytree import (
+    MappingKey,
     TreeSpec,
+    register_pytree_node,
     tree_flatten,
     tree_leaves,
     tree_map,
     tree_structure,
     tree_unflatten,
 )
+from lucid.func._pytree import _dict_flatten_with_keys as _dict_flatten_with_keys
 
 __all__ = [
+    "MappingKey",
     "TreeSpec",
+    "register_pytree_node",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
