@@ -51,6 +51,8 @@ NAMESPACES = {
     "torch.futures": "lucid.futures",
     "torch.amp": "lucid.amp",
     "torch.nn.attention": "lucid.nn.attention",
+    # FlexAttention: Hugging Face's masking_utils imports it on every model load
+    "torch.nn.attention.flex_attention": "lucid.nn.attention.flex_attention",
     # data-loading scripts set the sharing strategy; model code asks is_in_onnx_export()
     "torch.multiprocessing": "lucid.multiprocessing",
     "torch.profiler": "lucid.profiler",

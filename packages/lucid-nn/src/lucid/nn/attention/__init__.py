@@ -5,6 +5,10 @@
 math or the flash backend is enabled (PyTorch's two CPU backends), so a block that allows only
 others makes ``scaled_dot_product_attention`` raise, as PyTorch does on the CPU.
 
+Its submodules are imported by name, as torch's: ``lucid.nn.attention.bias`` (causal biases)
+and ``lucid.nn.attention.flex_attention`` (FlexAttention: ``flex_attention``,
+``create_block_mask``, ``BlockMask``).
+
 >>> from lucid.nn.attention import SDPBackend, sdpa_kernel
 >>> with sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]):
 ...     pass
