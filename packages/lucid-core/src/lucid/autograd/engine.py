@@ -39,7 +39,11 @@ def _root_grads(outputs: Sequence[Any], grads: Sequence[Any]) -> list[Any]:
                 g = ones_like(out)
             else:  # ones_like's array without its factory checks (every loss.backward())
                 data, backend = out._data, out._backend
-                arr = backend.xp.full(data.shape, 1.0, dtype=data.dtype)
+                if type(data) is np.ndarray:  # np.full's two steps, without its Python wrapper
+                    arr = np.empty(data.shape, dtype=data.dtype)
+                    arr.fill(1.0)
+                else:
+                    arr = backend.xp.full(data.shape, 1.0, dtype=data.dtype)
                 g = Tensor.from_backend_array(arr, backend)
         elif not isinstance(g, Tensor):
             g = from_data(g, dtype=out.dtype, device=out.device)

@@ -243,7 +243,10 @@ class Module:
 
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__
-        for registry in ("_parameters", "_buffers", "_modules"):
+        reg = d.get("_parameters")  # first, outside the loop: a layer's weight and bias
+        if reg is not None and name in reg:
+            return reg[name]
+        for registry in ("_buffers", "_modules"):
             reg = d.get(registry)
             if reg is not None and name in reg:
                 return reg[name]

@@ -93,9 +93,12 @@ def matmul(a: Any, b: Any, out: Any = None, **kwargs: Any) -> Any:
         # of a char-RNN step's ~40; issue 30). An inner dimension of 1 is an outer product.
         m, k = a.shape
         dt = a.dtype
-        if k != 1 and 2 * m * k * b.shape[1] <= _TINY_FLOPS and dt in _BLAS_FLOATS:
-            if b.dtype is dt:
-                return np.matmul(a, b)
+        if dt in _BLAS_FLOATS and b.dtype is dt:
+            if k != 1:
+                if 2 * m * k * b.shape[1] <= _TINY_FLOPS:
+                    return np.matmul(a, b)
+            elif b.shape[0] == 1:  # an outer product (the route below takes, without its tests)
+                return _outer(a, b)
     if a.dtype in GEMM_IN_FLOAT32 or b.dtype in GEMM_IN_FLOAT32:
         return _matmul_in_float32(a, b, out, **kwargs)
     if kwargs or a.ndim == 0 or b.ndim == 0:
@@ -356,12 +359,12 @@ def _pairs(a: Any, b: Any) -> bool:
         type(a) is np.ndarray
         and type(b) is np.ndarray
         and b.ndim == 2
+        and 2.0 * a.size * b.shape[1] >= PAIR_FLOPS  # first: most products are too small
         and (a.ndim == 2 or (a.ndim > 2 and a.flags.c_contiguous))
         and a.dtype == b.dtype
         and a.dtype.kind == "f"
         and a.dtype not in GEMM_IN_FLOAT32
         and a.shape[-1] == b.shape[0] > 1
-        and 2.0 * a.size * b.shape[1] >= PAIR_FLOPS
     )
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from lucid import Tensor
-from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
+from lucid.amp import autocast_mode
+from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import Function, engine, grad_mode
 from lucid.autograd.function import ops_watched, records_nothing
 
@@ -52,9 +53,21 @@ class _Linear(Function):
 
     @staticmethod
     def forward(ctx: Any, x: Any, w: Any, b: Any) -> Any:
-        ctx.save_for_backward(x, w)
+        ctx._to_save = (x, w)  # (save_for_backward's one statement, without its call)
         ctx.has_bias = b is not None
-        ctx._node_name = _LINEAR_NAMES[min(x.ndim, 3) - 1][b is None]
+        shape = x.shape
+        ctx._node_name = _LINEAR_NAMES[min(len(shape), 3) - 1][b is None]
+        if len(shape) == 2 and shape[0] == 1 and type(x) is np.ndarray:
+            # one row (a batch-1 model's Linears): _product_bias's route, ``matmul`` and the
+            # add, without its tests for the fused kernel, which takes two rows or more
+            out = ctx.xp.matmul(x, w.T)
+            if b is None:
+                return out
+            if SPLIT_BIAS_ADD and type(out) is np.ndarray and type(b) is np.ndarray:
+                if out.size < _SPLIT_BIAS_ELEMENTS:  # (_add_bias's first route, inline)
+                    np.add(out, b, out=out)
+                    return out
+            return _add_bias(ctx.xp, out, b)
         return _product_bias(ctx.xp, x, w, b)
 
     @staticmethod
@@ -77,9 +90,10 @@ class _Linear(Function):
 
 def _plain(g: Tensor, x: Tensor, w: Tensor) -> bool:
     """Whether the backward may run on the arrays: no graph to record (no ``create_graph``),
-    no autocast, vmap or op observer that would see the ops, one dtype."""
+    no autocast, vmap or op observer that would see the ops, one dtype. (The grad-mode and
+    autocast switches read directly: a batch-1 model runs this per Linear per step.)"""
     dtype = g._data.dtype
-    return not (grad_mode.is_grad_enabled() or autocast_active() or ops_watched()) and (
+    return not (grad_mode._state.enabled or autocast_mode._state.active or ops_watched()) and (
         x._data.dtype == dtype and w._data.dtype == dtype
     )
 
@@ -90,12 +104,15 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
     xp, be = ctx.xp, g.backend
     need_x, need_w, need_b = ctx.needs_input_grad
     ga = g._data
-    pair = getattr(xp, "matmul_pair", None) if need_x and need_w else None
+    shape = ga.shape
+    rows = math.prod(shape[:-1])
+    # One row: the weight's gradient is an outer product, which never runs beside another
+    # (``matmul_pair`` pairs inner dimensions over 1): the two products one after the other,
+    # as the pair would run them, without its tests (a batch-1 model's Linears).
+    pair = getattr(xp, "matmul_pair", None) if need_x and need_w and rows != 1 else None
     gx = Tensor.from_backend_array(xp.matmul(ga, w._data), be) if need_x and not pair else None
     gw = gb = None
     if need_w or need_b:
-        shape = ga.shape
-        rows = math.prod(shape[:-1])
         g2 = ga if len(shape) == 2 else xp.reshape(ga, (rows, shape[-1]))
         numpy = type(g2) is np.ndarray  # the calls np.transpose/np.sum make, unwrapped
         if need_w:
@@ -110,14 +127,22 @@ def _array_grads(ctx: Any, g: Tensor, x: Tensor, w: Tensor) -> Any:
             else:
                 gw = Tensor.from_backend_array(xp.matmul(g2t, x2), be)
         if need_b:
-            gb = np.add.reduce(g2, axis=(0,)) if numpy else xp.sum(g2, axis=(0,), keepdims=False)
+            if not numpy:
+                gb = xp.sum(g2, axis=(0,), keepdims=False)
+            elif rows == 1 and g2.dtype in _ZERO:
+                # a sum over one row: NumPy's reduction adds the row to its identity, 0 (-0.0
+                # becomes 0.0): that one add without the reduction's setup, the same bits
+                gb = np.add(g2[0], _ZERO[g2.dtype])
+            else:
+                gb = np.add.reduce(g2, axis=(0,))
             gb = Tensor.from_backend_array(gb, be)
     return gx, gw, gb
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` (``torch.nn.functional.linear``)."""
-    input, weight, bias = lower_precision_inputs(input, weight, bias)
+    if autocast_mode._state.active:  # (lower_precision_inputs' own test, without its call)
+        input, weight, bias = lower_precision_inputs(input, weight, bias)
     # the arrays' shapes and dtypes, read once (the per-call cost of a model's many small
     # Linears, docs/performance.md, issue 30)
     xs, ws = input._data.shape, weight._data.shape
@@ -135,7 +160,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"linear: expected input and weight to have the same dtype, but got input "
             f"{input.dtype} and weight {weight.dtype}"
         )
-    if records_nothing():  # no node to record: _Linear's array calls without a Function call
+    if not grad_mode._state.enabled and records_nothing():
+        # no node to record: _Linear's array calls without a Function call
         return _linear_no_grad(input, weight, bias)
     return _Linear.apply(input, weight, bias)
 
@@ -167,6 +193,9 @@ def _linear_no_grad(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
 # later products over it round otherwise (MaxViT, Swin3D without grad ~1e-6, session 7).
 _TRANSPOSED_ROWS = (16, 32)
 _TRANSPOSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+# A zero of each of those dtypes (a typed scalar: NumPy's add takes it without resolving a
+# Python float's type each call)
+_ZERO = {np.dtype(np.float32): np.float32(0), np.dtype(np.float64): np.float64(0)}
 
 
 def _product_bias(xp: Any, x: Any, w: Any, b: Any, transposed: bool = False) -> Any:

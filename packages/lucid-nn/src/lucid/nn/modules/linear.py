@@ -62,7 +62,13 @@ class Linear(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         weight = self.weight  # read once: a parametrized weight is computed on each read
-        check_tensor("Linear", input, weight)
+        if not (  # check_tensor's common case, without its call
+            isinstance(input, Tensor)
+            and weight is not None
+            and input._backend is weight._backend
+            and input._data.dtype == weight._data.dtype
+        ):
+            check_tensor("Linear", input, weight)
         shape = input._data.shape  # read once (per-call cost, docs/performance.md)
         if not shape or shape[-1] != self.in_features:
             raise ValueError(

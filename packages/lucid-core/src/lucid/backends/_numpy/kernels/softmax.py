@@ -372,12 +372,14 @@ class CpuLogSoftmaxGrad:
 
     @staticmethod
     def forward(backend: Any, g: Any, y: Any, dim: int) -> Any:
+        if _small(g, y):  # the op's formula, ufunc calls only
+            # (first: for a small one-hot ``g`` its ~15 calls and a block hand-off cost more
+            # than the 4 passes they save; the same bits: ``_one_hot_log_softmax_grad``)
+            total = np.add.reduce(g, axis=dim, keepdims=True)
+            return np.subtract(g, np.multiply(np.exp(y), total))
         sparse = _one_hot_log_softmax_grad(g, y, dim)
         if sparse is not None:
             return sparse
-        if _small(g, y):  # the op's formula, ufunc calls only
-            total = np.add.reduce(g, axis=dim, keepdims=True)
-            return np.subtract(g, np.multiply(np.exp(y), total))
         rows = _rows(g, y, dim=dim)
         if rows is None:
             return None
