@@ -397,19 +397,25 @@ class Tensor(TensorMethods):
 
     # -- conversions and new tensors, through the methods the binder attaches ------------------
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:  # fmt: skip
-        """A tensor of zeros, with this tensor's dtype and device unless given."""
-        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:  # fmt: skip
+        """A tensor of zeros, with this tensor's dtype and device unless given; the size as
+        ints, one sequence, or ``size=`` (as torch's)."""
+        shape = _new_size("new_zeros", size, kwargs)
+        return self.new_full(shape, 0, dtype, device, requires_grad)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:  # fmt: skip
-        """A tensor of ones, with this tensor's dtype and device unless given."""
-        return self.new_full(_size(size), 1, dtype, device, requires_grad)
+                 requires_grad: bool = False, **kwargs: Any) -> Tensor:  # fmt: skip
+        """A tensor of ones, with this tensor's dtype and device unless given; the size as
+        ints, one sequence, or ``size=`` (as torch's)."""
+        shape = _new_size("new_ones", size, kwargs)
+        return self.new_full(shape, 1, dtype, device, requires_grad)
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None,
-                  requires_grad: bool = False) -> Tensor:  # fmt: skip
-        """An uninitialized tensor, with this tensor's dtype and device unless given."""
-        return self.new_full(_size(size), 0, dtype, device, requires_grad)
+                  requires_grad: bool = False, **kwargs: Any) -> Tensor:  # fmt: skip
+        """An uninitialized tensor, with this tensor's dtype and device unless given; the size
+        as ints, one sequence, or ``size=`` (as torch's)."""
+        shape = _new_size("new_empty", size, kwargs)
+        return self.new_full(shape, 0, dtype, device, requires_grad)
 
     def type_as(self, other: Tensor) -> Tensor:
         """This tensor converted to ``other``'s dtype."""
@@ -721,6 +727,20 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     return tuple(int(s) for s in size)
+
+
+def _new_size(name: str, size: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``new_zeros``/``new_ones``/``new_empty``'s size: positional (``_size``'s forms) or the
+    ``size=`` keyword (torch's ``noop_mask`` calls ``new_ones(size=(), ...)``); Python's
+    TypeErrors for both at once or another keyword."""
+    if kwargs:
+        extra = [k for k in kwargs if k != "size"]
+        if extra:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{extra[0]}'")
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        return _size((kwargs["size"],))
+    return _size(size)
 
 
 class _StrongRef:
