@@ -859,11 +859,17 @@ def test_generated_f4_transforms_are_up_to_date() -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_compiled_lstm_gates_equal_numpy_bit_for_bit(numpy_only, dtype, reverse) -> None:  # type: ignore[no-untyped-def]
+def test_compiled_lstm_gates_equal_numpy_bit_for_bit(
+    numpy_only, dtype, reverse, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     """The LSTM layer's gate math compiled (one pass a step each way) and in NumPy's ufuncs:
-    outputs, final states and every gradient equal, a strided initial state included."""
+    outputs, final states and every gradient equal, a strided initial state included. (The
+    per-step products on the small-matrix kernels, another order of sums, are off here:
+    ``test_core_rnn_step_products.py``.)"""
+    from lucid.backends._numpy.kernels import lstm
     from lucid.backends._numpy.kernels.lstm import CpuLstm
 
+    monkeypatch.setattr(lstm, "SMALL_STEP_PRODUCTS", False)
     if not cpu.numba_enabled:
         pytest.skip("the compiled kernels are off (LUCID_NUMBA=0)")
     assert _compiled.load("_lstm_jit") is not None
@@ -882,6 +888,49 @@ def test_compiled_lstm_gates_equal_numpy_bit_for_bit(numpy_only, dtype, reverse)
         return [*outs, *CpuLstm.backward(None, res, g, [True] * 7)]
 
     compiled = run()
+    with numpy_only:
+        plain = run()
+    for k, (a, b) in enumerate(zip(compiled, plain)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_compiled_gru_gates_equal_numpy_bit_for_bit(
+    numpy_only, dtype, reverse, bias, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The GRU layer's gate math compiled (three passes a step forward around the tanh
+    passes, one backward) and in NumPy's ufuncs: outputs, final state and every gradient
+    equal, a strided initial state included (the per-step products as NumPy's, as above)."""
+    from lucid.backends._numpy.kernels import lstm
+    from lucid.backends._numpy.kernels.gru import CpuGru
+
+    monkeypatch.setattr(lstm, "SMALL_STEP_PRODUCTS", False)
+    if not cpu.numba_enabled:
+        pytest.skip("the compiled kernels are off (LUCID_NUMBA=0)")
+    assert _compiled.load("_lstm_jit") is not None
+    rng = np.random.default_rng(8)
+    steps, n, i, h = 6, 5, 7, 9
+    x = rng.standard_normal((steps, n, i)).astype(dtype)
+    h0 = rng.standard_normal((h, n)).astype(dtype).T  # not C-contiguous
+    w_ih, w_hh = (rng.standard_normal((3 * h, k)).astype(dtype) * 0.5 for k in (i, h))
+    b_ih, b_hh = (rng.standard_normal(3 * h).astype(dtype) if bias else None for _ in range(2))
+    g = (
+        rng.standard_normal((steps, n, h)).astype(dtype),
+        rng.standard_normal((n, h)).astype(dtype),
+    )
+
+    def run() -> list[np.ndarray]:
+        outs, res = CpuGru.forward(None, x, h0, w_ih, w_hh, b_ih, b_hh, reverse)
+        grads = CpuGru.backward(None, res, g, [True] * 6)
+        return [*outs, *(a for a in grads if a is not None)]
+
+    calls: list[str] = []
+    real = _compiled.run
+    monkeypatch.setattr(_compiled, "run", lambda *a: calls.append(a[1]) or real(*a))
+    compiled = run()
+    assert calls.count("gru_backward") == steps and calls.count("gru_out") == steps
     with numpy_only:
         plain = run()
     for k, (a, b) in enumerate(zip(compiled, plain)):

@@ -96,3 +96,24 @@ def test_an_error_on_the_pool_thread_reaches_the_caller(
     monkeypatch.setattr(lstm._Projection, "block", failing)
     with pytest.raises(MemoryError, match="no room"):
         _layer(np.float32, False)
+
+
+def test_blocks_stay_past_the_small_matrix_size(
+    two_threads: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 400 steps of batch 10, 50 -> 50: 80 MFLOP, pipelined; blocks of 5 steps would be
+    # (50, 200) x (200, 50) input gradients, m * n * k = 500,000, which OpenBLAS may run on its
+    # small-matrix kernels (other sums than the whole product's: at one thread and at two the
+    # input gradient differed); blocks of 11 steps (the fewest past 100^3) keep the bits
+    assert lstm._least_steps(10, 50, 200) == 11
+    assert lstm._least_steps(20, 200, 800) == 1
+    blocks = lstm._Blocks(400, 11)
+    assert all(e - s >= 11 for s, e in blocks.ranges)
+    assert blocks.ranges[0][0] == 0 and blocks.ranges[-1][1] == 400
+    assert [e - s for s, e in lstm._Blocks(35, 1).ranges] == [5] * 7
+    assert [e - s for s, e in lstm._Blocks(23, 11).ranges] == [11, 12]  # no 1-step remainder
+    piped = _layer(np.float32, False, steps=400, n=10, i=50, h=50)
+    monkeypatch.setattr(_parallel, "workers", lambda: 1)
+    one = _layer(np.float32, False, steps=400, n=10, i=50, h=50)
+    for k, (a, b) in enumerate(zip(piped, one)):
+        np.testing.assert_array_equal(a, b, err_msg=f"item {k}")

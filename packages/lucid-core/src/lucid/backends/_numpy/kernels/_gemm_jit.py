@@ -292,3 +292,48 @@ def linear_small(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, flops: f
         run_split("linear_blocks_split", _make_linear_blocks_split, linear_blocks, args, t)
     else:
         linear_blocks(x, w, b, out, bias, nb, 0, n)
+
+
+# A recurrent layer's per-step product accumulated into the step's pre-activations (``acts[t]
+# += h @ w_hh^T``, kernels/lstm.py and gru.py): the column blocks of ``linear_blocks`` on
+# OpenBLAS's small-matrix kernels, each GEMM adding into ``out`` itself (CBLAS ``beta = 1``):
+# no temporary product and no separate pass of the add. The add is the kernel's one float add
+# an element after its product (``C = alpha * AB + beta * C`` with alpha = beta = 1: the bits
+# of the product added by NumPy's ``add``).
+
+
+@jit
+def add_blocks(x: Any, w: Any, out: Any, nb: int, j0: int, j1: int) -> None:
+    """Columns ``j0:j1`` of ``out += x @ w.T`` (float32; ``x`` (m, k), ``w`` (n, k) and ``out``
+    (m, n) C-contiguous) as products of ``nb`` columns each (``small_blocks``)."""
+    m, k = x.shape
+    n = w.shape[0]
+    for s in range(j0, j1, nb):
+        e = min(s + nb, j1)
+        wa, oa = w.ctypes.data + s * k * 4, out.ctypes.data + s * 4
+        _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, e - s, k, np.float32(1.0), x.ctypes.data, k,
+               wa, k, np.float32(1.0), oa, n)  # fmt: skip
+
+
+def _make_add_blocks_split() -> Any:
+    def add_blocks_split(x: Any, w: Any, out: Any, nb: int, j0: int, j1: int,
+                         t: int) -> None:  # fmt: skip
+        blocks = (j1 - j0 + nb - 1) // nb
+        for i in prange(t):  # whole blocks a thread: the same calls, the same bits
+            s = j0 + (blocks * i // t) * nb
+            e = min(j0 + (blocks * (i + 1) // t) * nb, j1)
+            inner(x, w, out, nb, s, e)
+
+    return add_blocks_split
+
+
+def add_small(x: Any, w: Any, out: Any, nb: int, threads: bool) -> None:
+    """``add_blocks`` over all columns, split by whole blocks over numba's threads where
+    ``threads`` and ``split_threads`` says so (the same bits at any thread count)."""
+    m, k = x.shape
+    n = w.shape[0]
+    t = min(split_threads(2 * m * k * n), (n + nb - 1) // nb) if threads else 1
+    if t > 1:
+        run_split("add_blocks_split", _make_add_blocks_split, add_blocks, (x, w, out, nb, 0, n), t)
+    else:
+        add_blocks(x, w, out, nb, 0, n)

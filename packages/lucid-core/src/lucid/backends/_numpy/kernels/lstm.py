@@ -11,7 +11,10 @@ their size (row blocks on lucid's pool at two threads); the per-step products ru
 thread: OpenBLAS's threads, woken for a (20, 200) x (200, 800) product, spin between the steps
 and hold the core the pool's next split needs (docs/performance.md, issue 30). Where numba is
 in use (``lucid-core[numba]``) a step's gate math is one compiled call each way
-(``_lstm_jit``), the same bits as the ufuncs.
+(``_lstm_jit``), the same bits as the ufuncs, and a float32 layer's per-step products of few
+rows run as column blocks on OpenBLAS's small-matrix kernels where its cores have them, each
+adding into its destination (``SMALL_STEP_PRODUCTS``: another order of float32 sums than one
+GEMM, the recorded and the no-grad forward alike).
 """
 
 from __future__ import annotations
@@ -36,6 +39,36 @@ __all__ = ["CpuLstm"]
 # products before (forward) and after (backward) the recurrence, as before.
 PIPELINE_INPUT_PRODUCTS = True
 PIPE_STEPS = 5
+# OpenBLAS may run a product of m * n * k up to this on its small-matrix kernels (other sums
+# than its packed GEMM, by row count): a block of the pipelined products has more (``_Blocks``).
+_SMALL_MNK = 100**3
+# The per-step products of float32 layers of at most ``_STEP_ROWS`` rows (the batch) as column
+# blocks on OpenBLAS's small-matrix kernels where ``_gemm_jit.small_blocks`` says its cores have
+# them (``_gemm_jit.add_blocks``: accumulating into the step's pre-activations forward, into the
+# state gradient backward, without a temporary product or a separate add). The recurrent
+# product of word_language_model's layer, (20, 200) x (200, 800): 68 against 84 us with the
+# add; backward (20, 800) x (800, 200): 59 against 85 us; 0.35-0.8x the time up to 1,500
+# hidden units at batch 10-32; from ~50 rows no faster (docs/performance.md, issue 30). Not
+# split over numba's threads: the pool's thread runs the input-side products beside the
+# recurrence (``PIPELINE_INPUT_PRODUCTS``), and a split that waits for it, or wakes a sleeping
+# thread each step, was slower (4.3-6.3 against 4.0 ms for the layer's forward). False:
+# ``np.matmul`` on one BLAS thread.
+SMALL_STEP_PRODUCTS = True
+_STEP_ROWS = 32
+
+
+def _small_steps(n: int, k: int, out: Any, *arrays: Any) -> tuple[Any, int]:
+    """``(_gemm_jit, column block)`` for the per-step ``(n, k) @ (k, .)`` products into the
+    C-contiguous ``out`` on OpenBLAS's small-matrix kernels (``SMALL_STEP_PRODUCTS``), where
+    ``arrays`` are float32 (None allowed); ``(None, 0)`` where they do not apply (numba off,
+    float64, many rows, a core without those kernels)."""
+    if not SMALL_STEP_PRODUCTS or n > _STEP_ROWS or not out.flags.c_contiguous:
+        return None, 0
+    if out.dtype != np.float32 or any(a is not None and a.dtype != np.float32 for a in arrays):
+        return None, 0
+    gemm = _compiled.load("_gemm_jit")
+    nb = 0 if gemm is None else gemm.small_blocks(n, k)
+    return (gemm, nb) if nb else (None, 0)
 
 
 def _pipelined(steps: int, n: int, w: Any) -> bool:
@@ -144,11 +177,23 @@ def _cell_backward(
 
 
 class _Blocks:
-    """Time-step blocks of ``PIPE_STEPS``, as ``(start, stop)`` ranges in time order."""
+    """Time-step blocks of ``PIPE_STEPS`` (at least ``least``), as ``(start, stop)`` ranges in
+    time order, a remainder under ``least`` steps joined to the last block."""
 
-    def __init__(self, steps: int) -> None:
-        self.ranges = [(s, min(steps, s + PIPE_STEPS)) for s in range(0, steps, PIPE_STEPS)]
+    def __init__(self, steps: int, least: int = 1) -> None:
+        size = max(PIPE_STEPS, least)
+        starts = list(range(0, steps, size))
+        if len(starts) > 1 and steps - starts[-1] < least:
+            starts.pop()
+        self.ranges = [(s, e) for s, e in zip(starts, [*starts[1:], steps])]
         self.of = [i for i, (s, e) in enumerate(self.ranges) for _ in range(s, e)]
+
+
+def _least_steps(n: int, k: int, g: int) -> int:
+    """The fewest time steps a block of the input-side products ``(steps * n, k) @ (k, g)``
+    (and ``(steps * n, g) @ (g, k)``) may have: past OpenBLAS's small-matrix size (m * n * k
+    above 100^3), where a product's bits do not depend on its row count."""
+    return _SMALL_MNK // max(1, n * k * g) + 1
 
 
 class _Projection:
@@ -158,7 +203,8 @@ class _Projection:
 
     def __init__(self, x: Any, w_t: Any, biases: list[Any], acts: Any, reverse: bool) -> None:
         self.x, self.w_t, self.biases, self.acts = x, w_t, biases, acts
-        self.blocks = _Blocks(x.shape[0])
+        steps, n, k = x.shape
+        self.blocks = _Blocks(steps, _least_steps(n, k, w_t.shape[1]))
         order = list(range(len(self.blocks.ranges)))
         self.order = order[::-1] if reverse else order
         self.events = [threading.Event() for _ in order]
@@ -213,7 +259,8 @@ class _InputGrads:
     def __init__(self, dgates: Any, w_ih: Any, x: Any) -> None:
         self.dgates, self.w = dgates, w_ih
         self.dx = np.empty(x.shape, dtype=np.result_type(dgates.dtype, w_ih.dtype))
-        self.blocks = _Blocks(x.shape[0])
+        steps, n, k = x.shape
+        self.blocks = _Blocks(steps, _least_steps(n, k, w_ih.shape[0]))
         self.left = [e - s for s, e in self.blocks.ranges]
         self.futures: list[Any] = []
         self.pending: list[int] = []
@@ -269,7 +316,11 @@ class CpuLstm:
         ys = np.empty((steps, n, hid), dtype=x.dtype)
         k = np.array([0.5, 1.0, 0.0], dtype=x.dtype)
         jit = _compiled.load("_lstm_jit")
-        w_hh_t = _scaled_t(w_hh, scale)
+        gemm, nb = _small_steps(n, hid, acts, x, h0, w_ih, w_hh, *biases)
+        w_hh_t = None if gemm is not None else _scaled_t(w_hh, scale)
+        if gemm is not None:  # (4H, H) row-major: the small kernels' ``h @ w.T``
+            w_hh_s = np.ascontiguousarray(w_hh * scale[:, None])
+            h0 = np.ascontiguousarray(h0)
         h, c = h0, c0
         with blas_threads.single_blas_thread():
             if pipe:
@@ -277,7 +328,12 @@ class CpuLstm:
             for t in range(steps - 1, -1, -1) if reverse else range(steps):
                 if pipe:
                     ready.wait_for(t)
-                acts[t] += h @ w_hh_t
+                if gemm is None or not _compiled.run(
+                    "_gemm_jit", "add_small", h, w_hh_s, acts[t], nb, False
+                ):
+                    gemm = None
+                    w_hh_t = _scaled_t(w_hh, scale) if w_hh_t is None else w_hh_t
+                    acts[t] += h @ w_hh_t
                 _cell_forward(acts[t], c, cs[t], tcs[t], ys[t], k, scale, shift, jit)
                 h, c = ys[t], cs[t]
             if pipe:
@@ -298,14 +354,29 @@ class CpuLstm:
         jit = _compiled.load("_lstm_jit")
         order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
         grads = _InputGrads(dgates, w_ih, x) if needs[0] and _pipelined(steps, n, w_ih) else None
+        gemm, nb = _small_steps(n, 4 * hid, dgates, dh, w_hh, dy)
+        if gemm is not None:  # (H, 4H) row-major: ``dgates @ w_hh`` as the small kernels' x @ w.T
+            w_hh_t = np.ascontiguousarray(w_hh.T)
+            dh = np.ascontiguousarray(dh)
+        if dy is not None:
+            dh += dy[order[-1]]
         with blas_threads.single_blas_thread():
             for j in range(steps - 1, -1, -1):
                 t = order[j]
-                if dy is not None:
-                    dh += dy[t]
                 c_prev = c0 if j == 0 else cs[order[j - 1]]
                 _cell_backward(acts[t], tcs[t], c_prev, dh, dc, dgates[t], deriv, k, jit)
-                dh = dgates[t] @ w_hh
+                if gemm is not None:  # dh = dgates[t] @ w_hh + dy[t - 1], added in place
+                    if dy is None or j == 0:
+                        dh.fill(0)
+                    else:
+                        np.copyto(dh, dy[order[j - 1]])
+                if gemm is None or not _compiled.run(
+                    "_gemm_jit", "add_small", dgates[t], w_hh_t, dh, nb, False
+                ):
+                    gemm = None
+                    dh = dgates[t] @ w_hh
+                    if dy is not None and j > 0:
+                        dh += dy[order[j - 1]]
                 if grads is not None:
                     grads.done(t)
             dx_pipe = None if grads is None else grads.finish()
