@@ -114,6 +114,11 @@ ATTRIBUTE_PATHS = (
     # masking_utils (imported by every model) imports TransformGetItemToIndex (session 21)
     "torch.utils._pytree.register_pytree_node",
     "torch._dynamo._trace_wrapped_higher_order_op.TransformGetItemToIndex",
+    # diffusers' BaseOutput registers with torch's dict helpers; timm's densenet imports
+    # `List` from torch.jit.annotations (session 21)
+    "torch.utils._pytree._dict_flatten",
+    "torch.utils._pytree._dict_unflatten",
+    "torch.jit.annotations",
 )
 TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.datasets",
@@ -124,6 +129,11 @@ TORCHVISION_ATTRIBUTE_PATHS = (
     "torchvision.transforms.functional",
     "torchvision.utils",
     "torchvision.tv_tensors",
+    # timm's data transforms map every member at import (session 21)
+    "torchvision.transforms.InterpolationMode.NEAREST_EXACT",
+    "torchvision.transforms.InterpolationMode.BOX",
+    "torchvision.transforms.InterpolationMode.HAMMING",
+    "torchvision.transforms.InterpolationMode.LANCZOS",
 )
 _WALK = """
 import importlib, json, sys

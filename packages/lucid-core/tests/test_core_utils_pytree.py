@@ -139,3 +139,28 @@ def test_registered_node_matches_torch() -> None:
     want = torch_pytree.tree_map(add, tree(theirs_cls))
     assert [list(o.items()) for o in got] == [list(o.items()) for o in want]
     assert str(pytree.MappingKey("k")) == str(torch_pytree.MappingKey("k"))
+
+
+@pytest.mark.parity
+def test_dict_flatten_and_unflatten_match_torch() -> None:
+    # diffusers' BaseOutput registers itself with torch's _dict_flatten/_dict_unflatten
+    tpytree = pytest.importorskip("torch.utils._pytree")
+    d = {"b": 1, "a": [2, 3]}
+    assert pytree._dict_flatten(d) == tpytree._dict_flatten(d)
+    values, context = pytree._dict_flatten(d)
+    assert pytree._dict_unflatten(values, context) == tpytree._dict_unflatten(values, context)
+    with pytest.raises(ValueError):
+        pytree._dict_unflatten([1], ["a", "b"])
+
+
+def test_dict_subclass_registered_with_dict_helpers_round_trips() -> None:
+    class Out(OrderedDict):
+        pass
+
+    pytree.register_pytree_node(
+        Out, pytree._dict_flatten, lambda v, c: Out(**pytree._dict_unflatten(v, c))
+    )
+    leaves, spec = pytree.tree_flatten(Out(x=lucid.ones(1), y=(2, 3)))
+    assert len(leaves) == 3
+    rebuilt = pytree.tree_unflatten(leaves, spec)
+    assert isinstance(rebuilt, Out) and list(rebuilt) == ["x", "y"] and rebuilt["y"] == (2, 3)

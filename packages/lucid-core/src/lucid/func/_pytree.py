@@ -93,6 +93,17 @@ class MappingKey:
         return mapping[self.key]
 
 
+def _dict_flatten(d: dict[Any, Any]) -> tuple[list[Any], list[Any]]:
+    """A dict's values and its keys (torch's helper, passed as ``flatten_fn`` by libraries
+    that register dict subclasses, diffusers' ``BaseOutput``)."""
+    return list(d.values()), list(d.keys())
+
+
+def _dict_unflatten(values: Iterable[Any], context: list[Any]) -> dict[Any, Any]:
+    """The dict ``_dict_flatten`` took apart: ``context``'s keys with ``values``."""
+    return dict(zip(context, values, strict=True))
+
+
 def _dict_flatten_with_keys(d: dict[Any, Any]) -> tuple[list[tuple[MappingKey, Any]], list[Any]]:
     """A dict's values with their key paths, and its keys (torch's helper, passed as
     ``flatten_with_keys_fn`` by libraries that register dict subclasses)."""

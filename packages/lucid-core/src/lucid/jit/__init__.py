@@ -17,6 +17,7 @@ from __future__ import annotations
 import builtins
 import collections
 import contextlib
+import importlib
 import os
 import types
 import typing
@@ -366,3 +367,8 @@ class strict_fusion(contextlib.ContextDecorator):  # noqa: N801 - torch's name
 
     def __exit__(self, *exc: Any) -> None:
         return None
+
+
+# torch.jit.annotations, reached as an attribute. Imported by name: ``from lucid.jit import
+# annotations`` would find this module's ``from __future__ import annotations`` feature instead.
+annotations = importlib.import_module("lucid.jit.annotations")  # type: ignore[assignment]

@@ -19,7 +19,9 @@ from lucid.func._pytree import (
     tree_structure,
     tree_unflatten,
 )
+from lucid.func._pytree import _dict_flatten as _dict_flatten
 from lucid.func._pytree import _dict_flatten_with_keys as _dict_flatten_with_keys
+from lucid.func._pytree import _dict_unflatten as _dict_unflatten
 
 __all__ = [
     "MappingKey",

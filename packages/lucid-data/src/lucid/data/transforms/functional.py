@@ -68,12 +68,18 @@ Wrap = Callable[[np.ndarray], Any]
 
 
 class InterpolationMode(Enum):
-    """How image transforms resample: ``NEAREST``, ``BILINEAR`` or ``BICUBIC`` (``resize``
-    only), as torchvision's."""
+    """How image transforms resample, torchvision's seven modes: ``resize`` does ``NEAREST``,
+    ``NEAREST_EXACT``, ``BILINEAR`` and ``BICUBIC``, the geometric transforms ``NEAREST`` and
+    ``BILINEAR`` (``BICUBIC`` sampled bilinearly); ``BOX``, ``HAMMING`` and ``LANCZOS`` (PIL's
+    filters) are named, and refused as torchvision refuses them for tensors."""
 
     NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
     BILINEAR = "bilinear"
     BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
 
 
 def _interpolation(mode: InterpolationMode | str) -> InterpolationMode:
@@ -83,6 +89,12 @@ def _interpolation(mode: InterpolationMode | str) -> InterpolationMode:
         raise ValueError(
             f"interpolation should be one of {[m.value for m in InterpolationMode]}, got {mode!r}"
         ) from None
+
+
+def _supported(mode: InterpolationMode, *modes: InterpolationMode) -> InterpolationMode:
+    if mode not in modes:
+        raise ValueError(f"Interpolation mode '{mode.value}' is unsupported with Tensor input")
+    return mode
 
 
 def _identity(a: np.ndarray) -> np.ndarray:
@@ -373,13 +385,23 @@ def resize(
 ) -> Any:
     """Resize to ``size`` (see ``resize_output_size``) with nearest, bilinear or bicubic
     sampling (half-pixel centres, no antialiasing); uint8 stays uint8 (rounded)."""
-    mode = _interpolation(interpolation)
+    mode = _supported(
+        _interpolation(interpolation),
+        InterpolationMode.NEAREST,
+        InterpolationMode.NEAREST_EXACT,
+        InterpolationMode.BILINEAR,
+        InterpolationMode.BICUBIC,
+    )
     arr, wrap = unwrap(img)
     h_axis, w_axis = spatial_axes(img, arr, batched)
     new_h, new_w = resize_output_size(arr.shape[h_axis], arr.shape[w_axis], size, max_size)
-    if mode is InterpolationMode.NEAREST:
-        rows = np.floor(np.arange(new_h) * (arr.shape[h_axis] / new_h)).astype(np.int64)
-        cols = np.floor(np.arange(new_w) * (arr.shape[w_axis] / new_w)).astype(np.int64)
+    if mode in (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT):
+        # nearest: floor(i * scale); nearest-exact: floor((i + 0.5) * scale), clamped
+        half = 0.5 if mode is InterpolationMode.NEAREST_EXACT else 0.0
+        n_h, n_w = arr.shape[h_axis], arr.shape[w_axis]
+        rows = np.floor((np.arange(new_h) + half) * (n_h / new_h)).astype(np.int64)
+        cols = np.floor((np.arange(new_w) + half) * (n_w / new_w)).astype(np.int64)
+        rows, cols = np.minimum(rows, n_h - 1), np.minimum(cols, n_w - 1)
         out = np.take(np.take(arr, rows, axis=h_axis), cols, axis=w_axis)
         return wrap(out)
     work = arr.astype(np.float32) if arr.dtype.kind != "f" else arr
@@ -498,7 +520,12 @@ def _apply_grid(
     fill: float | Sequence[float] | None,
 ) -> Any:
     """Each output pixel sampled at source pixel ``(sy, sx)``, torchvision's fill mask."""
-    mode = _interpolation(interpolation)
+    mode = _supported(  # bicubic samples bilinearly, as before
+        _interpolation(interpolation),
+        InterpolationMode.NEAREST,
+        InterpolationMode.BILINEAR,
+        InterpolationMode.BICUBIC,
+    )
     x, restore = _as_chw(img)
     h, w = x.shape[-2], x.shape[-1]
     nearest = mode is InterpolationMode.NEAREST
