@@ -565,6 +565,8 @@ class _Methods(Tensor):
         check_inplace(self)
         xp = self._backend.xp
         v = value.item() if isinstance(value, Tensor) else value
+        if dtypes.FLOAT8_NATIVE and self._data.dtype in dtypes.FLOAT8_NATIVE:
+            v = self._backend.asarray(v, self.dtype)  # rounded as torch rounds into float8
         filled = xp.full(self._data.shape, v, dtype=self._data.dtype)
         return inplace_result(self, Tensor.from_backend_array(filled, self._backend))
 

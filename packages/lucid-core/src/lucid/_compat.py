@@ -14,10 +14,10 @@ from lucid._tensor import Tensor
 
 
 def _numpy_type(dt: dtypes.dtype) -> Any:
-    if dt is dtypes.bfloat16:
-        import ml_dtypes  # the bfloat16 type NumPy itself lacks (an optional dependency)
+    if dt is dtypes.bfloat16 or dt._rank < 0:
+        import ml_dtypes  # bfloat16 and float8, which NumPy lacks (an optional dependency)
 
-        return ml_dtypes.bfloat16
+        return getattr(ml_dtypes, dt.name)
     return np.dtype("bool" if dt is dtypes.bool_ else dt.name)
 
 
@@ -33,13 +33,18 @@ class finfo:  # noqa: N801 - torch's name
                 f"handle '{dt}'"
             )
         native = _numpy_type(dt)
-        info = np.finfo(native) if dt is not dtypes.bfloat16 else _ml_finfo(native)
+        ml = dt is dtypes.bfloat16 or dt._rank < 0
+        info = _ml_finfo(native) if ml else np.finfo(native)
         self.bits = int(info.bits)
         self.eps = float(info.eps)
         self.max = float(info.max)
-        self.min = float(info.min)
+        self.min = float(info.min) if dt is not dtypes.float8_e8m0fnu else float(info.tiny)
         self.tiny = self.smallest_normal = float(info.tiny)
         self.resolution = 10.0 ** -int(info.precision)  # torch: a power of ten, exactly
+        if dt._rank < 0:  # float8: torch's resolution is 1 (no whole decimal digit), and its
+            self.resolution = 1.0  # float8_e5m2fnuz eps is 2**-3 (c10's epsilon for it)
+            if dt is dtypes.float8_e5m2fnuz:
+                self.eps = 0.125
         self.dtype = dt.name
 
     def __repr__(self) -> str:

@@ -110,7 +110,10 @@ def _filled(shape: tuple[int, ...], value: Any, dtype: Any, device: Any, rg: boo
         dt = dt or dtypes.get_default_dtype()
     else:
         dt = dtypes.to_dtype(dtype)
-    arr = backend.xp.full(shape, value, dtype=backend.native_dtype(dt))
+    native = backend.native_dtype(dt)
+    if dt._rank < 0:  # float8: the value rounded as torch rounds it (ml_dtypes differs)
+        value = backend.asarray(value, dt)
+    arr = backend.xp.full(shape, value, dtype=native)
     t = Tensor.from_backend_array(arr, backend)
     return t.requires_grad_(True) if rg else t
 
@@ -320,8 +323,9 @@ def arange(
         is_float = any(isinstance(v, float) for v in vals)
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
     dt = dtypes.to_dtype(dtype)
-    if dt is dtypes.bool_:
-        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dt is dtypes.bool_ or dt._rank < 0:  # (torch's CPU has no arange of float8 either)
+        name = dtypes.SCALAR_TYPE_NAMES[dt.name]
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{name}'")
     if dt.is_floating_point or dt.is_complex:
         arr = np.arange(*vals, dtype=np.float64)
     else:
@@ -425,6 +429,11 @@ def _random(
         return t.requires_grad_(True) if rg else t
     if not dt.is_floating_point:
         raise RuntimeError(f"\"{kind}\" not implemented for '{dt.name}'")
+    if dt._rank < 0:  # float8: torch's CPU has no random kernels for them
+        kernel = "normal_kernel_cpu" if kind == "normal" else "check_uniform_bounds"
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{dtypes.SCALAR_TYPE_NAMES[dt.name]}'"
+        )
     shape = _shape(size)
     if kind == "normal":
         arr = backend.random_normal(shape, dt, generator)

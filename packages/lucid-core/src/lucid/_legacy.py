@@ -66,7 +66,8 @@ def type_name(dtype: dtypes.dtype, device_type: str) -> str:
     """``'lucid.FloatTensor'`` on the CPU, ``'lucid.mlx.FloatTensor'`` on MLX (as PyTorch
     writes ``'torch.cuda.FloatTensor'``)."""
     where = "" if device_type == "cpu" else f"{device_type}."
-    return f"lucid.{where}{TYPE_NAMES[dtype]}"
+    name = TYPE_NAMES.get(dtype) or f"{dtypes.SCALAR_TYPE_NAMES[dtype.name]}Tensor"  # (float8)
+    return f"lucid.{where}{name}"
 
 
 def dtype_of_type(spec: Any) -> dtypes.dtype:

@@ -145,7 +145,7 @@ def tensor_repr(t: Any) -> str:
         return _add_suffixes(prefix + "...", meta + _grad_suffix(t), len(prefix))
     arr = np.asarray(t.backend.to_numpy(t._data))
     dt = t.dtype
-    if dt is dtypes.bfloat16 or dt is dtypes.float16:
+    if dt is dtypes.bfloat16 or dt is dtypes.float16 or dt._rank < 0:  # (float8 too)
         arr = arr.astype(np.float32)
     suffixes = []
     if str(t.device) != "cpu":

@@ -832,7 +832,7 @@ def to_array(data: Any, dtype: Any, device: Any) -> tuple[Any, Backend]:
     arr = np.asarray(data)
     if dt is None:
         return backend.from_numpy(arr) if backend.name != "numpy" else arr, backend
-    if backend.name == "numpy":
+    if backend.name == "numpy" and dt._rank >= 0:  # (float8: rounded by the backend, as torch)
         return np.asarray(arr, dtype=backend.native_dtype(dt)), backend
     return backend.asarray(arr, dt), backend
 

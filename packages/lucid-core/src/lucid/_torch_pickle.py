@@ -76,8 +76,7 @@ _DTYPES: dict[str, tuple[str, str]] = {
 }
 # dtypes torch has and lucid has not: loadable as values, refused as a tensor's dtype
 _OTHER_DTYPES = (
-    "uint16", "uint32", "uint64", "complex32", "float8_e4m3fn", "float8_e5m2",
-    "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "qint8",
+    "uint16", "uint32", "uint64", "complex32", "float4_e2m1fn_x2", "qint8",
     "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8",
     "bits16", *(f"uint{i}" for i in range(1, 8)), *(f"int{i}" for i in range(1, 8)),
 )  # fmt: skip
@@ -85,8 +84,13 @@ _OTHER_STORAGES = ("ComplexHalfStorage", "QInt8Storage", "QUInt8Storage", "QInt3
                    "QUInt4x2Storage", "QUInt2x4Storage")  # fmt: skip
 
 
+# float8 tensors load (over an untyped storage, as torch saves them) and are not saved here:
+# torch has no typed storage class for them
+_FLOAT8 = tuple(d.name for d in dtypes.FLOAT8_DTYPES)
+
+
 class TorchDType:
-    """A torch dtype lucid has no tensors of (``torch.float8_e4m3fn``...): kept as a value."""
+    """A torch dtype lucid has no tensors of (``torch.uint16``...): kept as a value."""
 
     __slots__ = ("name",)
 
@@ -128,7 +132,7 @@ _STORAGE_DTYPES = {cls: name for name, (_, cls) in _DTYPES.items()}
 
 def _lucid_dtype_name(dtype: Any) -> str:
     """The torch/lucid dtype name of a dtype found in a checkpoint, or FormatError."""
-    if isinstance(dtype, dtypes.dtype) and dtype.name in _DTYPES:
+    if isinstance(dtype, dtypes.dtype) and (dtype.name in _DTYPES or dtype.name in _FLOAT8):
         return dtype.name
     raise FormatError(f"lucid has no tensors of dtype {dtype!r}")
 
@@ -210,6 +214,8 @@ class Rebuilder:
         out = _apply_metadata(_strided(arr, offset, size, stride), metadata)
         if name == "bfloat16":
             out = (out.astype("<u4") << 16).view("<f4")
+        elif name in _FLOAT8:  # the stored bits, as ml_dtypes' float8 type
+            out = out.view(get_backend("cpu").native_dtype(dtypes.to_dtype(name)))
         return self.place(out, storage.location, name == "bfloat16")
 
     def rebuild_tensor(self, storage: Any, offset: Any, size: Any, stride: Any) -> Tensor:
@@ -286,7 +292,7 @@ class Rebuilder:
 
 
 def _reinterpret(arr: np.ndarray, dtype_name: str) -> np.ndarray:
-    np_type = np.dtype(_DTYPES[dtype_name][0])
+    np_type = np.dtype("|u1" if dtype_name in _FLOAT8 else _DTYPES[dtype_name][0])
     if arr.nbytes % np_type.itemsize:
         raise FormatError(f"a storage of {arr.nbytes} bytes is not a whole number of {dtype_name}")
     return arr.view(np.uint8).view(np_type)
@@ -389,7 +395,7 @@ def torch_globals(rb: Rebuilder) -> dict[str, Any]:
                      ("_rebuild_wrapper_subclass", "wrapper-subclass"),
                      ("_rebuild_device_tensor_from_numpy", "numpy-backed device")):  # fmt: skip
         rc[f"torch._utils.{fn}"] = rb.unsupported(kind)
-    for name in _DTYPES:
+    for name in (*_DTYPES, *_FLOAT8):
         rc[f"torch.{name}"] = dtypes.to_dtype(name)
     for name in _OTHER_DTYPES:
         rc[f"torch.{name}"] = TorchDType(name)
@@ -397,7 +403,7 @@ def torch_globals(rb: Rebuilder) -> dict[str, Any]:
         rc[f"torch.{cls}"] = StorageType(name, cls)
     for cls in _OTHER_STORAGES:
         rc[f"torch.{cls}"] = StorageType(None, cls)
-    for name in _DTYPES:  # lucid's own dtypes, as a whole lucid module pickles them
+    for name in (*_DTYPES, *_FLOAT8):  # lucid's own dtypes, as a whole lucid module pickles them
         rc[f"lucid.dtypes.{name}"] = dtypes.to_dtype(name)
     # lucid's Parameter and Buffer, as torch allows torch.nn.Parameter: only when lucid.nn is
     # already imported (lucid-core does not import it; a program loading modules has)

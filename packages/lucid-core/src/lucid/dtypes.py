@@ -33,8 +33,9 @@ class dtype:  # noqa: N801 - PyTorch's name
 
     @property
     def is_signed(self) -> bool:
-        """Whether this dtype holds negative values (not ``uint8`` or ``bool``)."""
-        return self.name not in ("uint8", "bool")
+        """Whether this dtype holds negative values (not ``uint8``, ``bool`` or
+        ``float8_e8m0fnu``)."""
+        return self.name not in ("uint8", "bool", "float8_e8m0fnu")
 
     def __repr__(self) -> str:
         return f"lucid.{self.name}"
@@ -57,14 +58,35 @@ float32 = dtype("float32", 4, FLOAT, 2)
 float64 = dtype("float64", 8, FLOAT, 3)
 complex64 = dtype("complex64", 8, COMPLEX, 1)
 complex128 = dtype("complex128", 16, COMPLEX, 2)
+# float8 (torch's five): storage and conversion only, as torch's CPU; rank -1 marks them (no
+# promotion with any other dtype). On NumPy they are ml_dtypes' types, mapped on first use.
+float8_e4m3fn = dtype("float8_e4m3fn", 1, FLOAT, -1)
+float8_e5m2 = dtype("float8_e5m2", 1, FLOAT, -1)
+float8_e4m3fnuz = dtype("float8_e4m3fnuz", 1, FLOAT, -1)
+float8_e5m2fnuz = dtype("float8_e5m2fnuz", 1, FLOAT, -1)
+float8_e8m0fnu = dtype("float8_e8m0fnu", 1, FLOAT, -1)
 
 ALL_DTYPES: Final = (
     bool_, uint8, int8, int16, int32, int64,
     float16, bfloat16, float32, float64, complex64, complex128,
 )  # fmt: skip
-BY_NAME: Final[dict[str, dtype]] = {d.name: d for d in ALL_DTYPES}
+FLOAT8_DTYPES: Final = (
+    float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu,
+)  # fmt: skip
+# The native (backend) dtypes of the float8 dtypes some backend has mapped so far: empty until
+# a program uses float8, so ``Function.apply``'s float8 check costs one falsy test till then.
+FLOAT8_NATIVE: Final[set[Any]] = set()
+BY_NAME: Final[dict[str, dtype]] = {d.name: d for d in ALL_DTYPES + FLOAT8_DTYPES}
 BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64,
                 "int": int32, "short": int16})  # fmt: skip
+
+# torch's C++ names of the dtypes (ScalarType), as its error messages print them.
+SCALAR_TYPE_NAMES: Final[dict[str, str]] = {
+    "float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    **{d.name: d.name.capitalize() for d in FLOAT8_DTYPES},  # Float8_e4m3fn ...
+}  # fmt: skip
 
 _default_float = float32
 
@@ -79,6 +101,8 @@ def set_default_dtype(d: dtype) -> None:
     global _default_float
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    if d._rank < 0:  # float8: torch's error (no storage class)
+        raise TypeError(f"couldn't find storage object {SCALAR_TYPE_NAMES[d.name]}Storage")
     _default_float = d
 
 
@@ -106,6 +130,11 @@ def to_dtype(d: Any) -> dtype:
 def _wider(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a._rank < 0 or b._rank < 0:
+        raise RuntimeError(
+            "Promotion for Float8 Types is not supported, attempted to promote "
+            f"{SCALAR_TYPE_NAMES[a.name]} and {SCALAR_TYPE_NAMES[b.name]}"
+        )
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == INT and {a.name, b.name} == {"uint8", "int8"}:

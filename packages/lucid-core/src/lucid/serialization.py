@@ -65,6 +65,10 @@ _TAGS: dict[str, tuple[str, str]] = {
     "float64": ("F64", "<f8"),
     "complex64": ("C64", "<c8"),
     "complex128": ("F64", "<f8"),  # safetensors has no C128: float64 pairs, flagged in metadata
+    # float8 as its bits (the fnuz types have no safetensors tag, as torch's safetensors)
+    "float8_e4m3fn": ("F8_E4M3", "|u1"),
+    "float8_e5m2": ("F8_E5M2", "|u1"),
+    "float8_e8m0fnu": ("F8_E8M0", "|u1"),
 }
 _BY_TAG = {tag: name for name, (tag, _) in _TAGS.items() if name != "complex128"}
 
@@ -256,6 +260,8 @@ def _stored_array(t: Tensor) -> np.ndarray:
         f32 = np.asarray(backend.to_numpy(backend.astype(t._data, dtypes.float32)), dtype="<f4")
         return (f32.view("<u4") >> 16).astype("<u2")  # exact: the values came from bfloat16
     arr = np.asarray(backend.to_numpy(t._data))
+    if t.dtype._rank < 0 and name in _TAGS:  # float8: its bits
+        return (arr if arr.flags.c_contiguous else arr.copy()).view(np.uint8)
     if name == "complex128":
         arr = np.stack([arr.real, arr.imag], axis=-1)
     arr = np.asarray(arr, dtype=_TAGS[name][1])
@@ -268,6 +274,11 @@ def _build_header(tensors: dict[str, Any], structure: Any) -> tuple[bytes, list[
     complex128 = []
     offset = 0
     for name, t in tensors.items():
+        if t.dtype.name not in _TAGS:  # float8_e4m3fnuz / e5m2fnuz: safetensors has no tag
+            raise SerializationError(
+                f"can't save tensor {name!r} of dtype {t.dtype}: safetensors has no dtype tag "
+                f"for it (it stores {', '.join(sorted(_TAGS))}); convert it first"
+            )
         arr = _stored_array(t)
         if t.dtype.name == "complex128":
             complex128.append(name)
@@ -583,6 +594,8 @@ def _read_arrays(
         arr = arr.reshape(shape)
         if lucid_name == "bfloat16":
             arr = _bf16_bits_to_f32(arr)
+        elif lucid_name.startswith("float8_"):  # the bits, as ml_dtypes' float8 type
+            arr = arr.view(get_backend("cpu").native_dtype(dtypes.to_dtype(lucid_name)))
         elif name in complex128:
             arr = _pairs_to_complex(arr, name, where)
         arrays[name] = arr

@@ -25,6 +25,7 @@ from lucid import _memory_format, _replay
 from lucid._tensor import Tensor, VersionCounter
 from lucid.autograd import anomaly_mode, grad_mode
 from lucid.backends import DeviceError, get_backend
+from lucid.dtypes import FLOAT8_NATIVE, SCALAR_TYPE_NAMES, float32
 from lucid.utils.hooks import RemovableHandle
 
 _FREED_MSG = (
@@ -264,6 +265,8 @@ class Function:
                 arrays.append(a)
         if backend is None:
             backend = get_backend(kwargs.pop("device", None))
+        if FLOAT8_NATIVE and _float8_op(cls, arrays):  # float8 in use: torch's CPU rules
+            return _float8_through_float32(cls, args, kwargs)
         impl = cls
         ctx = cls.__new__(cls)
         ctx.backend = ctx.out_backend = backend
@@ -319,6 +322,71 @@ _plain_apply = _function_dict["_apply"]
 # ``Function.apply`` and either returns its result or ``NotImplemented`` (run the op as usual).
 # ``lucid.func.vmap`` installs one that sends batched arguments to the op's batching rule.
 _interceptors: list[Callable[[type, tuple[Any, ...], dict[str, Any]], Any]] = []
+
+
+# The ops torch's CPU runs on float8 tensors (class names): they move or convert the stored
+# values. ``Mul`` of two float8 tensors and ``Matmul`` (not of float8_e8m0fnu) compute, as
+# torch's do, in float32 rounded back; every other op raises torch's NotImplementedError.
+_FLOAT8_MOVES = frozenset({
+    "Cast", "Fill", "GetItem", "IndexPut", "Cat", "Split", "Unbind", "ConstantPad", "Flip",
+    "Roll", "Diagonal", "Reshape", "Permute", "Expand", "Clone", "ToDevice", "ExpandCopy",
+    "ViewDtype", "ToMemoryFormat", "Where",
+})  # fmt: skip
+# ops named by an argument (NonDiff's first, BoolReduce's second) that torch runs on float8
+_FLOAT8_NAMED = frozenset({"equal", "not_equal", "isnan", "any", "all"})
+# where torch's isinf / isfinite run on float8 (it lacks them on the others)
+_FLOAT8_INF = {"isinf": ("float8_e5m2",), "isfinite": ("float8_e5m2", "float8_e8m0fnu")}
+# torch's kernel names in its message, where they are not ``<op>_cpu``
+_FLOAT8_KERNELS = {
+    "Add": "add_stub", "Sub": "add_stub", "Mul": "mul_cpu_reduced_float", "Sum": "sum_cpu",
+    "Extreme": "max_all", "ExtremeAlong": "min_cpu", "Relu": "clamp_min_scalar_cpu",
+    "Clamp": "clamp_scalar_cpu", "Pow": "pow", "PowScalar": "pow", "Matmul": "addmm_impl_cpu_",
+    "Abs": "abs_cpu", "less": "lt_cpu", "greater": "gt_cpu", "less_equal": "le_cpu",
+    "greater_equal": "ge_cpu", "_Normalize": "softmax_kernel_impl", "Triangle": "tril",
+    "Gather": "scatter_gather_tensor_cpu", "Scatter": "scatter_gather_tensor_cpu",
+    "isinf": "isinf", "isfinite": "isfinite", "NanToNum": "nan_to_num", "Square": "pow",
+    "isclose": "mul_cpu_reduced_float", "Softmax": "softmax_kernel_impl", "Einsum": "bmm",
+    "Sigmoid": "sigmoid_cpu_reduced_float", "Scan": "cumsum_out_cpu", "Prod": "prod_out_cpu",
+    "IndexPut": "index_put",
+    **{n: n.lower() + "_vml_cpu" for n in ("Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh", "Floor",
+                                           "Round", "Ceil", "Trunc")},
+}  # fmt: skip
+
+
+def _float8_op(cls: type, arrays: list[Any]) -> bool:
+    """Whether ``cls`` on ``arrays`` is an op torch's CPU computes on float8 inputs in float32
+    (``Mul`` of two float8 tensors, ``Matmul``, ``Abs``); torch's NotImplementedError for the
+    ops it lacks on them; False for the rest (no float8 input, or an op that moves values)."""
+    found = [a.dtype for a in arrays if getattr(a, "dtype", None) in FLOAT8_NATIVE]
+    if not found:
+        return False
+    name = cls.__name__
+    e8m0 = any(d.name == "float8_e8m0fnu" for d in found)
+    if name in _FLOAT8_MOVES and not (e8m0 and name == "IndexPut"):
+        return False
+    if name in ("NonDiff", "BoolReduce"):
+        name = str(arrays[0] if name == "NonDiff" else arrays[1])
+        if name in _FLOAT8_NAMED or (
+            name in ("isinf", "isfinite") and found[0].name in _FLOAT8_INF[name]
+        ):
+            return False
+    if name == "Matmul" and any(getattr(a, "ndim", 0) > 2 for a in arrays):
+        name = "Einsum"  # a batched product: torch's bmm has no float8 kernel
+    elif (name == "Mul" and len(found) == 2) or (name in ("Matmul", "Abs") and not e8m0):
+        return True
+    kernel = _FLOAT8_KERNELS.get(name, name.lower() + "_cpu")
+    raise NotImplementedError(
+        f"\"{kernel}\" not implemented for '{SCALAR_TYPE_NAMES[found[0].name]}'"
+    )
+
+
+def _float8_through_float32(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Tensor:
+    """``cls`` applied to ``args`` with their float8 tensors as float32, the result rounded
+    back to that float8 type (saturating where torch's does)."""
+    f8 = next(a.dtype for a in args if isinstance(a, Tensor) and a.dtype._rank < 0)
+    wide = [a.to(float32) if isinstance(a, Tensor) and a.dtype is f8 else a for a in args]
+    out: Tensor = cls.apply(*wide, **kwargs)
+    return out.to(f8)
 
 
 def ops_watched() -> bool:

@@ -202,11 +202,7 @@ class OfInput(Function):
         return g * type(ctx).derivative(x)
 
 
-_SCALAR_TYPE_NAMES = {
-    "float64": "Double", "float32": "Float", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}  # fmt: skip
+_SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 def scalar_type_name(dtype: dtypes.dtype) -> str:

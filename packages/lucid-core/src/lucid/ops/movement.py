@@ -173,9 +173,14 @@ class Diagonal(Function):
             k = len(rows)
             start = a[..., int(rows[0]) :, int(cols[0]) :] if k else a[..., :0, :0]
             s = a.strides
-            return np.lib.stride_tricks.as_strided(
-                start, a.shape[:-2] + (k,), s[:-2] + (s[-2] + s[-1],), writeable=a.flags.writeable
-            )
+            # (ml_dtypes' float8_e5m2 has an array-interface type NumPy can't read back: as
+            # bytes, viewed back)
+            e5m2 = start.dtype.itemsize == 1 and start.dtype.kind == "f"
+            out = np.lib.stride_tricks.as_strided(
+                start.view(np.uint8) if e5m2 else start,
+                a.shape[:-2] + (k,), s[:-2] + (s[-2] + s[-1],), writeable=a.flags.writeable,
+            )  # fmt: skip
+            return out.view(start.dtype) if e5m2 else out
         return ctx.backend.getitem(a, ctx.index)
 
     @staticmethod

@@ -20,10 +20,11 @@ import numpy as np
 
 from lucid import dtypes
 from lucid.backends._base import Backend
-from lucid.backends._numpy import _alloc, _errstate, _gemm, _ufuncs, kernels
+from lucid.backends._numpy import _alloc, _errstate, _float8, _gemm, _ufuncs, kernels
 
 _NATIVE = {d: np.dtype(d.name) for d in dtypes.ALL_DTYPES if d is not dtypes.bfloat16}
 _FROM_NATIVE = {v: k for k, v in _NATIVE.items()}
+_FLOAT8 = dtypes.FLOAT8_NATIVE  # empty until a float8 dtype is first used
 
 
 def _load_bfloat16() -> Any:
@@ -41,6 +42,29 @@ def _load_bfloat16() -> Any:
     _FROM_NATIVE[native] = dtypes.bfloat16
     _gemm.GEMM_IN_FLOAT32.add(native)
     return native
+
+
+def _load_float8(dtype: dtypes.dtype) -> Any:
+    """NumPy's float8 types (from ml_dtypes), all mapped on first use of one of them; each
+    native lands in ``dtypes.FLOAT8_NATIVE``, which turns on ``Function.apply``'s check that
+    refuses arithmetic on them as torch's CPU does."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(
+            f"{dtype} on device 'cpu' needs the ml_dtypes package (NumPy has no float8 types "
+            "of its own): pip install ml_dtypes"
+        ) from None
+    for d in dtypes.FLOAT8_DTYPES:
+        native = np.dtype(getattr(ml_dtypes, d.name))
+        _NATIVE[d] = native
+        _FROM_NATIVE[native] = d
+        dtypes.FLOAT8_NATIVE.add(native)
+    # from now on the casts and writes that round into float8 as torch does (until then the
+    # plain ones run, without a check of their own)
+    NumpyBackend.astype = NumpyBackend.astype_float8  # type: ignore[method-assign]
+    NumpyBackend.setitem = NumpyBackend.setitem_float8  # type: ignore[method-assign]
+    return _NATIVE[dtype]
 
 
 def _einsum(*operands: Any, **kwargs: Any) -> Any:
@@ -90,6 +114,10 @@ class NumpyBackend(Backend):
     def asarray(self, data: Any, dtype: dtypes.dtype | None = None) -> Any:
         if dtype is None:
             return np.asarray(data)
+        if dtype._rank < 0:  # float8: rounded as torch rounds (through float32, saturating)
+            arr = np.asarray(data)
+            native = self.native_dtype(dtype)
+            return arr if arr.dtype == native else _float8.cast(arr, dtype.name, native)
         return np.asarray(data, dtype=self.native_dtype(dtype))
 
     def to_numpy(self, arr: Any) -> Any:
@@ -115,6 +143,8 @@ class NumpyBackend(Backend):
         except KeyError:
             if dtype is dtypes.bfloat16:
                 return _load_bfloat16()
+            if dtype._rank < 0:
+                return _load_float8(dtype)
             raise TypeError(f"{dtype} is not supported on device 'cpu' (NumPy)") from None
 
     def dtype_of(self, arr: Any) -> dtypes.dtype:
@@ -125,15 +155,33 @@ class NumpyBackend(Backend):
         try:
             return _FROM_NATIVE[np.dtype(native)]
         except KeyError:
-            if np.dtype(native).name == "bfloat16":  # made by ml_dtypes before lucid mapped it
+            name = np.dtype(native).name
+            if name == "bfloat16":  # made by ml_dtypes before lucid mapped it
                 _load_bfloat16()
                 return dtypes.bfloat16
+            found = dtypes.BY_NAME.get(name)
+            if found is not None and found._rank < 0:  # a float8 of ml_dtypes, likewise
+                _load_float8(found)
+                return found
             raise TypeError(f"NumPy dtype {native} has no lucid equivalent") from None
 
     def copy(self, arr: Any) -> Any:
         return _ufuncs.copy(arr)
 
     def astype(self, arr: Any, dtype: dtypes.dtype) -> Any:
+        native = _NATIVE.get(dtype)
+        if native is None:  # not mapped yet (bfloat16, float8) or unknown: map it (or raise)
+            self.native_dtype(dtype)
+            return self.astype(arr, dtype)  # (float8 mapped: astype_float8 from now on)
+        return _ufuncs.astype(arr, native)
+
+    def astype_float8(self, arr: Any, dtype: dtypes.dtype) -> Any:
+        """``astype`` once a float8 type is mapped: into float8 rounded as torch rounds
+        (through float32, saturating), out of it through float32, as torch."""
+        if dtype._rank < 0:
+            return _float8.cast(arr, dtype.name, self.native_dtype(dtype))
+        if arr.dtype in _FLOAT8:
+            arr = _float8.widen(arr)
         return _ufuncs.astype(arr, self.native_dtype(dtype))
 
     def assign(self, dst: Any, src: Any) -> Any:
@@ -161,6 +209,14 @@ class NumpyBackend(Backend):
         return arr
 
     def setitem(self, arr: Any, index: Any, values: Any) -> Any:
+        arr[index] = values
+        return arr
+
+    def setitem_float8(self, arr: Any, index: Any, values: Any) -> Any:
+        """``setitem`` once a float8 type is mapped: values written into a float8 array are
+        rounded as torch rounds them."""
+        if arr.dtype in _FLOAT8 and getattr(values, "dtype", None) != arr.dtype:
+            values = _float8.cast(values, arr.dtype.name, arr.dtype)
         arr[index] = values
         return arr
 
