@@ -127,6 +127,8 @@ CORE_LAYERS: dict[str, Layer] = {
     "lucid._einops_backend": TOP,
     "lucid.viz": TOP,
     "lucid.accelerator": TOP,
+    "lucid.overrides": TOP,  # torch.overrides' names without __torch_function__ dispatch
+    "lucid._stream": TOP,  # torch.Stream / torch.Event as torch's CPU build has them
     "lucid.cuda": TOP,
     "lucid.xpu": TOP,
     "lucid.cpu": TOP,

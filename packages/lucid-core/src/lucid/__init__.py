@@ -93,6 +93,8 @@ from lucid.random import (
 
 from lucid import accelerator, backends, cpu, cuda, fft, linalg, masked, signal, sparse, special
 from lucid import nested
+from lucid import overrides
+from lucid._stream import Event, Stream
 from lucid import xpu
 from lucid import viz
 from lucid.sparse import sparse_coo_tensor, spmm
@@ -282,6 +284,7 @@ __all__ = [
     "hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window",
     "stft", "istft",
     "accelerator", "backends", "cpu", "cuda", "xpu", "testing", "get_num_threads",
+    "overrides", "Stream", "Event",
     "set_num_threads",
     "get_float32_matmul_precision", "set_float32_matmul_precision",
     "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
