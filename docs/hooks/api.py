@@ -142,6 +142,11 @@ PAGES: tuple[Page, ...] = (
          "back (the leaf registrations libraries make at import), `map_arg`, `Proxy`/`Node` for "
          "`isinstance`; tracing raises, naming `lucid.compile`.",
          modules=("lucid.fx",)),
+    Page("overrides", "lucid.overrides", "lucid-core", "torch.overrides",
+         "torch.overrides' names for a framework without `__torch_function__` dispatch: "
+         "`has_torch_function` is False, the function lists are empty, `wrap_torch_function` "
+         "gives the function back; a `TorchFunctionMode` subclasses but raises on entry.",
+         modules=("lucid.overrides",)),
     Page("version", "lucid.version", "lucid-core", "torch.version",
          "torch.version's names: lucid's own `__version__`; `cuda`, `hip`, `rocm`, `xpu` None, "
          "as PyTorch's CPU-only build answers.",
