@@ -249,18 +249,27 @@ def small_blocks(m: int, k: int) -> int:
 
 
 @jit
-def linear_blocks(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int,
-                  j1: int) -> None:  # fmt: skip
-    """Columns ``j0:j1`` of ``out = x @ w.T (+ b)`` (float32, row-major) as products of ``nb``
-    columns each (``small_blocks``), then the bias over those columns, row by row (one add an
-    element after its product: the bits of NumPy's add)."""
+def _column_blocks(x: Any, w: Any, out: Any, nb: int, j0: int, j1: int, beta: Any) -> None:
+    """Columns ``j0:j1`` of ``out = x @ w.T + beta * out`` (float32, row-major; ``beta`` 0:
+    the product, 1: added into ``out`` by the GEMM itself) as one GEMM per ``nb`` columns on
+    OpenBLAS's small-matrix kernels (``linear_blocks``, ``add_blocks``)."""
     m, k = x.shape
     n = w.shape[0]
     for s in range(j0, j1, nb):
         e = min(s + nb, j1)
         wa, oa = w.ctypes.data + s * k * 4, out.ctypes.data + s * 4
         _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, e - s, k, np.float32(1.0), x.ctypes.data, k,
-               wa, k, np.float32(0.0), oa, n)  # fmt: skip
+               wa, k, beta, oa, n)  # fmt: skip
+
+
+@jit
+def linear_blocks(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, j0: int,
+                  j1: int) -> None:  # fmt: skip
+    """Columns ``j0:j1`` of ``out = x @ w.T (+ b)`` (float32, row-major) as products of ``nb``
+    columns each (``small_blocks``), then the bias over those columns, row by row (one add an
+    element after its product: the bits of NumPy's add)."""
+    m = x.shape[0]
+    _column_blocks(x, w, out, nb, j0, j1, np.float32(0.0))
     if bias:
         bb = b[j0:j1]
         for i in range(m):
@@ -306,13 +315,7 @@ def linear_small(x: Any, w: Any, b: Any, out: Any, bias: bool, nb: int, flops: f
 def add_blocks(x: Any, w: Any, out: Any, nb: int, j0: int, j1: int) -> None:
     """Columns ``j0:j1`` of ``out += x @ w.T`` (float32; ``x`` (m, k), ``w`` (n, k) and ``out``
     (m, n) C-contiguous) as products of ``nb`` columns each (``small_blocks``)."""
-    m, k = x.shape
-    n = w.shape[0]
-    for s in range(j0, j1, nb):
-        e = min(s + nb, j1)
-        wa, oa = w.ctypes.data + s * k * 4, out.ctypes.data + s * 4
-        _SGEMM(_ROW_MAJOR, _NO_TRANS, _TRANS, m, e - s, k, np.float32(1.0), x.ctypes.data, k,
-               wa, k, np.float32(1.0), oa, n)  # fmt: skip
+    _column_blocks(x, w, out, nb, j0, j1, np.float32(1.0))
 
 
 def _make_add_blocks_split() -> Any:
