@@ -7,7 +7,8 @@ subprocess: both frameworks at their defaults (no ``set_num_threads`` call) and 
 each, with the environment as given and with ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``
 removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step)
 and prints medians per step and lucid/torch (and, in a ``(fastest)`` row, each framework's
-fastest round: steadier on a VM whose speed jumps); each round starts after a 0.3 s pause, so
+fastest round: steadier on a VM whose speed jumps; in a ``(per round)`` row, the median of
+each round's lucid/torch, the two timed seconds apart); each round starts after a 0.3 s pause, so
 that neither framework's idle spinning threads take a core from the other's round. Peak memory is
 VmHWM of two more fresh subprocesses per configuration, one per framework, so neither counts
 the other's. Without torch only the lucid column is printed.
@@ -397,8 +398,12 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
                 f()
             times[fw].append((time.perf_counter() - t0) / k)
             cpu[fw].append((time.process_time() - c0) / k)
+    # each round's lucid/torch ratio (the two ran seconds apart, on the same machine state):
+    # their median cancels the VM's slow and fast spells that the medians of each column keep
+    pair = [(a / b) for a, b in zip(times.get("lucid", []), times.get("torch", [])) if b > 0]
     return {**res, "median": {fw: statistics.median(t) for fw, t in times.items()},
             "fastest": {fw: min(t) for fw, t in times.items()},
+            "round_ratio": statistics.median(pair) if pair else None,
             "cpu": {fw: statistics.median(t) for fw, t in cpu.items()}}  # fmt: skip
 
 
@@ -574,6 +579,10 @@ def main() -> None:
                     # machine's speed jumps between rounds (a VM's neighbours, docs/performance.md)
                     row = f"{'  (fastest)':16s} {thr:>12s} {label:>8s} {lf * 1e3:9.2f} "
                     print(row + f"{tf * 1e3:9.2f} {lf / tf:6.2f}", flush=True)
+                rr = t.get("round_ratio")
+                if rr:  # the median of each round's ratio
+                    print(f"{'  (per round)':16s} {thr:>12s} {label:>8s} {'':>9s} {'':>9s} "
+                          f"{rr:6.2f}", flush=True)  # fmt: skip
                 if name == "gptgen" and lt and tt:
                     print(f"{'  tokens/s':16s} {thr:>12s} {label:>8s} {GEN_TOKENS / lt:9.0f} "
                           f"{GEN_TOKENS / tt:9.0f}", flush=True)  # fmt: skip
@@ -593,7 +602,7 @@ def main() -> None:
         f"load average after: {'/'.join(f'{x:.2f}' for x in os.getloadavg())}; ms = median "
         "per step; MiB = VmHWM of a process running that framework alone (imports included); "
         "cpu = median process CPU time per step (all its threads); (fastest) = each "
-        "framework's fastest round"
+        "framework's fastest round; (per round) = the median of each round's lucid/torch"
     )
 
 
