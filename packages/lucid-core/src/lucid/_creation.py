@@ -148,11 +148,37 @@ def _into(result: Tensor, out: Tensor | None) -> Tensor:
     return out.requires_grad_(True) if result.requires_grad else out
 
 
+def _plain_zeros(sizes: tuple[Any, ...]) -> Tensor | None:
+    """``zeros(*sizes)`` of Python ints (or one tuple of them) in the default dtype on the
+    default NumPy device: ``_filled``'s array as ``np.full`` makes it (``empty``, then the
+    fill), without its checks and Python wrapper (a char-RNN's hidden state per step,
+    per-call cost, docs/performance.md); None where the full path must run."""
+    if len(sizes) == 1 and type(sizes[0]) is tuple:
+        sizes = sizes[0]
+    for s in sizes:
+        if type(s) is not int or s < 0:
+            return None
+    backend = get_backend(None)
+    dt = dtypes.get_default_dtype()
+    if backend.xp.full is not np.full or dt._rank < 0:
+        return None
+    arr = np.empty(sizes, dtype=backend.native_dtype(dt))
+    arr.fill(0.0)
+    return Tensor.from_backend_array(arr, backend)
+
+
 def zeros(
     *sizes: Any, size: Any = None, out: Any = None, dtype: Any = None, layout: Any = None,
     device: Any = None, requires_grad: bool = False,
 ) -> Tensor:  # fmt: skip
     """A tensor of the given size filled with zeros, as ``torch.zeros`` (also ``size=``)."""
+    if (
+        size is None and out is None and dtype is None and layout is None and device is None
+        and not requires_grad and sizes
+    ):  # fmt: skip
+        plain = _plain_zeros(sizes)
+        if plain is not None:
+            return plain
     shape = _size_keyword("zeros", sizes, size, layout)
     dtype = _with_out("zeros", out, dtype)
     return _into(_filled(_shape(shape), 0.0, dtype, device, requires_grad), out)

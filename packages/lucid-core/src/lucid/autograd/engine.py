@@ -71,6 +71,20 @@ def _reduce_to(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 def _collect(roots: list[Function]) -> dict[Function, int]:
     deps: dict[Function, int] = {}
     stack = list(roots)
+    if len(roots) == 1:
+        # one root (``loss.backward()``): no edge leads back to it (the graph has no cycles),
+        # so a node is new exactly when it has no count yet: one dict, no ``seen`` set
+        while stack:
+            node = stack.pop()
+            for e in node._edges:
+                if type(e) is tuple:
+                    nxt = e[0]
+                    if nxt in deps:
+                        deps[nxt] += 1
+                    else:
+                        deps[nxt] = 1
+                        stack.append(nxt)
+        return deps
     seen = set(roots)
     while stack:
         node = stack.pop()
@@ -398,7 +412,14 @@ def _call_backward(node: Function, grads: list[Any]) -> tuple[Any, ...]:
             grads = _fill_missing(node, grads)
             break
     rule = _CONJ_RULE.get(node._impl)  # False for most custom Functions: no dtype reads
-    conj = (rule is None or rule) and _conjugates(node, grads)
+    if rule:  # a lucid op: ``_conjugates``' dtype test inline while the dtypes are known real
+        conj = False
+        for g in grads:
+            if _COMPLEX_NATIVE.get(g._data.dtype) is not False:
+                conj = _conjugates(node, grads)
+                break
+    else:
+        conj = rule is None and _conjugates(node, grads)
     if conj:
         grads = [g.conj() for g in grads]
     result: tuple[Any, ...] = node._impl.backward(node, *grads)

@@ -139,7 +139,12 @@ class Function:
             for k in self._pack_order or ():
                 got[k] = self._saved[k].unpack(self)
             return tuple(got)
-        return tuple([s.unpack(self) for s in self._saved])
+        saved = self._saved
+        if len(saved) == 1:  # one or two items, most nodes' (a Linear's x and w, a softmax's
+            return (saved[0].unpack(self),)  # output): without the comprehension's frame
+        if len(saved) == 2:
+            return (saved[0].unpack(self), saved[1].unpack(self))
+        return tuple([s.unpack(self) for s in saved])
 
     @property
     def name(self) -> NodeName:
@@ -432,6 +437,59 @@ def unrecorded_view(src: Tensor, arr: Any) -> Tensor:
     vc = src._vc
     t._vc = src._counter() if vc is None else vc
     return t
+
+
+def applies_directly() -> bool:
+    """Whether an op may run its forward and record its node itself (``direct_node``,
+    ``record_direct``: the node and outputs ``Function.apply`` makes, the same bits) without
+    the call: no ``intercept_ops``/``observe_ops`` block or ``lucid.compile`` capture is
+    active, no profiler times ``Function.apply``, no channels-last tensor exists (whose layout
+    the op would carry) and anomaly mode (whose nodes keep the forward's stack) is off. A
+    batch-1 model's tiny ops, per-call cost (docs/performance.md)."""
+    return not (
+        _interceptors
+        or _observers
+        or _replay.listeners
+        or _memory_format._marked
+        or anomaly_mode._state.enabled
+        or _function_dict["apply"] is not _plain_apply
+    )
+
+
+def direct_node(cls: Any, backend: Any, needs: tuple[bool, ...]) -> Any:
+    """The node (``ctx``) ``cls.apply`` makes before it calls ``forward``: ``backend``'s, with
+    ``needs`` as ``needs_input_grad`` (one flag per argument). Only where
+    ``applies_directly()``, for a caller that has checked the arguments as ``apply`` would
+    (Tensors on ``backend``, no float8) and runs the forward itself."""
+    ctx = cls.__new__(cls)
+    ctx.backend = ctx.out_backend = backend
+    ctx.xp = backend.xp
+    ctx.needs_input_grad = needs
+    return ctx
+
+
+def forward_direct(ctx: Any, args: tuple[Any, ...], *arrays: Any) -> Any:
+    """``type(ctx).forward(ctx, *arrays)`` as ``Function.apply`` runs it: under the backend's
+    quiet floating-point state, NumPy's shape errors reworded as torch says them (``args``:
+    the op's arguments, for that message). For a node from ``direct_node``."""
+    backend = ctx.backend
+    quiet = backend.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        return type(ctx).forward(ctx, *arrays)
+    except ValueError as exc:
+        raise _shape_error(type(ctx), args, exc) from exc
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+
+
+def record_direct(ctx: Any, args: tuple[Any, ...], arrays: list[Any], out: Any) -> Any:
+    """``ctx``'s output Tensor(s) for the forward's result ``out``, recorded as
+    ``Function.apply`` records them (``args``: the op's arguments, ``arrays``: what the
+    forward was given for them); for a node from ``direct_node`` with an input that needs
+    grad, in grad mode, of an op that is no view (``is_view`` False)."""
+    return _record(ctx, type(ctx), args, arrays, out)
 
 
 def quiet_array_call(backend: Any, fn: Callable[..., Any], *args: Any) -> Tensor:
@@ -782,7 +840,15 @@ def _resolve_saved(
                     break
             k += 1
         else:
-            saved.append(_resolve_item(item, args, arrays, outs, results))
+            k = 0
+            for o in outs:  # an output (log_softmax's), found by its array
+                if o is item:
+                    t = results[k]
+                    saved.append(SavedOutput(o, k, t._counter(), t.requires_grad))
+                    break
+                k += 1
+            else:
+                saved.append(_resolve_item(item, args, arrays, outs, results))
     return saved
 
 

@@ -10,7 +10,15 @@ import numpy as np
 from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
-from lucid.autograd.function import Function, ops_watched, unrecorded, unrecorded_view
+from lucid.autograd.function import (
+    Function,
+    applies_directly,
+    direct_node,
+    ops_watched,
+    record_direct,
+    unrecorded,
+    unrecorded_view,
+)
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim, one_of, shape_arg, write_out
 
@@ -225,8 +233,62 @@ def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Any = None) -> Tensor:
 
     ``out=`` writes the result into that tensor (torch's checks: the same dtype, no
     memory shared with an input, no autograd)."""
+    if out is None:
+        direct = _direct_cat(tensors, dim)
+        if direct is not None:
+            return direct
     result: Tensor = write_out("cat", _cat(tensors, dim), out, tensors)
     return result
+
+
+def _direct_cat(tensors: Any, dim: Any) -> Tensor | None:
+    """``Cat.apply``'s result (its node where an input needs grad) without the call, where
+    ``_plain_cat``'s conditions hold for NumPy arrays and ``applies_directly()``: the same
+    ``concatenate``, the same node; else None (the full path). A char-RNN cats per character
+    (per-call cost, docs/performance.md)."""
+    if (type(tensors) is not tuple and type(tensors) is not list) or type(dim) is not int:
+        return None
+    k = len(tensors)
+    if k < 2:
+        return None
+    first = tensors[0]
+    if not isinstance(first, Tensor):
+        return None
+    arr = first._data
+    if type(arr) is not np.ndarray:
+        return None
+    shape = arr.shape
+    n = len(shape)
+    if not -n <= dim < n or (n == 1 and not shape[0]):
+        return None
+    d = dim + n if dim < 0 else dim
+    head, tail = shape[:d], shape[d + 1 :]
+    backend, native = first._backend, arr.dtype
+    arrays = [arr]
+    sizes = [shape[d]]
+    needs = [False, first.requires_grad]  # Cat's arguments: dim, then the tensors
+    for i in range(1, k):
+        t = tensors[i]
+        if not isinstance(t, Tensor) or t._backend is not backend:
+            return None
+        a = t._data
+        s = a.shape
+        if type(a) is not np.ndarray or (a.dtype is not native and a.dtype != native):
+            return None
+        if len(s) != n or s[:d] != head or s[d + 1 :] != tail or (n == 1 and not s[0]):
+            return None
+        arrays.append(a)
+        sizes.append(s[d])
+        needs.append(t.requires_grad)
+    if not applies_directly():
+        return None
+    # Cat.forward's call (no arithmetic: no floating-point state to quiet)
+    out = np.concatenate(arrays, axis=d)
+    if True in needs and grad_mode._state.enabled:
+        ctx = direct_node(Cat, backend, tuple(needs))
+        ctx.dim, ctx.sizes = d, sizes
+        return record_direct(ctx, (d, *tensors), [d, *arrays], out)  # type: ignore[no-any-return]
+    return Tensor.from_backend_array(out, backend)
 
 
 concatenate = concat = cat

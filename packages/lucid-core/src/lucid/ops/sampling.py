@@ -197,7 +197,7 @@ def _multinomial(
         if num_samples == 1 and type(keys) is np.ndarray:
             # the first smallest key: the stable sort's first index (one token a generation
             # step; ~1 us of the argsort, the same draw)
-            idx = np.argmin(keys, axis=-1).reshape(-1, 1)
+            idx = keys.argmin(axis=-1).reshape(-1, 1)  # (the method: no wrapper)
         else:
             idx = xp.argsort(keys, axis=-1)[:, :num_samples]
     idx = backend.astype(idx, dtypes.int64)
@@ -260,7 +260,8 @@ def _check_weights(input: Any, num_samples: int, replacement: bool) -> Any:  # n
                            f"replacement (n_sample={num_samples}, categories={n})")  # fmt: skip
     if n > 2**24:  # torch's index tensor is float while it samples
         raise RuntimeError("number of categories cannot exceed 2^24")
-    if type(w) is np.ndarray and w.size and _plainly_valid(w, num_samples, replacement):
+    if type(w) is np.ndarray and w.size and _plainly_valid(w, num_samples, replacement,
+                                                          input.backend.fp_quiet):  # fmt: skip
         return w
     if replacement and num_samples > 1:
         _check_rows(input.backend.to_numpy(w))
@@ -290,18 +291,31 @@ def _check_rows(w: Any) -> None:
                 raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
-def _plainly_valid(w: Any, num_samples: int, replacement: bool) -> bool:
+def _plainly_valid(w: Any, num_samples: int, replacement: bool, quiet: Any = None) -> bool:
     """Whether the NumPy weights ``w`` (rows, n > 0) pass every check of ``_check_weights``,
-    in three bare reductions (generation draws one token a step, docs/performance.md): no
+    in four bare reductions (generation draws one token a step, docs/performance.md): no
     negative or NaN weight (the minimum), and every row's sum finite and positive (so no
     weight is infinite). False also where a check could still pass (a finite row whose sum
     overflows): the full checks then decide."""
     low = np.minimum.reduce(w, axis=None)
     if not low >= 0:  # (NaN fails too)
         return False
-    with np.errstate(over="ignore"):  # an overflowing sum goes to the full checks, quietly
-        total = np.add.reduce(w, axis=1)
-    if not (np.isfinite(total).all() and np.greater(total, 0).all()):
+    # an overflowing sum goes to the full checks, quietly (NumPy's error state set as the
+    # NumPy backend's ops set it: no ``np.errstate`` object, ~1.5 us; only an overflow can
+    # happen in a sum of weights >= 0)
+    if quiet is None:
+        with np.errstate(over="ignore"):
+            total = np.add.reduce(w, axis=1)
+    else:
+        token = quiet[0].set(quiet[1])
+        try:
+            total = np.add.reduce(w, axis=1)
+        finally:
+            quiet[0].reset(token)
+    # every sum finite and positive: the sums are >= 0 and not NaN (no weight is)
+    if not (
+        np.minimum.reduce(total, axis=None) > 0 and np.maximum.reduce(total, axis=None) < np.inf
+    ):
         return False
     if replacement or num_samples == 1:  # a positive sum has a positive weight
         return True

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from lucid import dtypes, kernels
 from lucid._tensor import Tensor
 from lucid.autograd import grad_mode
-from lucid.autograd.function import Function
+from lucid.autograd.function import (
+    Function,
+    applies_directly,
+    direct_node,
+    forward_direct,
+    record_direct,
+)
 from lucid.ops._registry import OpTable, op, sample
 from lucid.ops._util import normalize_dim
 
@@ -131,6 +139,26 @@ def _prepare(name: str, x: Tensor, dim: int | None, dtype: Any) -> tuple[Tensor,
     return x, normalize_dim(dim, x.ndim)
 
 
+# NumPy's dtypes of lucid's float16, float32 and float64: ``apply_direct``'s inputs
+_FLOAT_NATIVE = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
+
+
+def apply_direct(cls: type[_Normalize], x: Tensor, d: int) -> Tensor:
+    """``cls.apply(x, d)`` (``Softmax`` or ``LogSoftmax``, ``d`` a dim of ``x`` in range)
+    without the call where ``x`` is a float16/32/64 NumPy tensor and ``applies_directly()``:
+    the same forward, node and output (a batch-1 classifier's log_softmax per step, per-call
+    cost, docs/performance.md); else the call itself."""
+    arr = x._data
+    if type(arr) is not np.ndarray or arr.dtype not in _FLOAT_NATIVE or not applies_directly():
+        return cls.apply(x, d)
+    rg = x.requires_grad
+    ctx = direct_node(cls, x._backend, (rg, False))
+    out = forward_direct(ctx, (x, d), arr, d)
+    if rg and grad_mode._state.enabled:
+        return record_direct(ctx, (x, d), [arr, d], out)  # type: ignore[no-any-return]
+    return Tensor.from_backend_array(out, ctx.backend)
+
+
 def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     """``exp(x) / exp(x).sum(dim)``, computed as ``exp(x - max)`` so large logits don't overflow.
 
@@ -140,7 +168,7 @@ def softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
     x, d = _prepare("softmax", input, dim, dtype)
     if x.ndim == 0:
         return Softmax.apply(x.reshape(1), 0).reshape(())
-    return Softmax.apply(x, d)
+    return apply_direct(Softmax, x, d)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Tensor:
@@ -148,4 +176,4 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype: Any = None) -> Ten
     x, d = _prepare("log_softmax", input, dim, dtype)
     if x.ndim == 0:
         return LogSoftmax.apply(x.reshape(1), 0).reshape(())
-    return LogSoftmax.apply(x, d)
+    return apply_direct(LogSoftmax, x, d)

@@ -16,9 +16,10 @@ import lucid
 from lucid import Tensor, kernels
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd import Function, grad_mode
-from lucid.autograd.function import quiet_array_call
+from lucid.autograd.function import quiet_array_call, unrecorded
 from lucid.nn.functional._util import check_float, maybe_inplace
 from lucid.ops.softmax import LogSoftmax as _LogSoftmax
+from lucid.ops.softmax import apply_direct as _softmax_direct
 
 __all__ = [
     "celu",
@@ -408,7 +409,33 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     One fused op (``lucid.special.gelu``): a backend may replace it with a native kernel, and
     its backward is written in lucid ops, so double backward works.
     """
+    if type(input) is Tensor and approximate in _GELU_FORMS and unrecorded(input):
+        y = _gelu_unrecorded(input, approximate)
+        if y is not None:
+            return y
     return lucid.special.gelu(check_float("gelu", input), approximate)
+
+
+_GELU_FORMS = ("none", "tanh")
+
+
+def _gelu_unrecorded(x: Tensor, approximate: str) -> Tensor | None:
+    """``Gelu.apply``'s forward where it would record nothing (``unrecorded``): the backend's
+    ``kernels.GELU`` called as that forward calls it, without the ``Function`` call (a
+    generated token's 4 GELUs, issue 30); None where there is no kernel or it declines (a
+    dtype it does not take: the op then runs, and checks, as before)."""
+    be = x._backend
+    fused = kernels.GELU.find(be)
+    if fused is None:
+        return None
+    quiet = be.fp_quiet
+    token = None if quiet is None else quiet[0].set(quiet[1])
+    try:
+        out = fused.forward(be, x._data, approximate)
+    finally:
+        if quiet is not None:
+            quiet[0].reset(token)
+    return None if out is None else Tensor.from_backend_array(out, be)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -527,8 +554,8 @@ def log_softmax(
         arr = input._data
         if type(arr) is np.ndarray and arr.dtype in _FLOAT_NATIVE:
             n = arr.ndim
-            if n and -n <= dim < n:
-                return _LogSoftmax.apply(input, dim % n)
+            if n and -n <= dim < n:  # (its Function.apply too, where nothing watches)
+                return _softmax_direct(_LogSoftmax, input, dim % n)
     return lucid.log_softmax(input, dim, dtype=dtype)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import lucid
 from lucid import Tensor, kernels
-from lucid.amp.autocast_mode import lower_precision_inputs
+from lucid.amp.autocast_mode import autocast_active, lower_precision_inputs
 from lucid.autograd import enable_grad
 from lucid.autograd.function import Function, ops_watched, records_nothing
 from lucid.autograd.grad_mode import is_grad_enabled
@@ -174,6 +174,10 @@ def scaled_dot_product_attention(
     >>> scaled_dot_product_attention(q, q, q, is_causal=True).shape
     (2, 4, 5, 8)
     """
+    if attn_mask is None and scale is None and dropout_p == 0.0:
+        fast = _no_grad_fast(query, key, value, is_causal)
+        if fast is not None:
+            return fast
     if isinstance(attn_mask, CausalBias):
         return _causal_bias_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                       enable_gqa)  # fmt: skip
@@ -205,6 +209,43 @@ def scaled_dot_product_attention(
     # torch's CPU kernel (no dropout) lays its result out as ``_Attention`` does (``_result``);
     # its math path (dropout) gives a contiguous one, as ``_reference``
     return _torch_layout(out, query) if dropout_p == 0.0 else out
+
+
+def _no_grad_fast(q: Any, k: Any, v: Any, is_causal: bool) -> Tensor | None:
+    """The common call of generation (no mask, dropout or scale, autocast off, nothing
+    recording, small heads of one float dtype on NumPy arrays), straight to
+    ``_attention_no_grad``: the checks ``scaled_dot_product_attention`` would make, in fewer
+    steps (~3 us a call of a generated token's 4: issue 30); None where any of them would not
+    pass or another route would run (the full path then decides, and raises, as it did)."""
+    if type(q) is not Tensor or type(k) is not Tensor or type(v) is not Tensor:
+        return None
+    qa, ka, va = q._data, k._data, v._data
+    if type(qa) is not np.ndarray or type(ka) is not np.ndarray or type(va) is not np.ndarray:
+        return None
+    qs, ks, vs = qa.shape, ka.shape, va.shape
+    dtype = qa.dtype
+    if (
+        len(qs) < 2
+        or len(ks) < 2
+        or len(vs) < 2
+        or qs[:-2] != ks[:-2]
+        or qs[:-2] != vs[:-2]
+        or qs[-1] != ks[-1]
+        or ks[-2] != vs[-2]
+        or ka.dtype != dtype
+        or va.dtype != dtype
+        or dtype not in _NP_FLOATS
+        or 0 in qs
+        or 0 in ks
+        or vs[-1] <= 0
+        or 2.0 * qa.size * ks[-2] > _SMALL_FLOPS
+        or autocast_active()
+        or not records_nothing()
+        or not _sdp_switches._sdp_available()
+        or kernels.SDPA in q._backend.kernels
+    ):
+        return None
+    return _attention_no_grad(q, k, v, 1.0 / math.sqrt(qs[-1]), is_causal)
 
 
 def _heads_transposed(a: Any) -> bool:
@@ -354,6 +395,7 @@ def _on_arrays(q: Tensor, k: Tensor, v: Tensor) -> bool:
 
 
 _ARRAY_DTYPES = ("float32", "float64")
+_NP_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the same, compared faster
 # The causal mask as an additive bias on the transposed scores ``(S, L)``: -inf where key j
 # comes after query i; per (S, L, dtype), small ones only.
 _CAUSAL_BIAS: dict[tuple[int, int, Any], Any] = {}
@@ -579,10 +621,23 @@ def _attention_no_grad(q: Tensor, k: Tensor, v: Tensor, factor: float, causal: b
     watching) and the heads are small: no ``Function`` call, no thread bookkeeping per product
     (generation at batch 1, docs/performance.md); the same array calls, so the same bits."""
     be = q._backend
+    qa, ka, va = q._data, k._data, v._data
+    heads = kernels.ATTENTION.find(be)
+    if heads is not None:  # the backend's kernel (no float errors to quiet): ``forward``'s calls
+        qs, ev = qa.shape, va.shape[-1]
+        flops = 2.0 * math.prod(qs[:-1]) * ka.shape[-2] * (qs[-1] + ev)
+        if flops < SPLIT_FLOPS or _parts(be, qa, flops) is None:
+            if len(qs) == 4 and _heads_transposed(qa):  # ``_result``'s, with no swapaxes call
+                out = np.empty((qs[0], qs[2], qs[1], ev), dtype=qa.dtype).transpose(0, 2, 1, 3)
+            else:
+                out = np.empty((*qs[:-1], ev), dtype=qa.dtype)
+            pt = np.empty((*qs[:-2], ka.shape[-2], qs[-2]), dtype=qa.dtype)
+            if heads.forward(be, qa, ka, va, factor, causal, out, pt):
+                return Tensor.from_backend_array(out, be)
     quiet = be.fp_quiet
     token = None if quiet is None else quiet[0].set(quiet[1])
     try:
-        out = _Attention.forward(_NoGradCtx(be), q._data, k._data, v._data, factor, causal)
+        out = _Attention.forward(_NoGradCtx(be), qa, ka, va, factor, causal)
     finally:
         if quiet is not None:
             quiet[0].reset(token)

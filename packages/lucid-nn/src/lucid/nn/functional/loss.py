@@ -506,6 +506,10 @@ def _cross_entropy_probs(
     return _named(total / (input.numel() // c), "DivBackward1")  # torch divides by a Scalar
 
 
+# NumPy's dtypes of lucid's float16, float32 and float64 (``nll_loss``'s direct route)
+_NLL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16))
+
+
 class _NllLoss(Function):
     """Negative log-likelihood of (M, C) log-probabilities at class indices as one node: the
     op-level form records ~13 ops (target check, mask, gather, weights, reduction) and its
@@ -600,6 +604,21 @@ def nll_loss(
     ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """Negative log-likelihood of log-probabilities ``input`` (N, C, ...) at ``target``."""
+    if (
+        (reduction == "mean" or reduction == "sum") and weight is None and size_average is None
+        and reduce is None and type(input) is Tensor and type(target) is Tensor
+    ):  # fmt: skip
+        # (N, C) float NumPy log-probabilities and (N,) integer targets: every check below
+        # passes and the node is the same (a batch-1 classifier's loss per step, per-call
+        # cost, docs/performance.md)
+        xa, ta = input._data, target._data
+        if (
+            type(xa) is np.ndarray and type(ta) is np.ndarray and len(xa.shape) == 2
+            and len(ta.shape) == 1 and ta.shape[0] == xa.shape[0] and xa.dtype in _NLL_FLOATS
+            and ta.dtype.kind in "iu" and not ops_watched()
+        ):  # fmt: skip
+            plain: Tensor = _NllLoss.apply(input, ta, None, int(ignore_index), reduction)
+            return _named(plain, "NllLossBackward0")
     reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
     check_float("nll_loss", input)
     if input.ndim == 1:

@@ -299,6 +299,14 @@ def layer_norm(
         raise RuntimeError(f"layer_norm: weight of shape {weight.shape} does not match {shape}")
     if bias is not None and tuple(bias._data.shape) != shape:
         raise RuntimeError(f"layer_norm: bias of shape {bias.shape} does not match {shape}")
+    return _layer_norm_checked(input, weight, bias, nd, eps)
+
+
+def _layer_norm_checked(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, nd: int, eps: float
+) -> Tensor:
+    """``layer_norm`` past its checks (``LayerNorm`` calls it where its own checks imply
+    them: generation's 9 layer norms a token, issue 30)."""
     if records_nothing():  # no node to record: the backend's compiled rows, if it has them
         y = _layer_norm_no_grad(input, weight, bias, nd, float(eps))
         if y is not None:
@@ -313,7 +321,10 @@ def _layer_norm_no_grad(
     small layer norms, docs/performance.md); None where the backend has no kernel, it
     declines, or the tensors are on different backends (the op then runs as usual)."""
     be = x._backend
-    if any(t is not None and t._backend is not be for t in (weight, bias)):
+    # (written out, no generator: generation's 9 layer norms a token, issue 30)
+    if (weight is not None and weight._backend is not be) or (
+        bias is not None and bias._backend is not be
+    ):
         return None
     fused = kernels.LAYER_NORM.find(be)
     if fused is None:

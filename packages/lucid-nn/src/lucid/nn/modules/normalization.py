@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 import lucid
 from lucid import Tensor
 from lucid.autograd import no_grad
 from lucid.nn import functional as F
 from lucid.nn import init
+from lucid.nn.functional.normalization import _layer_norm_checked
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.parameter import Buffer, Parameter
@@ -218,6 +221,10 @@ class InstanceNorm3d(_InstanceNorm):
     _dims_text = "4D (unbatched) or 5D (batched)"
 
 
+# float32/float64 arrays: a floating input (``F.layer_norm``'s ``check_float``), read faster.
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims (Ba et al., 2016)."""
 
@@ -262,6 +269,14 @@ class LayerNorm(Module):
             raise ValueError(
                 f"LayerNorm expected input with trailing shape {normalized}, got {shape}"
             )
+        if (
+            weight is not None
+            and input._data.dtype in _PLAIN_FLOATS
+            and type(normalized) is tuple
+            and weight._data.shape == normalized
+            and (bias is None or bias._data.shape == normalized)
+        ):  # every check of ``F.layer_norm`` passes: past them (issue 30)
+            return _layer_norm_checked(input, weight, bias, nd, self.eps)
         return F.layer_norm(input, normalized, weight, bias, self.eps)
 
     def extra_repr(self) -> str:

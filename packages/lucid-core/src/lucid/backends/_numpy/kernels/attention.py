@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lucid.backends._numpy import _compiled
+from lucid.backends._numpy import _compiled, _gemm
 from lucid.backends._numpy._parallel import blas_threads
 
 __all__ = ["CpuAttention", "CpuAttentionShift"]
@@ -86,6 +86,17 @@ def _heads_ok(q: Any, k: Any, v: Any, o: Any) -> bool:
     return _rows_ok(q) and _rows_ok(k) and _rows_ok(v) and _rows_ok(o)
 
 
+def _one_thread_anyway(q4: Any, k4: Any, v4: Any, p4: Any) -> bool:
+    """Whether ``_sdpa_jit.forward`` runs its heads in this thread, one after another (fewer
+    score elements than its ``SPLIT_ELEMENTS``, or one head), each head's two products small
+    enough that OpenBLAS runs them on one thread by itself (``_gemm._TINY_FLOPS``, as
+    ``matmul`` takes them): ``single_blas_thread`` then changes nothing but costs 1.4-1.8 us a
+    call (a generated token's 4, issue 30)."""
+    if p4.size >= _compiled.load(_HEADS).SPLIT_ELEMENTS and q4.shape[0] * q4.shape[1] >= 2:
+        return False
+    return bool(2 * q4.shape[2] * k4.shape[2] * max(q4.shape[3], v4.shape[3]) <= _gemm._TINY_FLOPS)
+
+
 class CpuAttention:
     """``kernels.ATTENTION`` for NumPy with ``lucid-core[numba]``: ``_sdpa_jit``'s passes over
     whole heads, forward and backward, float32, up to two batch dims, rows contiguous (a
@@ -94,29 +105,33 @@ class CpuAttention:
     @staticmethod
     def forward(backend: Any, q: Any, k: Any, v: Any, factor: float, causal: bool, out: Any,
                 pt: Any) -> bool:  # fmt: skip
+        if not COMPILED_HEADS or not 2 <= q.ndim <= 4 or not _heads_ok(q, k, v, out):
+            return False
+        qs, ks, vs = q.shape, k.shape, v.shape  # read once (per-call cost, issue 30)
         if (
-            not COMPILED_HEADS
-            or not 2 <= q.ndim <= 4
-            or not _heads_ok(q, k, v, out)
-            or q.shape[:-2] != k.shape[:-2]
-            or v.shape[:-1] != k.shape[:-1]
-            or out.shape != (*q.shape[:-1], v.shape[-1])
+            qs[:-2] != ks[:-2]
+            or vs[:-1] != ks[:-1]
+            or out.shape != (*qs[:-1], vs[-1])
             or type(pt) is not np.ndarray
             or pt.dtype != _F32
             or not pt.flags.c_contiguous
-            or min(q.size, k.size, v.size) == 0
+            or 0 in qs
+            or 0 in ks
+            or 0 in vs
             or _compiled.load(_HEADS) is None
         ):
             return False
-        if q.ndim == 4:  # the usual (N, H, L, E): as they are
+        if len(qs) == 4:  # the usual (N, H, L, E): as they are
             q4, k4, v4, o4, p4 = q, k, v, out, pt
         else:
             lead = (None,) * (4 - q.ndim)  # (L, E) -> (1, 1, L, E): the kernel's 4-D form
             q4, k4, v4, o4 = q[lead], k[lead], v[lead], out[lead]
             p4 = pt.reshape(*q4.shape[:2], k.shape[-2], q.shape[-2])
+        args = (q4, k4, v4, o4, p4, float(factor), bool(causal))
+        if _one_thread_anyway(q4, k4, v4, p4):
+            return _compiled.run(_HEADS, "forward", *args)
         with blas_threads.single_blas_thread():  # one BLAS thread per head's products
-            return _compiled.run(_HEADS, "forward", q4, k4, v4, o4, p4, float(factor),
-                                 bool(causal))  # fmt: skip
+            return _compiled.run(_HEADS, "forward", *args)
 
     @staticmethod
     def backward(backend: Any, q: Any, k: Any, v: Any, g: Any, pt: Any, factor: float,

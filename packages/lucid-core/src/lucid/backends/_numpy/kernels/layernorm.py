@@ -26,24 +26,30 @@ class CpuLayerNorm:
 
     @staticmethod
     def forward(backend: Any, x: Any, weight: Any, bias: Any, nd: int, eps: float) -> Any:
-        if x.dtype not in _FLOATS or x.size == 0 or _compiled.load(_JIT) is None:
+        dtype = x.dtype
+        if dtype not in _FLOATS or x.size == 0 or _compiled.load(_JIT) is None:
             return None
-        if any(a is not None and a.dtype != x.dtype for a in (weight, bias)):
+        # (the tests written out, no generator: generation's 9 layer norms a token, issue 30)
+        if (weight is not None and weight.dtype != dtype) or (
+            bias is not None and bias.dtype != dtype
+        ):
             return None
-        d = math.prod(x.shape[x.ndim - nd :])
+        shape = x.shape
+        d = math.prod(shape[len(shape) - nd :])
         # x itself where it is C-contiguous (the Function saves x for backward, whose version
         # check refuses a backward after x changed in place, as torch's): no copy of the input
         x2 = np.ascontiguousarray(x).reshape(-1, d)
-        w = _none(x.dtype) if weight is None else np.ascontiguousarray(weight).reshape(-1)
-        b = _none(x.dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1)
+        w = _none(dtype) if weight is None else np.ascontiguousarray(weight).reshape(-1)
+        b = _none(dtype) if bias is None else np.ascontiguousarray(bias).reshape(-1)
         y = np.empty_like(x2)
-        mean = np.empty(x2.shape[0])
-        rstd = np.empty(x2.shape[0])
+        rows = x2.shape[0]
+        mean = np.empty(rows)
+        rstd = np.empty(rows)
         if not _compiled.run(_JIT, "forward", x2, w, b, float(eps), y, mean, rstd):
             return None
-        shapes = tuple(None if a is None else a.shape for a in (weight, bias))
-        residuals = (x2, w, mean, rstd, x.shape, shapes)
-        return y.reshape(x.shape), residuals
+        shapes = (None if weight is None else weight.shape, None if bias is None else bias.shape)
+        residuals = (x2, w, mean, rstd, shape, shapes)
+        return y.reshape(shape), residuals
 
     @staticmethod
     def backward(backend: Any, residuals: Any, g: Any, needs: Any) -> tuple[Any, Any, Any]:
