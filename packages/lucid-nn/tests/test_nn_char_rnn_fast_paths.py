@@ -98,7 +98,9 @@ def test_log_softmax_module_and_functional_match_the_observed_path() -> None:
         F.log_softmax(x, dim=2)
 
 
-@pytest.mark.parametrize("alpha", [-0.005, 2.5, 1e300, -1e39, 7])
+# alphas float32 holds (3e38 overflows the products): an alpha past its range is outside
+# this test, where torch raises and lucid follows NumPy's promotion (docs/differences.md)
+@pytest.mark.parametrize("alpha", [-0.005, 2.5, 3e38, 7])
 def test_add_alpha_in_place_matches_the_ufuncs(alpha: Any) -> None:
     rng = np.random.default_rng(2)
     a = rng.standard_normal((128, 40)).astype(np.float32)
@@ -107,5 +109,7 @@ def test_add_alpha_in_place_matches_the_ufuncs(alpha: Any) -> None:
     with lucid.no_grad():
         p.add_(lucid.tensor(b), alpha=alpha)
     with np.errstate(all="ignore"):
-        expected = np.add(a, np.multiply(b, alpha))
+        # alpha rounded to the array's dtype first, as torch's add_ and lucid's kernel round
+        # it (NumPy 1.x would promote a float32 array times 1e300 to float64)
+        expected = np.add(a, np.multiply(b, a.dtype.type(alpha)))
     np.testing.assert_array_equal(p.detach().numpy(), expected)
