@@ -15,6 +15,8 @@ the order of the calls only, never on the clock (docs/performance.md, "One runti
 ``set_num_threads`` starts them afresh.
 
 Work inside the pool's threads (``in_worker``) runs inline on one BLAS thread: nothing nests.
+The pool's threads are kept off the CPU of the thread that hands them work (``PLACE_WORKERS``),
+which works beside them: a woken thread placed on its waker's CPU shared it for milliseconds.
 
 A kernel that calls ``np.matmul`` itself in a loop of small products (a recurrent layer's
 per-step ``h @ w``) runs the loop inside ``blas_threads.single_blas_thread()``: each product
@@ -66,9 +68,37 @@ class _Local(threading.local):
 _LOCAL = _Local()
 
 
-def _mark_worker() -> None:
-    """The pool's thread initializer."""
+def _mark_worker(owner: BlasThreads | None = None) -> None:
+    """The pool's thread initializer: marks the thread as a worker and keeps it off the CPU the
+    threads handing it work were last seen on (``BlasThreads.place_workers``)."""
     _LOCAL.worker = True
+    if owner is not None:
+        owner.add_worker(threading.get_native_id())
+
+
+# The pool's threads are kept off the CPU of the thread that hands them work (its CPU when it
+# last asked for the pool; the calling thread takes chunks itself, or runs a recurrence beside
+# the pool's work). Linux may wake a thread on the CPU of the thread that woke it and move it
+# to an idle one only at the next balancing tick: on the 2-vCPU VMs measured, the woken worker
+# and the caller shared one CPU for 1-3 ms after most hand-offs (an LSTM layer's first step
+# 2.6-2.9 ms instead of 0.1; a 0.37 ms compiled loop took 2.0 ms beside a 1.9 ms task handed
+# just before it, 0.375 ms with the worker kept off the caller's CPU; docs/performance.md,
+# issue 30). OpenMP's threads escape it by spinning between parallel regions. False: the
+# threads go where the scheduler puts them.
+PLACE_WORKERS = True
+
+
+def _sched_getcpu() -> Callable[[], int] | None:
+    """libc's ``sched_getcpu`` (None where there is none: not Linux, no ctypes)."""
+    try:
+        import ctypes
+
+        f = ctypes.CDLL(None).sched_getcpu
+        f.restype, f.argtypes = ctypes.c_int, []
+        f()
+    except (OSError, AttributeError, ImportError):
+        return None
+    return f  # type: ignore[no-any-return]
 
 
 def in_worker() -> bool:
@@ -123,6 +153,10 @@ class BlasThreads:
         self._saved: list[int] = []
         self._requested: int | None = None  # set by set_num_threads
         self._lock = threading.Lock()
+        self._tids: list[int] = []  # the pool's threads' native ids (``add_worker``)
+        self._off: int | None = None  # the CPU the pool's threads are kept off (None: none)
+        # libc's sched_getcpu (True: not looked up yet; None: none, or no sched_setaffinity)
+        self._getcpu: Callable[[], int] | None | bool = hasattr(os, "sched_setaffinity")
         self.last: Runtime | None = None  # the runtime of the last parallel work (None: none yet)
         self.openblas_after_numba = False  # OpenBLAS's threads ran since numba's last split
         # numba's OpenMP threads spin after a split: the runtime was started before lucid could
@@ -242,6 +276,44 @@ class BlasThreads:
         call's batch in halves (lucid-nn), whose NumPy calls release the GIL."""
         return map_blocks(work, ranges, 1, 0)
 
+    def add_worker(self, tid: int) -> None:
+        """A new pool thread ``tid`` (in its initializer): kept off the CPU the others are."""
+        with self._lock:
+            self._tids.append(tid)
+            off = self._off
+        if off is not None:
+            self._keep_off(tid, off)
+
+    @staticmethod
+    def _keep_off(tid: int, cpu: int) -> bool:
+        """Thread ``tid`` allowed on every CPU this process may use but ``cpu``; False where
+        that leaves none or the system refuses."""
+        try:
+            others = os.sched_getaffinity(0) - {cpu}
+            if not others:
+                return False
+            os.sched_setaffinity(tid, others)
+        except OSError:  # the thread has exited, or a sandbox refuses
+            return False
+        return True
+
+    def place_workers(self) -> None:
+        """Keep the pool's threads off the calling thread's CPU (``PLACE_WORKERS``): one libc
+        call, and a system call per thread where that CPU changed since the last time."""
+        getcpu = self._getcpu
+        if getcpu is True:
+            getcpu = self._getcpu = _sched_getcpu()
+        if not getcpu or not PLACE_WORKERS:
+            return
+        cpu = getcpu()  # type: ignore[operator]
+        if cpu < 0 or cpu == self._off:
+            return
+        with self._lock:
+            tids = list(self._tids)
+            self._off = cpu
+        for tid in tids:
+            self._keep_off(tid, cpu)
+
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads (new after a fork); asking for it counts as
         parallel work on lucid's threads.
@@ -259,10 +331,16 @@ class BlasThreads:
                 if self._pool is not None and not stale:
                     self._pool.shutdown(wait=False)
                 self._pool = ThreadPoolExecutor(
-                    workers, thread_name_prefix=_WORKER_PREFIX, initializer=_mark_worker
+                    workers,
+                    thread_name_prefix=_WORKER_PREFIX,
+                    initializer=_mark_worker,
+                    initargs=(self,),
                 )
                 self._pool_pid = os.getpid()
-            return self._pool
+                self._tids, self._off = [], None
+            pool = self._pool
+        self.place_workers()
+        return pool
 
 
 blas_threads = BlasThreads()
