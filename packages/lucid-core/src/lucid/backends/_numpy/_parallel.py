@@ -98,7 +98,7 @@ def _sched_getcpu() -> Callable[[], int] | None:
         f()
     except (OSError, AttributeError, ImportError):
         return None
-    return f  # type: ignore[no-any-return]
+    return f
 
 
 def in_worker() -> bool:
@@ -305,7 +305,7 @@ class BlasThreads:
             getcpu = self._getcpu = _sched_getcpu()
         if not getcpu or not PLACE_WORKERS:
             return
-        cpu = getcpu()  # type: ignore[operator]
+        cpu = getcpu()
         if cpu < 0 or cpu == self._off:
             return
         with self._lock:
