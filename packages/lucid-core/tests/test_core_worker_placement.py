@@ -85,11 +85,15 @@ def test_a_caller_on_another_cpu_moves_them(
     assert calls == []
 
 
-@needs_placement
-def test_placement_off_leaves_the_threads_where_the_scheduler_puts_them(
-    threads: BlasThreads, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs sched_getaffinity")
+@pytest.mark.parametrize("how", ["switched off", "no sched_getcpu"])
+def test_without_placement_the_threads_stay_where_the_scheduler_puts_them(
+    threads: BlasThreads, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    monkeypatch.setattr(_parallel, "PLACE_WORKERS", False)
+    if how == "switched off":
+        monkeypatch.setattr(_parallel, "PLACE_WORKERS", False)
+    else:
+        monkeypatch.setattr(threads, "_getcpu", None)
     pool = threads.pool(2)
     assert threads._off is None
     for cpus in _affinities(pool, 2):
@@ -109,12 +113,3 @@ def test_one_cpu_or_a_refusal_changes_nothing(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
     assert not BlasThreads._keep_off(12345, 0)
-
-
-def test_no_sched_getcpu_means_no_placement(
-    threads: BlasThreads, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(threads, "_getcpu", None)
-    pool = threads.pool(2)
-    assert threads._off is None
-    assert pool.submit(lambda: 7).result(timeout=10) == 7
