@@ -104,7 +104,7 @@ def test_one_cpu_or_a_refusal_changes_nothing(monkeypatch: pytest.MonkeyPatch) -
     calls: list[Any] = []
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)
     monkeypatch.setattr(os, "sched_setaffinity", lambda *a: calls.append(a), raising=False)
-    assert not BlasThreads._keep_off(12345, 3)  # no other CPU: the thread stays as it is
+    assert not BlasThreads._keep_off([12345], 3)  # no other CPU: the thread stays as it is
     assert calls == []
 
     def refuse(*a: Any) -> None:
@@ -112,4 +112,4 @@ def test_one_cpu_or_a_refusal_changes_nothing(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(os, "sched_setaffinity", refuse, raising=False)
-    assert not BlasThreads._keep_off(12345, 0)
+    assert not BlasThreads._keep_off([12345], 0)

@@ -155,8 +155,8 @@ class BlasThreads:
         self._lock = threading.Lock()
         self._tids: list[int] = []  # the pool's threads' native ids (``add_worker``)
         self._off: int | None = None  # the CPU the pool's threads are kept off (None: none)
-        # libc's sched_getcpu (True: not looked up yet; None: none, or no sched_setaffinity)
-        self._getcpu: Callable[[], int] | None | bool = hasattr(os, "sched_setaffinity")
+        # libc's sched_getcpu (None: none, or no sched_setaffinity to act on what it says)
+        self._getcpu = _sched_getcpu() if hasattr(os, "sched_setaffinity") else None
         self.last: Runtime | None = None  # the runtime of the last parallel work (None: none yet)
         self.openblas_after_numba = False  # OpenBLAS's threads ran since numba's last split
         # numba's OpenMP threads spin after a split: the runtime was started before lucid could
@@ -282,28 +282,31 @@ class BlasThreads:
             self._tids.append(tid)
             off = self._off
         if off is not None:
-            self._keep_off(tid, off)
+            self._keep_off([tid], off)
 
     @staticmethod
-    def _keep_off(tid: int, cpu: int) -> bool:
-        """Thread ``tid`` allowed on every CPU this process may use but ``cpu``; False where
-        that leaves none or the system refuses."""
+    def _keep_off(tids: list[int], cpu: int) -> bool:
+        """Threads ``tids`` allowed on every CPU this process may use but ``cpu``; False where
+        that leaves none or the system refuses (a thread that has exited is skipped)."""
         try:
             others = os.sched_getaffinity(0) - {cpu}
-            if not others:
-                return False
-            os.sched_setaffinity(tid, others)
-        except OSError:  # the thread has exited, or a sandbox refuses
+        except OSError:
             return False
-        return True
+        if not others:
+            return False
+        done = True
+        for tid in tids:
+            try:
+                os.sched_setaffinity(tid, others)
+            except OSError:  # the thread has exited, or a sandbox refuses
+                done = False
+        return done
 
     def place_workers(self) -> None:
         """Keep the pool's threads off the calling thread's CPU (``PLACE_WORKERS``): one libc
         call, and a system call per thread where that CPU changed since the last time."""
         getcpu = self._getcpu
-        if getcpu is True:
-            getcpu = self._getcpu = _sched_getcpu()
-        if not getcpu or not PLACE_WORKERS:
+        if getcpu is None or not PLACE_WORKERS:
             return
         cpu = getcpu()
         if cpu < 0 or cpu == self._off:
@@ -311,8 +314,7 @@ class BlasThreads:
         with self._lock:
             tids = list(self._tids)
             self._off = cpu
-        for tid in tids:
-            self._keep_off(tid, cpu)
+        self._keep_off(tids, cpu)
 
     def pool(self, workers: int) -> ThreadPoolExecutor:
         """The thread pool of ``workers`` threads (new after a fork); asking for it counts as
