@@ -5,11 +5,12 @@ LeNet-5 at batch 64 and ResNet-18-CIFAR at batch 128 (``--batch-resnet``). torch
 from lucid's ``state_dict`` (copied through NumPy). Each configuration runs in a fresh
 subprocess: both frameworks at their defaults (no ``set_num_threads`` call) and at 1 thread
 each, with the environment as given and with ``OPENBLAS_CORETYPE`` / ``OPENBLAS_L2_SIZE``
-removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step)
-and prints medians per step and lucid/torch (and, in a ``(fastest)`` row, each framework's
-fastest round: steadier on a VM whose speed jumps; in a ``(per round)`` row, the median of
-each round's lucid/torch, the two timed seconds apart); each round starts after a 0.3 s pause, so
-that neither framework's idle spinning threads take a core from the other's round. Peak memory is
+removed. Timing alternates lucid and torch rounds (a round is 20 LeNet steps or 1 ResNet step;
+the order turns each round: lucid first, then torch first) and prints medians per step and
+lucid/torch (and, in a ``(fastest)`` row, each framework's fastest round: steadier on a VM whose
+speed jumps; in a ``(per round)`` row, the median of each round's lucid/torch, the two timed
+seconds apart); each round starts after a 0.3 s pause, so that neither framework's idle
+spinning threads take a core from the other's round. Peak memory is
 VmHWM of two more fresh subprocesses per configuration, one per framework, so neither counts
 the other's. Without torch only the lucid column is printed.
 
@@ -42,7 +43,11 @@ import numpy as np
 OB_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 TORCH_RESNET = Path(__file__).resolve().parents[1] / "experiments" / "torch_resnet.py"
 STEPS_PER_ROUND = {"lenet5": 20, "resnet18": 1, "gpt": 5, "lstm": 3, "charrnn": 20, "gptgen": 1}
-DEFAULT_ROUNDS = {"lenet5": 7, "resnet18": 3, "gpt": 7, "lstm": 7, "charrnn": 7, "gptgen": 5}
+# Rounds by cost: a short round is one sample of a VM whose speed moves in spells of a second
+# or so (char-RNN rounds of 20 steps took lucid 0.85 or 1.6 ms a step, torch 0.7 or 1.2, minutes
+# apart and in neighbouring rounds); the cheap rows take more, so that their medians hold
+# (docs/performance.md, session 24).
+DEFAULT_ROUNDS = {"lenet5": 11, "resnet18": 3, "gpt": 7, "lstm": 7, "charrnn": 15, "gptgen": 7}
 SEQ_MODELS = ("gpt", "lstm", "charrnn", "gptgen")
 # gptgen: nanoGPT's sample.py on the gpt workload's model (a "step" generates this many tokens
 # from one, without grad; temperature 0.8, top_k 200); the row adds tokens per second.
@@ -390,8 +395,11 @@ def worker(name: str, mode: str, threads: str, rounds: int, batch: int) -> dict[
         return {**res, "peak": _mib("VmHWM")}
     times: dict[str, list[float]] = {fw: [] for fw in steps}
     cpu: dict[str, list[float]] = {fw: [] for fw in steps}
-    for _ in range(rounds):
-        for fw, f in steps.items():
+    order = list(steps.items())
+    for r in range(rounds):
+        # the order turns each round (lucid, torch; torch, lucid; ...): neither framework is
+        # always the one timed first after the other's round
+        for fw, f in order if r % 2 == 0 else order[::-1]:
             time.sleep(SETTLE_S)  # the other framework's BLAS/OpenMP threads stop spinning
             t0, c0 = time.perf_counter(), time.process_time()
             for _ in range(k):
@@ -445,8 +453,9 @@ def paired(env: dict[str, str], name: str, threads: str, rounds: int, batch: int
             json.loads(p.stdout.readline())
         times: dict[str, list[float]] = {fw: [] for fw in procs}
         cpu: dict[str, list[float]] = {fw: [] for fw in procs}
-        for _ in range(rounds):
-            for fw, p in procs.items():
+        order = list(procs.items())
+        for r in range(rounds):
+            for fw, p in order if r % 2 == 0 else order[::-1]:  # as ``worker``'s rounds
                 assert p.stdin is not None and p.stdout is not None
                 time.sleep(SETTLE_S)
                 p.stdin.write("round\n")
