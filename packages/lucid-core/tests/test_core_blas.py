@@ -472,3 +472,30 @@ def test_fused_linear_declines_what_matmul_runs_otherwise(monkeypatch: pytest.Mo
     monkeypatch.setattr(_gemm, "FUSED_LINEAR", False)
     monkeypatch.setattr(blas_threads, "last", None)
     assert _gemm.linear(x, w, b) is None
+
+
+@pytest.mark.parametrize("m", [1, 2, 16, 20, 24, 32, 48, 64, 100])
+@pytest.mark.parametrize("k", [32, 128, 200, 512])
+def test_small_kernel_blocks_are_whole_vectors_within_the_kernels_limits(
+    m: int, k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``small_blocks``: a column block within OpenBLAS's small-kernel limits (a result of at
+    most 1,200 elements, m * n * k at most 100^3), a multiple of 16 columns from 16 on (the
+    widths of 64 rows then split into equal blocks), and as before where the limits allow
+    fewer."""
+    if not _gemm._compiled.available("_gemm_jit"):
+        pytest.skip("the compiled kernels (numba) are not installed")
+    from lucid.backends._numpy.kernels import _gemm_jit
+
+    monkeypatch.setattr(_gemm_jit, "SMALL_KERNELS", True)
+    nb = _gemm_jit.small_blocks(m, k)
+    if not (m <= 24 or (k >= 128 and m <= 100)):
+        assert nb == 0
+        return
+    limit = min(1200 // m, 100**3 // (m * k))
+    assert 0 < nb <= limit and nb * m <= 1200 and nb * m * k <= 100**3
+    assert nb == limit if limit < 16 else (nb % 16 == 0 and limit - nb < 16)
+    if (m, k) == (64, 128):  # a generated token's Linears: 128, 384, 512 in equal blocks
+        assert nb == 16
+    monkeypatch.setattr(_gemm_jit, "SMALL_KERNELS", False)
+    assert _gemm_jit.small_blocks(m, k) == 0

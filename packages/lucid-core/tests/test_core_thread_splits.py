@@ -60,10 +60,56 @@ def test_gelu_split_over_threads_gives_one_threads_bits(
         if numba:
             jit = _compiled.load("_special_jit")
             monkeypatch.setattr(jit, "SPLIT_ELEMENTS", 1 << 62)
+            monkeypatch.setattr(jit, "HOT_SPLIT_ELEMENTS", 1 << 62)
         one = _gelu_pair(x, g)
     for a, b in zip(split, one):  # None: the op's own code (the tanh form without numba)
         assert (a is None) == (b is None)
         assert a is None or a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("last", ["numba", "pool", None])
+def test_gelu_splits_from_32k_elements_where_numbas_threads_ran_last(
+    last: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A generated token's GELU, (64, 512): split over numba's threads right after a split of
+    theirs (a product's columns: the threads are awake), on the calling thread otherwise; the
+    same bits either way."""
+    jit = _compiled.load("_special_jit")
+    if jit is None:
+        pytest.skip("numba not installed")
+    monkeypatch.setattr(_parallel, "workers", lambda: 2)
+    monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
+    monkeypatch.setattr(_parallel.blas_threads, "last", last)
+    splits: list[str] = []
+    run_split = jit.run.__globals__["run_split"]
+
+    def counted(name: str, *args: Any) -> None:
+        splits.append(name)
+        run_split(name, *args)
+
+    monkeypatch.setitem(jit.run.__globals__, "run_split", counted)
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((64, 512)) * 3).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+    fwd = GELU.find(_CPU)
+    assert fwd is not None
+    with np.errstate(all="ignore"):
+        got = fwd.forward(_CPU, x, "none")
+        serial = np.empty_like(x)
+        jit.gelu_rational(x.reshape(-1), serial.reshape(-1))
+    assert got.tobytes() == serial.tobytes()
+    import numba  # noqa: PLC0415  (installed: ``jit`` loaded)
+
+    # one core, or no thread-safe layer: the split's own check keeps it on the calling thread
+    can_split = numba.config.NUMBA_NUM_THREADS >= 2 and _numba_layer_ok()
+    assert splits == (["gelu_rational_split"] if last == "numba" and can_split else [])
+
+
+def _numba_layer_ok() -> bool:
+    from lucid.backends._numpy import _numba  # noqa: PLC0415  (numba installed)
+
+    return _numba.thread_layer.ok is not False
 
 
 def _layernorm(jit: object, x: np.ndarray, w: np.ndarray, g: np.ndarray) -> list[np.ndarray]:

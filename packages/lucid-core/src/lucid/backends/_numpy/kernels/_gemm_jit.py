@@ -239,13 +239,23 @@ _SMALL_RESULT = 1200
 _SMALL_MNK = 100**3
 
 
+# The block is a whole number of AVX-512 float32 vectors where it can be: a ragged block's last
+# columns run on the kernel's tail code (64 rows: blocks of 16 columns 0.95-0.97x the time of
+# blocks of 18, 0.94-0.99x from 16 to 100 rows), and the usual widths (128, 384, 512) then split
+# into equal blocks, so the two threads of ``linear_blocks_split`` get equal columns (128 at
+# 64 rows: 64 and 64 where blocks of 18 gave 72 and 56) (docs/performance.md, session 24).
+_VECTOR = 16
+
+
 def small_blocks(m: int, k: int) -> int:
     """The column block whose products OpenBLAS runs on its small-matrix kernels for an (m, k)
     float32 ``x @ w.T``, where that measured faster than one GEMM here (k >= 32 and m <= 24,
-    or k >= 128 and m <= 100); 0 otherwise."""
+    or k >= 128 and m <= 100), rounded down to a multiple of 16 columns from 16 on; 0
+    otherwise."""
     if not SMALL_KERNELS or k < 32 or not (m <= 24 or (k >= 128 and m <= 100)):
         return 0
-    return min(_SMALL_RESULT // m, _SMALL_MNK // (m * k))
+    nb = min(_SMALL_RESULT // m, _SMALL_MNK // (m * k))
+    return nb if nb < _VECTOR else nb // _VECTOR * _VECTOR
 
 
 @jit

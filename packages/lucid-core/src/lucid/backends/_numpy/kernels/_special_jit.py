@@ -28,6 +28,7 @@ from numba import prange, types
 from numba.extending import intrinsic
 
 from lucid.backends._numpy._numba import U, jit_math, run
+from lucid.backends._numpy._parallel import NUMBA, blas_threads
 from lucid.backends._numpy.kernels.special import (
     ERF_CLAMP,
     ERF_P,
@@ -231,9 +232,18 @@ BINARY = {"gelu_grad_tanh": gelu_grad_tanh, "gelu_grad_rational": gelu_grad_rati
 SPLIT_ELEMENTS = 1 << 17
 
 
+# From this many elements a pass splits where numba's threads ran the last parallel work (a
+# product's column split just before: GELU after ``c_fc``), whose threads are awake still: a
+# generated token's GELU, (64, 512), 24 -> ~15 us; the forward at 64 tokens 2-4% faster,
+# alternated call by call (docs/performance.md, session 24).
+HOT_SPLIT_ELEMENTS = 1 << 15
+
+
 def unary(name: str, x: Any, out: Any) -> None:
-    """``UNARY[name](x, out)`` over 1-D arrays, split over numba's threads when very big."""
-    if x.shape[0] < SPLIT_ELEMENTS:
+    """``UNARY[name](x, out)`` over 1-D arrays, split over numba's threads when very big, or
+    big and numba's threads ran the last parallel work."""
+    n = x.shape[0]
+    if n < SPLIT_ELEMENTS and (n < HOT_SPLIT_ELEMENTS or blas_threads.last != NUMBA):
         UNARY[name](x, out)
     else:
         run(name, UNARY[name], _make_split_unary, (x, out), x.shape[0])
