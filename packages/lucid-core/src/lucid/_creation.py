@@ -66,7 +66,9 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 def _shape(size: Sequence[Any]) -> tuple[int, ...]:
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    if len(size) == 1 and hasattr(size[0], "shape") and not isinstance(size[0], int):
+    if len(size) == 1 and not isinstance(size[0], int) and len(getattr(size[0], "shape", ())):
+        # a sequence-like of sizes (a Size, an array); a 0-d one (a NumPy integer such as
+        # ``np.prod(shape)``'s, a 0-d tensor) is one size, as in torch
         size = tuple(size[0])
     shape = tuple(_dim_size(s, i) for i, s in enumerate(size))
     if any(s < 0 for s in shape):

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from lucid._tensor import Tensor
 from lucid.autograd import no_grad
 from lucid.distributions import constraints
+from lucid.ops._util import index_int
 
 D = TypeVar("D", bound="Distribution")
 Shape = tuple[int, ...]
@@ -22,8 +23,9 @@ Shape = tuple[int, ...]
 
 def as_shape(shape: Any) -> Shape:
     """``sample_shape``/``batch_shape`` arguments as a tuple of ints (an int is one dim)."""
-    if isinstance(shape, int):
-        return (shape,)
+    one = index_int(shape)
+    if one is not None:
+        return (one,)
     return tuple(int(s) for s in shape)
 
 

@@ -25,7 +25,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.ops import roll
 from lucid.ops._util import add_out as _add_out
-from lucid.ops._util import normalize_dim
+from lucid.ops._util import index_int, normalize_dim
 from lucid.ops.complex import complex_dtype, conj, real_dtype
 
 __all__ = [
@@ -216,8 +216,8 @@ def _dims_and_sizes(
 ) -> tuple[list[int], list[int | None]]:
     """torch's rules for ``s`` and ``dim``: ``dim`` alone names the dims; ``s`` alone the last
     ``len(s)`` dims; neither: every dim (``fftn``) or the last two (``fft2``, given as dim)."""
-    if isinstance(dim, int):
-        dim = [dim]
+    if index_int(dim) is not None:
+        dim = [index_int(dim)]
     if s is not None:
         s = list(s)
         if dim is None:
@@ -509,8 +509,8 @@ def rfftfreq(
 def _shift_dims(x: Tensor, dim: int | Sequence[int] | None) -> list[int]:
     if dim is None:
         return list(range(x.ndim))
-    if isinstance(dim, int):
-        return [normalize_dim(dim, x.ndim)]
+    if index_int(dim) is not None:
+        return [normalize_dim(index_int(dim), x.ndim)]
     return [normalize_dim(int(d), x.ndim) for d in dim]
 
 

@@ -9,7 +9,7 @@ from lucid import dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.linalg._decomp import eigvalsh, svdvals
-from lucid.ops._util import normalize_dim, normalize_dims, piecewise_constant
+from lucid.ops._util import index_int, normalize_dim, normalize_dims, piecewise_constant
 
 
 class VectorNorm(Function):
@@ -139,8 +139,8 @@ def norm(
     With ``ord=None`` and ``dim=None`` the 2-norm of the flattened input; with ``ord`` set and
     ``dim=None`` the input must be 1-D or 2-D.
     """
-    if isinstance(dim, int):
-        dim = (dim,)
+    if index_int(dim) is not None:
+        dim = (index_int(dim),)
     if dim is None:
         if ord is None:
             return vector_norm(input, 2, None, keepdim, dtype=dtype)

@@ -18,6 +18,7 @@ from lucid import dtypes, linalg, ops
 from lucid._compat import iinfo
 from lucid._creation import full_like, ones, tensor, zeros_like
 from lucid._tensor import Tensor
+from lucid.ops._util import index_int
 
 Dims = int | Sequence[int] | None
 _SMALL_INTS = ("uint8", "bool", "int8", "int16", "int32")  # summed in int64, as torch.sum
@@ -25,6 +26,8 @@ _SMALL_INTS = ("uint8", "bool", "int8", "int16", "int32")  # summed in int64, as
 
 def _dims(dim: Dims, ndim: int) -> tuple[int, ...]:
     """``dim`` as sorted non-negative dims; None or () is every dim (torch's _canonical_dim)."""
+    if index_int(dim) is not None:
+        dim = index_int(dim)
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return tuple(range(ndim))
     top = max(ndim, 1)

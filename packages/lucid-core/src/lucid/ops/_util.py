@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import warnings
 from collections.abc import Callable
 from typing import Any, ClassVar, ParamSpec, TypeAlias, TypeVar, overload
@@ -143,6 +144,8 @@ def cast(a: Tensor, dtype: Any) -> Tensor:
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
+    if type(dim) is not int:  # a NumPy integer, a 0-d integer tensor: its int, as torch's
+        dim = operator.index(dim)
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(
@@ -151,14 +154,32 @@ def normalize_dim(dim: int, ndim: int) -> int:
     return dim % n
 
 
+def index_int(value: Any) -> int | None:
+    """``value`` as an int where it is one integer as torch's int arguments take it (a Python
+    int, a NumPy integer such as ``np.prod(shape)``'s, a 0-d integer array or tensor: what
+    ``__index__`` gives); None where it is not (a sequence of them, a float, a bool array).
+    For the int-or-sequence arguments: sizes, dims, counts."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if getattr(value, "ndim", None) == 0 and hasattr(value, "__index__"):
+        try:
+            return operator.index(value)
+        except TypeError:
+            return None
+    return None
+
+
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """``None`` or ``()`` -> all dims (as torch's reductions); int or sequence -> sorted
     non-negative tuple."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     dims: tuple[int, ...]
-    if isinstance(dim, int):
-        dims = (normalize_dim(dim, ndim),)
+    one = index_int(dim)
+    if one is not None:
+        dims = (normalize_dim(one, ndim),)
     else:
         dims = tuple(sorted(normalize_dim(int(d), ndim) for d in dim))
         if len(set(dims)) != len(dims):

@@ -11,11 +11,13 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lucid import dtypes
 from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, one_of, promote, to_float
+from lucid.ops._util import index_int, normalize_dim, one_of, promote, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.join import cat, hstack, pad, tensor_split, vstack
 from lucid.ops.sorting import nonzero, searchsorted
@@ -57,7 +59,7 @@ if not TYPE_CHECKING:  # mypy reads the exports from lucid/ops/__init__.pyi
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
     """The shape tensors of ``shapes`` broadcast to (an int is a 1-D shape)."""
-    sizes = [(int(s),) if isinstance(s, int) else tuple(int(k) for k in s) for s in shapes]
+    sizes = [(int(s),) if index_int(s) is not None else tuple(int(k) for k in s) for s in shapes]
     n = max((len(s) for s in sizes), default=0)
     out = [1] * n
     for s in sizes:
@@ -127,13 +129,16 @@ def _split_along(
             f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor "
             f"with {input.ndim} dimensions!"
         )
-    if not isinstance(sections, (int, list, tuple, Tensor)) or isinstance(sections, bool):
+    if not isinstance(sections, (int, np.integer, list, tuple, Tensor)) or isinstance(
+        sections, bool
+    ):
         raise TypeError(
             f"{name}() received an invalid combination of arguments - got (Tensor, "
             f"{type(sections).__name__}), but expected one of: (Tensor input, int sections) or "
             "(Tensor input, tuple of ints indices)"
         )
-    if isinstance(sections, int):
+    if index_int(sections) is not None:
+        sections = index_int(sections)
         size = input.shape[dim]
         if sections <= 0 or size % sections:
             raise RuntimeError(

@@ -16,7 +16,7 @@ from lucid._creation import from_data
 from lucid._tensor import Tensor
 from lucid.autograd.function import composite
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, promote, require_tensors, scaled_sum, to_float
+from lucid.ops._util import index_int, normalize_dim, promote, require_tensors, scaled_sum, to_float
 from lucid.ops.elementwise import where
 from lucid.ops.indexing import IndexPut, _convert_index
 from lucid.ops.join import cat
@@ -112,7 +112,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
     """The coordinates in a tensor of ``shape`` of flat ``indices`` (one tensor per dim)."""
-    sizes = (int(shape),) if isinstance(shape, int) else tuple(int(s) for s in shape)
+    sizes = (int(shape),) if index_int(shape) is not None else tuple(int(s) for s in shape)
     if not isinstance(indices, Tensor):
         indices = from_data(indices, dtype=dtypes.int64)
     if indices.dtype.category != dtypes.INT:

@@ -20,7 +20,7 @@ from lucid.autograd.function import (
     unrecorded_view,
 )
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, one_of, shape_arg, write_out
+from lucid.ops._util import index_int, normalize_dim, one_of, shape_arg, write_out
 
 _LIST = "takes a list of tensors: core_op_cases"
 OPS = OpTable(
@@ -327,8 +327,8 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     """Pieces of size ``split_size`` (the last may be smaller) or of the listed sizes."""
     d = normalize_dim(dim, tensor.ndim)
     n = tensor.shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
+    step = index_int(split_size_or_sections)
+    if step is not None:
         if step <= 0 and n > 0:
             raise RuntimeError(f"split expects split_size be positive, but got split_size={step}")
         sizes = tuple(min(step, n - s) for s in range(0, n, step)) if n else (0,)
@@ -339,7 +339,7 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
                 f"at dimension {d}), but got split_sizes={list(sizes)}"
             )
-    return _pieces(tensor, d, sizes, "Split" if isinstance(split_size_or_sections, int)
+    return _pieces(tensor, d, sizes, "Split" if step is not None
                    else "SplitWithSizes")  # fmt: skip
 
 
@@ -390,7 +390,8 @@ def tensor_split(
     n = input.shape[d]
     if isinstance(sections, Tensor) and sections.ndim == 0:  # torch: a 0-d tensor is a count
         sections = int(sections.item())
-    if isinstance(sections, int):
+    if index_int(sections) is not None:
+        sections = index_int(sections)
         q, r = divmod(n, sections)
         sizes = [q + 1] * r + [q] * (sections - r)
     else:

@@ -10,7 +10,7 @@ from lucid._tensor import Tensor
 from lucid.amp.autocast_mode import lower_precision_inputs
 from lucid.autograd.function import Function
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import promote, scalar_type_name, write_out
+from lucid.ops._util import index_int, promote, scalar_type_name, write_out
 from lucid.ops.complex import conj
 
 OPS = OpTable(
@@ -170,7 +170,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Sum over the last ``dims`` dims of ``a`` and the first of ``b`` (or the listed pairs)."""
-    if isinstance(dims, int):
+    if index_int(dims) is not None:
+        dims = index_int(dims)
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]

@@ -16,7 +16,7 @@ from lucid._generator import default_generator
 from lucid._replay import replayable
 from lucid._tensor import Tensor
 from lucid.backends import get_backend
-from lucid.ops._util import scalar_type_name, write_out
+from lucid.ops._util import index_int, scalar_type_name, write_out
 
 
 def _float_dtype(dtype: Any, *tensors: Any) -> dtypes.dtype:
@@ -49,8 +49,9 @@ def _broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _size(size: Any) -> tuple[int, ...]:
-    if isinstance(size, int):
-        return (size,)
+    one = index_int(size)
+    if one is not None:
+        return (one,)
     return tuple(int(s) for s in size)
 
 

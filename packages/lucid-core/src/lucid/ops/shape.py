@@ -11,7 +11,7 @@ from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, ops_watched, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import normalize_dim, shape_arg
+from lucid.ops._util import index_int, normalize_dim, shape_arg
 from lucid.ops.indexing import index_select
 
 OPS = OpTable(
@@ -630,7 +630,8 @@ def squeeze(input: Tensor, dim: Any = None) -> Tensor:
     if dim is None:
         shape = tuple(s for s in a.shape if s != 1)
     else:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        one = index_int(dim)
+        dims = (one,) if one is not None else tuple(dim)
         drop = {normalize_dim(d, a.ndim) for d in dims}
         shape = tuple(s for i, s in enumerate(a.shape) if not (i in drop and s == 1))
     if shape == a.shape:

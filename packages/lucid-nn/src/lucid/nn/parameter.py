@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import Tensor, as_tensor, empty
+from lucid.ops._util import index_int
 
 
 def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:
@@ -100,7 +101,8 @@ class UninitializedTensorMixin:
         me: Any = self
         device = me.device if device is None else device
         dtype = me.dtype if dtype is None else dtype
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        one = index_int(shape)
+        shape = (one,) if one is not None else tuple(shape)
         grad = me.requires_grad
         _take_data(me, empty(*shape, dtype=dtype, device=device), None, None)
         me.__class__ = self.cls_to_become

@@ -32,6 +32,7 @@ from lucid.nn.functional._util import (
     int_list,
     trunc_div,
 )
+from lucid.ops._util import index_int
 
 __all__ = [
     "conv1d",
@@ -202,8 +203,9 @@ class ConvolutionTranspose(Function):
 # -- argument handling: ATen's checks, in its order and words ------------------------------------
 def int_tuple(value: Any, n: int, name: str) -> tuple[int, ...]:
     """``value`` (an int, or 1 or ``n`` ints) as ``n`` ints; ``name`` is for the error."""
-    if isinstance(value, int):
-        return (value,) * n
+    one = index_int(value)
+    if one is not None:
+        return (one,) * n
     out = tuple(int(v) for v in value)
     if len(out) == 1:
         return out * n

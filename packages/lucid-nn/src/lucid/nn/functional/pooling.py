@@ -45,6 +45,7 @@ from lucid.nn.functional._util import (
     trunc_div,
 )
 from lucid.nn.functional.conv import int_tuple
+from lucid.ops._util import index_int
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -729,8 +730,8 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
 def _list_with_default(output_size: Any, shape: Shape) -> Any:
     """torch.nn.functional's ``_list_with_default``: the None entries of a sequence
     ``output_size`` are the input's sizes."""
-    if isinstance(output_size, int):
-        return output_size
+    if index_int(output_size) is not None:
+        return index_int(output_size)
     if len(shape) <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     return [v if v is not None else d for v, d in zip(output_size, shape[-len(output_size) :])]

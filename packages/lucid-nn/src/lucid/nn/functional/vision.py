@@ -16,6 +16,7 @@ import numpy as np
 import lucid
 from lucid import Tensor
 from lucid.kernels.reference import antialias_weights
+from lucid.ops._util import index_int
 
 __all__ = [
     "interpolate",
@@ -39,7 +40,8 @@ def _output_sizes(
     if (size is None) == (scale_factor is None):
         raise ValueError("either size or scale_factor should be defined, not both or neither")
     if size is not None:
-        sizes = (size,) * nd if isinstance(size, int) else tuple(size)
+        one = index_int(size)
+        sizes = (one,) * nd if one is not None else tuple(size)
         if len(sizes) != nd:
             raise ValueError(f"Input and output must have the same number of spatial dimensions, "
                              f"but got input with spatial dimensions of {list(in_size)} and "

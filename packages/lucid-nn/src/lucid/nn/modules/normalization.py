@@ -16,6 +16,7 @@ from lucid.nn.functional.normalization import _layer_norm_checked
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.parameter import Buffer, Parameter
+from lucid.ops._util import index_int
 
 __all__ = [
     "BatchNorm1d",
@@ -238,7 +239,8 @@ class LayerNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        one = index_int(normalized_shape)
+        shape = (one,) if one is not None else normalized_shape
         self.normalized_shape = tuple(shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
@@ -372,7 +374,8 @@ class RMSNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+        one = index_int(normalized_shape)
+        shape = (one,) if one is not None else normalized_shape
         self.normalized_shape = tuple(shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine

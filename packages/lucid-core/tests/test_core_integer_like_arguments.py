@@ -1,0 +1,50 @@
+"""Integers as torch's int arguments take them: NumPy integers and 0-d integer tensors or arrays
+where an int size, dim or count goes (``lucid.zeros(np.prod(shape))``, ``x.sum(np.int64(1))``);
+the parity test against torch is lucid-nn's ``test_nn_integer_like_arguments_parity.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.ops._util import index_int, normalize_dim
+
+
+@pytest.mark.parametrize(
+    "value", [3, np.int64(3), np.int32(3), np.uint8(3), np.array(3), lucid.tensor(3)]
+)
+def test_one_integer_is_an_int(value: Any) -> None:
+    got = index_int(value)
+    assert got == 3 and type(got) is int
+    assert normalize_dim(value, 4) == 3 and type(normalize_dim(value, 4)) is int
+
+
+@pytest.mark.parametrize(
+    "value", [(3,), [3, 4], np.array([3]), lucid.tensor([3]), 3.0, lucid.tensor(3.0), None]
+)
+def test_what_is_not_one_integer_is_none(value: Any) -> None:
+    assert index_int(value) is None
+
+
+@pytest.mark.parametrize("value", [np.int64(3), np.int32(3), np.array(3), lucid.tensor(3)])
+def test_sizes_dims_and_counts(value: Any) -> None:
+    x = lucid.ones(2, 3, 4)
+    assert lucid.zeros(value).shape == (3,)
+    assert lucid.empty(value, 2).shape == (3, 2)
+    assert x.sum(value - 2).shape == (2, 4)
+    assert x.squeeze(value - 3).shape == (2, 3, 4)
+    assert [t.shape for t in x.split(value - 2, 1)] == [(2, 1, 4)] * 3
+    assert [t.shape[1] for t in x.chunk(value, 1)] == [1, 1, 1]
+    assert [t.shape[2] for t in lucid.tensor_split(x, value, dim=2)] == [2, 1, 1]
+    assert x.index_select(value - 3, lucid.zeros(1, dtype=lucid.int64)).shape == (1, 3, 4)
+    assert lucid.multinomial(lucid.ones(4), value).shape == (3,)
+
+
+def test_a_float_size_is_still_refused() -> None:
+    with pytest.raises(TypeError, match="must be tuple of ints"):
+        lucid.zeros(np.float64(3.0))
+    with pytest.raises(TypeError):
+        lucid.ones(2, 3).sum(1.0)
