@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from lucid import _creation, dtypes
 from lucid._tensor import Tensor
@@ -216,23 +216,25 @@ def _dims_and_sizes(
 ) -> tuple[list[int], list[int | None]]:
     """torch's rules for ``s`` and ``dim``: ``dim`` alone names the dims; ``s`` alone the last
     ``len(s)`` dims; neither: every dim (``fftn``) or the last two (``fft2``, given as dim)."""
-    if index_int(dim) is not None:
-        dim = [index_int(dim)]
+    one = index_int(dim)
+    dims_given: Sequence[int] | None = (
+        [one] if one is not None else cast("Sequence[int] | None", dim)
+    )
     if s is not None:
         s = list(s)
-        if dim is None:
-            dim = list(range(x.ndim - len(s), x.ndim))
-        elif len(s) != len(dim):
+        if dims_given is None:
+            dims_given = list(range(x.ndim - len(s), x.ndim))
+        elif len(s) != len(dims_given):
             raise RuntimeError(
                 f"When given, dim and shape arguments must have the same length, got "
-                f"{len(dim)} and {len(s)}"
+                f"{len(dims_given)} and {len(s)}"
             )
         if len(s) > x.ndim:
             raise RuntimeError(f"Got shape with {len(s)} values but input tensor only has "
                                f"{x.ndim} dimensions.")  # fmt: skip
-    elif dim is None:
-        dim = list(range(x.ndim)) if default_all else []
-    dims = [_fft_dim(int(d), x.ndim) for d in dim]
+    elif dims_given is None:
+        dims_given = list(range(x.ndim)) if default_all else []
+    dims = [_fft_dim(int(d), x.ndim) for d in dims_given]
     if len(set(dims)) != len(dims):
         raise RuntimeError("FFT dims must be unique")
     sizes: list[int | None] = [None] * len(dims)
@@ -509,9 +511,10 @@ def rfftfreq(
 def _shift_dims(x: Tensor, dim: int | Sequence[int] | None) -> list[int]:
     if dim is None:
         return list(range(x.ndim))
-    if index_int(dim) is not None:
-        return [normalize_dim(index_int(dim), x.ndim)]
-    return [normalize_dim(int(d), x.ndim) for d in dim]
+    one = index_int(dim)
+    if one is not None:
+        return [normalize_dim(one, x.ndim)]
+    return [normalize_dim(int(d), x.ndim) for d in cast("Sequence[int]", dim)]
 
 
 def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:  # noqa: A002

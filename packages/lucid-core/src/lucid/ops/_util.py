@@ -171,6 +171,13 @@ def index_int(value: Any) -> int | None:
     return None
 
 
+def ints_of(value: Any) -> tuple[int, ...]:
+    """An int-or-sequence argument (a shape, dims) as a tuple of ints: one integer
+    (``index_int``) as a 1-tuple, else each element's int."""
+    one = index_int(value)
+    return (one,) if one is not None else tuple(operator.index(v) for v in value)
+
+
 def normalize_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """``None`` or ``()`` -> all dims (as torch's reductions); int or sequence -> sorted
     non-negative tuple."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lucid._tensor import Tensor
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import index_int, normalize_dim, to_float
+from lucid.ops._util import ints_of, normalize_dim, to_float
 from lucid.ops.join import cat
 
 OPS = OpTable(
@@ -92,8 +92,7 @@ def gradient(
             f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}"
         )
     f = to_float(input)
-    one = None if dim is None else index_int(dim)
-    dims = list(range(f.ndim)) if dim is None else [one] if one is not None else list(dim)
+    dims = list(range(f.ndim)) if dim is None else list(ints_of(dim))
     dims = [normalize_dim(d, f.ndim) for d in dims]
     for d in dims:
         if dims.count(d) > 1:

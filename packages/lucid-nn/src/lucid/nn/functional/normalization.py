@@ -24,7 +24,7 @@ from lucid.nn.functional._util import (
     promote_float,
     wrap,
 )
-from lucid.ops._util import index_int
+from lucid.ops._util import ints_of
 
 __all__ = [
     "batch_norm",
@@ -288,8 +288,7 @@ def layer_norm(
 ) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims (Ba et al., 2016)."""
     check_float("layer_norm", input)
-    one = index_int(normalized_shape)
-    shape = (one,) if one is not None else tuple(normalized_shape)
+    shape = ints_of(normalized_shape)
     nd = len(shape)
     size = tuple(input._data.shape)  # the shapes as the arrays' tuples (per-call cost)
     if size[len(size) - nd :] != shape or nd > len(size):
@@ -485,8 +484,7 @@ def rms_norm(
         raise TypeError(f"rms_norm(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"rms_norm" not implemented for {input.dtype}')
-    one = index_int(normalized_shape)
-    shape = (one,) if one is not None else tuple(normalized_shape)
+    shape = ints_of(normalized_shape)
     nd = len(shape)
     if nd == 0:
         raise RuntimeError(

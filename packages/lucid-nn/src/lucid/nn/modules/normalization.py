@@ -16,7 +16,7 @@ from lucid.nn.functional.normalization import _layer_norm_checked
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.parameter import Buffer, Parameter
-from lucid.ops._util import index_int
+from lucid.ops._util import ints_of
 
 __all__ = [
     "BatchNorm1d",
@@ -239,9 +239,7 @@ class LayerNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        one = index_int(normalized_shape)
-        shape = (one,) if one is not None else normalized_shape
-        self.normalized_shape = tuple(shape)
+        self.normalized_shape = ints_of(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         kw = {"dtype": dtype, "device": device}
@@ -374,9 +372,7 @@ class RMSNorm(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        one = index_int(normalized_shape)
-        shape = (one,) if one is not None else normalized_shape
-        self.normalized_shape = tuple(shape)
+        self.normalized_shape = ints_of(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
