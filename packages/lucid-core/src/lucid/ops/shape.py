@@ -11,7 +11,9 @@ from lucid import _memory_format, dtypes
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, ops_watched, unrecorded, unrecorded_view
 from lucid.ops._registry import OpTable, op, sample
-from lucid.ops._util import index_int, normalize_dim, shape_arg
+from lucid.ops._util import index_int as index_int  # public here: lucid-nn's int-or-tuple
+from lucid.ops._util import ints_of as ints_of  # arguments take torch's integers too
+from lucid.ops._util import normalize_dim, shape_arg
 from lucid.ops.indexing import index_select
 
 OPS = OpTable(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from lucid import Tensor, as_tensor, empty
-from lucid.ops._util import index_int
+from lucid.ops.shape import index_int
 
 
 def _take_data(obj: Tensor, data: Any, dtype: Any, device: Any) -> None:

@@ -32,7 +32,7 @@ from lucid.nn.functional._util import (
     int_list,
     trunc_div,
 )
-from lucid.ops._util import index_int
+from lucid.ops.shape import index_int
 
 __all__ = [
     "conv1d",

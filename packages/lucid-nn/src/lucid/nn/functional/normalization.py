@@ -24,7 +24,7 @@ from lucid.nn.functional._util import (
     promote_float,
     wrap,
 )
-from lucid.ops._util import ints_of
+from lucid.ops.shape import ints_of
 
 __all__ = [
     "batch_norm",

@@ -45,7 +45,7 @@ from lucid.nn.functional._util import (
     trunc_div,
 )
 from lucid.nn.functional.conv import int_tuple
-from lucid.ops._util import index_int
+from lucid.ops.shape import index_int
 
 __all__ = [
     "adaptive_avg_pool1d",

@@ -16,7 +16,7 @@ import numpy as np
 import lucid
 from lucid import Tensor
 from lucid.kernels.reference import antialias_weights
-from lucid.ops._util import index_int
+from lucid.ops.shape import index_int
 
 __all__ = [
     "interpolate",

@@ -16,7 +16,7 @@ from lucid.nn.functional.normalization import _layer_norm_checked
 from lucid.nn.module import Module
 from lucid.nn.modules._checks import check_tensor
 from lucid.nn.parameter import Buffer, Parameter
-from lucid.ops._util import ints_of
+from lucid.ops.shape import ints_of
 
 __all__ = [
     "BatchNorm1d",
