@@ -554,3 +554,83 @@ def run_error_input(op: Any, caller: Caller, error_input: Any) -> tuple[str | No
     return "returned", f"torch raises {want_name} ({error_input.error_regex[:80]}); " + (
         f"lucid returns a result for {describe(sample)}"
     )
+
+
+# -- integer-like arguments: the samples' Python ints as NumPy integers ----------------------
+
+
+def numpy_ints(obj: Any) -> Any:
+    """``obj`` (a sample's args or kwargs) with every Python int, in tuples, lists and dicts
+    too, as a NumPy int64 (bools and everything else as they are)."""
+    if type(obj) is int:
+        return np.int64(obj)
+    if isinstance(obj, tuple):
+        return tuple(numpy_ints(o) for o in obj)
+    if isinstance(obj, list):
+        return [numpy_ints(o) for o in obj]
+    if isinstance(obj, dict):
+        return {k: numpy_ints(v) for k, v in obj.items()}
+    return obj
+
+
+def gauge_intargs(
+    deliberate: Deliberate,
+    patterns: list[str] | None = None,
+    max_samples: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Every float32 op_db sample with an int argument (a size, a dim, a count), the ints
+    given as NumPy integers (``np.prod(shape)``'s type), where torch takes them: lucid must
+    take them too and give what it gives for the plain ints (its result is compared with its
+    own, so the gauge measures this one rule, not the op's values)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    samples = passed = 0
+    failing: dict[str, list[str]] = {}
+    for op in select(op_db, patterns):
+        if excluded_reason(op) or deliberate.reason(torch_path(op)):
+            continue
+        caller = lucid_caller(op)
+        if caller.missing() or (caller.function is None and not caller.method):
+            continue
+        if torch.float32 not in op.supported_dtypes("cpu"):
+            continue
+        torch.manual_seed(0)
+        try:
+            with time_limit(60):
+                drawn = list(itertools.islice(op.sample_inputs("cpu", torch.float32), max_samples))
+        except (Exception, GaugeTimeout):
+            continue
+        for sample in drawn:
+            args, kwargs = numpy_ints(sample.args), numpy_ints(sample.kwargs)
+            if repr((args, kwargs)) == repr((sample.args, sample.kwargs)):
+                continue  # no int argument
+            try:
+                with time_limit(SAMPLE_SECONDS):
+                    torch.manual_seed(0)
+                    op(sample.input, *args, **kwargs)
+                    plain_in, plain_args, plain_kwargs = ToLucid()(
+                        (sample.input, sample.args, sample.kwargs)
+                    )
+                    lucid.manual_seed(0)
+                    plain = caller(plain_in, plain_args, plain_kwargs)
+            except (Exception, GaugeTimeout):
+                continue  # torch refuses NumPy integers here, or lucid fails with plain ints
+            samples += 1
+            try:
+                with time_limit(SAMPLE_SECONDS):
+                    l_in, l_args, l_kwargs = ToLucid()((sample.input, args, kwargs))
+                    lucid.manual_seed(0)
+                    got = caller(l_in, l_args, l_kwargs)
+                verdict = compare_outputs(bridge.leaves(plain), bridge.leaves(got))
+                if verdict.kind != "pass":
+                    raise RuntimeError(f"{verdict.kind}: {verdict.detail}")
+                passed += 1
+            except (Exception, GaugeTimeout) as exc:
+                failing.setdefault(op.name, []).append(f"{describe(sample)}: {short_error(exc)}")
+        if progress:
+            progress(f"{op.name}.{op.variant_test_name} {samples} {passed}")
+    return {
+        "summary": {"samples": samples, "samples_pass": passed, "ops_failing": len(failing)},
+        "ops": [{"op": k, "examples": v[:EXAMPLES_PER_KIND]} for k, v in sorted(failing.items())],
+    }

@@ -1,13 +1,14 @@
 """Lucid against torch's own test descriptions: one summary line per gauge, a JSON of every gap.
 
-    python tools/gauges/run.py                          # all four gauges (parity env)
+    python tools/gauges/run.py                          # every gauge (parity env)
     python tools/gauges/run.py --only opinfo --ops 'nn.functional.*' --json out.json
     python tools/gauges/run.py --check-floors           # exit 1 when a number fell below its floor
     python tools/gauges/run.py --profile ci --check-floors   # the fast subset CI runs
 
 Gauges: opinfo (op_db sample_inputs), modules (module_db), errors (op_db error_inputs),
 surface (public names of torch's documented namespaces), signature (the parameters of the
-callables both have). See docs/gauges.md.
+callables both have), intargs (op_db samples with their int arguments as NumPy integers). See
+docs/gauges.md.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from gauge_common import (  # noqa: E402
     write_json,
 )
 
-GAUGES = ("opinfo", "modules", "errors", "surface", "signature")
+GAUGES = ("opinfo", "modules", "errors", "surface", "signature", "intargs")
 # Samples per op and dtype (per module and training mode) of each profile: the first N torch
 # generates after torch.manual_seed(0), so a profile measures the same samples every time.
 # Some entries generate hundreds (max_pool1d: 864); the cap keeps the full run to minutes.
@@ -54,6 +55,12 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
             f"{s['ops_all_pass']} of {s['ops_with_samples']} ops pass every sample, "
             f"{s['ops_missing']} missing; {kinds}; {s['excluded']} excluded, "
             f"{s['deliberate']} deliberate [{seconds:.0f} s]"
+        )
+    if name == "intargs":
+        return (
+            f"intargs: of {s['samples']} samples whose ints torch takes as NumPy integers, lucid "
+            f"takes {s['samples_pass']} (the same result as with ints); {s['ops_failing']} ops "
+            f"refuse them [{seconds:.0f} s]"
         )
     if name == "modules":
         return (
@@ -110,6 +117,13 @@ def markdown_table(report: dict[str, Any]) -> str:
         )
         kinds = ", ".join(f"{k} {s['by_kind'][k]}" for k in KINDS if k in s["by_kind"])
         rows.append(f"| OpInfo samples by verdict | {kinds} |")
+    if "intargs" in report:
+        s = report["intargs"]["summary"]
+        rows.append(
+            f"| Integer-like arguments | of {s['samples']} OpInfo samples whose ints torch takes "
+            f"as NumPy integers, lucid takes {s['samples_pass']}; {s['ops_failing']} ops refuse "
+            "them |"
+        )
     if "modules" in report:
         s = report["modules"]["summary"]
         rows.append(
@@ -153,6 +167,10 @@ def floor_numbers(report: dict[str, Any]) -> dict[str, float]:
         s = report["opinfo"]["summary"]
         numbers["opinfo.samples_pass"] = s["samples_pass"]
         numbers["opinfo.ops_all_pass"] = s["ops_all_pass"]
+    if "intargs" in report:
+        s = report["intargs"]["summary"]
+        numbers["intargs.samples_pass"] = s["samples_pass"]
+        numbers["intargs.minus_ops_failing"] = -s["ops_failing"]  # a ceiling, negated
     if "modules" in report:
         s = report["modules"]["summary"]
         numbers["modules.modules_all_pass"] = s["modules_all_pass"]
@@ -288,6 +306,10 @@ def _run(
             from gauge_opinfo import gauge_opinfo
 
             section = gauge_opinfo(deliberate, patterns, max_samples, progress)
+        elif name == "intargs":
+            from gauge_opinfo import gauge_intargs
+
+            section = gauge_intargs(deliberate, patterns, max_samples, progress)
         elif name == "errors":
             from gauge_opinfo import gauge_errors
 

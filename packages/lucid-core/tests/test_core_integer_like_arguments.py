@@ -48,3 +48,25 @@ def test_a_float_size_is_still_refused() -> None:
         lucid.zeros(np.float64(3.0))
     with pytest.raises(TypeError):
         lucid.ones(2, 3).sum(1.0)
+
+
+def test_the_ops_the_gauge_found_take_a_numpy_integer() -> None:
+    """tools/gauges' ``intargs`` found these refusing a NumPy integer (7 December 2026): each
+    gives what it gives for the int."""
+    a = lucid.tensor([[2.0, 1.0], [0.5, 3.0]])
+    x = lucid.tensor([1.5, 2.5, 4.0])
+    pairs = [
+        (lambda n: lucid.linalg.matrix_power(a, n), 3),
+        (lambda n: lucid.linalg.vector_norm(x, ord=n), 3),
+        (lambda n: lucid.linalg.norm(x, ord=n), 0),
+        (lambda n: lucid.polygamma(n, x), 2),
+        (lambda n: lucid.special.polygamma(n, x), 1),
+        (lambda n: lucid.mvlgamma(x, n), 2),
+        (lambda n: lucid.nonzero_static(a, size=n), 3),
+    ]
+    for call, n in pairs:
+        want = call(n).numpy()
+        for value in (np.int64(n), np.int32(n)):
+            np.testing.assert_allclose(call(value).numpy(), want, rtol=0, atol=0)
+    with pytest.raises(TypeError):
+        lucid.polygamma(1.0, x)  # a float is still refused

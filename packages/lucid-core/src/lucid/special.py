@@ -19,7 +19,7 @@ from lucid._tensor import Tensor
 from lucid.autograd.function import Function
 from lucid.autograd.grad_mode import no_grad
 from lucid.ops._util import add_out as _add_out
-from lucid.ops._util import promote
+from lucid.ops._util import index_int, promote
 from lucid.ops.gamma import digamma, lgamma_array, trigamma_array
 from lucid.ops.special import erf, erfc, erfc_array, erfinv, gelu
 
@@ -165,6 +165,9 @@ def entr(input: Tensor) -> Tensor:  # noqa: A002
 def multigammaln(input: Tensor, p: int) -> Tensor:  # noqa: A002
     """The log of the multivariate gamma function of dimension ``p``."""
     x = _float("multigammaln", input)
+    one = None if isinstance(p, bool) else index_int(p)
+    if one is not None:
+        p = one  # a NumPy integer (or 0-d integer tensor) is an int, as in torch
     if isinstance(p, bool) or not isinstance(p, int) or p < 1:
         raise RuntimeError(f"p has to be greater than or equal to 1, got p={p}")
     if x.numel() and bool((x <= (p - 1) / 2).any().item()):
@@ -815,6 +818,9 @@ class _Polygamma(Function):
 
 def polygamma(n: int, input: Tensor) -> Tensor:  # noqa: A002
     """The ``n``-th derivative of the digamma function."""
+    one = None if isinstance(n, bool) else index_int(n)
+    if one is not None:
+        n = one  # a NumPy integer (or 0-d integer tensor) is an int, as in torch
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
     if n < 0:

@@ -11,7 +11,7 @@ from lucid.dtypes import int64
 from lucid.linalg._common import LinAlgError, Solve, check_matrix, eye_like, lapack, lapack_saved
 from lucid.linalg._decomp import svd, svdvals
 from lucid.linalg._norms import matrix_rank
-from lucid.ops._util import piecewise_constant
+from lucid.ops._util import index_int, piecewise_constant
 from lucid.ops.join import cat
 
 
@@ -202,6 +202,9 @@ def pinv(
 def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: N803
     """``A`` multiplied by itself ``n`` times (``n < 0`` uses the inverse; ``n == 0`` gives I)."""
     a = check_matrix("matrix_power", input)
+    one = None if isinstance(n, bool) else index_int(n)
+    if one is not None:
+        n = one  # a NumPy integer (or 0-d integer tensor) is an int, as in torch
     if not isinstance(n, int):
         raise TypeError(f"linalg.matrix_power: n must be an int, got {type(n).__name__}")
     if n == 0:

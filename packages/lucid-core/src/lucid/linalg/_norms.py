@@ -81,6 +81,10 @@ def vector_norm(
             f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             f"{input.dtype.name.capitalize()}"
         )
+    given: Any = ord
+    one = None if isinstance(given, (bool, float)) else index_int(given)
+    if one is not None:
+        ord = one  # a NumPy integer (or 0-d integer tensor): its int, as torch
     if not isinstance(ord, (int, float)):
         raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     dims = normalize_dims(dim, input.ndim) if input.ndim else ()

@@ -14,6 +14,7 @@ from lucid._creation import zeros_like
 from lucid._tensor import Tensor
 from lucid.autograd.function import Function, composite
 from lucid.ops._registry import OpTable, op, sample
+from lucid.ops._util import index_int
 from lucid.ops.join import cat, chunk, pad, split
 from lucid.ops.sorting import nonzero
 
@@ -73,8 +74,10 @@ def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """The first ``size`` rows of ``nonzero(input)``, padded with ``fill_value`` rows up to
     ``size``: an ``(size, input.ndim)`` int64 tensor whatever the data
     (``torch.nonzero_static``)."""
-    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+    n = None if isinstance(size, bool) else index_int(size)
+    if n is None or n < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be a non-negative int, got {size!r}")
+    size = n
     found: Tensor = nonzero(input)[:size]
     missing = size - found.shape[0]
     if missing == 0:
