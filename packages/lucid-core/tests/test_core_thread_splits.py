@@ -67,19 +67,22 @@ def test_gelu_split_over_threads_gives_one_threads_bits(
         assert a is None or a.tobytes() == b.tobytes()
 
 
-@pytest.mark.parametrize("last", ["numba", "pool", None])
-def test_gelu_splits_from_32k_elements_where_numbas_threads_ran_last(
-    last: str | None, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("last", "spins"), [("numba", True), ("numba", False), ("pool", True), (None, True)]
+)
+def test_gelu_splits_from_32k_elements_where_numbas_threads_are_awake(
+    last: str | None, spins: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A generated token's GELU, (64, 512): split over numba's threads right after a split of
-    theirs (a product's columns: the threads are awake), on the calling thread otherwise; the
-    same bits either way."""
+    theirs where they spin after one (awake), on the calling thread otherwise (asleep, or
+    another runtime ran last); the same bits either way."""
     jit = _compiled.load("_special_jit")
     if jit is None:
         pytest.skip("numba not installed")
     monkeypatch.setattr(_parallel, "workers", lambda: 2)
     monkeypatch.setattr(_parallel.blas_threads, "openblas_after_numba", False)
-    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", False)
+    monkeypatch.setattr(_parallel.blas_threads, "omp_spins", spins)
+    monkeypatch.setattr(_parallel.blas_threads, "pool_follows", set())
     monkeypatch.setattr(_parallel.blas_threads, "last", last)
     splits: list[str] = []
     run_split = jit.run.__globals__["run_split"]
@@ -103,7 +106,8 @@ def test_gelu_splits_from_32k_elements_where_numbas_threads_ran_last(
 
     # one core, or no thread-safe layer: the split's own check keeps it on the calling thread
     can_split = numba.config.NUMBA_NUM_THREADS >= 2 and _numba_layer_ok()
-    assert splits == (["gelu_rational_split"] if last == "numba" and can_split else [])
+    awake = last == "numba" and spins
+    assert splits == (["gelu_rational_split"] if awake and can_split else [])
 
 
 def _numba_layer_ok() -> bool:

@@ -233,17 +233,23 @@ SPLIT_ELEMENTS = 1 << 17
 
 
 # From this many elements a pass splits where numba's threads ran the last parallel work (a
-# product's column split just before: GELU after ``c_fc``), whose threads are awake still: a
-# generated token's GELU, (64, 512), 24 -> ~15 us; the forward at 64 tokens 2-4% faster,
-# alternated call by call (docs/performance.md, session 24).
+# product's column split just before: GELU after ``c_fc``) and spin after a split, so they are
+# awake still: a generated token's GELU, (64, 512), 24 -> ~15 us; the forward at 64 tokens 2-4%
+# faster, alternated call by call (docs/performance.md, session 24). Sleeping threads (the
+# passive policy of a loaded machine) would cost a wake-up of 25-40 us.
 HOT_SPLIT_ELEMENTS = 1 << 15
+
+
+def _numba_awake() -> bool:
+    """Whether numba's threads ran the last parallel work and spin after a split."""
+    return blas_threads.last == NUMBA and blas_threads.omp_spins
 
 
 def unary(name: str, x: Any, out: Any) -> None:
     """``UNARY[name](x, out)`` over 1-D arrays, split over numba's threads when very big, or
-    big and numba's threads ran the last parallel work."""
+    big and numba's threads are awake (``_numba_awake``)."""
     n = x.shape[0]
-    if n < SPLIT_ELEMENTS and (n < HOT_SPLIT_ELEMENTS or blas_threads.last != NUMBA):
+    if n < SPLIT_ELEMENTS and (n < HOT_SPLIT_ELEMENTS or not _numba_awake()):
         UNARY[name](x, out)
     else:
         run(name, UNARY[name], _make_split_unary, (x, out), x.shape[0])
