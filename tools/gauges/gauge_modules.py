@@ -228,3 +228,48 @@ def gauge_modules(
         "deliberate": len(deliberate_mods),
     }
     return {"summary": summary, "modules": records, "deliberate": deliberate_mods}
+
+
+def intargs_modules(
+    deliberate: Deliberate, patterns: list[str] | None, max_samples: int | None
+) -> tuple[int, int, dict[str, list[str]]]:
+    """The ``intargs`` gauge's module half: module_db's float32 training samples whose
+    constructor takes an int, that int given as a NumPy int64 (``nn.Linear(np.prod(shape),
+    64)``), where the sample passes with the ints: (samples, passing, failing by module)."""
+    import copy  # noqa: PLC0415  (only here)
+
+    from torch.testing._internal.common_modules import module_db
+
+    samples = passed = 0
+    failing: dict[str, list[str]] = {}
+    for info in select(module_db, patterns):
+        cls = lucid_class(info.name)
+        if cls is None or deliberate.reason("torch." + info.name):
+            continue
+        for index, (sample, plain) in enumerate(
+            module_verdicts(info, cls, True, torch.float32, max_samples)
+        ):
+            given = sample.constructor_input
+            args = gauge_opinfo.numpy_ints(given.args)
+            kwargs = gauge_opinfo.numpy_ints(given.kwargs)
+            if isinstance(plain, str) or plain.kind != "pass":
+                continue  # lucid fails with the ints themselves: the modules gauge's gap
+            if repr((args, kwargs)) == repr((given.args, given.kwargs)):
+                continue  # no int argument
+            changed = copy.copy(sample)
+            changed.constructor_input = copy.copy(given)
+            changed.constructor_input.args, changed.constructor_input.kwargs = args, kwargs
+            try:
+                verdict = run_module_sample(info, cls, changed, True, index)
+            except (Exception, GaugeTimeout) as exc:
+                verdict = Verdict("error", f"gauge: {short_error(exc)}")
+            if isinstance(verdict, str):
+                continue  # torch refuses the NumPy integers
+            samples += 1
+            if verdict.kind == "pass":
+                passed += 1
+            else:
+                failing.setdefault("nn." + info.name.removeprefix("nn."), []).append(
+                    f"{sample.desc}: {verdict.kind}: {verdict.detail}"
+                )
+    return samples, passed, failing

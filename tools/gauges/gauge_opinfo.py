@@ -582,7 +582,9 @@ def gauge_intargs(
     """Every float32 op_db sample with an int argument (a size, a dim, a count), the ints
     given as NumPy integers (``np.prod(shape)``'s type), where torch takes them: lucid must
     take them too and give what it gives for the plain ints (its result is compared with its
-    own, so the gauge measures this one rule, not the op's values)."""
+    own, so the gauge measures this one rule, not the op's values); then module_db's samples
+    with the constructors' ints so (``gauge_modules.intargs_modules``: compared with torch,
+    as the modules gauge compares)."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     samples = passed = 0
@@ -630,6 +632,11 @@ def gauge_intargs(
                 failing.setdefault(op.name, []).append(f"{describe(sample)}: {short_error(exc)}")
         if progress:
             progress(f"{op.name}.{op.variant_test_name} {samples} {passed}")
+    from gauge_modules import intargs_modules  # noqa: PLC0415  (it imports this module)
+
+    m_samples, m_passed, m_failing = intargs_modules(deliberate, patterns, max_samples)
+    samples, passed = samples + m_samples, passed + m_passed
+    failing.update(m_failing)
     return {
         "summary": {"samples": samples, "samples_pass": passed, "ops_failing": len(failing)},
         "ops": [{"op": k, "examples": v[:EXAMPLES_PER_KIND]} for k, v in sorted(failing.items())],

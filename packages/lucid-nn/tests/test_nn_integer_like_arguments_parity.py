@@ -82,6 +82,9 @@ def _cases(fw: Any, i: Callable[[int], Any]) -> dict[str, Callable[[], Any]]:
         "MultiheadAttention": lambda: nn.MultiheadAttention(i(4), i(2))(x, x, x)[0],
         "Flatten": lambda: nn.Flatten(i(1))(x),
         "AvgPool2d": lambda: nn.AvgPool2d(i(2))(fw.ones(1, 1, 4, 4)),
+        "ZeroPad2d": lambda: nn.ZeroPad2d(i(1))(fw.ones(1, 1, 4, 4)),
+        "ReflectionPad1d": lambda: nn.ReflectionPad1d(i(2))(x),
+        "LPPool1d": lambda: nn.LPPool1d(2, i(2))(x),
     }
 
 

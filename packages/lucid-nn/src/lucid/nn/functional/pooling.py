@@ -985,9 +985,11 @@ def _lp_pool(nd: int, x: Tensor, norm_type: float, kernel_size: Any, stride: Any
         peak: Tensor = _max_pool(nd, x.abs() * sign, kernel_size, stride, 0, 1, ceil_mode, False)
         return peak * sign
     pooled = _avg_pool(nd, x.pow(norm_type), kernel_size, stride, 0, ceil_mode, True, None)
-    if not isinstance(area, int):
+    count = None if isinstance(area, bool) else index_int(area)  # a NumPy integer: an int
+    if count is None:
         raise TypeError("mul(): argument 'other' (position 1) must be Tensor, not "
                         f"{type(area).__name__}")  # fmt: skip
+    area = count
     out: Tensor = (pooled.sign() * pooled.abs().relu()).mul(area).pow(1.0 / norm_type)
     return out
 

@@ -11,6 +11,7 @@ from typing import Any
 from lucid import Tensor
 from lucid.nn import functional as F
 from lucid.nn.module import Module
+from lucid.ops.shape import index_int
 
 __all__ = [
     "CircularPad1d",
@@ -35,11 +36,12 @@ def _sides(padding: Any, n: int) -> tuple[int, ...]:
     """torch's ``_ntuple(n)``: an int repeated ``n`` times, a sequence as given."""
     if isinstance(padding, (list, tuple)):
         return tuple(int(p) for p in padding)
-    if isinstance(padding, bool) or not isinstance(padding, int):
+    one = None if isinstance(padding, bool) else index_int(padding)  # NumPy integers too
+    if one is None:
         raise TypeError(
             f"padding must be an int or a tuple of {n} ints, got {type(padding).__name__}"
         )
-    return (padding,) * n
+    return (one,) * n
 
 
 class _PadNd(Module):
