@@ -70,3 +70,14 @@ def test_the_ops_the_gauge_found_take_a_numpy_integer() -> None:
             np.testing.assert_allclose(call(value).numpy(), want, rtol=0, atol=0)
     with pytest.raises(TypeError):
         lucid.polygamma(1.0, x)  # a float is still refused
+
+
+@pytest.mark.parametrize("exponent", [True, False, np.bool_(True)])
+def test_a_bool_exponent_is_one_or_zero(exponent: Any) -> None:
+    """``x ** True`` is ``x ** 1`` (torch); it reached NumPy's power as a bool before."""
+    x = lucid.tensor([2.0, 3.0])
+    got = x**exponent
+    assert got.dtype == lucid.float32
+    np.testing.assert_allclose(got.numpy(), [2.0, 3.0] if exponent else [1.0, 1.0], rtol=0, atol=0)
+    n = lucid.tensor([2, 3])
+    assert (n ** bool(exponent)).tolist() == ([2, 3] if exponent else [1, 1])

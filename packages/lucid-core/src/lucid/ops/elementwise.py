@@ -517,6 +517,8 @@ def fmod(input: Any, other: Any) -> Tensor:
 def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
     """``a ** b``: tensor or scalar exponent, or a scalar base with a tensor exponent."""
     a, b = input, python_scalar(exponent)  # torch's names outside, short ones inside
+    if isinstance(a, Tensor) and isinstance(b, bool):
+        b = int(b)  # ``x ** True`` is ``x ** 1``, as in torch (a bool reached the array power)
     if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
         if a.dtype.category < dtypes.FLOAT and isinstance(b, float):
             a = to_float(a)
