@@ -81,3 +81,16 @@ def test_a_bool_exponent_is_one_or_zero(exponent: Any) -> None:
     np.testing.assert_allclose(got.numpy(), [2.0, 3.0] if exponent else [1.0, 1.0], rtol=0, atol=0)
     n = lucid.tensor([2, 3])
     assert (n ** bool(exponent)).tolist() == ([2, 3] if exponent else [1, 1])
+
+
+def test_size_takes_integer_likes_as_ints_and_refuses_the_rest() -> None:
+    # torch.Size([torch.tensor(2), np.int64(3), True, -1]) is torch.Size([2, 3, 1, -1]).
+    size = lucid.Size([lucid.tensor(2), np.int64(3), True, -1])
+    assert size == (2, 3, 1, -1)
+    assert all(type(s) is int for s in size)
+    assert lucid.Size() == ()
+    assert lucid.zeros(2, 3).shape[1:] == lucid.Size([3])
+    with pytest.raises(TypeError, match=r"iterable of 'int' \(item 1 is 'float'\)"):
+        lucid.Size([2, 3.0])
+    with pytest.raises(TypeError, match=r"item 0 is 'Tensor'"):
+        lucid.Size([lucid.tensor(2.0)])

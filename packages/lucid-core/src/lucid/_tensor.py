@@ -9,11 +9,12 @@ and in-place updates are attached to the class by ``lucid._binder`` (as JAX's
 from __future__ import annotations
 
 import builtins
+import operator
 import os
 import sys
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, SupportsIndex, overload
 
@@ -36,6 +37,17 @@ _int = int
 _float = float
 
 
+def _size_item(i: int, v: Any) -> int:
+    """One entry of ``Size(...)`` as an int: anything with ``__index__`` (NumPy integers, bools,
+    one-element integer tensors) converts, as torch.Size converts it; anything else is refused."""
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(
+            f"lucid.Size() takes an iterable of 'int' (item {i} is '{type(v).__name__}')"
+        ) from None
+
+
 class Size(tuple[int, ...]):
     """The shape of a tensor (``torch.Size``): a tuple of ints, equal to the plain tuple of the
     same sizes, whose slices and sums with tuples stay ``Size``.
@@ -47,6 +59,13 @@ class Size(tuple[int, ...]):
     """
 
     __slots__ = ()
+
+    def __new__(cls, sizes: Iterable[SupportsIndex] = ()) -> Size:
+        items = tuple(sizes)
+        for s in items:
+            if type(s) is not int:
+                return tuple.__new__(cls, [_size_item(i, v) for i, v in enumerate(items)])
+        return tuple.__new__(cls, items)
 
     def __repr__(self) -> str:
         return f"lucid.Size({list(self)})"
@@ -252,7 +271,7 @@ class Tensor(TensorMethods):
     @property
     def shape(self) -> Size:
         """The size of each dimension, a :class:`Size` (a tuple; ``torch.Tensor.shape``)."""
-        return Size(self._data.shape)
+        return tuple.__new__(Size, self._data.shape)
 
     @property
     def ndim(self) -> int:

@@ -143,8 +143,8 @@ def norm(
     With ``ord=None`` and ``dim=None`` the 2-norm of the flattened input; with ``ord`` set and
     ``dim=None`` the input must be 1-D or 2-D.
     """
-    if index_int(dim) is not None:
-        dim = (index_int(dim),)
+    if (one := index_int(dim)) is not None:
+        dim = (one,)
     if dim is None:
         if ord is None:
             return vector_norm(input, 2, None, keepdim, dtype=dtype)

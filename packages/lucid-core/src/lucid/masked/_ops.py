@@ -26,8 +26,8 @@ _SMALL_INTS = ("uint8", "bool", "int8", "int16", "int32")  # summed in int64, as
 
 def _dims(dim: Dims, ndim: int) -> tuple[int, ...]:
     """``dim`` as sorted non-negative dims; None or () is every dim (torch's _canonical_dim)."""
-    if index_int(dim) is not None:
-        dim = index_int(dim)
+    if (one := index_int(dim)) is not None:
+        dim = one
     if dim is None or (not isinstance(dim, int) and len(dim) == 0):
         return tuple(range(ndim))
     top = max(ndim, 1)

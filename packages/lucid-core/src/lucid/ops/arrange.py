@@ -137,8 +137,8 @@ def _split_along(
             f"{type(sections).__name__}), but expected one of: (Tensor input, int sections) or "
             "(Tensor input, tuple of ints indices)"
         )
-    if index_int(sections) is not None:
-        sections = index_int(sections)
+    if (count := index_int(sections)) is not None:
+        sections = count
         size = input.shape[dim]
         if sections <= 0 or size % sections:
             raise RuntimeError(

@@ -390,8 +390,8 @@ def tensor_split(
     n = input.shape[d]
     if isinstance(sections, Tensor) and sections.ndim == 0:  # torch: a 0-d tensor is a count
         sections = int(sections.item())
-    if index_int(sections) is not None:
-        sections = index_int(sections)
+    if (count := index_int(sections)) is not None:
+        sections = count
         q, r = divmod(n, sections)
         sizes = [q + 1] * r + [q] * (sections - r)
     else:

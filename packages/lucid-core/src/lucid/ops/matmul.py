@@ -170,8 +170,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Sum over the last ``dims`` dims of ``a`` and the first of ``b`` (or the listed pairs)."""
-    if index_int(dims) is not None:
-        dims = index_int(dims)
+    if (count := index_int(dims)) is not None:
+        dims = count
         da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]

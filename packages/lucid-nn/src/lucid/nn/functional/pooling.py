@@ -730,8 +730,8 @@ def _averaging_matrix(size: int, out: int, like: Tensor) -> Tensor:
 def _list_with_default(output_size: Any, shape: Shape) -> Any:
     """torch.nn.functional's ``_list_with_default``: the None entries of a sequence
     ``output_size`` are the input's sizes."""
-    if index_int(output_size) is not None:
-        return index_int(output_size)
+    if (size := index_int(output_size)) is not None:
+        return size
     if len(shape) <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     return [v if v is not None else d for v, d in zip(output_size, shape[-len(output_size) :])]
