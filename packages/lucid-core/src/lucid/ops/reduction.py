@@ -93,10 +93,15 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     return n
 
 
+_add_reduce = np.add.reduce
+
+
 class Sum(Function):
     @staticmethod
     def forward(ctx: Any, a: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
         ctx.shape, ctx.dims, ctx.keepdim = a.shape, dims, keepdim
+        if ctx.xp is np:  # np.sum's reduction without its Python wrapper (~2 us; the same bits)
+            return _add_reduce(a, axis=dims, keepdims=keepdim)
         return ctx.xp.sum(a, axis=dims, keepdims=keepdim)
 
     @staticmethod
