@@ -8,6 +8,7 @@ forward (running statistics), and the gradients of the inputs and of every param
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -249,27 +250,31 @@ def intargs_modules(
         for index, (sample, plain) in enumerate(
             module_verdicts(info, cls, True, torch.float32, max_samples)
         ):
-            given = sample.constructor_input
-            args = gauge_opinfo.numpy_ints(given.args)
-            kwargs = gauge_opinfo.numpy_ints(given.kwargs)
             if isinstance(plain, str) or plain.kind != "pass":
-                continue  # lucid fails with the ints themselves: the modules gauge's gap
-            if repr((args, kwargs)) == repr((given.args, given.kwargs)):
-                continue  # no int argument
-            changed = copy.copy(sample)
-            changed.constructor_input = copy.copy(given)
-            changed.constructor_input.args, changed.constructor_input.kwargs = args, kwargs
-            try:
-                verdict = run_module_sample(info, cls, changed, True, index)
-            except (Exception, GaugeTimeout) as exc:
-                verdict = Verdict("error", f"gauge: {short_error(exc)}")
-            if isinstance(verdict, str):
-                continue  # torch refuses the NumPy integers
-            samples += 1
-            if verdict.kind == "pass":
-                passed += 1
-            else:
-                failing.setdefault("nn." + info.name.removeprefix("nn."), []).append(
-                    f"{sample.desc}: {verdict.kind}: {verdict.detail}"
-                )
+                continue  # lucid fails with the plain arguments: the modules gauge's gap
+            given = sample.constructor_input
+            mean_default = gauge_opinfo.takes_mean_reduction(info.module_cls)
+            for spelling, rewrite_args, rewrite_kwargs, _ in gauge_opinfo.SPELLINGS:
+                args = rewrite_args(given.args)
+                kwargs = rewrite_kwargs(given.kwargs, mean_default)
+                if repr((args, kwargs)) == repr((given.args, given.kwargs)):
+                    continue  # nothing to spell otherwise (no int argument)
+                changed = copy.copy(sample)
+                changed.constructor_input = copy.copy(given)
+                changed.constructor_input.args, changed.constructor_input.kwargs = args, kwargs
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        verdict = run_module_sample(info, cls, changed, True, index)
+                except (Exception, GaugeTimeout) as exc:
+                    verdict = Verdict("error", f"gauge: {short_error(exc)}")
+                if isinstance(verdict, str):
+                    continue  # torch refuses the spelling
+                samples += 1
+                if verdict.kind == "pass":
+                    passed += 1
+                else:
+                    failing.setdefault("nn." + info.name.removeprefix("nn."), []).append(
+                        f"{sample.desc} ({spelling}): {verdict.kind}: {verdict.detail}"
+                    )
     return samples, passed, failing

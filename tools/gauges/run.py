@@ -7,7 +7,8 @@
 
 Gauges: opinfo (op_db sample_inputs), modules (module_db), errors (op_db error_inputs),
 surface (public names of torch's documented namespaces), signature (the parameters of the
-callables both have), intargs (op_db samples with their int arguments as NumPy integers). See
+callables both have), intargs (op_db samples with their int arguments as NumPy integers, and
+reduction='elementwise_mean' for 'mean'). See
 docs/gauges.md.
 """
 
@@ -58,9 +59,9 @@ def summary_line(name: str, section: dict[str, Any], seconds: float) -> str:
         )
     if name == "intargs":
         return (
-            f"intargs: of {s['samples']} samples whose ints torch takes as NumPy integers, lucid "
-            f"takes {s['samples_pass']} (the same result as with ints); {s['ops_failing']} ops "
-            f"refuse them [{seconds:.0f} s]"
+            f"intargs: of {s['samples']} samples spelled as torch also takes them (ints as NumPy "
+            f"integers, reduction='elementwise_mean'), lucid takes {s['samples_pass']} (the same "
+            f"result as the plain spelling); {s['ops_failing']} ops refuse them [{seconds:.0f} s]"
         )
     if name == "modules":
         return (

@@ -15,8 +15,19 @@ from lucid.kernels import KernelContract
 REDUCTIONS = ("none", "mean", "sum")
 
 
-def check_reduction(reduction: str, allowed: tuple[str, ...] = REDUCTIONS) -> str:
-    """``reduction`` itself, once it is known to be one of ``allowed``."""
+def check_reduction(
+    reduction: str, allowed: tuple[str, ...] = REDUCTIONS, legacy: bool = True
+) -> str:
+    """``reduction`` itself, once it is known to be one of ``allowed``; the deprecated
+    ``"elementwise_mean"`` is ``"mean"`` with torch's warning, as torch's ``_Reduction.get_enum``
+    takes it (``legacy`` False: refused, as the losses that check the name themselves do:
+    ``poisson_nll_loss``, ``gaussian_nll_loss``, ``triplet_margin_with_distance_loss``)."""
+    if reduction == "elementwise_mean" and legacy and "mean" in allowed:
+        warnings.warn(
+            "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
+            stacklevel=3,
+        )
+        return "mean"
     if reduction not in allowed:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -32,7 +43,9 @@ def apply_reduction(loss: Tensor, reduction: str, weight: Tensor | None = None) 
     if reduction == "sum":
         result = loss.sum()
         return result
-    check_reduction(reduction)
+    if check_reduction(reduction) == "mean":  # the deprecated "elementwise_mean"
+        result = loss.mean()
+        return result
     return loss
 
 

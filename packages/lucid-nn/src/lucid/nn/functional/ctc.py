@@ -111,7 +111,7 @@ def ctc_loss(
     the batch (torch's rule). ``zero_infinity`` turns impossible alignments' infinite losses
     (and their gradients) into 0.
     """
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     if not isinstance(log_probs, Tensor) or not log_probs.dtype.is_floating_point:
         raise RuntimeError("ctc_loss: log_probs must be a floating point Tensor")
     if log_probs.ndim not in (2, 3):

@@ -165,7 +165,7 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:  # fmt: skip
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
-    check_reduction(reduction)
+    reduction = check_reduction(reduction)
     if not delta > 0:
         raise RuntimeError(
             f"huber_loss does not support non-positive values for delta. Got delta={delta}"
@@ -688,7 +688,7 @@ def kl_div(
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_float("kl_div", input)
-    check_reduction(reduction, (*REDUCTIONS, "batchmean"))
+    reduction = check_reduction(reduction, (*REDUCTIONS, "batchmean"))
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -812,7 +812,7 @@ def poisson_nll_loss(
 
     ``full`` adds Stirling's approximation of ``log(target!)`` where ``target > 1``.
     """
-    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction), legacy=False)
     input = promote_float("poisson_nll_loss", input)  # torch computes integer counts in float
     if isinstance(target, Tensor) and not target.dtype.is_floating_point:
         target = target.to(input.dtype)
@@ -867,7 +867,9 @@ def multilabel_soft_margin_loss(
     reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:  # fmt: skip
     """Per-class binary logistic loss, averaged over classes (the last dim)."""
-    reduction = check_reduction(legacy_reduction(size_average, reduce, reduction))
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in REDUCTIONS:  # torch checks the name itself (its wording; no old name)
+        raise ValueError(f"{reduction} is not valid")
     check_float("multilabel_soft_margin_loss", input)
     t = target.to(input.dtype)
     loss = -(t * logsigmoid(input) + (1 - t) * logsigmoid(-input))
