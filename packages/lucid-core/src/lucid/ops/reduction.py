@@ -93,7 +93,7 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     return n
 
 
-_add_reduce = np.add.reduce
+_add_reduce: Any = np.add.reduce
 
 
 class Sum(Function):
