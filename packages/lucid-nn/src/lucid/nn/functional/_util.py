@@ -20,8 +20,9 @@ def check_reduction(
 ) -> str:
     """``reduction`` itself, once it is known to be one of ``allowed``; the deprecated
     ``"elementwise_mean"`` is ``"mean"`` with torch's warning, as torch's ``_Reduction.get_enum``
-    takes it (``legacy`` False: refused, as the losses that check the name themselves do:
-    ``poisson_nll_loss``, ``gaussian_nll_loss``, ``triplet_margin_with_distance_loss``)."""
+    takes it. ``legacy`` False refuses it, as ``poisson_nll_loss`` does (it checks the name
+    itself; so do ``gaussian_nll_loss``, ``multilabel_soft_margin_loss`` and
+    ``triplet_margin_with_distance_loss``, in their own words)."""
     if reduction == "elementwise_mean" and legacy and "mean" in allowed:
         warnings.warn(
             "reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
