@@ -247,13 +247,13 @@ def intargs_modules(
         cls = lucid_class(info.name)
         if cls is None or deliberate.reason("torch." + info.name):
             continue
+        mean_default = gauge_opinfo.takes_mean_reduction(info.module_cls)
         for index, (sample, plain) in enumerate(
             module_verdicts(info, cls, True, torch.float32, max_samples)
         ):
             if isinstance(plain, str) or plain.kind != "pass":
                 continue  # lucid fails with the plain arguments: the modules gauge's gap
             given = sample.constructor_input
-            mean_default = gauge_opinfo.takes_mean_reduction(info.module_cls)
             for spelling, rewrite_args, rewrite_kwargs, _ in gauge_opinfo.SPELLINGS:
                 args = rewrite_args(given.args)
                 kwargs = rewrite_kwargs(given.kwargs, mean_default)

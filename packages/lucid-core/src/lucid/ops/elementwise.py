@@ -519,7 +519,7 @@ def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
     a, b = input, python_scalar(exponent)  # torch's names outside, short ones inside
     if isinstance(a, Tensor) and isinstance(b, bool):
         b = int(b)  # ``x ** True`` is ``x ** 1``, as in torch (a bool reached the array power)
-    if isinstance(a, Tensor) and isinstance(b, Scalar) and not isinstance(b, bool):
+    if isinstance(a, Tensor) and isinstance(b, Scalar):  # (a bool ``b`` is an int by now)
         if a.dtype.category < dtypes.FLOAT and isinstance(b, float):
             a = to_float(a)
         elif a.dtype.category < dtypes.FLOAT and not isinstance(b, complex) and b < 0:
